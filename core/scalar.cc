@@ -1,0 +1,16 @@
+#include "core/scalar.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace tessera {
+
+std::string Scalar::ToString() const {
+  switch (kind_) {
+    case Kind::kBool: return v_.i ? "True" : "False";
+    case Kind::kInt: return absl::StrCat(v_.i);
+    case Kind::kDouble: return absl::StrCat(v_.d);
+  }
+  return "";
+}
+
+}  // namespace tessera

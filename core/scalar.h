@@ -1,0 +1,56 @@
+// Scalar: a number passed by value (PyTorch's c10::Scalar without complex): bool, int64 or
+// double, remembering which, because type promotion treats the three differently.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+
+namespace tessera {
+
+class Scalar {
+ public:
+  enum class Kind : int8_t { kBool, kInt, kDouble };
+
+  Scalar() : Scalar(int64_t{0}) {}
+  Scalar(bool v) : kind_(Kind::kBool) { v_.i = v; }        // NOLINT: implicit
+  Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}       // NOLINT: implicit
+  Scalar(int64_t v) : kind_(Kind::kInt) { v_.i = v; }      // NOLINT: implicit
+  Scalar(double v) : kind_(Kind::kDouble) { v_.d = v; }    // NOLINT: implicit
+
+  Kind kind() const { return kind_; }
+  bool is_bool() const { return kind_ == Kind::kBool; }
+  bool is_integral() const { return kind_ == Kind::kInt; }
+  bool is_floating_point() const { return kind_ == Kind::kDouble; }
+
+  bool to_bool() const { return kind_ == Kind::kDouble ? v_.d != 0 : v_.i != 0; }
+  int64_t to_int() const { return kind_ == Kind::kDouble ? static_cast<int64_t>(v_.d) : v_.i; }
+  double to_double() const { return kind_ == Kind::kDouble ? v_.d : static_cast<double>(v_.i); }
+
+  // dtype: the type of the equivalent 0-dim tensor (bool, int64, float64).
+  ScalarType dtype() const {
+    switch (kind_) {
+      case Kind::kBool: return ScalarType::kBool;
+      case Kind::kInt: return ScalarType::kInt64;
+      case Kind::kDouble: return ScalarType::kFloat64;
+    }
+    return ScalarType::kFloat64;
+  }
+
+  std::string ToString() const;
+
+  friend bool operator==(const Scalar& a, const Scalar& b) {
+    if (a.kind_ != b.kind_) return false;
+    return a.kind_ == Kind::kDouble ? a.v_.d == b.v_.d : a.v_.i == b.v_.i;
+  }
+
+ private:
+  Kind kind_;
+  union {
+    int64_t i;
+    double d;
+  } v_;
+};
+
+}  // namespace tessera

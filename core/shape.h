@@ -1,0 +1,43 @@
+// Shape arithmetic shared by tensors, views and meta functions: element counts with overflow
+// checks, contiguous strides, dimension wrapping and broadcasting.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace tessera {
+
+// DimVector holds sizes or strides; up to 6 dimensions live inline (no heap allocation).
+using DimVector = absl::InlinedVector<int64_t, 6>;
+using IntArrayRef = absl::Span<const int64_t>;
+
+// ComputeNumel multiplies sizes; negative sizes and products above INT64_MAX are errors.
+absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes);
+
+// ContiguousStrides gives row-major strides in elements (size-0 and size-1 dims get the stride
+// they would have with size 1, as PyTorch does).
+DimVector ContiguousStrides(IntArrayRef sizes);
+
+// IsContiguousLayout: row-major dense, ignoring strides of dims of size 1; empty tensors are
+// contiguous.
+bool IsContiguousLayout(IntArrayRef sizes, IntArrayRef strides);
+
+// StorageElementsFor: how many elements a storage needs to hold a view with these sizes and
+// strides at offset 0 (0 for an empty view). Errors on negative strides and overflow.
+absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef strides);
+
+// WrapDim turns a possibly negative dim into [0, ndim). A 0-dim tensor accepts -1 and 0, as
+// in PyTorch. `op` names the operation in the error.
+absl::StatusOr<int64_t> WrapDim(int64_t dim, int64_t ndim, std::string_view op);
+
+// BroadcastShapes: the NumPy/PyTorch broadcast of two shapes.
+absl::StatusOr<DimVector> BroadcastShapes(IntArrayRef a, IntArrayRef b);
+
+// ShapeToString prints "[2, 3]".
+std::string ShapeToString(IntArrayRef sizes);
+
+}  // namespace tessera

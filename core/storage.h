@@ -1,0 +1,33 @@
+// StorageImpl: one reference-counted block of device memory that tensors view.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "core/allocator.h"
+#include "core/ref_counted.h"
+
+namespace tessera {
+
+class StorageImpl final : public RefCounted {
+ public:
+  StorageImpl(DataPtr data, size_t nbytes) : data_(std::move(data)), nbytes_(nbytes) {}
+
+  // data is NULL for meta storages and for empty allocations that returned NULL.
+  void* data() const { return data_.data; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return data_.device; }
+  // owner is whoever provided the memory (a plugin, an embedder's buffer); may be empty.
+  const std::shared_ptr<const void>& owner() const { return data_.owner; }
+
+ private:
+  ~StorageImpl() override {
+    // The owner member is destroyed after this body: the provider outlives its deleter call.
+    if (data_.deleter) data_.deleter(data_.data, data_.deleter_context);
+  }
+
+  DataPtr data_;
+  size_t nbytes_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,118 @@
+#include "core/tensor.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+
+namespace tessera {
+
+TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
+                       DimVector strides, int64_t storage_offset, int64_t numel)
+    : storage_(std::move(storage)),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      storage_offset_(storage_offset),
+      numel_(numel),
+      device_(device),
+      dtype_(dtype),
+      is_contiguous_(IsContiguousLayout(sizes_, strides_)) {}
+
+void* TensorImpl::data_ptr() const {
+  char* base = static_cast<char*>(storage_->data());
+  if (base == nullptr) return nullptr;
+  return base + storage_offset_ * static_cast<int64_t>(itemsize());
+}
+
+std::string Tensor::ToString() const {
+  if (!defined()) return "undefined tensor";
+  return absl::StrFormat("%s%s on %s", ScalarTypeName(dtype()), ShapeToString(sizes()),
+                         DeviceToString(device()));
+}
+
+namespace {
+
+absl::Status CheckDtype(ScalarType dtype) {
+  if (!IsValidScalarType(static_cast<int>(dtype))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "expected a dtype in [0, %d) (bool ... float64), got %d", kNumScalarTypes,
+        static_cast<int>(dtype)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements,
+                                                 ScalarType dtype) {
+  int64_t nbytes;
+  if (__builtin_mul_overflow(elements, static_cast<int64_t>(ElementSize(dtype)), &nbytes)) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "a storage of %d elements of %s overflows int64 bytes", elements, ScalarTypeName(dtype)));
+  }
+  if (device.index < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected a device index >= 0, got %d", device.index));
+  }
+  DataPtr data;
+  if (device.type == DeviceType::kMeta) {
+    data.device = device;  // shape-only: no memory
+  } else {
+    Allocator* allocator = GetAllocator(device.type);
+    if (allocator == nullptr) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "cannot allocate on %s: no backend has registered device type '%s' (is its plugin "
+          "loaded?)",
+          DeviceToString(device), DeviceTypeName(device.type)));
+    }
+    TSR_ASSIGN_OR_RETURN(data, allocator->Allocate(device, static_cast<size_t>(nbytes)));
+  }
+  return Ref<StorageImpl>::Make(std::move(data), static_cast<size_t>(nbytes));
+}
+
+}  // namespace
+
+absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device) {
+  TSR_RETURN_IF_ERROR(CheckDtype(dtype));
+  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, numel, dtype));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, DimVector(sizes.begin(), sizes.end()),
+                                      ContiguousStrides(sizes), 0, numel));
+}
+
+absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                                    Device device) {
+  TSR_RETURN_IF_ERROR(CheckDtype(dtype));
+  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
+  TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, elements, dtype));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
+                                      DimVector(sizes.begin(), sizes.end()),
+                                      DimVector(strides.begin(), strides.end()), 0, numel));
+}
+
+absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,
+                                   IntArrayRef strides, int64_t storage_offset) {
+  TSR_RETURN_IF_ERROR(CheckDtype(dtype));
+  if (!storage) return absl::InvalidArgumentError("expected a storage, got NULL");
+  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
+  if (storage_offset < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected a non-negative storage offset, got %d", storage_offset));
+  }
+  const int64_t itemsize = static_cast<int64_t>(ElementSize(dtype));
+  const int64_t capacity = static_cast<int64_t>(storage->nbytes()) / itemsize;
+  int64_t end;
+  if (elements > 0 && (__builtin_add_overflow(storage_offset, elements, &end) || end > capacity)) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "a view with sizes %s, strides %s and offset %d needs %d elements of %s, but the "
+        "storage holds %d",
+        ShapeToString(sizes), ShapeToString(strides), storage_offset,
+        storage_offset + elements, ScalarTypeName(dtype), capacity));
+  }
+  const Device device = storage->device();
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
+                                      DimVector(sizes.begin(), sizes.end()),
+                                      DimVector(strides.begin(), strides.end()), storage_offset,
+                                      numel));
+}
+
+}  // namespace tessera

@@ -1,0 +1,98 @@
+// TensorImpl and Tensor: a strided view of a storage.
+//
+// A TensorImpl is immutable after construction except through the explicit setters used by
+// in-place metadata ops (resize of outputs, later). Views share the storage and differ in
+// sizes, strides and offset. Tensor is the value-semantic handle (one reference).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/ref_counted.h"
+#include "core/shape.h"
+#include "core/storage.h"
+
+namespace tessera {
+
+class TensorImpl final : public RefCounted {
+ public:
+  // Use the factories (Empty, EmptyStrided, MakeView); they validate the arguments.
+  TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
+             DimVector strides, int64_t storage_offset, int64_t numel);
+
+  const Ref<StorageImpl>& storage() const { return storage_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  size_t itemsize() const { return ElementSize(dtype_); }
+  // nbytes of the elements viewed (numel * itemsize), not of the storage.
+  size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(); }
+  // data_ptr: address of element 0 (storage data + offset); NULL for meta tensors. On a
+  // non-host device this is a device address the runtime never dereferences.
+  void* data_ptr() const;
+
+ private:
+  Ref<StorageImpl> storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t storage_offset_;
+  int64_t numel_;
+  Device device_;
+  ScalarType dtype_;
+  bool is_contiguous_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Ref<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const Ref<TensorImpl>& impl_ref() const { return impl_; }
+
+  ScalarType dtype() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  int64_t dim() const { return impl_->dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  void* data_ptr() const { return impl_->data_ptr(); }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(impl_->data_ptr());
+  }
+  // IsSameStorage: whether two tensors view the same memory block.
+  bool IsSameStorage(const Tensor& other) const {
+    return impl_->storage() == other.impl_->storage();
+  }
+
+  // Description for messages: "float32[2, 3] on cpu".
+  std::string ToString() const;
+
+ private:
+  Ref<TensorImpl> impl_;
+};
+
+// Empty allocates a contiguous tensor through the device type's allocator.
+absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device);
+
+// EmptyStrided allocates just enough storage for the given (non-negative) strides.
+absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                                    Device device);
+
+// FromStorage views an existing storage; the view must lie within it.
+absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,
+                                   IntArrayRef strides, int64_t storage_offset);
+
+}  // namespace tessera

@@ -1,0 +1,128 @@
+#include "core/tensor.h"
+
+#include <memory>
+#include <vector>
+
+#include "core/host_allocator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(Tensor, EmptyAllocatesContiguousHostMemoryForEveryDtype) {
+  for (ScalarType dtype : kAllScalarTypes) {
+    absl::StatusOr<Tensor> t = Empty({2, 3}, dtype, Device(DeviceType::kCPU));
+    ASSERT_TRUE(t.ok()) << t.status();
+    EXPECT_EQ(t->dtype(), dtype);
+    EXPECT_THAT(t->sizes(), ElementsAre(2, 3));
+    EXPECT_THAT(t->strides(), ElementsAre(3, 1));
+    EXPECT_EQ(t->numel(), 6);
+    EXPECT_TRUE(t->is_contiguous());
+    EXPECT_NE(t->data_ptr(), nullptr);
+    EXPECT_EQ(t->impl()->storage()->nbytes(), 6 * ElementSize(dtype));
+  }
+}
+
+TEST(Tensor, ZeroDimAndEmptyTensors) {
+  Tensor scalar = *Empty({}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  EXPECT_EQ(scalar.dim(), 0);
+  EXPECT_EQ(scalar.numel(), 1);
+  Tensor empty = *Empty({3, 0}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  EXPECT_EQ(empty.numel(), 0);
+  EXPECT_EQ(empty.impl()->storage()->nbytes(), 0u);
+  EXPECT_TRUE(empty.is_contiguous());
+}
+
+TEST(Tensor, BadSizesDtypesAndDevicesAreErrors) {
+  absl::StatusOr<Tensor> t = Empty({2, -3}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("size -3 at dimension 1"));
+  t = Empty({int64_t{1} << 62, 8}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange);
+  t = Empty({int64_t{1} << 62}, ScalarType::kFloat64, Device(DeviceType::kCPU));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange) << "bytes overflow";
+  t = Empty({2}, static_cast<ScalarType>(42), Device(DeviceType::kCPU));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("got 42"));
+  t = Empty({2}, ScalarType::kFloat32, Device(DeviceType::kCUDA, 0));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(t.status().message(), HasSubstr("no backend has registered device type 'cuda'"));
+  t = Empty({2}, ScalarType::kFloat32, Device(DeviceType::kCPU, 1));
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(t.status().message(), HasSubstr("expected device cpu, got cpu:1"));
+}
+
+TEST(Tensor, MetaTensorsHaveShapeButNoMemory) {
+  Tensor m = *Empty({1024, 1024}, ScalarType::kFloat32, Device(DeviceType::kMeta));
+  EXPECT_EQ(m.data_ptr(), nullptr);
+  EXPECT_EQ(m.numel(), 1024 * 1024);
+  EXPECT_EQ(m.device(), Device(DeviceType::kMeta));
+}
+
+TEST(Tensor, EmptyStridedSizesStorageForStrides) {
+  Tensor t = *EmptyStrided({2, 3}, {1, 2}, ScalarType::kInt16, Device(DeviceType::kCPU));
+  EXPECT_FALSE(t.is_contiguous());
+  EXPECT_EQ(t.impl()->storage()->nbytes(), 6 * 2u);
+  Tensor expanded = *EmptyStrided({4, 3}, {0, 1}, ScalarType::kInt16, Device(DeviceType::kCPU));
+  EXPECT_EQ(expanded.impl()->storage()->nbytes(), 3 * 2u);
+  EXPECT_FALSE(EmptyStrided({2}, {-1}, ScalarType::kInt16, Device(DeviceType::kCPU)).ok());
+}
+
+TEST(Tensor, FromStorageChecksBoundsAndOffsetsDataPointer) {
+  Tensor base = *Empty({10}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  Tensor view = *FromStorage(base.impl()->storage(), ScalarType::kFloat32, {2, 2}, {4, 1}, 3);
+  EXPECT_EQ(static_cast<char*>(view.data_ptr()) - static_cast<char*>(base.data_ptr()), 12);
+  EXPECT_TRUE(view.IsSameStorage(base));
+  absl::StatusOr<Tensor> out =
+      FromStorage(base.impl()->storage(), ScalarType::kFloat32, {2, 2}, {4, 1}, 5);
+  EXPECT_EQ(out.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(out.status().message(), HasSubstr("needs 11 elements of float32"));
+  EXPECT_THAT(out.status().message(), HasSubstr("holds 10"));
+  EXPECT_FALSE(FromStorage(base.impl()->storage(), ScalarType::kFloat32, {2}, {1}, -1).ok());
+  // A view as float64 of the same 40 bytes holds 5 elements.
+  EXPECT_TRUE(FromStorage(base.impl()->storage(), ScalarType::kFloat64, {5}, {1}, 0).ok());
+  EXPECT_FALSE(FromStorage(base.impl()->storage(), ScalarType::kFloat64, {6}, {1}, 0).ok());
+}
+
+// The provider of a storage's memory (its owner) must outlive the deleter call.
+TEST(Storage, OwnerOutlivesDeleter) {
+  std::vector<std::string> events;
+  struct Provider {
+    explicit Provider(std::vector<std::string>* e) : events(e) {}
+    std::vector<std::string>* events;
+    ~Provider() { events->push_back("owner released"); }
+  };
+  static std::vector<std::string>* log = nullptr;
+  log = &events;
+  {
+    DataPtr data;
+    static float buffer[4];
+    data.data = buffer;
+    data.device = Device(DeviceType::kCPU);
+    data.deleter = [](void*, void*) { log->push_back("deleter ran"); };
+    data.owner = std::make_shared<Provider>(&events);
+    Ref<StorageImpl> storage = Ref<StorageImpl>::Make(std::move(data), sizeof buffer);
+    Tensor t = *FromStorage(storage, ScalarType::kFloat32, {4}, {1}, 0);
+    storage = nullptr;
+    EXPECT_TRUE(events.empty()) << "the tensor keeps the storage alive";
+  }
+  EXPECT_THAT(events, ElementsAre("deleter ran", "owner released"));
+}
+
+TEST(Tensor, ReleasingTheLastTensorFreesItsMemory) {
+  HostAllocator& alloc = HostAllocator::Global();
+  const int64_t before = alloc.GetStats().live_bytes;
+  {
+    Tensor t = *Empty({1000}, ScalarType::kFloat64, Device(DeviceType::kCPU));
+    Tensor alias = t;
+    EXPECT_GE(alloc.GetStats().live_bytes, before + 8000);
+  }
+  EXPECT_EQ(alloc.GetStats().live_bytes, before);
+}
+
+}  // namespace
+}  // namespace tessera

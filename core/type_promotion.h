@@ -1,0 +1,38 @@
+// PyTorch's type promotion (torch.result_type and promote_types), for the ten Tessera dtypes.
+//
+// Operands fall into three priority classes: tensors with at least one dimension, 0-dim
+// tensors, and wrapped numbers (Scalars). A lower class only changes the result when it is of
+// a higher category (bool < integer < floating); within the winning category the result type
+// is the promotion of the operands of that class. A Python float scalar counts as the default
+// dtype (float32), so `int_tensor + 1.5` is float32 and `half_tensor * 2.0` stays float16.
+#pragma once
+
+#include "core/dtype.h"
+#include "core/scalar.h"
+
+namespace tessera {
+
+// PromoteTypes: the smallest type both a and b convert to without losing category or range
+// (PyTorch's promoteTypes): uint8 with int8 is int16, float16 with bfloat16 is float32.
+ScalarType PromoteTypes(ScalarType a, ScalarType b);
+
+// CanCast: whether an op computing in `from` may write into a `to` output (in-place and out=):
+// no floating to integral, no non-bool to bool.
+bool CanCast(ScalarType from, ScalarType to);
+
+// ResultTypeBuilder accumulates operands in any order and answers torch.result_type.
+class ResultTypeBuilder {
+ public:
+  void AddTensor(ScalarType dtype, int64_t dim);
+  void AddScalar(const Scalar& value);
+  // Result: the promoted dtype. With no operand at all, float32 (the default dtype).
+  ScalarType Result() const;
+
+ private:
+  static constexpr int kUndefined = -1;
+  int dim_result_ = kUndefined;
+  int zero_dim_result_ = kUndefined;
+  int wrapped_result_ = kUndefined;
+};
+
+}  // namespace tessera

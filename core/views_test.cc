@@ -1,0 +1,146 @@
+#include "core/views.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+Tensor Contig(std::initializer_list<int64_t> sizes, Device device = Device(DeviceType::kCPU)) {
+  return *Empty(sizes, ScalarType::kFloat32, device);
+}
+
+// Layout of a view: sizes, strides and storage offset, checked together.
+#define EXPECT_LAYOUT(t, want_sizes, want_strides, want_offset) \
+  do {                                                         \
+    const Tensor& view_ = (t);                                 \
+    EXPECT_THAT(view_.sizes(), ElementsAre want_sizes);        \
+    EXPECT_THAT(view_.strides(), ElementsAre want_strides);    \
+    EXPECT_EQ(view_.storage_offset(), want_offset);            \
+  } while (0)
+
+TEST(Views, ViewInfersSizesAndKeepsStorage) {
+  Tensor base = Contig({2, 3, 4});
+  Tensor v = *View(base, {6, -1});
+  EXPECT_LAYOUT(v, (6, 4), (4, 1), 0);
+  EXPECT_TRUE(v.IsSameStorage(base));
+  Tensor flat = *View(base, {-1});
+  EXPECT_LAYOUT(flat, (24), (1), 0);
+  Tensor scalar = *View(Contig({1}), {});
+  EXPECT_EQ(scalar.dim(), 0);
+}
+
+TEST(Views, ViewOnNonContiguousBaseSplitsOnlyWithinChunks) {
+  Tensor base = *Transpose(Contig({4, 6}), 0, 1);  // sizes (6, 4), strides (1, 6)
+  Tensor split = *View(base, {2, 3, 4});           // splitting the stride-1 dim is fine
+  EXPECT_LAYOUT(split, (2, 3, 4), (3, 1, 6), 0);
+  absl::StatusOr<Tensor> merged = View(base, {24});
+  ASSERT_FALSE(merged.ok());
+  EXPECT_THAT(merged.status().message(), HasSubstr("use reshape instead"));
+  Tensor sliced = *Slice(Contig({4, 6}), 1, 1, 5, 1);  // (4, 4) strides (6, 1) offset 1
+  Tensor ok = *View(sliced, {4, 2, 2});
+  EXPECT_LAYOUT(ok, (4, 2, 2), (6, 2, 1), 1);
+}
+
+TEST(Views, ViewRejectsBadShapes) {
+  Tensor base = Contig({2, 3});
+  EXPECT_THAT(View(base, {4, -1}).status().message(),
+              HasSubstr("shape '[4, -1]' is invalid for input of size 6"));
+  EXPECT_THAT(View(base, {-1, -1}).status().message(), HasSubstr("only one dimension"));
+  EXPECT_THAT(View(base, {-2, 3}).status().message(), HasSubstr("invalid shape dimension -2"));
+  EXPECT_THAT(View(Contig({0}), {0, -1}).status().message(), HasSubstr("ambiguous"));
+  EXPECT_FALSE(View(Tensor(), {1}).ok());
+}
+
+TEST(Views, PermuteTransposeAndT) {
+  Tensor base = Contig({2, 3, 4});
+  EXPECT_LAYOUT(*Permute(base, {2, 0, 1}), (4, 2, 3), (1, 12, 4), 0);
+  EXPECT_LAYOUT(*Permute(base, {-1, 0, 1}), (4, 2, 3), (1, 12, 4), 0);
+  EXPECT_THAT(Permute(base, {0, 0, 1}).status().message(), HasSubstr("duplicate dims"));
+  EXPECT_THAT(Permute(base, {0, 1}).status().message(), HasSubstr("does not match"));
+  EXPECT_LAYOUT(*Transpose(base, 0, -1), (4, 3, 2), (1, 4, 12), 0);
+  EXPECT_EQ(Transpose(base, 0, 3).status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_LAYOUT(*T(Contig({2, 5})), (5, 2), (1, 5), 0);
+  EXPECT_LAYOUT(*T(Contig({5})), (5), (1), 0);
+  EXPECT_THAT(T(base).status().message(), HasSubstr("<= 2 dimensions, but self is 3D"));
+  Tensor s = *Transpose(Contig({}), 0, -1);
+  EXPECT_EQ(s.dim(), 0);
+}
+
+TEST(Views, ExpandUsesZeroStrides) {
+  Tensor base = Contig({3, 1});
+  EXPECT_LAYOUT(*Expand(base, {2, 3, 4}), (2, 3, 4), (0, 1, 0), 0);
+  EXPECT_LAYOUT(*Expand(base, {-1, 5}), (3, 5), (1, 0), 0);
+  EXPECT_LAYOUT(*Expand(Contig({}), {2, 2}), (2, 2), (0, 0), 0);
+  EXPECT_THAT(Expand(base, {4, 1}).status().message(),
+              HasSubstr("expanded size of the tensor (4) must match the existing size (3)"));
+  EXPECT_THAT(Expand(base, {-1, 3, 1}).status().message(), HasSubstr("leading, non-existing"));
+  EXPECT_THAT(Expand(base, {3}).status().message(), HasSubstr("greater or equal"));
+  EXPECT_LAYOUT(*Expand(Contig({0, 1}), {0, 4}), (0, 4), (1, 0), 0);
+}
+
+TEST(Views, SliceClampsLikePythonAndSteps) {
+  Tensor base = Contig({10, 4});
+  EXPECT_LAYOUT(*Slice(base, 0, 2, 8, 3), (2, 4), (12, 1), 8);
+  EXPECT_LAYOUT(*Slice(base, 0, -3, std::nullopt, 1), (3, 4), (4, 1), 28);
+  EXPECT_LAYOUT(*Slice(base, 0, 100, 200, 1), (0, 4), (4, 1), 0);
+  EXPECT_LAYOUT(*Slice(base, 1, 3, 1, 1), (10, 0), (4, 1), 0);
+  EXPECT_LAYOUT(*Slice(base, -1, std::nullopt, std::nullopt, 2), (10, 2), (4, 2), 0);
+  EXPECT_THAT(Slice(base, 0, 0, 5, 0).status().message(), HasSubstr("step must be positive"));
+  EXPECT_FALSE(Slice(Contig({}), 0, 0, 1, 1).ok());
+  // On a transposed, offset base.
+  Tensor t = *Transpose(*Slice(base, 0, 1, 9, 1), 0, 1);  // (4, 8) strides (1, 4) offset 4
+  EXPECT_LAYOUT(*Slice(t, 1, 2, 6, 2), (4, 2), (1, 8), 12);
+}
+
+TEST(Views, SelectNarrowSqueezeUnsqueeze) {
+  Tensor base = Contig({3, 1, 5});
+  EXPECT_LAYOUT(*Select(base, 0, -1), (1, 5), (5, 1), 10);
+  EXPECT_LAYOUT(*Select(base, 2, 4), (3, 1), (5, 5), 4);
+  EXPECT_THAT(Select(base, 0, 3).status().message(),
+              HasSubstr("index 3 out of range for tensor of size [3, 1, 5] at dimension 0"));
+  EXPECT_THAT(Select(Contig({}), 0, 0).status().message(), HasSubstr("0-dim"));
+  EXPECT_LAYOUT(*Narrow(base, 2, 1, 3), (3, 1, 3), (5, 5, 1), 1);
+  EXPECT_LAYOUT(*Narrow(base, 2, -2, 2), (3, 1, 2), (5, 5, 1), 3);
+  EXPECT_THAT(Narrow(base, 2, 3, 3).status().message(), HasSubstr("exceeds dimension size (5)"));
+  EXPECT_LAYOUT(*Squeeze(base), (3, 5), (5, 1), 0);
+  EXPECT_LAYOUT(*SqueezeDims(base, {0, 1}), (3, 5), (5, 1), 0);
+  EXPECT_LAYOUT(*SqueezeDims(Contig({}), {0}), (), (), 0);
+  EXPECT_FALSE(SqueezeDims(base, {3}).ok());
+  EXPECT_LAYOUT(*Unsqueeze(base, 0), (1, 3, 1, 5), (15, 5, 5, 1), 0);
+  EXPECT_LAYOUT(*Unsqueeze(base, -1), (3, 1, 5, 1), (5, 5, 1, 1), 0);
+  EXPECT_LAYOUT(*Unsqueeze(Contig({}), 0), (1), (1), 0);
+  EXPECT_FALSE(Unsqueeze(base, 4).ok());
+}
+
+TEST(Views, DiagonalUnfoldAsStrided) {
+  Tensor m = Contig({3, 4});
+  EXPECT_LAYOUT(*Diagonal(m, 0, 0, 1), (3), (5), 0);
+  EXPECT_LAYOUT(*Diagonal(m, 1, 0, 1), (3), (5), 1);
+  EXPECT_LAYOUT(*Diagonal(m, -1, 0, 1), (2), (5), 4);
+  EXPECT_LAYOUT(*Diagonal(m, 10, 0, 1), (0), (5), 0);
+  EXPECT_LAYOUT(*Diagonal(Contig({2, 3, 4}), 0, 0, 2), (3, 2), (4, 13), 0);
+  EXPECT_THAT(Diagonal(m, 0, 1, -1).status().message(), HasSubstr("cannot be identical"));
+  EXPECT_LAYOUT(*Unfold(Contig({7}), 0, 3, 2), (3, 3), (2, 1), 0);
+  EXPECT_LAYOUT(*Unfold(m, 1, 2, 1), (3, 3, 2), (4, 1, 1), 0);
+  EXPECT_LAYOUT(*Unfold(Contig({}), 0, 1, 1), (1), (1), 0);
+  EXPECT_THAT(Unfold(m, 1, 5, 1).status().message(), HasSubstr("maximum size"));
+  EXPECT_LAYOUT(*AsStrided(m, {2, 2}, {1, 4}, 3), (2, 2), (1, 4), 3);
+  absl::StatusOr<Tensor> oob = AsStrided(m, {2, 2}, {1, 4}, 8);
+  EXPECT_EQ(oob.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_FALSE(AsStrided(m, {2, 2}, {1}, 0).ok());
+}
+
+TEST(Views, WorkOnMetaTensorsWithoutMemory) {
+  Tensor meta = Contig({4, 6}, Device(DeviceType::kMeta));
+  Tensor v = *Transpose(*View(meta, {2, 2, 6}), 0, 2);
+  EXPECT_LAYOUT(v, (6, 2, 2), (1, 6, 12), 0);
+  EXPECT_EQ(v.device(), Device(DeviceType::kMeta));
+  EXPECT_EQ(v.data_ptr(), nullptr);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,16 @@
+#include "dispatcher/core_ops.h"
+
+#include "core/status_macros.h"
+
+namespace tessera {
+
+absl::Status DefineCoreOps(OpRegistry& registry) {
+  TSR_RETURN_IF_ERROR(ops::DefineViewOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineCopyOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefinePointwiseOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineReductionOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineLinalgOps(registry));
+  return absl::OkStatus();
+}
+
+}  // namespace tessera

@@ -1,0 +1,30 @@
+// The core op library: ops whose definition (and some of whose kernels) the runtime itself
+// provides, before any backend loads.
+//
+// - view ops: composites over core/views.h, on every device;
+// - copies a composite needs from backends (clone), defined here so reshape can call them;
+// - meta functions (DispatchKey::kMeta) computing output shape and dtype for the pointwise,
+//   reduction and matrix-product families; a call with Meta tensors runs them.
+#pragma once
+
+#include "absl/status/status.h"
+#include "dispatcher/op_registry.h"
+
+namespace tessera {
+
+// MemoryFormat values passed as ints on the stack (PyTorch's order).
+inline constexpr int64_t kMemoryFormatContiguous = 0;
+inline constexpr int64_t kMemoryFormatPreserve = 1;
+
+// DefineCoreOps defines all of the above in `registry` (OpRegistry::Global does this).
+absl::Status DefineCoreOps(OpRegistry& registry);
+
+namespace ops {
+absl::Status DefineViewOps(OpRegistry& registry);
+absl::Status DefineCopyOps(OpRegistry& registry);
+absl::Status DefinePointwiseOps(OpRegistry& registry);
+absl::Status DefineReductionOps(OpRegistry& registry);
+absl::Status DefineLinalgOps(OpRegistry& registry);
+}  // namespace ops
+
+}  // namespace tessera

@@ -1,0 +1,336 @@
+#include "dispatcher/op_registry.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/internal/operator_entry.h"
+
+namespace tessera {
+
+// Note [Lock-free dispatch]
+// A call reads three things: the op's entry (through the handle it holds, no map lookup), the
+// kernel pointer for its key, and maybe the composite and fallback pointers. All are atomics,
+// published with release stores under the registration mutex and read with acquire loads, so
+// calls never wait for each other or for a registration. A deregistered kernel may still be
+// running on another thread when its slot is cleared, so the KernelFunction objects are never
+// freed while the registry lives (Keep); what that costs is a few hundred bytes per
+// registration. Plugin unloading, which must also wait for in-flight kernels to return, is
+// built on top of this by the loader.
+
+// Note [Dispatch key from devices]
+// The key is the device type of the tensor arguments. All must be on the same device, with
+// one exception taken from PyTorch: a 0-dim CPU tensor may join tensors of any device (it is
+// a boxed scalar). An op with no other tensor argument (a factory, or an op whose only tensors
+// are such 0-dim CPU tensors) dispatches on its first Device argument, else on CPU.
+
+std::string_view KernelSourceName(KernelSource source) {
+  switch (source) {
+    case KernelSource::kKernel: return "kernel";
+    case KernelSource::kComposite: return "composite";
+    case KernelSource::kFallback: return "fallback";
+  }
+  return "?";
+}
+
+const FunctionSchema& OperatorHandle::schema() const { return entry_->schema; }
+const std::string& OperatorHandle::name() const { return entry_->name; }
+OpRegistry& OperatorHandle::registry() const { return *entry_->registry; }
+
+OpRegistry::OpRegistry() {
+  const char* trace = std::getenv("TESSERA_DISPATCH_TRACE");
+  trace_.store(trace != nullptr && std::string_view(trace) == "1");
+}
+
+OpRegistry::~OpRegistry() = default;
+
+OpRegistry& OpRegistry::Global() {
+  static OpRegistry* registry = [] {
+    auto* r = new OpRegistry();  // never destroyed: ops are called during exit
+    absl::Status defined = DefineCoreOps(*r);
+    if (!defined.ok()) {
+      std::cerr << "tessera: defining the core ops failed: " << defined << std::endl;
+      std::abort();  // a bug in the runtime itself, caught by every test
+    }
+    return r;
+  }();
+  return *registry;
+}
+
+const KernelFunction* OpRegistry::Keep(KernelFunction kernel) {
+  kernels_.push_back(std::make_unique<KernelFunction>(std::move(kernel)));
+  return kernels_.back().get();
+}
+
+absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_text) {
+  TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(schema_text));
+  std::string canonical = schema.ToString();
+  const std::string name = schema.FullName();
+  absl::MutexLock lock(&mu_);
+  auto it = ops_.find(name);
+  internal::OperatorEntry* entry;
+  if (it != ops_.end()) {
+    entry = it->second.get();
+    if (entry->schema_text != canonical) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "define: op '%s' is already defined with a different schema\n  existing: %s\n  new:      "
+          "%s",
+          name, entry->schema_text, canonical));
+    }
+    if (entry->defined.load(std::memory_order_acquire)) return RegistrationHandle();
+    entry->defined.store(true, std::memory_order_release);
+  } else {
+    auto owned = std::make_unique<internal::OperatorEntry>(this, std::move(schema),
+                                                           std::move(canonical));
+    entry = owned.get();
+    ops_.emplace(name, std::move(owned));
+  }
+  return RegistrationHandle([this, entry] {
+    absl::MutexLock lock(&mu_);
+    entry->defined.store(false, std::memory_order_release);
+  });
+}
+
+absl::StatusOr<internal::OperatorEntry*> OpRegistry::FindEntry(std::string_view name) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = ops_.find(absl::string_view(name.data(), name.size()));
+  if (it == ops_.end() || !it->second->defined.load(std::memory_order_acquire)) {
+    return absl::NotFoundError(absl::StrFormat("unknown op '%s' (not defined in this registry)",
+                                               name));
+  }
+  return it->second.get();
+}
+
+absl::StatusOr<OperatorHandle> OpRegistry::Find(std::string_view name) const {
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(name));
+  return OperatorHandle(entry);
+}
+
+namespace {
+
+absl::Status CheckKernel(const KernelFunction& kernel, std::string_view what) {
+  if (kernel.fn == nullptr) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: expected a kernel function, got NULL",
+                                                      what));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckKey(DispatchKey key, std::string_view what) {
+  if (static_cast<int>(key) < 0 || static_cast<int>(key) >= kNumDispatchKeys) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected a dispatch key in [0, %d), got %d", what, kNumDispatchKeys,
+        static_cast<int>(key)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<RegistrationHandle> OpRegistry::Impl(std::string_view op_name, DispatchKey key,
+                                                    KernelFunction kernel) {
+  TSR_RETURN_IF_ERROR(CheckKey(key, "impl"));
+  TSR_RETURN_IF_ERROR(CheckKernel(kernel, absl::StrFormat("impl of %s", op_name)));
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
+  absl::MutexLock lock(&mu_);
+  std::atomic<const KernelFunction*>& slot = entry->kernels[static_cast<int>(key)];
+  if (const KernelFunction* existing = slot.load(std::memory_order_acquire)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "impl: '%s' already has a kernel for %s ('%s'); deregister it before registering '%s'",
+        entry->name, DispatchKeyName(key), existing->name, kernel.name));
+  }
+  const KernelFunction* kept = Keep(std::move(kernel));
+  slot.store(kept, std::memory_order_release);
+  return RegistrationHandle([this, &slot, kept] {
+    absl::MutexLock lock(&mu_);
+    const KernelFunction* expected = kept;
+    slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  });
+}
+
+absl::StatusOr<RegistrationHandle> OpRegistry::ImplComposite(std::string_view op_name,
+                                                             KernelFunction kernel) {
+  TSR_RETURN_IF_ERROR(CheckKernel(kernel, absl::StrFormat("composite of %s", op_name)));
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
+  absl::MutexLock lock(&mu_);
+  if (const KernelFunction* existing = entry->composite.load(std::memory_order_acquire)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "impl_composite: '%s' already has a composite ('%s')", entry->name, existing->name));
+  }
+  const KernelFunction* kept = Keep(std::move(kernel));
+  entry->composite.store(kept, std::memory_order_release);
+  return RegistrationHandle([this, entry, kept] {
+    absl::MutexLock lock(&mu_);
+    const KernelFunction* expected = kept;
+    entry->composite.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  });
+}
+
+absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
+                                                                KernelFunction kernel) {
+  TSR_RETURN_IF_ERROR(CheckKey(key, "register_fallback"));
+  TSR_RETURN_IF_ERROR(CheckKernel(kernel, "register_fallback"));
+  absl::MutexLock lock(&mu_);
+  std::atomic<const KernelFunction*>& slot = fallbacks_[static_cast<int>(key)];
+  if (const KernelFunction* existing = slot.load(std::memory_order_acquire)) {
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "register_fallback: %s already has a fallback ('%s')", DispatchKeyName(key),
+        existing->name));
+  }
+  const KernelFunction* kept = Keep(std::move(kernel));
+  slot.store(kept, std::memory_order_release);
+  return RegistrationHandle([this, &slot, kept] {
+    absl::MutexLock lock(&mu_);
+    const KernelFunction* expected = kept;
+    slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  });
+}
+
+absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry,
+                                            Stack* stack) const {
+  const std::vector<Argument>& args = entry.schema.arguments;
+  if (stack->size() > args.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected at most %d arguments, got %d (schema: %s)", entry.name, args.size(),
+        stack->size(), entry.schema_text));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i >= stack->size()) {
+      if (!args[i].default_value) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: missing value for argument '%s' (position %d), which has no default (schema: "
+            "%s)",
+            entry.name, args[i].name, i, entry.schema_text));
+      }
+      stack->push_back(*args[i].default_value);
+      continue;
+    }
+    absl::Status ok = NormalizeArgumentValue(args[i], &(*stack)[i]);
+    if (ABSL_PREDICT_FALSE(!ok.ok())) {
+      return absl::Status(ok.code(), absl::StrFormat("%s: argument '%s' (position %d): %s",
+                                                     entry.name, args[i].name, i, ok.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DispatchKey> OpRegistry::ComputeDispatchKey(const OperatorHandle& op,
+                                                           const Stack& stack) const {
+  const internal::OperatorEntry& entry = *op.entry_;
+  const Device kCpu(DeviceType::kCPU, 0);
+  const Tensor* first = nullptr;  // first tensor that fixes the device
+  size_t first_arg = 0;
+  auto visit = [&](const Tensor& t, size_t arg) -> absl::Status {
+    if (!t.defined()) return absl::OkStatus();
+    if (t.dim() == 0 && t.device() == kCpu) return absl::OkStatus();
+    if (first == nullptr) {
+      first = &t;
+      first_arg = arg;
+      return absl::OkStatus();
+    }
+    if (ABSL_PREDICT_FALSE(t.device() != first->device())) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: expected all tensors to be on the same device, but found at least two devices, "
+          "%s (argument '%s') and %s (argument '%s')",
+          entry.name, DeviceToString(first->device()), entry.schema.arguments[first_arg].name,
+          DeviceToString(t.device()), entry.schema.arguments[arg].name));
+    }
+    return absl::OkStatus();
+  };
+  std::optional<Device> device_arg;
+  for (size_t i = 0; i < stack.size(); ++i) {
+    const Value& v = stack[i];
+    if (v.is_tensor()) {
+      TSR_RETURN_IF_ERROR(visit(v.tensor(), i));
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.tensor_list()) TSR_RETURN_IF_ERROR(visit(t, i));
+    } else if (v.is_device() && !device_arg) {
+      device_arg = v.device();
+    }
+  }
+  if (first != nullptr) return DispatchKeyFor(first->device().type);
+  if (device_arg) return DispatchKeyFor(device_arg->type);
+  return DispatchKey::kCPU;
+}
+
+absl::StatusOr<KernelLookup> OpRegistry::Lookup(const OperatorHandle& op, DispatchKey key) const {
+  const internal::OperatorEntry& entry = *op.entry_;
+  const int k = static_cast<int>(key);
+  if (const KernelFunction* kernel = entry.kernels[k].load(std::memory_order_acquire)) {
+    return KernelLookup{kernel, KernelSource::kKernel};
+  }
+  if (const KernelFunction* composite = entry.composite.load(std::memory_order_acquire)) {
+    return KernelLookup{composite, KernelSource::kComposite};
+  }
+  if (const KernelFunction* fallback = fallbacks_[k].load(std::memory_order_acquire)) {
+    return KernelLookup{fallback, KernelSource::kFallback};
+  }
+  return absl::UnimplementedError(absl::StrFormat(
+      "not implemented for %s on %s: no kernel, composite or fallback is registered for that "
+      "device type",
+      entry.name, DispatchKeyName(key)));
+}
+
+absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
+  const internal::OperatorEntry& entry = *op.entry_;
+  TSR_RETURN_IF_ERROR(NormalizeArguments(entry, stack));
+  TSR_ASSIGN_OR_RETURN(const DispatchKey key, ComputeDispatchKey(op, *stack));
+  return Dispatch(entry, key, stack);
+}
+
+absl::Status OpRegistry::CallWithKey(const OperatorHandle& op, DispatchKey key,
+                                     Stack* stack) const {
+  TSR_RETURN_IF_ERROR(CheckKey(key, op.name()));
+  TSR_RETURN_IF_ERROR(NormalizeArguments(*op.entry_, stack));
+  return Dispatch(*op.entry_, key, stack);
+}
+
+absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, DispatchKey key,
+                                  Stack* stack) const {
+  if (ABSL_PREDICT_FALSE(!entry.defined.load(std::memory_order_acquire))) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: the op is no longer defined (its definition was removed)",
+                        entry.name));
+  }
+  OperatorHandle op(const_cast<internal::OperatorEntry*>(&entry));
+  TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, Lookup(op, key));
+  if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
+  TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
+  if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: %s '%s' left %d values on the stack, but the schema returns %d", entry.name,
+        KernelSourceName(lookup.source), lookup.kernel->name, stack->size(),
+        entry.schema.returns.size()));
+  }
+  return absl::OkStatus();
+}
+
+void OpRegistry::SetTrace(bool enabled, std::ostream* sink) {
+  absl::MutexLock lock(&trace_mu_);
+  trace_sink_ = sink;
+  trace_.store(enabled, std::memory_order_relaxed);
+}
+
+void OpRegistry::Trace(const internal::OperatorEntry& entry, DispatchKey key,
+                       const KernelLookup& lookup) const {
+  absl::MutexLock lock(&trace_mu_);
+  std::ostream& out = trace_sink_ != nullptr ? *trace_sink_ : std::cerr;
+  out << "[tessera dispatch] op=" << entry.name << " key=" << DispatchKeyName(key)
+      << " kernel=" << lookup.kernel->name << " (" << KernelSourceName(lookup.source) << ")\n";
+}
+
+std::vector<std::string> OpRegistry::ListOps() const {
+  std::vector<std::string> names;
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [name, entry] : ops_) {
+    if (entry->defined.load(std::memory_order_acquire)) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace tessera

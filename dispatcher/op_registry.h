@@ -1,0 +1,155 @@
+// OpRegistry: operator definitions (schemas), kernels per dispatch key, composites, per-key
+// fallbacks, and the boxed call path.
+//
+// Calls never take a lock: each op's kernel table is an array of atomic pointers that
+// registration publishes into, so registering or deregistering a kernel while calls run is
+// safe and never blocks a caller (see Note [Lock-free dispatch] in op_registry.cc).
+//
+// Lookup order for (op, key), as DESIGN.md states it: the backend's kernel -> the op's
+// composite (written in terms of other ops, works on every key) -> the key's fallback -> an
+// "not implemented" error naming the op and the device.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "dispatcher/dispatch_key.h"
+#include "dispatcher/kernel.h"
+#include "dispatcher/schema.h"
+#include "dispatcher/value.h"
+
+namespace tessera {
+
+class OpRegistry;
+
+namespace internal {
+class OperatorEntry;
+}
+
+// OperatorHandle names one op of a registry; cheap to copy, valid as long as the registry.
+// Look it up once (Find) and keep it: calls through a handle do no name lookup.
+class OperatorHandle {
+ public:
+  const FunctionSchema& schema() const;
+  const std::string& name() const;  // "add.Tensor"
+  OpRegistry& registry() const;
+
+ private:
+  friend class OpRegistry;
+  explicit OperatorHandle(internal::OperatorEntry* entry) : entry_(entry) {}
+  internal::OperatorEntry* entry_;
+};
+
+// RegistrationHandle undoes one registration (a definition, a kernel, a fallback) when it is
+// destroyed. Release() makes the registration permanent. Must not outlive its registry.
+class RegistrationHandle {
+ public:
+  RegistrationHandle() = default;
+  explicit RegistrationHandle(std::function<void()> undo) : undo_(std::move(undo)) {}
+  RegistrationHandle(RegistrationHandle&& o) noexcept : undo_(std::exchange(o.undo_, nullptr)) {}
+  RegistrationHandle& operator=(RegistrationHandle&& o) noexcept {
+    Reset();
+    undo_ = std::exchange(o.undo_, nullptr);
+    return *this;
+  }
+  ~RegistrationHandle() { Reset(); }
+
+  void Release() { undo_ = nullptr; }
+  void Reset() {
+    if (undo_) std::exchange(undo_, nullptr)();
+  }
+
+ private:
+  std::function<void()> undo_;
+};
+
+enum class KernelSource { kKernel, kComposite, kFallback };
+std::string_view KernelSourceName(KernelSource source);
+
+struct KernelLookup {
+  const KernelFunction* kernel;
+  KernelSource source;
+};
+
+class OpRegistry {
+ public:
+  OpRegistry();
+  ~OpRegistry();
+  OpRegistry(const OpRegistry&) = delete;
+  OpRegistry& operator=(const OpRegistry&) = delete;
+
+  // Global: the process-wide registry, with the core op library already defined (view ops
+  // and their composites, meta functions). Never destroyed.
+  static OpRegistry& Global();
+
+  // Define adds an op by schema. Defining an op that is already defined is an error, unless
+  // the schema is identical (then it is a no-op whose handle undoes nothing).
+  absl::StatusOr<RegistrationHandle> Define(std::string_view schema);
+
+  // Find looks up a defined op by "name.overload" (or "name" for the default overload).
+  absl::StatusOr<OperatorHandle> Find(std::string_view name) const;
+
+  // Impl registers `kernel` for (op, key). One kernel per (op, key): a second is an error.
+  absl::StatusOr<RegistrationHandle> Impl(std::string_view op_name, DispatchKey key,
+                                          KernelFunction kernel);
+  // ImplComposite registers the op's composite, used for every key without its own kernel.
+  absl::StatusOr<RegistrationHandle> ImplComposite(std::string_view op_name,
+                                                   KernelFunction kernel);
+  // RegisterFallback registers the kernel that runs any op with no kernel or composite on
+  // `key` (e.g. copy to CPU, run there, copy back). It receives the op's handle.
+  absl::StatusOr<RegistrationHandle> RegisterFallback(DispatchKey key, KernelFunction kernel);
+
+  // Call checks and completes the arguments on `stack` against the schema (defaults, types),
+  // picks the dispatch key from the tensor arguments' devices, runs the kernel, and checks
+  // that it left as many values as the schema returns.
+  absl::Status Call(const OperatorHandle& op, Stack* stack) const;
+  // CallWithKey skips the device check and uses `key` (for fallbacks that redispatch).
+  absl::Status CallWithKey(const OperatorHandle& op, DispatchKey key, Stack* stack) const;
+
+  // ComputeDispatchKey applies the device rule to a normalized stack: all tensors on one
+  // device, except 0-dim CPU tensors, which join any device (see Note in op_registry.cc).
+  absl::StatusOr<DispatchKey> ComputeDispatchKey(const OperatorHandle& op,
+                                                 const Stack& stack) const;
+  // Lookup returns what a call on `key` would run, or the "not implemented" error.
+  absl::StatusOr<KernelLookup> Lookup(const OperatorHandle& op, DispatchKey key) const;
+
+  // SetTrace turns call tracing on or off; lines go to `sink` (std::cerr when NULL). Tracing
+  // starts on when the environment has TESSERA_DISPATCH_TRACE=1.
+  void SetTrace(bool enabled, std::ostream* sink = nullptr);
+
+  // ListOps: the full names of the defined ops, sorted.
+  std::vector<std::string> ListOps() const;
+
+ private:
+  absl::Status NormalizeArguments(const internal::OperatorEntry& entry, Stack* stack) const;
+  absl::Status Dispatch(const internal::OperatorEntry& entry, DispatchKey key,
+                        Stack* stack) const;
+  absl::StatusOr<internal::OperatorEntry*> FindEntry(std::string_view name) const;
+  // Keep publishes a kernel: registries keep every kernel they ever published until they are
+  // destroyed, since a concurrent call may still be running a deregistered one.
+  const KernelFunction* Keep(KernelFunction kernel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Trace(const internal::OperatorEntry& entry, DispatchKey key,
+             const KernelLookup& lookup) const;
+
+  mutable absl::Mutex mu_;  // guards registration; never taken by calls
+  absl::flat_hash_map<std::string, std::unique_ptr<internal::OperatorEntry>> ops_
+      ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<KernelFunction>> kernels_ ABSL_GUARDED_BY(mu_);
+  std::atomic<const KernelFunction*> fallbacks_[kNumDispatchKeys] = {};
+
+  std::atomic<bool> trace_{false};
+  mutable absl::Mutex trace_mu_;
+  std::ostream* trace_sink_ ABSL_GUARDED_BY(trace_mu_) = nullptr;
+};
+
+}  // namespace tessera

@@ -1,0 +1,50 @@
+// Helpers for the dispatcher's own kernels (view composites, meta functions): turn a function
+// of the argument stack into a boxed KernelFunction.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/status_macros.h"
+#include "dispatcher/kernel.h"
+#include "dispatcher/op_registry.h"
+
+namespace tessera {
+namespace ops {
+
+using TensorsFn = absl::StatusOr<std::vector<Tensor>> (*)(const OperatorHandle& op,
+                                                          const Stack& args);
+
+// BoxTensors wraps F, which returns the op's tensor returns in order.
+template <TensorsFn F>
+absl::Status BoxedTensors(void*, const OperatorHandle& op, Stack* stack) {
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, F(op, *stack));
+  stack->clear();
+  for (Tensor& t : outs) stack->push_back(std::move(t));
+  return absl::OkStatus();
+}
+
+template <TensorsFn F>
+KernelFunction MakeKernel(std::string name) {
+  KernelFunction k;
+  k.fn = &BoxedTensors<F>;
+  k.name = std::move(name);
+  return k;
+}
+
+inline std::optional<int64_t> OptionalInt(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  return v.to_int();
+}
+
+// DefineAll defines each schema and registers its kernel (composite or Meta) permanently.
+struct OpDefinition {
+  const char* schema;
+  KernelFunction kernel;
+};
+enum class KernelSlot { kComposite, kMeta };
+absl::Status DefineAll(OpRegistry& registry, std::vector<OpDefinition> defs, KernelSlot slot);
+
+}  // namespace ops
+}  // namespace tessera

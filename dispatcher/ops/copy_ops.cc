@@ -1,0 +1,118 @@
+// Factories and copies. `empty` and `empty_strided` are composites over the device's
+// allocator (core/allocator.h), so every backend that registers an allocator gets them;
+// `clone` and `copy_` need the backend's kernel and get meta functions here.
+#include "absl/strings/str_format.h"
+#include "core/shape.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/ops/boxing.h"
+
+namespace tessera {
+namespace ops {
+namespace {
+
+using Out = absl::StatusOr<std::vector<Tensor>>;
+
+ScalarType DtypeOr(const Value& v, ScalarType fallback) {
+  return v.is_none() ? fallback : v.scalar_type();
+}
+
+Out EmptyK(const OperatorHandle&, const Stack& s) {
+  // empty.memory_format(size, *, dtype, layout, device, pin_memory, memory_format)
+  const Device device = s[3].is_none() ? Device(DeviceType::kCPU) : s[3].device();
+  TSR_ASSIGN_OR_RETURN(Tensor t, Empty(s[0].int_list(), DtypeOr(s[1], ScalarType::kFloat32),
+                                       device));
+  return std::vector<Tensor>{std::move(t)};
+}
+
+Out EmptyStridedK(const OperatorHandle&, const Stack& s) {
+  // empty_strided(size, stride, *, dtype, layout, device, pin_memory)
+  const Device device = s[4].is_none() ? Device(DeviceType::kCPU) : s[4].device();
+  if (s[0].int_list().size() != s[1].int_list().size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "empty_strided: expected as many strides as sizes, got size %s and stride %s",
+        ShapeToString(s[0].int_list()), ShapeToString(s[1].int_list())));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor t, EmptyStrided(s[0].int_list(), s[1].int_list(),
+                                              DtypeOr(s[2], ScalarType::kFloat32), device));
+  return std::vector<Tensor>{std::move(t)};
+}
+
+// True when the strides cover the storage densely without overlap (any dim order).
+bool IsNonOverlappingAndDense(const Tensor& t) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.sizes()[d] != 1) dims.push_back(d);
+  }
+  std::sort(dims.begin(), dims.end(),
+            [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+
+Out CloneMeta(const OperatorHandle&, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const int64_t format = s[1].is_none() ? kMemoryFormatPreserve : s[1].to_int();
+  absl::StatusOr<Tensor> out =
+      format == kMemoryFormatPreserve && IsNonOverlappingAndDense(self)
+          ? EmptyStrided(self.sizes(), self.strides(), self.dtype(), Device(DeviceType::kMeta))
+          : Empty(self.sizes(), self.dtype(), Device(DeviceType::kMeta));
+  if (!out.ok()) return out.status();
+  return std::vector<Tensor>{*std::move(out)};
+}
+
+Out CopyMeta(const OperatorHandle&, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const Tensor& src = s[1].tensor();
+  TSR_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(self.sizes(), src.sizes()));
+  if (!std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy_: the source of shape %s does not broadcast to the destination's shape %s",
+        ShapeToString(src.sizes()), ShapeToString(self.sizes())));
+  }
+  return std::vector<Tensor>{self};
+}
+
+Out ContiguousK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  if (self.is_contiguous()) return std::vector<Tensor>{self};
+  TSR_ASSIGN_OR_RETURN(OperatorHandle clone, op.registry().Find("clone"));
+  Stack stack{Value(self), Value(int64_t{kMemoryFormatContiguous})};
+  TSR_RETURN_IF_ERROR(op.registry().Call(clone, &stack));
+  return std::vector<Tensor>{stack[0].tensor()};
+}
+
+}  // namespace
+
+absl::Status DefineCopyOps(OpRegistry& registry) {
+  TSR_RETURN_IF_ERROR(DefineAll(
+      registry,
+      {
+          {"empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+           "Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> "
+           "Tensor",
+           MakeKernel<EmptyK>("core::empty")},
+          {"empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? "
+           "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+           MakeKernel<EmptyStridedK>("core::empty_strided")},
+          {"contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> "
+           "Tensor(a)",
+           MakeKernel<ContiguousK>("core::contiguous")},
+      },
+      KernelSlot::kComposite));
+  return DefineAll(
+      registry,
+      {
+          {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+           MakeKernel<CloneMeta>("meta::clone")},
+          {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+           MakeKernel<CopyMeta>("meta::copy_")},
+      },
+      KernelSlot::kMeta);
+}
+
+}  // namespace ops
+}  // namespace tessera

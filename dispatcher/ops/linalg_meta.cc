@@ -1,0 +1,92 @@
+// Matrix products (op set v1): schemas and meta functions with PyTorch's shape and dtype
+// checks. matmul and linear are composites over these and come with the backends' issue.
+#include "absl/strings/str_format.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/ops/boxing.h"
+
+namespace tessera {
+namespace ops {
+namespace {
+
+using Out = absl::StatusOr<std::vector<Tensor>>;
+
+absl::Status CheckRank(const OperatorHandle& op, const char* arg, const Tensor& t, int64_t rank) {
+  if (t.dim() == rank) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("%s: expected '%s' to be a %dD tensor, got %dD",
+                                                    op.name(), arg, rank, t.dim()));
+}
+
+absl::Status CheckSameDtype(const OperatorHandle& op, const Tensor& a, const Tensor& b) {
+  if (a.dtype() == b.dtype()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: expected both matrices to have the same dtype, but got %s != %s", op.name(),
+      ScalarTypeName(a.dtype()), ScalarTypeName(b.dtype())));
+}
+
+absl::Status CheckInner(const OperatorHandle& op, const Tensor& a, const Tensor& b, int64_t ka,
+                        int64_t kb) {
+  if (a.sizes()[ka] == b.sizes()[kb]) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: shapes %s and %s cannot be multiplied (%d != %d)", op.name(), ShapeToString(a.sizes()),
+      ShapeToString(b.sizes()), a.sizes()[ka], b.sizes()[kb]));
+}
+
+Out MmMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& a = s[0].tensor();
+  const Tensor& b = s[1].tensor();
+  TSR_RETURN_IF_ERROR(CheckRank(op, "self", a, 2));
+  TSR_RETURN_IF_ERROR(CheckRank(op, "mat2", b, 2));
+  TSR_RETURN_IF_ERROR(CheckInner(op, a, b, 1, 0));
+  TSR_RETURN_IF_ERROR(CheckSameDtype(op, a, b));
+  TSR_ASSIGN_OR_RETURN(Tensor out,
+                       Empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), Device(DeviceType::kMeta)));
+  return std::vector<Tensor>{std::move(out)};
+}
+
+Out BmmMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& a = s[0].tensor();
+  const Tensor& b = s[1].tensor();
+  TSR_RETURN_IF_ERROR(CheckRank(op, "self", a, 3));
+  TSR_RETURN_IF_ERROR(CheckRank(op, "mat2", b, 3));
+  if (a.sizes()[0] != b.sizes()[0]) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: batch sizes differ: %d (self) != %d (mat2)", op.name(), a.sizes()[0], b.sizes()[0]));
+  }
+  TSR_RETURN_IF_ERROR(CheckInner(op, a, b, 2, 1));
+  TSR_RETURN_IF_ERROR(CheckSameDtype(op, a, b));
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype(),
+                                         Device(DeviceType::kMeta)));
+  return std::vector<Tensor>{std::move(out)};
+}
+
+Out AddmmMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  Stack mm{s[1], s[2]};
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, MmMeta(op, mm));
+  TSR_ASSIGN_OR_RETURN(DimVector b, BroadcastShapes(self.sizes(), out[0].sizes()));
+  if (!std::equal(b.begin(), b.end(), out[0].sizes().begin(), out[0].sizes().end())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: self of shape %s does not broadcast to the product's shape %s", op.name(),
+        ShapeToString(self.sizes()), ShapeToString(out[0].sizes())));
+  }
+  TSR_RETURN_IF_ERROR(CheckSameDtype(op, self, out[0]));
+  return out;
+}
+
+}  // namespace
+
+absl::Status DefineLinalgOps(OpRegistry& registry) {
+  return DefineAll(
+      registry,
+      {
+          {"mm(Tensor self, Tensor mat2) -> Tensor", MakeKernel<MmMeta>("meta::mm")},
+          {"bmm(Tensor self, Tensor mat2) -> Tensor", MakeKernel<BmmMeta>("meta::bmm")},
+          {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
+           "Tensor",
+           MakeKernel<AddmmMeta>("meta::addmm")},
+      },
+      KernelSlot::kMeta);
+}
+
+}  // namespace ops
+}  // namespace tessera

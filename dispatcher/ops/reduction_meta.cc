@@ -1,0 +1,200 @@
+// Reductions and scans (op set v1): schemas and meta functions.
+//
+// A table row says where an op's dim, keepdim and dtype arguments are and how the output
+// dtype follows from the input's: sum and prod widen integers to int64, mean and var need
+// floating types, argmax gives int64, any/all give bool (uint8 stays uint8), as in PyTorch.
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/ops/boxing.h"
+
+namespace tessera {
+namespace ops {
+namespace {
+
+enum class DimKind { kAll, kList, kSingle, kOptionalSingle, kScan };
+enum class DtypeRule { kSumLike, kKeep, kFloatOnly, kInt64, kBoolLike, kIntToFloat };
+
+struct ReductionSpec {
+  const char* schema;
+  DimKind dims;
+  int dim_index;      // -1: none
+  int keepdim_index;  // -1: none (keepdim false)
+  int dtype_index;    // -1: no dtype argument
+  DtypeRule rule;
+  bool needs_nonempty;  // a reduction over zero elements has no identity (max, argmax)
+};
+
+absl::StatusOr<ScalarType> OutputDtype(const OperatorHandle& op, const ReductionSpec& spec,
+                                       const Tensor& self, const Stack& s) {
+  const bool has_dtype = spec.dtype_index >= 0 && !s[spec.dtype_index].is_none();
+  const ScalarType in = has_dtype ? s[spec.dtype_index].scalar_type() : self.dtype();
+  switch (spec.rule) {
+    case DtypeRule::kSumLike:
+      return !has_dtype && IsIntegralType(in, true) ? ScalarType::kInt64 : in;
+    case DtypeRule::kKeep:
+      return in;
+    case DtypeRule::kFloatOnly:
+      if (!IsFloatingType(in)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: expected a floating point input or dtype, got %s", op.name(), ScalarTypeName(in)));
+      }
+      return in;
+    case DtypeRule::kInt64:
+      return ScalarType::kInt64;
+    case DtypeRule::kBoolLike:
+      return in == ScalarType::kUInt8 ? ScalarType::kUInt8 : ScalarType::kBool;
+    case DtypeRule::kIntToFloat:
+      return IsIntegralType(in, true) ? ScalarType::kFloat32 : in;
+  }
+  return in;
+}
+
+absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack) {
+  const ReductionSpec& spec = *static_cast<const ReductionSpec*>(context);
+  const Stack& s = *stack;
+  const Tensor& self = s[0].tensor();
+  const int64_t ndim = self.dim();
+  absl::InlinedVector<bool, 6> reduced(std::max<int64_t>(ndim, 1), false);
+  bool reduce_all = false;
+  DimVector dims;
+  switch (spec.dims) {
+    case DimKind::kAll:
+      reduce_all = true;
+      break;
+    case DimKind::kList:
+      if (s[spec.dim_index].is_none() || s[spec.dim_index].int_list().empty()) {
+        reduce_all = true;
+      } else {
+        for (int64_t d : s[spec.dim_index].int_list()) dims.push_back(d);
+      }
+      break;
+    case DimKind::kOptionalSingle:
+      if (s[spec.dim_index].is_none()) {
+        reduce_all = true;
+        break;
+      }
+      [[fallthrough]];
+    case DimKind::kSingle:
+    case DimKind::kScan:
+      dims.push_back(s[spec.dim_index].to_int());
+      break;
+  }
+  for (int64_t d : dims) {
+    TSR_ASSIGN_OR_RETURN(const int64_t w, WrapDim(d, ndim, op.name()));
+    if (reduced[w]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: dim %d appears multiple times in the list of dims", op.name(), w));
+    }
+    reduced[w] = true;
+  }
+  if (reduce_all) std::fill(reduced.begin(), reduced.end(), true);
+
+  if (spec.needs_nonempty) {
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (reduced[d] && self.sizes()[d] == 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: expected reduction dim %d to have non-zero size (input shape %s)", op.name(), d,
+            ShapeToString(self.sizes())));
+      }
+    }
+  }
+  TSR_ASSIGN_OR_RETURN(const ScalarType dtype, OutputDtype(op, spec, self, s));
+  DimVector out_sizes;
+  if (spec.dims == DimKind::kScan) {
+    out_sizes.assign(self.sizes().begin(), self.sizes().end());
+  } else {
+    const bool keepdim = spec.keepdim_index >= 0 && s[spec.keepdim_index].to_bool();
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (!reduced[d]) {
+        out_sizes.push_back(self.sizes()[d]);
+      } else if (keepdim) {
+        out_sizes.push_back(1);
+      }
+    }
+  }
+  const size_t returns = op.schema().returns.size();
+  stack->clear();
+  TSR_ASSIGN_OR_RETURN(Tensor values, Empty(out_sizes, dtype, Device(DeviceType::kMeta)));
+  stack->push_back(std::move(values));
+  if (returns == 2) {  // (values, indices)
+    TSR_ASSIGN_OR_RETURN(Tensor indices,
+                         Empty(out_sizes, ScalarType::kInt64, Device(DeviceType::kMeta)));
+    stack->push_back(std::move(indices));
+  }
+  return absl::OkStatus();
+}
+
+constexpr ReductionSpec kReductions[] = {
+    {"sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", DimKind::kAll, -1, -1, 1,
+     DtypeRule::kSumLike, false},
+    {"sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
+     "-> Tensor",
+     DimKind::kList, 1, 2, 3, DtypeRule::kSumLike, false},
+    {"mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", DimKind::kAll, -1, -1, 1,
+     DtypeRule::kFloatOnly, false},
+    {"mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
+     "Tensor",
+     DimKind::kList, 1, 2, 3, DtypeRule::kFloatOnly, false},
+    {"prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", DimKind::kAll, -1, -1, 1,
+     DtypeRule::kSumLike, false},
+    {"prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
+     "Tensor",
+     DimKind::kSingle, 1, 2, 3, DtypeRule::kSumLike, false},
+    {"amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", DimKind::kList, 1, 2, -1,
+     DtypeRule::kKeep, true},
+    {"amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", DimKind::kList, 1, 2, -1,
+     DtypeRule::kKeep, true},
+    {"max(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kKeep, true},
+    {"min(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kKeep, true},
+    {"max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+     DimKind::kSingle, 1, 2, -1, DtypeRule::kKeep, true},
+    {"min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+     DimKind::kSingle, 1, 2, -1, DtypeRule::kKeep, true},
+    {"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", DimKind::kOptionalSingle,
+     1, 2, -1, DtypeRule::kInt64, true},
+    {"argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", DimKind::kOptionalSingle,
+     1, 2, -1, DtypeRule::kInt64, true},
+    {"var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+     "keepdim=False) -> Tensor",
+     DimKind::kList, 1, 3, -1, DtypeRule::kFloatOnly, false},
+    {"std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+     "keepdim=False) -> Tensor",
+     DimKind::kList, 1, 3, -1, DtypeRule::kFloatOnly, false},
+    {"any(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kBoolLike, false},
+    {"any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", DimKind::kSingle, 1, 2, -1,
+     DtypeRule::kBoolLike, false},
+    {"all(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kBoolLike, false},
+    {"all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", DimKind::kSingle, 1, 2, -1,
+     DtypeRule::kBoolLike, false},
+    {"norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
+     DimKind::kList, 2, 3, -1, DtypeRule::kFloatOnly, false},
+    {"logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", DimKind::kList, 1, 2, -1,
+     DtypeRule::kIntToFloat, false},
+    {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1, 2,
+     DtypeRule::kSumLike, false},
+    {"cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1,
+     2, DtypeRule::kSumLike, false},
+    {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1, -1,
+     DtypeRule::kFloatOnly, false},
+    {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1,
+     -1, DtypeRule::kFloatOnly, false},
+};
+
+}  // namespace
+
+absl::Status DefineReductionOps(OpRegistry& registry) {
+  std::vector<OpDefinition> defs;
+  for (const ReductionSpec& spec : kReductions) {
+    KernelFunction k;
+    k.fn = &ReductionMeta;
+    k.context = const_cast<ReductionSpec*>(&spec);
+    k.name = "meta::reduction";
+    defs.push_back({spec.schema, std::move(k)});
+  }
+  return DefineAll(registry, std::move(defs), KernelSlot::kMeta);
+}
+
+}  // namespace ops
+}  // namespace tessera

@@ -1,0 +1,110 @@
+// Value and Stack: the boxed calling convention of the dispatcher.
+//
+// A boxed call puts an op's arguments, in schema order, on a Stack; the kernel replaces them
+// with the op's returns. Stack keeps up to 8 values inline, and every value kind an op-set-v1
+// call passes (tensors, ints, doubles, Scalars, dtypes, devices, short int lists) is stored
+// without a heap allocation, so a boxed call allocates nothing for the arguments.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/scalar.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace tessera {
+
+using IntList = absl::InlinedVector<int64_t, 4>;
+
+class Value {
+ public:
+  enum class Kind : uint8_t {
+    kNone,
+    kTensor,
+    kInt,
+    kDouble,
+    kBool,
+    kString,
+    kIntList,
+    kDoubleList,
+    kBoolList,
+    kTensorList,  // also Tensor?[]: undefined tensors stand for None
+    kScalar,
+    kScalarType,
+    kDevice,
+  };
+
+  Value() = default;  // None
+  Value(std::nullopt_t) {}                                           // NOLINT: implicit
+  Value(Tensor t) : v_(std::move(t)) {}                              // NOLINT: implicit
+  Value(int64_t i) : v_(i) {}                                        // NOLINT: implicit
+  Value(int i) : v_(static_cast<int64_t>(i)) {}                      // NOLINT: implicit
+  Value(double d) : v_(d) {}                                         // NOLINT: implicit
+  Value(bool b) : v_(b) {}                                           // NOLINT: implicit
+  Value(std::string s) : v_(std::move(s)) {}                         // NOLINT: implicit
+  Value(const char* s) : v_(std::string(s)) {}                       // NOLINT: implicit
+  Value(IntList l) : v_(std::move(l)) {}                             // NOLINT: implicit
+  Value(std::initializer_list<int64_t> l) : v_(IntList(l)) {}        // NOLINT: implicit
+  Value(std::vector<double> l) : v_(std::move(l)) {}                 // NOLINT: implicit
+  Value(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT: implicit
+  Value(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT: implicit
+  Value(Scalar s) : v_(s) {}                                         // NOLINT: implicit
+  Value(ScalarType t) : v_(t) {}                                     // NOLINT: implicit
+  Value(Device d) : v_(d) {}                                         // NOLINT: implicit
+
+  Kind kind() const { return static_cast<Kind>(v_.index()); }
+  bool is_none() const { return kind() == Kind::kNone; }
+  bool is_tensor() const { return kind() == Kind::kTensor; }
+  bool is_int() const { return kind() == Kind::kInt; }
+  bool is_double() const { return kind() == Kind::kDouble; }
+  bool is_bool() const { return kind() == Kind::kBool; }
+  bool is_string() const { return kind() == Kind::kString; }
+  bool is_int_list() const { return kind() == Kind::kIntList; }
+  bool is_tensor_list() const { return kind() == Kind::kTensorList; }
+  bool is_scalar() const { return kind() == Kind::kScalar; }
+  bool is_scalar_type() const { return kind() == Kind::kScalarType; }
+  bool is_device() const { return kind() == Kind::kDevice; }
+
+  // Accessors; calling one for another kind is a programming error (checked by std::get).
+  const Tensor& tensor() const { return std::get<Tensor>(v_); }
+  Tensor& tensor() { return std::get<Tensor>(v_); }
+  int64_t to_int() const { return std::get<int64_t>(v_); }
+  double to_double() const { return std::get<double>(v_); }
+  bool to_bool() const { return std::get<bool>(v_); }
+  const std::string& string() const { return std::get<std::string>(v_); }
+  const IntList& int_list() const { return std::get<IntList>(v_); }
+  const std::vector<double>& double_list() const { return std::get<std::vector<double>>(v_); }
+  const std::vector<bool>& bool_list() const { return std::get<std::vector<bool>>(v_); }
+  const std::vector<Tensor>& tensor_list() const { return std::get<std::vector<Tensor>>(v_); }
+  const Scalar& scalar() const { return std::get<Scalar>(v_); }
+  ScalarType scalar_type() const { return std::get<ScalarType>(v_); }
+  Device device() const { return std::get<Device>(v_); }
+
+  // Debug text: "Tensor(float32[2, 3] on cpu)", "3", "[1, 2]", "None".
+  std::string ToString() const;
+
+  friend bool operator==(const Value& a, const Value& b);
+
+ private:
+  std::variant<std::monostate, Tensor, int64_t, double, bool, std::string, IntList,
+               std::vector<double>, std::vector<bool>, std::vector<Tensor>, Scalar, ScalarType,
+               Device>
+      v_;
+};
+
+std::string_view ValueKindName(Value::Kind kind);
+
+// For test failure messages.
+inline std::ostream& operator<<(std::ostream& os, const Value& v) { return os << v.ToString(); }
+
+using Stack = absl::InlinedVector<Value, 8>;
+
+}  // namespace tessera

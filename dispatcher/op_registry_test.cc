@@ -1,0 +1,354 @@
+#include "dispatcher/op_registry.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "core/host_allocator.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+// Counts heap allocations so a test can prove the boxed call path makes none.
+namespace {
+std::atomic<int64_t> g_heap_allocations{0};
+}
+void* operator new(size_t n) {
+  g_heap_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace tessera {
+namespace {
+
+using ::testing::HasSubstr;
+
+// An allocator that serves host memory under another device type, so tests can place tensors
+// on a "device" without a plugin.
+class FakeDeviceAllocator : public Allocator {
+ public:
+  absl::StatusOr<DataPtr> Allocate(Device device, size_t nbytes) override {
+    absl::StatusOr<DataPtr> p = HostAllocator::Global().Allocate(Device(DeviceType::kCPU), nbytes);
+    if (p.ok()) p->device = device;
+    return p;
+  }
+};
+
+class OpRegistryTest : public ::testing::Test {
+ protected:
+  static constexpr DeviceType kFake = DeviceType::kPrivateUse2;
+  void SetUp() override { previous_ = SetAllocator(kFake, &fake_); }
+  void TearDown() override { SetAllocator(kFake, previous_); }
+
+  Tensor Make(std::initializer_list<int64_t> sizes, std::vector<float> values = {},
+              Device device = Device(DeviceType::kCPU)) {
+    Tensor t = *Empty(sizes, ScalarType::kFloat32, device);
+    for (size_t i = 0; i < values.size(); ++i) t.data<float>()[i] = values[i];
+    return t;
+  }
+
+  OperatorHandle Define(const char* schema) {
+    absl::StatusOr<RegistrationHandle> h = registry_.Define(schema);
+    EXPECT_TRUE(h.ok()) << h.status();
+    h->Release();
+    return *registry_.Find(ParseSchema(schema)->FullName());
+  }
+
+  FakeDeviceAllocator fake_;
+  Allocator* previous_ = nullptr;
+  OpRegistry registry_;
+};
+
+// A float32 add for contiguous same-shape tensors: enough to see the call path work.
+absl::Status AddKernel(void*, const OperatorHandle&, Stack* stack) {
+  const Tensor a = (*stack)[0].tensor();
+  const Tensor b = (*stack)[1].tensor();
+  const double alpha = (*stack)[2].scalar().to_double();
+  absl::StatusOr<Tensor> out = Empty(a.sizes(), a.dtype(), a.device());
+  if (!out.ok()) return out.status();
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    out->data<float>()[i] = a.data<float>()[i] + static_cast<float>(alpha) * b.data<float>()[i];
+  }
+  stack->clear();
+  stack->push_back(*std::move(out));
+  return absl::OkStatus();
+}
+
+// Returns its first argument: an op whose kernel allocates nothing.
+absl::Status IdentityKernel(void*, const OperatorHandle&, Stack* stack) {
+  stack->resize(1);
+  return absl::OkStatus();
+}
+
+KernelFunction Kernel(BoxedKernelFn fn, const char* name) {
+  KernelFunction k;
+  k.fn = fn;
+  k.name = name;
+  return k;
+}
+
+constexpr const char* kAddSchema =
+    "test::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+
+TEST_F(OpRegistryTest, CallsTheKernelWithDefaultsFilledIn) {
+  OperatorHandle add = Define(kAddSchema);
+  auto impl = registry_.Impl("test::add.Tensor", DispatchKey::kCPU, Kernel(&AddKernel, "add_cpu"));
+  ASSERT_TRUE(impl.ok()) << impl.status();
+  Stack stack{Make({3}, {1, 2, 3}), Make({3}, {10, 20, 30})};
+  ASSERT_TRUE(registry_.Call(add, &stack).ok());
+  ASSERT_EQ(stack.size(), 1u);
+  const float* out = stack[0].tensor().data<float>();
+  EXPECT_EQ(out[0], 11);
+  EXPECT_EQ(out[2], 33);
+  Stack with_alpha{Make({1}, {1}), Make({1}, {2}), Value(int64_t{3})};  // int -> Scalar
+  ASSERT_TRUE(registry_.Call(add, &with_alpha).ok());
+  EXPECT_EQ(with_alpha[0].tensor().data<float>()[0], 7);
+}
+
+TEST_F(OpRegistryTest, RejectsArgumentsThatDoNotMatchTheSchema) {
+  OperatorHandle add = Define(kAddSchema);
+  auto impl = registry_.Impl("test::add.Tensor", DispatchKey::kCPU, Kernel(&AddKernel, "add"));
+  ASSERT_TRUE(impl.ok());
+  Stack too_many{Make({1}), Make({1}), Value(1), Value(2)};
+  absl::Status s = registry_.Call(add, &too_many);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("test::add.Tensor: expected at most 3 arguments, got 4"));
+  Stack missing{Make({1})};
+  s = registry_.Call(add, &missing);
+  EXPECT_THAT(s.message(),
+              HasSubstr("missing value for argument 'other' (position 1), which has no default"));
+  Stack wrong_type{Make({1}), Value(int64_t{2})};
+  s = registry_.Call(add, &wrong_type);
+  EXPECT_THAT(s.message(),
+              HasSubstr("test::add.Tensor: argument 'other' (position 1): expected Tensor, got int"));
+  Stack undefined{Make({1}), Value(Tensor())};
+  s = registry_.Call(add, &undefined);
+  EXPECT_THAT(s.message(), HasSubstr("expected Tensor, got an undefined tensor"));
+}
+
+TEST_F(OpRegistryTest, UnknownOpsAndDoubleRegistrationAreErrors) {
+  absl::StatusOr<OperatorHandle> unknown = registry_.Find("test::nope");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("unknown op 'test::nope'"));
+  EXPECT_EQ(registry_.Impl("test::nope", DispatchKey::kCPU, Kernel(&AddKernel, "k")).status().code(),
+            absl::StatusCode::kNotFound);
+  Define(kAddSchema);
+  EXPECT_TRUE(registry_.Define(kAddSchema).ok()) << "an identical definition is a no-op";
+  absl::StatusOr<RegistrationHandle> other =
+      registry_.Define("test::add.Tensor(Tensor self, Tensor other) -> Tensor");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(other.status().message(), HasSubstr("different schema"));
+  auto first = registry_.Impl("test::add.Tensor", DispatchKey::kCPU, Kernel(&AddKernel, "first"));
+  ASSERT_TRUE(first.ok());
+  auto second = registry_.Impl("test::add.Tensor", DispatchKey::kCPU, Kernel(&AddKernel, "second"));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(second.status().message(), HasSubstr("already has a kernel for cpu ('first')"));
+  EXPECT_FALSE(registry_.Impl("test::add.Tensor", DispatchKey::kCUDA, KernelFunction()).ok())
+      << "a NULL kernel function";
+  EXPECT_FALSE(registry_.Impl("test::add.Tensor", static_cast<DispatchKey>(42),
+                              Kernel(&AddKernel, "k"))
+                   .ok());
+  EXPECT_FALSE(registry_.Define("test::broken(Tensor self -> Tensor").ok());
+}
+
+TEST_F(OpRegistryTest, RegistrationHandlesDeregisterWhenDestroyed) {
+  absl::StatusOr<RegistrationHandle> def = registry_.Define(kAddSchema);
+  ASSERT_TRUE(def.ok());
+  OperatorHandle add = *registry_.Find("test::add.Tensor");
+  {
+    auto impl = registry_.Impl("test::add.Tensor", DispatchKey::kCPU, Kernel(&AddKernel, "add"));
+    ASSERT_TRUE(impl.ok());
+    Stack stack{Make({1}, {1}), Make({1}, {1})};
+    EXPECT_TRUE(registry_.Call(add, &stack).ok());
+  }
+  Stack stack{Make({1}, {1}), Make({1}, {1})};
+  absl::Status s = registry_.Call(add, &stack);
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(s.message(), HasSubstr("not implemented for test::add.Tensor on cpu"));
+  // The kernel slot is free again.
+  auto again = registry_.Impl("test::add.Tensor", DispatchKey::kCPU, Kernel(&AddKernel, "again"));
+  EXPECT_TRUE(again.ok());
+  again->Reset();
+  def->Reset();
+  EXPECT_EQ(registry_.Find("test::add.Tensor").status().code(), absl::StatusCode::kNotFound);
+  Stack after{Make({1}), Make({1})};
+  EXPECT_EQ(registry_.Call(add, &after).code(), absl::StatusCode::kFailedPrecondition)
+      << "an old handle to an undefined op fails cleanly";
+  EXPECT_TRUE(registry_.Define(kAddSchema).ok()) << "and it can be defined again";
+}
+
+TEST_F(OpRegistryTest, LookupOrderIsKernelThenCompositeThenFallback) {
+  OperatorHandle op = Define("test::f(Tensor self) -> Tensor");
+  const DispatchKey fake = DispatchKeyFor(kFake);
+  EXPECT_EQ(registry_.Lookup(op, fake).status().code(), absl::StatusCode::kUnimplemented);
+  auto fallback = registry_.RegisterFallback(fake, Kernel(&IdentityKernel, "fallback"));
+  ASSERT_TRUE(fallback.ok());
+  EXPECT_EQ(registry_.Lookup(op, fake)->source, KernelSource::kFallback);
+  EXPECT_EQ(registry_.Lookup(op, DispatchKey::kCPU).status().code(),
+            absl::StatusCode::kUnimplemented)
+      << "a fallback serves only its key";
+  auto composite = registry_.ImplComposite("test::f", Kernel(&IdentityKernel, "composite"));
+  ASSERT_TRUE(composite.ok());
+  EXPECT_EQ(registry_.Lookup(op, fake)->source, KernelSource::kComposite);
+  EXPECT_EQ(registry_.Lookup(op, DispatchKey::kCPU)->source, KernelSource::kComposite);
+  auto kernel = registry_.Impl("test::f", fake, Kernel(&IdentityKernel, "native"));
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_EQ(registry_.Lookup(op, fake)->source, KernelSource::kKernel);
+  EXPECT_EQ(registry_.Lookup(op, fake)->kernel->name, "native");
+  EXPECT_FALSE(registry_.RegisterFallback(fake, Kernel(&IdentityKernel, "second")).ok());
+}
+
+TEST_F(OpRegistryTest, DispatchKeyFollowsDevicesWithTheZeroDimCpuException) {
+  OperatorHandle op = Define("test::g(Tensor self, Tensor other) -> Tensor");
+  const Device fake0(kFake, 0), fake1(kFake, 1);
+  Stack same{Make({2}, {}, fake0), Make({2}, {}, fake0)};
+  EXPECT_EQ(*registry_.ComputeDispatchKey(op, same), DispatchKeyFor(kFake));
+  Stack cpu_scalar{Make({2}, {}, fake0), Make({}, {})};
+  EXPECT_EQ(*registry_.ComputeDispatchKey(op, cpu_scalar), DispatchKeyFor(kFake));
+  Stack scalar_first{Make({}, {}), Make({2}, {}, fake0)};
+  EXPECT_EQ(*registry_.ComputeDispatchKey(op, scalar_first), DispatchKeyFor(kFake));
+  Stack only_scalars{Make({}, {}), Make({}, {})};
+  EXPECT_EQ(*registry_.ComputeDispatchKey(op, only_scalars), DispatchKey::kCPU);
+
+  Stack mixed{Make({2}), Make({2}, {}, fake0)};
+  absl::StatusOr<DispatchKey> key = registry_.ComputeDispatchKey(op, mixed);
+  EXPECT_EQ(key.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(key.status().message(),
+              HasSubstr("test::g: expected all tensors to be on the same device, but found at "
+                        "least two devices, cpu (argument 'self') and privateusetwo:0 (argument "
+                        "'other')"));
+  Stack two_indices{Make({2}, {}, fake0), Make({2}, {}, fake1)};
+  EXPECT_FALSE(registry_.ComputeDispatchKey(op, two_indices).ok());
+  Stack fake_scalar_with_cpu{Make({2}), Make({}, {}, fake0)};
+  EXPECT_FALSE(registry_.ComputeDispatchKey(op, fake_scalar_with_cpu).ok())
+      << "only CPU 0-dim tensors join other devices";
+  Stack meta_with_cpu_scalar{Make({2}, {}, Device(DeviceType::kMeta)), Make({}, {})};
+  EXPECT_EQ(*registry_.ComputeDispatchKey(op, meta_with_cpu_scalar), DispatchKey::kMeta);
+  // The mixed-device check runs on every call.
+  auto impl = registry_.ImplComposite("test::g", Kernel(&IdentityKernel, "id"));
+  ASSERT_TRUE(impl.ok());
+  Stack call_same{Make({2}, {}, fake0), Make({}, {})};
+  EXPECT_TRUE(registry_.Call(op, &call_same).ok());
+  Stack call_mixed{Make({2}), Make({2}, {}, fake0)};
+  EXPECT_EQ(registry_.Call(op, &call_mixed).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(OpRegistryTest, FactoriesDispatchOnTheirDeviceArgument) {
+  OperatorHandle op = Define("test::make(int[] size, *, Device? device=None) -> Tensor");
+  Stack cpu{Value(IntList{2})};
+  ASSERT_TRUE(registry_.Call(op, &cpu).code() == absl::StatusCode::kUnimplemented);
+  Stack on_fake{Value(IntList{2}), Value(Device(kFake, 0))};
+  EXPECT_EQ(*registry_.ComputeDispatchKey(op, on_fake), DispatchKeyFor(kFake));
+  Stack by_name{Value(IntList{2}), Value("privateusetwo:0")};
+  absl::Status s = registry_.Call(op, &by_name);
+  EXPECT_THAT(s.message(), HasSubstr("not implemented for test::make on privateusetwo"));
+}
+
+absl::Status FailingKernel(void*, const OperatorHandle& op, Stack*) {
+  return absl::InvalidArgumentError("kernel says no");
+}
+absl::Status TwoReturnsKernel(void*, const OperatorHandle&, Stack* stack) {
+  stack->resize(2);
+  return absl::OkStatus();
+}
+
+TEST_F(OpRegistryTest, KernelErrorsAndWrongReturnCountsReachTheCaller) {
+  OperatorHandle op = Define("test::h(Tensor self) -> Tensor");
+  auto k = registry_.Impl("test::h", DispatchKey::kCPU, Kernel(&FailingKernel, "failing"));
+  Stack stack{Make({1})};
+  EXPECT_EQ(registry_.Call(op, &stack).message(), "kernel says no");
+  k->Reset();
+  k = registry_.Impl("test::h", DispatchKey::kCPU, Kernel(&TwoReturnsKernel, "two"));
+  Stack stack2{Make({1})};
+  absl::Status s = registry_.Call(op, &stack2);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(s.message(), HasSubstr("kernel 'two' left 2 values on the stack, but the schema "
+                                     "returns 1"));
+}
+
+TEST_F(OpRegistryTest, BoxedCallAllocatesNothingForUpToEightArguments) {
+  OperatorHandle op = Define(
+      "test::eight(Tensor a, Tensor b, Scalar c, int d, float e, bool f, ScalarType g, int[] h) "
+      "-> Tensor");
+  auto impl = registry_.Impl("test::eight", DispatchKey::kCPU, Kernel(&IdentityKernel, "id"));
+  ASSERT_TRUE(impl.ok());
+  Tensor a = Make({2}), b = Make({2});
+  // Warm up once (first use of thread-locals), then count.
+  for (int round = 0; round < 2; ++round) {
+    const int64_t before = g_heap_allocations.load();
+    Stack stack{a, b, Value(Scalar(1.5)), Value(int64_t{2}), Value(3.0), Value(true),
+                Value(ScalarType::kInt8), Value(IntList{1, 2, 3})};
+    absl::Status s = registry_.Call(op, &stack);
+    const int64_t after = g_heap_allocations.load();
+    ASSERT_TRUE(s.ok()) << s;
+    if (round == 1) EXPECT_EQ(after - before, 0) << "heap allocations during one boxed call";
+  }
+}
+
+TEST_F(OpRegistryTest, TraceLogsOpKeyAndChosenKernel) {
+  OperatorHandle op = Define("test::traced(Tensor self) -> Tensor");
+  auto impl = registry_.ImplComposite("test::traced", Kernel(&IdentityKernel, "traced_composite"));
+  ASSERT_TRUE(impl.ok());
+  std::ostringstream log;
+  registry_.SetTrace(true, &log);
+  Stack stack{Make({1})};
+  ASSERT_TRUE(registry_.Call(op, &stack).ok());
+  registry_.SetTrace(false);
+  Stack quiet{Make({1})};
+  ASSERT_TRUE(registry_.Call(op, &quiet).ok());
+  EXPECT_EQ(log.str(),
+            "[tessera dispatch] op=test::traced key=cpu kernel=traced_composite (composite)\n");
+}
+
+TEST(OpRegistryTraceEnv, DispatchTraceEnvironmentVariableTurnsTracingOn) {
+  setenv("TESSERA_DISPATCH_TRACE", "1", 1);
+  OpRegistry traced;
+  unsetenv("TESSERA_DISPATCH_TRACE");
+  absl::StatusOr<RegistrationHandle> def = traced.Define("test::x(Tensor self) -> Tensor");
+  ASSERT_TRUE(def.ok());
+  auto impl = traced.ImplComposite("test::x", Kernel(&IdentityKernel, "x_kernel"));
+  ::testing::internal::CaptureStderr();
+  Stack stack{*Empty({1}, ScalarType::kFloat32, Device(DeviceType::kCPU))};
+  ASSERT_TRUE(traced.Call(*traced.Find("test::x"), &stack).ok());
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              HasSubstr("op=test::x key=cpu kernel=x_kernel (composite)"));
+}
+
+// Registration must be safe while other threads call: readers never see a torn table and
+// never block. A composite stays registered, so each call runs either the kernel or it.
+TEST_F(OpRegistryTest, ConcurrentCallsWhileKernelsAreRegisteredAndRemoved) {
+  OperatorHandle op = Define("test::busy(Tensor self) -> Tensor");
+  auto composite = registry_.ImplComposite("test::busy", Kernel(&IdentityKernel, "composite"));
+  ASSERT_TRUE(composite.ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> calls{0}, failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 3; ++t) {
+    callers.emplace_back([&] {
+      Tensor x = *Empty({4}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+      while (!stop.load()) {
+        Stack stack{x};
+        if (!registry_.Call(op, &stack).ok()) ++failures;
+        ++calls;
+      }
+    });
+  }
+  for (int i = 0; i < 2000; ++i) {
+    auto k = registry_.Impl("test::busy", DispatchKey::kCPU, Kernel(&IdentityKernel, "kernel"));
+    ASSERT_TRUE(k.ok()) << k.status();
+    if (i % 100 == 0) std::this_thread::yield();
+  }  // each handle deregisters at the end of its iteration
+  while (calls.load() < 10000) std::this_thread::yield();
+  stop = true;
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GE(calls.load(), 10000);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,7 +1,20 @@
 #include "dispatcher/ops/boxing.h"
 
+#include "absl/strings/str_format.h"
+
 namespace tessera {
 namespace ops {
+
+absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, IntArrayRef from,
+                               IntArrayRef to, std::string_view target) {
+  absl::StatusOr<DimVector> shape = BroadcastShapes(from, to);
+  if (shape.ok() && std::equal(shape->begin(), shape->end(), to.begin(), to.end())) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s of shape %s must broadcast to %s %s",
+                                                    op.name(), arg, ShapeToString(from), target,
+                                                    ShapeToString(to)));
+}
 
 absl::Status DefineAll(OpRegistry& registry, std::vector<OpDefinition> defs, KernelSlot slot) {
   for (OpDefinition& def : defs) {

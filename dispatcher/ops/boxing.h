@@ -38,6 +38,11 @@ inline std::optional<int64_t> OptionalInt(const Value& v) {
   return v.to_int();
 }
 
+// CheckBroadcastsTo: `from` (argument `arg`) must broadcast to exactly `to` (`target` names
+// it in the error, e.g. "self's shape").
+absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, IntArrayRef from,
+                               IntArrayRef to, std::string_view target);
+
 // DefineAll defines each schema and registers its kernel (composite or Meta) permanently.
 struct OpDefinition {
   const char* schema;

@@ -64,15 +64,11 @@ Out CloneMeta(const OperatorHandle&, const Stack& s) {
   return std::vector<Tensor>{*std::move(out)};
 }
 
-Out CopyMeta(const OperatorHandle&, const Stack& s) {
+Out CopyMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   const Tensor& src = s[1].tensor();
-  TSR_ASSIGN_OR_RETURN(DimVector shape, BroadcastShapes(self.sizes(), src.sizes()));
-  if (!std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end())) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "copy_: the source of shape %s does not broadcast to the destination's shape %s",
-        ShapeToString(src.sizes()), ShapeToString(self.sizes())));
-  }
+  TSR_RETURN_IF_ERROR(CheckBroadcastsTo(op, "src", src.sizes(), self.sizes(),
+                                        "the destination's shape"));
   return std::vector<Tensor>{self};
 }
 

@@ -63,12 +63,8 @@ Out AddmmMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   Stack mm{s[1], s[2]};
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, MmMeta(op, mm));
-  TSR_ASSIGN_OR_RETURN(DimVector b, BroadcastShapes(self.sizes(), out[0].sizes()));
-  if (!std::equal(b.begin(), b.end(), out[0].sizes().begin(), out[0].sizes().end())) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: self of shape %s does not broadcast to the product's shape %s", op.name(),
-        ShapeToString(self.sizes()), ShapeToString(out[0].sizes())));
-  }
+  TSR_RETURN_IF_ERROR(
+      CheckBroadcastsTo(op, "self", self.sizes(), out[0].sizes(), "the product's shape"));
   TSR_RETURN_IF_ERROR(CheckSameDtype(op, self, out[0]));
   return out;
 }

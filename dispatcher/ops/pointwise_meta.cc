@@ -98,11 +98,8 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
     }
     case Rule::kMaskedSelf: {
       TSR_RETURN_IF_ERROR(RequireBool(op, "mask", s[1].tensor()));
-      if (!std::equal(shape.begin(), shape.end(), self.sizes().begin(), self.sizes().end())) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: mask of shape %s must broadcast to self's shape %s", op.name(),
-            ShapeToString(s[1].tensor().sizes()), ShapeToString(self.sizes())));
-      }
+      TSR_RETURN_IF_ERROR(
+          CheckBroadcastsTo(op, "mask", s[1].tensor().sizes(), self.sizes(), "self's shape"));
       dtype = self.dtype();
       break;
     }

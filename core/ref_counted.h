@@ -19,7 +19,12 @@ class RefCounted {
 
   void Retain() const { refcount_.fetch_add(1, std::memory_order_relaxed); }
   void Release() const {
-    if (refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+    // Holding the only reference means no other thread can reach the object to add one, so
+    // the common end of a temporary (count 1) needs no locked instruction.
+    if (refcount_.load(std::memory_order_acquire) == 1 ||
+        refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete this;
+    }
   }
   int64_t use_count() const { return refcount_.load(std::memory_order_acquire); }
 

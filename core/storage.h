@@ -13,6 +13,10 @@ class StorageImpl final : public RefCounted {
  public:
   StorageImpl(DataPtr data, size_t nbytes) : data_(std::move(data)), nbytes_(nbytes) {}
 
+  // Allocated from a per-thread pool (core/internal/block_pool.h): one per op output.
+  static void* operator new(size_t size);
+  static void operator delete(void* block, size_t size);
+
   // data is NULL for meta storages and for empty allocations that returned NULL.
   void* data() const { return data_.data; }
   size_t nbytes() const { return nbytes_; }

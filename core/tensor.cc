@@ -2,9 +2,26 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "core/internal/block_pool.h"
 #include "core/status_macros.h"
 
 namespace tessera {
+
+using TensorImplPool = internal::BlockPool<sizeof(TensorImpl)>;
+using StorageImplPool = internal::BlockPool<sizeof(StorageImpl)>;
+
+void* TensorImpl::operator new(size_t size) {
+  return size == sizeof(TensorImpl) ? TensorImplPool::Allocate() : ::operator new(size);
+}
+void TensorImpl::operator delete(void* block, size_t size) {
+  size == sizeof(TensorImpl) ? TensorImplPool::Free(block) : ::operator delete(block);
+}
+void* StorageImpl::operator new(size_t size) {
+  return size == sizeof(StorageImpl) ? StorageImplPool::Allocate() : ::operator new(size);
+}
+void StorageImpl::operator delete(void* block, size_t size) {
+  size == sizeof(StorageImpl) ? StorageImplPool::Free(block) : ::operator delete(block);
+}
 
 TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
                        DimVector strides, int64_t storage_offset, int64_t numel)

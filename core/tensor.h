@@ -23,6 +23,10 @@ class TensorImpl final : public RefCounted {
   TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
              DimVector strides, int64_t storage_offset, int64_t numel);
 
+  // Allocated from a per-thread pool (core/internal/block_pool.h): one per op output.
+  static void* operator new(size_t size);
+  static void operator delete(void* block, size_t size);
+
   const Ref<StorageImpl>& storage() const { return storage_; }
   ScalarType dtype() const { return dtype_; }
   Device device() const { return device_; }

@@ -121,7 +121,7 @@ absl::Status CheckKernel(const KernelFunction& kernel, std::string_view what) {
 }
 
 absl::Status CheckKey(DispatchKey key, std::string_view what) {
-  if (static_cast<int>(key) < 0 || static_cast<int>(key) >= kNumDispatchKeys) {
+  if (static_cast<int>(key) >= kNumDispatchKeys) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: expected a dispatch key in [0, %d), got %d", what, kNumDispatchKeys,
         static_cast<int>(key)));

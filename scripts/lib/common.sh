@@ -1,0 +1,57 @@
+# Shared by scripts/run.sh and scripts/test.sh (sourced, not run): installs the Debian packages
+# the build needs when they are missing, then configures and builds into build/.
+#
+# Idempotent: a second run finds every package installed and rebuilds only what changed
+# (Ninja + ccache).
+
+TESSERA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
+
+# Everything the build and the tests use, by Debian package name.
+TESSERA_PACKAGES=(
+  cmake ninja-build g++ ccache pkg-config
+  libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+tessera_log() { printf '[tessera] %s\n' "$*" >&2; }
+
+tessera_install_packages() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    tessera_log "not a Debian system: make sure these are installed: ${TESSERA_PACKAGES[*]}"
+    return 0
+  fi
+  local missing=() pkg
+  for pkg in "${TESSERA_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+      sudo=(sudo)
+    else
+      tessera_log "missing Debian packages: ${missing[*]}"
+      tessera_log "run as root: apt-get update && apt-get install -y ${missing[*]}"
+      exit 1
+    fi
+  fi
+  tessera_log "installing missing Debian packages: ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}"
+}
+
+# tessera_build [extra cmake -D options...]: configure (first time) and build everything.
+tessera_build() {
+  cd "$TESSERA_ROOT"
+  if [ ! -f "$TESSERA_BUILD_DIR/build.ninja" ]; then
+    cmake -S . -B "$TESSERA_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  elif [ $# -gt 0 ]; then
+    cmake "$TESSERA_BUILD_DIR" "$@"
+  fi
+  cmake --build "$TESSERA_BUILD_DIR" --parallel "$(nproc)"
+}

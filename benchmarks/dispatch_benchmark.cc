@@ -31,8 +31,9 @@ struct Fixture {
   RegistrationHandle def, impl;
   Tensor a, b;
   Fixture() {
-    def = *registry.Define("bench::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> "
-                           "Tensor");
+    def = *registry.Define(
+        "bench::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> "
+        "Tensor");
     KernelFunction k;
     k.fn = &AddKernel;
     k.name = "bench_add";

@@ -44,15 +44,15 @@ absl::Status DeviceNames::Rename(DeviceType type, std::string_view name) {
   const int slot = static_cast<int>(type);
   if (renamed_[slot]) {
     if (names_[slot] == name) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "rename_device: %s is already named '%s'; cannot rename it to '%s'",
-        kDefaultNames[slot], names_[slot], name));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("rename_device: %s is already named '%s'; cannot rename it to '%s'",
+                        kDefaultNames[slot], names_[slot], name));
   }
   for (int i = 0; i < kNumDeviceTypes; ++i) {
     if (names_[i] == name || kDefaultNames[i] == name) {
-      return absl::AlreadyExistsError(absl::StrFormat(
-          "rename_device: the name '%s' is already taken by device type %s", name,
-          kDefaultNames[i]));
+      return absl::AlreadyExistsError(
+          absl::StrFormat("rename_device: the name '%s' is already taken by device type %s", name,
+                          kDefaultNames[i]));
     }
   }
   names_[slot] = std::string(name);
@@ -87,7 +87,8 @@ absl::StatusOr<Device> DeviceNames::Parse(std::string_view text) const {
   const std::string_view index_text = text.substr(colon + 1);
   int32_t index = -1;
   if (index_text.empty() || index_text[0] == '+' || index_text[0] == '-' ||
-      !absl::SimpleAtoi(absl::string_view(index_text.data(), index_text.size()), &index) || index < 0) {
+      !absl::SimpleAtoi(absl::string_view(index_text.data(), index_text.size()), &index) ||
+      index < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "invalid device '%s': expected 'type' or 'type:index' with index >= 0", text));
   }

@@ -26,7 +26,8 @@ TEST(Device, ParsesAndPrintsTypeAndIndex) {
 
 TEST(Device, RejectsMalformedStrings) {
   DeviceNames names;
-  for (const char* bad : {"cuda:", "cuda:-1", "cuda:+1", "cuda:x", "cuda:1:2", "cuda:99999999999"}) {
+  for (const char* bad :
+       {"cuda:", "cuda:-1", "cuda:+1", "cuda:x", "cuda:1:2", "cuda:99999999999"}) {
     absl::StatusOr<Device> d = names.Parse(bad);
     ASSERT_FALSE(d.ok()) << bad;
     EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
@@ -54,8 +55,7 @@ TEST(Device, RenameConflictsAreErrors) {
   EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(second.message(), HasSubstr("already named 'npu'"));
   EXPECT_THAT(second.message(), HasSubstr("'xpu'"));
-  EXPECT_EQ(names.Rename(DeviceType::kPrivateUse2, "npu").code(),
-            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(names.Rename(DeviceType::kPrivateUse2, "npu").code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(names.Rename(DeviceType::kPrivateUse2, "cuda").code(),
             absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(names.Rename(DeviceType::kPrivateUse2, "privateusethree").code(),

@@ -29,8 +29,8 @@ inline constexpr int kNumScalarTypes = 10;
 
 // Every dtype in enum order, for table-driven code and tests.
 inline constexpr ScalarType kAllScalarTypes[kNumScalarTypes] = {
-    ScalarType::kBool,    ScalarType::kUInt8,    ScalarType::kInt8,    ScalarType::kInt16,
-    ScalarType::kInt32,   ScalarType::kInt64,    ScalarType::kFloat16, ScalarType::kBFloat16,
+    ScalarType::kBool,    ScalarType::kUInt8,  ScalarType::kInt8,    ScalarType::kInt16,
+    ScalarType::kInt32,   ScalarType::kInt64,  ScalarType::kFloat16, ScalarType::kBFloat16,
     ScalarType::kFloat32, ScalarType::kFloat64};
 
 // ElementSize is the size in bytes of one element.
@@ -78,15 +78,45 @@ std::optional<ScalarType> ParseScalarType(std::string_view name);
 // CppTypeFor maps a dtype to its C++ storage type.
 template <ScalarType T>
 struct CppTypeFor;
-template <> struct CppTypeFor<ScalarType::kBool> { using type = bool; };
-template <> struct CppTypeFor<ScalarType::kUInt8> { using type = uint8_t; };
-template <> struct CppTypeFor<ScalarType::kInt8> { using type = int8_t; };
-template <> struct CppTypeFor<ScalarType::kInt16> { using type = int16_t; };
-template <> struct CppTypeFor<ScalarType::kInt32> { using type = int32_t; };
-template <> struct CppTypeFor<ScalarType::kInt64> { using type = int64_t; };
-template <> struct CppTypeFor<ScalarType::kFloat16> { using type = Half; };
-template <> struct CppTypeFor<ScalarType::kBFloat16> { using type = BFloat16; };
-template <> struct CppTypeFor<ScalarType::kFloat32> { using type = float; };
-template <> struct CppTypeFor<ScalarType::kFloat64> { using type = double; };
+template <>
+struct CppTypeFor<ScalarType::kBool> {
+  using type = bool;
+};
+template <>
+struct CppTypeFor<ScalarType::kUInt8> {
+  using type = uint8_t;
+};
+template <>
+struct CppTypeFor<ScalarType::kInt8> {
+  using type = int8_t;
+};
+template <>
+struct CppTypeFor<ScalarType::kInt16> {
+  using type = int16_t;
+};
+template <>
+struct CppTypeFor<ScalarType::kInt32> {
+  using type = int32_t;
+};
+template <>
+struct CppTypeFor<ScalarType::kInt64> {
+  using type = int64_t;
+};
+template <>
+struct CppTypeFor<ScalarType::kFloat16> {
+  using type = Half;
+};
+template <>
+struct CppTypeFor<ScalarType::kBFloat16> {
+  using type = BFloat16;
+};
+template <>
+struct CppTypeFor<ScalarType::kFloat32> {
+  using type = float;
+};
+template <>
+struct CppTypeFor<ScalarType::kFloat64> {
+  using type = double;
+};
 
 }  // namespace tessera

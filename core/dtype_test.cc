@@ -33,12 +33,12 @@ TEST(ScalarType, SizesNamesAndCategories) {
 TEST(Half, ConvertsKnownValuesWithRoundToNearestEven) {
   EXPECT_EQ(Half(1.0f).bits, 0x3c00);
   EXPECT_EQ(Half(-2.0f).bits, 0xc000);
-  EXPECT_EQ(Half(65504.0f).bits, 0x7bff);  // largest finite
-  EXPECT_EQ(Half(65519.0f).bits, 0x7bff);  // just below the halfway point to infinity
-  EXPECT_EQ(Half(65520.0f).bits, 0x7c00);  // halfway, ties to even = infinity
-  EXPECT_EQ(Half(std::ldexp(1.0f, -24)).bits, 0x0001);      // smallest subnormal
-  EXPECT_EQ(Half(std::ldexp(1.0f, -25)).bits, 0x0000);      // half of it: tie to even (0)
-  EXPECT_EQ(Half(std::ldexp(3.0f, -25)).bits, 0x0002);      // 1.5 ulp: tie to even (2)
+  EXPECT_EQ(Half(65504.0f).bits, 0x7bff);               // largest finite
+  EXPECT_EQ(Half(65519.0f).bits, 0x7bff);               // just below the halfway point to infinity
+  EXPECT_EQ(Half(65520.0f).bits, 0x7c00);               // halfway, ties to even = infinity
+  EXPECT_EQ(Half(std::ldexp(1.0f, -24)).bits, 0x0001);  // smallest subnormal
+  EXPECT_EQ(Half(std::ldexp(1.0f, -25)).bits, 0x0000);  // half of it: tie to even (0)
+  EXPECT_EQ(Half(std::ldexp(3.0f, -25)).bits, 0x0002);  // 1.5 ulp: tie to even (2)
   EXPECT_EQ(Half(1.0f + std::ldexp(1.0f, -11)).bits, 0x3c00);  // tie between 1 and next: even
   EXPECT_EQ(Half(1.0f + std::ldexp(3.0f, -11)).bits, 0x3c02);  // tie rounds up to even
   EXPECT_EQ(Half(-0.0f).bits, 0x8000);
@@ -74,7 +74,7 @@ TEST(BFloat16, ConvertsKnownValuesWithRoundToNearestEven) {
   EXPECT_EQ(BFloat16(1.0f + std::ldexp(3.0f, -8)).bits, 0x3f82);  // tie: up to even
   EXPECT_EQ(BFloat16(-0.0f).bits, 0x8000);
   EXPECT_EQ(BFloat16(std::numeric_limits<float>::infinity()).bits, 0x7f80);
-  EXPECT_EQ(BFloat16(std::numeric_limits<float>::max()).bits, 0x7f80);  // rounds past max
+  EXPECT_EQ(BFloat16(std::numeric_limits<float>::max()).bits, 0x7f80);       // rounds past max
   EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(Bits(0x7f800001u)))));  // payload low bits
   EXPECT_EQ(BFloat16(Bits(0xff800001u)).bits & 0x8000, 0x8000);
 }

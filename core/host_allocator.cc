@@ -93,8 +93,8 @@ HostAllocator& HostAllocator::Global() {
 
 absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
   if (device.type != DeviceType::kCPU || device.index != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "host allocator: expected device cpu, got %s", DeviceToString(device)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("host allocator: expected device cpu, got %s", DeviceToString(device)));
   }
   Count(&Counters::allocations, 1);
   size_t block = nbytes <= kMinBlock ? kMinBlock : absl::bit_ceil(nbytes);

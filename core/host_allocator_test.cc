@@ -53,7 +53,8 @@ TEST(HostAllocator, BlocksMayBeFreedOnAnotherThread) {
   HostAllocator& alloc = HostAllocator::Global();
   const int64_t live_before = alloc.GetStats().live_bytes;
   std::vector<DataPtr> blocks;
-  for (int i = 0; i < 200; ++i) blocks.push_back(*alloc.Allocate(Device(DeviceType::kCPU), 64 * (i % 7 + 1)));
+  for (int i = 0; i < 200; ++i)
+    blocks.push_back(*alloc.Allocate(Device(DeviceType::kCPU), 64 * (i % 7 + 1)));
   std::thread([&] {
     for (const DataPtr& p : blocks) Free(p);
   }).join();  // the thread's cache is released when it exits

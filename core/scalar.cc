@@ -6,9 +6,12 @@ namespace tessera {
 
 std::string Scalar::ToString() const {
   switch (kind_) {
-    case Kind::kBool: return v_.i ? "True" : "False";
-    case Kind::kInt: return absl::StrCat(v_.i);
-    case Kind::kDouble: return absl::StrCat(v_.d);
+    case Kind::kBool:
+      return v_.i ? "True" : "False";
+    case Kind::kInt:
+      return absl::StrCat(v_.i);
+    case Kind::kDouble:
+      return absl::StrCat(v_.d);
   }
   return "";
 }

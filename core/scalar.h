@@ -14,10 +14,10 @@ class Scalar {
   enum class Kind : int8_t { kBool, kInt, kDouble };
 
   Scalar() : Scalar(int64_t{0}) {}
-  Scalar(bool v) : kind_(Kind::kBool) { v_.i = v; }        // NOLINT: implicit
-  Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}       // NOLINT: implicit
-  Scalar(int64_t v) : kind_(Kind::kInt) { v_.i = v; }      // NOLINT: implicit
-  Scalar(double v) : kind_(Kind::kDouble) { v_.d = v; }    // NOLINT: implicit
+  Scalar(bool v) : kind_(Kind::kBool) { v_.i = v; }      // NOLINT: implicit
+  Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}     // NOLINT: implicit
+  Scalar(int64_t v) : kind_(Kind::kInt) { v_.i = v; }    // NOLINT: implicit
+  Scalar(double v) : kind_(Kind::kDouble) { v_.d = v; }  // NOLINT: implicit
 
   Kind kind() const { return kind_; }
   bool is_bool() const { return kind_ == Kind::kBool; }
@@ -31,9 +31,12 @@ class Scalar {
   // dtype: the type of the equivalent 0-dim tensor (bool, int64, float64).
   ScalarType dtype() const {
     switch (kind_) {
-      case Kind::kBool: return ScalarType::kBool;
-      case Kind::kInt: return ScalarType::kInt64;
-      case Kind::kDouble: return ScalarType::kFloat64;
+      case Kind::kBool:
+        return ScalarType::kBool;
+      case Kind::kInt:
+        return ScalarType::kInt64;
+      case Kind::kDouble:
+        return ScalarType::kFloat64;
     }
     return ScalarType::kFloat64;
   }

@@ -15,16 +15,16 @@ absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "expected all sizes to be non-negative, but got size %d at dimension %d in %s",
-          sizes[i], i, ShapeToString(sizes)));
+          "expected all sizes to be non-negative, but got size %d at dimension %d in %s", sizes[i],
+          i, ShapeToString(sizes)));
     }
     // Keep multiplying after an overflow only to find a zero size, which makes the product 0.
     overflow |= __builtin_mul_overflow(numel, sizes[i], &numel);
   }
   if (overflow && std::find(sizes.begin(), sizes.end(), 0) == sizes.end()) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "the number of elements of shape %s overflows int64 (at most %d elements)",
-        ShapeToString(sizes), INT64_MAX));
+    return absl::OutOfRangeError(
+        absl::StrFormat("the number of elements of shape %s overflows int64 (at most %d elements)",
+                        ShapeToString(sizes), INT64_MAX));
   }
   return overflow ? 0 : numel;
 }
@@ -52,9 +52,9 @@ bool IsContiguousLayout(IntArrayRef sizes, IntArrayRef strides) {
 
 absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef strides) {
   if (sizes.size() != strides.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "expected as many strides as sizes, got sizes %s and strides %s", ShapeToString(sizes),
-        ShapeToString(strides)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected as many strides as sizes, got sizes %s and strides %s",
+                        ShapeToString(sizes), ShapeToString(strides)));
   }
   int64_t last = 0;  // index of the last element reachable
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -64,8 +64,8 @@ absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef stride
     }
     if (strides[i] < 0) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "expected all strides to be non-negative, but got stride %d at dimension %d",
-          strides[i], i));
+          "expected all strides to be non-negative, but got stride %d at dimension %d", strides[i],
+          i));
     }
     if (sizes[i] == 0) return 0;
   }
@@ -73,9 +73,9 @@ absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef stride
     int64_t span;
     if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
         __builtin_add_overflow(last, span, &last)) {
-      return absl::OutOfRangeError(absl::StrFormat(
-          "the storage for sizes %s and strides %s overflows int64", ShapeToString(sizes),
-          ShapeToString(strides)));
+      return absl::OutOfRangeError(
+          absl::StrFormat("the storage for sizes %s and strides %s overflows int64",
+                          ShapeToString(sizes), ShapeToString(strides)));
     }
   }
   return last + 1;

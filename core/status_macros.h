@@ -9,9 +9,9 @@
 #define TSR_STATUS_CONCAT(a, b) TSR_STATUS_CONCAT_INNER(a, b)
 
 // TSR_RETURN_IF_ERROR(expr): returns the status of `expr` from the enclosing function unless ok.
-#define TSR_RETURN_IF_ERROR(expr)                                 \
-  do {                                                            \
-    ::absl::Status tsr_status_ = (expr);                          \
+#define TSR_RETURN_IF_ERROR(expr)                                  \
+  do {                                                             \
+    ::absl::Status tsr_status_ = (expr);                           \
     if (ABSL_PREDICT_FALSE(!tsr_status_.ok())) return tsr_status_; \
   } while (0)
 
@@ -19,7 +19,7 @@
 // otherwise moves its value into `lhs` (which may be a declaration: `auto x`).
 #define TSR_ASSIGN_OR_RETURN(lhs, expr) \
   TSR_ASSIGN_OR_RETURN_IMPL(TSR_STATUS_CONCAT(tsr_statusor_, __LINE__), lhs, expr)
-#define TSR_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr)                        \
-  auto statusor = (expr);                                                     \
+#define TSR_ASSIGN_OR_RETURN_IMPL(statusor, lhs, expr)                         \
+  auto statusor = (expr);                                                      \
   if (ABSL_PREDICT_FALSE(!statusor.ok())) return std::move(statusor).status(); \
   lhs = std::move(statusor).value()

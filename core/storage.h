@@ -11,7 +11,10 @@ namespace tessera {
 
 class StorageImpl final : public RefCounted {
  public:
-  StorageImpl(DataPtr data, size_t nbytes) : data_(std::move(data)), nbytes_(nbytes) {}
+  // `allocator` is the one that made `data` (NULL for memory wrapped from elsewhere and for
+  // meta storages); resizing an output reallocates through it.
+  StorageImpl(DataPtr data, size_t nbytes, Allocator* allocator = nullptr)
+      : data_(std::move(data)), nbytes_(nbytes), allocator_(allocator) {}
 
   // Allocated from a per-thread pool (core/internal/block_pool.h): one per op output.
   static void* operator new(size_t size);
@@ -23,6 +26,7 @@ class StorageImpl final : public RefCounted {
   Device device() const { return data_.device; }
   // owner is whoever provided the memory (a plugin, an embedder's buffer); may be empty.
   const std::shared_ptr<const void>& owner() const { return data_.owner; }
+  Allocator* allocator() const { return allocator_; }
 
  private:
   ~StorageImpl() override {
@@ -32,6 +36,7 @@ class StorageImpl final : public RefCounted {
 
   DataPtr data_;
   size_t nbytes_;
+  Allocator* allocator_;
 };
 
 }  // namespace tessera

@@ -50,9 +50,9 @@ namespace {
 
 absl::Status CheckDtype(ScalarType dtype) {
   if (!IsValidScalarType(static_cast<int>(dtype))) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "expected a dtype in [0, %d) (bool ... float64), got %d", kNumScalarTypes,
-        static_cast<int>(dtype)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected a dtype in [0, %d) (bool ... float64), got %d", kNumScalarTypes,
+                        static_cast<int>(dtype)));
   }
   return absl::OkStatus();
 }
@@ -69,10 +69,11 @@ absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements
         absl::StrFormat("expected a device index >= 0, got %d", device.index));
   }
   DataPtr data;
+  Allocator* allocator = nullptr;
   if (device.type == DeviceType::kMeta) {
     data.device = device;  // shape-only: no memory
   } else {
-    Allocator* allocator = GetAllocator(device.type);
+    allocator = GetAllocator(device.type);
     if (allocator == nullptr) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "cannot allocate on %s: no backend has registered device type '%s' (is its plugin "
@@ -81,7 +82,7 @@ absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements
     }
     TSR_ASSIGN_OR_RETURN(data, allocator->Allocate(device, static_cast<size_t>(nbytes)));
   }
-  return Ref<StorageImpl>::Make(std::move(data), static_cast<size_t>(nbytes));
+  return Ref<StorageImpl>::Make(std::move(data), static_cast<size_t>(nbytes), allocator);
 }
 
 }  // namespace
@@ -90,7 +91,8 @@ absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device)
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, numel, dtype));
-  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, DimVector(sizes.begin(), sizes.end()),
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
+                                      DimVector(sizes.begin(), sizes.end()),
                                       ContiguousStrides(sizes), 0, numel));
 }
 
@@ -122,14 +124,13 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
     return absl::OutOfRangeError(absl::StrFormat(
         "a view with sizes %s, strides %s and offset %d needs %d elements of %s, but the "
         "storage holds %d",
-        ShapeToString(sizes), ShapeToString(strides), storage_offset,
-        storage_offset + elements, ScalarTypeName(dtype), capacity));
+        ShapeToString(sizes), ShapeToString(strides), storage_offset, storage_offset + elements,
+        ScalarTypeName(dtype), capacity));
   }
   const Device device = storage->device();
-  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
-                                      DimVector(sizes.begin(), sizes.end()),
-                                      DimVector(strides.begin(), strides.end()), storage_offset,
-                                      numel));
+  return Tensor(Ref<TensorImpl>::Make(
+      std::move(storage), dtype, device, DimVector(sizes.begin(), sizes.end()),
+      DimVector(strides.begin(), strides.end()), storage_offset, numel));
 }
 
 }  // namespace tessera

@@ -24,6 +24,7 @@ TEST(Tensor, EmptyAllocatesContiguousHostMemoryForEveryDtype) {
     EXPECT_TRUE(t->is_contiguous());
     EXPECT_NE(t->data_ptr(), nullptr);
     EXPECT_EQ(t->impl()->storage()->nbytes(), 6 * ElementSize(dtype));
+    EXPECT_EQ(t->impl()->storage()->allocator(), &HostAllocator::Global());
   }
 }
 

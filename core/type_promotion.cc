@@ -10,11 +10,16 @@ constexpr ScalarType kDefaultDtype = ScalarType::kFloat32;
 // Rank within a category: wider integers and wider floats rank higher.
 int IntegerRank(ScalarType t) {
   switch (t) {
-    case ScalarType::kInt8: return 0;
-    case ScalarType::kInt16: return 1;
-    case ScalarType::kInt32: return 2;
-    case ScalarType::kInt64: return 3;
-    default: return -1;
+    case ScalarType::kInt8:
+      return 0;
+    case ScalarType::kInt16:
+      return 1;
+    case ScalarType::kInt32:
+      return 2;
+    case ScalarType::kInt64:
+      return 3;
+    default:
+      return -1;
   }
 }
 

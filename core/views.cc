@@ -70,14 +70,13 @@ absl::StatusOr<DimVector> InferViewSizes(IntArrayRef sizes, int64_t numel) {
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == -1) {
       if (infer_dim) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("only one dimension can be inferred, got shape %s",
-                            ShapeToString(sizes)));
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "only one dimension can be inferred, got shape %s", ShapeToString(sizes)));
       }
       infer_dim = i;
     } else if (sizes[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "invalid shape dimension %d in shape %s", sizes[i], ShapeToString(sizes)));
+      return absl::InvalidArgumentError(absl::StrFormat("invalid shape dimension %d in shape %s",
+                                                        sizes[i], ShapeToString(sizes)));
     } else if (__builtin_mul_overflow(known, sizes[i], &known)) {
       return absl::OutOfRangeError(
           absl::StrFormat("shape %s overflows int64 elements", ShapeToString(sizes)));
@@ -97,8 +96,8 @@ absl::StatusOr<DimVector> InferViewSizes(IntArrayRef sizes, int64_t numel) {
   } else if (known == numel) {
     return out;
   }
-  return absl::InvalidArgumentError(absl::StrFormat("shape '%s' is invalid for input of size %d",
-                                                    ShapeToString(sizes), numel));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("shape '%s' is invalid for input of size %d", ShapeToString(sizes), numel));
 }
 
 absl::StatusOr<Tensor> View(const Tensor& self, IntArrayRef sizes) {
@@ -164,8 +163,8 @@ absl::StatusOr<Tensor> Transpose(const Tensor& self, int64_t dim0, int64_t dim1)
 absl::StatusOr<Tensor> T(const Tensor& self) {
   TSR_RETURN_IF_ERROR(CheckDefined(self, "t"));
   if (self.dim() > 2) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "t: expects a tensor with <= 2 dimensions, but self is %dD", self.dim()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("t: expects a tensor with <= 2 dimensions, but self is %dD", self.dim()));
   }
   if (self.dim() < 2) return MakeView(self, self.sizes(), self.strides(), self.storage_offset());
   return Transpose(self, 0, 1);
@@ -197,8 +196,8 @@ absl::StatusOr<Tensor> Expand(const Tensor& self, IntArrayRef sizes) {
       }
       target = size;
     } else if (target < 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "expand: expected sizes >= -1, got %d at dimension %d", target, i));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("expand: expected sizes >= -1, got %d at dimension %d", target, i));
     }
     if (size != target) {
       if (size != 1) {
@@ -250,9 +249,9 @@ absl::StatusOr<Tensor> Select(const Tensor& self, int64_t dim, int64_t index) {
   TSR_ASSIGN_OR_RETURN(const int64_t d, WrapDim(dim, self.dim(), "select"));
   const int64_t size = self.sizes()[d];
   if (index < -size || index >= size) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "select: index %d out of range for tensor of size %s at dimension %d", index,
-        ShapeToString(self.sizes()), d));
+    return absl::OutOfRangeError(
+        absl::StrFormat("select: index %d out of range for tensor of size %s at dimension %d",
+                        index, ShapeToString(self.sizes()), d));
   }
   if (index < 0) index += size;
   DimVector sizes(self.sizes().begin(), self.sizes().end());
@@ -272,8 +271,8 @@ absl::StatusOr<Tensor> Narrow(const Tensor& self, int64_t dim, int64_t start, in
   const int64_t size = self.sizes()[d];
   if (start < -size || start > size) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "narrow: start (%d) out of range for dimension %d of size %d (expected [%d, %d])", start,
-        d, size, -size, size));
+        "narrow: start (%d) out of range for dimension %d of size %d (expected [%d, %d])", start, d,
+        size, -size, size));
   }
   if (start < 0) start += size;
   if (length < 0 || start + length > size) {
@@ -360,8 +359,7 @@ absl::StatusOr<Tensor> Unfold(const Tensor& self, int64_t dim, int64_t size, int
   const int64_t dim_stride = self.dim() == 0 ? 1 : self.strides()[d];
   if (size < 0 || size > dim_size) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "unfold: maximum size for tensor at dimension %d is %d but size is %d", d, dim_size,
-        size));
+        "unfold: maximum size for tensor at dimension %d is %d but size is %d", d, dim_size, size));
   }
   if (step <= 0) {
     return absl::InvalidArgumentError(

@@ -137,8 +137,9 @@ TEST(CoreOps, EmptyFactoriesAllocateOnTheRequestedDevice) {
   EXPECT_THAT(strided.strides(), ElementsAre(1, 2));
   EXPECT_THAT(ErrorOf("empty.memory_format", {Value(IntList{2, -1})}),
               HasSubstr("size -1 at dimension 1"));
-  EXPECT_THAT(ErrorOf("empty.memory_format", {Value(IntList{2}), Value(), Value(), Value("cuda:0")}),
-              HasSubstr("no backend has registered device type 'cuda'"));
+  EXPECT_THAT(
+      ErrorOf("empty.memory_format", {Value(IntList{2}), Value(), Value(), Value("cuda:0")}),
+      HasSubstr("no backend has registered device type 'cuda'"));
   EXPECT_THAT(ErrorOf("empty_strided", {Value(IntList{2, 3}), Value(IntList{1})}),
               HasSubstr("expected as many strides as sizes"));
 }
@@ -153,7 +154,9 @@ TEST(CoreOps, CloneAndCopyMeta) {
   EXPECT_TRUE(RunOne("clone", {sliced}).is_contiguous()) << "non-dense: contiguous";
   Tensor dst = MetaT({3, 4});
   EXPECT_EQ(RunOne("copy_", {dst, MetaT({4})}).impl(), dst.impl());
-  EXPECT_THAT(ErrorOf("copy_", {dst, MetaT({2, 4})}), HasSubstr("copy_: src of shape [2, 4] must broadcast to the destination's shape [3, 4]"));
+  EXPECT_THAT(
+      ErrorOf("copy_", {dst, MetaT({2, 4})}),
+      HasSubstr("copy_: src of shape [2, 4] must broadcast to the destination's shape [3, 4]"));
 }
 
 struct PointwiseCase {
@@ -173,7 +176,9 @@ TEST(MetaFunctions, PointwiseShapesAndDtypesFollowBroadcastingAndPromotion) {
       {"mul.Scalar", {MetaT({2}, S::kUInt8), Value(Scalar(int64_t{300}))}, {2}, S::kUInt8},
       {"mul.Tensor", {MetaT({2}, S::kBool), MetaT({2}, S::kBool)}, {2}, S::kBool},
       {"div.Tensor", {MetaT({2}, S::kInt64), MetaT({2}, S::kInt64)}, {2}, S::kFloat32},
-      {"div.Tensor_mode", {MetaT({2}, S::kInt64), MetaT({2}, S::kInt64), Value("floor")}, {2},
+      {"div.Tensor_mode",
+       {MetaT({2}, S::kInt64), MetaT({2}, S::kInt64), Value("floor")},
+       {2},
        S::kInt64},
       {"exp", {MetaT({0, 2}, S::kInt16)}, {0, 2}, S::kFloat32},
       {"exp", {MetaT({}, S::kBFloat16)}, {}, S::kBFloat16},
@@ -182,11 +187,15 @@ TEST(MetaFunctions, PointwiseShapesAndDtypesFollowBroadcastingAndPromotion) {
       {"eq.Tensor", {MetaT({2, 1}, S::kFloat32), MetaT({3}, S::kInt32)}, {2, 3}, S::kBool},
       {"lt.Scalar", {MetaT({2}, S::kInt32), Value(Scalar(0.5))}, {2}, S::kBool},
       {"bitwise_and.Tensor", {MetaT({2}, S::kUInt8), MetaT({2}, S::kInt8)}, {2}, S::kInt16},
-      {"where.self", {MetaT({2, 1}, S::kBool), MetaT({3}, S::kInt32), MetaT({}, S::kFloat32)},
-       {2, 3}, S::kFloat32},
+      {"where.self",
+       {MetaT({2, 1}, S::kBool), MetaT({3}, S::kInt32), MetaT({}, S::kFloat32)},
+       {2, 3},
+       S::kFloat32},
       {"clamp", {MetaT({4}, S::kInt32), Value(Scalar(0.5)), Value()}, {4}, S::kFloat32},
-      {"masked_fill.Scalar", {MetaT({2, 3}, S::kInt32), MetaT({3}, S::kBool), Value(Scalar(2.5))},
-       {2, 3}, S::kInt32},
+      {"masked_fill.Scalar",
+       {MetaT({2, 3}, S::kInt32), MetaT({3}, S::kBool), Value(Scalar(2.5))},
+       {2, 3},
+       S::kInt32},
       {"addcmul", {MetaT({3}), MetaT({2, 1}), MetaT({3})}, {2, 3}, S::kFloat32},
       {"atan2", {MetaT({2}, S::kInt32), MetaT({2}, S::kInt32)}, {2}, S::kFloat32},
   };
@@ -229,7 +238,8 @@ TEST(MetaFunctions, ReductionsHandleDimsKeepdimAndDtypes) {
   EXPECT_EQ(RunOne("sum.dim_IntList", {x, Value()}).dim(), 0) << "dim=None reduces all";
   Tensor mx = RunOne("mean.dim", {MetaT({2, 3}, S::kFloat16), Value(IntList{0})});
   EXPECT_EQ(mx.dtype(), S::kFloat16);
-  EXPECT_THAT(ErrorOf("mean", {x}), HasSubstr("expected a floating point input or dtype, got int32"));
+  EXPECT_THAT(ErrorOf("mean", {x}),
+              HasSubstr("expected a floating point input or dtype, got int32"));
   absl::StatusOr<Stack> max = CallGlobal("max.dim", {MetaT({2, 3}), Value(1), Value(true)});
   ASSERT_TRUE(max.ok());
   ASSERT_EQ(max->size(), 2u);
@@ -265,7 +275,8 @@ TEST(MetaFunctions, MatrixProductsCheckShapesAndDtypes) {
               HasSubstr("same dtype, but got float32 != float64"));
   EXPECT_THAT(ErrorOf("mm", {MetaT({2, 3, 1}), MetaT({3, 5})}),
               HasSubstr("expected 'self' to be a 2D tensor, got 3D"));
-  EXPECT_THAT(ErrorOf("bmm", {MetaT({2, 2, 3}), MetaT({3, 3, 5})}), HasSubstr("batch sizes differ"));
+  EXPECT_THAT(ErrorOf("bmm", {MetaT({2, 2, 3}), MetaT({3, 3, 5})}),
+              HasSubstr("batch sizes differ"));
   EXPECT_THAT(ErrorOf("addmm", {MetaT({3}), MetaT({2, 3}), MetaT({3, 5})}),
               HasSubstr("addmm: self of shape [3] must broadcast to the product's shape [2, 5]"));
 }

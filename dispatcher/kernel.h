@@ -19,13 +19,11 @@ using BoxedKernelFn = absl::Status (*)(void* context, const OperatorHandle& op, 
 
 struct KernelFunction {
   BoxedKernelFn fn = nullptr;
-  void* context = nullptr;              // passed back to fn
-  std::shared_ptr<const void> owner;    // keeps `context` (and its provider) alive
-  std::string name;                     // for traces and reports, e.g. "cpu::add_kernel"
+  void* context = nullptr;            // passed back to fn
+  std::shared_ptr<const void> owner;  // keeps `context` (and its provider) alive
+  std::string name;                   // for traces and reports, e.g. "cpu::add_kernel"
 
-  absl::Status Call(const OperatorHandle& op, Stack* stack) const {
-    return fn(context, op, stack);
-  }
+  absl::Status Call(const OperatorHandle& op, Stack* stack) const { return fn(context, op, stack); }
 };
 
 }  // namespace tessera

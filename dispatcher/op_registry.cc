@@ -30,9 +30,12 @@ namespace tessera {
 
 std::string_view KernelSourceName(KernelSource source) {
   switch (source) {
-    case KernelSource::kKernel: return "kernel";
-    case KernelSource::kComposite: return "composite";
-    case KernelSource::kFallback: return "fallback";
+    case KernelSource::kKernel:
+      return "kernel";
+    case KernelSource::kComposite:
+      return "composite";
+    case KernelSource::kFallback:
+      return "fallback";
   }
   return "?";
 }
@@ -84,8 +87,8 @@ absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_te
     if (entry->defined.load(std::memory_order_acquire)) return RegistrationHandle();
     entry->defined.store(true, std::memory_order_release);
   } else {
-    auto owned = std::make_unique<internal::OperatorEntry>(this, std::move(schema),
-                                                           std::move(canonical));
+    auto owned =
+        std::make_unique<internal::OperatorEntry>(this, std::move(schema), std::move(canonical));
     entry = owned.get();
     ops_.emplace(name, std::move(owned));
   }
@@ -99,8 +102,8 @@ absl::StatusOr<internal::OperatorEntry*> OpRegistry::FindEntry(std::string_view 
   absl::ReaderMutexLock lock(&mu_);
   auto it = ops_.find(absl::string_view(name.data(), name.size()));
   if (it == ops_.end() || !it->second->defined.load(std::memory_order_acquire)) {
-    return absl::NotFoundError(absl::StrFormat("unknown op '%s' (not defined in this registry)",
-                                               name));
+    return absl::NotFoundError(
+        absl::StrFormat("unknown op '%s' (not defined in this registry)", name));
   }
   return it->second.get();
 }
@@ -114,17 +117,17 @@ namespace {
 
 absl::Status CheckKernel(const KernelFunction& kernel, std::string_view what) {
   if (kernel.fn == nullptr) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: expected a kernel function, got NULL",
-                                                      what));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a kernel function, got NULL", what));
   }
   return absl::OkStatus();
 }
 
 absl::Status CheckKey(DispatchKey key, std::string_view what) {
   if (static_cast<int>(key) >= kNumDispatchKeys) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: expected a dispatch key in [0, %d), got %d", what, kNumDispatchKeys,
-        static_cast<int>(key)));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a dispatch key in [0, %d), got %d", what, kNumDispatchKeys,
+                        static_cast<int>(key)));
   }
   return absl::OkStatus();
 }
@@ -177,9 +180,9 @@ absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
   absl::MutexLock lock(&mu_);
   std::atomic<const KernelFunction*>& slot = fallbacks_[static_cast<int>(key)];
   if (const KernelFunction* existing = slot.load(std::memory_order_acquire)) {
-    return absl::AlreadyExistsError(absl::StrFormat(
-        "register_fallback: %s already has a fallback ('%s')", DispatchKeyName(key),
-        existing->name));
+    return absl::AlreadyExistsError(
+        absl::StrFormat("register_fallback: %s already has a fallback ('%s')", DispatchKeyName(key),
+                        existing->name));
   }
   const KernelFunction* kept = Keep(std::move(kernel));
   slot.store(kept, std::memory_order_release);
@@ -194,9 +197,9 @@ absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry
                                             Stack* stack) const {
   const std::vector<Argument>& args = entry.schema.arguments;
   if (stack->size() > args.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: expected at most %d arguments, got %d (schema: %s)", entry.name, args.size(),
-        stack->size(), entry.schema_text));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected at most %d arguments, got %d (schema: %s)", entry.name,
+                        args.size(), stack->size(), entry.schema_text));
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (i >= stack->size()) {
@@ -292,19 +295,18 @@ absl::Status OpRegistry::CallWithKey(const OperatorHandle& op, DispatchKey key,
 absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, DispatchKey key,
                                   Stack* stack) const {
   if (ABSL_PREDICT_FALSE(!entry.defined.load(std::memory_order_acquire))) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: the op is no longer defined (its definition was removed)",
-                        entry.name));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: the op is no longer defined (its definition was removed)", entry.name));
   }
   OperatorHandle op(const_cast<internal::OperatorEntry*>(&entry));
   TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, Lookup(op, key));
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
-    return absl::InternalError(absl::StrFormat(
-        "%s: %s '%s' left %d values on the stack, but the schema returns %d", entry.name,
-        KernelSourceName(lookup.source), lookup.kernel->name, stack->size(),
-        entry.schema.returns.size()));
+    return absl::InternalError(
+        absl::StrFormat("%s: %s '%s' left %d values on the stack, but the schema returns %d",
+                        entry.name, KernelSourceName(lookup.source), lookup.kernel->name,
+                        stack->size(), entry.schema.returns.size()));
   }
   return absl::OkStatus();
 }

@@ -103,8 +103,7 @@ class OpRegistry {
   absl::StatusOr<RegistrationHandle> Impl(std::string_view op_name, DispatchKey key,
                                           KernelFunction kernel);
   // ImplComposite registers the op's composite, used for every key without its own kernel.
-  absl::StatusOr<RegistrationHandle> ImplComposite(std::string_view op_name,
-                                                   KernelFunction kernel);
+  absl::StatusOr<RegistrationHandle> ImplComposite(std::string_view op_name, KernelFunction kernel);
   // RegisterFallback registers the kernel that runs any op with no kernel or composite on
   // `key` (e.g. copy to CPU, run there, copy back). It receives the op's handle.
   absl::StatusOr<RegistrationHandle> RegisterFallback(DispatchKey key, KernelFunction kernel);
@@ -132,8 +131,7 @@ class OpRegistry {
 
  private:
   absl::Status NormalizeArguments(const internal::OperatorEntry& entry, Stack* stack) const;
-  absl::Status Dispatch(const internal::OperatorEntry& entry, DispatchKey key,
-                        Stack* stack) const;
+  absl::Status Dispatch(const internal::OperatorEntry& entry, DispatchKey key, Stack* stack) const;
   absl::StatusOr<internal::OperatorEntry*> FindEntry(std::string_view name) const;
   // Keep publishes a kernel: registries keep every kernel they ever published until they are
   // destroyed, since a concurrent call may still be running a deregistered one.

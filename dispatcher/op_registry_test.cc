@@ -126,8 +126,9 @@ TEST_F(OpRegistryTest, RejectsArgumentsThatDoNotMatchTheSchema) {
               HasSubstr("missing value for argument 'other' (position 1), which has no default"));
   Stack wrong_type{Make({1}), Value(int64_t{2})};
   s = registry_.Call(add, &wrong_type);
-  EXPECT_THAT(s.message(),
-              HasSubstr("test::add.Tensor: argument 'other' (position 1): expected Tensor, got int"));
+  EXPECT_THAT(
+      s.message(),
+      HasSubstr("test::add.Tensor: argument 'other' (position 1): expected Tensor, got int"));
   Stack undefined{Make({1}), Value(Tensor())};
   s = registry_.Call(add, &undefined);
   EXPECT_THAT(s.message(), HasSubstr("expected Tensor, got an undefined tensor"));
@@ -137,8 +138,9 @@ TEST_F(OpRegistryTest, UnknownOpsAndDoubleRegistrationAreErrors) {
   absl::StatusOr<OperatorHandle> unknown = registry_.Find("test::nope");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(unknown.status().message(), HasSubstr("unknown op 'test::nope'"));
-  EXPECT_EQ(registry_.Impl("test::nope", DispatchKey::kCPU, Kernel(&AddKernel, "k")).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      registry_.Impl("test::nope", DispatchKey::kCPU, Kernel(&AddKernel, "k")).status().code(),
+      absl::StatusCode::kNotFound);
   Define(kAddSchema);
   EXPECT_TRUE(registry_.Define(kAddSchema).ok()) << "an identical definition is a no-op";
   absl::StatusOr<RegistrationHandle> other =
@@ -152,9 +154,9 @@ TEST_F(OpRegistryTest, UnknownOpsAndDoubleRegistrationAreErrors) {
   EXPECT_THAT(second.status().message(), HasSubstr("already has a kernel for cpu ('first')"));
   EXPECT_FALSE(registry_.Impl("test::add.Tensor", DispatchKey::kCUDA, KernelFunction()).ok())
       << "a NULL kernel function";
-  EXPECT_FALSE(registry_.Impl("test::add.Tensor", static_cast<DispatchKey>(42),
-                              Kernel(&AddKernel, "k"))
-                   .ok());
+  EXPECT_FALSE(
+      registry_.Impl("test::add.Tensor", static_cast<DispatchKey>(42), Kernel(&AddKernel, "k"))
+          .ok());
   EXPECT_FALSE(registry_.Define("test::broken(Tensor self -> Tensor").ok());
 }
 
@@ -283,8 +285,8 @@ TEST_F(OpRegistryTest, BoxedCallAllocatesNothingForUpToEightArguments) {
   // Warm up once (first use of thread-locals), then count.
   for (int round = 0; round < 2; ++round) {
     const int64_t before = g_heap_allocations.load();
-    Stack stack{a, b, Value(Scalar(1.5)), Value(int64_t{2}), Value(3.0), Value(true),
-                Value(ScalarType::kInt8), Value(IntList{1, 2, 3})};
+    Stack stack{a,          b,           Value(Scalar(1.5)),       Value(int64_t{2}),
+                Value(3.0), Value(true), Value(ScalarType::kInt8), Value(IntList{1, 2, 3})};
     absl::Status s = registry_.Call(op, &stack);
     const int64_t after = g_heap_allocations.load();
     ASSERT_TRUE(s.ok()) << s;

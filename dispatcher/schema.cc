@@ -10,39 +10,51 @@ namespace {
 
 std::string_view BaseTypeName(BaseType base) {
   switch (base) {
-    case BaseType::kTensor: return "Tensor";
-    case BaseType::kInt: return "int";
-    case BaseType::kFloat: return "float";
-    case BaseType::kBool: return "bool";
-    case BaseType::kStr: return "str";
-    case BaseType::kScalar: return "Scalar";
-    case BaseType::kScalarType: return "ScalarType";
-    case BaseType::kDevice: return "Device";
-    case BaseType::kLayout: return "Layout";
-    case BaseType::kMemoryFormat: return "MemoryFormat";
-    case BaseType::kGenerator: return "Generator";
+    case BaseType::kTensor:
+      return "Tensor";
+    case BaseType::kInt:
+      return "int";
+    case BaseType::kFloat:
+      return "float";
+    case BaseType::kBool:
+      return "bool";
+    case BaseType::kStr:
+      return "str";
+    case BaseType::kScalar:
+      return "Scalar";
+    case BaseType::kScalarType:
+      return "ScalarType";
+    case BaseType::kDevice:
+      return "Device";
+    case BaseType::kLayout:
+      return "Layout";
+    case BaseType::kMemoryFormat:
+      return "MemoryFormat";
+    case BaseType::kGenerator:
+      return "Generator";
   }
   return "<invalid type>";
 }
 
 std::string DefaultToString(const Value& v) {
   switch (v.kind()) {
-    case Value::Kind::kString: return absl::StrCat("'", v.string(), "'");
+    case Value::Kind::kString:
+      return absl::StrCat("'", v.string(), "'");
     case Value::Kind::kDouble: {
       std::string s = absl::StrCat(v.to_double());
       // Keep a float default recognisably a float when printed back ("1." not "1").
       if (s.find_first_of(".eEn") == std::string::npos) s += ".";
       return s;
     }
-    default: return v.ToString();
+    default:
+      return v.ToString();
   }
 }
 
 absl::Status Mismatch(const SchemaType& type, const Value& found) {
   std::string what(ValueKindName(found.kind()));
   if (found.is_tensor() && !found.tensor().defined()) what = "an undefined tensor";
-  return absl::InvalidArgumentError(
-      absl::StrFormat("expected %s, got %s", type.ToString(), what));
+  return absl::InvalidArgumentError(absl::StrFormat("expected %s, got %s", type.ToString(), what));
 }
 
 // NormalizeElement handles the non-list, non-None part of NormalizeArgumentValue.
@@ -71,17 +83,20 @@ absl::Status NormalizeElement(const SchemaType& type, Value* v) {
       break;
     case BaseType::kScalar:
       if (v->is_scalar()) return absl::OkStatus();
-      if (v->is_int()) *v = Value(Scalar(v->to_int()));
-      else if (v->is_double()) *v = Value(Scalar(v->to_double()));
-      else if (v->is_bool()) *v = Value(Scalar(v->to_bool()));
+      if (v->is_int())
+        *v = Value(Scalar(v->to_int()));
+      else if (v->is_double())
+        *v = Value(Scalar(v->to_double()));
+      else if (v->is_bool())
+        *v = Value(Scalar(v->to_bool()));
       if (v->is_scalar()) return absl::OkStatus();
       break;
     case BaseType::kScalarType:
       if (v->is_scalar_type()) {
         if (IsValidScalarType(static_cast<int>(v->scalar_type()))) return absl::OkStatus();
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "expected a ScalarType in [0, %d), got %d", kNumScalarTypes,
-            static_cast<int>(v->scalar_type())));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("expected a ScalarType in [0, %d), got %d", kNumScalarTypes,
+                            static_cast<int>(v->scalar_type())));
       }
       break;
     case BaseType::kDevice:
@@ -144,7 +159,8 @@ std::string FunctionSchema::ToString() const {
     s += returns[0].ToString();
   } else {
     s += "(";
-    for (size_t i = 0; i < returns.size(); ++i) absl::StrAppend(&s, i ? ", " : "", returns[i].ToString());
+    for (size_t i = 0; i < returns.size(); ++i)
+      absl::StrAppend(&s, i ? ", " : "", returns[i].ToString());
     s += ")";
   }
   return s;

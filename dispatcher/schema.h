@@ -39,9 +39,9 @@ enum class BaseType : uint8_t {
 
 struct SchemaType {
   BaseType base = BaseType::kTensor;
-  bool optional = false;          // `T?` or `T[]?`: None is accepted
-  bool is_list = false;           // `T[]` or `T[N]`
-  bool element_optional = false;  // `Tensor?[]`
+  bool optional = false;             // `T?` or `T[]?`: None is accepted
+  bool is_list = false;              // `T[]` or `T[N]`
+  bool element_optional = false;     // `Tensor?[]`
   std::optional<int64_t> list_size;  // N of `T[N]`
 
   std::string ToString() const;

@@ -22,12 +22,18 @@ struct Token {
 
 std::string_view TokenKindName(TokenKind kind) {
   switch (kind) {
-    case TokenKind::kIdent: return "identifier";
-    case TokenKind::kInt: return "integer";
-    case TokenKind::kFloat: return "number";
-    case TokenKind::kString: return "string";
-    case TokenKind::kPunct: return "punctuation";
-    case TokenKind::kEnd: return "end of schema";
+    case TokenKind::kIdent:
+      return "identifier";
+    case TokenKind::kInt:
+      return "integer";
+    case TokenKind::kFloat:
+      return "number";
+    case TokenKind::kString:
+      return "string";
+    case TokenKind::kPunct:
+      return "punctuation";
+    case TokenKind::kEnd:
+      return "end of schema";
   }
   return "token";
 }
@@ -92,15 +98,16 @@ class Parser {
           } else if (d == '.' || d == 'e' || d == 'E') {
             is_float = true;
             ++i;
-            if ((d == 'e' || d == 'E') && i < text_.size() && (text_[i] == '-' || text_[i] == '+')) {
+            if ((d == 'e' || d == 'E') && i < text_.size() &&
+                (text_[i] == '-' || text_[i] == '+')) {
               ++i;
             }
           } else {
             break;
           }
         }
-        tokens_.push_back(
-            {is_float ? TokenKind::kFloat : TokenKind::kInt, text_.substr(start, i - start), start});
+        tokens_.push_back({is_float ? TokenKind::kFloat : TokenKind::kInt,
+                           text_.substr(start, i - start), start});
       } else if (c == '\'' || c == '"') {
         const size_t close = text_.find(c, i + 1);
         if (close == std::string_view::npos) {
@@ -159,9 +166,9 @@ class Parser {
     return ErrorAtColumn(t.column, absl::StrFormat("%s, found %s", message, Describe(t)));
   }
   absl::Status ErrorAtColumn(size_t column, std::string_view message) const {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "schema parse error at column %d: %s\n  %s\n  %s^", column + 1, message, text_,
-        std::string(column, ' ')));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("schema parse error at column %d: %s\n  %s\n  %s^", column + 1, message,
+                        text_, std::string(column, ' ')));
   }
 
   // --- grammar ----------------------------------------------------------------------------------
@@ -243,12 +250,18 @@ class Parser {
       BaseType base;
     };
     static constexpr Named kTypes[] = {
-        {"Tensor", BaseType::kTensor},         {"int", BaseType::kInt},
-        {"SymInt", BaseType::kInt},            {"float", BaseType::kFloat},
-        {"bool", BaseType::kBool},             {"str", BaseType::kStr},
-        {"Scalar", BaseType::kScalar},         {"ScalarType", BaseType::kScalarType},
-        {"Device", BaseType::kDevice},         {"Layout", BaseType::kLayout},
-        {"MemoryFormat", BaseType::kMemoryFormat}, {"Generator", BaseType::kGenerator},
+        {"Tensor", BaseType::kTensor},
+        {"int", BaseType::kInt},
+        {"SymInt", BaseType::kInt},
+        {"float", BaseType::kFloat},
+        {"bool", BaseType::kBool},
+        {"str", BaseType::kStr},
+        {"Scalar", BaseType::kScalar},
+        {"ScalarType", BaseType::kScalarType},
+        {"Device", BaseType::kDevice},
+        {"Layout", BaseType::kLayout},
+        {"MemoryFormat", BaseType::kMemoryFormat},
+        {"Generator", BaseType::kGenerator},
     };
     bool found = false;
     for (const Named& n : kTypes) {
@@ -258,8 +271,9 @@ class Parser {
       }
     }
     if (!found) {
-      return ErrorAt(t, "unknown type (expected Tensor, int, SymInt, float, bool, str, Scalar, "
-                        "ScalarType, Device, Layout, MemoryFormat or Generator)");
+      return ErrorAt(t,
+                     "unknown type (expected Tensor, int, SymInt, float, bool, str, Scalar, "
+                     "ScalarType, Device, Layout, MemoryFormat or Generator)");
     }
     Next();
     if (IsPunct("(")) {
@@ -336,7 +350,8 @@ class Parser {
       Next();
       switch (t.kind) {
         case TokenKind::kInt:
-          value = Value(static_cast<int64_t>(std::strtoll(std::string(t.text).c_str(), nullptr, 10)));
+          value =
+              Value(static_cast<int64_t>(std::strtoll(std::string(t.text).c_str(), nullptr, 10)));
           break;
         case TokenKind::kFloat:
           value = Value(ParseFloat(t.text));
@@ -363,9 +378,8 @@ class Parser {
     }
     absl::Status ok = NormalizeArgumentValue(*arg, &value);
     if (!ok.ok()) {
-      return ErrorAtColumn(eq.column + 1,
-                           absl::StrFormat("invalid default for argument '%s': %s", arg->name,
-                                           std::string(ok.message())));
+      return ErrorAtColumn(eq.column + 1, absl::StrFormat("invalid default for argument '%s': %s",
+                                                          arg->name, std::string(ok.message())));
     }
     arg->default_value = std::move(value);
     return absl::OkStatus();
@@ -373,10 +387,14 @@ class Parser {
 
   static Value EmptyListFor(const SchemaType& type) {
     switch (type.base) {
-      case BaseType::kFloat: return Value(std::vector<double>{});
-      case BaseType::kBool: return Value(std::vector<bool>{});
-      case BaseType::kTensor: return Value(std::vector<Tensor>{});
-      default: return Value(IntList{});
+      case BaseType::kFloat:
+        return Value(std::vector<double>{});
+      case BaseType::kBool:
+        return Value(std::vector<bool>{});
+      case BaseType::kTensor:
+        return Value(std::vector<Tensor>{});
+      default:
+        return Value(IntList{});
     }
   }
 

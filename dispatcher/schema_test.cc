@@ -16,7 +16,8 @@ FunctionSchema MustParse(std::string_view text) {
 }
 
 TEST(SchemaParser, ParsesNameOverloadArgumentsAndKeywordOnly) {
-  FunctionSchema s = MustParse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
+  FunctionSchema s =
+      MustParse("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
   EXPECT_EQ(s.name, "add");
   EXPECT_EQ(s.overload, "Tensor");
   EXPECT_EQ(s.FullName(), "add.Tensor");
@@ -33,8 +34,7 @@ TEST(SchemaParser, ParsesNameOverloadArgumentsAndKeywordOnly) {
 }
 
 TEST(SchemaParser, ParsesAliasAnnotationsAndNamespaces) {
-  FunctionSchema s = MustParse(
-      "npu::fused.out(Tensor(a) self, *, Tensor(b!) out) -> Tensor(b!)");
+  FunctionSchema s = MustParse("npu::fused.out(Tensor(a) self, *, Tensor(b!) out) -> Tensor(b!)");
   EXPECT_EQ(s.ns, "npu");
   EXPECT_EQ(s.FullName(), "npu::fused.out");
   ASSERT_TRUE(s.arguments[0].alias.has_value());

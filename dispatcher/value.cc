@@ -7,33 +7,54 @@ namespace tessera {
 
 std::string_view ValueKindName(Value::Kind kind) {
   switch (kind) {
-    case Value::Kind::kNone: return "None";
-    case Value::Kind::kTensor: return "Tensor";
-    case Value::Kind::kInt: return "int";
-    case Value::Kind::kDouble: return "float";
-    case Value::Kind::kBool: return "bool";
-    case Value::Kind::kString: return "str";
-    case Value::Kind::kIntList: return "int[]";
-    case Value::Kind::kDoubleList: return "float[]";
-    case Value::Kind::kBoolList: return "bool[]";
-    case Value::Kind::kTensorList: return "Tensor[]";
-    case Value::Kind::kScalar: return "Scalar";
-    case Value::Kind::kScalarType: return "ScalarType";
-    case Value::Kind::kDevice: return "Device";
+    case Value::Kind::kNone:
+      return "None";
+    case Value::Kind::kTensor:
+      return "Tensor";
+    case Value::Kind::kInt:
+      return "int";
+    case Value::Kind::kDouble:
+      return "float";
+    case Value::Kind::kBool:
+      return "bool";
+    case Value::Kind::kString:
+      return "str";
+    case Value::Kind::kIntList:
+      return "int[]";
+    case Value::Kind::kDoubleList:
+      return "float[]";
+    case Value::Kind::kBoolList:
+      return "bool[]";
+    case Value::Kind::kTensorList:
+      return "Tensor[]";
+    case Value::Kind::kScalar:
+      return "Scalar";
+    case Value::Kind::kScalarType:
+      return "ScalarType";
+    case Value::Kind::kDevice:
+      return "Device";
   }
   return "<invalid value>";
 }
 
 std::string Value::ToString() const {
   switch (kind()) {
-    case Kind::kNone: return "None";
-    case Kind::kTensor: return absl::StrCat("Tensor(", tensor().ToString(), ")");
-    case Kind::kInt: return absl::StrCat(to_int());
-    case Kind::kDouble: return absl::StrCat(to_double());
-    case Kind::kBool: return to_bool() ? "True" : "False";
-    case Kind::kString: return absl::StrCat("'", string(), "'");
-    case Kind::kIntList: return absl::StrCat("[", absl::StrJoin(int_list(), ", "), "]");
-    case Kind::kDoubleList: return absl::StrCat("[", absl::StrJoin(double_list(), ", "), "]");
+    case Kind::kNone:
+      return "None";
+    case Kind::kTensor:
+      return absl::StrCat("Tensor(", tensor().ToString(), ")");
+    case Kind::kInt:
+      return absl::StrCat(to_int());
+    case Kind::kDouble:
+      return absl::StrCat(to_double());
+    case Kind::kBool:
+      return to_bool() ? "True" : "False";
+    case Kind::kString:
+      return absl::StrCat("'", string(), "'");
+    case Kind::kIntList:
+      return absl::StrCat("[", absl::StrJoin(int_list(), ", "), "]");
+    case Kind::kDoubleList:
+      return absl::StrCat("[", absl::StrJoin(double_list(), ", "), "]");
     case Kind::kBoolList: {
       std::string out = "[";
       for (size_t i = 0; i < bool_list().size(); ++i) {
@@ -48,9 +69,12 @@ std::string Value::ToString() const {
       }
       return out + "]";
     }
-    case Kind::kScalar: return scalar().ToString();
-    case Kind::kScalarType: return std::string(ScalarTypeName(scalar_type()));
-    case Kind::kDevice: return DeviceToString(device());
+    case Kind::kScalar:
+      return scalar().ToString();
+    case Kind::kScalarType:
+      return std::string(ScalarTypeName(scalar_type()));
+    case Kind::kDevice:
+      return DeviceToString(device());
   }
   return "<invalid value>";
 }
@@ -69,17 +93,28 @@ bool operator==(const Value& a, const Value& b) {
       }
       return true;
     }
-    case Value::Kind::kNone: return true;
-    case Value::Kind::kInt: return a.to_int() == b.to_int();
-    case Value::Kind::kDouble: return a.to_double() == b.to_double();
-    case Value::Kind::kBool: return a.to_bool() == b.to_bool();
-    case Value::Kind::kString: return a.string() == b.string();
-    case Value::Kind::kIntList: return a.int_list() == b.int_list();
-    case Value::Kind::kDoubleList: return a.double_list() == b.double_list();
-    case Value::Kind::kBoolList: return a.bool_list() == b.bool_list();
-    case Value::Kind::kScalar: return a.scalar() == b.scalar();
-    case Value::Kind::kScalarType: return a.scalar_type() == b.scalar_type();
-    case Value::Kind::kDevice: return a.device() == b.device();
+    case Value::Kind::kNone:
+      return true;
+    case Value::Kind::kInt:
+      return a.to_int() == b.to_int();
+    case Value::Kind::kDouble:
+      return a.to_double() == b.to_double();
+    case Value::Kind::kBool:
+      return a.to_bool() == b.to_bool();
+    case Value::Kind::kString:
+      return a.string() == b.string();
+    case Value::Kind::kIntList:
+      return a.int_list() == b.int_list();
+    case Value::Kind::kDoubleList:
+      return a.double_list() == b.double_list();
+    case Value::Kind::kBoolList:
+      return a.bool_list() == b.bool_list();
+    case Value::Kind::kScalar:
+      return a.scalar() == b.scalar();
+    case Value::Kind::kScalarType:
+      return a.scalar_type() == b.scalar_type();
+    case Value::Kind::kDevice:
+      return a.device() == b.device();
   }
   return false;
 }

@@ -42,23 +42,23 @@ class Value {
     kDevice,
   };
 
-  Value() = default;  // None
-  Value(std::nullopt_t) {}                                           // NOLINT: implicit
-  Value(Tensor t) : v_(std::move(t)) {}                              // NOLINT: implicit
-  Value(int64_t i) : v_(i) {}                                        // NOLINT: implicit
-  Value(int i) : v_(static_cast<int64_t>(i)) {}                      // NOLINT: implicit
-  Value(double d) : v_(d) {}                                         // NOLINT: implicit
-  Value(bool b) : v_(b) {}                                           // NOLINT: implicit
-  Value(std::string s) : v_(std::move(s)) {}                         // NOLINT: implicit
-  Value(const char* s) : v_(std::string(s)) {}                       // NOLINT: implicit
-  Value(IntList l) : v_(std::move(l)) {}                             // NOLINT: implicit
-  Value(std::initializer_list<int64_t> l) : v_(IntList(l)) {}        // NOLINT: implicit
-  Value(std::vector<double> l) : v_(std::move(l)) {}                 // NOLINT: implicit
-  Value(std::vector<bool> l) : v_(std::move(l)) {}                   // NOLINT: implicit
-  Value(std::vector<Tensor> l) : v_(std::move(l)) {}                 // NOLINT: implicit
-  Value(Scalar s) : v_(s) {}                                         // NOLINT: implicit
-  Value(ScalarType t) : v_(t) {}                                     // NOLINT: implicit
-  Value(Device d) : v_(d) {}                                         // NOLINT: implicit
+  Value() = default;                                           // None
+  Value(std::nullopt_t) {}                                     // NOLINT: implicit
+  Value(Tensor t) : v_(std::move(t)) {}                        // NOLINT: implicit
+  Value(int64_t i) : v_(i) {}                                  // NOLINT: implicit
+  Value(int i) : v_(static_cast<int64_t>(i)) {}                // NOLINT: implicit
+  Value(double d) : v_(d) {}                                   // NOLINT: implicit
+  Value(bool b) : v_(b) {}                                     // NOLINT: implicit
+  Value(std::string s) : v_(std::move(s)) {}                   // NOLINT: implicit
+  Value(const char* s) : v_(std::string(s)) {}                 // NOLINT: implicit
+  Value(IntList l) : v_(std::move(l)) {}                       // NOLINT: implicit
+  Value(std::initializer_list<int64_t> l) : v_(IntList(l)) {}  // NOLINT: implicit
+  Value(std::vector<double> l) : v_(std::move(l)) {}           // NOLINT: implicit
+  Value(std::vector<bool> l) : v_(std::move(l)) {}             // NOLINT: implicit
+  Value(std::vector<Tensor> l) : v_(std::move(l)) {}           // NOLINT: implicit
+  Value(Scalar s) : v_(s) {}                                   // NOLINT: implicit
+  Value(ScalarType t) : v_(t) {}                               // NOLINT: implicit
+  Value(Device d) : v_(d) {}                                   // NOLINT: implicit
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_none() const { return kind() == Kind::kNone; }

@@ -19,8 +19,8 @@ ScalarType DtypeOr(const Value& v, ScalarType fallback) {
 Out EmptyK(const OperatorHandle&, const Stack& s) {
   // empty.memory_format(size, *, dtype, layout, device, pin_memory, memory_format)
   const Device device = s[3].is_none() ? Device(DeviceType::kCPU) : s[3].device();
-  TSR_ASSIGN_OR_RETURN(Tensor t, Empty(s[0].int_list(), DtypeOr(s[1], ScalarType::kFloat32),
-                                       device));
+  TSR_ASSIGN_OR_RETURN(Tensor t,
+                       Empty(s[0].int_list(), DtypeOr(s[1], ScalarType::kFloat32), device));
   return std::vector<Tensor>{std::move(t)};
 }
 
@@ -67,8 +67,8 @@ Out CloneMeta(const OperatorHandle&, const Stack& s) {
 Out CopyMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   const Tensor& src = s[1].tensor();
-  TSR_RETURN_IF_ERROR(CheckBroadcastsTo(op, "src", src.sizes(), self.sizes(),
-                                        "the destination's shape"));
+  TSR_RETURN_IF_ERROR(
+      CheckBroadcastsTo(op, "src", src.sizes(), self.sizes(), "the destination's shape"));
   return std::vector<Tensor>{self};
 }
 
@@ -99,15 +99,14 @@ absl::Status DefineCopyOps(OpRegistry& registry) {
            MakeKernel<ContiguousK>("core::contiguous")},
       },
       KernelSlot::kComposite));
-  return DefineAll(
-      registry,
-      {
-          {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-           MakeKernel<CloneMeta>("meta::clone")},
-          {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-           MakeKernel<CopyMeta>("meta::copy_")},
-      },
-      KernelSlot::kMeta);
+  return DefineAll(registry,
+                   {
+                       {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+                        MakeKernel<CloneMeta>("meta::clone")},
+                       {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+                        MakeKernel<CopyMeta>("meta::copy_")},
+                   },
+                   KernelSlot::kMeta);
 }
 
 }  // namespace ops

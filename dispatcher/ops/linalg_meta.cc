@@ -18,9 +18,9 @@ absl::Status CheckRank(const OperatorHandle& op, const char* arg, const Tensor& 
 
 absl::Status CheckSameDtype(const OperatorHandle& op, const Tensor& a, const Tensor& b) {
   if (a.dtype() == b.dtype()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: expected both matrices to have the same dtype, but got %s != %s", op.name(),
-      ScalarTypeName(a.dtype()), ScalarTypeName(b.dtype())));
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: expected both matrices to have the same dtype, but got %s != %s",
+                      op.name(), ScalarTypeName(a.dtype()), ScalarTypeName(b.dtype())));
 }
 
 absl::Status CheckInner(const OperatorHandle& op, const Tensor& a, const Tensor& b, int64_t ka,

@@ -73,9 +73,9 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
       break;
     case Rule::kIntegral:
       if (IsFloatingType(dtype)) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: expected integral or bool operands, got %s (the promoted type)", op.name(),
-            ScalarTypeName(dtype)));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: expected integral or bool operands, got %s (the promoted type)",
+                            op.name(), ScalarTypeName(dtype)));
       }
       break;
     case Rule::kNoBool:
@@ -91,8 +91,8 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
         if (IsIntegralType(dtype, true)) dtype = kDefaultFloat;
       } else if (mode.string() != "trunc" && mode.string() != "floor") {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: expected rounding_mode to be one of None, 'trunc' or 'floor', got '%s'",
-            op.name(), mode.string()));
+            "%s: expected rounding_mode to be one of None, 'trunc' or 'floor', got '%s'", op.name(),
+            mode.string()));
       }
       break;
     }
@@ -119,18 +119,24 @@ struct UnarySpec {
   Rule rule;
 };
 constexpr UnarySpec kUnary[] = {
-    {"abs", Rule::kPromote},        {"neg", Rule::kNoBool},         {"sign", Rule::kPromote},
-    {"sqrt", Rule::kIntToFloat},    {"rsqrt", Rule::kIntToFloat},   {"exp", Rule::kIntToFloat},
-    {"exp2", Rule::kIntToFloat},    {"expm1", Rule::kIntToFloat},   {"log", Rule::kIntToFloat},
-    {"log2", Rule::kIntToFloat},    {"log10", Rule::kIntToFloat},   {"log1p", Rule::kIntToFloat},
-    {"sin", Rule::kIntToFloat},     {"cos", Rule::kIntToFloat},     {"tan", Rule::kIntToFloat},
-    {"asin", Rule::kIntToFloat},    {"acos", Rule::kIntToFloat},    {"atan", Rule::kIntToFloat},
-    {"sinh", Rule::kIntToFloat},    {"cosh", Rule::kIntToFloat},    {"tanh", Rule::kIntToFloat},
-    {"sigmoid", Rule::kIntToFloat}, {"relu", Rule::kPromote},       {"silu", Rule::kPromote},
-    {"erf", Rule::kIntToFloat},     {"floor", Rule::kPromote},      {"ceil", Rule::kPromote},
-    {"round", Rule::kPromote},      {"trunc", Rule::kPromote},      {"reciprocal", Rule::kIntToFloat},
-    {"bitwise_not", Rule::kIntegral}, {"logical_not", Rule::kBool}, {"isnan", Rule::kBool},
-    {"isinf", Rule::kBool},         {"isfinite", Rule::kBool},
+    {"abs", Rule::kPromote},          {"neg", Rule::kNoBool},
+    {"sign", Rule::kPromote},         {"sqrt", Rule::kIntToFloat},
+    {"rsqrt", Rule::kIntToFloat},     {"exp", Rule::kIntToFloat},
+    {"exp2", Rule::kIntToFloat},      {"expm1", Rule::kIntToFloat},
+    {"log", Rule::kIntToFloat},       {"log2", Rule::kIntToFloat},
+    {"log10", Rule::kIntToFloat},     {"log1p", Rule::kIntToFloat},
+    {"sin", Rule::kIntToFloat},       {"cos", Rule::kIntToFloat},
+    {"tan", Rule::kIntToFloat},       {"asin", Rule::kIntToFloat},
+    {"acos", Rule::kIntToFloat},      {"atan", Rule::kIntToFloat},
+    {"sinh", Rule::kIntToFloat},      {"cosh", Rule::kIntToFloat},
+    {"tanh", Rule::kIntToFloat},      {"sigmoid", Rule::kIntToFloat},
+    {"relu", Rule::kPromote},         {"silu", Rule::kPromote},
+    {"erf", Rule::kIntToFloat},       {"floor", Rule::kPromote},
+    {"ceil", Rule::kPromote},         {"round", Rule::kPromote},
+    {"trunc", Rule::kPromote},        {"reciprocal", Rule::kIntToFloat},
+    {"bitwise_not", Rule::kIntegral}, {"logical_not", Rule::kBool},
+    {"isnan", Rule::kBool},           {"isinf", Rule::kBool},
+    {"isfinite", Rule::kBool},
 };
 
 // Ops with other schemas, written out.
@@ -178,8 +184,7 @@ constexpr PointwiseSpec kOther[] = {
     {"addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
      Rule::kPromote},
     {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kPromote},
-    {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2,
-     Rule::kMaskedSelf},
+    {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2, Rule::kMaskedSelf},
 };
 
 }  // namespace

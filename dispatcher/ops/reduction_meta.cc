@@ -84,8 +84,8 @@ absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack
   for (int64_t d : dims) {
     TSR_ASSIGN_OR_RETURN(const int64_t w, WrapDim(d, ndim, op.name()));
     if (reduced[w]) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: dim %d appears multiple times in the list of dims", op.name(), w));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: dim %d appears multiple times in the list of dims", op.name(), w));
     }
     reduced[w] = true;
   }
@@ -94,9 +94,9 @@ absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack
   if (spec.needs_nonempty) {
     for (int64_t d = 0; d < ndim; ++d) {
       if (reduced[d] && self.sizes()[d] == 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: expected reduction dim %d to have non-zero size (input shape %s)", op.name(), d,
-            ShapeToString(self.sizes())));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: expected reduction dim %d to have non-zero size (input shape %s)",
+                            op.name(), d, ShapeToString(self.sizes())));
       }
     }
   }
@@ -174,12 +174,12 @@ constexpr ReductionSpec kReductions[] = {
      DtypeRule::kIntToFloat, false},
     {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1, 2,
      DtypeRule::kSumLike, false},
-    {"cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1,
-     2, DtypeRule::kSumLike, false},
+    {"cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1, 2,
+     DtypeRule::kSumLike, false},
     {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1, -1,
      DtypeRule::kFloatOnly, false},
-    {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1,
-     -1, DtypeRule::kFloatOnly, false},
+    {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1, -1,
+     DtypeRule::kFloatOnly, false},
 };
 
 }  // namespace

@@ -31,8 +31,8 @@ Out ExpandK(const OperatorHandle&, const Stack& s) {
   return One(Expand(s[0].tensor(), Ints(s[1])));
 }
 Out SliceK(const OperatorHandle&, const Stack& s) {
-  return One(Slice(s[0].tensor(), s[1].to_int(), OptionalInt(s[2]), OptionalInt(s[3]),
-                   s[4].to_int()));
+  return One(
+      Slice(s[0].tensor(), s[1].to_int(), OptionalInt(s[2]), OptionalInt(s[3]), s[4].to_int()));
 }
 Out SelectK(const OperatorHandle&, const Stack& s) {
   return One(Select(s[0].tensor(), s[1].to_int(), s[2].to_int()));

@@ -134,6 +134,29 @@ TEST(Views, DiagonalUnfoldAsStrided) {
   EXPECT_FALSE(AsStrided(m, {2, 2}, {1}, 0).ok());
 }
 
+// Every view op on one non-contiguous base with an offset: (3, 4) with strides (2, 8) at
+// offset 10, made by two slices and a transpose of a (6, 8) tensor. Expected layouts by hand.
+TEST(Views, EveryViewOpOnANonContiguousOffsetBase) {
+  Tensor base = *Transpose(*Slice(*Slice(Contig({6, 8}), 0, 1, 5, 1), 1, 2, 8, 2), 0, 1);
+  EXPECT_LAYOUT(base, (3, 4), (2, 8), 10);
+  EXPECT_LAYOUT(*View(base, {3, 2, 2}), (3, 2, 2), (2, 16, 8), 10);
+  EXPECT_FALSE(View(base, {12}).ok());
+  EXPECT_LAYOUT(*Permute(base, {1, 0}), (4, 3), (8, 2), 10);
+  EXPECT_LAYOUT(*T(base), (4, 3), (8, 2), 10);
+  EXPECT_LAYOUT(*Unsqueeze(base, 0), (1, 3, 4), (6, 2, 8), 10);
+  EXPECT_LAYOUT(*Unsqueeze(base, 2), (3, 4, 1), (2, 8, 1), 10);
+  EXPECT_LAYOUT(*Expand(*Unsqueeze(base, 0), {5, 3, 4}), (5, 3, 4), (0, 2, 8), 10);
+  EXPECT_LAYOUT(*Select(base, 1, 2), (3), (2), 26);
+  EXPECT_LAYOUT(*Narrow(base, 0, 1, 2), (2, 4), (2, 8), 12);
+  EXPECT_LAYOUT(*Slice(base, 1, 1, 4, 2), (3, 2), (2, 16), 18);
+  EXPECT_LAYOUT(*Squeeze(*Unsqueeze(base, 1)), (3, 4), (2, 8), 10);
+  EXPECT_LAYOUT(*Diagonal(base, 0, 0, 1), (3), (10), 10);
+  EXPECT_LAYOUT(*Diagonal(base, 1, 0, 1), (3), (10), 18);
+  EXPECT_LAYOUT(*Unfold(base, 1, 2, 2), (3, 2, 2), (2, 16, 8), 10);
+  EXPECT_LAYOUT(*AsStrided(base, {2}, {5}, 11), (2), (5), 11);
+  EXPECT_LAYOUT(*AsStrided(base, {2}, {5}, std::nullopt), (2), (5), 10);
+}
+
 TEST(Views, WorkOnMetaTensorsWithoutMemory) {
   Tensor meta = Contig({4, 6}, Device(DeviceType::kMeta));
   Tensor v = *Transpose(*View(meta, {2, 2, 6}), 0, 2);

@@ -12,4 +12,9 @@ function(tessera_add_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main GTest::gmock)
   tessera_set_warnings(${name})
   add_test(NAME ${name} COMMAND ${name})
+  if(TESSERA_SANITIZE)
+    # Tests ask for impossible sizes on purpose and expect an error back, not an abort.
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT
+      "ASAN_OPTIONS=allocator_may_return_null=1;UBSAN_OPTIONS=print_stacktrace=1")
+  endif()
 endfunction()

@@ -97,14 +97,14 @@ absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
         absl::StrFormat("host allocator: expected device cpu, got %s", DeviceToString(device)));
   }
   Count(&Counters::allocations, 1);
-  size_t block = nbytes <= kMinBlock ? kMinBlock : absl::bit_ceil(nbytes);
-  if (nbytes > kMaxCachedBlock) {
-    // Round up to the alignment, as aligned_alloc requires; watch for overflow near SIZE_MAX.
-    if (nbytes > SIZE_MAX - kAlignment) {
-      return absl::ResourceExhaustedError(
-          absl::StrFormat("host allocator: cannot allocate %u bytes", nbytes));
-    }
-    block = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
+  size_t block;
+  if (nbytes <= kMaxCachedBlock) {
+    block = nbytes <= kMinBlock ? kMinBlock : absl::bit_ceil(nbytes);
+  } else if (nbytes > SIZE_MAX - kAlignment) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("host allocator: cannot allocate %u bytes", nbytes));
+  } else {
+    block = (nbytes + kAlignment - 1) / kAlignment * kAlignment;  // aligned_alloc requires it
   }
   void* data = nullptr;
   if (block <= kMaxCachedBlock && !tls_cache_destroyed) {

@@ -16,7 +16,7 @@ Tensor Contig(std::initializer_list<int64_t> sizes, Device device = Device(Devic
 // Layout of a view: sizes, strides and storage offset, checked together.
 #define EXPECT_LAYOUT(t, want_sizes, want_strides, want_offset) \
   do {                                                          \
-    const Tensor& view_ = (t);                                  \
+    const Tensor view_ = (t);                                   \
     EXPECT_THAT(view_.sizes(), ElementsAre want_sizes);         \
     EXPECT_THAT(view_.strides(), ElementsAre want_strides);     \
     EXPECT_EQ(view_.storage_offset(), want_offset);             \

@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Runs every test: install what is missing, build (tests and benchmarks included, so that
-# both always compile), then ctest. Exits non-zero on any failure.
+# both always compile), run ctest; then the same tests built with AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-asan/. Exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 tessera_install_packages
 tessera_build -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_BENCHMARKS=ON
+ctest --test-dir "$TESSERA_BUILD_DIR" --output-on-failure --parallel "$(nproc)"
+
+TESSERA_BUILD_DIR="${TESSERA_ROOT}/build-asan"
+tessera_build -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_BENCHMARKS=OFF \
+  -DTESSERA_SANITIZE=address,undefined
 ctest --test-dir "$TESSERA_BUILD_DIR" --output-on-failure --parallel "$(nproc)"

@@ -18,7 +18,7 @@ namespace tessera {
 // published with release stores under the registration mutex and read with acquire loads, so
 // calls never wait for each other or for a registration. A deregistered kernel may still be
 // running on another thread when its slot is cleared, so the KernelFunction objects are never
-// freed while the registry lives (Keep); what that costs is a few hundred bytes per
+// freed while the registry lives (Publish); what that costs is a few hundred bytes per
 // registration. Plugin unloading, which must also wait for in-flight kernels to return, is
 // built on top of this by the loader.
 
@@ -64,9 +64,17 @@ OpRegistry& OpRegistry::Global() {
   return *registry;
 }
 
-const KernelFunction* OpRegistry::Keep(KernelFunction kernel) {
+RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
+                                       KernelFunction kernel) {
   kernels_.push_back(std::make_unique<KernelFunction>(std::move(kernel)));
-  return kernels_.back().get();
+  const KernelFunction* kept = kernels_.back().get();
+  slot.store(kept, std::memory_order_release);
+  return RegistrationHandle([this, &slot, kept] {
+    absl::MutexLock lock(&mu_);
+    // Clear the slot only if it still holds this kernel (never another registration's).
+    const KernelFunction* expected = kept;
+    slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+  });
 }
 
 absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_text) {
@@ -146,13 +154,7 @@ absl::StatusOr<RegistrationHandle> OpRegistry::Impl(std::string_view op_name, Di
         "impl: '%s' already has a kernel for %s ('%s'); deregister it before registering '%s'",
         entry->name, DispatchKeyName(key), existing->name, kernel.name));
   }
-  const KernelFunction* kept = Keep(std::move(kernel));
-  slot.store(kept, std::memory_order_release);
-  return RegistrationHandle([this, &slot, kept] {
-    absl::MutexLock lock(&mu_);
-    const KernelFunction* expected = kept;
-    slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-  });
+  return Publish(slot, std::move(kernel));
 }
 
 absl::StatusOr<RegistrationHandle> OpRegistry::ImplComposite(std::string_view op_name,
@@ -164,13 +166,7 @@ absl::StatusOr<RegistrationHandle> OpRegistry::ImplComposite(std::string_view op
     return absl::AlreadyExistsError(absl::StrFormat(
         "impl_composite: '%s' already has a composite ('%s')", entry->name, existing->name));
   }
-  const KernelFunction* kept = Keep(std::move(kernel));
-  entry->composite.store(kept, std::memory_order_release);
-  return RegistrationHandle([this, entry, kept] {
-    absl::MutexLock lock(&mu_);
-    const KernelFunction* expected = kept;
-    entry->composite.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-  });
+  return Publish(entry->composite, std::move(kernel));
 }
 
 absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
@@ -184,13 +180,7 @@ absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
         absl::StrFormat("register_fallback: %s already has a fallback ('%s')", DispatchKeyName(key),
                         existing->name));
   }
-  const KernelFunction* kept = Keep(std::move(kernel));
-  slot.store(kept, std::memory_order_release);
-  return RegistrationHandle([this, &slot, kept] {
-    absl::MutexLock lock(&mu_);
-    const KernelFunction* expected = kept;
-    slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-  });
+  return Publish(slot, std::move(kernel));
 }
 
 absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry,

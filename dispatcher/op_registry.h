@@ -133,9 +133,11 @@ class OpRegistry {
   absl::Status NormalizeArguments(const internal::OperatorEntry& entry, Stack* stack) const;
   absl::Status Dispatch(const internal::OperatorEntry& entry, DispatchKey key, Stack* stack) const;
   absl::StatusOr<internal::OperatorEntry*> FindEntry(std::string_view name) const;
-  // Keep publishes a kernel: registries keep every kernel they ever published until they are
-  // destroyed, since a concurrent call may still be running a deregistered one.
-  const KernelFunction* Keep(KernelFunction kernel) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publish stores `kernel` in `slot` and returns the handle that clears it again. Registries
+  // keep every kernel they ever published until they are destroyed, since a concurrent call
+  // may still be running a deregistered one.
+  RegistrationHandle Publish(std::atomic<const KernelFunction*>& slot, KernelFunction kernel)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Trace(const internal::OperatorEntry& entry, DispatchKey key,
              const KernelLookup& lookup) const;
 

@@ -13,6 +13,11 @@ TESSERA_PACKAGES=(
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 
+# ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI
+# makes) still hits the cache that an earlier build filled.
+export CCACHE_BASEDIR="$TESSERA_ROOT"
+export CCACHE_NOHASHDIR=1
+
 tessera_log() { printf '[tessera] %s\n' "$*" >&2; }
 
 tessera_install_packages() {

@@ -1,0 +1,52 @@
+#include "tessera/c/error.h"
+
+#include <new>
+
+#include "stable_abi/src/handles.h"
+
+namespace tessera {
+namespace capi {
+namespace {
+
+// Returned when not even an error can be allocated; never freed.
+tsr_error g_out_of_memory{TSR_RESOURCE_EXHAUSTED, "out of memory while creating an error"};
+
+}  // namespace
+
+tsr_error* MakeError(absl::StatusCode code, std::string message) {
+  tsr_error* error = new (std::nothrow) tsr_error{static_cast<tsr_code>(code), std::string()};
+  if (error == nullptr) return &g_out_of_memory;
+  error->message = std::move(message);  // a move: cannot throw
+  return error;
+}
+
+void ReleaseError(tsr_error* error) {
+  if (error != &g_out_of_memory) delete error;
+}
+
+}  // namespace capi
+}  // namespace tessera
+
+extern "C" {
+
+tsr_error* tsr_error_create(tsr_code code, tsr_string message) {
+  return tessera::capi::Guard("tsr_error_create", [&] {
+    const int32_t value = tessera::capi::RawEnum(code);
+    const bool known = value > TSR_OK && value <= TSR_UNAUTHENTICATED;
+    std::string text;
+    if (message.data != nullptr) text.assign(message.data, message.size);
+    return tessera::capi::MakeError(
+        known ? static_cast<absl::StatusCode>(value) : absl::StatusCode::kUnknown, std::move(text));
+  });
+}
+
+tsr_code tsr_error_code(const tsr_error* error) { return error ? error->code : TSR_OK; }
+
+tsr_string tsr_error_message(const tsr_error* error) {
+  if (error == nullptr) return tsr_string{"", 0};
+  return tsr_string{error->message.data(), error->message.size()};
+}
+
+void tsr_error_release(tsr_error* error) { tessera::capi::ReleaseError(error); }
+
+}  // extern "C"

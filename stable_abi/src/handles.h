@@ -1,0 +1,71 @@
+// How the C handles map onto the runtime's C++ objects. Internal to stable_abi/src.
+//
+// tsr_tensor* is a TensorImpl* (its intrusive count is the handle's count); tsr_error is a
+// small struct owning a code and a message.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <type_traits>
+
+#include "absl/status/status.h"
+#include "core/tensor.h"
+#include "tessera/c/common.h"
+
+struct tsr_error {
+  tsr_code code;
+  std::string message;
+};
+
+namespace tessera {
+namespace capi {
+
+inline TensorImpl* Unwrap(tsr_tensor* t) { return reinterpret_cast<TensorImpl*>(t); }
+inline const TensorImpl* Unwrap(const tsr_tensor* t) {
+  return reinterpret_cast<const TensorImpl*>(t);
+}
+// Wrap hands the tensor's reference to the C caller.
+inline tsr_tensor* Wrap(Tensor t) {
+  return reinterpret_cast<tsr_tensor*>(Ref<TensorImpl>(t.impl_ref()).Leak());
+}
+// Borrow views a handle as a Tensor that holds its own (extra) reference.
+inline Tensor Borrow(const tsr_tensor* t) {
+  return Tensor(Ref<TensorImpl>::Share(const_cast<TensorImpl*>(Unwrap(t))));
+}
+
+// RawEnum reads a C enum argument as the 32-bit integer a C caller may have put there. Using
+// the enum value directly would be undefined behaviour in C++ when it is outside the
+// enumerators' range (e.g. -1), and bad input must get an error, not UB.
+template <typename E>
+int32_t RawEnum(const E& value) {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(int32_t), "32-bit C enums only");
+  int32_t raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
+tsr_error* MakeError(absl::StatusCode code, std::string message);
+void ReleaseError(tsr_error* error);
+inline tsr_error* ToError(const absl::Status& status) {
+  return status.ok() ? nullptr : MakeError(status.code(), std::string(status.message()));
+}
+
+// Guard runs the body of a C entry point: an exception never crosses the ABI, it becomes an
+// INTERNAL error naming the function.
+template <typename F>
+tsr_error* Guard(const char* function, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    return MakeError(absl::StatusCode::kInternal,
+                     std::string(function) + ": unexpected exception: " + e.what());
+  } catch (...) {
+    return MakeError(absl::StatusCode::kInternal,
+                     std::string(function) + ": unexpected non-standard exception");
+  }
+}
+
+}  // namespace capi
+}  // namespace tessera

@@ -1,0 +1,228 @@
+#include "tessera/c/tensor.h"
+
+#include "absl/strings/str_format.h"
+#include "core/host_copy.h"
+#include "core/status_macros.h"
+#include "stable_abi/src/handles.h"
+
+namespace tessera {
+namespace capi {
+namespace {
+
+// Takes the enum by reference: see RawEnum.
+absl::StatusOr<ScalarType> ToDtype(const tsr_dtype& dtype, const char* fn) {
+  const int32_t raw = RawEnum(dtype);
+  if (!IsValidScalarType(raw)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a tsr_dtype in [0, %d), got %d", fn, kNumScalarTypes, raw));
+  }
+  return static_cast<ScalarType>(raw);
+}
+
+absl::StatusOr<Device> ToDevice(tsr_device device, const char* fn) {
+  if (device.type < 0 || device.type >= kNumDeviceTypes || device.index < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected a device with type in [0, %d) and index >= 0, got {type %d, index %d}", fn,
+        kNumDeviceTypes, device.type, device.index));
+  }
+  return Device(static_cast<DeviceType>(device.type), device.index);
+}
+
+absl::StatusOr<IntArrayRef> ToDims(const int64_t* dims, size_t ndim, const char* what,
+                                   const char* fn) {
+  if (ndim > 0 && dims == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected %d %s, got NULL", fn, ndim, what));
+  }
+  return IntArrayRef(dims, ndim);
+}
+
+absl::Status CheckOut(const void* out, const char* fn) {
+  if (out == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected an output pointer, got NULL", fn));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckTensor(const tsr_tensor* t, const char* arg, const char* fn) {
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a tensor for '%s', got NULL", fn, arg));
+  }
+  return absl::OkStatus();
+}
+
+// CheckHostCopy: the tensor's elements can be copied with host memcpy and `nbytes` matches.
+absl::Status CheckHostCopy(const Tensor& t, const void* buffer, size_t nbytes, const char* fn) {
+  const size_t expected = t.impl()->nbytes();
+  if (nbytes != expected) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a buffer of %d bytes (%s), got %d bytes", fn, expected,
+                        t.ToString(), nbytes));
+  }
+  if (buffer == nullptr && nbytes > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: expected a host buffer, got NULL", fn));
+  }
+  if (t.device().type == DeviceType::kMeta) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s is a meta tensor and has no data to copy", fn, t.ToString()));
+  }
+  if (t.device().type != DeviceType::kCPU) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: copying %s needs the copy functions of device type '%s', and none are registered", fn,
+        t.ToString(), DeviceTypeName(t.device().type)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace capi
+}  // namespace tessera
+
+using namespace tessera;        // NOLINT: this file only implements the C entry points
+using namespace tessera::capi;  // NOLINT
+
+extern "C" {
+
+tsr_error* tsr_tensor_empty(const int64_t* sizes, size_t ndim, tsr_dtype dtype, tsr_device device,
+                            tsr_tensor** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_empty";
+    if (auto s = CheckOut(out, fn); !s.ok()) return ToError(s);
+    *out = nullptr;
+    absl::StatusOr<IntArrayRef> dims = ToDims(sizes, ndim, "sizes", fn);
+    absl::StatusOr<ScalarType> type = ToDtype(dtype, fn);
+    absl::StatusOr<Device> dev = ToDevice(device, fn);
+    for (const absl::Status& s : {dims.status(), type.status(), dev.status()}) {
+      if (!s.ok()) return ToError(s);
+    }
+    absl::StatusOr<Tensor> t = Empty(*dims, *type, *dev);
+    if (!t.ok()) return ToError(t.status());
+    *out = Wrap(*std::move(t));
+    return nullptr;
+  });
+}
+
+tsr_error* tsr_tensor_empty_strided(const int64_t* sizes, const int64_t* strides, size_t ndim,
+                                    tsr_dtype dtype, tsr_device device, tsr_tensor** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_empty_strided";
+    if (auto s = CheckOut(out, fn); !s.ok()) return ToError(s);
+    *out = nullptr;
+    absl::StatusOr<IntArrayRef> dims = ToDims(sizes, ndim, "sizes", fn);
+    absl::StatusOr<IntArrayRef> steps = ToDims(strides, ndim, "strides", fn);
+    absl::StatusOr<ScalarType> type = ToDtype(dtype, fn);
+    absl::StatusOr<Device> dev = ToDevice(device, fn);
+    for (const absl::Status& s : {dims.status(), steps.status(), type.status(), dev.status()}) {
+      if (!s.ok()) return ToError(s);
+    }
+    absl::StatusOr<Tensor> t = EmptyStrided(*dims, *steps, *type, *dev);
+    if (!t.ok()) return ToError(t.status());
+    *out = Wrap(*std::move(t));
+    return nullptr;
+  });
+}
+
+tsr_error* tsr_tensor_from_host_memory(void* data, size_t nbytes, const int64_t* sizes,
+                                       const int64_t* strides, size_t ndim, tsr_dtype dtype,
+                                       tsr_deleter_fn deleter, void* deleter_context,
+                                       tsr_tensor** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_from_host_memory";
+    if (auto s = CheckOut(out, fn); !s.ok()) return ToError(s);
+    *out = nullptr;
+    absl::StatusOr<IntArrayRef> dims = ToDims(sizes, ndim, "sizes", fn);
+    absl::StatusOr<ScalarType> type = ToDtype(dtype, fn);
+    for (const absl::Status& s : {dims.status(), type.status()}) {
+      if (!s.ok()) return ToError(s);
+    }
+    DimVector steps = strides ? DimVector(strides, strides + ndim) : ContiguousStrides(*dims);
+    // Validate everything before the storage exists: on error the memory stays the caller's
+    // and the deleter must not run.
+    absl::StatusOr<int64_t> numel = ComputeNumel(*dims);
+    if (!numel.ok()) return ToError(numel.status());
+    absl::StatusOr<int64_t> elements = StorageElementsFor(*dims, steps);
+    if (!elements.ok()) return ToError(elements.status());
+    const size_t item = ElementSize(*type);
+    if (static_cast<uint64_t>(*elements) > nbytes / item) {
+      return ToError(absl::InvalidArgumentError(absl::StrFormat(
+          "%s: a %s view with sizes %s and strides %s needs %d bytes, but %d were given", fn,
+          ScalarTypeName(*type), ShapeToString(*dims), ShapeToString(steps), *elements * item,
+          nbytes)));
+    }
+    if (data == nullptr && nbytes > 0) {
+      return ToError(absl::InvalidArgumentError(
+          absl::StrFormat("%s: expected host memory for %d bytes, got NULL", fn, nbytes)));
+    }
+    DataPtr ptr;
+    ptr.data = data;
+    ptr.deleter = deleter;
+    ptr.deleter_context = deleter_context;
+    ptr.device = Device(DeviceType::kCPU);
+    absl::StatusOr<Tensor> t =
+        FromStorage(Ref<StorageImpl>::Make(std::move(ptr), nbytes), *type, *dims, steps, 0);
+    if (!t.ok()) return ToError(t.status());  // unreachable after the checks above
+    *out = Wrap(*std::move(t));
+    return nullptr;
+  });
+}
+
+tsr_error* tsr_tensor_copy_from_host(tsr_tensor* dst, const void* src, size_t nbytes) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_copy_from_host";
+    if (auto s = CheckTensor(dst, "dst", fn); !s.ok()) return ToError(s);
+    Tensor t = Borrow(dst);
+    if (auto s = CheckHostCopy(t, src, nbytes, fn); !s.ok()) return ToError(s);
+    UnpackHost(src, t);
+    return nullptr;
+  });
+}
+
+tsr_error* tsr_tensor_copy_to_host(const tsr_tensor* src, void* dst, size_t nbytes) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_copy_to_host";
+    if (auto s = CheckTensor(src, "src", fn); !s.ok()) return ToError(s);
+    Tensor t = Borrow(src);
+    if (auto s = CheckHostCopy(t, dst, nbytes, fn); !s.ok()) return ToError(s);
+    PackHost(t, dst);
+    return nullptr;
+  });
+}
+
+void tsr_tensor_retain(tsr_tensor* tensor) {
+  if (tensor) Unwrap(tensor)->Retain();
+}
+
+void tsr_tensor_release(tsr_tensor* tensor) {
+  if (tensor) Unwrap(tensor)->Release();
+}
+
+int64_t tsr_tensor_dim(const tsr_tensor* t) { return t ? Unwrap(t)->dim() : 0; }
+const int64_t* tsr_tensor_sizes(const tsr_tensor* t) {
+  return t ? Unwrap(t)->sizes().data() : nullptr;
+}
+const int64_t* tsr_tensor_strides(const tsr_tensor* t) {
+  return t ? Unwrap(t)->strides().data() : nullptr;
+}
+int64_t tsr_tensor_storage_offset(const tsr_tensor* t) {
+  return t ? Unwrap(t)->storage_offset() : 0;
+}
+int64_t tsr_tensor_numel(const tsr_tensor* t) { return t ? Unwrap(t)->numel() : 0; }
+tsr_dtype tsr_tensor_dtype(const tsr_tensor* t) {
+  return t ? static_cast<tsr_dtype>(Unwrap(t)->dtype()) : TSR_DTYPE_FLOAT32;
+}
+tsr_device tsr_tensor_device(const tsr_tensor* t) {
+  if (t == nullptr) return tsr_device{TSR_DEVICE_CPU, 0};
+  const Device d = Unwrap(t)->device();
+  return tsr_device{static_cast<int32_t>(d.type), d.index};
+}
+int32_t tsr_tensor_is_contiguous(const tsr_tensor* t) { return t ? Unwrap(t)->is_contiguous() : 0; }
+void* tsr_tensor_data_ptr(const tsr_tensor* t) { return t ? Unwrap(t)->data_ptr() : nullptr; }
+
+size_t tsr_dtype_size(tsr_dtype dtype) {
+  const int32_t raw = RawEnum(dtype);
+  return IsValidScalarType(raw) ? ElementSize(static_cast<ScalarType>(raw)) : 0;
+}
+
+}  // extern "C"

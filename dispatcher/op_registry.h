@@ -44,6 +44,10 @@ class OperatorHandle {
   const std::string& name() const;  // "add.Tensor"
   OpRegistry& registry() const;
 
+  // For the C ABI, whose op handle is the entry pointer itself.
+  internal::OperatorEntry* entry() const { return entry_; }
+  static OperatorHandle FromEntry(internal::OperatorEntry* entry) { return OperatorHandle(entry); }
+
  private:
   friend class OpRegistry;
   explicit OperatorHandle(internal::OperatorEntry* entry) : entry_(entry) {}

@@ -24,6 +24,16 @@ void ReleaseError(tsr_error* error) {
   if (error != &g_out_of_memory) delete error;
 }
 
+absl::Status StatusFrom(tsr_error* error) {
+  if (error == nullptr) return absl::OkStatus();
+  const int32_t code = RawEnum(error->code);
+  absl::Status status(code > 0 && code <= TSR_UNAUTHENTICATED ? static_cast<absl::StatusCode>(code)
+                                                              : absl::StatusCode::kUnknown,
+                      error->message);
+  ReleaseError(error);
+  return status;
+}
+
 }  // namespace capi
 }  // namespace tessera
 

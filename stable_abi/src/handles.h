@@ -7,20 +7,45 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <type_traits>
 
 #include "absl/status/status.h"
 #include "core/tensor.h"
+#include "dispatcher/op_registry.h"
 #include "tessera/c/common.h"
+#include "tessera/c/op.h"
 
 struct tsr_error {
   tsr_code code;
   std::string message;
 };
 
+// A registration handed to C: releasing it undoes the registration. Shared with the plugin
+// record when a plugin registered it, so that unloading the plugin undoes it too.
+struct tsr_registration {
+  std::shared_ptr<tessera::RegistrationHandle> handle;
+};
+
 namespace tessera {
 namespace capi {
+
+static_assert(sizeof(Tensor) == sizeof(tsr_tensor*), "a Tensor is one pointer (lists are shared)");
+
+inline Stack* Unwrap(tsr_stack* s) { return reinterpret_cast<Stack*>(s); }
+inline const Stack* Unwrap(const tsr_stack* s) { return reinterpret_cast<const Stack*>(s); }
+inline tsr_stack* Wrap(Stack* s) { return reinterpret_cast<tsr_stack*>(s); }
+inline OperatorHandle Unwrap(const tsr_op* op) {
+  return OperatorHandle::FromEntry(
+      reinterpret_cast<internal::OperatorEntry*>(const_cast<tsr_op*>(op)));
+}
+inline const tsr_op* Wrap(const OperatorHandle& op) {
+  return reinterpret_cast<const tsr_op*>(op.entry());
+}
+
+// AbslStatusFrom takes ownership of a C error and turns it into a Status.
+absl::Status StatusFrom(tsr_error* error);
 
 inline TensorImpl* Unwrap(tsr_tensor* t) { return reinterpret_cast<TensorImpl*>(t); }
 inline const TensorImpl* Unwrap(const tsr_tensor* t) {

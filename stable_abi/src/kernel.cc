@@ -1,0 +1,113 @@
+// The C ABI's kernel and fallback registration: C kernels run behind a trampoline that turns
+// their tsr_error* into a Status and passes through their plugin's gate.
+#include "tessera/c/kernel.h"
+
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "stable_abi/src/handles.h"
+#include "stable_abi/src/runtime_state.h"
+
+using namespace tessera;        // NOLINT: this file only implements the C entry points
+using namespace tessera::capi;  // NOLINT
+
+namespace {
+
+// CKernel: what the trampoline needs. Owned by the KernelFunction (and so kept by the registry
+// for as long as it lives, see Note [Lock-free dispatch]); the gate outlives the plugin.
+struct CKernel {
+  tsr_boxed_kernel_fn fn;
+  void* context;
+  std::shared_ptr<PluginGate> gate;  // NULL for kernels registered by the application
+};
+
+absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
+  const CKernel& k = *static_cast<const CKernel*>(context);
+  if (k.gate && !k.gate->Enter()) {
+    return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
+                                                  op.name(), k.gate->plugin_name()));
+  }
+  tsr_error* error = k.fn(k.context, Wrap(op), Wrap(stack));
+  if (k.gate) k.gate->Leave();
+  return StatusFrom(error);
+}
+
+absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,
+                                          const char* what) {
+  if (fn == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a kernel function, got NULL", what));
+  }
+  PluginRecord* plugin = LoadingPlugin();
+  auto k = std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr});
+  KernelFunction kernel;
+  kernel.fn = &Trampoline;
+  kernel.context = k.get();
+  kernel.owner = k;
+  kernel.name = name.data ? std::string(name.data, name.size) : std::string();
+  if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
+  return kernel;
+}
+
+absl::StatusOr<DispatchKey> ToKey(const int32_t& device_type, const char* what) {
+  if (device_type < 0 || device_type >= kNumDispatchKeys) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected a tsr_device_type in [0, %d), got %d", what, kNumDispatchKeys, device_type));
+  }
+  return static_cast<DispatchKey>(device_type);
+}
+
+}  // namespace
+
+extern "C" {
+
+tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_kernel_register";
+    if (out) *out = nullptr;
+    if (desc == nullptr) {
+      return MakeError(absl::StatusCode::kInvalidArgument, "tsr_kernel_register: desc is NULL");
+    }
+    // Fields up to `kernel_name` exist since 1.0: a smaller struct is not a kernel desc.
+    constexpr size_t kMinSize = offsetof(tsr_kernel_desc, kernel_name) + sizeof(tsr_string);
+    if (desc->struct_size < kMinSize) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       absl::StrFormat("%s: desc->struct_size is %d, expected at least %d (the "
+                                       "1.0 tsr_kernel_desc)",
+                                       fn, desc->struct_size, kMinSize));
+    }
+    absl::StatusOr<DispatchKey> key = ToKey(desc->device_type, fn);
+    if (!key.ok()) return ToError(key.status());
+    absl::StatusOr<KernelFunction> kernel =
+        MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
+    if (!kernel.ok()) return ToError(kernel.status());
+    const std::string op_name(desc->op_name.data ? desc->op_name.data : "", desc->op_name.size);
+    absl::StatusOr<RegistrationHandle> handle =
+        OpRegistry::Global().Impl(op_name, *key, *std::move(kernel));
+    if (!handle.ok()) return ToError(handle.status());
+    if (PluginRecord* plugin = LoadingPlugin()) {
+      ++plugin->kernels;
+      plugin->ops_with_kernels.insert(op_name);
+    }
+    return HandOut(*std::move(handle), out);
+  });
+}
+
+tsr_error* tsr_fallback_register(int32_t device_type, tsr_boxed_kernel_fn fallback, void* context,
+                                 tsr_string name, tsr_registration** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_fallback_register";
+    if (out) *out = nullptr;
+    absl::StatusOr<DispatchKey> key = ToKey(device_type, fn);
+    if (!key.ok()) return ToError(key.status());
+    absl::StatusOr<KernelFunction> kernel = MakeKernel(fallback, context, name, fn);
+    if (!kernel.ok()) return ToError(kernel.status());
+    absl::StatusOr<RegistrationHandle> handle =
+        OpRegistry::Global().RegisterFallback(*key, *std::move(kernel));
+    if (!handle.ok()) return ToError(handle.status());
+    if (PluginRecord* plugin = LoadingPlugin()) ++plugin->kernels;
+    return HandOut(*std::move(handle), out);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,398 @@
+// The plugin loader: dlopen, the two-way version handshake, registration on the plugin's
+// behalf, load reports, default discovery and unloading.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "core/device.h"
+#include "core/status_macros.h"
+#include "stable_abi/src/handles.h"
+#include "stable_abi/src/runtime_state.h"
+#include "tessera/c/loader.h"
+
+namespace tessera {
+namespace capi {
+namespace {
+
+// The size of a tsr_plugin_desc as each released 1.x minor defines it: a plugin that says it
+// was built against minor N must fill exactly that many bytes (more or less means a corrupt or
+// mismatched descriptor). Newer minors than the runtime's may only be larger.
+constexpr size_t kPluginDescSize[] = {
+    /* 1.0 */ sizeof(tsr_plugin_desc),
+};
+constexpr uint32_t kRuntimeMinor = TSR_ABI_VERSION_MINOR;
+static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per released minor");
+
+thread_local PluginRecord* tls_loading_plugin = nullptr;
+
+std::string CodeName(absl::StatusCode code) { return absl::StatusCodeToString(code); }
+
+// LoadReport owns the strings its C view points into.
+struct LoadReport {
+  tsr_load_report c = {};
+  std::string reason, path, plugin_name, plugin_version, device_name;
+
+  void Publish() {
+    c.struct_size = sizeof(tsr_load_report);
+    c.reason = {reason.data(), reason.size()};
+    c.path = {path.data(), path.size()};
+    c.plugin_name = {plugin_name.data(), plugin_name.size()};
+    c.plugin_version = {plugin_version.data(), plugin_version.size()};
+    c.device_name = {device_name.data(), device_name.size()};
+  }
+};
+
+std::string FromC(tsr_string s) { return s.data ? std::string(s.data, s.size) : std::string(); }
+
+class PluginLoader {
+ public:
+  static PluginLoader& Global() {
+    static PluginLoader* loader = new PluginLoader();  // never destroyed: plugins stay loaded
+    return *loader;
+  }
+
+  // Load returns the report; the status says whether the plugin is loaded.
+  std::pair<const LoadReport*, absl::Status> Load(const std::string& path) {
+    absl::MutexLock lock(&mu_);
+    char resolved[PATH_MAX];
+    const std::string canonical = realpath(path.c_str(), resolved) ? resolved : path;
+    if (auto it = loaded_by_path_.find(canonical); it != loaded_by_path_.end()) {
+      return {it->second, absl::OkStatus()};
+    }
+    auto report = std::make_unique<LoadReport>();
+    report->path = path;
+    report->c.runtime_abi_major = TSR_ABI_VERSION_MAJOR;
+    report->c.runtime_abi_minor = TSR_ABI_VERSION_MINOR;
+    report->c.device_type = -1;
+    absl::Status status = LoadLocked(canonical, report.get());
+    report->c.loaded = status.ok();
+    report->c.code = static_cast<int32_t>(status.code());
+    report->reason = std::string(status.message());
+    report->Publish();
+    const LoadReport* published = report.get();
+    reports_.push_back(std::move(report));
+    views_.push_back(&published->c);
+    if (status.ok()) loaded_by_path_[canonical] = published;
+    return {published, status};
+  }
+
+  absl::Status Unload(const std::string& name) {
+    std::shared_ptr<PluginRecord> record;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = plugins_.find(name);
+      if (it == plugins_.end()) {
+        return absl::NotFoundError(absl::StrFormat("unload: no plugin named '%s' is loaded", name));
+      }
+      record = std::move(it->second);
+      plugins_.erase(it);
+      for (auto p = loaded_by_path_.begin(); p != loaded_by_path_.end();) {
+        if (p->second->plugin_name == name) {
+          loaded_by_path_.erase(p++);
+        } else {
+          ++p;
+        }
+      }
+    }
+    // Deregister first (no new call finds the kernels), then wait for calls already inside.
+    for (auto& registration : record->registrations) registration->Reset();
+    record->gate->Close();
+    return absl::OkStatus();  // the record (and dlclose) goes with the last reference
+  }
+
+  void Reports(const tsr_load_report* const** out, size_t* count) {
+    absl::MutexLock lock(&mu_);
+    *out = views_.data();
+    *count = views_.size();
+  }
+
+ private:
+  absl::Status LoadLocked(const std::string& path, LoadReport* report)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    dlerror();
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      return absl::InvalidArgumentError(
+          absl::StrFormat("dlopen failed: %s", why ? why : "unknown error"));
+    }
+    auto record = std::make_shared<PluginRecord>();
+    record->path = path;
+    record->dl_handle = handle;  // closed by ~PluginRecord, also on every refusal below
+    auto init = reinterpret_cast<tsr_plugin_init_fn>(dlsym(handle, TSR_PLUGIN_INIT_SYMBOL));
+    if (init == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the library does not export the entry symbol '%s' (not a Tessera plugin?)",
+          TSR_PLUGIN_INIT_SYMBOL));
+    }
+    tsr_plugin_desc& desc = record->desc;
+    desc = tsr_plugin_desc{};
+    absl::Status init_status = StatusFrom(init(&RuntimeApi(), &desc));
+    if (!init_status.ok()) {
+      return absl::Status(init_status.code(),
+                          absl::StrFormat("%s returned an error: %s: %s", TSR_PLUGIN_INIT_SYMBOL,
+                                          CodeName(init_status.code()), init_status.message()));
+    }
+    TSR_RETURN_IF_ERROR(CheckDescriptor(desc, report));
+    record->name = report->plugin_name;
+    if (auto it = plugins_.find(record->name); it != plugins_.end()) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "a plugin named '%s' is already loaded (from %s)", record->name, it->second->path));
+    }
+    const auto device_type = static_cast<DeviceType>(desc.device_type);
+    for (const auto& [name, other] : plugins_) {
+      if (other->desc.device_type == desc.device_type) {
+        return absl::AlreadyExistsError(
+            absl::StrFormat("device type %s is already provided by plugin '%s' (from %s)",
+                            DeviceTypeName(device_type), name, other->path));
+      }
+    }
+    if (IsPrivateUse(device_type)) {
+      TSR_RETURN_IF_ERROR(DeviceNames::Global().Rename(device_type, report->device_name));
+    }
+    report->device_name = DeviceTypeName(device_type);
+    record->gate = std::make_shared<PluginGate>(record->name);
+    if (desc.register_fn == nullptr) {
+      return absl::InvalidArgumentError("the descriptor's register_fn is NULL");
+    }
+    tls_loading_plugin = record.get();
+    absl::Status registered = StatusFrom(desc.register_fn(desc.state, &RuntimeApi()));
+    tls_loading_plugin = nullptr;
+    report->c.kernels_registered = record->kernels;
+    report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());
+    if (!registered.ok()) {
+      for (auto& registration : record->registrations) registration->Reset();
+      return absl::Status(registered.code(),
+                          absl::StrFormat("register_fn returned an error: %s: %s",
+                                          CodeName(registered.code()), registered.message()));
+    }
+    record->loaded = true;
+    plugins_[record->name] = std::move(record);
+    return absl::OkStatus();
+  }
+
+  // CheckDescriptor validates the descriptor's size and versions and copies what it says into
+  // the report. Fields beyond desc.struct_size are zero (the runtime zero-filled the struct).
+  absl::Status CheckDescriptor(const tsr_plugin_desc& desc, LoadReport* report) {
+    const size_t min_size = kPluginDescSize[0];
+    if (desc.struct_size < min_size) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the plugin descriptor's struct_size is %d bytes, smaller than the %d bytes of an ABI "
+          "1.0 descriptor",
+          desc.struct_size, min_size));
+    }
+    report->plugin_name = FromC(desc.name);
+    report->plugin_version = FromC(desc.version);
+    report->device_name = FromC(desc.device_name);
+    report->c.plugin_abi_major = desc.abi_major;
+    report->c.plugin_abi_minor = desc.abi_minor;
+    report->c.plugin_min_abi_minor = desc.min_abi_minor;
+    report->c.device_type = desc.device_type;
+    if (desc.abi_major != TSR_ABI_VERSION_MAJOR) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "plugin '%s' was built against ABI %d.%d, but this runtime provides ABI %d.%d: major "
+          "versions differ",
+          report->plugin_name, desc.abi_major, desc.abi_minor, TSR_ABI_VERSION_MAJOR,
+          TSR_ABI_VERSION_MINOR));
+    }
+    if (desc.abi_minor <= kRuntimeMinor && desc.struct_size != kPluginDescSize[desc.abi_minor]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "the plugin descriptor's struct_size is %d bytes, but an ABI %d.%d descriptor has %d "
+          "(corrupt or mismatched descriptor)",
+          desc.struct_size, desc.abi_major, desc.abi_minor, kPluginDescSize[desc.abi_minor]));
+    }
+    if (desc.min_abi_minor > desc.abi_minor) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "plugin '%s' needs ABI >= %d.%d but was built against %d.%d (inconsistent descriptor)",
+          report->plugin_name, desc.abi_major, desc.min_abi_minor, desc.abi_major, desc.abi_minor));
+    }
+    if (desc.min_abi_minor > kRuntimeMinor) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "plugin '%s' needs ABI >= %d.%d (built against %d.%d), but this runtime provides ABI "
+          "%d.%d",
+          report->plugin_name, desc.abi_major, desc.min_abi_minor, desc.abi_major, desc.abi_minor,
+          TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR));
+    }
+    if (report->plugin_name.empty()) {
+      return absl::InvalidArgumentError("the plugin descriptor has an empty name");
+    }
+    if (desc.device_type < 0 || desc.device_type >= kNumDeviceTypes ||
+        desc.device_type == static_cast<int32_t>(DeviceType::kMeta)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "plugin '%s' claims device type %d; expected cpu (0), cuda (1), hip (2) or "
+          "privateuse1..3 (3..5)",
+          report->plugin_name, desc.device_type));
+    }
+    const auto type = static_cast<DeviceType>(desc.device_type);
+    if (!IsPrivateUse(type) && !report->device_name.empty() &&
+        report->device_name != DeviceTypeName(type)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "plugin '%s' names device type %s '%s'; only privateuse1..3 can be renamed",
+          report->plugin_name, DeviceTypeName(type), report->device_name));
+    }
+    if (IsPrivateUse(type) && report->device_name.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("plugin '%s' provides %s but gives it no device_name",
+                          report->plugin_name, DeviceTypeName(type)));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Mutex mu_;
+  std::vector<std::unique_ptr<LoadReport>> reports_ ABSL_GUARDED_BY(mu_);
+  std::vector<const tsr_load_report*> views_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, const LoadReport*> loaded_by_path_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::shared_ptr<PluginRecord>> plugins_ ABSL_GUARDED_BY(mu_);
+};
+
+// DefaultPluginDirs: TESSERA_PLUGIN_PATH's entries, then lib/tessera/plugins beside
+// libtessera.so.
+std::vector<std::string> DefaultPluginDirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
+    for (absl::string_view dir : absl::StrSplit(env, ':', absl::SkipEmpty())) {
+      dirs.emplace_back(dir);
+    }
+  }
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&tsr_plugin_load_default), &info) && info.dli_fname) {
+    std::string lib(info.dli_fname);
+    const size_t slash = lib.rfind('/');
+    dirs.push_back((slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) +
+                   "/tessera/plugins");
+  }
+  return dirs;
+}
+
+std::vector<std::string> SharedObjectsIn(const std::string& dir) {
+  std::vector<std::string> files;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return files;
+  while (dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) {
+      files.push_back(dir + "/" + name);
+    }
+  }
+  closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+PluginRecord::~PluginRecord() {
+  if (loaded && desc.unload_fn) desc.unload_fn(desc.state);
+  if (dl_handle) dlclose(dl_handle);
+}
+
+PluginRecord* LoadingPlugin() { return tls_loading_plugin; }
+
+tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out) {
+  auto shared = std::make_shared<RegistrationHandle>(std::move(handle));
+  if (PluginRecord* plugin = LoadingPlugin()) plugin->registrations.push_back(shared);
+  if (out) {
+    *out = new tsr_registration{std::move(shared)};
+  } else if (LoadingPlugin() == nullptr) {
+    shared->Release();  // kept for the process
+  }
+  return nullptr;
+}
+
+void EnsureDefaultPluginsLoaded() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const std::string& dir : DefaultPluginDirs()) {
+      for (const std::string& file : SharedObjectsIn(dir)) PluginLoader::Global().Load(file);
+    }
+  });
+}
+
+}  // namespace capi
+}  // namespace tessera
+
+using namespace tessera;        // NOLINT: this file only implements the C entry points
+using namespace tessera::capi;  // NOLINT
+
+extern "C" {
+
+tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (report) *report = nullptr;
+    if (path.data == nullptr || path.size == 0) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       "tsr_plugin_load: expected a path, got an empty string");
+    }
+    auto [published, status] = PluginLoader::Global().Load(std::string(path.data, path.size));
+    if (report) *report = &published->c;
+    if (status.ok()) return nullptr;
+    return MakeError(status.code(), absl::StrFormat("refused to load plugin %s: %s",
+                                                    published->path, status.message()));
+  });
+}
+
+tsr_error* tsr_plugin_load_default(void) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    EnsureDefaultPluginsLoaded();
+    return nullptr;
+  });
+}
+
+tsr_error* tsr_plugin_unload(tsr_string name) {
+  return Guard(__func__,
+               [&]() -> tsr_error* { return ToError(PluginLoader::Global().Unload(FromC(name))); });
+}
+
+void tsr_load_reports(const tsr_load_report* const** reports, size_t* count) {
+  if (reports == nullptr || count == nullptr) return;
+  PluginLoader::Global().Reports(reports, count);
+}
+
+size_t tsr_load_report_format(const tsr_load_report* r, char* buf, size_t size) {
+  if (r == nullptr) return 0;
+  auto str = [](tsr_string s) { return std::string(s.data ? s.data : "", s.size); };
+  std::string text =
+      absl::StrFormat("plugin %s: %s\n", str(r->path), r->loaded ? "loaded" : "REFUSED");
+  if (r->plugin_abi_major == 0) {  // the descriptor was never read
+    absl::StrAppendFormat(&text, "  plugin ABI: unknown; runtime ABI: %u.%u\n",
+                          r->runtime_abi_major, r->runtime_abi_minor);
+  } else {
+    absl::StrAppendFormat(&text,
+                          "  name: %s  version: %s\n"
+                          "  plugin ABI: built against %u.%u, needs >= %u.%u; runtime ABI: %u.%u\n",
+                          r->plugin_name.size ? str(r->plugin_name) : "(empty)",
+                          r->plugin_version.size ? str(r->plugin_version) : "(empty)",
+                          r->plugin_abi_major, r->plugin_abi_minor, r->plugin_abi_major,
+                          r->plugin_min_abi_minor, r->runtime_abi_major, r->runtime_abi_minor);
+  }
+  if (r->device_type >= 0) {
+    absl::StrAppendFormat(&text, "  device: %s (type %d)\n",
+                          r->device_name.size ? str(r->device_name) : "?", r->device_type);
+  }
+  if (r->loaded) {
+    absl::StrAppendFormat(&text, "  kernels registered: %d for %d ops\n", r->kernels_registered,
+                          r->ops_registered);
+  } else {
+    absl::StrAppendFormat(&text, "  reason (%s): %s\n",
+                          absl::StatusCodeToString(static_cast<absl::StatusCode>(r->code)),
+                          str(r->reason));
+  }
+  if (buf != nullptr && size > 0) {
+    const size_t n = std::min(size - 1, text.size());
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
+  return text.size();
+}
+
+}  // extern "C"

@@ -1,0 +1,114 @@
+// The function table handed to plugins, and the logging service behind its `log` slot.
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+#include <string_view>
+
+#include "stable_abi/src/runtime_state.h"
+#include "tessera/c/tessera.h"
+
+namespace tessera {
+namespace capi {
+namespace {
+
+// TESSERA_LOG_LEVEL=debug|info|warning|error (default warning): the least severe level logged.
+tsr_log_level MinLogLevel() {
+  static const tsr_log_level level = [] {
+    const char* env = std::getenv("TESSERA_LOG_LEVEL");
+    const std::string_view v = env ? env : "";
+    if (v == "debug") return TSR_LOG_DEBUG;
+    if (v == "info") return TSR_LOG_INFO;
+    if (v == "error") return TSR_LOG_ERROR;
+    return TSR_LOG_WARNING;
+  }();
+  return level;
+}
+
+void Log(tsr_log_level level, tsr_string message) {
+  int32_t raw;
+  std::memcpy(&raw, &level, sizeof raw);  // any value a plugin passes is fine
+  if (raw < MinLogLevel()) return;
+  static const char* const kNames[] = {"DEBUG", "INFO", "WARNING", "ERROR"};
+  const char* name = raw >= 0 && raw <= 3 ? kNames[raw] : "LOG";
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::cerr << "[tessera " << name << "] "
+            << std::string_view(message.data ? message.data : "", message.size) << std::endl;
+}
+
+tsr_runtime_api MakeApi() {
+  tsr_runtime_api api = {};
+  api.struct_size = sizeof(tsr_runtime_api);
+  api.abi_major = TSR_ABI_VERSION_MAJOR;
+  api.abi_minor = TSR_ABI_VERSION_MINOR;
+  api.error_create = &tsr_error_create;
+  api.error_code = &tsr_error_code;
+  api.error_message = &tsr_error_message;
+  api.error_release = &tsr_error_release;
+  api.tensor_empty = &tsr_tensor_empty;
+  api.tensor_empty_strided = &tsr_tensor_empty_strided;
+  api.tensor_from_host_memory = &tsr_tensor_from_host_memory;
+  api.tensor_copy_from_host = &tsr_tensor_copy_from_host;
+  api.tensor_copy_to_host = &tsr_tensor_copy_to_host;
+  api.tensor_retain = &tsr_tensor_retain;
+  api.tensor_release = &tsr_tensor_release;
+  api.tensor_dim = &tsr_tensor_dim;
+  api.tensor_sizes = &tsr_tensor_sizes;
+  api.tensor_strides = &tsr_tensor_strides;
+  api.tensor_storage_offset = &tsr_tensor_storage_offset;
+  api.tensor_numel = &tsr_tensor_numel;
+  api.tensor_dtype = &tsr_tensor_dtype;
+  api.tensor_device = &tsr_tensor_device;
+  api.tensor_is_contiguous = &tsr_tensor_is_contiguous;
+  api.tensor_data_ptr = &tsr_tensor_data_ptr;
+  api.dtype_size = &tsr_dtype_size;
+  api.op_find = &tsr_op_find;
+  api.op_name = &tsr_op_name;
+  api.op_schema = &tsr_op_schema;
+  api.op_call = &tsr_op_call;
+  api.op_define = &tsr_op_define;
+  api.registration_release = &tsr_registration_release;
+  api.stack_create = &tsr_stack_create;
+  api.stack_release = &tsr_stack_release;
+  api.stack_size = &tsr_stack_size;
+  api.stack_clear = &tsr_stack_clear;
+  api.stack_kind = &tsr_stack_kind;
+  api.stack_push_none = &tsr_stack_push_none;
+  api.stack_push_tensor = &tsr_stack_push_tensor;
+  api.stack_push_int = &tsr_stack_push_int;
+  api.stack_push_double = &tsr_stack_push_double;
+  api.stack_push_bool = &tsr_stack_push_bool;
+  api.stack_push_string = &tsr_stack_push_string;
+  api.stack_push_int_list = &tsr_stack_push_int_list;
+  api.stack_push_double_list = &tsr_stack_push_double_list;
+  api.stack_push_tensor_list = &tsr_stack_push_tensor_list;
+  api.stack_push_scalar = &tsr_stack_push_scalar;
+  api.stack_push_dtype = &tsr_stack_push_dtype;
+  api.stack_push_device = &tsr_stack_push_device;
+  api.stack_get_tensor = &tsr_stack_get_tensor;
+  api.stack_get_int = &tsr_stack_get_int;
+  api.stack_get_double = &tsr_stack_get_double;
+  api.stack_get_bool = &tsr_stack_get_bool;
+  api.stack_get_string = &tsr_stack_get_string;
+  api.stack_get_int_list = &tsr_stack_get_int_list;
+  api.stack_get_double_list = &tsr_stack_get_double_list;
+  api.stack_get_tensor_list = &tsr_stack_get_tensor_list;
+  api.stack_get_scalar = &tsr_stack_get_scalar;
+  api.stack_get_dtype = &tsr_stack_get_dtype;
+  api.stack_get_device = &tsr_stack_get_device;
+  api.kernel_register = &tsr_kernel_register;
+  api.fallback_register = &tsr_fallback_register;
+  api.log = &Log;
+  return api;
+}
+
+}  // namespace
+
+const tsr_runtime_api& RuntimeApi() {
+  static const tsr_runtime_api api = MakeApi();
+  return api;
+}
+
+}  // namespace capi
+}  // namespace tessera

@@ -1,0 +1,185 @@
+/* Test plugins for the loader, one source with variants chosen by PLUGIN_VARIANT (see
+ * ../CMakeLists.txt). Written in C99 against the public headers only, linking nothing of the
+ * runtime: every service comes through the tsr_runtime_api table. */
+#include <string.h>
+
+#include "tessera/c/plugin.h"
+
+#define TSR_STR(s) \
+  { s, sizeof(s) - 1 }
+
+#define VARIANT_GOOD 0
+#define VARIANT_WRONG_MAJOR 1
+#define VARIANT_NEEDS_NEWER_MINOR 2
+#define VARIANT_OPTIONAL_NEWER_MINOR 3
+#define VARIANT_NO_ENTRY 4
+#define VARIANT_INIT_ERROR 5
+#define VARIANT_SMALL_DESC 6
+#define VARIANT_LARGE_DESC 7
+#define VARIANT_REGISTER_ERROR 8
+#define VARIANT_DUPLICATE_NAME 9
+#define VARIANT_DEVICE_TAKEN 10
+
+#ifndef PLUGIN_VARIANT
+#error "define PLUGIN_VARIANT"
+#endif
+
+static const tsr_runtime_api* api = NULL;
+
+static tsr_error* fail(tsr_code code, const char* message) {
+  tsr_string s;
+  s.data = message;
+  s.size = strlen(message);
+  return api->error_create(code, s);
+}
+
+/* good::twice(Tensor self) -> Tensor, for contiguous float32 CPU tensors. */
+static tsr_error* twice_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* self = NULL;
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  const float* in;
+  float* result;
+  int64_t i, n;
+  tsr_device device;
+  (void)context;
+  (void)op;
+  if ((err = api->stack_get_tensor(stack, 0, &self)) != NULL) return err;
+  if (api->tensor_dtype(self) != TSR_DTYPE_FLOAT32 || !api->tensor_is_contiguous(self)) {
+    return fail(TSR_UNIMPLEMENTED, "good::twice: contiguous float32 tensors only");
+  }
+  device = api->tensor_device(self);
+  err = api->tensor_empty(api->tensor_sizes(self), (size_t)api->tensor_dim(self), TSR_DTYPE_FLOAT32,
+                          device, &out);
+  if (err != NULL) return err;
+  in = (const float*)api->tensor_data_ptr(self);
+  result = (float*)api->tensor_data_ptr(out);
+  n = api->tensor_numel(self);
+  for (i = 0; i < n; ++i) result[i] = 2.0f * in[i];
+  api->stack_clear(stack); /* drops self: `in` is not used after this */
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out); /* the stack holds its own reference */
+  return err;
+}
+
+static tsr_error* failing_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return fail(TSR_FAILED_PRECONDITION, "good::fail: failed on purpose");
+}
+
+static tsr_error* register_kernel(const char* op_name, tsr_boxed_kernel_fn fn,
+                                  const char* kernel_name) {
+  tsr_kernel_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  desc.op_name.data = op_name;
+  desc.op_name.size = strlen(op_name);
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = fn;
+  desc.kernel_name.data = kernel_name;
+  desc.kernel_name.size = strlen(kernel_name);
+  return api->kernel_register(&desc, NULL);
+}
+
+static tsr_error* define(const char* schema) {
+  tsr_string s;
+  s.data = schema;
+  s.size = strlen(schema);
+  return api->op_define(s, NULL);
+}
+
+static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
+  tsr_error* err;
+  (void)state;
+  api = runtime;
+#if PLUGIN_VARIANT == VARIANT_REGISTER_ERROR
+  if ((err = define("regerr::op(Tensor self) -> Tensor")) != NULL) return err;
+  if ((err = register_kernel("regerr::op", twice_kernel, "regerr::op_kernel")) != NULL) return err;
+  return fail(TSR_RESOURCE_EXHAUSTED, "out of device memory while registering");
+#else
+  if ((err = define("good::twice(Tensor self) -> Tensor")) != NULL) return err;
+  if ((err = define("good::fail(Tensor self) -> Tensor")) != NULL) return err;
+  if ((err = register_kernel("good::twice", twice_kernel, "good::twice_kernel")) != NULL)
+    return err;
+  return register_kernel("good::fail", failing_kernel, "good::fail_kernel");
+#endif
+}
+
+static tsr_error* register_nothing(void* state, const tsr_runtime_api* runtime) {
+  (void)state;
+  api = runtime;
+  return NULL;
+}
+
+static void unload(void* state) {
+  tsr_string message = TSR_STR("test plugin unloaded");
+  (void)state;
+  api->log(TSR_LOG_WARNING, message);
+}
+
+#if PLUGIN_VARIANT == VARIANT_NO_ENTRY
+#define ENTRY tsr_plugin_initialize /* misspelt: the loader must not find an entry point */
+#else
+#define ENTRY tsr_plugin_init
+#endif
+
+TSR_PLUGIN_EXPORT tsr_error* ENTRY(const tsr_runtime_api* runtime, tsr_plugin_desc* desc) {
+  tsr_string name = TSR_STR("good");
+  tsr_string device_name = TSR_STR("testdev");
+  tsr_string version = TSR_STR("0.1-test");
+  api = runtime;
+  if (runtime->abi_major != TSR_ABI_VERSION_MAJOR) {
+    return fail(TSR_FAILED_PRECONDITION, "runtime ABI major differs");
+  }
+  desc->struct_size = sizeof *desc;
+  desc->abi_major = TSR_ABI_VERSION_MAJOR;
+  desc->abi_minor = TSR_ABI_VERSION_MINOR;
+  desc->min_abi_minor = 0;
+  desc->device_type = TSR_DEVICE_PRIVATEUSE3;
+  desc->register_fn = register_all;
+  desc->unload_fn = unload;
+#if PLUGIN_VARIANT == VARIANT_WRONG_MAJOR
+  desc->abi_major = TSR_ABI_VERSION_MAJOR + 1;
+  desc->abi_minor = 0;
+  name.data = "wrong_major";
+  name.size = 11;
+#elif PLUGIN_VARIANT == VARIANT_NEEDS_NEWER_MINOR
+  desc->struct_size = sizeof *desc + 16; /* a newer descriptor is larger */
+  desc->abi_minor = TSR_ABI_VERSION_MINOR + 7;
+  desc->min_abi_minor = TSR_ABI_VERSION_MINOR + 7;
+  name.data = "needs_newer";
+  name.size = 11;
+#elif PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR
+  desc->struct_size = sizeof *desc + 16;
+  desc->abi_minor = TSR_ABI_VERSION_MINOR + 7;
+  desc->min_abi_minor = TSR_ABI_VERSION_MINOR;
+  desc->device_type = TSR_DEVICE_PRIVATEUSE2;
+  desc->register_fn = register_nothing;
+  name.data = "newer_optional";
+  name.size = 14;
+  device_name.data = "newdev";
+  device_name.size = 6;
+#elif PLUGIN_VARIANT == VARIANT_INIT_ERROR
+  return fail(TSR_UNAVAILABLE, "no test device is attached");
+#elif PLUGIN_VARIANT == VARIANT_SMALL_DESC
+  desc->struct_size = 16;
+#elif PLUGIN_VARIANT == VARIANT_LARGE_DESC
+  desc->struct_size = sizeof *desc + 64;
+#elif PLUGIN_VARIANT == VARIANT_REGISTER_ERROR
+  name.data = "register_error";
+  name.size = 14;
+  desc->device_type = TSR_DEVICE_HIP; /* not renameable: a failed load leaves no rename */
+  device_name.size = 0;
+#elif PLUGIN_VARIANT == VARIANT_DEVICE_TAKEN
+  name.data = "device_taken";
+  name.size = 12;
+  device_name.data = "otherdev";
+  device_name.size = 8;
+#endif
+  desc->name = name;
+  desc->version = version;
+  desc->device_name = device_name;
+  return NULL;
+}

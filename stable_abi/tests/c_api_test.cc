@@ -183,3 +183,131 @@ TEST(CApiTensor, NullHandlesAreHarmless) {
 }
 
 }  // namespace
+
+namespace {
+
+tsr_string S(const char* s) { return tsr_string{s, std::strlen(s)}; }
+
+TEST(CApiOp, FindsOpsAndCallsThemThroughAStack) {
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("transpose.int"), &op)), "");
+  EXPECT_EQ(std::string(tsr_op_name(op).data, tsr_op_name(op).size), "transpose.int");
+  const tsr_string schema = tsr_op_schema(op);
+  EXPECT_EQ(std::string(schema.data, schema.size),
+            "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)");
+  const int64_t sizes[] = {2, 3};
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(sizes, 2, TSR_DTYPE_FLOAT32, kCpu, &t)), "");
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, t)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 0)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 1)), "");
+  ASSERT_EQ(Consume(tsr_op_call(op, stack)), "");
+  ASSERT_EQ(tsr_stack_size(stack), 1u);
+  EXPECT_EQ(tsr_stack_kind(stack, 0), TSR_VALUE_TENSOR);
+  tsr_tensor* out = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &out)), "");
+  EXPECT_THAT(Sizes(out), ElementsAre(3, 2));
+  EXPECT_THAT(Strides(out), ElementsAre(1, 3));
+  EXPECT_EQ(tsr_tensor_data_ptr(out), tsr_tensor_data_ptr(t)) << "a view";
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
+
+  EXPECT_THAT(Consume(tsr_op_find(S("no_such_op"), &op)), HasSubstr("unknown op 'no_such_op'"));
+  EXPECT_THAT(Consume(tsr_op_call(nullptr, nullptr)), HasSubstr("expected an op, got NULL"));
+}
+
+TEST(CApiOp, CallErrorsNameTheArgument) {
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("transpose.int"), &op)), "");
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_double(stack, 1.5)), "");
+  EXPECT_THAT(Consume(tsr_op_call(op, stack)),
+              HasSubstr("transpose.int: argument 'self' (position 0): expected Tensor, got float"));
+  tsr_stack_release(stack);
+}
+
+TEST(CApiStack, PushesAndGetsEveryKindAndRejectsMismatches) {
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  const int64_t ints[] = {1, 2, 3};
+  const double doubles[] = {0.5};
+  ASSERT_EQ(Consume(tsr_stack_push_none(stack)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, -7)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_double(stack, 2.5)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_bool(stack, 5)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_string(stack, S("floor"))), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int_list(stack, ints, 3)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_double_list(stack, doubles, 1)), "");
+  tsr_scalar scalar = {};
+  scalar.kind = TSR_SCALAR_DOUBLE;
+  scalar.d = 0.25;
+  ASSERT_EQ(Consume(tsr_stack_push_scalar(stack, scalar)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_dtype(stack, TSR_DTYPE_BFLOAT16)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_device(stack, {TSR_DEVICE_META, 0})), "");
+  tsr_tensor* list[] = {nullptr};
+  ASSERT_EQ(Consume(tsr_stack_push_tensor_list(stack, list, 1)), "");
+  ASSERT_EQ(tsr_stack_size(stack), 11u);
+
+  EXPECT_EQ(tsr_stack_kind(stack, 0), TSR_VALUE_NONE);
+  int64_t i = 0;
+  ASSERT_EQ(Consume(tsr_stack_get_int(stack, 1, &i)), "");
+  EXPECT_EQ(i, -7);
+  double d = 0;
+  ASSERT_EQ(Consume(tsr_stack_get_double(stack, 2, &d)), "");
+  EXPECT_EQ(d, 2.5);
+  int32_t b = 0;
+  ASSERT_EQ(Consume(tsr_stack_get_bool(stack, 3, &b)), "");
+  EXPECT_EQ(b, 1);
+  tsr_string s{};
+  ASSERT_EQ(Consume(tsr_stack_get_string(stack, 4, &s)), "");
+  EXPECT_EQ(std::string(s.data, s.size), "floor");
+  const int64_t* values = nullptr;
+  size_t n = 0;
+  ASSERT_EQ(Consume(tsr_stack_get_int_list(stack, 5, &values, &n)), "");
+  EXPECT_EQ(std::vector<int64_t>(values, values + n), std::vector<int64_t>({1, 2, 3}));
+  tsr_scalar got{};
+  ASSERT_EQ(Consume(tsr_stack_get_scalar(stack, 7, &got)), "");
+  EXPECT_EQ(got.kind, TSR_SCALAR_DOUBLE);
+  EXPECT_EQ(got.d, 0.25);
+  tsr_dtype dtype{};
+  ASSERT_EQ(Consume(tsr_stack_get_dtype(stack, 8, &dtype)), "");
+  EXPECT_EQ(dtype, TSR_DTYPE_BFLOAT16);
+  tsr_device device{};
+  ASSERT_EQ(Consume(tsr_stack_get_device(stack, 9, &device)), "");
+  EXPECT_EQ(device.type, TSR_DEVICE_META);
+  tsr_tensor* const* tensors = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor_list(stack, 10, &tensors, &n)), "");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(tensors[0], nullptr) << "None in a Tensor?[] list";
+
+  EXPECT_THAT(Consume(tsr_stack_get_int(stack, 2, &i)), HasSubstr("value 2 is float, expected int"));
+  EXPECT_THAT(Consume(tsr_stack_get_int(stack, 11, &i)),
+              HasSubstr("index 11 is out of range for a stack of 11 values"));
+  EXPECT_THAT(Consume(tsr_stack_push_tensor(stack, nullptr)), HasSubstr("got NULL"));
+  scalar.kind = 9;
+  EXPECT_THAT(Consume(tsr_stack_push_scalar(stack, scalar)), HasSubstr("got 9"));
+  EXPECT_THAT(Consume(tsr_stack_push_dtype(stack, static_cast<tsr_dtype>(-3))), HasSubstr("got -3"));
+  EXPECT_THAT(Consume(tsr_stack_push_device(stack, {TSR_DEVICE_CUDA, -1})), HasSubstr("index >= 0"));
+  EXPECT_THAT(Consume(tsr_stack_push_int(nullptr, 1)), HasSubstr("expected a stack, got NULL"));
+  tsr_stack_clear(stack);
+  EXPECT_EQ(tsr_stack_size(stack), 0u);
+  tsr_stack_release(stack);
+  tsr_stack_release(nullptr);
+}
+
+TEST(CApiOp, DefinedOpsGoAwayWhenTheirRegistrationIsReleased) {
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_op_define(S("capi_test::op(Tensor self) -> Tensor"), &reg)), "");
+  const tsr_op* op = nullptr;
+  EXPECT_EQ(Consume(tsr_op_find(S("capi_test::op"), &op)), "");
+  tsr_registration_release(reg);
+  EXPECT_THAT(Consume(tsr_op_find(S("capi_test::op"), &op)), HasSubstr("unknown op"));
+  EXPECT_THAT(Consume(tsr_op_define(S("capi_test::bad(Tensor self"), nullptr)),
+              HasSubstr("schema parse error at column"));
+  tsr_registration_release(nullptr);
+}
+
+}  // namespace

@@ -33,7 +33,7 @@ constexpr size_t kPluginDescSize[] = {
 constexpr uint32_t kRuntimeMinor = TSR_ABI_VERSION_MINOR;
 static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per released minor");
 
-thread_local PluginRecord* tls_loading_plugin = nullptr;
+thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
 
 std::string CodeName(absl::StatusCode code) { return absl::StatusCodeToString(code); }
 
@@ -165,7 +165,7 @@ class PluginLoader {
     if (desc.register_fn == nullptr) {
       return absl::InvalidArgumentError("the descriptor's register_fn is NULL");
     }
-    tls_loading_plugin = record.get();
+    tls_loading_plugin = record;
     absl::Status registered = StatusFrom(desc.register_fn(desc.state, &RuntimeApi()));
     tls_loading_plugin = nullptr;
     report->c.kernels_registered = record->kernels;
@@ -296,7 +296,8 @@ PluginRecord::~PluginRecord() {
   if (dl_handle) dlclose(dl_handle);
 }
 
-PluginRecord* LoadingPlugin() { return tls_loading_plugin; }
+PluginRecord* LoadingPlugin() { return tls_loading_plugin.get(); }
+std::shared_ptr<PluginRecord> LoadingPluginShared() { return tls_loading_plugin; }
 
 tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out) {
   auto shared = std::make_shared<RegistrationHandle>(std::move(handle));

@@ -99,6 +99,9 @@ tsr_runtime_api MakeApi() {
   api.stack_get_device = &tsr_stack_get_device;
   api.kernel_register = &tsr_kernel_register;
   api.fallback_register = &tsr_fallback_register;
+  api.device_register = &tsr_device_register;
+  api.device_count = &tsr_device_count;
+  api.device_synchronize = &tsr_device_synchronize;
   api.log = &Log;
   return api;
 }

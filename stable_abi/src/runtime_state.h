@@ -32,6 +32,7 @@ struct PluginRecord {
 
 // LoadingPlugin: the plugin whose register_fn runs on this thread, or NULL.
 PluginRecord* LoadingPlugin();
+std::shared_ptr<PluginRecord> LoadingPluginShared();
 
 // HandOut gives a registration to C: to `out` when it is non-NULL, and to the loading plugin's
 // record when a plugin registers (so that unloading undoes it), else it is kept forever.

@@ -1,8 +1,8 @@
 #include "tessera/c/tensor.h"
 
 #include "absl/strings/str_format.h"
-#include "core/host_copy.h"
 #include "core/status_macros.h"
+#include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 
 namespace tessera {
@@ -53,7 +53,7 @@ absl::Status CheckTensor(const tsr_tensor* t, const char* arg, const char* fn) {
   return absl::OkStatus();
 }
 
-// CheckHostCopy: the tensor's elements can be copied with host memcpy and `nbytes` matches.
+// CheckHostCopy: `nbytes` matches the tensor and the tensor has data.
 absl::Status CheckHostCopy(const Tensor& t, const void* buffer, size_t nbytes, const char* fn) {
   const size_t expected = t.impl()->nbytes();
   if (nbytes != expected) {
@@ -67,11 +67,6 @@ absl::Status CheckHostCopy(const Tensor& t, const void* buffer, size_t nbytes, c
   if (t.device().type == DeviceType::kMeta) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: %s is a meta tensor and has no data to copy", fn, t.ToString()));
-  }
-  if (t.device().type != DeviceType::kCPU) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: copying %s needs the copy functions of device type '%s', and none are registered", fn,
-        t.ToString(), DeviceTypeName(t.device().type)));
   }
   return absl::OkStatus();
 }
@@ -174,8 +169,7 @@ tsr_error* tsr_tensor_copy_from_host(tsr_tensor* dst, const void* src, size_t nb
     if (auto s = CheckTensor(dst, "dst", fn); !s.ok()) return ToError(s);
     Tensor t = Borrow(dst);
     if (auto s = CheckHostCopy(t, src, nbytes, fn); !s.ok()) return ToError(s);
-    UnpackHost(src, t);
-    return nullptr;
+    return ToError(CopyFromHost(src, t));
   });
 }
 
@@ -185,8 +179,7 @@ tsr_error* tsr_tensor_copy_to_host(const tsr_tensor* src, void* dst, size_t nbyt
     if (auto s = CheckTensor(src, "src", fn); !s.ok()) return ToError(s);
     Tensor t = Borrow(src);
     if (auto s = CheckHostCopy(t, dst, nbytes, fn); !s.ok()) return ToError(s);
-    PackHost(t, dst);
-    return nullptr;
+    return ToError(CopyToHost(t, dst));
   });
 }
 

@@ -1,5 +1,6 @@
 // The C ABI from C++: errors, tensor creation, wrapping, copies and bad input, through the
 // exported tsr_* functions only (this test links libtessera.so, not the static layers).
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -283,14 +284,17 @@ TEST(CApiStack, PushesAndGetsEveryKindAndRejectsMismatches) {
   EXPECT_EQ(n, 1u);
   EXPECT_EQ(tensors[0], nullptr) << "None in a Tensor?[] list";
 
-  EXPECT_THAT(Consume(tsr_stack_get_int(stack, 2, &i)), HasSubstr("value 2 is float, expected int"));
+  EXPECT_THAT(Consume(tsr_stack_get_int(stack, 2, &i)),
+              HasSubstr("value 2 is float, expected int"));
   EXPECT_THAT(Consume(tsr_stack_get_int(stack, 11, &i)),
               HasSubstr("index 11 is out of range for a stack of 11 values"));
   EXPECT_THAT(Consume(tsr_stack_push_tensor(stack, nullptr)), HasSubstr("got NULL"));
   scalar.kind = 9;
   EXPECT_THAT(Consume(tsr_stack_push_scalar(stack, scalar)), HasSubstr("got 9"));
-  EXPECT_THAT(Consume(tsr_stack_push_dtype(stack, static_cast<tsr_dtype>(-3))), HasSubstr("got -3"));
-  EXPECT_THAT(Consume(tsr_stack_push_device(stack, {TSR_DEVICE_CUDA, -1})), HasSubstr("index >= 0"));
+  EXPECT_THAT(Consume(tsr_stack_push_dtype(stack, static_cast<tsr_dtype>(-3))),
+              HasSubstr("got -3"));
+  EXPECT_THAT(Consume(tsr_stack_push_device(stack, {TSR_DEVICE_CUDA, -1})),
+              HasSubstr("index >= 0"));
   EXPECT_THAT(Consume(tsr_stack_push_int(nullptr, 1)), HasSubstr("expected a stack, got NULL"));
   tsr_stack_clear(stack);
   EXPECT_EQ(tsr_stack_size(stack), 0u);
@@ -308,6 +312,143 @@ TEST(CApiOp, DefinedOpsGoAwayWhenTheirRegistrationIsReleased) {
   EXPECT_THAT(Consume(tsr_op_define(S("capi_test::bad(Tensor self"), nullptr)),
               HasSubstr("schema parse error at column"));
   tsr_registration_release(nullptr);
+}
+
+}  // namespace
+
+namespace {
+
+// A fake device for the C API: host memory that the device's copy functions XOR-scramble, so a
+// runtime that read device memory directly would see garbage.
+struct FakeDevice {
+  int allocations = 0;
+  int frees = 0;
+  static constexpr unsigned char kKey = 0x5a;
+};
+
+tsr_error* FakeCount(void*, int32_t* out) {
+  *out = 2;
+  return nullptr;
+}
+tsr_error* FakeAllocate(void* context, int32_t, size_t nbytes, void** out) {
+  static_cast<FakeDevice*>(context)->allocations++;
+  *out = std::malloc(nbytes == 0 ? 1 : nbytes);
+  return nullptr;
+}
+void FakeFree(void* context, int32_t, void* ptr) {
+  static_cast<FakeDevice*>(context)->frees++;
+  std::free(ptr);
+}
+void Scramble(void* dst, const void* src, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    static_cast<unsigned char*>(dst)[i] =
+        static_cast<const unsigned char*>(src)[i] ^ FakeDevice::kKey;
+  }
+}
+tsr_error* FakeH2D(void*, int32_t, void* dst, const void* src, size_t n) {
+  Scramble(dst, src, n);
+  return nullptr;
+}
+tsr_error* FakeD2H(void*, int32_t, void* dst, const void* src, size_t n) {
+  Scramble(dst, src, n);
+  return nullptr;
+}
+tsr_error* FakeD2D(void*, int32_t, void* dst, int32_t, const void* src, size_t n) {
+  std::memcpy(dst, src, n);
+  return nullptr;
+}
+tsr_error* FakeSync(void*, int32_t) { return nullptr; }
+
+tsr_device_interface FakeInterface(FakeDevice* device) {
+  tsr_device_interface iface = {};
+  iface.struct_size = sizeof iface;
+  iface.device_type = TSR_DEVICE_PRIVATEUSE2;
+  iface.context = device;
+  iface.device_count = &FakeCount;
+  iface.allocate = &FakeAllocate;
+  iface.free = &FakeFree;
+  iface.copy_host_to_device = &FakeH2D;
+  iface.copy_device_to_host = &FakeD2H;
+  iface.copy_device_to_device = &FakeD2D;
+  iface.synchronize = &FakeSync;
+  return iface;
+}
+
+TEST(CApiDevice, RegisteredDevicesAllocateAndCopyOnlyThroughTheirInterface) {
+  ASSERT_EQ(Consume(tsr_device_rename(TSR_DEVICE_PRIVATEUSE2, S("capidev"))), "");
+  FakeDevice fake;
+  tsr_device_interface iface = FakeInterface(&fake);
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_device_register(&iface, &reg)), "");
+  int32_t count = 0;
+  ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_PRIVATEUSE2, &count)), "");
+  EXPECT_EQ(count, 2);
+  tsr_device dev{};
+  ASSERT_EQ(Consume(tsr_device_parse(S("capidev:1"), &dev)), "");
+  EXPECT_EQ(dev.type, TSR_DEVICE_PRIVATEUSE2);
+  EXPECT_EQ(dev.index, 1);
+  char name[32];
+  tsr_device_format(dev, name, sizeof name);
+  EXPECT_STREQ(name, "capidev:1");
+
+  // Contiguous and strided tensors round-trip; device memory holds scrambled bytes.
+  const int64_t sizes[] = {3, 2};
+  const int64_t strides[] = {1, 3};
+  for (const int64_t* st : {static_cast<const int64_t*>(nullptr), strides}) {
+    tsr_tensor* t = nullptr;
+    ASSERT_EQ(Consume(st ? tsr_tensor_empty_strided(sizes, st, 2, TSR_DTYPE_INT32, dev, &t)
+                         : tsr_tensor_empty(sizes, 2, TSR_DTYPE_INT32, dev, &t)),
+              "");
+    const int32_t in[6] = {1, 2, 3, 4, 5, 6};
+    ASSERT_EQ(Consume(tsr_tensor_copy_from_host(t, in, sizeof in)), "");
+    int32_t raw[6];
+    std::memcpy(raw, tsr_tensor_data_ptr(t), sizeof raw);  // what a direct read would see
+    EXPECT_NE(raw[0], 1) << "device memory is scrambled";
+    int32_t out[6] = {};
+    ASSERT_EQ(Consume(tsr_tensor_copy_to_host(t, out, sizeof out)), "");
+    EXPECT_THAT(out, ElementsAre(1, 2, 3, 4, 5, 6));
+    tsr_tensor_release(t);
+  }
+  EXPECT_EQ(fake.allocations, 2);
+  EXPECT_EQ(fake.frees, 2);
+  EXPECT_EQ(Consume(tsr_device_synchronize(dev)), "");
+
+  tsr_tensor* t = nullptr;
+  EXPECT_THAT(Consume(tsr_tensor_empty(sizes, 2, TSR_DTYPE_INT32, {TSR_DEVICE_PRIVATEUSE2, 2}, &t)),
+              HasSubstr("device capidev:2 does not exist: capidev has 2 device(s)"));
+  EXPECT_THAT(Consume(tsr_device_register(&iface, nullptr)), HasSubstr("already has a device"));
+
+  // After deregistration no new memory comes from it; memory still alive is freed through it.
+  ASSERT_EQ(Consume(tsr_tensor_empty(sizes, 2, TSR_DTYPE_INT32, dev, &t)), "");
+  tsr_registration_release(reg);
+  tsr_tensor* after = nullptr;
+  EXPECT_THAT(Consume(tsr_tensor_empty(sizes, 2, TSR_DTYPE_INT32, dev, &after)),
+              HasSubstr("no backend has registered device type 'capidev'"));
+  tsr_tensor_release(t);
+  EXPECT_EQ(fake.frees, 3);
+}
+
+TEST(CApiDevice, MalformedInterfacesAreRefused) {
+  FakeDevice fake;
+  tsr_device_interface iface = FakeInterface(&fake);
+  iface.device_type = TSR_DEVICE_HIP;
+  iface.copy_device_to_device = nullptr;
+  EXPECT_THAT(Consume(tsr_device_register(&iface, nullptr)),
+              HasSubstr("the required slot 'copy_device_to_device' is NULL"));
+  iface = FakeInterface(&fake);
+  iface.struct_size = 24;
+  EXPECT_THAT(Consume(tsr_device_register(&iface, nullptr)), HasSubstr("struct_size is 24"));
+  iface = FakeInterface(&fake);
+  iface.device_type = TSR_DEVICE_CPU;
+  EXPECT_THAT(Consume(tsr_device_register(&iface, nullptr)), HasSubstr("cpu memory"));
+  EXPECT_THAT(Consume(tsr_device_register(nullptr, nullptr)), HasSubstr("iface is NULL"));
+  int32_t count = -1;
+  ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_CUDA, &count)), "");
+  EXPECT_EQ(count, 0);
+  EXPECT_THAT(Consume(tsr_device_synchronize({TSR_DEVICE_CUDA, 0})),
+              HasSubstr("no device interface"));
+  EXPECT_THAT(Consume(tsr_device_rename(TSR_DEVICE_CPU, S("host"))),
+              HasSubstr("only privateuseone/two/three can be renamed"));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #define TESSERA_C_PLUGIN_H_
 
 #include "tessera/c/common.h"
+#include "tessera/c/device.h"
 #include "tessera/c/error.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/op.h"
@@ -122,6 +123,11 @@ typedef struct tsr_runtime_api {
   tsr_error* (*kernel_register)(const tsr_kernel_desc* desc, tsr_registration** out);
   tsr_error* (*fallback_register)(int32_t device_type, tsr_boxed_kernel_fn fallback, void* context,
                                   tsr_string name, tsr_registration** out);
+
+  /* since 1.0: devices */
+  tsr_error* (*device_register)(const tsr_device_interface* iface, tsr_registration** out);
+  tsr_error* (*device_count)(int32_t device_type, int32_t* out);
+  tsr_error* (*device_synchronize)(tsr_device device);
 
   /* since 1.0: services */
   void (*log)(tsr_log_level level, tsr_string message);

@@ -1,0 +1,349 @@
+// tsr_device_register and friends: a C device interface becomes the device type's Allocator
+// and copy functions.
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "core/allocator.h"
+#include "core/host_copy.h"
+#include "core/status_macros.h"
+#include "stable_abi/src/device_registry.h"
+#include "stable_abi/src/handles.h"
+#include "stable_abi/src/runtime_state.h"
+
+namespace tessera {
+namespace capi {
+namespace {
+
+// PluginDevice adapts one registered tsr_device_interface. Never destroyed: the core's
+// allocator table and in-flight allocations may still point at it after deregistration; what
+// deregistration releases is the plugin it keeps alive (`owner`), and the closed gate keeps
+// new allocations from reaching an unloaded plugin.
+class PluginDevice final : public Allocator {
+ public:
+  PluginDevice(const tsr_device_interface& iface, int32_t count, std::shared_ptr<PluginGate> gate,
+               std::shared_ptr<const void> owner)
+      : iface_(iface), count_(count), gate_(std::move(gate)), owner_(std::move(owner)) {
+    for (int32_t i = 0; i < count_; ++i) frees_.push_back(FreeContext{this, i});
+  }
+
+  absl::StatusOr<DataPtr> Allocate(Device device, size_t nbytes) override {
+    TSR_RETURN_IF_ERROR(CheckIndex(device));
+    if (!gate_->Enter()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "cannot allocate on %s: its device was unregistered", DeviceToString(device)));
+    }
+    std::shared_ptr<const void> owner = Owner();
+    void* data = nullptr;
+    absl::Status status = StatusFrom(iface_.allocate(iface_.context, device.index, nbytes, &data));
+    gate_->Leave();
+    if (!status.ok()) {
+      return absl::Status(status.code(), absl::StrFormat("allocating %d bytes on %s: %s", nbytes,
+                                                         DeviceToString(device), status.message()));
+    }
+    DataPtr out;
+    out.data = data;
+    out.device = device;
+    out.deleter = &PluginDevice::Free;
+    out.deleter_context = &frees_[device.index];
+    out.owner = std::move(owner);  // the plugin stays loaded while this memory exists
+    return out;
+  }
+
+  absl::Status CheckIndex(Device device) const {
+    if (device.index < 0 || device.index >= count_) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("device %s does not exist: %s has %d device(s)", DeviceToString(device),
+                          DeviceTypeName(device.type), count_));
+    }
+    return absl::OkStatus();
+  }
+
+  const tsr_device_interface& iface() const { return iface_; }
+  int32_t count() const { return count_; }
+  std::shared_ptr<const void> Owner() {
+    absl::MutexLock lock(&mu_);
+    return owner_;
+  }
+  void Unregister() {
+    gate_->Close();
+    absl::MutexLock lock(&mu_);
+    owner_.reset();
+  }
+
+ private:
+  struct FreeContext {
+    PluginDevice* device;
+    int32_t index;
+  };
+  static void Free(void* data, void* context) {
+    const auto* c = static_cast<const FreeContext*>(context);
+    c->device->iface_.free(c->device->iface_.context, c->index, data);
+  }
+
+  const tsr_device_interface iface_;
+  const int32_t count_;
+  std::vector<FreeContext> frees_;  // one per index, stable addresses (never resized)
+  std::shared_ptr<PluginGate> gate_;
+  absl::Mutex mu_;
+  std::shared_ptr<const void> owner_ ABSL_GUARDED_BY(mu_);
+};
+
+absl::Mutex g_devices_mu;
+std::array<PluginDevice*, kNumDeviceTypes> g_devices ABSL_GUARDED_BY(g_devices_mu) = {};
+
+PluginDevice* Registered(DeviceType type) {
+  absl::MutexLock lock(&g_devices_mu);
+  return g_devices[static_cast<int>(type)];
+}
+
+absl::Status CheckInterface(const tsr_device_interface* iface) {
+  if (iface == nullptr) return absl::InvalidArgumentError("tsr_device_register: iface is NULL");
+  constexpr size_t kMinSize = offsetof(tsr_device_interface, event_synchronize) + sizeof(void*);
+  if (iface->struct_size < kMinSize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tsr_device_register: iface->struct_size is %d, expected at least %d (the 1.0 "
+        "tsr_device_interface)",
+        iface->struct_size, kMinSize));
+  }
+  const int32_t type = iface->device_type;
+  if (type <= static_cast<int32_t>(DeviceType::kCPU) || type >= kNumDeviceTypes ||
+      type == static_cast<int32_t>(DeviceType::kMeta)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tsr_device_register: expected device_type cuda (1), hip (2) or privateuse1..3 (3..5), "
+        "got %d (cpu memory is the runtime's own)",
+        type));
+  }
+  struct Slot {
+    const void* fn;
+    const char* name;
+  };
+  const Slot required[] = {
+      {reinterpret_cast<const void*>(iface->device_count), "device_count"},
+      {reinterpret_cast<const void*>(iface->allocate), "allocate"},
+      {reinterpret_cast<const void*>(iface->free), "free"},
+      {reinterpret_cast<const void*>(iface->copy_host_to_device), "copy_host_to_device"},
+      {reinterpret_cast<const void*>(iface->copy_device_to_host), "copy_device_to_host"},
+      {reinterpret_cast<const void*>(iface->copy_device_to_device), "copy_device_to_device"},
+      {reinterpret_cast<const void*>(iface->synchronize), "synchronize"},
+  };
+  for (const Slot& slot : required) {
+    if (slot.fn == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("tsr_device_register: the required slot '%s' is NULL", slot.name));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The storage span a view covers, in bytes from the storage's start.
+struct Span {
+  size_t offset_bytes;
+  size_t nbytes;
+};
+absl::StatusOr<Span> ViewSpan(const Tensor& t) {
+  TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(t.sizes(), t.strides()));
+  const size_t item = t.impl()->itemsize();
+  return Span{static_cast<size_t>(t.storage_offset()) * item, static_cast<size_t>(elements) * item};
+}
+
+absl::StatusOr<PluginDevice*> DeviceFor(const Tensor& t, const char* what) {
+  PluginDevice* device = Registered(t.device().type);
+  if (device == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s %s: no device interface is registered for device type '%s'", what,
+                        t.ToString(), DeviceTypeName(t.device().type)));
+  }
+  TSR_RETURN_IF_ERROR(device->CheckIndex(t.device()));
+  return device;
+}
+
+// A host tensor over `staging` with the same strides as `t`, its offset moved to span-relative.
+Tensor StagingView(const Tensor& t, void* staging, const Span& span) {
+  DataPtr data;
+  data.data = staging;
+  data.device = Device(DeviceType::kCPU);
+  return *FromStorage(Ref<StorageImpl>::Make(std::move(data), span.nbytes), t.dtype(), t.sizes(),
+                      t.strides(), 0);
+}
+
+}  // namespace
+
+absl::Status CopyToHost(const Tensor& src, void* dst) {
+  if (src.numel() == 0) return absl::OkStatus();
+  if (src.device().type == DeviceType::kCPU) {
+    PackHost(src, dst);
+    return absl::OkStatus();
+  }
+  TSR_ASSIGN_OR_RETURN(PluginDevice * device, DeviceFor(src, "copying"));
+  TSR_ASSIGN_OR_RETURN(const Span span, ViewSpan(src));
+  const tsr_device_interface& f = device->iface();
+  const char* base = static_cast<const char*>(src.impl()->storage()->data());
+  if (src.is_contiguous()) {
+    return StatusFrom(f.copy_device_to_host(f.context, src.device().index, dst,
+                                            base + span.offset_bytes, span.nbytes));
+  }
+  std::vector<char> staging(span.nbytes);
+  TSR_RETURN_IF_ERROR(StatusFrom(f.copy_device_to_host(
+      f.context, src.device().index, staging.data(), base + span.offset_bytes, span.nbytes)));
+  PackHost(StagingView(src, staging.data(), span), dst);
+  return absl::OkStatus();
+}
+
+absl::Status CopyFromHost(const void* src, const Tensor& dst) {
+  if (dst.numel() == 0) return absl::OkStatus();
+  if (dst.device().type == DeviceType::kCPU) {
+    UnpackHost(src, dst);
+    return absl::OkStatus();
+  }
+  TSR_ASSIGN_OR_RETURN(PluginDevice * device, DeviceFor(dst, "copying into"));
+  TSR_ASSIGN_OR_RETURN(const Span span, ViewSpan(dst));
+  const tsr_device_interface& f = device->iface();
+  char* base = static_cast<char*>(dst.impl()->storage()->data());
+  if (dst.is_contiguous()) {
+    return StatusFrom(f.copy_host_to_device(f.context, dst.device().index, base + span.offset_bytes,
+                                            src, span.nbytes));
+  }
+  // Read-modify-write of the covered span keeps the elements between the view's untouched.
+  std::vector<char> staging(span.nbytes);
+  TSR_RETURN_IF_ERROR(StatusFrom(f.copy_device_to_host(
+      f.context, dst.device().index, staging.data(), base + span.offset_bytes, span.nbytes)));
+  UnpackHost(src, StagingView(dst, staging.data(), span));
+  return StatusFrom(f.copy_host_to_device(f.context, dst.device().index, base + span.offset_bytes,
+                                          staging.data(), span.nbytes));
+}
+
+}  // namespace capi
+}  // namespace tessera
+
+using namespace tessera;        // NOLINT: this file only implements the C entry points
+using namespace tessera::capi;  // NOLINT
+
+extern "C" {
+
+tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registration** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (out) *out = nullptr;
+    if (absl::Status s = CheckInterface(iface); !s.ok()) return ToError(s);
+    int32_t count = 0;
+    if (absl::Status s = StatusFrom(iface->device_count(iface->context, &count)); !s.ok()) {
+      return ToError(absl::Status(s.code(), absl::StrFormat("tsr_device_register: device_count "
+                                                            "failed: %s",
+                                                            s.message())));
+    }
+    if (count < 0) {
+      return ToError(absl::InvalidArgumentError(
+          absl::StrFormat("tsr_device_register: device_count gave %d", count)));
+    }
+    const auto type = static_cast<DeviceType>(iface->device_type);
+    tsr_device_interface copy = {};
+    std::memcpy(&copy, iface, std::min(sizeof copy, iface->struct_size));
+    copy.struct_size = sizeof copy;
+    std::shared_ptr<PluginRecord> plugin = LoadingPluginShared();
+    auto gate = std::make_shared<PluginGate>(plugin ? plugin->name : "application");
+    auto* device = new PluginDevice(copy, count, gate, plugin);  // never freed: see PluginDevice
+    {
+      absl::MutexLock lock(&g_devices_mu);
+      if (g_devices[static_cast<int>(type)] != nullptr) {
+        device->Unregister();
+        return ToError(absl::AlreadyExistsError(
+            absl::StrFormat("tsr_device_register: device type '%s' already has a device interface",
+                            DeviceTypeName(type))));
+      }
+      g_devices[static_cast<int>(type)] = device;
+      SetAllocator(type, device);
+    }
+    RegistrationHandle handle([type, device] {
+      {
+        absl::MutexLock lock(&g_devices_mu);
+        if (g_devices[static_cast<int>(type)] == device) {
+          g_devices[static_cast<int>(type)] = nullptr;
+          SetAllocator(type, nullptr);
+        }
+      }
+      device->Unregister();
+    });
+    return HandOut(std::move(handle), out);
+  });
+}
+
+tsr_error* tsr_device_count(int32_t device_type, int32_t* out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
+    if (device_type < 0 || device_type >= kNumDeviceTypes) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       absl::StrFormat("tsr_device_count: expected a tsr_device_type in [0, %d), "
+                                       "got %d",
+                                       kNumDeviceTypes, device_type));
+    }
+    const auto type = static_cast<DeviceType>(device_type);
+    if (type == DeviceType::kCPU || type == DeviceType::kMeta) {
+      *out = 1;
+      return nullptr;
+    }
+    PluginDevice* device = Registered(type);
+    *out = device ? device->count() : 0;
+    return nullptr;
+  });
+}
+
+tsr_error* tsr_device_synchronize(tsr_device device) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (device.type < 0 || device.type >= kNumDeviceTypes) {
+      return MakeError(
+          absl::StatusCode::kInvalidArgument,
+          absl::StrFormat("tsr_device_synchronize: invalid device type %d", device.type));
+    }
+    const Device d(static_cast<DeviceType>(device.type), device.index);
+    if (d.type == DeviceType::kCPU || d.type == DeviceType::kMeta) return nullptr;
+    PluginDevice* plugin_device = Registered(d.type);
+    if (plugin_device == nullptr) {
+      return MakeError(absl::StatusCode::kFailedPrecondition,
+                       absl::StrFormat("tsr_device_synchronize: no device interface for '%s'",
+                                       DeviceTypeName(d.type)));
+    }
+    if (absl::Status s = plugin_device->CheckIndex(d); !s.ok()) return ToError(s);
+    const tsr_device_interface& f = plugin_device->iface();
+    return f.synchronize(f.context, d.index);
+  });
+}
+
+tsr_error* tsr_device_rename(int32_t device_type, tsr_string name) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (device_type < 0 || device_type >= kNumDeviceTypes) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       absl::StrFormat("tsr_device_rename: invalid device type %d", device_type));
+    }
+    return ToError(
+        DeviceNames::Global().Rename(static_cast<DeviceType>(device_type),
+                                     std::string_view(name.data ? name.data : "", name.size)));
+  });
+}
+
+tsr_error* tsr_device_parse(tsr_string text, tsr_device* out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
+    absl::StatusOr<Device> d = ParseDevice(std::string_view(text.data ? text.data : "", text.size));
+    if (!d.ok()) return ToError(d.status());
+    *out = tsr_device{static_cast<int32_t>(d->type), d->index};
+    return nullptr;
+  });
+}
+
+size_t tsr_device_format(tsr_device device, char* buf, size_t size) {
+  std::string text =
+      device.type >= 0 && device.type < kNumDeviceTypes
+          ? DeviceToString(Device(static_cast<DeviceType>(device.type), device.index))
+          : absl::StrFormat("<invalid device type %d>", device.type);
+  if (buf != nullptr && size > 0) {
+    const size_t n = std::min(size - 1, text.size());
+    std::memcpy(buf, text.data(), n);
+    buf[n] = '\0';
+  }
+  return text.size();
+}
+
+}  // extern "C"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -93,7 +94,10 @@ class PluginDevice final : public Allocator {
 };
 
 absl::Mutex g_devices_mu;
+// The registered device of each type, and every PluginDevice ever made (kept, see above).
 std::array<PluginDevice*, kNumDeviceTypes> g_devices ABSL_GUARDED_BY(g_devices_mu) = {};
+std::vector<std::unique_ptr<PluginDevice>>* const g_all_devices ABSL_GUARDED_BY(g_devices_mu) =
+    new std::vector<std::unique_ptr<PluginDevice>>();
 
 PluginDevice* Registered(DeviceType type) {
   absl::MutexLock lock(&g_devices_mu);
@@ -243,16 +247,17 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
     std::memcpy(&copy, iface, std::min(sizeof copy, iface->struct_size));
     copy.struct_size = sizeof copy;
     std::shared_ptr<PluginRecord> plugin = LoadingPluginShared();
-    auto gate = std::make_shared<PluginGate>(plugin ? plugin->name : "application");
-    auto* device = new PluginDevice(copy, count, gate, plugin);  // never freed: see PluginDevice
+    PluginDevice* device;
     {
       absl::MutexLock lock(&g_devices_mu);
       if (g_devices[static_cast<int>(type)] != nullptr) {
-        device->Unregister();
         return ToError(absl::AlreadyExistsError(
             absl::StrFormat("tsr_device_register: device type '%s' already has a device interface",
                             DeviceTypeName(type))));
       }
+      auto gate = std::make_shared<PluginGate>(plugin ? plugin->name : "application");
+      g_all_devices->push_back(std::make_unique<PluginDevice>(copy, count, gate, plugin));
+      device = g_all_devices->back().get();
       g_devices[static_cast<int>(type)] = device;
       SetAllocator(type, device);
     }

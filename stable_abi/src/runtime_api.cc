@@ -102,6 +102,8 @@ tsr_runtime_api MakeApi() {
   api.device_register = &tsr_device_register;
   api.device_count = &tsr_device_count;
   api.device_synchronize = &tsr_device_synchronize;
+  api.fallback_register_cpu = &tsr_fallback_register_cpu;
+  api.fallback_count = &tsr_fallback_count;
   api.log = &Log;
   return api;
 }

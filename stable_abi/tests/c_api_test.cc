@@ -452,3 +452,126 @@ TEST(CApiDevice, MalformedInterfacesAreRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// CPU kernels registered by the application, for the fallback to run.
+tsr_error* PlusOneCpu(void*, const tsr_op*, tsr_stack* stack) {
+  tsr_tensor* self = nullptr;
+  if (tsr_error* e = tsr_stack_get_tensor(stack, 0, &self)) return e;
+  tsr_tensor* out = nullptr;
+  if (tsr_error* e = tsr_tensor_empty(tsr_tensor_sizes(self), tsr_tensor_dim(self),
+                                      TSR_DTYPE_FLOAT32, tsr_tensor_device(self), &out)) {
+    return e;
+  }
+  const float* in = static_cast<const float*>(tsr_tensor_data_ptr(self));
+  float* o = static_cast<float*>(tsr_tensor_data_ptr(out));
+  for (int64_t i = 0; i < tsr_tensor_numel(self); ++i) o[i] = in[i] + 1;
+  tsr_stack_clear(stack);
+  tsr_error* e = tsr_stack_push_tensor(stack, out);
+  tsr_tensor_release(out);
+  return e;
+}
+
+tsr_error* ScaleInPlaceCpu(void*, const tsr_op*, tsr_stack* stack) {
+  tsr_tensor* self = nullptr;
+  double factor = 0;
+  if (tsr_error* e = tsr_stack_get_tensor(stack, 0, &self)) return e;
+  if (tsr_error* e = tsr_stack_get_double(stack, 1, &factor)) return e;
+  float* data = static_cast<float*>(tsr_tensor_data_ptr(self));
+  for (int64_t i = 0; i < tsr_tensor_numel(self); ++i) data[i] *= static_cast<float>(factor);
+  tsr_tensor_retain(self);  // keep it across the clear
+  tsr_stack_clear(stack);
+  tsr_error* e = tsr_stack_push_tensor(stack, self);
+  tsr_tensor_release(self);
+  return e;
+}
+
+tsr_registration* RegisterCpu(const char* op, tsr_boxed_kernel_fn fn) {
+  tsr_kernel_desc desc = {};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S(op);
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = fn;
+  desc.kernel_name = S(op);
+  tsr_registration* reg = nullptr;
+  EXPECT_EQ(Consume(tsr_kernel_register(&desc, &reg)), "");
+  return reg;
+}
+
+std::vector<float> Read(const tsr_tensor* t) {
+  std::vector<float> out(tsr_tensor_numel(t));
+  EXPECT_EQ(Consume(tsr_tensor_copy_to_host(t, out.data(), out.size() * sizeof(float))), "");
+  return out;
+}
+
+TEST(CApiFallback, OpsWithoutADeviceKernelRunOnTheCpuAndAreCounted) {
+  ASSERT_EQ(Consume(tsr_device_rename(TSR_DEVICE_PRIVATEUSE3, S("fbdev"))), "");
+  FakeDevice fake;
+  tsr_device_interface iface = FakeInterface(&fake);
+  iface.device_type = TSR_DEVICE_PRIVATEUSE3;
+  tsr_registration* device = nullptr;
+  ASSERT_EQ(Consume(tsr_device_register(&iface, &device)), "");
+  tsr_registration* defs[3] = {};
+  ASSERT_EQ(Consume(tsr_op_define(S("fb::plus_one(Tensor self) -> Tensor"), &defs[0])), "");
+  ASSERT_EQ(Consume(tsr_op_define(S("fb::scale_(Tensor(a!) self, float factor) -> Tensor(a!)"),
+                                  &defs[1])),
+            "");
+  ASSERT_EQ(Consume(tsr_op_define(S("fb::nowhere(Tensor self) -> Tensor"), &defs[2])), "");
+  tsr_registration* plus = RegisterCpu("fb::plus_one", &PlusOneCpu);
+  tsr_registration* scale = RegisterCpu("fb::scale_", &ScaleInPlaceCpu);
+
+  const int64_t n = 3;
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&n, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_PRIVATEUSE3, 0}, &x)),
+            "");
+  const float values[3] = {1, 2, 3};
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(x, values, sizeof values)), "");
+
+  const tsr_op* plus_one = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("fb::plus_one"), &plus_one)), "");
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  Consume(tsr_stack_push_tensor(stack, x));
+  EXPECT_THAT(Consume(tsr_op_call(plus_one, stack)), HasSubstr("not implemented for fb::plus_one"))
+      << "no fallback registered yet";
+
+  tsr_registration* fallback = nullptr;
+  ASSERT_EQ(Consume(tsr_fallback_register_cpu(TSR_DEVICE_PRIVATEUSE3, &fallback)), "");
+  ASSERT_EQ(Consume(tsr_op_call(plus_one, stack)), "");
+  tsr_tensor* y = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &y)), "");
+  EXPECT_EQ(tsr_tensor_device(y).type, TSR_DEVICE_PRIVATEUSE3) << "the result is on the device";
+  EXPECT_THAT(Read(y), ElementsAre(2, 3, 4));
+  EXPECT_EQ(tsr_fallback_count(S("fb::plus_one")), 1);
+
+  // In-place: the caller's device tensor is updated and returned.
+  const tsr_op* scale_op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("fb::scale_"), &scale_op)), "");
+  tsr_stack_clear(stack);
+  Consume(tsr_stack_push_tensor(stack, x));
+  Consume(tsr_stack_push_double(stack, 10.0));
+  ASSERT_EQ(Consume(tsr_op_call(scale_op, stack)), "");
+  tsr_tensor* returned = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &returned)), "");
+  EXPECT_EQ(returned, x) << "an in-place op returns its own argument";
+  EXPECT_THAT(Read(x), ElementsAre(10, 20, 30));
+  EXPECT_EQ(tsr_fallback_count(S("fb::scale_")), 1);
+
+  // An op the CPU cannot run either: the error says it went through the fallback.
+  const tsr_op* nowhere = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("fb::nowhere"), &nowhere)), "");
+  tsr_stack_clear(stack);
+  Consume(tsr_stack_push_tensor(stack, x));
+  EXPECT_THAT(Consume(tsr_op_call(nowhere, stack)),
+              HasSubstr("fb::nowhere on fbdev:0 ran on the CPU fallback: not implemented for "
+                        "fb::nowhere on cpu"));
+  tsr_stack_release(stack);
+  tsr_tensor_release(x);
+  for (tsr_registration* r : {fallback, plus, scale, defs[0], defs[1], defs[2], device}) {
+    tsr_registration_release(r);
+  }
+  EXPECT_THAT(Consume(tsr_fallback_register_cpu(TSR_DEVICE_CPU, nullptr)), HasSubstr("got 0"));
+}
+
+}  // namespace

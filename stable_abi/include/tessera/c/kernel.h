@@ -39,6 +39,16 @@ TSR_API tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registra
 TSR_API tsr_error* tsr_fallback_register(int32_t device_type, tsr_boxed_kernel_fn fallback,
                                          void* context, tsr_string name, tsr_registration** out);
 
+/* tsr_fallback_register_cpu opts `device_type` into the runtime's CPU fallback: an op without
+ * a kernel or composite there copies its tensor arguments to the CPU, runs the CPU kernel and
+ * copies the results back (and into arguments the op writes). Every such call is counted per
+ * op (tsr_fallback_count) and the first one of each op is logged at INFO level. */
+TSR_API tsr_error* tsr_fallback_register_cpu(int32_t device_type, tsr_registration** out);
+
+/* tsr_fallback_count: how many calls of `op_name` (borrowed) ran on the CPU fallback, over all
+ * device types, since the process started. */
+TSR_API int64_t tsr_fallback_count(tsr_string op_name);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -129,9 +129,17 @@ typedef struct tsr_runtime_api {
   tsr_error* (*device_count)(int32_t device_type, int32_t* out);
   tsr_error* (*device_synchronize)(tsr_device device);
 
+  /* since 1.0: the CPU fallback */
+  tsr_error* (*fallback_register_cpu)(int32_t device_type, tsr_registration** out);
+  int64_t (*fallback_count)(tsr_string op_name);
+
   /* since 1.0: services */
   void (*log)(tsr_log_level level, tsr_string message);
 } tsr_runtime_api;
+
+/* tsr_runtime_api_get: the same table, for applications and the C++ SDK's embedding API
+ * (plugins receive it in tsr_plugin_init instead and must not import this symbol). */
+TSR_API const tsr_runtime_api* tsr_runtime_api_get(void);
 
 /* tsr_plugin_desc: filled by tsr_plugin_init. The runtime zero-fills it before the call; the
  * plugin sets struct_size to sizeof(tsr_plugin_desc) as it was built. Strings are borrowed

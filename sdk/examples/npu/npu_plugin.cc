@@ -1,0 +1,217 @@
+// libnpu.so: the sample vendor backend. It provides device type PrivateUse1 under the name
+// "npu", a deliberate subset of op set v1 (float32 only), and the CPU fallback for the rest.
+//
+// Kernels read their inputs through the device's copy functions into host buffers, compute
+// with the SDK's loop helpers and write the result back: a real accelerator would compute in
+// place, but the arena is scrambled precisely so that nothing reads it directly.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "npu_device.h"
+#include "tessera/sdk/dispatch.hpp"
+#include "tessera/sdk/loops.hpp"
+#include "tessera/sdk/plugin.hpp"
+
+namespace npu {
+namespace {
+
+using tessera::sdk::fail;
+using tessera::sdk::IntSpan;
+using tessera::sdk::Operand;
+using tessera::sdk::Scalar;
+using tessera::sdk::Tensor;
+
+constexpr tsr_device kNpu = {TSR_DEVICE_PRIVATEUSE1, 0};
+
+void RequireFloat32(const char* op, const Tensor& t) {
+  if (t.dtype() != TSR_DTYPE_FLOAT32) {
+    fail(TSR_UNIMPLEMENTED, std::string("npu ") + op + ": not implemented for dtype " +
+                                tessera::sdk::dtype_name(t.dtype()) +
+                                " (the sample NPU computes float32 only)");
+  }
+}
+
+std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= std::max<int64_t>(sizes[i], 1);
+  }
+  return strides;
+}
+
+std::vector<int64_t> Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) fail(TSR_INVALID_ARGUMENT, "npu: shapes do not broadcast");
+    out[n - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+int64_t Numel(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+// A host copy of a tensor's elements (row-major), fetched through the device's copy functions.
+struct Host {
+  std::vector<float> values;
+  std::vector<int64_t> sizes;
+  Operand<const float> operand() const {
+    return Operand<const float>{values.data(), sizes, ContiguousStrides(sizes)};
+  }
+};
+Host Fetch(const char* op, const Tensor& t) {
+  RequireFloat32(op, t);
+  return Host{t.to_vector<float>(), t.sizes().vec()};
+}
+
+Tensor Store(const std::vector<float>& values, const std::vector<int64_t>& sizes) {
+  return Tensor::from_host(values, sizes, TSR_DTYPE_FLOAT32, kNpu);
+}
+
+template <typename F>
+Tensor Unary(const char* op, const Tensor& self, F f) {
+  Host in = Fetch(op, self);
+  for (float& v : in.values) v = f(v);
+  return Store(in.values, in.sizes);
+}
+
+template <typename F>
+Tensor Binary(const char* op, const Tensor& a, const Tensor& b, F f) {
+  const Host x = Fetch(op, a), y = Fetch(op, b);
+  const std::vector<int64_t> shape = Broadcast(x.sizes, y.sizes);
+  std::vector<float> out(static_cast<size_t>(Numel(shape)));
+  tessera::sdk::elementwise(Operand<float>{out.data(), shape, ContiguousStrides(shape)}, f,
+                            x.operand(), y.operand());
+  return Store(out, shape);
+}
+
+Tensor Add(const Tensor& self, const Tensor& other, Scalar alpha) {
+  const float k = static_cast<float>(alpha.to_double());
+  return Binary("add.Tensor", self, other, [k](float a, float b) { return a + k * b; });
+}
+Tensor Sub(const Tensor& self, const Tensor& other, Scalar alpha) {
+  const float k = static_cast<float>(alpha.to_double());
+  return Binary("sub.Tensor", self, other, [k](float a, float b) { return a - k * b; });
+}
+Tensor Mul(const Tensor& self, const Tensor& other) {
+  return Binary("mul.Tensor", self, other, [](float a, float b) { return a * b; });
+}
+Tensor Div(const Tensor& self, const Tensor& other) {
+  return Binary("div.Tensor", self, other, [](float a, float b) { return a / b; });
+}
+Tensor Maximum(const Tensor& self, const Tensor& other) {
+  return Binary("maximum", self, other, [](float a, float b) {
+    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN()
+                                          : std::max(a, b);
+  });
+}
+Tensor Minimum(const Tensor& self, const Tensor& other) {
+  return Binary("minimum", self, other, [](float a, float b) {
+    return std::isnan(a) || std::isnan(b) ? std::numeric_limits<float>::quiet_NaN()
+                                          : std::min(a, b);
+  });
+}
+Tensor Neg(const Tensor& self) {
+  return Unary("neg", self, [](float v) { return -v; });
+}
+Tensor Relu(const Tensor& self) {
+  return Unary("relu", self, [](float v) { return std::isnan(v) ? v : std::max(v, 0.0f); });
+}
+Tensor Exp(const Tensor& self) {
+  return Unary("exp", self, [](float v) { return std::exp(v); });
+}
+Tensor Abs(const Tensor& self) {
+  return Unary("abs", self, [](float v) { return std::fabs(v); });
+}
+Tensor Sqrt(const Tensor& self) {
+  return Unary("sqrt", self, [](float v) { return std::sqrt(v); });
+}
+
+Tensor Sum(const Tensor& self, std::optional<tsr_dtype> dtype) {
+  if (dtype && *dtype != TSR_DTYPE_FLOAT32) {
+    fail(TSR_UNIMPLEMENTED, "npu sum: only dtype=float32 is implemented");
+  }
+  const Host in = Fetch("sum", self);
+  const double total =
+      tessera::sdk::reduce(in.operand(), 0.0, [](double acc, float v) { return acc + v; });
+  return Store({static_cast<float>(total)}, {});
+}
+
+Tensor Mm(const Tensor& self, const Tensor& mat2) {
+  if (self.dim() != 2 || mat2.dim() != 2 || self.size(1) != mat2.size(0)) {
+    fail(TSR_INVALID_ARGUMENT, "npu mm: expected [n, k] and [k, m] matrices");
+  }
+  const Host a = Fetch("mm", self), b = Fetch("mm", mat2);
+  const int64_t n = a.sizes[0], k = a.sizes[1], m = b.sizes[1];
+  std::vector<float> out(static_cast<size_t>(n * m), 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t p = 0; p < k; ++p) {
+      const float x = a.values[i * k + p];
+      for (int64_t j = 0; j < m; ++j) out[i * m + j] += x * b.values[p * m + j];
+    }
+  }
+  return Store(out, {n, m});
+}
+
+Tensor Clone(const Tensor& self, std::optional<int64_t> /*memory_format*/) {
+  const Host in = Fetch("clone", self);
+  return Store(in.values, in.sizes);  // dense and contiguous
+}
+
+Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
+  const Host from = Fetch("copy_", src);
+  RequireFloat32("copy_", self);
+  const std::vector<int64_t> shape = self.sizes().vec();
+  if (Broadcast(shape, from.sizes) != shape) {
+    fail(TSR_INVALID_ARGUMENT, "npu copy_: src does not broadcast to self");
+  }
+  std::vector<float> out(static_cast<size_t>(Numel(shape)));
+  tessera::sdk::elementwise(
+      Operand<float>{out.data(), shape, ContiguousStrides(shape)}, [](float v) { return v; },
+      from.operand());
+  Tensor dst = self;
+  dst.copy_from_host(out.data(), out.size() * sizeof(float));  // strided destinations too
+  return dst;
+}
+
+// npu::throws: a kernel that throws, to show that exceptions come back as errors.
+Tensor Throws(const Tensor&) { throw std::runtime_error("the sample NPU threw on purpose"); }
+
+}  // namespace
+}  // namespace npu
+
+TESSERA_PLUGIN(lib) {
+  lib.describe("npu", "1.0.0", TSR_DEVICE_PRIVATEUSE1, "npu");
+  lib.device(npu::DeviceInterface());
+  lib.define("npu::throws(Tensor self) -> Tensor");
+  lib.impl<&npu::Add>("add.Tensor");
+  lib.impl<&npu::Sub>("sub.Tensor");
+  lib.impl<&npu::Mul>("mul.Tensor");
+  lib.impl<&npu::Div>("div.Tensor");
+  lib.impl<&npu::Maximum>("maximum");
+  lib.impl<&npu::Minimum>("minimum");
+  lib.impl<&npu::Neg>("neg");
+  lib.impl<&npu::Relu>("relu");
+  lib.impl<&npu::Exp>("exp");
+  lib.impl<&npu::Abs>("abs");
+  lib.impl<&npu::Sqrt>("sqrt");
+  lib.impl<&npu::Sum>("sum");
+  lib.impl<&npu::Mm>("mm");
+  lib.impl<&npu::Clone>("clone");
+  lib.impl<&npu::Copy>("copy_");
+  lib.impl<&npu::Throws>("npu::throws");
+  lib.cpu_fallback();
+}

@@ -1,0 +1,105 @@
+// The sample NPU plugin, driven as an application would: through the C++ embedding API.
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera/sdk/runtime.hpp"
+
+namespace {
+
+using tessera::Tensor;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class NpuTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    runtime_ = new tessera::Runtime();
+    report_ = &runtime_->load_plugin(NPU_PLUGIN_PATH);
+  }
+  static void TearDownTestSuite() { delete runtime_; }
+  static Tensor OnNpu(const std::vector<float>& values, const std::vector<int64_t>& sizes) {
+    return Tensor::from_host(values, sizes, TSR_DTYPE_FLOAT32, tessera::parse_device("npu:0"));
+  }
+  static tessera::Runtime* runtime_;
+  static const tsr_load_report* report_;
+};
+tessera::Runtime* NpuTest::runtime_ = nullptr;
+const tsr_load_report* NpuTest::report_ = nullptr;
+
+std::string ErrorOf(const std::function<void()>& f, tsr_code* code = nullptr) {
+  try {
+    f();
+  } catch (const tessera::sdk::Error& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(NpuTest, LoadsWithItsDeviceAndKernels) {
+  EXPECT_TRUE(report_->loaded);
+  EXPECT_EQ(std::string(report_->device_name.data, report_->device_name.size), "npu");
+  EXPECT_EQ(report_->ops_registered, 16);  // 15 of op set v1 and npu::throws
+  char text[16];
+  tsr_device_format(tessera::parse_device("npu:0"), text, sizeof text);
+  EXPECT_STREQ(text, "npu:0");
+}
+
+TEST_F(NpuTest, ComputesOnItsOwnDeviceAndTheRuntimeNeverReadsItsMemory) {
+  Tensor a = OnNpu({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = OnNpu({10, 20, 30}, {3});
+  EXPECT_EQ(a.device().type, TSR_DEVICE_PRIVATEUSE1);
+  // The arena holds scrambled bytes: a direct read would not see the values.
+  float raw;
+  std::memcpy(&raw, a.data_ptr(), sizeof raw);
+  EXPECT_NE(raw, 1.0f);
+  Tensor c = a + b;  // broadcast
+  EXPECT_EQ(c.device().type, TSR_DEVICE_PRIVATEUSE1);
+  EXPECT_THAT(c.to_vector<float>(), ElementsAre(11, 22, 33, 14, 25, 36));
+  EXPECT_THAT((a * a).to_vector<float>(), ElementsAre(1, 4, 9, 16, 25, 36));
+  EXPECT_THAT(tessera::sub(a, b, 2).to_vector<float>(), ElementsAre(-19, -38, -57, -16, -35, -54));
+  EXPECT_THAT((-a).to_vector<float>(), ElementsAre(-1, -2, -3, -4, -5, -6));
+  Tensor m = OnNpu({1, 0, 0, 1, 2, 3}, {3, 2});
+  const tsr_op* mm = tessera::find_op("mm");
+  EXPECT_THAT(tessera::call(mm, a, m)[0].to_vector<float>(), ElementsAre(7, 11, 16, 23));
+  const tsr_op* sum = tessera::find_op("sum");
+  Tensor total = tessera::call(sum, a)[0];
+  EXPECT_EQ(total.dim(), 0);
+  EXPECT_THAT(total.to_vector<float>(), ElementsAre(21));
+  Tensor back = tessera::to(c, "cpu");
+  EXPECT_EQ(back.device().type, TSR_DEVICE_CPU);
+  EXPECT_THAT(back.to_vector<float>(), ElementsAre(11, 22, 33, 14, 25, 36));
+}
+
+TEST_F(NpuTest, UnsupportedDtypesAndThrowingKernelsAreErrors) {
+  Tensor i = Tensor::from_host<int32_t>({1, 2}, {2}, TSR_DTYPE_INT32, tessera::parse_device("npu"));
+  tsr_code code{};
+  EXPECT_THAT(ErrorOf([&] { Tensor r = i + i; }, &code),
+              HasSubstr("npu add.Tensor: not implemented for dtype int32"));
+  EXPECT_EQ(code, TSR_UNIMPLEMENTED);
+  const tsr_op* throws = tessera::find_op("npu::throws");
+  Tensor a = OnNpu({1}, {1});
+  EXPECT_THAT(ErrorOf([&] { tessera::call(throws, a); }, &code),
+              HasSubstr("npu::throws: kernel threw an exception: the sample NPU threw on purpose"));
+  EXPECT_EQ(code, TSR_INTERNAL);
+  Tensor cpu = Tensor::from_host<float>({1}, {1}, TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(ErrorOf([&] { Tensor r = a + cpu; }),
+              HasSubstr("expected all tensors to be on the same device"));
+}
+
+TEST_F(NpuTest, OpsWithoutAnNpuKernelGoThroughTheCpuFallback) {
+  Tensor a = OnNpu({0.5f}, {1});
+  const tsr_op* tanh = tessera::find_op("tanh");
+  // No CPU kernel exists yet either (the CPU plugin comes later): the fallback runs, is
+  // counted, and reports that the CPU had nothing to run.
+  EXPECT_THAT(ErrorOf([&] { tessera::call(tanh, a); }),
+              HasSubstr("tanh on npu:0 ran on the CPU fallback: not implemented for tanh on cpu"));
+  EXPECT_EQ(tsr_fallback_count(tsr_string{"tanh", 4}), 1);
+}
+
+}  // namespace

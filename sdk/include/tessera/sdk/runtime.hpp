@@ -1,0 +1,143 @@
+// The C++ embedding API for applications: a Runtime object, tensors, ops as functions and
+// operators, and moving tensors between devices.
+//
+//   tessera::Runtime rt;                      // loads the default plugins (the CPU backend)
+//   auto a = Tensor::from_host<float>({1, 2, 3}, {3}, TSR_DTYPE_FLOAT32);
+//   auto b = tessera::to(a, "npu:0");
+//   auto c = b + b;                           // runs on the npu
+//
+// Applications link libtessera.so; this header (unlike the plugin headers) uses its exported
+// entry points to find the runtime's table.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tessera/c/loader.h"
+#include "tessera/sdk/boxing.hpp"
+
+namespace tessera {
+
+using sdk::Scalar;
+using sdk::Tensor;
+
+class Runtime {
+ public:
+  Runtime() {
+    sdk::api_slot() = tsr_runtime_api_get();
+    sdk::check(tsr_plugin_load_default());
+  }
+
+  // load_plugin loads a plugin explicitly; throws with the refusal reason. Returns its report.
+  const tsr_load_report& load_plugin(std::string_view path) {
+    const tsr_load_report* report = nullptr;
+    sdk::check(tsr_plugin_load(sdk::to_c(path), &report));
+    return *report;
+  }
+};
+
+namespace internal {
+
+inline void push(tsr_stack* s, const Tensor& v) {
+  sdk::check(sdk::api().stack_push_tensor(s, v.get()));
+}
+inline void push(tsr_stack* s, int64_t v) { sdk::check(sdk::api().stack_push_int(s, v)); }
+inline void push(tsr_stack* s, int v) { push(s, static_cast<int64_t>(v)); }
+inline void push(tsr_stack* s, double v) { sdk::check(sdk::api().stack_push_double(s, v)); }
+inline void push(tsr_stack* s, bool v) { sdk::check(sdk::api().stack_push_bool(s, v)); }
+inline void push(tsr_stack* s, const Scalar& v) {
+  sdk::check(sdk::api().stack_push_scalar(s, v.c));
+}
+inline void push(tsr_stack* s, std::string_view v) {
+  sdk::check(sdk::api().stack_push_string(s, sdk::to_c(v)));
+}
+inline void push(tsr_stack* s, const std::vector<int64_t>& v) {
+  sdk::check(sdk::api().stack_push_int_list(s, v.data(), v.size()));
+}
+inline void push(tsr_stack* s, tsr_dtype v) { sdk::check(sdk::api().stack_push_dtype(s, v)); }
+inline void push(tsr_stack* s, tsr_device v) { sdk::check(sdk::api().stack_push_device(s, v)); }
+inline void push(tsr_stack* s, std::nullopt_t) { sdk::check(sdk::api().stack_push_none(s)); }
+
+// Stack: an owned tsr_stack.
+class Stack {
+ public:
+  Stack() { sdk::check(sdk::api().stack_create(&s_)); }
+  ~Stack() { sdk::api().stack_release(s_); }
+  Stack(const Stack&) = delete;
+  Stack& operator=(const Stack&) = delete;
+  tsr_stack* get() const { return s_; }
+
+ private:
+  tsr_stack* s_ = nullptr;
+};
+
+}  // namespace internal
+
+// find_op looks an op up by name; keep the result (it is valid for the process).
+inline const tsr_op* find_op(std::string_view name) {
+  const tsr_op* op = nullptr;
+  sdk::check(sdk::api().op_find(sdk::to_c(name), &op));
+  return op;
+}
+
+// call runs `op` with `args` and returns its returns as tensors.
+template <typename... Args>
+std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
+  internal::Stack stack;
+  (internal::push(stack.get(), args), ...);
+  sdk::check(sdk::api().op_call(op, stack.get()));
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < sdk::api().stack_size(stack.get()); ++i) {
+    tsr_tensor* t = nullptr;
+    sdk::check(sdk::api().stack_get_tensor(stack.get(), i, &t));
+    out.push_back(Tensor::borrow(t));
+  }
+  return out;
+}
+
+// Ops as functions (a few for now; every op is reachable through find_op + call).
+inline Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t{1})) {
+  static const tsr_op* op = find_op("add.Tensor");
+  return call(op, a, b, alpha)[0];
+}
+inline Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t{1})) {
+  static const tsr_op* op = find_op("sub.Tensor");
+  return call(op, a, b, alpha)[0];
+}
+inline Tensor mul(const Tensor& a, const Tensor& b) {
+  static const tsr_op* op = find_op("mul.Tensor");
+  return call(op, a, b)[0];
+}
+inline Tensor neg(const Tensor& a) {
+  static const tsr_op* op = find_op("neg");
+  return call(op, a)[0];
+}
+}  // namespace tessera
+
+namespace tessera {
+namespace sdk {  // beside Tensor, so that argument-dependent lookup finds them
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return tessera::add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return tessera::sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return tessera::mul(a, b); }
+inline Tensor operator-(const Tensor& a) { return tessera::neg(a); }
+}  // namespace sdk
+
+// parse_device reads "npu:0", "cpu", ...
+inline tsr_device parse_device(std::string_view text) {
+  tsr_device d{};
+  sdk::check(tsr_device_parse(sdk::to_c(text), &d));
+  return d;
+}
+
+// to copies a tensor to another device (same dtype), through host memory.
+inline Tensor to(const Tensor& t, tsr_device device) {
+  std::vector<unsigned char> staging(static_cast<size_t>(t.numel()) * t.itemsize());
+  t.copy_to_host(staging.data(), staging.size());
+  Tensor out = Tensor::empty(t.sizes().vec(), t.dtype(), device);
+  out.copy_from_host(staging.data(), staging.size());
+  return out;
+}
+inline Tensor to(const Tensor& t, std::string_view device) { return to(t, parse_device(device)); }
+
+}  // namespace tessera

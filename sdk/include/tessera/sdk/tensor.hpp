@@ -1,0 +1,108 @@
+// Tensor: an owning (reference-counted) handle to a tsr_tensor, usable by plugins and
+// applications alike.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+#include "tessera/sdk/error.hpp"
+
+namespace tessera {
+namespace sdk {
+
+// IntSpan: a borrowed array of int64 (sizes, strides, int list arguments).
+struct IntSpan {
+  const int64_t* data = nullptr;
+  size_t size = 0;
+  const int64_t* begin() const { return data; }
+  const int64_t* end() const { return data + size; }
+  int64_t operator[](size_t i) const { return data[i]; }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+};
+
+inline constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // adopt takes over a reference the caller owns; borrow adds one.
+  static Tensor adopt(tsr_tensor* t) { return Tensor(t); }
+  static Tensor borrow(tsr_tensor* t) {
+    if (t) api().tensor_retain(t);
+    return Tensor(t);
+  }
+
+  Tensor(const Tensor& o) : t_(o.t_) {
+    if (t_) api().tensor_retain(t_);
+  }
+  Tensor(Tensor&& o) noexcept : t_(std::exchange(o.t_, nullptr)) {}
+  Tensor& operator=(Tensor o) noexcept {
+    std::swap(t_, o.t_);
+    return *this;
+  }
+  ~Tensor() {
+    if (t_) api().tensor_release(t_);
+  }
+
+  // empty allocates uninitialized elements on `device`.
+  static Tensor empty(const std::vector<int64_t>& sizes, tsr_dtype dtype,
+                      tsr_device device = kCpu) {
+    tsr_tensor* t = nullptr;
+    check(api().tensor_empty(sizes.data(), sizes.size(), dtype, device, &t));
+    return adopt(t);
+  }
+  // from_host copies host values (row-major) into a new tensor on `device`.
+  template <typename T>
+  static Tensor from_host(const std::vector<T>& values, const std::vector<int64_t>& sizes,
+                          tsr_dtype dtype, tsr_device device = kCpu) {
+    Tensor t = empty(sizes, dtype, device);
+    t.copy_from_host(values.data(), values.size() * sizeof(T));
+    return t;
+  }
+
+  void copy_from_host(const void* src, size_t nbytes) {
+    check(api().tensor_copy_from_host(t_, src, nbytes));
+  }
+  void copy_to_host(void* dst, size_t nbytes) const {
+    check(api().tensor_copy_to_host(t_, dst, nbytes));
+  }
+  // to_vector copies the elements to the host; T must match the dtype's size.
+  template <typename T>
+  std::vector<T> to_vector() const {
+    if (sizeof(T) != api().dtype_size(dtype())) {
+      fail(TSR_INVALID_ARGUMENT, "to_vector: the element type's size does not match the dtype");
+    }
+    std::vector<T> out(static_cast<size_t>(numel()));
+    copy_to_host(out.data(), out.size() * sizeof(T));
+    return out;
+  }
+
+  bool defined() const { return t_ != nullptr; }
+  tsr_tensor* get() const { return t_; }
+  tsr_tensor* release() { return std::exchange(t_, nullptr); }
+
+  int64_t dim() const { return api().tensor_dim(t_); }
+  IntSpan sizes() const { return IntSpan{api().tensor_sizes(t_), static_cast<size_t>(dim())}; }
+  IntSpan strides() const { return IntSpan{api().tensor_strides(t_), static_cast<size_t>(dim())}; }
+  int64_t size(int64_t d) const { return sizes()[static_cast<size_t>(d < 0 ? d + dim() : d)]; }
+  int64_t numel() const { return api().tensor_numel(t_); }
+  int64_t storage_offset() const { return api().tensor_storage_offset(t_); }
+  tsr_dtype dtype() const { return api().tensor_dtype(t_); }
+  tsr_device device() const { return api().tensor_device(t_); }
+  bool is_contiguous() const { return api().tensor_is_contiguous(t_) != 0; }
+  size_t itemsize() const { return api().dtype_size(dtype()); }
+  void* data_ptr() const { return api().tensor_data_ptr(t_); }
+  template <typename T>
+  T* data() const {
+    return static_cast<T*>(data_ptr());
+  }
+
+ private:
+  explicit Tensor(tsr_tensor* t) : t_(t) {}
+  tsr_tensor* t_ = nullptr;
+};
+
+}  // namespace sdk
+}  // namespace tessera

@@ -166,6 +166,34 @@ TEST(Loader, NewerMinorThatNeedsNothingNewLoads) {
   EXPECT_EQ(Str(report->device_name), "newdev");
 }
 
+// A plugin compiled against the frozen ABI 1.0 headers loads and runs in today's runtime.
+TEST(Loader, PluginBuiltAgainstFrozenV1HeadersLoadsAndRuns) {
+  const tsr_load_report* report = nullptr;
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("frozen_v1_0")), &report)), "");
+  std::cout << Format(report);
+  EXPECT_EQ(report->plugin_abi_major, 1u);
+  EXPECT_EQ(report->plugin_abi_minor, 0u);
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("frozen::twice"), &op)), "");
+  const int64_t size = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t)), "");
+  const float in[2] = {1.25f, -3};
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(t, in, sizeof in)), "");
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  Consume(tsr_stack_push_tensor(stack, t));
+  ASSERT_EQ(Consume(tsr_op_call(op, stack)), "");
+  tsr_tensor* out = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &out)), "");
+  float result[2] = {};
+  ASSERT_EQ(Consume(tsr_tensor_copy_to_host(out, result, sizeof result)), "");
+  EXPECT_EQ(result[0], 2.5f);
+  EXPECT_EQ(result[1], -6.0f);
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
+}
+
 TEST(Loader, FilesThatAreNotPluginsAreRefused) {
   const std::string garbage = ::testing::TempDir() + "/not_a_plugin.so";
   std::ofstream(garbage) << "this is not an ELF file\n";

@@ -19,6 +19,7 @@
 #define VARIANT_REGISTER_ERROR 8
 #define VARIANT_DUPLICATE_NAME 9
 #define VARIANT_DEVICE_TAKEN 10
+#define VARIANT_FROZEN_V1_0 11 /* built against tests/frozen/v1.0 headers */
 
 #ifndef PLUGIN_VARIANT
 #error "define PLUGIN_VARIANT"
@@ -94,7 +95,10 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err;
   (void)state;
   api = runtime;
-#if PLUGIN_VARIANT == VARIANT_REGISTER_ERROR
+#if PLUGIN_VARIANT == VARIANT_FROZEN_V1_0
+  if ((err = define("frozen::twice(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("frozen::twice", twice_kernel, "frozen::twice_kernel");
+#elif PLUGIN_VARIANT == VARIANT_REGISTER_ERROR
   if ((err = define("regerr::op(Tensor self) -> Tensor")) != NULL) return err;
   if ((err = register_kernel("regerr::op", twice_kernel, "regerr::op_kernel")) != NULL) return err;
   return fail(TSR_RESOURCE_EXHAUSTED, "out of device memory while registering");
@@ -171,6 +175,11 @@ TSR_PLUGIN_EXPORT tsr_error* ENTRY(const tsr_runtime_api* runtime, tsr_plugin_de
   name.data = "register_error";
   name.size = 14;
   desc->device_type = TSR_DEVICE_HIP; /* not renameable: a failed load leaves no rename */
+  device_name.size = 0;
+#elif PLUGIN_VARIANT == VARIANT_FROZEN_V1_0
+  name.data = "frozen_v1_0";
+  name.size = 11;
+  desc->device_type = TSR_DEVICE_CUDA;
   device_name.size = 0;
 #elif PLUGIN_VARIANT == VARIANT_DEVICE_TAKEN
   name.data = "device_taken";

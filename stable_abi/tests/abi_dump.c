@@ -1,0 +1,208 @@
+/* Prints the layout of the C ABI: struct sizes, field offsets (table slots included), enum
+ * values and the version. tests/abi_lock.sh compares it (plus the exported symbols) with
+ * stable_abi/abi.lock. Built as C99 from the public headers, so it sees what a C plugin sees.
+ *
+ * Every struct lists all of its fields here; a field added to a header but not here is caught
+ * below (the listed fields must cover the struct up to its size). */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "tessera/c/tessera.h"
+
+static int failures = 0;
+static size_t covered = 0;
+
+#define BEGIN(T) covered = 0
+#define FIELD(T, f)                                                              \
+  do {                                                                           \
+    const size_t end_ = offsetof(T, f) + sizeof(((T*)0)->f);                     \
+    printf("offset %s.%s %u\n", #T, #f, (unsigned)offsetof(T, f));               \
+    if (end_ > covered) covered = end_;                                          \
+  } while (0)
+#define END(T)                                                                   \
+  do {                                                                           \
+    printf("size %s %u\n", #T, (unsigned)sizeof(T));                             \
+    if (covered + sizeof(void*) <= sizeof(T)) {                                  \
+      fprintf(stderr, "abi_dump: %s has fields not listed in abi_dump.c\n", #T); \
+      ++failures;                                                                \
+    }                                                                            \
+  } while (0)
+#define ENUM(e) printf("enum %s %ld\n", #e, (long)(e))
+
+int main(void) {
+  printf("version %d.%d\n", TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR);
+
+  BEGIN(tsr_string);
+  FIELD(tsr_string, data);
+  FIELD(tsr_string, size);
+  END(tsr_string);
+
+  BEGIN(tsr_device);
+  FIELD(tsr_device, type);
+  FIELD(tsr_device, index);
+  END(tsr_device);
+
+  BEGIN(tsr_scalar);
+  FIELD(tsr_scalar, kind);
+  FIELD(tsr_scalar, reserved);
+  FIELD(tsr_scalar, i);
+  FIELD(tsr_scalar, d);
+  END(tsr_scalar);
+
+  BEGIN(tsr_kernel_desc);
+  FIELD(tsr_kernel_desc, struct_size);
+  FIELD(tsr_kernel_desc, op_name);
+  FIELD(tsr_kernel_desc, device_type);
+  FIELD(tsr_kernel_desc, reserved);
+  FIELD(tsr_kernel_desc, boxed);
+  FIELD(tsr_kernel_desc, context);
+  FIELD(tsr_kernel_desc, kernel_name);
+  END(tsr_kernel_desc);
+
+  BEGIN(tsr_device_interface);
+  FIELD(tsr_device_interface, struct_size);
+  FIELD(tsr_device_interface, device_type);
+  FIELD(tsr_device_interface, reserved);
+  FIELD(tsr_device_interface, context);
+  FIELD(tsr_device_interface, device_count);
+  FIELD(tsr_device_interface, allocate);
+  FIELD(tsr_device_interface, free);
+  FIELD(tsr_device_interface, copy_host_to_device);
+  FIELD(tsr_device_interface, copy_device_to_host);
+  FIELD(tsr_device_interface, copy_device_to_device);
+  FIELD(tsr_device_interface, synchronize);
+  FIELD(tsr_device_interface, stream_create);
+  FIELD(tsr_device_interface, stream_destroy);
+  FIELD(tsr_device_interface, stream_synchronize);
+  FIELD(tsr_device_interface, event_create);
+  FIELD(tsr_device_interface, event_destroy);
+  FIELD(tsr_device_interface, event_record);
+  FIELD(tsr_device_interface, event_synchronize);
+  END(tsr_device_interface);
+
+  BEGIN(tsr_plugin_desc);
+  FIELD(tsr_plugin_desc, struct_size);
+  FIELD(tsr_plugin_desc, name);
+  FIELD(tsr_plugin_desc, version);
+  FIELD(tsr_plugin_desc, abi_major);
+  FIELD(tsr_plugin_desc, abi_minor);
+  FIELD(tsr_plugin_desc, min_abi_minor);
+  FIELD(tsr_plugin_desc, device_type);
+  FIELD(tsr_plugin_desc, device_name);
+  FIELD(tsr_plugin_desc, register_fn);
+  FIELD(tsr_plugin_desc, unload_fn);
+  FIELD(tsr_plugin_desc, state);
+  END(tsr_plugin_desc);
+
+  BEGIN(tsr_load_report);
+  FIELD(tsr_load_report, struct_size);
+  FIELD(tsr_load_report, loaded);
+  FIELD(tsr_load_report, code);
+  FIELD(tsr_load_report, reason);
+  FIELD(tsr_load_report, path);
+  FIELD(tsr_load_report, plugin_name);
+  FIELD(tsr_load_report, plugin_version);
+  FIELD(tsr_load_report, plugin_abi_major);
+  FIELD(tsr_load_report, plugin_abi_minor);
+  FIELD(tsr_load_report, plugin_min_abi_minor);
+  FIELD(tsr_load_report, runtime_abi_major);
+  FIELD(tsr_load_report, runtime_abi_minor);
+  FIELD(tsr_load_report, device_type);
+  FIELD(tsr_load_report, device_name);
+  FIELD(tsr_load_report, kernels_registered);
+  FIELD(tsr_load_report, ops_registered);
+  END(tsr_load_report);
+
+  BEGIN(tsr_runtime_api);
+  FIELD(tsr_runtime_api, struct_size);
+  FIELD(tsr_runtime_api, abi_major);
+  FIELD(tsr_runtime_api, abi_minor);
+  FIELD(tsr_runtime_api, error_create);
+  FIELD(tsr_runtime_api, error_code);
+  FIELD(tsr_runtime_api, error_message);
+  FIELD(tsr_runtime_api, error_release);
+  FIELD(tsr_runtime_api, tensor_empty);
+  FIELD(tsr_runtime_api, tensor_empty_strided);
+  FIELD(tsr_runtime_api, tensor_from_host_memory);
+  FIELD(tsr_runtime_api, tensor_copy_from_host);
+  FIELD(tsr_runtime_api, tensor_copy_to_host);
+  FIELD(tsr_runtime_api, tensor_retain);
+  FIELD(tsr_runtime_api, tensor_release);
+  FIELD(tsr_runtime_api, tensor_dim);
+  FIELD(tsr_runtime_api, tensor_sizes);
+  FIELD(tsr_runtime_api, tensor_strides);
+  FIELD(tsr_runtime_api, tensor_storage_offset);
+  FIELD(tsr_runtime_api, tensor_numel);
+  FIELD(tsr_runtime_api, tensor_dtype);
+  FIELD(tsr_runtime_api, tensor_device);
+  FIELD(tsr_runtime_api, tensor_is_contiguous);
+  FIELD(tsr_runtime_api, tensor_data_ptr);
+  FIELD(tsr_runtime_api, dtype_size);
+  FIELD(tsr_runtime_api, op_find);
+  FIELD(tsr_runtime_api, op_name);
+  FIELD(tsr_runtime_api, op_schema);
+  FIELD(tsr_runtime_api, op_call);
+  FIELD(tsr_runtime_api, op_define);
+  FIELD(tsr_runtime_api, registration_release);
+  FIELD(tsr_runtime_api, stack_create);
+  FIELD(tsr_runtime_api, stack_release);
+  FIELD(tsr_runtime_api, stack_size);
+  FIELD(tsr_runtime_api, stack_clear);
+  FIELD(tsr_runtime_api, stack_kind);
+  FIELD(tsr_runtime_api, stack_push_none);
+  FIELD(tsr_runtime_api, stack_push_tensor);
+  FIELD(tsr_runtime_api, stack_push_int);
+  FIELD(tsr_runtime_api, stack_push_double);
+  FIELD(tsr_runtime_api, stack_push_bool);
+  FIELD(tsr_runtime_api, stack_push_string);
+  FIELD(tsr_runtime_api, stack_push_int_list);
+  FIELD(tsr_runtime_api, stack_push_double_list);
+  FIELD(tsr_runtime_api, stack_push_tensor_list);
+  FIELD(tsr_runtime_api, stack_push_scalar);
+  FIELD(tsr_runtime_api, stack_push_dtype);
+  FIELD(tsr_runtime_api, stack_push_device);
+  FIELD(tsr_runtime_api, stack_get_tensor);
+  FIELD(tsr_runtime_api, stack_get_int);
+  FIELD(tsr_runtime_api, stack_get_double);
+  FIELD(tsr_runtime_api, stack_get_bool);
+  FIELD(tsr_runtime_api, stack_get_string);
+  FIELD(tsr_runtime_api, stack_get_int_list);
+  FIELD(tsr_runtime_api, stack_get_double_list);
+  FIELD(tsr_runtime_api, stack_get_tensor_list);
+  FIELD(tsr_runtime_api, stack_get_scalar);
+  FIELD(tsr_runtime_api, stack_get_dtype);
+  FIELD(tsr_runtime_api, stack_get_device);
+  FIELD(tsr_runtime_api, kernel_register);
+  FIELD(tsr_runtime_api, fallback_register);
+  FIELD(tsr_runtime_api, device_register);
+  FIELD(tsr_runtime_api, device_count);
+  FIELD(tsr_runtime_api, device_synchronize);
+  FIELD(tsr_runtime_api, fallback_register_cpu);
+  FIELD(tsr_runtime_api, fallback_count);
+  FIELD(tsr_runtime_api, log);
+  END(tsr_runtime_api);
+
+  ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);
+  ENUM(TSR_DEADLINE_EXCEEDED); ENUM(TSR_NOT_FOUND); ENUM(TSR_ALREADY_EXISTS);
+  ENUM(TSR_PERMISSION_DENIED); ENUM(TSR_RESOURCE_EXHAUSTED); ENUM(TSR_FAILED_PRECONDITION);
+  ENUM(TSR_ABORTED); ENUM(TSR_OUT_OF_RANGE); ENUM(TSR_UNIMPLEMENTED); ENUM(TSR_INTERNAL);
+  ENUM(TSR_UNAVAILABLE); ENUM(TSR_DATA_LOSS); ENUM(TSR_UNAUTHENTICATED);
+  ENUM(TSR_CODE_FORCE_INT32);
+  ENUM(TSR_DTYPE_BOOL); ENUM(TSR_DTYPE_UINT8); ENUM(TSR_DTYPE_INT8); ENUM(TSR_DTYPE_INT16);
+  ENUM(TSR_DTYPE_INT32); ENUM(TSR_DTYPE_INT64); ENUM(TSR_DTYPE_FLOAT16);
+  ENUM(TSR_DTYPE_BFLOAT16); ENUM(TSR_DTYPE_FLOAT32); ENUM(TSR_DTYPE_FLOAT64);
+  ENUM(TSR_DTYPE_FORCE_INT32);
+  ENUM(TSR_DEVICE_CPU); ENUM(TSR_DEVICE_CUDA); ENUM(TSR_DEVICE_HIP);
+  ENUM(TSR_DEVICE_PRIVATEUSE1); ENUM(TSR_DEVICE_PRIVATEUSE2); ENUM(TSR_DEVICE_PRIVATEUSE3);
+  ENUM(TSR_DEVICE_META); ENUM(TSR_DEVICE_TYPE_FORCE_INT32);
+  ENUM(TSR_VALUE_NONE); ENUM(TSR_VALUE_TENSOR); ENUM(TSR_VALUE_INT); ENUM(TSR_VALUE_DOUBLE);
+  ENUM(TSR_VALUE_BOOL); ENUM(TSR_VALUE_STRING); ENUM(TSR_VALUE_INT_LIST);
+  ENUM(TSR_VALUE_DOUBLE_LIST); ENUM(TSR_VALUE_BOOL_LIST); ENUM(TSR_VALUE_TENSOR_LIST);
+  ENUM(TSR_VALUE_SCALAR); ENUM(TSR_VALUE_DTYPE); ENUM(TSR_VALUE_DEVICE);
+  ENUM(TSR_VALUE_KIND_FORCE_INT32);
+  ENUM(TSR_SCALAR_BOOL); ENUM(TSR_SCALAR_INT); ENUM(TSR_SCALAR_DOUBLE);
+  ENUM(TSR_SCALAR_KIND_FORCE_INT32);
+  ENUM(TSR_LOG_DEBUG); ENUM(TSR_LOG_INFO); ENUM(TSR_LOG_WARNING); ENUM(TSR_LOG_ERROR);
+  ENUM(TSR_LOG_LEVEL_FORCE_INT32);
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,103 @@
+/* Tessera stable C ABI: common types.
+ *
+ * Version policy (also docs/abi_policy.md, when it lands):
+ * - TSR_ABI_VERSION_MAJOR changes only for a breaking change; MINOR for additive ones.
+ * - Everything here is append-only: no enumerator, struct field, function or table slot is
+ *   ever removed, reordered or retyped. Enums carry a *_FORCE_INT32 sentinel so that their size
+ *   never changes.
+ * - Every table and argument struct starts with `struct_size`; a reader touches only the
+ *   fields inside the struct_size it was given.
+ *
+ * Conventions: functions return `tsr_error*` (NULL on success; the caller releases it with
+ * tsr_error_release). Outputs are marked `out`. Every pointer parameter says who owns it:
+ * `borrowed` (valid for the call only, unless stated), `new reference` (the caller releases
+ * it). `*_release(NULL)` is a no-op. Strings are pointer + length, not NUL-terminated. */
+#ifndef TESSERA_C_COMMON_H_
+#define TESSERA_C_COMMON_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TSR_ABI_VERSION_MAJOR 1
+#define TSR_ABI_VERSION_MINOR 0
+
+#if defined(__GNUC__)
+#define TSR_API __attribute__((visibility("default")))
+#else
+#define TSR_API
+#endif
+
+/* A borrowed string: `size` bytes at `data`, not necessarily NUL-terminated. */
+typedef struct tsr_string {
+  const char* data;
+  size_t size;
+} tsr_string;
+
+/* Error codes: the values of Abseil's canonical codes (absl::StatusCode). */
+typedef enum tsr_code {
+  TSR_OK = 0,
+  TSR_CANCELLED = 1,
+  TSR_UNKNOWN = 2,
+  TSR_INVALID_ARGUMENT = 3,
+  TSR_DEADLINE_EXCEEDED = 4,
+  TSR_NOT_FOUND = 5,
+  TSR_ALREADY_EXISTS = 6,
+  TSR_PERMISSION_DENIED = 7,
+  TSR_RESOURCE_EXHAUSTED = 8,
+  TSR_FAILED_PRECONDITION = 9,
+  TSR_ABORTED = 10,
+  TSR_OUT_OF_RANGE = 11,
+  TSR_UNIMPLEMENTED = 12,
+  TSR_INTERNAL = 13,
+  TSR_UNAVAILABLE = 14,
+  TSR_DATA_LOSS = 15,
+  TSR_UNAUTHENTICATED = 16,
+  TSR_CODE_FORCE_INT32 = 0x7fffffff
+} tsr_code;
+
+/* Element types. */
+typedef enum tsr_dtype {
+  TSR_DTYPE_BOOL = 0,
+  TSR_DTYPE_UINT8 = 1,
+  TSR_DTYPE_INT8 = 2,
+  TSR_DTYPE_INT16 = 3,
+  TSR_DTYPE_INT32 = 4,
+  TSR_DTYPE_INT64 = 5,
+  TSR_DTYPE_FLOAT16 = 6,
+  TSR_DTYPE_BFLOAT16 = 7,
+  TSR_DTYPE_FLOAT32 = 8,
+  TSR_DTYPE_FLOAT64 = 9,
+  TSR_DTYPE_FORCE_INT32 = 0x7fffffff
+} tsr_dtype;
+
+/* Device types. PrivateUse1..3 are reserved for out-of-tree backends and renameable. */
+typedef enum tsr_device_type {
+  TSR_DEVICE_CPU = 0,
+  TSR_DEVICE_CUDA = 1,
+  TSR_DEVICE_HIP = 2,
+  TSR_DEVICE_PRIVATEUSE1 = 3,
+  TSR_DEVICE_PRIVATEUSE2 = 4,
+  TSR_DEVICE_PRIVATEUSE3 = 5,
+  TSR_DEVICE_META = 6,
+  TSR_DEVICE_TYPE_FORCE_INT32 = 0x7fffffff
+} tsr_device_type;
+
+/* A device: type and index ("cuda:1" is {TSR_DEVICE_CUDA, 1}). A value type. */
+typedef struct tsr_device {
+  int32_t type; /* a tsr_device_type */
+  int32_t index;
+} tsr_device;
+
+/* Opaque handles; one type per object, so mixing them up is a compile error. */
+typedef struct tsr_error tsr_error;
+typedef struct tsr_tensor tsr_tensor;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_C_COMMON_H_ */

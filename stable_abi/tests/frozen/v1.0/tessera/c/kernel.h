@@ -1,0 +1,56 @@
+/* Tessera stable C ABI: kernels and fallbacks.
+ *
+ * A kernel is registered for (op, device type). The boxed form receives the op's stack: the
+ * arguments in schema order, defaults filled in, types checked; it leaves the op's returns.
+ * Lookup order on a call: the device type's kernel -> the op's composite -> the device type's
+ * fallback -> a "not implemented" error. */
+#ifndef TESSERA_C_KERNEL_H_
+#define TESSERA_C_KERNEL_H_
+
+#include "tessera/c/common.h"
+#include "tessera/c/op.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* tsr_boxed_kernel_fn: context is the desc's; op and stack are borrowed. Return NULL on
+ * success (with the returns on the stack) or a new error (tsr_error_create). */
+typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_stack* stack);
+
+/* tsr_kernel_desc describes one kernel registration. Zero-initialize, set struct_size to
+ * sizeof(tsr_kernel_desc), fill the fields. */
+typedef struct tsr_kernel_desc {
+  size_t struct_size;
+  tsr_string op_name;  /* "add.Tensor"; borrowed */
+  int32_t device_type; /* a tsr_device_type: the dispatch key */
+  int32_t reserved;
+  tsr_boxed_kernel_fn boxed; /* the kernel */
+  void* context;             /* passed to the kernel; must outlive the registration */
+  tsr_string kernel_name;    /* for traces and reports ("npu::add_kernel"); borrowed, copied */
+} tsr_kernel_desc;
+
+/* tsr_kernel_register registers a kernel. A second kernel for the same (op, device type) is
+ * an error. out: a new registration whose release removes the kernel; NULL keeps it. */
+TSR_API tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** out);
+
+/* tsr_fallback_register registers the kernel that runs every op without a kernel or
+ * composite on `device_type`. The kernel receives the op and may redispatch it. */
+TSR_API tsr_error* tsr_fallback_register(int32_t device_type, tsr_boxed_kernel_fn fallback,
+                                         void* context, tsr_string name, tsr_registration** out);
+
+/* tsr_fallback_register_cpu opts `device_type` into the runtime's CPU fallback: an op without
+ * a kernel or composite there copies its tensor arguments to the CPU, runs the CPU kernel and
+ * copies the results back (and into arguments the op writes). Every such call is counted per
+ * op (tsr_fallback_count) and the first one of each op is logged at INFO level. */
+TSR_API tsr_error* tsr_fallback_register_cpu(int32_t device_type, tsr_registration** out);
+
+/* tsr_fallback_count: how many calls of `op_name` (borrowed) ran on the CPU fallback, over all
+ * device types, since the process started. */
+TSR_API int64_t tsr_fallback_count(tsr_string op_name);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_C_KERNEL_H_ */

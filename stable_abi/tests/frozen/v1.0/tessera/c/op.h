@@ -1,0 +1,129 @@
+/* Tessera stable C ABI: ops and the boxed value stack.
+ *
+ * An op is named "name.overload" ("add.Tensor"), looked up once with tsr_op_find, and called
+ * with a stack of boxed values: push the arguments in schema order (trailing ones with
+ * defaults may be left out), call, then read the returns from the stack. Kernels receive the
+ * same stack: they read the arguments, clear it and push the returns. */
+#ifndef TESSERA_C_OP_H_
+#define TESSERA_C_OP_H_
+
+#include "tessera/c/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque handles. A tsr_op is owned by the runtime and valid for the whole process. */
+typedef struct tsr_op tsr_op;
+typedef struct tsr_stack tsr_stack;
+typedef struct tsr_registration tsr_registration;
+
+/* The kind of a boxed value. */
+typedef enum tsr_value_kind {
+  TSR_VALUE_NONE = 0,
+  TSR_VALUE_TENSOR = 1,
+  TSR_VALUE_INT = 2,
+  TSR_VALUE_DOUBLE = 3,
+  TSR_VALUE_BOOL = 4,
+  TSR_VALUE_STRING = 5,
+  TSR_VALUE_INT_LIST = 6,
+  TSR_VALUE_DOUBLE_LIST = 7,
+  TSR_VALUE_BOOL_LIST = 8,
+  TSR_VALUE_TENSOR_LIST = 9,
+  TSR_VALUE_SCALAR = 10,
+  TSR_VALUE_DTYPE = 11,
+  TSR_VALUE_DEVICE = 12,
+  TSR_VALUE_KIND_FORCE_INT32 = 0x7fffffff
+} tsr_value_kind;
+
+/* A Scalar: a number that remembers whether it is a bool, an integer or a double. */
+typedef enum tsr_scalar_kind {
+  TSR_SCALAR_BOOL = 0,
+  TSR_SCALAR_INT = 1,
+  TSR_SCALAR_DOUBLE = 2,
+  TSR_SCALAR_KIND_FORCE_INT32 = 0x7fffffff
+} tsr_scalar_kind;
+
+typedef struct tsr_scalar {
+  int32_t kind; /* a tsr_scalar_kind */
+  int32_t reserved;
+  int64_t i; /* the value for TSR_SCALAR_BOOL (0 or 1) and TSR_SCALAR_INT */
+  double d;  /* the value for TSR_SCALAR_DOUBLE */
+} tsr_scalar;
+
+/* --- ops ----------------------------------------------------------------------------------- */
+
+/* tsr_op_find looks up a defined op. name: borrowed. out: borrowed, valid for the process. */
+TSR_API tsr_error* tsr_op_find(tsr_string name, const tsr_op** out);
+
+/* tsr_op_name: "add.Tensor"; borrowed, valid for the process. */
+TSR_API tsr_string tsr_op_name(const tsr_op* op);
+
+/* tsr_op_schema: the op's schema in canonical form; borrowed, valid for the process. */
+TSR_API tsr_string tsr_op_schema(const tsr_op* op);
+
+/* tsr_op_call checks the arguments on `stack` against the op's schema, dispatches on the
+ * devices of its tensors and runs the kernel; on success the stack holds the returns.
+ * op, stack: borrowed. */
+TSR_API tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack);
+
+/* tsr_op_define defines a new op by schema; vendors use their own namespace
+ * ("npu::fused_gelu(Tensor self) -> Tensor"). out: a new registration whose release
+ * undefines the op (NULL: keep it for the process). */
+TSR_API tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out);
+
+/* tsr_registration_release undoes a registration (a definition, kernel, fallback or device).
+ * NULL is a no-op. */
+TSR_API void tsr_registration_release(tsr_registration* registration);
+
+/* --- stacks -------------------------------------------------------------------------------- */
+
+/* tsr_stack_create: an empty stack. out: new, release with tsr_stack_release. */
+TSR_API tsr_error* tsr_stack_create(tsr_stack** out);
+TSR_API void tsr_stack_release(tsr_stack* stack);
+
+TSR_API size_t tsr_stack_size(const tsr_stack* stack);
+/* tsr_stack_clear drops every value (kernels do this before pushing their returns). */
+TSR_API void tsr_stack_clear(tsr_stack* stack);
+/* tsr_stack_kind: the kind of value `index`; TSR_VALUE_NONE when out of range. */
+TSR_API tsr_value_kind tsr_stack_kind(const tsr_stack* stack, size_t index);
+
+/* Push: each value is copied onto the stack; a tensor is retained (tensor: borrowed). */
+TSR_API tsr_error* tsr_stack_push_none(tsr_stack* stack);
+TSR_API tsr_error* tsr_stack_push_tensor(tsr_stack* stack, tsr_tensor* tensor);
+TSR_API tsr_error* tsr_stack_push_int(tsr_stack* stack, int64_t value);
+TSR_API tsr_error* tsr_stack_push_double(tsr_stack* stack, double value);
+TSR_API tsr_error* tsr_stack_push_bool(tsr_stack* stack, int32_t value);
+TSR_API tsr_error* tsr_stack_push_string(tsr_stack* stack, tsr_string value);
+TSR_API tsr_error* tsr_stack_push_int_list(tsr_stack* stack, const int64_t* values, size_t n);
+TSR_API tsr_error* tsr_stack_push_double_list(tsr_stack* stack, const double* values, size_t n);
+TSR_API tsr_error* tsr_stack_push_tensor_list(tsr_stack* stack, tsr_tensor* const* tensors,
+                                              size_t n);
+TSR_API tsr_error* tsr_stack_push_scalar(tsr_stack* stack, tsr_scalar value);
+TSR_API tsr_error* tsr_stack_push_dtype(tsr_stack* stack, tsr_dtype value);
+TSR_API tsr_error* tsr_stack_push_device(tsr_stack* stack, tsr_device value);
+
+/* Get: read value `index`; an error names the expected and the found kind. Out values are
+ * borrowed from the stack and valid until it changes (a tensor: call tsr_tensor_retain to
+ * keep it longer). */
+TSR_API tsr_error* tsr_stack_get_tensor(const tsr_stack* stack, size_t index, tsr_tensor** out);
+TSR_API tsr_error* tsr_stack_get_int(const tsr_stack* stack, size_t index, int64_t* out);
+TSR_API tsr_error* tsr_stack_get_double(const tsr_stack* stack, size_t index, double* out);
+TSR_API tsr_error* tsr_stack_get_bool(const tsr_stack* stack, size_t index, int32_t* out);
+TSR_API tsr_error* tsr_stack_get_string(const tsr_stack* stack, size_t index, tsr_string* out);
+TSR_API tsr_error* tsr_stack_get_int_list(const tsr_stack* stack, size_t index,
+                                          const int64_t** values, size_t* n);
+TSR_API tsr_error* tsr_stack_get_double_list(const tsr_stack* stack, size_t index,
+                                             const double** values, size_t* n);
+/* tensors[i] for i < *n; a NULL entry stands for None in a Tensor?[] list. */
+TSR_API tsr_error* tsr_stack_get_tensor_list(const tsr_stack* stack, size_t index,
+                                             tsr_tensor* const** tensors, size_t* n);
+TSR_API tsr_error* tsr_stack_get_scalar(const tsr_stack* stack, size_t index, tsr_scalar* out);
+TSR_API tsr_error* tsr_stack_get_dtype(const tsr_stack* stack, size_t index, tsr_dtype* out);
+TSR_API tsr_error* tsr_stack_get_device(const tsr_stack* stack, size_t index, tsr_device* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_C_OP_H_ */

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
+#include "stable_abi/src/typed_kernel.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
 using namespace tessera::capi;  // NOLINT
@@ -49,6 +50,8 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
   return kernel;
 }
 
+std::string FromC(tsr_string s) { return s.data ? std::string(s.data, s.size) : std::string(); }
+
 absl::StatusOr<DispatchKey> ToKey(const int32_t& device_type, const char* what) {
   if (device_type < 0 || device_type >= kNumDispatchKeys) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -78,10 +81,28 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     }
     absl::StatusOr<DispatchKey> key = ToKey(desc->device_type, fn);
     if (!key.ok()) return ToError(key.status());
-    absl::StatusOr<KernelFunction> kernel =
-        MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
-    if (!kernel.ok()) return ToError(kernel.status());
     const std::string op_name(desc->op_name.data ? desc->op_name.data : "", desc->op_name.size);
+    // `typed` exists when the desc is at least as large as the 1.0 struct that has it.
+    const bool has_typed = desc->struct_size >= offsetof(tsr_kernel_desc, typed) + sizeof(void*);
+    const tsr_typed_kernel_fn typed = has_typed ? desc->typed : nullptr;
+    if ((desc->boxed != nullptr) == (typed != nullptr)) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       absl::StrFormat("%s: set exactly one of desc->boxed and desc->typed for %s",
+                                       fn, op_name));
+    }
+    absl::StatusOr<KernelFunction> kernel;
+    if (typed != nullptr) {
+      absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
+      if (!op.ok()) return ToError(op.status());
+      PluginRecord* plugin = LoadingPlugin();
+      std::string name = FromC(desc->kernel_name);
+      if (name.empty()) name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
+      kernel = MakeTypedKernel(*op, typed, desc->context, std::move(name),
+                               plugin ? plugin->gate : nullptr);
+    } else {
+      kernel = MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
+    }
+    if (!kernel.ok()) return ToError(kernel.status());
     absl::StatusOr<RegistrationHandle> handle =
         OpRegistry::Global().Impl(op_name, *key, *std::move(kernel));
     if (!handle.ok()) return ToError(handle.status());

@@ -57,6 +57,7 @@ int main(void) {
   FIELD(tsr_kernel_desc, boxed);
   FIELD(tsr_kernel_desc, context);
   FIELD(tsr_kernel_desc, kernel_name);
+  FIELD(tsr_kernel_desc, typed);
   END(tsr_kernel_desc);
 
   BEGIN(tsr_device_interface);

@@ -575,3 +575,128 @@ TEST(CApiFallback, OpsWithoutADeviceKernelRunOnTheCpuAndAreCounted) {
 }
 
 }  // namespace
+
+namespace {
+
+// A typed C kernel: its parameters follow the schema
+//   typed::mix(Tensor x, Tensor? y, float a, int[] dims, Scalar s, int? k, str mode, bool flag,
+//              ScalarType t) -> (Tensor, Tensor)
+struct MixSeen {
+  double a = 0;
+  std::vector<int64_t> dims;
+  tsr_scalar s{};
+  bool has_k = false;
+  int64_t k = 0;
+  std::string mode;
+  int32_t flag = 0;
+  tsr_dtype t{};
+  bool y_is_null = false;
+};
+
+tsr_error* Mix(void* context, tsr_tensor* x, tsr_tensor* y, double a, const int64_t* dims,
+               size_t ndims, tsr_scalar s, const int64_t* k, tsr_string mode, int32_t flag,
+               tsr_dtype t, tsr_tensor** out0, tsr_tensor** out1) {
+  auto* seen = static_cast<MixSeen*>(context);
+  seen->a = a;
+  seen->dims.assign(dims, dims + ndims);
+  seen->s = s;
+  seen->has_k = k != nullptr;
+  seen->k = k ? *k : 0;
+  seen->mode.assign(mode.data, mode.size);
+  seen->flag = flag;
+  seen->t = t;
+  seen->y_is_null = y == nullptr;
+  if (mode.size == 4 && std::memcmp(mode.data, "fail", 4) == 0) {
+    return tsr_error_create(TSR_OUT_OF_RANGE, S("mix: asked to fail"));
+  }
+  tsr_tensor_retain(x);
+  *out0 = x;  // a new reference to x
+  return tsr_tensor_empty(tsr_tensor_sizes(x), tsr_tensor_dim(x), t, tsr_tensor_device(x), out1);
+}
+
+TEST(CApiTypedKernel, ArgumentsArriveAsPlainCParameters) {
+  tsr_registration* def = nullptr;
+  ASSERT_EQ(Consume(tsr_op_define(
+                S("typed::mix(Tensor x, Tensor? y, float a, int[] dims, Scalar s, int? k, str "
+                  "mode, bool flag, ScalarType t) -> (Tensor, Tensor)"),
+                &def)),
+            "");
+  MixSeen seen;
+  tsr_kernel_desc desc = {};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S("typed::mix");
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.typed = reinterpret_cast<tsr_typed_kernel_fn>(&Mix);
+  desc.context = &seen;
+  desc.kernel_name = S("typed_mix");
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &reg)), "");
+
+  const int64_t sizes[] = {2};
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(sizes, 1, TSR_DTYPE_FLOAT32, kCpu, &x)), "");
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("typed::mix"), &op)), "");
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  const int64_t dims[] = {0, -1};
+  tsr_scalar s = {};
+  s.kind = TSR_SCALAR_INT;
+  s.i = 7;
+  auto push_all = [&](const char* mode, bool with_k) {
+    tsr_stack_clear(stack);
+    Consume(tsr_stack_push_tensor(stack, x));
+    Consume(tsr_stack_push_none(stack));
+    Consume(tsr_stack_push_int(stack, 3));  // an int for a float: converted by the dispatcher
+    Consume(tsr_stack_push_int_list(stack, dims, 2));
+    Consume(tsr_stack_push_scalar(stack, s));
+    if (with_k) {
+      Consume(tsr_stack_push_int(stack, 42));
+    } else {
+      Consume(tsr_stack_push_none(stack));
+    }
+    Consume(tsr_stack_push_string(stack, S(mode)));
+    Consume(tsr_stack_push_bool(stack, 1));
+    Consume(tsr_stack_push_dtype(stack, TSR_DTYPE_INT16));
+  };
+  push_all("go", true);
+  ASSERT_EQ(Consume(tsr_op_call(op, stack)), "");
+  EXPECT_EQ(seen.a, 3.0);
+  EXPECT_THAT(seen.dims, ElementsAre(0, -1));
+  EXPECT_EQ(seen.s.kind, TSR_SCALAR_INT);
+  EXPECT_EQ(seen.s.i, 7);
+  EXPECT_TRUE(seen.has_k);
+  EXPECT_EQ(seen.k, 42);
+  EXPECT_EQ(seen.mode, "go");
+  EXPECT_EQ(seen.flag, 1);
+  EXPECT_EQ(seen.t, TSR_DTYPE_INT16);
+  EXPECT_TRUE(seen.y_is_null);
+  ASSERT_EQ(tsr_stack_size(stack), 2u);
+  tsr_tensor* r0 = nullptr;
+  tsr_tensor* r1 = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &r0)), "");
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 1, &r1)), "");
+  EXPECT_EQ(r0, x);
+  EXPECT_EQ(tsr_tensor_dtype(r1), TSR_DTYPE_INT16);
+
+  push_all("fail", false);
+  tsr_error* failed = tsr_op_call(op, stack);
+  EXPECT_EQ(tsr_error_code(failed), TSR_OUT_OF_RANGE);
+  EXPECT_EQ(Consume(failed), "11: mix: asked to fail") << "code (OUT_OF_RANGE) and message";
+  EXPECT_FALSE(seen.has_k) << "None arrives as NULL";
+
+  // Unsupported types are refused at registration, naming the argument.
+  tsr_registration* def2 = nullptr;
+  ASSERT_EQ(Consume(tsr_op_define(S("typed::cat(Tensor[] xs) -> Tensor"), &def2)), "");
+  desc.op_name = S("typed::cat");
+  EXPECT_THAT(Consume(tsr_kernel_register(&desc, nullptr)),
+              HasSubstr("argument 'xs' of type Tensor[] has no C mapping"));
+  desc.boxed = &PlusOneCpu;
+  EXPECT_THAT(Consume(tsr_kernel_register(&desc, nullptr)),
+              HasSubstr("set exactly one of desc->boxed and desc->typed"));
+  tsr_stack_release(stack);
+  tsr_tensor_release(x);
+  for (tsr_registration* r : {reg, def, def2}) tsr_registration_release(r);
+}
+
+}  // namespace

@@ -105,6 +105,8 @@ tsr_runtime_api MakeApi() {
   api.fallback_register_cpu = &tsr_fallback_register_cpu;
   api.fallback_count = &tsr_fallback_count;
   api.log = &Log;
+  api.parallel_for = &tsr_parallel_for;
+  api.num_threads = &tsr_num_threads;
   return api;
 }
 

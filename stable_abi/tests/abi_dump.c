@@ -181,6 +181,8 @@ int main(void) {
   FIELD(tsr_runtime_api, fallback_register_cpu);
   FIELD(tsr_runtime_api, fallback_count);
   FIELD(tsr_runtime_api, log);
+  FIELD(tsr_runtime_api, parallel_for);
+  FIELD(tsr_runtime_api, num_threads);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);

@@ -1,5 +1,6 @@
 // The C ABI from C++: errors, tensor creation, wrapping, copies and bad input, through the
 // exported tsr_* functions only (this test links libtessera.so, not the static layers).
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -697,6 +698,36 @@ TEST(CApiTypedKernel, ArgumentsArriveAsPlainCParameters) {
   tsr_stack_release(stack);
   tsr_tensor_release(x);
   for (tsr_registration* r : {reg, def, def2}) tsr_registration_release(r);
+}
+
+}  // namespace
+
+namespace {
+
+struct SumContext {
+  const int64_t* values;
+  std::atomic<int64_t> total{0};
+};
+
+tsr_error* SumChunk(void* context, int64_t begin, int64_t end) {
+  auto* c = static_cast<SumContext*>(context);
+  int64_t local = 0;
+  for (int64_t i = begin; i < end; ++i) local += c->values[i];
+  c->total += local;
+  return begin == 13 ? tsr_error_create(TSR_ABORTED, S("chunk at 13 failed")) : nullptr;
+}
+
+TEST(CApiParallel, ParallelForRunsEveryIterationOnceAndReturnsErrors) {
+  std::vector<int64_t> values(10000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<int64_t>(i);
+  SumContext c{values.data()};
+  ASSERT_EQ(Consume(tsr_parallel_for(0, 10000, 64, &SumChunk, &c)), "");
+  EXPECT_EQ(c.total.load(), 10000 * 9999 / 2);
+  SumContext small{values.data()};
+  EXPECT_THAT(Consume(tsr_parallel_for(13, 20, 64, &SumChunk, &small)),
+              HasSubstr("chunk at 13 failed"));
+  EXPECT_THAT(Consume(tsr_parallel_for(0, 10, 1, nullptr, nullptr)), HasSubstr("got NULL"));
+  EXPECT_GE(tsr_num_threads(), 1);
 }
 
 }  // namespace

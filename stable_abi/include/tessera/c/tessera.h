@@ -8,6 +8,7 @@
 #include "tessera/c/kernel.h"
 #include "tessera/c/loader.h"
 #include "tessera/c/op.h"
+#include "tessera/c/parallel.h"
 #include "tessera/c/plugin.h"
 #include "tessera/c/tensor.h"
 

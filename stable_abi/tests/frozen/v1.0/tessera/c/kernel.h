@@ -18,16 +18,34 @@ extern "C" {
  * success (with the returns on the stack) or a new error (tsr_error_create). */
 typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_stack* stack);
 
+/* tsr_typed_kernel_fn: a plain C function whose parameters follow the op's schema (cast it to
+ * this type to register it). Its real signature is
+ *
+ *   tsr_error* fn(void* context, <one parameter per schema argument>, <one out per return>)
+ *
+ * with these C types per schema type:
+ *   Tensor -> tsr_tensor* (borrowed; NULL for None when the type is Tensor?)
+ *   int, SymInt -> int64_t; float -> double; bool -> int32_t; ScalarType -> tsr_dtype;
+ *   Scalar -> tsr_scalar; Device -> tsr_device; str -> tsr_string (all by value)
+ *   int[] -> two parameters: const int64_t* values, size_t count
+ *   an optional non-tensor type (int?, float?, Scalar?, ScalarType?, str?, ...) -> a const
+ *   pointer to the value's C type, NULL for None
+ *   each Tensor return -> tsr_tensor** out, where the kernel stores a new reference.
+ * Other types (Tensor[], float[], ...) need a boxed kernel. The runtime prepares a libffi call
+ * interface once, at registration. */
+typedef void (*tsr_typed_kernel_fn)(void);
+
 /* tsr_kernel_desc describes one kernel registration. Zero-initialize, set struct_size to
- * sizeof(tsr_kernel_desc), fill the fields. */
+ * sizeof(tsr_kernel_desc), fill the fields, and set exactly one of `boxed` and `typed`. */
 typedef struct tsr_kernel_desc {
   size_t struct_size;
   tsr_string op_name;  /* "add.Tensor"; borrowed */
   int32_t device_type; /* a tsr_device_type: the dispatch key */
   int32_t reserved;
-  tsr_boxed_kernel_fn boxed; /* the kernel */
+  tsr_boxed_kernel_fn boxed; /* a boxed kernel, or NULL when `typed` is set */
   void* context;             /* passed to the kernel; must outlive the registration */
   tsr_string kernel_name;    /* for traces and reports ("npu::add_kernel"); borrowed, copied */
+  tsr_typed_kernel_fn typed; /* a typed C kernel, or NULL when `boxed` is set */
 } tsr_kernel_desc;
 
 /* tsr_kernel_register registers a kernel. A second kernel for the same (op, device type) is

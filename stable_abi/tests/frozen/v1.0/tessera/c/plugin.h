@@ -22,6 +22,7 @@
 #include "tessera/c/error.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/op.h"
+#include "tessera/c/parallel.h"
 #include "tessera/c/tensor.h"
 
 #ifdef __cplusplus
@@ -135,6 +136,9 @@ typedef struct tsr_runtime_api {
 
   /* since 1.0: services */
   void (*log)(tsr_log_level level, tsr_string message);
+  tsr_error* (*parallel_for)(int64_t begin, int64_t end, int64_t grain, tsr_parallel_fn fn,
+                             void* context);
+  int32_t (*num_threads)(void);
 } tsr_runtime_api;
 
 /* tsr_runtime_api_get: the same table, for applications and the C++ SDK's embedding API

@@ -1,0 +1,26 @@
+// ThreadPool and ParallelFor: the runtime's intra-op parallelism, shared with plugins through
+// the C ABI (tsr_parallel_for) so that every backend uses the same threads.
+//
+// ParallelFor(begin, end, grain, fn) splits [begin, end) into chunks of at least `grain`
+// iterations and runs fn(chunk_begin, chunk_end) on the pool, the calling thread included.
+// Ranges of at most `grain` iterations run inline on the caller (small tensors stay on one
+// thread), and so does a ParallelFor called from inside a pool task (no nested fan-out, no
+// deadlock). Chunk boundaries depend only on (begin, end, grain, thread count), so a kernel
+// that reduces per chunk and combines in chunk order is deterministic for a given count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+
+namespace tessera {
+
+// NumThreads: the pool's size: TESSERA_NUM_THREADS when set (>= 1), else the number of cores.
+int NumThreads();
+
+// ParallelFor returns the first error a chunk returned (the others still run to completion).
+absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
+                         const std::function<absl::Status(int64_t, int64_t)>& fn);
+
+}  // namespace tessera

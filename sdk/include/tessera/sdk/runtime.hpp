@@ -59,16 +59,39 @@ inline void push(tsr_stack* s, tsr_dtype v) { sdk::check(sdk::api().stack_push_d
 inline void push(tsr_stack* s, tsr_device v) { sdk::check(sdk::api().stack_push_device(s, v)); }
 inline void push(tsr_stack* s, std::nullopt_t) { sdk::check(sdk::api().stack_push_none(s)); }
 
-// Stack: an owned tsr_stack.
+// Stack: a tsr_stack borrowed from a per-thread pool for the duration of one call, so that a
+// call costs no allocation once the thread has made one (a pool, not a single stack, because
+// a call may reenter: a kernel or fallback on this thread may call ops too).
 class Stack {
  public:
-  Stack() { sdk::check(sdk::api().stack_create(&s_)); }
-  ~Stack() { sdk::api().stack_release(s_); }
+  Stack() {
+    std::vector<tsr_stack*>& free = Free();
+    if (free.empty()) {
+      sdk::check(sdk::api().stack_create(&s_));
+    } else {
+      s_ = free.back();
+      free.pop_back();
+    }
+  }
+  ~Stack() {
+    sdk::api().stack_clear(s_);
+    Free().push_back(s_);
+  }
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
   tsr_stack* get() const { return s_; }
 
  private:
+  struct Pool {
+    std::vector<tsr_stack*> stacks;
+    ~Pool() {
+      for (tsr_stack* s : stacks) sdk::api().stack_release(s);
+    }
+  };
+  static std::vector<tsr_stack*>& Free() {
+    thread_local Pool pool;
+    return pool.stacks;
+  }
   tsr_stack* s_ = nullptr;
 };
 
@@ -81,12 +104,19 @@ inline const tsr_op* find_op(std::string_view name) {
   return op;
 }
 
+namespace internal {
+template <typename... Args>
+void Invoke(const tsr_op* op, const Stack& stack, const Args&... args) {
+  (push(stack.get(), args), ...);
+  sdk::check(sdk::api().op_call(op, stack.get()));
+}
+}  // namespace internal
+
 // call runs `op` with `args` and returns its returns as tensors.
 template <typename... Args>
 std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
   internal::Stack stack;
-  (internal::push(stack.get(), args), ...);
-  sdk::check(sdk::api().op_call(op, stack.get()));
+  internal::Invoke(op, stack, args...);
   std::vector<Tensor> out;
   for (size_t i = 0; i < sdk::api().stack_size(stack.get()); ++i) {
     tsr_tensor* t = nullptr;
@@ -96,22 +126,32 @@ std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
   return out;
 }
 
+// call1 runs an op that returns one tensor (no vector on the way).
+template <typename... Args>
+Tensor call1(const tsr_op* op, const Args&... args) {
+  internal::Stack stack;
+  internal::Invoke(op, stack, args...);
+  tsr_tensor* t = nullptr;
+  sdk::check(sdk::api().stack_get_tensor(stack.get(), 0, &t));
+  return Tensor::borrow(t);
+}
+
 // Ops as functions (a few for now; every op is reachable through find_op + call).
 inline Tensor add(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t{1})) {
   static const tsr_op* op = find_op("add.Tensor");
-  return call(op, a, b, alpha)[0];
+  return call1(op, a, b, alpha);
 }
 inline Tensor sub(const Tensor& a, const Tensor& b, Scalar alpha = Scalar(int64_t{1})) {
   static const tsr_op* op = find_op("sub.Tensor");
-  return call(op, a, b, alpha)[0];
+  return call1(op, a, b, alpha);
 }
 inline Tensor mul(const Tensor& a, const Tensor& b) {
   static const tsr_op* op = find_op("mul.Tensor");
-  return call(op, a, b)[0];
+  return call1(op, a, b);
 }
 inline Tensor neg(const Tensor& a) {
   static const tsr_op* op = find_op("neg");
-  return call(op, a)[0];
+  return call1(op, a);
 }
 }  // namespace tessera
 

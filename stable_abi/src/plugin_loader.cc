@@ -322,6 +322,12 @@ void EnsureDefaultPluginsLoaded() {
 }  // namespace capi
 }  // namespace tessera
 
+namespace tessera {
+namespace capi {
+size_t FormatReport(const tsr_load_report* r, char* buf, size_t size);
+}  // namespace capi
+}  // namespace tessera
+
 using namespace tessera;        // NOLINT: this file only implements the C entry points
 using namespace tessera::capi;  // NOLINT
 
@@ -361,6 +367,19 @@ void tsr_load_reports(const tsr_load_report* const** reports, size_t* count) {
 
 size_t tsr_load_report_format(const tsr_load_report* r, char* buf, size_t size) {
   if (r == nullptr) return 0;
+  try {
+    return FormatReport(r, buf, size);
+  } catch (...) {  // out of memory: nothing was written
+    if (buf != nullptr && size > 0) buf[0] = '\0';
+    return 0;
+  }
+}
+
+}  // extern "C"
+
+namespace tessera {
+namespace capi {
+size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
   auto str = [](tsr_string s) { return std::string(s.data ? s.data : "", s.size); };
   std::string text =
       absl::StrFormat("plugin %s: %s\n", str(r->path), r->loaded ? "loaded" : "REFUSED");
@@ -396,4 +415,5 @@ size_t tsr_load_report_format(const tsr_load_report* r, char* buf, size_t size) 
   return text.size();
 }
 
-}  // extern "C"
+}  // namespace capi
+}  // namespace tessera

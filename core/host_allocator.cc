@@ -1,11 +1,11 @@
 #include "core/host_allocator.h"
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/numeric/bits.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -24,9 +24,9 @@ int SizeClass(size_t block) {
 // Statistics are counted per thread without locked instructions (only the owning thread
 // writes its counters; GetStats sums them) and folded into `retired` when a thread exits.
 struct Counters {
-  std::atomic<int64_t> allocations{0};
-  std::atomic<int64_t> cache_hits{0};
-  std::atomic<int64_t> live_bytes{0};
+  std::atomic<int64_t> allocations;
+  std::atomic<int64_t> cache_hits;
+  std::atomic<int64_t> live_bytes;
 
   static void Bump(std::atomic<int64_t>& c, int64_t delta) {
     c.store(c.load(std::memory_order_relaxed) + delta, std::memory_order_relaxed);
@@ -36,7 +36,7 @@ struct Counters {
 struct CounterRegistry {
   absl::Mutex mu;
   std::vector<Counters*> live ABSL_GUARDED_BY(mu);
-  Counters retired;  // totals of exited threads, updated under mu
+  Counters retired = {};  // totals of exited threads, updated under mu
 };
 
 CounterRegistry& Registry() {
@@ -44,40 +44,58 @@ CounterRegistry& Registry() {
   return *registry;
 }
 
-// Set once this thread's cache is destroyed: frees during thread exit then bypass it.
-thread_local bool tls_cache_destroyed = false;
-
-struct ThreadCache {
-  std::array<std::vector<void*>, kNumClasses> free_lists;
+// Note [Per-thread state in a shared library]
+// Inside libtessera.so every thread_local access costs a call to __tls_get_addr, and one
+// with a non-trivial destructor also goes through a TLS wrapper. So all of a thread's state is
+// one trivially destructible, zero-initialized thread_local, reached once per Allocate/Free;
+// a separate thread_local with a destructor, touched only when the state is first used, frees
+// the cached blocks at thread exit and marks the state destroyed, after which the thread
+// allocates and frees directly.
+struct ThreadState {
+  bool initialized;
+  bool destroyed;
+  int counts[kNumClasses];
+  void* blocks[kNumClasses][HostAllocator::kMaxCachedPerClass];
   Counters counters;
+};
+thread_local ThreadState tls_state;
 
-  ThreadCache() {
-    absl::MutexLock lock(&Registry().mu);
-    Registry().live.push_back(&counters);
-  }
-  ~ThreadCache() {
-    tls_cache_destroyed = true;
-    for (auto& list : free_lists) {
-      for (void* p : list) std::free(p);
+struct ThreadCleanup {
+  ~ThreadCleanup() {
+    ThreadState& s = tls_state;
+    for (int c = 0; c < kNumClasses; ++c) {
+      while (s.counts[c] > 0) std::free(s.blocks[c][--s.counts[c]]);
     }
     CounterRegistry& r = Registry();
     absl::MutexLock lock(&r.mu);
-    r.live.erase(std::find(r.live.begin(), r.live.end(), &counters));
-    Counters::Bump(r.retired.allocations, counters.allocations.load());
-    Counters::Bump(r.retired.cache_hits, counters.cache_hits.load());
-    Counters::Bump(r.retired.live_bytes, counters.live_bytes.load());
+    r.live.erase(std::find(r.live.begin(), r.live.end(), &s.counters));
+    Counters::Bump(r.retired.allocations, s.counters.allocations.load());
+    Counters::Bump(r.retired.cache_hits, s.counters.cache_hits.load());
+    Counters::Bump(r.retired.live_bytes, s.counters.live_bytes.load());
+    s.initialized = false;
+    s.destroyed = true;
   }
 };
 
-ThreadCache& LocalCache() {
-  thread_local ThreadCache cache;
-  return cache;
+// State: this thread's state, or NULL once the thread is exiting.
+ThreadState* State() {
+  ThreadState* s = &tls_state;
+  if (ABSL_PREDICT_TRUE(s->initialized)) return s;
+  if (s->destroyed) return nullptr;
+  {
+    absl::MutexLock lock(&Registry().mu);
+    Registry().live.push_back(&s->counters);
+  }
+  static thread_local ThreadCleanup cleanup;
+  (void)cleanup;
+  s->initialized = true;
+  return s;
 }
 
-// Counters of this thread, or the shared ones (under the lock) once its cache is gone.
-void Count(std::atomic<int64_t> Counters::*field, int64_t delta) {
-  if (!tls_cache_destroyed) {
-    Counters::Bump(LocalCache().counters.*field, delta);
+// Count adds to this thread's counter, or to the shared ones once the thread is exiting.
+void Count(ThreadState* s, std::atomic<int64_t> Counters::*field, int64_t delta) {
+  if (ABSL_PREDICT_TRUE(s != nullptr)) {
+    Counters::Bump(s->counters.*field, delta);
     return;
   }
   absl::MutexLock lock(&Registry().mu);
@@ -96,7 +114,8 @@ absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
     return absl::InvalidArgumentError(
         absl::StrFormat("host allocator: expected device cpu, got %s", DeviceToString(device)));
   }
-  Count(&Counters::allocations, 1);
+  ThreadState* s = State();
+  Count(s, &Counters::allocations, 1);
   size_t block;
   if (nbytes <= kMaxCachedBlock) {
     block = nbytes <= kMinBlock ? kMinBlock : absl::bit_ceil(nbytes);
@@ -107,12 +126,11 @@ absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
     block = (nbytes + kAlignment - 1) / kAlignment * kAlignment;  // aligned_alloc requires it
   }
   void* data = nullptr;
-  if (block <= kMaxCachedBlock && !tls_cache_destroyed) {
-    std::vector<void*>& list = LocalCache().free_lists[SizeClass(block)];
-    if (!list.empty()) {
-      data = list.back();
-      list.pop_back();
-      Count(&Counters::cache_hits, 1);
+  if (block <= kMaxCachedBlock && s != nullptr) {
+    const int c = SizeClass(block);
+    if (s->counts[c] > 0) {
+      data = s->blocks[c][--s->counts[c]];
+      Count(s, &Counters::cache_hits, 1);
     }
   }
   if (data == nullptr) data = std::aligned_alloc(kAlignment, block);
@@ -120,7 +138,7 @@ absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("host allocator: out of memory allocating %u bytes", nbytes));
   }
-  Count(&Counters::live_bytes, static_cast<int64_t>(block));
+  Count(s, &Counters::live_bytes, static_cast<int64_t>(block));
   DataPtr out;
   out.data = data;
   out.deleter = &HostAllocator::Free;
@@ -131,12 +149,12 @@ absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
 
 void HostAllocator::Free(void* data, void* context) {
   const size_t block = reinterpret_cast<size_t>(context);
-  Count(&Counters::live_bytes, -static_cast<int64_t>(block));
-  if (block <= kMaxCachedBlock && !tls_cache_destroyed) {
-    std::vector<void*>& list = LocalCache().free_lists[SizeClass(block)];
-    if (list.size() < static_cast<size_t>(kMaxCachedPerClass)) {
-      if (list.capacity() == 0) list.reserve(kMaxCachedPerClass);
-      list.push_back(data);
+  ThreadState* s = State();
+  Count(s, &Counters::live_bytes, -static_cast<int64_t>(block));
+  if (block <= kMaxCachedBlock && s != nullptr) {
+    const int c = SizeClass(block);
+    if (s->counts[c] < kMaxCachedPerClass) {
+      s->blocks[c][s->counts[c]++] = data;
       return;
     }
   }

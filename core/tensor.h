@@ -62,6 +62,8 @@ class Tensor {
   bool defined() const { return static_cast<bool>(impl_); }
   TensorImpl* impl() const { return impl_.get(); }
   const Ref<TensorImpl>& impl_ref() const { return impl_; }
+  // TakeImpl gives up this handle's reference (for the C ABI, which hands it to the caller).
+  Ref<TensorImpl> TakeImpl() && { return std::move(impl_); }
 
   ScalarType dtype() const { return impl_->dtype(); }
   Device device() const { return impl_->device(); }

@@ -4,10 +4,14 @@
 // their blocks on the calling thread saves two malloc/free pairs per call. A block may be freed
 // on any thread (it joins that thread's cache). Each thread keeps at most kMaxCached blocks;
 // the rest go back to the heap, and a thread's cache is returned when the thread exits.
+// The per-thread state is one trivially destructible thread_local, for the reason given in
+// Note [Per-thread state in a shared library] (host_allocator.cc).
 #pragma once
 
 #include <cstddef>
 #include <new>
+
+#include "absl/base/optimization.h"
 
 namespace tessera {
 namespace internal {
@@ -18,41 +22,52 @@ class BlockPool {
   static constexpr int kMaxCached = 256;
 
   static void* Allocate() {
-    if (!destroyed_) {
-      Cache& c = cache_;
-      if (c.count > 0) return c.blocks[--c.count];
-    }
+    Cache* c = State();
+    if (ABSL_PREDICT_TRUE(c != nullptr) && c->count > 0) return c->blocks[--c->count];
     return ::operator new(kSize);
   }
 
   static void Free(void* block) {
-    if (!destroyed_) {
-      Cache& c = cache_;
-      if (c.count < kMaxCached) {
-        c.blocks[c.count++] = block;
-        return;
-      }
+    Cache* c = State();
+    if (ABSL_PREDICT_TRUE(c != nullptr) && c->count < kMaxCached) {
+      c->blocks[c->count++] = block;
+      return;
     }
     ::operator delete(block);
   }
 
  private:
-  struct Cache {
+  struct Cache {  // trivially destructible, zero-initialized
+    bool initialized;
+    bool destroyed;
+    int count;
     void* blocks[kMaxCached];
-    int count = 0;
-    ~Cache() {
-      destroyed_ = true;  // frees during thread exit now bypass the cache
-      while (count > 0) ::operator delete(blocks[--count]);
+  };
+  struct Cleanup {
+    ~Cleanup() {
+      Cache& c = cache_;
+      while (c.count > 0) ::operator delete(c.blocks[--c.count]);
+      c.initialized = false;
+      c.destroyed = true;  // frees during the rest of thread exit bypass the cache
     }
   };
+
+  // State: this thread's cache, or NULL once the thread is exiting.
+  static Cache* State() {
+    Cache* c = &cache_;
+    if (ABSL_PREDICT_TRUE(c->initialized)) return c;
+    if (c->destroyed) return nullptr;
+    static thread_local Cleanup cleanup;
+    (void)cleanup;
+    c->initialized = true;
+    return c;
+  }
+
   static thread_local Cache cache_;
-  static thread_local bool destroyed_;
 };
 
 template <size_t kSize>
 thread_local typename BlockPool<kSize>::Cache BlockPool<kSize>::cache_;
-template <size_t kSize>
-thread_local bool BlockPool<kSize>::destroyed_ = false;
 
 }  // namespace internal
 }  // namespace tessera

@@ -53,7 +53,7 @@ inline const TensorImpl* Unwrap(const tsr_tensor* t) {
 }
 // Wrap hands the tensor's reference to the C caller.
 inline tsr_tensor* Wrap(Tensor t) {
-  return reinterpret_cast<tsr_tensor*>(Ref<TensorImpl>(t.impl_ref()).Leak());
+  return reinterpret_cast<tsr_tensor*>(std::move(t).TakeImpl().Leak());
 }
 // Borrow views a handle as a Tensor that holds its own (extra) reference.
 inline Tensor Borrow(const tsr_tensor* t) {

@@ -89,9 +89,9 @@ tsr_error* tsr_tensor_empty(const int64_t* sizes, size_t ndim, tsr_dtype dtype, 
     absl::StatusOr<IntArrayRef> dims = ToDims(sizes, ndim, "sizes", fn);
     absl::StatusOr<ScalarType> type = ToDtype(dtype, fn);
     absl::StatusOr<Device> dev = ToDevice(device, fn);
-    for (const absl::Status& s : {dims.status(), type.status(), dev.status()}) {
-      if (!s.ok()) return ToError(s);
-    }
+    if (!dims.ok()) return ToError(dims.status());
+    if (!type.ok()) return ToError(type.status());
+    if (!dev.ok()) return ToError(dev.status());
     absl::StatusOr<Tensor> t = Empty(*dims, *type, *dev);
     if (!t.ok()) return ToError(t.status());
     *out = Wrap(*std::move(t));

@@ -149,7 +149,8 @@ tsr_error* tsr_fallback_register_cpu(int32_t device_type, tsr_registration** out
 
 int64_t tsr_fallback_count(tsr_string op_name) {
   absl::MutexLock lock(&g_counts_mu);
-  auto it = g_counts->find(absl::string_view(op_name.data ? op_name.data : "", op_name.size));
+  const std::string_view name = View(op_name);
+  auto it = g_counts->find(absl::string_view(name.data(), name.size()));
   return it == g_counts->end() ? 0 : it->second;
 }
 

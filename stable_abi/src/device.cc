@@ -278,13 +278,9 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
 tsr_error* tsr_device_count(int32_t device_type, int32_t* out) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
-    if (device_type < 0 || device_type >= kNumDeviceTypes) {
-      return MakeError(absl::StatusCode::kInvalidArgument,
-                       absl::StrFormat("tsr_device_count: expected a tsr_device_type in [0, %d), "
-                                       "got %d",
-                                       kNumDeviceTypes, device_type));
-    }
-    const auto type = static_cast<DeviceType>(device_type);
+    absl::StatusOr<DeviceType> checked = ToDeviceType(device_type, "tsr_device_count");
+    if (!checked.ok()) return ToError(checked.status());
+    const DeviceType type = *checked;
     if (type == DeviceType::kCPU || type == DeviceType::kMeta) {
       *out = 1;
       return nullptr;
@@ -297,12 +293,9 @@ tsr_error* tsr_device_count(int32_t device_type, int32_t* out) {
 
 tsr_error* tsr_device_synchronize(tsr_device device) {
   return Guard(__func__, [&]() -> tsr_error* {
-    if (device.type < 0 || device.type >= kNumDeviceTypes) {
-      return MakeError(
-          absl::StatusCode::kInvalidArgument,
-          absl::StrFormat("tsr_device_synchronize: invalid device type %d", device.type));
-    }
-    const Device d(static_cast<DeviceType>(device.type), device.index);
+    absl::StatusOr<Device> checked = ToDevice(device, "tsr_device_synchronize");
+    if (!checked.ok()) return ToError(checked.status());
+    const Device d = *checked;
     if (d.type == DeviceType::kCPU || d.type == DeviceType::kMeta) return nullptr;
     PluginDevice* plugin_device = Registered(d.type);
     if (plugin_device == nullptr) {
@@ -318,20 +311,16 @@ tsr_error* tsr_device_synchronize(tsr_device device) {
 
 tsr_error* tsr_device_rename(int32_t device_type, tsr_string name) {
   return Guard(__func__, [&]() -> tsr_error* {
-    if (device_type < 0 || device_type >= kNumDeviceTypes) {
-      return MakeError(absl::StatusCode::kInvalidArgument,
-                       absl::StrFormat("tsr_device_rename: invalid device type %d", device_type));
-    }
-    return ToError(
-        DeviceNames::Global().Rename(static_cast<DeviceType>(device_type),
-                                     std::string_view(name.data ? name.data : "", name.size)));
+    absl::StatusOr<DeviceType> type = ToDeviceType(device_type, "tsr_device_rename");
+    if (!type.ok()) return ToError(type.status());
+    return ToError(DeviceNames::Global().Rename(*type, View(name)));
   });
 }
 
 tsr_error* tsr_device_parse(tsr_string text, tsr_device* out) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
-    absl::StatusOr<Device> d = ParseDevice(std::string_view(text.data ? text.data : "", text.size));
+    absl::StatusOr<Device> d = ParseDevice(View(text));
     if (!d.ok()) return ToError(d.status());
     *out = tsr_device{static_cast<int32_t>(d->type), d->index};
     return nullptr;
@@ -343,12 +332,7 @@ size_t tsr_device_format(tsr_device device, char* buf, size_t size) {
       device.type >= 0 && device.type < kNumDeviceTypes
           ? DeviceToString(Device(static_cast<DeviceType>(device.type), device.index))
           : absl::StrFormat("<invalid device type %d>", device.type);
-  if (buf != nullptr && size > 0) {
-    const size_t n = std::min(size - 1, text.size());
-    std::memcpy(buf, text.data(), n);
-    buf[n] = '\0';
-  }
-  return text.size();
+  return CopyToBuffer(text, buf, size);
 }
 
 }  // extern "C"

@@ -9,6 +9,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 
 #include "absl/status/status.h"
@@ -44,7 +45,23 @@ inline const tsr_op* Wrap(const OperatorHandle& op) {
   return reinterpret_cast<const tsr_op*>(op.entry());
 }
 
-// AbslStatusFrom takes ownership of a C error and turns it into a Status.
+// View reads a C string (NULL data is the empty string); valid as long as the C string.
+inline std::string_view View(tsr_string s) {
+  return s.data ? std::string_view(s.data, s.size) : std::string_view();
+}
+
+// ToDeviceType / ToDevice validate device arguments; `fn` names the entry point in the error.
+absl::StatusOr<DeviceType> ToDeviceType(int32_t type, const char* fn);
+absl::StatusOr<Device> ToDevice(tsr_device device, const char* fn);
+
+// ToC converts a Scalar to its C form.
+tsr_scalar ToC(const Scalar& s);
+
+// CopyToBuffer writes `text` into buf (NUL-terminated, truncated to size) and returns the
+// length of the whole text, as the *_format functions promise.
+size_t CopyToBuffer(const std::string& text, char* buf, size_t size);
+
+// StatusFrom takes ownership of a C error and turns it into a Status.
 absl::Status StatusFrom(tsr_error* error);
 
 inline TensorImpl* Unwrap(tsr_tensor* t) { return reinterpret_cast<TensorImpl*>(t); }

@@ -45,19 +45,15 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
   kernel.fn = &Trampoline;
   kernel.context = k.get();
   kernel.owner = k;
-  kernel.name = name.data ? std::string(name.data, name.size) : std::string();
+  kernel.name = std::string(View(name));
   if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
   return kernel;
 }
 
-std::string FromC(tsr_string s) { return s.data ? std::string(s.data, s.size) : std::string(); }
-
-absl::StatusOr<DispatchKey> ToKey(const int32_t& device_type, const char* what) {
-  if (device_type < 0 || device_type >= kNumDispatchKeys) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: expected a tsr_device_type in [0, %d), got %d", what, kNumDispatchKeys, device_type));
-  }
-  return static_cast<DispatchKey>(device_type);
+absl::StatusOr<DispatchKey> ToKey(int32_t device_type, const char* what) {
+  absl::StatusOr<DeviceType> type = ToDeviceType(device_type, what);
+  if (!type.ok()) return type.status();
+  return DispatchKeyFor(*type);
 }
 
 }  // namespace
@@ -81,7 +77,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     }
     absl::StatusOr<DispatchKey> key = ToKey(desc->device_type, fn);
     if (!key.ok()) return ToError(key.status());
-    const std::string op_name(desc->op_name.data ? desc->op_name.data : "", desc->op_name.size);
+    const std::string op_name(View(desc->op_name));
     // `typed` exists when the desc is at least as large as the 1.0 struct that has it.
     const bool has_typed = desc->struct_size >= offsetof(tsr_kernel_desc, typed) + sizeof(void*);
     const tsr_typed_kernel_fn typed = has_typed ? desc->typed : nullptr;
@@ -95,7 +91,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
       if (!op.ok()) return ToError(op.status());
       PluginRecord* plugin = LoadingPlugin();
-      std::string name = FromC(desc->kernel_name);
+      std::string name(View(desc->kernel_name));
       if (name.empty()) name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
       kernel = MakeTypedKernel(*op, typed, desc->context, std::move(name),
                                plugin ? plugin->gate : nullptr);

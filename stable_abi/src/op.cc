@@ -60,8 +60,7 @@ tsr_error* tsr_op_find(tsr_string name, const tsr_op** out) {
     if (out == nullptr) return Invalid("tsr_op_find: expected an output pointer, got NULL");
     *out = nullptr;
     EnsureDefaultPluginsLoaded();
-    absl::StatusOr<OperatorHandle> op =
-        OpRegistry::Global().Find(std::string_view(name.data ? name.data : "", name.size));
+    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(View(name));
     if (!op.ok()) return ToError(op.status());
     *out = Wrap(*op);
     return nullptr;
@@ -92,8 +91,7 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
 tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (out) *out = nullptr;
-    absl::StatusOr<RegistrationHandle> handle =
-        OpRegistry::Global().Define(std::string_view(schema.data ? schema.data : "", schema.size));
+    absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Define(View(schema));
     if (!handle.ok()) return ToError(handle.status());
     return HandOut(*std::move(handle), out);
   });
@@ -150,7 +148,7 @@ tsr_error* tsr_stack_push_string(tsr_stack* stack, tsr_string value) {
   if (value.data == nullptr && value.size > 0) {
     return Invalid("tsr_stack_push_string: expected characters, got NULL");
   }
-  return Push(stack, __func__, std::string(value.data ? value.data : "", value.size));
+  return Push(stack, __func__, std::string(View(value)));
 }
 tsr_error* tsr_stack_push_int_list(tsr_stack* stack, const int64_t* values, size_t n) {
   if (values == nullptr && n > 0) return Invalid("tsr_stack_push_int_list: got NULL values");
@@ -190,13 +188,9 @@ tsr_error* tsr_stack_push_dtype(tsr_stack* stack, tsr_dtype value) {
   return Push(stack, __func__, static_cast<ScalarType>(raw));
 }
 tsr_error* tsr_stack_push_device(tsr_stack* stack, tsr_device value) {
-  if (value.type < 0 || value.type >= kNumDeviceTypes || value.index < 0) {
-    return Invalid(absl::StrFormat(
-        "tsr_stack_push_device: expected a device with type in [0, %d) and index >= 0, got "
-        "{type %d, index %d}",
-        kNumDeviceTypes, value.type, value.index));
-  }
-  return Push(stack, __func__, Device(static_cast<DeviceType>(value.type), value.index));
+  absl::StatusOr<Device> device = ToDevice(value, "tsr_stack_push_device");
+  if (!device.ok()) return ToError(device.status());
+  return Push(stack, __func__, *device);
 }
 
 tsr_error* tsr_stack_get_tensor(const tsr_stack* stack, size_t index, tsr_tensor** out) {
@@ -259,15 +253,7 @@ tsr_error* tsr_stack_get_tensor_list(const tsr_stack* stack, size_t index,
 tsr_error* tsr_stack_get_scalar(const tsr_stack* stack, size_t index, tsr_scalar* out) {
   const Value* v;
   if (tsr_error* e = At(stack, index, Value::Kind::kScalar, __func__, &v)) return e;
-  const Scalar& s = v->scalar();
-  *out = tsr_scalar{};
-  if (s.is_floating_point()) {
-    out->kind = TSR_SCALAR_DOUBLE;
-    out->d = s.to_double();
-  } else {
-    out->kind = s.is_bool() ? TSR_SCALAR_BOOL : TSR_SCALAR_INT;
-    out->i = s.to_int();
-  }
+  *out = ToC(v->scalar());
   return nullptr;
 }
 tsr_error* tsr_stack_get_dtype(const tsr_stack* stack, size_t index, tsr_dtype* out) {

@@ -52,8 +52,6 @@ struct LoadReport {
   }
 };
 
-std::string FromC(tsr_string s) { return s.data ? std::string(s.data, s.size) : std::string(); }
-
 class PluginLoader {
  public:
   static PluginLoader& Global() {
@@ -191,9 +189,9 @@ class PluginLoader {
           "1.0 descriptor",
           desc.struct_size, min_size));
     }
-    report->plugin_name = FromC(desc.name);
-    report->plugin_version = FromC(desc.version);
-    report->device_name = FromC(desc.device_name);
+    report->plugin_name = std::string(View(desc.name));
+    report->plugin_version = std::string(View(desc.version));
+    report->device_name = std::string(View(desc.device_name));
     report->c.plugin_abi_major = desc.abi_major;
     report->c.plugin_abi_minor = desc.abi_minor;
     report->c.plugin_min_abi_minor = desc.min_abi_minor;
@@ -356,8 +354,9 @@ tsr_error* tsr_plugin_load_default(void) {
 }
 
 tsr_error* tsr_plugin_unload(tsr_string name) {
-  return Guard(__func__,
-               [&]() -> tsr_error* { return ToError(PluginLoader::Global().Unload(FromC(name))); });
+  return Guard(__func__, [&]() -> tsr_error* {
+    return ToError(PluginLoader::Global().Unload(std::string(View(name))));
+  });
 }
 
 void tsr_load_reports(const tsr_load_report* const** reports, size_t* count) {
@@ -380,7 +379,7 @@ size_t tsr_load_report_format(const tsr_load_report* r, char* buf, size_t size) 
 namespace tessera {
 namespace capi {
 size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
-  auto str = [](tsr_string s) { return std::string(s.data ? s.data : "", s.size); };
+  auto str = [](tsr_string s) { return std::string(View(s)); };
   std::string text =
       absl::StrFormat("plugin %s: %s\n", str(r->path), r->loaded ? "loaded" : "REFUSED");
   if (r->plugin_abi_major == 0) {  // the descriptor was never read
@@ -407,12 +406,7 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
                           absl::StatusCodeToString(static_cast<absl::StatusCode>(r->code)),
                           str(r->reason));
   }
-  if (buf != nullptr && size > 0) {
-    const size_t n = std::min(size - 1, text.size());
-    std::memcpy(buf, text.data(), n);
-    buf[n] = '\0';
-  }
-  return text.size();
+  return CopyToBuffer(text, buf, size);
 }
 
 }  // namespace capi

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string_view>
 
+#include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
 #include "tessera/c/tessera.h"
 
@@ -33,8 +34,7 @@ void Log(tsr_log_level level, tsr_string message) {
   const char* name = raw >= 0 && raw <= 3 ? kNames[raw] : "LOG";
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  std::cerr << "[tessera " << name << "] "
-            << std::string_view(message.data ? message.data : "", message.size) << std::endl;
+  std::cerr << "[tessera " << name << "] " << View(message) << std::endl;
 }
 
 tsr_runtime_api MakeApi() {

@@ -19,15 +19,6 @@ absl::StatusOr<ScalarType> ToDtype(const tsr_dtype& dtype, const char* fn) {
   return static_cast<ScalarType>(raw);
 }
 
-absl::StatusOr<Device> ToDevice(tsr_device device, const char* fn) {
-  if (device.type < 0 || device.type >= kNumDeviceTypes || device.index < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: expected a device with type in [0, %d) and index >= 0, got {type %d, index %d}", fn,
-        kNumDeviceTypes, device.type, device.index));
-  }
-  return Device(static_cast<DeviceType>(device.type), device.index);
-}
-
 absl::StatusOr<IntArrayRef> ToDims(const int64_t* dims, size_t ndim, const char* what,
                                    const char* fn) {
   if (ndim > 0 && dims == nullptr) {

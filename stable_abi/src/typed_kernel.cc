@@ -141,18 +141,9 @@ void Fill(Pass pass, const Value& v, Slot* slot) {
     case Pass::kDtype:
       slot->i32 = static_cast<int32_t>(v.scalar_type());
       break;
-    case Pass::kScalar: {
-      const Scalar& s = v.scalar();
-      slot->scalar = tsr_scalar{};
-      if (s.is_floating_point()) {
-        slot->scalar.kind = TSR_SCALAR_DOUBLE;
-        slot->scalar.d = s.to_double();
-      } else {
-        slot->scalar.kind = s.is_bool() ? TSR_SCALAR_BOOL : TSR_SCALAR_INT;
-        slot->scalar.i = s.to_int();
-      }
+    case Pass::kScalar:
+      slot->scalar = ToC(v.scalar());
       break;
-    }
     case Pass::kDevice:
       slot->device = tsr_device{static_cast<int32_t>(v.device().type), v.device().index};
       break;

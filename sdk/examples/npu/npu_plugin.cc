@@ -36,28 +36,6 @@ void RequireFloat32(const char* op, const Tensor& t) {
   }
 }
 
-std::vector<int64_t> ContiguousStrides(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size());
-  int64_t stride = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= std::max<int64_t>(sizes[i], 1);
-  }
-  return strides;
-}
-
-std::vector<int64_t> Broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
-  const size_t n = std::max(a.size(), b.size());
-  std::vector<int64_t> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1) fail(TSR_INVALID_ARGUMENT, "npu: shapes do not broadcast");
-    out[n - 1 - i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
 int64_t Numel(const std::vector<int64_t>& sizes) {
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
@@ -69,7 +47,7 @@ struct Host {
   std::vector<float> values;
   std::vector<int64_t> sizes;
   Operand<const float> operand() const {
-    return Operand<const float>{values.data(), sizes, ContiguousStrides(sizes)};
+    return tessera::sdk::contiguous_operand<const float>(values.data(), sizes);
   }
 };
 Host Fetch(const char* op, const Tensor& t) {
@@ -91,10 +69,10 @@ Tensor Unary(const char* op, const Tensor& self, F f) {
 template <typename F>
 Tensor Binary(const char* op, const Tensor& a, const Tensor& b, F f) {
   const Host x = Fetch(op, a), y = Fetch(op, b);
-  const std::vector<int64_t> shape = Broadcast(x.sizes, y.sizes);
+  const std::vector<int64_t> shape = tessera::sdk::broadcast_shapes(x.sizes, y.sizes);
   std::vector<float> out(static_cast<size_t>(Numel(shape)));
-  tessera::sdk::elementwise(Operand<float>{out.data(), shape, ContiguousStrides(shape)}, f,
-                            x.operand(), y.operand());
+  tessera::sdk::elementwise(tessera::sdk::contiguous_operand(out.data(), shape), f, x.operand(),
+                            y.operand());
   return Store(out, shape);
 }
 
@@ -175,12 +153,12 @@ Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
   const Host from = Fetch("copy_", src);
   RequireFloat32("copy_", self);
   const std::vector<int64_t> shape = self.sizes().vec();
-  if (Broadcast(shape, from.sizes) != shape) {
+  if (tessera::sdk::broadcast_shapes(shape, from.sizes) != shape) {
     fail(TSR_INVALID_ARGUMENT, "npu copy_: src does not broadcast to self");
   }
   std::vector<float> out(static_cast<size_t>(Numel(shape)));
   tessera::sdk::elementwise(
-      Operand<float>{out.data(), shape, ContiguousStrides(shape)}, [](float v) { return v; },
+      tessera::sdk::contiguous_operand(out.data(), shape), [](float v) { return v; },
       from.operand());
   Tensor dst = self;
   dst.copy_from_host(out.data(), out.size() * sizeof(float));  // strided destinations too

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +30,41 @@ struct Operand {
 template <typename T>
 Operand<T> operand(const Tensor& t, T* base) {
   return Operand<T>{base, t.sizes().vec(), t.strides().vec()};
+}
+
+// contiguous_strides: row-major strides of `sizes` (size-0/1 dims stride as if size 1).
+inline std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t stride = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= sizes[i] > 1 ? sizes[i] : 1;
+  }
+  return strides;
+}
+
+// contiguous_operand: a dense row-major buffer of `sizes` at `base`.
+template <typename T>
+Operand<T> contiguous_operand(T* base, std::vector<int64_t> sizes) {
+  std::vector<int64_t> strides = contiguous_strides(sizes);
+  return Operand<T>{base, std::move(sizes), std::move(strides)};
+}
+
+// broadcast_shapes: the NumPy/PyTorch broadcast of two shapes; throws INVALID_ARGUMENT.
+inline std::vector<int64_t> broadcast_shapes(const std::vector<int64_t>& a,
+                                             const std::vector<int64_t>& b) {
+  const size_t n = a.size() > b.size() ? a.size() : b.size();
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) {
+      fail(TSR_INVALID_ARGUMENT, "broadcast_shapes: sizes " + std::to_string(x) + " and " +
+                                     std::to_string(y) + " do not broadcast");
+    }
+    out[n - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
 }
 
 namespace internal {

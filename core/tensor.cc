@@ -87,6 +87,20 @@ absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements
 
 }  // namespace
 
+absl::Status TensorImpl::ResizeOutput(IntArrayRef sizes) {
+  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  const int64_t capacity = static_cast<int64_t>(storage_->nbytes() / itemsize());
+  if (storage_offset_ + numel > capacity) {
+    TSR_ASSIGN_OR_RETURN(storage_, AllocateStorage(device_, numel, dtype_));
+    storage_offset_ = 0;
+  }
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_ = ContiguousStrides(sizes);
+  numel_ = numel;
+  is_contiguous_ = true;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));

@@ -43,6 +43,12 @@ class TensorImpl final : public RefCounted {
   // non-host device this is a device address the runtime never dereferences.
   void* data_ptr() const;
 
+  // ResizeOutput gives an op's output (out=) the shape `sizes`, contiguous. Storage that is too
+  // small is replaced by a new allocation on the same device (old contents are not kept:
+  // outputs are overwritten); otherwise the storage and offset stay. Not thread-safe with
+  // concurrent readers of this tensor, as in PyTorch.
+  absl::Status ResizeOutput(IntArrayRef sizes);
+
  private:
   Ref<StorageImpl> storage_;
   DimVector sizes_;

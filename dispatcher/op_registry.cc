@@ -32,6 +32,8 @@ std::string_view KernelSourceName(KernelSource source) {
   switch (source) {
     case KernelSource::kKernel:
       return "kernel";
+    case KernelSource::kDerived:
+      return "derived";
     case KernelSource::kComposite:
       return "composite";
     case KernelSource::kFallback:
@@ -256,6 +258,11 @@ absl::StatusOr<KernelLookup> OpRegistry::Lookup(const OperatorHandle& op, Dispat
   if (const KernelFunction* kernel = entry.kernels[k].load(std::memory_order_acquire)) {
     return KernelLookup{kernel, KernelSource::kKernel};
   }
+  if (entry.variant != VariantKind::kNone) {
+    if (const KernelFunction* derived = internal::DerivedKernel(entry, k)) {
+      return KernelLookup{derived, KernelSource::kDerived};
+    }
+  }
   if (const KernelFunction* composite = entry.composite.load(std::memory_order_acquire)) {
     return KernelLookup{composite, KernelSource::kComposite};
   }
@@ -291,6 +298,9 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   OperatorHandle op(const_cast<internal::OperatorEntry*>(&entry));
   TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, Lookup(op, key));
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
+  if (entry.variant == VariantKind::kOut && lookup.source == KernelSource::kKernel) {
+    TSR_RETURN_IF_ERROR(internal::PrepareOutputs(entry, stack));
+  }
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
     return absl::InternalError(

@@ -77,8 +77,18 @@ class RegistrationHandle {
   std::function<void()> undo_;
 };
 
-enum class KernelSource { kKernel, kComposite, kFallback };
+// kDerived: the op's form was derived from a sibling form's kernel (Note [Variants]).
+enum class KernelSource { kKernel, kDerived, kComposite, kFallback };
 std::string_view KernelSourceName(KernelSource source);
+
+// The three forms of a PyTorch op (Note [Variants] in dispatcher/variants.cc).
+enum class VariantKind : uint8_t { kNone, kFunctional, kOut, kInplace };
+
+// How an out= (or in-place) output's dtype must relate to the dtype the op computes.
+enum class OutDtypeRule : uint8_t {
+  kCastable,  // any dtype the result can be cast to (PyTorch's canCast): pointwise ops
+  kExact,     // exactly the computed dtype: matrix products, indices, most NN ops
+};
 
 struct KernelLookup {
   const KernelFunction* kernel;
@@ -99,6 +109,13 @@ class OpRegistry {
   // Define adds an op by schema. Defining an op that is already defined is an error, unless
   // the schema is identical (then it is a no-op whose handle undoes nothing).
   absl::StatusOr<RegistrationHandle> Define(std::string_view schema);
+
+  // DefineVariants defines the out= form `out_name` ("add.out") and, unless `inplace_name` is
+  // empty, the in-place form ("add_.Tensor") of the already defined functional op, with
+  // schemas generated from its schema, and links the three so that a backend implementing
+  // any one form gets the others (Note [Variants]).
+  absl::Status DefineVariants(std::string_view functional, std::string_view out_name,
+                              std::string_view inplace_name, OutDtypeRule rule);
 
   // Find looks up a defined op by "name.overload" (or "name" for the default overload).
   absl::StatusOr<OperatorHandle> Find(std::string_view name) const;

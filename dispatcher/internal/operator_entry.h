@@ -6,6 +6,7 @@
 
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/kernel.h"
+#include "dispatcher/op_registry.h"
 #include "dispatcher/schema.h"
 
 namespace tessera {
@@ -30,7 +31,22 @@ class OperatorEntry {
   std::atomic<bool> defined{true};
   std::atomic<const KernelFunction*> kernels[kNumDispatchKeys] = {};
   std::atomic<const KernelFunction*> composite{nullptr};
+
+  // The op's sibling forms (Note [Variants]); linked once, right after definition.
+  VariantKind variant = VariantKind::kNone;
+  OutDtypeRule out_dtype_rule = OutDtypeRule::kCastable;
+  OperatorEntry* functional = nullptr;
+  OperatorEntry* out = nullptr;
+  OperatorEntry* inplace = nullptr;
 };
+
+// The variant machinery (dispatcher/variants.cc), used by OpRegistry's lookup and dispatch.
+// DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a
+// real kernel there, or NULL.
+const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
+// PrepareOutputs: before a backend's own out= kernel runs, check the outputs' devices and
+// dtypes against what the functional form computes and resize them to its shapes.
+absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack);
 
 }  // namespace internal
 }  // namespace tessera

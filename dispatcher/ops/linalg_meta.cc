@@ -72,7 +72,7 @@ Out AddmmMeta(const OperatorHandle& op, const Stack& s) {
 }  // namespace
 
 absl::Status DefineLinalgOps(OpRegistry& registry) {
-  return DefineAll(
+  TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
           {"mm(Tensor self, Tensor mat2) -> Tensor", MakeKernel<MmMeta>("meta::mm")},
@@ -81,7 +81,10 @@ absl::Status DefineLinalgOps(OpRegistry& registry) {
            "Tensor",
            MakeKernel<AddmmMeta>("meta::addmm")},
       },
-      KernelSlot::kMeta);
+      KernelSlot::kMeta));
+  TSR_RETURN_IF_ERROR(registry.DefineVariants("mm", "mm.out", "", OutDtypeRule::kExact));
+  TSR_RETURN_IF_ERROR(registry.DefineVariants("bmm", "bmm.out", "", OutDtypeRule::kExact));
+  return registry.DefineVariants("addmm", "addmm.out", "addmm_", OutDtypeRule::kExact);
 }
 
 }  // namespace ops

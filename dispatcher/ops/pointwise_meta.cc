@@ -28,6 +28,8 @@ struct PointwiseSpec {
   const char* schema;
   int operands;
   Rule rule;
+  const char* out;      // the out= form's name
+  const char* inplace;  // the in-place form's name, "" for none
 };
 
 constexpr ScalarType kDefaultFloat = ScalarType::kFloat32;
@@ -117,74 +119,110 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
 struct UnarySpec {
   const char* name;
   Rule rule;
+  bool inplace;  // PyTorch has `name_`
 };
 constexpr UnarySpec kUnary[] = {
-    {"abs", Rule::kPromote},          {"neg", Rule::kNoBool},
-    {"sign", Rule::kPromote},         {"sqrt", Rule::kIntToFloat},
-    {"rsqrt", Rule::kIntToFloat},     {"exp", Rule::kIntToFloat},
-    {"exp2", Rule::kIntToFloat},      {"expm1", Rule::kIntToFloat},
-    {"log", Rule::kIntToFloat},       {"log2", Rule::kIntToFloat},
-    {"log10", Rule::kIntToFloat},     {"log1p", Rule::kIntToFloat},
-    {"sin", Rule::kIntToFloat},       {"cos", Rule::kIntToFloat},
-    {"tan", Rule::kIntToFloat},       {"asin", Rule::kIntToFloat},
-    {"acos", Rule::kIntToFloat},      {"atan", Rule::kIntToFloat},
-    {"sinh", Rule::kIntToFloat},      {"cosh", Rule::kIntToFloat},
-    {"tanh", Rule::kIntToFloat},      {"sigmoid", Rule::kIntToFloat},
-    {"relu", Rule::kPromote},         {"silu", Rule::kPromote},
-    {"erf", Rule::kIntToFloat},       {"floor", Rule::kPromote},
-    {"ceil", Rule::kPromote},         {"round", Rule::kPromote},
-    {"trunc", Rule::kPromote},        {"reciprocal", Rule::kIntToFloat},
-    {"bitwise_not", Rule::kIntegral}, {"logical_not", Rule::kBool},
-    {"isnan", Rule::kBool},           {"isinf", Rule::kBool},
-    {"isfinite", Rule::kBool},
+    {"abs", Rule::kPromote, true},          {"neg", Rule::kNoBool, true},
+    {"sign", Rule::kPromote, true},         {"sqrt", Rule::kIntToFloat, true},
+    {"rsqrt", Rule::kIntToFloat, true},     {"exp", Rule::kIntToFloat, true},
+    {"exp2", Rule::kIntToFloat, true},      {"expm1", Rule::kIntToFloat, true},
+    {"log", Rule::kIntToFloat, true},       {"log2", Rule::kIntToFloat, true},
+    {"log10", Rule::kIntToFloat, true},     {"log1p", Rule::kIntToFloat, true},
+    {"sin", Rule::kIntToFloat, true},       {"cos", Rule::kIntToFloat, true},
+    {"tan", Rule::kIntToFloat, true},       {"asin", Rule::kIntToFloat, true},
+    {"acos", Rule::kIntToFloat, true},      {"atan", Rule::kIntToFloat, true},
+    {"sinh", Rule::kIntToFloat, true},      {"cosh", Rule::kIntToFloat, true},
+    {"tanh", Rule::kIntToFloat, true},      {"sigmoid", Rule::kIntToFloat, true},
+    {"relu", Rule::kPromote, true},         {"silu", Rule::kPromote, true},
+    {"erf", Rule::kIntToFloat, true},       {"floor", Rule::kPromote, true},
+    {"ceil", Rule::kPromote, true},         {"round", Rule::kPromote, true},
+    {"trunc", Rule::kPromote, true},        {"reciprocal", Rule::kIntToFloat, true},
+    {"bitwise_not", Rule::kIntegral, true}, {"logical_not", Rule::kBool, true},
+    {"isnan", Rule::kBool, false},          {"isinf", Rule::kBool, false},
+    {"isfinite", Rule::kBool, false},
 };
 
 // Ops with other schemas, written out.
 constexpr PointwiseSpec kOther[] = {
-    {"gelu(Tensor self, *, str approximate='none') -> Tensor", 1, Rule::kPromote},
-    {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kPromote},
-    {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kPromote},
-    {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool},
-    {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool},
-    {"mul.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote},
-    {"mul.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kPromote},
-    {"div.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntToFloat},
-    {"div.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kIntToFloat},
+    {"gelu(Tensor self, *, str approximate='none') -> Tensor", 1, Rule::kPromote, "gelu.out",
+     "gelu_"},
+    {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kPromote,
+     "add.out", "add_.Tensor"},
+    {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kPromote,
+     "add.Scalar_out", "add_.Scalar"},
+    {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool,
+     "sub.out", "sub_.Tensor"},
+    {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool,
+     "sub.Scalar_out", "sub_.Scalar"},
+    {"mul.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "mul.out",
+     "mul_.Tensor"},
+    {"mul.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kPromote, "mul.Scalar_out",
+     "mul_.Scalar"},
+    {"div.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntToFloat, "div.out",
+     "div_.Tensor"},
+    {"div.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kIntToFloat, "div.Scalar_out",
+     "div_.Scalar"},
     {"div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor", 2,
-     Rule::kDivMode},
-    {"pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", 2, Rule::kPromote},
-    {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", 2, Rule::kPromote},
-    {"maximum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote},
-    {"minimum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote},
-    {"fmod.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote},
-    {"remainder.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote},
-    {"atan2(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntToFloat},
-    {"eq.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"ne.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"lt.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"le.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"gt.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"ge.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"eq.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool},
-    {"ne.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool},
-    {"lt.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool},
-    {"le.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool},
-    {"gt.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool},
-    {"ge.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool},
-    {"logical_and(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"logical_or(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"logical_xor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool},
-    {"bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral},
-    {"bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral},
-    {"bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral},
-    {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", 3, Rule::kWhere},
-    {"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", 3, Rule::kPromote},
+     Rule::kDivMode, "div.out_mode", "div_.Tensor_mode"},
+    {"pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", 2, Rule::kPromote,
+     "pow.Tensor_Tensor_out", "pow_.Tensor"},
+    {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", 2, Rule::kPromote,
+     "pow.Tensor_Scalar_out", "pow_.Scalar"},
+    {"maximum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "maximum.out", ""},
+    {"minimum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "minimum.out", ""},
+    {"fmod.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "fmod.Tensor_out",
+     "fmod_.Tensor"},
+    {"remainder.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote,
+     "remainder.Tensor_out", "remainder_.Tensor"},
+    {"atan2(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntToFloat, "atan2.out", "atan2_"},
+    {"eq.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "eq.Tensor_out",
+     "eq_.Tensor"},
+    {"ne.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "ne.Tensor_out",
+     "ne_.Tensor"},
+    {"lt.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "lt.Tensor_out",
+     "lt_.Tensor"},
+    {"le.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "le.Tensor_out",
+     "le_.Tensor"},
+    {"gt.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "gt.Tensor_out",
+     "gt_.Tensor"},
+    {"ge.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "ge.Tensor_out",
+     "ge_.Tensor"},
+    {"eq.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool, "eq.Scalar_out",
+     "eq_.Scalar"},
+    {"ne.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool, "ne.Scalar_out",
+     "ne_.Scalar"},
+    {"lt.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool, "lt.Scalar_out",
+     "lt_.Scalar"},
+    {"le.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool, "le.Scalar_out",
+     "le_.Scalar"},
+    {"gt.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool, "gt.Scalar_out",
+     "gt_.Scalar"},
+    {"ge.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kBool, "ge.Scalar_out",
+     "ge_.Scalar"},
+    {"logical_and(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "logical_and.out",
+     "logical_and_"},
+    {"logical_or(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "logical_or.out",
+     "logical_or_"},
+    {"logical_xor(Tensor self, Tensor other) -> Tensor", 2, Rule::kBool, "logical_xor.out",
+     "logical_xor_"},
+    {"bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_and.Tensor_out", "bitwise_and_.Tensor"},
+    {"bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_or.Tensor_out", "bitwise_or_.Tensor"},
+    {"bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_xor.Tensor_out", "bitwise_xor_.Tensor"},
+    {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", 3, Rule::kWhere,
+     "where.self_out", ""},
+    {"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", 3, Rule::kPromote,
+     "clamp.out", "clamp_"},
     {"addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
-     Rule::kPromote},
+     Rule::kPromote, "addcmul.out", "addcmul_"},
     {"addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
-     Rule::kPromote},
-    {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kPromote},
-    {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2, Rule::kMaskedSelf},
+     Rule::kPromote, "addcdiv.out", "addcdiv_"},
+    {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kPromote,
+     "lerp.Scalar_out", "lerp_.Scalar"},
+    {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2, Rule::kMaskedSelf,
+     "masked_fill.Scalar_out", "masked_fill_.Scalar"},
 };
 
 }  // namespace
@@ -194,10 +232,14 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
   static const std::vector<PointwiseSpec>* const specs = [] {
     auto* v = new std::vector<PointwiseSpec>(std::begin(kOther), std::end(kOther));
     static std::vector<std::string>* const unary_schemas = new std::vector<std::string>();
-    unary_schemas->reserve(std::size(kUnary));
+    unary_schemas->reserve(3 * std::size(kUnary));  // c_str()s must stay put
     for (const UnarySpec& u : kUnary) {
       unary_schemas->push_back(absl::StrFormat("%s(Tensor self) -> Tensor", u.name));
-      v->push_back({unary_schemas->back().c_str(), 1, u.rule});
+      const char* schema = unary_schemas->back().c_str();
+      unary_schemas->push_back(absl::StrFormat("%s.out", u.name));
+      const char* out = unary_schemas->back().c_str();
+      unary_schemas->push_back(u.inplace ? absl::StrFormat("%s_", u.name) : "");
+      v->push_back({schema, 1, u.rule, out, unary_schemas->back().c_str()});
     }
     return v;
   }();
@@ -209,7 +251,13 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
     k.name = "meta::pointwise";
     defs.push_back({spec.schema, std::move(k)});
   }
-  return DefineAll(registry, std::move(defs), KernelSlot::kMeta);
+  TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
+  for (const PointwiseSpec& spec : *specs) {
+    TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
+    TSR_RETURN_IF_ERROR(registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
+                                                OutDtypeRule::kCastable));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ops

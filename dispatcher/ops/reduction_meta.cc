@@ -24,6 +24,8 @@ struct ReductionSpec {
   int dtype_index;    // -1: no dtype argument
   DtypeRule rule;
   bool needs_nonempty;  // a reduction over zero elements has no identity (max, argmax)
+  const char* out;      // the out= form's name
+  const char* inplace;  // the in-place form's name, "" for none
 };
 
 absl::StatusOr<ScalarType> OutputDtype(const OperatorHandle& op, const ReductionSpec& spec,
@@ -128,58 +130,62 @@ absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack
 
 constexpr ReductionSpec kReductions[] = {
     {"sum(Tensor self, *, ScalarType? dtype=None) -> Tensor", DimKind::kAll, -1, -1, 1,
-     DtypeRule::kSumLike, false},
+     DtypeRule::kSumLike, false, "sum.out", ""},
     {"sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
      "-> Tensor",
-     DimKind::kList, 1, 2, 3, DtypeRule::kSumLike, false},
+     DimKind::kList, 1, 2, 3, DtypeRule::kSumLike, false, "sum.IntList_out", ""},
     {"mean(Tensor self, *, ScalarType? dtype=None) -> Tensor", DimKind::kAll, -1, -1, 1,
-     DtypeRule::kFloatOnly, false},
+     DtypeRule::kFloatOnly, false, "mean.dtype_out", ""},
     {"mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
      "Tensor",
-     DimKind::kList, 1, 2, 3, DtypeRule::kFloatOnly, false},
+     DimKind::kList, 1, 2, 3, DtypeRule::kFloatOnly, false, "mean.out", ""},
     {"prod(Tensor self, *, ScalarType? dtype=None) -> Tensor", DimKind::kAll, -1, -1, 1,
-     DtypeRule::kSumLike, false},
+     DtypeRule::kSumLike, false, "prod.out", ""},
     {"prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> "
      "Tensor",
-     DimKind::kSingle, 1, 2, 3, DtypeRule::kSumLike, false},
+     DimKind::kSingle, 1, 2, 3, DtypeRule::kSumLike, false, "prod.int_out", ""},
     {"amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", DimKind::kList, 1, 2, -1,
-     DtypeRule::kKeep, true},
+     DtypeRule::kKeep, true, "amax.out", ""},
     {"amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", DimKind::kList, 1, 2, -1,
-     DtypeRule::kKeep, true},
-    {"max(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kKeep, true},
-    {"min(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kKeep, true},
+     DtypeRule::kKeep, true, "amin.out", ""},
+    {"max(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kKeep, true,
+     "max.unary_out", ""},
+    {"min(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kKeep, true,
+     "min.unary_out", ""},
     {"max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-     DimKind::kSingle, 1, 2, -1, DtypeRule::kKeep, true},
+     DimKind::kSingle, 1, 2, -1, DtypeRule::kKeep, true, "max.dim_max", ""},
     {"min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
-     DimKind::kSingle, 1, 2, -1, DtypeRule::kKeep, true},
+     DimKind::kSingle, 1, 2, -1, DtypeRule::kKeep, true, "min.dim_min", ""},
     {"argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", DimKind::kOptionalSingle,
-     1, 2, -1, DtypeRule::kInt64, true},
+     1, 2, -1, DtypeRule::kInt64, true, "argmax.out", ""},
     {"argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", DimKind::kOptionalSingle,
-     1, 2, -1, DtypeRule::kInt64, true},
+     1, 2, -1, DtypeRule::kInt64, true, "argmin.out", ""},
     {"var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
      "keepdim=False) -> Tensor",
-     DimKind::kList, 1, 3, -1, DtypeRule::kFloatOnly, false},
+     DimKind::kList, 1, 3, -1, DtypeRule::kFloatOnly, false, "var.correction_out", ""},
     {"std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
      "keepdim=False) -> Tensor",
-     DimKind::kList, 1, 3, -1, DtypeRule::kFloatOnly, false},
-    {"any(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kBoolLike, false},
+     DimKind::kList, 1, 3, -1, DtypeRule::kFloatOnly, false, "std.correction_out", ""},
+    {"any(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kBoolLike, false,
+     "any.all_out", ""},
     {"any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", DimKind::kSingle, 1, 2, -1,
-     DtypeRule::kBoolLike, false},
-    {"all(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kBoolLike, false},
+     DtypeRule::kBoolLike, false, "any.out", ""},
+    {"all(Tensor self) -> Tensor", DimKind::kAll, -1, -1, -1, DtypeRule::kBoolLike, false,
+     "all.all_out", ""},
     {"all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor", DimKind::kSingle, 1, 2, -1,
-     DtypeRule::kBoolLike, false},
+     DtypeRule::kBoolLike, false, "all.out", ""},
     {"norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor",
-     DimKind::kList, 2, 3, -1, DtypeRule::kFloatOnly, false},
+     DimKind::kList, 2, 3, -1, DtypeRule::kFloatOnly, false, "norm.out", ""},
     {"logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor", DimKind::kList, 1, 2, -1,
-     DtypeRule::kIntToFloat, false},
+     DtypeRule::kIntToFloat, false, "logsumexp.out", ""},
     {"cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1, 2,
-     DtypeRule::kSumLike, false},
+     DtypeRule::kSumLike, false, "cumsum.out", "cumsum_"},
     {"cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", DimKind::kScan, 1, -1, 2,
-     DtypeRule::kSumLike, false},
+     DtypeRule::kSumLike, false, "cumprod.out", "cumprod_"},
     {"_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1, -1,
-     DtypeRule::kFloatOnly, false},
+     DtypeRule::kFloatOnly, false, "_softmax.out", ""},
     {"_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", DimKind::kScan, 1, -1, -1,
-     DtypeRule::kFloatOnly, false},
+     DtypeRule::kFloatOnly, false, "_log_softmax.out", ""},
 };
 
 }  // namespace
@@ -193,7 +199,14 @@ absl::Status DefineReductionOps(OpRegistry& registry) {
     k.name = "meta::reduction";
     defs.push_back({spec.schema, std::move(k)});
   }
-  return DefineAll(registry, std::move(defs), KernelSlot::kMeta);
+  TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
+  for (const ReductionSpec& spec : kReductions) {
+    TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
+    TSR_RETURN_IF_ERROR(
+        registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
+                                *spec.inplace ? OutDtypeRule::kCastable : OutDtypeRule::kExact));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ops

@@ -1,0 +1,314 @@
+// The functional, out= and in-place forms of an op, and how each derives from the others.
+#include "absl/strings/str_format.h"
+#include "core/status_macros.h"
+#include "core/type_promotion.h"
+#include "dispatcher/internal/operator_entry.h"
+#include "dispatcher/op_registry.h"
+
+namespace tessera {
+
+// Note [Variants]
+// A PyTorch op comes in up to three forms: functional (`add.Tensor`), out= (`add.out`) and
+// in-place (`add_.Tensor`). As in PyTorch's structured kernels, a backend implements one of
+// them (usually out=) and the dispatcher derives the others on that backend's key:
+//
+//   functional <- out=        run the functional's Meta kernel on the real arguments for the
+//                             outputs' shapes, strides and dtypes; allocate them on the
+//                             device; run the out= kernel into them
+//   out=       <- functional  run the functional kernel; check and resize `out`; copy_ into it
+//   in-place   <- out=        check that the result fits self (same shape, castable dtype); run
+//                             the out= kernel with self as the output
+//   in-place   <- functional  the same check; run the functional kernel; copy_ into self
+//
+// A derived form is chosen only when the key has no kernel of its own for the op and the
+// sibling has a real kernel there (not a composite, fallback or derivation), so derivations
+// never call each other. A backend may still register any form itself; its own kernel wins.
+// Before a backend's own out= kernel runs, the dispatcher checks and resizes the outputs
+// exactly as the derivation does (PrepareOutputs), so out= kernels always receive outputs of
+// the computed shape, on their device, of an allowed dtype. Resizing follows PyTorch: an out=
+// tensor of another shape is resized (reallocated when its storage is too small); an in-place
+// op never resizes self.
+
+namespace internal {
+namespace {
+
+constexpr int kMetaKey = static_cast<int>(DispatchKey::kMeta);
+
+const KernelFunction* KernelAt(const OperatorEntry* entry, int key) {
+  return entry == nullptr ? nullptr : entry->kernels[key].load(std::memory_order_acquire);
+}
+
+size_t NumInputs(const OperatorEntry& functional) { return functional.schema.arguments.size(); }
+
+// RunMeta runs the functional form's Meta kernel on the first inputs of `args`, which may be
+// real tensors: meta functions read only shapes, dtypes and the other arguments.
+absl::StatusOr<Stack> RunMeta(const OperatorEntry& functional, const Stack& args) {
+  const KernelFunction* meta = KernelAt(&functional, kMetaKey);
+  if (meta == nullptr) {
+    return absl::InternalError(
+        absl::StrFormat("%s: the op has no Meta function to size its outputs", functional.name));
+  }
+  Stack stack;
+  for (size_t i = 0; i < NumInputs(functional); ++i) stack.push_back(args[i]);
+  TSR_RETURN_IF_ERROR(
+      meta->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)), &stack));
+  return stack;
+}
+
+absl::Status CheckDtype(const OperatorEntry& op, const Argument& arg, const Tensor& out,
+                        ScalarType computed) {
+  if (op.out_dtype_rule == OutDtypeRule::kExact) {
+    if (out.dtype() == computed) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected argument '%s' to have dtype %s (the dtype the op computes), got %s", op.name,
+        arg.name, ScalarTypeName(computed), ScalarTypeName(out.dtype())));
+  }
+  if (CanCast(computed, out.dtype())) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: result type %s can't be cast to the desired output type %s (argument '%s')", op.name,
+      ScalarTypeName(computed), ScalarTypeName(out.dtype()), arg.name));
+}
+
+// CheckOutput checks one out= output against the computed one and resizes it if needed.
+absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out_value,
+                         const Tensor& computed, Device device) {
+  const Argument& arg = op.schema.arguments[index];
+  if (!out_value.is_tensor()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected argument '%s' to be a tensor, got None", op.name, arg.name));
+  }
+  const Tensor& out = out_value.tensor();
+  if (out.device() != device) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected argument '%s' on %s (the inputs' device), got a tensor on %s",
+                        op.name, arg.name, DeviceToString(device), DeviceToString(out.device())));
+  }
+  TSR_RETURN_IF_ERROR(CheckDtype(op, arg, out, computed.dtype()));
+  if (out.sizes() != computed.sizes()) {
+    TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(computed.sizes()));
+  }
+  return absl::OkStatus();
+}
+
+// CheckInplace: an in-place result must have self's shape and a dtype castable to self's.
+absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const Tensor& computed) {
+  if (self.sizes() != computed.sizes()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: output with shape %s doesn't match the broadcast shape %s", op.name,
+                        ShapeToString(self.sizes()), ShapeToString(computed.sizes())));
+  }
+  return CheckDtype(op, op.schema.arguments[0], self, computed.dtype());
+}
+
+// The device of the op's outputs: that of its first tensor that is not a 0-dim CPU tensor, as
+// the dispatch key is computed; else of its Device argument; else the CPU.
+Device OutputDevice(const Stack& stack) {
+  const Device cpu(DeviceType::kCPU, 0);
+  std::optional<Device> device_arg;
+  for (const Value& v : stack) {
+    if (v.is_tensor() && v.tensor().defined()) {
+      if (!(v.tensor().dim() == 0 && v.tensor().device() == cpu)) return v.tensor().device();
+    } else if (v.is_device() && !device_arg) {
+      device_arg = v.device();
+    }
+  }
+  return device_arg.value_or(cpu);
+}
+
+absl::Status CallKernel(const OperatorEntry& entry, int key, Stack* stack) {
+  const KernelFunction* kernel = KernelAt(&entry, key);
+  if (kernel == nullptr) {
+    return absl::InternalError(absl::StrFormat("%s: the kernel on %s went away during the call",
+                                               entry.name,
+                                               DispatchKeyName(static_cast<DispatchKey>(key))));
+  }
+  return kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack);
+}
+
+absl::Status CopyInto(const OperatorEntry& entry, const Tensor& dst, const Tensor& src) {
+  OpRegistry& registry = *entry.registry;
+  TSR_ASSIGN_OR_RETURN(OperatorHandle copy, registry.Find("copy_"));
+  Stack stack{Value(dst), Value(src)};
+  return registry.Call(copy, &stack);
+}
+
+absl::Status FunctionalFromOut(void*, const OperatorHandle& op, Stack* stack) {
+  const OperatorEntry& entry = *op.entry();
+  TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(entry, *stack));
+  const Device device = OutputDevice(*stack);
+  for (const Value& v : computed) {
+    const Tensor& t = v.tensor();
+    TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(t.sizes(), t.strides(), t.dtype(), device));
+    stack->push_back(std::move(out));
+  }
+  return CallKernel(*entry.out, static_cast<int>(DispatchKeyFor(device.type)), stack);
+}
+
+absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
+  const OperatorEntry& entry = *op.entry();
+  const OperatorEntry& functional = *entry.functional;
+  const size_t inputs = NumInputs(functional);
+  const Device device = OutputDevice(*stack);
+  Stack result;
+  for (size_t i = 0; i < inputs; ++i) result.push_back((*stack)[i]);
+  TSR_RETURN_IF_ERROR(
+      CallKernel(functional, static_cast<int>(DispatchKeyFor(device.type)), &result));
+  Stack outs;
+  for (size_t j = 0; j < result.size(); ++j) {
+    TSR_RETURN_IF_ERROR(
+        CheckOutput(entry, inputs + j, (*stack)[inputs + j], result[j].tensor(), device));
+    TSR_RETURN_IF_ERROR(CopyInto(entry, (*stack)[inputs + j].tensor(), result[j].tensor()));
+    outs.push_back((*stack)[inputs + j]);
+  }
+  *stack = std::move(outs);
+  return absl::OkStatus();
+}
+
+absl::Status InplaceFromOut(void*, const OperatorHandle& op, Stack* stack) {
+  const OperatorEntry& entry = *op.entry();
+  const Tensor self = (*stack)[0].tensor();
+  TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(*entry.functional, *stack));
+  TSR_RETURN_IF_ERROR(CheckInplace(entry, self, computed[0].tensor()));
+  stack->push_back(self);
+  return CallKernel(*entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), stack);
+}
+
+absl::Status InplaceFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
+  const OperatorEntry& entry = *op.entry();
+  const Tensor self = (*stack)[0].tensor();
+  TSR_RETURN_IF_ERROR(
+      CallKernel(*entry.functional, static_cast<int>(DispatchKeyFor(self.device().type)), stack));
+  TSR_RETURN_IF_ERROR(CheckInplace(entry, self, (*stack)[0].tensor()));
+  TSR_RETURN_IF_ERROR(CopyInto(entry, self, (*stack)[0].tensor()));
+  stack->clear();
+  stack->push_back(self);
+  return absl::OkStatus();
+}
+
+KernelFunction Derivation(BoxedKernelFn fn, const char* name) {
+  KernelFunction k;
+  k.fn = fn;
+  k.name = name;
+  return k;
+}
+
+}  // namespace
+
+const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key) {
+  static const KernelFunction kFunctionalFromOut =
+      Derivation(&FunctionalFromOut, "derived::functional_from_out");
+  static const KernelFunction kOutFromFunctional =
+      Derivation(&OutFromFunctional, "derived::out_from_functional");
+  static const KernelFunction kInplaceFromOut =
+      Derivation(&InplaceFromOut, "derived::inplace_from_out");
+  static const KernelFunction kInplaceFromFunctional =
+      Derivation(&InplaceFromFunctional, "derived::inplace_from_functional");
+  switch (entry.variant) {
+    case VariantKind::kFunctional:
+      return KernelAt(entry.out, key) ? &kFunctionalFromOut : nullptr;
+    case VariantKind::kOut:
+      return KernelAt(entry.functional, key) ? &kOutFromFunctional : nullptr;
+    case VariantKind::kInplace:
+      if (KernelAt(entry.out, key)) return &kInplaceFromOut;
+      return KernelAt(entry.functional, key) ? &kInplaceFromFunctional : nullptr;
+    case VariantKind::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack) {
+  const OperatorEntry& functional = *out_entry.functional;
+  if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
+  TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(functional, *stack));
+  const size_t inputs = NumInputs(functional);
+  const Device device = OutputDevice(Stack(stack->begin(), stack->begin() + inputs));
+  for (size_t j = 0; j < computed.size(); ++j) {
+    TSR_RETURN_IF_ERROR(
+        CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], computed[j].tensor(), device));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+namespace {
+
+// The schemas of the out= and in-place forms, generated from the functional one.
+FunctionSchema OutSchema(const FunctionSchema& functional, const OperatorName& name) {
+  FunctionSchema out = functional;
+  out.name = name.name;
+  out.overload = name.overload;
+  for (size_t j = 0; j < functional.returns.size(); ++j) {
+    const Argument& ret = functional.returns[j];
+    AliasInfo alias{std::string(1, static_cast<char>('a' + j)), /*is_write=*/true};
+    Argument arg;
+    arg.name = functional.returns.size() == 1 ? "out" : ret.name;
+    arg.type = ret.type;
+    arg.alias = alias;
+    arg.kwarg_only = true;
+    out.arguments.push_back(std::move(arg));
+    out.returns[j].alias = alias;
+  }
+  return out;
+}
+
+FunctionSchema InplaceSchema(const FunctionSchema& functional, const OperatorName& name) {
+  FunctionSchema inplace = functional;
+  inplace.name = name.name;
+  inplace.overload = name.overload;
+  const AliasInfo alias{"a", /*is_write=*/true};
+  inplace.arguments[0].alias = alias;
+  inplace.returns.resize(1);
+  inplace.returns[0].name.clear();
+  inplace.returns[0].alias = alias;
+  return inplace;
+}
+
+}  // namespace
+
+absl::Status OpRegistry::DefineVariants(std::string_view functional_name, std::string_view out_name,
+                                        std::string_view inplace_name, OutDtypeRule rule) {
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * functional, FindEntry(functional_name));
+  const FunctionSchema& schema = functional->schema;
+  for (const Argument& ret : schema.returns) {
+    if (ret.type.base != BaseType::kTensor || ret.type.is_list || ret.alias) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("define_variants: %s must return fresh tensors only to have an out= form",
+                          schema.FullName()));
+    }
+  }
+  TSR_ASSIGN_OR_RETURN(OperatorName out_op, ParseOperatorName(out_name));
+  TSR_ASSIGN_OR_RETURN(RegistrationHandle out_def, Define(OutSchema(schema, out_op).ToString()));
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * out, FindEntry(out_name));
+  internal::OperatorEntry* inplace = nullptr;
+  RegistrationHandle inplace_def;
+  if (!inplace_name.empty()) {
+    if (schema.arguments.empty() || schema.arguments[0].type.base != BaseType::kTensor ||
+        schema.returns.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "define_variants: %s needs a Tensor first argument and one return to have an in-place "
+          "form",
+          schema.FullName()));
+    }
+    TSR_ASSIGN_OR_RETURN(OperatorName inplace_op, ParseOperatorName(inplace_name));
+    TSR_ASSIGN_OR_RETURN(inplace_def, Define(InplaceSchema(schema, inplace_op).ToString()));
+    TSR_ASSIGN_OR_RETURN(inplace, FindEntry(inplace_name));
+  }
+  absl::MutexLock lock(&mu_);
+  for (internal::OperatorEntry* e : {functional, out, inplace}) {
+    if (e == nullptr) continue;
+    e->functional = functional;
+    e->out = out;
+    e->inplace = inplace;
+    e->out_dtype_rule = rule;
+  }
+  functional->variant = VariantKind::kFunctional;
+  out->variant = VariantKind::kOut;
+  if (inplace != nullptr) inplace->variant = VariantKind::kInplace;
+  out_def.Release();
+  inplace_def.Release();
+  return absl::OkStatus();
+}
+
+}  // namespace tessera

@@ -1,0 +1,189 @@
+// The functional, out= and in-place forms derive from one another (Note [Variants]).
+#include "core/status_macros.h"
+#include "dispatcher/core_ops.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const Device kCpu(DeviceType::kCPU);
+
+// A float32 add.out for contiguous operands whose shapes broadcast by repetition ([2, 3] with
+// [3]); enough to observe what the dispatcher does around it.
+absl::Status AddOutKernel(void* calls, const OperatorHandle&, Stack* stack) {
+  ++*static_cast<int*>(calls);
+  const Tensor& a = (*stack)[0].tensor();
+  const Tensor& b = (*stack)[1].tensor();
+  const double alpha = (*stack)[2].scalar().to_double();
+  Tensor out = (*stack)[3].tensor();
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    out.data<float>()[i] =
+        a.data<float>()[i % a.numel()] + static_cast<float>(alpha) * b.data<float>()[i % b.numel()];
+  }
+  stack->clear();
+  stack->push_back(out);
+  return absl::OkStatus();
+}
+
+// A float32 mul.Tensor (functional only) and a float32 copy_.
+absl::Status MulKernel(void*, const OperatorHandle&, Stack* stack) {
+  const Tensor& a = (*stack)[0].tensor();
+  const Tensor& b = (*stack)[1].tensor();
+  Tensor out = *Empty(a.numel() >= b.numel() ? a.sizes() : b.sizes(), ScalarType::kFloat32, kCpu);
+  for (int64_t i = 0; i < out.numel(); ++i) {
+    out.data<float>()[i] = a.data<float>()[i % a.numel()] * b.data<float>()[i % b.numel()];
+  }
+  stack->clear();
+  stack->push_back(out);
+  return absl::OkStatus();
+}
+
+absl::Status CopyKernel(void*, const OperatorHandle&, Stack* stack) {
+  Tensor dst = (*stack)[0].tensor();
+  const Tensor& src = (*stack)[1].tensor();
+  for (int64_t i = 0; i < dst.numel(); ++i) dst.data<float>()[i] = src.data<float>()[i];
+  stack->resize(1);
+  return absl::OkStatus();
+}
+
+Tensor Floats(std::initializer_list<int64_t> sizes, std::vector<float> values) {
+  Tensor t = *Empty(sizes, ScalarType::kFloat32, kCpu);
+  std::copy(values.begin(), values.end(), t.data<float>());
+  return t;
+}
+
+std::vector<float> Values(const Tensor& t) {
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+}
+
+class VariantsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(DefineCoreOps(registry_).ok());
+    KernelFunction add;
+    add.fn = &AddOutKernel;
+    add.context = &add_calls_;
+    add.name = "test::add_out";
+    handles_.push_back(*registry_.Impl("add.out", DispatchKey::kCPU, std::move(add)));
+    KernelFunction mul;
+    mul.fn = &MulKernel;
+    mul.name = "test::mul";
+    handles_.push_back(*registry_.Impl("mul.Tensor", DispatchKey::kCPU, std::move(mul)));
+    KernelFunction copy;
+    copy.fn = &CopyKernel;
+    copy.name = "test::copy_";
+    handles_.push_back(*registry_.Impl("copy_", DispatchKey::kCPU, std::move(copy)));
+  }
+
+  absl::StatusOr<Stack> Call(std::string_view name, Stack args) {
+    TSR_ASSIGN_OR_RETURN(OperatorHandle op, registry_.Find(name));
+    TSR_RETURN_IF_ERROR(registry_.Call(op, &args));
+    return args;
+  }
+  KernelSource SourceOf(std::string_view name) {
+    return registry_.Lookup(*registry_.Find(name), DispatchKey::kCPU)->source;
+  }
+
+  OpRegistry registry_;
+  std::vector<RegistrationHandle> handles_;
+  int add_calls_ = 0;
+};
+
+TEST_F(VariantsTest, GeneratesPyTorchSchemasForTheOutAndInplaceForms) {
+  EXPECT_EQ(registry_.Find("add.out")->schema().ToString(),
+            "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
+  EXPECT_EQ(registry_.Find("add_.Tensor")->schema().ToString(),
+            "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)");
+  EXPECT_EQ(registry_.Find("max.dim_max")->schema().ToString(),
+            "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, "
+            "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)");
+  EXPECT_EQ(registry_.Find("abs_")->schema().ToString(), "abs_(Tensor(a!) self) -> Tensor(a!)");
+  EXPECT_FALSE(registry_.Find("isnan_").ok());
+}
+
+TEST_F(VariantsTest, FunctionalDerivesFromOut) {
+  EXPECT_EQ(SourceOf("add.Tensor"), KernelSource::kDerived);
+  absl::StatusOr<Stack> r =
+      Call("add.Tensor", {Floats({2, 3}, {1, 2, 3, 4, 5, 6}), Floats({3}, {10, 20, 30})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT((*r)[0].tensor().sizes(), ElementsAre(2, 3));
+  EXPECT_THAT(Values((*r)[0].tensor()), ElementsAre(11, 22, 33, 14, 25, 36));
+  EXPECT_EQ(add_calls_, 1);
+}
+
+TEST_F(VariantsTest, InplaceDerivesFromOutAndChecksShapeAndDtype) {
+  EXPECT_EQ(SourceOf("add_.Tensor"), KernelSource::kDerived);
+  Tensor self = Floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  absl::StatusOr<Stack> r = Call("add_.Tensor", {self, Floats({3}, {1, 1, 1}), Value(2)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].tensor().impl(), self.impl());
+  EXPECT_THAT(Values(self), ElementsAre(3, 4, 5, 6, 7, 8));
+
+  absl::StatusOr<Stack> grow = Call("add_.Tensor", {Floats({3}, {1, 2, 3}), self});
+  ASSERT_FALSE(grow.ok());
+  EXPECT_THAT(grow.status().message(),
+              HasSubstr("add_.Tensor: output with shape [3] doesn't match the broadcast shape "
+                        "[2, 3]"));
+
+  Tensor ints = *Empty({3}, ScalarType::kInt64, kCpu);
+  absl::StatusOr<Stack> cast = Call("add_.Tensor", {ints, Floats({3}, {1, 2, 3})});
+  ASSERT_FALSE(cast.ok());
+  EXPECT_THAT(cast.status().message(),
+              HasSubstr("result type float32 can't be cast to the desired output type int64"));
+}
+
+TEST_F(VariantsTest, OwnOutKernelGetsOutputsResizedAndChecked) {
+  EXPECT_EQ(SourceOf("add.out"), KernelSource::kKernel);
+  Tensor out = Floats({1}, {0});
+  absl::StatusOr<Stack> r =
+      Call("add.out", {Floats({2, 2}, {1, 2, 3, 4}), Floats({2}, {1, 1}), Value(1), out});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(out.sizes(), ElementsAre(2, 2));  // resized in place: the caller's handle sees it
+  EXPECT_THAT(Values(out), ElementsAre(2, 3, 4, 5));
+
+  Tensor ints = *Empty({2}, ScalarType::kInt32, kCpu);
+  absl::StatusOr<Stack> bad =
+      Call("add.out", {Floats({2}, {1, 2}), Floats({2}, {1, 1}), Value(1), ints});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(),
+              HasSubstr("add.out: result type float32 can't be cast to the desired output type "
+                        "int32 (argument 'out')"));
+  EXPECT_EQ(add_calls_, 1);  // the refused call never reached the kernel
+}
+
+TEST_F(VariantsTest, OutAndInplaceDeriveFromFunctional) {
+  EXPECT_EQ(SourceOf("mul.out"), KernelSource::kDerived);
+  Tensor out = Floats({3}, {0, 0, 0});
+  absl::StatusOr<Stack> r = Call("mul.out", {Floats({3}, {1, 2, 3}), Floats({3}, {2, 2, 2}), out});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ((*r)[0].tensor().impl(), out.impl());
+  EXPECT_THAT(Values(out), ElementsAre(2, 4, 6));
+
+  Tensor self = Floats({3}, {1, 2, 3});
+  ASSERT_TRUE(Call("mul_.Tensor", {self, Floats({3}, {3, 3, 3})}).ok());
+  EXPECT_THAT(Values(self), ElementsAre(3, 6, 9));
+}
+
+TEST_F(VariantsTest, NoKernelForAnyFormIsNotImplemented) {
+  absl::StatusOr<Stack> r = Call("sub.Tensor", {Floats({1}, {1}), Floats({1}, {1})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_FALSE(registry_.Lookup(*registry_.Find("sub.out"), DispatchKey::kCPU).ok());
+}
+
+TEST_F(VariantsTest, MetaTensorsRunEveryForm) {
+  const Device meta(DeviceType::kMeta);
+  Tensor a = *Empty({4, 1}, ScalarType::kFloat32, meta);
+  Tensor b = *Empty({3}, ScalarType::kFloat16, meta);
+  Tensor out = *Empty({0}, ScalarType::kFloat64, meta);
+  absl::StatusOr<Stack> r = Call("add.out", {a, b, Value(1), out});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(out.sizes(), ElementsAre(4, 3));
+}
+
+}  // namespace
+}  // namespace tessera

@@ -14,7 +14,7 @@ install(TARGETS tessera tessera_stable_abi tessera_sdk EXPORT TesseraTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY stable_abi/include/tessera sdk/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS npu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
+install(TARGETS npu tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_CMAKE_DIR})
 
 configure_package_config_file(cmake/TesseraConfig.cmake.in

@@ -1,0 +1,107 @@
+// Copies and conversions: copy_ (any dtype to any dtype, broadcasting), clone.
+#include "pointwise.hpp"
+
+namespace tessera {
+namespace cpu {
+
+void copy_cast(const sdk::Tensor& dst, const sdk::Tensor& src) {
+  TensorIterator it(dst.sizes().vec());
+  it.add_tensor(dst);
+  it.add_tensor(src);
+  it.build();
+  dispatch<kAll>(dst.dtype(), "copy_", [&](auto to) {
+    using To = typename decltype(to)::type;
+    dispatch<kAll>(src.dtype(), "copy_", [&](auto from) {
+      using From = typename decltype(from)::type;
+      it.for_each([](char** data, const int64_t* s, int64_t n) {
+        if (s[0] == sizeof(To) && s[1] == sizeof(From)) {
+          To* out = reinterpret_cast<To*>(data[0]);
+          const From* in = reinterpret_cast<const From*>(data[1]);
+          for (int64_t i = 0; i < n; ++i) out[i] = convert<To>(in[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            *reinterpret_cast<To*>(data[0] + i * s[0]) =
+                convert<To>(*reinterpret_cast<const From*>(data[1] + i * s[1]));
+          }
+        }
+      });
+    });
+  });
+}
+
+sdk::Tensor to_dtype(const sdk::Tensor& t, tsr_dtype dtype) {
+  if (t.dtype() == dtype) return t;
+  sdk::Tensor out = sdk::Tensor::empty(t.sizes().vec(), dtype);
+  copy_cast(out, t);
+  return out;
+}
+
+void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst) {
+  dispatch<kAll>(dtype, "scalar", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    if (s.c.kind == TSR_SCALAR_DOUBLE) {
+      v = convert<T>(s.c.d);
+    } else if (s.c.kind == TSR_SCALAR_BOOL) {
+      v = convert<T>(s.c.i != 0);
+    } else {
+      v = convert<T>(s.c.i);
+    }
+    std::memcpy(dst, &v, sizeof v);
+  });
+}
+
+namespace {
+
+// True when the strides cover the elements densely without overlap, in any dimension order.
+bool is_non_overlapping_and_dense(const sdk::Tensor& t) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.sizes()[d] != 1) dims.push_back({t.strides()[d], t.sizes()[d]});
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+// copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
+void copy_kernel(const char*, tsr_stack* s) {
+  sdk::Tensor self = arg<sdk::Tensor>(s, 0);
+  sdk::Tensor src = arg<sdk::Tensor>(s, 1);
+  if (self.data_ptr() != src.data_ptr() || self.strides().vec() != src.strides().vec() ||
+      self.dtype() != src.dtype()) {
+    copy_cast(self, src);
+  }
+  set_result(s, self);
+}
+
+// clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
+void clone_kernel(const char*, tsr_stack* s) {
+  sdk::Tensor self = arg<sdk::Tensor>(s, 0);
+  const bool preserve = is_none(s, 1) || arg<int64_t>(s, 1) == 1;
+  sdk::Tensor out;
+  if (preserve && is_non_overlapping_and_dense(self)) {
+    tsr_tensor* t = nullptr;
+    sdk::check(sdk::api().tensor_empty_strided(self.sizes().data, self.strides().data,
+                                               self.sizes().size, self.dtype(), sdk::kCpu, &t));
+    out = sdk::Tensor::adopt(t);
+  } else {
+    out = sdk::Tensor::empty(self.sizes().vec(), self.dtype());
+  }
+  copy_cast(out, self);
+  set_result(s, out);
+}
+
+}  // namespace
+
+void register_copy(sdk::Library& lib) {
+  impl<&copy_kernel>(lib, "copy_");
+  impl<&clone_kernel>(lib, "clone");
+}
+
+}  // namespace cpu
+}  // namespace tessera

@@ -1,0 +1,112 @@
+// The frame of every pointwise out= kernel: operands (tensors or Scalars) converted to the
+// dtype the op computes in, the output written directly when its dtype is the result's and
+// through a staged result otherwise, and the typed loop over a TensorIterator.
+#pragma once
+
+#include <array>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "kernel_support.hpp"
+#include "tensor_iterator.hpp"
+#include "tessera/sdk/promotion.hpp"
+
+namespace tessera {
+namespace cpu {
+
+// copy_cast: dst = src converted to dst's dtype, src broadcast to dst's shape (copy.cc).
+void copy_cast(const sdk::Tensor& dst, const sdk::Tensor& src);
+// to_dtype: `t` itself when it has `dtype`, else a converted copy.
+sdk::Tensor to_dtype(const sdk::Tensor& t, tsr_dtype dtype);
+// scalar_to writes `s` converted to `dtype` at `dst` (at least 8 bytes).
+void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst);
+
+// Operand: a tensor argument or a Scalar argument.
+struct Operand {
+  sdk::Tensor tensor;
+  sdk::Scalar scalar;
+  bool is_scalar = false;
+};
+inline Operand read_operand(const tsr_stack* s, size_t i) {
+  Operand o;
+  if (is_tensor(s, i)) {
+    o.tensor = arg<sdk::Tensor>(s, i);
+  } else {
+    o.scalar = arg<sdk::Scalar>(s, i);
+    o.is_scalar = true;
+  }
+  return o;
+}
+inline sdk::ResultType& operator<<(sdk::ResultType& r, const Operand& o) {
+  return o.is_scalar ? r.add(o.scalar) : r.add(o.tensor);
+}
+
+class PointwiseFrame {
+ public:
+  // The loop writes `result` dtype values into `out` (staged if out has another dtype).
+  PointwiseFrame(const sdk::Tensor& out, tsr_dtype result) : out_(out), iter_(out.sizes().vec()) {
+    if (out.dtype() == result) {
+      iter_.add_tensor(out);
+    } else {
+      staged_ = sdk::Tensor::empty(out.sizes().vec(), result);
+      iter_.add_tensor(staged_);
+    }
+  }
+  // input adds an operand read as `dtype`.
+  void input(const Operand& o, tsr_dtype dtype) {
+    if (o.is_scalar) {
+      auto& slot = scalars_.at(num_scalars_++);
+      scalar_to(o.scalar, dtype, slot.data());
+      iter_.add_scalar(slot.data(), sdk::api().dtype_size(dtype));
+    } else {
+      keep_.push_back(to_dtype(o.tensor, dtype));
+      iter_.add_tensor(keep_.back());
+    }
+  }
+  TensorIterator& build() {
+    iter_.build();
+    return iter_;
+  }
+  void finish() {
+    if (staged_.defined()) copy_cast(out_, staged_);
+  }
+
+ private:
+  sdk::Tensor out_, staged_;
+  std::vector<sdk::Tensor> keep_;
+  std::array<std::array<unsigned char, 8>, 4> scalars_{};
+  int num_scalars_ = 0;
+  TensorIterator iter_;
+};
+
+namespace internal {
+
+template <typename Out, typename... In, typename F, size_t... K>
+inline void apply_loop(const F& f, char** data, const int64_t* s, int64_t n,
+                       std::index_sequence<K...>) {
+  if (s[0] == sizeof(Out) && ((s[K + 1] == sizeof(In)) && ...)) {
+    // Dense rows: typed pointers and a plain loop that the compiler vectorizes.
+    Out* out = reinterpret_cast<Out*>(data[0]);
+    const std::tuple<const In*...> in{reinterpret_cast<const In*>(data[K + 1])...};
+    for (int64_t i = 0; i < n; ++i) out[i] = store<Out>(f(load(std::get<K>(in)[i])...));
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<Out*>(data[0] + i * s[0]) =
+          store<Out>(f(load(*reinterpret_cast<const In*>(data[K + 1] + i * s[K + 1]))...));
+    }
+  }
+}
+
+}  // namespace internal
+
+// pointwise runs out = f(in...) over the iterator; f takes and returns compute types.
+template <typename Out, typename... In, typename F>
+void pointwise(TensorIterator& it, const F& f) {
+  it.for_each([&f](char** data, const int64_t* strides, int64_t n) {
+    internal::apply_loop<Out, In...>(f, data, strides, n, std::index_sequence_for<In...>{});
+  });
+}
+
+}  // namespace cpu
+}  // namespace tessera

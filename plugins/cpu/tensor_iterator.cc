@@ -1,0 +1,108 @@
+#include "tensor_iterator.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "tessera/sdk/api.hpp"
+
+namespace tessera {
+namespace cpu {
+
+void TensorIterator::add_operand(void* data, size_t itemsize, const std::vector<int64_t>& sizes,
+                                 const std::vector<int64_t>& strides) {
+  const size_t nd = shape_.size();
+  if (sizes.size() > nd) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              "TensorIterator: an operand has more dimensions than the output");
+  }
+  std::vector<int64_t> bytes(nd, 0);
+  const size_t lead = nd - sizes.size();
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == shape_[lead + d]) {
+      bytes[lead + d] = strides[d] * static_cast<int64_t>(itemsize);
+    } else if (sizes[d] != 1) {
+      sdk::fail(TSR_INVALID_ARGUMENT, "TensorIterator: an operand of size " +
+                                          std::to_string(sizes[d]) + " does not broadcast to " +
+                                          std::to_string(shape_[lead + d]));
+    }
+  }
+  base_.push_back(static_cast<char*>(data));
+  strides_.push_back(std::move(bytes));
+}
+
+void TensorIterator::build() {
+  numel_ = 1;
+  for (int64_t s : shape_) numel_ *= s;
+  const size_t nops = base_.size();
+  // Keep the dimensions with more than one element, outermost first.
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < shape_.size(); ++d) {
+    if (shape_[d] != 1) dims.push_back(d);
+  }
+  // Innermost: the output's smallest stride (then the inputs'), so that writes are sequential.
+  auto abs64 = [](int64_t v) { return v < 0 ? -v : v; };
+  std::stable_sort(dims.begin(), dims.end(), [&](size_t a, size_t b) {
+    for (size_t k = 0; k < nops; ++k) {
+      const int64_t sa = abs64(strides_[k][a]), sb = abs64(strides_[k][b]);
+      if (sa != sb) return sa > sb;
+    }
+    return false;
+  });
+  std::vector<int64_t> sizes;
+  std::vector<std::vector<int64_t>> strides(nops);
+  for (size_t d : dims) {
+    // Merge into the previous (outer) dimension when it steps exactly one row of this one.
+    bool merge = !sizes.empty();
+    for (size_t k = 0; k < nops && merge; ++k) {
+      merge = strides[k].back() == strides_[k][d] * shape_[d];
+    }
+    if (merge) {
+      sizes.back() *= shape_[d];
+      for (size_t k = 0; k < nops; ++k) strides[k].back() = strides_[k][d];
+    } else {
+      sizes.push_back(shape_[d]);
+      for (size_t k = 0; k < nops; ++k) strides[k].push_back(strides_[k][d]);
+    }
+  }
+  if (sizes.empty()) {  // 0-dim, or all sizes 1
+    sizes.push_back(1);
+    for (size_t k = 0; k < nops; ++k) strides[k].push_back(0);
+  }
+  sizes_ = std::move(sizes);
+  strides_ = std::move(strides);
+}
+
+namespace {
+
+struct Chunked {
+  void (*fn)(void*, int64_t, int64_t);
+  void* context;
+};
+
+tsr_error* RunChunk(void* context, int64_t begin, int64_t end) {
+  auto* c = static_cast<Chunked*>(context);
+  try {
+    c->fn(c->context, begin, end);
+    return nullptr;
+  } catch (const sdk::Error& e) {
+    return e.to_c();
+  } catch (const std::exception& e) {
+    return sdk::api().error_create(TSR_INTERNAL, sdk::to_c(std::string("cpu kernel: ") + e.what()));
+  }
+}
+
+}  // namespace
+
+void TensorIterator::run_parallel(int64_t n, int64_t grain, void (*fn)(void*, int64_t, int64_t),
+                                  void* context) {
+  if (n <= grain) {
+    fn(context, 0, n);
+    return;
+  }
+  Chunked c{fn, context};
+  sdk::check(sdk::api().parallel_for(0, n, grain, &RunChunk, &c));
+}
+
+}  // namespace cpu
+}  // namespace tessera

@@ -1,0 +1,166 @@
+// Ternary pointwise ops (op set v1) as out= kernels: where, clamp, addcmul, addcdiv, lerp,
+// masked_fill.
+#include <cmath>
+
+#include "math.hpp"
+#include "pointwise.hpp"
+
+namespace tessera {
+namespace cpu {
+namespace {
+
+template <typename T>
+compute_t<T> scalar_as(const sdk::Scalar& s) {
+  using C = compute_t<T>;
+  if (s.c.kind == TSR_SCALAR_DOUBLE) return convert<C>(s.c.d);
+  return convert<C>(s.c.i);
+}
+
+sdk::Tensor out_arg(tsr_stack* s) { return arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1); }
+
+// where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
+void where_out(const char* op, tsr_stack* s) {
+  const Operand cond = read_operand(s, 0), a = read_operand(s, 1), b = read_operand(s, 2);
+  const sdk::Tensor out = out_arg(s);
+  sdk::ResultType rt;
+  rt << a << b;
+  const tsr_dtype compute = rt.get();
+  dispatch<kAll>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    PointwiseFrame frame(out, compute);
+    frame.input(cond, TSR_DTYPE_BOOL);
+    frame.input(a, compute);
+    frame.input(b, compute);
+    pointwise<T, bool, T, T>(frame.build(),
+                             [](bool c, compute_t<T> x, compute_t<T> y) { return c ? x : y; });
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
+// clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out)
+void clamp_out(const char* op, tsr_stack* s) {
+  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
+  const std::optional<sdk::Scalar> lo = arg<std::optional<sdk::Scalar>>(s, 1);
+  const std::optional<sdk::Scalar> hi = arg<std::optional<sdk::Scalar>>(s, 2);
+  if (!lo && !hi) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": at least one of 'min' or 'max' must not be None");
+  }
+  const sdk::Tensor out = out_arg(s);
+  sdk::ResultType rt;
+  rt.add(self);
+  if (lo) rt.add(*lo);
+  if (hi) rt.add(*hi);
+  const tsr_dtype compute = rt.get();
+  dispatch<kNumeric>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const bool has_lo = lo.has_value(), has_hi = hi.has_value();
+    const C l = has_lo ? scalar_as<T>(*lo) : C(0);
+    const C h = has_hi ? scalar_as<T>(*hi) : C(0);
+    PointwiseFrame frame(out, compute);
+    frame.input(Operand{self, {}, false}, compute);
+    pointwise<T, T>(frame.build(), [=](C x) -> C {
+      if (is_nan(x)) return x;
+      if (has_lo && (is_nan(l) || x < l)) x = l;  // NaN bounds propagate as in PyTorch
+      if (has_hi && (is_nan(h) || x > h)) x = h;
+      return x;
+    });
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
+// addcmul.out / addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1,
+// Tensor(a!) out)
+template <bool kDiv>
+void addc_out(const char* op, tsr_stack* s) {
+  const Operand a = read_operand(s, 0), t1 = read_operand(s, 1), t2 = read_operand(s, 2);
+  const sdk::Scalar value = arg<sdk::Scalar>(s, 3);
+  const sdk::Tensor out = out_arg(s);
+  sdk::ResultType rt;
+  rt << a << t1 << t2;
+  const tsr_dtype compute = rt.get();
+  if (kDiv && sdk::is_integral(compute, true)) {
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
+                                        ": integer division with addcdiv is not supported; "
+                                        "use true division (floating point inputs) instead");
+  }
+  constexpr sdk::DtypeSet kSet = kDiv ? kFloating : kNumeric;
+  dispatch<kSet>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const C v = scalar_as<T>(value);
+    PointwiseFrame frame(out, compute);
+    frame.input(a, compute);
+    frame.input(t1, compute);
+    frame.input(t2, compute);
+    pointwise<T, T, T, T>(frame.build(), [v](C x, C y, C z) -> C {
+      if constexpr (kDiv) {
+        return x + v * (y / z);
+      } else {
+        return wrap_add(x, wrap_mul(v, wrap_mul(y, z)));
+      }
+    });
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
+// lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out)
+void lerp_out(const char* op, tsr_stack* s) {
+  const Operand a = read_operand(s, 0), b = read_operand(s, 1);
+  const sdk::Scalar weight = arg<sdk::Scalar>(s, 2);
+  const sdk::Tensor out = out_arg(s);
+  sdk::ResultType rt;
+  rt << a << b;
+  const tsr_dtype compute = rt.get();
+  dispatch<kFloating>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const C w = scalar_as<T>(weight);
+    PointwiseFrame frame(out, compute);
+    frame.input(a, compute);
+    frame.input(b, compute);
+    // PyTorch's formula: exact at both ends, monotonic in between.
+    pointwise<T, T, T>(frame.build(), [w](C x, C y) -> C {
+      return std::abs(w) < C(0.5) ? x + w * (y - x) : y - (y - x) * (C(1) - w);
+    });
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
+// masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
+void masked_fill_out(const char* op, tsr_stack* s) {
+  const Operand self = read_operand(s, 0), mask = read_operand(s, 1);
+  const sdk::Scalar value = arg<sdk::Scalar>(s, 2);
+  const sdk::Tensor out = out_arg(s);
+  const tsr_dtype dtype = self.tensor.dtype();
+  dispatch<kAll>(dtype, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const C v = value.c.kind == TSR_SCALAR_BOOL ? convert<C>(value.c.i != 0) : scalar_as<T>(value);
+    PointwiseFrame frame(out, dtype);
+    frame.input(self, dtype);
+    frame.input(mask, TSR_DTYPE_BOOL);
+    pointwise<T, T, bool>(frame.build(), [v](C x, bool m) -> C { return m ? v : x; });
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
+}  // namespace
+
+void register_ternary(sdk::Library& lib) {
+  impl<&where_out>(lib, "where.self_out");
+  impl<&clamp_out>(lib, "clamp.out");
+  impl<&addc_out<false>>(lib, "addcmul.out");
+  impl<&addc_out<true>>(lib, "addcdiv.out");
+  impl<&lerp_out>(lib, "lerp.Scalar_out");
+  impl<&masked_fill_out>(lib, "masked_fill.Scalar_out");
+}
+
+}  // namespace cpu
+}  // namespace tessera

@@ -1,0 +1,221 @@
+// Pointwise ops of the CPU plugin on hand-checked values and edge cases, through the public
+// embedding API (functional, out= and in-place forms).
+#include <cmath>
+#include <limits>
+
+#include "cpu_test_util.hpp"
+#include "gmock/gmock.h"
+
+namespace tessera {
+namespace cpu_test {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const float kNan = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+TEST(CpuPlugin, LoadsByDefaultDiscovery) {
+  ensure_runtime();
+  Tensor a = f32({1, 2}, {2});
+  EXPECT_THAT(values<float>(a + a), ElementsAre(2, 4));
+}
+
+TEST(CpuPointwise, AddBroadcastsAndScalesByAlpha) {
+  Tensor a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor b = f32({10, 20, 30}, {3});
+  Tensor c = op("add.Tensor", a, b, Scalar(2));
+  EXPECT_THAT(shape(c), ElementsAre(2, 3));
+  EXPECT_THAT(values<float>(c), ElementsAre(21, 42, 63, 24, 45, 66));
+  EXPECT_THAT(values<float>(op("sub.Scalar", a, Scalar(1.5), Scalar(2))),
+              ElementsAre(-2, -1, 0, 1, 2, 3));
+}
+
+TEST(CpuPointwise, PromotesTypesLikePyTorch) {
+  Tensor ints = i32({1, 2, 3}, {3});
+  // A 0-dim tensor of a higher category takes part with its own dtype...
+  Tensor c = op("add.Tensor", ints, f64({0.5}, {}));
+  EXPECT_EQ(c.dtype(), TSR_DTYPE_FLOAT64);
+  EXPECT_THAT(values<double>(c), ElementsAre(1.5, 2.5, 3.5));
+  // ...of the same category it does not: int32 stays.
+  EXPECT_EQ(op("add.Tensor", ints, i64({1}, {})).dtype(), TSR_DTYPE_INT32);
+  // A float Scalar counts as float32.
+  EXPECT_EQ(op("add.Scalar", ints, Scalar(0.5)).dtype(), TSR_DTYPE_FLOAT32);
+  Tensor d = op("mul.Scalar", ints, Scalar(2));
+  EXPECT_EQ(d.dtype(), TSR_DTYPE_INT32);
+  EXPECT_THAT(values<int32_t>(d), ElementsAre(2, 4, 6));
+  EXPECT_THAT(error_of("add.Tensor", ints, ints, Scalar(0.5)),
+              HasSubstr("alpha must not be a floating point number"));
+}
+
+TEST(CpuPointwise, DivisionModesAndIntegerDivisionByZero) {
+  Tensor a = i64({7, -7, 7, -7}, {4});
+  Tensor b = i64({2, 2, -2, -2}, {4});
+  Tensor t = op("div.Tensor", a, b);
+  EXPECT_EQ(t.dtype(), TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(values<float>(t), ElementsAre(3.5, -3.5, -3.5, 3.5));
+  EXPECT_THAT(values<int64_t>(op("div.Tensor_mode", a, b, std::string_view("trunc"))),
+              ElementsAre(3, -3, -3, 3));
+  EXPECT_THAT(values<int64_t>(op("div.Tensor_mode", a, b, std::string_view("floor"))),
+              ElementsAre(3, -4, -4, 3));
+  EXPECT_THAT(values<int64_t>(op("remainder.Tensor", a, b)), ElementsAre(1, 1, -1, -1));
+  EXPECT_THAT(values<int64_t>(op("fmod.Tensor", a, b)), ElementsAre(1, -1, 1, -1));
+  Tensor zero = i64({1, 0, 1, 1}, {4});
+  EXPECT_THAT(error_of("div.Tensor_mode", a, zero, std::string_view("floor")),
+              HasSubstr("ZeroDivisionError"));
+  EXPECT_THAT(error_of("remainder.Tensor", a, zero), HasSubstr("ZeroDivisionError"));
+  // INT64_MIN / -1 wraps as in PyTorch instead of trapping.
+  Tensor min = i64({std::numeric_limits<int64_t>::min()}, {1});
+  EXPECT_THAT(
+      values<int64_t>(op("div.Tensor_mode", min, i64({-1}, {1}), std::string_view("trunc"))),
+      ElementsAre(std::numeric_limits<int64_t>::min()));
+  // Float division by zero is IEEE.
+  EXPECT_THAT(values<float>(op("div.Tensor", f32({1, -1}, {2}), f32({0, 0}, {2}))),
+              ElementsAre(kInf, -kInf));
+}
+
+TEST(CpuPointwise, MaximumAndMinimumPropagateNaN) {
+  Tensor a = f32({1, kNan, 3}, {3});
+  Tensor b = f32({2, 0, kNan}, {3});
+  std::vector<float> mx = values<float>(op("maximum", a, b));
+  EXPECT_EQ(mx[0], 2);
+  EXPECT_TRUE(std::isnan(mx[1]) && std::isnan(mx[2]));
+  std::vector<float> mn = values<float>(op("minimum", a, b));
+  EXPECT_EQ(mn[0], 1);
+  EXPECT_TRUE(std::isnan(mn[1]) && std::isnan(mn[2]));
+}
+
+TEST(CpuPointwise, StridedAndBroadcastInputsWithoutCopies) {
+  Tensor a = f32({0, 1, 2, 3, 4, 5}, {2, 3});
+  Tensor at = op("t", a);  // [3, 2] transposed view
+  Tensor c = op("add.Tensor", at, f32({100, 200}, {2}));
+  EXPECT_THAT(shape(c), ElementsAre(3, 2));
+  EXPECT_THAT(values<float>(c), ElementsAre(100, 203, 101, 204, 102, 205));
+  // Writing through a non-contiguous view updates the base.
+  op("add_.Scalar", at, Scalar(10));
+  EXPECT_THAT(values<float>(a), ElementsAre(10, 11, 12, 13, 14, 15));
+  // Expanded (stride 0) input.
+  Tensor e = op("expand", f32({1, 2}, {2, 1}), std::vector<int64_t>{2, 3});
+  EXPECT_THAT(values<float>(op("mul.Tensor", e, e)), ElementsAre(1, 1, 1, 4, 4, 4));
+}
+
+TEST(CpuPointwise, EmptyAndZeroDimTensors) {
+  Tensor empty = f32({}, {0, 3});
+  Tensor r = op("add.Tensor", empty, f32({1, 2, 3}, {3}));
+  EXPECT_THAT(shape(r), ElementsAre(0, 3));
+  Tensor s = op("mul.Tensor", f32({3}, {}), f32({4}, {}));
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_THAT(values<float>(s), ElementsAre(12));
+}
+
+TEST(CpuPointwise, OutFormsResizeAndInplaceFormsCheckPromotion) {
+  Tensor out = f32({0}, {1});
+  op("add.out", f32({1, 2}, {2}), f32({3, 4}, {2}), Scalar(1), out);
+  EXPECT_THAT(shape(out), ElementsAre(2));
+  EXPECT_THAT(values<float>(out), ElementsAre(4, 6));
+  // An int result written into a float64 output is cast.
+  Tensor wide = f64({0, 0}, {2});
+  op("add.out", i32({1, 2}, {2}), i32({3, 4}, {2}), Scalar(1), wide);
+  EXPECT_THAT(values<double>(wide), ElementsAre(4, 6));
+  EXPECT_THAT(error_of("add_.Tensor", i32({1}, {1}), f32({1.5}, {1})),
+              HasSubstr("result type float32 can't be cast to the desired output type int32"));
+  Tensor self = f32({1, 2, 3}, {3});
+  op("eq_.Tensor", self, f32({1, 0, 3}, {3}));  // a bool result cast into float self
+  EXPECT_THAT(values<float>(self), ElementsAre(1, 0, 1));
+}
+
+TEST(CpuPointwise, Float16ComputesInFloatAndRoundsOnce) {
+  // 2048 + 1 is not a half: round to even gives 2048; 2048 + 3 gives 2052.
+  Tensor a = f16({2048, 2048}, {2});
+  Tensor b = f16({1, 3}, {2});
+  EXPECT_THAT(half_values(op("add.Tensor", a, b)), ElementsAre(2048, 2052));
+  // A Scalar operand is not rounded to half first: 0.1 * 10 in float is 1.
+  EXPECT_THAT(half_values(op("mul.Scalar", f16({10}, {1}), Scalar(0.1))), ElementsAre(1));
+}
+
+TEST(CpuPointwise, ComparisonsLogicalAndBitwise) {
+  Tensor a = i32({1, 2, 3}, {3});
+  Tensor lt = op("lt.Scalar", a, Scalar(2));
+  EXPECT_EQ(lt.dtype(), TSR_DTYPE_BOOL);
+  EXPECT_THAT(values<uint8_t>(lt), ElementsAre(1, 0, 0));
+  EXPECT_THAT(values<uint8_t>(op("logical_xor", a, i32({0, 2, 0}, {3}))), ElementsAre(1, 0, 1));
+  EXPECT_THAT(values<int32_t>(op("bitwise_and.Tensor", a, i32({3, 3, 3}, {3}))),
+              ElementsAre(1, 2, 3));
+  EXPECT_THAT(error_of("bitwise_and.Tensor", f32({1}, {1}), f32({1}, {1})),
+              HasSubstr("expected integral or bool operands"));
+}
+
+TEST(CpuPointwise, UnaryOps) {
+  Tensor ints = i32({4, 9}, {2});
+  Tensor r = op("sqrt", ints);
+  EXPECT_EQ(r.dtype(), TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(values<float>(r), ElementsAre(2, 3));
+  EXPECT_THAT(values<float>(op("round", f32({0.5, 1.5, 2.5, -0.5}, {4}))),
+              ElementsAre(0, 2, 2, -0.0f));
+  EXPECT_THAT(values<int8_t>(op("abs", make<int8_t>({-128, -3}, {2}, TSR_DTYPE_INT8))),
+              ElementsAre(-128, 3));
+  EXPECT_THAT(values<uint8_t>(op("bitwise_not", b8({1, 0}, {2}))), ElementsAre(0, 1));
+  EXPECT_THAT(values<uint8_t>(op("isnan", f32({1, kNan, kInf}, {3}))), ElementsAre(0, 1, 0));
+  EXPECT_THAT(values<uint8_t>(op("isfinite", f32({1, kNan, kInf}, {3}))), ElementsAre(1, 0, 0));
+  EXPECT_THAT(values<float>(op("sign", f32({-2, 0, 3}, {3}))), ElementsAre(-1, 0, 1));
+  EXPECT_NEAR(values<float>(op("gelu", f32({1}, {1}), std::string_view("none")))[0], 0.8413447f,
+              1e-6);
+  EXPECT_NEAR(values<float>(op("gelu", f32({1}, {1}), std::string_view("tanh")))[0], 0.8411920f,
+              1e-6);
+  EXPECT_THAT(error_of("gelu", f32({1}, {1}), std::string_view("exact")),
+              HasSubstr("expected approximate to be 'none' or 'tanh', got 'exact'"));
+  EXPECT_THAT(error_of("silu", i32({1}, {1})),
+              HasSubstr("silu.out: not implemented for dtype int32"));
+  Tensor x = f32({-1, 4}, {2});
+  op("relu_", x);
+  EXPECT_THAT(values<float>(x), ElementsAre(0, 4));
+}
+
+TEST(CpuPointwise, TernaryOps) {
+  Tensor cond = b8({1, 0, 1}, {3});
+  EXPECT_THAT(values<float>(op("where.self", cond, f32({1, 2, 3}, {3}), f32({9}, {1}))),
+              ElementsAre(1, 9, 3));
+  std::vector<float> c =
+      values<float>(op("clamp", f32({-5, 0.5, 5, kNan}, {4}), Scalar(0), Scalar(1)));
+  EXPECT_THAT(std::vector<float>(c.begin(), c.begin() + 3), ElementsAre(0, 0.5, 1));
+  EXPECT_TRUE(std::isnan(c[3]));
+  EXPECT_THAT(error_of("clamp", f32({1}, {1}), std::nullopt, std::nullopt),
+              HasSubstr("at least one of 'min' or 'max' must not be None"));
+  EXPECT_THAT(
+      values<float>(op("addcmul", f32({1}, {1}), f32({2}, {1}), f32({3}, {1}), Scalar(0.5))),
+      ElementsAre(4));
+  EXPECT_THAT(error_of("addcdiv", i32({1}, {1}), i32({2}, {1}), i32({3}, {1})),
+              HasSubstr("integer division with addcdiv is not supported"));
+  EXPECT_THAT(values<float>(op("lerp.Scalar", f32({0, 10}, {2}), f32({10, 20}, {2}), Scalar(1))),
+              ElementsAre(10, 20));
+  EXPECT_THAT(
+      values<int32_t>(op("masked_fill.Scalar", i32({1, 2, 3}, {3}), b8({0, 1, 0}, {3}), Scalar(7))),
+      ElementsAre(1, 7, 3));
+}
+
+TEST(CpuPointwise, LargeTensorsSplitAcrossThreadsGiveTheSameResult) {
+  const int64_t n = 1 << 20;
+  std::vector<float> a(n), b(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = static_cast<float>(i % 1000);
+    b[i] = static_cast<float>(i % 7);
+  }
+  std::vector<float> sum = values<float>(op("add.Tensor", f32(a, {n}), f32(b, {n})));
+  for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(sum[i], a[i] + b[i]) << i;
+  EXPECT_EQ(sum[n - 1], a[n - 1] + b[n - 1]);
+}
+
+TEST(CpuCopy, CopyCastsAndCloneKeepsLayout) {
+  Tensor dst = i32({0, 0, 0}, {3});
+  op("copy_", dst, f32({1.9f, -1.9f, 3}, {3}));
+  EXPECT_THAT(values<int32_t>(dst), ElementsAre(1, -1, 3));
+  Tensor t = op("t", f32({1, 2, 3, 4, 5, 6}, {2, 3}));
+  Tensor c = op("clone", t);
+  EXPECT_THAT(c.strides().vec(), ElementsAre(1, 3));
+  EXPECT_THAT(values<float>(c), ElementsAre(1, 4, 2, 5, 3, 6));
+}
+
+}  // namespace
+}  // namespace cpu_test
+}  // namespace tessera

@@ -1,0 +1,209 @@
+// Unary pointwise ops (op set v1), as out= kernels; the runtime derives the functional and
+// in-place forms.
+#include <cmath>
+#include <string_view>
+
+#include "math.hpp"
+#include "pointwise.hpp"
+
+namespace tessera {
+namespace cpu {
+namespace {
+
+enum class Kind {
+  kSame,   // computes in the input's dtype, returns it (abs, floor)
+  kFloat,  // integers and bool computed as float32 (sqrt, exp)
+  kBool,   // computes in the input's dtype, returns bool (isnan)
+};
+
+// unary: out = f(self) with the op's arguments at [0] (self) and [last] (out).
+template <Kind K, sdk::DtypeSet Set, typename F>
+void unary(const char* op, tsr_stack* s, const F& f) {
+  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
+  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
+  tsr_dtype compute = self.dtype();
+  if (K == Kind::kFloat && !sdk::is_floating(compute)) compute = TSR_DTYPE_FLOAT32;
+  dispatch<Set>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using R = std::conditional_t<K == Kind::kBool, bool, T>;
+    PointwiseFrame frame(out, K == Kind::kBool ? TSR_DTYPE_BOOL : compute);
+    frame.input(Operand{self, {}, false}, compute);
+    pointwise<R, T>(frame.build(), f);
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
+#define TESSERA_UNARY(NAME, KIND, SET, EXPR)                                                      \
+  void NAME##_out(const char* op, tsr_stack* s) {                                                 \
+    unary<Kind::KIND, SET>(op, s,                                                                 \
+                           [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }); \
+  }
+#define TESSERA_PREDICATE(NAME, SET, EXPR)                               \
+  void NAME##_out(const char* op, tsr_stack* s) {                        \
+    unary<Kind::kBool, SET>(op, s, [](auto a) -> bool { return EXPR; }); \
+  }
+
+template <typename C>
+C abs_of(C a) {
+  if constexpr (std::is_unsigned_v<C>) {
+    return a;
+  } else if constexpr (std::is_integral_v<C>) {
+    return a < 0 ? wrap_neg(a) : a;
+  } else {
+    return std::abs(a);
+  }
+}
+template <typename C>
+C sign_of(C a) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return a;
+  } else {
+    return static_cast<C>((C(0) < a) - (a < C(0)));
+  }
+}
+// Rounding leaves integers as they are.
+#define TESSERA_ROUNDING(NAME, FN)         \
+  template <typename C>                    \
+  C NAME(C a) {                            \
+    if constexpr (std::is_integral_v<C>) { \
+      return a;                            \
+    } else {                               \
+      return FN(a);                        \
+    }                                      \
+  }
+TESSERA_ROUNDING(floor_of, std::floor)
+TESSERA_ROUNDING(ceil_of, std::ceil)
+TESSERA_ROUNDING(round_of, std::nearbyint)  // halves to even, like torch.round
+TESSERA_ROUNDING(trunc_of, std::trunc)
+#undef TESSERA_ROUNDING
+template <typename C>
+bool finite(C a) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isfinite(a);
+  } else {
+    return true;
+  }
+}
+template <typename C>
+bool infinite(C a) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isinf(a);
+  } else {
+    return false;
+  }
+}
+template <typename C>
+C bit_not(C a) {
+  if constexpr (std::is_same_v<C, bool>) {
+    return !a;
+  } else {
+    return static_cast<C>(~a);
+  }
+}
+
+constexpr sdk::DtypeSet kNumericNoBool = kNumeric;
+constexpr sdk::DtypeSet kFloatCompute = kFloating;  // kFloat ops compute only in these
+
+TESSERA_UNARY(abs, kSame, kNumericNoBool, abs_of(a))
+TESSERA_UNARY(neg, kSame, kNumericNoBool, wrap_neg(a))
+TESSERA_UNARY(sign, kSame, kAll, sign_of(a))
+TESSERA_UNARY(sqrt, kFloat, kFloatCompute, std::sqrt(a))
+TESSERA_UNARY(rsqrt, kFloat, kFloatCompute, 1 / std::sqrt(a))
+TESSERA_UNARY(exp, kFloat, kFloatCompute, std::exp(a))
+TESSERA_UNARY(exp2, kFloat, kFloatCompute, std::exp2(a))
+TESSERA_UNARY(expm1, kFloat, kFloatCompute, std::expm1(a))
+TESSERA_UNARY(log, kFloat, kFloatCompute, std::log(a))
+TESSERA_UNARY(log2, kFloat, kFloatCompute, std::log2(a))
+TESSERA_UNARY(log10, kFloat, kFloatCompute, std::log10(a))
+TESSERA_UNARY(log1p, kFloat, kFloatCompute, std::log1p(a))
+TESSERA_UNARY(sin, kFloat, kFloatCompute, std::sin(a))
+TESSERA_UNARY(cos, kFloat, kFloatCompute, std::cos(a))
+TESSERA_UNARY(tan, kFloat, kFloatCompute, std::tan(a))
+TESSERA_UNARY(asin, kFloat, kFloatCompute, std::asin(a))
+TESSERA_UNARY(acos, kFloat, kFloatCompute, std::acos(a))
+TESSERA_UNARY(atan, kFloat, kFloatCompute, std::atan(a))
+TESSERA_UNARY(sinh, kFloat, kFloatCompute, std::sinh(a))
+TESSERA_UNARY(cosh, kFloat, kFloatCompute, std::cosh(a))
+TESSERA_UNARY(tanh, kFloat, kFloatCompute, std::tanh(a))
+TESSERA_UNARY(sigmoid, kFloat, kFloatCompute, 1 / (1 + std::exp(-a)))
+TESSERA_UNARY(erf, kFloat, kFloatCompute, std::erf(a))
+TESSERA_UNARY(reciprocal, kFloat, kFloatCompute, 1 / a)
+TESSERA_UNARY(relu, kSame, kNumericNoBool, a > 0 ? a : decltype(a)(0))
+TESSERA_UNARY(silu, kSame, kFloating, a / (1 + std::exp(-a)))
+TESSERA_UNARY(floor, kSame, kNumericNoBool, floor_of(a))
+TESSERA_UNARY(ceil, kSame, kNumericNoBool, ceil_of(a))
+TESSERA_UNARY(round, kSame, kNumericNoBool, round_of(a))
+TESSERA_UNARY(trunc, kSame, kNumericNoBool, trunc_of(a))
+TESSERA_UNARY(bitwise_not, kSame, kIntegralAndBool, bit_not(a))
+TESSERA_PREDICATE(logical_not, kAll, a == 0)
+TESSERA_PREDICATE(isnan, kAll, is_nan(a))
+TESSERA_PREDICATE(isinf, kAll, infinite(a))
+TESSERA_PREDICATE(isfinite, kAll, finite(a))
+
+// gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
+void gelu_out(const char* op, tsr_stack* s) {
+  const std::string_view approximate = arg<std::string_view>(s, 1);
+  if (approximate == "none") {
+    unary<Kind::kSame, kFloating>(op, s, [](auto a) -> decltype(a) {
+      using C = decltype(a);
+      return a * C(0.5) * (1 + std::erf(a * C(M_SQRT1_2)));
+    });
+  } else if (approximate == "tanh") {
+    unary<Kind::kSame, kFloating>(op, s, [](auto a) -> decltype(a) {
+      using C = decltype(a);
+      const C inner = C(M_2_SQRTPI * M_SQRT1_2) * (a + C(0.044715) * a * a * a);
+      return C(0.5) * a * (1 + std::tanh(inner));
+    });
+  } else {
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
+                                        ": expected approximate to be 'none' or 'tanh', got '" +
+                                        std::string(approximate) + "'");
+  }
+}
+
+}  // namespace
+
+void register_unary(sdk::Library& lib) {
+#define TESSERA_REGISTER(NAME) impl<&NAME##_out>(lib, #NAME ".out");
+  TESSERA_REGISTER(abs)
+  TESSERA_REGISTER(neg)
+  TESSERA_REGISTER(sign)
+  TESSERA_REGISTER(sqrt)
+  TESSERA_REGISTER(rsqrt)
+  TESSERA_REGISTER(exp)
+  TESSERA_REGISTER(exp2)
+  TESSERA_REGISTER(expm1)
+  TESSERA_REGISTER(log)
+  TESSERA_REGISTER(log2)
+  TESSERA_REGISTER(log10)
+  TESSERA_REGISTER(log1p)
+  TESSERA_REGISTER(sin)
+  TESSERA_REGISTER(cos)
+  TESSERA_REGISTER(tan)
+  TESSERA_REGISTER(asin)
+  TESSERA_REGISTER(acos)
+  TESSERA_REGISTER(atan)
+  TESSERA_REGISTER(sinh)
+  TESSERA_REGISTER(cosh)
+  TESSERA_REGISTER(tanh)
+  TESSERA_REGISTER(sigmoid)
+  TESSERA_REGISTER(erf)
+  TESSERA_REGISTER(reciprocal)
+  TESSERA_REGISTER(relu)
+  TESSERA_REGISTER(silu)
+  TESSERA_REGISTER(floor)
+  TESSERA_REGISTER(ceil)
+  TESSERA_REGISTER(round)
+  TESSERA_REGISTER(trunc)
+  TESSERA_REGISTER(bitwise_not)
+  TESSERA_REGISTER(logical_not)
+  TESSERA_REGISTER(isnan)
+  TESSERA_REGISTER(isinf)
+  TESSERA_REGISTER(isfinite)
+  TESSERA_REGISTER(gelu)
+#undef TESSERA_REGISTER
+}
+
+}  // namespace cpu
+}  // namespace tessera

@@ -1,6 +1,9 @@
 #include "core/host_copy.h"
 
+#include <atomic>
 #include <cstring>
+
+#include "absl/strings/str_format.h"
 
 namespace tessera {
 namespace {
@@ -57,6 +60,40 @@ void UnpackHost(const void* src, const Tensor& dst) {
     std::memcpy(base + offset * item, in, count * item);
     in += count * item;
   });
+}
+
+namespace {
+std::atomic<DeviceToHostFn> g_to_host{nullptr};
+std::atomic<HostToDeviceFn> g_from_host{nullptr};
+
+absl::Status NoDeviceCopies(const Tensor& t) {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "cannot copy %s to or from the host: no backend provides copies for its device",
+      t.ToString()));
+}
+}  // namespace
+
+void SetDeviceHostCopies(DeviceToHostFn to_host, HostToDeviceFn from_host) {
+  g_to_host.store(to_host);
+  g_from_host.store(from_host);
+}
+
+absl::Status CopyTensorToHost(const Tensor& src, void* dst) {
+  if (src.device().type == DeviceType::kCPU) {
+    PackHost(src, dst);
+    return absl::OkStatus();
+  }
+  DeviceToHostFn fn = g_to_host.load();
+  return fn ? fn(src, dst) : NoDeviceCopies(src);
+}
+
+absl::Status CopyHostToTensor(const void* src, const Tensor& dst) {
+  if (dst.device().type == DeviceType::kCPU) {
+    UnpackHost(src, dst);
+    return absl::OkStatus();
+  }
+  HostToDeviceFn fn = g_from_host.load();
+  return fn ? fn(src, dst) : NoDeviceCopies(dst);
 }
 
 }  // namespace tessera

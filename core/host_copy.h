@@ -3,6 +3,7 @@
 // functions.
 #pragma once
 
+#include "absl/status/status.h"
 #include "core/tensor.h"
 
 namespace tessera {
@@ -11,5 +12,15 @@ namespace tessera {
 void PackHost(const Tensor& src, void* dst);
 // UnpackHost copies numel * itemsize bytes from src into `dst`'s elements.
 void UnpackHost(const void* src, const Tensor& dst);
+
+// Copies between a tensor on any device and a dense host buffer (row-major logical order).
+// Host tensors copy directly; other devices through the functions that the layer owning the
+// device interfaces (stable_abi) installs with SetDeviceHostCopies. Used by composites that
+// move tensors between devices (`_to_copy`).
+using DeviceToHostFn = absl::Status (*)(const Tensor& src, void* dst);
+using HostToDeviceFn = absl::Status (*)(const void* src, const Tensor& dst);
+void SetDeviceHostCopies(DeviceToHostFn to_host, HostToDeviceFn from_host);
+absl::Status CopyTensorToHost(const Tensor& src, void* dst);
+absl::Status CopyHostToTensor(const void* src, const Tensor& dst);
 
 }  // namespace tessera

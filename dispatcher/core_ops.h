@@ -25,6 +25,7 @@ absl::Status DefineCopyOps(OpRegistry& registry);
 absl::Status DefinePointwiseOps(OpRegistry& registry);
 absl::Status DefineReductionOps(OpRegistry& registry);
 absl::Status DefineLinalgOps(OpRegistry& registry);
+absl::Status DefineFactoryOps(OpRegistry& registry);
 }  // namespace ops
 
 }  // namespace tessera

@@ -16,6 +16,12 @@ absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, I
                                                     ShapeToString(to)));
 }
 
+absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stack args) {
+  TSR_ASSIGN_OR_RETURN(OperatorHandle op, registry.Find(name));
+  TSR_RETURN_IF_ERROR(registry.Call(op, &args));
+  return args[0].tensor();
+}
+
 absl::Status DefineAll(OpRegistry& registry, std::vector<OpDefinition> defs, KernelSlot slot) {
   for (OpDefinition& def : defs) {
     TSR_ASSIGN_OR_RETURN(RegistrationHandle defined, registry.Define(def.schema));

@@ -43,6 +43,9 @@ inline std::optional<int64_t> OptionalInt(const Value& v) {
 absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, IntArrayRef from,
                                IntArrayRef to, std::string_view target);
 
+// CallOne calls the op named `name` with `args` and returns its first return (composites).
+absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stack args);
+
 // DefineAll defines each schema and registers its kernel (composite or Meta) permanently.
 struct OpDefinition {
   const char* schema;

@@ -96,9 +96,28 @@ void clone_kernel(const char*, tsr_stack* s) {
   set_result(s, out);
 }
 
+// fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+void fill_kernel(const char* op, tsr_stack* s) {
+  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
+  const sdk::Scalar value = arg<sdk::Scalar>(s, 1);
+  dispatch<kAll>(self.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    scalar_to(value, self.dtype(), &v);
+    TensorIterator it(self.sizes().vec());
+    it.add_tensor(self);
+    it.build();
+    it.for_each([v](char** data, const int64_t* strides, int64_t n) {
+      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(data[0] + i * strides[0]) = v;
+    });
+  });
+  set_result(s, self);
+}
+
 }  // namespace
 
 void register_copy(sdk::Library& lib) {
+  impl<&fill_kernel>(lib, "fill_.Scalar");
   impl<&copy_kernel>(lib, "copy_");
   impl<&clone_kernel>(lib, "clone");
 }

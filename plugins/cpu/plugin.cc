@@ -8,4 +8,7 @@ TESSERA_PLUGIN(lib) {
   tessera::cpu::register_unary(lib);
   tessera::cpu::register_binary(lib);
   tessera::cpu::register_ternary(lib);
+  tessera::cpu::register_reductions(lib);
+  tessera::cpu::register_scans(lib);
+  tessera::cpu::register_linalg(lib);
 }

@@ -10,7 +10,7 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # Everything the build and the tests use, by Debian package name.
 TESSERA_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config
-  libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

@@ -176,6 +176,15 @@ Tensor StagingView(const Tensor& t, void* staging, const Span& span) {
 
 }  // namespace
 
+// The dispatcher's composites move tensors between devices through core/host_copy.h; the
+// device interfaces live here, so this layer installs the copies when the runtime loads.
+namespace {
+const bool kDeviceCopiesInstalled = [] {
+  SetDeviceHostCopies(&CopyToHost, &CopyFromHost);
+  return true;
+}();
+}  // namespace
+
 absl::Status CopyToHost(const Tensor& src, void* dst) {
   if (src.numel() == 0) return absl::OkStatus();
   if (src.device().type == DeviceType::kCPU) {

@@ -1,0 +1,313 @@
+// Factories and conversions of op set v1 as composites, so that every backend with an
+// allocator, copy_ and fill_ gets them: zeros, ones, full, arange, linspace, eye (and their
+// out= forms), zero_, _to_copy and to (dtype, device). fill_ itself is a backend kernel with a
+// meta function here.
+#include <cmath>
+
+#include "absl/strings/str_format.h"
+#include "core/host_copy.h"
+#include "core/views.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/ops/boxing.h"
+
+namespace tessera {
+namespace ops {
+namespace {
+
+using Out = absl::StatusOr<std::vector<Tensor>>;
+
+Out One(absl::StatusOr<Tensor> t) {
+  if (!t.ok()) return t.status();
+  return std::vector<Tensor>{*std::move(t)};
+}
+
+Device DeviceOr(const Value& v) { return v.is_none() ? Device(DeviceType::kCPU) : v.device(); }
+
+absl::Status Fill(const OperatorHandle& op, const Tensor& t, const Scalar& value) {
+  TSR_ASSIGN_OR_RETURN(Tensor ignored, CallOne(op.registry(), "fill_.Scalar", {t, Value(value)}));
+  return absl::OkStatus();
+}
+
+// zeros / ones (size, *, dtype, layout, device, pin_memory) and full (size, fill_value, *, ...).
+template <int kValue>  // 0, 1, or -1 for full
+Out ConstantK(const OperatorHandle& op, const Stack& s) {
+  const int base = kValue < 0 ? 2 : 1;
+  Scalar value = kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue});
+  ScalarType dtype = ScalarType::kFloat32;
+  if (!s[base].is_none()) {
+    dtype = s[base].scalar_type();
+  } else if (kValue < 0 && !value.is_floating_point()) {
+    dtype = value.is_bool() ? ScalarType::kBool : ScalarType::kInt64;  // full infers it
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor t, Empty(s[0].int_list(), dtype, DeviceOr(s[base + 2])));
+  TSR_RETURN_IF_ERROR(Fill(op, t, value));
+  return std::vector<Tensor>{t};
+}
+
+// zeros.out / ones.out (size, *, out) and full.out (size, fill_value, *, out).
+template <int kValue>
+Out ConstantOutK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& out = s[kValue < 0 ? 2 : 1].tensor();
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(s[0].int_list()));
+  TSR_RETURN_IF_ERROR(Fill(op, out, kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue})));
+  return std::vector<Tensor>{out};
+}
+
+Out ZeroK(const OperatorHandle& op, const Stack& s) {
+  TSR_RETURN_IF_ERROR(Fill(op, s[0].tensor(), Scalar(int64_t{0})));
+  return std::vector<Tensor>{s[0].tensor()};
+}
+
+Out FillMeta(const OperatorHandle&, const Stack& s) { return std::vector<Tensor>{s[0].tensor()}; }
+
+// Ramp fills `out` (any device) with f(i) for i = 0..n-1 computed in float64 by ops that
+// every backend has: i comes from cumsum over ones, so no new kernel is needed.
+absl::StatusOr<Tensor> Indices(OpRegistry& r, int64_t n, Device device) {
+  TSR_ASSIGN_OR_RETURN(Tensor ones, Empty({n}, ScalarType::kFloat64, device));
+  TSR_ASSIGN_OR_RETURN(Tensor filled, CallOne(r, "fill_.Scalar", {ones, Value(Scalar(1.0))}));
+  TSR_ASSIGN_OR_RETURN(Tensor csum, CallOne(r, "cumsum", {ones, Value(int64_t{0})}));
+  return CallOne(r, "sub.Scalar", {csum, Value(Scalar(1.0))});
+}
+
+absl::Status CheckArange(const OperatorHandle& op, double start, double end, double step) {
+  if (step == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: step must be nonzero", op.name()));
+  }
+  if (!std::isfinite(start) || !std::isfinite(end)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: unsupported range: %g -> %g (bounds must be finite)", op.name(), start, end));
+  }
+  if ((step > 0 && end < start) || (step < 0 && end > start)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: upper bound and larger bound inconsistent with step sign (start %g, end %g, step %g)",
+        op.name(), start, end, step));
+  }
+  return absl::OkStatus();
+}
+
+// ArangeInto resizes `out` to the range's length and writes start + i * step into it.
+absl::Status ArangeInto(const OperatorHandle& op, const Scalar& start, const Scalar& end,
+                        const Scalar& step, const Tensor& out) {
+  const double a = start.to_double(), b = end.to_double(), st = step.to_double();
+  TSR_RETURN_IF_ERROR(CheckArange(op, a, b, st));
+  const int64_t n = static_cast<int64_t>(std::ceil((b - a) / st));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({n}));
+  if (n == 0) return absl::OkStatus();
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, n, out.device()));
+  TSR_ASSIGN_OR_RETURN(Tensor scaled, CallOne(r, "mul.Scalar", {i, Value(step)}));
+  TSR_ASSIGN_OR_RETURN(Tensor values,
+                       CallOne(r, "add.Scalar", {scaled, Value(start), Value(Scalar(int64_t{1}))}));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, values}));
+  return absl::OkStatus();
+}
+
+ScalarType ArangeDtype(const Value& dtype, std::initializer_list<Scalar> bounds) {
+  if (!dtype.is_none()) return dtype.scalar_type();
+  for (const Scalar& b : bounds) {
+    if (b.is_floating_point()) return ScalarType::kFloat32;
+  }
+  return ScalarType::kInt64;
+}
+
+// arange(end, *, dtype, layout, device, pin_memory), arange.start(start, end, *, ...),
+// arange.start_step(start, end, step, *, ...).
+template <int kArgs>
+Out ArangeK(const OperatorHandle& op, const Stack& s) {
+  const Scalar start = kArgs == 1 ? Scalar(int64_t{0}) : s[0].scalar();
+  const Scalar end = kArgs == 1 ? s[0].scalar() : s[1].scalar();
+  const Scalar step = kArgs == 3 ? s[2].scalar() : Scalar(int64_t{1});
+  const ScalarType dtype = ArangeDtype(s[kArgs], {start, end, step});
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty({0}, dtype, DeviceOr(s[kArgs + 2])));
+  TSR_RETURN_IF_ERROR(ArangeInto(op, start, end, step, out));
+  return std::vector<Tensor>{out};
+}
+Out ArangeOutK(const OperatorHandle& op, const Stack& s) {
+  TSR_RETURN_IF_ERROR(
+      ArangeInto(op, Scalar(int64_t{0}), s[0].scalar(), Scalar(int64_t{1}), s[1].tensor()));
+  return std::vector<Tensor>{s[1].tensor()};
+}
+Out ArangeStartOutK(const OperatorHandle& op, const Stack& s) {
+  TSR_RETURN_IF_ERROR(ArangeInto(op, s[0].scalar(), s[1].scalar(), s[2].scalar(), s[3].tensor()));
+  return std::vector<Tensor>{s[3].tensor()};
+}
+
+// LinspaceInto: PyTorch's symmetric formula (start + i * step for the first half, end - (n - 1 -
+// i) * step for the second), so both ends are exact.
+absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const Scalar& end,
+                          int64_t steps, const Tensor& out) {
+  if (steps < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: number of steps must be non-negative, got %d", op.name(), steps));
+  }
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({steps}));
+  if (steps == 0) return absl::OkStatus();
+  OpRegistry& r = op.registry();
+  const double a = start.to_double(), b = end.to_double();
+  const double step = steps == 1 ? 0.0 : (b - a) / static_cast<double>(steps - 1);
+  TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, steps, out.device()));
+  TSR_ASSIGN_OR_RETURN(Tensor lo, CallOne(r, "mul.Scalar", {i, Value(Scalar(step))}));
+  TSR_ASSIGN_OR_RETURN(lo,
+                       CallOne(r, "add.Scalar", {lo, Value(Scalar(a)), Value(Scalar(int64_t{1}))}));
+  TSR_ASSIGN_OR_RETURN(Tensor back, CallOne(r, "sub.Scalar",
+                                            {i, Value(Scalar(static_cast<double>(steps - 1))),
+                                             Value(Scalar(int64_t{1}))}));
+  TSR_ASSIGN_OR_RETURN(Tensor hi, CallOne(r, "mul.Scalar", {back, Value(Scalar(step))}));
+  TSR_ASSIGN_OR_RETURN(hi,
+                       CallOne(r, "add.Scalar", {hi, Value(Scalar(b)), Value(Scalar(int64_t{1}))}));
+  TSR_ASSIGN_OR_RETURN(Tensor first_half,
+                       CallOne(r, "lt.Scalar", {i, Value(Scalar(static_cast<double>(steps / 2)))}));
+  TSR_ASSIGN_OR_RETURN(Tensor values, CallOne(r, "where.self", {first_half, lo, hi}));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, values}));
+  return absl::OkStatus();
+}
+
+// linspace(start, end, steps, *, dtype, layout, device, pin_memory)
+Out LinspaceK(const OperatorHandle& op, const Stack& s) {
+  const ScalarType dtype = s[3].is_none() ? ScalarType::kFloat32 : s[3].scalar_type();
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty({0}, dtype, DeviceOr(s[5])));
+  TSR_RETURN_IF_ERROR(LinspaceInto(op, s[0].scalar(), s[1].scalar(), s[2].to_int(), out));
+  return std::vector<Tensor>{out};
+}
+Out LinspaceOutK(const OperatorHandle& op, const Stack& s) {
+  TSR_RETURN_IF_ERROR(LinspaceInto(op, s[0].scalar(), s[1].scalar(), s[2].to_int(), s[3].tensor()));
+  return std::vector<Tensor>{s[3].tensor()};
+}
+
+// EyeInto: zeros, then ones on the diagonal (a strided view of stride m + 1).
+absl::Status EyeInto(const OperatorHandle& op, int64_t n, int64_t m, const Tensor& out) {
+  if (n < 0 || m < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected n >= 0 and m >= 0, got n = %d, m = %d", op.name(), n, m));
+  }
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({n, m}));
+  TSR_RETURN_IF_ERROR(Fill(op, out, Scalar(int64_t{0})));
+  if (n == 0 || m == 0) return absl::OkStatus();
+  TSR_ASSIGN_OR_RETURN(Tensor diagonal,
+                       AsStrided(out, {std::min(n, m)}, {m + 1}, out.storage_offset()));
+  return Fill(op, diagonal, Scalar(int64_t{1}));
+}
+// eye(n, *, dtype, layout, device, pin_memory), eye.m(n, m, *, ...)
+template <bool kM>
+Out EyeK(const OperatorHandle& op, const Stack& s) {
+  const int base = kM ? 2 : 1;
+  const ScalarType dtype = s[base].is_none() ? ScalarType::kFloat32 : s[base].scalar_type();
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty({0, 0}, dtype, DeviceOr(s[base + 2])));
+  TSR_RETURN_IF_ERROR(EyeInto(op, s[0].to_int(), kM ? s[1].to_int() : s[0].to_int(), out));
+  return std::vector<Tensor>{out};
+}
+template <bool kM>
+Out EyeOutK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& out = s[kM ? 2 : 1].tensor();
+  TSR_RETURN_IF_ERROR(EyeInto(op, s[0].to_int(), kM ? s[1].to_int() : s[0].to_int(), out));
+  return std::vector<Tensor>{out};
+}
+
+// _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format): a copy on
+// the target device with the target dtype. Another device is reached through host memory
+// (core/host_copy.h), then converted there by that device's copy_.
+Out ToCopyK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const ScalarType dtype = s[1].is_none() ? self.dtype() : s[1].scalar_type();
+  const Device device = s[3].is_none() ? self.device() : s[3].device();
+  OpRegistry& r = op.registry();
+  Tensor source = self;
+  if (device != self.device()) {
+    TSR_ASSIGN_OR_RETURN(Tensor moved, Empty(self.sizes(), self.dtype(), device));
+    std::vector<unsigned char> staging(self.impl()->nbytes());
+    TSR_RETURN_IF_ERROR(CopyTensorToHost(self, staging.data()));
+    TSR_RETURN_IF_ERROR(CopyHostToTensor(staging.data(), moved));
+    if (dtype == self.dtype()) return std::vector<Tensor>{moved};
+    source = moved;
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor like, CallOne(r, "clone", {source}));  // keeps a dense layout
+  if (like.dtype() == dtype) return std::vector<Tensor>{like};
+  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(like.sizes(), like.strides(), dtype, device));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, source}));
+  return std::vector<Tensor>{out};
+}
+
+// to.dtype(self, dtype, non_blocking, copy, memory_format) and to.device(self, device, dtype,
+// non_blocking, copy, memory_format): self itself when nothing changes and no copy is asked.
+Out ToDtypeK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  if (self.dtype() == s[1].scalar_type() && !s[3].to_bool()) return std::vector<Tensor>{self};
+  return One(CallOne(op.registry(), "_to_copy", {self, s[1]}));
+}
+Out ToDeviceK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  if (self.device() == s[1].device() && self.dtype() == s[2].scalar_type() && !s[4].to_bool()) {
+    return std::vector<Tensor>{self};
+  }
+  return One(CallOne(op.registry(), "_to_copy", {self, s[2], Value(std::nullopt), s[1]}));
+}
+
+constexpr const char* kFactoryOptions =
+    "*, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None";
+
+}  // namespace
+
+absl::Status DefineFactoryOps(OpRegistry& registry) {
+  const std::string opts = kFactoryOptions;
+  static std::vector<std::string>* schemas = new std::vector<std::string>{
+      "zeros(SymInt[] size, " + opts + ") -> Tensor",
+      "ones(SymInt[] size, " + opts + ") -> Tensor",
+      "full(SymInt[] size, Scalar fill_value, " + opts + ") -> Tensor",
+      "arange(Scalar end, " + opts + ") -> Tensor",
+      "arange.start(Scalar start, Scalar end, " + opts + ") -> Tensor",
+      "arange.start_step(Scalar start, Scalar end, Scalar step=1, " + opts + ") -> Tensor",
+      "linspace(Scalar start, Scalar end, int steps, " + opts + ") -> Tensor",
+      "eye(SymInt n, " + opts + ") -> Tensor",
+      "eye.m(SymInt n, SymInt m, " + opts + ") -> Tensor",
+  };
+  const std::vector<std::string>& sc = *schemas;
+  TSR_RETURN_IF_ERROR(DefineAll(
+      registry,
+      {
+          {sc[0].c_str(), MakeKernel<ConstantK<0>>("core::zeros")},
+          {sc[1].c_str(), MakeKernel<ConstantK<1>>("core::ones")},
+          {sc[2].c_str(), MakeKernel<ConstantK<-1>>("core::full")},
+          {sc[3].c_str(), MakeKernel<ArangeK<1>>("core::arange")},
+          {sc[4].c_str(), MakeKernel<ArangeK<2>>("core::arange")},
+          {sc[5].c_str(), MakeKernel<ArangeK<3>>("core::arange")},
+          {sc[6].c_str(), MakeKernel<LinspaceK>("core::linspace")},
+          {sc[7].c_str(), MakeKernel<EyeK<false>>("core::eye")},
+          {sc[8].c_str(), MakeKernel<EyeK<true>>("core::eye")},
+          {"zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<ConstantOutK<0>>("core::zeros_out")},
+          {"ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<ConstantOutK<1>>("core::ones_out")},
+          {"full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<ConstantOutK<-1>>("core::full_out")},
+          {"arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<ArangeOutK>("core::arange_out")},
+          {"arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> "
+           "Tensor(a!)",
+           MakeKernel<ArangeStartOutK>("core::arange_out")},
+          {"linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<LinspaceOutK>("core::linspace_out")},
+          {"eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<EyeOutK<false>>("core::eye_out")},
+          {"eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<EyeOutK<true>>("core::eye_out")},
+          {"zero_(Tensor(a!) self) -> Tensor(a!)", MakeKernel<ZeroK>("core::zero_")},
+          {"_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? "
+           "device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? "
+           "memory_format=None) -> Tensor",
+           MakeKernel<ToCopyK>("core::_to_copy")},
+          {"to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, "
+           "MemoryFormat? memory_format=None) -> Tensor(a)",
+           MakeKernel<ToDtypeK>("core::to")},
+          {"to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, "
+           "bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)",
+           MakeKernel<ToDeviceK>("core::to")},
+      },
+      KernelSlot::kComposite));
+  return DefineAll(registry,
+                   {{"fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+                     MakeKernel<FillMeta>("meta::fill_")}},
+                   KernelSlot::kMeta);
+}
+
+}  // namespace ops
+}  // namespace tessera

@@ -1,0 +1,141 @@
+// Matrix products as out= kernels: mm, bmm, addmm. float32 and bfloat16 run on oneDNN's
+// matmul (primitives cached by shape, strides, dtype and attributes); every other dtype, and
+// any case oneDNN refuses, on our own loop accumulating in float (double for float64, int64
+// for integers).
+#include "math.hpp"
+#include "onednn.hpp"
+#include "pointwise.hpp"
+
+namespace tessera {
+namespace cpu {
+namespace {
+
+// out (+)= alpha * a @ b over batches; a [B, M, K], b [B, K, N], out [B, M, N] (B may be
+// absent). With `accumulate`, out already holds self and gets beta * out + alpha * a @ b.
+bool gemm_onednn(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out, double alpha,
+                 double beta, bool accumulate) {
+  const tsr_dtype dt = out.dtype();
+  if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
+  const std::string key = "matmul:" + onednn::key_of(a) + "|" + onednn::key_of(b) + "|" +
+                          onednn::key_of(out) + "|" + std::to_string(alpha) + "|" +
+                          (accumulate ? std::to_string(beta) : "-");
+  try {
+    const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
+                             o_md = onednn::desc(out);
+    dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
+      dnnl::primitive_attr attr;
+      if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
+      if (accumulate) {
+        dnnl::post_ops ops;
+        ops.append_sum(static_cast<float>(beta));
+        attr.set_post_ops(ops);
+      }
+      dnnl::matmul::desc d(a_md, b_md, o_md);
+      return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, onednn::engine()));
+    });
+    p.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(a, a_md)},
+                                 {DNNL_ARG_WEIGHTS, onednn::memory(b, b_md)},
+                                 {DNNL_ARG_DST, onednn::memory(out, o_md)}});
+    onednn::stream().wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+template <typename T>
+using mm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                    std::conditional_t<kIsFloat<T>, float, int64_t>>;
+
+template <typename T>
+void gemm_loop(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
+               const sdk::Scalar& alpha_s, const sdk::Scalar& beta_s, bool accumulate) {
+  using Acc = mm_acc_t<T>;
+  const bool batched = out.dim() == 3;
+  const int64_t B = batched ? out.size(0) : 1;
+  const int64_t M = out.size(-2), N = out.size(-1), K = a.size(-1);
+  auto stride = [&](const sdk::Tensor& t, int d) {
+    return t.dim() == 3 ? t.strides()[d] : (d == 0 ? 0 : t.strides()[d - 1]);
+  };
+  const int64_t as0 = stride(a, 0), as1 = stride(a, 1), as2 = stride(a, 2);
+  const int64_t bs0 = stride(b, 0), bs1 = stride(b, 1), bs2 = stride(b, 2);
+  const int64_t os0 = stride(out, 0), os1 = stride(out, 1), os2 = stride(out, 2);
+  const T* ap = a.data<T>();
+  const T* bp = b.data<T>();
+  T* op = out.data<T>();
+  const Acc alpha = alpha_s.is_floating_point() ? static_cast<Acc>(alpha_s.to_double())
+                                                : static_cast<Acc>(alpha_s.to_int());
+  const Acc beta = beta_s.is_floating_point() ? static_cast<Acc>(beta_s.to_double())
+                                              : static_cast<Acc>(beta_s.to_int());
+  struct Ctx {
+    const std::function<void(int64_t)>* row;
+  };
+  const std::function<void(int64_t)> row = [&](int64_t r) {
+    const int64_t bi = r / M, i = r % M;
+    for (int64_t j = 0; j < N; ++j) {
+      Acc acc = 0;
+      for (int64_t k = 0; k < K; ++k) {
+        acc = wrap_add<Acc>(
+            acc, wrap_mul<Acc>(static_cast<Acc>(load(ap[bi * as0 + i * as1 + k * as2])),
+                               static_cast<Acc>(load(bp[bi * bs0 + k * bs1 + j * bs2]))));
+      }
+      T& o = op[bi * os0 + i * os1 + j * os2];
+      Acc r2 = wrap_mul<Acc>(alpha, acc);
+      if (accumulate && beta != 0)
+        r2 = wrap_add<Acc>(r2, wrap_mul<Acc>(beta, static_cast<Acc>(load(o))));
+      o = store<T>(r2);
+    }
+  };
+  Ctx ctx{&row};
+  TensorIterator::run_parallel(
+      B * M, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, N * K)),
+      [](void* c, int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) (*static_cast<Ctx*>(c)->row)(r);
+      },
+      &ctx);
+}
+
+void gemm(const char* op, const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
+          const sdk::Scalar& alpha, const sdk::Scalar& beta, bool accumulate) {
+  if (out.numel() == 0) return;
+  dispatch<kNumeric>(out.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (a.size(-1) != 0 &&
+        gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate)) {
+      return;
+    }
+    gemm_loop<T>(a, b, out, alpha, beta, accumulate);
+  });
+}
+
+// mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out); bmm.out likewise.
+void mm_out(const char* op, tsr_stack* s) {
+  const sdk::Tensor a = arg<sdk::Tensor>(s, 0), b = arg<sdk::Tensor>(s, 1),
+                    out = arg<sdk::Tensor>(s, 2);
+  gemm(op, a, b, out, sdk::Scalar(int64_t{1}), sdk::Scalar(int64_t{0}), false);
+  set_result(s, out);
+}
+
+// addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1,
+// Tensor(a!) out)
+void addmm_out(const char* op, tsr_stack* s) {
+  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), a = arg<sdk::Tensor>(s, 1),
+                    b = arg<sdk::Tensor>(s, 2), out = arg<sdk::Tensor>(s, 5);
+  const sdk::Scalar beta = arg<sdk::Scalar>(s, 3), alpha = arg<sdk::Scalar>(s, 4);
+  const bool accumulate = beta.to_double() != 0;
+  // beta == 0 ignores self entirely (NaN and Inf in it do not propagate), as in PyTorch.
+  if (accumulate && self.data_ptr() != out.data_ptr()) copy_cast(out, self);
+  gemm(op, a, b, out, alpha, beta, accumulate);
+  set_result(s, out);
+}
+
+}  // namespace
+
+void register_linalg(sdk::Library& lib) {
+  impl<&mm_out>(lib, "mm.out");
+  impl<&mm_out>(lib, "bmm.out");
+  impl<&addmm_out>(lib, "addmm.out");
+}
+
+}  // namespace cpu
+}  // namespace tessera

@@ -26,6 +26,8 @@ absl::Status DefinePointwiseOps(OpRegistry& registry);
 absl::Status DefineReductionOps(OpRegistry& registry);
 absl::Status DefineLinalgOps(OpRegistry& registry);
 absl::Status DefineFactoryOps(OpRegistry& registry);
+absl::Status DefineNNOps(OpRegistry& registry);
+absl::Status DefineIndexOps(OpRegistry& registry);
 }  // namespace ops
 
 }  // namespace tessera

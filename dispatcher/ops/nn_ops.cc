@@ -1,0 +1,495 @@
+// Linear algebra and NN ops of op set v1 beyond mm/bmm/addmm: schemas, meta functions with
+// PyTorch's checks, and the user-facing composites over ATen's native ops (matmul, linear,
+// conv2d -> convolution, max_pool2d -> max_pool2d_with_indices, layer_norm ->
+// native_layer_norm, batch_norm -> native_batch_norm, softmax -> _softmax, embedding ->
+// index_select).
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/views.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/ops/boxing.h"
+
+namespace tessera {
+namespace ops {
+namespace {
+
+using Out = absl::StatusOr<std::vector<Tensor>>;
+const Device kMetaDevice(DeviceType::kMeta);
+
+Out One(absl::StatusOr<Tensor> t) {
+  if (!t.ok()) return t.status();
+  return std::vector<Tensor>{*std::move(t)};
+}
+
+absl::Status Invalid(const OperatorHandle& op, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), message));
+}
+
+absl::Status CheckFloating(const OperatorHandle& op, const char* arg, const Tensor& t) {
+  if (IsFloatingType(t.dtype())) return absl::OkStatus();
+  return Invalid(op, absl::StrFormat("expected '%s' to be a floating point tensor, got %s", arg,
+                                     ScalarTypeName(t.dtype())));
+}
+
+absl::Status CheckSameDtype(const OperatorHandle& op, const char* arg, const Tensor& t,
+                            const Tensor& like) {
+  if (t.dtype() == like.dtype()) return absl::OkStatus();
+  return Invalid(op, absl::StrFormat("expected '%s' to have dtype %s (the input's), got %s", arg,
+                                     ScalarTypeName(like.dtype()), ScalarTypeName(t.dtype())));
+}
+
+// A pair argument (int[2]) given as one value applies to both dims; [] means `fallback`.
+absl::StatusOr<std::array<int64_t, 2>> Pair(const OperatorHandle& op, const char* arg,
+                                            const Value& v, std::array<int64_t, 2> fallback) {
+  IntArrayRef list = v.int_list();
+  if (list.empty()) return fallback;
+  if (list.size() == 1) return std::array<int64_t, 2>{list[0], list[0]};
+  if (list.size() == 2) return std::array<int64_t, 2>{list[0], list[1]};
+  return Invalid(op,
+                 absl::StrFormat("expected '%s' to have 1 or 2 values, got %d", arg, list.size()));
+}
+
+int64_t PooledSize(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
+                   bool ceil_mode) {
+  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
+  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  // With ceil_mode the last window must start inside the input or its left padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// ---- convolution ----
+
+// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& in = s[0].tensor();
+  const Tensor& w = s[1].tensor();
+  if (in.dim() != 4 || w.dim() != 4) {
+    return Invalid(
+        op, absl::StrFormat("expected a 4D input [N, C, H, W] and a 4D weight [C_out, C_in / "
+                            "groups, kH, kW], got input %s and weight %s",
+                            ShapeToString(in.sizes()), ShapeToString(w.sizes())));
+  }
+  if (s[6].to_bool()) return Invalid(op, "transposed convolution is not in op set v1");
+  TSR_ASSIGN_OR_RETURN(auto stride, Pair(op, "stride", s[3], {1, 1}));
+  TSR_ASSIGN_OR_RETURN(auto padding, Pair(op, "padding", s[4], {0, 0}));
+  TSR_ASSIGN_OR_RETURN(auto dilation, Pair(op, "dilation", s[5], {1, 1}));
+  const int64_t groups = s[8].to_int();
+  for (int i = 0; i < 2; ++i) {
+    if (stride[i] <= 0 || dilation[i] <= 0 || padding[i] < 0) {
+      return Invalid(op, absl::StrFormat("expected stride > 0, dilation > 0 and padding >= 0, got "
+                                         "stride %d, dilation %d, padding %d",
+                                         stride[i], dilation[i], padding[i]));
+    }
+  }
+  if (groups <= 0 || w.sizes()[0] % groups != 0) {
+    return Invalid(op,
+                   absl::StrFormat("expected groups > 0 dividing the %d output channels, got %d",
+                                   w.sizes()[0], groups));
+  }
+  if (in.sizes()[1] != w.sizes()[1] * groups) {
+    return Invalid(
+        op, absl::StrFormat("expected input %s to have %d channels (weight %s, groups %d), but got "
+                            "%d channels instead",
+                            ShapeToString(in.sizes()), w.sizes()[1] * groups,
+                            ShapeToString(w.sizes()), groups, in.sizes()[1]));
+  }
+  TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
+  TSR_RETURN_IF_ERROR(CheckSameDtype(op, "weight", w, in));
+  if (s[2].is_tensor()) {
+    const Tensor& b = s[2].tensor();
+    TSR_RETURN_IF_ERROR(CheckSameDtype(op, "bias", b, in));
+    if (b.dim() != 1 || b.sizes()[0] != w.sizes()[0]) {
+      return Invalid(op, absl::StrFormat("expected bias of shape [%d], got %s", w.sizes()[0],
+                                         ShapeToString(b.sizes())));
+    }
+  }
+  DimVector out{in.sizes()[0], w.sizes()[0]};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t o =
+        PooledSize(in.sizes()[2 + i], w.sizes()[2 + i], padding[i], stride[i], dilation[i], false);
+    if (o <= 0) {
+      return Invalid(op,
+                     absl::StrFormat("calculated output size %s is too small (input %s, kernel %s)",
+                                     ShapeToString({out[0], out[1], o}), ShapeToString(in.sizes()),
+                                     ShapeToString(w.sizes())));
+    }
+    out.push_back(o);
+  }
+  return One(Empty(out, in.dtype(), kMetaDevice));
+}
+
+// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1): a 3D input is an
+// unbatched image.
+Out Conv2dK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  Tensor in = s[0].tensor();
+  const bool unbatched = in.dim() == 3;
+  if (unbatched) {
+    TSR_ASSIGN_OR_RETURN(in, Unsqueeze(in, 0));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor out, CallOne(r, "convolution",
+                                           {in, s[1], s[2], s[3], s[4], s[5], Value(false),
+                                            Value(IntList{0, 0}), s[6]}));
+  if (unbatched) return One(SqueezeDims(out, {0}));
+  return std::vector<Tensor>{out};
+}
+
+// ---- pooling ----
+
+struct PoolArgs {
+  std::array<int64_t, 2> kernel, stride, padding, dilation;
+  bool ceil_mode;
+  std::array<int64_t, 2> out;
+};
+
+absl::StatusOr<PoolArgs> PoolShape(const OperatorHandle& op, const Tensor& in, const Stack& s,
+                                   bool has_dilation) {
+  if (in.dim() != 3 && in.dim() != 4) {
+    return Invalid(op,
+                   absl::StrFormat("expected a 3D or 4D input, got %s", ShapeToString(in.sizes())));
+  }
+  PoolArgs a;
+  TSR_ASSIGN_OR_RETURN(a.kernel, Pair(op, "kernel_size", s[1], {0, 0}));
+  TSR_ASSIGN_OR_RETURN(a.stride, Pair(op, "stride", s[2], a.kernel));
+  TSR_ASSIGN_OR_RETURN(a.padding, Pair(op, "padding", s[3], {0, 0}));
+  a.dilation = {1, 1};
+  if (has_dilation) {
+    TSR_ASSIGN_OR_RETURN(a.dilation, Pair(op, "dilation", s[4], {1, 1}));
+  }
+  a.ceil_mode = s[has_dilation ? 5 : 4].to_bool();
+  const int64_t h = in.sizes()[in.dim() - 2], w = in.sizes()[in.dim() - 1];
+  for (int i = 0; i < 2; ++i) {
+    if (a.kernel[i] <= 0 || a.stride[i] <= 0 || a.dilation[i] <= 0) {
+      return Invalid(op, absl::StrFormat("expected kernel_size, stride and dilation > 0, got "
+                                         "kernel_size %d, stride %d, dilation %d",
+                                         a.kernel[i], a.stride[i], a.dilation[i]));
+    }
+    const int64_t effective = a.dilation[i] * (a.kernel[i] - 1) + 1;
+    if (a.padding[i] < 0 || a.padding[i] > effective / 2) {
+      return Invalid(op, absl::StrFormat("pad should be at most half of effective kernel size, "
+                                         "but got pad=%d, kernel_size=%d and dilation=%d",
+                                         a.padding[i], a.kernel[i], a.dilation[i]));
+    }
+    a.out[i] = PooledSize(i == 0 ? h : w, a.kernel[i], a.padding[i], a.stride[i], a.dilation[i],
+                          a.ceil_mode);
+    if (a.out[i] <= 0) {
+      return Invalid(op, absl::StrFormat("output size is too small (input %s, kernel %d)",
+                                         ShapeToString(in.sizes()), a.kernel[i]));
+    }
+  }
+  return a;
+}
+
+DimVector PooledShape(const Tensor& in, const PoolArgs& a) {
+  DimVector out(in.sizes().begin(), in.sizes().end() - 2);
+  out.push_back(a.out[0]);
+  out.push_back(a.out[1]);
+  return out;
+}
+
+// max_pool2d_with_indices(self, kernel_size, stride=[], padding=0, dilation=1, ceil_mode=False)
+Out MaxPoolMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& in = s[0].tensor();
+  TSR_ASSIGN_OR_RETURN(PoolArgs a, PoolShape(op, in, s, true));
+  const DimVector shape = PooledShape(in, a);
+  TSR_ASSIGN_OR_RETURN(Tensor values, Empty(shape, in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor indices, Empty(shape, ScalarType::kInt64, kMetaDevice));
+  return std::vector<Tensor>{values, indices};
+}
+Out MaxPool2dK(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(OperatorHandle with, op.registry().Find("max_pool2d_with_indices"));
+  Stack stack(s.begin(), s.end());
+  TSR_RETURN_IF_ERROR(op.registry().Call(with, &stack));
+  return std::vector<Tensor>{stack[0].tensor()};
+}
+
+// avg_pool2d(self, kernel_size, stride=[], padding=0, ceil_mode=False, count_include_pad=True,
+// divisor_override=None)
+Out AvgPoolMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& in = s[0].tensor();
+  TSR_ASSIGN_OR_RETURN(PoolArgs a, PoolShape(op, in, s, false));
+  if (!s[6].is_none() && s[6].to_int() == 0) return Invalid(op, "divisor must be not zero");
+  return One(Empty(PooledShape(in, a), in.dtype(), kMetaDevice));
+}
+
+// ---- normalization ----
+
+// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd)
+Out LayerNormMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& in = s[0].tensor();
+  IntArrayRef norm = s[1].int_list();
+  const int64_t axis = in.dim() - static_cast<int64_t>(norm.size());
+  if (norm.empty() || axis < 0 ||
+      !std::equal(norm.begin(), norm.end(), in.sizes().begin() + axis)) {
+    return Invalid(
+        op,
+        absl::StrFormat("given normalized_shape=%s, expected input with shape [*, %s], but got "
+                        "input of size %s",
+                        ShapeToString(norm), absl::StrJoin(norm, ", "), ShapeToString(in.sizes())));
+  }
+  TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
+  for (int i : {2, 3}) {
+    if (!s[i].is_tensor()) continue;
+    const Tensor& t = s[i].tensor();
+    if (t.sizes() != norm) {
+      return Invalid(op,
+                     absl::StrFormat("expected %s of shape %s, got %s", i == 2 ? "weight" : "bias",
+                                     ShapeToString(norm), ShapeToString(t.sizes())));
+    }
+    TSR_RETURN_IF_ERROR(CheckSameDtype(op, i == 2 ? "weight" : "bias", t, in));
+  }
+  DimVector stat(in.sizes().begin(), in.sizes().begin() + axis);
+  stat.resize(in.dim(), 1);
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty(in.sizes(), in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor mean, Empty(stat, in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor rstd, Empty(stat, in.dtype(), kMetaDevice));
+  return std::vector<Tensor>{out, mean, rstd};
+}
+// layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True)
+Out LayerNormK(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(OperatorHandle native, op.registry().Find("native_layer_norm"));
+  Stack stack{s[0], s[1], s[2], s[3], s[4]};
+  TSR_RETURN_IF_ERROR(op.registry().Call(native, &stack));
+  return std::vector<Tensor>{stack[0].tensor()};
+}
+
+// native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+Out BatchNormMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& in = s[0].tensor();
+  if (in.dim() < 2) {
+    return Invalid(op, absl::StrFormat("expected an input with at least 2 dims [N, C, ...], got %s",
+                                       ShapeToString(in.sizes())));
+  }
+  if (s[5].to_bool()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: training mode is not in op set v1 (inference only: training=False)", op.name()));
+  }
+  TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
+  const int64_t channels = in.sizes()[1];
+  const char* names[] = {"", "weight", "bias", "running_mean", "running_var"};
+  for (int i = 1; i <= 4; ++i) {
+    if (!s[i].is_tensor()) {
+      if (i >= 3) {
+        return Invalid(op, absl::StrFormat("%s must be defined in evaluation mode", names[i]));
+      }
+      continue;
+    }
+    const Tensor& t = s[i].tensor();
+    if (t.dim() != 1 || t.sizes()[0] != channels) {
+      return Invalid(op, absl::StrFormat("expected %s of shape [%d] (the input's channels), got %s",
+                                         names[i], channels, ShapeToString(t.sizes())));
+    }
+    TSR_RETURN_IF_ERROR(CheckSameDtype(op, names[i], t, in));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty(in.sizes(), in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor mean, Empty({0}, in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor invstd, Empty({0}, in.dtype(), kMetaDevice));
+  return std::vector<Tensor>{out, mean, invstd};
+}
+// batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)
+Out BatchNormK(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(OperatorHandle native, op.registry().Find("native_batch_norm"));
+  Stack stack(s.begin(), s.begin() + 8);
+  TSR_RETURN_IF_ERROR(op.registry().Call(native, &stack));
+  return std::vector<Tensor>{stack[0].tensor()};
+}
+
+// ---- linear, matmul ----
+
+// linear(input, weight, bias=None): input [*, in], weight [out, in], bias [out].
+Out LinearMeta(const OperatorHandle& op, const Stack& s) {
+  const Tensor& in = s[0].tensor();
+  const Tensor& w = s[1].tensor();
+  if (in.dim() < 1 || w.dim() != 2 || in.sizes()[in.dim() - 1] != w.sizes()[1]) {
+    return Invalid(op, absl::StrFormat("input %s and weight %s cannot be multiplied (expected "
+                                       "input [*, in] and weight [out, in])",
+                                       ShapeToString(in.sizes()), ShapeToString(w.sizes())));
+  }
+  TSR_RETURN_IF_ERROR(CheckSameDtype(op, "weight", w, in));
+  if (s[2].is_tensor()) {
+    const Tensor& b = s[2].tensor();
+    TSR_RETURN_IF_ERROR(CheckSameDtype(op, "bias", b, in));
+    if (b.numel() != w.sizes()[0] || b.dim() > 1) {
+      return Invalid(op, absl::StrFormat("expected bias of shape [%d], got %s", w.sizes()[0],
+                                         ShapeToString(b.sizes())));
+    }
+  }
+  DimVector out(in.sizes().begin(), in.sizes().end() - 1);
+  out.push_back(w.sizes()[0]);
+  return One(Empty(out, in.dtype(), kMetaDevice));
+}
+
+// Matmul: PyTorch's torch.matmul over mm and bmm (1D operands gain and lose a dim, batch dims
+// broadcast).
+absl::StatusOr<Tensor> Matmul(OpRegistry& r, const Tensor& a, const Tensor& b) {
+  if (a.dim() == 0 || b.dim() == 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "matmul: both arguments need at least 1 dimension, got %dD and %dD", a.dim(), b.dim()));
+  }
+  if (a.dim() == 1 && b.dim() == 1) {  // dot product
+    if (a.sizes()[0] != b.sizes()[0]) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "matmul: inconsistent tensor size, expected tensor [%d] and src [%d] to have the same "
+          "number of elements",
+          a.sizes()[0], b.sizes()[0]));
+    }
+    TSR_ASSIGN_OR_RETURN(Tensor prod, CallOne(r, "mul.Tensor", {a, b}));
+    return CallOne(r, "sum", {prod});
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor a2, a.dim() == 1 ? Unsqueeze(a, 0) : absl::StatusOr<Tensor>(a));
+  TSR_ASSIGN_OR_RETURN(Tensor b2, b.dim() == 1 ? Unsqueeze(b, 1) : absl::StatusOr<Tensor>(b));
+  Tensor out;
+  if (a2.dim() == 2 && b2.dim() == 2) {
+    TSR_ASSIGN_OR_RETURN(out, CallOne(r, "mm", {a2, b2}));
+  } else {
+    const int64_t n = a2.sizes()[a2.dim() - 2], k = a2.sizes()[a2.dim() - 1];
+    const int64_t k2 = b2.sizes()[b2.dim() - 2], m = b2.sizes()[b2.dim() - 1];
+    TSR_ASSIGN_OR_RETURN(DimVector batch,
+                         BroadcastShapes(IntArrayRef(a2.sizes().data(), a2.dim() - 2),
+                                         IntArrayRef(b2.sizes().data(), b2.dim() - 2)));
+    int64_t count = 1;
+    for (int64_t d : batch) count *= d;
+    DimVector ea = batch, eb = batch, out_shape = batch;
+    ea.insert(ea.end(), {n, k});
+    eb.insert(eb.end(), {k2, m});
+    out_shape.insert(out_shape.end(), {n, m});
+    TSR_ASSIGN_OR_RETURN(Tensor xa, Expand(a2, ea));
+    TSR_ASSIGN_OR_RETURN(Tensor xb, Expand(b2, eb));
+    TSR_ASSIGN_OR_RETURN(Tensor ra, CallOne(r, "reshape", {xa, Value(IntList{count, n, k})}));
+    TSR_ASSIGN_OR_RETURN(Tensor rb, CallOne(r, "reshape", {xb, Value(IntList{count, k2, m})}));
+    TSR_ASSIGN_OR_RETURN(Tensor prod, CallOne(r, "bmm", {ra, rb}));
+    TSR_ASSIGN_OR_RETURN(out, View(prod, out_shape));
+  }
+  if (a.dim() == 1) {
+    TSR_ASSIGN_OR_RETURN(out, SqueezeDims(out, {out.dim() - 2}));
+  }
+  if (b.dim() == 1) {
+    TSR_ASSIGN_OR_RETURN(out, SqueezeDims(out, {out.dim() - 1}));
+  }
+  return out;
+}
+Out MatmulK(const OperatorHandle& op, const Stack& s) {
+  return One(Matmul(op.registry(), s[0].tensor(), s[1].tensor()));
+}
+
+// The composite linear: input @ weight.T (+ bias), through addmm for 2D inputs.
+Out LinearK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& in = s[0].tensor();
+  TSR_ASSIGN_OR_RETURN(Tensor wt, T(s[1].tensor()));
+  if (in.dim() == 2 && s[2].is_tensor()) return One(CallOne(r, "addmm", {s[2], in, wt}));
+  TSR_ASSIGN_OR_RETURN(Tensor out, Matmul(r, in, wt));
+  if (s[2].is_tensor()) return One(CallOne(r, "add.Tensor", {out, s[2]}));
+  return std::vector<Tensor>{out};
+}
+
+// Out= forms written as composites: compute, then resize `out` and copy into it.
+template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&), int kOut>
+Out ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(Tensor result, F(op, s));
+  const Tensor& out = s[kOut].tensor();
+  if (out.dtype() != result.dtype()) {
+    return Invalid(
+        op, absl::StrFormat("expected out to have dtype %s, got %s", ScalarTypeName(result.dtype()),
+                            ScalarTypeName(out.dtype())));
+  }
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(result.sizes()));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
+  return std::vector<Tensor>{out};
+}
+absl::StatusOr<Tensor> MatmulOf(const OperatorHandle& op, const Stack& s) {
+  return Matmul(op.registry(), s[0].tensor(), s[1].tensor());
+}
+
+// softmax.int / log_softmax.int(self, dim, dtype=None) -> _softmax / _log_softmax.
+template <bool kLog>
+Out SoftmaxK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  Tensor in = s[0].tensor();
+  if (!s[2].is_none()) {
+    TSR_ASSIGN_OR_RETURN(in, CallOne(r, "_to_copy", {in, s[2]}));
+  }
+  return One(CallOne(r, kLog ? "_log_softmax" : "_softmax", {in, s[1], Value(false)}));
+}
+
+// embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False)
+Out EmbeddingK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& weight = s[0].tensor();
+  const Tensor& indices = s[1].tensor();
+  if (weight.dim() != 2) {
+    return Invalid(op, absl::StrFormat("expected a 2D weight [num, dim], got %s",
+                                       ShapeToString(weight.sizes())));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor flat, CallOne(r, "reshape", {indices, Value(IntList{-1})}));
+  TSR_ASSIGN_OR_RETURN(Tensor rows, CallOne(r, "index_select", {weight, Value(int64_t{0}), flat}));
+  std::vector<int64_t> shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(weight.sizes()[1]);
+  return One(View(rows, shape));
+}
+
+}  // namespace
+
+absl::Status DefineNNOps(OpRegistry& registry) {
+  TSR_RETURN_IF_ERROR(DefineAll(
+      registry,
+      {
+          {"convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] "
+           "padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) "
+           "-> Tensor",
+           MakeKernel<ConvolutionMeta>("meta::convolution")},
+          {"max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] "
+           "padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+           MakeKernel<MaxPoolMeta>("meta::max_pool2d_with_indices")},
+          {"avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool "
+           "ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+           MakeKernel<AvgPoolMeta>("meta::avg_pool2d")},
+          {"native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? "
+           "bias, float eps) -> (Tensor, Tensor, Tensor)",
+           MakeKernel<LayerNormMeta>("meta::native_layer_norm")},
+          {"native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+           "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, "
+           "Tensor)",
+           MakeKernel<BatchNormMeta>("meta::native_batch_norm")},
+          {"linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+           MakeKernel<LinearMeta>("meta::linear")},
+      },
+      KernelSlot::kMeta));
+  TSR_RETURN_IF_ERROR(
+      registry.DefineVariants("avg_pool2d", "avg_pool2d.out", "", OutDtypeRule::kExact));
+  TSR_RETURN_IF_ERROR(registry.DefineVariants("linear", "linear.out", "", OutDtypeRule::kExact));
+  TSR_ASSIGN_OR_RETURN(RegistrationHandle linear_composite,
+                       registry.ImplComposite("linear", MakeKernel<LinearK>("core::linear")));
+  linear_composite.Release();
+  return DefineAll(
+      registry,
+      {
+          {"conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] "
+           "padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<Conv2dK>("core::conv2d")},
+          {"max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
+           "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+           MakeKernel<MaxPool2dK>("core::max_pool2d")},
+          {"layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? "
+           "bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor",
+           MakeKernel<LayerNormK>("core::layer_norm")},
+          {"batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
+           "running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
+           MakeKernel<BatchNormK>("core::batch_norm")},
+          {"matmul(Tensor self, Tensor other) -> Tensor", MakeKernel<MatmulK>("core::matmul")},
+          {"matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<ComputeIntoOut<MatmulOf, 2>>("core::matmul_out")},
+          {"softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+           MakeKernel<SoftmaxK<false>>("core::softmax")},
+          {"log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+           MakeKernel<SoftmaxK<true>>("core::log_softmax")},
+          {"embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool "
+           "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
+           MakeKernel<EmbeddingK>("core::embedding")},
+      },
+      KernelSlot::kComposite);
+}
+
+}  // namespace ops
+}  // namespace tessera

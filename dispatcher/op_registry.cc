@@ -298,8 +298,8 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   OperatorHandle op(const_cast<internal::OperatorEntry*>(&entry));
   TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, Lookup(op, key));
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
-  if (entry.variant == VariantKind::kOut && lookup.source == KernelSource::kKernel) {
-    TSR_RETURN_IF_ERROR(internal::PrepareOutputs(entry, stack));
+  if (lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta) {
+    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack));
   }
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {

@@ -217,6 +217,8 @@ const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key) {
   return nullptr;
 }
 
+namespace {
+
 absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack) {
   const OperatorEntry& functional = *out_entry.functional;
   if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
@@ -226,6 +228,24 @@ absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack) {
   for (size_t j = 0; j < computed.size(); ++j) {
     TSR_RETURN_IF_ERROR(
         CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], computed[j].tensor(), device));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack) {
+  switch (entry.variant) {
+    case VariantKind::kOut:
+      return PrepareOutputs(entry, stack);
+    case VariantKind::kInplace: {
+      TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(*entry.functional, *stack));
+      return CheckInplace(entry, (*stack)[0].tensor(), computed[0].tensor());
+    }
+    case VariantKind::kFunctional:
+    case VariantKind::kNone:
+      if (KernelAt(&entry, kMetaKey) == nullptr) return absl::OkStatus();
+      return RunMeta(entry, *stack).status();
   }
   return absl::OkStatus();
 }

@@ -44,9 +44,10 @@ class OperatorEntry {
 // DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a
 // real kernel there, or NULL.
 const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
-// PrepareOutputs: before a backend's own out= kernel runs, check the outputs' devices and
-// dtypes against what the functional form computes and resize them to its shapes.
-absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack);
+// ValidateCall runs before every backend kernel (Note [Variants]): the op's Meta function
+// checks the arguments (shapes, dtypes, dims) so that no backend sees input the op refuses; an
+// out= form also gets its outputs checked and resized, an in-place form its self checked.
+absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack);
 
 }  // namespace internal
 }  // namespace tessera

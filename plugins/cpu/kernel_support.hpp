@@ -103,6 +103,8 @@ void register_ternary(sdk::Library& lib);
 void register_reductions(sdk::Library& lib);
 void register_scans(sdk::Library& lib);
 void register_linalg(sdk::Library& lib);
+void register_index(sdk::Library& lib);
+void register_nn(sdk::Library& lib);
 
 }  // namespace cpu
 }  // namespace tessera

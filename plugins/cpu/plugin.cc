@@ -11,4 +11,6 @@ TESSERA_PLUGIN(lib) {
   tessera::cpu::register_reductions(lib);
   tessera::cpu::register_scans(lib);
   tessera::cpu::register_linalg(lib);
+  tessera::cpu::register_index(lib);
+  tessera::cpu::register_nn(lib);
 }

@@ -42,6 +42,12 @@ namespace internal {
 inline void push(tsr_stack* s, const Tensor& v) {
   sdk::check(sdk::api().stack_push_tensor(s, v.get()));
 }
+inline void push(tsr_stack* s, const std::vector<Tensor>& v) {
+  std::vector<tsr_tensor*> raw;
+  raw.reserve(v.size());
+  for (const Tensor& t : v) raw.push_back(t.get());
+  sdk::check(sdk::api().stack_push_tensor_list(s, raw.data(), raw.size()));
+}
 inline void push(tsr_stack* s, int64_t v) { sdk::check(sdk::api().stack_push_int(s, v)); }
 inline void push(tsr_stack* s, int v) { push(s, static_cast<int64_t>(v)); }
 inline void push(tsr_stack* s, double v) { sdk::check(sdk::api().stack_push_double(s, v)); }

@@ -1,5 +1,5 @@
 // One 1-element `add` through the whole C ABI, as an application calls it: the C++ embedding
-// API (tessera::add) -> tsr_op_call -> dispatcher -> a C kernel registered like a plugin's
+// API (tessera::call1) -> tsr_op_call -> dispatcher -> a C kernel registered like a plugin's
 // (boxed, or typed C through libffi) that allocates its output through the table. Side by side
 // in the same run: the same kernel work called directly, and libtorch's `a + b` when the
 // benchmark was built with libtorch-dev (TESSERA_HAVE_TORCH).
@@ -55,13 +55,14 @@ struct Setup {
   Tensor b = Tensor::from_host<float>({2.0f}, {1}, TSR_DTYPE_FLOAT32);
   Setup() {
     const tsr_runtime_api& api = tessera::sdk::api();
-    // add.Tensor on CPU: boxed (the CPU plugin is not built yet; see issue 4). The typed
-    // variant gets an op of its own with add.Tensor's schema.
-    tessera::sdk::check(api.op_define(
-        tessera::sdk::to_c(
-            "bench::add_typed(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
-        nullptr));
-    Register("add.Tensor", &BoxedAdd, nullptr);
+    // Ops of their own with add.Tensor's schema (add.Tensor itself is the CPU plugin's: see
+    // cpu_plugin_benchmark.cc), one per kernel form.
+    for (const char* schema :
+         {"bench::add_boxed(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+          "bench::add_typed(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"}) {
+      tessera::sdk::check(api.op_define(tessera::sdk::to_c(schema), nullptr));
+    }
+    Register("bench::add_boxed", &BoxedAdd, nullptr);
     Register("bench::add_typed", nullptr, reinterpret_cast<tsr_typed_kernel_fn>(&TypedAdd));
   }
   static void Register(const char* op, tsr_boxed_kernel_fn boxed, tsr_typed_kernel_fn typed) {
@@ -72,11 +73,7 @@ struct Setup {
     desc.boxed = boxed;
     desc.typed = typed;
     desc.kernel_name = tessera::sdk::to_c(op);
-    tsr_error* e = tessera::sdk::api().kernel_register(&desc, nullptr);
-    if (e != nullptr) {
-      // The CPU plugin (when present) already has add.Tensor: use its kernel.
-      tessera::sdk::api().error_release(e);
-    }
+    tessera::sdk::check(tessera::sdk::api().kernel_register(&desc, nullptr));
   }
 };
 
@@ -87,8 +84,9 @@ Setup& S() {
 
 void BM_CAbiAdd1Element_Boxed(benchmark::State& state) {
   Setup& s = S();
+  static const tsr_op* op = tessera::find_op("bench::add_boxed");
   for (auto _ : state) {
-    Tensor c = tessera::add(s.a, s.b);
+    Tensor c = tessera::call1(op, s.a, s.b);
     benchmark::DoNotOptimize(c.get());
   }
 }

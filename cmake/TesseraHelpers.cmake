@@ -5,6 +5,17 @@ function(tessera_set_warnings target)
                          $<$<CXX_COMPILER_ID:GNU>:-Wno-maybe-uninitialized>)
 endfunction()
 
+# tessera_sanitizer_test_environment(TEST): what a test needs under the sanitizers. Tests ask
+# for impossible sizes on purpose and expect an error back, not an abort. oneDNN's OpenMP
+# worker threads make LeakSanitizer's stop-the-world crash at exit ("Tracer caught signal
+# 11"), so oneDNN runs on one thread there; the runtime's own pool keeps its threads.
+function(tessera_sanitizer_test_environment test)
+  if(TESSERA_SANITIZE)
+    set_tests_properties(${test} PROPERTIES ENVIRONMENT
+      "ASAN_OPTIONS=allocator_may_return_null=1;UBSAN_OPTIONS=print_stacktrace=1;OMP_NUM_THREADS=1")
+  endif()
+endfunction()
+
 # tessera_add_test(NAME SOURCES... LIBS...): one GoogleTest binary registered with CTest.
 function(tessera_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
@@ -13,8 +24,6 @@ function(tessera_add_test name)
   tessera_set_warnings(${name})
   add_test(NAME ${name} COMMAND ${name})
   if(TESSERA_SANITIZE)
-    # Tests ask for impossible sizes on purpose and expect an error back, not an abort.
-    set_tests_properties(${name} PROPERTIES ENVIRONMENT
-      "ASAN_OPTIONS=allocator_may_return_null=1;UBSAN_OPTIONS=print_stacktrace=1")
+    tessera_sanitizer_test_environment(${name})
   endif()
 endfunction()

@@ -25,7 +25,8 @@ compute_t<T> scalar_value(const sdk::Scalar& s) {
   return convert<C>(s.c.i);
 }
 
-// binary: out = f(self, other). `make(tag)` returns f for the compute type of tag. A Scalar
+// binary: out = f(self, other). `make(tag, compute)` returns f for the compute type of tag
+// (compute: the dtype the operands promote to). A Scalar
 // `other` is held by the loop in the compute type (a float for the 16-bit floats, as PyTorch's
 // opmath does), not rounded to the tensor's dtype first.
 template <Kind K, sdk::DtypeSet Set, typename Make>
@@ -40,7 +41,7 @@ void binary(const char* op, tsr_stack* s, const Make& make) {
   dispatch<Set>(compute, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
-    const auto f = make(tag);
+    const auto f = make(tag, compute);
     PointwiseFrame frame(out, K == Kind::kBool ? TSR_DTYPE_BOOL : compute);
     frame.input(a, compute);
     if (b.is_scalar) {
@@ -80,8 +81,7 @@ tsr_dtype promoted(tsr_stack* s) {
 template <bool kSub>
 void add_out(const char* op, tsr_stack* s) {
   const sdk::Scalar alpha = arg<sdk::Scalar>(s, 2);
-  const tsr_dtype compute = promoted(s);
-  binary<Kind::kPromote, kAll>(op, s, [&](auto tag) {
+  binary<Kind::kPromote, kAll>(op, s, [&](auto tag, tsr_dtype compute) {
     using C = compute_t<typename decltype(tag)::type>;
     const C a = alpha_value<typename decltype(tag)::type>(op, alpha, compute);
     const bool unit = alpha.to_double() == 1;
@@ -99,7 +99,7 @@ void add_out(const char* op, tsr_stack* s) {
 }
 
 void mul_out(const char* op, tsr_stack* s) {
-  binary<Kind::kPromote, kAll>(op, s, [](auto tag) {
+  binary<Kind::kPromote, kAll>(op, s, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return wrap_mul(x, y); };
   });
@@ -124,7 +124,7 @@ void integer_division(const char* op, tsr_dtype compute, const F& run) {
 
 // div.out / div.Scalar_out (true division) and div.out_mode (rounding_mode).
 void div_out(const char* op, tsr_stack* s) {
-  binary<Kind::kFloat, kFloating>(op, s, [](auto tag) {
+  binary<Kind::kFloat, kFloating>(op, s, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return x / y; };
   });
@@ -139,7 +139,7 @@ void div_mode_out(const char* op, tsr_stack* s) {
   const bool floor_mode = mode == "floor";
   const tsr_dtype compute = promoted(s);
   integer_division(op, compute, [&](ZeroFlag* flag) {
-    binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag) {
+    binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag, tsr_dtype) {
       using C = compute_t<typename decltype(tag)::type>;
       return [flag, floor_mode](C x, C y) -> C {
         if constexpr (std::is_integral_v<C>) {
@@ -160,7 +160,7 @@ template <bool kRemainder>
 void mod_out(const char* op, tsr_stack* s) {
   const tsr_dtype compute = promoted(s);
   integer_division(op, compute, [&](ZeroFlag* flag) {
-    binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag) {
+    binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag, tsr_dtype) {
       using C = compute_t<typename decltype(tag)::type>;
       return [flag](C x, C y) -> C {
         if constexpr (std::is_integral_v<C>) {
@@ -187,7 +187,7 @@ void pow_out(const char* op, tsr_stack* s) {
                 std::string(op) + ": integers to negative integer powers are not allowed");
     }
   }
-  binary<Kind::kPromote, kNumeric>(op, s, [](auto tag) {
+  binary<Kind::kPromote, kNumeric>(op, s, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C {
       if constexpr (std::is_integral_v<C>) {
@@ -201,14 +201,14 @@ void pow_out(const char* op, tsr_stack* s) {
 
 template <bool kMax>
 void extremum_out(const char* op, tsr_stack* s) {
-  binary<Kind::kPromote, kAll>(op, s, [](auto tag) {
+  binary<Kind::kPromote, kAll>(op, s, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return kMax ? max_nan(x, y) : min_nan(x, y); };
   });
 }
 
 void atan2_out(const char* op, tsr_stack* s) {
-  binary<Kind::kFloat, kFloating>(op, s, [](auto tag) {
+  binary<Kind::kFloat, kFloating>(op, s, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return std::atan2(x, y); };
   });
@@ -216,7 +216,7 @@ void atan2_out(const char* op, tsr_stack* s) {
 
 #define TESSERA_BINARY(NAME, KIND, SET, EXPR)            \
   void NAME##_out(const char* op, tsr_stack* s) {        \
-    binary<Kind::KIND, SET>(op, s, [](auto tag) {        \
+    binary<Kind::KIND, SET>(op, s, [](auto tag, tsr_dtype) {        \
       using C = compute_t<typename decltype(tag)::type>; \
       return [](C x, C y) { return EXPR; };              \
     });                                                  \

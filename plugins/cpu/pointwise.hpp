@@ -45,7 +45,7 @@ inline sdk::ResultType& operator<<(sdk::ResultType& r, const Operand& o) {
 class PointwiseFrame {
  public:
   // The loop writes `result` dtype values into `out` (staged if out has another dtype).
-  PointwiseFrame(const sdk::Tensor& out, tsr_dtype result) : out_(out), iter_(out.sizes().vec()) {
+  PointwiseFrame(const sdk::Tensor& out, tsr_dtype result) : out_(out), iter_(out.sizes()) {
     if (out.dtype() == result) {
       iter_.add_tensor(out);
     } else {
@@ -60,8 +60,13 @@ class PointwiseFrame {
       scalar_to(o.scalar, dtype, slot.data());
       iter_.add_scalar(slot.data(), sdk::api().dtype_size(dtype));
     } else {
-      keep_.push_back(to_dtype(o.tensor, dtype));
-      iter_.add_tensor(keep_.back());
+      if (o.tensor.dtype() == dtype) {
+        iter_.add_tensor(o.tensor);  // the caller's handle keeps it alive
+      } else {
+        sdk::Tensor& kept = keep_.at(num_kept_++);
+        kept = to_dtype(o.tensor, dtype);
+        iter_.add_tensor(kept);
+      }
     }
   }
   TensorIterator& build() {
@@ -74,7 +79,8 @@ class PointwiseFrame {
 
  private:
   sdk::Tensor out_, staged_;
-  std::vector<sdk::Tensor> keep_;
+  std::array<sdk::Tensor, 4> keep_;  // converted inputs
+  int num_kept_ = 0;
   std::array<std::array<unsigned char, 8>, 4> scalars_{};
   int num_scalars_ = 0;
   TensorIterator iter_;

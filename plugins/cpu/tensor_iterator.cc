@@ -9,16 +9,21 @@
 namespace tessera {
 namespace cpu {
 
-void TensorIterator::add_operand(void* data, size_t itemsize, const std::vector<int64_t>& sizes,
-                                 const std::vector<int64_t>& strides) {
+void TensorIterator::add_operand(void* data, size_t itemsize, const int64_t* sizes,
+                                 const int64_t* strides, size_t ndim) {
   const size_t nd = shape_.size();
-  if (sizes.size() > nd) {
+  if (num_operands_ == kMaxOperands) {
+    sdk::fail(TSR_INTERNAL, "TensorIterator: more than " + std::to_string(kMaxOperands) +
+                                " operands");
+  }
+  if (ndim > nd) {
     sdk::fail(TSR_INVALID_ARGUMENT,
               "TensorIterator: an operand has more dimensions than the output");
   }
-  std::vector<int64_t> bytes(nd, 0);
-  const size_t lead = nd - sizes.size();
-  for (size_t d = 0; d < sizes.size(); ++d) {
+  DimList& bytes = strides_[num_operands_];
+  bytes.resize(nd, 0);
+  const size_t lead = nd - ndim;
+  for (size_t d = 0; d < ndim; ++d) {
     if (sizes[d] == shape_[lead + d]) {
       bytes[lead + d] = strides[d] * static_cast<int64_t>(itemsize);
     } else if (sizes[d] != 1) {
@@ -27,16 +32,15 @@ void TensorIterator::add_operand(void* data, size_t itemsize, const std::vector<
                                           std::to_string(shape_[lead + d]));
     }
   }
-  base_.push_back(static_cast<char*>(data));
-  strides_.push_back(std::move(bytes));
+  base_[num_operands_++] = static_cast<char*>(data);
 }
 
 void TensorIterator::build() {
   numel_ = 1;
   for (int64_t s : shape_) numel_ *= s;
-  const size_t nops = base_.size();
+  const size_t nops = num_operands_;
   // Keep the dimensions with more than one element, outermost first.
-  std::vector<size_t> dims;
+  SmallVector<size_t, kInlineDims> dims;
   for (size_t d = 0; d < shape_.size(); ++d) {
     if (shape_[d] != 1) dims.push_back(d);
   }
@@ -49,8 +53,8 @@ void TensorIterator::build() {
     }
     return false;
   });
-  std::vector<int64_t> sizes;
-  std::vector<std::vector<int64_t>> strides(nops);
+  DimList sizes;
+  DimList strides[kMaxOperands];
   for (size_t d : dims) {
     // Merge into the previous (outer) dimension when it steps exactly one row of this one.
     bool merge = !sizes.empty();
@@ -69,8 +73,8 @@ void TensorIterator::build() {
     sizes.push_back(1);
     for (size_t k = 0; k < nops; ++k) strides[k].push_back(0);
   }
-  sizes_ = std::move(sizes);
-  strides_ = std::move(strides);
+  sizes_ = sizes;
+  for (size_t k = 0; k < nops; ++k) strides_[k] = strides[k];
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "small_vector.hpp"
 #include "tessera/sdk/error.hpp"
 #include "tessera/sdk/tensor.hpp"
 
@@ -26,26 +27,39 @@ namespace cpu {
 // Elements per parallel chunk: below this a loop runs on the calling thread.
 inline constexpr int64_t kGrain = 32768;
 
+// Dimensions kept inline (more go to the heap) and the most operands one loop takes.
+inline constexpr size_t kInlineDims = 8;
+inline constexpr size_t kMaxOperands = 5;
+using DimList = SmallVector<int64_t, kInlineDims>;
+
 class TensorIterator {
  public:
-  explicit TensorIterator(std::vector<int64_t> shape) : shape_(std::move(shape)) {}
+  TensorIterator(const int64_t* shape, size_t ndim) : shape_(shape, shape + ndim) {}
+  explicit TensorIterator(const std::vector<int64_t>& shape)
+      : TensorIterator(shape.data(), shape.size()) {}
+  explicit TensorIterator(sdk::IntSpan shape) : TensorIterator(shape.data, shape.size) {}
 
-  // add_operand: the first operand is the output; inputs broadcast to the shape.
+  // add_operand: the first operand is the output; inputs broadcast to the shape. Sizes and
+  // strides (in elements) are read during the call.
+  void add_operand(void* data, size_t itemsize, const int64_t* sizes, const int64_t* strides,
+                   size_t ndim);
   void add_operand(void* data, size_t itemsize, const std::vector<int64_t>& sizes,
-                   const std::vector<int64_t>& strides);
+                   const std::vector<int64_t>& strides) {
+    add_operand(data, itemsize, sizes.data(), strides.data(), sizes.size());
+  }
   void add_tensor(const sdk::Tensor& t) {
-    add_operand(t.data_ptr(), t.itemsize(), t.sizes().vec(), t.strides().vec());
+    add_operand(t.data_ptr(), t.itemsize(), t.sizes().data, t.strides().data, t.sizes().size);
   }
   // add_scalar: one value read for every element (stride 0).
   void add_scalar(const void* data, size_t itemsize) {
-    add_operand(const_cast<void*>(data), itemsize, {}, {});
+    add_operand(const_cast<void*>(data), itemsize, nullptr, nullptr, 0);
   }
   void build();
 
   int64_t numel() const { return numel_; }
   int ndim() const { return static_cast<int>(sizes_.size()); }
-  const std::vector<int64_t>& sizes() const { return sizes_; }  // after build: outer..inner
-  const std::vector<int64_t>& strides(size_t operand) const { return strides_[operand]; }
+  const DimList& sizes() const { return sizes_; }  // after build: outer..inner
+  const DimList& strides(size_t operand) const { return strides_[operand]; }
 
   template <typename Loop>
   void for_each(Loop&& loop, int64_t grain = kGrain) {
@@ -73,16 +87,21 @@ class TensorIterator {
   template <typename Loop>
   void run_range(Loop& loop, int64_t begin, int64_t end) const {
     const int nd = ndim();
-    const size_t nops = base_.size();
-    std::vector<int64_t> index(nd, 0);
+    const size_t nops = num_operands_;
+    char* ptrs[kMaxOperands];
+    int64_t inner[kMaxOperands];
+    for (size_t k = 0; k < nops; ++k) inner[k] = strides_[k][nd - 1];
+    if (nd == 1) {  // one (merged) dimension: the common case, no index bookkeeping
+      for (size_t k = 0; k < nops; ++k) ptrs[k] = base_[k] + begin * inner[k];
+      loop(ptrs, inner, end - begin);
+      return;
+    }
+    DimList index(nd, 0);
     int64_t rest = begin;
     for (int d = nd - 1; d >= 0; --d) {
       index[d] = rest % sizes_[d];
       rest /= sizes_[d];
     }
-    std::vector<char*> ptrs(nops);
-    std::vector<int64_t> inner(nops);
-    for (size_t k = 0; k < nops; ++k) inner[k] = strides_[k][nd - 1];
     const int64_t row = sizes_[nd - 1];
     int64_t pos = begin;
     while (pos < end) {
@@ -92,7 +111,7 @@ class TensorIterator {
         ptrs[k] = p;
       }
       const int64_t n = std::min(row - index[nd - 1], end - pos);
-      loop(ptrs.data(), inner.data(), n);
+      loop(ptrs, inner, n);
       pos += n;
       index[nd - 1] += n;
       for (int d = nd - 1; d > 0 && index[d] == sizes_[d]; --d) {
@@ -102,10 +121,11 @@ class TensorIterator {
     }
   }
 
-  std::vector<int64_t> shape_;
-  std::vector<char*> base_;
-  std::vector<std::vector<int64_t>> strides_;  // per operand, per dimension, in bytes
-  std::vector<int64_t> sizes_;
+  DimList shape_;
+  char* base_[kMaxOperands] = {};
+  DimList strides_[kMaxOperands];  // per operand, per dimension, in bytes
+  size_t num_operands_ = 0;
+  DimList sizes_;
   int64_t numel_ = 0;
 };
 

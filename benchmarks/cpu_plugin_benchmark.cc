@@ -1,0 +1,230 @@
+// The CPU plugin side by side with its peers, in one run (issue budgets in DESIGN.md):
+//   - 1-element add (functional and in-place) vs libtorch's a + b and a.add_(b)
+//   - add of 16M float32 into a preallocated out vs a plain C++ loop (one thread; the loop's
+//     bandwidth is the ceiling for a memory-bound op)
+//   - sum of 16M float32 vs libtorch
+//   - mm 1024x1024 float32 vs a direct dnnl_sgemm call and vs libtorch
+//   - one 3x3 conv2d layer (N=8, C=64->64, 56x56, padding 1) vs libtorch
+//   - loading the CPU plugin (dlopen + registering every kernel)
+// libtorch runs only where the benchmark was built with libtorch-dev (TESSERA_HAVE_TORCH).
+//
+//   build/bin/tessera_cpu_plugin_benchmark --benchmark_repetitions=3
+//   --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <vector>
+
+#include "oneapi/dnnl/dnnl.h"
+#include "tessera/sdk/runtime.hpp"
+
+#ifdef TESSERA_HAVE_TORCH
+#include <torch/torch.h>
+#endif
+
+namespace {
+
+using tessera::Scalar;
+using tessera::Tensor;
+
+constexpr int64_t kBig = 16 << 20;
+
+tessera::Runtime& R() {
+  static tessera::Runtime* r = new tessera::Runtime();
+  return *r;
+}
+
+Tensor Filled(std::vector<int64_t> sizes, float value) {
+  R();
+  static const tsr_op* full = tessera::find_op("full");
+  return tessera::call1(full, sizes, Scalar(static_cast<double>(value)));
+}
+
+template <typename... Args>
+Tensor Op(const char* name, const Args&... args) {
+  return tessera::call1(tessera::find_op(name), args...);
+}
+
+// ---- 1-element add ----
+
+void BM_TesseraAdd1(benchmark::State& state) {
+  Tensor a = Filled({1}, 1), b = Filled({1}, 2);
+  for (auto _ : state) {
+    Tensor c = tessera::add(a, b);
+    benchmark::DoNotOptimize(c.get());
+  }
+}
+BENCHMARK(BM_TesseraAdd1);
+
+void BM_TesseraAddInplace1(benchmark::State& state) {
+  Tensor a = Filled({1}, 1), b = Filled({1}, 0);
+  static const tsr_op* add_ = tessera::find_op("add_.Tensor");
+  for (auto _ : state) {
+    Tensor c = tessera::call1(add_, a, b);
+    benchmark::DoNotOptimize(c.get());
+  }
+}
+BENCHMARK(BM_TesseraAddInplace1);
+
+// ---- 16M elementwise add into a preallocated out ----
+
+void BM_TesseraAddOut16M(benchmark::State& state) {
+  Tensor a = Filled({kBig}, 1), b = Filled({kBig}, 2), out = Filled({kBig}, 0);
+  static const tsr_op* add_out = tessera::find_op("add.out");
+  for (auto _ : state) {
+    Tensor c = tessera::call1(add_out, a, b, Scalar(int64_t{1}), out);
+    benchmark::DoNotOptimize(c.get());
+  }
+  state.SetBytesProcessed(state.iterations() * kBig * 12);
+}
+BENCHMARK(BM_TesseraAddOut16M)->UseRealTime();
+
+void BM_PlainLoopAdd16M(benchmark::State& state) {
+  std::vector<float> a(kBig, 1), b(kBig, 2), out(kBig);
+  for (auto _ : state) {
+    const float* pa = a.data();
+    const float* pb = b.data();
+    float* po = out.data();
+    for (int64_t i = 0; i < kBig; ++i) po[i] = pa[i] + pb[i];
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * kBig * 12);
+}
+BENCHMARK(BM_PlainLoopAdd16M)->UseRealTime();
+
+// ---- 16M sum ----
+
+void BM_TesseraSum16M(benchmark::State& state) {
+  Tensor a = Filled({kBig}, 1);
+  for (auto _ : state) {
+    Tensor s = Op("sum", a);
+    benchmark::DoNotOptimize(s.get());
+  }
+  state.SetBytesProcessed(state.iterations() * kBig * 4);
+}
+BENCHMARK(BM_TesseraSum16M)->UseRealTime();
+
+// ---- mm 1024^2 ----
+
+constexpr int64_t kN = 1024;
+
+void BM_TesseraMm1024(benchmark::State& state) {
+  Tensor a = Filled({kN, kN}, 0.5f), b = Filled({kN, kN}, 0.25f), out = Filled({kN, kN}, 0);
+  static const tsr_op* mm_out = tessera::find_op("mm.out");
+  for (auto _ : state) {
+    Tensor c = tessera::call1(mm_out, a, b, out);
+    benchmark::DoNotOptimize(c.get());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * state.iterations(),
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TesseraMm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_DnnlSgemm1024(benchmark::State& state) {
+  std::vector<float> a(kN * kN, 0.5f), b(kN * kN, 0.25f), c(kN * kN);
+  for (auto _ : state) {
+    dnnl_sgemm('N', 'N', kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN);
+    benchmark::DoNotOptimize(c.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * state.iterations(),
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_DnnlSgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- conv2d 3x3, N=8, 64 -> 64 channels, 56x56 ----
+
+void BM_TesseraConv3x3(benchmark::State& state) {
+  Tensor x = Filled({8, 64, 56, 56}, 0.5f), w = Filled({64, 64, 3, 3}, 0.01f);
+  Tensor bias = Filled({64}, 0.1f);
+  const std::vector<int64_t> one{1};
+  for (auto _ : state) {
+    Tensor y = Op("conv2d", x, w, bias, one, one);
+    benchmark::DoNotOptimize(y.get());
+  }
+}
+BENCHMARK(BM_TesseraConv3x3)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- loading the plugin ----
+
+void BM_LoadCpuPlugin(benchmark::State& state) {
+  R();
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  std::string path;
+  for (size_t i = 0; i < count; ++i) {
+    if (tessera::sdk::from_c(reports[i]->plugin_name) == "cpu") {
+      path = std::string(tessera::sdk::from_c(reports[i]->path));
+    }
+  }
+  if (path.empty()) {
+    state.SkipWithError("the CPU plugin was not loaded by default discovery");
+    return;
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    tessera::sdk::check(tsr_plugin_unload(tsr_string{"cpu", 3}));
+    state.ResumeTiming();
+    const tsr_load_report* report = nullptr;
+    tessera::sdk::check(tsr_plugin_load(tessera::sdk::to_c(path), &report));
+  }
+}
+BENCHMARK(BM_LoadCpuPlugin)->Unit(benchmark::kMillisecond)->Iterations(20);
+
+#ifdef TESSERA_HAVE_TORCH
+void BM_TorchAdd1(benchmark::State& state) {
+  torch::Tensor a = torch::ones({1}), b = torch::ones({1});
+  for (auto _ : state) {
+    torch::Tensor c = a + b;
+    benchmark::DoNotOptimize(c.data_ptr());
+  }
+}
+BENCHMARK(BM_TorchAdd1);
+
+void BM_TorchAddInplace1(benchmark::State& state) {
+  torch::Tensor a = torch::ones({1}), b = torch::zeros({1});
+  for (auto _ : state) {
+    a.add_(b);
+    benchmark::DoNotOptimize(a.data_ptr());
+  }
+}
+BENCHMARK(BM_TorchAddInplace1);
+
+void BM_TorchSum16M(benchmark::State& state) {
+  torch::Tensor a = torch::ones({kBig});
+  for (auto _ : state) {
+    torch::Tensor s = a.sum();
+    benchmark::DoNotOptimize(s.data_ptr());
+  }
+  state.SetBytesProcessed(state.iterations() * kBig * 4);
+}
+BENCHMARK(BM_TorchSum16M)->UseRealTime();
+
+void BM_TorchMm1024(benchmark::State& state) {
+  torch::Tensor a = torch::full({kN, kN}, 0.5), b = torch::full({kN, kN}, 0.25);
+  torch::Tensor out = torch::empty({kN, kN});
+  for (auto _ : state) {
+    torch::mm_out(out, a, b);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * state.iterations(),
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_TorchMm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_TorchConv3x3(benchmark::State& state) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = torch::full({8, 64, 56, 56}, 0.5), w = torch::full({64, 64, 3, 3}, 0.01);
+  torch::Tensor bias = torch::full({64}, 0.1);
+  for (auto _ : state) {
+    torch::Tensor y = torch::conv2d(x, w, bias, 1, 1);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+}
+BENCHMARK(BM_TorchConv3x3)->UseRealTime()->Unit(benchmark::kMillisecond);
+#endif
+
+}  // namespace
+
+BENCHMARK_MAIN();

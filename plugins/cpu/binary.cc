@@ -214,12 +214,12 @@ void atan2_out(const char* op, tsr_stack* s) {
   });
 }
 
-#define TESSERA_BINARY(NAME, KIND, SET, EXPR)            \
-  void NAME##_out(const char* op, tsr_stack* s) {        \
-    binary<Kind::KIND, SET>(op, s, [](auto tag, tsr_dtype) {        \
-      using C = compute_t<typename decltype(tag)::type>; \
-      return [](C x, C y) { return EXPR; };              \
-    });                                                  \
+#define TESSERA_BINARY(NAME, KIND, SET, EXPR)                \
+  void NAME##_out(const char* op, tsr_stack* s) {            \
+    binary<Kind::KIND, SET>(op, s, [](auto tag, tsr_dtype) { \
+      using C = compute_t<typename decltype(tag)::type>;     \
+      return [](C x, C y) { return EXPR; };                  \
+    });                                                      \
   }
 TESSERA_BINARY(eq, kBool, kAll, x == y)
 TESSERA_BINARY(ne, kBool, kAll, x != y)

@@ -108,7 +108,12 @@ void fill_kernel(const char* op, tsr_stack* s) {
     it.add_tensor(self);
     it.build();
     it.for_each([v](char** data, const int64_t* strides, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(data[0] + i * strides[0]) = v;
+      if (strides[0] == static_cast<int64_t>(sizeof(T))) {
+        T* out = reinterpret_cast<T*>(data[0]);
+        for (int64_t i = 0; i < n; ++i) out[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(data[0] + i * strides[0]) = v;
+      }
     });
   });
   set_result(s, self);

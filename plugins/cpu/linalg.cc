@@ -1,5 +1,6 @@
-// Matrix products as out= kernels: mm, bmm, addmm. float32 and bfloat16 run on oneDNN's
-// matmul (primitives cached by shape, strides, dtype and attributes); every other dtype, and
+// Matrix products as out= kernels: mm, bmm, addmm. float32 in BLAS layouts runs on
+// dnnl_sgemm; other float32 layouts and bfloat16 on oneDNN's matmul (primitives cached by
+// shape, strides, dtype and attributes); every other dtype, and
 // any case oneDNN refuses, on our own loop accumulating in float (double for float64, int64
 // for integers).
 #include "math.hpp"

@@ -27,25 +27,37 @@ const T& at(const char* p, int64_t i, int64_t stride) {
   return *reinterpret_cast<const T*>(p + i * stride);
 }
 
+// Leaves of up to 256 elements are summed in 8 independent lanes (vector accumulators, so the
+// adds do not wait on each other); leaves combine pairwise.
+constexpr int kLanes = 8;
+
+template <typename T, typename Acc>
+Acc leaf_sum(const char* p, int64_t stride, int64_t n) {
+  Acc lane[kLanes] = {};
+  int64_t i = 0;
+  if (stride == static_cast<int64_t>(sizeof(T))) {
+    const T* x = reinterpret_cast<const T*>(p);
+    for (; i + kLanes <= n; i += kLanes) {
+      for (int j = 0; j < kLanes; ++j) {
+        lane[j] = wrap_add<Acc>(lane[j], static_cast<Acc>(load(x[i + j])));
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    lane[i % kLanes] = wrap_add<Acc>(lane[i % kLanes], static_cast<Acc>(load(at<T>(p, i, stride))));
+  }
+  for (int width = kLanes / 2; width > 0; width /= 2) {
+    for (int j = 0; j < width; ++j) lane[j] = wrap_add<Acc>(lane[j], lane[j + width]);
+  }
+  return lane[0];
+}
+
 template <typename T, typename Acc>
 Acc pairwise_sum(const char* p, int64_t stride, int64_t n) {
   if (n <= 256) {
-    Acc lane[8] = {};
-    int64_t i = 0;
-    if (stride == static_cast<int64_t>(sizeof(T))) {
-      const T* x = reinterpret_cast<const T*>(p);
-      for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 8; ++j)
-          lane[j] = wrap_add<Acc>(lane[j], static_cast<Acc>(load(x[i + j])));
-      }
-    }
-    for (; i < n; ++i)
-      lane[i % 8] = wrap_add<Acc>(lane[i % 8], static_cast<Acc>(load(at<T>(p, i, stride))));
-    return wrap_add<Acc>(
-        wrap_add<Acc>(wrap_add<Acc>(lane[0], lane[1]), wrap_add<Acc>(lane[2], lane[3])),
-        wrap_add<Acc>(wrap_add<Acc>(lane[4], lane[5]), wrap_add<Acc>(lane[6], lane[7])));
+    return leaf_sum<T, Acc>(p, stride, n);
   }
-  const int64_t half = ((n / 2) + 7) & ~int64_t{7};
+  const int64_t half = ((n / 2) + kLanes - 1) & ~int64_t{kLanes - 1};
   return wrap_add<Acc>(pairwise_sum<T, Acc>(p, stride, half),
                        pairwise_sum<T, Acc>(p + half * stride, stride, n - half));
 }

@@ -13,8 +13,8 @@ void TensorIterator::add_operand(void* data, size_t itemsize, const int64_t* siz
                                  const int64_t* strides, size_t ndim) {
   const size_t nd = shape_.size();
   if (num_operands_ == kMaxOperands) {
-    sdk::fail(TSR_INTERNAL, "TensorIterator: more than " + std::to_string(kMaxOperands) +
-                                " operands");
+    sdk::fail(TSR_INTERNAL,
+              "TensorIterator: more than " + std::to_string(kMaxOperands) + " operands");
   }
   if (ndim > nd) {
     sdk::fail(TSR_INVALID_ARGUMENT,

@@ -197,6 +197,10 @@ Out MaxPoolMeta(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor indices, Empty(shape, ScalarType::kInt64, kMetaDevice));
   return std::vector<Tensor>{values, indices};
 }
+Out MaxPool2dMeta(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> both, MaxPoolMeta(op, s));
+  return std::vector<Tensor>{both[0]};
+}
 Out MaxPool2dK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(OperatorHandle with, op.registry().Find("max_pool2d_with_indices"));
   Stack stack(s.begin(), s.end());
@@ -462,7 +466,7 @@ absl::Status DefineNNOps(OpRegistry& registry) {
   TSR_ASSIGN_OR_RETURN(RegistrationHandle linear_composite,
                        registry.ImplComposite("linear", MakeKernel<LinearK>("core::linear")));
   linear_composite.Release();
-  return DefineAll(
+  TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
           {"conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] "
@@ -488,7 +492,14 @@ absl::Status DefineNNOps(OpRegistry& registry) {
            "scale_grad_by_freq=False, bool sparse=False) -> Tensor",
            MakeKernel<EmbeddingK>("core::embedding")},
       },
-      KernelSlot::kComposite);
+      KernelSlot::kComposite));
+  // max_pool2d is a composite and also has a meta function, so that a backend's own
+  // max_pool2d kernel (the CPU plugin's, on oneDNN) gets its arguments checked first.
+  TSR_ASSIGN_OR_RETURN(RegistrationHandle meta,
+                       registry.Impl("max_pool2d", DispatchKey::kMeta,
+                                     MakeKernel<MaxPool2dMeta>("meta::max_pool2d")));
+  meta.Release();
+  return absl::OkStatus();
 }
 
 }  // namespace ops

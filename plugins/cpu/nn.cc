@@ -1,11 +1,13 @@
-// NN ops: convolution (oneDNN for float32/bfloat16, our direct loop otherwise),
-// max_pool2d_with_indices, avg_pool2d, native_layer_norm, native_batch_norm (inference), and
-// linear (oneDNN matmul with the bias as part of the primitive).
+// NN ops: convolution (oneDNN for float32/bfloat16, our direct loop otherwise); max_pool2d,
+// avg_pool2d, native_layer_norm, native_batch_norm (inference) on oneDNN for float32
+// (onednn_nn.cc) and our loops otherwise; max_pool2d_with_indices (our loop: oneDNN has no
+// PyTorch indices); linear (oneDNN matmul with the bias as part of the primitive).
 #include <cmath>
 #include <limits>
 
 #include "math.hpp"
 #include "onednn.hpp"
+#include "onednn_nn.hpp"
 #include "pointwise.hpp"
 
 namespace tessera {
@@ -193,9 +195,8 @@ sdk::Tensor dense(const sdk::Tensor& t) {
 
 // max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) ->
 // (values, indices): indices are flat positions h * W + w in the input plane; NaN wins.
-void max_pool(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
-  // The output shape, by the meta function's formula (the op has no out= form to receive it).
+// The pooled shape, by the meta function's formula (these ops have no out= form to receive it).
+std::vector<int64_t> max_pool_shape(const sdk::Tensor& in, tsr_stack* s) {
   std::vector<int64_t> shape = in.sizes().vec();
   const int64_t nd = in.dim();
   const Pair kernel = pair_arg(s, 1, {1, 1}), stride = pair_arg(s, 2, kernel),
@@ -209,6 +210,14 @@ void max_pool(const char* op, tsr_stack* s) {
     if (ceil_mode && (o - 1) * stride[i] >= in_size + padding[i]) --o;
     shape[nd - 2 + i] = o;
   }
+  return shape;
+}
+
+void max_pool(const char* op, tsr_stack* s) {
+  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
+  const std::vector<int64_t> shape = max_pool_shape(in, s);
+  const Pair kernel = pair_arg(s, 1, {1, 1}), stride = pair_arg(s, 2, kernel),
+             padding = pair_arg(s, 3, {0, 0}), dil = pair_arg(s, 4, {1, 1});
   sdk::Tensor values = sdk::Tensor::empty(shape, in.dtype());
   sdk::Tensor indices = sdk::Tensor::empty(shape, TSR_DTYPE_INT64);
   const Pool p = pool_of(in, values, s, true);
@@ -248,6 +257,24 @@ void max_pool(const char* op, tsr_stack* s) {
   set_results(s, values, indices);
 }
 
+// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): values only, so
+// float32 can run on oneDNN (which does not give PyTorch's indices); other dtypes through
+// max_pool2d_with_indices.
+void max_pool_values(const char* op, tsr_stack* s) {
+  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
+  sdk::Tensor out = sdk::Tensor::empty(max_pool_shape(in, s), in.dtype());
+  const Pair kernel = pair_arg(s, 1, {1, 1});
+  const PoolSpec spec{
+      kernel, pair_arg(s, 2, kernel), pair_arg(s, 3, {0, 0}), pair_arg(s, 4, {1, 1}), true, false};
+  if (out.numel() > 0 && !pool_onednn(in, out, spec)) {
+    max_pool(op, s);  // leaves (values, indices)
+    tsr_tensor* values = nullptr;
+    sdk::check(sdk::api().stack_get_tensor(s, 0, &values));
+    out = sdk::Tensor::borrow(values);
+  }
+  set_result(s, out);
+}
+
 // avg_pool2d.out(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
 // divisor_override, *, out): PyTorch's divisor rules.
 void avg_pool_out(const char* op, tsr_stack* s) {
@@ -258,6 +285,13 @@ void avg_pool_out(const char* op, tsr_stack* s) {
   const sdk::Tensor dst =
       out.is_contiguous() ? out : sdk::Tensor::empty(out.sizes().vec(), out.dtype());
   const Pool p = pool_of(in, out, s, false);
+  if (!divisor && out.numel() > 0 &&
+      pool_onednn(in, dst,
+                  PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, false, count_include_pad})) {
+    if (dst.data_ptr() != out.data_ptr()) copy_cast(out, dst);
+    set_result(s, out);
+    return;
+  }
   dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = float_t_of<T>;
@@ -311,6 +345,20 @@ void layer_norm(const char* op, tsr_stack* s) {
               rstd = sdk::Tensor::empty(stat, in.dtype());
   const sdk::Tensor w = weight ? dense(*weight) : sdk::Tensor(),
                     b = bias ? dense(*bias) : sdk::Tensor();
+  if (in.dtype() == TSR_DTYPE_FLOAT32) {
+    sdk::Tensor var = sdk::Tensor::empty(stat, in.dtype());
+    if (layer_norm_onednn(in, M, N, weight ? &w : nullptr, bias ? &b : nullptr, eps, out, mean,
+                          var)) {
+      float* r = rstd.data<float>();
+      const float* v = var.data<float>();
+      for (int64_t k = 0; k < M; ++k) r[k] = 1.0f / std::sqrt(v[k] + static_cast<float>(eps));
+      sdk::api().stack_clear(s);
+      sdk::internal::push(s, out);
+      sdk::internal::push(s, mean);
+      sdk::internal::push(s, rstd);
+      return;
+    }
+  }
   dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = float_t_of<T>;
@@ -358,6 +406,13 @@ void batch_norm(const char* op, tsr_stack* s) {
   sdk::Tensor out = sdk::Tensor::empty(in.sizes().vec(), in.dtype());
   const sdk::Tensor w = weight ? dense(*weight) : sdk::Tensor(),
                     b = bias ? dense(*bias) : sdk::Tensor();
+  if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, out)) {
+    sdk::api().stack_clear(s);
+    sdk::internal::push(s, out);
+    sdk::internal::push(s, sdk::Tensor::empty({0}, in.dtype()));
+    sdk::internal::push(s, sdk::Tensor::empty({0}, in.dtype()));
+    return;
+  }
   dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = float_t_of<T>;
@@ -477,6 +532,7 @@ void linear(const char* op, tsr_stack* s) {
 void register_nn(sdk::Library& lib) {
   impl<&convolution>(lib, "convolution");
   impl<&max_pool>(lib, "max_pool2d_with_indices");
+  impl<&max_pool_values>(lib, "max_pool2d");
   impl<&avg_pool_out>(lib, "avg_pool2d.out");
   impl<&layer_norm>(lib, "native_layer_norm");
   impl<&batch_norm>(lib, "native_batch_norm");

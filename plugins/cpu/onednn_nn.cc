@@ -1,0 +1,140 @@
+// float32 pooling and normalization through oneDNN, for dense NCHW-style tensors. Each
+// returns false when oneDNN does not take the case; nn.cc then runs its own loop.
+#include "onednn_nn.hpp"
+
+#include "onednn.hpp"
+
+namespace tessera {
+namespace cpu {
+namespace {
+
+using dnnl::memory;
+
+memory::desc plain(const memory::dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t d = dims.size() - 1; d-- > 0;) strides[d] = strides[d + 1] * dims[d + 1];
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+bool dense_f32(const sdk::Tensor& t) { return t.dtype() == TSR_DTYPE_FLOAT32 && t.is_contiguous(); }
+
+template <typename F>
+bool guarded(const F& f) {
+  try {
+    f();
+    onednn::stream().wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // a case this oneDNN does not take: the caller's own loop runs
+  }
+}
+
+std::string key(const char* what, std::initializer_list<int64_t> values) {
+  std::string k = what;
+  for (int64_t v : values) k += "," + std::to_string(v);
+  return k;
+}
+
+}  // namespace
+
+bool pool_onednn(const sdk::Tensor& in, const sdk::Tensor& out, const PoolSpec& p) {
+  if (!dense_f32(in) || !dense_f32(out) || in.numel() == 0) return false;
+  const int64_t nd = in.dim();
+  const int64_t N = nd == 4 ? in.size(0) : 1, C = in.size(nd - 3);
+  const int64_t H = in.size(nd - 2), W = in.size(nd - 1);
+  const int64_t OH = out.size(nd - 2), OW = out.size(nd - 1);
+  // Right padding that makes oneDNN's output size ours (ceil_mode adds some).
+  const int64_t pr_h =
+      (OH - 1) * p.stride[0] + (p.kernel[0] - 1) * p.dilation[0] + 1 - H - p.padding[0];
+  const int64_t pr_w =
+      (OW - 1) * p.stride[1] + (p.kernel[1] - 1) * p.dilation[1] + 1 - W - p.padding[1];
+  if (pr_h < 0 || pr_w < 0) return false;
+  // Average pooling with padding counted: PyTorch never counts the extra ceil_mode padding.
+  if (!p.max && p.count_include_pad && (pr_h != p.padding[0] || pr_w != p.padding[1])) return false;
+  const memory::desc src = plain({N, C, H, W}), dst = plain({N, C, OH, OW});
+  const dnnl::algorithm alg = p.max                 ? dnnl::algorithm::pooling_max
+                              : p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
+  return guarded([&] {
+    dnnl::primitive prim = onednn::cached(
+        key("pool",
+            {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0],
+             p.padding[1], p.dilation[0], p.dilation[1], pr_h, pr_w, static_cast<int64_t>(alg)}),
+        [&]() -> dnnl::primitive {
+          dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst,
+                                           {p.stride[0], p.stride[1]}, {p.kernel[0], p.kernel[1]},
+                                           {p.dilation[0] - 1, p.dilation[1] - 1},
+                                           {p.padding[0], p.padding[1]}, {pr_h, pr_w});
+          return dnnl::pooling_v2_forward(
+              dnnl::pooling_v2_forward::primitive_desc(d, onednn::engine()));
+        });
+    prim.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(in, src)},
+                                    {DNNL_ARG_DST, onednn::memory(out, dst)}});
+  });
+}
+
+bool layer_norm_onednn(const sdk::Tensor& in, int64_t rows, int64_t cols, const sdk::Tensor* w,
+                       const sdk::Tensor* b, double eps, const sdk::Tensor& out,
+                       const sdk::Tensor& mean, const sdk::Tensor& var) {
+  if (!dense_f32(in) || rows == 0 || cols == 0 || (w && !dense_f32(*w)) || (b && !dense_f32(*b))) {
+    return false;
+  }
+  const memory::desc data = plain({rows, cols}), stat = plain({rows}), ss = plain({cols});
+  unsigned flags = 0;
+  if (w) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
+  if (b) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
+  return guarded([&] {
+    dnnl::primitive prim = onednn::cached(
+        key("layer_norm", {rows, cols, static_cast<int64_t>(flags)}) + "," + std::to_string(eps),
+        [&]() -> dnnl::primitive {
+          dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_training, data, stat,
+                                                    static_cast<float>(eps),
+                                                    static_cast<dnnl::normalization_flags>(flags));
+          return dnnl::layer_normalization_forward(
+              dnnl::layer_normalization_forward::primitive_desc(d, onednn::engine()));
+        });
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, onednn::memory(in, data)},
+                                         {DNNL_ARG_DST, onednn::memory(out, data)},
+                                         {DNNL_ARG_MEAN, onednn::memory(mean, stat)},
+                                         {DNNL_ARG_VARIANCE, onednn::memory(var, stat)}};
+    if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, ss));
+    if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, ss));
+    prim.execute(onednn::stream(), args);
+  });
+}
+
+bool batch_norm_onednn(const sdk::Tensor& in, const sdk::Tensor* w, const sdk::Tensor* b,
+                       const sdk::Tensor& running_mean, const sdk::Tensor& running_var, double eps,
+                       const sdk::Tensor& out) {
+  for (const sdk::Tensor* t : {&in, w, b, &running_mean, &running_var}) {
+    if (t && !dense_f32(*t)) return false;
+  }
+  const int64_t N = in.size(0), C = in.size(1);
+  const int64_t inner = N * C == 0 ? 0 : in.numel() / (N * C);
+  if (in.numel() == 0) return false;
+  const memory::desc data = plain({N, C, inner, 1}), stat = plain({C});
+  unsigned flags = static_cast<unsigned>(dnnl::normalization_flags::use_global_stats);
+  if (w) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
+  if (b) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
+  return guarded([&] {
+    dnnl::primitive prim = onednn::cached(
+        key("batch_norm", {N, C, inner, static_cast<int64_t>(flags)}) + "," + std::to_string(eps),
+        [&]() -> dnnl::primitive {
+          dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference, data,
+                                                    static_cast<float>(eps),
+                                                    static_cast<dnnl::normalization_flags>(flags));
+          return dnnl::batch_normalization_forward(
+              dnnl::batch_normalization_forward::primitive_desc(d, onednn::engine()));
+        });
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, onednn::memory(in, data)},
+                                         {DNNL_ARG_DST, onednn::memory(out, data)},
+                                         {DNNL_ARG_MEAN, onednn::memory(running_mean, stat)},
+                                         {DNNL_ARG_VARIANCE, onednn::memory(running_var, stat)}};
+    if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, stat));
+    if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, stat));
+    prim.execute(onednn::stream(), args);
+  });
+}
+
+}  // namespace cpu
+}  // namespace tessera

@@ -118,6 +118,10 @@ Out ArangeK(const OperatorHandle& op, const Stack& s) {
   const Scalar end = kArgs == 1 ? s[0].scalar() : s[1].scalar();
   const Scalar step = kArgs == 3 ? s[2].scalar() : Scalar(int64_t{1});
   const ScalarType dtype = ArangeDtype(s[kArgs], {start, end, step});
+  if (dtype == ScalarType::kBool) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: not implemented for dtype bool", op.name()));
+  }
   TSR_ASSIGN_OR_RETURN(Tensor out, Empty({0}, dtype, DeviceOr(s[kArgs + 2])));
   TSR_RETURN_IF_ERROR(ArangeInto(op, start, end, step, out));
   return std::vector<Tensor>{out};
@@ -165,6 +169,10 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
 // linspace(start, end, steps, *, dtype, layout, device, pin_memory)
 Out LinspaceK(const OperatorHandle& op, const Stack& s) {
   const ScalarType dtype = s[3].is_none() ? ScalarType::kFloat32 : s[3].scalar_type();
+  if (dtype == ScalarType::kBool) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: not implemented for dtype bool", op.name()));
+  }
   TSR_ASSIGN_OR_RETURN(Tensor out, Empty({0}, dtype, DeviceOr(s[5])));
   TSR_RETURN_IF_ERROR(LinspaceInto(op, s[0].scalar(), s[1].scalar(), s[2].to_int(), out));
   return std::vector<Tensor>{out};

@@ -331,6 +331,9 @@ absl::StatusOr<Tensor> Matmul(OpRegistry& r, const Tensor& a, const Tensor& b) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "matmul: both arguments need at least 1 dimension, got %dD and %dD", a.dim(), b.dim()));
   }
+  if (a.dtype() == ScalarType::kBool || b.dtype() == ScalarType::kBool) {
+    return absl::UnimplementedError("matmul: not implemented for dtype bool");
+  }
   if (a.dim() == 1 && b.dim() == 1) {  // dot product
     if (a.sizes()[0] != b.sizes()[0]) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -339,7 +342,7 @@ absl::StatusOr<Tensor> Matmul(OpRegistry& r, const Tensor& a, const Tensor& b) {
           a.sizes()[0], b.sizes()[0]));
     }
     TSR_ASSIGN_OR_RETURN(Tensor prod, CallOne(r, "mul.Tensor", {a, b}));
-    return CallOne(r, "sum", {prod});
+    return CallOne(r, "sum", {prod, Value(prod.dtype())});  // dot keeps the dtype
   }
   TSR_ASSIGN_OR_RETURN(Tensor a2, a.dim() == 1 ? Unsqueeze(a, 0) : absl::StatusOr<Tensor>(a));
   TSR_ASSIGN_OR_RETURN(Tensor b2, b.dim() == 1 ? Unsqueeze(b, 1) : absl::StatusOr<Tensor>(b));

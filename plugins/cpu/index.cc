@@ -250,7 +250,9 @@ void sort_out(const char* op, tsr_stack* s) {
     set_results(s, values, indices);
     return;
   }
-  dispatch<kAll>(self.dtype(), op, [&](auto tag) {
+  // sort takes every dtype; topk refuses bool, as PyTorch's CPU kernels do.
+  constexpr sdk::DtypeSet kSet = kTopk ? kNumeric : kAll;
+  dispatch<kSet>(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     for_each_lines({self, values, indices}, self.sizes().vec(), dim, n,

@@ -522,7 +522,13 @@ void linear(const char* op, tsr_stack* s) {
       sdk::check(sdk::api().stack_push_tensor(st, wt.get()));
       r = call(find(mm, "mm"));
     }
-    if (out.numel() > 0) copy_cast(out, r);
+    if (out.numel() > 0) {
+      // out viewed as [M, N] (it is contiguous), so the product copies in whatever its rank.
+      sdk::check(sdk::api().stack_push_tensor(st, out.get()));
+      const int64_t mn[2] = {M, N};
+      sdk::check(sdk::api().stack_push_int_list(st, mn, 2));
+      copy_cast(call(find(view, "view")), r);
+    }
   }
   set_result(s, out);
 }

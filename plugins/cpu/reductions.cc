@@ -290,7 +290,9 @@ template <bool kMax, int kMode>
 void extremum(const char* op, tsr_stack* s, const std::vector<int64_t>& dims,
               const std::vector<sdk::Tensor>& outs) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  dispatch<kAll>(self.dtype(), op, [&](auto tag) {
+  // argmax/argmin refuse bool, as PyTorch's CPU kernels do; max/min take every dtype.
+  constexpr sdk::DtypeSet kSet = kMode == 2 ? kNumeric : kAll;
+  dispatch<kSet>(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     run(op, self, reduced_dims(op, self.dim(), dims), outs, kMode == 0,
         [] { return ExtremumReducer<T, kMax>{kMode}; });

@@ -91,6 +91,10 @@ absl::Status CpuFallback(void*, const OperatorHandle& op, Stack* stack) {
     const Argument& arg = schema.arguments[index];
     if (arg.alias && arg.alias->is_write) {
       TSR_ASSIGN_OR_RETURN(Tensor dense, ToCpu(cpu_args[index].tensor()));
+      // An out= argument the CPU kernel resized gets the same shape on the device.
+      if (original.sizes() != dense.sizes()) {
+        TSR_RETURN_IF_ERROR(original.impl()->ResizeOutput(dense.sizes()));
+      }
       TSR_RETURN_IF_ERROR(CopyFromHost(dense.data_ptr(), original));
     }
   }

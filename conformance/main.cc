@@ -1,0 +1,434 @@
+// The `conformance` CLI: loads plugins through the public embedding API, runs the op database
+// against one device, and reports coverage (terminal, JSON, JUnit, Markdown). docs/conformance.md
+// documents every flag.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+
+#include "conformance/oracles.h"
+#include "conformance/report.h"
+
+namespace tessera {
+namespace conformance {
+namespace {
+
+constexpr int kExitOk = 0, kExitFailures = 1, kExitUsage = 2;
+
+struct Options {
+  std::vector<std::string> plugins;
+  std::string device;
+  std::string op_regex = ".*";
+  std::vector<tsr_dtype> dtypes;
+  uint64_t seed = 0;
+  int jobs = 1;
+  bool isolate = false;
+  double timeout = 60;
+  std::string expect, baseline, json, junit, markdown;
+  bool list = false;
+};
+
+const char* kUsage =
+    "usage: conformance [--plugin PATH]... [--device NAME] [--op REGEX] [--dtype LIST]\n"
+    "                   [--seed N] [--jobs N] [--isolate] [--timeout S] [--expect FILE]\n"
+    "                   [--baseline FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--list]\n"
+    "Runs Tessera's op database against one device and reports its coverage.\n"
+    "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
+    "error.\n";
+
+[[noreturn]] void Usage(const std::string& error) {
+  std::fprintf(stderr, "conformance: %s\n%s", error.c_str(), kUsage);
+  std::exit(kExitUsage);
+}
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) Usage("missing value after " + a);
+      return argv[++i];
+    };
+    auto number = [&](const std::string& v) -> double {
+      char* end = nullptr;
+      const double d = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0')
+        Usage("expected a number after " + a + ", got '" + v + "'");
+      return d;
+    };
+    if (a == "--plugin") {
+      o.plugins.push_back(value());
+    } else if (a == "--device") {
+      o.device = value();
+    } else if (a == "--op") {
+      o.op_regex = value();
+    } else if (a == "--dtype") {
+      std::stringstream list(value());
+      std::string name;
+      while (std::getline(list, name, ',')) {
+        bool found = false;
+        for (tsr_dtype d : kAllDtypes) {
+          if (name == DtypeName(d)) {
+            o.dtypes.push_back(d);
+            found = true;
+          }
+        }
+        if (!found)
+          Usage("unknown dtype '" + name +
+                "' (expected bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32 or "
+                "float64)");
+      }
+    } else if (a == "--seed") {
+      o.seed = static_cast<uint64_t>(number(value()));
+    } else if (a == "--jobs") {
+      o.jobs = static_cast<int>(number(value()));
+      if (o.jobs < 1) Usage("--jobs must be at least 1");
+    } else if (a == "--isolate") {
+      o.isolate = true;
+    } else if (a == "--timeout") {
+      o.timeout = number(value());
+      if (o.timeout <= 0) Usage("--timeout must be positive");
+    } else if (a == "--expect") {
+      o.expect = value();
+    } else if (a == "--baseline") {
+      o.baseline = value();
+    } else if (a == "--json") {
+      o.json = value();
+    } else if (a == "--junit") {
+      o.junit = value();
+    } else if (a == "--markdown") {
+      o.markdown = value();
+    } else if (a == "--list") {
+      o.list = true;
+    } else if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(kExitOk);
+    } else {
+      Usage("unknown argument '" + a + "'");
+    }
+  }
+  if (o.dtypes.empty()) o.dtypes.assign(std::begin(kAllDtypes), std::end(kAllDtypes));
+  return o;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) Usage("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) {
+    std::fprintf(stderr, "conformance: cannot write '%s'\n", path.c_str());
+    std::exit(kExitUsage);
+  }
+}
+
+std::string LoadReportText(const tsr_load_report* r) {
+  char buf[2048];
+  tsr_load_report_format(r, buf, sizeof buf);
+  return buf;
+}
+
+// Progress: a bar on a terminal, one line per op otherwise.
+class Progress {
+ public:
+  explicit Progress(size_t total) : total_(total), tty_(isatty(STDERR_FILENO)) {}
+  void Done(const std::string& op, const std::vector<CaseResult>& cases) {
+    ++done_;
+    int fails = 0, n = 0;
+    for (const CaseResult& c : cases) {
+      if (c.op != op) continue;
+      ++n;
+      fails += IsFailure(c.status);
+    }
+    if (tty_) {
+      const int width = 30, filled = static_cast<int>(width * done_ / std::max<size_t>(total_, 1));
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu %-30s", std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), done_, total_, op.c_str());
+      if (done_ == total_) std::fprintf(stderr, "\n");
+    } else {
+      std::fprintf(stderr, "[%zu/%zu] %s: %d cases, %d failing\n", done_, total_, op.c_str(), n,
+                   fails);
+    }
+  }
+
+ private:
+  size_t total_, done_ = 0;
+  bool tty_;
+};
+
+// One child process per op (--isolate): cases come back as JSON lines through a pipe; a
+// child that dies by a signal is a `crash`, one that outlives --timeout a `timeout`.
+void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config, const Options& o,
+                 std::vector<CaseResult>* cases, Progress* progress) {
+  struct Child {
+    const OpInfo* op;
+    int fd;
+    std::string buffer;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::map<pid_t, Child> children;
+  size_t next = 0;
+  std::fflush(stdout);
+  std::fflush(stderr);
+  auto finish = [&](pid_t pid, Child& c, Status forced, const std::string& why) {
+    close(c.fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CaseResult r;
+    r.op = c.op->name;
+    r.dtype = "*";
+    r.layout = "-";
+    r.oracle = "process";
+    if (forced == Status::kTimeout) {
+      r.status = Status::kTimeout;
+      r.message = why;
+    } else if (WIFSIGNALED(status)) {
+      r.status = Status::kCrash;
+      r.message = std::string("the op's process died of signal ") +
+                  std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+    } else if (WEXITSTATUS(status) != 0) {
+      r.status = Status::kCrash;
+      r.message = "the op's process exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    if (r.status != Status::kPass) cases->push_back(r);
+    progress->Done(c.op->name, *cases);
+  };
+  while (next < ops.size() || !children.empty()) {
+    while (next < ops.size() && static_cast<int>(children.size()) < o.jobs) {
+      int fds[2];
+      if (pipe(fds) != 0) {
+        std::perror("conformance: pipe");
+        std::exit(kExitUsage);
+      }
+      const OpInfo* op = ops[next++];
+      const pid_t pid = fork();
+      if (pid == 0) {
+        close(fds[0]);
+        RunOp(*op, config, [&](const CaseResult& c) {
+          Json j = Json::Object();
+          j.set("op", c.op);
+          j.set("dtype", c.dtype);
+          j.set("layout", c.layout);
+          j.set("oracle", c.oracle);
+          j.set("sample", c.sample);
+          j.set("status", StatusName(c.status));
+          j.set("message", c.message);
+          j.set("max_abs", c.max_abs);
+          j.set("max_rel", c.max_rel);
+          j.set("atol", c.atol);
+          j.set("rtol", c.rtol);
+          const std::string line = j.Dump() + "\n";
+          for (size_t off = 0; off < line.size();) {
+            const ssize_t w = write(fds[1], line.data() + off, line.size() - off);
+            if (w <= 0) _exit(3);
+            off += static_cast<size_t>(w);
+          }
+        });
+        _exit(0);
+      }
+      close(fds[1]);
+      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now()};
+    }
+    std::vector<pollfd> polls;
+    std::vector<pid_t> pids;
+    for (auto& [pid, c] : children) {
+      polls.push_back({c.fd, POLLIN, 0});
+      pids.push_back(pid);
+    }
+    poll(polls.data(), polls.size(), 100);
+    for (size_t i = 0; i < polls.size(); ++i) {
+      Child& c = children[pids[i]];
+      bool eof = false;
+      if (polls[i].revents & (POLLIN | POLLHUP)) {
+        char buf[65536];
+        const ssize_t n = read(c.fd, buf, sizeof buf);
+        if (n <= 0) {
+          eof = true;
+        } else {
+          c.buffer.append(buf, static_cast<size_t>(n));
+          size_t nl;
+          while ((nl = c.buffer.find('\n')) != std::string::npos) {
+            Json j;
+            if (Json::Parse(c.buffer.substr(0, nl), &j, nullptr)) {
+              CaseResult r;
+              r.op = j["op"].as_string();
+              r.dtype = j["dtype"].as_string();
+              r.layout = j["layout"].as_string();
+              r.oracle = j["oracle"].as_string();
+              r.sample = j["sample"].as_string();
+              StatusFromName(j["status"].as_string(), &r.status);
+              r.message = j["message"].as_string();
+              r.max_abs = j["max_abs"].as_number();
+              r.max_rel = j["max_rel"].as_number();
+              r.atol = j["atol"].as_number();
+              r.rtol = j["rtol"].as_number();
+              cases->push_back(r);
+            }
+            c.buffer.erase(0, nl + 1);
+          }
+        }
+      }
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start).count();
+      if (eof) {
+        finish(pids[i], c, Status::kPass, "");
+        children.erase(pids[i]);
+      } else if (elapsed > o.timeout) {
+        kill(pids[i], SIGKILL);
+        char why[128];
+        std::snprintf(why, sizeof why, "the op ran past --timeout %g s and was killed", o.timeout);
+        finish(pids[i], c, Status::kTimeout, why);
+        children.erase(pids[i]);
+      }
+    }
+  }
+}
+
+int Main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  std::regex pattern;
+  try {
+    pattern = std::regex(o.op_regex);
+  } catch (const std::regex_error& e) {
+    Usage("--op: not a valid regular expression: " + o.op_regex);
+  }
+  std::vector<const OpInfo*> ops;
+  for (const OpInfo& op : OpDatabase()) {
+    if (std::regex_search(op.name, pattern)) ops.push_back(&op);
+  }
+  if (o.list) {
+    for (const OpInfo* op : ops) {
+      std::string dtypes;
+      for (tsr_dtype d : kAllDtypes) {
+        if (op->dtypes & Bit(d)) dtypes += std::string(dtypes.empty() ? "" : ",") + DtypeName(d);
+      }
+      std::printf("%-26s out=%-24s inplace=%-20s %s\n", op->name.c_str(),
+                  op->out.empty() ? "-" : op->out.c_str(),
+                  op->inplace.empty() ? "-" : op->inplace.c_str(), dtypes.c_str());
+    }
+    return kExitOk;
+  }
+  std::vector<Expectation> expectations;
+  if (!o.expect.empty()) {
+    std::string error;
+    if (!ParseExpectations(ReadFile(o.expect), &expectations, &error))
+      Usage(o.expect + ": " + error);
+  }
+  Json baseline;
+  if (!o.baseline.empty()) {
+    std::string error;
+    if (!Json::Parse(ReadFile(o.baseline), &baseline, &error))
+      Usage(o.baseline + ": not JSON: " + error);
+  }
+
+  // The runtime, its default plugins (the CPU backend), then the plugins under test.
+  sdk::api_slot() = tsr_runtime_api_get();
+  if (tsr_error* e = tsr_plugin_load_default()) {
+    std::fprintf(stderr, "conformance: loading the default plugins failed: %s\n",
+                 std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
+    return kExitUsage;
+  }
+  std::string device_name = o.device;
+  for (const std::string& path : o.plugins) {
+    const tsr_load_report* report = nullptr;
+    tsr_error* e = tsr_plugin_load(sdk::to_c(path), &report);
+    if (e != nullptr) {
+      std::fprintf(stderr, "conformance: cannot load plugin '%s'\n%s\n", path.c_str(),
+                   report ? LoadReportText(report).c_str()
+                          : std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
+      return kExitUsage;
+    }
+    if (o.device.empty()) device_name = std::string(sdk::from_c(report->device_name));
+  }
+  if (device_name.empty()) device_name = "cpu";
+  RunConfig config;
+  try {
+    config.device = parse_device(device_name);
+  } catch (const sdk::Error& e) {
+    Usage(std::string("--device: ") + e.what());
+  }
+  config.seed = o.seed;
+  config.dtypes = o.dtypes;
+  config.cpu_available = false;
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  for (size_t i = 0; i < count; ++i) {
+    if (reports[i]->loaded && sdk::from_c(reports[i]->plugin_name) == "cpu")
+      config.cpu_available = true;
+  }
+
+  RunInfo info;
+  info.plugins = o.plugins;
+  info.device = device_name;
+  info.seed = o.seed;
+  info.abi_version =
+      std::to_string(sdk::api().abi_major) + "." + std::to_string(sdk::api().abi_minor);
+
+  std::vector<CaseResult> cases;
+  Progress progress(ops.size());
+  const auto start = std::chrono::steady_clock::now();
+  if (o.isolate) {
+    RunIsolated(ops, config, o, &cases, &progress);
+  } else {
+    for (const OpInfo* op : ops) {
+      RunOp(*op, config, [&](const CaseResult& c) { cases.push_back(c); });
+      progress.Done(op->name, cases);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ApplyExpectations(expectations, &cases);
+  const std::vector<OpSummary> summary = Summarize(cases);
+
+  std::fputs(ToTerminal(info, summary).c_str(), stdout);
+  std::printf("time: %.1f s\n", seconds);
+  int failures = 0;
+  for (const CaseResult& c : cases) {
+    if (!IsFailure(c.status)) continue;
+    if (++failures <= 20) {
+      std::printf("FAIL %s %s %s [%s] %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
+                  c.layout.c_str(), c.sample.c_str(), c.message.c_str());
+    }
+  }
+  if (failures > 20) std::printf("... and %d more failing cases (see --json)\n", failures - 20);
+  for (const CaseResult& c : cases) {
+    if (c.status == Status::kXpass)
+      std::printf("XPASS %s %s %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
+                  c.message.c_str());
+  }
+  if (!o.json.empty()) WriteFile(o.json, ToJson(info, summary, cases).Dump(1) + "\n");
+  if (!o.junit.empty()) WriteFile(o.junit, ToJUnit(info, summary, cases));
+  if (!o.markdown.empty()) WriteFile(o.markdown, ToMarkdown(info, summary, cases));
+  if (!o.baseline.empty()) {
+    const BaselineDiff d = CompareBaseline(baseline, cases);
+    std::printf("against the baseline: %zu new failures, %zu fixes, %zu flakes\n",
+                d.regressions.size(), d.fixes.size(), d.flakes.size());
+    for (const std::string& s : d.regressions) std::printf("  NEW FAILURE %s\n", s.c_str());
+    for (const std::string& s : d.fixes) std::printf("  FIXED %s\n", s.c_str());
+    for (const std::string& s : d.flakes) std::printf("  CHANGED %s\n", s.c_str());
+    return d.regressions.empty() ? kExitOk : kExitFailures;
+  }
+  return failures == 0 ? kExitOk : kExitFailures;
+}
+
+}  // namespace
+}  // namespace conformance
+}  // namespace tessera
+
+int main(int argc, char** argv) { return tessera::conformance::Main(argc, argv); }

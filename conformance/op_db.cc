@@ -1,0 +1,236 @@
+#include "conformance/op_db.h"
+
+#include <cmath>
+
+#include "tessera/sdk/promotion.hpp"
+
+namespace tessera {
+namespace conformance {
+
+Arg Arg::Tensor(HostTensor t) {
+  Arg a;
+  a.kind = Kind::kTensor;
+  a.tensor = std::move(t);
+  return a;
+}
+Arg Arg::Tensors(std::vector<HostTensor> ts) {
+  Arg a;
+  a.kind = Kind::kTensorList;
+  a.tensors = std::move(ts);
+  return a;
+}
+Arg Arg::ScalarInt(int64_t v) {
+  Arg a;
+  a.kind = Kind::kScalar;
+  a.scalar_kind = ScalarKind::kInt;
+  a.number = static_cast<double>(v);
+  return a;
+}
+Arg Arg::ScalarDouble(double v) {
+  Arg a;
+  a.kind = Kind::kScalar;
+  a.scalar_kind = ScalarKind::kDouble;
+  a.number = v;
+  return a;
+}
+Arg Arg::ScalarBool(bool v) {
+  Arg a;
+  a.kind = Kind::kScalar;
+  a.scalar_kind = ScalarKind::kBool;
+  a.number = v;
+  return a;
+}
+Arg Arg::Int(int64_t v) {
+  Arg a;
+  a.kind = Kind::kInt;
+  a.integer = v;
+  return a;
+}
+Arg Arg::Bool(bool v) {
+  Arg a;
+  a.kind = Kind::kBool;
+  a.boolean = v;
+  return a;
+}
+Arg Arg::Double(double v) {
+  Arg a;
+  a.kind = Kind::kDouble;
+  a.number = v;
+  return a;
+}
+Arg Arg::Ints(std::vector<int64_t> v) {
+  Arg a;
+  a.kind = Kind::kIntList;
+  a.ints = std::move(v);
+  return a;
+}
+Arg Arg::String(std::string v) {
+  Arg a;
+  a.kind = Kind::kString;
+  a.string = std::move(v);
+  return a;
+}
+Arg Arg::None() { return Arg(); }
+Arg Arg::Dtype(tsr_dtype d) {
+  Arg a;
+  a.kind = Kind::kDtype;
+  a.dtype = d;
+  return a;
+}
+
+Arg Arg::Device() {
+  Arg a;
+  a.kind = Kind::kDevice;
+  return a;
+}
+
+std::string Arg::ToString() const {
+  switch (kind) {
+    case Kind::kTensor:
+      return std::string(DtypeName(tensor.dtype)) + ShapeString(tensor.shape);
+    case Kind::kTensorList: {
+      std::string s = "[";
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        s += (i ? ", " : "") + std::string(DtypeName(tensors[i].dtype)) +
+             ShapeString(tensors[i].shape);
+      }
+      return s + "]";
+    }
+    case Kind::kScalar:
+    case Kind::kDouble: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", number);
+      return buf;
+    }
+    case Kind::kInt:
+      return std::to_string(integer);
+    case Kind::kBool:
+      return boolean ? "True" : "False";
+    case Kind::kIntList:
+      return ShapeString(ints);
+    case Kind::kString:
+      return "'" + string + "'";
+    case Kind::kNone:
+      return "None";
+    case Kind::kDtype:
+      return DtypeName(dtype);
+    case Kind::kDevice:
+      return "device";
+  }
+  return "?";
+}
+
+namespace {
+int Category(int d) {
+  if (d < 0) return -1;
+  const auto t = static_cast<tsr_dtype>(d);
+  return IsFloating(t) ? 2 : t == TSR_DTYPE_BOOL ? 0 : 1;
+}
+int Promote(int a, int b) {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return sdk::promote_types(static_cast<tsr_dtype>(a), static_cast<tsr_dtype>(b));
+}
+int Combine(int higher, int lower) {
+  if (higher < 0) return lower;
+  if (lower < 0 || Category(lower) <= Category(higher)) return higher;
+  return Promote(higher, lower);
+}
+}  // namespace
+
+tsr_dtype ResultDtype(const std::vector<const Arg*>& operands) {
+  int dim = -1, zero_dim = -1, wrapped = -1;
+  for (const Arg* a : operands) {
+    if (a->kind == Arg::Kind::kTensor) {
+      (a->tensor.dim() > 0 ? dim : zero_dim) =
+          Promote(a->tensor.dim() > 0 ? dim : zero_dim, a->tensor.dtype);
+    } else if (a->kind == Arg::Kind::kScalar) {
+      const tsr_dtype d = a->scalar_kind == Arg::ScalarKind::kDouble ? TSR_DTYPE_FLOAT32
+                          : a->scalar_kind == Arg::ScalarKind::kBool ? TSR_DTYPE_BOOL
+                                                                     : TSR_DTYPE_INT64;
+      wrapped = Promote(wrapped, d);
+    }
+  }
+  const int r = Combine(dim, Combine(zero_dim, wrapped));
+  return r < 0 ? TSR_DTYPE_FLOAT32 : static_cast<tsr_dtype>(r);
+}
+
+std::vector<int64_t> BroadcastShape(const std::vector<std::vector<int64_t>>& shapes) {
+  size_t nd = 0;
+  for (const auto& s : shapes) nd = std::max(nd, s.size());
+  std::vector<int64_t> out(nd, 1);
+  for (const auto& s : shapes) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[nd - s.size() + i];
+      if (s[i] != 1) o = s[i];
+    }
+  }
+  return out;
+}
+
+HostTensor Elementwise(const std::vector<const Arg*>& operands, tsr_dtype dtype,
+                       const std::function<double(const double*)>& f) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Arg* a : operands) {
+    if (a->kind == Arg::Kind::kTensor) shapes.push_back(a->tensor.shape);
+  }
+  HostTensor out;
+  out.dtype = dtype;
+  out.shape = BroadcastShape(shapes);
+  const int64_t n = out.numel();
+  const size_t nd = out.shape.size();
+  out.values.resize(static_cast<size_t>(n));
+  std::vector<int64_t> index(nd, 0);
+  std::vector<double> x(operands.size());
+  for (int64_t flat = 0; flat < n; ++flat) {
+    int64_t rest = flat;
+    for (size_t d = nd; d-- > 0;) {
+      index[d] = rest % out.shape[d];
+      rest /= out.shape[d];
+    }
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const Arg* a = operands[k];
+      if (a->kind != Arg::Kind::kTensor) {
+        x[k] = a->number;
+        continue;
+      }
+      const HostTensor& t = a->tensor;
+      int64_t off = 0;
+      const size_t lead = nd - t.shape.size();
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        off = off * t.shape[d] + (t.shape[d] == 1 ? 0 : index[lead + d]);
+      }
+      x[k] = t.values[static_cast<size_t>(off)];
+    }
+    out.values[static_cast<size_t>(flat)] = RoundTo(dtype, f(x.data()));
+  }
+  return out;
+}
+
+HostTensor Full(std::vector<int64_t> shape, tsr_dtype dtype, double value) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  t.values.assign(static_cast<size_t>(t.numel()), RoundTo(dtype, value));
+  return t;
+}
+
+const std::vector<std::vector<int64_t>>& UnaryShapes() {
+  static const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {5}, {7, 11}, {13, 1, 5}};
+  return shapes;
+}
+
+const std::vector<OpInfo>& OpDatabase() {
+  static const std::vector<OpInfo>* db = [] {
+    auto* v = new std::vector<OpInfo>();
+    AddPointwiseOps(*v);
+    AddReductionOps(*v);
+    AddLinalgNNOps(*v);
+    AddIndexFactoryOps(*v);
+    return v;
+  }();
+  return *db;
+}
+
+}  // namespace conformance
+}  // namespace tessera

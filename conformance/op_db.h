@@ -1,0 +1,123 @@
+// The op database: one OpInfo per op of op set v1 (and per overload), as PyTorch's OpInfo:
+// its declared dtypes, a sample-input generator, an fp64 reference written here independently
+// of every plugin, error inputs with the code they must give, tolerance overrides, and which
+// forms (out=, in-place) it has. The oracles (oracles.h) turn each into cases.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conformance/host_tensor.h"
+
+namespace tessera {
+namespace conformance {
+
+// Arg: one argument of a call, in schema order.
+struct Arg {
+  enum class Kind {
+    kTensor,
+    kTensorList,
+    kScalar,
+    kInt,
+    kBool,
+    kDouble,
+    kIntList,
+    kString,
+    kNone,
+    kDtype,
+    kDevice
+  };
+  Kind kind = Kind::kNone;
+  HostTensor tensor;
+  std::vector<HostTensor> tensors;
+  double number = 0;  // kScalar, kDouble
+  enum class ScalarKind { kInt, kDouble, kBool } scalar_kind = ScalarKind::kDouble;
+  int64_t integer = 0;        // kInt
+  bool boolean = false;       // kBool
+  std::vector<int64_t> ints;  // kIntList
+  std::string string;         // kString
+  tsr_dtype dtype = TSR_DTYPE_FLOAT32;
+
+  static Arg Tensor(HostTensor t);
+  static Arg Tensors(std::vector<HostTensor> ts);
+  static Arg ScalarInt(int64_t v);
+  static Arg ScalarDouble(double v);
+  static Arg ScalarBool(bool v);
+  static Arg Int(int64_t v);
+  static Arg Bool(bool v);
+  static Arg Double(double v);
+  static Arg Ints(std::vector<int64_t> v);
+  static Arg String(std::string v);
+  static Arg None();
+  static Arg Dtype(tsr_dtype d);
+  static Arg Device();  // the device under test (factories)
+
+  std::string ToString() const;  // for case descriptions
+};
+
+struct Sample {
+  std::vector<Arg> args;
+  std::string desc;  // "[5, 7] + [7]"
+};
+
+struct ErrorInput {
+  Sample sample;
+  tsr_code code;  // what the op must return
+  std::string what;
+};
+
+// DtypeMask: bit (1 << tsr_dtype) per dtype.
+using DtypeMask = uint32_t;
+constexpr DtypeMask Bit(tsr_dtype d) { return DtypeMask{1} << static_cast<int>(d); }
+constexpr DtypeMask kIntegralMask = Bit(TSR_DTYPE_UINT8) | Bit(TSR_DTYPE_INT8) |
+                                    Bit(TSR_DTYPE_INT16) | Bit(TSR_DTYPE_INT32) |
+                                    Bit(TSR_DTYPE_INT64);
+constexpr DtypeMask kFloatingMask = Bit(TSR_DTYPE_FLOAT16) | Bit(TSR_DTYPE_BFLOAT16) |
+                                    Bit(TSR_DTYPE_FLOAT32) | Bit(TSR_DTYPE_FLOAT64);
+constexpr DtypeMask kNumericMask = kIntegralMask | kFloatingMask;
+constexpr DtypeMask kAllMask = kNumericMask | Bit(TSR_DTYPE_BOOL);
+constexpr tsr_dtype kAllDtypes[] = {
+    TSR_DTYPE_BOOL,  TSR_DTYPE_UINT8,   TSR_DTYPE_INT8,     TSR_DTYPE_INT16,   TSR_DTYPE_INT32,
+    TSR_DTYPE_INT64, TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64};
+
+struct OpInfo {
+  std::string name;      // the functional form: "add.Tensor"
+  std::string out;       // its out= form, or ""
+  std::string inplace;   // its in-place form, or ""
+  DtypeMask dtypes = 0;  // what the op supports (PyTorch's CPU backend among Tessera's ten)
+  std::function<std::vector<Sample>(tsr_dtype, Rng&)> samples;
+  // reference: the expected returns for a sample, computed in double and rounded to each
+  // return's dtype (which the reference decides, by PyTorch's rules).
+  std::function<std::vector<HostTensor>(const Sample&)> reference;
+  std::function<std::vector<ErrorInput>(Rng&)> errors;
+  double tolerance_scale = 1;  // multiplies the per-dtype atol and rtol
+  bool elementwise = false;    // inputs may be expanded (stride 0) in the layouts oracle
+  // compare_returns: how many returns the oracles compare (sort's indices with ties are not
+  // unique, for example); -1: all.
+  int compare_returns = -1;
+};
+
+// OpDatabase: every op, in a stable order.
+const std::vector<OpInfo>& OpDatabase();
+
+// Parts of the database, one per family (op_db_*.cc).
+void AddPointwiseOps(std::vector<OpInfo>& db);
+void AddReductionOps(std::vector<OpInfo>& db);
+void AddLinalgNNOps(std::vector<OpInfo>& db);
+void AddIndexFactoryOps(std::vector<OpInfo>& db);
+
+// Shared helpers for references.
+tsr_dtype ResultDtype(const std::vector<const Arg*>& operands);  // torch.result_type
+std::vector<int64_t> BroadcastShape(const std::vector<std::vector<int64_t>>& shapes);
+// Elementwise: out[i] = f(operand values at i), operands broadcast (a Scalar arg is a
+// constant); the result rounded to `dtype`.
+HostTensor Elementwise(const std::vector<const Arg*>& operands, tsr_dtype dtype,
+                       const std::function<double(const double*)>& f);
+HostTensor Full(std::vector<int64_t> shape, tsr_dtype dtype, double value);
+// Standard sample shapes: 0-dim, empty, odd sizes, 2D.
+const std::vector<std::vector<int64_t>>& UnaryShapes();
+
+}  // namespace conformance
+}  // namespace tessera

@@ -1,0 +1,469 @@
+// Indexing, sorting, joining, copies and factories.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "conformance/op_db.h"
+
+namespace tessera {
+namespace conformance {
+namespace {
+
+// Distinct values in a random order (sorting ops: indices are unique then).
+HostTensor Permutation(std::vector<int64_t> shape, tsr_dtype dtype, Rng& rng) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  const int64_t n = t.numel();
+  t.values.resize(static_cast<size_t>(n));
+  std::iota(t.values.begin(), t.values.end(),
+            dtype == TSR_DTYPE_UINT8 ? 0.0 : -static_cast<double>(n / 2));
+  std::shuffle(t.values.begin(), t.values.end(), rng);
+  for (double& v : t.values) v = RoundTo(dtype, v);
+  return t;
+}
+
+HostTensor Indices(std::vector<int64_t> shape, int64_t bound, Rng& rng) {
+  MakeOptions o;
+  o.low = 0;
+  o.high = static_cast<double>(bound);
+  return MakeTensor(std::move(shape), TSR_DTYPE_INT64, rng, o);
+}
+
+std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> idx(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    idx[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return idx;
+}
+int64_t Ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
+  int64_t f = 0;
+  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
+  return f;
+}
+
+// Sort each line along `dim`: returns (values, indices); stable, NaN last (first if descending).
+std::vector<HostTensor> SortLines(const HostTensor& x, int64_t dim, bool descending, int64_t k) {
+  const int64_t nd = std::max<int64_t>(x.dim(), 1);
+  const std::vector<int64_t> shape = x.shape.empty() ? std::vector<int64_t>{1} : x.shape;
+  if (dim < 0) dim += nd;
+  std::vector<int64_t> out_shape = shape;
+  out_shape[dim] = k;
+  HostTensor values, indices;
+  values.dtype = x.dtype;
+  indices.dtype = TSR_DTYPE_INT64;
+  values.shape = indices.shape = x.shape.empty() ? std::vector<int64_t>{} : out_shape;
+  int64_t outn = 1;
+  for (int64_t s : out_shape) outn *= s;
+  values.values.resize(outn);
+  indices.values.resize(outn);
+  const int64_t len = shape[dim];
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < nd; ++d) inner *= shape[d];
+  const int64_t outer = len * inner == 0 ? 0 : x.numel() / (len * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      std::vector<int64_t> order(len);
+      std::iota(order.begin(), order.end(), 0);
+      auto val = [&](int64_t j) { return x.values[(o * len + j) * inner + i]; };
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        const double va = val(a), vb = val(b);
+        if (std::isnan(va) || std::isnan(vb))
+          return descending ? std::isnan(va) && !std::isnan(vb) : !std::isnan(va) && std::isnan(vb);
+        return descending ? va > vb : va < vb;
+      });
+      for (int64_t j = 0; j < k; ++j) {
+        values.values[(o * k + j) * inner + i] = val(order[j]);
+        indices.values[(o * k + j) * inner + i] = static_cast<double>(order[j]);
+      }
+    }
+  }
+  return {values, indices};
+}
+
+OpInfo Copying(const std::string& name, const std::string& out, const std::string& inplace,
+               DtypeMask dtypes) {
+  OpInfo op;
+  op.name = name;
+  op.out = out;
+  op.inplace = inplace;
+  op.dtypes = dtypes;
+  return op;
+}
+
+}  // namespace
+
+void AddIndexFactoryOps(std::vector<OpInfo>& db) {
+  {
+    OpInfo op = Copying("index_select", "index_select.out", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(0),
+                    Arg::Tensor(Indices({6}, 5, rng))},
+                   "[5, 7] dim 0"});
+      s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(-1),
+                    Arg::Tensor(Indices({3}, 7, rng))},
+                   "[5, 7] dim -1"});
+      s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(1),
+                    Arg::Tensor(Indices({0}, 7, rng))},
+                   "empty index"});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor &x = s.args[0].tensor, &index = s.args[2].tensor;
+      const int64_t dim = s.args[1].integer < 0 ? s.args[1].integer + x.dim() : s.args[1].integer;
+      HostTensor out;
+      out.dtype = x.dtype;
+      out.shape = x.shape;
+      out.shape[dim] = index.numel();
+      for (int64_t f = 0; f < out.numel(); ++f) {
+        std::vector<int64_t> idx = Unravel(f, out.shape);
+        idx[dim] = static_cast<int64_t>(index.values[idx[dim]]);
+        out.values.push_back(x.values[Ravel(idx, x.shape)]);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Int(0), Arg::Tensor(Full({1}, TSR_DTYPE_INT64, 3))},
+                                       "index 3 of 3"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "an index out of range"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("gather", "gather.out", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(1),
+                    Arg::Tensor(Indices({5, 4}, 7, rng))},
+                   "[5, 7] dim 1"});
+      s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(0),
+                    Arg::Tensor(Indices({3, 7}, 5, rng))},
+                   "[5, 7] dim 0"});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor &x = s.args[0].tensor, &index = s.args[2].tensor;
+      const int64_t dim = s.args[1].integer;
+      HostTensor out;
+      out.dtype = x.dtype;
+      out.shape = index.shape;
+      for (int64_t f = 0; f < index.numel(); ++f) {
+        std::vector<int64_t> idx = Unravel(f, index.shape);
+        idx[dim] = static_cast<int64_t>(index.values[f]);
+        out.values.push_back(x.values[Ravel(idx, x.shape)]);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  for (bool add : {false, true}) {
+    OpInfo op =
+        Copying(add ? "scatter_add" : "scatter.src", add ? "scatter_add.out" : "scatter.src_out",
+                add ? "scatter_add_" : "scatter_.src", kAllMask);
+    op.samples = [add](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      // Distinct indices per line for scatter (the last write would otherwise be unspecified).
+      HostTensor index;
+      index.dtype = TSR_DTYPE_INT64;
+      index.shape = {3, 4};
+      for (int64_t r = 0; r < 3; ++r) {
+        HostTensor p = Permutation({5}, TSR_DTYPE_INT64, rng);
+        for (int64_t c = 0; c < 4; ++c) index.values.push_back(p.values[c] + 2);  // 0..4
+      }
+      if (add) index = Indices({3, 4}, 5, rng);
+      s.push_back({{Arg::Tensor(MakeTensor({3, 5}, dtype, rng)), Arg::Int(1), Arg::Tensor(index),
+                    Arg::Tensor(MakeTensor({3, 4}, dtype, rng))},
+                   "[3, 5] dim 1"});
+      return s;
+    };
+    op.reference = [add](const Sample& s) {
+      HostTensor out = s.args[0].tensor;
+      const HostTensor &index = s.args[2].tensor, &src = s.args[3].tensor;
+      for (int64_t f = 0; f < index.numel(); ++f) {
+        std::vector<int64_t> idx = Unravel(f, index.shape);
+        const double v = src.values[Ravel(idx, src.shape)];
+        idx[s.args[1].integer] = static_cast<int64_t>(index.values[f]);
+        double& dst = out.values[Ravel(idx, out.shape)];
+        dst = RoundTo(out.dtype, add ? dst + v : v);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("sort", "sort.values", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      s.push_back(
+          {{Arg::Tensor(Permutation({13}, dtype, rng)), Arg::Int(0), Arg::Bool(false)}, "[13]"});
+      s.push_back({{Arg::Tensor(Permutation({5, 7}, dtype, rng)), Arg::Int(1), Arg::Bool(true)},
+                   "[5, 7] dim 1 descending"});
+      s.push_back({{Arg::Tensor(Permutation({5, 7}, dtype, rng)), Arg::Int(0), Arg::Bool(false)},
+                   "[5, 7] dim 0"});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const int64_t nd = std::max<int64_t>(s.args[0].tensor.dim(), 1);
+      const int64_t dim = s.args[1].integer < 0 ? s.args[1].integer + nd : s.args[1].integer;
+      return SortLines(s.args[0].tensor, dim, s.args[2].boolean, s.args[0].tensor.shape[dim]);
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("topk", "topk.values", "", kNumericMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      s.push_back({{Arg::Tensor(Permutation({13}, dtype, rng)), Arg::Int(4), Arg::Int(0),
+                    Arg::Bool(true), Arg::Bool(true)},
+                   "[13] k 4"});
+      s.push_back({{Arg::Tensor(Permutation({5, 7}, dtype, rng)), Arg::Int(2), Arg::Int(1),
+                    Arg::Bool(false), Arg::Bool(true)},
+                   "[5, 7] k 2 smallest"});
+      s.push_back({{Arg::Tensor(Permutation({5, 7}, dtype, rng)), Arg::Int(0), Arg::Int(-1),
+                    Arg::Bool(true), Arg::Bool(true)},
+                   "k 0"});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const int64_t nd = std::max<int64_t>(s.args[0].tensor.dim(), 1);
+      const int64_t dim = s.args[2].integer < 0 ? s.args[2].integer + nd : s.args[2].integer;
+      return SortLines(s.args[0].tensor, dim, s.args[3].boolean, s.args[1].integer);
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(4)}, "k 4 of 3"},
+           TSR_INVALID_ARGUMENT,
+           "k above the dim's size"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("argsort", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      return std::vector<Sample>{
+          {{Arg::Tensor(Permutation({5, 7}, dtype, rng)), Arg::Int(-1), Arg::Bool(false)},
+           "[5, 7]"}};
+    };
+    op.reference = [](const Sample& s) {
+      return std::vector<HostTensor>{SortLines(s.args[0].tensor, 1, false, 7)[1]};
+    };
+    db.push_back(std::move(op));
+  }
+  for (bool stack : {false, true}) {
+    OpInfo op = Copying(stack ? "stack" : "cat", stack ? "stack.out" : "cat.out", "", kAllMask);
+    op.samples = [stack](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      if (stack) {
+        s.push_back(
+            {{Arg::Tensors({MakeTensor({3, 4}, dtype, rng), MakeTensor({3, 4}, dtype, rng)}),
+              Arg::Int(1)},
+             "2 x [3, 4] dim 1"});
+      } else {
+        s.push_back({{Arg::Tensors({MakeTensor({2, 4}, dtype, rng), MakeTensor({3, 4}, dtype, rng),
+                                    MakeTensor({0, 4}, dtype, rng)}),
+                      Arg::Int(0)},
+                     "[2, 4] [3, 4] [0, 4] dim 0"});
+        s.push_back(
+            {{Arg::Tensors({MakeTensor({2, 1}, dtype, rng), MakeTensor({2, 3}, dtype, rng)}),
+              Arg::Int(-1)},
+             "[2, 1] [2, 3] dim -1"});
+      }
+      return s;
+    };
+    op.reference = [stack](const Sample& s) {
+      std::vector<HostTensor> parts = s.args[0].tensors;
+      int64_t dim = s.args[1].integer;
+      const int64_t nd = parts[0].dim() + (stack ? 1 : 0);
+      if (dim < 0) dim += nd;
+      if (stack) {
+        for (HostTensor& p : parts) p.shape.insert(p.shape.begin() + dim, 1);
+      }
+      HostTensor out;
+      out.dtype = parts[0].dtype;
+      out.shape = parts[0].shape;
+      out.shape[dim] = 0;
+      for (const HostTensor& p : parts) out.shape[dim] += p.shape[dim];
+      out.values.resize(out.numel());
+      int64_t offset = 0;
+      for (const HostTensor& p : parts) {
+        for (int64_t f = 0; f < p.numel(); ++f) {
+          std::vector<int64_t> idx = Unravel(f, p.shape);
+          idx[dim] += offset;
+          out.values[Ravel(idx, out.shape)] = p.values[f];
+        }
+        offset += p.shape[dim];
+      }
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("flip", "flip.out", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      return std::vector<Sample>{
+          {{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Ints({0, 1})}, "[5, 7] dims [0, 1]"},
+          {{Arg::Tensor(MakeTensor({3, 4, 5}, dtype, rng)), Arg::Ints({-1})},
+           "[3, 4, 5] dims [-1]"}};
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor& x = s.args[0].tensor;
+      HostTensor out = x;
+      for (int64_t f = 0; f < x.numel(); ++f) {
+        std::vector<int64_t> idx = Unravel(f, x.shape);
+        for (int64_t d : s.args[1].ints) {
+          const int64_t w = d < 0 ? d + x.dim() : d;
+          idx[w] = x.shape[w] - 1 - idx[w];
+        }
+        out.values[f] = x.values[Ravel(idx, x.shape)];
+      }
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  for (bool upper : {false, true}) {
+    OpInfo op = Copying(upper ? "triu" : "tril", upper ? "triu.out" : "tril.out",
+                        upper ? "triu_" : "tril_", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      return std::vector<Sample>{
+          {{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(0)}, "[5, 7]"},
+          {{Arg::Tensor(MakeTensor({2, 4, 4}, dtype, rng)), Arg::Int(-1)}, "[2, 4, 4] diagonal -1"},
+          {{Arg::Tensor(MakeTensor({3, 6}, dtype, rng)), Arg::Int(2)}, "[3, 6] diagonal 2"}};
+    };
+    op.reference = [upper](const Sample& s) {
+      HostTensor out = s.args[0].tensor;
+      const int64_t diag = s.args[1].integer;
+      for (int64_t f = 0; f < out.numel(); ++f) {
+        const std::vector<int64_t> idx = Unravel(f, out.shape);
+        const int64_t i = idx[idx.size() - 2], j = idx.back();
+        if (upper ? j - i < diag : j - i > diag) out.values[f] = 0;
+      }
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))}, "1D"},
+           TSR_INVALID_ARGUMENT,
+           "a 1D input"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("clone", "", "", kAllMask);
+    op.elementwise = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : UnaryShapes())
+        s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng))}, ShapeString(shape)});
+      return s;
+    };
+    op.reference = [](const Sample& s) { return std::vector<HostTensor>{s.args[0].tensor}; };
+    db.push_back(std::move(op));
+  }
+  {
+    // _to_copy to every other dtype on the same device (PyTorch's conversion rules).
+    OpInfo op = Copying("_to_copy", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (tsr_dtype to : kAllDtypes) {
+        s.push_back({{Arg::Tensor(MakeTensor({7, 3}, dtype, rng)), Arg::Dtype(to)},
+                     std::string("to ") + DtypeName(to)});
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      HostTensor out = s.args[0].tensor;
+      out.dtype = s.args[1].dtype;
+      for (double& v : out.values) v = RoundTo(out.dtype, v);
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  // Factories on the device under test.
+  {
+    OpInfo op = Copying("full", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng&) {
+      const Arg value = dtype == TSR_DTYPE_BOOL ? Arg::ScalarBool(true)
+                        : IsFloating(dtype)     ? Arg::ScalarDouble(2.5)
+                                                : Arg::ScalarInt(7);
+      return std::vector<Sample>{
+          {{Arg::Ints({3, 4}), value, Arg::Dtype(dtype), Arg::None(), Arg::Device()}, "[3, 4]"},
+          {{Arg::Ints({0}), value, Arg::Dtype(dtype), Arg::None(), Arg::Device()}, "[0]"}};
+    };
+    op.reference = [](const Sample& s) {
+      return std::vector<HostTensor>{Full(s.args[0].ints, s.args[2].dtype, s.args[1].number)};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("arange.start_step", "", "", kNumericMask);
+    op.samples = [](tsr_dtype dtype, Rng&) {
+      const bool f = IsFloating(dtype);
+      return std::vector<Sample>{
+          {{f ? Arg::ScalarDouble(-2.5) : Arg::ScalarInt(dtype == TSR_DTYPE_UINT8 ? 1 : -3),
+            f ? Arg::ScalarDouble(4.0) : Arg::ScalarInt(9),
+            f ? Arg::ScalarDouble(0.5) : Arg::ScalarInt(2), Arg::Dtype(dtype), Arg::None(),
+            Arg::Device()},
+           "range"}};
+    };
+    op.reference = [](const Sample& s) {
+      const double a = s.args[0].number, b = s.args[1].number, st = s.args[2].number;
+      HostTensor out;
+      out.dtype = s.args[3].dtype;
+      for (int64_t i = 0; i < static_cast<int64_t>(std::ceil((b - a) / st)); ++i)
+        out.values.push_back(RoundTo(out.dtype, a + i * st));
+      out.shape = {static_cast<int64_t>(out.values.size())};
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng&) {
+      return std::vector<ErrorInput>{
+          {{{Arg::ScalarInt(0), Arg::ScalarInt(5), Arg::ScalarInt(0)}, "step 0"},
+           TSR_INVALID_ARGUMENT,
+           "a zero step"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("linspace", "", "", kNumericMask);
+    op.samples = [](tsr_dtype dtype, Rng&) {
+      return std::vector<Sample>{{{Arg::ScalarDouble(-1), Arg::ScalarDouble(2), Arg::Int(7),
+                                   Arg::Dtype(dtype), Arg::None(), Arg::Device()},
+                                  "7 steps"},
+                                 {{Arg::ScalarDouble(3), Arg::ScalarDouble(3), Arg::Int(1),
+                                   Arg::Dtype(dtype), Arg::None(), Arg::Device()},
+                                  "1 step"}};
+    };
+    op.reference = [](const Sample& s) {
+      const double a = s.args[0].number, b = s.args[1].number;
+      const int64_t n = s.args[2].integer;
+      HostTensor out;
+      out.dtype = s.args[3].dtype;
+      out.shape = {n};
+      for (int64_t i = 0; i < n; ++i)
+        out.values.push_back(RoundTo(out.dtype, n == 1 ? a : a + (b - a) * i / (n - 1)));
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("eye.m", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng&) {
+      return std::vector<Sample>{
+          {{Arg::Int(3), Arg::Int(5), Arg::Dtype(dtype), Arg::None(), Arg::Device()}, "3 x 5"}};
+    };
+    op.reference = [](const Sample& s) {
+      HostTensor out = Full({s.args[0].integer, s.args[1].integer}, s.args[2].dtype, 0);
+      for (int64_t i = 0; i < std::min(s.args[0].integer, s.args[1].integer); ++i)
+        out.values[i * s.args[1].integer + i] = 1;
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+}  // namespace conformance
+}  // namespace tessera

@@ -1,0 +1,659 @@
+#include "conformance/oracles.h"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <sstream>
+
+#include "tessera/sdk/promotion.hpp"
+
+namespace tessera {
+namespace conformance {
+
+const char* StatusName(Status s) {
+  static const char* const kNames[] = {"pass",  "fail",    "unsupported", "fallback", "xfail",
+                                       "xpass", "skipped", "crash",       "timeout"};
+  return kNames[static_cast<int>(s)];
+}
+
+bool StatusFromName(const std::string& name, Status* out) {
+  for (int i = 0; i < kNumStatuses; ++i) {
+    if (name == StatusName(static_cast<Status>(i))) {
+      *out = static_cast<Status>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool IsFailure(Status s) {
+  return s == Status::kFail || s == Status::kCrash || s == Status::kTimeout;
+}
+
+std::string CaseResult::Key() const {
+  return op + "|" + dtype + "|" + oracle + "|" + layout + "|" + sample;
+}
+
+namespace {
+
+const tsr_device kMetaDevice{TSR_DEVICE_META, 0};
+const tsr_device kCpuDevice{TSR_DEVICE_CPU, 0};
+
+struct Tolerance {
+  double atol = 0, rtol = 0;
+};
+
+Tolerance ToleranceFor(tsr_dtype dtype, double scale) {
+  switch (dtype) {
+    case TSR_DTYPE_FLOAT16:
+      return {1e-5 * scale, 1e-3 * scale};
+    case TSR_DTYPE_BFLOAT16:
+      return {1e-5 * scale, 1.6e-2 * scale};
+    case TSR_DTYPE_FLOAT32:
+      return {1e-5 * scale, 1.3e-6 * scale};
+    case TSR_DTYPE_FLOAT64:
+      return {1e-7 * scale, 1e-7 * scale};
+    default:
+      return {0, 0};  // integers and bool: exact
+  }
+}
+
+struct Comparison {
+  bool ok = true;
+  double max_abs = 0, max_rel = 0;
+  std::string message;
+};
+
+// Compare actual with expected: dtype, shape, then values within the dtype's tolerance (NaN
+// equals NaN, infinities must match exactly).
+Comparison Compare(const HostTensor& actual, const HostTensor& expected, const Tolerance& tol,
+                   const std::string& what) {
+  Comparison c;
+  if (actual.dtype != expected.dtype) {
+    c.ok = false;
+    c.message =
+        what + ": expected dtype " + DtypeName(expected.dtype) + ", got " + DtypeName(actual.dtype);
+    return c;
+  }
+  if (actual.shape != expected.shape) {
+    c.ok = false;
+    c.message = what + ": expected shape " + ShapeString(expected.shape) + ", got " +
+                ShapeString(actual.shape);
+    return c;
+  }
+  int64_t worst = -1;
+  for (size_t i = 0; i < actual.values.size(); ++i) {
+    const double a = actual.values[i], e = expected.values[i];
+    if (std::isnan(a) && std::isnan(e)) continue;
+    if (std::isinf(e) || std::isinf(a) || std::isnan(a) || std::isnan(e)) {
+      if (a == e) continue;
+      c.ok = false;
+      if (worst < 0) worst = static_cast<int64_t>(i);
+      c.max_abs = INFINITY;
+      continue;
+    }
+    const double diff = std::fabs(a - e);
+    const double rel = e == 0 ? (diff == 0 ? 0 : INFINITY) : diff / std::fabs(e);
+    if (diff > c.max_abs) c.max_abs = diff;
+    if (rel > c.max_rel && std::isfinite(rel)) c.max_rel = rel;
+    if (diff > tol.atol + tol.rtol * std::fabs(e)) {
+      if (c.ok) worst = static_cast<int64_t>(i);
+      c.ok = false;
+    }
+  }
+  if (!c.ok) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s: mismatch at element %lld: got %.9g, expected %.9g",
+                  what.c_str(), static_cast<long long>(worst), actual.values[worst],
+                  expected.values[worst]);
+    c.message = buf;
+  }
+  return c;
+}
+
+// Fallback calls, summed over every op the suite may reach (composites call native ops).
+int64_t FallbackTotal() {
+  static const std::vector<std::string>* names = [] {
+    auto* v = new std::vector<std::string>{"_softmax",
+                                           "_log_softmax",
+                                           "_softmax.out",
+                                           "_log_softmax.out",
+                                           "convolution",
+                                           "max_pool2d_with_indices",
+                                           "native_layer_norm",
+                                           "native_batch_norm",
+                                           "copy_",
+                                           "clone",
+                                           "mm",
+                                           "bmm",
+                                           "mm.out",
+                                           "bmm.out",
+                                           "addmm",
+                                           "index_select",
+                                           "cumsum",
+                                           "fill_.Scalar",
+                                           "sort",
+                                           "mul.Tensor",
+                                           "sum",
+                                           "add.Tensor",
+                                           "add.Scalar",
+                                           "sub.Scalar",
+                                           "mul.Scalar",
+                                           "lt.Scalar",
+                                           "where.self",
+                                           "reshape",
+                                           "_to_copy"};
+    for (const OpInfo& op : OpDatabase()) {
+      for (const std::string& n : {op.name, op.out, op.inplace}) {
+        if (!n.empty()) v->push_back(n);
+      }
+    }
+    return v;
+  }();
+  int64_t total = 0;
+  for (const std::string& n : *names) total += tsr_fallback_count(sdk::to_c(n));
+  return total;
+}
+
+// Materialized arguments of one call.
+struct Call {
+  std::vector<Tensor> tensors;  // tensor arguments as passed (for the unchanged-input check)
+  internal::Stack stack;
+};
+
+void Push(const Arg& a, tsr_device device, Layout layout, Call* call) {
+  tsr_stack* s = call->stack.get();
+  switch (a.kind) {
+    case Arg::Kind::kTensor: {
+      Tensor t = device.type == TSR_DEVICE_META ? EmptyOn(a.tensor.shape, a.tensor.dtype, device)
+                                                : ToDevice(a.tensor, device, layout);
+      call->tensors.push_back(t);
+      sdk::check(sdk::api().stack_push_tensor(s, t.get()));
+      return;
+    }
+    case Arg::Kind::kTensorList: {
+      std::vector<Tensor> ts;
+      for (const HostTensor& h : a.tensors) {
+        ts.push_back(device.type == TSR_DEVICE_META ? EmptyOn(h.shape, h.dtype, device)
+                                                    : ToDevice(h, device, layout));
+        call->tensors.push_back(ts.back());
+      }
+      internal::push(s, ts);
+      return;
+    }
+    case Arg::Kind::kScalar: {
+      tsr_scalar v{};
+      if (a.scalar_kind == Arg::ScalarKind::kDouble) {
+        v.kind = TSR_SCALAR_DOUBLE;
+        v.d = a.number;
+      } else {
+        v.kind = a.scalar_kind == Arg::ScalarKind::kBool ? TSR_SCALAR_BOOL : TSR_SCALAR_INT;
+        v.i = static_cast<int64_t>(a.number);
+      }
+      sdk::check(sdk::api().stack_push_scalar(s, v));
+      return;
+    }
+    case Arg::Kind::kInt:
+      internal::push(s, a.integer);
+      return;
+    case Arg::Kind::kBool:
+      internal::push(s, a.boolean);
+      return;
+    case Arg::Kind::kDouble:
+      internal::push(s, a.number);
+      return;
+    case Arg::Kind::kIntList:
+      internal::push(s, a.ints);
+      return;
+    case Arg::Kind::kString:
+      internal::push(s, std::string_view(a.string));
+      return;
+    case Arg::Kind::kNone:
+      internal::push(s, std::nullopt);
+      return;
+    case Arg::Kind::kDtype:
+      internal::push(s, a.dtype);
+      return;
+    case Arg::Kind::kDevice:
+      internal::push(s, device);
+      return;
+  }
+}
+
+// Splits "name(args) -> returns" into the argument declarations, at top-level commas.
+std::vector<std::string> SchemaArguments(const std::string& schema) {
+  std::vector<std::string> out;
+  const size_t open = schema.find('(');
+  int depth = 0;
+  std::string cur;
+  for (size_t i = open + 1; i < schema.size(); ++i) {
+    const char c = schema[i];
+    if (c == '(' || c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ')') {
+      if (depth == 0) break;
+      --depth;
+    }
+    if (c == ',' && depth == 0) {
+      out.push_back(cur);
+      cur.clear();
+      continue;
+    }
+    cur += c;
+  }
+  if (cur.find_first_not_of(' ') != std::string::npos) out.push_back(cur);
+  std::vector<std::string> args;
+  for (std::string& a : out) {
+    a.erase(0, a.find_first_not_of(' '));
+    if (a != "*") args.push_back(a);
+  }
+  return args;
+}
+
+// DefaultArg turns a schema default ("Scalar alpha=1", "bool keepdim=False") into an Arg.
+Arg DefaultArg(const std::string& decl) {
+  const size_t eq = decl.find('=');
+  if (eq == std::string::npos) return Arg::None();
+  const std::string value = decl.substr(eq + 1), type = decl.substr(0, decl.find(' '));
+  if (value == "None") return Arg::None();
+  if (value == "True" || value == "False") return Arg::Bool(value == "True");
+  if (value.front() == '[') {
+    std::vector<int64_t> ints;
+    std::stringstream ss(value.substr(1, value.size() - 2));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.find_first_not_of(' ') != std::string::npos) ints.push_back(std::stoll(item));
+    }
+    return Arg::Ints(ints);
+  }
+  if (value.front() == '\'' || value.front() == '"')
+    return Arg::String(value.substr(1, value.size() - 2));
+  if (type.rfind("Scalar", 0) == 0 && type != "ScalarType" && type != "ScalarType?") {
+    return value.find_first_of(".e") != std::string::npos ? Arg::ScalarDouble(std::stod(value))
+                                                          : Arg::ScalarInt(std::stoll(value));
+  }
+  if (type.rfind("float", 0) == 0) return Arg::Double(std::stod(value));
+  if (type.find("[") != std::string::npos) return Arg::Ints({std::stoll(value)});
+  if (type.rfind("int", 0) == 0 || type.rfind("SymInt", 0) == 0) return Arg::Int(std::stoll(value));
+  return Arg::None();
+}
+
+// WithDefaults: the sample's arguments completed with the functional schema's defaults, so
+// that out= tensors (keyword-only, after them) land in the right places.
+Sample WithDefaults(const std::string& functional, const Sample& s) {
+  const tsr_op* op = find_op(functional);
+  const std::vector<std::string> decls =
+      SchemaArguments(std::string(sdk::from_c(sdk::api().op_schema(op))));
+  Sample full = s;
+  for (size_t i = full.args.size(); i < decls.size(); ++i)
+    full.args.push_back(DefaultArg(decls[i]));
+  return full;
+}
+
+// Invoke calls `op_name` with the sample's arguments (then `extra` tensors, for out=) and
+// returns the returned tensors. Errors throw sdk::Error.
+std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr_device device,
+                           Layout layout, const std::vector<Tensor>& extra = {},
+                           std::vector<Tensor>* inputs = nullptr) {
+  const tsr_op* op = find_op(op_name);
+  Call call;
+  for (const Arg& a : sample.args) Push(a, device, layout, &call);
+  for (const Tensor& t : extra) sdk::check(sdk::api().stack_push_tensor(call.stack.get(), t.get()));
+  sdk::check(sdk::api().op_call(op, call.stack.get()));
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < sdk::api().stack_size(call.stack.get()); ++i) {
+    tsr_tensor* t = nullptr;
+    sdk::check(sdk::api().stack_get_tensor(call.stack.get(), i, &t));
+    out.push_back(Tensor::borrow(t));
+  }
+  if (inputs) *inputs = call.tensors;
+  return out;
+}
+
+// Rows made equal along dim 0, so the inputs can be expanded views (the layouts oracle).
+Sample Expandable(const Sample& s) {
+  Sample e = s;
+  for (Arg& a : e.args) {
+    if (a.kind != Arg::Kind::kTensor || a.tensor.dim() == 0 || a.tensor.shape[0] <= 1) continue;
+    const int64_t row = a.tensor.numel() / a.tensor.shape[0];
+    for (int64_t i = row; i < a.tensor.numel(); ++i) a.tensor.values[i] = a.tensor.values[i % row];
+  }
+  return e;
+}
+
+bool HasData(const Sample& s) {
+  for (const Arg& a : s.args) {
+    if (a.kind == Arg::Kind::kTensor && a.tensor.numel() > 0) return true;
+    if (a.kind == Arg::Kind::kTensorList) return true;
+  }
+  return false;
+}
+
+class OpRunner {
+ public:
+  OpRunner(const OpInfo& op, const RunConfig& config, const CaseSink& sink)
+      : op_(op), config_(config), sink_(sink) {}
+
+  void Run() {
+    const tsr_op* found = nullptr;
+    if (tsr_error* e = sdk::api().op_find(sdk::to_c(op_.name), &found)) {
+      Report({"*", "contiguous", "definition", ""}, Status::kFail,
+             std::string(sdk::from_c(sdk::api().error_message(e))));
+      sdk::api().error_release(e);
+      return;
+    }
+    for (tsr_dtype dtype : config_.dtypes) RunDtype(dtype);
+    RunErrors();
+  }
+
+ private:
+  struct Where {
+    std::string dtype, layout, oracle, sample;
+  };
+
+  void Report(const Where& w, Status status, const std::string& message,
+              const Comparison* cmp = nullptr, const Tolerance* tol = nullptr) {
+    CaseResult r;
+    r.op = op_.name;
+    r.dtype = w.dtype;
+    r.layout = w.layout;
+    r.oracle = w.oracle;
+    r.sample = w.sample;
+    r.status = status;
+    r.message = message;
+    if (cmp) {
+      r.max_abs = cmp->max_abs;
+      r.max_rel = cmp->max_rel;
+    }
+    if (tol) {
+      r.atol = tol->atol;
+      r.rtol = tol->rtol;
+    }
+    sink_(r);
+  }
+
+  uint64_t SeedFor(tsr_dtype dtype) const {
+    uint64_t h = config_.seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(dtype);
+    for (char c : op_.name) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+    return h;
+  }
+
+  // Runs `body`, which returns (status, message); an sdk::Error from the plugin becomes
+  // `unsupported` (UNIMPLEMENTED) or `fail`. Passing calls that went through the CPU
+  // fallback become `fallback`.
+  template <typename Body>
+  void Case(const Where& w, const Body& body) {
+    const int64_t before = FallbackTotal();
+    Status status;
+    std::string message;
+    Comparison cmp;
+    Tolerance tol;
+    try {
+      status = body(&message, &cmp, &tol);
+    } catch (const sdk::Error& e) {
+      status = e.code() == TSR_UNIMPLEMENTED ? Status::kUnsupported : Status::kFail;
+      message = e.what();
+    } catch (const std::exception& e) {
+      status = Status::kFail;
+      message = std::string("exception: ") + e.what();
+    }
+    if (status == Status::kPass && FallbackTotal() != before) status = Status::kFallback;
+    Report(w, status, message, &cmp, &tol);
+  }
+
+  Status CompareAll(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
+                    std::string* message, Comparison* cmp, Tolerance* tol,
+                    const std::string& what) {
+    const size_t n =
+        op_.compare_returns < 0 ? expected.size() : static_cast<size_t>(op_.compare_returns);
+    if (actual.size() < n) {
+      *message = what + ": expected " + std::to_string(n) + " returns, got " +
+                 std::to_string(actual.size());
+      return Status::kFail;
+    }
+    for (size_t k = 0; k < n; ++k) {
+      *tol = ToleranceFor(expected[k].dtype, op_.tolerance_scale);
+      Comparison c = Compare(FromDevice(actual[k]), expected[k], *tol,
+                             what + (n > 1 ? " return " + std::to_string(k) : ""));
+      cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
+      cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
+      if (!c.ok) {
+        *message = c.message;
+        return Status::kFail;
+      }
+    }
+    return Status::kPass;
+  }
+
+  void RunDtype(tsr_dtype dtype) {
+    Rng rng(SeedFor(dtype));
+    const std::vector<Sample> samples = op_.samples(dtype, rng);
+    const std::string dt = DtypeName(dtype);
+    if ((op_.dtypes & Bit(dtype)) == 0) {
+      // dtype claims, the other way: an undeclared dtype must be refused, not computed.
+      if (samples.empty()) return;
+      const Sample& s = samples.front();
+      Case({dt, "contiguous", "dtype_claims", s.desc},
+           [&](std::string* msg, Comparison*, Tolerance*) {
+             try {
+               Invoke(op_.name, s, config_.device, Layout::kContiguous);
+             } catch (const sdk::Error&) {
+               return Status::kPass;  // refused with an error, as it must be
+             }
+             *msg = std::string("accepted dtype ") + DtypeName(dtype) +
+                    ", which the op does not support (PyTorch refuses it)";
+             return Status::kFail;
+           });
+      return;
+    }
+    for (const Sample& s : samples) {
+      std::vector<HostTensor> expected;
+      try {
+        expected = op_.reference(s);
+      } catch (const std::exception& e) {
+        Report({dt, "contiguous", "reference", s.desc}, Status::kSkipped,
+               std::string("no reference: ") + e.what());
+        continue;
+      }
+      std::vector<Tensor> real;
+      // reference (and variants: functional inputs unchanged)
+      Case({dt, "contiguous", "reference", s.desc},
+           [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+             std::vector<Tensor> inputs;
+             real = Invoke(op_.name, s, config_.device, Layout::kContiguous, {}, &inputs);
+             const Status st = CompareAll(real, expected, msg, cmp, tol, "result");
+             if (st != Status::kPass) return st;
+             // Functional ops leave their inputs unchanged.
+             size_t k = 0;
+             for (const Arg& a : s.args) {
+               std::vector<const HostTensor*> hs;
+               if (a.kind == Arg::Kind::kTensor) hs.push_back(&a.tensor);
+               if (a.kind == Arg::Kind::kTensorList) {
+                 for (const HostTensor& h : a.tensors) hs.push_back(&h);
+               }
+               for (const HostTensor* h : hs) {
+                 const Comparison c = Compare(FromDevice(inputs[k++]), *h, Tolerance{}, "input");
+                 if (!c.ok) {
+                   *msg = "the functional form changed an input (" + c.message + ")";
+                   return Status::kFail;
+                 }
+               }
+             }
+             return Status::kPass;
+           });
+      if (HasData(s)) RunLayouts(dt, s, expected);
+      RunVariants(dt, s, expected);
+      RunMeta(dt, s, real);
+      RunMemory(dt, s, expected);
+      RunCrossBackend(dt, s, real);
+    }
+  }
+
+  void RunLayouts(const std::string& dt, const Sample& s, const std::vector<HostTensor>& expected) {
+    for (Layout layout :
+         {Layout::kInterleaved, Layout::kOffset, Layout::kTransposed, Layout::kExpanded}) {
+      if (layout == Layout::kExpanded && !op_.elementwise) continue;
+      Case({dt, LayoutName(layout), "layouts", s.desc},
+           [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+             if (layout == Layout::kExpanded) {
+               const Sample e = Expandable(s);
+               const std::vector<HostTensor> want = op_.reference(e);
+               return CompareAll(Invoke(op_.name, e, config_.device, layout), want, msg, cmp, tol,
+                                 "result");
+             }
+             return CompareAll(Invoke(op_.name, s, config_.device, layout), expected, msg, cmp, tol,
+                               "result");
+           });
+    }
+  }
+
+  void RunVariants(const std::string& dt, const Sample& s,
+                   const std::vector<HostTensor>& expected) {
+    if (!op_.out.empty()) {
+      Case({dt, "contiguous", "variants_out", s.desc},
+           [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+             // Outputs of the wrong shape ([0]): the out= form must resize them.
+             std::vector<Tensor> outs;
+             for (const HostTensor& e : expected)
+               outs.push_back(EmptyOn({0}, e.dtype, config_.device));
+             const std::vector<Tensor> returned = Invoke(op_.out, WithDefaults(op_.name, s),
+                                                         config_.device, Layout::kContiguous, outs);
+             if (returned.size() != outs.size()) {
+               *msg = "the out= form returned " + std::to_string(returned.size()) + " tensors";
+               return Status::kFail;
+             }
+             return CompareAll(outs, expected, msg, cmp, tol, "out");
+           });
+    }
+    if (!op_.inplace.empty() && !s.args.empty() && s.args[0].kind == Arg::Kind::kTensor) {
+      const HostTensor& self = s.args[0].tensor;
+      const HostTensor& e = expected[0];
+      if (e.shape != self.shape || !sdk::can_cast(e.dtype, self.dtype)) return;
+      Case({dt, "contiguous", "variants_inplace", s.desc},
+           [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+             std::vector<Tensor> inputs;
+             const std::vector<Tensor> returned =
+                 Invoke(op_.inplace, s, config_.device, Layout::kContiguous, {}, &inputs);
+             HostTensor want = e;
+             want.dtype = self.dtype;
+             for (double& v : want.values) v = RoundTo(self.dtype, v);
+             *tol = ToleranceFor(self.dtype, op_.tolerance_scale);
+             const Comparison c = Compare(FromDevice(inputs[0]), want, *tol, "self");
+             *cmp = c;
+             if (!c.ok) {
+               *msg = c.message;
+               return Status::kFail;
+             }
+             return Status::kPass;
+           });
+    }
+  }
+
+  void RunMeta(const std::string& dt, const Sample& s, const std::vector<Tensor>& real) {
+    if (real.empty()) return;  // the real call failed: nothing to compare with
+    Case({dt, "contiguous", "meta", s.desc}, [&](std::string* msg, Comparison*, Tolerance*) {
+      const std::vector<Tensor> meta = Invoke(op_.name, s, kMetaDevice, Layout::kContiguous);
+      for (size_t k = 0; k < real.size() && k < meta.size(); ++k) {
+        if (meta[k].dtype() != real[k].dtype() || meta[k].sizes().vec() != real[k].sizes().vec()) {
+          *msg = "return " + std::to_string(k) + ": meta says " + DtypeName(meta[k].dtype()) +
+                 ShapeString(meta[k].sizes().vec()) + ", the device returned " +
+                 DtypeName(real[k].dtype()) + ShapeString(real[k].sizes().vec());
+          return Status::kFail;
+        }
+        if (real[k].numel() > 1 && meta[k].strides().vec() != real[k].strides().vec()) {
+          *msg = "return " + std::to_string(k) + ": meta strides " +
+                 ShapeString(meta[k].strides().vec()) + ", device strides " +
+                 ShapeString(real[k].strides().vec());
+          return Status::kFail;
+        }
+      }
+      return Status::kPass;
+    });
+  }
+
+  // Guard bytes: out= outputs placed inside a poisoned buffer; the poison must survive.
+  void RunMemory(const std::string& dt, const Sample& s, const std::vector<HostTensor>& expected) {
+    if (op_.out.empty()) return;
+    Case({dt, "contiguous", "memory", s.desc}, [&](std::string* msg, Comparison*, Tolerance*) {
+      constexpr int64_t kGuard = 16;
+      std::vector<Tensor> buffers, outs;
+      std::vector<HostTensor> poison;
+      for (const HostTensor& e : expected) {
+        HostTensor p;
+        p.dtype = e.dtype;
+        p.shape = {e.numel() + 2 * kGuard};
+        p.values.assign(static_cast<size_t>(p.shape[0]), e.dtype == TSR_DTYPE_BOOL ? 1 : 77);
+        Tensor buffer = ToDevice(p, config_.device);
+        std::vector<int64_t> strides(e.shape.size(), 1);
+        for (int64_t d = static_cast<int64_t>(e.shape.size()) - 2; d >= 0; --d)
+          strides[d] = strides[d + 1] * std::max<int64_t>(e.shape[d + 1], 1);
+        outs.push_back(call1(find_op("as_strided"), buffer, e.shape, strides, kGuard));
+        buffers.push_back(buffer);
+        poison.push_back(p);
+      }
+      Invoke(op_.out, WithDefaults(op_.name, s), config_.device, Layout::kContiguous, outs);
+      for (size_t k = 0; k < buffers.size(); ++k) {
+        const HostTensor after = FromDevice(buffers[k]);
+        const int64_t n = after.numel();
+        for (int64_t i = 0; i < n; ++i) {
+          if (i >= kGuard && i < n - kGuard) continue;
+          if (after.values[i] != poison[k].values[i]) {
+            *msg = "the out= kernel wrote outside its output: guard element " +
+                   std::to_string(i < kGuard ? i - kGuard : i - (n - kGuard)) +
+                   (i < kGuard ? " before" : " after") + " the output changed";
+            return Status::kFail;
+          }
+        }
+      }
+      return Status::kPass;
+    });
+  }
+
+  void RunCrossBackend(const std::string& dt, const Sample& s, const std::vector<Tensor>& real) {
+    if (real.empty() || config_.device.type == TSR_DEVICE_CPU || !config_.cpu_available) return;
+    std::vector<HostTensor> cpu;
+    try {
+      for (const Tensor& t : Invoke(op_.name, s, kCpuDevice, Layout::kContiguous))
+        cpu.push_back(FromDevice(t));
+    } catch (const sdk::Error&) {
+      return;  // the CPU backend does not run it either: nothing to compare
+    }
+    Case({dt, "contiguous", "cross_backend", s.desc},
+         [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+           return CompareAll(real, cpu, msg, cmp, tol, "device vs cpu");
+         });
+  }
+
+  void RunErrors() {
+    if (!op_.errors) return;
+    Rng rng(SeedFor(TSR_DTYPE_FLOAT32) + 7);
+    for (const ErrorInput& e : op_.errors(rng)) {
+      Case({"*", "contiguous", "error_inputs", e.sample.desc + " (" + e.what + ")"},
+           [&](std::string* msg, Comparison*, Tolerance*) {
+             try {
+               Invoke(op_.name, e.sample, config_.device, Layout::kContiguous);
+             } catch (const sdk::Error& err) {
+               if (err.code() == e.code) return Status::kPass;
+               *msg = std::string("expected error code ") + std::to_string(e.code) + ", got " +
+                      std::to_string(err.code()) + ": " + err.what();
+               return Status::kFail;
+             }
+             *msg = "expected an error for " + e.what + ", but the call succeeded";
+             return Status::kFail;
+           });
+    }
+  }
+
+  const OpInfo& op_;
+  const RunConfig& config_;
+  const CaseSink& sink_;
+};
+
+}  // namespace
+
+void RunOp(const OpInfo& op, const RunConfig& config, const CaseSink& sink) {
+  OpRunner(op, config, sink).Run();
+}
+
+}  // namespace conformance
+}  // namespace tessera

@@ -1,0 +1,58 @@
+// The oracles of DESIGN.md ("Conformance"), each a template applied to every op of the
+// database: reference, layouts, cross-backend, variants (and unchanged inputs), meta, dtype
+// claims, error inputs, memory (guard bytes). RunOp turns one OpInfo into cases.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "conformance/op_db.h"
+
+namespace tessera {
+namespace conformance {
+
+enum class Status {
+  kPass,
+  kFail,
+  kUnsupported,
+  kFallback,
+  kXfail,
+  kXpass,
+  kSkipped,
+  kCrash,
+  kTimeout
+};
+constexpr int kNumStatuses = 9;
+const char* StatusName(Status s);
+bool StatusFromName(const std::string& name, Status* out);
+// IsFailure: fail, crash, timeout (what sets the exit code, unless expected).
+bool IsFailure(Status s);
+
+struct CaseResult {
+  std::string op;      // the functional op as the database names it: "add.Tensor"
+  std::string dtype;   // "float32", or "*" for cases of the whole op (error inputs, crashes)
+  std::string layout;  // "contiguous", "interleaved", ...
+  std::string oracle;  // "reference", "layouts", "variants", "meta", ...
+  std::string sample;  // the sample's description
+  Status status = Status::kPass;
+  std::string message;  // why it failed (or what was unsupported)
+  double max_abs = 0, max_rel = 0, atol = 0, rtol = 0;
+  std::string Key() const;  // op|dtype|oracle|layout|sample: identifies the case across runs
+};
+
+struct RunConfig {
+  tsr_device device{TSR_DEVICE_CPU, 0};
+  bool cpu_available = true;  // the CPU backend is loaded: cross-backend cases run
+  uint64_t seed = 0;
+  std::vector<tsr_dtype> dtypes;  // which dtypes to run
+};
+
+using CaseSink = std::function<void(const CaseResult&)>;
+
+// RunOp runs every case of `op` on the configured device, reporting each through `sink`.
+// Exceptions from the plugin become failing cases; a crash ends the process (see --isolate).
+void RunOp(const OpInfo& op, const RunConfig& config, const CaseSink& sink);
+
+}  // namespace conformance
+}  // namespace tessera

@@ -1,0 +1,65 @@
+// Reports of a conformance run: the per-op roll-up, the terminal table, JSON, JUnit XML and
+// the Markdown coverage grid; expectation files and baselines.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "conformance/json.h"
+#include "conformance/oracles.h"
+
+namespace tessera {
+namespace conformance {
+
+struct RunInfo {
+  std::vector<std::string> plugins;  // as given with --plugin
+  std::string device;
+  std::string abi_version;
+  uint64_t seed = 0;
+};
+
+enum class Coverage { kFull, kPartial, kNone };
+const char* CoverageName(Coverage c);
+
+struct OpSummary {
+  std::string op;
+  Coverage coverage = Coverage::kNone;
+  int counts[kNumStatuses] = {};
+};
+
+// Summarize rolls cases up per op, in the order ops first appear. An op is full when every
+// value case (reference, layouts, variants, meta, memory, cross-backend) passed natively and
+// nothing failed; none when no value case passed natively; partial otherwise.
+std::vector<OpSummary> Summarize(const std::vector<CaseResult>& cases);
+
+std::string ReproCommand(const RunInfo& info, const CaseResult& c);
+Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
+            const std::vector<CaseResult>& cases);
+CaseResult CaseFromJson(const Json& j);
+std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
+                    const std::vector<CaseResult>& cases);
+std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
+                       const std::vector<CaseResult>& cases);
+std::string ToTerminal(const RunInfo& info, const std::vector<OpSummary>& ops);
+
+// Expectations: lines "OP DTYPE ORACLE # reason" ('*' matches anything); a failing case that
+// matches becomes xfail, a passing one xpass. Every line must give a reason.
+struct Expectation {
+  std::string op, dtype, oracle, reason;
+  int line = 0;
+};
+bool ParseExpectations(const std::string& text, std::vector<Expectation>* out, std::string* error);
+void ApplyExpectations(const std::vector<Expectation>& expectations,
+                       std::vector<CaseResult>* cases);
+
+// Baseline comparison: cases failing now that did not before (regressions), cases passing
+// now that failed before (fixes), and other status changes (flakes: a case whose status moved
+// between two non-failing states, or between two failing ones).
+struct BaselineDiff {
+  std::vector<std::string> regressions, fixes, flakes;
+};
+BaselineDiff CompareBaseline(const Json& baseline, const std::vector<CaseResult>& cases);
+
+}  // namespace conformance
+}  // namespace tessera

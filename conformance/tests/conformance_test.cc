@@ -1,0 +1,218 @@
+// The conformance suite must be able to fail: each planted bug gets exactly the status it
+// deserves, the healthy ops of the same plugin keep passing, and the CLI's flags, exit codes
+// and reports behave as documented.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "conformance/json.h"
+#include "conformance/report.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace tessera {
+namespace conformance {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string output;
+  Json json;
+  std::vector<CaseResult> cases;
+};
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/tessera_conformance_test_" + std::to_string(getpid()) +
+         "_" + name;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliRun Conformance(const std::string& args) {
+  static int counter = 0;
+  const std::string json = TempPath("run" + std::to_string(++counter) + ".json");
+  const std::string out = json + ".txt";
+  const std::string cmd =
+      std::string(CONFORMANCE_BIN) + " " + args + " --json " + json + " > " + out + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  CliRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.output = Slurp(out);
+  std::string error;
+  if (Json::Parse(Slurp(json), &r.json, &error)) {
+    for (const Json& c : r.json["cases"].items()) r.cases.push_back(CaseFromJson(c));
+  }
+  std::remove(json.c_str());
+  std::remove(out.c_str());
+  return r;
+}
+
+std::string Plugin(const std::string& bug) {
+  return std::string("--plugin ") + PLANTED_DIR + "/libtsr_planted_" + bug + ".so";
+}
+
+// Statuses of the cases matching op, dtype, oracle (and layout unless empty).
+std::vector<Status> Statuses(const CliRun& r, const std::string& op, const std::string& dtype,
+                             const std::string& oracle, const std::string& layout = "") {
+  std::vector<Status> out;
+  for (const CaseResult& c : r.cases) {
+    if (c.op == op && c.dtype == dtype && c.oracle == oracle &&
+        (layout.empty() || c.layout == layout)) {
+      out.push_back(c.status);
+    }
+  }
+  return out;
+}
+
+bool All(const std::vector<Status>& v, Status s) {
+  if (v.empty()) return false;
+  for (Status x : v) {
+    if (x != s) return false;
+  }
+  return true;
+}
+bool Any(const std::vector<Status>& v, Status s) {
+  for (Status x : v) {
+    if (x == s) return true;
+  }
+  return false;
+}
+
+std::string CoverageOf(const CliRun& r, const std::string& op) {
+  for (const Json& o : r.json["ops"].items()) {
+    if (o["op"].as_string() == op) return o["coverage"].as_string();
+  }
+  return "?";
+}
+
+TEST(PlantedBugs, WrongForOneDtypeFailsThatDtypeOnly) {
+  const CliRun r =
+      Conformance(Plugin("wrong_dtype") + " --op '^(add\\.Tensor|neg|abs)$' --dtype float32,int32");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  // Every int32 sample with elements fails (an empty one has nothing to get wrong).
+  EXPECT_TRUE(Any(Statuses(r, "add.Tensor", "int32", "reference"), Status::kFail)) << r.output;
+  EXPECT_TRUE(All(Statuses(r, "add.Tensor", "float32", "reference"), Status::kPass)) << r.output;
+  EXPECT_TRUE(All(Statuses(r, "neg", "float32", "reference"), Status::kPass));
+  EXPECT_TRUE(All(Statuses(r, "neg", "int32", "reference"), Status::kUnsupported));
+  EXPECT_EQ(CoverageOf(r, "abs"), "partial");  // float32 native, int32 unsupported
+  EXPECT_EQ(r.json["summary"]["device"].as_string(), "bug");
+}
+
+TEST(PlantedBugs, IgnoringStridesFailsTheLayoutsOracleOnly) {
+  const CliRun r = Conformance(Plugin("ignores_strides") + " --op '^neg$' --dtype float32");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(All(Statuses(r, "neg", "float32", "reference"), Status::kPass)) << r.output;
+  EXPECT_TRUE(Any(Statuses(r, "neg", "float32", "layouts", "interleaved"), Status::kFail))
+      << r.output;
+  EXPECT_TRUE(Any(Statuses(r, "neg", "float32", "layouts", "transposed"), Status::kFail));
+  EXPECT_TRUE(All(Statuses(r, "neg", "float32", "variants_out"), Status::kPass));
+}
+
+TEST(PlantedBugs, WritingPastTheOutputFailsTheMemoryOracle) {
+  const CliRun r = Conformance(Plugin("writes_past") + " --op '^abs$' --dtype float32");
+  EXPECT_EQ(r.exit_code, 1);
+  const std::vector<Status> memory = Statuses(r, "abs", "float32", "memory");
+  EXPECT_TRUE(Any(memory, Status::kFail)) << r.output;
+  EXPECT_TRUE(All(Statuses(r, "abs", "float32", "reference"), Status::kPass));
+  EXPECT_THAT(r.output, HasSubstr("wrote outside its output"));
+}
+
+TEST(PlantedBugs, ACrashIsACaseStatusUnderIsolate) {
+  const CliRun r =
+      Conformance(Plugin("crashes") + " --op '^(sqrt|neg)$' --dtype float32 --isolate");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(All(Statuses(r, "sqrt", "*", "process"), Status::kCrash)) << r.output;
+  EXPECT_EQ(CoverageOf(r, "neg"), "full");  // the healthy op still passes, after the crash
+  EXPECT_EQ(CoverageOf(r, "sqrt"), "none");
+}
+
+TEST(PlantedBugs, ClaimingAnUnsupportedDtypeFailsTheDtypeClaims) {
+  const CliRun r =
+      Conformance(Plugin("claims_dtype") + " --op '^silu$' --dtype float32,int32,int64");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(All(Statuses(r, "silu", "int32", "dtype_claims"), Status::kFail)) << r.output;
+  EXPECT_TRUE(All(Statuses(r, "silu", "int64", "dtype_claims"), Status::kPass));
+  EXPECT_TRUE(All(Statuses(r, "silu", "float32", "reference"), Status::kPass));
+}
+
+TEST(PlantedBugs, ASlowOpTimesOutUnderIsolate) {
+  const CliRun r = Conformance(
+      Plugin("slow") + " --op '^(relu|neg)$' --dtype float32 --isolate --jobs 2 --timeout 2");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(All(Statuses(r, "relu", "*", "process"), Status::kTimeout)) << r.output;
+  EXPECT_EQ(CoverageOf(r, "neg"), "full");
+}
+
+TEST(ConformanceCli, ExpectedFailuresAndBaselines) {
+  const std::string expect = TempPath("expect.txt");
+  {
+    std::ofstream f(expect);
+    f << "# known bugs\nadd.Tensor int32 * # the planted int32 bug\n";
+  }
+  const CliRun r = Conformance(Plugin("wrong_dtype") +
+                               " --op '^add\\.Tensor$' --dtype float32,int32 --expect " + expect);
+  EXPECT_EQ(r.exit_code, 0) << r.output;  // every failure is expected
+  EXPECT_TRUE(Any(Statuses(r, "add.Tensor", "int32", "reference"), Status::kXfail));
+  EXPECT_FALSE(Any(Statuses(r, "add.Tensor", "int32", "reference"), Status::kFail));
+  // A reason is required.
+  {
+    std::ofstream f(expect);
+    f << "add.Tensor int32 reference\n";
+  }
+  const CliRun bad =
+      Conformance(Plugin("wrong_dtype") + " --op '^add\\.Tensor$' --expect " + expect);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("needs a reason"));
+
+  // Baseline: the same failures again are not regressions; a healthy op that starts failing is.
+  const std::string baseline = TempPath("baseline.json");
+  const std::string base_cmd = std::string(CONFORMANCE_BIN) + " " + Plugin("wrong_dtype") +
+                               " --op '^add\\.Tensor$' --dtype int32 --json " + baseline +
+                               " > /dev/null 2>&1";
+  ASSERT_EQ(WEXITSTATUS(std::system(base_cmd.c_str())), 1);
+  const CliRun same = Conformance(Plugin("wrong_dtype") +
+                                  " --op '^add\\.Tensor$' --dtype int32 --baseline " + baseline);
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_THAT(same.output, HasSubstr("0 new failures"));
+  std::remove(expect.c_str());
+  std::remove(baseline.c_str());
+}
+
+TEST(ConformanceCli, ReportsAndExitCodes) {
+  const std::string junit = TempPath("junit.xml"), markdown = TempPath("grid.md");
+  const CliRun r = Conformance("--op '^(add\\.Tensor|sum)$' --dtype float32,int8 --junit " + junit +
+                               " --markdown " + markdown);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.json["summary"]["ops_total"].as_number(), 2);
+  EXPECT_EQ(r.json["summary"]["ops_full"].as_number(), 2);
+  EXPECT_GT(r.json["summary"]["cases"]["pass"].as_number(), 100);
+  EXPECT_EQ(r.json["summary"]["device"].as_string(), "cpu");
+  ASSERT_FALSE(r.cases.empty());
+  EXPECT_THAT(r.json["cases"].items()[0]["repro"].as_string(), HasSubstr("--op '^add\\.Tensor$'"));
+  EXPECT_THAT(Slurp(junit), HasSubstr("<testsuite name=\"sum\""));
+  EXPECT_THAT(Slurp(markdown), HasSubstr("| `add.Tensor` | full |"));
+  std::remove(junit.c_str());
+  std::remove(markdown.c_str());
+
+  EXPECT_EQ(Conformance("--no-such-flag").exit_code, 2);
+  const CliRun missing = Conformance("--plugin /nonexistent/libnothing.so");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.output, HasSubstr("cannot load plugin"));
+  EXPECT_THAT(Conformance("--dtype float8").output, HasSubstr("unknown dtype 'float8'"));
+}
+
+}  // namespace
+}  // namespace conformance
+}  // namespace tessera

@@ -1,0 +1,167 @@
+// A small plugin with one bug planted on purpose (TESSERA_PLANTED_BUG), for testing that the
+// conformance suite catches it with the right status and leaves the healthy ops passing.
+// Device: PrivateUse2 renamed "bug", plain host memory. Ops (out= forms, float32; add also
+// int32): add, neg, abs, sqrt, silu, relu. No CPU fallback: every other op is unsupported.
+//
+//   1 wrong_dtype     add gives wrong int32 results (float32 is right)
+//   2 ignores_strides neg reads its input as if it were contiguous
+//   3 writes_past     abs writes one element past the end of its output
+//   4 crashes         sqrt dereferences NULL
+//   5 claims_dtype    silu computes int32 inputs, which PyTorch refuses
+//   6 slow            relu sleeps far past any reasonable timeout
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "tessera/sdk/loops.hpp"
+#include "tessera/sdk/plugin.hpp"
+
+#ifndef TESSERA_PLANTED_BUG
+#error "define TESSERA_PLANTED_BUG (1..6)"
+#endif
+
+namespace {
+
+using tessera::sdk::Scalar;
+using tessera::sdk::Tensor;
+namespace sdk = tessera::sdk;
+
+constexpr int kBug = TESSERA_PLANTED_BUG;
+constexpr tsr_device_type kType = TSR_DEVICE_PRIVATEUSE2;
+
+// ---- device: host memory; allocations padded like many device allocators' ----
+tsr_error* Count(void*, int32_t* out) {
+  *out = 1;
+  return nullptr;
+}
+tsr_error* Allocate(void*, int32_t, size_t nbytes, void** out) {
+  // Generous padding: the planted out-of-bounds reads and writes stay inside the allocation,
+  // so that sanitizer builds see the conformance suite catch them, not a heap overflow.
+  *out = std::malloc(nbytes + 4096);
+  return *out ? nullptr
+              : sdk::api().error_create(TSR_RESOURCE_EXHAUSTED, sdk::to_c("out of memory"));
+}
+void Free(void*, int32_t, void* p) { std::free(p); }
+tsr_error* Copy(void*, int32_t, void* dst, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+  return nullptr;
+}
+tsr_error* CopyDD(void*, int32_t, void* dst, int32_t, const void* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+  return nullptr;
+}
+tsr_error* Sync(void*, int32_t) { return nullptr; }
+
+tsr_device_interface Interface() {
+  tsr_device_interface d{};
+  d.struct_size = sizeof d;
+  d.device_type = kType;
+  d.device_count = &Count;
+  d.allocate = &Allocate;
+  d.free = &Free;
+  d.copy_host_to_device = &Copy;
+  d.copy_device_to_host = &Copy;
+  d.copy_device_to_device = &CopyDD;
+  d.synchronize = &Sync;
+  return d;
+}
+
+template <typename T>
+sdk::Operand<T> In(const Tensor& t) {
+  return sdk::operand(t, t.data<T>());
+}
+
+void RequireFloat(const Tensor& t, const char* op) {
+  if (t.dtype() != TSR_DTYPE_FLOAT32) {
+    sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": the planted plugin does float32 only");
+  }
+}
+
+// add.out(self, other, alpha, out): float32 and int32 (same dtypes, no promotion).
+Tensor AddOut(const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out) {
+  if (a.dtype() != b.dtype() || a.dtype() != out.dtype() ||
+      (a.dtype() != TSR_DTYPE_FLOAT32 && a.dtype() != TSR_DTYPE_INT32)) {
+    sdk::fail(TSR_UNIMPLEMENTED, "add.out: the planted plugin does float32 and int32 only");
+  }
+  if (a.dtype() == TSR_DTYPE_FLOAT32) {
+    const float al = static_cast<float>(alpha.to_double());
+    sdk::elementwise(
+        In<float>(out), [al](float x, float y) { return x + al * y; }, In<float>(a), In<float>(b));
+  } else {
+    const int32_t al = static_cast<int32_t>(alpha.to_int());
+    const int32_t wrong = kBug == 1 ? 1 : 0;
+    sdk::elementwise(
+        In<int32_t>(out), [al, wrong](int32_t x, int32_t y) { return x + al * y + wrong; },
+        In<int32_t>(a), In<int32_t>(b));
+  }
+  return out;
+}
+
+Tensor NegOut(const Tensor& a, const Tensor& out) {
+  RequireFloat(a, "neg.out");
+  if (kBug == 2) {  // reads the input as contiguous, whatever its strides
+    sdk::elementwise(
+        In<float>(out), [](float x) { return -x; },
+        sdk::contiguous_operand(a.data<float>(), a.sizes().vec()));
+  } else {
+    sdk::elementwise(
+        In<float>(out), [](float x) { return -x; }, In<float>(a));
+  }
+  return out;
+}
+
+Tensor AbsOut(const Tensor& a, const Tensor& out) {
+  RequireFloat(a, "abs.out");
+  sdk::elementwise(
+      In<float>(out), [](float x) { return std::fabs(x); }, In<float>(a));
+  if (kBug == 3 && out.numel() > 0 && out.is_contiguous()) {
+    out.data<float>()[out.numel()] = 12345.0f;  // one past the end
+  }
+  return out;
+}
+
+Tensor SqrtOut(const Tensor& a, const Tensor& out) {
+  RequireFloat(a, "sqrt.out");
+  if (kBug == 4) {
+    volatile int* null_pointer = nullptr;
+    *null_pointer = 1;  // a segmentation fault, on purpose
+  }
+  sdk::elementwise(
+      In<float>(out), [](float x) { return std::sqrt(x); }, In<float>(a));
+  return out;
+}
+
+Tensor SiluOut(const Tensor& a, const Tensor& out) {
+  if (kBug == 5 && a.dtype() == TSR_DTYPE_INT32) {  // claims a dtype PyTorch refuses
+    sdk::elementwise(
+        In<int32_t>(out), [](int32_t x) { return x > 0 ? x : 0; }, In<int32_t>(a));
+    return out;
+  }
+  RequireFloat(a, "silu.out");
+  sdk::elementwise(
+      In<float>(out), [](float x) { return x / (1 + std::exp(-x)); }, In<float>(a));
+  return out;
+}
+
+Tensor ReluOut(const Tensor& a, const Tensor& out) {
+  RequireFloat(a, "relu.out");
+  if (kBug == 6) std::this_thread::sleep_for(std::chrono::seconds(30));
+  sdk::elementwise(
+      In<float>(out), [](float x) { return std::isnan(x) || x > 0 ? x : 0.0f; }, In<float>(a));
+  return out;
+}
+
+}  // namespace
+
+TESSERA_PLUGIN(lib) {
+  lib.describe("planted", "1.0", kType, "bug");
+  lib.device(Interface());
+  lib.impl<&AddOut>("add.out");
+  lib.impl<&NegOut>("neg.out");
+  lib.impl<&AbsOut>("abs.out");
+  lib.impl<&SqrtOut>("sqrt.out");
+  lib.impl<&SiluOut>("silu.out");
+  lib.impl<&ReluOut>("relu.out");
+}

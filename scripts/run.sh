@@ -1,9 +1,30 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, then run the embedding demo.
-# (When the conformance CLI lands, this runs it on the bundled plugins instead.)
+# The main job: install what is missing, build, run the embedding demo, then the conformance
+# suite on the bundled plugins (the CPU backend and the sample libnpu.so), printing both
+# coverage tables. Reports land in build/conformance/ (JSON, JUnit XML, Markdown grid).
+# Exit status: non-zero when a step fails or a conformance run finds failures.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 tessera_install_packages
 tessera_build
 "$TESSERA_BUILD_DIR/bin/tessera_demo"
+
+reports="$TESSERA_BUILD_DIR/conformance"
+mkdir -p "$reports"
+status=0
+for target in cpu npu; do
+  args=(--json "$reports/$target.json" --junit "$reports/$target.junit.xml"
+        --markdown "$reports/$target.md")
+  if [ "$target" = npu ]; then
+    args+=(--plugin "$TESSERA_BUILD_DIR/lib/tessera/plugins/libnpu.so")
+  fi
+  expectations="$TESSERA_ROOT/conformance/expectations/$target.txt"
+  if [ -f "$expectations" ]; then
+    args+=(--expect "$expectations")
+  fi
+  tessera_log "conformance of $target"
+  "$TESSERA_BUILD_DIR/bin/conformance" "${args[@]}" || status=$?
+done
+tessera_log "conformance reports: $reports"
+exit "$status"

@@ -94,6 +94,7 @@ struct OpInfo {
   std::function<std::vector<ErrorInput>(Rng&)> errors;
   double tolerance_scale = 1;  // multiplies the per-dtype atol and rtol
   bool elementwise = false;    // inputs may be expanded (stride 0) in the layouts oracle
+  bool mutates_self = false;   // an in-place op (fill_, copy_): its first argument changes
   // compare_returns: how many returns the oracles compare (sort's indices with ties are not
   // unique, for example); -1: all.
   int compare_returns = -1;

@@ -449,6 +449,137 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  for (const char* name : {"zeros", "ones"}) {
+    OpInfo op = Copying(name, "", "", kAllMask);
+    const double value = std::string(name) == "ones" ? 1 : 0;
+    op.samples = [](tsr_dtype dtype, Rng&) {
+      return std::vector<Sample>{
+          {{Arg::Ints({2, 3}), Arg::Dtype(dtype), Arg::None(), Arg::Device()}, "[2, 3]"},
+          {{Arg::Ints({}), Arg::Dtype(dtype), Arg::None(), Arg::Device()}, "[]"}};
+    };
+    op.reference = [value](const Sample& s) {
+      return std::vector<HostTensor>{Full(s.args[0].ints, s.args[1].dtype, value)};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("eye", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng&) {
+      return std::vector<Sample>{
+          {{Arg::Int(4), Arg::Dtype(dtype), Arg::None(), Arg::Device()}, "4"}};
+    };
+    op.reference = [](const Sample& s) {
+      HostTensor out = Full({s.args[0].integer, s.args[0].integer}, s.args[1].dtype, 0);
+      for (int64_t i = 0; i < s.args[0].integer; ++i) out.values[i * s.args[0].integer + i] = 1;
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("fill_.Scalar", "", "", kAllMask);
+    op.mutates_self = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      const Arg value = dtype == TSR_DTYPE_BOOL ? Arg::ScalarBool(true)
+                        : IsFloating(dtype)     ? Arg::ScalarDouble(-2.5)
+                                                : Arg::ScalarInt(3);
+      std::vector<Sample> s;
+      for (const auto& shape : UnaryShapes())
+        s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)), value}, ShapeString(shape)});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      return std::vector<HostTensor>{
+          Full(s.args[0].tensor.shape, s.args[0].tensor.dtype, s.args[1].number)};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("zero_", "", "", kAllMask);
+    op.mutates_self = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : UnaryShapes())
+        s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng))}, ShapeString(shape)});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      return std::vector<HostTensor>{Full(s.args[0].tensor.shape, s.args[0].tensor.dtype, 0)};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    // copy_ into a tensor of this dtype from a float32 source that broadcasts.
+    OpInfo op = Copying("copy_", "", "", kAllMask);
+    op.mutates_self = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      return std::vector<Sample>{
+          {{Arg::Tensor(MakeTensor({4, 5}, dtype, rng)),
+            Arg::Tensor(MakeTensor({5}, TSR_DTYPE_FLOAT32, rng))},
+           "[4, 5] from float32[5]"},
+          {{Arg::Tensor(MakeTensor({3}, dtype, rng)), Arg::Tensor(MakeTensor({3}, dtype, rng))},
+           "[3] from [3]"}};
+    };
+    op.reference = [](const Sample& s) {
+      Arg dst = s.args[0], src = s.args[1];
+      return std::vector<HostTensor>{
+          Elementwise({&dst, &src}, dst.tensor.dtype, [](const double* x) { return x[1]; })};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Tensor(MakeTensor({4}, TSR_DTYPE_FLOAT32, rng))},
+                                       "[3] from [4]"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a source that does not broadcast"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("embedding", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      MakeOptions idx;
+      idx.low = 0;
+      idx.high = 6;
+      return std::vector<Sample>{{{Arg::Tensor(MakeTensor({6, 3}, dtype, rng)),
+                                   Arg::Tensor(MakeTensor({2, 4}, TSR_DTYPE_INT64, rng, idx))},
+                                  "[6, 3] rows [2, 4]"}};
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor &w = s.args[0].tensor, &idx = s.args[1].tensor;
+      HostTensor out;
+      out.dtype = w.dtype;
+      out.shape = {idx.shape[0], idx.shape[1], w.shape[1]};
+      for (double i : idx.values)
+        for (int64_t j = 0; j < w.shape[1]; ++j)
+          out.values.push_back(w.values[static_cast<int64_t>(i) * w.shape[1] + j]);
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("to.dtype", "", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      return std::vector<Sample>{
+          {{Arg::Tensor(MakeTensor({3, 4}, dtype, rng)), Arg::Dtype(TSR_DTYPE_FLOAT64)},
+           "to float64"},
+          {{Arg::Tensor(MakeTensor({3, 4}, dtype, rng)), Arg::Dtype(TSR_DTYPE_INT32)}, "to int32"}};
+    };
+    op.reference = [](const Sample& s) {
+      HostTensor out = s.args[0].tensor;
+      out.dtype = s.args[1].dtype;
+      for (double& v : out.values) v = RoundTo(out.dtype, v);
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op = Copying("contiguous", "", "", kAllMask);
+    op.elementwise = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      return std::vector<Sample>{{{Arg::Tensor(MakeTensor({5, 7}, dtype, rng))}, "[5, 7]"}};
+    };
+    op.reference = [](const Sample& s) { return std::vector<HostTensor>{s.args[0].tensor}; };
+    db.push_back(std::move(op));
+  }
   {
     OpInfo op = Copying("eye.m", "", "", kAllMask);
     op.samples = [](tsr_dtype dtype, Rng&) {

@@ -465,7 +465,12 @@ class OpRunner {
              if (st != Status::kPass) return st;
              // Functional ops leave their inputs unchanged.
              size_t k = 0;
-             for (const Arg& a : s.args) {
+             for (size_t i = 0; i < s.args.size(); ++i) {
+               const Arg& a = s.args[i];
+               if (i == 0 && op_.mutates_self && a.kind == Arg::Kind::kTensor) {
+                 ++k;  // an in-place op's self is meant to change
+                 continue;
+               }
                std::vector<const HostTensor*> hs;
                if (a.kind == Arg::Kind::kTensor) hs.push_back(&a.tensor);
                if (a.kind == Arg::Kind::kTensorList) {
@@ -624,7 +629,42 @@ class OpRunner {
          });
   }
 
+  // Mixed devices: a second tensor argument on the CPU (not 0-dim) must be refused.
+  void RunMixedDevices() {
+    if (config_.device.type == TSR_DEVICE_CPU || (op_.dtypes & Bit(TSR_DTYPE_FLOAT32)) == 0) return;
+    Rng rng(SeedFor(TSR_DTYPE_FLOAT32) + 11);
+    for (const Sample& s : op_.samples(TSR_DTYPE_FLOAT32, rng)) {
+      int tensors = 0;
+      for (const Arg& a : s.args) tensors += a.kind == Arg::Kind::kTensor && a.tensor.dim() > 0;
+      if (tensors < 2) continue;
+      Case({"*", "contiguous", "error_inputs", s.desc + " (an input on the cpu)"},
+           [&](std::string* msg, Comparison*, Tolerance*) {
+             const tsr_op* op = find_op(op_.name);
+             Call call;
+             int seen = 0;
+             for (const Arg& a : s.args) {
+               const bool move = a.kind == Arg::Kind::kTensor && a.tensor.dim() > 0 && ++seen == 2;
+               Push(a, move ? kCpuDevice : config_.device, Layout::kContiguous, &call);
+             }
+             tsr_error* e = sdk::api().op_call(op, call.stack.get());
+             if (e == nullptr) {
+               *msg = "expected an error for tensors on two devices, but the call succeeded";
+               return Status::kFail;
+             }
+             const tsr_code code = sdk::api().error_code(e);
+             const std::string text(sdk::from_c(sdk::api().error_message(e)));
+             sdk::api().error_release(e);
+             if (code == TSR_INVALID_ARGUMENT) return Status::kPass;
+             *msg = "expected INVALID_ARGUMENT for tensors on two devices, got code " +
+                    std::to_string(code) + ": " + text;
+             return Status::kFail;
+           });
+      return;  // one such case per op
+    }
+  }
+
   void RunErrors() {
+    RunMixedDevices();
     if (!op_.errors) return;
     Rng rng(SeedFor(TSR_DTYPE_FLOAT32) + 7);
     for (const ErrorInput& e : op_.errors(rng)) {

@@ -16,6 +16,10 @@ absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, I
                                                     ShapeToString(to)));
 }
 
+absl::Status Invalid(const OperatorHandle& op, const std::string& message) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), message));
+}
+
 absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stack args) {
   TSR_ASSIGN_OR_RETURN(OperatorHandle op, registry.Find(name));
   TSR_RETURN_IF_ERROR(registry.Call(op, &args));

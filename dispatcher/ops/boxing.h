@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,6 +33,17 @@ KernelFunction MakeKernel(std::string name) {
   k.name = std::move(name);
   return k;
 }
+
+using TensorsOr = absl::StatusOr<std::vector<Tensor>>;
+
+// One: a single tensor (or its error) as a kernel's returns.
+inline TensorsOr One(absl::StatusOr<Tensor> t) {
+  if (!t.ok()) return t.status();
+  return std::vector<Tensor>{*std::move(t)};
+}
+
+// Invalid: INVALID_ARGUMENT with the op's name in front, as every message here starts.
+absl::Status Invalid(const OperatorHandle& op, const std::string& message);
 
 inline std::optional<int64_t> OptionalInt(const Value& v) {
   if (v.is_none()) return std::nullopt;

@@ -16,11 +16,6 @@ namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
 
-Out One(absl::StatusOr<Tensor> t) {
-  if (!t.ok()) return t.status();
-  return std::vector<Tensor>{*std::move(t)};
-}
-
 Device DeviceOr(const Value& v) { return v.is_none() ? Device(DeviceType::kCPU) : v.device(); }
 
 absl::Status Fill(const OperatorHandle& op, const Tensor& t, const Scalar& value) {

@@ -14,15 +14,6 @@ namespace {
 using Out = absl::StatusOr<std::vector<Tensor>>;
 const Device kMetaDevice(DeviceType::kMeta);
 
-Out One(absl::StatusOr<Tensor> t) {
-  if (!t.ok()) return t.status();
-  return std::vector<Tensor>{*std::move(t)};
-}
-
-absl::Status Invalid(const OperatorHandle& op, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), message));
-}
-
 absl::Status CheckIndexDtype(const OperatorHandle& op, const Tensor& index, bool allow_int32) {
   if (index.dtype() == ScalarType::kInt64 || (allow_int32 && index.dtype() == ScalarType::kInt32)) {
     return absl::OkStatus();

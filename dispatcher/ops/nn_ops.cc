@@ -16,15 +16,6 @@ namespace {
 using Out = absl::StatusOr<std::vector<Tensor>>;
 const Device kMetaDevice(DeviceType::kMeta);
 
-Out One(absl::StatusOr<Tensor> t) {
-  if (!t.ok()) return t.status();
-  return std::vector<Tensor>{*std::move(t)};
-}
-
-absl::Status Invalid(const OperatorHandle& op, const std::string& message) {
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), message));
-}
-
 absl::Status CheckFloating(const OperatorHandle& op, const char* arg, const Tensor& t) {
   if (IsFloatingType(t.dtype())) return absl::OkStatus();
   return Invalid(op, absl::StrFormat("expected '%s' to be a floating point tensor, got %s", arg,

@@ -12,11 +12,6 @@ namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
 
-Out One(absl::StatusOr<Tensor> t) {
-  if (!t.ok()) return t.status();
-  return std::vector<Tensor>{*std::move(t)};
-}
-
 IntArrayRef Ints(const Value& v) { return v.int_list(); }
 
 Out ViewK(const OperatorHandle&, const Stack& s) { return One(View(s[0].tensor(), Ints(s[1]))); }

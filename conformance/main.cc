@@ -341,6 +341,7 @@ int Main(int argc, char** argv) {
   if (tsr_error* e = tsr_plugin_load_default()) {
     std::fprintf(stderr, "conformance: loading the default plugins failed: %s\n",
                  std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
+    sdk::api().error_release(e);
     return kExitUsage;
   }
   std::string device_name = o.device;
@@ -348,9 +349,10 @@ int Main(int argc, char** argv) {
     const tsr_load_report* report = nullptr;
     tsr_error* e = tsr_plugin_load(sdk::to_c(path), &report);
     if (e != nullptr) {
-      std::fprintf(stderr, "conformance: cannot load plugin '%s'\n%s\n", path.c_str(),
-                   report ? LoadReportText(report).c_str()
-                          : std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
+      const std::string why =
+          report ? LoadReportText(report) : std::string(sdk::from_c(sdk::api().error_message(e)));
+      sdk::api().error_release(e);
+      std::fprintf(stderr, "conformance: cannot load plugin '%s'\n%s\n", path.c_str(), why.c_str());
       return kExitUsage;
     }
     if (o.device.empty()) device_name = std::string(sdk::from_c(report->device_name));

@@ -208,26 +208,38 @@ Out EyeOutK(const OperatorHandle& op, const Stack& s) {
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format): a copy on
 // the target device with the target dtype. Another device is reached through host memory
-// (core/host_copy.h), then converted there by that device's copy_.
+// (core/host_copy.h); the dtype conversion runs on the CPU side when there is one (a device
+// backend need not convert every dtype), else on the device by its copy_.
+absl::StatusOr<Tensor> Convert(OpRegistry& r, const Tensor& source, ScalarType dtype) {
+  TSR_ASSIGN_OR_RETURN(Tensor like, CallOne(r, "clone", {source}));  // keeps a dense layout
+  if (like.dtype() == dtype) return like;
+  TSR_ASSIGN_OR_RETURN(Tensor out,
+                       EmptyStrided(like.sizes(), like.strides(), dtype, like.device()));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, source}));
+  return out;
+}
+
+absl::StatusOr<Tensor> Move(const Tensor& self, Device device) {
+  TSR_ASSIGN_OR_RETURN(Tensor moved, Empty(self.sizes(), self.dtype(), device));
+  std::vector<unsigned char> staging(self.impl()->nbytes());
+  TSR_RETURN_IF_ERROR(CopyTensorToHost(self, staging.data()));
+  TSR_RETURN_IF_ERROR(CopyHostToTensor(staging.data(), moved));
+  return moved;
+}
+
 Out ToCopyK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   const ScalarType dtype = s[1].is_none() ? self.dtype() : s[1].scalar_type();
   const Device device = s[3].is_none() ? self.device() : s[3].device();
   OpRegistry& r = op.registry();
-  Tensor source = self;
-  if (device != self.device()) {
-    TSR_ASSIGN_OR_RETURN(Tensor moved, Empty(self.sizes(), self.dtype(), device));
-    std::vector<unsigned char> staging(self.impl()->nbytes());
-    TSR_RETURN_IF_ERROR(CopyTensorToHost(self, staging.data()));
-    TSR_RETURN_IF_ERROR(CopyHostToTensor(staging.data(), moved));
-    if (dtype == self.dtype()) return std::vector<Tensor>{moved};
-    source = moved;
+  if (device == self.device()) return One(Convert(r, self, dtype));
+  if (self.device().type == DeviceType::kCPU && dtype != self.dtype()) {
+    TSR_ASSIGN_OR_RETURN(Tensor converted, Convert(r, self, dtype));
+    return One(Move(converted, device));
   }
-  TSR_ASSIGN_OR_RETURN(Tensor like, CallOne(r, "clone", {source}));  // keeps a dense layout
-  if (like.dtype() == dtype) return std::vector<Tensor>{like};
-  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(like.sizes(), like.strides(), dtype, device));
-  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, source}));
-  return std::vector<Tensor>{out};
+  TSR_ASSIGN_OR_RETURN(Tensor moved, Move(self, device));
+  if (dtype == self.dtype()) return std::vector<Tensor>{moved};
+  return One(Convert(r, moved, dtype));
 }
 
 // to.dtype(self, dtype, non_blocking, copy, memory_format) and to.device(self, device, dtype,

@@ -104,4 +104,24 @@ TEST_F(NpuTest, OpsWithoutAnNpuKernelGoThroughTheCpuFallback) {
   EXPECT_EQ(tsr_fallback_count(tsr_string{"tanh", 4}), before + 1);
 }
 
+TEST_F(NpuTest, ToCopyMovesBetweenDevicesAndConvertsThere) {
+  // A transposed float32 CPU view to the npu as float64 (converted on the CPU, moved through
+  // host memory and the npu's copy functions), back to the CPU as int32 (moved, then
+  // converted on the CPU). The npu itself computes float32 only: a conversion on it is refused.
+  Tensor cpu = Tensor::from_host<float>({1, 2, 3, 4, 5, 6}, {2, 3}, TSR_DTYPE_FLOAT32);
+  Tensor t = tessera::call1(tessera::find_op("t"), cpu);
+  const tsr_op* to_copy = tessera::find_op("_to_copy");
+  Tensor on_npu =
+      tessera::call1(to_copy, t, TSR_DTYPE_FLOAT64, std::nullopt, tessera::parse_device("npu"));
+  EXPECT_EQ(on_npu.device().type, TSR_DEVICE_PRIVATEUSE1);
+  EXPECT_EQ(on_npu.dtype(), TSR_DTYPE_FLOAT64);
+  EXPECT_EQ(on_npu.sizes().vec(), (std::vector<int64_t>{3, 2}));
+  Tensor back =
+      tessera::call1(to_copy, on_npu, TSR_DTYPE_INT32, std::nullopt, tessera::parse_device("cpu"));
+  EXPECT_EQ(back.device().type, TSR_DEVICE_CPU);
+  EXPECT_EQ(back.to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+  EXPECT_THAT(ErrorOf([&] { tessera::call1(to_copy, on_npu, TSR_DTYPE_FLOAT32); }),
+              HasSubstr("not implemented for dtype float64"));
+}
+
 }  // namespace

@@ -42,7 +42,13 @@ void binary(const char* op, tsr_stack* s, const Make& make) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     const auto f = make(tag, compute);
-    PointwiseFrame frame(out, K == Kind::kBool ? TSR_DTYPE_BOOL : compute);
+    const tsr_dtype result = K == Kind::kBool ? TSR_DTYPE_BOOL : compute;
+    if (!b.is_scalar && dense_alike(out, result, a.tensor, b.tensor, compute)) {
+      // The common case (same dtypes, same shape, all dense): one loop, no iterator.
+      dense_loop<R, T, T>(f, out, {a.tensor.data_ptr(), b.tensor.data_ptr()});
+      return;
+    }
+    PointwiseFrame frame(out, result);
     frame.input(a, compute);
     if (b.is_scalar) {
       const compute_t<T> value = scalar_value<T>(b.scalar);

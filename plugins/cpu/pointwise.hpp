@@ -106,6 +106,44 @@ inline void apply_loop(const F& f, char** data, const int64_t* s, int64_t n,
 
 }  // namespace internal
 
+// dense_alike: `out` has dtype `result`, the inputs dtype `compute`, and all three are dense
+// with the same shape, so one flat loop covers them (the fast path of small and large calls).
+inline bool dense_alike(const sdk::Tensor& out, tsr_dtype result, const sdk::Tensor& a,
+                        const sdk::Tensor& b, tsr_dtype compute) {
+  if (out.dtype() != result || a.dtype() != compute || b.dtype() != compute) return false;
+  if (!out.is_contiguous() || !a.is_contiguous() || !b.is_contiguous()) return false;
+  const sdk::IntSpan so = out.sizes(), sa = a.sizes(), sb = b.sizes();
+  if (so.size != sa.size || so.size != sb.size) return false;
+  for (size_t d = 0; d < so.size; ++d) {
+    if (so[d] != sa[d] || so[d] != sb[d]) return false;
+  }
+  return true;
+}
+
+// dense_loop runs out = f(in...) over dense buffers of out's numel, split like for_each.
+template <typename Out, typename... In, typename F>
+void dense_loop(const F& f, const sdk::Tensor& out, std::array<void*, sizeof...(In)> in) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  struct Ctx {
+    const F* f;
+    char* data[1 + sizeof...(In)];
+  } ctx{&f, {}};
+  ctx.data[0] = static_cast<char*>(out.data_ptr());
+  for (size_t k = 0; k < sizeof...(In); ++k) ctx.data[k + 1] = static_cast<char*>(in[k]);
+  TensorIterator::run_parallel(
+      n, kGrain,
+      [](void* c, int64_t begin, int64_t end) {
+        auto* x = static_cast<Ctx*>(c);
+        constexpr int64_t sizes[] = {sizeof(Out), sizeof(In)...};
+        char* data[1 + sizeof...(In)];
+        for (size_t k = 0; k < 1 + sizeof...(In); ++k) data[k] = x->data[k] + begin * sizes[k];
+        internal::apply_loop<Out, In...>(*x->f, data, sizes, end - begin,
+                                         std::index_sequence_for<In...>{});
+      },
+      &ctx);
+}
+
 // pointwise runs out = f(in...) over the iterator; f takes and returns compute types.
 template <typename Out, typename... In, typename F>
 void pointwise(TensorIterator& it, const F& f) {

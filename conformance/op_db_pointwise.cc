@@ -322,6 +322,10 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
        [](double a, double b) { return std::fmod(a, b); }, Result::kSame, kNumericMask, true},
       {"remainder.Tensor", "remainder.Tensor_out", "remainder_.Tensor", Remainder, Result::kSame,
        kNumericMask, true},
+      {"fmod.Scalar", "fmod.Scalar_out", "fmod_.Scalar",
+       [](double a, double b) { return std::fmod(a, b); }, Result::kSame, kNumericMask, true, true},
+      {"remainder.Scalar", "remainder.Scalar_out", "remainder_.Scalar", Remainder, Result::kSame,
+       kNumericMask, true, true},
       {"atan2", "atan2.out", "atan2_", [](double a, double b) { return std::atan2(a, b); },
        Result::kFloat, kAllMask},
       {"logical_and", "logical_and.out", "logical_and_",
@@ -440,6 +444,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     const std::string n = name;
     AddBinary(db, {n + ".Tensor", n + ".Tensor_out", n + "_.Tensor", f, Result::kSame,
                    kIntegralMask | Bit(TSR_DTYPE_BOOL)});
+    AddBinary(db, {n + ".Scalar", n + ".Scalar_out", n + "_.Scalar", f, Result::kSame,
+                   kIntegralMask | Bit(TSR_DTYPE_BOOL), false, true});
   }
 
   // ---- ternary ----

@@ -258,7 +258,9 @@ void register_binary(sdk::Library& lib) {
   impl<&extremum_out<true>>(lib, "maximum.out");
   impl<&extremum_out<false>>(lib, "minimum.out");
   impl<&mod_out<false>>(lib, "fmod.Tensor_out");
+  impl<&mod_out<false>>(lib, "fmod.Scalar_out");
   impl<&mod_out<true>>(lib, "remainder.Tensor_out");
+  impl<&mod_out<true>>(lib, "remainder.Scalar_out");
   impl<&atan2_out>(lib, "atan2.out");
   impl<&eq_out>(lib, "eq.Tensor_out");
   impl<&eq_out>(lib, "eq.Scalar_out");
@@ -278,6 +280,9 @@ void register_binary(sdk::Library& lib) {
   impl<&bitwise_and_out>(lib, "bitwise_and.Tensor_out");
   impl<&bitwise_or_out>(lib, "bitwise_or.Tensor_out");
   impl<&bitwise_xor_out>(lib, "bitwise_xor.Tensor_out");
+  impl<&bitwise_and_out>(lib, "bitwise_and.Scalar_out");
+  impl<&bitwise_or_out>(lib, "bitwise_or.Scalar_out");
+  impl<&bitwise_xor_out>(lib, "bitwise_xor.Scalar_out");
 }
 
 }  // namespace cpu

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, run the embedding demo, then the conformance
 # suite on the bundled plugins (the CPU backend and the sample libnpu.so), printing both
-# coverage tables. Reports land in build/conformance/ (JSON, JUnit XML, Markdown grid).
+# coverage tables. Reports land in build/conformance-reports/ (JSON, JUnit XML, Markdown).
 # Exit status: non-zero when a step fails or a conformance run finds failures.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -10,7 +10,7 @@ tessera_install_packages
 tessera_build
 "$TESSERA_BUILD_DIR/bin/tessera_demo"
 
-reports="$TESSERA_BUILD_DIR/conformance"
+reports="$TESSERA_BUILD_DIR/conformance-reports"
 mkdir -p "$reports"
 status=0
 for target in cpu npu; do

@@ -273,13 +273,11 @@ void AddBinary(std::vector<OpInfo>& db, const BinarySpec& b) {
   const Result r = b.result;
   op.reference = [f, r](const Sample& s) {
     const tsr_dtype promoted = ResultDtype({&s.args[0], &s.args[1]});
-    const bool integral = IsIntegral(promoted, true);
     return std::vector<HostTensor>{
         Elementwise({&s.args[0], &s.args[1]}, ResultOf(r, promoted), [&](const double* x) {
           // Operands convert to the dtype the op computes in first (the result dtype, or the
           // promoted one for comparisons).
           const tsr_dtype compute = r == Result::kBool ? promoted : ResultOf(r, promoted);
-          (void)integral;
           return f(RoundTo(compute, x[0]), RoundTo(compute, x[1]));
         })};
   };

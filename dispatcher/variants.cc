@@ -102,10 +102,12 @@ absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const Ten
 
 // The device of the op's outputs: that of its first tensor that is not a 0-dim CPU tensor, as
 // the dispatch key is computed; else of its Device argument; else the CPU.
-Device OutputDevice(const Stack& stack) {
+// `count` limits the search to the first values (an out= form's inputs).
+Device OutputDevice(const Stack& stack, size_t count = SIZE_MAX) {
   const Device cpu(DeviceType::kCPU, 0);
   std::optional<Device> device_arg;
-  for (const Value& v : stack) {
+  for (size_t i = 0; i < stack.size() && i < count; ++i) {
+    const Value& v = stack[i];
     if (v.is_tensor() && v.tensor().defined()) {
       if (!(v.tensor().dim() == 0 && v.tensor().device() == cpu)) return v.tensor().device();
     } else if (v.is_device() && !device_arg) {
@@ -224,7 +226,7 @@ absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack) {
   if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
   TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(functional, *stack));
   const size_t inputs = NumInputs(functional);
-  const Device device = OutputDevice(Stack(stack->begin(), stack->begin() + inputs));
+  const Device device = OutputDevice(*stack, inputs);
   for (size_t j = 0; j < computed.size(); ++j) {
     TSR_RETURN_IF_ERROR(
         CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], computed[j].tensor(), device));

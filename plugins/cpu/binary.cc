@@ -77,12 +77,6 @@ compute_t<T> alpha_value(const char* op, const sdk::Scalar& alpha, tsr_dtype com
   return scalar_value<T>(alpha);
 }
 
-tsr_dtype promoted(tsr_stack* s) {
-  sdk::ResultType rt;
-  rt << read_operand(s, 0) << read_operand(s, 1);
-  return rt.get();
-}
-
 // add.out / add.Scalar_out (self, other, alpha, out); sub likewise.
 template <bool kSub>
 void add_out(const char* op, tsr_stack* s) {
@@ -116,16 +110,17 @@ void mul_out(const char* op, tsr_stack* s) {
             std::string(op) + ": ZeroDivisionError (integer division by zero)");
 }
 
-// Integer kernels that divide record a zero divisor here and fail after the loop.
+// Integer kernels that divide record a zero divisor here (only their integral branches set
+// it) and fail after the loop.
 struct ZeroFlag {
   std::atomic<bool> hit{false};
 };
 
 template <typename F>
-void integer_division(const char* op, tsr_dtype compute, const F& run) {
+void integer_division(const char* op, const F& run) {
   ZeroFlag flag;
   run(&flag);
-  if (sdk::is_integral(compute, true) && flag.hit.load()) zero_division(op);
+  if (flag.hit.load()) zero_division(op);
 }
 
 // div.out / div.Scalar_out (true division) and div.out_mode (rounding_mode).
@@ -143,8 +138,7 @@ void div_mode_out(const char* op, tsr_stack* s) {
   }
   const std::string_view mode = arg<std::string_view>(s, 2);
   const bool floor_mode = mode == "floor";
-  const tsr_dtype compute = promoted(s);
-  integer_division(op, compute, [&](ZeroFlag* flag) {
+  integer_division(op, [&](ZeroFlag* flag) {
     binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag, tsr_dtype) {
       using C = compute_t<typename decltype(tag)::type>;
       return [flag, floor_mode](C x, C y) -> C {
@@ -164,8 +158,7 @@ void div_mode_out(const char* op, tsr_stack* s) {
 
 template <bool kRemainder>
 void mod_out(const char* op, tsr_stack* s) {
-  const tsr_dtype compute = promoted(s);
-  integer_division(op, compute, [&](ZeroFlag* flag) {
+  integer_division(op, [&](ZeroFlag* flag) {
     binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag, tsr_dtype) {
       using C = compute_t<typename decltype(tag)::type>;
       return [flag](C x, C y) -> C {

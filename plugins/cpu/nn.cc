@@ -482,14 +482,16 @@ void linear(const char* op, tsr_stack* s) {
   }
   if (!done) {
     // input [M, K] @ weight.T (+ bias) through the runtime's ops, on this same plugin.
-    static const tsr_op* addmm = nullptr;
-    static const tsr_op* mm = nullptr;
-    static const tsr_op* view = nullptr;
-    static const tsr_op* t = nullptr;
-    auto find = [](const tsr_op*& slot, const char* name) {
-      if (!slot) sdk::check(sdk::api().op_find(sdk::to_c(name), &slot));
-      return slot;
+    // Looked up once (thread-safe statics), kept for the process.
+    auto find = [](const char* name) {
+      const tsr_op* op = nullptr;
+      sdk::check(sdk::api().op_find(sdk::to_c(name), &op));
+      return op;
     };
+    static const tsr_op* const addmm = find("addmm");
+    static const tsr_op* const mm = find("mm");
+    static const tsr_op* const view = find("view");
+    static const tsr_op* const t = find("t");
     tsr_stack* st = nullptr;
     sdk::check(sdk::api().stack_create(&st));
     struct Release {
@@ -508,26 +510,26 @@ void linear(const char* op, tsr_stack* s) {
     sdk::check(sdk::api().stack_push_tensor(st, a2.get()));
     const int64_t dims[2] = {M, K};
     sdk::check(sdk::api().stack_push_int_list(st, dims, 2));
-    a2 = call(find(view, "view"));
+    a2 = call(view);
     sdk::check(sdk::api().stack_push_tensor(st, weight.get()));
-    const sdk::Tensor wt = call(find(t, "t"));
+    const sdk::Tensor wt = call(t);
     sdk::Tensor r;
     if (bias) {
       sdk::check(sdk::api().stack_push_tensor(st, bias->get()));
       sdk::check(sdk::api().stack_push_tensor(st, a2.get()));
       sdk::check(sdk::api().stack_push_tensor(st, wt.get()));
-      r = call(find(addmm, "addmm"));
+      r = call(addmm);
     } else {
       sdk::check(sdk::api().stack_push_tensor(st, a2.get()));
       sdk::check(sdk::api().stack_push_tensor(st, wt.get()));
-      r = call(find(mm, "mm"));
+      r = call(mm);
     }
     if (out.numel() > 0) {
       // out viewed as [M, N] (it is contiguous), so the product copies in whatever its rank.
       sdk::check(sdk::api().stack_push_tensor(st, out.get()));
       const int64_t mn[2] = {M, N};
       sdk::check(sdk::api().stack_push_int_list(st, mn, 2));
-      copy_cast(call(find(view, "view")), r);
+      copy_cast(call(view), r);
     }
   }
   set_result(s, out);

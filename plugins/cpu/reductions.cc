@@ -250,12 +250,11 @@ std::vector<int64_t> dim_list(tsr_stack* s, size_t i) {
 std::vector<int64_t> one_dim(tsr_stack* s, size_t i) { return {arg<int64_t>(s, i)}; }
 
 template <typename MakeReducer>
-void run(const char* op, const sdk::Tensor& in, const std::vector<bool>& reduced,
+void run(const sdk::Tensor& in, const std::vector<bool>& reduced,
          const std::vector<sdk::Tensor>& outs, bool reorder, const MakeReducer& make) {
   std::vector<char*> ptrs;
   for (const sdk::Tensor& o : outs) ptrs.push_back(static_cast<char*>(o.data_ptr()));
   const ReduceLayout L = make_layout(in, reduced, outs, reorder);
-  (void)op;
   reduce(make(), L, static_cast<const char*>(in.data_ptr()), ptrs);
 }
 
@@ -270,9 +269,9 @@ void sum_like(const char* op, tsr_stack* s, std::vector<int64_t> dims) {
     const sdk::Tensor in = to_dtype(self, out.dtype());
     const std::vector<bool> reduced = reduced_dims(op, in.dim(), dims);
     if constexpr (kKind == 2) {
-      run(op, in, reduced, {out}, true, [] { return ProdReducer<T>{}; });
+      run(in, reduced, {out}, true, [] { return ProdReducer<T>{}; });
     } else {
-      run(op, in, reduced, {out}, true, [] { return SumReducer<T, kKind == 1>{}; });
+      run(in, reduced, {out}, true, [] { return SumReducer<T, kKind == 1>{}; });
     }
   });
   set_result(s, out);
@@ -294,7 +293,7 @@ void extremum(const char* op, tsr_stack* s, const std::vector<int64_t>& dims,
   constexpr sdk::DtypeSet kSet = kMode == 2 ? kNumeric : kAll;
   dispatch<kSet>(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(op, self, reduced_dims(op, self.dim(), dims), outs, kMode == 0,
+    run(self, reduced_dims(op, self.dim(), dims), outs, kMode == 0,
         [] { return ExtremumReducer<T, kMax>{kMode}; });
   });
 }
@@ -335,7 +334,7 @@ void var_out(const char* op, tsr_stack* s) {
   const double correction = is_none(s, 2) ? 1.0 : arg<sdk::Scalar>(s, 2).to_double();
   dispatch<kFloating>(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(op, self, reduced_dims(op, self.dim(), dim_list(s, 1)), {out}, true,
+    run(self, reduced_dims(op, self.dim(), dim_list(s, 1)), {out}, true,
         [correction] { return VarReducer<T, kStd>{correction}; });
   });
   set_result(s, out);
@@ -347,7 +346,7 @@ void any_out(const char* op, tsr_stack* s, const std::vector<int64_t>& dims) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
   dispatch<kAll>(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(op, self, reduced_dims(op, self.dim(), dims), {out}, true,
+    run(self, reduced_dims(op, self.dim(), dims), {out}, true,
         [] { return AnyAllReducer<T, kAny>{}; });
   });
   set_result(s, out);
@@ -367,7 +366,7 @@ void norm_out(const char* op, tsr_stack* s) {
   const double p = is_none(s, 1) ? 2.0 : arg<sdk::Scalar>(s, 1).to_double();
   dispatch<kFloating>(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(op, self, reduced_dims(op, self.dim(), dim_list(s, 2)), {out}, true,
+    run(self, reduced_dims(op, self.dim(), dim_list(s, 2)), {out}, true,
         [p] { return NormReducer<T>{p}; });
   });
   set_result(s, out);
@@ -379,7 +378,7 @@ void logsumexp_out(const char* op, tsr_stack* s) {
   const sdk::Tensor in = to_dtype(self, out.dtype());
   dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(op, in, reduced_dims(op, in.dim(), dim_list(s, 1)), {out}, true,
+    run(in, reduced_dims(op, in.dim(), dim_list(s, 1)), {out}, true,
         [] { return LogSumExpReducer<T>{}; });
   });
   set_result(s, out);

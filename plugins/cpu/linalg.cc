@@ -3,6 +3,9 @@
 // shape, strides, dtype and attributes); every other dtype, and
 // any case oneDNN refuses, on our own loop accumulating in float (double for float64, int64
 // for integers).
+#include <algorithm>
+#include <optional>
+
 #include "math.hpp"
 #include "onednn.hpp"
 #include "pointwise.hpp"
@@ -42,6 +45,51 @@ bool gemm_onednn(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& 
   } catch (const dnnl::error&) {
     return false;
   }
+}
+
+// One operand of dnnl_sgemm (row-major BLAS): the matrix is `rows` x `cols` and stored either
+// row by row ('N', element (i, j) at i * ld + j) or column by column ('T', at j * ld + i).
+struct BlasOperand {
+  char trans;
+  int64_t ld;
+};
+
+// blas_layout: how a 2-D float32 matrix is seen by BLAS, if it can be: one unit stride and
+// the other at least the length of that row or column (size-1 dimensions accept any stride,
+// since BLAS never steps along them, but ld must still be at least 1).
+std::optional<BlasOperand> blas_layout(const sdk::Tensor& t) {
+  const int64_t rows = t.size(0), cols = t.size(1);
+  const int64_t s0 = t.strides()[0], s1 = t.strides()[1];
+  if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(cols, 1)))
+    return BlasOperand{'N', std::max<int64_t>({s0, cols, 1})};
+  if ((s0 == 1 || rows == 1) && (cols == 1 || s1 >= std::max<int64_t>(rows, 1)))
+    return BlasOperand{'T', std::max<int64_t>({s1, rows, 1})};
+  return std::nullopt;
+}
+
+// gemm_sgemm: out = alpha * a @ b (+ beta * out with `accumulate`) for 2-D float32 operands in
+// BLAS layouts, on dnnl_sgemm: no primitive to look up, and its own blocking for the plain
+// case every mm/addmm/linear on contiguous matrices is. A column-major out is computed as
+// out^T = b^T @ a^T. Returns false when a layout does not fit (the matmul primitive runs).
+bool gemm_sgemm(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out, double alpha,
+                double beta, bool accumulate) {
+  if (out.dtype() != TSR_DTYPE_FLOAT32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2)
+    return false;
+  const int64_t M = out.size(0), N = out.size(1), K = a.size(1);
+  const auto la = blas_layout(a), lb = blas_layout(b), lo = blas_layout(out);
+  if (!la || !lb || !lo) return false;
+  const float al = static_cast<float>(alpha), be = accumulate ? static_cast<float>(beta) : 0.f;
+  dnnl_status_t st;
+  if (lo->trans == 'N') {
+    st = dnnl_sgemm(la->trans, lb->trans, M, N, K, al, a.data<float>(), la->ld, b.data<float>(),
+                    lb->ld, be, out.data<float>(), lo->ld);
+  } else {
+    // (a @ b)^T = b^T @ a^T: each operand's transposition flips.
+    auto flip = [](char t) { return t == 'N' ? 'T' : 'N'; };
+    st = dnnl_sgemm(flip(lb->trans), flip(la->trans), N, M, K, al, b.data<float>(), lb->ld,
+                    a.data<float>(), la->ld, be, out.data<float>(), lo->ld);
+  }
+  return st == dnnl_success;
 }
 
 template <typename T>
@@ -102,7 +150,8 @@ void gemm(const char* op, const sdk::Tensor& a, const sdk::Tensor& b, const sdk:
   dispatch<kNumeric>(out.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (a.size(-1) != 0 &&
-        gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate)) {
+        (gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
+         gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate))) {
       return;
     }
     gemm_loop<T>(a, b, out, alpha, beta, accumulate);

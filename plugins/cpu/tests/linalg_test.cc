@@ -49,6 +49,64 @@ TEST(CpuLinalg, AddmmScalesAndBroadcastsSelf) {
   EXPECT_THAT(values<float>(acc), ElementsAre(2, 3, 4, 5));
 }
 
+// A float32 matrix of `rows` x `cols` holding row-major `v`, laid out as `layout` says inside
+// a NaN-filled buffer: row- or column-major, with or without padding between rows/columns,
+// or every other column (no BLAS layout). The buffer is returned too, to check its padding.
+struct Laid {
+  Tensor view, buffer;
+};
+Laid lay_out(const std::vector<float>& v, int64_t rows, int64_t cols, const std::string& layout) {
+  const bool col = layout.rfind("col", 0) == 0;
+  const int64_t pad = layout.find("padded") != std::string::npos ? 2 : 0;
+  const int64_t step = layout == "every-other" ? 2 : 1;
+  const int64_t ld = (col ? rows : cols * step) + pad;
+  const int64_t n = ld * (col ? cols : rows) + 1;
+  Tensor buffer = op("full", std::vector<int64_t>{n}, Scalar(std::nan("")));
+  const std::vector<int64_t> strides = col ? std::vector<int64_t>{1, ld}
+                                           : std::vector<int64_t>{ld, step};
+  Tensor view = op("as_strided", buffer, std::vector<int64_t>{rows, cols}, strides);
+  op("copy_", view, f32(v, {rows, cols}));
+  return {view, buffer};
+}
+
+// Every combination of operand and output layouts gives the same product: the BLAS layouts
+// run on dnnl_sgemm (a column-major out as out^T = b^T a^T), the others on oneDNN's matmul.
+// out starts as NaN and beta = 0 must not read it; padding between rows stays untouched.
+TEST(CpuLinalg, EveryLayoutOfOperandsAndOutput) {
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};     // 3 x 4
+  const std::vector<float> b = {1, 0, 2, 0, 1, 0, 1, 0, 3, 1, 0, 0, 1, 0, 2,  // 4 x 5
+                                1, 2, 1, 1, 0};
+  std::vector<float> want(15, 0), want_addmm(15);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      for (int k = 0; k < 4; ++k) want[i * 5 + j] += a[i * 4 + k] * b[k * 5 + j];
+      want_addmm[i * 5 + j] = 0.5f * (i * 5 + j) + 2 * want[i * 5 + j];
+    }
+  std::vector<float> self(15);
+  for (int i = 0; i < 15; ++i) self[i] = static_cast<float>(i);
+  const std::vector<std::string> layouts = {"row", "col", "row-padded", "col-padded",
+                                            "every-other"};
+  for (const std::string& la : layouts)
+    for (const std::string& lb : layouts)
+      for (const std::string& lo : layouts) {
+        SCOPED_TRACE("a " + la + ", b " + lb + ", out " + lo);
+        Laid ta = lay_out(a, 3, 4, la), tb = lay_out(b, 4, 5, lb);
+        Laid out = lay_out(std::vector<float>(15, std::nanf("")), 3, 5, lo);
+        op("mm.out", ta.view, tb.view, out.view);
+        EXPECT_EQ(values<float>(out.view), want);
+        Laid acc = lay_out(self, 3, 5, lo);
+        op("addmm.out", acc.view, ta.view, tb.view, Scalar(0.5), Scalar(2), acc.view);
+        EXPECT_EQ(values<float>(acc.view), want_addmm);
+        // The elements around the matrix in its buffer are still NaN.
+        Tensor written = op("full", std::vector<int64_t>{out.buffer.numel()}, Scalar(0.0));
+        op("copy_", op("as_strided", written, shape(out.view), out.view.strides().vec()),
+           op("full", std::vector<int64_t>{3, 5}, Scalar(1.0)));
+        const std::vector<float> buf = values<float>(out.buffer), mask = values<float>(written);
+        for (size_t i = 0; i < buf.size(); ++i)
+          if (mask[i] == 0) EXPECT_TRUE(std::isnan(buf[i])) << "buffer element " << i;
+      }
+}
+
 TEST(CpuLinalg, ShapeAndDtypeErrorsNameTheOp) {
   EXPECT_THAT(error_of("mm", f32({1, 2}, {1, 2}), f32({1, 2}, {1, 2})),
               HasSubstr("mm: shapes [1, 2] and [1, 2] cannot be multiplied (2 != 1)"));

@@ -301,6 +301,9 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   if (lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta) {
     TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack));
   }
+  if (!entry.written.empty() && key != DispatchKey::kMeta) {
+    TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
+  }
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
     return absl::InternalError(

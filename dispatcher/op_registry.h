@@ -90,6 +90,13 @@ enum class OutDtypeRule : uint8_t {
   kExact,     // exactly the computed dtype: matrix products, indices, most NN ops
 };
 
+// Whether what an op writes may be the very memory of one of its inputs (Note [Memory overlap]
+// in dispatcher/memory_overlap_check.cc). Partial overlap is refused either way.
+enum class OutputAliasing : uint8_t {
+  kElementwise,  // yes: output element i reads only input elements i (pointwise ops, copy_)
+  kDisjoint,     // no: e.g. mm(a, b, out=a) would read a while overwriting it
+};
+
 struct KernelLookup {
   const KernelFunction* kernel;
   KernelSource source;
@@ -115,7 +122,12 @@ class OpRegistry {
   // schemas generated from its schema, and links the three so that a backend implementing
   // any one form gets the others (Note [Variants]).
   absl::Status DefineVariants(std::string_view functional, std::string_view out_name,
-                              std::string_view inplace_name, OutDtypeRule rule);
+                              std::string_view inplace_name, OutDtypeRule rule,
+                              OutputAliasing aliasing);
+
+  // SetOutputAliasing declares an op without variants (copy_) elementwise or not; ops default
+  // to kDisjoint, DefineVariants sets all three forms.
+  absl::Status SetOutputAliasing(std::string_view op, OutputAliasing aliasing);
 
   // Find looks up a defined op by "name.overload" (or "name" for the default overload).
   absl::StatusOr<OperatorHandle> Find(std::string_view name) const;

@@ -290,7 +290,8 @@ FunctionSchema InplaceSchema(const FunctionSchema& functional, const OperatorNam
 }  // namespace
 
 absl::Status OpRegistry::DefineVariants(std::string_view functional_name, std::string_view out_name,
-                                        std::string_view inplace_name, OutDtypeRule rule) {
+                                        std::string_view inplace_name, OutDtypeRule rule,
+                                        OutputAliasing aliasing) {
   TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * functional, FindEntry(functional_name));
   const FunctionSchema& schema = functional->schema;
   for (const Argument& ret : schema.returns) {
@@ -324,12 +325,20 @@ absl::Status OpRegistry::DefineVariants(std::string_view functional_name, std::s
     e->out = out;
     e->inplace = inplace;
     e->out_dtype_rule = rule;
+    e->output_aliasing = aliasing;
   }
   functional->variant = VariantKind::kFunctional;
   out->variant = VariantKind::kOut;
   if (inplace != nullptr) inplace->variant = VariantKind::kInplace;
   out_def.Release();
   inplace_def.Release();
+  return absl::OkStatus();
+}
+
+absl::Status OpRegistry::SetOutputAliasing(std::string_view op, OutputAliasing aliasing) {
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op));
+  absl::MutexLock lock(&mu_);
+  entry->output_aliasing = aliasing;
   return absl::OkStatus();
 }
 

@@ -2,6 +2,7 @@
 // allocator (core/allocator.h), so every backend that registers an allocator gets them;
 // `clone` and `copy_` need the backend's kernel and get meta functions here.
 #include "absl/strings/str_format.h"
+#include "core/memory_overlap.h"
 #include "core/shape.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
@@ -35,22 +36,6 @@ Out EmptyStridedK(const OperatorHandle&, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor t, EmptyStrided(s[0].int_list(), s[1].int_list(),
                                               DtypeOr(s[2], ScalarType::kFloat32), device));
   return std::vector<Tensor>{std::move(t)};
-}
-
-// True when the strides cover the storage densely without overlap (any dim order).
-bool IsNonOverlappingAndDense(const Tensor& t) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.sizes()[d] != 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(),
-            [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (t.strides()[d] != expected) return false;
-    expected *= t.sizes()[d];
-  }
-  return true;
 }
 
 Out CloneMeta(const OperatorHandle&, const Stack& s) {
@@ -99,14 +84,17 @@ absl::Status DefineCopyOps(OpRegistry& registry) {
            MakeKernel<ContiguousK>("core::contiguous")},
       },
       KernelSlot::kComposite));
-  return DefineAll(registry,
-                   {
-                       {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
-                        MakeKernel<CloneMeta>("meta::clone")},
-                       {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
-                        MakeKernel<CopyMeta>("meta::copy_")},
-                   },
-                   KernelSlot::kMeta);
+  TSR_RETURN_IF_ERROR(
+      DefineAll(registry,
+                {
+                    {"clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor",
+                     MakeKernel<CloneMeta>("meta::clone")},
+                    {"copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)",
+                     MakeKernel<CopyMeta>("meta::copy_")},
+                },
+                KernelSlot::kMeta));
+  // x.copy_(x) copies nothing; x.copy_(x.t()) is refused as a partial overlap.
+  return registry.SetOutputAliasing("copy_", OutputAliasing::kElementwise);
 }
 
 }  // namespace ops

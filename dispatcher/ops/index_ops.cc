@@ -267,6 +267,7 @@ absl::Status DefineIndexOps(OpRegistry& registry) {
       KernelSlot::kMeta));
   struct Variant {
     const char *functional, *out, *inplace;
+    OutputAliasing aliasing = OutputAliasing::kDisjoint;
   };
   for (const Variant& v :
        {Variant{"index_select", "index_select.out", ""}, Variant{"gather", "gather.out", ""},
@@ -274,10 +275,12 @@ absl::Status DefineIndexOps(OpRegistry& registry) {
         Variant{"scatter.value", "scatter.value_out", "scatter_.value"},
         Variant{"scatter_add", "scatter_add.out", "scatter_add_"},
         Variant{"sort", "sort.values", ""}, Variant{"topk", "topk.values", ""},
-        Variant{"flip", "flip.out", ""}, Variant{"tril", "tril.out", "tril_"},
-        Variant{"triu", "triu.out", "triu_"}}) {
+        Variant{"flip", "flip.out", ""},
+        // Element i of tril/triu is self's element i or zero.
+        Variant{"tril", "tril.out", "tril_", OutputAliasing::kElementwise},
+        Variant{"triu", "triu.out", "triu_", OutputAliasing::kElementwise}}) {
     TSR_RETURN_IF_ERROR(
-        registry.DefineVariants(v.functional, v.out, v.inplace, OutDtypeRule::kExact));
+        registry.DefineVariants(v.functional, v.out, v.inplace, OutDtypeRule::kExact, v.aliasing));
   }
   return DefineAll(
       registry,

@@ -82,9 +82,12 @@ absl::Status DefineLinalgOps(OpRegistry& registry) {
            MakeKernel<AddmmMeta>("meta::addmm")},
       },
       KernelSlot::kMeta));
-  TSR_RETURN_IF_ERROR(registry.DefineVariants("mm", "mm.out", "", OutDtypeRule::kExact));
-  TSR_RETURN_IF_ERROR(registry.DefineVariants("bmm", "bmm.out", "", OutDtypeRule::kExact));
-  return registry.DefineVariants("addmm", "addmm.out", "addmm_", OutDtypeRule::kExact);
+  TSR_RETURN_IF_ERROR(
+      registry.DefineVariants("mm", "mm.out", "", OutDtypeRule::kExact, OutputAliasing::kDisjoint));
+  TSR_RETURN_IF_ERROR(registry.DefineVariants("bmm", "bmm.out", "", OutDtypeRule::kExact,
+                                              OutputAliasing::kDisjoint));
+  return registry.DefineVariants("addmm", "addmm.out", "addmm_", OutDtypeRule::kExact,
+                                 OutputAliasing::kDisjoint);
 }
 
 }  // namespace ops

@@ -454,9 +454,10 @@ absl::Status DefineNNOps(OpRegistry& registry) {
            MakeKernel<LinearMeta>("meta::linear")},
       },
       KernelSlot::kMeta));
-  TSR_RETURN_IF_ERROR(
-      registry.DefineVariants("avg_pool2d", "avg_pool2d.out", "", OutDtypeRule::kExact));
-  TSR_RETURN_IF_ERROR(registry.DefineVariants("linear", "linear.out", "", OutDtypeRule::kExact));
+  TSR_RETURN_IF_ERROR(registry.DefineVariants("avg_pool2d", "avg_pool2d.out", "",
+                                              OutDtypeRule::kExact, OutputAliasing::kDisjoint));
+  TSR_RETURN_IF_ERROR(registry.DefineVariants("linear", "linear.out", "", OutDtypeRule::kExact,
+                                              OutputAliasing::kDisjoint));
   TSR_ASSIGN_OR_RETURN(RegistrationHandle linear_composite,
                        registry.ImplComposite("linear", MakeKernel<LinearK>("core::linear")));
   linear_composite.Release();

@@ -265,7 +265,8 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
   for (const PointwiseSpec& spec : *specs) {
     TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
     TSR_RETURN_IF_ERROR(registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
-                                                OutDtypeRule::kCastable));
+                                                OutDtypeRule::kCastable,
+                                                OutputAliasing::kElementwise));
   }
   return absl::OkStatus();
 }

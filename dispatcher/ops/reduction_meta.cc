@@ -202,9 +202,9 @@ absl::Status DefineReductionOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
   for (const ReductionSpec& spec : kReductions) {
     TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
-    TSR_RETURN_IF_ERROR(
-        registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
-                                *spec.inplace ? OutDtypeRule::kCastable : OutDtypeRule::kExact));
+    TSR_RETURN_IF_ERROR(registry.DefineVariants(
+        schema.FullName(), spec.out, spec.inplace,
+        *spec.inplace ? OutDtypeRule::kCastable : OutDtypeRule::kExact, OutputAliasing::kDisjoint));
   }
   return absl::OkStatus();
 }

@@ -62,8 +62,8 @@ Laid lay_out(const std::vector<float>& v, int64_t rows, int64_t cols, const std:
   const int64_t ld = (col ? rows : cols * step) + pad;
   const int64_t n = ld * (col ? cols : rows) + 1;
   Tensor buffer = op("full", std::vector<int64_t>{n}, Scalar(std::nan("")));
-  const std::vector<int64_t> strides = col ? std::vector<int64_t>{1, ld}
-                                           : std::vector<int64_t>{ld, step};
+  const std::vector<int64_t> strides =
+      col ? std::vector<int64_t>{1, ld} : std::vector<int64_t>{ld, step};
   Tensor view = op("as_strided", buffer, std::vector<int64_t>{rows, cols}, strides);
   op("copy_", view, f32(v, {rows, cols}));
   return {view, buffer};
@@ -73,7 +73,7 @@ Laid lay_out(const std::vector<float>& v, int64_t rows, int64_t cols, const std:
 // run on dnnl_sgemm (a column-major out as out^T = b^T a^T), the others on oneDNN's matmul.
 // out starts as NaN and beta = 0 must not read it; padding between rows stays untouched.
 TEST(CpuLinalg, EveryLayoutOfOperandsAndOutput) {
-  const std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};     // 3 x 4
+  const std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};       // 3 x 4
   const std::vector<float> b = {1, 0, 2, 0, 1, 0, 1, 0, 3, 1, 0, 0, 1, 0, 2,  // 4 x 5
                                 1, 2, 1, 1, 0};
   std::vector<float> want(15, 0), want_addmm(15);
@@ -103,7 +103,9 @@ TEST(CpuLinalg, EveryLayoutOfOperandsAndOutput) {
            op("full", std::vector<int64_t>{3, 5}, Scalar(1.0)));
         const std::vector<float> buf = values<float>(out.buffer), mask = values<float>(written);
         for (size_t i = 0; i < buf.size(); ++i)
-          if (mask[i] == 0) EXPECT_TRUE(std::isnan(buf[i])) << "buffer element " << i;
+          if (mask[i] == 0) {
+            EXPECT_TRUE(std::isnan(buf[i])) << "buffer element " << i;
+          }
       }
 }
 

@@ -125,6 +125,30 @@ TEST(CpuPointwise, OutFormsResizeAndInplaceFormsCheckPromotion) {
   EXPECT_THAT(values<float>(self), ElementsAre(1, 0, 1));
 }
 
+// Through the C ABI: overlapping writes are refused by the runtime before the plugin runs
+// (Note [Memory overlap]); what overlaps only by its byte range computes right.
+TEST(CpuPointwise, OverlappingWritesAreRefusedAndDisjointColumnsWork) {
+  Tensor base = f32({1, 2, 3, 4, 5}, {5});
+  Tensor lo = op("slice.Tensor", base, int64_t{0}, int64_t{0}, int64_t{4});
+  Tensor hi = op("slice.Tensor", base, int64_t{0}, int64_t{1}, int64_t{5});
+  EXPECT_THAT(error_of("add_.Tensor", hi, lo),
+              HasSubstr("add_.Tensor: unsupported operation: some elements of the input tensor "
+                        "'other' and the written-to tensor 'self' refer to a single memory "
+                        "location (they partially overlap)"));
+  EXPECT_THAT(values<float>(base), ElementsAre(1, 2, 3, 4, 5));  // untouched
+  Tensor row = op("expand", f32({0, 0}, {1, 2}), std::vector<int64_t>{3, 2});
+  EXPECT_THAT(error_of("add_.Scalar", row, Scalar(1)),
+              HasSubstr("more than one element of the written-to tensor 'self' refers to a "
+                        "single memory location"));
+  Tensor sq = f32({1, 2, 3, 4}, {2, 2});
+  EXPECT_THAT(error_of("mm.out", sq, sq, sq), HasSubstr("the op is not elementwise"));
+  // Column 1 of m from column 0: interleaved byte ranges, disjoint elements.
+  Tensor m = f32({1, 10, 2, 20, 3, 30}, {3, 2});
+  Tensor col0 = op("select.int", m, int64_t{1}, int64_t{0});
+  op("add.out", col0, col0, Scalar(6), op("select.int", m, int64_t{1}, int64_t{1}));
+  EXPECT_THAT(values<float>(m), ElementsAre(1, 7, 2, 14, 3, 21));
+}
+
 TEST(CpuPointwise, Float16ComputesInFloatAndRoundsOnce) {
   // 2048 + 1 is not a half: round to even gives 2048; 2048 + 3 gives 2052.
   Tensor a = f16({2048, 2048}, {2});

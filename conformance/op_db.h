@@ -95,6 +95,9 @@ struct OpInfo {
   double tolerance_scale = 1;  // multiplies the per-dtype atol and rtol
   bool elementwise = false;    // inputs may be expanded (stride 0) in the layouts oracle
   bool mutates_self = false;   // an in-place op (fill_, copy_): its first argument changes
+  // across_devices: its tensors may be on different devices (copy_): the mixed-devices case
+  // must compute the reference instead of being refused.
+  bool across_devices = false;
   // compare_returns: how many returns the oracles compare (sort's indices with ties are not
   // unique, for example); -1: all.
   int compare_returns = -1;

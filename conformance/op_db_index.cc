@@ -511,6 +511,7 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     // copy_ into a tensor of this dtype from a float32 source that broadcasts.
     OpInfo op = Copying("copy_", "", "", kAllMask);
     op.mutates_self = true;
+    op.across_devices = true;
     op.samples = [](tsr_dtype dtype, Rng& rng) {
       return std::vector<Sample>{
           {{Arg::Tensor(MakeTensor({4, 5}, dtype, rng)),

@@ -629,10 +629,31 @@ class OpRunner {
          });
   }
 
-  // Mixed devices: a second tensor argument on the CPU (not 0-dim) must be refused.
+  // Mixed devices: a second tensor argument on the CPU (not 0-dim) must be refused, or, for an
+  // op that works across devices (copy_), give the reference with either tensor on the CPU.
   void RunMixedDevices() {
     if (config_.device.type == TSR_DEVICE_CPU || (op_.dtypes & Bit(TSR_DTYPE_FLOAT32)) == 0) return;
     Rng rng(SeedFor(TSR_DTYPE_FLOAT32) + 11);
+    if (op_.across_devices) {
+      for (const Sample& s : op_.samples(TSR_DTYPE_FLOAT32, rng)) {
+        const std::vector<HostTensor> expected = op_.reference(s);
+        for (int on_cpu : {1, 2}) {  // the first or the second tensor argument on the CPU
+          Case({"float32", "contiguous", "reference",
+                s.desc + (on_cpu == 1 ? " (self on the cpu)" : " (an input on the cpu)")},
+               [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+                 Call call;
+                 int seen = 0;
+                 for (const Arg& a : s.args) {
+                   const bool move = a.kind == Arg::Kind::kTensor && ++seen == on_cpu;
+                   Push(a, move ? kCpuDevice : config_.device, Layout::kContiguous, &call);
+                 }
+                 sdk::check(sdk::api().op_call(find_op(op_.name), call.stack.get()));
+                 return CompareAll({call.tensors[0]}, expected, msg, cmp, tol, "self");
+               });
+        }
+      }
+      return;
+    }
     for (const Sample& s : op_.samples(TSR_DTYPE_FLOAT32, rng)) {
       int tensors = 0;
       for (const Arg& a : s.args) tensors += a.kind == Arg::Kind::kTensor && a.tensor.dim() > 0;

@@ -38,6 +38,8 @@ std::string_view KernelSourceName(KernelSource source) {
       return "composite";
     case KernelSource::kFallback:
       return "fallback";
+    case KernelSource::kCrossDevice:
+      return "cross_device";
   }
   return "?";
 }
@@ -171,6 +173,19 @@ absl::StatusOr<RegistrationHandle> OpRegistry::ImplComposite(std::string_view op
   return Publish(entry->composite, std::move(kernel));
 }
 
+absl::StatusOr<RegistrationHandle> OpRegistry::ImplCrossDevice(std::string_view op_name,
+                                                               KernelFunction kernel) {
+  TSR_RETURN_IF_ERROR(CheckKernel(kernel, absl::StrFormat("cross-device kernel of %s", op_name)));
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
+  absl::MutexLock lock(&mu_);
+  if (const KernelFunction* existing = entry->cross_device.load(std::memory_order_acquire)) {
+    return absl::AlreadyExistsError(
+        absl::StrFormat("impl_cross_device: '%s' already has a cross-device kernel ('%s')",
+                        entry->name, existing->name));
+  }
+  return Publish(entry->cross_device, std::move(kernel));
+}
+
 absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
                                                                 KernelFunction kernel) {
   TSR_RETURN_IF_ERROR(CheckKey(key, "register_fallback"));
@@ -278,8 +293,18 @@ absl::StatusOr<KernelLookup> OpRegistry::Lookup(const OperatorHandle& op, Dispat
 absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
   const internal::OperatorEntry& entry = *op.entry_;
   TSR_RETURN_IF_ERROR(NormalizeArguments(entry, stack));
-  TSR_ASSIGN_OR_RETURN(const DispatchKey key, ComputeDispatchKey(op, *stack));
-  return Dispatch(entry, key, stack);
+  absl::StatusOr<DispatchKey> key = ComputeDispatchKey(op, *stack);
+  if (ABSL_PREDICT_FALSE(!key.ok())) {
+    // Tensors on several devices: only an op with a cross-device kernel takes them.
+    const KernelFunction* cross = entry.cross_device.load(std::memory_order_acquire);
+    if (cross == nullptr) return key.status();
+    if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) {
+      Trace(entry, std::nullopt, KernelLookup{cross, KernelSource::kCrossDevice});
+    }
+    if (!entry.written.empty()) TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
+    return cross->Call(op, stack);
+  }
+  return Dispatch(entry, *key, stack);
 }
 
 absl::Status OpRegistry::CallWithKey(const OperatorHandle& op, DispatchKey key,
@@ -320,11 +345,12 @@ void OpRegistry::SetTrace(bool enabled, std::ostream* sink) {
   trace_.store(enabled, std::memory_order_relaxed);
 }
 
-void OpRegistry::Trace(const internal::OperatorEntry& entry, DispatchKey key,
+void OpRegistry::Trace(const internal::OperatorEntry& entry, std::optional<DispatchKey> key,
                        const KernelLookup& lookup) const {
   absl::MutexLock lock(&trace_mu_);
   std::ostream& out = trace_sink_ != nullptr ? *trace_sink_ : std::cerr;
-  out << "[tessera dispatch] op=" << entry.name << " key=" << DispatchKeyName(key)
+  out << "[tessera dispatch] op=" << entry.name
+      << " key=" << (key ? DispatchKeyName(*key) : std::string("none"))
       << " kernel=" << lookup.kernel->name << " (" << KernelSourceName(lookup.source) << ")\n";
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,7 +79,8 @@ class RegistrationHandle {
 };
 
 // kDerived: the op's form was derived from a sibling form's kernel (Note [Variants]).
-enum class KernelSource { kKernel, kDerived, kComposite, kFallback };
+// kCrossDevice: the op's cross-device kernel ran (tensors on several devices; no key).
+enum class KernelSource { kKernel, kDerived, kComposite, kFallback, kCrossDevice };
 std::string_view KernelSourceName(KernelSource source);
 
 // The three forms of a PyTorch op (Note [Variants] in dispatcher/variants.cc).
@@ -137,6 +139,12 @@ class OpRegistry {
                                           KernelFunction kernel);
   // ImplComposite registers the op's composite, used for every key without its own kernel.
   absl::StatusOr<RegistrationHandle> ImplComposite(std::string_view op_name, KernelFunction kernel);
+  // ImplCrossDevice registers what runs the op when its tensors are on more than one device
+  // (copy_ between the CPU and a device, or between devices); without it such calls are
+  // refused by the device rule. It runs on no key: it moves data itself and calls the op on
+  // one device at a time.
+  absl::StatusOr<RegistrationHandle> ImplCrossDevice(std::string_view op_name,
+                                                     KernelFunction kernel);
   // RegisterFallback registers the kernel that runs any op with no kernel or composite on
   // `key` (e.g. copy to CPU, run there, copy back). It receives the op's handle.
   absl::StatusOr<RegistrationHandle> RegisterFallback(DispatchKey key, KernelFunction kernel);
@@ -150,6 +158,7 @@ class OpRegistry {
 
   // ComputeDispatchKey applies the device rule to a normalized stack: all tensors on one
   // device, except 0-dim CPU tensors, which join any device (see Note in op_registry.cc).
+  // Its only error is tensors on several devices.
   absl::StatusOr<DispatchKey> ComputeDispatchKey(const OperatorHandle& op,
                                                  const Stack& stack) const;
   // Lookup returns what a call on `key` would run, or the "not implemented" error.
@@ -171,7 +180,7 @@ class OpRegistry {
   // may still be running a deregistered one.
   RegistrationHandle Publish(std::atomic<const KernelFunction*>& slot, KernelFunction kernel)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void Trace(const internal::OperatorEntry& entry, DispatchKey key,
+  void Trace(const internal::OperatorEntry& entry, std::optional<DispatchKey> key,
              const KernelLookup& lookup) const;
 
   mutable absl::Mutex mu_;  // guards registration; never taken by calls

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/host_allocator.h"
+#include "core/views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -240,6 +241,38 @@ TEST_F(OpRegistryTest, DispatchKeyFollowsDevicesWithTheZeroDimCpuException) {
   EXPECT_TRUE(registry_.Call(op, &call_same).ok());
   Stack call_mixed{Make({2}), Make({2}, {}, fake0)};
   EXPECT_EQ(registry_.Call(op, &call_mixed).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(OpRegistryTest, TensorsOnSeveralDevicesReachOnlyACrossDeviceKernel) {
+  OperatorHandle op = Define("test::move(Tensor(a!) self, Tensor src) -> Tensor(a!)");
+  auto native = registry_.ImplComposite("test::move", Kernel(&IdentityKernel, "one_device"));
+  ASSERT_TRUE(native.ok());
+  Stack mixed{Make({2}), Make({2}, {}, Device(kFake, 0))};
+  EXPECT_THAT(registry_.Call(op, &mixed).message(),
+              HasSubstr("expected all tensors to be on the same device"));
+  auto across = registry_.ImplCrossDevice("test::move", Kernel(&IdentityKernel, "across"));
+  ASSERT_TRUE(across.ok());
+  EXPECT_THAT(
+      registry_.ImplCrossDevice("test::move", Kernel(&IdentityKernel, "again")).status().message(),
+      HasSubstr("impl_cross_device: 'test::move' already has a cross-device kernel "
+                "('across')"));
+  std::ostringstream log;
+  registry_.SetTrace(true, &log);
+  Stack call{Make({2}), Make({2}, {}, Device(kFake, 0))};
+  ASSERT_TRUE(registry_.Call(op, &call).ok());
+  Stack same{Make({2}), Make({2})};
+  ASSERT_TRUE(registry_.Call(op, &same).ok());
+  registry_.SetTrace(false);
+  EXPECT_EQ(log.str(),
+            "[tessera dispatch] op=test::move key=none kernel=across (cross_device)\n"
+            "[tessera dispatch] op=test::move key=cpu kernel=one_device (composite)\n");
+  // What it writes is still checked: an expanded self is refused before the kernel.
+  Stack expanded{*Expand(Make({1}), {2}), Make({2}, {}, Device(kFake, 0))};
+  EXPECT_THAT(registry_.Call(op, &expanded).message(),
+              HasSubstr("more than one element of the written-to tensor 'self'"));
+  across->Reset();
+  Stack gone{Make({2}), Make({2}, {}, Device(kFake, 0))};
+  EXPECT_FALSE(registry_.Call(op, &gone).ok());
 }
 
 TEST_F(OpRegistryTest, FactoriesDispatchOnTheirDeviceArgument) {

@@ -35,6 +35,7 @@ class OperatorEntry {
   std::atomic<bool> defined{true};
   std::atomic<const KernelFunction*> kernels[kNumDispatchKeys] = {};
   std::atomic<const KernelFunction*> composite{nullptr};
+  std::atomic<const KernelFunction*> cross_device{nullptr};  // OpRegistry::ImplCrossDevice
 
   // The op's sibling forms (Note [Variants]); linked once, right after definition.
   VariantKind variant = VariantKind::kNone;

@@ -1,7 +1,12 @@
 // Factories and copies. `empty` and `empty_strided` are composites over the device's
 // allocator (core/allocator.h), so every backend that registers an allocator gets them;
-// `clone` and `copy_` need the backend's kernel and get meta functions here.
+// `clone` and `copy_` need the backend's kernel and get meta functions here; copy_ between
+// devices is the runtime's own (through host memory).
+#include <algorithm>
+#include <vector>
+
 #include "absl/strings/str_format.h"
+#include "core/host_copy.h"
 #include "core/memory_overlap.h"
 #include "core/shape.h"
 #include "dispatcher/core_ops.h"
@@ -66,6 +71,36 @@ Out ContiguousK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{stack[0].tensor()};
 }
 
+// copy_(self, src) with self and src on different devices (OpRegistry::ImplCrossDevice): the
+// data goes through host memory (core/host_copy.h), so a device backend never sees another
+// device's tensor. Equal sizes and dtypes move as bytes and need no kernel at all; otherwise
+// the CPU's copy_ broadcasts src and converts its dtype on the host side (a device backend
+// need not convert every dtype), as PyTorch's copy_ between devices does.
+Out CopyAcrossDevicesK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const Tensor& src = s[1].tensor();
+  const Device cpu(DeviceType::kCPU);
+  const bool same_sizes =
+      std::equal(self.sizes().begin(), self.sizes().end(), src.sizes().begin(), src.sizes().end());
+  if (same_sizes && self.dtype() == src.dtype()) {
+    std::vector<unsigned char> staging(self.impl()->nbytes());
+    TSR_RETURN_IF_ERROR(CopyTensorToHost(src, staging.data()));
+    TSR_RETURN_IF_ERROR(CopyHostToTensor(staging.data(), self));
+    return std::vector<Tensor>{self};
+  }
+  Tensor host_src = src;
+  if (src.device() != cpu) {
+    TSR_ASSIGN_OR_RETURN(host_src, Empty(src.sizes(), src.dtype(), cpu));
+    TSR_RETURN_IF_ERROR(CopyTensorToHost(src, host_src.data_ptr()));
+  }
+  OpRegistry& r = op.registry();
+  if (self.device() == cpu) return One(CallOne(r, "copy_", {self, host_src}));
+  TSR_ASSIGN_OR_RETURN(Tensor staged, Empty(self.sizes(), self.dtype(), cpu));
+  TSR_RETURN_IF_ERROR(CallOne(r, "copy_", {staged, host_src}).status());
+  TSR_RETURN_IF_ERROR(CopyHostToTensor(staged.data_ptr(), self));
+  return std::vector<Tensor>{self};
+}
+
 }  // namespace
 
 absl::Status DefineCopyOps(OpRegistry& registry) {
@@ -93,6 +128,10 @@ absl::Status DefineCopyOps(OpRegistry& registry) {
                      MakeKernel<CopyMeta>("meta::copy_")},
                 },
                 KernelSlot::kMeta));
+  TSR_ASSIGN_OR_RETURN(RegistrationHandle across,
+                       registry.ImplCrossDevice(
+                           "copy_", MakeKernel<CopyAcrossDevicesK>("core::copy_across_devices")));
+  across.Release();
   // x.copy_(x) copies nothing; x.copy_(x.t()) is refused as a partial overlap.
   return registry.SetOutputAliasing("copy_", OutputAliasing::kElementwise);
 }

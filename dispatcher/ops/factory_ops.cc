@@ -53,7 +53,13 @@ Out ZeroK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{s[0].tensor()};
 }
 
-Out FillMeta(const OperatorHandle&, const Stack& s) { return std::vector<Tensor>{s[0].tensor()}; }
+// (push_back, not an initializer list: gcc 12 warns falsely on the latter here,
+// -Wfree-nonheap-object)
+Out FillMeta(const OperatorHandle&, const Stack& s) {
+  std::vector<Tensor> self;
+  self.push_back(s[0].tensor());
+  return self;
+}
 
 // Ramp fills `out` (any device) with f(i) for i = 0..n-1 computed in float64 by ops that
 // every backend has: i comes from cumsum over ones, so no new kernel is needed.
@@ -207,9 +213,8 @@ Out EyeOutK(const OperatorHandle& op, const Stack& s) {
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format): a copy on
-// the target device with the target dtype. Another device is reached through host memory
-// (core/host_copy.h); the dtype conversion runs on the CPU side when there is one (a device
-// backend need not convert every dtype), else on the device by its copy_.
+// the target device with the target dtype. Another device is reached by copy_ between
+// devices, which goes through host memory and converts the dtype on the CPU side.
 absl::StatusOr<Tensor> Convert(OpRegistry& r, const Tensor& source, ScalarType dtype) {
   TSR_ASSIGN_OR_RETURN(Tensor like, CallOne(r, "clone", {source}));  // keeps a dense layout
   if (like.dtype() == dtype) return like;
@@ -219,27 +224,14 @@ absl::StatusOr<Tensor> Convert(OpRegistry& r, const Tensor& source, ScalarType d
   return out;
 }
 
-absl::StatusOr<Tensor> Move(const Tensor& self, Device device) {
-  TSR_ASSIGN_OR_RETURN(Tensor moved, Empty(self.sizes(), self.dtype(), device));
-  std::vector<unsigned char> staging(self.impl()->nbytes());
-  TSR_RETURN_IF_ERROR(CopyTensorToHost(self, staging.data()));
-  TSR_RETURN_IF_ERROR(CopyHostToTensor(staging.data(), moved));
-  return moved;
-}
-
 Out ToCopyK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   const ScalarType dtype = s[1].is_none() ? self.dtype() : s[1].scalar_type();
   const Device device = s[3].is_none() ? self.device() : s[3].device();
   OpRegistry& r = op.registry();
   if (device == self.device()) return One(Convert(r, self, dtype));
-  if (self.device().type == DeviceType::kCPU && dtype != self.dtype()) {
-    TSR_ASSIGN_OR_RETURN(Tensor converted, Convert(r, self, dtype));
-    return One(Move(converted, device));
-  }
-  TSR_ASSIGN_OR_RETURN(Tensor moved, Move(self, device));
-  if (dtype == self.dtype()) return std::vector<Tensor>{moved};
-  return One(Convert(r, moved, dtype));
+  TSR_ASSIGN_OR_RETURN(Tensor moved, Empty(self.sizes(), dtype, device));
+  return One(CallOne(r, "copy_", {moved, self}));
 }
 
 // to.dtype(self, dtype, non_blocking, copy, memory_format) and to.device(self, device, dtype,

@@ -124,4 +124,50 @@ TEST_F(NpuTest, ToCopyMovesBetweenDevicesAndConvertsThere) {
               HasSubstr("not implemented for dtype float64"));
 }
 
+TEST_F(NpuTest, CopyBetweenDevicesInBothDirections) {
+  // copy_ with self and src on different devices is the runtime's own: through host memory,
+  // bytes straight across for equal sizes and dtypes, broadcasting and dtype conversion by the
+  // CPU's copy_ otherwise. The npu's kernels never see a CPU tensor.
+  const tsr_op* copy = tessera::find_op("copy_");
+  const tsr_op* t = tessera::find_op("t");
+  Tensor cpu = Tensor::from_host<float>({1, 2, 3, 4, 5, 6}, {2, 3}, TSR_DTYPE_FLOAT32);
+  Tensor npu = OnNpu({0, 0, 0, 0, 0, 0}, {2, 3});
+  Tensor returned = tessera::call1(copy, npu, cpu);
+  EXPECT_EQ(returned.get(), npu.get());
+  EXPECT_EQ(npu.to_vector<float>(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+
+  Tensor wide = Tensor::from_host<int64_t>({0, 0, 0, 0, 0, 0}, {2, 3}, TSR_DTYPE_INT64);
+  tessera::call1(copy, wide, OnNpu({1.5f, -2.5f, 3, 4, 5, 6}, {2, 3}));  // npu -> CPU, cast
+  EXPECT_EQ(wide.to_vector<int64_t>(), (std::vector<int64_t>{1, -2, 3, 4, 5, 6}));
+
+  Tensor row = Tensor::from_host<double>({7, 8, 9}, {3}, TSR_DTYPE_FLOAT64);
+  tessera::call1(copy, npu, row);  // broadcast [3] -> [2, 3] and float64 -> float32
+  EXPECT_EQ(npu.to_vector<float>(), (std::vector<float>{7, 8, 9, 7, 8, 9}));
+
+  // A transposed npu destination: the strided write lands in the right places.
+  Tensor base = OnNpu({0, 0, 0, 0, 0, 0}, {3, 2});
+  tessera::call1(copy, tessera::call1(t, base), cpu);
+  EXPECT_EQ(base.to_vector<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+
+  EXPECT_THAT(
+      ErrorOf([&] {
+        tessera::call1(copy,
+                       tessera::call1(tessera::find_op("expand"), OnNpu({0, 0, 0}, {1, 3}),
+                                      std::vector<int64_t>{2, 3}),
+                       cpu);
+      }),
+      HasSubstr("copy_: unsupported operation: more than one element of the written-to tensor "
+                "'self' refers to a single memory location"));
+  tsr_code code{};
+  const std::string mismatch = ErrorOf(
+      [&] {
+        tessera::call1(copy, npu, Tensor::from_host<float>({1, 2, 3, 4}, {4}, TSR_DTYPE_FLOAT32));
+      },
+      &code);
+  EXPECT_THAT(mismatch, HasSubstr("copy_"));
+  EXPECT_THAT(mismatch, HasSubstr("[4]"));
+  EXPECT_EQ(code, TSR_INVALID_ARGUMENT);
+  EXPECT_EQ(npu.to_vector<float>(), (std::vector<float>{7, 8, 9, 7, 8, 9}));  // untouched
+}
+
 }  // namespace

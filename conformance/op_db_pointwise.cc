@@ -370,6 +370,37 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     db.push_back(std::move(op));
   }
 
+  // pow with a Scalar base: the exponent tensor sets the dtype (a float base makes integer
+  // exponents float32, as torch.pow(2.5, int_tensor) does).
+  {
+    OpInfo op;
+    op.name = "pow.Scalar";
+    op.out = "pow.Scalar_out";
+    op.dtypes = kAllMask;  // a bool exponent promotes with the integer base to int64
+    op.elementwise = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      MakeOptions exponent;
+      exponent.low = IsFloating(dtype) ? -3 : 0;
+      exponent.high = 4;
+      std::vector<Sample> out;
+      for (const auto& shape : std::vector<std::vector<int64_t>>{{5}, {7, 11}, {}, {0}}) {
+        out.push_back({{Arg::ScalarInt(3), Arg::Tensor(MakeTensor(shape, dtype, rng, exponent))},
+                       "3 ** " + ShapeString(shape)});
+      }
+      out.push_back({{Arg::ScalarDouble(1.5), Arg::Tensor(MakeTensor({6}, dtype, rng, exponent))},
+                     "1.5 ** [6]"});
+      return out;
+    };
+    op.reference = [](const Sample& s) {
+      const tsr_dtype dt = ResultDtype({&s.args[0], &s.args[1]});
+      return std::vector<HostTensor>{
+          Elementwise({&s.args[0], &s.args[1]}, dt, [dt](const double* x) {
+            return IsIntegral(dt, true) ? IntPow(x[0], x[1]) : std::pow(x[0], x[1]);
+          })};
+    };
+    db.push_back(std::move(op));
+  }
+
   // div with rounding modes, on tensors.
   for (const char* mode : {"trunc", "floor"}) {
     OpInfo op;
@@ -517,6 +548,57 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  {
+    // clamp with tensor bounds that broadcast; NaN in self or in a bound gives NaN.
+    OpInfo op;
+    op.name = "clamp.Tensor";
+    op.out = "clamp.Tensor_out";
+    op.inplace = "clamp_.Tensor";
+    op.dtypes = kNumericMask;
+    op.elementwise = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      MakeOptions low, high;
+      low.low = -6, low.high = 1;
+      high.low = 2, high.high = 9;
+      if (dtype == TSR_DTYPE_UINT8) low.low = 0;
+      std::vector<Sample> out;
+      for (const auto& shape : std::vector<std::vector<int64_t>>{{5}, {7, 11}, {}, {0}}) {
+        out.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)),
+                        Arg::Tensor(MakeTensor(shape, dtype, rng, low)),
+                        Arg::Tensor(MakeTensor(shape, dtype, rng, high))},
+                       ShapeString(shape) + " in [lo, hi]"});
+      }
+      out.push_back({{Arg::Tensor(MakeTensor({4, 6}, dtype, rng)),
+                      Arg::Tensor(MakeTensor({6}, dtype, rng, low)), Arg::None()},
+                     "[4, 6] min [6] only"});
+      out.push_back({{Arg::Tensor(MakeTensor({4, 6}, dtype, rng)), Arg::None(),
+                      Arg::Tensor(MakeTensor({4, 1}, dtype, rng, low))},
+                     "[4, 6] max [4, 1] only"});
+      if (IsFloating(dtype)) {
+        const HostTensor x = ExtremeTensor(dtype);
+        out.push_back({{Arg::Tensor(x), Arg::Tensor(Full(x.shape, dtype, -1)),
+                        Arg::Tensor(ExtremeTensor(dtype))},
+                       "extremes, NaN bounds"});
+      }
+      return out;
+    };
+    op.reference = [](const Sample& s) {
+      std::vector<const Arg*> ops{&s.args[0]};
+      const bool has_lo = s.args[1].kind != Arg::Kind::kNone;
+      const bool has_hi = s.args[2].kind != Arg::Kind::kNone;
+      if (has_lo) ops.push_back(&s.args[1]);
+      if (has_hi) ops.push_back(&s.args[2]);
+      return std::vector<HostTensor>{
+          Elementwise(ops, ResultDtype(ops), [=](const double* x) -> double {
+            const double v = x[0];
+            const double lo = has_lo ? x[1] : -INFINITY;
+            const double hi = has_hi ? x[has_lo ? 2 : 1] : INFINITY;
+            if (std::isnan(v) || std::isnan(lo) || std::isnan(hi)) return NAN;
+            return std::min(std::max(v, lo), hi);
+          })};
+    };
+    db.push_back(std::move(op));
+  }
   for (bool is_div : {false, true}) {
     OpInfo op;
     op.name = is_div ? "addcdiv" : "addcmul";
@@ -570,6 +652,36 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
       return std::vector<HostTensor>{
           Elementwise({&s.args[0], &s.args[1]}, ResultDtype({&s.args[0], &s.args[1]}),
                       [w](const double* x) { return x[0] + w * (x[1] - x[0]); })};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    // lerp with a weight tensor that broadcasts, weights in [0, 1] and beyond.
+    OpInfo op;
+    op.name = "lerp.Tensor";
+    op.out = "lerp.Tensor_out";
+    op.inplace = "lerp_.Tensor";
+    op.dtypes = kFloatingMask;
+    op.elementwise = true;
+    op.tolerance_scale = 4;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      MakeOptions weight;
+      weight.low = -0.5, weight.high = 1.5;
+      std::vector<Sample> out;
+      for (const auto& [shape, wshape] :
+           std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+               {{5}, {5}}, {{7, 11}, {11}}, {{7, 11}, {7, 1}}, {{}, {}}, {{0}, {}}}) {
+        out.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)),
+                        Arg::Tensor(MakeTensor(shape, dtype, rng)),
+                        Arg::Tensor(MakeTensor(wshape, dtype, rng, weight))},
+                       ShapeString(shape) + " weight " + ShapeString(wshape)});
+      }
+      return out;
+    };
+    op.reference = [](const Sample& s) {
+      const std::vector<const Arg*> ops{&s.args[0], &s.args[1], &s.args[2]};
+      return std::vector<HostTensor>{Elementwise(
+          ops, ResultDtype(ops), [](const double* x) { return x[0] + x[2] * (x[1] - x[0]); })};
     };
     db.push_back(std::move(op));
   }

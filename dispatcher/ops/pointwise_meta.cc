@@ -22,6 +22,7 @@ enum class Rule {
   kDivMode,     // div with rounding_mode: kIntToFloat for None, kPromote for trunc/floor
   kMaskedSelf,  // masked_fill: self's dtype and shape; mask (bool) broadcasts to self
   kWhere,       // where: first operand is the bool condition; it broadcasts, not promotes
+  kClamp,       // clamp: kPromote, and min and max may not both be None
 };
 
 struct PointwiseSpec {
@@ -63,7 +64,6 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
     }
   }
   ScalarType dtype = promotion.Result();
-  const Tensor& self = s[0].tensor();
   switch (spec.rule) {
     case Rule::kPromote:
       break;
@@ -99,6 +99,7 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
       break;
     }
     case Rule::kMaskedSelf: {
+      const Tensor& self = s[0].tensor();
       TSR_RETURN_IF_ERROR(RequireBool(op, "mask", s[1].tensor()));
       TSR_RETURN_IF_ERROR(
           CheckBroadcastsTo(op, "mask", s[1].tensor().sizes(), self.sizes(), "self's shape"));
@@ -106,7 +107,13 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
       break;
     }
     case Rule::kWhere:
-      TSR_RETURN_IF_ERROR(RequireBool(op, "condition", self));
+      TSR_RETURN_IF_ERROR(RequireBool(op, "condition", s[0].tensor()));
+      break;
+    case Rule::kClamp:
+      if (s[1].is_none() && s[2].is_none()) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: at least one of 'min' or 'max' must not be None", op.name()));
+      }
       break;
   }
   TSR_ASSIGN_OR_RETURN(Tensor out, Empty(shape, dtype, Device(DeviceType::kMeta)));
@@ -168,6 +175,7 @@ constexpr PointwiseSpec kOther[] = {
      "pow.Tensor_Tensor_out", "pow_.Tensor"},
     {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", 2, Rule::kPromote,
      "pow.Tensor_Scalar_out", "pow_.Scalar"},
+    {"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", 2, Rule::kPromote, "pow.Scalar_out", ""},
     {"maximum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "maximum.out", ""},
     {"minimum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "minimum.out", ""},
     {"fmod.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "fmod.Tensor_out",
@@ -223,14 +231,18 @@ constexpr PointwiseSpec kOther[] = {
      "bitwise_xor.Scalar_out", "bitwise_xor_.Scalar"},
     {"where.self(Tensor condition, Tensor self, Tensor other) -> Tensor", 3, Rule::kWhere,
      "where.self_out", ""},
-    {"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", 3, Rule::kPromote,
+    {"clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", 3, Rule::kClamp,
      "clamp.out", "clamp_"},
+    {"clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", 3, Rule::kClamp,
+     "clamp.Tensor_out", "clamp_.Tensor"},
     {"addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
      Rule::kPromote, "addcmul.out", "addcmul_"},
     {"addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
      Rule::kPromote, "addcdiv.out", "addcdiv_"},
     {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kPromote,
      "lerp.Scalar_out", "lerp_.Scalar"},
+    {"lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", 3, Rule::kPromote,
+     "lerp.Tensor_out", "lerp_.Tensor"},
     {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2, Rule::kMaskedSelf,
      "masked_fill.Scalar_out", "masked_fill_.Scalar"},
 };

@@ -176,6 +176,34 @@ void mod_out(const char* op, tsr_stack* s) {
   });
 }
 
+template <typename C>
+C pow_of(C x, C y) {
+  if constexpr (std::is_integral_v<C>) {
+    return int_pow(x, y);
+  } else {
+    return std::pow(x, y);
+  }
+}
+
+// pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
+void pow_scalar_base_out(const char* op, tsr_stack* s) {
+  const Operand base = read_operand(s, 0), exponent = read_operand(s, 1);
+  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
+  sdk::ResultType rt;
+  rt << base << exponent;
+  const tsr_dtype compute = rt.get();
+  dispatch<kNumeric>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const C b = scalar_value<T>(base.scalar);
+    PointwiseFrame frame(out, compute);
+    frame.input(exponent, compute);
+    pointwise<T, T>(frame.build(), [b](C y) { return pow_of(b, y); });
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
 // pow.Tensor_Tensor_out and pow.Tensor_Scalar_out.
 void pow_out(const char* op, tsr_stack* s) {
   if (!is_tensor(s, 1)) {
@@ -188,13 +216,7 @@ void pow_out(const char* op, tsr_stack* s) {
   }
   binary<Kind::kPromote, kNumeric>(op, s, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
-    return [](C x, C y) -> C {
-      if constexpr (std::is_integral_v<C>) {
-        return int_pow(x, y);
-      } else {
-        return std::pow(x, y);
-      }
-    };
+    return [](C x, C y) -> C { return pow_of(x, y); };
   });
 }
 
@@ -248,6 +270,7 @@ void register_binary(sdk::Library& lib) {
   impl<&div_mode_out>(lib, "div.out_mode");
   impl<&pow_out>(lib, "pow.Tensor_Tensor_out");
   impl<&pow_out>(lib, "pow.Tensor_Scalar_out");
+  impl<&pow_scalar_base_out>(lib, "pow.Scalar_out");
   impl<&extremum_out<true>>(lib, "maximum.out");
   impl<&extremum_out<false>>(lib, "minimum.out");
   impl<&mod_out<false>>(lib, "fmod.Tensor_out");

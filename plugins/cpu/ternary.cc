@@ -72,6 +72,56 @@ void clamp_out(const char* op, tsr_stack* s) {
   set_result(s, out);
 }
 
+// clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out): the
+// bounds are tensors that broadcast with self; a NaN anywhere gives NaN, as in PyTorch.
+void clamp_tensor_out(const char* op, tsr_stack* s) {
+  const Operand self = read_operand(s, 0);
+  const bool has_lo = is_tensor(s, 1), has_hi = is_tensor(s, 2);
+  if (!has_lo && !has_hi) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": at least one of 'min' or 'max' must not be None");
+  }
+  const sdk::Tensor out = out_arg(s);
+  sdk::ResultType rt;
+  rt << self;
+  Operand lo, hi;
+  if (has_lo) {
+    lo = read_operand(s, 1);
+    rt << lo;
+  }
+  if (has_hi) {
+    hi = read_operand(s, 2);
+    rt << hi;
+  }
+  const tsr_dtype compute = rt.get();
+  dispatch<kNumeric>(compute, op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    PointwiseFrame frame(out, compute);
+    frame.input(self, compute);
+    if (has_lo) frame.input(lo, compute);
+    if (has_hi) frame.input(hi, compute);
+    // A NaN self stays; a NaN bound becomes the result.
+    auto below = [](C x, C l) -> C {
+      if (is_nan(x) || is_nan(l)) return is_nan(x) ? x : l;
+      return x < l ? l : x;
+    };
+    auto above = [](C x, C h) -> C {
+      if (is_nan(x) || is_nan(h)) return is_nan(x) ? x : h;
+      return x > h ? h : x;
+    };
+    if (has_lo && has_hi) {
+      pointwise<T, T, T, T>(frame.build(), [=](C x, C l, C h) { return above(below(x, l), h); });
+    } else if (has_lo) {
+      pointwise<T, T, T>(frame.build(), below);
+    } else {
+      pointwise<T, T, T>(frame.build(), above);
+    }
+    frame.finish();
+  });
+  set_result(s, out);
+}
+
 // addcmul.out / addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1,
 // Tensor(a!) out)
 template <bool kDiv>
@@ -108,25 +158,34 @@ void addc_out(const char* op, tsr_stack* s) {
   set_result(s, out);
 }
 
-// lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out)
+// PyTorch's lerp formula: exact at both ends, monotonic in between.
+template <typename C>
+C lerp_of(C x, C y, C w) {
+  return std::abs(w) < C(0.5) ? x + w * (y - x) : y - (y - x) * (C(1) - w);
+}
+
+// lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) and
+// lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out).
 void lerp_out(const char* op, tsr_stack* s) {
-  const Operand a = read_operand(s, 0), b = read_operand(s, 1);
-  const sdk::Scalar weight = arg<sdk::Scalar>(s, 2);
+  const Operand a = read_operand(s, 0), b = read_operand(s, 1), weight = read_operand(s, 2);
   const sdk::Tensor out = out_arg(s);
   sdk::ResultType rt;
   rt << a << b;
+  if (!weight.is_scalar) rt << weight;
   const tsr_dtype compute = rt.get();
   dispatch<kFloating>(compute, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const C w = scalar_as<T>(weight);
     PointwiseFrame frame(out, compute);
     frame.input(a, compute);
     frame.input(b, compute);
-    // PyTorch's formula: exact at both ends, monotonic in between.
-    pointwise<T, T, T>(frame.build(), [w](C x, C y) -> C {
-      return std::abs(w) < C(0.5) ? x + w * (y - x) : y - (y - x) * (C(1) - w);
-    });
+    if (weight.is_scalar) {
+      const C w = scalar_as<T>(weight.scalar);
+      pointwise<T, T, T>(frame.build(), [w](C x, C y) { return lerp_of(x, y, w); });
+    } else {
+      frame.input(weight, compute);
+      pointwise<T, T, T, T>(frame.build(), [](C x, C y, C w) { return lerp_of(x, y, w); });
+    }
     frame.finish();
   });
   set_result(s, out);
@@ -156,9 +215,11 @@ void masked_fill_out(const char* op, tsr_stack* s) {
 void register_ternary(sdk::Library& lib) {
   impl<&where_out>(lib, "where.self_out");
   impl<&clamp_out>(lib, "clamp.out");
+  impl<&clamp_tensor_out>(lib, "clamp.Tensor_out");
   impl<&addc_out<false>>(lib, "addcmul.out");
   impl<&addc_out<true>>(lib, "addcdiv.out");
   impl<&lerp_out>(lib, "lerp.Scalar_out");
+  impl<&lerp_out>(lib, "lerp.Tensor_out");
   impl<&masked_fill_out>(lib, "masked_fill.Scalar_out");
 }
 

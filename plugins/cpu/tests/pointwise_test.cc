@@ -218,6 +218,48 @@ TEST(CpuPointwise, TernaryOps) {
       ElementsAre(1, 7, 3));
 }
 
+// The Scalar-base pow, and clamp and lerp with tensor bounds and weights (PyTorch's other
+// overloads of op set v1's pow, clamp and lerp).
+TEST(CpuPointwise, ScalarBasePowTensorClampAndTensorLerp) {
+  Tensor ints = i64({0, 1, 2, 3}, {4});
+  Tensor p = op("pow.Scalar", Scalar(int64_t{2}), ints);
+  EXPECT_EQ(p.dtype(), TSR_DTYPE_INT64);
+  EXPECT_THAT(values<int64_t>(p), ElementsAre(1, 2, 4, 8));
+  Tensor pf = op("pow.Scalar", Scalar(2.5), ints);  // a float base: the default float
+  EXPECT_EQ(pf.dtype(), TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(values<float>(pf), ElementsAre(1, 2.5, 6.25, 15.625));
+  EXPECT_THAT(values<float>(op("pow.Scalar", Scalar(int64_t{1}), f32({kNan, 2}, {2}))),
+              ElementsAre(1, 1));
+
+  Tensor x = f32({-1, 0.5, 2, kNan}, {4});
+  Tensor lo = f32({0, 0, 0, 0}, {4}), hi = f32({1}, {1});
+  EXPECT_THAT(
+      values<float>(op("clamp.Tensor", x, lo, hi)),
+      testing::Pointwise(testing::NanSensitiveFloatEq(), std::vector<float>{0.f, 0.5f, 1.f, kNan}));
+  Tensor only_max = op("clamp.Tensor", x, std::nullopt, hi);
+  EXPECT_EQ(values<float>(only_max)[0], -1);
+  EXPECT_EQ(values<float>(only_max)[2], 1);
+  EXPECT_TRUE(std::isnan(values<float>(op("clamp.Tensor", f32({1}, {1}), f32({kNan}, {1})))[0]))
+      << "a NaN bound gives NaN";
+  Tensor promoted = op("clamp.Tensor", ints, f32({0.5}, {1}));  // int64 with a float bound
+  EXPECT_EQ(promoted.dtype(), TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(values<float>(promoted), ElementsAre(0.5, 1, 2, 3));
+  EXPECT_THAT(error_of("clamp.Tensor", x),
+              HasSubstr("clamp.Tensor: at least one of 'min' or 'max' must not be None"));
+  Tensor self = i64({-5, 5}, {2});
+  op("clamp_.Tensor", self, i64({-1}, {1}), i64({1}, {1}));
+  EXPECT_THAT(values<int64_t>(self), ElementsAre(-1, 1));
+
+  Tensor start = f32({0, 0, 0, 0}, {4}), end = f32({10, 10, 10, 10}, {4});
+  EXPECT_THAT(values<float>(op("lerp.Tensor", start, end, f32({0, 0.25, 0.75, 1}, {4}))),
+              ElementsAre(0, 2.5, 7.5, 10));
+  EXPECT_THAT(values<float>(op("lerp.Tensor", f32({1, 2}, {2, 1}), f32({3}, {1}),
+                               f32({0.5, 1}, {2}))),  // weight broadcasts
+              ElementsAre(2, 3, 2.5, 3));
+  EXPECT_THAT(error_of("lerp.Tensor", i64({1}, {1}), i64({2}, {1}), i64({0}, {1})),
+              HasSubstr("lerp.Tensor_out: not implemented for dtype int64"));
+}
+
 TEST(CpuPointwise, LargeTensorsSplitAcrossThreadsGiveTheSameResult) {
   const int64_t n = 1 << 20;
   std::vector<float> a(n), b(n);

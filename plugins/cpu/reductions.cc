@@ -58,8 +58,12 @@ Acc pairwise_sum(const char* p, int64_t stride, int64_t n) {
     return leaf_sum<T, Acc>(p, stride, n);
   }
   const int64_t half = ((n / 2) + kLanes - 1) & ~int64_t{kLanes - 1};
-  return wrap_add<Acc>(pairwise_sum<T, Acc>(p, stride, half),
-                       pairwise_sum<T, Acc>(p + half * stride, stride, n - half));
+  // The left half first, in statements: as two arguments of one call, the order is the
+  // compiler's, and gcc reads the right half first, walking memory backwards one leaf at a
+  // time, which the hardware prefetcher does not follow (a 16M-float sum ran 4x slower).
+  const Acc left = pairwise_sum<T, Acc>(p, stride, half);
+  const Acc right = pairwise_sum<T, Acc>(p + half * stride, stride, n - half);
+  return wrap_add<Acc>(left, right);
 }
 
 // Sum and mean: T is the output's (and the converted input's) dtype.

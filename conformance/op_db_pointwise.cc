@@ -650,8 +650,16 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     op.reference = [](const Sample& s) {
       const double w = s.args[2].number;
       return std::vector<HostTensor>{
-          Elementwise({&s.args[0], &s.args[1]}, ResultDtype({&s.args[0], &s.args[1]}),
+          Elementwise({&s.args[0], &s.args[1]}, s.args[0].tensor.dtype,
                       [w](const double* x) { return x[0] + w * (x[1] - x[0]); })};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+             Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng)), Arg::ScalarDouble(0.5)},
+            "float32 to float64"},
+           TSR_INVALID_ARGUMENT,
+           "end of another dtype (lerp does not promote)"}};
     };
     db.push_back(std::move(op));
   }
@@ -682,6 +690,14 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
       const std::vector<const Arg*> ops{&s.args[0], &s.args[1], &s.args[2]};
       return std::vector<HostTensor>{Elementwise(
           ops, ResultDtype(ops), [](const double* x) { return x[0] + x[2] * (x[1] - x[0]); })};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng))},
+                                       "float64 weight"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "weight of another dtype (lerp does not promote)"}};
     };
     db.push_back(std::move(op));
   }

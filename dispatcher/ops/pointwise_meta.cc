@@ -23,6 +23,7 @@ enum class Rule {
   kMaskedSelf,  // masked_fill: self's dtype and shape; mask (bool) broadcasts to self
   kWhere,       // where: first operand is the bool condition; it broadcasts, not promotes
   kClamp,       // clamp: kPromote, and min and max may not both be None
+  kSameDtype,   // lerp: every tensor operand has self's dtype (no promotion, as in PyTorch)
 };
 
 struct PointwiseSpec {
@@ -109,6 +110,18 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
     case Rule::kWhere:
       TSR_RETURN_IF_ERROR(RequireBool(op, "condition", s[0].tensor()));
       break;
+    case Rule::kSameDtype: {
+      const ScalarType self_dtype = s[0].tensor().dtype();
+      for (int i = 1; i < spec.operands; ++i) {
+        if (s[i].is_tensor() && s[i].tensor().dtype() != self_dtype) {
+          return absl::InvalidArgumentError(
+              absl::StrFormat("%s: expected dtype %s for `%s` but got dtype %s", op.name(),
+                              ScalarTypeName(self_dtype), op.schema().arguments[i].name,
+                              ScalarTypeName(s[i].tensor().dtype())));
+        }
+      }
+      break;
+    }
     case Rule::kClamp:
       if (s[1].is_none() && s[2].is_none()) {
         return absl::InvalidArgumentError(
@@ -239,9 +252,9 @@ constexpr PointwiseSpec kOther[] = {
      Rule::kPromote, "addcmul.out", "addcmul_"},
     {"addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
      Rule::kPromote, "addcdiv.out", "addcdiv_"},
-    {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kPromote,
+    {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kSameDtype,
      "lerp.Scalar_out", "lerp_.Scalar"},
-    {"lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", 3, Rule::kPromote,
+    {"lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", 3, Rule::kSameDtype,
      "lerp.Tensor_out", "lerp_.Tensor"},
     {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2, Rule::kMaskedSelf,
      "masked_fill.Scalar_out", "masked_fill_.Scalar"},

@@ -258,6 +258,11 @@ TEST(CpuPointwise, ScalarBasePowTensorClampAndTensorLerp) {
               ElementsAre(2, 3, 2.5, 3));
   EXPECT_THAT(error_of("lerp.Tensor", i64({1}, {1}), i64({2}, {1}), i64({0}, {1})),
               HasSubstr("lerp.Tensor_out: not implemented for dtype int64"));
+  // As in PyTorch, lerp does not promote: end and weight must have self's dtype.
+  EXPECT_THAT(error_of("lerp.Tensor", start, end, f64({0.5}, {1})),
+              HasSubstr("lerp.Tensor: expected dtype float32 for `weight` but got dtype float64"));
+  EXPECT_THAT(error_of("lerp.Scalar", start, f64({1}, {1}), Scalar(0.5)),
+              HasSubstr("lerp.Scalar: expected dtype float32 for `end` but got dtype float64"));
 }
 
 TEST(CpuPointwise, LargeTensorsSplitAcrossThreadsGiveTheSameResult) {

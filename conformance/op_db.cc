@@ -215,6 +215,25 @@ HostTensor Full(std::vector<int64_t> shape, tsr_dtype dtype, double value) {
   return t;
 }
 
+HostTensor CastTo(HostTensor t, tsr_dtype dtype) {
+  t.dtype = dtype;
+  for (double& v : t.values) v = RoundTo(dtype, v);
+  return t;
+}
+
+LinesAlong::LinesAlong(const std::vector<int64_t>& shape, int64_t dim) {
+  const std::vector<int64_t> s = shape.empty() ? std::vector<int64_t>{1} : shape;
+  const int64_t nd = static_cast<int64_t>(s.size());
+  if (dim < 0) dim += nd;
+  len = s[dim];
+  int64_t numel = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    numel *= s[d];
+    if (d > dim) inner *= s[d];
+  }
+  outer = len * inner == 0 ? 0 : numel / (len * inner);
+}
+
 const std::vector<std::vector<int64_t>>& UnaryShapes() {
   static const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {5}, {7, 11}, {13, 1, 5}};
   return shapes;

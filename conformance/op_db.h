@@ -120,6 +120,17 @@ std::vector<int64_t> BroadcastShape(const std::vector<std::vector<int64_t>>& sha
 HostTensor Elementwise(const std::vector<const Arg*>& operands, tsr_dtype dtype,
                        const std::function<double(const double*)>& f);
 HostTensor Full(std::vector<int64_t> shape, tsr_dtype dtype, double value);
+// CastTo: the tensor's values rounded to `dtype`, as copy_ and to(dtype) convert them.
+HostTensor CastTo(HostTensor t, tsr_dtype dtype);
+// LinesAlong: a row-major shape seen as lines along `dim` (negative wraps; a 0-dim shape is
+// one line of one element), as the references of scans, softmax and sort walk it: `outer`
+// lines before the dim times `inner` after it, each `len` long.
+struct LinesAlong {
+  LinesAlong(const std::vector<int64_t>& shape, int64_t dim);
+  // The row-major index of element k of line (o, i).
+  int64_t index(int64_t o, int64_t i, int64_t k) const { return (o * len + k) * inner + i; }
+  int64_t outer = 0, len = 1, inner = 1;
+};
 // Standard sample shapes: 0-dim, empty, odd sizes, 2D.
 const std::vector<std::vector<int64_t>>& UnaryShapes();
 

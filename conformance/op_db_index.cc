@@ -59,15 +59,13 @@ std::vector<HostTensor> SortLines(const HostTensor& x, int64_t dim, bool descend
   for (int64_t s : out_shape) outn *= s;
   values.values.resize(outn);
   indices.values.resize(outn);
-  const int64_t len = shape[dim];
-  int64_t inner = 1;
-  for (int64_t d = dim + 1; d < nd; ++d) inner *= shape[d];
-  const int64_t outer = len * inner == 0 ? 0 : x.numel() / (len * inner);
-  for (int64_t o = 0; o < outer; ++o) {
+  const LinesAlong lines(x.shape, dim);
+  const int64_t inner = lines.inner;
+  for (int64_t o = 0; o < lines.outer; ++o) {
     for (int64_t i = 0; i < inner; ++i) {
-      std::vector<int64_t> order(len);
+      std::vector<int64_t> order(lines.len);
       std::iota(order.begin(), order.end(), 0);
-      auto val = [&](int64_t j) { return x.values[(o * len + j) * inner + i]; };
+      auto val = [&](int64_t j) { return x.values[lines.index(o, i, j)]; };
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
         const double va = val(a), vb = val(b);
         if (std::isnan(va) || std::isnan(vb))
@@ -376,10 +374,7 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       return s;
     };
     op.reference = [](const Sample& s) {
-      HostTensor out = s.args[0].tensor;
-      out.dtype = s.args[1].dtype;
-      for (double& v : out.values) v = RoundTo(out.dtype, v);
-      return std::vector<HostTensor>{out};
+      return std::vector<HostTensor>{CastTo(s.args[0].tensor, s.args[1].dtype)};
     };
     db.push_back(std::move(op));
   }
@@ -565,10 +560,7 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
           {{Arg::Tensor(MakeTensor({3, 4}, dtype, rng)), Arg::Dtype(TSR_DTYPE_INT32)}, "to int32"}};
     };
     op.reference = [](const Sample& s) {
-      HostTensor out = s.args[0].tensor;
-      out.dtype = s.args[1].dtype;
-      for (double& v : out.values) v = RoundTo(out.dtype, v);
-      return std::vector<HostTensor>{out};
+      return std::vector<HostTensor>{CastTo(s.args[0].tensor, s.args[1].dtype)};
     };
     db.push_back(std::move(op));
   }

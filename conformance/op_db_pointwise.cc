@@ -688,8 +688,9 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     };
     op.reference = [](const Sample& s) {
       const std::vector<const Arg*> ops{&s.args[0], &s.args[1], &s.args[2]};
-      return std::vector<HostTensor>{Elementwise(
-          ops, ResultDtype(ops), [](const double* x) { return x[0] + x[2] * (x[1] - x[0]); })};
+      return std::vector<HostTensor>{Elementwise(ops, s.args[0].tensor.dtype, [](const double* x) {
+        return x[0] + x[2] * (x[1] - x[0]);
+      })};
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),

@@ -420,18 +420,12 @@ void AddReductionOps(std::vector<OpInfo>& db) {
       out.dtype = SumDtype(in.dtype);
       out.shape = in.shape;
       out.values = in.values;
-      const int64_t nd = std::max<int64_t>(in.dim(), 1);
-      const int64_t dim = s.args[1].integer < 0 ? s.args[1].integer + nd : s.args[1].integer;
-      const std::vector<int64_t> shape = in.shape.empty() ? std::vector<int64_t>{1} : in.shape;
-      int64_t inner = 1;
-      for (int64_t d = dim + 1; d < nd; ++d) inner *= shape[d];
-      const int64_t len = shape[dim];
-      const int64_t outer = len * inner == 0 ? 0 : in.numel() / (len * inner);
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t i = 0; i < inner; ++i) {
+      const LinesAlong lines(in.shape, s.args[1].integer);
+      for (int64_t o = 0; o < lines.outer; ++o) {
+        for (int64_t i = 0; i < lines.inner; ++i) {
           long double acc = is_prod ? 1 : 0;
-          for (int64_t k = 0; k < len; ++k) {
-            double& v = out.values[static_cast<size_t>((o * len + k) * inner + i)];
+          for (int64_t k = 0; k < lines.len; ++k) {
+            double& v = out.values[static_cast<size_t>(lines.index(o, i, k))];
             acc = is_prod ? acc * v : acc + v;
             v = RoundTo(out.dtype, static_cast<double>(acc));
           }
@@ -463,17 +457,12 @@ void AddReductionOps(std::vector<OpInfo>& db) {
       op.reference = [is_log](const Sample& s) {
         const HostTensor& in = s.args[0].tensor;
         HostTensor out = in;
-        const int64_t nd = std::max<int64_t>(in.dim(), 1);
-        const int64_t dim = s.args[1].integer < 0 ? s.args[1].integer + nd : s.args[1].integer;
-        const std::vector<int64_t> shape = in.shape.empty() ? std::vector<int64_t>{1} : in.shape;
-        int64_t inner = 1;
-        for (int64_t d = dim + 1; d < nd; ++d) inner *= shape[d];
-        const int64_t len = shape[dim];
-        const int64_t outer = len * inner == 0 ? 0 : in.numel() / (len * inner);
-        for (int64_t o = 0; o < outer; ++o) {
-          for (int64_t i = 0; i < inner; ++i) {
+        const LinesAlong lines(in.shape, s.args[1].integer);
+        const int64_t len = lines.len;
+        for (int64_t o = 0; o < lines.outer; ++o) {
+          for (int64_t i = 0; i < lines.inner; ++i) {
             auto at = [&](int64_t k) -> double& {
-              return out.values[static_cast<size_t>((o * len + k) * inner + i)];
+              return out.values[static_cast<size_t>(lines.index(o, i, k))];
             };
             double m = -INFINITY;
             for (int64_t k = 0; k < len; ++k) m = std::max(m, at(k));

@@ -69,22 +69,34 @@ std::vector<int64_t> strides_or_scalar(const sdk::Tensor& t) {
   return v;
 }
 
+// Indexed along `dim`: the tensor's strides with the one of `dim` taken out (the iterator
+// walks the other dims; the kernel adds index * `step` itself), and the dim's size.
+struct IndexedDim {
+  std::vector<int64_t> strides;  // elements; 0 at `dim`
+  int64_t step;                  // bytes between consecutive indices along `dim`
+  int64_t size;
+};
+IndexedDim indexed_dim(const sdk::Tensor& t, int64_t dim) {
+  IndexedDim r{strides_or_scalar(t), 0, sizes_or_scalar(t)[dim]};
+  r.step = r.strides[dim] * static_cast<int64_t>(t.itemsize());
+  r.strides[dim] = 0;
+  return r;
+}
+
 // index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out)
 void index_select_out(const char* op, tsr_stack* s) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0), index = arg<sdk::Tensor>(s, 2), out = last(s);
   const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(out);
-  std::vector<int64_t> self_strides = strides_or_scalar(self);
-  const int64_t self_dim_stride = self_strides[dim] * static_cast<int64_t>(self.itemsize());
-  self_strides[dim] = 0;
+  const IndexedDim src = indexed_dim(self, dim);
+  const int64_t size = src.size, self_dim_stride = src.step;
   // The index runs along `dim` only.
   std::vector<int64_t> index_strides(shape.size(), 0);
   index_strides[dim] = index.dim() == 0 ? 0 : index.strides()[0];
-  const int64_t size = sizes_or_scalar(self)[dim];
   const tsr_dtype index_dtype = index.dtype();
   TensorIterator it(shape);
   it.add_tensor(out);
-  it.add_operand(self.data_ptr(), self.itemsize(), shape, self_strides);
+  it.add_operand(self.data_ptr(), self.itemsize(), shape, src.strides);
   it.add_operand(index.data_ptr(), index.itemsize(), shape, index_strides);
   it.build();
   BadIndex bad;
@@ -112,13 +124,11 @@ void gather_out(const char* op, tsr_stack* s) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0), index = arg<sdk::Tensor>(s, 2), out = last(s);
   const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(index);
-  std::vector<int64_t> self_strides = strides_or_scalar(self);
-  const int64_t self_dim_stride = self_strides[dim] * static_cast<int64_t>(self.itemsize());
-  self_strides[dim] = 0;
-  const int64_t size = sizes_or_scalar(self)[dim];
+  const IndexedDim src = indexed_dim(self, dim);
+  const int64_t size = src.size, self_dim_stride = src.step;
   TensorIterator it(shape);
   it.add_operand(out.data_ptr(), out.itemsize(), shape, strides_or_scalar(out));
-  it.add_operand(self.data_ptr(), self.itemsize(), shape, self_strides);
+  it.add_operand(self.data_ptr(), self.itemsize(), shape, src.strides);
   it.add_operand(index.data_ptr(), index.itemsize(), shape, strides_or_scalar(index));
   it.build();
   BadIndex bad;
@@ -154,12 +164,10 @@ void scatter_out(const char* op, tsr_stack* s) {
     return;
   }
   const std::vector<int64_t> shape = sizes_or_scalar(index);
-  std::vector<int64_t> out_strides = strides_or_scalar(out);
-  const int64_t out_dim_stride = out_strides[dim] * static_cast<int64_t>(out.itemsize());
-  out_strides[dim] = 0;
-  const int64_t size = sizes_or_scalar(out)[dim];
+  const IndexedDim dst = indexed_dim(out, dim);
+  const int64_t size = dst.size, out_dim_stride = dst.step;
   TensorIterator it(shape);
-  it.add_operand(out.data_ptr(), out.itemsize(), shape, out_strides);
+  it.add_operand(out.data_ptr(), out.itemsize(), shape, dst.strides);
   it.add_operand(index.data_ptr(), index.itemsize(), shape, strides_or_scalar(index));
   alignas(8) unsigned char value[8] = {};
   if (has_src) {

@@ -38,15 +38,24 @@ void where_out(const char* op, tsr_stack* s) {
   set_result(s, out);
 }
 
-// clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out)
+// clamp's bounds, one at a time: a NaN self stays, a NaN bound becomes the result (PyTorch).
+template <typename C>
+C clamp_below(C x, C lo) {
+  if (is_nan(x) || is_nan(lo)) return is_nan(x) ? x : lo;
+  return x < lo ? lo : x;
+}
+template <typename C>
+C clamp_above(C x, C hi) {
+  if (is_nan(x) || is_nan(hi)) return is_nan(x) ? x : hi;
+  return x > hi ? hi : x;
+}
+
+// clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out). The meta
+// function has refused min = max = None before any kernel runs (both overloads).
 void clamp_out(const char* op, tsr_stack* s) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
   const std::optional<sdk::Scalar> lo = arg<std::optional<sdk::Scalar>>(s, 1);
   const std::optional<sdk::Scalar> hi = arg<std::optional<sdk::Scalar>>(s, 2);
-  if (!lo && !hi) {
-    sdk::fail(TSR_INVALID_ARGUMENT,
-              std::string(op) + ": at least one of 'min' or 'max' must not be None");
-  }
   const sdk::Tensor out = out_arg(s);
   sdk::ResultType rt;
   rt.add(self);
@@ -62,10 +71,8 @@ void clamp_out(const char* op, tsr_stack* s) {
     PointwiseFrame frame(out, compute);
     frame.input(Operand{self, {}, false}, compute);
     pointwise<T, T>(frame.build(), [=](C x) -> C {
-      if (is_nan(x)) return x;
-      if (has_lo && (is_nan(l) || x < l)) x = l;  // NaN bounds propagate as in PyTorch
-      if (has_hi && (is_nan(h) || x > h)) x = h;
-      return x;
+      if (has_lo) x = clamp_below(x, l);
+      return has_hi ? clamp_above(x, h) : x;
     });
     frame.finish();
   });
@@ -77,10 +84,6 @@ void clamp_out(const char* op, tsr_stack* s) {
 void clamp_tensor_out(const char* op, tsr_stack* s) {
   const Operand self = read_operand(s, 0);
   const bool has_lo = is_tensor(s, 1), has_hi = is_tensor(s, 2);
-  if (!has_lo && !has_hi) {
-    sdk::fail(TSR_INVALID_ARGUMENT,
-              std::string(op) + ": at least one of 'min' or 'max' must not be None");
-  }
   const sdk::Tensor out = out_arg(s);
   sdk::ResultType rt;
   rt << self;
@@ -101,21 +104,13 @@ void clamp_tensor_out(const char* op, tsr_stack* s) {
     frame.input(self, compute);
     if (has_lo) frame.input(lo, compute);
     if (has_hi) frame.input(hi, compute);
-    // A NaN self stays; a NaN bound becomes the result.
-    auto below = [](C x, C l) -> C {
-      if (is_nan(x) || is_nan(l)) return is_nan(x) ? x : l;
-      return x < l ? l : x;
-    };
-    auto above = [](C x, C h) -> C {
-      if (is_nan(x) || is_nan(h)) return is_nan(x) ? x : h;
-      return x > h ? h : x;
-    };
     if (has_lo && has_hi) {
-      pointwise<T, T, T, T>(frame.build(), [=](C x, C l, C h) { return above(below(x, l), h); });
+      pointwise<T, T, T, T>(frame.build(),
+                            [](C x, C l, C h) { return clamp_above(clamp_below(x, l), h); });
     } else if (has_lo) {
-      pointwise<T, T, T>(frame.build(), below);
+      pointwise<T, T, T>(frame.build(), [](C x, C l) { return clamp_below(x, l); });
     } else {
-      pointwise<T, T, T>(frame.build(), above);
+      pointwise<T, T, T>(frame.build(), [](C x, C h) { return clamp_above(x, h); });
     }
     frame.finish();
   });

@@ -7,10 +7,13 @@
 TESSERA_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 
-# Everything the build and the tests use, by Debian package name.
+# Everything the build and the tests use, by Debian package name. The scripts install with
+# --no-install-recommends, so nothing may come in as a Recommends: ocl-icd-opencl-dev is one of
+# libdnnl-dev (its CMake config calls find_package(OpenCL)), named here for that reason.
 TESSERA_PACKAGES=(
-  cmake ninja-build g++ ccache pkg-config
-  libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev
+  cmake ninja-build g++ ccache pkg-config git
+  libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libdnnl-dev ocl-icd-opencl-dev
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

@@ -1,9 +1,11 @@
 # Installation: headers under include/tessera/, libtessera.so, plugins under
-# lib/tessera/plugins/, the CMake package under lib/cmake/Tessera/ and tessera.pc.
+# lib/tessera/plugins/ (default discovery), the sample vendor plugin under lib/tessera/examples/
+# (loaded by path only), the CMake package under lib/cmake/Tessera/ and tessera.pc.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(TESSERA_INSTALL_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/tessera/plugins)
+set(TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/tessera/examples)
 set(TESSERA_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
 
 set_target_properties(tessera PROPERTIES EXPORT_NAME runtime)
@@ -14,7 +16,8 @@ install(TARGETS tessera tessera_stable_abi tessera_sdk EXPORT TesseraTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY stable_abi/include/tessera sdk/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS npu tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
+install(TARGETS tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
+install(TARGETS npu LIBRARY DESTINATION ${TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR})
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_CMAKE_DIR})
 
 configure_package_config_file(cmake/TesseraConfig.cmake.in

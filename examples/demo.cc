@@ -1,8 +1,12 @@
-// The embedding demo that scripts/run.sh runs until the conformance CLI exists: an
-// application using only the public embedding API (tessera/sdk/runtime.hpp over the C ABI).
+// The embedding demo that scripts/run.sh runs before conformance: an application using only
+// the public embedding API (tessera/sdk/runtime.hpp over the C ABI).
 //
-// It loads the default plugins (the sample NPU from lib/tessera/plugins; the CPU plugin
-// arrives with its own issue), prints their load reports, and computes a few ops on the npu.
+//   tessera_demo [PLUGIN]
+//
+// It loads the default plugins (the CPU backend from lib/tessera/plugins), computes on the
+// CPU, then loads PLUGIN by path when one is given (scripts/run.sh passes the sample vendor
+// plugin, lib/tessera/examples/libnpu.so, which default discovery does not load), prints the
+// load reports and computes a few ops on its npu device.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -28,9 +32,18 @@ std::string Shape(const tessera::Tensor& t) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 2) {
+    std::fprintf(stderr, "usage: tessera_demo [PLUGIN]\n");
+    return 2;
+  }
   try {
     tessera::Runtime runtime;
+    {
+      auto x = tessera::Tensor::from_host<float>({1, 2, 3}, {3}, TSR_DTYPE_FLOAT32);
+      std::printf("on the cpu: x * x + x = %s\n", Values(x * x + x).c_str());
+    }
+    if (argc == 2) runtime.load_plugin(argv[1]);
     const tsr_load_report* const* reports = nullptr;
     size_t count = 0;
     tsr_load_reports(&reports, &count);
@@ -40,6 +53,7 @@ int main() {
       tsr_load_report_format(reports[i], text, sizeof text);
       std::printf("%s", text);
     }
+    if (argc < 2) return 0;
 
     const tsr_device npu = tessera::parse_device("npu:0");
     auto a = tessera::Tensor::from_host<float>({1, 2, 3, 4, 5, 6}, {2, 3}, TSR_DTYPE_FLOAT32, npu);

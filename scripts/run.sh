@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 tessera_install_packages
 tessera_build
-"$TESSERA_BUILD_DIR/bin/tessera_demo"
+"$TESSERA_BUILD_DIR/bin/tessera_demo" "$TESSERA_BUILD_DIR/lib/tessera/examples/libnpu.so"
 
 reports="$TESSERA_BUILD_DIR/conformance-reports"
 mkdir -p "$reports"
@@ -17,7 +17,7 @@ for target in cpu npu; do
   args=(--json "$reports/$target.json" --junit "$reports/$target.junit.xml"
         --markdown "$reports/$target.md")
   if [ "$target" = npu ]; then
-    args+=(--plugin "$TESSERA_BUILD_DIR/lib/tessera/plugins/libnpu.so")
+    args+=(--plugin "$TESSERA_BUILD_DIR/lib/tessera/examples/libnpu.so")
   fi
   expectations="$TESSERA_ROOT/conformance/expectations/$target.txt"
   if [ -f "$expectations" ]; then

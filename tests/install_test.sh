@@ -9,7 +9,8 @@ prefix="$work/prefix"
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in include/tessera/c/tessera.h include/tessera/c/plugin.h include/tessera/sdk/plugin.hpp \
-         include/tessera/sdk/runtime.hpp lib/libtessera.so lib/tessera/plugins/libnpu.so \
+         include/tessera/sdk/runtime.hpp lib/libtessera.so lib/tessera/plugins/libtessera_cpu.so \
+         lib/tessera/examples/libnpu.so \
          lib/cmake/Tessera/TesseraConfig.cmake lib/cmake/Tessera/TesseraConfigVersion.cmake \
          lib/cmake/Tessera/TesseraTargets.cmake lib/cmake/Tessera/plugin_exports.map \
          lib/pkgconfig/tessera.pc; do
@@ -18,7 +19,11 @@ for f in include/tessera/c/tessera.h include/tessera/c/plugin.h include/tessera/
     exit 1
   fi
 done
-echo "ok: installed headers, libtessera.so, lib/tessera/plugins/libnpu.so, the CMake package and tessera.pc"
+if [ -e "$prefix/lib/tessera/plugins/libnpu.so" ]; then
+  echo "FAIL: the sample plugin is installed where default discovery loads it"
+  exit 1
+fi
+echo "ok: installed headers, libtessera.so, the CPU plugin, lib/tessera/examples/libnpu.so, the CMake package and tessera.pc"
 
 # pkg-config sees the package.
 if command -v pkg-config > /dev/null; then
@@ -34,8 +39,10 @@ cmake -S "$src/tests/install_consumer" -B "$work/consumer" -G Ninja \
 cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
 echo "ok: built the plugin and the application out of tree"
 
-# The out-of-tree plugin comes first through TESSERA_PLUGIN_PATH; the installed one, found next
-# in lib/tessera/plugins, is refused as a duplicate 'npu', which the application checks.
+# Default discovery alone: the CPU backend, and no npu (the installed sample is not in
+# lib/tessera/plugins).
+"$work/consumer/consumer_app" --no-npu
+# The out-of-tree plugin through TESSERA_PLUGIN_PATH; the application checks where it came from.
 TESSERA_PLUGIN_PATH="$work/consumer" "$work/consumer/consumer_app" "$work/consumer/libnpu.so"
 
 # Same-major compatibility: asking for Tessera 2 must fail.

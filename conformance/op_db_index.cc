@@ -142,6 +142,13 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(0),
                     Arg::Tensor(Indices({3, 7}, 5, rng))},
                    "[5, 7] dim 0"});
+      // PyTorch checks neither the dtype nor the rank of an empty index (gather's meta).
+      s.push_back({{Arg::Tensor(MakeTensor({5}, dtype, rng)), Arg::Int(0),
+                    Arg::Tensor(MakeTensor({0}, TSR_DTYPE_UINT8, rng))},
+                   "[5], empty uint8 index"});
+      s.push_back({{Arg::Tensor(MakeTensor({5, 7}, dtype, rng)), Arg::Int(1),
+                    Arg::Tensor(MakeTensor({0}, TSR_DTYPE_INT64, rng))},
+                   "[5, 7], empty 1-D index"});
       return s;
     };
     op.reference = [](const Sample& s) {
@@ -193,6 +200,65 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  // scatter with reduce='add' | 'multiply', from a src tensor or a Scalar value. Repeated
+  // indices on purpose: each combines into the same element.
+  for (bool value : {false, true}) {
+    OpInfo op = value
+                    ? Copying("scatter.value_reduce", "scatter.value_reduce_out",
+                              "scatter_.value_reduce", kAllMask)
+                    : Copying("scatter.reduce", "scatter.reduce_out", "scatter_.reduce", kAllMask);
+    op.samples = [value](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      MakeOptions small;
+      small.low = -2;
+      small.high = 2;  // integers -2..1: products of a few stay exact in every dtype
+      if (dtype == TSR_DTYPE_UINT8) small.low = 0;
+      for (const char* reduce : {"add", "multiply"}) {
+        const Arg src = value ? (IsFloating(dtype)         ? Arg::ScalarDouble(1.5)
+                                 : dtype == TSR_DTYPE_BOOL ? Arg::ScalarBool(true)
+                                                           : Arg::ScalarInt(2))
+                              : Arg::Tensor(MakeTensor({3, 4}, dtype, rng, small));
+        s.push_back({{Arg::Tensor(MakeTensor({3, 5}, dtype, rng, small)), Arg::Int(1),
+                      Arg::Tensor(Indices({3, 4}, 5, rng)), src, Arg::String(reduce)},
+                     std::string("[3, 5] dim 1 ") + reduce});
+        s.push_back({{Arg::Tensor(MakeTensor({4, 2}, dtype, rng, small)), Arg::Int(0),
+                      Arg::Tensor(Indices({6, 2}, 4, rng)),
+                      value ? src : Arg::Tensor(MakeTensor({6, 3}, dtype, rng, small)),
+                      Arg::String(reduce)},
+                     std::string("[4, 2] dim 0, index longer than self ") + reduce});
+        s.push_back({{Arg::Tensor(MakeTensor({4}, dtype, rng, small)), Arg::Int(0),
+                      Arg::Tensor(MakeTensor({0}, TSR_DTYPE_UINT8, rng)),
+                      value ? src : Arg::Tensor(MakeTensor({0}, dtype, rng)), Arg::String(reduce)},
+                     std::string("empty uint8 index ") + reduce});
+      }
+      return s;
+    };
+    op.reference = [value](const Sample& s) {
+      HostTensor out = s.args[0].tensor;
+      const HostTensor& index = s.args[2].tensor;
+      const bool add = s.args[4].string == "add";
+      for (int64_t f = 0; f < index.numel(); ++f) {
+        std::vector<int64_t> idx = Unravel(f, index.shape);
+        const double v = value ? RoundTo(out.dtype, s.args[3].number)
+                               : s.args[3].tensor.values[Ravel(idx, s.args[3].tensor.shape)];
+        idx[s.args[1].integer] = static_cast<int64_t>(index.values[f]);
+        double& dst = out.values[Ravel(idx, out.shape)];
+        dst = RoundTo(out.dtype, add ? dst + v : dst * v);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [value](Rng& rng) {
+      const Arg src =
+          value ? Arg::ScalarDouble(1) : Arg::Tensor(MakeTensor({2}, TSR_DTYPE_FLOAT32, rng));
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(0),
+             Arg::Tensor(Full({2}, TSR_DTYPE_INT64, 0)), src, Arg::String("max")},
+            "reduce 'max'"},
+           TSR_INVALID_ARGUMENT,
+           "a reduce other than add or multiply"}};
+    };
+    db.push_back(std::move(op));
+  }
   {
     OpInfo op = Copying("sort", "sort.values", "", kAllMask);
     op.samples = [](tsr_dtype dtype, Rng& rng) {
@@ -209,6 +275,48 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       const int64_t nd = std::max<int64_t>(s.args[0].tensor.dim(), 1);
       const int64_t dim = s.args[1].integer < 0 ? s.args[1].integer + nd : s.args[1].integer;
       return SortLines(s.args[0].tensor, dim, s.args[2].boolean, s.args[0].tensor.shape[dim]);
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    // sort.stable: ties (few distinct values) keep their order, so the indices are unique and
+    // compared too; NaN sorts last ascending, first descending.
+    OpInfo op = Copying("sort.stable", "sort.values_stable", "", kAllMask);
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      MakeOptions ties;
+      ties.low = 0;
+      ties.high = 3;
+      for (const bool descending : {false, true}) {
+        const std::string d = descending ? " descending" : "";
+        s.push_back({{Arg::Tensor(MakeTensor({17}, dtype, rng, ties)), Arg::Bool(true), Arg::Int(0),
+                      Arg::Bool(descending)},
+                     "[17] ties" + d});
+        s.push_back({{Arg::Tensor(MakeTensor({4, 9}, dtype, rng, ties)), Arg::None(), Arg::Int(-1),
+                      Arg::Bool(descending)},
+                     "[4, 9] ties, stable=None" + d});
+        s.push_back({{Arg::Tensor(MakeTensor({6, 3}, dtype, rng, ties)), Arg::Bool(true),
+                      Arg::Int(0), Arg::Bool(descending)},
+                     "[6, 3] dim 0 ties" + d});
+        if (IsFloating(dtype)) {
+          s.push_back({{Arg::Tensor(ExtremeTensor(dtype)), Arg::Bool(true), Arg::Int(0),
+                        Arg::Bool(descending)},
+                       "inf, nan, -0.0" + d});
+        }
+      }
+      s.push_back({{Arg::Tensor(MakeTensor({}, dtype, rng)), Arg::Bool(true), Arg::Int(0),
+                    Arg::Bool(false)},
+                   "0-dim"});
+      s.push_back({{Arg::Tensor(MakeTensor({0, 3}, dtype, rng)), Arg::Bool(true), Arg::Int(0),
+                    Arg::Bool(false)},
+                   "empty"});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const int64_t nd = std::max<int64_t>(s.args[0].tensor.dim(), 1);
+      const int64_t dim = s.args[2].integer < 0 ? s.args[2].integer + nd : s.args[2].integer;
+      const int64_t len = s.args[0].tensor.shape.empty() ? 1 : s.args[0].tensor.shape[dim];
+      return SortLines(s.args[0].tensor, dim, s.args[3].boolean, len);
     };
     db.push_back(std::move(op));
   }
@@ -398,20 +506,55 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     OpInfo op = Copying("arange.start_step", "", "", kNumericMask);
     op.samples = [](tsr_dtype dtype, Rng&) {
       const bool f = IsFloating(dtype);
-      return std::vector<Sample>{
-          {{f ? Arg::ScalarDouble(-2.5) : Arg::ScalarInt(dtype == TSR_DTYPE_UINT8 ? 1 : -3),
+      const bool u = dtype == TSR_DTYPE_UINT8;
+      auto range = [&](double a, double b, double st, const std::string& desc) {
+        return Sample{{Arg::ScalarDouble(a), Arg::ScalarDouble(b), Arg::ScalarDouble(st),
+                       Arg::Dtype(dtype), Arg::None(), Arg::Device()},
+                      desc};
+      };
+      std::vector<Sample> s{
+          {{f ? Arg::ScalarDouble(-2.5) : Arg::ScalarInt(u ? 1 : -3),
             f ? Arg::ScalarDouble(4.0) : Arg::ScalarInt(9),
             f ? Arg::ScalarDouble(0.5) : Arg::ScalarInt(2), Arg::Dtype(dtype), Arg::None(),
             Arg::Device()},
-           "range"}};
+           "range"},
+          // Float bounds into an integral dtype: converted before use, and for int64 the
+          // length too (PyTorch's arange_out): [1, 3] for int64, [1, 3, 5] otherwise.
+          range(1.0, 5.000001, 2.0, "float bounds just past the end"),
+          range(u ? 0.0 : 2.0, 2.0, 1.0, "empty (start == end)"),
+          range(0.0, 3.0, 5.0, "step past the end")};
+      if (!u) s.push_back(range(0.0, -8.000001, -4.0, "negative step past the end"));
+      // (A fractional step truncates to 0 for integral dtypes: an error there.)
+      if (f) s.push_back(range(1.5, -2.5, -0.75, "fractional negative step"));
+      return s;
     };
     op.reference = [](const Sample& s) {
-      const double a = s.args[0].number, b = s.args[1].number, st = s.args[2].number;
+      // PyTorch: start and step in the accumulate type (int64 for integers, float for 16-bit
+      // floats, double otherwise); the length from the doubles, except for int64, where it is
+      // computed in int64 from the converted values.
+      const tsr_dtype dtype = s.args[3].dtype;
+      const bool integral = IsIntegral(dtype, true);
+      const bool half = dtype == TSR_DTYPE_FLOAT16 || dtype == TSR_DTYPE_BFLOAT16;
+      auto acc = [&](double v) {
+        return integral ? std::trunc(v) : half ? static_cast<double>(static_cast<float>(v)) : v;
+      };
+      const double a = acc(s.args[0].number), b = acc(s.args[1].number), st = acc(s.args[2].number);
+      int64_t n =
+          static_cast<int64_t>(std::ceil((s.args[1].number - s.args[0].number) / s.args[2].number));
+      if (dtype == TSR_DTYPE_INT64) {
+        const int64_t ia = static_cast<int64_t>(a), ib = static_cast<int64_t>(b),
+                      ist = static_cast<int64_t>(st);
+        n = (ib - ia + ist - (ist > 0 ? 1 : -1)) / ist;
+      }
       HostTensor out;
-      out.dtype = s.args[3].dtype;
-      for (int64_t i = 0; i < static_cast<int64_t>(std::ceil((b - a) / st)); ++i)
-        out.values.push_back(RoundTo(out.dtype, a + i * st));
-      out.shape = {static_cast<int64_t>(out.values.size())};
+      out.dtype = dtype;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = half ? static_cast<double>(static_cast<float>(a) +
+                                                    static_cast<float>(i) * static_cast<float>(st))
+                              : a + static_cast<double>(i) * st;
+        out.values.push_back(RoundTo(dtype, v));
+      }
+      out.shape = {n};
       return std::vector<HostTensor>{out};
     };
     op.errors = [](Rng&) {
@@ -425,21 +568,38 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
   {
     OpInfo op = Copying("linspace", "", "", kNumericMask);
     op.samples = [](tsr_dtype dtype, Rng&) {
-      return std::vector<Sample>{{{Arg::ScalarDouble(-1), Arg::ScalarDouble(2), Arg::Int(7),
-                                   Arg::Dtype(dtype), Arg::None(), Arg::Device()},
-                                  "7 steps"},
-                                 {{Arg::ScalarDouble(3), Arg::ScalarDouble(3), Arg::Int(1),
-                                   Arg::Dtype(dtype), Arg::None(), Arg::Device()},
-                                  "1 step"}};
+      const double low = dtype == TSR_DTYPE_UINT8 ? 0 : -1;  // negative uint8 is a wrap
+      auto steps = [&](double a, double b, int64_t n, const std::string& desc) {
+        return Sample{{Arg::ScalarDouble(a), Arg::ScalarDouble(b), Arg::Int(n), Arg::Dtype(dtype),
+                       Arg::None(), Arg::Device()},
+                      desc};
+      };
+      return std::vector<Sample>{
+          steps(low, 2, 7, "7 steps"), steps(3, 3, 1, "1 step"),
+          // One step is start alone, whatever end is (PyTorch fills start).
+          steps(0, 4, 1, "1 step, start != end"), steps(4, low, 1, "1 step, going down"),
+          steps(2, 0, 0, "0 steps"), steps(low, 5, 2, "2 steps"),
+          // Integral outputs convert the bounds first: 0.5..3 runs from 0 to 3.
+          steps(0.5, 3, 4, "fractional bounds"), steps(5, low, 6, "descending")};
     };
     op.reference = [](const Sample& s) {
-      const double a = s.args[0].number, b = s.args[1].number;
+      // PyTorch's kernel: step = (end - start) / (steps - 1); the first half from start,
+      // the second back from end; bounds converted first for integral dtypes.
+      const tsr_dtype dtype = s.args[3].dtype;
+      const bool integral = IsIntegral(dtype, true);
+      const double a = integral ? std::trunc(s.args[0].number) : s.args[0].number;
+      const double b = integral ? std::trunc(s.args[1].number) : s.args[1].number;
       const int64_t n = s.args[2].integer;
       HostTensor out;
-      out.dtype = s.args[3].dtype;
+      out.dtype = dtype;
       out.shape = {n};
-      for (int64_t i = 0; i < n; ++i)
-        out.values.push_back(RoundTo(out.dtype, n == 1 ? a : a + (b - a) * i / (n - 1)));
+      const double step = n > 1 ? (b - a) / static_cast<double>(n - 1) : 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = n == 1      ? s.args[0].number
+                         : i < n / 2 ? a + step * static_cast<double>(i)
+                                     : b - step * static_cast<double>(n - 1 - i);
+        out.values.push_back(RoundTo(dtype, v));
+      }
       return std::vector<HostTensor>{out};
     };
     db.push_back(std::move(op));

@@ -715,7 +715,15 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
       std::vector<Sample> out;
       for (const auto& [shape, mask] :
            std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
-               {{5}, {5}}, {{7, 11}, {11}}, {{}, {}}, {{0, 2}, {2}}}) {
+               {{5}, {5}},
+               {{7, 11}, {11}},
+               {{}, {}},
+               {{0, 2}, {2}},
+               // The out-of-place form expands self to the mask's shape (PyTorch's
+               // masked_fill); the in-place form cannot (its variants case is skipped).
+               {{5}, {5, 5}},
+               {{1, 3}, {4, 1}},
+               {{}, {2, 3}}}) {
         out.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)),
                         Arg::Tensor(MakeTensor(mask, TSR_DTYPE_BOOL, rng)), value},
                        ShapeString(shape) + " mask " + ShapeString(mask)});
@@ -727,6 +735,95 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
       return std::vector<HostTensor>{
           Elementwise({&s.args[0], &s.args[1]}, s.args[0].tensor.dtype,
                       [v](const double* x) { return x[1] != 0 ? v : x[0]; })};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    // masked_fill.Tensor: the value is a 0-dim tensor (of self's dtype, or another one,
+    // converted as Tensor.item() then a Scalar would be).
+    OpInfo op;
+    op.name = "masked_fill.Tensor";
+    op.out = "masked_fill.Tensor_out";
+    op.inplace = "masked_fill_.Tensor";
+    op.dtypes = kAllMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> out;
+      for (const auto& [shape, mask] :
+           std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+               {{5}, {5}}, {{7, 11}, {11}}, {{}, {}}, {{0, 2}, {2}}, {{5}, {5, 5}}}) {
+        out.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)),
+                        Arg::Tensor(MakeTensor(mask, TSR_DTYPE_BOOL, rng)),
+                        Arg::Tensor(MakeTensor({}, dtype, rng))},
+                       ShapeString(shape) + " mask " + ShapeString(mask)});
+      }
+      if (dtype != TSR_DTYPE_BOOL && dtype != TSR_DTYPE_UINT8) {
+        out.push_back({{Arg::Tensor(MakeTensor({4, 3}, dtype, rng)),
+                        Arg::Tensor(MakeTensor({4, 3}, TSR_DTYPE_BOOL, rng)),
+                        Arg::Tensor(Full({}, TSR_DTYPE_INT64, -3))},
+                       "[4, 3], int64 value"});
+      }
+      return out;
+    };
+    op.reference = [](const Sample& s) {
+      const double v = RoundTo(s.args[0].tensor.dtype, s.args[2].tensor.values[0]);
+      return std::vector<HostTensor>{
+          Elementwise({&s.args[0], &s.args[1]}, s.args[0].tensor.dtype,
+                      [v](const double* x) { return x[1] != 0 ? v : x[0]; })};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Tensor(MakeTensor({3}, TSR_DTYPE_BOOL, rng)),
+                                        Arg::Tensor(MakeTensor({1}, TSR_DTYPE_FLOAT32, rng))},
+                                       "1-D value"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a value tensor that is not 0-dim"},
+                                     {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Tensor(MakeTensor({}, TSR_DTYPE_FLOAT32, rng))},
+                                       "float32 mask"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a mask that is not bool"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    // round.decimals: x * 10^d rounded half to even, / 10^d (d < 0: x / 10^-d rounded,
+    // * 10^-d), in float for float16, bfloat16 and float32 as PyTorch's kernel computes.
+    // Floating dtypes only, whatever d (PyTorch refuses integers even for d = 0).
+    OpInfo op;
+    op.name = "round.decimals";
+    op.out = "round.decimals_out";
+    op.inplace = "round_.decimals";
+    op.dtypes = kFloatingMask;
+    op.elementwise = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> out;
+      MakeOptions wide;
+      wide.low = -500;
+      wide.high = 500;
+      for (int64_t d : {2, -1, 0, 3}) {
+        out.push_back({{Arg::Tensor(MakeTensor({7, 5}, dtype, rng, wide)), Arg::Int(d)},
+                       "[7, 5] decimals " + std::to_string(d)});
+      }
+      out.push_back({{Arg::Tensor(ExtremeTensor(dtype)), Arg::Int(1)}, "extremes decimals 1"});
+      out.push_back({{Arg::Tensor(MakeTensor({}, dtype, rng)), Arg::Int(-2)}, "0-dim"});
+      out.push_back({{Arg::Tensor(MakeTensor({0, 3}, dtype, rng)), Arg::Int(1)}, "empty"});
+      return out;
+    };
+    op.reference = [](const Sample& s) {
+      const int64_t d = s.args[1].integer;
+      const double p = std::pow(10.0, static_cast<double>(d < 0 ? -d : d));
+      const bool in_float = s.args[0].tensor.dtype != TSR_DTYPE_FLOAT64;
+      auto round_in = [d](auto x, auto p) {
+        if (d == 0) return std::nearbyint(x);
+        return d < 0 ? std::nearbyint(x / p) * p : std::nearbyint(x * p) / p;
+      };
+      return std::vector<HostTensor>{
+          Elementwise({&s.args[0]}, s.args[0].tensor.dtype, [&](const double* x) {
+            return in_float ? static_cast<double>(
+                                  round_in(static_cast<float>(x[0]), static_cast<float>(p)))
+                            : round_in(x[0], p);
+          })};
     };
     db.push_back(std::move(op));
   }

@@ -23,11 +23,15 @@ namespace ops {
 absl::Status DefineViewOps(OpRegistry& registry);
 absl::Status DefineCopyOps(OpRegistry& registry);
 absl::Status DefinePointwiseOps(OpRegistry& registry);
+absl::Status DefinePointwiseComposites(OpRegistry& registry);  // after the pointwise ops
 absl::Status DefineReductionOps(OpRegistry& registry);
 absl::Status DefineLinalgOps(OpRegistry& registry);
 absl::Status DefineFactoryOps(OpRegistry& registry);
 absl::Status DefineNNOps(OpRegistry& registry);
 absl::Status DefineIndexOps(OpRegistry& registry);
+
+// CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
+absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);
 }  // namespace ops
 
 }  // namespace tessera

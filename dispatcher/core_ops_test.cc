@@ -221,8 +221,15 @@ TEST(MetaFunctions, PointwiseErrorsMatchPyTorchChecks) {
               HasSubstr("expected argument 'condition' to be bool, got int32"));
   EXPECT_THAT(ErrorOf("div.Tensor_mode", {MetaT({2}), MetaT({2}), Value("round")}),
               HasSubstr("one of None, 'trunc' or 'floor', got 'round'"));
-  EXPECT_THAT(ErrorOf("masked_fill.Scalar", {MetaT({3}), MetaT({2, 3}, S::kBool), Value(1)}),
-              HasSubstr("must broadcast to self's shape [3]"));
+  // masked_fill's out-of-place form expands self to the mask (PyTorch's masked_fill); the
+  // mask must be bool and a value tensor 0-dim.
+  EXPECT_THAT(ErrorOf("masked_fill.Scalar", {MetaT({3}), MetaT({3}), Value(1)}),
+              HasSubstr("expected argument 'mask' to be bool, got float32"));
+  EXPECT_THAT(ErrorOf("masked_fill.Tensor", {MetaT({3}), MetaT({3}, S::kBool), MetaT({1})}),
+              HasSubstr("only supports a 0-dimensional value tensor, but got tensor with 1 "
+                        "dimension(s)"));
+  EXPECT_THAT(ErrorOf("masked_fill.Scalar", {MetaT({3}), MetaT({2, 4}, S::kBool), Value(1)}),
+              HasSubstr("does not broadcast"));
 }
 
 TEST(MetaFunctions, ReductionsHandleDimsKeepdimAndDtypes) {

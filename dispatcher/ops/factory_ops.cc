@@ -61,13 +61,48 @@ Out FillMeta(const OperatorHandle&, const Stack& s) {
   return self;
 }
 
-// Ramp fills `out` (any device) with f(i) for i = 0..n-1 computed in float64 by ops that
-// every backend has: i comes from cumsum over ones, so no new kernel is needed.
-absl::StatusOr<Tensor> Indices(OpRegistry& r, int64_t n, Device device) {
-  TSR_ASSIGN_OR_RETURN(Tensor ones, Empty({n}, ScalarType::kFloat64, device));
-  TSR_ASSIGN_OR_RETURN(Tensor filled, CallOne(r, "fill_.Scalar", {ones, Value(Scalar(1.0))}));
+// Indices: [0, 1, ..., n - 1] as a `dtype` tensor on `device`, computed by ops that every
+// backend has (cumsum over int64 ones, exact for any n, then converted), so the factories below
+// need no kernel of their own.
+absl::StatusOr<Tensor> Indices(OpRegistry& r, int64_t n, ScalarType dtype, Device device) {
+  TSR_ASSIGN_OR_RETURN(Tensor ones, Empty({n}, ScalarType::kInt64, device));
+  TSR_ASSIGN_OR_RETURN(Tensor filled,
+                       CallOne(r, "fill_.Scalar", {ones, Value(Scalar(int64_t{1}))}));
   TSR_ASSIGN_OR_RETURN(Tensor csum, CallOne(r, "cumsum", {ones, Value(int64_t{0})}));
-  return CallOne(r, "sub.Scalar", {csum, Value(Scalar(1.0))});
+  TSR_ASSIGN_OR_RETURN(Tensor ramp, CallOne(r, "sub.Scalar", {csum, Value(Scalar(int64_t{1}))}));
+  if (dtype == ScalarType::kInt64) return ramp;
+  TSR_ASSIGN_OR_RETURN(Tensor converted, Empty({n}, dtype, device));
+  return CallOne(r, "copy_", {converted, ramp});
+}
+
+// CheckIntegralBound: a float bound for an integral output must fit int64, as PyTorch's
+// Scalar::to<int64_t> requires (and converting one that does not would be undefined).
+absl::Status CheckIntegralBound(const OperatorHandle& op, const Scalar& v, ScalarType dtype) {
+  if (!IsIntegralType(dtype, /*include_bool=*/true) || !v.is_floating_point() ||
+      std::fabs(v.to_double()) < 9.2233720368547758e18) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: value %g cannot be converted to type int64 without overflow (output dtype %s)",
+      op.name(), v.to_double(), ScalarTypeName(dtype)));
+}
+
+// AccumulateType: the type PyTorch's CPU range factories compute in for an output dtype
+// (at::acc_type<T, /*is_cuda=*/false>): int64 for the integers, float32 for the 16-bit floats,
+// float64 otherwise.
+ScalarType AccumulateType(ScalarType dtype) {
+  if (IsIntegralType(dtype, /*include_bool=*/true)) return ScalarType::kInt64;
+  if (dtype == ScalarType::kFloat16 || dtype == ScalarType::kBFloat16) return ScalarType::kFloat32;
+  return ScalarType::kFloat64;
+}
+
+// AsAccumulate: a bound or step converted to the accumulate type, as PyTorch's
+// `Scalar::to<accscalar_t>()` does before anything is computed (integers truncate).
+Scalar AsAccumulate(const Scalar& v, ScalarType acc) {
+  if (acc == ScalarType::kInt64) return Scalar(v.to_int());
+  if (acc == ScalarType::kFloat32)
+    return Scalar(static_cast<double>(static_cast<float>(v.to_double())));
+  return Scalar(v.to_double());
 }
 
 absl::Status CheckArange(const OperatorHandle& op, double start, double end, double step) {
@@ -86,19 +121,56 @@ absl::Status CheckArange(const OperatorHandle& op, double start, double end, dou
   return absl::OkStatus();
 }
 
-// ArangeInto resizes `out` to the range's length and writes start + i * step into it.
+// ArangeLength: the number of elements of arange(start, end, step) for `dtype`, with
+// PyTorch's two rules (Note [arange in the accumulate type]).
+absl::StatusOr<int64_t> ArangeLength(const OperatorHandle& op, const Scalar& start,
+                                     const Scalar& end, const Scalar& step, ScalarType dtype) {
+  const ScalarType acc = AccumulateType(dtype);
+  for (const Scalar* v : {&start, &end, &step}) {
+    TSR_RETURN_IF_ERROR(CheckIntegralBound(op, *v, dtype));
+  }
+  const Scalar xstart = AsAccumulate(start, acc), xend = AsAccumulate(end, acc),
+               xstep = AsAccumulate(step, acc);
+  TSR_RETURN_IF_ERROR(CheckArange(op, xstart.to_double(), xend.to_double(), xstep.to_double()));
+  if (dtype == ScalarType::kInt64) {
+    // Exact in int64: ceil((end - start) / step) as (end - start + step - sign(step)) / step.
+    const int64_t a = xstart.to_int(), b = xend.to_int(), st = xstep.to_int();
+    const int64_t sign = st > 0 ? 1 : -1;
+    int64_t span = 0;
+    if (__builtin_sub_overflow(b, a, &span) || __builtin_add_overflow(span, st - sign, &span)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: invalid size, possible overflow? (start %d, end %d, step %d)", op.name(), a, b, st));
+    }
+    return span / st;
+  }
+  const double length = std::ceil((end.to_double() - start.to_double()) / step.to_double());
+  if (!(length >= 0 && length <= 9.2e18)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: invalid size, possible overflow? (%g elements)", op.name(), length));
+  }
+  return static_cast<int64_t>(length);
+}
+
+// Note [arange in the accumulate type]
+// PyTorch's CPU arange converts start, end and step to the output dtype's accumulate type
+// (AccumulateType) and writes start + i * step computed there. Its length comes from the
+// float64 values of the arguments, ceil((end - start) / step), except for int64 outputs, whose
+// length is computed exactly in int64 from the converted values: arange(1.0, 5.000001, 2.0,
+// dtype=int64) is [1, 3] (end truncates to 5), while the same with dtype=int32 is [1, 3, 5].
+// ArangeInto resizes `out` to the range's length and writes the values.
 absl::Status ArangeInto(const OperatorHandle& op, const Scalar& start, const Scalar& end,
                         const Scalar& step, const Tensor& out) {
-  const double a = start.to_double(), b = end.to_double(), st = step.to_double();
-  TSR_RETURN_IF_ERROR(CheckArange(op, a, b, st));
-  const int64_t n = static_cast<int64_t>(std::ceil((b - a) / st));
+  TSR_ASSIGN_OR_RETURN(const int64_t n, ArangeLength(op, start, end, step, out.dtype()));
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({n}));
   if (n == 0) return absl::OkStatus();
   OpRegistry& r = op.registry();
-  TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, n, out.device()));
-  TSR_ASSIGN_OR_RETURN(Tensor scaled, CallOne(r, "mul.Scalar", {i, Value(step)}));
-  TSR_ASSIGN_OR_RETURN(Tensor values,
-                       CallOne(r, "add.Scalar", {scaled, Value(start), Value(Scalar(int64_t{1}))}));
+  const ScalarType acc = AccumulateType(out.dtype());
+  TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, n, acc, out.device()));
+  TSR_ASSIGN_OR_RETURN(Tensor scaled,
+                       CallOne(r, "mul.Scalar", {i, Value(AsAccumulate(step, acc))}));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor values, CallOne(r, "add.Scalar",
+                             {scaled, Value(AsAccumulate(start, acc)), Value(Scalar(int64_t{1}))}));
   TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, values}));
   return absl::OkStatus();
 }
@@ -138,7 +210,9 @@ Out ArangeStartOutK(const OperatorHandle& op, const Stack& s) {
 }
 
 // LinspaceInto: PyTorch's symmetric formula (start + i * step for the first half, end - (n - 1 -
-// i) * step for the second), so both ends are exact.
+// i) * step for the second), so both ends are exact. As in PyTorch, one step is `start` alone,
+// and for an integral output start and end are converted to it before the step is computed
+// (linspace(0.5, 3, 3, dtype=int64) runs from 0 to 3).
 absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const Scalar& end,
                           int64_t steps, const Tensor& out) {
   if (steps < 0) {
@@ -147,10 +221,15 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
   }
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({steps}));
   if (steps == 0) return absl::OkStatus();
+  TSR_RETURN_IF_ERROR(CheckIntegralBound(op, start, out.dtype()));
+  TSR_RETURN_IF_ERROR(CheckIntegralBound(op, end, out.dtype()));
+  if (steps == 1) return Fill(op, out, start);
   OpRegistry& r = op.registry();
-  const double a = start.to_double(), b = end.to_double();
-  const double step = steps == 1 ? 0.0 : (b - a) / static_cast<double>(steps - 1);
-  TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, steps, out.device()));
+  const bool integral = IsIntegralType(out.dtype(), /*include_bool=*/true);
+  const double a = integral ? static_cast<double>(start.to_int()) : start.to_double();
+  const double b = integral ? static_cast<double>(end.to_int()) : end.to_double();
+  const double step = (b - a) / static_cast<double>(steps - 1);
+  TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, steps, ScalarType::kFloat64, out.device()));
   TSR_ASSIGN_OR_RETURN(Tensor lo, CallOne(r, "mul.Scalar", {i, Value(Scalar(step))}));
   TSR_ASSIGN_OR_RETURN(lo,
                        CallOne(r, "add.Scalar", {lo, Value(Scalar(a)), Value(Scalar(int64_t{1}))}));

@@ -1,5 +1,6 @@
 // Indexing, sorting and joining ops of op set v1: index_select, gather, scatter (src, value),
-// scatter_add, topk, sort, argsort, cat, stack, flip, tril, triu. Schemas and meta functions
+// scatter_add, scatter with reduce, topk, sort (and sort.stable), argsort, cat, stack, flip, tril,
+// triu. Schemas and meta functions
 // with PyTorch's checks; cat, stack and argsort are composites.
 #include "absl/strings/str_format.h"
 #include "core/type_promotion.h"
@@ -39,8 +40,11 @@ Out IndexSelectMeta(const OperatorHandle& op, const Stack& s) {
 
 // gather(self, dim, index, *, sparse_grad=False): index has self's rank and fits in it outside
 // `dim`; the result has index's shape.
+// As in PyTorch, an empty index is not checked at all (neither its dtype nor its shape):
+// gather(self, 0, uint8[0]) is an empty result.
 absl::Status CheckScatterGatherShapes(const OperatorHandle& op, const Tensor& self, int64_t dim,
                                       const Tensor& index, const Tensor* src) {
+  if (index.numel() == 0) return absl::OkStatus();
   TSR_RETURN_IF_ERROR(CheckIndexDtype(op, index, false));
   const int64_t rank = std::max<int64_t>(self.dim(), 1);
   if (std::max<int64_t>(index.dim(), 1) != rank) {
@@ -73,9 +77,14 @@ Out GatherMeta(const OperatorHandle& op, const Stack& s) {
   return One(Empty(index.sizes(), self.dtype(), kMetaDevice));
 }
 
-// scatter.src / scatter_add (self, dim, index, src) and scatter.value (self, dim, index, value).
+// scatter.src / scatter_add (self, dim, index, src) and scatter.value (self, dim, index, value);
+// scatter.reduce and scatter.value_reduce add `*, str reduce` ('add' or 'multiply').
 Out ScatterMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
+  if (s.size() > 4 && s[4].is_string() && s[4].string() != "add" && s[4].string() != "multiply") {
+    return Invalid(op, absl::StrFormat("reduce argument must be either add or multiply, got '%s'",
+                                       s[4].string()));
+  }
   const Tensor& index = s[2].tensor();
   TSR_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(s[1].to_int(), self.dim(), op.name()));
   const Tensor* src = s[3].is_tensor() ? &s[3].tensor() : nullptr;
@@ -91,10 +100,12 @@ Out ScatterMeta(const OperatorHandle& op, const Stack& s) {
   return One(Empty(self.sizes(), self.dtype(), kMetaDevice));
 }
 
-// sort(self, dim=-1, descending=False) -> (values, indices)
+// sort(self, dim=-1, descending=False) and sort.stable(self, *, stable, dim=-1,
+// descending=False) -> (values, indices); kDim is where dim is.
+template <int kDim>
 Out SortMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
-  TSR_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(s[1].to_int(), self.dim(), op.name()));
+  TSR_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(s[kDim].to_int(), self.dim(), op.name()));
   (void)dim;
   TSR_ASSIGN_OR_RETURN(Tensor values, Empty(self.sizes(), self.dtype(), kMetaDevice));
   TSR_ASSIGN_OR_RETURN(Tensor indices, Empty(self.sizes(), ScalarType::kInt64, kMetaDevice));
@@ -254,9 +265,18 @@ absl::Status DefineIndexOps(OpRegistry& registry) {
            MakeKernel<ScatterMeta>("meta::scatter")},
           {"scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
            MakeKernel<ScatterMeta>("meta::scatter_add")},
+          {"scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> "
+           "Tensor",
+           MakeKernel<ScatterMeta>("meta::scatter")},
+          {"scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str "
+           "reduce) -> Tensor",
+           MakeKernel<ScatterMeta>("meta::scatter")},
           {"sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor "
            "indices)",
-           MakeKernel<SortMeta>("meta::sort")},
+           MakeKernel<SortMeta<1>>("meta::sort")},
+          {"sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> "
+           "(Tensor values, Tensor indices)",
+           MakeKernel<SortMeta<2>>("meta::sort")},
           {"topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
            "(Tensor values, Tensor indices)",
            MakeKernel<TopkMeta>("meta::topk")},
@@ -274,8 +294,10 @@ absl::Status DefineIndexOps(OpRegistry& registry) {
         Variant{"scatter.src", "scatter.src_out", "scatter_.src"},
         Variant{"scatter.value", "scatter.value_out", "scatter_.value"},
         Variant{"scatter_add", "scatter_add.out", "scatter_add_"},
-        Variant{"sort", "sort.values", ""}, Variant{"topk", "topk.values", ""},
-        Variant{"flip", "flip.out", ""},
+        Variant{"scatter.reduce", "scatter.reduce_out", "scatter_.reduce"},
+        Variant{"scatter.value_reduce", "scatter.value_reduce_out", "scatter_.value_reduce"},
+        Variant{"sort", "sort.values", ""}, Variant{"sort.stable", "sort.values_stable", ""},
+        Variant{"topk", "topk.values", ""}, Variant{"flip", "flip.out", ""},
         // Element i of tril/triu is self's element i or zero.
         Variant{"tril", "tril.out", "tril_", OutputAliasing::kElementwise},
         Variant{"triu", "triu.out", "triu_", OutputAliasing::kElementwise}}) {

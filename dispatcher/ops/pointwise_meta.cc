@@ -20,7 +20,8 @@ enum class Rule {
   kIntegral,    // bitwise ops: integral or bool only
   kNoBool,      // neg and sub: not defined for bool
   kDivMode,     // div with rounding_mode: kIntToFloat for None, kPromote for trunc/floor
-  kMaskedSelf,  // masked_fill: self's dtype and shape; mask (bool) broadcasts to self
+  kMaskedSelf,  // masked_fill: self's dtype; mask (bool) and self broadcast together (the
+                // out-of-place form expands self, as PyTorch's does); a value tensor is 0-dim
   kWhere,       // where: first operand is the bool condition; it broadcasts, not promotes
   kClamp,       // clamp: kPromote, and min and max may not both be None
   kSameDtype,   // lerp: every tensor operand has self's dtype (no promotion, as in PyTorch)
@@ -41,6 +42,18 @@ absl::Status RequireBool(const OperatorHandle& op, const char* arg, const Tensor
   return absl::InvalidArgumentError(absl::StrFormat("%s: expected argument '%s' to be bool, got %s",
                                                     op.name(), arg, ScalarTypeName(t.dtype())));
 }
+
+}  // namespace
+
+absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value) {
+  if (value.dim() == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: only supports a 0-dimensional value tensor, but got tensor with %d "
+                      "dimension(s)",
+                      op.name(), value.dim()));
+}
+
+namespace {
 
 absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack) {
   const PointwiseSpec& spec = *static_cast<const PointwiseSpec*>(context);
@@ -99,14 +112,11 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
       }
       break;
     }
-    case Rule::kMaskedSelf: {
-      const Tensor& self = s[0].tensor();
+    case Rule::kMaskedSelf:
       TSR_RETURN_IF_ERROR(RequireBool(op, "mask", s[1].tensor()));
-      TSR_RETURN_IF_ERROR(
-          CheckBroadcastsTo(op, "mask", s[1].tensor().sizes(), self.sizes(), "self's shape"));
-      dtype = self.dtype();
+      if (s[2].is_tensor()) TSR_RETURN_IF_ERROR(CheckMaskedFillValue(op, s[2].tensor()));
+      dtype = s[0].tensor().dtype();
       break;
-    }
     case Rule::kWhere:
       TSR_RETURN_IF_ERROR(RequireBool(op, "condition", s[0].tensor()));
       break;
@@ -258,6 +268,11 @@ constexpr PointwiseSpec kOther[] = {
      "lerp.Tensor_out", "lerp_.Tensor"},
     {"masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor", 2, Rule::kMaskedSelf,
      "masked_fill.Scalar_out", "masked_fill_.Scalar"},
+    // A composite over masked_fill.Scalar (pointwise_composites.cc); this row is its Meta.
+    {"masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", 2, Rule::kMaskedSelf,
+     "masked_fill.Tensor_out", "masked_fill_.Tensor"},
+    {"round.decimals(Tensor self, *, int decimals) -> Tensor", 1, Rule::kPromote,
+     "round.decimals_out", "round_.decimals"},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Indexing, sorting and reordering ops as out= kernels: index_select, gather, scatter (src,
-// value), scatter_add, sort, topk, flip, tril, triu.
+// value, with reduce), scatter_add, sort (and sort.stable), topk, flip, tril, triu.
 //
 // index_select, gather and scatter run on a TensorIterator whose indexed operand is
 // "restrided": its stride along `dim` is set to 0, and the loop adds index * stride itself, so
@@ -150,14 +150,25 @@ void gather_out(const char* op, tsr_stack* s) {
   set_result(s, out);
 }
 
-// scatter.src_out / scatter.value_out / scatter_add.out: out = self, then along `dim` out[index]
-// = src (or value), or += src. Runs on one thread: with repeated indices the last write (or
-// the order of additions) must not depend on scheduling.
-template <bool kAdd>
+// How scatter combines a written value with what is there: replace (scatter), add
+// (scatter_add, reduce='add') or multiply (reduce='multiply'). kFromArgument: the
+// `reduce` string that scatter.reduce_out and scatter.value_reduce_out take after the value
+// (the meta function has checked it).
+enum class Combine { kReplace, kAdd, kMultiply, kFromArgument };
+
+// scatter.src_out / scatter.value_out / scatter_add.out / scatter.reduce_out /
+// scatter.value_reduce_out: out = self, then along `dim` out[index] = src (or value), or
+// combined with it. Runs on one thread: with repeated indices the last write (or the order of
+// additions) must not depend on scheduling.
+template <Combine kCombine>
 void scatter_out(const char* op, tsr_stack* s) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0), index = arg<sdk::Tensor>(s, 2), out = last(s);
   const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
   const bool has_src = is_tensor(s, 3);
+  Combine combine = kCombine;
+  if constexpr (kCombine == Combine::kFromArgument) {
+    combine = arg<std::string_view>(s, 4) == "add" ? Combine::kAdd : Combine::kMultiply;
+  }
   if (self.data_ptr() != out.data_ptr()) copy_cast(out, self);
   if (index.numel() == 0) {
     set_result(s, out);
@@ -191,10 +202,15 @@ void scatter_out(const char* op, tsr_stack* s) {
             }
             T& dst = *reinterpret_cast<T*>(d[0] + i * st[0] + k * out_dim_stride);
             const T v = *reinterpret_cast<const T*>(d[2] + i * st[2]);
-            if constexpr (kAdd) {
-              dst = store<T>(wrap_add(load(dst), load(v)));
-            } else {
-              dst = v;
+            switch (combine) {
+              case Combine::kAdd:
+                dst = store<T>(wrap_add(load(dst), load(v)));
+                break;
+              case Combine::kMultiply:
+                dst = store<T>(wrap_mul(load(dst), load(v)));
+                break;
+              default:
+                dst = v;
             }
           }
         },
@@ -243,15 +259,17 @@ bool less_nan(C a, C b) {
 }
 
 // sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values,
-// Tensor(b!) indices); topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True,
-// bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices). Stable: equal values keep
-// their order.
-template <bool kTopk>
+// Tensor(b!) indices); sort.values_stable(Tensor self, *, bool? stable, int dim=-1,
+// bool descending=False, Tensor(a!) values, Tensor(b!) indices); topk.values(Tensor self,
+// SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!)
+// indices). kDimAt: where `dim` is; descending (largest) follows it. Always stable: equal
+// values keep their order, which is what stable=True asks and what stable=False allows.
+template <bool kTopk, int kDimAt>
 void sort_out(const char* op, tsr_stack* s) {
   const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
   const sdk::Tensor values = last(s, 2), indices = last(s, 1);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, kTopk ? 2 : 1), self.dim());
-  const bool descending = arg<bool>(s, kTopk ? 3 : 2);
+  const int64_t dim = wrap_dim(op, arg<int64_t>(s, kDimAt), self.dim());
+  const bool descending = arg<bool>(s, kDimAt + 1);
   const int64_t n = sizes_or_scalar(self)[dim];
   const int64_t k = kTopk ? arg<int64_t>(s, 1) : n;
   if (values.numel() == 0) {
@@ -290,8 +308,9 @@ void sort_out(const char* op, tsr_stack* s) {
 }
 
 // topk's "largest" is sort's "descending".
-void topk_out(const char* op, tsr_stack* s) { sort_out<true>(op, s); }
-void sort_values_out(const char* op, tsr_stack* s) { sort_out<false>(op, s); }
+void topk_out(const char* op, tsr_stack* s) { sort_out<true, 2>(op, s); }
+void sort_values_out(const char* op, tsr_stack* s) { sort_out<false, 1>(op, s); }
+void sort_values_stable_out(const char* op, tsr_stack* s) { sort_out<false, 2>(op, s); }
 
 // flip.out(Tensor self, int[] dims, *, Tensor(a!) out): the input read backwards (negative
 // strides from its last element) along the flipped dims.
@@ -367,10 +386,13 @@ void tri_out(const char* op, tsr_stack* s) {
 void register_index(sdk::Library& lib) {
   impl<&index_select_out>(lib, "index_select.out");
   impl<&gather_out>(lib, "gather.out");
-  impl<&scatter_out<false>>(lib, "scatter.src_out");
-  impl<&scatter_out<false>>(lib, "scatter.value_out");
-  impl<&scatter_out<true>>(lib, "scatter_add.out");
+  impl<&scatter_out<Combine::kReplace>>(lib, "scatter.src_out");
+  impl<&scatter_out<Combine::kReplace>>(lib, "scatter.value_out");
+  impl<&scatter_out<Combine::kAdd>>(lib, "scatter_add.out");
+  impl<&scatter_out<Combine::kFromArgument>>(lib, "scatter.reduce_out");
+  impl<&scatter_out<Combine::kFromArgument>>(lib, "scatter.value_reduce_out");
   impl<&sort_values_out>(lib, "sort.values");
+  impl<&sort_values_stable_out>(lib, "sort.values_stable");
   impl<&topk_out>(lib, "topk.values");
   impl<&flip_out>(lib, "flip.out");
   impl<&tri_out<false>>(lib, "tril.out");

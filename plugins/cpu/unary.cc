@@ -162,6 +162,26 @@ void gelu_out(const char* op, tsr_stack* s) {
   }
 }
 
+// round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out), as PyTorch's CPU kernel:
+// x * 10^d rounded half to even, then divided by 10^d (for d < 0: x / 10^-d rounded, times
+// 10^-d), computed in float for the 16-bit floats; decimals = 0 is round itself. Floating
+// dtypes only, for every `decimals` (PyTorch's round.decimals refuses integers even with
+// decimals = 0, where plain round passes them through).
+void round_decimals_out(const char* op, tsr_stack* s) {
+  const int64_t decimals = arg<int64_t>(s, 1);
+  if (decimals == 0) {
+    unary<Kind::kSame, kFloating>(op, s, [](auto a) { return round_of(a); });
+    return;
+  }
+  const bool negative = decimals < 0;
+  const double ten_pow = std::pow(10.0, static_cast<double>(negative ? -decimals : decimals));
+  unary<Kind::kSame, kFloating>(op, s, [negative, ten_pow](auto a) -> decltype(a) {
+    using C = decltype(a);
+    const C p = static_cast<C>(ten_pow);
+    return negative ? std::nearbyint(a / p) * p : std::nearbyint(a * p) / p;
+  });
+}
+
 }  // namespace
 
 void register_unary(sdk::Library& lib) {
@@ -195,6 +215,7 @@ void register_unary(sdk::Library& lib) {
   TESSERA_REGISTER(floor)
   TESSERA_REGISTER(ceil)
   TESSERA_REGISTER(round)
+  impl<&round_decimals_out>(lib, "round.decimals_out");
   TESSERA_REGISTER(trunc)
   TESSERA_REGISTER(bitwise_not)
   TESSERA_REGISTER(logical_not)

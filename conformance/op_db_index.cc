@@ -522,7 +522,10 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
           // length too (PyTorch's arange_out): [1, 3] for int64, [1, 3, 5] otherwise.
           range(1.0, 5.000001, 2.0, "float bounds just past the end"),
           range(u ? 0.0 : 2.0, 2.0, 1.0, "empty (start == end)"),
-          range(0.0, 3.0, 5.0, "step past the end")};
+          range(0.0, 3.0, 5.0, "step past the end"),
+          // Start and step truncate before counting: 2, 1, 0, -1, -2 for integral dtypes.
+          range(2.1, u ? 1.0 : -2.9, -1.0, "fractional start, negative step"),
+          range(-0.9, 2.1, 2.0, "fractional negative start")};
       if (!u) s.push_back(range(0.0, -8.000001, -4.0, "negative step past the end"));
       // (A fractional step truncates to 0 for integral dtypes: an error there.)
       if (f) s.push_back(range(1.5, -2.5, -0.75, "fractional negative step"));
@@ -601,6 +604,14 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
         out.values.push_back(RoundTo(dtype, v));
       }
       return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng&) {
+      // c10::checked_convert refuses a bound outside the integral dtype's range.
+      return std::vector<ErrorInput>{{{{Arg::ScalarDouble(-1), Arg::ScalarDouble(2), Arg::Int(7),
+                                        Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(), Arg::Device()},
+                                       "-1 into uint8"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a bound outside the dtype's range"}};
     };
     db.push_back(std::move(op));
   }

@@ -75,16 +75,37 @@ absl::StatusOr<Tensor> Indices(OpRegistry& r, int64_t n, ScalarType dtype, Devic
   return CallOne(r, "copy_", {converted, ramp});
 }
 
-// CheckIntegralBound: a float bound for an integral output must fit int64, as PyTorch's
-// Scalar::to<int64_t> requires (and converting one that does not would be undefined).
-absl::Status CheckIntegralBound(const OperatorHandle& op, const Scalar& v, ScalarType dtype) {
-  if (!IsIntegralType(dtype, /*include_bool=*/true) || !v.is_floating_point() ||
-      std::fabs(v.to_double()) < 9.2233720368547758e18) {
+// CheckConvertible: a float bound converted to the integral type `to` must lie in its range
+// (NaN never does), as PyTorch's Scalar::to<T> (c10::checked_convert) requires; converting one
+// that does not would be undefined. Integer and bool bounds convert with wrap-around, as there.
+absl::Status CheckConvertible(const OperatorHandle& op, const Scalar& v, ScalarType to) {
+  if (!IsIntegralType(to, /*include_bool=*/true) || !v.is_floating_point()) {
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: value %g cannot be converted to type int64 without overflow (output dtype %s)",
-      op.name(), v.to_double(), ScalarTypeName(dtype)));
+  double lowest = -9.2233720368547758e18, max = 9.2233720368547758e18;  // int64; max exclusive
+  switch (to) {
+    case ScalarType::kBool:
+    case ScalarType::kUInt8:
+      lowest = 0, max = to == ScalarType::kBool ? 1 : 255;
+      break;
+    case ScalarType::kInt8:
+      lowest = -128, max = 127;
+      break;
+    case ScalarType::kInt16:
+      lowest = -32768, max = 32767;
+      break;
+    case ScalarType::kInt32:
+      lowest = -2147483648.0, max = 2147483647.0;
+      break;
+    default:
+      break;
+  }
+  const double d = v.to_double();
+  const bool fits = to == ScalarType::kInt64 ? d >= lowest && d < max : d >= lowest && d <= max;
+  if (fits) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: value %g cannot be converted to type %s without overflow", op.name(), d,
+                      ScalarTypeName(to)));
 }
 
 // AccumulateType: the type PyTorch's CPU range factories compute in for an output dtype
@@ -127,7 +148,8 @@ absl::StatusOr<int64_t> ArangeLength(const OperatorHandle& op, const Scalar& sta
                                      const Scalar& end, const Scalar& step, ScalarType dtype) {
   const ScalarType acc = AccumulateType(dtype);
   for (const Scalar* v : {&start, &end, &step}) {
-    TSR_RETURN_IF_ERROR(CheckIntegralBound(op, *v, dtype));
+    // Converted to the accumulate type (int64 for every integral output), not to `dtype`.
+    TSR_RETURN_IF_ERROR(CheckConvertible(op, *v, acc));
   }
   const Scalar xstart = AsAccumulate(start, acc), xend = AsAccumulate(end, acc),
                xstep = AsAccumulate(step, acc);
@@ -221,8 +243,8 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
   }
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({steps}));
   if (steps == 0) return absl::OkStatus();
-  TSR_RETURN_IF_ERROR(CheckIntegralBound(op, start, out.dtype()));
-  TSR_RETURN_IF_ERROR(CheckIntegralBound(op, end, out.dtype()));
+  TSR_RETURN_IF_ERROR(CheckConvertible(op, start, out.dtype()));
+  TSR_RETURN_IF_ERROR(CheckConvertible(op, end, out.dtype()));
   if (steps == 1) return Fill(op, out, start);
   OpRegistry& r = op.registry();
   const bool integral = IsIntegralType(out.dtype(), /*include_bool=*/true);

@@ -41,6 +41,16 @@ TEST(PyTorchParity, LinspaceConvertsBoundsToAnIntegralDtypeFirst) {
   // torch.linspace(5, -1, 6, dtype=torch.int8) == [5, 3, 2, 1, 0, -1]: the second half counts
   // back from end, so both ends are exact and the middle truncates toward zero.
   EXPECT_THAT(values<int8_t>(linspace(5, -1, 6, TSR_DTYPE_INT8)), ElementsAre(5, 3, 2, 1, 0, -1));
+  // torch.linspace(4.3, 50, 50, dtype=torch.int64)[1:5] == [4, 5, 6, 7] (from 4, not 4.3).
+  const std::vector<int64_t> v = values<int64_t>(linspace(4.3, 50, 50, TSR_DTYPE_INT64));
+  EXPECT_THAT(std::vector<int64_t>(v.begin() + 1, v.begin() + 5), ElementsAre(4, 5, 6, 7));
+  // A bound outside the dtype's range is refused, as c10::checked_convert refuses it.
+  try {
+    linspace(-1.0, 2.0, 7, TSR_DTYPE_UINT8);
+    ADD_FAILURE() << "linspace(-1.0, 2.0, 7, dtype=uint8) succeeded";
+  } catch (const sdk::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("value -1 cannot be converted to type uint8 without overflow"));
+  }
 }
 
 TEST(PyTorchParity, ArangeComputesInt64LengthsInInt64) {
@@ -50,6 +60,13 @@ TEST(PyTorchParity, ArangeComputesInt64LengthsInInt64) {
   EXPECT_THAT(values<int32_t>(arange(1.0, 5.000001, 2.0, TSR_DTYPE_INT32)), ElementsAre(1, 3, 5));
   EXPECT_THAT(values<int32_t>(arange(0.0, -8.000001, -4.0, TSR_DTYPE_INT32)),
               ElementsAre(0, -4, -8));
+  // Start and step are truncated before counting, in every integral dtype.
+  EXPECT_THAT(values<int32_t>(arange(2.1, -2.9, -1.0, TSR_DTYPE_INT32)),
+              ElementsAre(2, 1, 0, -1, -2));
+  EXPECT_THAT(values<uint8_t>(arange(2.1, -2.9, -1.0, TSR_DTYPE_UINT8)),
+              ElementsAre(2, 1, 0, 255, 254));
+  EXPECT_THAT(values<int8_t>(arange(-0.9, 2.1, 2.0, TSR_DTYPE_INT8)), ElementsAre(0, 2));
+  EXPECT_THAT(values<int64_t>(arange(0.1, -7.9, -4.0, TSR_DTYPE_INT64)), ElementsAre(0, -4));
   // A fractional step truncates to 0 in an integral dtype.
   try {
     arange(1.5, -2.5, -0.75, TSR_DTYPE_INT32);

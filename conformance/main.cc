@@ -4,10 +4,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -61,9 +64,21 @@ Options Parse(int argc, char** argv) {
     auto number = [&](const std::string& v) -> double {
       char* end = nullptr;
       const double d = std::strtod(v.c_str(), &end);
-      if (end == v.c_str() || *end != '\0')
-        Usage("expected a number after " + a + ", got '" + v + "'");
+      if (end == v.c_str() || *end != '\0' || !std::isfinite(d))
+        Usage("expected a finite number after " + a + ", got '" + v + "'");
       return d;
+    };
+    // integer: decimal digits only (no sign, fraction or exponent), at most `max`.
+    auto integer = [&](const std::string& v, uint64_t max) -> uint64_t {
+      errno = 0;
+      char* end = nullptr;
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || *end != '\0' ||
+          errno == ERANGE || n > max) {
+        Usage("expected an integer from 0 to " + std::to_string(max) + " after " + a + ", got '" +
+              v + "'");
+      }
+      return n;
     };
     if (a == "--plugin") {
       o.plugins.push_back(value());
@@ -88,15 +103,15 @@ Options Parse(int argc, char** argv) {
                 "float64)");
       }
     } else if (a == "--seed") {
-      o.seed = static_cast<uint64_t>(number(value()));
+      o.seed = integer(value(), UINT64_MAX);
     } else if (a == "--jobs") {
-      o.jobs = static_cast<int>(number(value()));
+      o.jobs = static_cast<int>(integer(value(), 1024));
       if (o.jobs < 1) Usage("--jobs must be at least 1");
     } else if (a == "--isolate") {
       o.isolate = true;
     } else if (a == "--timeout") {
       o.timeout = number(value());
-      if (o.timeout <= 0) Usage("--timeout must be positive");
+      if (o.timeout <= 0) Usage("--timeout must be a positive number of seconds");
     } else if (a == "--expect") {
       o.expect = value();
     } else if (a == "--baseline") {
@@ -120,12 +135,94 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
-std::string ReadFile(const std::string& path) {
+// ReadFile reads an --expect or --baseline file: a regular file of sensible size (not a
+// directory, a device such as /dev/zero, or a FIFO, which would read as empty or forever).
+std::string ReadFile(const std::string& flag, const std::string& path) {
+  constexpr off_t kMaxBytes = off_t{1} << 30;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    Usage(flag + ": cannot read '" + path + "': " + strerror(errno));
+  if (!S_ISREG(st.st_mode)) {
+    Usage(flag + ": '" + path + "' is " +
+          (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") + " (expected a file)");
+  }
+  if (st.st_size > kMaxBytes) {
+    Usage(flag + ": '" + path + "' has " + std::to_string(st.st_size) +
+          " bytes, more than the 1 GiB a report or expectation file may have");
+  }
   std::ifstream in(path);
-  if (!in) Usage("cannot read '" + path + "'");
+  if (!in) Usage(flag + ": cannot read '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// CheckRegex refuses patterns whose std::regex compilation would recurse without bound (deeply
+// nested groups overflow the stack of libstdc++'s recursive-descent compiler).
+void CheckRegex(const std::string& pattern) {
+  constexpr size_t kMaxLength = 1000;
+  constexpr int kMaxDepth = 32;
+  if (pattern.size() > kMaxLength) {
+    Usage("--op: the pattern has " + std::to_string(pattern.size()) + " characters, more than " +
+          std::to_string(kMaxLength));
+  }
+  int depth = 0, deepest = 0;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\') {
+      ++i;  // an escaped character is no group
+    } else if (pattern[i] == '(' || pattern[i] == '[') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((pattern[i] == ')' || pattern[i] == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  if (deepest > kMaxDepth) {
+    Usage("--op: groups nested " + std::to_string(deepest) + " deep, more than " +
+          std::to_string(kMaxDepth));
+  }
+}
+
+// ProbePluginLoads loads the plugins under test in a child process first (--isolate), so that a
+// plugin that crashes or hangs while loading is reported, not fatal to the run: a load that the
+// runtime refuses is left to the real load, which prints its report.
+void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("conformance: fork");
+    std::exit(kExitUsage);
+  }
+  if (pid == 0) {
+    sdk::api_slot() = tsr_runtime_api_get();
+    if (tsr_plugin_load_default() != nullptr) _exit(0);
+    for (const std::string& path : plugins) {
+      const tsr_load_report* report = nullptr;
+      if (tsr_plugin_load(sdk::to_c(path), &report) != nullptr) _exit(0);
+    }
+    _exit(0);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      std::fprintf(stderr,
+                   "conformance: loading the plugins ran past --timeout %g s and was killed (a "
+                   "plugin hangs in tsr_plugin_init or register_fn)\n",
+                   timeout);
+      std::exit(kExitUsage);
+    }
+    usleep(10000);
+  }
+  if (WIFSIGNALED(status)) {
+    std::fprintf(stderr,
+                 "conformance: loading the plugins killed the process with signal %d (%s): a "
+                 "plugin crashes in tsr_plugin_init or register_fn\n",
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    std::exit(kExitUsage);
+  }
 }
 
 void WriteFile(const std::string& path, const std::string& text) {
@@ -301,6 +398,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
 
 int Main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
+  CheckRegex(o.op_regex);
   std::regex pattern;
   try {
     pattern = std::regex(o.op_regex);
@@ -326,15 +424,20 @@ int Main(int argc, char** argv) {
   std::vector<Expectation> expectations;
   if (!o.expect.empty()) {
     std::string error;
-    if (!ParseExpectations(ReadFile(o.expect), &expectations, &error))
+    if (!ParseExpectations(ReadFile("--expect", o.expect), &expectations, &error))
       Usage(o.expect + ": " + error);
   }
   Json baseline;
   if (!o.baseline.empty()) {
     std::string error;
-    if (!Json::Parse(ReadFile(o.baseline), &baseline, &error))
+    if (!Json::Parse(ReadFile("--baseline", o.baseline), &baseline, &error))
       Usage(o.baseline + ": not JSON: " + error);
+    if (baseline.kind() != Json::Kind::kObject || baseline["cases"].kind() != Json::Kind::kArray)
+      Usage(o.baseline +
+            ": not a conformance report (expected a JSON object with a 'cases' array, "
+            "as --json writes)");
   }
+  if (o.isolate && !o.plugins.empty()) ProbePluginLoads(o.plugins, o.timeout);
 
   // The runtime, its default plugins (the CPU backend), then the plugins under test.
   sdk::api_slot() = tsr_runtime_api_get();

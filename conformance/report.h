@@ -43,7 +43,8 @@ std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
                        const std::vector<CaseResult>& cases);
 std::string ToTerminal(const RunInfo& info, const std::vector<OpSummary>& ops);
 
-// Expectations: lines "OP DTYPE ORACLE # reason" ('*' matches anything); a failing case that
+// Expectations: lines "OP DTYPE ORACLE # reason" ('*' matches any dtype or oracle; the op is
+// named; a crash or timeout only matches an ORACLE of `process`); a failing case that
 // matches becomes xfail, a passing one xpass. Every line must give a reason.
 struct Expectation {
   std::string op, dtype, oracle, reason;

@@ -155,6 +155,77 @@ TEST(PlantedBugs, ASlowOpTimesOutUnderIsolate) {
   EXPECT_EQ(CoverageOf(r, "neg"), "full");
 }
 
+TEST(PlantedBugs, APluginThatCrashesOrHangsWhileLoadingIsAUsageErrorUnderIsolate) {
+  const CliRun crash = Conformance(Plugin("crashes_loading") + " --op '^neg$' --isolate");
+  EXPECT_EQ(crash.exit_code, 2) << crash.output;
+  EXPECT_THAT(crash.output, HasSubstr("loading the plugins killed the process with signal 11"));
+  const CliRun hang = Conformance(Plugin("hangs_loading") + " --op '^neg$' --isolate --timeout 2");
+  EXPECT_EQ(hang.exit_code, 2) << hang.output;
+  EXPECT_THAT(hang.output, HasSubstr("loading the plugins ran past --timeout 2 s"));
+}
+
+TEST(ConformanceCli, ACrashIsExpectedOnlyByAProcessLine) {
+  const std::string expect = TempPath("expect_crash.txt");
+  {
+    std::ofstream f(expect);
+    f << "sqrt * * # a line for the op's failing cases\n";
+  }
+  const std::string args =
+      Plugin("crashes") + " --op '^sqrt$' --dtype float32 --isolate --expect " + expect;
+  const CliRun wildcard = Conformance(args);
+  EXPECT_EQ(wildcard.exit_code, 1) << wildcard.output;  // the crash still counts
+  EXPECT_TRUE(All(Statuses(wildcard, "sqrt", "*", "process"), Status::kCrash));
+  {
+    std::ofstream f(expect);
+    f << "sqrt * process # the planted crash\n";
+  }
+  const CliRun named = Conformance(args);
+  EXPECT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_TRUE(All(Statuses(named, "sqrt", "*", "process"), Status::kXfail));
+  {
+    std::ofstream f(expect);
+    f << "* * * # everything\n";
+  }
+  const CliRun everything = Conformance(args);
+  EXPECT_EQ(everything.exit_code, 2);
+  EXPECT_THAT(everything.output, HasSubstr("must name its op, not '*'"));
+  std::remove(expect.c_str());
+}
+
+TEST(ConformanceCli, BadNumbersPatternsAndFilesAreUsageErrors) {
+  for (const char* flags : {"--timeout nan", "--timeout inf", "--timeout -1", "--seed -1",
+                            "--seed nan", "--seed 1e300", "--seed 1.5", "--jobs 0", "--jobs x"}) {
+    const CliRun r = Conformance(std::string("--op '^neg$' ") + flags);
+    EXPECT_EQ(r.exit_code, 2) << flags << "\n" << r.output;
+  }
+  EXPECT_THAT(
+      Conformance("--seed -1").output,
+      HasSubstr("expected an integer from 0 to 18446744073709551615 after --seed, got '-1'"));
+  const CliRun nested =
+      Conformance("--op '" + std::string(5000, '(') + std::string(5000, ')') + "'");
+  EXPECT_EQ(nested.exit_code, 2);
+  EXPECT_THAT(nested.output, HasSubstr("more than 1000"));
+  const CliRun deep =
+      Conformance("--op '" + std::string(200, '(') + "neg" + std::string(200, ')') + "'");
+  EXPECT_EQ(deep.exit_code, 2);
+  EXPECT_THAT(deep.output, HasSubstr("groups nested 200 deep"));
+  const CliRun zero = Conformance("--op '^neg$' --expect /dev/zero");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_THAT(zero.output, HasSubstr("--expect: '/dev/zero' is not a regular file"));
+  const CliRun dir = Conformance("--op '^neg$' --baseline /tmp");
+  EXPECT_EQ(dir.exit_code, 2);
+  EXPECT_THAT(dir.output, HasSubstr("--baseline: '/tmp' is a directory"));
+  const std::string not_report = TempPath("not_report.json");
+  {
+    std::ofstream f(not_report);
+    f << "{\"ops\": []}\n";
+  }
+  const CliRun bad = Conformance("--op '^neg$' --baseline " + not_report);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("not a conformance report"));
+  std::remove(not_report.c_str());
+}
+
 TEST(ConformanceCli, ExpectedFailuresAndBaselines) {
   const std::string expect = TempPath("expect.txt");
   {

@@ -9,8 +9,11 @@
 //   4 crashes         sqrt dereferences NULL
 //   5 claims_dtype    silu computes int32 inputs, which PyTorch refuses
 //   6 slow            relu sleeps far past any reasonable timeout
+//   7 crashes_loading tsr_plugin_init dies of SIGSEGV
+//   8 hangs_loading   tsr_plugin_init never returns (sleeps for an hour)
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -19,7 +22,7 @@
 #include "tessera/sdk/plugin.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..6)"
+#error "define TESSERA_PLANTED_BUG (1..8)"
 #endif
 
 namespace {
@@ -156,6 +159,8 @@ Tensor ReluOut(const Tensor& a, const Tensor& out) {
 }  // namespace
 
 TESSERA_PLUGIN(lib) {
+  if (kBug == 7) std::raise(SIGSEGV);
+  if (kBug == 8) std::this_thread::sleep_for(std::chrono::hours(1));
   lib.describe("planted", "1.0", kType, "bug");
   lib.device(Interface());
   lib.impl<&AddOut>("add.out");

@@ -153,7 +153,7 @@ std::vector<HostTensor> BatchNormReference(const Sample& s) {
 // ---- convolution ----
 
 // The forms that reach convolution, with their argument orders.
-enum class ConvForm { kNative, kConv, kConvTranspose };
+enum class ConvForm { kNative, kConv, kConvTranspose, kConvPadding };
 
 // One convolution case: shapes and the per-dim arguments as the user writes them (one value
 // or one per spatial dim).
@@ -163,16 +163,21 @@ struct ConvCase {
   std::vector<int64_t> stride, padding, dilation, output_padding;
   int64_t groups;
   bool transposed;
-  std::string note;  // the edge case it stands for
+  std::string note;          // the edge case it stands for
+  std::string padding_mode;  // conv*d.padding: 'same' or 'valid'
 };
 
 // The convolution's arguments as the reference reads them, whatever the form.
 struct ConvArgs {
   const HostTensor *x, *w, *bias;
   std::vector<int64_t> stride, padding, dilation, output_padding;
+  std::vector<int64_t> padding_right;  // when it differs from `padding` ('same', odd totals)
   int64_t groups;
   bool transposed;
 };
+
+// A per-dim argument's value for spatial dim d.
+int64_t PerDim(const std::vector<int64_t>& v, size_t d) { return v.size() == 1 ? v[0] : v[d]; }
 
 ConvArgs ReadConv(const Sample& s, ConvForm form) {
   ConvArgs a;
@@ -180,8 +185,23 @@ ConvArgs ReadConv(const Sample& s, ConvForm form) {
   a.w = &s.args[1].tensor;
   a.bias = s.args[2].kind == Arg::Kind::kTensor ? &s.args[2].tensor : nullptr;
   a.stride = s.args[3].ints;
-  a.padding = s.args[4].ints;
+  if (form != ConvForm::kConvPadding) a.padding = s.args[4].ints;
   switch (form) {
+    case ConvForm::kConvPadding: {
+      // 'valid': none; 'same': dilation * (k - 1) per dim in all, the odd one on the right.
+      a.dilation = s.args[5].ints;
+      a.transposed = false;
+      a.output_padding = {0};
+      a.groups = s.args[6].integer;
+      const size_t dims = a.w->dim() - 2;
+      for (size_t d = 0; d < dims; ++d) {
+        const int64_t total =
+            s.args[4].string == "same" ? PerDim(a.dilation, d) * (a.w->shape[2 + d] - 1) : 0;
+        a.padding.push_back(total / 2);
+        a.padding_right.push_back(total - total / 2);
+      }
+      break;
+    }
     case ConvForm::kNative:
       a.dilation = s.args[5].ints;
       a.transposed = s.args[6].boolean;
@@ -204,9 +224,6 @@ ConvArgs ReadConv(const Sample& s, ConvForm form) {
   return a;
 }
 
-// A per-dim argument's value for spatial dim d.
-int64_t PerDim(const std::vector<int64_t>& v, size_t d) { return v.size() == 1 ? v[0] : v[d]; }
-
 // The convolution, written as a scatter: every input element times every kernel tap adds to
 // the output position it reaches (forward: gathered per output; transposed: the adjoint). An
 // input without a batch dim is unbatched.
@@ -223,9 +240,10 @@ HostTensor ConvReference(const ConvArgs& a) {
       k(w.shape.begin() + 2, w.shape.end()), out;
   for (size_t d = 0; d < dims; ++d) {
     const int64_t st = PerDim(a.stride, d), p = PerDim(a.padding, d), dl = PerDim(a.dilation, d);
+    const int64_t pr = a.padding_right.empty() ? p : a.padding_right[d];
     out.push_back(a.transposed
                       ? (in[d] - 1) * st - 2 * p + dl * (k[d] - 1) + PerDim(a.output_padding, d) + 1
-                      : (in[d] + 2 * p - dl * (k[d] - 1) - 1) / st + 1);
+                      : (in[d] + p + pr - dl * (k[d] - 1) - 1) / st + 1);
   }
   auto count = [](const std::vector<int64_t>& v) {
     int64_t n = 1;
@@ -288,7 +306,8 @@ std::string ConvDesc(const ConvCase& c) {
   auto list = [](const std::vector<int64_t>& v) { return ShapeString(v); };
   std::string d = ShapeString(c.in) + (c.transposed ? " *T " : " * ") + ShapeString(c.w) +
                   (c.bias ? " +bias" : "") + " stride " + list(c.stride) + " pad " +
-                  list(c.padding) + " dil " + list(c.dilation);
+                  (c.padding_mode.empty() ? list(c.padding) : "'" + c.padding_mode + "'") +
+                  " dil " + list(c.dilation);
   if (c.transposed) d += " out_pad " + list(c.output_padding);
   if (c.groups != 1) d += " groups " + std::to_string(c.groups);
   if (!c.note.empty()) d += " (" + c.note + ")";
@@ -320,7 +339,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   1,
                   false,
-                  "stride 2 pad 2"});
+                  "stride 2 pad 2",
+                  ""});
     cs.push_back({shape(2, 4, {6, 5, 4}),
                   shape(6, 2, {3, 2, 2}),
                   false,
@@ -330,7 +350,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   2,
                   false,
-                  "groups, dilation, no bias"});
+                  "groups, dilation, no bias",
+                  ""});
     cs.push_back({shape(1, 4, {5, 5, 3}),
                   shape(4, 1, {3, 3, 3}),
                   true,
@@ -340,7 +361,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   4,
                   false,
-                  "depthwise"});
+                  "depthwise",
+                  ""});
     cs.push_back({shape(2, 2, {7, 6, 5}),
                   shape(3, 2, {2, 3, 1}),
                   true,
@@ -350,7 +372,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   1,
                   false,
-                  "per-dim values"});
+                  "per-dim values",
+                  ""});
     cs.push_back({shape(1, 2, {3, 3, 3}),
                   shape(2, 2, {1, 1, 1}),
                   true,
@@ -360,7 +383,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   1,
                   false,
-                  "1x1 kernel, stride above the size"});
+                  "1x1 kernel, stride above the size",
+                  ""});
     cs.push_back({shape(0, 2, {4, 4, 4}),
                   shape(3, 2, {3, 3, 3}),
                   true,
@@ -370,7 +394,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   1,
                   false,
-                  "empty batch"});
+                  "empty batch",
+                  ""});
   } else {
     cs.push_back({shape(1, 3, {4, 3, 2}),
                   shape(3, 2, {3, 3, 3}),
@@ -381,7 +406,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {1},
                   1,
                   true,
-                  "stride 2, output_padding 1"});
+                  "stride 2, output_padding 1",
+                  ""});
     cs.push_back({shape(2, 4, {3, 4, 2}),
                   shape(4, 3, {2, 3, 2}),
                   false,
@@ -391,9 +417,10 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {1},
                   2,
                   true,
-                  "groups, dilation 2, output_padding below it, no bias"});
+                  "groups, dilation 2, output_padding below it, no bias",
+                  ""});
     cs.push_back({shape(1, 2, {3, 2, 3}), shape(2, 2, {3, 2, 2}), true, sp({3, 2, 1}),
-                  sp({2, 1, 0}), sp({1, 1, 2}), sp({2, 1, 1}), 1, true, "per-dim values"});
+                  sp({2, 1, 0}), sp({1, 1, 2}), sp({2, 1, 1}), 1, true, "per-dim values", ""});
     cs.push_back({shape(1, 2, {3, 3, 2}),
                   shape(2, 1, {1, 1, 1}),
                   true,
@@ -403,7 +430,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   1,
                   true,
-                  "1x1 kernel"});
+                  "1x1 kernel",
+                  ""});
     cs.push_back({shape(0, 2, {3, 3, 3}),
                   shape(2, 2, {3, 3, 3}),
                   true,
@@ -413,7 +441,8 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
                   {0},
                   1,
                   true,
-                  "empty batch"});
+                  "empty batch",
+                  ""});
   }
   if (unbatched_too) {
     ConvCase u = cs[0];
@@ -421,6 +450,70 @@ std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
     u.note = "unbatched";
     cs.push_back(u);
   }
+  return cs;
+}
+
+// conv*d.padding after PyTorch's sample_inputs_conv*d string-padding cases: 'same' with odd
+// and even kernels (the extra element of an odd total on the right), with dilation, 'valid',
+// groups, and an unbatched input.
+std::vector<ConvCase> ConvPaddingCases(int dims) {
+  auto sp = [dims](std::vector<int64_t> v) {
+    v.resize(static_cast<size_t>(dims));
+    return v;
+  };
+  auto shape = [&](int64_t a, int64_t b, std::vector<int64_t> rest) {
+    std::vector<int64_t> v{a, b};
+    for (int64_t e : sp(rest)) v.push_back(e);
+    return v;
+  };
+  std::vector<ConvCase> cs{{shape(1, 2, {5, 4, 3}),
+                            shape(3, 2, {3, 3, 3}),
+                            true,
+                            {1},
+                            {},
+                            {1},
+                            {0},
+                            1,
+                            false,
+                            "odd kernel",
+                            "same"},
+                           {shape(2, 2, {6, 5, 4}),
+                            shape(2, 2, {4, 2, 2}),
+                            false,
+                            {1},
+                            {},
+                            {1},
+                            {0},
+                            1,
+                            false,
+                            "even kernel: one more on the right",
+                            "same"},
+                           {shape(1, 4, {7, 6, 5}),
+                            shape(4, 2, {2, 3, 2}),
+                            true,
+                            {1},
+                            {},
+                            sp({3, 2, 1}),
+                            {0},
+                            2,
+                            false,
+                            "dilation, groups",
+                            "same"},
+                           {shape(1, 2, {6, 5, 4}),
+                            shape(3, 2, {3, 2, 2}),
+                            true,
+                            {2},
+                            {},
+                            {1},
+                            {0},
+                            1,
+                            false,
+                            "stride 2",
+                            "valid"}};
+  ConvCase u = cs[1];
+  u.in.erase(u.in.begin());
+  u.note = "unbatched";
+  cs.push_back(u);
   return cs;
 }
 
@@ -433,7 +526,8 @@ OpInfo ConvOp(std::string name, ConvForm form, int dims, DtypeMask dtypes) {
   op.tolerance_scale = 10;
   op.samples = [form, dims](tsr_dtype dtype, Rng& rng) {
     std::vector<ConvCase> cases;
-    for (int d = 1; d <= 3; ++d) {
+    if (form == ConvForm::kConvPadding) cases = ConvPaddingCases(dims);
+    for (int d = 1; d <= 3 && form != ConvForm::kConvPadding; ++d) {
       if (dims != 0 && d != dims) continue;
       for (bool transposed : {false, true}) {
         if (form == ConvForm::kConv && transposed) continue;
@@ -466,6 +560,11 @@ OpInfo ConvOp(std::string name, ConvForm form, int dims, DtypeMask dtypes) {
           args.push_back(Arg::Ints(c.output_padding));
           args.push_back(Arg::Int(c.groups));
           args.push_back(Arg::Ints(c.dilation));
+          break;
+        case ConvForm::kConvPadding:
+          args[4] = Arg::String(c.padding_mode);
+          args.push_back(Arg::Ints(c.dilation));
+          args.push_back(Arg::Int(c.groups));
           break;
       }
       s.push_back({args, ConvDesc(c)});
@@ -727,6 +826,28 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     db.push_back(ConvOp("conv1d", ConvForm::kConv, 1, kConvDtypes));
     db.push_back(ConvOp("conv2d", ConvForm::kConv, 2, kConvDtypes));
     db.push_back(ConvOp("conv3d", ConvForm::kConv, 3, kConvDtypes));
+    for (int d = 1; d <= 3; ++d) {
+      OpInfo padded =
+          ConvOp("conv" + std::to_string(d) + "d.padding", ConvForm::kConvPadding, d, kConvDtypes);
+      padded.errors = [d](Rng& rng) {
+        std::vector<int64_t> in{1, 2}, w{2, 2};
+        for (int i = 0; i < d; ++i) {
+          in.push_back(5);
+          w.push_back(3);
+        }
+        auto sample = [&](std::string mode, int64_t stride, std::string what) {
+          return ErrorInput{{{Arg::Tensor(MakeTensor(in, TSR_DTYPE_FLOAT32, rng)),
+                              Arg::Tensor(MakeTensor(w, TSR_DTYPE_FLOAT32, rng)), Arg::None(),
+                              Arg::Ints({stride}), Arg::String(mode), Arg::Ints({1}), Arg::Int(1)},
+                             what},
+                            TSR_INVALID_ARGUMENT,
+                            what};
+        };
+        return std::vector<ErrorInput>{sample("same", 2, "'same' with stride 2"),
+                                       sample("full", 1, "padding 'full'")};
+      };
+      db.push_back(std::move(padded));
+    }
     db.push_back(ConvOp("conv_transpose1d", ConvForm::kConvTranspose, 1, kConvDtypes));
     db.push_back(ConvOp("conv_transpose2d.input", ConvForm::kConvTranspose, 2, kConvDtypes));
     db.push_back(ConvOp("conv_transpose3d.input", ConvForm::kConvTranspose, 3, kConvDtypes));

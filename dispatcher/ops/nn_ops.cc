@@ -227,6 +227,47 @@ Out ConvK(const OperatorHandle& op, const Stack& s) {
                            Value(IntList{0}), s[6], kDims));
 }
 
+// conv{1,2,3}d.padding(input, weight, bias=None, stride=1, str padding="valid", dilation=1,
+// groups=1), as PyTorch's _convolution_mode: 'valid' is no padding; 'same' pads each spatial dim
+// by dilation * (kernel - 1) in all, half on the left, and needs stride 1. An odd total puts
+// the extra element on the right; convolution pads symmetrically, so that dim is padded one
+// more on both sides and its first output dropped (with stride 1, the rest is the same).
+template <int kDims>
+Out ConvPaddingK(const OperatorHandle& op, const Stack& s) {
+  const std::string& mode = s[4].string();
+  if (mode == "valid") {
+    return One(ConvolutionOf(op, s[0].tensor(), s[1], s[2], s[3], Value(IntList{0}), s[5], false,
+                             Value(IntList{0}), s[6], kDims));
+  }
+  if (mode != "same") {
+    return Invalid(op, absl::StrFormat("Invalid padding string: '%s'", mode));
+  }
+  const Tensor& w = s[1].tensor();
+  if (w.dim() != kDims + 2) {
+    return Invalid(op, absl::StrFormat("expected a %dD weight, got weight of size %s", kDims + 2,
+                                       ShapeToString(w.sizes())));
+  }
+  TSR_ASSIGN_OR_RETURN(DimVector stride, SpatialArg(op, "stride", s[3], kDims, 1));
+  TSR_ASSIGN_OR_RETURN(DimVector dilation, SpatialArg(op, "dilation", s[5], kDims, 1));
+  for (int64_t st : stride) {
+    if (st != 1) return Invalid(op, "padding='same' is not supported for strided convolutions");
+  }
+  IntList padding;
+  std::vector<int> odd;
+  for (int i = 0; i < kDims; ++i) {
+    const int64_t total = dilation[i] * (w.sizes()[2 + i] - 1);
+    padding.push_back(total / 2 + total % 2);
+    if (total % 2 != 0) odd.push_back(i);
+  }
+  TSR_ASSIGN_OR_RETURN(
+      Tensor out, ConvolutionOf(op, s[0].tensor(), s[1], s[2], s[3], Value(padding), s[5], false,
+                                Value(IntList{0}), s[6], kDims));
+  for (int i : odd) {
+    TSR_ASSIGN_OR_RETURN(out, Slice(out, out.dim() - kDims + i, 1, std::nullopt, 1));
+  }
+  return std::vector<Tensor>{out};
+}
+
 // conv_transpose{1,2,3}d.input(input, weight, bias=None, stride=1, padding=0,
 // output_padding=0, groups=1, dilation=1): note dilation comes last here, as in PyTorch.
 template <int kDims>
@@ -644,6 +685,15 @@ absl::Status DefineNNOps(OpRegistry& registry) {
           {"conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] "
            "padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor",
            MakeKernel<ConvK<3>>("core::conv3d")},
+          {"conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
+           "str padding='valid', SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvPaddingK<1>>("core::conv1d_padding")},
+          {"conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
+           "str padding='valid', SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvPaddingK<2>>("core::conv2d_padding")},
+          {"conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
+           "str padding='valid', SymInt[3] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvPaddingK<3>>("core::conv3d_padding")},
           {"conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
            "SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] "
            "dilation=1) -> Tensor",

@@ -109,6 +109,28 @@ TEST(CpuConvolution, Transposed3dOnOneDnnAndTheLoop) {
   }
 }
 
+TEST(CpuConvolution, StringPaddingSameAndValid) {
+  ensure_runtime();
+  // An even kernel: 'same' pads 0 on the left and 1 on the right, as PyTorch.
+  EXPECT_THAT(
+      values<float>(op("conv1d.padding", f32({1, 2, 3, 4, 5}, {1, 1, 5}), f32({1, 10}, {1, 1, 2}),
+                       std::nullopt, Dims{1}, std::string_view("same"))),
+      ElementsAre(21, 32, 43, 54, 5));
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = static_cast<float>(i);
+  Tensor y = op("conv2d.padding", f32(x, {1, 1, 3, 4}), f32({1, 2, 3, 4}, {1, 1, 2, 2}),
+                std::nullopt, Dims{1}, std::string_view("same"), Dims{1, 2});
+  EXPECT_THAT(shape(y), ElementsAre(1, 1, 3, 4));
+  EXPECT_THAT(values<float>(y), ElementsAre(22, 40, 50, 20, 46, 80, 90, 36, 18, 28, 31, 10));
+  EXPECT_THAT(
+      values<float>(op("conv1d.padding", f32({1, 2, 3, 4, 5}, {1, 5}), f32({1, 0, -1}, {1, 1, 3}),
+                       std::nullopt, Dims{1}, std::string_view("valid"))),
+      ElementsAre(-2, -2, -2));
+  EXPECT_THAT(error_of("conv1d.padding", f32({1, 2, 3, 4, 5}, {1, 1, 5}), f32({1, 10}, {1, 1, 2}),
+                       std::nullopt, Dims{2}, std::string_view("same")),
+              HasSubstr("padding='same' is not supported for strided convolutions"));
+}
+
 TEST(CpuConvolution, ErrorsNameTheArgument) {
   ensure_runtime();
   EXPECT_THAT(error_of("convolution", f32({0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 3, 3}),

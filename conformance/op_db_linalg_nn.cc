@@ -99,7 +99,18 @@ std::string BatchNormDesc(const BatchNormCase& c) {
 // (out, save_mean, save_invstd) and then the updated running statistics (when given).
 std::vector<HostTensor> BatchNormReference(const Sample& s) {
   const HostTensor& x = s.args[0].tensor;
-  const int64_t N = x.shape[0], C = x.shape[1], inner = x.numel() / (N * C), n = N * inner;
+  const int64_t N = x.shape[0], C = x.shape[1];
+  if (x.numel() == 0) {
+    // The composite's early return (PyTorch's _batch_norm_impl_index): an empty copy, the
+    // running statistics untouched. (Only batch_norm has such samples.)
+    std::vector<HostTensor> r{x, HostTensor{}, HostTensor{}};
+    if (s.args[3].kind == Arg::Kind::kTensor) {
+      r.push_back(s.args[3].tensor);
+      r.push_back(s.args[4].tensor);
+    }
+    return r;
+  }
+  const int64_t inner = x.numel() / (N * C), n = N * inner;
   const bool training = s.args[5].boolean, running = s.args[3].kind == Arg::Kind::kTensor;
   const double momentum = s.args[6].number, eps = s.args[7].number;
   HostTensor out = x, save_mean, save_invstd;
@@ -1008,7 +1019,10 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     op.mutated_args = {3, 4};
     op.samples = [native](tsr_dtype dtype, Rng& rng) {
       std::vector<Sample> s;
-      for (const BatchNormCase& c : BatchNormCases()) {
+      std::vector<BatchNormCase> cases = BatchNormCases();
+      // An empty batch: the composite returns early (PyTorch's native op divides by zero).
+      if (!native) cases.push_back({{0, 3, 4}, true, true, true, true, 0.1, 1e-5});
+      for (const BatchNormCase& c : cases) {
         std::vector<Arg> args = BatchNormArgs(c, dtype, rng);
         if (!native) args.push_back(Arg::Bool(false));  // cudnn_enabled
         s.push_back({args, BatchNormDesc(c)});

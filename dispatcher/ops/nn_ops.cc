@@ -435,11 +435,18 @@ Out BatchNormMeta(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out, mean, invstd};
 }
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)
+// An empty input returns an empty copy and leaves the running statistics alone, as PyTorch's
+// _batch_norm_impl_index does (its native op, given one in training, divides by zero: the
+// statistics of nothing would turn the running ones into NaN).
+absl::StatusOr<Tensor> BatchNormOf(OpRegistry& r, Stack stack) {
+  const Tensor in = stack[0].tensor();
+  if (in.defined() && in.numel() == 0) return CallOne(r, "clone", {in, Value()});
+  TSR_ASSIGN_OR_RETURN(OperatorHandle native, r.Find("native_batch_norm"));
+  TSR_RETURN_IF_ERROR(r.Call(native, &stack));
+  return stack[0].tensor();
+}
 Out BatchNormK(const OperatorHandle& op, const Stack& s) {
-  TSR_ASSIGN_OR_RETURN(OperatorHandle native, op.registry().Find("native_batch_norm"));
-  Stack stack(s.begin(), s.begin() + 8);
-  TSR_RETURN_IF_ERROR(op.registry().Call(native, &stack));
-  return std::vector<Tensor>{stack[0].tensor()};
+  return One(BatchNormOf(op.registry(), Stack(s.begin(), s.begin() + 8)));
 }
 
 // instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
@@ -484,10 +491,8 @@ Out InstanceNormK(const OperatorHandle& op, const Stack& s) {
   shape[1] = b * c;
   TSR_ASSIGN_OR_RETURN(Tensor folded,
                        CallOne(r, "reshape", {in, Value(IntList(shape.begin(), shape.end()))}));
-  TSR_ASSIGN_OR_RETURN(OperatorHandle native, r.Find("native_batch_norm"));
-  Stack stack{folded, weight, bias, running_mean, running_var, s[5], s[6], s[7]};
-  TSR_RETURN_IF_ERROR(r.Call(native, &stack));
-  const Tensor out = stack[0].tensor();
+  TSR_ASSIGN_OR_RETURN(const Tensor out, BatchNormOf(r, {folded, weight, bias, running_mean,
+                                                         running_var, s[5], s[6], s[7]}));
   for (int i : {3, 4}) {
     if (!s[i].is_tensor()) continue;
     const Tensor& repeated = (i == 3 ? running_mean : running_var).tensor();

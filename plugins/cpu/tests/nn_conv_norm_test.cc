@@ -195,6 +195,25 @@ TEST(CpuBatchNorm, TrainingUsesBatchStatisticsAndUpdatesRunningStats) {
   EXPECT_THAT(values<float>(bn), Pointwise(DoubleNear(1e-5), values<float>(plain[0])));
 }
 
+TEST(CpuBatchNorm, DegenerateStatisticsAsPyTorch) {
+  ensure_runtime();
+  // A constant channel with eps 0: invstd 0 (not inf), the output 0.
+  std::vector<Tensor> r = ops("native_batch_norm", f32({1, 1}, {2, 1}), std::nullopt, std::nullopt,
+                              std::nullopt, std::nullopt, true, 0.1, 0.0);
+  EXPECT_THAT(values<float>(r[0]), ElementsAre(0, 0));
+  EXPECT_THAT(values<float>(r[2]), ElementsAre(0));
+  // One value per channel: the unbiased running variance is 0 / 0, NaN, as in PyTorch's op.
+  Tensor rm = f32({0}, {1}), rv = f32({1}, {1});
+  ops("native_batch_norm", f32({1}, {1, 1}), std::nullopt, std::nullopt, rm, rv, true, 0.1, 1e-5);
+  EXPECT_THAT(values<float>(rm), ElementsAre(0.1f));
+  EXPECT_TRUE(std::isnan(values<float>(rv)[0]));
+  // An empty batch through the composite leaves the running statistics alone.
+  Tensor empty = op("batch_norm", f32({}, {0, 1, 3}), std::nullopt, std::nullopt, rm, rv, true, 0.1,
+                    1e-5, false);
+  EXPECT_THAT(shape(empty), ElementsAre(0, 1, 3));
+  EXPECT_THAT(values<float>(rm), ElementsAre(0.1f));
+}
+
 TEST(CpuInstanceNorm, PerInstanceStatisticsAndRunningStatsMean) {
   ensure_runtime();
   Tensor x = f32({1, 2, 3, 6, 0, 0, 4, 4, 2, 2, 2, 10, 1, 3, 5, 7}, {2, 2, 4});

@@ -95,6 +95,11 @@ struct OpInfo {
   double tolerance_scale = 1;  // multiplies the per-dtype atol and rtol
   bool elementwise = false;    // inputs may be expanded (stride 0) in the layouts oracle
   bool mutates_self = false;   // an in-place op (fill_, copy_): its first argument changes
+  // mutated_args: other arguments (by index) the op updates in place, as batch norm in training
+  // updates its running statistics. `reference` returns their expected values after the op's
+  // returns, in this order (none for an argument that is None in the sample), and the
+  // reference oracle compares them instead of requiring them unchanged.
+  std::vector<size_t> mutated_args;
   // across_devices: its tensors may be on different devices (copy_): the mixed-devices case
   // must compute the reference instead of being refused.
   bool across_devices = false;

@@ -46,6 +46,559 @@ MakeOptions Unit(tsr_dtype dtype) {
 
 constexpr DtypeMask kMatmulDtypes = kNumericMask;  // PyTorch's CPU mm: every numeric type
 
+// ---- batch norm ----
+
+// After PyTorch's sample_inputs_batch_norm: inference and training, with and without weight,
+// bias and running statistics, 2D to 5D inputs, a batch of 1 (statistics over the spatial
+// dims), momentum 0 and 1, a large eps.
+struct BatchNormCase {
+  std::vector<int64_t> shape;
+  bool weight, bias, running, training;
+  double momentum, eps;
+};
+
+const std::vector<BatchNormCase>& BatchNormCases() {
+  static const std::vector<BatchNormCase> cases{
+      {{4, 3, 5, 5}, true, true, true, false, 0.1, 1e-5},
+      {{6, 3}, true, true, true, false, 0.1, 1e-5},
+      {{3, 2, 4}, false, false, true, false, 0.1, 1e-5},
+      {{4, 3, 5, 5}, true, true, true, true, 0.1, 1e-5},
+      {{6, 3}, true, false, true, true, 0.3, 1e-5},
+      {{2, 3, 2, 3, 2}, false, true, true, true, 1.0, 1e-3},
+      {{1, 2, 7}, true, true, true, true, 0.0, 0.5},
+      {{5, 4}, false, false, false, true, 0.1, 1e-5},
+      {{2, 3, 3, 3}, true, true, false, true, 0.1, 1e-5}};
+  return cases;
+}
+
+std::vector<Arg> BatchNormArgs(const BatchNormCase& c, tsr_dtype dtype, Rng& rng) {
+  MakeOptions positive;
+  positive.positive = true;
+  const std::vector<int64_t> ch{c.shape[1]};
+  auto opt = [&](bool present, const MakeOptions& o) {
+    return present ? Arg::Tensor(MakeTensor(ch, dtype, rng, o)) : Arg::None();
+  };
+  return {Arg::Tensor(MakeTensor(c.shape, dtype, rng)),
+          opt(c.weight, {}),
+          opt(c.bias, {}),
+          opt(c.running, {}),
+          opt(c.running, positive),
+          Arg::Bool(c.training),
+          Arg::Double(c.momentum),
+          Arg::Double(c.eps)};
+}
+
+std::string BatchNormDesc(const BatchNormCase& c) {
+  std::string d = ShapeString(c.shape) + (c.training ? " training" : " inference");
+  if (c.weight) d += " weight";
+  if (c.bias) d += " bias";
+  if (c.running) d += " running stats";
+  return d + " momentum " + std::to_string(c.momentum) + " eps " + std::to_string(c.eps);
+}
+
+// (out, save_mean, save_invstd) and then the updated running statistics (when given).
+std::vector<HostTensor> BatchNormReference(const Sample& s) {
+  const HostTensor& x = s.args[0].tensor;
+  const int64_t N = x.shape[0], C = x.shape[1];
+  if (x.numel() == 0) {
+    // The composite's early return (PyTorch's _batch_norm_impl_index): an empty copy, the
+    // running statistics untouched. (Only batch_norm has such samples.)
+    std::vector<HostTensor> r{x, HostTensor{}, HostTensor{}};
+    if (s.args[3].kind == Arg::Kind::kTensor) {
+      r.push_back(s.args[3].tensor);
+      r.push_back(s.args[4].tensor);
+    }
+    return r;
+  }
+  const int64_t inner = x.numel() / (N * C), n = N * inner;
+  const bool training = s.args[5].boolean, running = s.args[3].kind == Arg::Kind::kTensor;
+  const double momentum = s.args[6].number, eps = s.args[7].number;
+  HostTensor out = x, save_mean, save_invstd;
+  save_mean.dtype = save_invstd.dtype = x.dtype;
+  save_mean.shape = save_invstd.shape = {training ? C : 0};
+  HostTensor rm = running ? s.args[3].tensor : HostTensor{},
+             rv = running ? s.args[4].tensor : HostTensor{};
+  for (int64_t c = 0; c < C; ++c) {
+    long double mean, var;
+    if (training) {
+      long double sum = 0, sq = 0;
+      for (int64_t b = 0; b < N; ++b)
+        for (int64_t i = 0; i < inner; ++i) sum += x.values[(b * C + c) * inner + i];
+      mean = sum / n;
+      for (int64_t b = 0; b < N; ++b)
+        for (int64_t i = 0; i < inner; ++i) {
+          const long double d = x.values[(b * C + c) * inner + i] - mean;
+          sq += d * d;
+        }
+      var = sq / n;
+      save_mean.values.push_back(RoundTo(x.dtype, static_cast<double>(mean)));
+      save_invstd.values.push_back(RoundTo(x.dtype, 1 / std::sqrt(static_cast<double>(var) + eps)));
+      if (running) {
+        rm.values[c] =
+            RoundTo(rm.dtype, static_cast<double>(momentum * mean + (1 - momentum) * rm.values[c]));
+        rv.values[c] = RoundTo(rv.dtype, static_cast<double>(momentum * (sq / (n - 1)) +
+                                                             (1 - momentum) * rv.values[c]));
+      }
+    } else {
+      mean = s.args[3].tensor.values[c];
+      var = s.args[4].tensor.values[c];
+    }
+    const long double inv = 1 / std::sqrt(static_cast<double>(var) + eps);
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t k = (b * C + c) * inner + i;
+        long double v = (x.values[k] - mean) * inv;
+        if (s.args[1].kind == Arg::Kind::kTensor) v *= s.args[1].tensor.values[c];
+        if (s.args[2].kind == Arg::Kind::kTensor) v += s.args[2].tensor.values[c];
+        out.values[k] = RoundTo(x.dtype, static_cast<double>(v));
+      }
+  }
+  std::vector<HostTensor> r{out, save_mean, save_invstd};
+  if (running) {
+    r.push_back(rm);
+    r.push_back(rv);
+  }
+  return r;
+}
+
+// ---- convolution ----
+
+// The forms that reach convolution, with their argument orders.
+enum class ConvForm { kNative, kConv, kConvTranspose, kConvPadding };
+
+// One convolution case: shapes and the per-dim arguments as the user writes them (one value
+// or one per spatial dim).
+struct ConvCase {
+  std::vector<int64_t> in, w;
+  bool bias;
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  int64_t groups;
+  bool transposed;
+  std::string note;          // the edge case it stands for
+  std::string padding_mode;  // conv*d.padding: 'same' or 'valid'
+};
+
+// The convolution's arguments as the reference reads them, whatever the form.
+struct ConvArgs {
+  const HostTensor *x, *w, *bias;
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  std::vector<int64_t> padding_right;  // when it differs from `padding` ('same', odd totals)
+  int64_t groups;
+  bool transposed;
+};
+
+// A per-dim argument's value for spatial dim d.
+int64_t PerDim(const std::vector<int64_t>& v, size_t d) { return v.size() == 1 ? v[0] : v[d]; }
+
+ConvArgs ReadConv(const Sample& s, ConvForm form) {
+  ConvArgs a;
+  a.x = &s.args[0].tensor;
+  a.w = &s.args[1].tensor;
+  a.bias = s.args[2].kind == Arg::Kind::kTensor ? &s.args[2].tensor : nullptr;
+  a.stride = s.args[3].ints;
+  if (form != ConvForm::kConvPadding) a.padding = s.args[4].ints;
+  switch (form) {
+    case ConvForm::kConvPadding: {
+      // 'valid': none; 'same': dilation * (k - 1) per dim in all, the odd one on the right.
+      a.dilation = s.args[5].ints;
+      a.transposed = false;
+      a.output_padding = {0};
+      a.groups = s.args[6].integer;
+      const size_t dims = a.w->dim() - 2;
+      for (size_t d = 0; d < dims; ++d) {
+        const int64_t total =
+            s.args[4].string == "same" ? PerDim(a.dilation, d) * (a.w->shape[2 + d] - 1) : 0;
+        a.padding.push_back(total / 2);
+        a.padding_right.push_back(total - total / 2);
+      }
+      break;
+    }
+    case ConvForm::kNative:
+      a.dilation = s.args[5].ints;
+      a.transposed = s.args[6].boolean;
+      a.output_padding = s.args[7].ints;
+      a.groups = s.args[8].integer;
+      break;
+    case ConvForm::kConv:
+      a.dilation = s.args[5].ints;
+      a.transposed = false;
+      a.output_padding = {0};
+      a.groups = s.args[6].integer;
+      break;
+    case ConvForm::kConvTranspose:
+      a.output_padding = s.args[5].ints;
+      a.groups = s.args[6].integer;
+      a.dilation = s.args[7].ints;
+      a.transposed = true;
+      break;
+  }
+  return a;
+}
+
+// The convolution, written as a scatter: every input element times every kernel tap adds to
+// the output position it reaches (forward: gathered per output; transposed: the adjoint). An
+// input without a batch dim is unbatched.
+HostTensor ConvReference(const ConvArgs& a) {
+  HostTensor x = *a.x;
+  const HostTensor& w = *a.w;
+  const size_t dims = w.dim() - 2;
+  const bool unbatched = x.dim() == static_cast<int64_t>(dims) + 1;
+  if (unbatched) x.shape.insert(x.shape.begin(), 1);
+  const int64_t N = x.shape[0], C = x.shape[1], G = a.groups;
+  const int64_t O = a.transposed ? w.shape[1] * G : w.shape[0];
+  const int64_t CG = C / G, OG = O / G;
+  std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end()),
+      k(w.shape.begin() + 2, w.shape.end()), out;
+  for (size_t d = 0; d < dims; ++d) {
+    const int64_t st = PerDim(a.stride, d), p = PerDim(a.padding, d), dl = PerDim(a.dilation, d);
+    const int64_t pr = a.padding_right.empty() ? p : a.padding_right[d];
+    out.push_back(a.transposed
+                      ? (in[d] - 1) * st - 2 * p + dl * (k[d] - 1) + PerDim(a.output_padding, d) + 1
+                      : (in[d] + p + pr - dl * (k[d] - 1) - 1) / st + 1);
+  }
+  auto count = [](const std::vector<int64_t>& v) {
+    int64_t n = 1;
+    for (int64_t e : v) n *= e;
+    return n;
+  };
+  const int64_t IS = count(in), KS = count(k), OS = count(out);
+  std::vector<long double> y(static_cast<size_t>(N * O * OS), 0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < O; ++o)
+      for (int64_t i = 0; i < OS; ++i) y[(n * O + o) * OS + i] = a.bias ? a.bias->values[o] : 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t ip = 0; ip < IS; ++ip)
+        for (int64_t kp = 0; kp < KS; ++kp) {
+          // Row-major positions to per-dim coordinates, and where (input, tap) lands.
+          int64_t irest = ip, krest = kp, opos = 0;
+          bool inside = true;
+          std::vector<int64_t> ic(dims), kc(dims);
+          for (size_t d = dims; d-- > 0;) {
+            ic[d] = irest % in[d];
+            irest /= in[d];
+            kc[d] = krest % k[d];
+            krest /= k[d];
+          }
+          // forward: input = out * stride - pad + k * dil; transposed: out = input * stride -
+          // pad + k * dil.
+          std::vector<int64_t> oc(dims);
+          for (size_t d = 0; d < dims && inside; ++d) {
+            const int64_t st = PerDim(a.stride, d), p = PerDim(a.padding, d),
+                          dl = PerDim(a.dilation, d);
+            if (a.transposed) {
+              oc[d] = ic[d] * st - p + kc[d] * dl;
+            } else {
+              const int64_t t = ic[d] + p - kc[d] * dl;
+              if (t < 0 || t % st != 0) inside = false;
+              oc[d] = t / st;
+            }
+            inside = inside && oc[d] >= 0 && oc[d] < out[d];
+          }
+          if (!inside) continue;
+          for (size_t d = 0; d < dims; ++d) opos = opos * out[d] + oc[d];
+          const int64_t g = c / CG;
+          const long double xv = x.values[(n * C + c) * IS + ip];
+          for (int64_t j = 0; j < OG; ++j) {
+            const int64_t o = g * OG + j;
+            // forward weight [O, C/G, *k]; transposed [C, O/G, *k].
+            const double wv = a.transposed ? w.values[(c * OG + j) * KS + kp]
+                                           : w.values[(o * CG + (c - g * CG)) * KS + kp];
+            y[(n * O + o) * OS + opos] += xv * wv;
+          }
+        }
+  std::vector<int64_t> shape{N, O};
+  shape.insert(shape.end(), out.begin(), out.end());
+  if (unbatched) shape.erase(shape.begin());
+  return FromLong(shape, x.dtype, y);
+}
+
+std::string ConvDesc(const ConvCase& c) {
+  auto list = [](const std::vector<int64_t>& v) { return ShapeString(v); };
+  std::string d = ShapeString(c.in) + (c.transposed ? " *T " : " * ") + ShapeString(c.w) +
+                  (c.bias ? " +bias" : "") + " stride " + list(c.stride) + " pad " +
+                  (c.padding_mode.empty() ? list(c.padding) : "'" + c.padding_mode + "'") +
+                  " dil " + list(c.dilation);
+  if (c.transposed) d += " out_pad " + list(c.output_padding);
+  if (c.groups != 1) d += " groups " + std::to_string(c.groups);
+  if (!c.note.empty()) d += " (" + c.note + ")";
+  return d;
+}
+
+// Our own cases after the edge cases of PyTorch's sample_inputs_conv*/conv_transpose*: a
+// stride larger than the kernel, padding larger than the kernel's reach, dilation, groups
+// (depthwise too), per-dim values, no bias, a 1x1 kernel, an empty batch, the unbatched input
+// of the composites, and output_padding below stride or dilation.
+std::vector<ConvCase> ConvCases(int dims, bool transposed, bool unbatched_too) {
+  auto sp = [dims](std::vector<int64_t> v) {  // spatial sizes from up to 3 values
+    v.resize(static_cast<size_t>(dims));
+    return v;
+  };
+  auto shape = [&](int64_t a, int64_t b, std::vector<int64_t> rest) {
+    std::vector<int64_t> v{a, b};
+    for (int64_t e : sp(rest)) v.push_back(e);
+    return v;
+  };
+  std::vector<ConvCase> cs;
+  if (!transposed) {
+    cs.push_back({shape(1, 3, {4, 4, 4}),
+                  shape(3, 3, {3, 3, 3}),
+                  true,
+                  {2},
+                  {2},
+                  {1},
+                  {0},
+                  1,
+                  false,
+                  "stride 2 pad 2",
+                  ""});
+    cs.push_back({shape(2, 4, {6, 5, 4}),
+                  shape(6, 2, {3, 2, 2}),
+                  false,
+                  {1},
+                  {1},
+                  {2},
+                  {0},
+                  2,
+                  false,
+                  "groups, dilation, no bias",
+                  ""});
+    cs.push_back({shape(1, 4, {5, 5, 3}),
+                  shape(4, 1, {3, 3, 3}),
+                  true,
+                  {1},
+                  {1},
+                  {1},
+                  {0},
+                  4,
+                  false,
+                  "depthwise",
+                  ""});
+    cs.push_back({shape(2, 2, {7, 6, 5}),
+                  shape(3, 2, {2, 3, 1}),
+                  true,
+                  sp({3, 2, 1}),
+                  sp({1, 0, 2}),
+                  sp({1, 2, 1}),
+                  {0},
+                  1,
+                  false,
+                  "per-dim values",
+                  ""});
+    cs.push_back({shape(1, 2, {3, 3, 3}),
+                  shape(2, 2, {1, 1, 1}),
+                  true,
+                  {3},
+                  {0},
+                  {1},
+                  {0},
+                  1,
+                  false,
+                  "1x1 kernel, stride above the size",
+                  ""});
+    cs.push_back({shape(0, 2, {4, 4, 4}),
+                  shape(3, 2, {3, 3, 3}),
+                  true,
+                  {1},
+                  {0},
+                  {1},
+                  {0},
+                  1,
+                  false,
+                  "empty batch",
+                  ""});
+  } else {
+    cs.push_back({shape(1, 3, {4, 3, 2}),
+                  shape(3, 2, {3, 3, 3}),
+                  true,
+                  {2},
+                  {1},
+                  {1},
+                  {1},
+                  1,
+                  true,
+                  "stride 2, output_padding 1",
+                  ""});
+    cs.push_back({shape(2, 4, {3, 4, 2}),
+                  shape(4, 3, {2, 3, 2}),
+                  false,
+                  {1},
+                  {0},
+                  {2},
+                  {1},
+                  2,
+                  true,
+                  "groups, dilation 2, output_padding below it, no bias",
+                  ""});
+    cs.push_back({shape(1, 2, {3, 2, 3}), shape(2, 2, {3, 2, 2}), true, sp({3, 2, 1}),
+                  sp({2, 1, 0}), sp({1, 1, 2}), sp({2, 1, 1}), 1, true, "per-dim values", ""});
+    cs.push_back({shape(1, 2, {3, 3, 2}),
+                  shape(2, 1, {1, 1, 1}),
+                  true,
+                  {1},
+                  {0},
+                  {1},
+                  {0},
+                  1,
+                  true,
+                  "1x1 kernel",
+                  ""});
+    cs.push_back({shape(0, 2, {3, 3, 3}),
+                  shape(2, 2, {3, 3, 3}),
+                  true,
+                  {2},
+                  {1},
+                  {1},
+                  {0},
+                  1,
+                  true,
+                  "empty batch",
+                  ""});
+  }
+  if (unbatched_too) {
+    ConvCase u = cs[0];
+    u.in.erase(u.in.begin());
+    u.note = "unbatched";
+    cs.push_back(u);
+  }
+  return cs;
+}
+
+// conv*d.padding after PyTorch's sample_inputs_conv*d string-padding cases: 'same' with odd
+// and even kernels (the extra element of an odd total on the right), with dilation, 'valid',
+// groups, and an unbatched input.
+std::vector<ConvCase> ConvPaddingCases(int dims) {
+  auto sp = [dims](std::vector<int64_t> v) {
+    v.resize(static_cast<size_t>(dims));
+    return v;
+  };
+  auto shape = [&](int64_t a, int64_t b, std::vector<int64_t> rest) {
+    std::vector<int64_t> v{a, b};
+    for (int64_t e : sp(rest)) v.push_back(e);
+    return v;
+  };
+  std::vector<ConvCase> cs{{shape(1, 2, {5, 4, 3}),
+                            shape(3, 2, {3, 3, 3}),
+                            true,
+                            {1},
+                            {},
+                            {1},
+                            {0},
+                            1,
+                            false,
+                            "odd kernel",
+                            "same"},
+                           {shape(2, 2, {6, 5, 4}),
+                            shape(2, 2, {4, 2, 2}),
+                            false,
+                            {1},
+                            {},
+                            {1},
+                            {0},
+                            1,
+                            false,
+                            "even kernel: one more on the right",
+                            "same"},
+                           {shape(1, 4, {7, 6, 5}),
+                            shape(4, 2, {2, 3, 2}),
+                            true,
+                            {1},
+                            {},
+                            sp({3, 2, 1}),
+                            {0},
+                            2,
+                            false,
+                            "dilation, groups",
+                            "same"},
+                           {shape(1, 2, {6, 5, 4}),
+                            shape(3, 2, {3, 2, 2}),
+                            true,
+                            {2},
+                            {},
+                            {1},
+                            {0},
+                            1,
+                            false,
+                            "stride 2",
+                            "valid"}};
+  ConvCase u = cs[1];
+  u.in.erase(u.in.begin());
+  u.note = "unbatched";
+  cs.push_back(u);
+  return cs;
+}
+
+// An OpInfo for convolution or one of its composites over `dims` spatial dims (0: the native
+// op, whose samples cover 1, 2 and 3).
+OpInfo ConvOp(std::string name, ConvForm form, int dims, DtypeMask dtypes) {
+  OpInfo op;
+  op.name = std::move(name);
+  op.dtypes = dtypes;
+  op.tolerance_scale = 10;
+  op.samples = [form, dims](tsr_dtype dtype, Rng& rng) {
+    std::vector<ConvCase> cases;
+    if (form == ConvForm::kConvPadding) cases = ConvPaddingCases(dims);
+    for (int d = 1; d <= 3 && form != ConvForm::kConvPadding; ++d) {
+      if (dims != 0 && d != dims) continue;
+      for (bool transposed : {false, true}) {
+        if (form == ConvForm::kConv && transposed) continue;
+        if (form == ConvForm::kConvTranspose && !transposed) continue;
+        for (ConvCase& c : ConvCases(d, transposed, form != ConvForm::kNative)) {
+          cases.push_back(std::move(c));
+        }
+      }
+    }
+    std::vector<Sample> s;
+    for (const ConvCase& c : cases) {
+      std::vector<int64_t> out_channels{c.transposed ? c.w[1] * c.groups : c.w[0]};
+      std::vector<Arg> args{
+          Arg::Tensor(MakeTensor(c.in, dtype, rng, Unit(dtype))),
+          Arg::Tensor(MakeTensor(c.w, dtype, rng, Unit(dtype))),
+          c.bias ? Arg::Tensor(MakeTensor(out_channels, dtype, rng, Unit(dtype))) : Arg::None(),
+          Arg::Ints(c.stride), Arg::Ints(c.padding)};
+      switch (form) {
+        case ConvForm::kNative:
+          args.push_back(Arg::Ints(c.dilation));
+          args.push_back(Arg::Bool(c.transposed));
+          args.push_back(Arg::Ints(c.output_padding));
+          args.push_back(Arg::Int(c.groups));
+          break;
+        case ConvForm::kConv:
+          args.push_back(Arg::Ints(c.dilation));
+          args.push_back(Arg::Int(c.groups));
+          break;
+        case ConvForm::kConvTranspose:
+          args.push_back(Arg::Ints(c.output_padding));
+          args.push_back(Arg::Int(c.groups));
+          args.push_back(Arg::Ints(c.dilation));
+          break;
+        case ConvForm::kConvPadding:
+          args[4] = Arg::String(c.padding_mode);
+          args.push_back(Arg::Ints(c.dilation));
+          args.push_back(Arg::Int(c.groups));
+          break;
+      }
+      s.push_back({args, ConvDesc(c)});
+    }
+    return s;
+  };
+  op.reference = [form](const Sample& s) {
+    return std::vector<HostTensor>{ConvReference(ReadConv(s, form))};
+  };
+  return op;
+}
+
+ErrorInput ConvError(Rng& rng, std::vector<int64_t> in, std::vector<int64_t> w, tsr_dtype wdt,
+                     std::vector<int64_t> stride, std::vector<int64_t> output_padding,
+                     bool transposed, int64_t groups, std::string what) {
+  return {{{Arg::Tensor(MakeTensor(in, TSR_DTYPE_FLOAT32, rng)),
+            Arg::Tensor(MakeTensor(w, wdt, rng)), Arg::None(), Arg::Ints(stride), Arg::Ints({0}),
+            Arg::Ints({1}), Arg::Bool(transposed), Arg::Ints(output_padding), Arg::Int(groups)},
+           what},
+          TSR_INVALID_ARGUMENT,
+          what};
+}
+
 }  // namespace
 
 void AddLinalgNNOps(std::vector<OpInfo>& db) {
@@ -253,130 +806,137 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     db.push_back(std::move(op));
   }
   {
-    OpInfo op;
-    op.name = "conv2d";
-    op.dtypes = Bit(TSR_DTYPE_FLOAT32) | Bit(TSR_DTYPE_FLOAT64) | Bit(TSR_DTYPE_BFLOAT16) |
-                Bit(TSR_DTYPE_FLOAT16);
-    op.tolerance_scale = 10;
-    op.samples = [](tsr_dtype dtype, Rng& rng) {
-      std::vector<Sample> s;
-      struct C {
-        std::vector<int64_t> in, w;
-        int64_t stride, pad, dil, groups;
-      };
-      for (const C& c : std::vector<C>{{{2, 4, 7, 7}, {6, 4, 3, 3}, 1, 1, 1, 1},
-                                       {{1, 4, 9, 8}, {4, 2, 3, 2}, 2, 0, 1, 2},
-                                       {{1, 3, 11, 11}, {2, 3, 3, 3}, 1, 2, 2, 1},
-                                       {{3, 5, 5}, {2, 3, 1, 1}, 1, 0, 1, 1}}) {
-        s.push_back(
-            {{Arg::Tensor(MakeTensor(c.in, dtype, rng, Unit(dtype))),
-              Arg::Tensor(MakeTensor(c.w, dtype, rng, Unit(dtype))),
-              Arg::Tensor(MakeTensor({c.w[0]}, dtype, rng, Unit(dtype))), Arg::Ints({c.stride}),
-              Arg::Ints({c.pad}), Arg::Ints({c.dil}), Arg::Int(c.groups)},
-             ShapeString(c.in) + " * " + ShapeString(c.w) + " stride " + std::to_string(c.stride) +
-                 " pad " + std::to_string(c.pad) + " dil " + std::to_string(c.dil) + " groups " +
-                 std::to_string(c.groups)});
-      }
-      return s;
-    };
-    op.reference = [](const Sample& s) {
-      HostTensor x = s.args[0].tensor;
-      const HostTensor &w = s.args[1].tensor, &bias = s.args[2].tensor;
-      const bool unbatched = x.dim() == 3;
-      if (unbatched) x.shape.insert(x.shape.begin(), 1);
-      const int64_t st = s.args[3].ints[0], pad = s.args[4].ints[0], dil = s.args[5].ints[0],
-                    g = s.args[6].integer;
-      const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
-      const int64_t O = w.shape[0], IG = w.shape[1], KH = w.shape[2], KW = w.shape[3];
-      const int64_t OH = (H + 2 * pad - dil * (KH - 1) - 1) / st + 1,
-                    OW = (W + 2 * pad - dil * (KW - 1) - 1) / st + 1;
-      (void)C;
-      std::vector<long double> out;
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t o = 0; o < O; ++o)
-          for (int64_t oh = 0; oh < OH; ++oh)
-            for (int64_t ow = 0; ow < OW; ++ow) {
-              long double acc = bias.values[o];
-              const int64_t grp = o / (O / g);
-              for (int64_t c = 0; c < IG; ++c)
-                for (int64_t kh = 0; kh < KH; ++kh)
-                  for (int64_t kw = 0; kw < KW; ++kw) {
-                    const int64_t h = oh * st - pad + kh * dil, ww = ow * st - pad + kw * dil;
-                    if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
-                    acc += static_cast<long double>(
-                               x.values[((n * x.shape[1] + grp * IG + c) * H + h) * W + ww]) *
-                           w.values[((o * IG + c) * KH + kh) * KW + kw];
-                  }
-              out.push_back(acc);
-            }
-      std::vector<int64_t> shape{N, O, OH, OW};
-      if (unbatched) shape.erase(shape.begin());
-      return std::vector<HostTensor>{FromLong(shape, x.dtype, out)};
-    };
+    // PyTorch 1.13's CPU convolution takes every integer type on its plain paths (int64 only
+    // when dilated or transposed, where Tessera takes them all, computed exactly) and refuses
+    // float16; Tessera's loops take float16 as well.
+    constexpr DtypeMask kConvDtypes = kNumericMask;
+    OpInfo op = ConvOp("convolution", ConvForm::kNative, 0, kConvDtypes);
     op.errors = [](Rng& rng) {
+      const tsr_dtype f = TSR_DTYPE_FLOAT32;
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({1, 3, 5, 5}, TSR_DTYPE_FLOAT32, rng)),
-             Arg::Tensor(MakeTensor({2, 4, 3, 3}, TSR_DTYPE_FLOAT32, rng)), Arg::None()},
-            "3 input channels for a weight of 4"},
-           TSR_INVALID_ARGUMENT,
-           "channels that do not match"}};
+          ConvError(rng, {1, 3, 5, 5}, {2, 4, 3, 3}, f, {1}, {0}, false, 1,
+                    "input channels that do not match the weight"),
+          ConvError(rng, {1, 4, 5, 5}, {3, 2, 3, 3}, f, {1}, {0}, false, 2,
+                    "output channels not divisible by groups"),
+          ConvError(rng, {1, 4, 5}, {2, 4, 3, 3}, f, {1}, {0}, false, 1,
+                    "a 3D input for a 4D weight"),
+          ConvError(rng, {1, 3, 2, 2}, {2, 3, 3, 3}, f, {1}, {0}, false, 1,
+                    "a kernel larger than the padded input"),
+          ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, TSR_DTYPE_FLOAT64, {1}, {0}, false, 1,
+                    "a weight of another dtype"),
+          ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, f, {0}, {0}, false, 1, "stride 0"),
+          ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, f, {1, 1, 1}, {0}, false, 1,
+                    "three strides for two spatial dims"),
+          ConvError(rng, {1, 3, 5, 5}, {3, 2, 3, 3}, f, {2}, {2}, true, 1,
+                    "output_padding not below stride or dilation"),
+          ConvError(rng, {1, 2, 5, 5}, {3, 2, 3, 3}, f, {1}, {0}, true, 1,
+                    "transposed: input channels that do not match weight dim 0"),
+      };
     };
     db.push_back(std::move(op));
+    db.push_back(ConvOp("conv1d", ConvForm::kConv, 1, kConvDtypes));
+    db.push_back(ConvOp("conv2d", ConvForm::kConv, 2, kConvDtypes));
+    db.push_back(ConvOp("conv3d", ConvForm::kConv, 3, kConvDtypes));
+    for (int d = 1; d <= 3; ++d) {
+      OpInfo padded =
+          ConvOp("conv" + std::to_string(d) + "d.padding", ConvForm::kConvPadding, d, kConvDtypes);
+      padded.errors = [d](Rng& rng) {
+        std::vector<int64_t> in{1, 2}, w{2, 2};
+        for (int i = 0; i < d; ++i) {
+          in.push_back(5);
+          w.push_back(3);
+        }
+        auto sample = [&](std::string mode, int64_t stride, std::string what) {
+          return ErrorInput{{{Arg::Tensor(MakeTensor(in, TSR_DTYPE_FLOAT32, rng)),
+                              Arg::Tensor(MakeTensor(w, TSR_DTYPE_FLOAT32, rng)), Arg::None(),
+                              Arg::Ints({stride}), Arg::String(mode), Arg::Ints({1}), Arg::Int(1)},
+                             what},
+                            TSR_INVALID_ARGUMENT,
+                            what};
+        };
+        return std::vector<ErrorInput>{sample("same", 2, "'same' with stride 2"),
+                                       sample("full", 1, "padding 'full'")};
+      };
+      db.push_back(std::move(padded));
+    }
+    db.push_back(ConvOp("conv_transpose1d", ConvForm::kConvTranspose, 1, kConvDtypes));
+    db.push_back(ConvOp("conv_transpose2d.input", ConvForm::kConvTranspose, 2, kConvDtypes));
+    db.push_back(ConvOp("conv_transpose3d.input", ConvForm::kConvTranspose, 3, kConvDtypes));
   }
-  // Pooling: values of max_pool2d and avg_pool2d.
+  // Pooling: values of max_pool2d and avg_pool2d. PyTorch 1.13's CPU avg_pool2d also takes
+  // int64 (summed in int64, divided with truncation toward zero); max_pool2d only floating
+  // types.
   for (bool is_max : {true, false}) {
     OpInfo op;
     op.name = is_max ? "max_pool2d" : "avg_pool2d";
     op.out = is_max ? "" : "avg_pool2d.out";
-    op.dtypes = kFloatingMask;
+    op.dtypes = is_max ? kFloatingMask : kFloatingMask | Bit(TSR_DTYPE_INT64);
     op.tolerance_scale = 4;
     op.samples = [is_max](tsr_dtype dtype, Rng& rng) {
       std::vector<Sample> s;
+      // After PyTorch's sample_inputs_avgpool2d / max_pool2d: per-dim kernels, a default
+      // stride ([] = the kernel), ceil_mode, padding counted or not, divisor_override, and a
+      // single-row input with a kernel of one row.
       struct C {
-        std::vector<int64_t> in;
-        int64_t k, stride, pad;
+        std::vector<int64_t> in, k, stride, pad;
         bool ceil;
         bool include_pad;
+        int64_t divisor;  // 0: None
       };
-      for (const C& c : std::vector<C>{{{2, 3, 7, 7}, 2, 2, 0, false, true},
-                                       {{1, 2, 9, 8}, 3, 2, 1, true, true},
-                                       {{3, 5, 5}, 3, 1, 1, false, false},
-                                       {{1, 1, 6, 6}, 3, 3, 1, true, false}}) {
-        std::vector<Arg> args{Arg::Tensor(MakeTensor(c.in, dtype, rng)), Arg::Ints({c.k}),
-                              Arg::Ints({c.stride}), Arg::Ints({c.pad})};
+      for (const C& c : std::vector<C>{{{2, 3, 7, 7}, {2}, {2}, {0}, false, true, 0},
+                                       {{1, 2, 9, 8}, {3}, {2}, {1}, true, true, 0},
+                                       {{3, 5, 5}, {3}, {1}, {1}, false, false, 0},
+                                       {{1, 1, 6, 6}, {3}, {3}, {1}, true, false, 0},
+                                       {{2, 3, 1, 9}, {1, 3}, {1, 3}, {0}, false, true, 0},
+                                       {{1, 2, 5, 6}, {3, 2}, {}, {1, 0}, false, true, 0},
+                                       {{1, 2, 6, 6}, {2, 3}, {2, 1}, {1}, false, true, 3},
+                                       {{2, 4, 4}, {3}, {2}, {1}, true, false, -2}}) {
+        if (is_max && c.divisor != 0) continue;
+        std::vector<Arg> args{Arg::Tensor(MakeTensor(c.in, dtype, rng)), Arg::Ints(c.k),
+                              Arg::Ints(c.stride), Arg::Ints(c.pad)};
         if (is_max) {
           args.push_back(Arg::Ints({1}));
           args.push_back(Arg::Bool(c.ceil));
         } else {
           args.push_back(Arg::Bool(c.ceil));
           args.push_back(Arg::Bool(c.include_pad));
+          args.push_back(c.divisor != 0 ? Arg::Int(c.divisor) : Arg::None());
         }
-        s.push_back({args, ShapeString(c.in) + " kernel " + std::to_string(c.k) + " stride " +
-                               std::to_string(c.stride) + " pad " + std::to_string(c.pad) +
+        s.push_back({args, ShapeString(c.in) + " kernel " + ShapeString(c.k) + " stride " +
+                               ShapeString(c.stride) + " pad " + ShapeString(c.pad) +
                                (c.ceil ? " ceil" : "") +
-                               (!is_max && !c.include_pad ? " exclude_pad" : "")});
+                               (!is_max && !c.include_pad ? " exclude_pad" : "") +
+                               (c.divisor != 0 ? " divisor " + std::to_string(c.divisor) : "")});
       }
       return s;
     };
     op.reference = [is_max](const Sample& s) {
       const HostTensor& x = s.args[0].tensor;
-      const int64_t k = s.args[1].ints[0], st = s.args[2].ints[0], pad = s.args[3].ints[0];
+      auto per = [](const std::vector<int64_t>& v, int d, const std::vector<int64_t>& fallback) {
+        return v.empty() ? fallback[d] : v.size() == 1 ? v[0] : v[d];
+      };
+      const std::vector<int64_t>& kv = s.args[1].ints;
+      const int64_t k[2] = {per(kv, 0, kv), per(kv, 1, kv)};
+      const std::vector<int64_t> kk{k[0], k[1]};
+      const int64_t st[2] = {per(s.args[2].ints, 0, kk), per(s.args[2].ints, 1, kk)};
+      const int64_t pad[2] = {per(s.args[3].ints, 0, {0, 0}), per(s.args[3].ints, 1, {0, 0})};
       const bool ceil = is_max ? s.args[5].boolean : s.args[4].boolean;
       const bool include_pad = is_max ? true : s.args[5].boolean;
+      const bool has_divisor = !is_max && s.args[6].kind == Arg::Kind::kInt;
       const int64_t H = x.shape[x.dim() - 2], W = x.shape[x.dim() - 1],
                     planes = x.numel() / (H * W);
-      auto size = [&](int64_t in) {
-        int64_t o = (in + 2 * pad - k + (ceil ? st - 1 : 0)) / st + 1;
-        if (ceil && (o - 1) * st >= in + pad) --o;
+      auto size = [&](int64_t in, int d) {
+        int64_t o = (in + 2 * pad[d] - k[d] + (ceil ? st[d] - 1 : 0)) / st[d] + 1;
+        if (ceil && (o - 1) * st[d] >= in + pad[d]) --o;
         return o;
       };
-      const int64_t OH = size(H), OW = size(W);
+      const int64_t OH = size(H, 0), OW = size(W, 1);
       std::vector<long double> out;
       for (int64_t p = 0; p < planes; ++p)
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow) {
-            int64_t h0 = oh * st - pad, w0 = ow * st - pad;
-            int64_t h1 = std::min(h0 + k, H + pad), w1 = std::min(w0 + k, W + pad);
+            int64_t h0 = oh * st[0] - pad[0], w0 = ow * st[1] - pad[1];
+            int64_t h1 = std::min(h0 + k[0], H + pad[0]), w1 = std::min(w0 + k[1], W + pad[1]);
             const int64_t pool = (h1 - h0) * (w1 - w0);
             h0 = std::max<int64_t>(h0, 0);
             w0 = std::max<int64_t>(w0, 0);
@@ -388,7 +948,11 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
                 const double v = x.values[(p * H + h) * W + w];
                 acc = is_max ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
               }
-            out.push_back(is_max ? acc : acc / (include_pad ? pool : (h1 - h0) * (w1 - w0)));
+            const int64_t divisor = has_divisor   ? s.args[6].integer
+                                    : include_pad ? pool
+                                                  : (h1 - h0) * (w1 - w0);
+            // Integer division truncates toward zero, which RoundTo's cast does.
+            out.push_back(is_max ? acc : acc / divisor);
           }
       std::vector<int64_t> shape(x.shape.begin(), x.shape.end() - 2);
       shape.push_back(OH);
@@ -445,39 +1009,156 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
-  {
+  // Batch norm (native, composite) and instance norm.
+  for (const char* name : {"native_batch_norm", "batch_norm"}) {
+    const bool native = std::string(name) == "native_batch_norm";
     OpInfo op;
-    op.name = "batch_norm";
+    op.name = name;
     op.dtypes = kFloatingMask;
     op.tolerance_scale = 10;
+    op.mutated_args = {3, 4};
+    op.samples = [native](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      std::vector<BatchNormCase> cases = BatchNormCases();
+      // An empty batch: the composite returns early (PyTorch's native op divides by zero).
+      if (!native) cases.push_back({{0, 3, 4}, true, true, true, true, 0.1, 1e-5});
+      for (const BatchNormCase& c : cases) {
+        std::vector<Arg> args = BatchNormArgs(c, dtype, rng);
+        if (!native) args.push_back(Arg::Bool(false));  // cudnn_enabled
+        s.push_back({args, BatchNormDesc(c)});
+      }
+      return s;
+    };
+    op.reference = [native](const Sample& s) {
+      std::vector<HostTensor> r = BatchNormReference(s);
+      if (!native) r.erase(r.begin() + 1, r.begin() + 3);  // the composite returns out only
+      return r;
+    };
+    op.errors = [](Rng& rng) {
+      const tsr_dtype f = TSR_DTYPE_FLOAT32;
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::None(), Arg::None(), Arg::None(),
+             Arg::None(), Arg::Bool(false), Arg::Double(0.1), Arg::Double(1e-5)},
+            "inference without running statistics"},
+           TSR_INVALID_ARGUMENT,
+           "running_mean must be defined in evaluation mode"},
+          {{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Tensor(MakeTensor({4}, f, rng)),
+             Arg::None(), Arg::None(), Arg::None(), Arg::Bool(true), Arg::Double(0.1),
+             Arg::Double(1e-5)},
+            "weight of 4 for 3 channels"},
+           TSR_INVALID_ARGUMENT,
+           "a weight that does not match the channels"},
+          {{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_INT64, rng)), Arg::None(), Arg::None(),
+             Arg::None(), Arg::None(), Arg::Bool(true), Arg::Double(0.1), Arg::Double(1e-5)},
+            "an int64 input"},
+           TSR_INVALID_ARGUMENT,
+           "an integer input"}};
+    };
+    if (!native) op.errors = nullptr;
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op;
+    op.name = "instance_norm";
+    op.dtypes = kFloatingMask;
+    op.tolerance_scale = 10;
+    op.mutated_args = {3, 4};
+    // After PyTorch's sample_inputs_instance_norm: with and without weight, bias and running
+    // statistics, 3D to 5D inputs, a batch of 1, momentum 0 and 1; and the running statistics
+    // alone (use_input_stats=False).
+    struct C {
+      std::vector<int64_t> shape;
+      bool affine, running, use_input_stats;
+      double momentum, eps;
+    };
+    static const std::vector<C> cases{{{2, 3, 5}, true, true, true, 0.1, 1e-5},
+                                      {{3, 2, 4, 3}, false, true, true, 0.5, 1e-3},
+                                      {{1, 3, 2, 2, 3}, true, false, true, 0.1, 1e-5},
+                                      {{2, 2, 6}, false, false, true, 0.0, 1e-5},
+                                      {{2, 3, 4}, true, true, true, 1.0, 1e-5},
+                                      {{2, 3, 4}, true, true, false, 0.1, 1e-5}};
     op.samples = [](tsr_dtype dtype, Rng& rng) {
       MakeOptions positive;
       positive.positive = true;
       std::vector<Sample> s;
-      for (const auto& shape : std::vector<std::vector<int64_t>>{{4, 3, 5, 5}, {6, 3}}) {
-        s.push_back(
-            {{Arg::Tensor(MakeTensor(shape, dtype, rng)), Arg::Tensor(MakeTensor({3}, dtype, rng)),
-              Arg::Tensor(MakeTensor({3}, dtype, rng)), Arg::Tensor(MakeTensor({3}, dtype, rng)),
-              Arg::Tensor(MakeTensor({3}, dtype, rng, positive)), Arg::Bool(false),
-              Arg::Double(0.1), Arg::Double(1e-5), Arg::Bool(false)},
-             ShapeString(shape) + " inference"});
+      for (const C& c : cases) {
+        const int64_t ch = c.shape[1];
+        auto opt = [&](bool present, bool pos) {
+          return present ? Arg::Tensor(MakeTensor({ch}, dtype, rng, pos ? positive : MakeOptions{}))
+                         : Arg::None();
+        };
+        s.push_back({{Arg::Tensor(MakeTensor(c.shape, dtype, rng)), opt(c.affine, false),
+                      opt(c.affine, false), opt(c.running, false), opt(c.running, true),
+                      Arg::Bool(c.use_input_stats), Arg::Double(c.momentum), Arg::Double(c.eps),
+                      Arg::Bool(false)},
+                     ShapeString(c.shape) + (c.affine ? " affine" : "") +
+                         (c.running ? " running stats" : "") +
+                         (c.use_input_stats ? "" : " use_input_stats=False") + " momentum " +
+                         std::to_string(c.momentum)});
       }
       return s;
     };
     op.reference = [](const Sample& s) {
+      // Each (n, c) plane is its own batch-norm channel; the running statistics take the
+      // mean over n of the per-plane updates.
       const HostTensor& x = s.args[0].tensor;
-      const int64_t C = x.shape[1], inner = x.numel() / (x.shape[0] * C);
-      const double eps = s.args[7].number;
+      const int64_t N = x.shape[0], C = x.shape[1], inner = x.numel() / (N * C);
+      const bool use_input_stats = s.args[5].boolean;
+      const double momentum = s.args[6].number, eps = s.args[7].number;
+      const bool running = s.args[3].kind == Arg::Kind::kTensor;
       HostTensor out = x;
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        const int64_t c = (i / inner) % C;
-        const double v = (x.values[i] - s.args[3].tensor.values[c]) /
-                             std::sqrt(s.args[4].tensor.values[c] + eps) *
-                             s.args[1].tensor.values[c] +
-                         s.args[2].tensor.values[c];
-        out.values[i] = RoundTo(x.dtype, v);
+      HostTensor rm = running ? s.args[3].tensor : HostTensor{},
+                 rv = running ? s.args[4].tensor : HostTensor{};
+      std::vector<long double> rm_sum(static_cast<size_t>(C), 0), rv_sum(static_cast<size_t>(C), 0);
+      for (int64_t n = 0; n < N; ++n) {
+        for (int64_t c = 0; c < C; ++c) {
+          const double* p = &x.values[(n * C + c) * inner];
+          long double mean, var;
+          if (use_input_stats) {
+            long double sum = 0, sq = 0;
+            for (int64_t i = 0; i < inner; ++i) sum += p[i];
+            mean = sum / inner;
+            for (int64_t i = 0; i < inner; ++i) sq += (p[i] - mean) * (p[i] - mean);
+            var = sq / inner;
+            if (running) {
+              rm_sum[c] += momentum * mean + (1 - momentum) * s.args[3].tensor.values[c];
+              rv_sum[c] +=
+                  momentum * (sq / (inner - 1)) + (1 - momentum) * s.args[4].tensor.values[c];
+            }
+          } else {
+            mean = s.args[3].tensor.values[c];
+            var = s.args[4].tensor.values[c];
+          }
+          const long double inv = 1 / std::sqrt(static_cast<double>(var) + eps);
+          for (int64_t i = 0; i < inner; ++i) {
+            long double v = (p[i] - mean) * inv;
+            if (s.args[1].kind == Arg::Kind::kTensor) v *= s.args[1].tensor.values[c];
+            if (s.args[2].kind == Arg::Kind::kTensor) v += s.args[2].tensor.values[c];
+            out.values[(n * C + c) * inner + i] = RoundTo(x.dtype, static_cast<double>(v));
+          }
+        }
       }
-      return std::vector<HostTensor>{out};
+      std::vector<HostTensor> r{out};
+      if (running) {
+        if (use_input_stats) {
+          for (int64_t c = 0; c < C; ++c) {
+            rm.values[c] = RoundTo(rm.dtype, static_cast<double>(rm_sum[c] / N));
+            rv.values[c] = RoundTo(rv.dtype, static_cast<double>(rv_sum[c] / N));
+          }
+        }
+        r.push_back(rm);
+        r.push_back(rv);
+      }
+      return r;
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({2, 3, 4}, TSR_DTYPE_FLOAT32, rng)), Arg::None(), Arg::None(),
+             Arg::None(), Arg::None(), Arg::Bool(false), Arg::Double(0.1), Arg::Double(1e-5),
+             Arg::Bool(false)},
+            "use_input_stats=False without running statistics"},
+           TSR_INVALID_ARGUMENT,
+           "no statistics to normalize with"}};
     };
     db.push_back(std::move(op));
   }

@@ -1,5 +1,6 @@
 #include "conformance/oracles.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -455,6 +456,14 @@ class OpRunner {
                std::string("no reference: ") + e.what());
         continue;
       }
+      // The expected values of the arguments updated in place trail the returns.
+      std::vector<HostTensor> expected_mutated;
+      for (size_t i : op_.mutated_args) {
+        if (i < s.args.size() && s.args[i].kind == Arg::Kind::kTensor) {
+          expected_mutated.insert(expected_mutated.begin(), expected.back());
+          expected.pop_back();
+        }
+      }
       std::vector<Tensor> real;
       // reference (and variants: functional inputs unchanged)
       Case({dt, "contiguous", "reference", s.desc},
@@ -469,6 +478,22 @@ class OpRunner {
                const Arg& a = s.args[i];
                if (i == 0 && op_.mutates_self && a.kind == Arg::Kind::kTensor) {
                  ++k;  // an in-place op's self is meant to change
+                 continue;
+               }
+               const auto m = std::find(op_.mutated_args.begin(), op_.mutated_args.end(), i);
+               if (m != op_.mutated_args.end() && a.kind == Arg::Kind::kTensor) {
+                 // Updated in place: compare with the reference's value for it.
+                 size_t j = 0;
+                 for (auto it = op_.mutated_args.begin(); it != m; ++it) {
+                   j += s.args[*it].kind == Arg::Kind::kTensor ? 1 : 0;
+                 }
+                 *tol = ToleranceFor(expected_mutated[j].dtype, op_.tolerance_scale);
+                 const Comparison c =
+                     Compare(FromDevice(inputs[k++]), expected_mutated[j], *tol, "input");
+                 if (!c.ok) {
+                   *msg = "argument " + std::to_string(i) + " updated in place: " + c.message;
+                   return Status::kFail;
+                 }
                  continue;
                }
                std::vector<const HostTensor*> hs;

@@ -226,6 +226,31 @@ TEST(ConformanceCli, BadNumbersPatternsAndFilesAreUsageErrors) {
   std::remove(not_report.c_str());
 }
 
+TEST(PlantedBugs, RunningStatsLeftUnchangedFailTheReferenceOracle) {
+  // A training batch norm that normalizes right but forgets the running statistics: only the
+  // training samples that move the running statistics fail; inference and the rest pass.
+  const CliRun r =
+      Conformance(Plugin("keeps_running_stats") + " --op '^native_batch_norm$' --dtype float32");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  int failed = 0, passed = 0;
+  for (const CaseResult& c : r.cases) {
+    if (c.oracle != "reference" || c.layout != "contiguous") continue;
+    // (momentum 0 leaves the running statistics as they were: right by accident.)
+    const bool stateful = c.sample.find("training") != std::string::npos &&
+                          c.sample.find("running stats") != std::string::npos &&
+                          c.sample.find("momentum 0.000000") == std::string::npos;
+    if (stateful) {
+      EXPECT_EQ(c.status, Status::kFail) << c.sample;
+      failed += c.status == Status::kFail;
+    } else {
+      EXPECT_EQ(c.status, Status::kPass) << c.sample;
+      passed += c.status == Status::kPass;
+    }
+  }
+  EXPECT_GT(failed, 0) << r.output;
+  EXPECT_GT(passed, 0) << r.output;
+}
+
 TEST(ConformanceCli, ExpectedFailuresAndBaselines) {
   const std::string expect = TempPath("expect.txt");
   {

@@ -1,7 +1,8 @@
 // A small plugin with one bug planted on purpose (TESSERA_PLANTED_BUG), for testing that the
 // conformance suite catches it with the right status and leaves the healthy ops passing.
 // Device: PrivateUse2 renamed "bug", plain host memory. Ops (out= forms, float32; add also
-// int32): add, neg, abs, sqrt, silu, relu. No CPU fallback: every other op is unsupported.
+// int32): add, neg, abs, sqrt, silu, relu; native_batch_norm (float32, dense input). No CPU
+// fallback: every other op is unsupported.
 //
 //   1 wrong_dtype     add gives wrong int32 results (float32 is right)
 //   2 ignores_strides neg reads its input as if it were contiguous
@@ -9,20 +10,24 @@
 //   4 crashes         sqrt dereferences NULL
 //   5 claims_dtype    silu computes int32 inputs, which PyTorch refuses
 //   6 slow            relu sleeps far past any reasonable timeout
-//   7 crashes_loading tsr_plugin_init dies of SIGSEGV
-//   8 hangs_loading   tsr_plugin_init never returns (sleeps for an hour)
+//   7 keeps_running_stats native_batch_norm (float32) normalizes right in training but never
+//                     updates running_mean and running_var
+//   8 crashes_loading tsr_plugin_init dies of SIGSEGV
+//   9 hangs_loading   tsr_plugin_init never returns (sleeps for an hour)
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
+#include <tuple>
 
 #include "tessera/sdk/loops.hpp"
 #include "tessera/sdk/plugin.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..8)"
+#error "define TESSERA_PLANTED_BUG (1..9)"
 #endif
 
 namespace {
@@ -156,11 +161,64 @@ Tensor ReluOut(const Tensor& a, const Tensor& out) {
   return out;
 }
 
+// native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+// float32 with a dense input; running statistics updated in training except under bug 7.
+std::tuple<Tensor, Tensor, Tensor> BatchNorm(const Tensor& in, const std::optional<Tensor>& w,
+                                             const std::optional<Tensor>& b,
+                                             const std::optional<Tensor>& rm,
+                                             const std::optional<Tensor>& rv, bool training,
+                                             double momentum, double eps) {
+  RequireFloat(in, "native_batch_norm");
+  if (!in.is_contiguous()) {
+    sdk::fail(TSR_UNIMPLEMENTED, "native_batch_norm: the planted plugin takes dense inputs only");
+  }
+  const int64_t N = in.size(0), C = in.size(1), inner = N * C == 0 ? 0 : in.numel() / (N * C);
+  Tensor out = Tensor::empty(in.sizes().vec(), in.dtype(), in.device());
+  Tensor mean = Tensor::empty({training ? C : 0}, in.dtype(), in.device());
+  Tensor invstd = Tensor::empty({training ? C : 0}, in.dtype(), in.device());
+  auto at = [](const std::optional<Tensor>& t, int64_t c) -> float& {
+    return t->data<float>()[c * t->strides()[0]];
+  };
+  const float* x = in.data<float>();
+  for (int64_t c = 0; c < C; ++c) {
+    double mu, var, sum = 0, sq = 0;
+    const double n = static_cast<double>(N * inner);
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < inner; ++j) sum += x[(i * C + c) * inner + j];
+    if (training) {
+      mu = sum / n;
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t j = 0; j < inner; ++j) {
+          const double d = x[(i * C + c) * inner + j] - mu;
+          sq += d * d;
+        }
+      var = sq / n;
+      mean.data<float>()[c] = static_cast<float>(mu);
+      invstd.data<float>()[c] = static_cast<float>(1 / std::sqrt(var + eps));
+      if (kBug != 7 && rm)
+        at(rm, c) = static_cast<float>(momentum * mu + (1 - momentum) * at(rm, c));
+      if (kBug != 7 && rv) {
+        at(rv, c) = static_cast<float>(momentum * sq / (n - 1) + (1 - momentum) * at(rv, c));
+      }
+    } else {
+      mu = at(rm, c);
+      var = at(rv, c);
+    }
+    const double scale = (w ? at(w, c) : 1.0) / std::sqrt(var + eps), shift = b ? at(b, c) : 0.0;
+    for (int64_t i = 0; i < N; ++i)
+      for (int64_t j = 0; j < inner; ++j) {
+        const int64_t k = (i * C + c) * inner + j;
+        out.data<float>()[k] = static_cast<float>((x[k] - mu) * scale + shift);
+      }
+  }
+  return {out, mean, invstd};
+}
+
 }  // namespace
 
 TESSERA_PLUGIN(lib) {
-  if (kBug == 7) std::raise(SIGSEGV);
-  if (kBug == 8) std::this_thread::sleep_for(std::chrono::hours(1));
+  if (kBug == 8) std::raise(SIGSEGV);
+  if (kBug == 9) std::this_thread::sleep_for(std::chrono::hours(1));
   lib.describe("planted", "1.0", kType, "bug");
   lib.device(Interface());
   lib.impl<&AddOut>("add.out");
@@ -169,4 +227,5 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&SqrtOut>("sqrt.out");
   lib.impl<&SiluOut>("silu.out");
   lib.impl<&ReluOut>("relu.out");
+  lib.impl<&BatchNorm>("native_batch_norm");
 }

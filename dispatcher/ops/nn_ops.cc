@@ -51,79 +51,229 @@ int64_t PooledSize(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t d
 
 // ---- convolution ----
 
+// A per-spatial-dim argument of convolution: one value applies to every dim, [] means
+// `fallback`, otherwise one value per dim (PyTorch's expand_param_if_needed).
+absl::StatusOr<DimVector> SpatialArg(const OperatorHandle& op, const char* arg, const Value& v,
+                                     int64_t dims, int64_t fallback) {
+  IntArrayRef list = v.int_list();
+  if (list.empty()) return DimVector(dims, fallback);
+  if (list.size() == 1) return DimVector(dims, list[0]);
+  if (static_cast<int64_t>(list.size()) == dims) return DimVector(list.begin(), list.end());
+  return Invalid(op, absl::StrFormat("expected %s to be a single integer value or a list of %d "
+                                     "values to match the convolution dimensions, but got %s=%s",
+                                     arg, dims, arg, ShapeToString(list)));
+}
+
+// The dtypes PyTorch 1.13's CPU convolution computes: its slow paths (slow_conv2d,
+// slow_conv3d, slow_conv_transpose2d/3d, slow_conv_dilated) dispatch over floating types and,
+// depending on the path, integer ones; Tessera takes every integer type on every path (exact
+// integer arithmetic, wrapping like PyTorch's integer GEMM) rather than copy which path refuses
+// which. bool is refused, as in PyTorch.
+bool ConvolutionDtype(ScalarType t) { return t != ScalarType::kBool; }
+
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+// with PyTorch's checks (Convolution.cpp's check_shape_forward) and messages. 1, 2 or 3 spatial
+// dims; input [N, C_in, *], weight [C_out, C_in / groups, *k] or, transposed,
+// [C_in, C_out / groups, *k].
 Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& in = s[0].tensor();
   const Tensor& w = s[1].tensor();
-  if (in.dim() != 4 || w.dim() != 4) {
-    return Invalid(
-        op, absl::StrFormat("expected a 4D input [N, C, H, W] and a 4D weight [C_out, C_in / "
-                            "groups, kH, kW], got input %s and weight %s",
-                            ShapeToString(in.sizes()), ShapeToString(w.sizes())));
+  const bool transposed = s[6].to_bool();
+  if (w.dim() < 3 || w.dim() > 5) {
+    return Invalid(op, absl::StrFormat("expected a 3D, 4D or 5D weight (1, 2 or 3 spatial dims), "
+                                       "got weight of size %s",
+                                       ShapeToString(w.sizes())));
   }
-  if (s[6].to_bool()) return Invalid(op, "transposed convolution is not in op set v1");
-  TSR_ASSIGN_OR_RETURN(auto stride, Pair(op, "stride", s[3], {1, 1}));
-  TSR_ASSIGN_OR_RETURN(auto padding, Pair(op, "padding", s[4], {0, 0}));
-  TSR_ASSIGN_OR_RETURN(auto dilation, Pair(op, "dilation", s[5], {1, 1}));
+  if (in.dim() != w.dim()) {
+    return Invalid(
+        op, absl::StrFormat("Expected %dD (batched) input to convolution for %dD weight "
+                            "%s, but got input of size: %s",
+                            w.dim(), w.dim(), ShapeToString(w.sizes()), ShapeToString(in.sizes())));
+  }
+  const int64_t dims = w.dim() - 2;
+  TSR_ASSIGN_OR_RETURN(DimVector stride, SpatialArg(op, "stride", s[3], dims, 1));
+  TSR_ASSIGN_OR_RETURN(DimVector padding, SpatialArg(op, "padding", s[4], dims, 0));
+  TSR_ASSIGN_OR_RETURN(DimVector dilation, SpatialArg(op, "dilation", s[5], dims, 1));
+  TSR_ASSIGN_OR_RETURN(DimVector output_padding, SpatialArg(op, "output_padding", s[7], dims, 0));
   const int64_t groups = s[8].to_int();
-  for (int i = 0; i < 2; ++i) {
-    if (stride[i] <= 0 || dilation[i] <= 0 || padding[i] < 0) {
-      return Invalid(op, absl::StrFormat("expected stride > 0, dilation > 0 and padding >= 0, got "
-                                         "stride %d, dilation %d, padding %d",
-                                         stride[i], dilation[i], padding[i]));
+  for (int64_t i = 0; i < dims; ++i) {
+    if (stride[i] <= 0) return Invalid(op, "non-positive stride is not supported");
+    if (padding[i] < 0) return Invalid(op, "negative padding is not supported");
+    if (output_padding[i] < 0) return Invalid(op, "negative output_padding is not supported");
+    if (dilation[i] <= 0) return Invalid(op, "dilation should be greater than zero");
+  }
+  if (groups <= 0) return Invalid(op, "non-positive groups is not supported");
+  const std::string wshape = ShapeToString(w.sizes());
+  int64_t out_channels;
+  if (!transposed) {
+    if (w.sizes()[0] < groups) {
+      return Invalid(op, absl::StrFormat("Given groups=%d, expected weight to be at least %d at "
+                                         "dimension 0, but got weight of size %s instead",
+                                         groups, groups, wshape));
     }
+    if (w.sizes()[0] % groups != 0) {
+      return Invalid(op, absl::StrFormat("Given groups=%d, expected weight to be divisible by %d "
+                                         "at dimension 0, but got weight of size %s instead",
+                                         groups, groups, wshape));
+    }
+    if (in.sizes()[1] != w.sizes()[1] * groups) {
+      return Invalid(op, absl::StrFormat("expected input %s to have %d channels (weight %s, "
+                                         "groups %d), but got %d channels instead",
+                                         ShapeToString(in.sizes()), w.sizes()[1] * groups, wshape,
+                                         groups, in.sizes()[1]));
+    }
+    out_channels = w.sizes()[0];
+  } else {
+    if (in.sizes()[1] != w.sizes()[0]) {
+      return Invalid(
+          op, absl::StrFormat("Given transposed=1, weight of size %s, expected input %s "
+                              "to have %d channels, but got %d channels instead",
+                              wshape, ShapeToString(in.sizes()), w.sizes()[0], in.sizes()[1]));
+    }
+    if (w.sizes()[0] % groups != 0) {
+      return Invalid(op, absl::StrFormat("Given groups=%d, expected weight to be divisible by %d "
+                                         "at dimension 0, but got weight of size %s instead",
+                                         groups, groups, wshape));
+    }
+    for (int64_t i = 0; i < dims; ++i) {
+      // PyTorch's slow_conv_transpose shape check: the extra output rows must not reach past
+      // what one more stride or dilation step would produce.
+      if (output_padding[i] >= stride[i] && output_padding[i] >= dilation[i]) {
+        return Invalid(op, absl::StrFormat("output padding must be smaller than either stride or "
+                                           "dilation, but got output_padding %s, stride %s, "
+                                           "dilation %s",
+                                           ShapeToString(output_padding), ShapeToString(stride),
+                                           ShapeToString(dilation)));
+      }
+    }
+    out_channels = w.sizes()[1] * groups;
   }
-  if (groups <= 0 || w.sizes()[0] % groups != 0) {
-    return Invalid(op,
-                   absl::StrFormat("expected groups > 0 dividing the %d output channels, got %d",
-                                   w.sizes()[0], groups));
+  if (!ConvolutionDtype(in.dtype())) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: not implemented for dtype %s", op.name(), ScalarTypeName(in.dtype())));
   }
-  if (in.sizes()[1] != w.sizes()[1] * groups) {
-    return Invalid(
-        op, absl::StrFormat("expected input %s to have %d channels (weight %s, groups %d), but got "
-                            "%d channels instead",
-                            ShapeToString(in.sizes()), w.sizes()[1] * groups,
-                            ShapeToString(w.sizes()), groups, in.sizes()[1]));
+  if (w.dtype() != in.dtype()) {
+    return Invalid(op, absl::StrFormat("Input type (%s) and weight type (%s) should be the same",
+                                       ScalarTypeName(in.dtype()), ScalarTypeName(w.dtype())));
   }
-  TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
-  TSR_RETURN_IF_ERROR(CheckSameDtype(op, "weight", w, in));
   if (s[2].is_tensor()) {
     const Tensor& b = s[2].tensor();
-    TSR_RETURN_IF_ERROR(CheckSameDtype(op, "bias", b, in));
-    if (b.dim() != 1 || b.sizes()[0] != w.sizes()[0]) {
-      return Invalid(op, absl::StrFormat("expected bias of shape [%d], got %s", w.sizes()[0],
-                                         ShapeToString(b.sizes())));
+    if (b.dtype() != in.dtype()) {
+      return Invalid(op, absl::StrFormat("Input type (%s) and bias type (%s) should be the same",
+                                         ScalarTypeName(in.dtype()), ScalarTypeName(b.dtype())));
+    }
+    if (b.dim() != 1 || b.sizes()[0] != out_channels) {
+      return Invalid(op, absl::StrFormat("Given weight of size %s, expected bias to be "
+                                         "1-dimensional with %d elements, but got bias of size %s "
+                                         "instead",
+                                         wshape, out_channels, ShapeToString(b.sizes())));
     }
   }
-  DimVector out{in.sizes()[0], w.sizes()[0]};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t o =
-        PooledSize(in.sizes()[2 + i], w.sizes()[2 + i], padding[i], stride[i], dilation[i], false);
-    if (o <= 0) {
-      return Invalid(op,
-                     absl::StrFormat("calculated output size %s is too small (input %s, kernel %s)",
-                                     ShapeToString({out[0], out[1], o}), ShapeToString(in.sizes()),
-                                     ShapeToString(w.sizes())));
+  DimVector out{in.sizes()[0], out_channels};
+  for (int64_t i = 0; i < dims; ++i) {
+    const int64_t in_size = in.sizes()[2 + i], k = w.sizes()[2 + i];
+    if (!transposed) {
+      const int64_t padded = in_size + 2 * padding[i], span = dilation[i] * (k - 1) + 1;
+      if (padded < span) {
+        return Invalid(op, absl::StrFormat("Calculated padded input size per channel: %d (dim %d). "
+                                           "Kernel size: %d. Kernel size can't be greater than "
+                                           "actual input size",
+                                           padded, i, span));
+      }
+      out.push_back((padded - span) / stride[i] + 1);
+    } else {
+      const int64_t o = (in_size - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) +
+                        output_padding[i] + 1;
+      if (o <= 0) {
+        return Invalid(op, absl::StrFormat("Given input size per channel: %s. Calculated output "
+                                           "size per channel: %d (dim %d). Output size is too "
+                                           "small",
+                                           ShapeToString(in.sizes()), o, i));
+      }
+      out.push_back(o);
     }
-    out.push_back(o);
   }
   return One(Empty(out, in.dtype(), kMetaDevice));
 }
 
-// conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1): a 3D input is an
-// unbatched image.
-Out Conv2dK(const OperatorHandle& op, const Stack& s) {
-  OpRegistry& r = op.registry();
-  Tensor in = s[0].tensor();
-  const bool unbatched = in.dim() == 3;
+// Convolution composites (conv1d/2d/3d, conv_transpose1d/2d/3d): an input with no batch dim
+// (one dim less than the weight) is an unbatched one, as in PyTorch; it gains a batch of 1 and
+// loses it again.
+absl::StatusOr<Tensor> ConvolutionOf(const OperatorHandle& op, Tensor in, const Value& weight,
+                                     const Value& bias, const Value& stride, const Value& padding,
+                                     const Value& dilation, bool transposed,
+                                     const Value& output_padding, const Value& groups,
+                                     int64_t dims) {
+  if (in.dim() != dims + 1 && in.dim() != dims + 2) {
+    return Invalid(op, absl::StrFormat("Expected %dD (unbatched) or %dD (batched) input to %s, but "
+                                       "got input of size: %s",
+                                       dims + 1, dims + 2, op.name(), ShapeToString(in.sizes())));
+  }
+  const bool unbatched = in.dim() == dims + 1;
   if (unbatched) {
     TSR_ASSIGN_OR_RETURN(in, Unsqueeze(in, 0));
   }
-  TSR_ASSIGN_OR_RETURN(Tensor out, CallOne(r, "convolution",
-                                           {in, s[1], s[2], s[3], s[4], s[5], Value(false),
-                                            Value(IntList{0, 0}), s[6]}));
-  if (unbatched) return One(SqueezeDims(out, {0}));
+  TSR_ASSIGN_OR_RETURN(Tensor out, CallOne(op.registry(), "convolution",
+                                           {in, weight, bias, stride, padding, dilation,
+                                            Value(transposed), output_padding, groups}));
+  if (unbatched) return SqueezeDims(out, {0});
+  return out;
+}
+
+// conv{1,2,3}d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1)
+template <int kDims>
+Out ConvK(const OperatorHandle& op, const Stack& s) {
+  return One(ConvolutionOf(op, s[0].tensor(), s[1], s[2], s[3], s[4], s[5], false,
+                           Value(IntList{0}), s[6], kDims));
+}
+
+// conv{1,2,3}d.padding(input, weight, bias=None, stride=1, str padding="valid", dilation=1,
+// groups=1), as PyTorch's _convolution_mode: 'valid' is no padding; 'same' pads each spatial dim
+// by dilation * (kernel - 1) in all, half on the left, and needs stride 1. An odd total puts
+// the extra element on the right; convolution pads symmetrically, so that dim is padded one
+// more on both sides and its first output dropped (with stride 1, the rest is the same).
+template <int kDims>
+Out ConvPaddingK(const OperatorHandle& op, const Stack& s) {
+  const std::string& mode = s[4].string();
+  if (mode == "valid") {
+    return One(ConvolutionOf(op, s[0].tensor(), s[1], s[2], s[3], Value(IntList{0}), s[5], false,
+                             Value(IntList{0}), s[6], kDims));
+  }
+  if (mode != "same") {
+    return Invalid(op, absl::StrFormat("Invalid padding string: '%s'", mode));
+  }
+  const Tensor& w = s[1].tensor();
+  if (w.dim() != kDims + 2) {
+    return Invalid(op, absl::StrFormat("expected a %dD weight, got weight of size %s", kDims + 2,
+                                       ShapeToString(w.sizes())));
+  }
+  TSR_ASSIGN_OR_RETURN(DimVector stride, SpatialArg(op, "stride", s[3], kDims, 1));
+  TSR_ASSIGN_OR_RETURN(DimVector dilation, SpatialArg(op, "dilation", s[5], kDims, 1));
+  for (int64_t st : stride) {
+    if (st != 1) return Invalid(op, "padding='same' is not supported for strided convolutions");
+  }
+  IntList padding;
+  std::vector<int> odd;
+  for (int i = 0; i < kDims; ++i) {
+    const int64_t total = dilation[i] * (w.sizes()[2 + i] - 1);
+    padding.push_back(total / 2 + total % 2);
+    if (total % 2 != 0) odd.push_back(i);
+  }
+  TSR_ASSIGN_OR_RETURN(
+      Tensor out, ConvolutionOf(op, s[0].tensor(), s[1], s[2], s[3], Value(padding), s[5], false,
+                                Value(IntList{0}), s[6], kDims));
+  for (int i : odd) {
+    TSR_ASSIGN_OR_RETURN(out, Slice(out, out.dim() - kDims + i, 1, std::nullopt, 1));
+  }
   return std::vector<Tensor>{out};
+}
+
+// conv_transpose{1,2,3}d.input(input, weight, bias=None, stride=1, padding=0,
+// output_padding=0, groups=1, dilation=1): note dilation comes last here, as in PyTorch.
+template <int kDims>
+Out ConvTransposeK(const OperatorHandle& op, const Stack& s) {
+  return One(
+      ConvolutionOf(op, s[0].tensor(), s[1], s[2], s[3], s[4], s[7], true, s[5], s[6], kDims));
 }
 
 // ---- pooling ----
@@ -250,22 +400,23 @@ Out LayerNormK(const OperatorHandle& op, const Stack& s) {
 }
 
 // native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+// -> (out, save_mean, save_invstd). Training normalizes with the batch statistics, returns them
+// ([C]: the mean and 1 / sqrt(biased var + eps)) and updates the running statistics in place
+// when given; inference uses the running statistics and returns empty ([0]) save_* tensors, as
+// PyTorch's batch_norm_cpu does.
 Out BatchNormMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& in = s[0].tensor();
   if (in.dim() < 2) {
     return Invalid(op, absl::StrFormat("expected an input with at least 2 dims [N, C, ...], got %s",
                                        ShapeToString(in.sizes())));
   }
-  if (s[5].to_bool()) {
-    return absl::UnimplementedError(absl::StrFormat(
-        "%s: training mode is not in op set v1 (inference only: training=False)", op.name()));
-  }
+  const bool training = s[5].to_bool();
   TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
   const int64_t channels = in.sizes()[1];
   const char* names[] = {"", "weight", "bias", "running_mean", "running_var"};
   for (int i = 1; i <= 4; ++i) {
     if (!s[i].is_tensor()) {
-      if (i >= 3) {
+      if (i >= 3 && !training) {
         return Invalid(op, absl::StrFormat("%s must be defined in evaluation mode", names[i]));
       }
       continue;
@@ -277,17 +428,80 @@ Out BatchNormMeta(const OperatorHandle& op, const Stack& s) {
     }
     TSR_RETURN_IF_ERROR(CheckSameDtype(op, names[i], t, in));
   }
+  const int64_t stat = training ? channels : 0;
   TSR_ASSIGN_OR_RETURN(Tensor out, Empty(in.sizes(), in.dtype(), kMetaDevice));
-  TSR_ASSIGN_OR_RETURN(Tensor mean, Empty({0}, in.dtype(), kMetaDevice));
-  TSR_ASSIGN_OR_RETURN(Tensor invstd, Empty({0}, in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor mean, Empty({stat}, in.dtype(), kMetaDevice));
+  TSR_ASSIGN_OR_RETURN(Tensor invstd, Empty({stat}, in.dtype(), kMetaDevice));
   return std::vector<Tensor>{out, mean, invstd};
 }
 // batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn)
+// An empty input returns an empty copy and leaves the running statistics alone, as PyTorch's
+// _batch_norm_impl_index does (its native op, given one in training, divides by zero: the
+// statistics of nothing would turn the running ones into NaN).
+absl::StatusOr<Tensor> BatchNormOf(OpRegistry& r, Stack stack) {
+  const Tensor in = stack[0].tensor();
+  if (in.defined() && in.numel() == 0) return CallOne(r, "clone", {in, Value()});
+  TSR_ASSIGN_OR_RETURN(OperatorHandle native, r.Find("native_batch_norm"));
+  TSR_RETURN_IF_ERROR(r.Call(native, &stack));
+  return stack[0].tensor();
+}
 Out BatchNormK(const OperatorHandle& op, const Stack& s) {
-  TSR_ASSIGN_OR_RETURN(OperatorHandle native, op.registry().Find("native_batch_norm"));
-  Stack stack(s.begin(), s.begin() + 8);
-  TSR_RETURN_IF_ERROR(op.registry().Call(native, &stack));
-  return std::vector<Tensor>{stack[0].tensor()};
+  return One(BatchNormOf(op.registry(), Stack(s.begin(), s.begin() + 8)));
+}
+
+// instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+// cudnn_enabled), as PyTorch writes it: batch norm over the input seen as [1, N * C, ...], with
+// weight, bias and the running statistics repeated N times; the running statistics then take
+// the mean of their N updated copies.
+Out InstanceNormK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& in = s[0].tensor();
+  const bool use_input_stats = s[5].to_bool();
+  if (!use_input_stats && (!s[3].is_tensor() || !s[4].is_tensor())) {
+    return Invalid(op,
+                   "Expected running_mean and running_var to be defined when use_input_stats "
+                   "is false");
+  }
+  if (in.dim() < 2) {
+    return Invalid(op, absl::StrFormat("expected an input with at least 2 dims [N, C, ...], got %s",
+                                       ShapeToString(in.sizes())));
+  }
+  const int64_t b = in.sizes()[0], c = in.sizes()[1];
+  // t repeated b times ([c] -> [b * c]), a new tensor (batch norm may write the running stats).
+  auto repeat = [&](const Value& v) -> absl::StatusOr<Value> {
+    if (!v.is_tensor()) return v;
+    const Tensor& t = v.tensor();
+    if (t.dim() != 1 || t.sizes()[0] != c) {
+      return Invalid(op, absl::StrFormat("expected weight, bias and running statistics of shape "
+                                         "[%d] (the input's channels), got %s",
+                                         c, ShapeToString(t.sizes())));
+    }
+    TSR_ASSIGN_OR_RETURN(Tensor row, Unsqueeze(t, 0));
+    TSR_ASSIGN_OR_RETURN(Tensor grid, Expand(row, {b, c}));
+    TSR_ASSIGN_OR_RETURN(Tensor dense, CallOne(r, "clone", {grid, Value()}));
+    TSR_ASSIGN_OR_RETURN(Tensor flat, View(dense, {b * c}));
+    return Value(flat);
+  };
+  TSR_ASSIGN_OR_RETURN(Value weight, repeat(s[1]));
+  TSR_ASSIGN_OR_RETURN(Value bias, repeat(s[2]));
+  TSR_ASSIGN_OR_RETURN(Value running_mean, repeat(s[3]));
+  TSR_ASSIGN_OR_RETURN(Value running_var, repeat(s[4]));
+  DimVector shape(in.sizes().begin(), in.sizes().end());
+  shape[0] = 1;
+  shape[1] = b * c;
+  TSR_ASSIGN_OR_RETURN(Tensor folded,
+                       CallOne(r, "reshape", {in, Value(IntList(shape.begin(), shape.end()))}));
+  TSR_ASSIGN_OR_RETURN(const Tensor out, BatchNormOf(r, {folded, weight, bias, running_mean,
+                                                         running_var, s[5], s[6], s[7]}));
+  for (int i : {3, 4}) {
+    if (!s[i].is_tensor()) continue;
+    const Tensor& repeated = (i == 3 ? running_mean : running_var).tensor();
+    TSR_ASSIGN_OR_RETURN(Tensor grid, View(repeated, {b, c}));
+    TSR_ASSIGN_OR_RETURN(Tensor mean,
+                         CallOne(r, "mean.dim", {grid, Value(IntList{0}), Value(false), Value()}));
+    TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {s[i], mean, Value(false)}));
+  }
+  return One(View(out, in.sizes()));
 }
 
 // ---- linear, matmul ----
@@ -446,9 +660,12 @@ absl::Status DefineNNOps(OpRegistry& registry) {
           {"native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? "
            "bias, float eps) -> (Tensor, Tensor, Tensor)",
            MakeKernel<LayerNormMeta>("meta::native_layer_norm")},
-          {"native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-           "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, "
-           "Tensor)",
+          // running_mean and running_var are marked written (PyTorch 1.13's schema leaves them
+          // unmarked; its later _native_batch_norm_legit marks them): training updates them,
+          // and a backend on the CPU fallback must get the update copied back.
+          {"native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? "
+           "running_mean, Tensor(b!)? running_var, bool training, float momentum, float eps) -> "
+           "(Tensor, Tensor, Tensor)",
            MakeKernel<BatchNormMeta>("meta::native_batch_norm")},
           {"linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
            MakeKernel<LinearMeta>("meta::linear")},
@@ -464,9 +681,36 @@ absl::Status DefineNNOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
+          {"conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] "
+           "padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvK<1>>("core::conv1d")},
           {"conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] "
            "padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
-           MakeKernel<Conv2dK>("core::conv2d")},
+           MakeKernel<ConvK<2>>("core::conv2d")},
+          {"conv3d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] "
+           "padding=0, SymInt[3] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvK<3>>("core::conv3d")},
+          {"conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
+           "str padding='valid', SymInt[1] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvPaddingK<1>>("core::conv1d_padding")},
+          {"conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, "
+           "str padding='valid', SymInt[2] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvPaddingK<2>>("core::conv2d_padding")},
+          {"conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] stride=1, "
+           "str padding='valid', SymInt[3] dilation=1, SymInt groups=1) -> Tensor",
+           MakeKernel<ConvPaddingK<3>>("core::conv3d_padding")},
+          {"conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, "
+           "SymInt[1] padding=0, SymInt[1] output_padding=0, SymInt groups=1, SymInt[1] "
+           "dilation=1) -> Tensor",
+           MakeKernel<ConvTransposeK<1>>("core::conv_transpose1d")},
+          {"conv_transpose2d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] "
+           "stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt groups=1, "
+           "SymInt[2] dilation=1) -> Tensor",
+           MakeKernel<ConvTransposeK<2>>("core::conv_transpose2d")},
+          {"conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, SymInt[3] "
+           "stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt groups=1, "
+           "SymInt[3] dilation=1) -> Tensor",
+           MakeKernel<ConvTransposeK<3>>("core::conv_transpose3d")},
           {"max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
            "int[2] dilation=1, bool ceil_mode=False) -> Tensor",
            MakeKernel<MaxPool2dK>("core::max_pool2d")},
@@ -476,6 +720,10 @@ absl::Status DefineNNOps(OpRegistry& registry) {
           {"batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? "
            "running_var, bool training, float momentum, float eps, bool cudnn_enabled) -> Tensor",
            MakeKernel<BatchNormK>("core::batch_norm")},
+          {"instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+           "Tensor? running_var, bool use_input_stats, float momentum, float eps, bool "
+           "cudnn_enabled) -> Tensor",
+           MakeKernel<InstanceNormK>("core::instance_norm")},
           {"matmul(Tensor self, Tensor other) -> Tensor", MakeKernel<MatmulK>("core::matmul")},
           {"matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<ComputeIntoOut<MatmulOf, 2>>("core::matmul_out")},

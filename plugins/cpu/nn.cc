@@ -26,19 +26,6 @@ Pair pair_arg(tsr_stack* s, size_t i, Pair fallback) {
 template <typename T>
 using float_t_of = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-// A tensor's element at a 4D index through its strides.
-template <typename T>
-struct View4 {
-  T* base;
-  int64_t s[4];
-  View4(const sdk::Tensor& t) : base(t.data<T>()) {
-    for (int d = 0; d < 4; ++d) s[d] = t.strides()[d];
-  }
-  T& at(int64_t a, int64_t b, int64_t c, int64_t d) const {
-    return base[a * s[0] + b * s[1] + c * s[2] + d * s[3]];
-  }
-};
-
 // Runs fn(i) for i in [0, n) on the runtime's threads, `work` elements of effort each.
 template <typename F>
 void parallel(int64_t n, int64_t work, const F& fn) {
@@ -53,45 +40,132 @@ void parallel(int64_t n, int64_t work, const F& fn) {
       &ctx);
 }
 
+// Contiguous copies keep loops simple (pooling: [planes, H, W]) and feed oneDNN the layouts
+// it handles.
+sdk::Tensor dense(const sdk::Tensor& t) {
+  if (t.is_contiguous()) return t;
+  sdk::Tensor c = sdk::Tensor::empty(t.sizes().vec(), t.dtype());
+  copy_cast(c, t);
+  return c;
+}
+
 // ---- convolution ----
 
+// Convolution with 1, 2 or 3 spatial dims, always seen as 3 ([N, C, D, H, W]; a missing
+// leading spatial dim has size 1), so one loop and one oneDNN call serve all three.
+constexpr int kSpatial = 3;
+using Spatial = std::array<int64_t, kSpatial>;
+
 struct ConvParams {
-  Pair stride, padding, dilation;
+  int dims;  // 1, 2 or 3
+  bool transposed;
+  Spatial stride, padding, dilation, output_padding;
   int64_t groups;
 };
+
+// A per-spatial-dim list argument placed in the last `dims` slots of a Spatial.
+Spatial spatial_arg(tsr_stack* s, size_t i, int dims, int64_t fallback) {
+  const sdk::IntSpan v = arg<sdk::IntSpan>(s, i);
+  Spatial r{1, 1, 1};
+  if (fallback == 0) r = {0, 0, 0};
+  for (int d = 0; d < dims; ++d) {
+    r[kSpatial - dims + d] = v.size == 0 ? fallback : v.size == 1 ? v[0] : v[d];
+  }
+  return r;
+}
+
+// Sizes and strides of a [N, C, *spatial] tensor padded to 3 spatial dims.
+struct View5 {
+  std::array<int64_t, 5> size, stride;
+  View5(const sdk::Tensor& t) {
+    const int extra = 5 - static_cast<int>(t.dim());
+    for (int d = 0; d < 5; ++d) {
+      const int src = d < 2 ? d : d - extra;
+      const bool missing = d >= 2 && src < 2;
+      size[d] = missing ? 1 : t.size(src);
+      stride[d] = missing ? 0 : t.strides()[src];
+    }
+  }
+};
+
+// oneDNN's logical weight for (de)convolution: [G, O/G, I/G, *k] when grouped, else [O, I, *k];
+// ours is [O, I/G, *k] (forward) or [I, O/G, *k] (transposed): the same memory seen through
+// strides.
+void onednn_weight(const sdk::Tensor& w, const ConvParams& p, dnnl::memory::dims* dims,
+                   dnnl::memory::dims* strides) {
+  const std::vector<int64_t> ws = w.sizes().vec(), st = w.strides().vec();
+  const int64_t g = p.groups;
+  // Rows (ours: dim 0) and columns (dim 1) as oneDNN's O and I.
+  int64_t O, I, sO, sI;
+  if (!p.transposed) {
+    O = ws[0], I = ws[1], sO = st[0], sI = st[1];
+  } else {
+    O = ws[1] * g, I = ws[0], sO = st[1], sI = st[0];
+  }
+  if (g > 1) {
+    if (!p.transposed) {
+      *dims = {g, O / g, I};
+      *strides = {st[0] * (O / g), sO, sI};
+    } else {
+      *dims = {g, O / g, I / g};
+      *strides = {st[0] * (I / g), sO, sI};
+    }
+  } else {
+    *dims = {O, I};
+    *strides = {sO, sI};
+  }
+  for (size_t d = 2; d < ws.size(); ++d) {
+    dims->push_back(ws[d]);
+    strides->push_back(st[d]);
+  }
+}
 
 bool conv_onednn(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* bias,
                  const sdk::Tensor& out, const ConvParams& p) {
   const tsr_dtype dt = in.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
-  const int64_t g = p.groups;
-  // Grouped weights are [G, O/G, I/G, kH, kW] for oneDNN: a view of ours, strides and all.
-  dnnl::memory::dims wdims = w.sizes().vec(), wstrides = w.strides().vec();
-  if (g > 1) {
-    wdims = {g, wdims[0] / g, wdims[1], wdims[2], wdims[3]};
-    wstrides = {wstrides[0] * wdims[1], wstrides[0], wstrides[1], wstrides[2], wstrides[3]};
+  if (in.numel() == 0 || w.numel() == 0) return false;
+  dnnl::memory::dims strides, dil, pad_l, pad_r;
+  for (int d = kSpatial - p.dims; d < kSpatial; ++d) {
+    strides.push_back(p.stride[d]);
+    dil.push_back(p.dilation[d] - 1);  // oneDNN counts dilation from 0
+    pad_l.push_back(p.padding[d]);
+    // The right padding that gives PyTorch's output size; a deconvolution's output_padding
+    // shows as less of it.
+    const int64_t r = p.padding[d] - (p.transposed ? p.output_padding[d] : 0);
+    if (r < 0) return false;  // would crop: our loop handles it
+    pad_r.push_back(r);
   }
-  std::string key = "conv:" + onednn::key_of(in) + "|" + onednn::key_of(w) + "|" +
-                    onednn::key_of(out) + "|" + (bias ? onednn::key_of(*bias) : "-");
-  for (int64_t v :
-       {p.stride[0], p.stride[1], p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], g}) {
-    key += "," + std::to_string(v);
+  dnnl::memory::dims wdims, wstrides;
+  onednn_weight(w, p, &wdims, &wstrides);
+  std::string key = std::string(p.transposed ? "deconv:" : "conv:") + onednn::key_of(in) + "|" +
+                    onednn::key_of(w) + "|" + onednn::key_of(out) + "|" +
+                    (bias ? onednn::key_of(*bias) : "-");
+  for (const auto& v : {strides, dil, pad_l, pad_r}) {
+    for (int64_t x : v) key += "," + std::to_string(x);
   }
+  key += ",g" + std::to_string(p.groups);
   try {
     const dnnl::memory::desc in_md = onednn::desc(in), out_md = onednn::desc(out);
     const dnnl::memory::desc w_md(wdims, onednn::data_type(dt), wstrides);
     dnnl::memory::desc b_md;
     if (bias) b_md = onednn::desc(*bias);
     dnnl::primitive prim = onednn::cached(key, [&]() -> dnnl::primitive {
-      // oneDNN counts dilation from 0 (PyTorch's dilation - 1).
-      const dnnl::memory::dims strides{p.stride[0], p.stride[1]},
-          dil{p.dilation[0] - 1, p.dilation[1] - 1}, pad{p.padding[0], p.padding[1]};
-      auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                      dnnl::algorithm::convolution_direct, in_md,
-                                                      w_md, b_md, out_md, strides, dil, pad, pad)
-                    : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                      dnnl::algorithm::convolution_direct, in_md,
-                                                      w_md, out_md, strides, dil, pad, pad);
+      const auto kind = dnnl::prop_kind::forward_inference;
+      if (p.transposed) {
+        const auto alg = dnnl::algorithm::deconvolution_direct;
+        auto d = bias ? dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, b_md, out_md,
+                                                          strides, dil, pad_l, pad_r)
+                      : dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, out_md, strides,
+                                                          dil, pad_l, pad_r);
+        return dnnl::deconvolution_forward(
+            dnnl::deconvolution_forward::primitive_desc(d, onednn::engine()));
+      }
+      const auto alg = dnnl::algorithm::convolution_direct;
+      auto d = bias ? dnnl::convolution_forward::desc(kind, alg, in_md, w_md, b_md, out_md, strides,
+                                                      dil, pad_l, pad_r)
+                    : dnnl::convolution_forward::desc(kind, alg, in_md, w_md, out_md, strides, dil,
+                                                      pad_l, pad_r);
       return dnnl::convolution_forward(
           dnnl::convolution_forward::primitive_desc(d, onednn::engine()));
     });
@@ -107,56 +181,121 @@ bool conv_onednn(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor*
   }
 }
 
+// What the convolution loop accumulates T in: float (double for float64) for the floating
+// types; for the integer types a uint64_t, whose wrapping sums and products are the integer
+// GEMM's of PyTorch once rounded to T (two's complement), without signed-overflow UB.
+template <typename T>
+using conv_acc_t = std::conditional_t<kIsFloat<T>, float_t_of<T>, uint64_t>;
+
+template <typename T>
+conv_acc_t<T> conv_load(T v) {
+  if constexpr (kIsFloat<T>) {
+    return static_cast<conv_acc_t<T>>(load(v));
+  } else {
+    return static_cast<uint64_t>(static_cast<int64_t>(v));
+  }
+}
+
+// Direct convolution, one output element at a time; for the transposed form each output
+// gathers the inputs whose strided positions land on it (so outputs are written once, in
+// parallel, without scatter races).
 template <typename T>
 void conv_loop(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* bias,
                const sdk::Tensor& out, const ConvParams& p) {
-  using C = float_t_of<T>;
-  const View4<T> x(in), k(w), y(out);
-  const int64_t N = out.size(0), O = out.size(1), OH = out.size(2), OW = out.size(3);
-  const int64_t H = in.size(2), W = in.size(3), KH = w.size(2), KW = w.size(3);
-  const int64_t IG = w.size(1), OG = O / p.groups;
+  using A = conv_acc_t<T>;
+  const View5 x(in), k(w), y(out);
+  const T* xd = in.data<T>();
+  const T* kd = w.data<T>();
+  T* yd = out.data<T>();
+  const int64_t N = y.size[0], O = y.size[1], C = x.size[1];
+  const int64_t OG = O / p.groups, CG = C / p.groups;
+  const Spatial I{x.size[2], x.size[3], x.size[4]}, K{k.size[2], k.size[3], k.size[4]},
+      Y{y.size[2], y.size[3], y.size[4]};
   const T* b = bias ? bias->data<T>() : nullptr;
   const int64_t bs = bias ? bias->strides()[0] : 0;
-  parallel(N * O, OH * OW * IG * KH * KW, [&](int64_t no) {
+  const int64_t taps = CG * K[0] * K[1] * K[2];
+  parallel(N * O, Y[0] * Y[1] * Y[2] * taps, [&](int64_t no) {
     const int64_t n = no / O, o = no % O, g = o / OG;
-    for (int64_t oh = 0; oh < OH; ++oh) {
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        C acc = b ? static_cast<C>(load(b[o * bs])) : C(0);
-        for (int64_t c = 0; c < IG; ++c) {
-          for (int64_t kh = 0; kh < KH; ++kh) {
-            const int64_t ih = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
-            if (ih < 0 || ih >= H) continue;
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              const int64_t iw = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
-              if (iw < 0 || iw >= W) continue;
-              acc += static_cast<C>(load(x.at(n, g * IG + c, ih, iw))) *
-                     static_cast<C>(load(k.at(o, c, kh, kw)));
+    const T* xn = xd + n * x.stride[0] + g * CG * x.stride[1];
+    for (int64_t o0 = 0; o0 < Y[0]; ++o0) {
+      for (int64_t o1 = 0; o1 < Y[1]; ++o1) {
+        for (int64_t o2 = 0; o2 < Y[2]; ++o2) {
+          A acc = b ? conv_load(b[o * bs]) : A(0);
+          const int64_t opos[kSpatial] = {o0, o1, o2};
+          for (int64_t k0 = 0; k0 < K[0]; ++k0) {
+            for (int64_t k1 = 0; k1 < K[1]; ++k1) {
+              for (int64_t k2 = 0; k2 < K[2]; ++k2) {
+                const int64_t kpos[kSpatial] = {k0, k1, k2};
+                int64_t offset = 0;
+                bool inside = true;
+                for (int d = 0; d < kSpatial && inside; ++d) {
+                  int64_t i;
+                  if (!p.transposed) {
+                    i = opos[d] * p.stride[d] - p.padding[d] + kpos[d] * p.dilation[d];
+                  } else {
+                    // output = input * stride - padding + k * dilation, solved for input.
+                    const int64_t t = opos[d] + p.padding[d] - kpos[d] * p.dilation[d];
+                    if (t < 0 || t % p.stride[d] != 0) {
+                      inside = false;
+                      break;
+                    }
+                    i = t / p.stride[d];
+                  }
+                  inside = i >= 0 && i < I[d];
+                  offset += i * x.stride[2 + d];
+                }
+                if (!inside) continue;
+                const int64_t koff = k0 * k.stride[2] + k1 * k.stride[3] + k2 * k.stride[4];
+                for (int64_t c = 0; c < CG; ++c) {
+                  // Forward weight [O, C/G, *k]; transposed [C, O/G, *k].
+                  const T wv =
+                      p.transposed
+                          ? kd[(g * CG + c) * k.stride[0] + (o - g * OG) * k.stride[1] + koff]
+                          : kd[o * k.stride[0] + c * k.stride[1] + koff];
+                  acc += conv_load(xn[c * x.stride[1] + offset]) * conv_load(wv);
+                }
+              }
             }
           }
+          yd[n * y.stride[0] + o * y.stride[1] + o0 * y.stride[2] + o1 * y.stride[3] +
+             o2 * y.stride[4]] = store<T>(acc);
         }
-        y.at(n, o, oh, ow) = store<T>(acc);
       }
     }
   });
 }
 
 // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-// groups) -> Tensor
+// groups) -> Tensor, for 1, 2 or 3 spatial dims, every numeric dtype (the meta function has
+// checked the arguments).
 void convolution(const char* op, tsr_stack* s) {
   const sdk::Tensor in = arg<sdk::Tensor>(s, 0), w = arg<sdk::Tensor>(s, 1);
   const std::optional<sdk::Tensor> bias = arg<std::optional<sdk::Tensor>>(s, 2);
-  ConvParams p{pair_arg(s, 3, {1, 1}), pair_arg(s, 4, {0, 0}), pair_arg(s, 5, {1, 1}),
+  const int dims = static_cast<int>(w.dim()) - 2;
+  ConvParams p{dims,
+               arg<bool>(s, 6),
+               spatial_arg(s, 3, dims, 1),
+               spatial_arg(s, 4, dims, 0),
+               spatial_arg(s, 5, dims, 1),
+               spatial_arg(s, 7, dims, 0),
                arg<int64_t>(s, 8)};
-  if (arg<bool>(s, 6)) sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": transposed convolution");
-  const auto size = [&](int i) {
-    return (in.size(2 + i) + 2 * p.padding[i] - p.dilation[i] * (w.size(2 + i) - 1) - 1) /
-               p.stride[i] +
-           1;
-  };
-  sdk::Tensor out = sdk::Tensor::empty({in.size(0), w.size(0), size(0), size(1)}, in.dtype());
-  const sdk::Tensor* b = bias ? &*bias : nullptr;
+  std::vector<int64_t> shape{in.size(0), p.transposed ? w.size(1) * p.groups : w.size(0)};
+  for (int d = 0; d < dims; ++d) {
+    const int j = kSpatial - dims + d;
+    const int64_t i = in.size(2 + d), k = w.size(2 + d);
+    shape.push_back(p.transposed
+                        ? (i - 1) * p.stride[j] - 2 * p.padding[j] + p.dilation[j] * (k - 1) +
+                              p.output_padding[j] + 1
+                        : (i + 2 * p.padding[j] - p.dilation[j] * (k - 1) - 1) / p.stride[j] + 1);
+  }
+  sdk::Tensor out = sdk::Tensor::empty(shape, in.dtype());
+  // oneDNN 2.6's deconvolution reads a strided bias as a dense one (NaN from the poisoned gaps
+  // of an interleaved bias in the conformance layouts): it gets a dense copy.
+  std::optional<sdk::Tensor> dense_bias;
+  if (bias && p.transposed) dense_bias = dense(*bias);
+  const sdk::Tensor* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
   if (out.numel() > 0 && !conv_onednn(in, w, b, out, p)) {
-    dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
+    dispatch<kNumeric>(in.dtype(), op, [&](auto tag) {
       conv_loop<typename decltype(tag)::type>(in, w, b, out, p);
     });
   }
@@ -183,14 +322,6 @@ Pool pool_of(const sdk::Tensor& in, const sdk::Tensor& out, tsr_stack* s, bool d
   p.OW = out.size(nd - 1);
   p.planes = p.H * p.W == 0 ? 0 : in.numel() / (p.H * p.W);
   return p;
-}
-
-// Contiguous copies of pooling inputs keep the loops simple: [planes, H, W].
-sdk::Tensor dense(const sdk::Tensor& t) {
-  if (t.is_contiguous()) return t;
-  sdk::Tensor c = sdk::Tensor::empty(t.sizes().vec(), t.dtype());
-  copy_cast(c, t);
-  return c;
 }
 
 // max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) ->
@@ -275,6 +406,10 @@ void max_pool_values(const char* op, tsr_stack* s) {
   set_result(s, out);
 }
 
+// avg_pool2d's dtypes on PyTorch 1.13's CPU: the floating types and int64 (its kernel
+// dispatches FLOATING_TYPES_AND(Long); the narrower integer types are refused there too).
+constexpr sdk::DtypeSet kAvgPoolDtypes = kFloating | sdk::dtype_bit(TSR_DTYPE_INT64);
+
 // avg_pool2d.out(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
 // divisor_override, *, out): PyTorch's divisor rules.
 void avg_pool_out(const char* op, tsr_stack* s) {
@@ -292,9 +427,11 @@ void avg_pool_out(const char* op, tsr_stack* s) {
     set_result(s, out);
     return;
   }
-  dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
+  dispatch<kAvgPoolDtypes>(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using C = float_t_of<T>;
+    // int64 sums in int64 and divides with C++'s truncation toward zero, as PyTorch's CPU
+    // kernel does (sum / divide_factor on scalar_t).
+    using C = std::conditional_t<kIsFloat<T>, float_t_of<T>, int64_t>;
     const T* x = in.data<T>();
     T* y = dst.data<T>();
     parallel(p.planes, p.OH * p.OW * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
@@ -393,46 +530,105 @@ void layer_norm(const char* op, tsr_stack* s) {
   sdk::internal::push(s, rstd);
 }
 
-// native_batch_norm(input, weight, bias, running_mean, running_var, training=False, momentum,
-// eps) -> (out, save_mean [0], save_invstd [0]).
+// native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+// -> (out, save_mean, save_invstd).
+// Inference: the running statistics (oneDNN for dense float32), save_* empty ([0]).
+// Training, as PyTorch's batch_norm_cpu: per channel the batch mean and biased variance
+// (accumulated in double), save_invstd = 1 / sqrt(var + eps) (0 when var and eps are both 0),
+// and, when given, running_mean and running_var updated in place with momentum, the variance
+// unbiased (var_sum / (n - 1)).
 void batch_norm(const char* op, tsr_stack* s) {
   const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
   const std::optional<sdk::Tensor> weight = arg<std::optional<sdk::Tensor>>(s, 1);
   const std::optional<sdk::Tensor> bias = arg<std::optional<sdk::Tensor>>(s, 2);
-  const sdk::Tensor rm = dense(arg<sdk::Tensor>(s, 3)), rv = dense(arg<sdk::Tensor>(s, 4));
+  const std::optional<sdk::Tensor> running_mean = arg<std::optional<sdk::Tensor>>(s, 3);
+  const std::optional<sdk::Tensor> running_var = arg<std::optional<sdk::Tensor>>(s, 4);
+  const bool training = arg<bool>(s, 5);
+  const double momentum = arg<double>(s, 6);
   const double eps = arg<double>(s, 7);
-  const int64_t C = in.size(1);
-  const int64_t inner = C == 0 ? 0 : in.numel() / (in.size(0) * C);
+  const int64_t N = in.size(0), C = in.size(1);
+  const int64_t inner = N * C == 0 ? 0 : in.numel() / (N * C);
   sdk::Tensor out = sdk::Tensor::empty(in.sizes().vec(), in.dtype());
   const sdk::Tensor w = weight ? dense(*weight) : sdk::Tensor(),
                     b = bias ? dense(*bias) : sdk::Tensor();
-  if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, out)) {
+  const int64_t stat = training ? C : 0;
+  sdk::Tensor save_mean = sdk::Tensor::empty({stat}, in.dtype()),
+              save_invstd = sdk::Tensor::empty({stat}, in.dtype());
+  auto finish = [&] {
     sdk::api().stack_clear(s);
     sdk::internal::push(s, out);
-    sdk::internal::push(s, sdk::Tensor::empty({0}, in.dtype()));
-    sdk::internal::push(s, sdk::Tensor::empty({0}, in.dtype()));
-    return;
+    sdk::internal::push(s, save_mean);
+    sdk::internal::push(s, save_invstd);
+  };
+  if (!training) {
+    const sdk::Tensor rm = dense(*running_mean), rv = dense(*running_var);
+    if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, out)) {
+      return finish();
+    }
   }
   dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = float_t_of<T>;
     const T* x = in.data<T>();
     T* y = out.data<T>();
-    parallel(in.size(0) * C, inner, [&](int64_t nc) {
+    // Per channel: the (mean, invstd) that normalize it.
+    std::vector<double> mean(static_cast<size_t>(C)), invstd(static_cast<size_t>(C));
+    if (training) {
+      const int64_t n = N * inner;
+      parallel(C, N * inner, [&](int64_t c) {
+        double sum = 0;
+        for (int64_t i = 0; i < N; ++i) {
+          const T* row = x + (i * C + c) * inner;
+          for (int64_t j = 0; j < inner; ++j) sum += static_cast<double>(load(row[j]));
+        }
+        const double mu = sum / static_cast<double>(n);
+        double var_sum = 0;
+        for (int64_t i = 0; i < N; ++i) {
+          const T* row = x + (i * C + c) * inner;
+          for (int64_t j = 0; j < inner; ++j) {
+            const double d = static_cast<double>(load(row[j])) - mu;
+            var_sum += d * d;
+          }
+        }
+        const double var = var_sum / static_cast<double>(n);
+        mean[c] = mu;
+        invstd[c] = var == 0 && eps == 0 ? 0 : 1 / std::sqrt(var + eps);
+        save_mean.data<T>()[c] = store<T>(static_cast<A>(mu));
+        save_invstd.data<T>()[c] = store<T>(static_cast<A>(invstd[c]));
+        // The running statistics are the caller's tensors, written through their strides.
+        if (running_mean) {
+          T& r = running_mean->data<T>()[c * running_mean->strides()[0]];
+          r = store<T>(
+              static_cast<A>(momentum * mu + (1 - momentum) * static_cast<double>(load(r))));
+        }
+        if (running_var) {
+          T& r = running_var->data<T>()[c * running_var->strides()[0]];
+          const double unbiased = var_sum / static_cast<double>(n - 1);
+          r = store<T>(
+              static_cast<A>(momentum * unbiased + (1 - momentum) * static_cast<double>(load(r))));
+        }
+      });
+    } else {
+      for (int64_t c = 0; c < C; ++c) {
+        mean[c] =
+            static_cast<double>(load(running_mean->data<T>()[c * running_mean->strides()[0]]));
+        invstd[c] = 1 / std::sqrt(static_cast<double>(
+                                      load(running_var->data<T>()[c * running_var->strides()[0]])) +
+                                  eps);
+      }
+    }
+    parallel(N * C, inner, [&](int64_t nc) {
       const int64_t c = nc % C;
-      const A scale = (w.defined() ? static_cast<A>(load(w.data<T>()[c])) : A(1)) /
-                      std::sqrt(static_cast<A>(load(rv.data<T>()[c])) + static_cast<A>(eps));
-      const A shift = (b.defined() ? static_cast<A>(load(b.data<T>()[c])) : A(0)) -
-                      static_cast<A>(load(rm.data<T>()[c])) * scale;
+      const A scale = static_cast<A>(
+          (w.defined() ? static_cast<double>(load(w.data<T>()[c])) : 1.0) * invstd[c]);
+      const A shift = static_cast<A>(
+          (b.defined() ? static_cast<double>(load(b.data<T>()[c])) : 0.0) - mean[c] * scale);
       for (int64_t i = 0; i < inner; ++i) {
         y[nc * inner + i] = store<T>(static_cast<A>(load(x[nc * inner + i])) * scale + shift);
       }
     });
   });
-  sdk::api().stack_clear(s);
-  sdk::internal::push(s, out);
-  sdk::internal::push(s, sdk::Tensor::empty({0}, in.dtype()));
-  sdk::internal::push(s, sdk::Tensor::empty({0}, in.dtype()));
+  finish();
 }
 
 // ---- linear ----

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,22 @@ int main() {
       {"mm", Op("mm", Op("slice.Tensor", m, int64_t{0}, int64_t{0}, int64_t{256}),
                 Op("t", Op("slice.Tensor", m, int64_t{0}, int64_t{0}, int64_t{512})))},
       {"half.sum", Op("sum", Op("_to_copy", a, TSR_DTYPE_FLOAT16))},
+      // Batch norm training: per-channel statistics over 48 x 1024 values each.
+      {"bn.train", Op("native_batch_norm", Op("view", a, std::vector<int64_t>{48, 64, 1024}),
+                      std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5)},
+      // A float64 transposed convolution (our loop, parallel over output planes).
+      {"convT.f64",
+       Op("conv_transpose2d.input",
+          Op("view",
+             Op("_to_copy", Op("slice.Tensor", a, int64_t{0}, int64_t{0}, int64_t{16384}),
+                TSR_DTYPE_FLOAT64),
+             std::vector<int64_t>{1, 16, 32, 32}),
+          Op("view",
+             Op("_to_copy", Op("slice.Tensor", a, int64_t{0}, int64_t{0}, int64_t{1152}),
+                TSR_DTYPE_FLOAT64),
+             std::vector<int64_t>{16, 8, 3, 3}),
+          std::nullopt, std::vector<int64_t>{2}, std::vector<int64_t>{1}, std::vector<int64_t>{1},
+          int64_t{1}, std::vector<int64_t>{1})},
   };
   for (const Case& c : cases)
     std::printf("%-10s %016llx\n", c.name, static_cast<unsigned long long>(Digest(c.result)));

@@ -1,0 +1,238 @@
+// Convolution (1-D to 3-D, transposed, integer dtypes), training-mode batch norm, instance norm
+// and integer avg_pool2d on the CPU plugin. Expected values are PyTorch 1.13's for the same
+// inputs (computed once with python3-torch, a development aid; Tessera does not use it).
+#include <cmath>
+
+#include "cpu_test_util.hpp"
+#include "gmock/gmock.h"
+
+namespace tessera {
+namespace cpu_test {
+namespace {
+
+using ::testing::DoubleNear;
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+using ::testing::Pointwise;
+using Dims = std::vector<int64_t>;
+
+// values[i] = i % mod + offset, as the PyTorch side built them with arange.
+template <typename T>
+std::vector<T> cycle(int64_t n, int64_t mod, T offset) {
+  std::vector<T> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<T>(i % mod) + offset;
+  return v;
+}
+
+std::vector<float> floats(const Tensor& t) {
+  return values<float>(op("_to_copy", t, TSR_DTYPE_FLOAT32));
+}
+
+TEST(CpuConvolution, Int64AsPyTorch) {
+  ensure_runtime();
+  // The row: int64 [1, 3, 4, 4] * [3, 3, 3, 3], stride 2, padding 2.
+  Tensor y = op("convolution", i64(cycle<int64_t>(48, 7, -3), {1, 3, 4, 4}),
+                i64(cycle<int64_t>(81, 5, -2), {3, 3, 3, 3}), std::nullopt, Dims{2}, Dims{2},
+                Dims{1}, false, Dims{0}, int64_t{1});
+  EXPECT_EQ(y.dtype(), TSR_DTYPE_INT64);
+  EXPECT_THAT(shape(y), ElementsAre(1, 3, 3, 3));
+  EXPECT_THAT(values<int64_t>(y), ElementsAre(-4, -1, 9, -3, 0, -16, -15, 27, -18, 5, -1, -2, 0, -4,
+                                              1, 1, -17, 18, -1, 4, -3, 8, 27, -12, 7, -6, -1));
+}
+
+TEST(CpuConvolution, Grouped3dInt32AndTransposed1dInt64) {
+  ensure_runtime();
+  Tensor x = op("_to_copy", i64(cycle<int64_t>(54, 4, -1), {1, 2, 3, 3, 3}), TSR_DTYPE_INT32);
+  Tensor w = op("_to_copy", i64(cycle<int64_t>(16, 3, -1), {2, 1, 2, 2, 2}), TSR_DTYPE_INT32);
+  Tensor y = op("conv3d", x, w, std::nullopt, Dims{1}, Dims{0}, Dims{1}, int64_t{2});
+  EXPECT_EQ(y.dtype(), TSR_DTYPE_INT32);
+  EXPECT_THAT(shape(y), ElementsAre(1, 2, 2, 2, 2));
+  EXPECT_THAT(values<int32_t>(y),
+              ElementsAre(6, 1, -5, 6, 1, -4, 6, 1, 9, -3, -3, 9, -3, -3, 9, -3));
+  // stride 3, output_padding 2 (below the stride), dilation 2.
+  Tensor t = op("conv_transpose1d", i64({1, -2, 3}, {1, 1, 3}), i64({2, 1}, {1, 1, 2}),
+                std::nullopt, Dims{3}, Dims{0}, Dims{2}, int64_t{1}, Dims{2});
+  EXPECT_THAT(values<int64_t>(t), ElementsAre(2, 0, 1, -4, 0, -2, 6, 0, 3, 0, 0));
+}
+
+TEST(CpuConvolution, UnbatchedConv1dWithDilation) {
+  ensure_runtime();
+  Tensor y = op("conv1d", f32({1, 2, 3, 4, 5, 6, 7, 0, 1, 0, -1, 0, 1, 0}, {2, 7}),
+                f32({1, 0, -1, 2, 1, 0}, {1, 2, 3}), f32({0.5}, {1}), Dims{2}, Dims{1}, Dims{2},
+                int64_t{1});
+  EXPECT_THAT(shape(y), ElementsAre(1, 3));
+  EXPECT_THAT(values<float>(y), ElementsAre(-2.5, -2.5, 3.5));
+}
+
+TEST(CpuConvolution, Transposed2dGroupsOutputPaddingAgreeAcrossDtypes) {
+  ensure_runtime();
+  // float32 runs on oneDNN's deconvolution, float64 and int64 on our loop: all equal PyTorch's.
+  const std::vector<double> x = cycle<double>(72, 5, -2), w = cycle<double>(48, 7, -3);
+  const std::vector<double> b{1, -1, 0.5, 2, 0, 3};
+  for (tsr_dtype dt : {TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64, TSR_DTYPE_BFLOAT16}) {
+    Tensor y = op("conv_transpose2d.input", op("_to_copy", f64(x, {2, 4, 3, 3}), dt),
+                  op("_to_copy", f64(w, {4, 3, 2, 2}), dt), op("_to_copy", f64(b, {6}), dt),
+                  Dims{2}, Dims{1}, Dims{1}, int64_t{2}, Dims{1});
+    ASSERT_THAT(shape(y), ElementsAre(2, 6, 5, 5)) << sdk::dtype_name(dt);
+    const std::vector<float> v = floats(y);
+    double sum = 0, weighted = 0;
+    for (size_t i = 0; i < v.size(); ++i) {
+      sum += v[i];
+      weighted += v[i] * static_cast<double>(i);
+    }
+    EXPECT_EQ(sum, 274) << sdk::dtype_name(dt);
+    EXPECT_EQ(weighted, 48280) << sdk::dtype_name(dt);
+    EXPECT_THAT(std::vector<float>(v.begin(), v.begin() + 8),
+                ElementsAre(-3, 8, 5, 4, 3, -1, -3, 0))
+        << sdk::dtype_name(dt);
+  }
+}
+
+TEST(CpuConvolution, Transposed3dOnOneDnnAndTheLoop) {
+  ensure_runtime();
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i - 5);
+  const std::vector<float> w = cycle<float>(16, 3, -1);
+  for (tsr_dtype dt : {TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64}) {
+    Tensor y = op("conv_transpose3d.input", op("_to_copy", f32(x, {1, 2, 2, 2, 2}), dt),
+                  op("_to_copy", f32(w, {2, 1, 2, 2, 2}), dt), op("_to_copy", f32({0.25}, {1}), dt),
+                  Dims{2});
+    ASSERT_THAT(shape(y), ElementsAre(1, 1, 4, 4, 4));
+    const std::vector<float> v = floats(y);
+    EXPECT_THAT(std::vector<float>(v.begin(), v.begin() + 16),
+                ElementsAre(8.25, -2.75, 8.25, -3.75, -4.75, 8.25, -3.75, 8.25, 8.25, -4.75, 8.25,
+                            -5.75, -2.75, 8.25, -1.75, 8.25))
+        << sdk::dtype_name(dt);
+    EXPECT_THAT(std::vector<float>(v.end() - 4, v.end()), ElementsAre(8.25, -8.75, 8.25, -9.75))
+        << sdk::dtype_name(dt);
+  }
+}
+
+TEST(CpuConvolution, StringPaddingSameAndValid) {
+  ensure_runtime();
+  // An even kernel: 'same' pads 0 on the left and 1 on the right, as PyTorch.
+  EXPECT_THAT(
+      values<float>(op("conv1d.padding", f32({1, 2, 3, 4, 5}, {1, 1, 5}), f32({1, 10}, {1, 1, 2}),
+                       std::nullopt, Dims{1}, std::string_view("same"))),
+      ElementsAre(21, 32, 43, 54, 5));
+  std::vector<float> x(12);
+  for (int i = 0; i < 12; ++i) x[i] = static_cast<float>(i);
+  Tensor y = op("conv2d.padding", f32(x, {1, 1, 3, 4}), f32({1, 2, 3, 4}, {1, 1, 2, 2}),
+                std::nullopt, Dims{1}, std::string_view("same"), Dims{1, 2});
+  EXPECT_THAT(shape(y), ElementsAre(1, 1, 3, 4));
+  EXPECT_THAT(values<float>(y), ElementsAre(22, 40, 50, 20, 46, 80, 90, 36, 18, 28, 31, 10));
+  EXPECT_THAT(
+      values<float>(op("conv1d.padding", f32({1, 2, 3, 4, 5}, {1, 5}), f32({1, 0, -1}, {1, 1, 3}),
+                       std::nullopt, Dims{1}, std::string_view("valid"))),
+      ElementsAre(-2, -2, -2));
+  EXPECT_THAT(error_of("conv1d.padding", f32({1, 2, 3, 4, 5}, {1, 1, 5}), f32({1, 10}, {1, 1, 2}),
+                       std::nullopt, Dims{2}, std::string_view("same")),
+              HasSubstr("padding='same' is not supported for strided convolutions"));
+}
+
+TEST(CpuConvolution, ErrorsNameTheArgument) {
+  ensure_runtime();
+  EXPECT_THAT(error_of("convolution", f32({0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 3, 3}),
+                       f32({1, 1, 1, 1}, {1, 1, 2, 2}), std::nullopt, Dims{1}, Dims{0}, Dims{1},
+                       true, Dims{1}, int64_t{1}),
+              HasSubstr("output padding must be smaller than either stride or dilation"));
+  EXPECT_THAT(error_of("conv3d", f32({1, 2}, {1, 2}), f32({1}, {1, 1, 1, 1, 1})),
+              HasSubstr("Expected 4D (unbatched) or 5D (batched) input to conv3d"));
+  EXPECT_THAT(error_of("convolution", f32({1, 2, 3}, {1, 1, 3}), i64({1}, {1, 1, 1}), std::nullopt,
+                       Dims{1}, Dims{0}, Dims{1}, false, Dims{0}, int64_t{1}),
+              HasSubstr("Input type (float32) and weight type (int64) should be the same"));
+}
+
+TEST(CpuAvgPool, Int64TruncatesTowardZeroAsPyTorch) {
+  ensure_runtime();
+  std::vector<int64_t> x;
+  for (int i = 0; i < 6; ++i) x.insert(x.end(), {-7, 1, 1, 5, 5, 6, 1, 1, 1});
+  Tensor y = op("avg_pool2d", i64(x, {2, 3, 1, 9}), Dims{1, 3}, Dims{1, 3});
+  EXPECT_EQ(y.dtype(), TSR_DTYPE_INT64);
+  EXPECT_THAT(shape(y), ElementsAre(2, 3, 1, 3));
+  const std::vector<int64_t> v = values<int64_t>(y);
+  EXPECT_THAT(std::vector<int64_t>(v.begin(), v.begin() + 3),
+              ElementsAre(-1, 5, 1));  // -5 / 3 is -1, not -2
+  Tensor small = i64({-5, 2, 3, 4}, {1, 1, 2, 2});
+  EXPECT_THAT(values<int64_t>(op("avg_pool2d", small, Dims{2}, Dims{1}, Dims{1})),
+              ElementsAre(-1, 0, 0, 0, 1, 1, 0, 1, 1));
+  EXPECT_THAT(
+      values<int64_t>(op("avg_pool2d", small, Dims{2}, Dims{1}, Dims{1}, false, true, int64_t{-3})),
+      ElementsAre(1, 1, 0, 0, -1, -2, -1, -2, -1));
+  // int32 stays refused, as in PyTorch.
+  EXPECT_THAT(error_of("avg_pool2d", op("_to_copy", small, TSR_DTYPE_INT32), Dims{2}),
+              HasSubstr("not implemented for dtype int32"));
+}
+
+TEST(CpuBatchNorm, TrainingUsesBatchStatisticsAndUpdatesRunningStats) {
+  ensure_runtime();
+  Tensor x = f32({1, 10, 3, 14, 8, 0}, {3, 2});
+  Tensor rm = f32({0.5, 1}, {2}), rv = f32({2, 3}, {2});
+  std::vector<Tensor> r =
+      ops("native_batch_norm", x, f32({2, 1}, {2}), f32({0, 1}, {2}), rm, rv, true, 0.1, 1e-5);
+  EXPECT_THAT(values<float>(r[0]), Pointwise(DoubleNear(1e-5), {-2.0380974, 1.3396831, -0.6793658,
+                                                                2.0190492, 2.7174633, -0.3587322}));
+  EXPECT_THAT(values<float>(r[1]), ElementsAre(4, 8));
+  EXPECT_THAT(values<float>(r[2]), Pointwise(DoubleNear(1e-6), {0.3396829, 0.1698415}));
+  // running = 0.9 * running + 0.1 * batch, the variance unbiased (n - 1 = 2).
+  EXPECT_THAT(values<float>(rm), Pointwise(DoubleNear(1e-6), {0.85, 1.7}));
+  EXPECT_THAT(values<float>(rv), Pointwise(DoubleNear(1e-5), {3.1, 7.9}));
+  // Without running statistics, eps 0; inference returns empty save_* tensors.
+  std::vector<Tensor> plain = ops("native_batch_norm", x, std::nullopt, std::nullopt, std::nullopt,
+                                  std::nullopt, true, 0.1, 0.0);
+  EXPECT_THAT(values<float>(plain[0]),
+              Pointwise(DoubleNear(1e-5),
+                        {-1.0190494, 0.3396831, -0.3396831, 1.0190494, 1.3587325, -1.3587325}));
+  EXPECT_THAT(shape(plain[1]), ElementsAre(2));
+  std::vector<Tensor> eval =
+      ops("native_batch_norm", x, std::nullopt, std::nullopt, rm, rv, false, 0.1, 1e-5);
+  EXPECT_THAT(shape(eval[1]), ElementsAre(0));
+  EXPECT_THAT(shape(eval[2]), ElementsAre(0));
+  // The composite in training mode.
+  Tensor bn = op("batch_norm", x, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1,
+                 0.0, false);
+  EXPECT_THAT(values<float>(bn), Pointwise(DoubleNear(1e-5), values<float>(plain[0])));
+}
+
+TEST(CpuBatchNorm, DegenerateStatisticsAsPyTorch) {
+  ensure_runtime();
+  // A constant channel with eps 0: invstd 0 (not inf), the output 0.
+  std::vector<Tensor> r = ops("native_batch_norm", f32({1, 1}, {2, 1}), std::nullopt, std::nullopt,
+                              std::nullopt, std::nullopt, true, 0.1, 0.0);
+  EXPECT_THAT(values<float>(r[0]), ElementsAre(0, 0));
+  EXPECT_THAT(values<float>(r[2]), ElementsAre(0));
+  // One value per channel: the unbiased running variance is 0 / 0, NaN, as in PyTorch's op.
+  Tensor rm = f32({0}, {1}), rv = f32({1}, {1});
+  ops("native_batch_norm", f32({1}, {1, 1}), std::nullopt, std::nullopt, rm, rv, true, 0.1, 1e-5);
+  EXPECT_THAT(values<float>(rm), ElementsAre(0.1f));
+  EXPECT_TRUE(std::isnan(values<float>(rv)[0]));
+  // An empty batch through the composite leaves the running statistics alone.
+  Tensor empty = op("batch_norm", f32({}, {0, 1, 3}), std::nullopt, std::nullopt, rm, rv, true, 0.1,
+                    1e-5, false);
+  EXPECT_THAT(shape(empty), ElementsAre(0, 1, 3));
+  EXPECT_THAT(values<float>(rm), ElementsAre(0.1f));
+}
+
+TEST(CpuInstanceNorm, PerInstanceStatisticsAndRunningStatsMean) {
+  ensure_runtime();
+  Tensor x = f32({1, 2, 3, 6, 0, 0, 4, 4, 2, 2, 2, 10, 1, 3, 5, 7}, {2, 2, 4});
+  Tensor rm = f32({0, 1}, {2}), rv = f32({1, 2}, {2});
+  Tensor y =
+      op("instance_norm", x, f32({1, 2}, {2}), f32({0, -1}, {2}), rm, rv, true, 0.5, 1e-5, false);
+  EXPECT_THAT(shape(y), ElementsAre(2, 2, 4));
+  EXPECT_THAT(
+      values<float>(y),
+      Pointwise(DoubleNear(1e-5), {-1.0690434, -0.5345217, 0.0, 1.6035651, -2.9999976, -2.9999976,
+                                   0.9999974, 0.9999974, -0.57735, -0.57735, -0.57735, 1.73205,
+                                   -3.683279, -1.8944266, -0.105574, 1.6832786}));
+  EXPECT_THAT(values<float>(rm), Pointwise(DoubleNear(1e-6), {1.75, 2.0}));
+  EXPECT_THAT(values<float>(rv), Pointwise(DoubleNear(1e-5), {5.6666665, 4.0}));
+  EXPECT_THAT(error_of("instance_norm", x, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                       false, 0.1, 1e-5, false),
+              HasSubstr("Expected running_mean and running_var to be defined"));
+}
+
+}  // namespace
+}  // namespace cpu_test
+}  // namespace tessera

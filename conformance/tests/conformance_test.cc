@@ -253,6 +253,15 @@ TEST(DumpCases, WritesOneJsonLinePerCaseThatParsesBack) {
   EXPECT_GT(errors, 0);    // error inputs and undeclared dtypes
   EXPECT_GT(extremes, 0);  // "nan", "inf", "-inf" of the extreme-value samples
   EXPECT_TRUE(saw_add);
+
+  // --replay runs each line's op and args again: the very same lines come back.
+  const std::string replayed = out + ".replayed";
+  const std::string replay = std::string(DUMP_CASES_BIN) + " --replay " + out + " --out " +
+                             replayed + " > " + log + " 2>&1";
+  const int replay_status = std::system(replay.c_str());
+  ASSERT_TRUE(WIFEXITED(replay_status) && WEXITSTATUS(replay_status) == 0) << Slurp(log);
+  EXPECT_EQ(Slurp(replayed), Slurp(out));
+  std::remove(replayed.c_str());
   std::remove(out.c_str());
   std::remove(log.c_str());
 }

@@ -24,8 +24,11 @@ namespace {
 
 const char* kUsage =
     "usage: tessera_dump_cases --out FILE [--op REGEX] [--dtype LIST] [--seed N]\n"
+    "       tessera_dump_cases --out FILE --replay CASES\n"
     "Runs every sample of the op database on the CPU backend and writes one JSON line per case\n"
-    "(arguments, Tessera's returns or error) for conformance/tools/torch_side_by_side.py.\n";
+    "(arguments, Tessera's returns or error) for conformance/tools/torch_side_by_side.py.\n"
+    "--replay runs the cases of a file of such lines instead (their op and args), for inputs\n"
+    "that come from elsewhere, such as PyTorch's own OpInfo samples.\n";
 
 [[noreturn]] void Usage(const std::string& error) {
   std::fprintf(stderr, "tessera_dump_cases: %s\n%s", error.c_str(), kUsage);
@@ -37,6 +40,7 @@ struct Options {
   std::string op_regex = ".*";
   std::vector<tsr_dtype> dtypes;
   uint64_t seed = 0;
+  std::string replay;
 };
 
 Options Parse(int argc, char** argv) {
@@ -69,6 +73,8 @@ Options Parse(int argc, char** argv) {
       const std::string v = value();
       o.seed = std::strtoull(v.c_str(), &end, 10);
       if (end == v.c_str() || *end != '\0') Usage("expected a number after --seed, got " + v);
+    } else if (a == "--replay") {
+      o.replay = value();
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -192,6 +198,129 @@ Json ArgJson(const Arg& a, const std::string& name) {
 
 const tsr_device kCpu{TSR_DEVICE_CPU, 0};
 
+Json ErrorJson(const std::string& code, const std::string& message) {
+  Json error = Json::Object();
+  error.set("code", code);
+  error.set("message", message);
+  Json j = Json::Object();
+  j.set("error", error);
+  return j;
+}
+
+// Tessera's side of a case: {"outputs": [...]} or {"error": {"code", "message"}}.
+Json RunOnTessera(const std::string& op_name, const Sample& s) {
+  try {
+    std::vector<HostTensor> outs;
+    for (const Tensor& t : Invoke(op_name, s, kCpu, Layout::kContiguous))
+      outs.push_back(FromDevice(t));
+    Json j = Json::Object();
+    j.set("outputs", TensorsJson(outs));
+    return j;
+  } catch (const sdk::Error& e) {
+    return ErrorJson(CodeName(e.code()), e.what());
+  } catch (const std::exception& e) {
+    return ErrorJson("EXCEPTION", e.what());
+  }
+}
+
+// The reverse of ArgJson, for --replay: a malformed argument throws std::runtime_error.
+double NumberFrom(const Json& v) {
+  if (v.kind() == Json::Kind::kString) return std::strtod(v.as_string().c_str(), nullptr);
+  if (v.kind() == Json::Kind::kBool) return v.as_bool();
+  if (v.kind() != Json::Kind::kNumber) throw std::runtime_error("expected a number");
+  return v.as_number();
+}
+
+tsr_dtype DtypeFrom(const Json& v) {
+  for (tsr_dtype d : kAllDtypes) {
+    if (v.as_string() == DtypeName(d)) return d;
+  }
+  throw std::runtime_error("unknown dtype '" + v.as_string() + "'");
+}
+
+HostTensor TensorFrom(const Json& j) {
+  HostTensor t;
+  t.dtype = DtypeFrom(j["dtype"]);
+  for (const Json& s : j["shape"].items()) t.shape.push_back(static_cast<int64_t>(s.as_number()));
+  for (const Json& v : j["values"].items()) t.values.push_back(RoundTo(t.dtype, NumberFrom(v)));
+  if (static_cast<int64_t>(t.values.size()) != t.numel())
+    throw std::runtime_error("a tensor of shape " + ShapeString(t.shape) + " with " +
+                             std::to_string(t.values.size()) + " values");
+  return t;
+}
+
+Arg ArgFrom(const Json& j) {
+  const std::string kind = j["kind"].as_string();
+  if (kind == "tensor") return Arg::Tensor(TensorFrom(j));
+  if (kind == "tensor_list") {
+    std::vector<HostTensor> ts;
+    for (const Json& t : j["tensors"].items()) ts.push_back(TensorFrom(t));
+    return Arg::Tensors(std::move(ts));
+  }
+  if (kind == "scalar") {
+    const std::string sk = j["scalar_kind"].as_string();
+    const double v = NumberFrom(j["value"]);
+    if (sk == "int") return Arg::ScalarInt(static_cast<int64_t>(v));
+    if (sk == "bool") return Arg::ScalarBool(v != 0);
+    return Arg::ScalarDouble(v);
+  }
+  if (kind == "int") return Arg::Int(static_cast<int64_t>(NumberFrom(j["value"])));
+  if (kind == "bool") return Arg::Bool(NumberFrom(j["value"]) != 0);
+  if (kind == "double") return Arg::Double(NumberFrom(j["value"]));
+  if (kind == "int_list") {
+    std::vector<int64_t> ints;
+    for (const Json& v : j["value"].items()) ints.push_back(static_cast<int64_t>(v.as_number()));
+    return Arg::Ints(std::move(ints));
+  }
+  if (kind == "string") return Arg::String(j["value"].as_string());
+  if (kind == "none") return Arg::None();
+  if (kind == "dtype") return Arg::Dtype(DtypeFrom(j["value"]));
+  if (kind == "device") return Arg::Device();
+  throw std::runtime_error("unknown argument kind '" + kind + "'");
+}
+
+// --replay: each line's op and args run on Tessera; the line comes back with "tessera" (and
+// "schema") set and every other field kept, ready for torch_side_by_side.py.
+int Replay(const Options& o, std::ofstream& out) {
+  std::ifstream in(o.replay);
+  if (!in) Usage("cannot read '" + o.replay + "'");
+  int64_t cases = 0, unreadable = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    Json j;
+    std::string error;
+    if (!Json::Parse(line, &j, &error)) {
+      ++unreadable;
+      std::fprintf(stderr, "tessera_dump_cases: --replay: not JSON (%s): %.80s\n", error.c_str(),
+                   line.c_str());
+      continue;
+    }
+    const std::string name = j["op"].as_string();
+    const tsr_op* found = nullptr;
+    if (tsr_error* e = sdk::api().op_find(sdk::to_c(name), &found)) {
+      sdk::api().error_release(e);
+      j.set("tessera", ErrorJson("NOT_FOUND", "Tessera has no op " + name));
+    } else {
+      j.set("schema", std::string(sdk::from_c(sdk::api().op_schema(found))));
+      try {
+        Sample s;
+        for (const Json& a : j["args"].items()) s.args.push_back(ArgFrom(a));
+        j.set("tessera", RunOnTessera(name, s));
+      } catch (const std::runtime_error& e) {
+        ++unreadable;
+        std::fprintf(stderr, "tessera_dump_cases: --replay: %s: %s\n", name.c_str(), e.what());
+        continue;
+      }
+    }
+    out << j.Dump() << '\n';
+    ++cases;
+  }
+  std::fprintf(stderr, "tessera_dump_cases: %lld cases replayed (%lld unreadable) to %s\n",
+               static_cast<long long>(cases), static_cast<long long>(unreadable), o.out.c_str());
+  return 0;
+}
+
 // One case: the sample's arguments as passed (not completed with our defaults, so that
 // PyTorch applies its own and a difference in defaults shows), Tessera's returns or error, and
 // the suite's fp64 reference where it has one, to tell a wrong kernel from a wrong reference.
@@ -209,24 +338,7 @@ Json CaseJson(const OpInfo& op, const std::string& schema, const std::string& dt
   for (size_t i = 0; i < s.args.size(); ++i)
     args.push(ArgJson(s.args[i], i < decls.size() ? DeclName(decls[i]) : ""));
   j.set("args", args);
-  Json tessera = Json::Object();
-  try {
-    std::vector<HostTensor> outs;
-    for (const Tensor& t : Invoke(op.name, s, kCpu, Layout::kContiguous))
-      outs.push_back(FromDevice(t));
-    tessera.set("outputs", TensorsJson(outs));
-  } catch (const sdk::Error& e) {
-    Json error = Json::Object();
-    error.set("code", CodeName(e.code()));
-    error.set("message", e.what());
-    tessera.set("error", error);
-  } catch (const std::exception& e) {
-    Json error = Json::Object();
-    error.set("code", "EXCEPTION");
-    error.set("message", e.what());
-    tessera.set("error", error);
-  }
-  j.set("tessera", tessera);
+  j.set("tessera", RunOnTessera(op.name, s));
   if (kind == "sample") {
     try {
       j.set("reference", TensorsJson(op.reference(s)));
@@ -255,6 +367,7 @@ int Main(int argc, char** argv) {
     sdk::api().error_release(e);
     return 2;
   }
+  if (!o.replay.empty()) return Replay(o, out);
 
   int64_t ops = 0, cases = 0;
   for (const OpInfo& op : OpDatabase()) {

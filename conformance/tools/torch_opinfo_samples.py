@@ -5,9 +5,10 @@ Our database's samples are our reading of PyTorch (issue 9); PyTorch's OpInfo sa
 functions (torch/testing/_internal/common_methods_invocations.py) exercise the edge cases its
 authors thought of. This script runs each OpInfo's samples on the CPU under a dispatch mode
 that records the ATen calls they reach (after PyTorch's composite decompositions, so conv2d
-arrives as convolution and softmax as _softmax), keeps the calls to ops Tessera's database
-names (--cases, a tessera_dump_cases output) and the native ops behind its composites, and
-writes each call as a case line in tessera_dump_cases's format, without Tessera's side:
+arrives as convolution and softmax as _softmax), keeps the calls to the functional overloads of
+the ops Tessera's database names (--cases, a tessera_dump_cases output) and of the native ops
+behind its composites, and writes each call as a case line in tessera_dump_cases's format,
+without Tessera's side:
 
   build/bin/tessera_dump_cases --out /tmp/cases.jsonl
   /usr/bin/python3 conformance/tools/torch_opinfo_samples.py --cases /tmp/cases.jsonl \\
@@ -151,15 +152,23 @@ def case_of(func, args, kwargs):
     return name, out
 
 
+def keep(name, bases):
+    """A functional overload of an op the database has (or of a native op behind one): other
+    overloads of the database's ops are kept too, so that the replay shows those Tessera lacks
+    (as not_in_tessera) or has without samples of its own."""
+    base, _, overload = name.partition(".")
+    return base in bases and not base.endswith("_") and not overload.endswith("out")
+
+
 class Recorder(TorchDispatchMode):
-    def __init__(self, wanted):
+    def __init__(self, bases):
         super().__init__()
-        self.wanted, self.calls = wanted, []
+        self.bases, self.calls = bases, []
 
     def __torch_dispatch__(self, func, types_, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = func.name().replace("aten::", "", 1)
-        if name in self.wanted or name.split(".")[0] in NATIVE_OPS:
+        if keep(name, self.bases):
             try:
                 self.calls.append(case_of(func, args, kwargs))
             except Skip:
@@ -181,12 +190,36 @@ def main():
     except (OSError, ValueError) as e:
         sys.stderr.write("torch_opinfo_samples: cannot read %s: %s\n" % (args.cases, e))
         return 2
-    wanted = {w if "." in w else w + ".default" for w in wanted} | wanted
-    wanted = {w[:-len(".default")] if w.endswith(".default") else w for w in wanted}
+    bases = {w.partition(".")[0] for w in wanted} | NATIVE_OPS
 
     # Deprecation and beta notices of the ops PyTorch's samples run are not ours to act on.
     warnings.filterwarnings("ignore")
     seen, counts, written = set(), {}, 0
+
+    def record(info, sample, dtype_name, kind):
+        """Runs one sample under the recorder and writes the calls it reaches."""
+        nonlocal written
+        recorder = Recorder(bases)
+        try:
+            with recorder:
+                info.op(sample.input, *sample.args, **sample.kwargs)
+        except Exception:  # noqa: BLE001  PyTorch refusing: the replay shows it refusing too
+            pass
+        for name, call_args in recorder.calls:
+            key = json.dumps([name, call_args], sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            n = counts.get((name, dtype_name, kind), 0)
+            if n >= args.per_op_dtype:
+                continue
+            counts[(name, dtype_name, kind)] = n + 1
+            out.write(json.dumps({
+                "op": name, "dtype": dtype_name, "kind": kind,
+                "sample": "OpInfo %s: %s" % (info.name, describe(call_args)),
+                "compare_returns": -1, "args": call_args}) + "\n")
+            written += 1
+
     torch.manual_seed(0)
     with open(args.out, "w") as out:
         for info in op_db:
@@ -200,26 +233,14 @@ def main():
                 except Exception:  # noqa: BLE001  a sample function that needs more
                     continue
                 for sample in samples:
-                    recorder = Recorder(wanted)
-                    try:
-                        with recorder:
-                            info.op(sample.input, *sample.args, **sample.kwargs)
-                    except Exception:  # noqa: BLE001  PyTorch refusing: error inputs live elsewhere
-                        pass
-                    for name, call_args in recorder.calls:
-                        key = json.dumps([name, call_args], sort_keys=True)
-                        if key in seen:
-                            continue
-                        seen.add(key)
-                        n = counts.get((name, DTYPES[dtype]), 0)
-                        if n >= args.per_op_dtype:
-                            continue
-                        counts[(name, DTYPES[dtype])] = n + 1
-                        out.write(json.dumps({
-                            "op": name, "dtype": DTYPES[dtype], "kind": "torch_sample",
-                            "sample": "OpInfo %s: %s" % (info.name, describe(call_args)),
-                            "compare_returns": -1, "args": call_args}) + "\n")
-                        written += 1
+                    record(info, sample, DTYPES[dtype], "torch_sample")
+            # PyTorch's error inputs: the calls that reach ATen must fail on Tessera too.
+            try:
+                errors = list(info.error_inputs("cpu"))
+            except Exception:  # noqa: BLE001  an OpInfo without error inputs
+                errors = []
+            for error in errors:
+                record(info, error.sample_input, "*", "torch_error_input")
     sys.stderr.write("torch_opinfo_samples: %d calls to %d ops written to %s\n" %
                      (written, len({k[0] for k in counts}), args.out))
     return 0

@@ -55,6 +55,7 @@ TORCH_ONLY_ERROR = "torch_only_error"  # PyTorch refuses what Tessera computes
 TESSERA_ONLY_ERROR = "tessera_only_error"  # Tessera refuses what PyTorch computes
 NOT_IN_TORCH = "not_in_torch"  # no such aten op in this PyTorch: nothing to compare
 NOT_IN_TESSERA = "not_in_tessera"  # --replay of a case for an op Tessera lacks
+TOOL_ERROR = "tool_error"  # this script could not compare the case (a bug here, not a finding)
 
 # Ops whose values are unspecified (uninitialized memory): only dtype and shape compare.
 UNSPECIFIED_VALUES = re.compile(r"^empty")
@@ -320,9 +321,10 @@ def run_case(case):
         op, torch_args = resolve(workaround[0]), workaround[1]
         notes = ["a bool Scalar: called as %s with a 0-dim bool tensor (torch.ops would make "
                  "the bool an int)" % workaround[0]]
+    # Arguments this script cannot build are its own failure (TOOL_ERROR), not PyTorch's.
+    pos, kw, bind_notes = bind(op, torch_args)
+    notes += bind_notes
     try:
-        pos, kw, bind_notes = bind(op, torch_args)
-        notes += bind_notes
         result = op(*pos, **kw)
         torch_outs, torch_error = outputs_of(result), None
     except Exception as e:  # PyTorch's refusals come as RuntimeError, TypeError, IndexError...
@@ -426,7 +428,10 @@ def main():
             unreadable += 1
             sys.stderr.write("torch_side_by_side: line %d is not JSON: %s\n" % (number_, e))
             continue
-        outcome, detail, notes, op = run_case(case)
+        try:
+            outcome, detail, notes, op = run_case(case)
+        except Exception as e:  # noqa: BLE001  one odd case must not end the audit
+            outcome, detail, notes, op = TOOL_ERROR, "%s: %s" % (type(e).__name__, e), [], None
         counts = per_op.setdefault(case["op"], collections.Counter())
         counts[outcome] += 1
         if case["op"] not in schema_notes:
@@ -444,9 +449,10 @@ def main():
     total = collections.Counter()
     for c in per_op.values():
         total.update(c)
-    if total[NOT_IN_TESSERA]:
-        columns.append(NOT_IN_TESSERA)
-        titles.append("no_tessera")
+    for extra, title in ((NOT_IN_TESSERA, "no_tessera"), (TOOL_ERROR, "tool_error")):
+        if total[extra]:
+            columns.append(extra)
+            titles.append(title)
     row = "%-28s %6s" + " %11s" * len(columns)
     header = row % tuple(["op", "cases"] + titles)
     print(header)
@@ -470,7 +476,10 @@ def main():
             for n in notes:
                 out.write("  note: %s\n" % n)
             if op is not None:
-                out.write("  repro: %s\n" % repro(case, op))
+                try:
+                    out.write("  repro: %s\n" % repro(case, op))
+                except Exception as e:  # noqa: BLE001
+                    out.write("  (no repro: %s)\n" % e)
         differing = [(k, v) for k, v in schema_notes.items() if v]
         if differing:
             out.write("\n# Schemas that differ from torch's (%d)\n" % len(differing))

@@ -101,11 +101,17 @@ void Json::DumpTo(std::string& out, int indent, int depth) const {
         out += std::isnan(number_) ? "\"nan\"" : number_ > 0 ? "\"inf\"" : "\"-inf\"";
         return;
       }
+      // The shortest form that parses back to the same double: tools that read values back
+      // (conformance/tools/) must see the very inputs the suite used, and short numbers such
+      // as 1e-05 stay short.
       char buf[32];
       if (number_ == std::floor(number_) && std::fabs(number_) < 1e15) {
         std::snprintf(buf, sizeof buf, "%.0f", number_);
       } else {
-        std::snprintf(buf, sizeof buf, "%.6g", number_);
+        for (int precision = 6; precision <= 17; ++precision) {
+          std::snprintf(buf, sizeof buf, "%.*g", precision, number_);
+          if (std::strtod(buf, nullptr) == number_) break;
+        }
       }
       out += buf;
       return;

@@ -309,6 +309,59 @@ TEST(ConformanceCli, ReportsAndExitCodes) {
   EXPECT_THAT(Conformance("--dtype float8").output, HasSubstr("unknown dtype 'float8'"));
 }
 
+// The side-by-side tool's first half (conformance/tools/dump_cases.cc) needs no PyTorch: each
+// line it writes must parse back, with the arguments in schema order, NaN and infinities as
+// strings, and Tessera's returns or error. Its second half (torch_side_by_side.py) needs
+// PyTorch and is never run by the tests.
+TEST(DumpCases, WritesOneJsonLinePerCaseThatParsesBack) {
+  const std::string out = TempPath("cases.jsonl"), log = out + ".txt";
+  const std::string cmd = std::string(DUMP_CASES_BIN) + " --op '^(abs|add\\.Tensor)$' --out " +
+                          out + " > " + log + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << Slurp(log);
+  std::stringstream lines(Slurp(out));
+  std::string line;
+  int cases = 0, errors = 0, extremes = 0;
+  bool saw_add = false;
+  while (std::getline(lines, line)) {
+    Json j;
+    std::string error;
+    ASSERT_TRUE(Json::Parse(line, &j, &error)) << error << ": " << line;
+    ++cases;
+    EXPECT_THAT(j["schema"].as_string(), HasSubstr(j["op"].as_string() + "("));
+    ASSERT_GT(j["args"].items().size(), 0u) << line;
+    EXPECT_EQ(j["args"].items()[0]["name"].as_string(), "self") << line;
+    if (j["op"].as_string() == "add.Tensor" && j["kind"].as_string() == "sample") {
+      saw_add = true;
+      EXPECT_EQ(j["args"].items()[1]["name"].as_string(), "other") << line;
+    }
+    const Json& tessera = j["tessera"];
+    if (tessera.find("error")) {
+      ++errors;
+      EXPECT_FALSE(tessera["error"]["code"].as_string().empty()) << line;
+      continue;
+    }
+    ASSERT_TRUE(tessera.find("outputs")) << line;
+    for (const Json& v : j["args"].items()[0]["values"].items())
+      extremes += v.kind() == Json::Kind::kString;
+  }
+  EXPECT_GT(cases, 50);
+  EXPECT_GT(errors, 0);    // error inputs and undeclared dtypes
+  EXPECT_GT(extremes, 0);  // "nan", "inf", "-inf" of the extreme-value samples
+  EXPECT_TRUE(saw_add);
+
+  // --replay runs each line's op and args again: the very same lines come back.
+  const std::string replayed = out + ".replayed";
+  const std::string replay = std::string(DUMP_CASES_BIN) + " --replay " + out + " --out " +
+                             replayed + " > " + log + " 2>&1";
+  const int replay_status = std::system(replay.c_str());
+  ASSERT_TRUE(WIFEXITED(replay_status) && WEXITSTATUS(replay_status) == 0) << Slurp(log);
+  EXPECT_EQ(Slurp(replayed), Slurp(out));
+  std::remove(replayed.c_str());
+  std::remove(out.c_str());
+  std::remove(log.c_str());
+}
+
 }  // namespace
 }  // namespace conformance
 }  // namespace tessera

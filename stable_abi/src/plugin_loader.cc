@@ -79,7 +79,7 @@ class PluginLoader {
     report->Publish();
     const LoadReport* published = report.get();
     reports_.push_back(std::move(report));
-    views_.push_back(&published->c);
+    AppendView(&published->c);
     if (status.ok()) loaded_by_path_[canonical] = published;
     return {published, status};
   }
@@ -110,11 +110,30 @@ class PluginLoader {
 
   void Reports(const tsr_load_report* const** out, size_t* count) {
     absl::MutexLock lock(&mu_);
-    *out = views_.data();
-    *count = views_.size();
+    *out = views_.get();
+    *count = view_count_;
   }
 
  private:
+  // Note [Load report lists]
+  // tsr_load_reports hands out an array that the caller reads without any lock, maybe while
+  // another thread loads a plugin; a std::vector reallocated by the next load left it pointing
+  // at freed memory. So the list only ever grows at its end, beyond every count handed out,
+  // and when it is full it moves to an array twice as large; the old array is retired, never
+  // freed (all retired arrays together are smaller than the current one). Every list ever
+  // handed out stays valid, with the same entries, for the process.
+  void AppendView(const tsr_load_report* report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (view_count_ == view_capacity_) {
+      const size_t capacity = std::max<size_t>(16, 2 * view_capacity_);
+      auto grown = std::make_unique<const tsr_load_report*[]>(capacity);
+      std::copy(views_.get(), views_.get() + view_count_, grown.get());
+      if (views_ != nullptr) retired_views_.push_back(std::move(views_));
+      views_ = std::move(grown);
+      view_capacity_ = capacity;
+    }
+    views_[view_count_++] = report;
+  }
+
   absl::Status LoadLocked(const std::string& path, LoadReport* report)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     dlerror();
@@ -248,7 +267,11 @@ class PluginLoader {
 
   absl::Mutex mu_;
   std::vector<std::unique_ptr<LoadReport>> reports_ ABSL_GUARDED_BY(mu_);
-  std::vector<const tsr_load_report*> views_ ABSL_GUARDED_BY(mu_);
+  // The C view of reports_ (Note [Load report lists]).
+  std::unique_ptr<const tsr_load_report*[]> views_ ABSL_GUARDED_BY(mu_);
+  size_t view_count_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t view_capacity_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::unique_ptr<const tsr_load_report*[]>> retired_views_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, const LoadReport*> loaded_by_path_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<PluginRecord>> plugins_ ABSL_GUARDED_BY(mu_);
 };

@@ -20,6 +20,7 @@ struct CKernel {
   tsr_boxed_kernel_fn fn;
   void* context;
   std::shared_ptr<PluginGate> gate;  // NULL for kernels registered by the application
+  std::string name;                  // for errors
 };
 
 absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
@@ -28,9 +29,12 @@ absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
     return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
                                                   op.name(), k.gate->plugin_name()));
   }
-  tsr_error* error = k.fn(k.context, Wrap(op), Wrap(stack));
-  if (k.gate) k.gate->Leave();
-  return StatusFrom(error);
+  GateExit exit(k.gate.get());
+  try {
+    return StatusFrom(k.fn(k.context, Wrap(op), Wrap(stack)));
+  } catch (...) {  // Note [Exceptions from plugin code]
+    return KernelThrew(op.name(), k.name, k.gate.get());
+  }
 }
 
 absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,
@@ -40,13 +44,14 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
         absl::StrFormat("%s: expected a kernel function, got NULL", what));
   }
   PluginRecord* plugin = LoadingPlugin();
-  auto k = std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr});
   KernelFunction kernel;
   kernel.fn = &Trampoline;
-  kernel.context = k.get();
-  kernel.owner = k;
   kernel.name = std::string(View(name));
   if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
+  auto k =
+      std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr, kernel.name});
+  kernel.context = k.get();
+  kernel.owner = k;
   return kernel;
 }
 

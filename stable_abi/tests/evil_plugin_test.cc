@@ -1,0 +1,159 @@
+// Adversarial plugins (issue 14, section B): each misbehaving plugin of plugins/evil_plugin.c
+// (and the C++ one in plugins/evil_throw_plugin.cc) gets the exact outcome it deserves — a
+// clean error, a refusal with its load report, a process that goes on.
+//
+// Note [Evil plugins run in child processes]
+// A case that the runtime gets wrong crashes (a call into an unloaded plugin) or hangs (a gate
+// never left, a std::call_once re-entered). So that such a regression fails one test instead
+// of killing or hanging the whole binary, and so that every case starts from a fresh process
+// (default discovery runs once per process; each variant provides the same device type), each
+// case is two tests: EvilPlugin.X re-executes this binary with --gtest_filter=EvilChild.X and
+// TSR_EVIL_CHILD set, waits at most kChildTimeout, and reports a crash (signal), a hang
+// (killed on timeout) or a failure (exit status); EvilChild.X holds the body and skips itself
+// unless it runs as that child.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera/c/tessera.h"
+
+extern char** environ;
+
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr auto kChildTimeout = std::chrono::seconds(60);  // generous for ASan on 2 busy cores
+
+std::string PluginPath(const std::string& variant) {
+  return std::string(TESSERA_TEST_PLUGIN_DIR) + "/libtsr_evil_plugin_" + variant + ".so";
+}
+
+tsr_string S(const std::string& s) { return tsr_string{s.data(), s.size()}; }
+std::string Str(tsr_string s) { return std::string(s.data ? s.data : "", s.size); }
+
+// Takes ownership of an error; returns "" for success, else its message.
+std::string Consume(tsr_error* error, tsr_code* code = nullptr) {
+  if (code) *code = tsr_error_code(error);
+  if (error == nullptr) return "";
+  std::string message = Str(tsr_error_message(error));
+  tsr_error_release(error);
+  return message;
+}
+
+// RunChild runs EvilChild.<name> in a fresh process (see the Note above) with `env` added.
+void RunChild(const std::string& name, std::vector<std::string> env = {}) {
+  const std::string mark = ::testing::TempDir() + "/evil_child_" + name + ".ran";
+  std::remove(mark.c_str());
+  env.push_back("TSR_EVIL_CHILD=" + mark);
+  const std::string filter = "--gtest_filter=EvilChild." + name;
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  env_strings.insert(env_strings.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = "/proc/self/exe";
+  char* argv[] = {exe.data(), const_cast<char*>(filter.c_str()), nullptr};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0) << "fork failed";
+  if (pid == 0) {
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kChildTimeout;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      FAIL() << "EvilChild." << name << " hung: killed after " << kChildTimeout.count() << " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFSIGNALED(status)) {
+    FAIL() << "EvilChild." << name << " crashed: " << strsignal(WTERMSIG(status));
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "EvilChild." << name << " failed (its output is above)";
+  EXPECT_TRUE(std::ifstream(mark).good()) << "EvilChild." << name << " did not run";
+}
+
+// CHILD_ONLY starts the body of an EvilChild test: it runs only in the child of RunChild.
+#define CHILD_ONLY()                                                                \
+  do {                                                                              \
+    const char* mark = std::getenv("TSR_EVIL_CHILD");                               \
+    if (mark == nullptr) GTEST_SKIP() << "runs in a child process of EvilPlugin.*"; \
+    std::ofstream(mark) << "ran\n";                                                 \
+  } while (0)
+
+tsr_tensor* Floats(const std::vector<float>& values) {
+  const int64_t size = static_cast<int64_t>(values.size());
+  tsr_tensor* t = nullptr;
+  EXPECT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t)), "");
+  EXPECT_EQ(Consume(tsr_tensor_copy_from_host(t, values.data(), values.size() * sizeof(float))),
+            "");
+  return t;
+}
+
+// Call runs `op` on `inputs` (borrowed); on success *result (optional) gets a new reference to
+// the first result. Returns "" or the error's message, and its code in *code.
+std::string Call(const std::string& op_name, const std::vector<tsr_tensor*>& inputs,
+                 tsr_code* code = nullptr, tsr_tensor** result = nullptr) {
+  const tsr_op* op = nullptr;
+  if (std::string e = Consume(tsr_op_find(S(op_name), &op), code); !e.empty()) return e;
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  for (tsr_tensor* t : inputs) Consume(tsr_stack_push_tensor(stack, t));
+  std::string error = Consume(tsr_op_call(op, stack), code);
+  if (error.empty() && result != nullptr) {
+    error = Consume(tsr_stack_get_tensor(stack, 0, result), code);
+    if (error.empty()) tsr_tensor_retain(*result);
+  }
+  tsr_stack_release(stack);
+  return error;
+}
+
+tsr_code FindCode(const std::string& op_name) {
+  const tsr_op* op = nullptr;
+  tsr_code code;
+  Consume(tsr_op_find(S(op_name), &op), &code);
+  return code;
+}
+
+}  // namespace
+
+// Item 10: a kernel that throws gets its caller an INTERNAL error naming the kernel and its
+// plugin, and leaves the plugin's gate, so that unloading the plugin does not wait forever.
+TEST(EvilPlugin, ThrowingKernelIsAnErrorAndThePluginStillUnloads) { RunChild("ThrowingKernel"); }
+TEST(EvilChild, ThrowingKernel) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("throw")), nullptr)), "");
+  tsr_tensor* t = Floats({1, 2});
+  tsr_code code;
+  const std::string error = Call("evil_throw::op", {t}, &code);
+  EXPECT_EQ(code, TSR_INTERNAL);
+  EXPECT_THAT(error,
+              HasSubstr("kernel 'evil_throw::op' of plugin 'evil_throw' threw an exception"));
+  EXPECT_THAT(error, HasSubstr("evil_throw::op: thrown on purpose"));
+  EXPECT_THAT(Call("evil_throw::int", {t}, &code),
+              HasSubstr("kernel 'evil_throw::int' of plugin 'evil_throw' threw a non-standard "
+                        "exception"));
+  EXPECT_EQ(code, TSR_INTERNAL);
+  tsr_tensor_release(t);
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_throw"))), "");
+  EXPECT_EQ(FindCode("evil_throw::op"), TSR_NOT_FOUND);
+}

@@ -157,3 +157,30 @@ TEST(EvilChild, ThrowingKernel) {
   EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_throw"))), "");
   EXPECT_EQ(FindCode("evil_throw::op"), TSR_NOT_FOUND);
 }
+
+// Item 7: tsr_device_synchronize runs plugin code; an unload racing it waits for it to return
+// instead of unmapping the code under it.
+TEST(EvilPlugin, UnloadWaitsForASynchronizeInFlight) { RunChild("SlowSync"); }
+TEST(EvilChild, SlowSync) {
+  CHILD_ONLY();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT_EQ(setenv("EVIL_SYNC_FD", std::to_string(fds[1]).c_str(), 1), 0);
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("slow_sync")), nullptr)), "");
+  std::string sync_error = "not run";
+  std::thread syncer([&] {
+    sync_error = Consume(tsr_device_synchronize({TSR_DEVICE_PRIVATEUSE3, 0}));
+  });
+  char byte = 0;
+  ASSERT_EQ(read(fds[0], &byte, 1), 1);  // synchronize is inside the plugin now
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_slow_sync"))), "");
+  syncer.join();
+  EXPECT_EQ(sync_error, "") << "the synchronize in flight completed";
+  // Once unloaded, a synchronize is a clean error.
+  tsr_code code;
+  EXPECT_THAT(Consume(tsr_device_synchronize({TSR_DEVICE_PRIVATEUSE3, 0}), &code),
+              HasSubstr("no device interface"));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  close(fds[0]);
+  close(fds[1]);
+}

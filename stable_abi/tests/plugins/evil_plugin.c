@@ -1,0 +1,150 @@
+/* Adversarial test plugins (issue 14, section B): one C source, one variant per misbehaviour,
+ * chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by evil_plugin_test.cc in a
+ * child process of its own, which asserts the exact outcome: a clean error, a refusal with its
+ * load report, a process that goes on. Every variant provides privateuse3 as "evildev". */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tessera/c/plugin.h"
+
+#define EVIL_SLOW_SYNC 1 /* a device whose synchronize takes a while */
+
+#ifndef EVIL_VARIANT
+#error "define EVIL_VARIANT"
+#endif
+
+#define TSR_STR(s) \
+  { s, sizeof(s) - 1 }
+
+static const tsr_runtime_api* api = NULL;
+
+static tsr_string str(const char* s) {
+  tsr_string out;
+  out.data = s;
+  out.size = strlen(s);
+  return out;
+}
+
+static tsr_error* fail(tsr_code code, const char* message) {
+  return api->error_create(code, str(message));
+}
+
+static tsr_error* define(const char* schema) { return api->op_define(str(schema), NULL); }
+
+static tsr_error* register_kernel(const char* op_name, int32_t device_type,
+                                  tsr_boxed_kernel_fn fn) {
+  tsr_kernel_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  desc.op_name = str(op_name);
+  desc.device_type = device_type;
+  desc.boxed = fn;
+  desc.kernel_name = str(op_name);
+  return api->kernel_register(&desc, NULL);
+}
+
+/* Returns its input (schema `(Tensor self) -> Tensor`). */
+static tsr_error* identity_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return NULL;
+}
+
+/* A device over host memory (malloc and memcpy), enough for the runtime to register it. */
+static tsr_error* dev_count(void* context, int32_t* out) {
+  (void)context;
+  *out = 1;
+  return NULL;
+}
+static tsr_error* dev_allocate(void* context, int32_t index, size_t nbytes, void** out) {
+  (void)context;
+  (void)index;
+  *out = malloc(nbytes ? nbytes : 1);
+  return *out ? NULL : fail(TSR_RESOURCE_EXHAUSTED, "evildev: out of memory");
+}
+static void dev_free(void* context, int32_t index, void* ptr) {
+  (void)context;
+  (void)index;
+  free(ptr);
+}
+static tsr_error* dev_h2d(void* context, int32_t index, void* dst, const void* src, size_t n) {
+  (void)context;
+  (void)index;
+  memcpy(dst, src, n);
+  return NULL;
+}
+static tsr_error* dev_d2d(void* context, int32_t dst_index, void* dst, int32_t src_index,
+                          const void* src, size_t n) {
+  (void)context;
+  (void)dst_index;
+  (void)src_index;
+  memcpy(dst, src, n);
+  return NULL;
+}
+static tsr_error* dev_sync(void* context, int32_t index) {
+  (void)context;
+  (void)index;
+#if EVIL_VARIANT == EVIL_SLOW_SYNC
+  {
+    /* Tell the test (a pipe whose write end is in EVIL_SYNC_FD) that synchronize is running,
+     * then stay inside the plugin long enough for an unload to race it. */
+    const char* fd = getenv("EVIL_SYNC_FD");
+    if (fd != NULL && write(atoi(fd), "s", 1) != 1) return fail(TSR_INTERNAL, "write failed");
+    usleep(300 * 1000);
+  }
+#endif
+  return NULL;
+}
+
+static tsr_error* register_device(int32_t device_type) {
+  tsr_device_interface iface;
+  memset(&iface, 0, sizeof iface);
+  iface.struct_size = sizeof iface;
+  iface.device_type = device_type;
+  iface.device_count = dev_count;
+  iface.allocate = dev_allocate;
+  iface.free = dev_free;
+  iface.copy_host_to_device = dev_h2d;
+  iface.copy_device_to_host = dev_h2d;
+  iface.copy_device_to_device = dev_d2d;
+  iface.synchronize = dev_sync;
+  return api->device_register(&iface, NULL);
+}
+
+static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
+  tsr_error* err = NULL;
+  (void)state;
+  (void)err;
+  api = runtime;
+#if EVIL_VARIANT == EVIL_SLOW_SYNC
+  return register_device(TSR_DEVICE_PRIVATEUSE3);
+#endif
+  return NULL;
+}
+
+static void unload(void* state) {
+  tsr_string message = TSR_STR("evil plugin unloaded");
+  (void)state;
+  api->log(TSR_LOG_WARNING, message);
+}
+
+TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
+                                             tsr_plugin_desc* desc) {
+  tsr_string name = TSR_STR(EVIL_NAME);
+  tsr_string device_name = TSR_STR("evildev");
+  tsr_string version = TSR_STR("0.1-evil");
+  api = runtime;
+  desc->struct_size = sizeof *desc;
+  desc->abi_major = TSR_ABI_VERSION_MAJOR;
+  desc->abi_minor = TSR_ABI_VERSION_MINOR;
+  desc->min_abi_minor = 0;
+  desc->device_type = TSR_DEVICE_PRIVATEUSE3;
+  desc->register_fn = register_all;
+  desc->unload_fn = unload;
+  desc->name = name;
+  desc->version = version;
+  desc->device_name = device_name;
+  return NULL;
+}

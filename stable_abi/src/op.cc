@@ -53,6 +53,23 @@ tsr_error* At(const tsr_stack* stack, size_t index, Value::Kind kind, const char
 
 }  // namespace
 
+namespace tessera {
+namespace capi {
+
+tsr_error* FindOp(tsr_string name, const tsr_op** out) {
+  return Guard("tsr_op_find", [&]() -> tsr_error* {
+    if (out == nullptr) return Invalid("tsr_op_find: expected an output pointer, got NULL");
+    *out = nullptr;
+    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(View(name));
+    if (!op.ok()) return ToError(op.status());
+    *out = Wrap(*op);
+    return nullptr;
+  });
+}
+
+}  // namespace capi
+}  // namespace tessera
+
 extern "C" {
 
 tsr_error* tsr_op_find(tsr_string name, const tsr_op** out) {
@@ -60,10 +77,7 @@ tsr_error* tsr_op_find(tsr_string name, const tsr_op** out) {
     if (out == nullptr) return Invalid("tsr_op_find: expected an output pointer, got NULL");
     *out = nullptr;
     EnsureDefaultPluginsLoaded();
-    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(View(name));
-    if (!op.ok()) return ToError(op.status());
-    *out = Wrap(*op);
-    return nullptr;
+    return FindOp(name, out);
   });
 }
 

@@ -154,7 +154,7 @@ class PluginLoader {
     }
     tsr_plugin_desc& desc = record->desc;
     desc = tsr_plugin_desc{};
-    absl::Status init_status = StatusFrom(init(&RuntimeApi(), &desc));
+    absl::Status init_status = StatusFrom(init(&PluginApi(), &desc));
     if (!init_status.ok()) {
       return absl::Status(init_status.code(),
                           absl::StrFormat("%s returned an error: %s: %s", TSR_PLUGIN_INIT_SYMBOL,
@@ -183,7 +183,7 @@ class PluginLoader {
       return absl::InvalidArgumentError("the descriptor's register_fn is NULL");
     }
     tls_loading_plugin = record;
-    absl::Status registered = StatusFrom(desc.register_fn(desc.state, &RuntimeApi()));
+    absl::Status registered = StatusFrom(desc.register_fn(desc.state, &PluginApi()));
     tls_loading_plugin = nullptr;
     report->c.kernels_registered = record->kernels;
     report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());

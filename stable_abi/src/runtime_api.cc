@@ -110,10 +110,26 @@ tsr_runtime_api MakeApi() {
   return api;
 }
 
+// PluginOpFind is tsr_op_find without default discovery: plugins are loaded by then, or being
+// loaded on this very thread (a register_fn under default discovery would re-enter its
+// std::call_once and hang; under an explicit load, re-lock the loader and deadlock).
+tsr_error* PluginOpFind(tsr_string name, const tsr_op** out) { return FindOp(name, out); }
+
+tsr_runtime_api MakePluginApi() {
+  tsr_runtime_api api = MakeApi();
+  api.op_find = &PluginOpFind;
+  return api;
+}
+
 }  // namespace
 
 const tsr_runtime_api& RuntimeApi() {
   static const tsr_runtime_api api = MakeApi();
+  return api;
+}
+
+const tsr_runtime_api& PluginApi() {
+  static const tsr_runtime_api api = MakePluginApi();
   return api;
 }
 

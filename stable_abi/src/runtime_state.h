@@ -38,11 +38,18 @@ std::shared_ptr<PluginRecord> LoadingPluginShared();
 // record when a plugin registers (so that unloading undoes it), else it is kept forever.
 tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out);
 
+// FindOp is tsr_op_find without default discovery.
+tsr_error* FindOp(tsr_string name, const tsr_op** out);
+
 // EnsureDefaultPluginsLoaded runs tsr_plugin_load_default once per process.
 void EnsureDefaultPluginsLoaded();
 
-// The function table handed to plugins.
+// RuntimeApi is the function table of applications (tsr_runtime_api_get).
 const tsr_runtime_api& RuntimeApi();
+
+// PluginApi is the function table handed to plugins: RuntimeApi's functions, except that
+// op_find never starts default discovery (a register_fn that looks an op up would re-enter it).
+const tsr_runtime_api& PluginApi();
 
 }  // namespace capi
 }  // namespace tessera

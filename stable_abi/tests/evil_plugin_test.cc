@@ -184,3 +184,49 @@ TEST(EvilChild, SlowSync) {
   close(fds[0]);
   close(fds[1]);
 }
+
+// Item 8: a register_fn that looks ops up must not re-enter default discovery, neither when
+// default discovery loads it (the application's first tsr_op_find used to hang in
+// std::call_once) nor when the application's first call loads it explicitly (absl's deadlock
+// detector used to abort).
+// PluginDir makes a directory `name` with a link to each of `plugins`, for TESSERA_PLUGIN_PATH.
+std::string PluginDir(const std::string& name, const std::vector<std::string>& plugins) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  mkdir(dir.c_str(), 0755);
+  for (const std::string& plugin : plugins) {
+    const std::string link = dir + "/" + plugin.substr(plugin.rfind('/') + 1);
+    std::remove(link.c_str());
+    EXPECT_EQ(symlink(plugin.c_str(), link.c_str()), 0) << link << ": " << strerror(errno);
+  }
+  return dir;
+}
+
+TEST(EvilPlugin, DefaultDiscoveryLoadsAPluginThatLooksUpOps) {
+  const std::string dir = PluginDir("evil_op_find_plugins", {PluginPath("op_find")});
+  RunChild("OpFindUnderDefaultDiscovery", {"TESSERA_PLUGIN_PATH=" + dir});
+}
+TEST(EvilChild, OpFindUnderDefaultDiscovery) {
+  CHILD_ONLY();
+  EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  bool loaded = false;
+  for (size_t i = 0; i < count; ++i) {
+    if (Str(reports[i]->plugin_name) == "evil_op_find") loaded = reports[i]->loaded;
+  }
+  EXPECT_TRUE(loaded);
+}
+
+TEST(EvilPlugin, FirstCallLoadsAPluginThatLooksUpOps) {
+  // Default discovery must find a plugin for the explicit load to re-enter the loader: any
+  // plugin will do (this one is then refused, its device type being taken).
+  const std::string dir = PluginDir(
+      "evil_other_plugins", {std::string(TESSERA_TEST_PLUGIN_DIR) + "/libtsr_test_plugin_good.so"});
+  RunChild("OpFindAsFirstCall", {"TESSERA_PLUGIN_PATH=" + dir});
+}
+TEST(EvilChild, OpFindAsFirstCall) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("op_find")), nullptr)), "");
+  EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
+}

@@ -259,6 +259,13 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
   return Guard(__func__, [&]() -> tsr_error* {
     if (out) *out = nullptr;
     if (absl::Status s = CheckInterface(iface); !s.ok()) return ToError(s);
+    if (absl::Status s = CheckOwnership(
+            iface->device_type, nullptr,
+            absl::StrFormat("a device interface for %s",
+                            DeviceTypeName(static_cast<DeviceType>(iface->device_type))));
+        !s.ok()) {
+      return ToError(s);
+    }
     int32_t count = 0;
     if (absl::Status s = StatusFrom(iface->device_count(iface->context, &count)); !s.ok()) {
       return ToError(absl::Status(s.code(), absl::StrFormat("tsr_device_register: device_count "

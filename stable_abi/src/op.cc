@@ -107,6 +107,13 @@ tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out) {
     if (out) *out = nullptr;
     absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Define(View(schema));
     if (!handle.ok()) return ToError(handle.status());
+    if (PluginRecord* plugin = LoadingPlugin()) {
+      // Its kernels for this op may have any device type (Note [What a plugin may register]).
+      absl::StatusOr<FunctionSchema> parsed = ParseSchema(View(schema));
+      absl::StatusOr<OperatorHandle> op =
+          parsed.ok() ? OpRegistry::Global().Find(parsed->FullName()) : parsed.status();
+      if (op.ok()) plugin->defined_ops.insert(op->entry());
+    }
     return HandOut(*std::move(handle), out);
   });
 }

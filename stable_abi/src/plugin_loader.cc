@@ -187,6 +187,10 @@ class PluginLoader {
     tls_loading_plugin = nullptr;
     report->c.kernels_registered = record->kernels;
     report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());
+    if (!record->refusal.ok()) {  // whatever register_fn made of the error it got
+      for (auto& registration : record->registrations) registration->Reset();
+      return record->refusal;
+    }
     if (!registered.ok()) {
       for (auto& registration : record->registrations) registration->Reset();
       return absl::Status(registered.code(),
@@ -315,6 +319,28 @@ std::vector<std::string> SharedObjectsIn(const std::string& dir) {
 PluginRecord::~PluginRecord() {
   if (loaded && desc.unload_fn) desc.unload_fn(desc.state);
   if (dl_handle) dlclose(dl_handle);
+}
+
+// Note [What a plugin may register]
+// A plugin provides one device type. It registers kernels for that device type (any op), and
+// kernels for ops it defined itself on any device type (a CPU kernel for its custom op). A
+// kernel for someone else's op on another device type (a CPU abs.out from an NPU plugin)
+// would silently replace that device's own kernel or keep its plugin from loading, and a
+// device interface or fallback for another device type would take that device over. Any such
+// registration fails with PERMISSION_DENIED and refuses the whole plugin (rolled back, the
+// registration named in its load report), also when register_fn ignores the error: a plugin
+// that tries is broken or hostile, and half of it must not stay loaded.
+absl::Status CheckOwnership(int32_t device_type, const void* op_entry, std::string_view what) {
+  PluginRecord* plugin = LoadingPlugin();
+  if (plugin == nullptr || device_type == plugin->desc.device_type) return absl::OkStatus();
+  if (op_entry != nullptr && plugin->defined_ops.contains(op_entry)) return absl::OkStatus();
+  absl::Status status = absl::PermissionDeniedError(absl::StrFormat(
+      "plugin '%s' (device type %s) may not register %s: a plugin registers %s", plugin->name,
+      DeviceTypeName(static_cast<DeviceType>(plugin->desc.device_type)), what,
+      op_entry != nullptr ? "kernels only for its own device type, or for ops it defines"
+                          : "a device interface and fallbacks only for its own device type"));
+  if (plugin->refusal.ok()) plugin->refusal = status;
+  return status;
 }
 
 PluginRecord* LoadingPlugin() { return tls_loading_plugin.get(); }

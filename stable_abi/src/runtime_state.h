@@ -3,9 +3,11 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
 #include "dispatcher/op_registry.h"
 #include "stable_abi/src/plugin_gate.h"
 #include "tessera/c/loader.h"
@@ -24,6 +26,12 @@ struct PluginRecord {
   std::shared_ptr<PluginGate> gate;
   std::vector<std::shared_ptr<RegistrationHandle>> registrations;
   absl::flat_hash_set<std::string> ops_with_kernels;
+  // The ops it defined (their registry entries): it may register kernels for them on any
+  // device type (Note [What a plugin may register]).
+  absl::flat_hash_set<const void*> defined_ops;
+  // The first registration refused by CheckOwnership; it refuses the whole load, also when
+  // register_fn ignored the error.
+  absl::Status refusal;
   int64_t kernels = 0;
   bool loaded = false;  // unload_fn runs only for a plugin that finished loading
 
@@ -37,6 +45,13 @@ std::shared_ptr<PluginRecord> LoadingPluginShared();
 // HandOut gives a registration to C: to `out` when it is non-NULL, and to the loading plugin's
 // record when a plugin registers (so that unloading undoes it), else it is kept forever.
 tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out);
+
+// CheckOwnership lets the loading plugin register `what` ("a kernel for abs.out") for
+// `device_type` when that is the plugin's own device type, or when `op_entry` (NULL when
+// `what` is not a kernel) is an op the plugin defined; else it returns PERMISSION_DENIED and
+// records it as the plugin's refusal. OK when no plugin is loading (the application
+// registers). See Note [What a plugin may register].
+absl::Status CheckOwnership(int32_t device_type, const void* op_entry, std::string_view what);
 
 // FindOp is tsr_op_find without default discovery.
 tsr_error* FindOp(tsr_string name, const tsr_op** out);

@@ -230,3 +230,72 @@ TEST(EvilChild, OpFindAsFirstCall) {
   ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("op_find")), nullptr)), "");
   EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
 }
+
+namespace {
+
+// ExpectRefused loads `variant` and expects the refusal `code` whose message and load report
+// contain every one of `reasons`.
+void ExpectRefused(const std::string& variant, tsr_code code,
+                   const std::vector<std::string>& reasons) {
+  const tsr_load_report* report = nullptr;
+  tsr_code got;
+  const std::string error = Consume(tsr_plugin_load(S(PluginPath(variant)), &report), &got);
+  ASSERT_NE(report, nullptr);
+  std::string text(tsr_load_report_format(report, nullptr, 0), '\0');
+  tsr_load_report_format(report, text.data(), text.size() + 1);
+  std::cout << text;
+  EXPECT_EQ(got, code) << error;
+  EXPECT_FALSE(report->loaded);
+  EXPECT_EQ(report->code, code);
+  EXPECT_EQ(report->kernels_registered, 0) << "a refused plugin leaves no kernel behind";
+  for (const std::string& reason : reasons) {
+    EXPECT_THAT(error, HasSubstr(reason));
+    EXPECT_THAT(Str(report->reason), HasSubstr(reason));
+  }
+}
+
+}  // namespace
+
+// Item 12: a plugin registers kernels for its own device type and for ops it defines, and a
+// device interface and fallbacks for its own device type only. Anything else refuses the
+// whole plugin, with the registration named in its load report, even when register_fn ignores
+// the error it got; what it registered before is rolled back.
+TEST(EvilPlugin, KernelForAnotherDeviceTypeRefusesThePlugin) { RunChild("ForeignKernel"); }
+TEST(EvilChild, ForeignKernel) {
+  CHILD_ONLY();
+  ExpectRefused("foreign_kernel", TSR_PERMISSION_DENIED,
+                {"plugin 'evil_foreign_kernel' (device type evildev) may not register a kernel "
+                 "for abs.out on cpu",
+                 "only for its own device type, or for ops it defines"});
+  // CPU abs.out is not the plugin's: it is unimplemented here (no CPU plugin is loaded) or
+  // right, never 42.
+  tsr_tensor* self = Floats({-1, 2});
+  tsr_tensor* out = Floats({0, 0});
+  if (Call("abs.out", {self, out}).empty()) {
+    float values[2] = {};
+    ASSERT_EQ(Consume(tsr_tensor_copy_to_host(out, values, sizeof values)), "");
+    EXPECT_EQ(values[0], 1.0f);
+    EXPECT_EQ(values[1], 2.0f);
+  }
+  tsr_tensor_release(self);
+  tsr_tensor_release(out);
+}
+
+TEST(EvilPlugin, DeviceOfAnotherDeviceTypeRefusesThePlugin) { RunChild("ForeignDevice"); }
+TEST(EvilChild, ForeignDevice) {
+  CHILD_ONLY();
+  ExpectRefused("foreign_device", TSR_PERMISSION_DENIED,
+                {"plugin 'evil_foreign_device' (device type evildev) may not register a device "
+                 "interface for cuda"});
+  int32_t count = -1;
+  ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_CUDA, &count)), "");
+  EXPECT_EQ(count, 0);
+}
+
+TEST(EvilPlugin, FallbackForAnotherDeviceTypeRefusesThePlugin) { RunChild("ForeignFallback"); }
+TEST(EvilChild, ForeignFallback) {
+  CHILD_ONLY();
+  ExpectRefused("foreign_fallback", TSR_PERMISSION_DENIED,
+                {"plugin 'evil_foreign_fallback' (device type evildev) may not register the cpu "
+                 "fallback for cuda"});
+}

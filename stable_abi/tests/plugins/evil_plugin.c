@@ -8,8 +8,11 @@
 
 #include "tessera/c/plugin.h"
 
-#define EVIL_SLOW_SYNC 1 /* a device whose synchronize takes a while */
-#define EVIL_OP_FIND 2   /* register_fn looks an op up */
+#define EVIL_SLOW_SYNC 1        /* a device whose synchronize takes a while */
+#define EVIL_OP_FIND 2          /* register_fn looks an op up */
+#define EVIL_FOREIGN_KERNEL 3   /* a cpu kernel for abs.out, an op it does not define */
+#define EVIL_FOREIGN_DEVICE 4   /* a device interface for cuda */
+#define EVIL_FOREIGN_FALLBACK 5 /* fallbacks for cuda */
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -114,6 +117,25 @@ static tsr_error* register_device(int32_t device_type) {
   return api->device_register(&iface, NULL);
 }
 
+/* abs.out that writes 42 into out, whatever self holds. */
+static tsr_error* forty_two_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  float* data;
+  int64_t i, n;
+  (void)context;
+  (void)op;
+  if ((err = api->stack_get_tensor(stack, 1, &out)) != NULL) return err;
+  data = (float*)api->tensor_data_ptr(out);
+  n = api->tensor_numel(out);
+  for (i = 0; i < n; ++i) data[i] = 42.0f;
+  api->tensor_retain(out);
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
 static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err = NULL;
   (void)state;
@@ -130,6 +152,22 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
     if (op == NULL) return fail(TSR_INTERNAL, "op_find gave NULL");
     return register_kernel("evil_find::op", TSR_DEVICE_PRIVATEUSE3, identity_kernel);
   }
+#endif
+  /* The foreign variants ignore the errors they get on purpose: the load must be refused
+   * anyway. */
+#if EVIL_VARIANT == EVIL_FOREIGN_KERNEL
+  err = register_kernel("abs.out", TSR_DEVICE_CPU, forty_two_kernel);
+  if (err != NULL) api->error_release(err);
+#endif
+#if EVIL_VARIANT == EVIL_FOREIGN_DEVICE
+  err = register_device(TSR_DEVICE_CUDA);
+  if (err != NULL) api->error_release(err);
+#endif
+#if EVIL_VARIANT == EVIL_FOREIGN_FALLBACK
+  err = api->fallback_register_cpu(TSR_DEVICE_CUDA, NULL);
+  if (err != NULL) api->error_release(err);
+  err = api->fallback_register(TSR_DEVICE_CUDA, identity_kernel, NULL, str("evil::fallback"), NULL);
+  if (err != NULL) api->error_release(err);
 #endif
   return NULL;
 }

@@ -35,6 +35,16 @@ static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per rel
 
 thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
 
+// The image (load address) of each plugin, for PluginOwning. Its own lock: plugin code asks
+// while the loader's lock may be held (a kernel run from a register_fn).
+absl::Mutex g_images_mu;
+struct Image {
+  const PluginRecord* record;
+  std::weak_ptr<PluginRecord> owner;
+};
+absl::flat_hash_map<const void*, Image>* const g_images ABSL_GUARDED_BY(g_images_mu) =
+    new absl::flat_hash_map<const void*, Image>();
+
 std::string CodeName(absl::StatusCode code) { return absl::StatusCodeToString(code); }
 
 // LoadReport owns the strings its C view points into.
@@ -151,6 +161,11 @@ class PluginLoader {
       return absl::InvalidArgumentError(absl::StrFormat(
           "the library does not export the entry symbol '%s' (not a Tessera plugin?)",
           TSR_PLUGIN_INIT_SYMBOL));
+    }
+    if (Dl_info info; dladdr(reinterpret_cast<void*>(init), &info) && info.dli_fbase) {
+      record->image_base = info.dli_fbase;
+      absl::MutexLock lock(&g_images_mu);
+      (*g_images)[record->image_base] = Image{record.get(), record};
     }
     tsr_plugin_desc& desc = record->desc;
     desc = tsr_plugin_desc{};
@@ -317,8 +332,22 @@ std::vector<std::string> SharedObjectsIn(const std::string& dir) {
 }  // namespace
 
 PluginRecord::~PluginRecord() {
+  if (image_base != nullptr) {
+    absl::MutexLock lock(&g_images_mu);
+    auto it = g_images->find(image_base);
+    if (it != g_images->end() && it->second.record == this) g_images->erase(it);
+  }
   if (loaded && desc.unload_fn) desc.unload_fn(desc.state);
   if (dl_handle) dlclose(dl_handle);
+}
+
+std::shared_ptr<const void> PluginOwning(const void* code) {
+  Dl_info info;
+  if (code == nullptr || !dladdr(code, &info) || info.dli_fbase == nullptr) return nullptr;
+  absl::MutexLock lock(&g_images_mu);
+  auto it = g_images->find(info.dli_fbase);
+  if (it == g_images->end()) return nullptr;
+  return it->second.owner.lock();
 }
 
 // Note [What a plugin may register]

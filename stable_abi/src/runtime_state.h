@@ -33,7 +33,8 @@ struct PluginRecord {
   // register_fn ignored the error.
   absl::Status refusal;
   int64_t kernels = 0;
-  bool loaded = false;  // unload_fn runs only for a plugin that finished loading
+  const void* image_base = nullptr;  // where dlopen mapped it (PluginOwning)
+  bool loaded = false;               // unload_fn runs only for a plugin that finished loading
 
   ~PluginRecord();
 };
@@ -52,6 +53,11 @@ tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out);
 // records it as the plugin's refusal. OK when no plugin is loading (the application
 // registers). See Note [What a plugin may register].
 absl::Status CheckOwnership(int32_t device_type, const void* op_entry, std::string_view what);
+
+// PluginOwning returns an owner reference to the loaded plugin whose code contains `code`
+// (a function pointer), or NULL when no plugin's does. Memory that plugin code will free
+// holds it, so that the code stays mapped until then.
+std::shared_ptr<const void> PluginOwning(const void* code);
 
 // FindOp is tsr_op_find without default discovery.
 tsr_error* FindOp(tsr_string name, const tsr_op** out);

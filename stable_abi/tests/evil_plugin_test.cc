@@ -299,3 +299,27 @@ TEST(EvilChild, ForeignFallback) {
                 {"plugin 'evil_foreign_fallback' (device type evildev) may not register the cpu "
                  "fallback for cuda"});
 }
+
+// Item 6: host memory that a plugin's kernel wraps with its own deleter keeps the plugin
+// loaded (its code mapped) until the deleter has run, as device memory does.
+TEST(EvilPlugin, HostMemoryWithAPluginDeleterKeepsThePluginLoaded) { RunChild("HostDeleter"); }
+TEST(EvilChild, HostDeleter) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("host_deleter")), nullptr)), "");
+  tsr_tensor* self = Floats({1});
+  tsr_tensor* made = nullptr;
+  ASSERT_EQ(Call("evil_host::make", {self}, nullptr, &made), "");
+  tsr_tensor_release(self);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_host_deleter"))), "");
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              ::testing::Not(HasSubstr("evil plugin unloaded")))
+      << "the plugin's memory is still alive";
+  EXPECT_EQ(FindCode("evil_host::make"), TSR_NOT_FOUND);
+  float values[4] = {};
+  ASSERT_EQ(Consume(tsr_tensor_copy_to_host(made, values, sizeof values)), "");
+  EXPECT_EQ(values[3], 7.0f);
+  ::testing::internal::CaptureStderr();
+  tsr_tensor_release(made);  // runs the plugin's deleter, then unloads it
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("evil plugin unloaded"));
+}

@@ -13,6 +13,7 @@
 #define EVIL_FOREIGN_KERNEL 3   /* a cpu kernel for abs.out, an op it does not define */
 #define EVIL_FOREIGN_DEVICE 4   /* a device interface for cuda */
 #define EVIL_FOREIGN_FALLBACK 5 /* fallbacks for cuda */
+#define EVIL_HOST_DELETER 6     /* a kernel returns host memory with the plugin's deleter */
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -136,6 +137,34 @@ static tsr_error* forty_two_kernel(void* context, const tsr_op* op, tsr_stack* s
   return err;
 }
 
+/* evil_host::make(Tensor self) -> Tensor: a fresh float32[4] of host memory that the plugin's
+ * own deleter frees. */
+static void host_deleter(void* data, void* context) {
+  (void)context;
+  free(data);
+}
+static tsr_error* host_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  const int64_t size = 4;
+  float* data = (float*)malloc(4 * sizeof(float));
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  int i;
+  (void)context;
+  (void)op;
+  if (data == NULL) return fail(TSR_RESOURCE_EXHAUSTED, "evil_host::make: out of memory");
+  for (i = 0; i < 4; ++i) data[i] = 7.0f;
+  err = api->tensor_from_host_memory(data, 4 * sizeof(float), &size, NULL, 1, TSR_DTYPE_FLOAT32,
+                                     host_deleter, NULL, &out);
+  if (err != NULL) {
+    free(data);
+    return err;
+  }
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
 static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err = NULL;
   (void)state;
@@ -168,6 +197,10 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   if (err != NULL) api->error_release(err);
   err = api->fallback_register(TSR_DEVICE_CUDA, identity_kernel, NULL, str("evil::fallback"), NULL);
   if (err != NULL) api->error_release(err);
+#endif
+#if EVIL_VARIANT == EVIL_HOST_DELETER
+  if ((err = define("evil_host::make(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("evil_host::make", TSR_DEVICE_CPU, host_kernel);
 #endif
   return NULL;
 }

@@ -35,6 +35,27 @@ static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per rel
 
 thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
 
+// Note [Registration window]
+// A plugin registers (ops, kernels, fallbacks, its device) only from its register_fn, on the
+// loading thread: its registration window. Only there does the runtime know which plugin
+// registers, so only there can it record the registration to undo it when the plugin is
+// refused or unloaded; a registration made elsewhere would outlive the plugin's code and
+// calling it would jump into unmapped memory. Before the window (in tsr_plugin_init) the
+// runtime has not even checked the plugin's versions. So the table handed to plugins
+// (PluginApi) refuses registrations outside the window rather than trying to attribute them:
+//   - in tsr_plugin_init: the call fails and the whole load is refused, with the reason in
+//     its load report (the plugin broke the handshake's promise);
+//   - later (lazily from a kernel, from a helper thread, after loading): the call fails with
+//     FAILED_PRECONDITION naming the plugin's library; the plugin stays loaded.
+// Applications register through their own table (tsr_runtime_api_get) or the exported
+// functions, at any time; their registrations are theirs to release.
+
+// InitWindow collects what a plugin's tsr_plugin_init did that refuses its load.
+struct InitWindow {
+  absl::Status violation;
+};
+thread_local InitWindow* tls_init_window = nullptr;
+
 // The image (load address) of each plugin, for PluginOwning. Its own lock: plugin code asks
 // while the loader's lock may be held (a kernel run from a register_fn).
 absl::Mutex g_images_mu;
@@ -169,7 +190,11 @@ class PluginLoader {
     }
     tsr_plugin_desc& desc = record->desc;
     desc = tsr_plugin_desc{};
+    InitWindow window;
+    tls_init_window = &window;
     absl::Status init_status = StatusFrom(init(&PluginApi(), &desc));
+    tls_init_window = nullptr;
+    if (!window.violation.ok()) return window.violation;
     if (!init_status.ok()) {
       return absl::Status(init_status.code(),
                           absl::StrFormat("%s returned an error: %s: %s", TSR_PLUGIN_INIT_SYMBOL,
@@ -348,6 +373,26 @@ std::shared_ptr<const void> PluginOwning(const void* code) {
   auto it = g_images->find(info.dli_fbase);
   if (it == g_images->end()) return nullptr;
   return it->second.owner.lock();
+}
+
+absl::Status OutsideRegistrationWindow(const char* slot, const void* caller) {
+  if (tls_init_window != nullptr) {
+    absl::Status status = absl::FailedPreconditionError(absl::StrFormat(
+        "%s called %s before the version handshake: a plugin registers only from its "
+        "register_fn, which runs once the runtime accepted its versions",
+        TSR_PLUGIN_INIT_SYMBOL, slot));
+    if (tls_init_window->violation.ok()) tls_init_window->violation = status;
+    return status;
+  }
+  std::string who = "plugin code";
+  if (Dl_info info; caller != nullptr && dladdr(caller, &info) && info.dli_fname) {
+    who = absl::StrFormat("plugin library %s", info.dli_fname);
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s called %s outside its registration window: a plugin registers only from its "
+      "register_fn, on the loading thread, where the runtime can undo the registration when "
+      "the plugin is refused or unloaded",
+      who, slot));
 }
 
 // Note [What a plugin may register]

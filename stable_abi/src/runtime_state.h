@@ -54,6 +54,12 @@ tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out);
 // registers). See Note [What a plugin may register].
 absl::Status CheckOwnership(int32_t device_type, const void* op_entry, std::string_view what);
 
+// OutsideRegistrationWindow is the error for plugin code (at code address `caller`) that
+// called the table's `slot` while no plugin's register_fn runs on this thread. During
+// tsr_plugin_init it also marks that plugin's load to be refused. See Note [Registration
+// window].
+absl::Status OutsideRegistrationWindow(const char* slot, const void* caller);
+
 // PluginOwning returns an owner reference to the loaded plugin whose code contains `code`
 // (a function pointer), or NULL when no plugin's does. Memory that plugin code will free
 // holds it, so that the code stays mapped until then.
@@ -68,8 +74,9 @@ void EnsureDefaultPluginsLoaded();
 // RuntimeApi is the function table of applications (tsr_runtime_api_get).
 const tsr_runtime_api& RuntimeApi();
 
-// PluginApi is the function table handed to plugins: RuntimeApi's functions, except that
-// op_find never starts default discovery (a register_fn that looks an op up would re-enter it).
+// PluginApi is the function table handed to plugins: RuntimeApi's functions, except that the
+// registration slots refuse calls outside the plugin's registration window and op_find never
+// starts default discovery (a register_fn that looks an op up would re-enter it).
 const tsr_runtime_api& PluginApi();
 
 }  // namespace capi

@@ -323,3 +323,40 @@ TEST(EvilChild, HostDeleter) {
   tsr_tensor_release(made);  // runs the plugin's deleter, then unloads it
   EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("evil plugin unloaded"));
 }
+
+// Item 5: a plugin registers only from its register_fn, on the loading thread (its
+// registration window). Registering from tsr_plugin_init, before the version handshake,
+// refuses the plugin; registering later (from a kernel, from a helper thread) is refused with
+// an error naming the plugin's file, and nothing is registered.
+TEST(EvilPlugin, RegisteringBeforeTheHandshakeRefusesThePlugin) { RunChild("InitRegisters"); }
+TEST(EvilChild, InitRegisters) {
+  CHILD_ONLY();
+  ExpectRefused("init_registers", TSR_FAILED_PRECONDITION,
+                {"tsr_plugin_init called op_define before the version handshake",
+                 "a plugin registers only from its register_fn"});
+  EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
+}
+
+TEST(EvilPlugin, RegisteringFromAKernelIsRefused) { RunChild("LazyRegister"); }
+TEST(EvilChild, LazyRegister) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("lazy_register")), nullptr)), "");
+  tsr_tensor* self = Floats({1});
+  tsr_code code;
+  const std::string error = Call("evil_lazy::op", {self}, &code);
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  EXPECT_THAT(error, HasSubstr("libtsr_evil_plugin_lazy_register.so called op_define outside "
+                               "its registration window"));
+  tsr_tensor_release(self);
+  EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_lazy_register"))), "");
+}
+
+TEST(EvilPlugin, RegisteringFromAHelperThreadIsRefused) { RunChild("ThreadRegister"); }
+TEST(EvilChild, ThreadRegister) {
+  CHILD_ONLY();
+  const tsr_load_report* report = nullptr;
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("thread_register")), &report)), "");
+  EXPECT_EQ(report->kernels_registered, 0);
+  EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
+}

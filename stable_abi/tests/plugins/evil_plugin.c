@@ -2,6 +2,7 @@
  * chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by evil_plugin_test.cc in a
  * child process of its own, which asserts the exact outcome: a clean error, a refusal with its
  * load report, a process that goes on. Every variant provides privateuse3 as "evildev". */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,9 @@
 #define EVIL_FOREIGN_DEVICE 4   /* a device interface for cuda */
 #define EVIL_FOREIGN_FALLBACK 5 /* fallbacks for cuda */
 #define EVIL_HOST_DELETER 6     /* a kernel returns host memory with the plugin's deleter */
+#define EVIL_INIT_REGISTERS 7   /* registers in tsr_plugin_init, before the handshake */
+#define EVIL_LAZY_REGISTER 8    /* registers from a kernel, on its first call */
+#define EVIL_THREAD_REGISTER 9  /* registers from a helper thread during register_fn */
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -165,6 +169,26 @@ static tsr_error* host_kernel(void* context, const tsr_op* op, tsr_stack* stack)
   return err;
 }
 
+/* Registers evil_late::op with a kernel; the test checks where that is refused. */
+static tsr_error* register_late(void) {
+  tsr_error* err = define("evil_late::op(Tensor self) -> Tensor");
+  if (err != NULL) return err;
+  return register_kernel("evil_late::op", TSR_DEVICE_CPU, identity_kernel);
+}
+
+/* evil_lazy::op: registers evil_late::op on its first call and returns that error. */
+static tsr_error* lazy_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return register_late();
+}
+
+static void* thread_main(void* out) {
+  *(tsr_error**)out = register_late();
+  return NULL;
+}
+
 static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err = NULL;
   (void)state;
@@ -202,6 +226,22 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   if ((err = define("evil_host::make(Tensor self) -> Tensor")) != NULL) return err;
   return register_kernel("evil_host::make", TSR_DEVICE_CPU, host_kernel);
 #endif
+#if EVIL_VARIANT == EVIL_LAZY_REGISTER
+  if ((err = define("evil_lazy::op(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("evil_lazy::op", TSR_DEVICE_CPU, lazy_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_THREAD_REGISTER
+  {
+    pthread_t thread;
+    tsr_error* thread_err = NULL;
+    if (pthread_create(&thread, NULL, thread_main, &thread_err) != 0) {
+      return fail(TSR_INTERNAL, "pthread_create failed");
+    }
+    pthread_join(thread, NULL);
+    /* Ignored on purpose: the runtime must not have let the registration through. */
+    if (thread_err != NULL) api->error_release(thread_err);
+  }
+#endif
   return NULL;
 }
 
@@ -217,6 +257,14 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   tsr_string device_name = TSR_STR("evildev");
   tsr_string version = TSR_STR("0.1-evil");
   api = runtime;
+#if EVIL_VARIANT == EVIL_INIT_REGISTERS
+  {
+    /* Before the handshake: the runtime has not checked this plugin's versions yet. The
+     * errors are ignored on purpose: the load must be refused anyway. */
+    tsr_error* err = register_late();
+    if (err != NULL) api->error_release(err);
+  }
+#endif
   desc->struct_size = sizeof *desc;
   desc->abi_major = TSR_ABI_VERSION_MAJOR;
   desc->abi_minor = TSR_ABI_VERSION_MINOR;

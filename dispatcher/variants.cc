@@ -40,6 +40,29 @@ const KernelFunction* KernelAt(const OperatorEntry* entry, int key) {
 
 size_t NumInputs(const OperatorEntry& functional) { return functional.schema.arguments.size(); }
 
+// CheckResults checks what `kernel` of `callee` left on the stack before a derivation of
+// `caller` indexes it: one defined tensor per return of `callee`. Dispatch checks the count of
+// the outer op's results only after the derivation returns, and a backend's kernel (a
+// plugin's) may leave anything.
+absl::Status CheckResults(const OperatorEntry& caller, const OperatorEntry& callee,
+                          const KernelFunction& kernel, const Stack& results) {
+  const size_t expected = callee.schema.returns.size();
+  if (ABSL_PREDICT_FALSE(results.size() != expected)) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: kernel '%s' of %s left %d values on the stack, but %s returns %d", caller.name,
+        kernel.name, callee.name, results.size(), callee.name, expected));
+  }
+  for (size_t i = 0; i < expected; ++i) {
+    if (ABSL_PREDICT_FALSE(!results[i].is_tensor() || !results[i].tensor().defined())) {
+      return absl::InternalError(absl::StrFormat(
+          "%s: kernel '%s' of %s left %s as result %d, expected a Tensor", caller.name, kernel.name,
+          callee.name,
+          results[i].is_tensor() ? "an undefined tensor" : ValueKindName(results[i].kind()), i));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // RunMeta runs the functional form's Meta kernel on the first inputs of `args`, which may be
 // real tensors: meta functions read only shapes, dtypes and the other arguments.
 absl::StatusOr<Stack> RunMeta(const OperatorEntry& functional, const Stack& args) {
@@ -52,6 +75,7 @@ absl::StatusOr<Stack> RunMeta(const OperatorEntry& functional, const Stack& args
   for (size_t i = 0; i < NumInputs(functional); ++i) stack.push_back(args[i]);
   TSR_RETURN_IF_ERROR(
       meta->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)), &stack));
+  TSR_RETURN_IF_ERROR(CheckResults(functional, functional, *meta, stack));
   return stack;
 }
 
@@ -117,14 +141,19 @@ Device OutputDevice(const Stack& stack, size_t count = SIZE_MAX) {
   return device_arg.value_or(cpu);
 }
 
-absl::Status CallKernel(const OperatorEntry& entry, int key, Stack* stack) {
+// CallKernel runs `entry`'s kernel on `key` for a derivation of `caller` and checks its
+// results (CheckResults), so that the derivation may index them.
+absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry, int key,
+                        Stack* stack) {
   const KernelFunction* kernel = KernelAt(&entry, key);
   if (kernel == nullptr) {
     return absl::InternalError(absl::StrFormat("%s: the kernel on %s went away during the call",
                                                entry.name,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
-  return kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack);
+  TSR_RETURN_IF_ERROR(
+      kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack));
+  return CheckResults(caller, entry, *kernel, *stack);
 }
 
 absl::Status CopyInto(const OperatorEntry& entry, const Tensor& dst, const Tensor& src) {
@@ -143,7 +172,7 @@ absl::Status FunctionalFromOut(void*, const OperatorHandle& op, Stack* stack) {
     TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(t.sizes(), t.strides(), t.dtype(), device));
     stack->push_back(std::move(out));
   }
-  return CallKernel(*entry.out, static_cast<int>(DispatchKeyFor(device.type)), stack);
+  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(device.type)), stack);
 }
 
 absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
@@ -154,7 +183,7 @@ absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   Stack result;
   for (size_t i = 0; i < inputs; ++i) result.push_back((*stack)[i]);
   TSR_RETURN_IF_ERROR(
-      CallKernel(functional, static_cast<int>(DispatchKeyFor(device.type)), &result));
+      CallKernel(entry, functional, static_cast<int>(DispatchKeyFor(device.type)), &result));
   Stack outs;
   for (size_t j = 0; j < result.size(); ++j) {
     TSR_RETURN_IF_ERROR(
@@ -172,14 +201,14 @@ absl::Status InplaceFromOut(void*, const OperatorHandle& op, Stack* stack) {
   TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(*entry.functional, *stack));
   TSR_RETURN_IF_ERROR(CheckInplace(entry, self, computed[0].tensor()));
   stack->push_back(self);
-  return CallKernel(*entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), stack);
+  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), stack);
 }
 
 absl::Status InplaceFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
   const Tensor self = (*stack)[0].tensor();
-  TSR_RETURN_IF_ERROR(
-      CallKernel(*entry.functional, static_cast<int>(DispatchKeyFor(self.device().type)), stack));
+  TSR_RETURN_IF_ERROR(CallKernel(entry, *entry.functional,
+                                 static_cast<int>(DispatchKeyFor(self.device().type)), stack));
   TSR_RETURN_IF_ERROR(CheckInplace(entry, self, (*stack)[0].tensor()));
   TSR_RETURN_IF_ERROR(CopyInto(entry, self, (*stack)[0].tensor()));
   stack->clear();

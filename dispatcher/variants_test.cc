@@ -185,5 +185,55 @@ TEST_F(VariantsTest, MetaTensorsRunEveryForm) {
   EXPECT_THAT(out.sizes(), ElementsAre(4, 3));
 }
 
+// Kernels that leave the wrong results: derived forms must check them before indexing them
+// (item 9 of issue 14; they used to index the result stack unchecked and die).
+absl::Status LeavesNothing(void*, const OperatorHandle&, Stack* stack) {
+  stack->clear();
+  return absl::OkStatus();
+}
+absl::Status LeavesTwoTensors(void*, const OperatorHandle&, Stack* stack) {
+  Tensor self = (*stack)[0].tensor();
+  stack->clear();
+  stack->push_back(self);
+  stack->push_back(self);
+  return absl::OkStatus();
+}
+absl::Status LeavesAnInt(void*, const OperatorHandle&, Stack* stack) {
+  stack->clear();
+  stack->push_back(Value(int64_t{1}));
+  return absl::OkStatus();
+}
+
+TEST_F(VariantsTest, DerivedFormsRefuseAKernelThatLeavesTheWrongResults) {
+  struct Case {
+    BoxedKernelFn fn;
+    const char* name;
+    const char* found;
+  };
+  const Case kCases[] = {
+      {&LeavesNothing, "test::leaves_nothing", "left 0 values on the stack, but abs returns 1"},
+      {&LeavesTwoTensors, "test::leaves_two", "left 2 values on the stack, but abs returns 1"},
+      {&LeavesAnInt, "test::leaves_an_int", "left int as result 0, expected a Tensor"},
+  };
+  for (const Case& c : kCases) {
+    KernelFunction kernel;
+    kernel.fn = c.fn;
+    kernel.name = c.name;
+    RegistrationHandle handle = *registry_.Impl("abs", DispatchKey::kCPU, std::move(kernel));
+    ASSERT_EQ(SourceOf("abs.out"), KernelSource::kDerived);
+    ASSERT_EQ(SourceOf("abs_"), KernelSource::kDerived);
+    for (const char* form : {"abs.out", "abs_"}) {
+      Stack args{Floats({2}, {-1, 2})};
+      if (std::string_view(form) == "abs.out") args.push_back(Floats({2}, {0, 0}));
+      absl::StatusOr<Stack> r = Call(form, std::move(args));
+      ASSERT_FALSE(r.ok()) << form << " with " << c.name;
+      EXPECT_EQ(r.status().code(), absl::StatusCode::kInternal);
+      EXPECT_THAT(r.status().message(),
+                  HasSubstr(std::string(form) + ": kernel '" + c.name + "' of abs " + c.found))
+          << form;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera

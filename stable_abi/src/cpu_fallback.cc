@@ -140,6 +140,13 @@ tsr_error* tsr_fallback_register_cpu(int32_t device_type, tsr_registration** out
                                        "than cpu and meta in [1, %d), got %d",
                                        kNumDispatchKeys, device_type));
     }
+    if (absl::Status s =
+            CheckOwnership(device_type, nullptr,
+                           absl::StrFormat("the cpu fallback for %s",
+                                           DeviceTypeName(static_cast<DeviceType>(device_type))));
+        !s.ok()) {
+      return ToError(s);
+    }
     KernelFunction kernel;
     kernel.fn = &CpuFallback;
     kernel.name = "runtime::cpu_fallback";

@@ -39,8 +39,11 @@ class PluginDevice final : public Allocator {
     }
     std::shared_ptr<const void> owner = Owner();
     void* data = nullptr;
-    absl::Status status = StatusFrom(iface_.allocate(iface_.context, device.index, nbytes, &data));
-    gate_->Leave();
+    absl::Status status;
+    {
+      GateExit exit(gate_.get());
+      status = StatusFrom(iface_.allocate(iface_.context, device.index, nbytes, &data));
+    }
     if (!status.ok()) {
       return absl::Status(status.code(), absl::StrFormat("allocating %d bytes on %s: %s", nbytes,
                                                          DeviceToString(device), status.message()));
@@ -61,6 +64,21 @@ class PluginDevice final : public Allocator {
                           DeviceTypeName(device.type), count_));
     }
     return absl::OkStatus();
+  }
+
+  // Synchronize runs the plugin's synchronize inside the gate, like Allocate: there is no
+  // tensor (and so no owner reference) to keep the plugin's code mapped, and an unload racing
+  // this call must wait for it rather than unmap the code under it.
+  absl::Status Synchronize(Device device) {
+    TSR_RETURN_IF_ERROR(CheckIndex(device));
+    if (!gate_->Enter()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "tsr_device_synchronize: cannot synchronize %s: its device was unregistered (plugin "
+          "'%s' was unloaded)",
+          DeviceToString(device), gate_->plugin_name()));
+    }
+    GateExit exit(gate_.get());
+    return StatusFrom(iface_.synchronize(iface_.context, device.index));
   }
 
   const tsr_device_interface& iface() const { return iface_; }
@@ -241,6 +259,13 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
   return Guard(__func__, [&]() -> tsr_error* {
     if (out) *out = nullptr;
     if (absl::Status s = CheckInterface(iface); !s.ok()) return ToError(s);
+    if (absl::Status s = CheckOwnership(
+            iface->device_type, nullptr,
+            absl::StrFormat("a device interface for %s",
+                            DeviceTypeName(static_cast<DeviceType>(iface->device_type))));
+        !s.ok()) {
+      return ToError(s);
+    }
     int32_t count = 0;
     if (absl::Status s = StatusFrom(iface->device_count(iface->context, &count)); !s.ok()) {
       return ToError(absl::Status(s.code(), absl::StrFormat("tsr_device_register: device_count "
@@ -312,9 +337,7 @@ tsr_error* tsr_device_synchronize(tsr_device device) {
                        absl::StrFormat("tsr_device_synchronize: no device interface for '%s'",
                                        DeviceTypeName(d.type)));
     }
-    if (absl::Status s = plugin_device->CheckIndex(d); !s.ok()) return ToError(s);
-    const tsr_device_interface& f = plugin_device->iface();
-    return f.synchronize(f.context, d.index);
+    return ToError(plugin_device->Synchronize(d));
   });
 }
 

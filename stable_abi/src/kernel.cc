@@ -20,6 +20,7 @@ struct CKernel {
   tsr_boxed_kernel_fn fn;
   void* context;
   std::shared_ptr<PluginGate> gate;  // NULL for kernels registered by the application
+  std::string name;                  // for errors
 };
 
 absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
@@ -28,9 +29,12 @@ absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
     return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
                                                   op.name(), k.gate->plugin_name()));
   }
-  tsr_error* error = k.fn(k.context, Wrap(op), Wrap(stack));
-  if (k.gate) k.gate->Leave();
-  return StatusFrom(error);
+  GateExit exit(k.gate.get());
+  try {
+    return StatusFrom(k.fn(k.context, Wrap(op), Wrap(stack)));
+  } catch (...) {  // Note [Exceptions from plugin code]
+    return KernelThrew(op.name(), k.name, k.gate.get());
+  }
 }
 
 absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,
@@ -40,13 +44,14 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
         absl::StrFormat("%s: expected a kernel function, got NULL", what));
   }
   PluginRecord* plugin = LoadingPlugin();
-  auto k = std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr});
   KernelFunction kernel;
   kernel.fn = &Trampoline;
-  kernel.context = k.get();
-  kernel.owner = k;
   kernel.name = std::string(View(name));
   if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
+  auto k =
+      std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr, kernel.name});
+  kernel.context = k.get();
+  kernel.owner = k;
   return kernel;
 }
 
@@ -78,6 +83,16 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     absl::StatusOr<DispatchKey> key = ToKey(desc->device_type, fn);
     if (!key.ok()) return ToError(key.status());
     const std::string op_name(View(desc->op_name));
+    if (LoadingPlugin() != nullptr && desc->device_type != LoadingPlugin()->desc.device_type) {
+      absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
+      if (!op.ok()) return ToError(op.status());
+      if (absl::Status s = CheckOwnership(
+              desc->device_type, op->entry(),
+              absl::StrFormat("a kernel for %s on %s", op_name, DispatchKeyName(*key)));
+          !s.ok()) {
+        return ToError(s);
+      }
+    }
     // `typed` exists when the desc is at least as large as the 1.0 struct that has it.
     const bool has_typed = desc->struct_size >= offsetof(tsr_kernel_desc, typed) + sizeof(void*);
     const tsr_typed_kernel_fn typed = has_typed ? desc->typed : nullptr;
@@ -117,6 +132,11 @@ tsr_error* tsr_fallback_register(int32_t device_type, tsr_boxed_kernel_fn fallba
     if (out) *out = nullptr;
     absl::StatusOr<DispatchKey> key = ToKey(device_type, fn);
     if (!key.ok()) return ToError(key.status());
+    if (absl::Status s = CheckOwnership(
+            device_type, nullptr, absl::StrFormat("a fallback for %s", DispatchKeyName(*key)));
+        !s.ok()) {
+      return ToError(s);
+    }
     absl::StatusOr<KernelFunction> kernel = MakeKernel(fallback, context, name, fn);
     if (!kernel.ok()) return ToError(kernel.status());
     absl::StatusOr<RegistrationHandle> handle =

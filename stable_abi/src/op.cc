@@ -53,6 +53,23 @@ tsr_error* At(const tsr_stack* stack, size_t index, Value::Kind kind, const char
 
 }  // namespace
 
+namespace tessera {
+namespace capi {
+
+tsr_error* FindOp(tsr_string name, const tsr_op** out) {
+  return Guard("tsr_op_find", [&]() -> tsr_error* {
+    if (out == nullptr) return Invalid("tsr_op_find: expected an output pointer, got NULL");
+    *out = nullptr;
+    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(View(name));
+    if (!op.ok()) return ToError(op.status());
+    *out = Wrap(*op);
+    return nullptr;
+  });
+}
+
+}  // namespace capi
+}  // namespace tessera
+
 extern "C" {
 
 tsr_error* tsr_op_find(tsr_string name, const tsr_op** out) {
@@ -60,10 +77,7 @@ tsr_error* tsr_op_find(tsr_string name, const tsr_op** out) {
     if (out == nullptr) return Invalid("tsr_op_find: expected an output pointer, got NULL");
     *out = nullptr;
     EnsureDefaultPluginsLoaded();
-    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(View(name));
-    if (!op.ok()) return ToError(op.status());
-    *out = Wrap(*op);
-    return nullptr;
+    return FindOp(name, out);
   });
 }
 
@@ -93,6 +107,13 @@ tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out) {
     if (out) *out = nullptr;
     absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Define(View(schema));
     if (!handle.ok()) return ToError(handle.status());
+    if (PluginRecord* plugin = LoadingPlugin()) {
+      // Its kernels for this op may have any device type (Note [What a plugin may register]).
+      absl::StatusOr<FunctionSchema> parsed = ParseSchema(View(schema));
+      absl::StatusOr<OperatorHandle> op =
+          parsed.ok() ? OpRegistry::Global().Find(parsed->FullName()) : parsed.status();
+      if (op.ok()) plugin->defined_ops.insert(op->entry());
+    }
     return HandOut(*std::move(handle), out);
   });
 }

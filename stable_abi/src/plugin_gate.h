@@ -8,8 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <string>
+#include <string_view>
 #include <thread>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 
 namespace tessera {
 namespace capi {
@@ -46,6 +51,49 @@ class PluginGate {
   std::atomic<int64_t> in_flight_{0};
   std::atomic<bool> closed_{false};
 };
+
+// GateExit leaves a gate that was entered when it goes out of scope, on every path: a gate
+// never left makes unloading its plugin wait forever (see Note [Exceptions from plugin code]).
+class GateExit {
+ public:
+  explicit GateExit(PluginGate* gate) : gate_(gate) {}
+  GateExit(const GateExit&) = delete;
+  GateExit& operator=(const GateExit&) = delete;
+  ~GateExit() {
+    if (gate_ != nullptr) gate_->Leave();
+  }
+
+ private:
+  PluginGate* gate_;
+};
+
+// Note [Exceptions from plugin code]
+// The ABI forbids exceptions across it: plugin code returns a tsr_error*, and the SDK turns
+// every exception into one. A C++ plugin that bypasses the SDK may throw anyway. Where the
+// runtime calls a kernel it catches what escapes (try costs nothing while nothing throws):
+// the caller gets an INTERNAL error that names the kernel and its plugin, and the gate is left
+// by a GateExit, so that the plugin can still be unloaded. Unwinding through the plugin's
+// frames is the plugin's business; if its code has no unwind tables, the process terminates,
+// which no runtime can prevent.
+
+// KernelThrew is the error for an exception that escaped kernel `kernel` of `op`; call it
+// from a catch block (it rethrows the exception to read it).
+inline absl::Status KernelThrew(std::string_view op, std::string_view kernel,
+                                const PluginGate* gate) {
+  const std::string owner =
+      gate != nullptr ? absl::StrFormat("plugin '%s'", gate->plugin_name()) : "the application";
+  std::string what;
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    what = absl::StrFormat("an exception: %s", e.what());
+  } catch (...) {
+    what = "a non-standard exception";
+  }
+  return absl::InternalError(
+      absl::StrFormat("%s: kernel '%s' of %s threw %s (a kernel must return an error, not throw)",
+                      op, kernel, owner, what));
+}
 
 }  // namespace capi
 }  // namespace tessera

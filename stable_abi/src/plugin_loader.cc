@@ -35,6 +35,37 @@ static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per rel
 
 thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
 
+// Note [Registration window]
+// A plugin registers (ops, kernels, fallbacks, its device) only from its register_fn, on the
+// loading thread: its registration window. Only there does the runtime know which plugin
+// registers, so only there can it record the registration to undo it when the plugin is
+// refused or unloaded; a registration made elsewhere would outlive the plugin's code and
+// calling it would jump into unmapped memory. Before the window (in tsr_plugin_init) the
+// runtime has not even checked the plugin's versions. So the table handed to plugins
+// (PluginApi) refuses registrations outside the window rather than trying to attribute them:
+//   - in tsr_plugin_init: the call fails and the whole load is refused, with the reason in
+//     its load report (the plugin broke the handshake's promise);
+//   - later (lazily from a kernel, from a helper thread, after loading): the call fails with
+//     FAILED_PRECONDITION naming the plugin's library; the plugin stays loaded.
+// Applications register through their own table (tsr_runtime_api_get) or the exported
+// functions, at any time; their registrations are theirs to release.
+
+// InitWindow collects what a plugin's tsr_plugin_init did that refuses its load.
+struct InitWindow {
+  absl::Status violation;
+};
+thread_local InitWindow* tls_init_window = nullptr;
+
+// The image (load address) of each plugin, for PluginOwning. Its own lock: plugin code asks
+// while the loader's lock may be held (a kernel run from a register_fn).
+absl::Mutex g_images_mu;
+struct Image {
+  const PluginRecord* record;
+  std::weak_ptr<PluginRecord> owner;
+};
+absl::flat_hash_map<const void*, Image>* const g_images ABSL_GUARDED_BY(g_images_mu) =
+    new absl::flat_hash_map<const void*, Image>();
+
 std::string CodeName(absl::StatusCode code) { return absl::StatusCodeToString(code); }
 
 // LoadReport owns the strings its C view points into.
@@ -79,7 +110,7 @@ class PluginLoader {
     report->Publish();
     const LoadReport* published = report.get();
     reports_.push_back(std::move(report));
-    views_.push_back(&published->c);
+    AppendView(&published->c);
     if (status.ok()) loaded_by_path_[canonical] = published;
     return {published, status};
   }
@@ -110,11 +141,30 @@ class PluginLoader {
 
   void Reports(const tsr_load_report* const** out, size_t* count) {
     absl::MutexLock lock(&mu_);
-    *out = views_.data();
-    *count = views_.size();
+    *out = views_.get();
+    *count = view_count_;
   }
 
  private:
+  // Note [Load report lists]
+  // tsr_load_reports hands out an array that the caller reads without any lock, maybe while
+  // another thread loads a plugin; a std::vector reallocated by the next load left it pointing
+  // at freed memory. So the list only ever grows at its end, beyond every count handed out,
+  // and when it is full it moves to an array twice as large; the old array is retired, never
+  // freed (all retired arrays together are smaller than the current one). Every list ever
+  // handed out stays valid, with the same entries, for the process.
+  void AppendView(const tsr_load_report* report) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (view_count_ == view_capacity_) {
+      const size_t capacity = std::max<size_t>(16, 2 * view_capacity_);
+      auto grown = std::make_unique<const tsr_load_report*[]>(capacity);
+      std::copy(views_.get(), views_.get() + view_count_, grown.get());
+      if (views_ != nullptr) retired_views_.push_back(std::move(views_));
+      views_ = std::move(grown);
+      view_capacity_ = capacity;
+    }
+    views_[view_count_++] = report;
+  }
+
   absl::Status LoadLocked(const std::string& path, LoadReport* report)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     dlerror();
@@ -133,9 +183,18 @@ class PluginLoader {
           "the library does not export the entry symbol '%s' (not a Tessera plugin?)",
           TSR_PLUGIN_INIT_SYMBOL));
     }
+    if (Dl_info info; dladdr(reinterpret_cast<void*>(init), &info) && info.dli_fbase) {
+      record->image_base = info.dli_fbase;
+      absl::MutexLock lock(&g_images_mu);
+      (*g_images)[record->image_base] = Image{record.get(), record};
+    }
     tsr_plugin_desc& desc = record->desc;
     desc = tsr_plugin_desc{};
-    absl::Status init_status = StatusFrom(init(&RuntimeApi(), &desc));
+    InitWindow window;
+    tls_init_window = &window;
+    absl::Status init_status = StatusFrom(init(&PluginApi(), &desc));
+    tls_init_window = nullptr;
+    if (!window.violation.ok()) return window.violation;
     if (!init_status.ok()) {
       return absl::Status(init_status.code(),
                           absl::StrFormat("%s returned an error: %s: %s", TSR_PLUGIN_INIT_SYMBOL,
@@ -164,10 +223,14 @@ class PluginLoader {
       return absl::InvalidArgumentError("the descriptor's register_fn is NULL");
     }
     tls_loading_plugin = record;
-    absl::Status registered = StatusFrom(desc.register_fn(desc.state, &RuntimeApi()));
+    absl::Status registered = StatusFrom(desc.register_fn(desc.state, &PluginApi()));
     tls_loading_plugin = nullptr;
     report->c.kernels_registered = record->kernels;
     report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());
+    if (!record->refusal.ok()) {  // whatever register_fn made of the error it got
+      for (auto& registration : record->registrations) registration->Reset();
+      return record->refusal;
+    }
     if (!registered.ok()) {
       for (auto& registration : record->registrations) registration->Reset();
       return absl::Status(registered.code(),
@@ -248,7 +311,11 @@ class PluginLoader {
 
   absl::Mutex mu_;
   std::vector<std::unique_ptr<LoadReport>> reports_ ABSL_GUARDED_BY(mu_);
-  std::vector<const tsr_load_report*> views_ ABSL_GUARDED_BY(mu_);
+  // The C view of reports_ (Note [Load report lists]).
+  std::unique_ptr<const tsr_load_report*[]> views_ ABSL_GUARDED_BY(mu_);
+  size_t view_count_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t view_capacity_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::unique_ptr<const tsr_load_report*[]>> retired_views_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, const LoadReport*> loaded_by_path_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<PluginRecord>> plugins_ ABSL_GUARDED_BY(mu_);
 };
@@ -290,8 +357,64 @@ std::vector<std::string> SharedObjectsIn(const std::string& dir) {
 }  // namespace
 
 PluginRecord::~PluginRecord() {
+  if (image_base != nullptr) {
+    absl::MutexLock lock(&g_images_mu);
+    auto it = g_images->find(image_base);
+    if (it != g_images->end() && it->second.record == this) g_images->erase(it);
+  }
   if (loaded && desc.unload_fn) desc.unload_fn(desc.state);
   if (dl_handle) dlclose(dl_handle);
+}
+
+std::shared_ptr<const void> PluginOwning(const void* code) {
+  Dl_info info;
+  if (code == nullptr || !dladdr(code, &info) || info.dli_fbase == nullptr) return nullptr;
+  absl::MutexLock lock(&g_images_mu);
+  auto it = g_images->find(info.dli_fbase);
+  if (it == g_images->end()) return nullptr;
+  return it->second.owner.lock();
+}
+
+absl::Status OutsideRegistrationWindow(const char* slot, const void* caller) {
+  if (tls_init_window != nullptr) {
+    absl::Status status = absl::FailedPreconditionError(absl::StrFormat(
+        "%s called %s before the version handshake: a plugin registers only from its "
+        "register_fn, which runs once the runtime accepted its versions",
+        TSR_PLUGIN_INIT_SYMBOL, slot));
+    if (tls_init_window->violation.ok()) tls_init_window->violation = status;
+    return status;
+  }
+  std::string who = "plugin code";
+  if (Dl_info info; caller != nullptr && dladdr(caller, &info) && info.dli_fname) {
+    who = absl::StrFormat("plugin library %s", info.dli_fname);
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s called %s outside its registration window: a plugin registers only from its "
+      "register_fn, on the loading thread, where the runtime can undo the registration when "
+      "the plugin is refused or unloaded",
+      who, slot));
+}
+
+// Note [What a plugin may register]
+// A plugin provides one device type. It registers kernels for that device type (any op), and
+// kernels for ops it defined itself on any device type (a CPU kernel for its custom op). A
+// kernel for someone else's op on another device type (a CPU abs.out from an NPU plugin)
+// would silently replace that device's own kernel or keep its plugin from loading, and a
+// device interface or fallback for another device type would take that device over. Any such
+// registration fails with PERMISSION_DENIED and refuses the whole plugin (rolled back, the
+// registration named in its load report), also when register_fn ignores the error: a plugin
+// that tries is broken or hostile, and half of it must not stay loaded.
+absl::Status CheckOwnership(int32_t device_type, const void* op_entry, std::string_view what) {
+  PluginRecord* plugin = LoadingPlugin();
+  if (plugin == nullptr || device_type == plugin->desc.device_type) return absl::OkStatus();
+  if (op_entry != nullptr && plugin->defined_ops.contains(op_entry)) return absl::OkStatus();
+  absl::Status status = absl::PermissionDeniedError(absl::StrFormat(
+      "plugin '%s' (device type %s) may not register %s: a plugin registers %s", plugin->name,
+      DeviceTypeName(static_cast<DeviceType>(plugin->desc.device_type)), what,
+      op_entry != nullptr ? "kernels only for its own device type, or for ops it defines"
+                          : "a device interface and fallbacks only for its own device type"));
+  if (plugin->refusal.ok()) plugin->refusal = status;
+  return status;
 }
 
 PluginRecord* LoadingPlugin() { return tls_loading_plugin.get(); }

@@ -110,10 +110,64 @@ tsr_runtime_api MakeApi() {
   return api;
 }
 
+// The plugin table's registration slots (Note [Registration window]): each checks the window
+// and names the calling plugin's library from its return address (these are called through
+// the table, never inlined into the caller).
+tsr_error* Outside(const char* slot, const void* caller, tsr_registration** out) {
+  if (LoadingPlugin() != nullptr) return nullptr;
+  if (out) *out = nullptr;
+  return ToError(OutsideRegistrationWindow(slot, caller));
+}
+
+tsr_error* PluginOpDefine(tsr_string schema, tsr_registration** out) {
+  if (tsr_error* e = Outside("op_define", __builtin_return_address(0), out)) return e;
+  return tsr_op_define(schema, out);
+}
+tsr_error* PluginKernelRegister(const tsr_kernel_desc* desc, tsr_registration** out) {
+  if (tsr_error* e = Outside("kernel_register", __builtin_return_address(0), out)) return e;
+  return tsr_kernel_register(desc, out);
+}
+tsr_error* PluginFallbackRegister(int32_t device_type, tsr_boxed_kernel_fn fallback, void* context,
+                                  tsr_string name, tsr_registration** out) {
+  if (tsr_error* e = Outside("fallback_register", __builtin_return_address(0), out)) return e;
+  return tsr_fallback_register(device_type, fallback, context, name, out);
+}
+tsr_error* PluginFallbackRegisterCpu(int32_t device_type, tsr_registration** out) {
+  if (tsr_error* e = Outside("fallback_register_cpu", __builtin_return_address(0), out)) {
+    return e;
+  }
+  return tsr_fallback_register_cpu(device_type, out);
+}
+tsr_error* PluginDeviceRegister(const tsr_device_interface* iface, tsr_registration** out) {
+  if (tsr_error* e = Outside("device_register", __builtin_return_address(0), out)) return e;
+  return tsr_device_register(iface, out);
+}
+
+// PluginOpFind is tsr_op_find without default discovery: plugins are loaded by then, or being
+// loaded on this very thread (a register_fn under default discovery would re-enter its
+// std::call_once and hang; under an explicit load, re-lock the loader and deadlock).
+tsr_error* PluginOpFind(tsr_string name, const tsr_op** out) { return FindOp(name, out); }
+
+tsr_runtime_api MakePluginApi() {
+  tsr_runtime_api api = MakeApi();
+  api.op_find = &PluginOpFind;
+  api.op_define = &PluginOpDefine;
+  api.kernel_register = &PluginKernelRegister;
+  api.fallback_register = &PluginFallbackRegister;
+  api.fallback_register_cpu = &PluginFallbackRegisterCpu;
+  api.device_register = &PluginDeviceRegister;
+  return api;
+}
+
 }  // namespace
 
 const tsr_runtime_api& RuntimeApi() {
   static const tsr_runtime_api api = MakeApi();
+  return api;
+}
+
+const tsr_runtime_api& PluginApi() {
+  static const tsr_runtime_api api = MakePluginApi();
   return api;
 }
 

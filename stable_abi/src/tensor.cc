@@ -4,6 +4,7 @@
 #include "core/status_macros.h"
 #include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
+#include "stable_abi/src/runtime_state.h"
 
 namespace tessera {
 namespace capi {
@@ -145,6 +146,10 @@ tsr_error* tsr_tensor_from_host_memory(void* data, size_t nbytes, const int64_t*
     ptr.data = data;
     ptr.deleter = deleter;
     ptr.deleter_context = deleter_context;
+    // A plugin's deleter is the plugin's code: the plugin stays loaded (mapped) until it ran,
+    // as for the device memory it allocates. That costs a dladdr and a lock per wrap with a
+    // deleter; kernels that allocate their outputs with tensor_empty do not pay it.
+    if (deleter != nullptr) ptr.owner = PluginOwning(reinterpret_cast<const void*>(deleter));
     ptr.device = Device(DeviceType::kCPU);
     absl::StatusOr<Tensor> t =
         FromStorage(Ref<StorageImpl>::Make(std::move(ptr), nbytes), *type, *dims, steps, 0);

@@ -109,6 +109,7 @@ struct TypedKernel {
   tsr_typed_kernel_fn fn;
   void* context;
   std::shared_ptr<PluginGate> gate;
+  std::string name;  // for errors
 };
 
 // One argument value as the C function receives it.
@@ -200,8 +201,15 @@ absl::Status CallTyped(void* context, const OperatorHandle& op, Stack* stack) {
                                                   op.name(), k.gate->plugin_name()));
   }
   ffi_arg result = 0;
-  ffi_call(const_cast<ffi_cif*>(&k.cif), FFI_FN(k.fn), &result, values.data());
-  if (k.gate) k.gate->Leave();
+  {
+    GateExit exit(k.gate.get());
+    try {
+      ffi_call(const_cast<ffi_cif*>(&k.cif), FFI_FN(k.fn), &result, values.data());
+    } catch (...) {  // Note [Exceptions from plugin code]
+      for (size_t r = 0; r < k.returns; ++r) tsr_tensor_release(outs[r]);
+      return KernelThrew(op.name(), k.name, k.gate.get());
+    }
+  }
   auto* error = reinterpret_cast<tsr_error*>(static_cast<uintptr_t>(result));
   auto release_outs = [&] {
     for (size_t r = 0; r < k.returns; ++r) tsr_tensor_release(outs[r]);
@@ -235,6 +243,7 @@ absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op, tsr_typ
   k->fn = fn;
   k->context = context;
   k->gate = std::move(gate);
+  k->name = name;
   k->types.push_back(&ffi_type_pointer);  // context
   for (const Argument& arg : schema.arguments) {
     const SchemaType& t = arg.type;

@@ -227,6 +227,32 @@ TEST(Loader, EveryAttemptIsInTheReports) {
   EXPECT_GE(loaded, 1);
 }
 
+// Item 11 of issue 14: the list tsr_load_reports hands out stays valid, with the same entries,
+// however many load attempts follow (they used to reallocate it under the caller).
+TEST(Loader, ReportListStaysValidWhenLaterAttemptsAddReports) {
+  tsr_error_release(tsr_plugin_load(S(PluginPath("wrong_major")), nullptr));
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  ASSERT_GT(count, 0u);
+  const std::vector<const tsr_load_report*> before(reports, reports + count);
+  constexpr size_t kMore = 200;
+  for (size_t i = 0; i < kMore; ++i) {
+    const std::string path = "/nonexistent/libtsr_report_" + std::to_string(i) + ".so";
+    tsr_error_release(tsr_plugin_load(S(path), nullptr));
+  }
+  for (size_t i = 0; i < count; ++i) {
+    ASSERT_EQ(reports[i], before[i]) << "entry " << i << " of the earlier list changed";
+    EXPECT_EQ(reports[i]->struct_size, sizeof(tsr_load_report));
+  }
+  const tsr_load_report* const* now = nullptr;
+  size_t now_count = 0;
+  tsr_load_reports(&now, &now_count);
+  ASSERT_EQ(now_count, count + kMore);
+  for (size_t i = 0; i < count; ++i) EXPECT_EQ(now[i], before[i]);
+  EXPECT_EQ(Str(now[now_count - 1]->path), "/nonexistent/libtsr_report_199.so");
+}
+
 TEST(Loader, UnloadWaitsForCallsInFlightAndDeregisters) {
   LoadGood();
   std::atomic<bool> stop{false};

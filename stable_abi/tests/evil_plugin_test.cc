@@ -1,0 +1,372 @@
+// Adversarial plugins (issue 14, section B): each misbehaving plugin of plugins/evil_plugin.c
+// (and the C++ one in plugins/evil_throw_plugin.cc) gets the exact outcome it deserves — a
+// clean error, a refusal with its load report, a process that goes on.
+//
+// Note [Evil plugins run in child processes]
+// A case that the runtime gets wrong crashes (a call into an unloaded plugin) or hangs (a gate
+// never left, a std::call_once re-entered). So that such a regression fails one test instead
+// of killing or hanging the whole binary, and so that every case starts from a fresh process
+// (default discovery runs once per process; each variant provides the same device type), each
+// case is two tests: EvilPlugin.X re-executes this binary with --gtest_filter=EvilChild.X and
+// TSR_EVIL_CHILD set, waits at most kChildTimeout, and reports a crash (signal), a hang
+// (killed on timeout) or a failure (exit status); EvilChild.X holds the body and skips itself
+// unless it runs as that child.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera/c/tessera.h"
+
+extern char** environ;
+
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr auto kChildTimeout = std::chrono::seconds(60);  // generous for ASan on 2 busy cores
+
+std::string PluginPath(const std::string& variant) {
+  return std::string(TESSERA_TEST_PLUGIN_DIR) + "/libtsr_evil_plugin_" + variant + ".so";
+}
+
+tsr_string S(const std::string& s) { return tsr_string{s.data(), s.size()}; }
+std::string Str(tsr_string s) { return std::string(s.data ? s.data : "", s.size); }
+
+// Takes ownership of an error; returns "" for success, else its message.
+std::string Consume(tsr_error* error, tsr_code* code = nullptr) {
+  if (code) *code = tsr_error_code(error);
+  if (error == nullptr) return "";
+  std::string message = Str(tsr_error_message(error));
+  tsr_error_release(error);
+  return message;
+}
+
+// RunChild runs EvilChild.<name> in a fresh process (see the Note above) with `env` added.
+void RunChild(const std::string& name, std::vector<std::string> env = {}) {
+  const std::string mark = ::testing::TempDir() + "/evil_child_" + name + ".ran";
+  std::remove(mark.c_str());
+  env.push_back("TSR_EVIL_CHILD=" + mark);
+  const std::string filter = "--gtest_filter=EvilChild." + name;
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    // The child runs exactly one test: under sharding it could land in a shard without it,
+    // and its XML output would be written where the parent's goes.
+    const std::string_view var(*e);
+    if (var.rfind("GTEST_SHARD_INDEX=", 0) == 0 || var.rfind("GTEST_TOTAL_SHARDS=", 0) == 0 ||
+        var.rfind("GTEST_OUTPUT=", 0) == 0) {
+      continue;
+    }
+    env_strings.emplace_back(*e);
+  }
+  env_strings.insert(env_strings.end(), env.begin(), env.end());
+  std::vector<char*> envp;
+  for (std::string& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::string exe = "/proc/self/exe";
+  char* argv[] = {exe.data(), const_cast<char*>(filter.c_str()), nullptr};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0) << "fork failed";
+  if (pid == 0) {
+    execve(argv[0], argv, envp.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kChildTimeout;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      FAIL() << "EvilChild." << name << " hung: killed after " << kChildTimeout.count() << " s";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFSIGNALED(status)) {
+    FAIL() << "EvilChild." << name << " crashed: " << strsignal(WTERMSIG(status));
+  }
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "EvilChild." << name << " failed (its output is above)";
+  EXPECT_TRUE(std::ifstream(mark).good()) << "EvilChild." << name << " did not run";
+}
+
+// CHILD_ONLY starts the body of an EvilChild test: it runs only in the child of RunChild.
+#define CHILD_ONLY()                                                                \
+  do {                                                                              \
+    const char* mark = std::getenv("TSR_EVIL_CHILD");                               \
+    if (mark == nullptr) GTEST_SKIP() << "runs in a child process of EvilPlugin.*"; \
+    std::ofstream(mark) << "ran\n";                                                 \
+  } while (0)
+
+tsr_tensor* Floats(const std::vector<float>& values) {
+  const int64_t size = static_cast<int64_t>(values.size());
+  tsr_tensor* t = nullptr;
+  EXPECT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t)), "");
+  EXPECT_EQ(Consume(tsr_tensor_copy_from_host(t, values.data(), values.size() * sizeof(float))),
+            "");
+  return t;
+}
+
+// Call runs `op` on `inputs` (borrowed); on success *result (optional) gets a new reference to
+// the first result. Returns "" or the error's message, and its code in *code.
+std::string Call(const std::string& op_name, const std::vector<tsr_tensor*>& inputs,
+                 tsr_code* code = nullptr, tsr_tensor** result = nullptr) {
+  const tsr_op* op = nullptr;
+  if (std::string e = Consume(tsr_op_find(S(op_name), &op), code); !e.empty()) return e;
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  for (tsr_tensor* t : inputs) Consume(tsr_stack_push_tensor(stack, t));
+  std::string error = Consume(tsr_op_call(op, stack), code);
+  if (error.empty() && result != nullptr) {
+    error = Consume(tsr_stack_get_tensor(stack, 0, result), code);
+    if (error.empty()) tsr_tensor_retain(*result);
+  }
+  tsr_stack_release(stack);
+  return error;
+}
+
+tsr_code FindCode(const std::string& op_name) {
+  const tsr_op* op = nullptr;
+  tsr_code code;
+  Consume(tsr_op_find(S(op_name), &op), &code);
+  return code;
+}
+
+}  // namespace
+
+// Item 10: a kernel that throws gets its caller an INTERNAL error naming the kernel and its
+// plugin, and leaves the plugin's gate, so that unloading the plugin does not wait forever.
+TEST(EvilPlugin, ThrowingKernelIsAnErrorAndThePluginStillUnloads) { RunChild("ThrowingKernel"); }
+TEST(EvilChild, ThrowingKernel) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("throw")), nullptr)), "");
+  tsr_tensor* t = Floats({1, 2});
+  tsr_code code;
+  const std::string error = Call("evil_throw::op", {t}, &code);
+  EXPECT_EQ(code, TSR_INTERNAL);
+  EXPECT_THAT(error,
+              HasSubstr("kernel 'evil_throw::op' of plugin 'evil_throw' threw an exception"));
+  EXPECT_THAT(error, HasSubstr("evil_throw::op: thrown on purpose"));
+  EXPECT_THAT(Call("evil_throw::int", {t}, &code),
+              HasSubstr("kernel 'evil_throw::int' of plugin 'evil_throw' threw a non-standard "
+                        "exception"));
+  EXPECT_EQ(code, TSR_INTERNAL);
+  tsr_tensor_release(t);
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_throw"))), "");
+  EXPECT_EQ(FindCode("evil_throw::op"), TSR_NOT_FOUND);
+}
+
+// Item 7: tsr_device_synchronize runs plugin code; an unload racing it waits for it to return
+// instead of unmapping the code under it.
+TEST(EvilPlugin, UnloadWaitsForASynchronizeInFlight) { RunChild("SlowSync"); }
+TEST(EvilChild, SlowSync) {
+  CHILD_ONLY();
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT_EQ(setenv("EVIL_SYNC_FD", std::to_string(fds[1]).c_str(), 1), 0);
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("slow_sync")), nullptr)), "");
+  std::string sync_error = "not run";
+  std::thread syncer([&] {
+    sync_error = Consume(tsr_device_synchronize({TSR_DEVICE_PRIVATEUSE3, 0}));
+  });
+  char byte = 0;
+  ASSERT_EQ(read(fds[0], &byte, 1), 1);  // synchronize is inside the plugin now
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_slow_sync"))), "");
+  syncer.join();
+  EXPECT_EQ(sync_error, "") << "the synchronize in flight completed";
+  // Once unloaded, a synchronize is a clean error.
+  tsr_code code;
+  EXPECT_THAT(Consume(tsr_device_synchronize({TSR_DEVICE_PRIVATEUSE3, 0}), &code),
+              HasSubstr("no device interface"));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+// Item 8: a register_fn that looks ops up must not re-enter default discovery, neither when
+// default discovery loads it (the application's first tsr_op_find used to hang in
+// std::call_once) nor when the application's first call loads it explicitly (absl's deadlock
+// detector used to abort).
+// PluginDir makes a directory `name` with a link to each of `plugins`, for TESSERA_PLUGIN_PATH.
+std::string PluginDir(const std::string& name, const std::vector<std::string>& plugins) {
+  const std::string dir = ::testing::TempDir() + "/" + name;
+  mkdir(dir.c_str(), 0755);
+  for (const std::string& plugin : plugins) {
+    const std::string link = dir + "/" + plugin.substr(plugin.rfind('/') + 1);
+    std::remove(link.c_str());
+    EXPECT_EQ(symlink(plugin.c_str(), link.c_str()), 0) << link << ": " << strerror(errno);
+  }
+  return dir;
+}
+
+TEST(EvilPlugin, DefaultDiscoveryLoadsAPluginThatLooksUpOps) {
+  const std::string dir = PluginDir("evil_op_find_plugins", {PluginPath("op_find")});
+  RunChild("OpFindUnderDefaultDiscovery", {"TESSERA_PLUGIN_PATH=" + dir});
+}
+TEST(EvilChild, OpFindUnderDefaultDiscovery) {
+  CHILD_ONLY();
+  EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  bool loaded = false;
+  for (size_t i = 0; i < count; ++i) {
+    if (Str(reports[i]->plugin_name) == "evil_op_find") loaded = reports[i]->loaded;
+  }
+  EXPECT_TRUE(loaded);
+}
+
+TEST(EvilPlugin, FirstCallLoadsAPluginThatLooksUpOps) {
+  // Default discovery must find a plugin for the explicit load to re-enter the loader: any
+  // plugin will do (this one is then refused, its device type being taken).
+  const std::string dir = PluginDir(
+      "evil_other_plugins", {std::string(TESSERA_TEST_PLUGIN_DIR) + "/libtsr_test_plugin_good.so"});
+  RunChild("OpFindAsFirstCall", {"TESSERA_PLUGIN_PATH=" + dir});
+}
+TEST(EvilChild, OpFindAsFirstCall) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("op_find")), nullptr)), "");
+  EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
+}
+
+namespace {
+
+// ExpectRefused loads `variant` and expects the refusal `code` whose message and load report
+// contain every one of `reasons`.
+void ExpectRefused(const std::string& variant, tsr_code code,
+                   const std::vector<std::string>& reasons) {
+  const tsr_load_report* report = nullptr;
+  tsr_code got;
+  const std::string error = Consume(tsr_plugin_load(S(PluginPath(variant)), &report), &got);
+  ASSERT_NE(report, nullptr);
+  std::string text(tsr_load_report_format(report, nullptr, 0), '\0');
+  tsr_load_report_format(report, text.data(), text.size() + 1);
+  std::cout << text;
+  EXPECT_EQ(got, code) << error;
+  EXPECT_FALSE(report->loaded);
+  EXPECT_EQ(report->code, code);
+  EXPECT_EQ(report->kernels_registered, 0) << "a refused plugin leaves no kernel behind";
+  for (const std::string& reason : reasons) {
+    EXPECT_THAT(error, HasSubstr(reason));
+    EXPECT_THAT(Str(report->reason), HasSubstr(reason));
+  }
+}
+
+}  // namespace
+
+// Item 12: a plugin registers kernels for its own device type and for ops it defines, and a
+// device interface and fallbacks for its own device type only. Anything else refuses the
+// whole plugin, with the registration named in its load report, even when register_fn ignores
+// the error it got; what it registered before is rolled back.
+TEST(EvilPlugin, KernelForAnotherDeviceTypeRefusesThePlugin) { RunChild("ForeignKernel"); }
+TEST(EvilChild, ForeignKernel) {
+  CHILD_ONLY();
+  ExpectRefused("foreign_kernel", TSR_PERMISSION_DENIED,
+                {"plugin 'evil_foreign_kernel' (device type evildev) may not register a kernel "
+                 "for abs.out on cpu",
+                 "only for its own device type, or for ops it defines"});
+  // CPU abs.out is not the plugin's: it is unimplemented here (no CPU plugin is loaded) or
+  // right, never 42.
+  tsr_tensor* self = Floats({-1, 2});
+  tsr_tensor* out = Floats({0, 0});
+  if (Call("abs.out", {self, out}).empty()) {
+    float values[2] = {};
+    ASSERT_EQ(Consume(tsr_tensor_copy_to_host(out, values, sizeof values)), "");
+    EXPECT_EQ(values[0], 1.0f);
+    EXPECT_EQ(values[1], 2.0f);
+  }
+  tsr_tensor_release(self);
+  tsr_tensor_release(out);
+}
+
+TEST(EvilPlugin, DeviceOfAnotherDeviceTypeRefusesThePlugin) { RunChild("ForeignDevice"); }
+TEST(EvilChild, ForeignDevice) {
+  CHILD_ONLY();
+  ExpectRefused("foreign_device", TSR_PERMISSION_DENIED,
+                {"plugin 'evil_foreign_device' (device type evildev) may not register a device "
+                 "interface for cuda"});
+  int32_t count = -1;
+  ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_CUDA, &count)), "");
+  EXPECT_EQ(count, 0);
+}
+
+TEST(EvilPlugin, FallbackForAnotherDeviceTypeRefusesThePlugin) { RunChild("ForeignFallback"); }
+TEST(EvilChild, ForeignFallback) {
+  CHILD_ONLY();
+  ExpectRefused("foreign_fallback", TSR_PERMISSION_DENIED,
+                {"plugin 'evil_foreign_fallback' (device type evildev) may not register the cpu "
+                 "fallback for cuda"});
+}
+
+// Item 6: host memory that a plugin's kernel wraps with its own deleter keeps the plugin
+// loaded (its code mapped) until the deleter has run, as device memory does.
+TEST(EvilPlugin, HostMemoryWithAPluginDeleterKeepsThePluginLoaded) { RunChild("HostDeleter"); }
+TEST(EvilChild, HostDeleter) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("host_deleter")), nullptr)), "");
+  tsr_tensor* self = Floats({1});
+  tsr_tensor* made = nullptr;
+  ASSERT_EQ(Call("evil_host::make", {self}, nullptr, &made), "");
+  tsr_tensor_release(self);
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_host_deleter"))), "");
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(),
+              ::testing::Not(HasSubstr("evil plugin unloaded")))
+      << "the plugin's memory is still alive";
+  EXPECT_EQ(FindCode("evil_host::make"), TSR_NOT_FOUND);
+  float values[4] = {};
+  ASSERT_EQ(Consume(tsr_tensor_copy_to_host(made, values, sizeof values)), "");
+  EXPECT_EQ(values[3], 7.0f);
+  ::testing::internal::CaptureStderr();
+  tsr_tensor_release(made);  // runs the plugin's deleter, then unloads it
+  EXPECT_THAT(::testing::internal::GetCapturedStderr(), HasSubstr("evil plugin unloaded"));
+}
+
+// Item 5: a plugin registers only from its register_fn, on the loading thread (its
+// registration window). Registering from tsr_plugin_init, before the version handshake,
+// refuses the plugin; registering later (from a kernel, from a helper thread) is refused with
+// an error naming the plugin's file, and nothing is registered.
+TEST(EvilPlugin, RegisteringBeforeTheHandshakeRefusesThePlugin) { RunChild("InitRegisters"); }
+TEST(EvilChild, InitRegisters) {
+  CHILD_ONLY();
+  ExpectRefused("init_registers", TSR_FAILED_PRECONDITION,
+                {"tsr_plugin_init called op_define before the version handshake",
+                 "a plugin registers only from its register_fn"});
+  EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
+}
+
+TEST(EvilPlugin, RegisteringFromAKernelIsRefused) { RunChild("LazyRegister"); }
+TEST(EvilChild, LazyRegister) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("lazy_register")), nullptr)), "");
+  tsr_tensor* self = Floats({1});
+  tsr_code code;
+  const std::string error = Call("evil_lazy::op", {self}, &code);
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  EXPECT_THAT(error, HasSubstr("libtsr_evil_plugin_lazy_register.so called op_define outside "
+                               "its registration window"));
+  tsr_tensor_release(self);
+  EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_lazy_register"))), "");
+}
+
+TEST(EvilPlugin, RegisteringFromAHelperThreadIsRefused) { RunChild("ThreadRegister"); }
+TEST(EvilChild, ThreadRegister) {
+  CHILD_ONLY();
+  const tsr_load_report* report = nullptr;
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("thread_register")), &report)), "");
+  EXPECT_EQ(report->kernels_registered, 0);
+  EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
+}

@@ -1,0 +1,279 @@
+/* Adversarial test plugins (issue 14, section B): one C source, one variant per misbehaviour,
+ * chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by evil_plugin_test.cc in a
+ * child process of its own, which asserts the exact outcome: a clean error, a refusal with its
+ * load report, a process that goes on. Every variant provides privateuse3 as "evildev". */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tessera/c/plugin.h"
+
+#define EVIL_SLOW_SYNC 1        /* a device whose synchronize takes a while */
+#define EVIL_OP_FIND 2          /* register_fn looks an op up */
+#define EVIL_FOREIGN_KERNEL 3   /* a cpu kernel for abs.out, an op it does not define */
+#define EVIL_FOREIGN_DEVICE 4   /* a device interface for cuda */
+#define EVIL_FOREIGN_FALLBACK 5 /* fallbacks for cuda */
+#define EVIL_HOST_DELETER 6     /* a kernel returns host memory with the plugin's deleter */
+#define EVIL_INIT_REGISTERS 7   /* registers in tsr_plugin_init, before the handshake */
+#define EVIL_LAZY_REGISTER 8    /* registers from a kernel, on its first call */
+#define EVIL_THREAD_REGISTER 9  /* registers from a helper thread during register_fn */
+
+#ifndef EVIL_VARIANT
+#error "define EVIL_VARIANT"
+#endif
+
+#define TSR_STR(s) \
+  { s, sizeof(s) - 1 }
+
+static const tsr_runtime_api* api = NULL;
+
+static tsr_string str(const char* s) {
+  tsr_string out;
+  out.data = s;
+  out.size = strlen(s);
+  return out;
+}
+
+static tsr_error* fail(tsr_code code, const char* message) {
+  return api->error_create(code, str(message));
+}
+
+static tsr_error* define(const char* schema) { return api->op_define(str(schema), NULL); }
+
+static tsr_error* register_kernel(const char* op_name, int32_t device_type,
+                                  tsr_boxed_kernel_fn fn) {
+  tsr_kernel_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  desc.op_name = str(op_name);
+  desc.device_type = device_type;
+  desc.boxed = fn;
+  desc.kernel_name = str(op_name);
+  return api->kernel_register(&desc, NULL);
+}
+
+/* Returns its input (schema `(Tensor self) -> Tensor`). */
+static tsr_error* identity_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return NULL;
+}
+
+/* A device over host memory (malloc and memcpy), enough for the runtime to register it. */
+static tsr_error* dev_count(void* context, int32_t* out) {
+  (void)context;
+  *out = 1;
+  return NULL;
+}
+static tsr_error* dev_allocate(void* context, int32_t index, size_t nbytes, void** out) {
+  (void)context;
+  (void)index;
+  *out = malloc(nbytes ? nbytes : 1);
+  return *out ? NULL : fail(TSR_RESOURCE_EXHAUSTED, "evildev: out of memory");
+}
+static void dev_free(void* context, int32_t index, void* ptr) {
+  (void)context;
+  (void)index;
+  free(ptr);
+}
+static tsr_error* dev_h2d(void* context, int32_t index, void* dst, const void* src, size_t n) {
+  (void)context;
+  (void)index;
+  memcpy(dst, src, n);
+  return NULL;
+}
+static tsr_error* dev_d2d(void* context, int32_t dst_index, void* dst, int32_t src_index,
+                          const void* src, size_t n) {
+  (void)context;
+  (void)dst_index;
+  (void)src_index;
+  memcpy(dst, src, n);
+  return NULL;
+}
+static tsr_error* dev_sync(void* context, int32_t index) {
+  (void)context;
+  (void)index;
+#if EVIL_VARIANT == EVIL_SLOW_SYNC
+  {
+    /* Tell the test (a pipe whose write end is in EVIL_SYNC_FD) that synchronize is running,
+     * then stay inside the plugin long enough for an unload to race it. */
+    const char* fd = getenv("EVIL_SYNC_FD");
+    if (fd != NULL && write(atoi(fd), "s", 1) != 1) return fail(TSR_INTERNAL, "write failed");
+    usleep(300 * 1000);
+  }
+#endif
+  return NULL;
+}
+
+static tsr_error* register_device(int32_t device_type) {
+  tsr_device_interface iface;
+  memset(&iface, 0, sizeof iface);
+  iface.struct_size = sizeof iface;
+  iface.device_type = device_type;
+  iface.device_count = dev_count;
+  iface.allocate = dev_allocate;
+  iface.free = dev_free;
+  iface.copy_host_to_device = dev_h2d;
+  iface.copy_device_to_host = dev_h2d;
+  iface.copy_device_to_device = dev_d2d;
+  iface.synchronize = dev_sync;
+  return api->device_register(&iface, NULL);
+}
+
+/* abs.out that writes 42 into out, whatever self holds. */
+static tsr_error* forty_two_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  float* data;
+  int64_t i, n;
+  (void)context;
+  (void)op;
+  if ((err = api->stack_get_tensor(stack, 1, &out)) != NULL) return err;
+  data = (float*)api->tensor_data_ptr(out);
+  n = api->tensor_numel(out);
+  for (i = 0; i < n; ++i) data[i] = 42.0f;
+  api->tensor_retain(out);
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
+/* evil_host::make(Tensor self) -> Tensor: a fresh float32[4] of host memory that the plugin's
+ * own deleter frees. */
+static void host_deleter(void* data, void* context) {
+  (void)context;
+  free(data);
+}
+static tsr_error* host_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  const int64_t size = 4;
+  float* data = (float*)malloc(4 * sizeof(float));
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  int i;
+  (void)context;
+  (void)op;
+  if (data == NULL) return fail(TSR_RESOURCE_EXHAUSTED, "evil_host::make: out of memory");
+  for (i = 0; i < 4; ++i) data[i] = 7.0f;
+  err = api->tensor_from_host_memory(data, 4 * sizeof(float), &size, NULL, 1, TSR_DTYPE_FLOAT32,
+                                     host_deleter, NULL, &out);
+  if (err != NULL) {
+    free(data);
+    return err;
+  }
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
+/* Registers evil_late::op with a kernel; the test checks where that is refused. */
+static tsr_error* register_late(void) {
+  tsr_error* err = define("evil_late::op(Tensor self) -> Tensor");
+  if (err != NULL) return err;
+  return register_kernel("evil_late::op", TSR_DEVICE_CPU, identity_kernel);
+}
+
+/* evil_lazy::op: registers evil_late::op on its first call and returns that error. */
+static tsr_error* lazy_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return register_late();
+}
+
+static void* thread_main(void* out) {
+  *(tsr_error**)out = register_late();
+  return NULL;
+}
+
+static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
+  tsr_error* err = NULL;
+  (void)state;
+  (void)err;
+  api = runtime;
+#if EVIL_VARIANT == EVIL_SLOW_SYNC
+  return register_device(TSR_DEVICE_PRIVATEUSE3);
+#endif
+#if EVIL_VARIANT == EVIL_OP_FIND
+  {
+    const tsr_op* op = NULL;
+    if ((err = define("evil_find::op(Tensor self) -> Tensor")) != NULL) return err;
+    if ((err = api->op_find(str("evil_find::op"), &op)) != NULL) return err;
+    if (op == NULL) return fail(TSR_INTERNAL, "op_find gave NULL");
+    return register_kernel("evil_find::op", TSR_DEVICE_PRIVATEUSE3, identity_kernel);
+  }
+#endif
+  /* The foreign variants ignore the errors they get on purpose: the load must be refused
+   * anyway. */
+#if EVIL_VARIANT == EVIL_FOREIGN_KERNEL
+  err = register_kernel("abs.out", TSR_DEVICE_CPU, forty_two_kernel);
+  if (err != NULL) api->error_release(err);
+#endif
+#if EVIL_VARIANT == EVIL_FOREIGN_DEVICE
+  err = register_device(TSR_DEVICE_CUDA);
+  if (err != NULL) api->error_release(err);
+#endif
+#if EVIL_VARIANT == EVIL_FOREIGN_FALLBACK
+  err = api->fallback_register_cpu(TSR_DEVICE_CUDA, NULL);
+  if (err != NULL) api->error_release(err);
+  err = api->fallback_register(TSR_DEVICE_CUDA, identity_kernel, NULL, str("evil::fallback"), NULL);
+  if (err != NULL) api->error_release(err);
+#endif
+#if EVIL_VARIANT == EVIL_HOST_DELETER
+  if ((err = define("evil_host::make(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("evil_host::make", TSR_DEVICE_CPU, host_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_LAZY_REGISTER
+  if ((err = define("evil_lazy::op(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("evil_lazy::op", TSR_DEVICE_CPU, lazy_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_THREAD_REGISTER
+  {
+    pthread_t thread;
+    tsr_error* thread_err = NULL;
+    if (pthread_create(&thread, NULL, thread_main, &thread_err) != 0) {
+      return fail(TSR_INTERNAL, "pthread_create failed");
+    }
+    pthread_join(thread, NULL);
+    /* Ignored on purpose: the runtime must not have let the registration through. */
+    if (thread_err != NULL) api->error_release(thread_err);
+  }
+#endif
+  return NULL;
+}
+
+static void unload(void* state) {
+  tsr_string message = TSR_STR("evil plugin unloaded");
+  (void)state;
+  api->log(TSR_LOG_WARNING, message);
+}
+
+TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
+                                             tsr_plugin_desc* desc) {
+  tsr_string name = TSR_STR(EVIL_NAME);
+  tsr_string device_name = TSR_STR("evildev");
+  tsr_string version = TSR_STR("0.1-evil");
+  api = runtime;
+#if EVIL_VARIANT == EVIL_INIT_REGISTERS
+  {
+    /* Before the handshake: the runtime has not checked this plugin's versions yet. The
+     * errors are ignored on purpose: the load must be refused anyway. */
+    tsr_error* err = register_late();
+    if (err != NULL) api->error_release(err);
+  }
+#endif
+  desc->struct_size = sizeof *desc;
+  desc->abi_major = TSR_ABI_VERSION_MAJOR;
+  desc->abi_minor = TSR_ABI_VERSION_MINOR;
+  desc->min_abi_minor = 0;
+  desc->device_type = TSR_DEVICE_PRIVATEUSE3;
+  desc->register_fn = register_all;
+  desc->unload_fn = unload;
+  desc->name = name;
+  desc->version = version;
+  desc->device_name = device_name;
+  return NULL;
+}

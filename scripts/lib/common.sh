@@ -53,13 +53,32 @@ tessera_install_packages() {
     "${missing[@]}"
 }
 
-# tessera_build [extra cmake -D options...]: configure (first time) and build everything.
-tessera_build() {
+# tessera_configure [extra cmake -D options...]: configure $TESSERA_BUILD_DIR (the first time,
+# or again with the options given).
+tessera_configure() {
   cd "$TESSERA_ROOT"
   if [ ! -f "$TESSERA_BUILD_DIR/build.ninja" ]; then
     cmake -S . -B "$TESSERA_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
   elif [ $# -gt 0 ]; then
     cmake "$TESSERA_BUILD_DIR" "$@"
   fi
+}
+
+# tessera_build [extra cmake -D options...]: configure and build everything.
+tessera_build() {
+  tessera_configure "$@"
   cmake --build "$TESSERA_BUILD_DIR" --parallel "$(nproc)"
+}
+
+# tessera_build_targets TARGET... -- [extra cmake -D options...]: configure and build only the
+# targets named (with what they depend on).
+tessera_build_targets() {
+  local targets=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do
+    targets+=("$1")
+    shift
+  done
+  [ $# -gt 0 ] && shift
+  tessera_configure "$@"
+  cmake --build "$TESSERA_BUILD_DIR" --parallel "$(nproc)" --target "${targets[@]}"
 }

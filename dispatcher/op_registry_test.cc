@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "core/host_allocator.h"
 #include "core/views.h"
 #include "gmock/gmock.h"
@@ -159,6 +160,46 @@ TEST_F(OpRegistryTest, UnknownOpsAndDoubleRegistrationAreErrors) {
       registry_.Impl("test::add.Tensor", static_cast<DispatchKey>(42), Kernel(&AddKernel, "k"))
           .ok());
   EXPECT_FALSE(registry_.Define("test::broken(Tensor self -> Tensor").ok());
+}
+
+TEST_F(OpRegistryTest, DefineTellsApartSchemasWhoseStringDefaultsHoldQuotes) {
+  Define(R"(test::quoted(str s="a', str t='b") -> ())");
+  absl::StatusOr<RegistrationHandle> two =
+      registry_.Define("test::quoted(str s='a', str t='b') -> ()");
+  EXPECT_EQ(two.status().code(), absl::StatusCode::kAlreadyExists)
+      << "a two-argument op is not the one-argument op already defined";
+}
+
+// Checks that a bare int reached the kernel as a list of the declared size.
+absl::Status ExpectFullListKernel(void*, const OperatorHandle&, Stack* stack) {
+  const IntList& list = (*stack)[0].int_list();
+  if (list.size() != kMaxFixedListSize || list.front() != 7 || list.back() != 7) {
+    return absl::InternalError(absl::StrCat("got a list of ", list.size()));
+  }
+  stack->clear();
+  return absl::OkStatus();
+}
+
+TEST_F(OpRegistryTest, DefineRefusesFixedSizeListsAboveTheCap) {
+  // A bare int for `int[N]` builds N elements on every call: N is what a schema may not inflate.
+  for (const char* schema :
+       {"test::huge(int[300000000] x) -> ()", "test::huge(int[9223372036854775807] x=1) -> ()",
+        "test::huge(int[1025] x) -> ()"}) {
+    absl::StatusOr<RegistrationHandle> def = registry_.Define(schema);
+    ASSERT_FALSE(def.ok()) << schema;
+    EXPECT_EQ(def.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(def.status().message(),
+                HasSubstr("argument 'x': expected a positive list size of at most 1024"))
+        << schema;
+    EXPECT_FALSE(registry_.Find("test::huge").ok());
+  }
+  OperatorHandle at_cap = Define("test::at_cap(int[1024] x) -> ()");
+  auto impl = registry_.Impl("test::at_cap", DispatchKey::kCPU,
+                             Kernel(&ExpectFullListKernel, "expect_full_list"));
+  ASSERT_TRUE(impl.ok()) << impl.status();
+  Stack stack{Value(int64_t{7})};
+  absl::Status called = registry_.Call(at_cap, &stack);
+  EXPECT_TRUE(called.ok()) << called;
 }
 
 TEST_F(OpRegistryTest, RegistrationHandlesDeregisterWhenDestroyed) {

@@ -1,11 +1,35 @@
 #include "dispatcher/schema.h"
 
+#include <charconv>
+#include <cmath>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
 namespace tessera {
+
+// Note [Faithful schema text]
+// The canonical text (FunctionSchema::ToString) is what OpRegistry::Define compares to decide
+// whether two definitions are the same op, and what tsr_op_schema hands to plugins, so it must
+// say exactly what the schema says: parsing it gives the same schema, field by field, and
+// printing that gives the same text (a property test checks every registered op). Hence:
+// strings are double-quoted with c10::printQuotedString's escapes (a quote inside a default
+// cannot end it early and turn one argument into two); floats are printed with the fewest
+// digits that read back to the same double (std::to_chars), with a '.' when they would look
+// like ints, and nan/inf as the parser spells them; devices are quoted strings under their
+// reserved names ("privateuseone:0", not a rename that may change); and the parser refuses a
+// number it cannot read whole and exactly rather than saturating it or cutting it short.
+
+// Note [Fixed-size list cap]
+// For `int[N] x`, a bare int is accepted and expands to a list of N elements, on every call
+// (PyTorch's `int[2] stride=1`). N is therefore an allocation a schema, i.e. a plugin, chooses
+// for the runtime; `int[300000000]` would cost 2.4 GB per call. PyTorch's own schemas declare
+// a handful (`int[2] stride`, `int[3] padding`), so the parser refuses N > kMaxFixedListSize (1024)
+// when the op is defined. Every other allocation made from a schema is bounded by its text
+// (arguments, defaults, the typed-kernel call interface) or by what the caller itself passed.
+
 namespace {
 
 std::string_view BaseTypeName(BaseType base) {
@@ -36,15 +60,89 @@ std::string_view BaseTypeName(BaseType base) {
   return "<invalid type>";
 }
 
+// QuotedString escapes as c10::printQuotedString does, but reads bytes as unsigned, so that
+// bytes >= 0x80 print as valid octal escapes (PyTorch's signed char gets them wrong).
+std::string QuotedString(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
+      default:
+        if (c > 0x1f && c < 0x7f) {
+          out += c;
+        } else {
+          const unsigned byte = static_cast<unsigned char>(c);
+          out += '\\';
+          out += static_cast<char>('0' + (byte >> 6));
+          out += static_cast<char>('0' + ((byte >> 3) & 7));
+          out += static_cast<char>('0' + (byte & 7));
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// FloatToString: the shortest text that reads back to the same double, kept recognisably a
+// float ("2." not "2", which would read back as an int).
+std::string FloatToString(double d) {
+  if (std::isnan(d)) return "nan";  // the parser knows no "-nan"; a NaN's sign is not kept
+  if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
+  char buffer[64];
+  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof(buffer), d);
+  std::string s(buffer, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".";
+  return s;
+}
+
 std::string DefaultToString(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kString:
-      return absl::StrCat("'", v.string(), "'");
-    case Value::Kind::kDouble: {
-      std::string s = absl::StrCat(v.to_double());
-      // Keep a float default recognisably a float when printed back ("1." not "1").
-      if (s.find_first_of(".eEn") == std::string::npos) s += ".";
-      return s;
+      return QuotedString(v.string());
+    case Value::Kind::kDouble:
+      return FloatToString(v.to_double());
+    case Value::Kind::kDoubleList:
+      return absl::StrCat(
+          "[",
+          absl::StrJoin(v.double_list(), ", ",
+                        [](std::string* out, double d) { out->append(FloatToString(d)); }),
+          "]");
+    case Value::Kind::kScalar:
+      if (v.scalar().is_floating_point()) return FloatToString(v.scalar().to_double());
+      return v.ToString();
+    case Value::Kind::kDevice: {
+      // Reserved names read back under any renaming, so the text never depends on when it is
+      // printed.
+      static const DeviceNames* const reserved = new DeviceNames();
+      return QuotedString(reserved->ToString(v.device()));
     }
     default:
       return v.ToString();

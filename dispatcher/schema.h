@@ -9,9 +9,12 @@
 // (also `Tensor?[]` and `int[1]?`); alias annotations `Tensor(a)` and `Tensor(a!)`; defaults
 // (None, True/False, numbers, strings, lists, a bare int for a fixed-size int list, and
 // identifiers for dtypes and the enum types); `*` to make the rest keyword-only; one return,
-// `()` for none, or a parenthesised list of (optionally named) returns.
+// `()` for none, or a parenthesised list of (optionally named) returns. Strings take either
+// quote and PyTorch's escapes (\\ \' \" \a \b \f \n \r \t \v \ooo); numbers must be read
+// whole and fit (an int64, a double's range); N of `T[N]` is at most kMaxFixedListSize.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -36,6 +39,11 @@ enum class BaseType : uint8_t {
   kMemoryFormat,
   kGenerator,
 };
+
+// kMaxFixedListSize: the largest N a schema may declare in `T[N]`. A bare int passed for such a
+// list expands to N elements on every call, so N is capped when the op is defined (Note
+// [Fixed-size list cap] in schema.cc); PyTorch's own schemas declare a handful (`int[2] stride`).
+inline constexpr size_t kMaxFixedListSize = 1024;
 
 struct SchemaType {
   BaseType base = BaseType::kTensor;
@@ -79,7 +87,8 @@ struct FunctionSchema {
 
   // FullName: "add.Tensor", "add", "npu::my_op.out".
   std::string FullName() const;
-  // ToString prints the schema back in its canonical form (parsing it gives the same schema).
+  // ToString prints the schema back in its canonical form: parsing it gives the same schema and
+  // printing that the same text (Note [Faithful schema text] in schema.cc).
   std::string ToString() const;
   // IsOutVariant: some argument is a written alias (`Tensor(a!) out`).
   bool HasWrittenArgument() const;

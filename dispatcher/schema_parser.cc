@@ -1,7 +1,8 @@
 // A recursive-descent parser for PyTorch's operator schema language (see schema.h).
 #include <cctype>
-#include <cstdlib>
+#include <charconv>
 #include <limits>
+#include <system_error>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -16,7 +17,7 @@ enum class TokenKind { kIdent, kInt, kFloat, kString, kPunct, kEnd };
 
 struct Token {
   TokenKind kind;
-  std::string_view text;  // for strings: without the quotes
+  std::string_view text;  // for strings: without the quotes, escapes not yet decoded
   size_t column;          // 0-based offset into the schema text
 };
 
@@ -109,10 +110,11 @@ class Parser {
         tokens_.push_back({is_float ? TokenKind::kFloat : TokenKind::kInt,
                            text_.substr(start, i - start), start});
       } else if (c == '\'' || c == '"') {
-        const size_t close = text_.find(c, i + 1);
-        if (close == std::string_view::npos) {
-          return ErrorAtColumn(start, "unterminated string literal");
-        }
+        // A backslash escapes the next character, the closing quote included; the escapes are
+        // decoded by ParseDefault, which can name the argument in an error.
+        size_t close = i + 1;
+        while (close < text_.size() && text_[close] != c) close += text_[close] == '\\' ? 2 : 1;
+        if (close >= text_.size()) return ErrorAtColumn(start, "unterminated string literal");
         tokens_.push_back({TokenKind::kString, text_.substr(i + 1, close - i - 1), start});
         i = close + 1;
       } else if (text_.substr(i, 2) == "->" || text_.substr(i, 2) == "::") {
@@ -197,7 +199,7 @@ class Parser {
       } else {
         const Token& start = Peek();
         Argument arg;
-        TSR_RETURN_IF_ERROR(ParseType(&arg, /*is_return=*/false));
+        TSR_RETURN_IF_ERROR(ParseType(&arg, /*return_index=*/std::nullopt));
         TSR_ASSIGN_OR_RETURN(std::string_view name, ExpectIdent("an argument name"));
         arg.name = std::string(name);
         arg.kwarg_only = kwarg_only;
@@ -229,7 +231,7 @@ class Parser {
       if (Accept(")")) return absl::OkStatus();
       while (true) {
         Argument ret;
-        TSR_RETURN_IF_ERROR(ParseType(&ret, /*is_return=*/true));
+        TSR_RETURN_IF_ERROR(ParseType(&ret, schema->returns.size()));
         if (Peek().kind == TokenKind::kIdent) ret.name = std::string(Next().text);
         schema->returns.push_back(std::move(ret));
         if (Accept(")")) return absl::OkStatus();
@@ -237,12 +239,13 @@ class Parser {
       }
     }
     Argument ret;
-    TSR_RETURN_IF_ERROR(ParseType(&ret, /*is_return=*/true));
+    TSR_RETURN_IF_ERROR(ParseType(&ret, /*return_index=*/0));
     schema->returns.push_back(std::move(ret));
     return absl::OkStatus();
   }
 
-  absl::Status ParseType(Argument* arg, bool is_return) {
+  // ParseType reads a type; `return_index` is set for a return, for error messages.
+  absl::Status ParseType(Argument* arg, std::optional<size_t> return_index) {
     const Token& t = Peek();
     if (t.kind != TokenKind::kIdent) return ErrorAt(t, "expected a type");
     struct Named {
@@ -287,16 +290,12 @@ class Parser {
       arg->alias = std::move(alias);
     }
     bool question = Accept("?");
+    const Token* size_token = nullptr;
     if (Accept("[")) {
       arg->type.is_list = true;
       arg->type.element_optional = question;
       question = false;
-      if (Peek().kind == TokenKind::kInt) {
-        const Token& n = Next();
-        int64_t size = std::strtoll(std::string(n.text).c_str(), nullptr, 10);
-        if (size <= 0) return ErrorAt(n, "expected a positive list size");
-        arg->type.list_size = size;
-      }
+      if (Peek().kind == TokenKind::kInt) size_token = &Next();
       TSR_RETURN_IF_ERROR(Expect("]"));
       question = Accept("?");
     }
@@ -304,7 +303,24 @@ class Parser {
     if (arg->type.element_optional && arg->type.base != BaseType::kTensor) {
       return ErrorAtColumn(t.column, "only Tensor?[] may have optional elements");
     }
-    (void)is_return;
+    if (size_token != nullptr) {
+      // Checked once the argument's name is next, so that the error can name it. The cap keeps
+      // a bare int from filling a huge list on every call (Note [Fixed-size list cap] in
+      // schema.cc).
+      int64_t size = 0;
+      if (!ParseInt(size_token->text, &size) || size <= 0 ||
+          static_cast<uint64_t>(size) > kMaxFixedListSize) {
+        const std::string who = return_index ? absl::StrFormat("return %d", *return_index)
+                                : Peek().kind == TokenKind::kIdent
+                                    ? absl::StrFormat("argument '%s'", Peek().text)
+                                    : std::string("argument");
+        return ErrorAtColumn(
+            size_token->column,
+            absl::StrFormat("%s: expected a positive list size of at most %d, found integer '%s'",
+                            who, kMaxFixedListSize, size_token->text));
+      }
+      arg->type.list_size = size;
+    }
     return absl::OkStatus();
   }
 
@@ -320,13 +336,26 @@ class Parser {
       if (!IsPunct("]")) {
         while (true) {
           const Token& e = Next();
+          const bool is_bool =
+              e.kind == TokenKind::kIdent && (e.text == "True" || e.text == "False");
+          if (is_bool ? !doubles.empty() : !bools.empty()) {
+            // Keeping one kind and dropping the other would change the default silently.
+            return ErrorAtColumn(
+                e.column, absl::StrFormat("invalid default for argument '%s': expected a list of "
+                                          "numbers or of True/False, found both",
+                                          arg->name));
+          }
           if (e.kind == TokenKind::kInt) {
-            ints.push_back(std::strtoll(std::string(e.text).c_str(), nullptr, 10));
-            doubles.push_back(std::strtod(std::string(e.text).c_str(), nullptr));
-          } else if (e.kind == TokenKind::kFloat) {
+            TSR_ASSIGN_OR_RETURN(int64_t i, IntDefault(*arg, e));
+            ints.push_back(i);
+            // Read as a double too (not converted from `i`), for the correctly rounded value.
+            TSR_ASSIGN_OR_RETURN(double d, FloatDefault(*arg, e));
+            doubles.push_back(d);
+          } else if (e.kind == TokenKind::kFloat || IsInfOrNan(e)) {
             any_float = true;
-            doubles.push_back(ParseFloat(e.text));
-          } else if (e.kind == TokenKind::kIdent && (e.text == "True" || e.text == "False")) {
+            TSR_ASSIGN_OR_RETURN(double d, FloatDefault(*arg, e));
+            doubles.push_back(d);
+          } else if (is_bool) {
             bools.push_back(e.text == "True");
           } else {
             return ErrorAt(e, "expected a number or True/False in a default list");
@@ -349,23 +378,29 @@ class Parser {
     } else {
       Next();
       switch (t.kind) {
-        case TokenKind::kInt:
-          value =
-              Value(static_cast<int64_t>(std::strtoll(std::string(t.text).c_str(), nullptr, 10)));
+        case TokenKind::kInt: {
+          TSR_ASSIGN_OR_RETURN(int64_t i, IntDefault(*arg, t));
+          value = Value(i);
           break;
-        case TokenKind::kFloat:
-          value = Value(ParseFloat(t.text));
+        }
+        case TokenKind::kFloat: {
+          TSR_ASSIGN_OR_RETURN(double d, FloatDefault(*arg, t));
+          value = Value(d);
           break;
-        case TokenKind::kString:
-          value = Value(std::string(t.text));
+        }
+        case TokenKind::kString: {
+          TSR_ASSIGN_OR_RETURN(std::string s, StringDefault(*arg, t));
+          value = Value(std::move(s));
           break;
+        }
         case TokenKind::kIdent:
           if (t.text == "None") {
             value = Value();
           } else if (t.text == "True" || t.text == "False") {
             value = Value(t.text == "True");
-          } else if (t.text == "inf" || t.text == "nan") {
-            value = Value(ParseFloat(t.text));
+          } else if (IsInfOrNan(t)) {
+            TSR_ASSIGN_OR_RETURN(double d, FloatDefault(*arg, t));
+            value = Value(d);
           } else {
             absl::StatusOr<Value> named = NamedDefault(arg->type.base, t.text);
             if (!named.ok()) return ErrorAt(t, std::string(named.status().message()));
@@ -398,12 +433,87 @@ class Parser {
     }
   }
 
-  static double ParseFloat(std::string_view text) {
-    if (text == "inf") return std::numeric_limits<double>::infinity();
-    if (text == "-inf") return -std::numeric_limits<double>::infinity();
-    if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
-    return std::strtod(std::string(text).c_str(), nullptr);
+  static bool IsInfOrNan(const Token& t) {
+    return t.kind == TokenKind::kIdent && (t.text == "inf" || t.text == "nan");
   }
+
+  // ParseInt reads all of `text` as an int64; false if it is not one or does not fit.
+  static bool ParseInt(std::string_view text, int64_t* out) {
+    const char* end = text.data() + text.size();
+    const std::from_chars_result r = std::from_chars(text.data(), end, *out);
+    return r.ec == std::errc() && r.ptr == end;
+  }
+
+  // The numeric defaults are read whole and exactly, never saturated or cut short: what is
+  // printed back must be what was written (Note [Faithful schema text] in schema.cc).
+  absl::StatusOr<int64_t> IntDefault(const Argument& arg, const Token& t) const {
+    int64_t value = 0;
+    if (ParseInt(t.text, &value)) return value;
+    return ErrorAtColumn(
+        t.column, absl::StrFormat("invalid default for argument '%s': expected an integer in "
+                                  "[%d, %d], found '%s'",
+                                  arg.name, std::numeric_limits<int64_t>::min(),
+                                  std::numeric_limits<int64_t>::max(), t.text));
+  }
+
+  absl::StatusOr<double> FloatDefault(const Argument& arg, const Token& t) const {
+    if (t.text == "inf") return std::numeric_limits<double>::infinity();
+    if (t.text == "-inf") return -std::numeric_limits<double>::infinity();
+    if (t.text == "nan") return std::numeric_limits<double>::quiet_NaN();
+    double value = 0;
+    const char* end = t.text.data() + t.text.size();
+    const std::from_chars_result r = std::from_chars(t.text.data(), end, value);
+    if (r.ec == std::errc::result_out_of_range) {
+      return ErrorAtColumn(t.column,
+                           absl::StrFormat("invalid default for argument '%s': expected a float "
+                                           "in double's range (inf for an infinite one), found "
+                                           "'%s'",
+                                           arg.name, t.text));
+    }
+    if (r.ec != std::errc() || r.ptr != end) {
+      return ErrorAtColumn(t.column,
+                           absl::StrFormat("invalid default for argument '%s': expected a "
+                                           "number, found malformed number '%s'",
+                                           arg.name, t.text));
+    }
+    return value;
+  }
+
+  // StringDefault decodes the escapes c10::printQuotedString writes: \\ \' \" \a \b \f \n
+  // \r \t \v and \ooo (three octal digits, a byte).
+  absl::StatusOr<std::string> StringDefault(const Argument& arg, const Token& t) const {
+    std::string out;
+    out.reserve(t.text.size());
+    const std::string_view s = t.text;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '\\') {
+        out += s[i];
+        continue;
+      }
+      const char e = s[i + 1];  // the tokenizer never ends a string on a lone backslash
+      static constexpr std::string_view kFrom = "\\'\"abfnrtv";
+      static constexpr std::string_view kTo = "\\'\"\a\b\f\n\r\t\v";
+      if (const size_t k = kFrom.find(e); k != std::string_view::npos) {
+        out += kTo[k];
+        ++i;
+        continue;
+      }
+      if (i + 3 < s.size() && IsOctal(s[i + 1]) && IsOctal(s[i + 2]) && IsOctal(s[i + 3]) &&
+          s[i + 1] <= '3') {
+        out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+        i += 3;
+        continue;
+      }
+      return ErrorAtColumn(
+          t.column + 1 + i,
+          absl::StrFormat("invalid default for argument '%s': unknown escape '\\%s' in a string "
+                          "(expected one of \\\\ \\' \\\" \\a \\b \\f \\n \\r \\t \\v or \\ooo, "
+                          "three octal digits up to \\377)",
+                          arg.name, s.substr(i + 1, 1)));
+    }
+    return out;
+  }
+  static bool IsOctal(char c) { return c >= '0' && c <= '7'; }
 
   // Identifiers as defaults: dtype names for ScalarType, and the enum types' constants.
   static absl::StatusOr<Value> NamedDefault(BaseType base, std::string_view name) {

@@ -1,5 +1,13 @@
 #include "dispatcher/schema.h"
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+#include "dispatcher/op_registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -121,6 +129,185 @@ TEST(SchemaParser, PrintsCanonicalFormThatParsesBackIdentically) {
             "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor");
 }
 
+// SameDouble compares bit for bit: a round trip must keep NaN a NaN and -0.0 negative, which
+// == cannot see.
+bool SameDouble(double a, double b) { return std::memcmp(&a, &b, sizeof(double)) == 0; }
+
+bool SameValue(const Value& a, const Value& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::kDouble:
+      return SameDouble(a.to_double(), b.to_double());
+    case Value::Kind::kDoubleList: {
+      if (a.double_list().size() != b.double_list().size()) return false;
+      for (size_t i = 0; i < a.double_list().size(); ++i) {
+        if (!SameDouble(a.double_list()[i], b.double_list()[i])) return false;
+      }
+      return true;
+    }
+    case Value::Kind::kScalar:
+      if (a.scalar().is_floating_point() != b.scalar().is_floating_point()) return false;
+      if (a.scalar().is_floating_point()) {
+        return SameDouble(a.scalar().to_double(), b.scalar().to_double());
+      }
+      return a == b;
+    default:
+      return a == b;
+  }
+}
+
+::testing::AssertionResult SameArguments(std::string_view what, const std::vector<Argument>& a,
+                                         const std::vector<Argument>& b) {
+  if (a.size() != b.size()) {
+    return ::testing::AssertionFailure() << what << ": " << a.size() << " vs " << b.size();
+  }
+  for (size_t i = 0; i < a.size(); ++i) {
+    const Argument& x = a[i];
+    const Argument& y = b[i];
+    const std::string where = absl::StrFormat("%s[%d] '%s'", what, i, x.name);
+    if (x.name != y.name) return ::testing::AssertionFailure() << where << ": name " << y.name;
+    if (!(x.type == y.type)) {
+      return ::testing::AssertionFailure()
+             << where << ": type " << x.type.ToString() << " vs " << y.type.ToString();
+    }
+    if (!(x.alias == y.alias)) return ::testing::AssertionFailure() << where << ": alias";
+    if (x.kwarg_only != y.kwarg_only) return ::testing::AssertionFailure() << where << ": kwarg";
+    if (x.default_value.has_value() != y.default_value.has_value() ||
+        (x.default_value && !SameValue(*x.default_value, *y.default_value))) {
+      return ::testing::AssertionFailure()
+             << where << ": default "
+             << (x.default_value ? x.default_value->ToString() : std::string("(none)")) << " vs "
+             << (y.default_value ? y.default_value->ToString() : std::string("(none)"));
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// SameSchema: structural equality, field by field.
+::testing::AssertionResult SameSchema(const FunctionSchema& a, const FunctionSchema& b) {
+  if (a.ns != b.ns || a.name != b.name || a.overload != b.overload) {
+    return ::testing::AssertionFailure() << a.FullName() << " vs " << b.FullName();
+  }
+  ::testing::AssertionResult args = SameArguments("argument", a.arguments, b.arguments);
+  if (!args) return args;
+  return SameArguments("return", a.returns, b.returns);
+}
+
+// ExpectRoundTrip: parse(print(s)) is s, and print(parse(print(s))) is print(s).
+void ExpectRoundTrip(const FunctionSchema& schema, std::string_view origin) {
+  const std::string printed = schema.ToString();
+  absl::StatusOr<FunctionSchema> again = ParseSchema(printed);
+  ASSERT_TRUE(again.ok()) << origin << "\nprinted: " << printed << "\n" << again.status();
+  EXPECT_TRUE(SameSchema(schema, *again)) << origin << "\nprinted: " << printed;
+  EXPECT_EQ(again->ToString(), printed) << origin;
+}
+
+// Schemas chosen to break a printer: quotes and escapes in strings, devices, floats that need
+// 17 digits, denormals, signed zero, NaN, the int64 limits, the largest fixed list.
+constexpr const char* kTrickySchemas[] = {
+    R"(f(str s="it's") -> ())",
+    R"(f(str s="a', str t='b") -> ())",
+    R"(f(str s='say "hi"', str t='') -> ())",
+    R"(f(str s="back\\slash\ttab\nnl\r\a\b\f\v\001\177\303\251\"\'") -> ())",
+    "f(str s='raw\ttab') -> ()",
+    R"(f(str? s=None, str t=",) -> Tensor") -> ())",
+    R"(f(Device d="cpu", Device? e="cuda:1", Device m='meta', Device p="privateuseone:3") -> ())",
+    "f(float a=0.1234567, float b=0.1234568, float c=0.30000000000000004) -> ()",
+    "f(float a=0.1, float b=1e-05, float c=1e+300, float d=5e-324, float e=-0., float g=nan, "
+    "float h=inf, float i=-inf, float j=123456789012345678., float k=2, float l=1.e5) -> ()",
+    "f(float[] w=[0.1, 0.30000000000000004, -inf, 1e+16, 0.1234567], float[2] v=[1, 2], "
+    "float[] z=[]) -> ()",
+    "f(Scalar a=2., Scalar b=1, Scalar c=True, Scalar d=-0.5, Scalar e=0.1234567, Scalar? "
+    "f=None, Scalar g=-0.) -> ()",
+    "f(int a=-9223372036854775808, int b=9223372036854775807, int[2] c=[9223372036854775807, "
+    "-9223372036854775808], SymInt n=-3) -> ()",
+    "f(int[1024] big=1, bool[3] m=[True, False, True], int[] e=[], Tensor[] t=[], int[1]? d=None) "
+    "-> ()",
+    "f(ScalarType t=float32, ScalarType? u=None, MemoryFormat m=channels_last, Layout l=strided, "
+    "Generator? g=None) -> ()",
+    R"(npu::op.out(Tensor(a) self, Tensor?[] idx, *, str mode="x\"y", Tensor(b!)[] outs))"
+    R"( -> (Tensor(b!)[] outs, Tensor))",
+    "f() -> ()",
+    "f(*, int x) -> Tensor",
+    "max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+};
+
+TEST(SchemaRoundTrip, PrintParsePrintIsTheIdentityOnTrickySchemas) {
+  for (const char* text : kTrickySchemas) {
+    absl::StatusOr<FunctionSchema> s = ParseSchema(text);
+    ASSERT_TRUE(s.ok()) << text << "\n" << s.status();
+    ExpectRoundTrip(*s, text);
+  }
+}
+
+TEST(SchemaRoundTrip, PrintParsePrintIsTheIdentityOnEveryRegisteredOp) {
+  OpRegistry& registry = OpRegistry::Global();
+  const std::vector<std::string> names = registry.ListOps();
+  ASSERT_GT(names.size(), 100u);
+  for (const std::string& name : names) {
+    absl::StatusOr<OperatorHandle> op = registry.Find(name);
+    ASSERT_TRUE(op.ok()) << op.status();
+    ExpectRoundTrip(op->schema(), name);
+  }
+}
+
+// Random defaults, built as values (not text): every double bit pattern but NaN payloads, every
+// byte in strings.
+TEST(SchemaRoundTrip, PrintParsePrintIsTheIdentityOnRandomFloatAndStringDefaults) {
+  std::mt19937_64 rng(14);
+  for (int i = 0; i < 2000; ++i) {
+    double d;
+    do {
+      const uint64_t bits = rng();
+      std::memcpy(&d, &bits, sizeof(d));
+    } while (std::isnan(d));
+    std::string text(rng() % 12, '\0');
+    for (char& c : text) c = static_cast<char>(rng() % 256);
+    FunctionSchema schema = MustParse("f(float x, Scalar y, float[] z, str s) -> ()");
+    schema.arguments[0].default_value = Value(d);
+    schema.arguments[1].default_value = Value(Scalar(d));
+    schema.arguments[2].default_value = Value(std::vector<double>{d, -d});
+    schema.arguments[3].default_value = Value(text);
+    ExpectRoundTrip(schema, absl::StrFormat("%a, \"%s\"", d, absl::CHexEscape(text)));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(SchemaRoundTrip, StringDefaultsKeepQuotesAndEscapes) {
+  FunctionSchema s = MustParse(R"(f(str s="a', str t='b") -> ())");
+  ASSERT_EQ(s.arguments.size(), 1u);
+  EXPECT_EQ(*s.arguments[0].default_value, Value("a', str t='b"));
+  FunctionSchema again = MustParse(s.ToString());
+  ASSERT_EQ(again.arguments.size(), 1u) << s.ToString();
+  EXPECT_EQ(*again.arguments[0].default_value, Value("a', str t='b"));
+  // A real two-argument op must not print as the same text.
+  EXPECT_NE(MustParse("f(str s='a', str t='b') -> ()").ToString(), s.ToString());
+
+  // PyTorch's escapes (c10::printQuotedString) read back to the same bytes.
+  FunctionSchema escaped = MustParse(R"(f(str s="\\\t\n\r\a\b\f\v\'\"\001\177\303\251") -> ())");
+  EXPECT_EQ(*escaped.arguments[0].default_value, Value("\\\t\n\r\a\b\f\v'\"\001\177\303\251"));
+  EXPECT_EQ(escaped.ToString(), R"(f(str s="\\\t\n\r\a\b\f\v\'\"\001\177\303\251") -> ())");
+  EXPECT_EQ(MustParse(R"(f(str s="it's") -> ())").ToString(), R"(f(str s="it\'s") -> ())");
+}
+
+TEST(SchemaRoundTrip, DeviceDefaultsPrintQuotedUnderTheirReservedNames) {
+  EXPECT_EQ(MustParse(R"(f(Device d="cpu", Device? e='cuda:1') -> ())").ToString(),
+            R"(f(Device d="cpu", Device? e="cuda:1") -> ())");
+}
+
+TEST(SchemaRoundTrip, FloatDefaultsPrintTheShortestTextThatReadsBackExactly) {
+  const FunctionSchema a = MustParse("f(float x=0.1234567) -> ()");
+  const FunctionSchema b = MustParse("f(float x=0.1234568) -> ()");
+  EXPECT_NE(a.ToString(), b.ToString());
+  EXPECT_EQ(a.ToString(), "f(float x=0.1234567) -> ()");
+  EXPECT_EQ(MustParse("f(float x=0.30000000000000004, float y=2, float z=1e-05, float w=-0.) -> ()")
+                .ToString(),
+            "f(float x=0.30000000000000004, float y=2., float z=1e-05, float w=-0.) -> ()");
+  EXPECT_EQ(MustParse("f(float[] x=[0.1234567, 3], Scalar s=2.) -> ()").ToString(),
+            "f(float[] x=[0.1234567, 3.], Scalar s=2.) -> ()")
+      << "a float Scalar stays a float";
+}
+
 struct BadSchema {
   const char* text;
   size_t column;  // 1-based column the error must point at
@@ -149,6 +336,33 @@ TEST(SchemaParser, MalformedSchemasPointAtTheOffendingColumn) {
       {"add(int?[] x) -> Tensor", 5, "only Tensor?[]"},
       {"add(Tensor self, ScalarType t=complex) -> Tensor", 31, "unknown default value"},
       {"add(Tensor self, int[2] k=[1, x]) -> Tensor", 31, "expected a number or True/False"},
+      // Numbers are read whole and exactly, or refused naming the argument (issue 14, item 15).
+      {"f(float x=1.5.5) -> ()", 11,
+       "argument 'x': expected a number, found malformed number '1.5.5'"},
+      {"f(float x=1e) -> ()", 11, "argument 'x': expected a number, found malformed number '1e'"},
+      {"f(float x=1e999) -> ()", 11, "argument 'x': expected a float in double's range"},
+      {"f(float x=1e-999) -> ()", 11, "argument 'x': expected a float in double's range"},
+      {"f(int x=99999999999999999999) -> ()", 9,
+       "argument 'x': expected an integer in [-9223372036854775808, 9223372036854775807], found "
+       "'99999999999999999999'"},
+      {"f(int x=-9223372036854775809) -> ()", 9, "argument 'x': expected an integer in"},
+      {"f(int[2] x=[1, 99999999999999999999]) -> ()", 16, "argument 'x': expected an integer in"},
+      {"f(float[] x=[0.5, 1.5.5]) -> ()", 19, "argument 'x': expected a number, found malformed"},
+      {"f(bool[2] x=[1, True]) -> ()", 17,
+       "argument 'x': expected a list of numbers or of True/False, found both"},
+      {"f(int[99999999999999999999] x) -> ()", 7,
+       "argument 'x': expected a positive list size of at most 1024, found integer "
+       "'99999999999999999999'"},
+      {R"(f(str s='a\q') -> ())", 11, "argument 's': unknown escape '\\q' in a string"},
+      {R"(f(str s='a\400') -> ())", 11, "unknown escape"},
+      {R"(f(str s='a\') -> ())", 9, "unterminated string literal"},
+      // Fixed-size lists are capped, so a bare int cannot make a call build a huge list
+      // (issue 14, item 16).
+      {"f(int[300000000] x) -> ()", 7,
+       "argument 'x': expected a positive list size of at most 1024, found integer '300000000'"},
+      {"f(int[9223372036854775807] x=1) -> ()", 7, "at most 1024"},
+      {"f(int[1025] x) -> ()", 7, "at most 1024"},
+      {"f(Tensor x) -> int[2000]", 20, "return 0: expected a positive list size of at most 1024"},
   };
   for (const BadSchema& c : kCases) {
     absl::StatusOr<FunctionSchema> s = ParseSchema(c.text);

@@ -315,6 +315,22 @@ TEST(CApiOp, DefinedOpsGoAwayWhenTheirRegistrationIsReleased) {
   tsr_registration_release(nullptr);
 }
 
+TEST(CApiOp, DefineRefusesFixedSizeListsAboveTheCapWithAnInvalidArgument) {
+  // `int[N] x` called with a bare int builds N elements per call; N is capped at definition.
+  for (const char* schema : {"capi_test::huge(int[300000000] x) -> ()",
+                             "capi_test::huge(int[9223372036854775807] x=1) -> ()"}) {
+    tsr_registration* reg = nullptr;
+    EXPECT_THAT(Consume(tsr_op_define(S(schema), &reg)),
+                HasSubstr(std::to_string(TSR_INVALID_ARGUMENT) +
+                          ": schema parse error at column 21: argument 'x': expected a positive "
+                          "list size of at most 1024"))
+        << schema;
+    EXPECT_EQ(reg, nullptr);
+  }
+  const tsr_op* op = nullptr;
+  EXPECT_THAT(Consume(tsr_op_find(S("capi_test::huge"), &op)), HasSubstr("unknown op"));
+}
+
 }  // namespace
 
 namespace {

@@ -69,16 +69,24 @@ absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef stride
     }
     if (sizes[i] == 0) return 0;
   }
+  // The count is the last index + 1, and that + 1 overflows too when the last index is
+  // INT64_MAX: a wrapped (negative) count would read as "no storage needed" to bounds checks.
+  int64_t elements = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     int64_t span;
     if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
         __builtin_add_overflow(last, span, &last)) {
-      return absl::OutOfRangeError(
-          absl::StrFormat("the storage for sizes %s and strides %s overflows int64",
-                          ShapeToString(sizes), ShapeToString(strides)));
+      elements = -1;
+      break;
     }
   }
-  return last + 1;
+  if (elements < 0 || __builtin_add_overflow(last, 1, &elements)) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "the storage for sizes %s and strides %s overflows int64 (expected the last element's "
+        "index to be below %d)",
+        ShapeToString(sizes), ShapeToString(strides), INT64_MAX));
+  }
+  return elements;
 }
 
 absl::StatusOr<int64_t> WrapDim(int64_t dim, int64_t ndim, std::string_view op) {

@@ -45,6 +45,19 @@ TEST(Shape, StorageElementsForStridedViews) {
   EXPECT_EQ(StorageElementsFor({3}, {INT64_MAX}).status().code(), absl::StatusCode::kOutOfRange);
 }
 
+// The last reachable index can be exactly INT64_MAX; the element count is that + 1, which
+// used to wrap negative and read as "no storage needed".
+TEST(Shape, StorageElementsForRejectsALastIndexOfInt64Max) {
+  absl::StatusOr<int64_t> elements = StorageElementsFor({2}, {INT64_MAX});
+  ASSERT_FALSE(elements.ok()) << "got " << *elements;
+  EXPECT_EQ(elements.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(elements.status().message(),
+              HasSubstr("sizes [2] and strides [9223372036854775807] overflows int64"));
+  EXPECT_EQ(StorageElementsFor({2, 4}, {INT64_MAX - 3, 1}).status().code(),
+            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(*StorageElementsFor({2}, {INT64_MAX - 1}), INT64_MAX);
+}
+
 TEST(Shape, WrapDimAcceptsNegativeAndRejectsOutOfRange) {
   EXPECT_EQ(*WrapDim(-1, 3, "sum"), 2);
   EXPECT_EQ(*WrapDim(0, 0, "sum"), 0);

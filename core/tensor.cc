@@ -1,6 +1,9 @@
 #include "core/tensor.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/internal/block_pool.h"
 #include "core/status_macros.h"
@@ -85,6 +88,13 @@ absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements
   return Ref<StorageImpl>::Make(std::move(data), static_cast<size_t>(nbytes), allocator);
 }
 
+// CapacityOf: how many elements of `dtype` the storage holds. Wrapped host memory may claim
+// more than INT64_MAX bytes (nbytes is a size_t from the embedder); capped, never negative.
+int64_t CapacityOf(const StorageImpl& storage, ScalarType dtype) {
+  return static_cast<int64_t>(
+      std::min<size_t>(storage.nbytes() / ElementSize(dtype), static_cast<size_t>(INT64_MAX)));
+}
+
 }  // namespace
 
 absl::Status TensorImpl::ResizeOutput(IntArrayRef sizes) {
@@ -131,14 +141,15 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
     return absl::InvalidArgumentError(
         absl::StrFormat("expected a non-negative storage offset, got %d", storage_offset));
   }
-  const int64_t itemsize = static_cast<int64_t>(ElementSize(dtype));
-  const int64_t capacity = static_cast<int64_t>(storage->nbytes()) / itemsize;
-  int64_t end;
-  if (elements > 0 && (__builtin_add_overflow(storage_offset, elements, &end) || end > capacity)) {
+  const int64_t capacity = CapacityOf(*storage, dtype);
+  int64_t end = 0;
+  const bool end_overflows = __builtin_add_overflow(storage_offset, elements, &end);
+  if (elements > 0 && (end_overflows || end > capacity)) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "a view with sizes %s, strides %s and offset %d needs %d elements of %s, but the "
+        "a view with sizes %s, strides %s and offset %d needs %s elements of %s, but the "
         "storage holds %d",
-        ShapeToString(sizes), ShapeToString(strides), storage_offset, storage_offset + elements,
+        ShapeToString(sizes), ShapeToString(strides), storage_offset,
+        end_overflows ? absl::StrCat(storage_offset, " + ", elements) : absl::StrCat(end),
         ScalarTypeName(dtype), capacity));
   }
   const Device device = storage->device();

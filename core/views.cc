@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 
@@ -121,7 +122,14 @@ absl::StatusOr<Tensor> AsStrided(const Tensor& self, IntArrayRef sizes, IntArray
         "as_strided: expected as many strides as sizes, got sizes %s (%d) and strides %s (%d)",
         ShapeToString(sizes), sizes.size(), ShapeToString(strides), strides.size()));
   }
-  return MakeView(self, sizes, strides, storage_offset.value_or(self.storage_offset()));
+  absl::StatusOr<Tensor> view =
+      MakeView(self, sizes, strides, storage_offset.value_or(self.storage_offset()));
+  if (!view.ok()) {
+    // The only view op whose strides come straight from the caller: say which op refused them.
+    return absl::Status(view.status().code(),
+                        absl::StrCat("as_strided: ", view.status().message()));
+  }
+  return view;
 }
 
 absl::StatusOr<Tensor> Permute(const Tensor& self, IntArrayRef dims) {

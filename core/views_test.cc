@@ -134,6 +134,18 @@ TEST(Views, DiagonalUnfoldAsStrided) {
   EXPECT_FALSE(AsStrided(m, {2, 2}, {1}, 0).ok());
 }
 
+// as_strided(float32[1], size=[2], stride=[INT64_MAX]) put element [1] 4 bytes before the
+// buffer: the bounds check saw a negative element count and was skipped.
+TEST(Views, AsStridedRejectsAViewWhoseLastElementOverflowsInt64) {
+  absl::StatusOr<Tensor> wrapped = AsStrided(Contig({1}), {2}, {INT64_MAX}, std::nullopt);
+  ASSERT_FALSE(wrapped.ok()) << wrapped->ToString();
+  EXPECT_EQ(wrapped.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(wrapped.status().message(), HasSubstr("as_strided: "));
+  EXPECT_THAT(wrapped.status().message(), HasSubstr("strides [9223372036854775807] overflows"));
+  // Any length before the buffer: sizes [2, K], strides [INT64_MAX - (K - 1), 1].
+  EXPECT_FALSE(AsStrided(Contig({1}), {2, 8}, {INT64_MAX - 7, 1}, std::nullopt).ok());
+}
+
 // Every view op on one non-contiguous base with an offset: (3, 4) with strides (2, 8) at
 // offset 10, made by two slices and a transpose of a (6, 8) tensor. Expected layouts by hand.
 TEST(Views, EveryViewOpOnANonContiguousOffsetBase) {

@@ -97,16 +97,28 @@ int64_t CapacityOf(const StorageImpl& storage, ScalarType dtype) {
 
 }  // namespace
 
-absl::Status TensorImpl::ResizeOutput(IntArrayRef sizes) {
-  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
-  const int64_t capacity = static_cast<int64_t>(storage_->nbytes() / itemsize());
-  if (storage_offset_ + numel > capacity) {
-    TSR_ASSIGN_OR_RETURN(storage_, AllocateStorage(device_, numel, dtype_));
+absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
+  auto refused = [&](const absl::Status& why) {
+    return absl::Status(
+        why.code(), absl::StrFormat("%s: cannot resize the output %s%s on %s to %s: %s", op,
+                                    ScalarTypeName(dtype_), ShapeToString(sizes_),
+                                    DeviceToString(device_), ShapeToString(sizes), why.message()));
+  };
+  absl::StatusOr<int64_t> numel = ComputeNumel(sizes);
+  if (!numel.ok()) return refused(numel.status());
+  // offset + numel wraps negative for numel near INT64_MAX, which read as "fits" and kept a
+  // storage far too small (ones.out(size=[INT64_MAX], out=select(int64[3], 0, 2))).
+  int64_t end;
+  if (__builtin_add_overflow(storage_offset_, *numel, &end) ||
+      end > CapacityOf(*storage_, dtype_)) {
+    absl::StatusOr<Ref<StorageImpl>> storage = AllocateStorage(device_, *numel, dtype_);
+    if (!storage.ok()) return refused(storage.status());
+    storage_ = *std::move(storage);
     storage_offset_ = 0;
   }
   sizes_.assign(sizes.begin(), sizes.end());
   strides_ = ContiguousStrides(sizes);
-  numel_ = numel;
+  numel_ = *numel;
   is_contiguous_ = true;
   return absl::OkStatus();
 }

@@ -89,6 +89,28 @@ TEST(Tensor, FromStorageChecksBoundsAndOffsetsDataPointer) {
   EXPECT_FALSE(FromStorage(base.impl()->storage(), ScalarType::kFloat64, {6}, {1}, 0).ok());
 }
 
+// ones.out(size=[INT64_MAX], out=select(int64[3], 0, 2)): offset 2 + INT64_MAX wrapped, so the
+// 3-element storage was kept and "resized" to INT64_MAX elements.
+TEST(Tensor, ResizeOutputRefusesWhenOffsetPlusNumelOverflows) {
+  Tensor base = *Empty({3}, ScalarType::kInt64, Device(DeviceType::kCPU));
+  Tensor out = *FromStorage(base.impl()->storage(), ScalarType::kInt64, {}, {}, 2);
+  absl::Status s = out.impl()->ResizeOutput("ones.out", {INT64_MAX});
+  ASSERT_FALSE(s.ok()) << "resized to " << out.ToString() << " over "
+                       << out.impl()->storage()->nbytes() << " bytes";
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(s.message(),
+              HasSubstr("ones.out: cannot resize the output int64[] on cpu to "
+                        "[9223372036854775807]: a storage of 9223372036854775807 elements of "
+                        "int64 overflows int64 bytes"));
+  EXPECT_EQ(out.dim(), 0) << "a failed resize leaves the output as it was";
+  EXPECT_EQ(out.numel(), 1);
+  EXPECT_TRUE(out.IsSameStorage(base));
+  // Offset + numel that fits but exceeds the storage still reallocates, as before.
+  ASSERT_TRUE(out.impl()->ResizeOutput("ones.out", {2}).ok());
+  EXPECT_FALSE(out.IsSameStorage(base));
+  EXPECT_EQ(out.storage_offset(), 0);
+}
+
 // The provider of a storage's memory (its owner) must outlive the deleter call.
 TEST(Storage, OwnerOutlivesDeleter) {
   std::vector<std::string> events;

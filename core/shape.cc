@@ -116,6 +116,26 @@ absl::StatusOr<DimVector> BroadcastShapes(IntArrayRef a, IntArrayRef b) {
   return out;
 }
 
+absl::StatusOr<int64_t> CheckedMul(int64_t a, int64_t b, std::string_view op,
+                                   std::string_view what) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s: %s (%d * %d) overflows int64", op, what, a, b));
+  }
+  return product;
+}
+
+absl::StatusOr<int64_t> CheckedAdd(int64_t a, int64_t b, std::string_view op,
+                                   std::string_view what) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s: %s (%d + %d) overflows int64", op, what, a, b));
+  }
+  return sum;
+}
+
 std::string ShapeToString(IntArrayRef sizes) {
   return absl::StrCat("[", absl::StrJoin(sizes, ", "), "]");
 }

@@ -29,12 +29,17 @@ absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes) {
   return overflow ? 0 : numel;
 }
 
-DimVector ContiguousStrides(IntArrayRef sizes) {
+absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
-  int64_t stride = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= std::max<int64_t>(sizes[i], 1);
+  if (sizes.empty()) return strides;
+  strides.back() = 1;
+  for (size_t i = sizes.size() - 1; i-- > 0;) {
+    if (__builtin_mul_overflow(strides[i + 1], std::max<int64_t>(sizes[i + 1], 1), &strides[i])) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("the contiguous strides of shape %s overflow int64 (the stride of "
+                          "dimension %d)",
+                          ShapeToString(sizes), i));
+    }
   }
   return strides;
 }

@@ -19,8 +19,9 @@ using IntArrayRef = absl::Span<const int64_t>;
 absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes);
 
 // ContiguousStrides gives row-major strides in elements (size-0 and size-1 dims get the stride
-// they would have with size 1, as PyTorch does).
-DimVector ContiguousStrides(IntArrayRef sizes);
+// they would have with size 1, as PyTorch does). An error when a stride overflows int64, which
+// only an empty tensor's shape can make (a non-empty one's strides are at most its numel).
+absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes);
 
 // IsContiguousLayout: row-major dense, ignoring strides of dims of size 1; empty tensors are
 // contiguous.

@@ -23,9 +23,9 @@ TEST(Shape, NumelChecksNegativeSizesAndOverflow) {
 }
 
 TEST(Shape, ContiguousStridesAndLayoutChecks) {
-  EXPECT_THAT(ContiguousStrides({2, 3, 4}), ElementsAre(12, 4, 1));
-  EXPECT_THAT(ContiguousStrides({2, 0, 4}), ElementsAre(4, 4, 1));
-  EXPECT_THAT(ContiguousStrides({}), ElementsAre());
+  EXPECT_THAT(*ContiguousStrides({2, 3, 4}), ElementsAre(12, 4, 1));
+  EXPECT_THAT(*ContiguousStrides({2, 0, 4}), ElementsAre(4, 4, 1));
+  EXPECT_THAT(*ContiguousStrides({}), ElementsAre());
   EXPECT_TRUE(IsContiguousLayout({2, 3}, {3, 1}));
   EXPECT_FALSE(IsContiguousLayout({2, 3}, {1, 2}));
   EXPECT_TRUE(IsContiguousLayout({2, 1, 3}, {3, 99, 1})) << "size-1 dims do not matter";

@@ -106,6 +106,8 @@ absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
   };
   absl::StatusOr<int64_t> numel = ComputeNumel(sizes);
   if (!numel.ok()) return refused(numel.status());
+  absl::StatusOr<DimVector> strides = ContiguousStrides(sizes);
+  if (!strides.ok()) return refused(strides.status());
   // offset + numel wraps negative for numel near INT64_MAX, which read as "fits" and kept a
   // storage far too small (ones.out(size=[INT64_MAX], out=select(int64[3], 0, 2))).
   int64_t end;
@@ -117,7 +119,7 @@ absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
     storage_offset_ = 0;
   }
   sizes_.assign(sizes.begin(), sizes.end());
-  strides_ = ContiguousStrides(sizes);
+  strides_ = *std::move(strides);
   numel_ = *numel;
   is_contiguous_ = true;
   return absl::OkStatus();
@@ -126,10 +128,11 @@ absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
 absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(DimVector strides, ContiguousStrides(sizes));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, numel, dtype));
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
-                                      DimVector(sizes.begin(), sizes.end()),
-                                      ContiguousStrides(sizes), 0, numel));
+                                      DimVector(sizes.begin(), sizes.end()), std::move(strides), 0,
+                                      numel));
 }
 
 absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,

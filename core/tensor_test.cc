@@ -111,6 +111,22 @@ TEST(Tensor, ResizeOutputRefusesWhenOffsetPlusNumelOverflows) {
   EXPECT_EQ(out.storage_offset(), 0);
 }
 
+// An empty tensor's element count is 0 however large its other dims, but its contiguous
+// strides are products of those dims: [0, 2^32, 2^32, 2^32] used to wrap them silently.
+TEST(Tensor, EmptyRefusesContiguousStridesThatOverflow) {
+  const int64_t big = int64_t{1} << 32;
+  absl::StatusOr<Tensor> t =
+      Empty({0, big, big, big}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  ASSERT_FALSE(t.ok()) << t->ToString();
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("the contiguous strides of shape [0, 4294967296, 4294967296, 4294967296] "
+                        "overflow int64 (the stride of dimension 1)"));
+  const int64_t half = int64_t{1} << 31;
+  Tensor fits = *Empty({0, half, half}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  EXPECT_THAT(fits.strides(), ElementsAre(half * half, half, 1));
+}
+
 // The provider of a storage's memory (its owner) must outlive the deleter call.
 TEST(Storage, OwnerOutlivesDeleter) {
   std::vector<std::string> events;

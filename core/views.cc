@@ -35,7 +35,9 @@ std::optional<DimVector> ComputeViewStrides(IntArrayRef old_sizes, IntArrayRef o
     if (std::equal(old_sizes.begin(), old_sizes.end(), new_sizes.begin(), new_sizes.end())) {
       return DimVector(old_strides.begin(), old_strides.end());
     }
-    return ContiguousStrides(new_sizes);
+    absl::StatusOr<DimVector> strides = ContiguousStrides(new_sizes);
+    if (!strides.ok()) return std::nullopt;  // reshape's copy then reports the overflow
+    return *std::move(strides);
   }
   // Walk both shapes from the innermost dim, matching "chunks" of old dims that are laid out
   // contiguously with respect to each other; a new dim may not straddle two chunks.

@@ -29,9 +29,8 @@ std::optional<DimVector> ComputeViewStrides(IntArrayRef old_sizes, IntArrayRef o
                                             IntArrayRef new_sizes) {
   DimVector new_strides(new_sizes.size(), 1);
   if (old_sizes.empty()) return new_strides;
-  int64_t numel = 1;
-  for (int64_t s : old_sizes) numel *= s;
-  if (numel == 0) {
+  // An empty shape's other sizes may multiply past INT64_MAX: look for the 0, do not multiply.
+  if (std::find(old_sizes.begin(), old_sizes.end(), 0) != old_sizes.end()) {
     if (std::equal(old_sizes.begin(), old_sizes.end(), new_sizes.begin(), new_sizes.end())) {
       return DimVector(old_strides.begin(), old_strides.end());
     }

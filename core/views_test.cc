@@ -210,6 +210,15 @@ TEST(Views, ViewsOfHugeStridesOnSizeOneOrEmptyDimsFailCleanly) {
               HasSubstr("expand: the size times the stride (3 * 9223372036854775807) overflows"));
 }
 
+// view multiplied the old sizes into a count; with the 0 last, [2^40, 2^40, 0] overflowed
+// before reaching it (the wrapped 0 was right only by luck).
+TEST(Views, ViewOfAnEmptyTensorWithHugeLeadingDimsDoesNotOverflow) {
+  const int64_t big = int64_t{1} << 40;
+  Tensor empty = Contig({big, big, 0});
+  EXPECT_LAYOUT(*View(empty, {-1}), (0), (1), 0);
+  EXPECT_LAYOUT(*View(empty, {big, 0, big}), (big, 0, big), (big, big, 1), 0);
+}
+
 // Every view op on one non-contiguous base with an offset: (3, 4) with strides (2, 8) at
 // offset 10, made by two slices and a transpose of a (6, 8) tensor. Expected layouts by hand.
 TEST(Views, EveryViewOpOnANonContiguousOffsetBase) {

@@ -35,7 +35,9 @@ bool IsNonOverlappingAndDense(const Tensor& t) {
   int64_t expected = 1;
   for (int64_t d : dims) {
     if (t.strides()[d] != expected) return false;
-    expected *= t.sizes()[d];
+    // Only an empty tensor's sizes (any strides allowed) can overflow the product; no stride
+    // matches a product past INT64_MAX, so only the last dim may make it.
+    if (__builtin_mul_overflow(expected, t.sizes()[d], &expected)) return d == dims.back();
   }
   return true;
 }

@@ -52,5 +52,16 @@ TEST(MemoryOverlap, FullPartialNoneAndTooHard) {
   EXPECT_EQ(GetOverlap(bytes, halves), Overlap::kPartial);
 }
 
+// An empty tensor may carry any strides; the running product of sizes that a stride must
+// match overflowed (signed) and, wrapped, matched the next stride by accident.
+TEST(MemoryOverlap, DenseCheckDoesNotOverflowOnEmptyTensorsWithHugeSizes) {
+  const int64_t big = int64_t{1} << 32;
+  // Sorted by stride: [big] stride 1, [big + 2] stride big, [0] stride 2^33; the product
+  // big * (big + 2) = 2^64 + 2^33 wrapped to 2^33, the last stride.
+  Tensor t = *AsStrided(Contig({1}), {0, big, big + 2}, {int64_t{1} << 33, 1, big}, 0);
+  EXPECT_FALSE(IsNonOverlappingAndDense(t));
+  EXPECT_TRUE(IsNonOverlappingAndDense(*AsStrided(Contig({1}), {0, big}, {big, 1}, 0)));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -29,12 +29,17 @@ absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes) {
   return overflow ? 0 : numel;
 }
 
-DimVector ContiguousStrides(IntArrayRef sizes) {
+absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
-  int64_t stride = 1;
-  for (size_t i = sizes.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= std::max<int64_t>(sizes[i], 1);
+  if (sizes.empty()) return strides;
+  strides.back() = 1;
+  for (size_t i = sizes.size() - 1; i-- > 0;) {
+    if (__builtin_mul_overflow(strides[i + 1], std::max<int64_t>(sizes[i + 1], 1), &strides[i])) {
+      return absl::OutOfRangeError(
+          absl::StrFormat("the contiguous strides of shape %s overflow int64 (the stride of "
+                          "dimension %d)",
+                          ShapeToString(sizes), i));
+    }
   }
   return strides;
 }
@@ -69,16 +74,24 @@ absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef stride
     }
     if (sizes[i] == 0) return 0;
   }
+  // The count is the last index + 1, and that + 1 overflows too when the last index is
+  // INT64_MAX: a wrapped (negative) count would read as "no storage needed" to bounds checks.
+  int64_t elements = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     int64_t span;
     if (__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) ||
         __builtin_add_overflow(last, span, &last)) {
-      return absl::OutOfRangeError(
-          absl::StrFormat("the storage for sizes %s and strides %s overflows int64",
-                          ShapeToString(sizes), ShapeToString(strides)));
+      elements = -1;
+      break;
     }
   }
-  return last + 1;
+  if (elements < 0 || __builtin_add_overflow(last, 1, &elements)) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "the storage for sizes %s and strides %s overflows int64 (expected the last element's "
+        "index to be below %d)",
+        ShapeToString(sizes), ShapeToString(strides), INT64_MAX));
+  }
+  return elements;
 }
 
 absl::StatusOr<int64_t> WrapDim(int64_t dim, int64_t ndim, std::string_view op) {
@@ -106,6 +119,26 @@ absl::StatusOr<DimVector> BroadcastShapes(IntArrayRef a, IntArrayRef b) {
     out[ndim - 1 - i] = sa == 1 ? sb : sa;
   }
   return out;
+}
+
+absl::StatusOr<int64_t> CheckedMul(int64_t a, int64_t b, std::string_view op,
+                                   std::string_view what) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s: %s (%d * %d) overflows int64", op, what, a, b));
+  }
+  return product;
+}
+
+absl::StatusOr<int64_t> CheckedAdd(int64_t a, int64_t b, std::string_view op,
+                                   std::string_view what) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s: %s (%d + %d) overflows int64", op, what, a, b));
+  }
+  return sum;
 }
 
 std::string ShapeToString(IntArrayRef sizes) {

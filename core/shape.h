@@ -19,8 +19,9 @@ using IntArrayRef = absl::Span<const int64_t>;
 absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes);
 
 // ContiguousStrides gives row-major strides in elements (size-0 and size-1 dims get the stride
-// they would have with size 1, as PyTorch does).
-DimVector ContiguousStrides(IntArrayRef sizes);
+// they would have with size 1, as PyTorch does). An error when a stride overflows int64, which
+// only an empty tensor's shape can make (a non-empty one's strides are at most its numel).
+absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes);
 
 // IsContiguousLayout: row-major dense, ignoring strides of dims of size 1; empty tensors are
 // contiguous.
@@ -36,6 +37,14 @@ absl::StatusOr<int64_t> WrapDim(int64_t dim, int64_t ndim, std::string_view op);
 
 // BroadcastShapes: the NumPy/PyTorch broadcast of two shapes.
 absl::StatusOr<DimVector> BroadcastShapes(IntArrayRef a, IntArrayRef b);
+
+// CheckedMul and CheckedAdd: a * b and a + b, or an OutOfRange error
+// "<op>: <what> (a * b) overflows int64". For size, stride and offset arithmetic on values
+// that callers choose (strides of size-1 and empty dims may be anything, as in PyTorch).
+absl::StatusOr<int64_t> CheckedMul(int64_t a, int64_t b, std::string_view op,
+                                   std::string_view what);
+absl::StatusOr<int64_t> CheckedAdd(int64_t a, int64_t b, std::string_view op,
+                                   std::string_view what);
 
 // ShapeToString prints "[2, 3]".
 std::string ShapeToString(IntArrayRef sizes);

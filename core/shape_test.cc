@@ -23,9 +23,9 @@ TEST(Shape, NumelChecksNegativeSizesAndOverflow) {
 }
 
 TEST(Shape, ContiguousStridesAndLayoutChecks) {
-  EXPECT_THAT(ContiguousStrides({2, 3, 4}), ElementsAre(12, 4, 1));
-  EXPECT_THAT(ContiguousStrides({2, 0, 4}), ElementsAre(4, 4, 1));
-  EXPECT_THAT(ContiguousStrides({}), ElementsAre());
+  EXPECT_THAT(*ContiguousStrides({2, 3, 4}), ElementsAre(12, 4, 1));
+  EXPECT_THAT(*ContiguousStrides({2, 0, 4}), ElementsAre(4, 4, 1));
+  EXPECT_THAT(*ContiguousStrides({}), ElementsAre());
   EXPECT_TRUE(IsContiguousLayout({2, 3}, {3, 1}));
   EXPECT_FALSE(IsContiguousLayout({2, 3}, {1, 2}));
   EXPECT_TRUE(IsContiguousLayout({2, 1, 3}, {3, 99, 1})) << "size-1 dims do not matter";
@@ -43,6 +43,19 @@ TEST(Shape, StorageElementsForStridedViews) {
   EXPECT_EQ(StorageElementsFor({2}, {-1}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(StorageElementsFor({2}, {1, 1}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(StorageElementsFor({3}, {INT64_MAX}).status().code(), absl::StatusCode::kOutOfRange);
+}
+
+// The last reachable index can be exactly INT64_MAX; the element count is that + 1, which
+// used to wrap negative and read as "no storage needed".
+TEST(Shape, StorageElementsForRejectsALastIndexOfInt64Max) {
+  absl::StatusOr<int64_t> elements = StorageElementsFor({2}, {INT64_MAX});
+  ASSERT_FALSE(elements.ok()) << "got " << *elements;
+  EXPECT_EQ(elements.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(elements.status().message(),
+              HasSubstr("sizes [2] and strides [9223372036854775807] overflows int64"));
+  EXPECT_EQ(StorageElementsFor({2, 4}, {INT64_MAX - 3, 1}).status().code(),
+            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(*StorageElementsFor({2}, {INT64_MAX - 1}), INT64_MAX);
 }
 
 TEST(Shape, WrapDimAcceptsNegativeAndRejectsOutOfRange) {

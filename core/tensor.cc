@@ -1,6 +1,9 @@
 #include "core/tensor.h"
 
+#include <algorithm>
+
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/internal/block_pool.h"
 #include "core/status_macros.h"
@@ -85,18 +88,39 @@ absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements
   return Ref<StorageImpl>::Make(std::move(data), static_cast<size_t>(nbytes), allocator);
 }
 
+// CapacityOf: how many elements of `dtype` the storage holds. Wrapped host memory may claim
+// more than INT64_MAX bytes (nbytes is a size_t from the embedder); capped, never negative.
+int64_t CapacityOf(const StorageImpl& storage, ScalarType dtype) {
+  return static_cast<int64_t>(
+      std::min<size_t>(storage.nbytes() / ElementSize(dtype), static_cast<size_t>(INT64_MAX)));
+}
+
 }  // namespace
 
-absl::Status TensorImpl::ResizeOutput(IntArrayRef sizes) {
-  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
-  const int64_t capacity = static_cast<int64_t>(storage_->nbytes() / itemsize());
-  if (storage_offset_ + numel > capacity) {
-    TSR_ASSIGN_OR_RETURN(storage_, AllocateStorage(device_, numel, dtype_));
+absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
+  auto refused = [&](const absl::Status& why) {
+    return absl::Status(
+        why.code(), absl::StrFormat("%s: cannot resize the output %s%s on %s to %s: %s", op,
+                                    ScalarTypeName(dtype_), ShapeToString(sizes_),
+                                    DeviceToString(device_), ShapeToString(sizes), why.message()));
+  };
+  absl::StatusOr<int64_t> numel = ComputeNumel(sizes);
+  if (!numel.ok()) return refused(numel.status());
+  absl::StatusOr<DimVector> strides = ContiguousStrides(sizes);
+  if (!strides.ok()) return refused(strides.status());
+  // offset + numel wraps negative for numel near INT64_MAX, which read as "fits" and kept a
+  // storage far too small (ones.out(size=[INT64_MAX], out=select(int64[3], 0, 2))).
+  int64_t end;
+  if (__builtin_add_overflow(storage_offset_, *numel, &end) ||
+      end > CapacityOf(*storage_, dtype_)) {
+    absl::StatusOr<Ref<StorageImpl>> storage = AllocateStorage(device_, *numel, dtype_);
+    if (!storage.ok()) return refused(storage.status());
+    storage_ = *std::move(storage);
     storage_offset_ = 0;
   }
   sizes_.assign(sizes.begin(), sizes.end());
-  strides_ = ContiguousStrides(sizes);
-  numel_ = numel;
+  strides_ = *std::move(strides);
+  numel_ = *numel;
   is_contiguous_ = true;
   return absl::OkStatus();
 }
@@ -104,10 +128,11 @@ absl::Status TensorImpl::ResizeOutput(IntArrayRef sizes) {
 absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(DimVector strides, ContiguousStrides(sizes));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, numel, dtype));
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
-                                      DimVector(sizes.begin(), sizes.end()),
-                                      ContiguousStrides(sizes), 0, numel));
+                                      DimVector(sizes.begin(), sizes.end()), std::move(strides), 0,
+                                      numel));
 }
 
 absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
@@ -131,14 +156,15 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
     return absl::InvalidArgumentError(
         absl::StrFormat("expected a non-negative storage offset, got %d", storage_offset));
   }
-  const int64_t itemsize = static_cast<int64_t>(ElementSize(dtype));
-  const int64_t capacity = static_cast<int64_t>(storage->nbytes()) / itemsize;
-  int64_t end;
-  if (elements > 0 && (__builtin_add_overflow(storage_offset, elements, &end) || end > capacity)) {
+  const int64_t capacity = CapacityOf(*storage, dtype);
+  int64_t end = 0;
+  const bool end_overflows = __builtin_add_overflow(storage_offset, elements, &end);
+  if (elements > 0 && (end_overflows || end > capacity)) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "a view with sizes %s, strides %s and offset %d needs %d elements of %s, but the "
+        "a view with sizes %s, strides %s and offset %d needs %s elements of %s, but the "
         "storage holds %d",
-        ShapeToString(sizes), ShapeToString(strides), storage_offset, storage_offset + elements,
+        ShapeToString(sizes), ShapeToString(strides), storage_offset,
+        end_overflows ? absl::StrCat(storage_offset, " + ", elements) : absl::StrCat(end),
         ScalarTypeName(dtype), capacity));
   }
   const Device device = storage->device();

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "core/device.h"
@@ -45,9 +46,10 @@ class TensorImpl final : public RefCounted {
 
   // ResizeOutput gives an op's output (out=) the shape `sizes`, contiguous. Storage that is too
   // small is replaced by a new allocation on the same device (old contents are not kept:
-  // outputs are overwritten); otherwise the storage and offset stay. Not thread-safe with
-  // concurrent readers of this tensor, as in PyTorch.
-  absl::Status ResizeOutput(IntArrayRef sizes);
+  // outputs are overwritten); otherwise the storage and offset stay. On error the tensor is
+  // unchanged and the message starts with `op`. Not thread-safe with concurrent readers of
+  // this tensor, as in PyTorch.
+  absl::Status ResizeOutput(std::string_view op, IntArrayRef sizes);
 
  private:
   Ref<StorageImpl> storage_;

@@ -89,6 +89,44 @@ TEST(Tensor, FromStorageChecksBoundsAndOffsetsDataPointer) {
   EXPECT_FALSE(FromStorage(base.impl()->storage(), ScalarType::kFloat64, {6}, {1}, 0).ok());
 }
 
+// ones.out(size=[INT64_MAX], out=select(int64[3], 0, 2)): offset 2 + INT64_MAX wrapped, so the
+// 3-element storage was kept and "resized" to INT64_MAX elements.
+TEST(Tensor, ResizeOutputRefusesWhenOffsetPlusNumelOverflows) {
+  Tensor base = *Empty({3}, ScalarType::kInt64, Device(DeviceType::kCPU));
+  Tensor out = *FromStorage(base.impl()->storage(), ScalarType::kInt64, {}, {}, 2);
+  absl::Status s = out.impl()->ResizeOutput("ones.out", {INT64_MAX});
+  ASSERT_FALSE(s.ok()) << "resized to " << out.ToString() << " over "
+                       << out.impl()->storage()->nbytes() << " bytes";
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(s.message(),
+              HasSubstr("ones.out: cannot resize the output int64[] on cpu to "
+                        "[9223372036854775807]: a storage of 9223372036854775807 elements of "
+                        "int64 overflows int64 bytes"));
+  EXPECT_EQ(out.dim(), 0) << "a failed resize leaves the output as it was";
+  EXPECT_EQ(out.numel(), 1);
+  EXPECT_TRUE(out.IsSameStorage(base));
+  // Offset + numel that fits but exceeds the storage still reallocates, as before.
+  ASSERT_TRUE(out.impl()->ResizeOutput("ones.out", {2}).ok());
+  EXPECT_FALSE(out.IsSameStorage(base));
+  EXPECT_EQ(out.storage_offset(), 0);
+}
+
+// An empty tensor's element count is 0 however large its other dims, but its contiguous
+// strides are products of those dims: [0, 2^32, 2^32, 2^32] used to wrap them silently.
+TEST(Tensor, EmptyRefusesContiguousStridesThatOverflow) {
+  const int64_t big = int64_t{1} << 32;
+  absl::StatusOr<Tensor> t =
+      Empty({0, big, big, big}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  ASSERT_FALSE(t.ok()) << t->ToString();
+  EXPECT_EQ(t.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(t.status().message(),
+              HasSubstr("the contiguous strides of shape [0, 4294967296, 4294967296, 4294967296] "
+                        "overflow int64 (the stride of dimension 1)"));
+  const int64_t half = int64_t{1} << 31;
+  Tensor fits = *Empty({0, half, half}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  EXPECT_THAT(fits.strides(), ElementsAre(half * half, half, 1));
+}
+
 // The provider of a storage's memory (its owner) must outlive the deleter call.
 TEST(Storage, OwnerOutlivesDeleter) {
   std::vector<std::string> events;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
 
 namespace tessera {
 namespace {
@@ -88,13 +89,23 @@ int NumThreads() {
 absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
                          const std::function<absl::Status(int64_t, int64_t)>& fn) {
   if (end <= begin) return absl::OkStatus();
+  int64_t range;
+  if (__builtin_sub_overflow(end, begin, &range)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "parallel_for: expected at most %d iterations, got the range [%d, %d) (end - begin "
+        "overflows int64)",
+        INT64_MAX, begin, end));
+  }
   grain = std::max<int64_t>(grain, 1);
-  const int64_t range = end - begin;
   const int threads = NumThreads();
   if (range <= grain || threads == 1 || tls_in_pool_task) return fn(begin, end);
 
-  const int64_t chunks = std::min<int64_t>(threads, (range + grain - 1) / grain);
-  const int64_t chunk = (range + chunks - 1) / chunks;
+  // Ceiling divisions as q + (r != 0): (range + grain - 1) / grain overflows for ranges and
+  // grains near INT64_MAX (a zero or negative chunk count: SIGFPE, or a wait that never ends).
+  auto ceil_div = [](int64_t a, int64_t b) { return a / b + (a % b != 0); };
+  const int64_t chunk = ceil_div(range, std::min<int64_t>(threads, ceil_div(range, grain)));
+  // Recounted from the chunk length, so that no chunk starts at or past `end`.
+  const int64_t chunks = ceil_div(range, chunk);
   struct Shared {
     std::mutex mu;
     std::condition_variable done;
@@ -110,7 +121,8 @@ absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
   };
   Pool& pool = Pool::Instance();
   for (int64_t c = 1; c < chunks; ++c) {
-    const int64_t b = begin + c * chunk, e = std::min(end, b + chunk);
+    const int64_t b = begin + c * chunk;
+    const int64_t e = b + std::min(chunk, end - b);  // not min(end, b + chunk): that may overflow
     pool.Submit([&run, b, e] {
       const bool was = tls_in_pool_task;
       tls_in_pool_task = true;
@@ -121,7 +133,7 @@ absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
   {
     const bool was = tls_in_pool_task;
     tls_in_pool_task = true;
-    run(begin, std::min(end, begin + chunk));
+    run(begin, begin + chunk);  // chunk < range here
     tls_in_pool_task = was;
   }
   // Help with queued work (ours or others') instead of sleeping, then wait for the rest.

@@ -20,6 +20,7 @@ namespace tessera {
 int NumThreads();
 
 // ParallelFor returns the first error a chunk returned (the others still run to completion).
+// A grain below 1 counts as 1; a range of more than INT64_MAX iterations is an error.
 absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
                          const std::function<absl::Status(int64_t, int64_t)>& fn);
 

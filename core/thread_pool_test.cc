@@ -1,15 +1,19 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tessera {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(ParallelFor, CoversTheRangeExactlyOnce) {
   for (int64_t n : {0, 1, 7, 1000, 100003}) {
@@ -61,6 +65,56 @@ TEST(ParallelFor, NestedCallsRunInlineAndErrorsComeBack) {
   });
   EXPECT_EQ(s.message(), "chunk 0 failed");
   EXPECT_GE(NumThreads(), 1);
+}
+
+// Chunk counts used to be computed as (range + grain - 1) / grain, which overflows for ranges
+// and grains near INT64_MAX: (0, INT64_MAX, INT64_MAX - 1) divided by a zero chunk count
+// (SIGFPE) and (0, 2^62 + 1, 2^62) made a negative count that never reached 0 (a hang).
+TEST(ParallelFor, HugeRangesAndGrainsSplitWithoutOverflow) {
+  struct Case {
+    int64_t begin, end, grain;
+  };
+  const Case cases[] = {
+      {0, INT64_MAX, INT64_MAX - 1},
+      {0, (int64_t{1} << 62) + 1, int64_t{1} << 62},
+      {0, INT64_MAX, 1},
+      {INT64_MAX - 10, INT64_MAX, 1},
+      {-5, INT64_MAX - 5, 3},
+      {0, 4, 1},  // 3 threads would once have made chunks [0, 2), [2, 4) and an empty [4, 4)
+  };
+  for (const Case& c : cases) {
+    std::mutex mu;
+    std::vector<std::pair<int64_t, int64_t>> chunks;
+    ASSERT_TRUE(ParallelFor(c.begin, c.end, c.grain, [&](int64_t b, int64_t e) {
+                  std::lock_guard<std::mutex> lock(mu);
+                  chunks.push_back({b, e});
+                  return absl::OkStatus();
+                }).ok());
+    std::sort(chunks.begin(), chunks.end());
+    // The chunks tile [begin, end) exactly, each non-empty.
+    ASSERT_FALSE(chunks.empty());
+    EXPECT_EQ(chunks.front().first, c.begin);
+    EXPECT_EQ(chunks.back().second, c.end);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      EXPECT_LT(chunks[i].first, chunks[i].second);
+      if (i > 0) {
+        EXPECT_EQ(chunks[i - 1].second, chunks[i].first);
+      }
+    }
+    EXPECT_LE(static_cast<int64_t>(chunks.size()), NumThreads());
+  }
+}
+
+// A range wider than INT64_MAX iterations cannot be counted in int64: a clear error.
+TEST(ParallelFor, RefusesARangeWiderThanInt64) {
+  bool called = false;
+  absl::Status s = ParallelFor(INT64_MIN, INT64_MAX, 1, [&](int64_t, int64_t) {
+    called = true;
+    return absl::OkStatus();
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("parallel_for: expected at most 9223372036854775807"));
+  EXPECT_FALSE(called);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 
@@ -28,13 +29,14 @@ std::optional<DimVector> ComputeViewStrides(IntArrayRef old_sizes, IntArrayRef o
                                             IntArrayRef new_sizes) {
   DimVector new_strides(new_sizes.size(), 1);
   if (old_sizes.empty()) return new_strides;
-  int64_t numel = 1;
-  for (int64_t s : old_sizes) numel *= s;
-  if (numel == 0) {
+  // An empty shape's other sizes may multiply past INT64_MAX: look for the 0, do not multiply.
+  if (std::find(old_sizes.begin(), old_sizes.end(), 0) != old_sizes.end()) {
     if (std::equal(old_sizes.begin(), old_sizes.end(), new_sizes.begin(), new_sizes.end())) {
       return DimVector(old_strides.begin(), old_strides.end());
     }
-    return ContiguousStrides(new_sizes);
+    absl::StatusOr<DimVector> strides = ContiguousStrides(new_sizes);
+    if (!strides.ok()) return std::nullopt;  // reshape's copy then reports the overflow
+    return *std::move(strides);
   }
   // Walk both shapes from the innermost dim, matching "chunks" of old dims that are laid out
   // contiguously with respect to each other; a new dim may not straddle two chunks.
@@ -121,7 +123,14 @@ absl::StatusOr<Tensor> AsStrided(const Tensor& self, IntArrayRef sizes, IntArray
         "as_strided: expected as many strides as sizes, got sizes %s (%d) and strides %s (%d)",
         ShapeToString(sizes), sizes.size(), ShapeToString(strides), strides.size()));
   }
-  return MakeView(self, sizes, strides, storage_offset.value_or(self.storage_offset()));
+  absl::StatusOr<Tensor> view =
+      MakeView(self, sizes, strides, storage_offset.value_or(self.storage_offset()));
+  if (!view.ok()) {
+    // The only view op whose strides come straight from the caller: say which op refused them.
+    return absl::Status(view.status().code(),
+                        absl::StrCat("as_strided: ", view.status().message()));
+  }
+  return view;
 }
 
 absl::StatusOr<Tensor> Permute(const Tensor& self, IntArrayRef dims) {
@@ -184,8 +193,11 @@ absl::StatusOr<Tensor> Expand(const Tensor& self, IntArrayRef sizes) {
   for (int64_t i = ndim - 1; i >= 0; --i) {
     const int64_t dim = tensor_dim - 1 - (ndim - 1 - i);
     int64_t size = dim >= 0 ? self.sizes()[dim] : 1;
-    int64_t stride =
-        dim >= 0 ? self.strides()[dim] : (i + 1 < ndim ? out_sizes[i + 1] * out_strides[i + 1] : 1);
+    int64_t stride = dim >= 0 ? self.strides()[dim] : 1;
+    if (dim < 0 && i + 1 < ndim) {
+      TSR_ASSIGN_OR_RETURN(stride, CheckedMul(out_sizes[i + 1], out_strides[i + 1], "expand",
+                                              "the size times the stride"));
+    }
     int64_t target = sizes[i];
     if (target == -1) {
       if (dim < 0) {
@@ -235,9 +247,16 @@ absl::StatusOr<Tensor> Slice(const Tensor& self, int64_t dim, std::optional<int6
   const int64_t e = std::max(s, clamp(end.value_or(size)));
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   DimVector strides(self.strides().begin(), self.strides().end());
-  sizes[d] = (e - s + step - 1) / step;
-  const int64_t offset = self.storage_offset() + (sizes[d] > 0 ? s * strides[d] : 0);
-  strides[d] *= step;
+  // Not (e - s + step - 1) / step: that overflows for Python's x[::huge].
+  sizes[d] = e == s ? 0 : (e - s - 1) / step + 1;
+  int64_t offset = self.storage_offset();
+  if (sizes[d] > 0) {
+    TSR_ASSIGN_OR_RETURN(const int64_t skip,
+                         CheckedMul(s, strides[d], "slice", "the start times the stride"));
+    TSR_ASSIGN_OR_RETURN(offset, CheckedAdd(offset, skip, "slice", "the offset plus the start"));
+  }
+  TSR_ASSIGN_OR_RETURN(strides[d],
+                       CheckedMul(strides[d], step, "slice", "the stride times the step"));
   return MakeView(self, sizes, strides, offset);
 }
 
@@ -256,7 +275,10 @@ absl::StatusOr<Tensor> Select(const Tensor& self, int64_t dim, int64_t index) {
   if (index < 0) index += size;
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   DimVector strides(self.strides().begin(), self.strides().end());
-  const int64_t offset = self.storage_offset() + index * strides[d];
+  TSR_ASSIGN_OR_RETURN(const int64_t skip,
+                       CheckedMul(index, strides[d], "select", "the index times the stride"));
+  TSR_ASSIGN_OR_RETURN(const int64_t offset, CheckedAdd(self.storage_offset(), skip, "select",
+                                                        "the offset plus the index"));
   sizes.erase(sizes.begin() + d);
   strides.erase(strides.begin() + d);
   return MakeView(self, sizes, strides, offset);
@@ -275,7 +297,7 @@ absl::StatusOr<Tensor> Narrow(const Tensor& self, int64_t dim, int64_t start, in
         size, -size, size));
   }
   if (start < 0) start += size;
-  if (length < 0 || start + length > size) {
+  if (length < 0 || length > size - start) {  // not start + length > size: that may overflow
     return absl::OutOfRangeError(absl::StrFormat(
         "narrow: start (%d) + length (%d) exceeds dimension size (%d), or length is negative",
         start, length, size));
@@ -315,7 +337,11 @@ absl::StatusOr<Tensor> Unsqueeze(const Tensor& self, int64_t dim) {
   TSR_ASSIGN_OR_RETURN(const int64_t d, WrapDim(dim, self.dim() + 1, "unsqueeze"));
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   DimVector strides(self.strides().begin(), self.strides().end());
-  const int64_t stride = d >= self.dim() ? 1 : sizes[d] * strides[d];
+  int64_t stride = 1;
+  if (d < self.dim()) {
+    TSR_ASSIGN_OR_RETURN(
+        stride, CheckedMul(sizes[d], strides[d], "unsqueeze", "the size times the stride"));
+  }
   sizes.insert(sizes.begin() + d, 1);
   strides.insert(strides.begin() + d, stride);
   return MakeView(self, sizes, strides, self.storage_offset());
@@ -337,12 +363,19 @@ absl::StatusOr<Tensor> Diagonal(const Tensor& self, int64_t offset, int64_t dim1
   const int64_t diag_size =
       std::max<int64_t>(offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2), 0);
   int64_t storage_offset = self.storage_offset();
-  if (diag_size > 0) {
-    storage_offset += offset >= 0 ? offset * self.strides()[d2] : -offset * self.strides()[d1];
+  if (diag_size > 0) {  // then -offset < n1: no overflow negating it
+    TSR_ASSIGN_OR_RETURN(
+        const int64_t skip,
+        offset >= 0
+            ? CheckedMul(offset, self.strides()[d2], "diagonal", "the offset times the stride")
+            : CheckedMul(-offset, self.strides()[d1], "diagonal", "the offset times the stride"));
+    TSR_ASSIGN_OR_RETURN(storage_offset, CheckedAdd(storage_offset, skip, "diagonal",
+                                                    "the storage offset plus the diagonal's"));
   }
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   DimVector strides(self.strides().begin(), self.strides().end());
-  const int64_t diag_stride = strides[d1] + strides[d2];
+  TSR_ASSIGN_OR_RETURN(const int64_t diag_stride, CheckedAdd(strides[d1], strides[d2], "diagonal",
+                                                             "the sum of the two dims' strides"));
   for (int64_t d : {std::max(d1, d2), std::min(d1, d2)}) {
     sizes.erase(sizes.begin() + d);
     strides.erase(strides.begin() + d);
@@ -369,7 +402,8 @@ absl::StatusOr<Tensor> Unfold(const Tensor& self, int64_t dim, int64_t size, int
   DimVector strides(self.strides().begin(), self.strides().end());
   if (self.dim() > 0) {
     sizes[d] = (dim_size - size) / step + 1;
-    strides[d] *= step;
+    TSR_ASSIGN_OR_RETURN(strides[d],
+                         CheckedMul(strides[d], step, "unfold", "the stride times the step"));
   }
   sizes.push_back(size);
   strides.push_back(dim_stride);

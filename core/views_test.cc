@@ -134,6 +134,91 @@ TEST(Views, DiagonalUnfoldAsStrided) {
   EXPECT_FALSE(AsStrided(m, {2, 2}, {1}, 0).ok());
 }
 
+// as_strided(float32[1], size=[2], stride=[INT64_MAX]) put element [1] 4 bytes before the
+// buffer: the bounds check saw a negative element count and was skipped.
+TEST(Views, AsStridedRejectsAViewWhoseLastElementOverflowsInt64) {
+  absl::StatusOr<Tensor> wrapped = AsStrided(Contig({1}), {2}, {INT64_MAX}, std::nullopt);
+  ASSERT_FALSE(wrapped.ok()) << wrapped->ToString();
+  EXPECT_EQ(wrapped.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(wrapped.status().message(), HasSubstr("as_strided: "));
+  EXPECT_THAT(wrapped.status().message(), HasSubstr("strides [9223372036854775807] overflows"));
+  // Any length before the buffer: sizes [2, K], strides [INT64_MAX - (K - 1), 1].
+  EXPECT_FALSE(AsStrided(Contig({1}), {2, 8}, {INT64_MAX - 7, 1}, std::nullopt).ok());
+}
+
+// Python's x[::huge] is one element: (e - s + step - 1) / step overflowed to a negative size.
+TEST(Views, SliceWithAHugeStepTakesOneElement) {
+  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 0, 10, INT64_MAX), (1), (INT64_MAX), 0);
+  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 3, 10, INT64_MAX - 1), (1), (INT64_MAX - 1), 3);
+  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 4, 4, INT64_MAX), (0), (INT64_MAX), 0);
+  // The stride times the step does not fit: an error, not a wrapped stride.
+  absl::StatusOr<Tensor> wide = Slice(Contig({2, 10}), 0, 0, 2, INT64_MAX);
+  ASSERT_FALSE(wide.ok()) << wide->ToString();
+  EXPECT_EQ(wide.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(wide.status().message(),
+              HasSubstr("slice: the stride times the step (10 * 9223372036854775807) overflows "
+                        "int64"));
+}
+
+// start + length wrapped negative and passed the "exceeds dimension size" check.
+TEST(Views, NarrowRejectsALengthThatOverflowsPastTheDim) {
+  absl::StatusOr<Tensor> v = Narrow(Contig({5}), 0, 1, INT64_MAX);
+  ASSERT_FALSE(v.ok()) << v->ToString();
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(v.status().message(),
+              HasSubstr("narrow: start (1) + length (9223372036854775807) exceeds dimension "
+                        "size (5)"));
+}
+
+TEST(Views, UnfoldRejectsAStrideTimesStepThatOverflows) {
+  Tensor t = *Transpose(Contig({2, 3}), 0, 1);  // (3, 2) strides (1, 3)
+  EXPECT_LAYOUT(*Unfold(Contig({3}), 0, 1, INT64_MAX), (1, 1), (INT64_MAX, 1), 0);
+  absl::StatusOr<Tensor> v = Unfold(t, 1, 1, INT64_MAX);
+  ASSERT_FALSE(v.ok()) << v->ToString();
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(v.status().message(),
+              HasSubstr("unfold: the stride times the step (3 * 9223372036854775807) overflows"));
+}
+
+// Size-1 and empty tensors may carry any stride (as in PyTorch); the views computed from them
+// multiplied or added those strides unchecked.
+TEST(Views, ViewsOfHugeStridesOnSizeOneOrEmptyDimsFailCleanly) {
+  Tensor one = *AsStrided(Contig({1}), {1, 1}, {INT64_MAX, INT64_MAX}, 0);
+  absl::StatusOr<Tensor> diag = Diagonal(one, 0, 0, 1);
+  ASSERT_FALSE(diag.ok()) << diag->ToString();
+  EXPECT_THAT(diag.status().message(),
+              HasSubstr("diagonal: the sum of the two dims' strides (9223372036854775807 + "
+                        "9223372036854775807) overflows int64"));
+  Tensor empty = *AsStrided(Contig({1}), {0, 4}, {1, INT64_MAX}, 0);
+  absl::StatusOr<Tensor> sel = Select(empty, 1, 2);
+  ASSERT_FALSE(sel.ok()) << sel->ToString();
+  EXPECT_THAT(sel.status().message(),
+              HasSubstr("select: the index times the stride (2 * 9223372036854775807) overflows"));
+  absl::StatusOr<Tensor> sl = Slice(empty, 1, 2, 4, 1);
+  ASSERT_FALSE(sl.ok()) << sl->ToString();
+  EXPECT_THAT(sl.status().message(),
+              HasSubstr("slice: the start times the stride (2 * 9223372036854775807) overflows"));
+  absl::StatusOr<Tensor> un = Unsqueeze(empty, 1);
+  ASSERT_FALSE(un.ok()) << un->ToString();
+  EXPECT_THAT(un.status().message(),
+              HasSubstr("unsqueeze: the size times the stride (4 * 9223372036854775807) "
+                        "overflows"));
+  Tensor tall = *AsStrided(Contig({1}), {3, 0}, {INT64_MAX, 1}, 0);
+  absl::StatusOr<Tensor> ex = Expand(tall, {1, 3, 0});
+  ASSERT_FALSE(ex.ok()) << ex->ToString();
+  EXPECT_THAT(ex.status().message(),
+              HasSubstr("expand: the size times the stride (3 * 9223372036854775807) overflows"));
+}
+
+// view multiplied the old sizes into a count; with the 0 last, [2^40, 2^40, 0] overflowed
+// before reaching it (the wrapped 0 was right only by luck).
+TEST(Views, ViewOfAnEmptyTensorWithHugeLeadingDimsDoesNotOverflow) {
+  const int64_t big = int64_t{1} << 40;
+  Tensor empty = Contig({big, big, 0});
+  EXPECT_LAYOUT(*View(empty, {-1}), (0), (1), 0);
+  EXPECT_LAYOUT(*View(empty, {big, 0, big}), (big, 0, big), (big, big, 1), 0);
+}
+
 // Every view op on one non-contiguous base with an offset: (3, 4) with strides (2, 8) at
 // offset 10, made by two slices and a transpose of a (6, 8) tensor. Expected layouts by hand.
 TEST(Views, EveryViewOpOnANonContiguousOffsetBase) {

@@ -109,7 +109,7 @@ absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out
   }
   TSR_RETURN_IF_ERROR(CheckDtype(op, arg, out, computed.dtype()));
   if (out.sizes() != computed.sizes()) {
-    TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(computed.sizes()));
+    TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name, computed.sizes()));
   }
   return absl::OkStatus();
 }

@@ -43,7 +43,7 @@ Out ConstantK(const OperatorHandle& op, const Stack& s) {
 template <int kValue>
 Out ConstantOutK(const OperatorHandle& op, const Stack& s) {
   const Tensor& out = s[kValue < 0 ? 2 : 1].tensor();
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(s[0].int_list()));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), s[0].int_list()));
   TSR_RETURN_IF_ERROR(Fill(op, out, kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue})));
   return std::vector<Tensor>{out};
 }
@@ -183,7 +183,7 @@ absl::StatusOr<int64_t> ArangeLength(const OperatorHandle& op, const Scalar& sta
 absl::Status ArangeInto(const OperatorHandle& op, const Scalar& start, const Scalar& end,
                         const Scalar& step, const Tensor& out) {
   TSR_ASSIGN_OR_RETURN(const int64_t n, ArangeLength(op, start, end, step, out.dtype()));
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({n}));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {n}));
   if (n == 0) return absl::OkStatus();
   OpRegistry& r = op.registry();
   const ScalarType acc = AccumulateType(out.dtype());
@@ -241,7 +241,7 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: number of steps must be non-negative, got %d", op.name(), steps));
   }
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({steps}));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {steps}));
   if (steps == 0) return absl::OkStatus();
   TSR_RETURN_IF_ERROR(CheckConvertible(op, start, out.dtype()));
   TSR_RETURN_IF_ERROR(CheckConvertible(op, end, out.dtype()));
@@ -290,7 +290,7 @@ absl::Status EyeInto(const OperatorHandle& op, int64_t n, int64_t m, const Tenso
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: expected n >= 0 and m >= 0, got n = %d, m = %d", op.name(), n, m));
   }
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({n, m}));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {n, m}));
   TSR_RETURN_IF_ERROR(Fill(op, out, Scalar(int64_t{0})));
   if (n == 0 || m == 0) return absl::OkStatus();
   TSR_ASSIGN_OR_RETURN(Tensor diagonal,

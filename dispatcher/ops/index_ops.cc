@@ -192,7 +192,7 @@ absl::StatusOr<Tensor> Cat(const OperatorHandle& op, const std::vector<Tensor>& 
                                          "type %s",
                                          ScalarTypeName(dtype), ScalarTypeName(out->dtype())));
     }
-    TSR_RETURN_IF_ERROR(out->impl()->ResizeOutput(shape));
+    TSR_RETURN_IF_ERROR(out->impl()->ResizeOutput(op.name(), shape));
     result = *out;
   } else {
     TSR_ASSIGN_OR_RETURN(result, Empty(shape, dtype, first.device()));

@@ -606,7 +606,7 @@ Out ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
         op, absl::StrFormat("expected out to have dtype %s, got %s", ScalarTypeName(result.dtype()),
                             ScalarTypeName(out.dtype())));
   }
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(result.sizes()));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), result.sizes()));
   TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
   return std::vector<Tensor>{out};
 }

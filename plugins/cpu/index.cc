@@ -319,10 +319,12 @@ void flip_out(const char* op, tsr_stack* s) {
   std::vector<int64_t> strides = self.strides().vec();
   char* base = static_cast<char*>(self.data_ptr());
   if (self.numel() > 0) {
-    std::vector<bool> flipped(strides.size(), false);
+    // A 0-dim tensor takes dims 0 and -1 as PyTorch does (wrap_dim treats it as 1-dim), and
+    // its flip is itself: one slot keeps that mark in bounds, and no stride reads it.
+    std::vector<bool> flipped(std::max<size_t>(strides.size(), 1), false);
     for (int64_t d : arg<sdk::IntSpan>(s, 1)) flipped[wrap_dim(op, d, self.dim())] = true;
     for (size_t d = 0; d < strides.size(); ++d) {
-      if (!flipped[d] || (d < flipped.size() && self.sizes()[d] <= 1)) continue;
+      if (!flipped[d] || self.sizes()[d] <= 1) continue;
       base += (self.sizes()[d] - 1) * strides[d] * static_cast<int64_t>(self.itemsize());
       strides[d] = -strides[d];
     }

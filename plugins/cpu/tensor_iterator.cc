@@ -23,9 +23,18 @@ void TensorIterator::add_operand(void* data, size_t itemsize, const int64_t* siz
   DimList& bytes = strides_[num_operands_];
   bytes.resize(nd, 0);
   const size_t lead = nd - ndim;
+  // Strides of size-1 dims, and all strides of an empty loop, never step through memory, and
+  // may be anything (as_strided allows it, as in PyTorch): they stay 0 rather than being
+  // scaled to bytes, which could overflow. Any other stride spans memory the tensor owns.
+  const bool empty = std::find(shape_.begin(), shape_.end(), 0) != shape_.end();
   for (size_t d = 0; d < ndim; ++d) {
     if (sizes[d] == shape_[lead + d]) {
-      bytes[lead + d] = strides[d] * static_cast<int64_t>(itemsize);
+      if (empty || sizes[d] == 1) continue;
+      if (__builtin_mul_overflow(strides[d], static_cast<int64_t>(itemsize), &bytes[lead + d])) {
+        sdk::fail(TSR_OUT_OF_RANGE, "TensorIterator: stride " + std::to_string(strides[d]) +
+                                        " of an operand's dimension " + std::to_string(d) +
+                                        " overflows int64 in bytes");
+      }
     } else if (sizes[d] != 1) {
       sdk::fail(TSR_INVALID_ARGUMENT, "TensorIterator: an operand of size " +
                                           std::to_string(sizes[d]) + " does not broadcast to " +

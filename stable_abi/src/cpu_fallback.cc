@@ -93,7 +93,7 @@ absl::Status CpuFallback(void*, const OperatorHandle& op, Stack* stack) {
       TSR_ASSIGN_OR_RETURN(Tensor dense, ToCpu(cpu_args[index].tensor()));
       // An out= argument the CPU kernel resized gets the same shape on the device.
       if (original.sizes() != dense.sizes()) {
-        TSR_RETURN_IF_ERROR(original.impl()->ResizeOutput(dense.sizes()));
+        TSR_RETURN_IF_ERROR(original.impl()->ResizeOutput(op.name(), dense.sizes()));
       }
       TSR_RETURN_IF_ERROR(CopyFromHost(dense.data_ptr(), original));
     }

@@ -124,11 +124,18 @@ tsr_error* tsr_tensor_from_host_memory(void* data, size_t nbytes, const int64_t*
     for (const absl::Status& s : {dims.status(), type.status()}) {
       if (!s.ok()) return ToError(s);
     }
-    DimVector steps = strides ? DimVector(strides, strides + ndim) : ContiguousStrides(*dims);
     // Validate everything before the storage exists: on error the memory stays the caller's
     // and the deleter must not run.
     absl::StatusOr<int64_t> numel = ComputeNumel(*dims);
     if (!numel.ok()) return ToError(numel.status());
+    DimVector steps;
+    if (strides != nullptr) {
+      steps.assign(strides, strides + ndim);
+    } else {
+      absl::StatusOr<DimVector> contiguous = ContiguousStrides(*dims);
+      if (!contiguous.ok()) return ToError(contiguous.status());
+      steps = *std::move(contiguous);
+    }
     absl::StatusOr<int64_t> elements = StorageElementsFor(*dims, steps);
     if (!elements.ok()) return ToError(elements.status());
     const size_t item = ElementSize(*type);

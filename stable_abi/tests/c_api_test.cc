@@ -220,6 +220,68 @@ TEST(CApiOp, FindsOpsAndCallsThemThroughAStack) {
   EXPECT_THAT(Consume(tsr_op_call(nullptr, nullptr)), HasSubstr("expected an op, got NULL"));
 }
 
+// Calls `name` with the values pushed by `push` and returns its error as Consume does.
+template <typename Push>
+std::string CallError(const char* name, Push push) {
+  const tsr_op* op = nullptr;
+  std::string found = Consume(tsr_op_find(S(name), &op));
+  if (!found.empty()) return found;
+  tsr_stack* stack = nullptr;
+  if (std::string e = Consume(tsr_stack_create(&stack)); !e.empty()) return e;
+  push(stack);
+  std::string error = Consume(tsr_op_call(op, stack));
+  tsr_stack_release(stack);
+  return error;
+}
+
+// Issue 14, A.1 and A.2 through the C ABI: a view whose last element index + 1 overflows int64,
+// and an out= whose offset + new numel overflows, used to reach memory outside the storage.
+TEST(CApiOp, ViewsAndOutResizesThatOverflowInt64AreRefused) {
+  const int64_t one[] = {1}, three[] = {3};
+  tsr_tensor* f = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(one, 1, TSR_DTYPE_FLOAT32, kCpu, &f)), "");
+  EXPECT_THAT(CallError("as_strided",
+                        [&](tsr_stack* s) {
+                          const int64_t size[] = {2}, stride[] = {INT64_MAX};
+                          tsr_stack_push_tensor(s, f);
+                          tsr_stack_push_int_list(s, size, 1);
+                          tsr_stack_push_int_list(s, stride, 1);
+                        }),
+              HasSubstr("as_strided: the storage for sizes [2] and strides "
+                        "[9223372036854775807] overflows int64"));
+  tsr_tensor_release(f);
+
+  tsr_tensor* base = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(three, 1, TSR_DTYPE_INT64, kCpu, &base)), "");
+  const int64_t zeros[] = {0, 0, 0};
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(base, zeros, sizeof(zeros))), "");
+  // out = select(base, 0, 2): a 0-dim view at offset 2 of a 3-element storage.
+  const tsr_op* select = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("select.int"), &select)), "");
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, base)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 0)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 2)), "");
+  ASSERT_EQ(Consume(tsr_op_call(select, stack)), "");
+  tsr_tensor* out = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &out)), "");
+  tsr_tensor_retain(out);
+  tsr_stack_release(stack);
+  EXPECT_THAT(CallError("ones.out",
+                        [&](tsr_stack* s) {
+                          const int64_t size[] = {INT64_MAX};
+                          tsr_stack_push_int_list(s, size, 1);
+                          tsr_stack_push_tensor(s, out);
+                        }),
+              HasSubstr("ones.out: cannot resize the output int64[] on cpu to "
+                        "[9223372036854775807]: a storage of 9223372036854775807 elements of "
+                        "int64 overflows int64 bytes"));
+  EXPECT_EQ(tsr_tensor_dim(out), 0) << "a refused resize leaves out as it was";
+  tsr_tensor_release(out);
+  tsr_tensor_release(base);
+}
+
 TEST(CApiOp, CallErrorsNameTheArgument) {
   const tsr_op* op = nullptr;
   ASSERT_EQ(Consume(tsr_op_find(S("transpose.int"), &op)), "");
@@ -744,6 +806,31 @@ TEST(CApiParallel, ParallelForRunsEveryIterationOnceAndReturnsErrors) {
               HasSubstr("chunk at 13 failed"));
   EXPECT_THAT(Consume(tsr_parallel_for(0, 10, 1, nullptr, nullptr)), HasSubstr("got NULL"));
   EXPECT_GE(tsr_num_threads(), 1);
+}
+
+// Issue 14, A.3: chunk arithmetic near INT64_MAX divided by zero (SIGFPE) or never finished.
+TEST(CApiParallel, HugeRangesAndGrainsRunOnceWithoutOverflow) {
+  struct Count {
+    std::atomic<int64_t> iterations{0};
+    std::atomic<int> chunks{0};
+  };
+  auto count = [](void* context, int64_t begin, int64_t end) -> tsr_error* {
+    auto* c = static_cast<Count*>(context);
+    c->iterations += end - begin;
+    c->chunks++;
+    return nullptr;
+  };
+  Count a;
+  ASSERT_EQ(Consume(tsr_parallel_for(0, INT64_MAX, INT64_MAX - 1, count, &a)), "");
+  EXPECT_EQ(a.iterations.load(), INT64_MAX);
+  Count b;
+  ASSERT_EQ(Consume(tsr_parallel_for(0, (int64_t{1} << 62) + 1, int64_t{1} << 62, count, &b)), "");
+  EXPECT_EQ(b.iterations.load(), (int64_t{1} << 62) + 1);
+  EXPECT_LE(b.chunks.load(), tsr_num_threads());
+  Count c;
+  EXPECT_THAT(Consume(tsr_parallel_for(INT64_MIN, INT64_MAX, 1, count, &c)),
+              HasSubstr("parallel_for: expected at most 9223372036854775807 iterations"));
+  EXPECT_EQ(c.chunks.load(), 0);
 }
 
 }  // namespace

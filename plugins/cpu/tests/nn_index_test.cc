@@ -101,6 +101,26 @@ TEST(CpuIndex, CatStackFlipTrilTriu) {
   EXPECT_THAT(values<float>(m), ElementsAre(1, 2, 3, 4, 5, 6, 0, 8, 9));
 }
 
+// PyTorch wraps dims of a 0-dim tensor as if it had one dim: flip(scalar, [0]) and [-1] are the
+// scalar itself, [1] is out of range and [0, -1] names dim 0 twice. The kernel used to mark dim 0
+// in a per-dim vector of size 0.
+TEST(CpuIndex, FlipOfAZeroDimTensorIsItselfForDimsZeroAndMinusOne) {
+  for (const Dims& dims : {Dims{0}, Dims{-1}, Dims{}}) {
+    Tensor x = f32({7.5f}, {});
+    Tensor y = op("flip", x, dims);
+    EXPECT_THAT(shape(y), ElementsAre());
+    EXPECT_THAT(values<float>(y), ElementsAre(7.5f));
+    Tensor out = f32({0, 0, 0}, {3});
+    op("flip.out", x, dims, out);
+    EXPECT_THAT(shape(out), ElementsAre());
+    EXPECT_THAT(values<float>(out), ElementsAre(7.5f));
+  }
+  EXPECT_THAT(error_of("flip", f32({1}, {}), Dims{1}),
+              HasSubstr("expected to be in range of [-1, 0], but got 1"));
+  EXPECT_THAT(error_of("flip", f32({1}, {}), Dims{0, -1}),
+              HasSubstr("dim 0 appears multiple times in dims"));
+}
+
 TEST(CpuNN, Conv2dMatchesADirectSumForEveryFloatDtype) {
   // 1 image, 2 channels 3x3, 2 output channels of 2x2 kernels, padding 1, stride 2.
   std::vector<float> x = iota(18), w = {1, 0, 0, 1, 0, 1, 1, 0, -1, 0, 0, 1, 1, 1, 1, 1};

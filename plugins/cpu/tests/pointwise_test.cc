@@ -109,6 +109,17 @@ TEST(CpuPointwise, EmptyAndZeroDimTensors) {
   EXPECT_THAT(values<float>(s), ElementsAre(12));
 }
 
+// Size-1 and empty dims may carry any stride (as_strided allows it, as in PyTorch); the
+// iterator multiplied them by the item size into byte strides, a signed overflow.
+TEST(CpuPointwise, HugeStridesOnSizeOneAndEmptyDimsAreNeverScaled) {
+  using Dims = std::vector<int64_t>;
+  Tensor one = op("as_strided", f32({-2}, {1}), Dims{1, 1}, Dims{INT64_MAX, INT64_MAX / 2});
+  EXPECT_THAT(values<float>(op("abs", one)), ElementsAre(2));
+  Tensor empty = op("as_strided", f32({-2}, {1}), Dims{0, 2}, Dims{1, INT64_MAX});
+  EXPECT_THAT(shape(op("abs", empty)), ElementsAre(0, 2));
+  EXPECT_THAT(shape(op("add.Tensor", empty, one)), ElementsAre(0, 2));
+}
+
 TEST(CpuPointwise, OutFormsResizeAndInplaceFormsCheckPromotion) {
   Tensor out = f32({0}, {1});
   op("add.out", f32({1, 2}, {2}), f32({3, 4}, {2}), Scalar(1), out);

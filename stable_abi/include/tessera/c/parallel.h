@@ -15,8 +15,9 @@ typedef tsr_error* (*tsr_parallel_fn)(void* context, int64_t begin, int64_t end)
  * on them on the runtime's threads, the caller's included. A range of at most `grain`
  * iterations, or a call from inside another chunk, runs inline on the calling thread. Chunk
  * boundaries depend only on the arguments and tsr_num_threads(), so per-chunk reductions
- * combined in chunk order are deterministic. Returns the first error a chunk returned (the
- * other errors are released). */
+ * combined in chunk order are deterministic. A grain below 1 counts as 1; a range of more
+ * than INT64_MAX iterations (end - begin overflows) is an INVALID_ARGUMENT error and runs
+ * nothing. Returns the first error a chunk returned (the other errors are released). */
 TSR_API tsr_error* tsr_parallel_for(int64_t begin, int64_t end, int64_t grain, tsr_parallel_fn fn,
                                     void* context);
 

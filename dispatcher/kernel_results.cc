@@ -26,7 +26,9 @@ namespace tessera {
 // and found. Ops without a Meta function get every check but dtype and shape.
 //
 // The cost is a few comparisons per result plus holding a reference to each Tensor argument
-// across the kernel (KernelCall::tensors, inline: no allocation). The references are what makes
+// across the kernel (KernelCall::tensors, inline for up to 8 of them: no allocation; measured
+// with tessera_dispatch_benchmark's Dispatched case, some 30 ns on the shared 2-core machine,
+// likely most of it the atomic reference-count round trip per argument). The references make
 // the identity checks sound: a kernel that drops the last reference to an argument could
 // otherwise be handed a new TensorImpl at the same address, which a raw pointer compare would
 // take for the argument. Tensor-list arguments are not held, so "returns an input" is not

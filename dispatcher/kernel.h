@@ -22,6 +22,7 @@ struct KernelFunction {
   void* context = nullptr;            // passed back to fn
   std::shared_ptr<const void> owner;  // keeps `context` (and its provider) alive
   std::string name;                   // for traces and reports, e.g. "cpu::add_kernel"
+  std::string plugin;                 // the plugin that registered it, for errors; "" if none
 
   absl::Status Call(const OperatorHandle& op, Stack* stack) const { return fn(context, op, stack); }
 };

@@ -323,13 +323,19 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   OperatorHandle op(const_cast<internal::OperatorEntry*>(&entry));
   TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, Lookup(op, key));
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
-  if (lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta) {
-    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack));
+  // A backend's own kernel gets its arguments checked (Note [Variants]) and its results too
+  // (Note [Kernel results] in kernel_results.cc); derivations check the kernels they run.
+  const bool backend = lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta;
+  internal::KernelCall call;
+  if (backend) {
+    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.computed));
+    internal::RecordCall(*stack, &call);
   }
   if (!entry.written.empty() && key != DispatchKey::kMeta) {
     TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
   }
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
+  if (backend) return internal::CheckKernelResults(entry, entry, *lookup.kernel, call, *stack);
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
     return absl::InternalError(
         absl::StrFormat("%s: %s '%s' left %d values on the stack, but the schema returns %d",

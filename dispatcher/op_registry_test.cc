@@ -351,8 +351,8 @@ TEST_F(OpRegistryTest, KernelErrorsAndWrongReturnCountsReachTheCaller) {
 
 TEST_F(OpRegistryTest, BoxedCallAllocatesNothingForUpToEightArguments) {
   OperatorHandle op = Define(
-      "test::eight(Tensor a, Tensor b, Scalar c, int d, float e, bool f, ScalarType g, int[] h) "
-      "-> Tensor");
+      "test::eight(Tensor(a) a, Tensor b, Scalar c, int d, float e, bool f, ScalarType g, "
+      "int[] h) -> Tensor(a)");
   auto impl = registry_.Impl("test::eight", DispatchKey::kCPU, Kernel(&IdentityKernel, "id"));
   ASSERT_TRUE(impl.ok());
   Tensor a = Make({2}), b = Make({2});
@@ -402,7 +402,8 @@ TEST(OpRegistryTraceEnv, DispatchTraceEnvironmentVariableTurnsTracingOn) {
 // Registration must be safe while other threads call: readers never see a torn table and
 // never block. A composite stays registered, so each call runs either the kernel or it.
 TEST_F(OpRegistryTest, ConcurrentCallsWhileKernelsAreRegisteredAndRemoved) {
-  OperatorHandle op = Define("test::busy(Tensor self) -> Tensor");
+  // The kernels return self, which the schema must say (Note [Kernel results]).
+  OperatorHandle op = Define("test::busy(Tensor(a) self) -> Tensor(a)");
   auto composite = registry_.ImplComposite("test::busy", Kernel(&IdentityKernel, "composite"));
   ASSERT_TRUE(composite.ok());
   std::atomic<bool> stop{false};

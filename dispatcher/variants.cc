@@ -15,7 +15,8 @@ namespace tessera {
 //   functional <- out=        run the functional's Meta kernel on the real arguments for the
 //                             outputs' shapes, strides and dtypes; allocate them on the
 //                             device; run the out= kernel into them
-//   out=       <- functional  run the functional kernel; check and resize `out`; copy_ into it
+//   out=       <- functional  run the Meta kernel; run the functional kernel; check and resize
+//                             `out`; copy_ into it
 //   in-place   <- out=        check that the result fits self (same shape, castable dtype); run
 //                             the out= kernel with self as the output
 //   in-place   <- functional  the same check; run the functional kernel; copy_ into self
@@ -27,7 +28,9 @@ namespace tessera {
 // exactly as the derivation does (PrepareOutputs), so out= kernels always receive outputs of
 // the computed shape, on their device, of an allowed dtype. Resizing follows PyTorch: an out=
 // tensor of another shape is resized (reallocated when its storage is too small); an in-place
-// op never resizes self.
+// op never resizes self. Whatever backend kernel runs, directly or under a derivation, its
+// results are then checked against the Meta kernel's (Note [Kernel results] in
+// kernel_results.cc).
 
 namespace internal {
 namespace {
@@ -142,18 +145,27 @@ Device OutputDevice(const Stack& stack, size_t count = SIZE_MAX) {
 }
 
 // CallKernel runs `entry`'s kernel on `key` for a derivation of `caller` and checks its
-// results (CheckResults), so that the derivation may index them.
+// results against `call` (Note [Kernel results]), so that the derivation may index them.
+// `call->computed` holds the Meta results the derivation computed, if any.
 absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry, int key,
-                        Stack* stack) {
+                        KernelCall* call, Stack* stack) {
   const KernelFunction* kernel = KernelAt(&entry, key);
   if (kernel == nullptr) {
     return absl::InternalError(absl::StrFormat("%s: the kernel on %s went away during the call",
                                                entry.name,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
+  RecordCall(*stack, call);
   TSR_RETURN_IF_ERROR(
       kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack));
-  return CheckResults(caller, entry, *kernel, *stack);
+  return CheckKernelResults(caller, entry, *kernel, *call, *stack);
+}
+
+// MetaIfAny: the functional form's Meta results, or nothing when it has no Meta function.
+absl::Status MetaIfAny(const OperatorEntry& functional, const Stack& args, Stack* computed) {
+  if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
+  TSR_ASSIGN_OR_RETURN(*computed, RunMeta(functional, args));
+  return absl::OkStatus();
 }
 
 absl::Status CopyInto(const OperatorEntry& entry, const Tensor& dst, const Tensor& src) {
@@ -172,7 +184,9 @@ absl::Status FunctionalFromOut(void*, const OperatorHandle& op, Stack* stack) {
     TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(t.sizes(), t.strides(), t.dtype(), device));
     stack->push_back(std::move(out));
   }
-  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(device.type)), stack);
+  KernelCall call;
+  call.computed = std::move(computed);
+  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(device.type)), &call, stack);
 }
 
 absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
@@ -180,10 +194,14 @@ absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& functional = *entry.functional;
   const size_t inputs = NumInputs(functional);
   const Device device = OutputDevice(*stack);
+  // The Meta function checks the arguments before the functional kernel sees them, and sizes
+  // what it must return.
+  KernelCall call;
+  TSR_RETURN_IF_ERROR(MetaIfAny(functional, *stack, &call.computed));
   Stack result;
   for (size_t i = 0; i < inputs; ++i) result.push_back((*stack)[i]);
   TSR_RETURN_IF_ERROR(
-      CallKernel(entry, functional, static_cast<int>(DispatchKeyFor(device.type)), &result));
+      CallKernel(entry, functional, static_cast<int>(DispatchKeyFor(device.type)), &call, &result));
   Stack outs;
   for (size_t j = 0; j < result.size(); ++j) {
     TSR_RETURN_IF_ERROR(
@@ -201,14 +219,23 @@ absl::Status InplaceFromOut(void*, const OperatorHandle& op, Stack* stack) {
   TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(*entry.functional, *stack));
   TSR_RETURN_IF_ERROR(CheckInplace(entry, self, computed[0].tensor()));
   stack->push_back(self);
-  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), stack);
+  KernelCall call;
+  call.computed = std::move(computed);
+  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), &call,
+                    stack);
 }
 
 absl::Status InplaceFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
   const Tensor self = (*stack)[0].tensor();
+  KernelCall call;
+  TSR_RETURN_IF_ERROR(MetaIfAny(*entry.functional, *stack, &call.computed));
+  if (!call.computed.empty()) {
+    TSR_RETURN_IF_ERROR(CheckInplace(entry, self, call.computed[0].tensor()));
+  }
   TSR_RETURN_IF_ERROR(CallKernel(entry, *entry.functional,
-                                 static_cast<int>(DispatchKeyFor(self.device().type)), stack));
+                                 static_cast<int>(DispatchKeyFor(self.device().type)), &call,
+                                 stack));
   TSR_RETURN_IF_ERROR(CheckInplace(entry, self, (*stack)[0].tensor()));
   TSR_RETURN_IF_ERROR(CopyInto(entry, self, (*stack)[0].tensor()));
   stack->clear();
@@ -250,33 +277,32 @@ const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key) {
 
 namespace {
 
-absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack) {
+absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack, Stack* computed) {
   const OperatorEntry& functional = *out_entry.functional;
   if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
-  TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(functional, *stack));
+  TSR_ASSIGN_OR_RETURN(*computed, RunMeta(functional, *stack));
   const size_t inputs = NumInputs(functional);
   const Device device = OutputDevice(*stack, inputs);
-  for (size_t j = 0; j < computed.size(); ++j) {
+  for (size_t j = 0; j < computed->size(); ++j) {
     TSR_RETURN_IF_ERROR(
-        CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], computed[j].tensor(), device));
+        CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], (*computed)[j].tensor(), device));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack) {
+absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, Stack* computed) {
   switch (entry.variant) {
     case VariantKind::kOut:
-      return PrepareOutputs(entry, stack);
+      return PrepareOutputs(entry, stack, computed);
     case VariantKind::kInplace: {
-      TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(*entry.functional, *stack));
-      return CheckInplace(entry, (*stack)[0].tensor(), computed[0].tensor());
+      TSR_ASSIGN_OR_RETURN(*computed, RunMeta(*entry.functional, *stack));
+      return CheckInplace(entry, (*stack)[0].tensor(), (*computed)[0].tensor());
     }
     case VariantKind::kFunctional:
     case VariantKind::kNone:
-      if (KernelAt(&entry, kMetaKey) == nullptr) return absl::OkStatus();
-      return RunMeta(entry, *stack).status();
+      return MetaIfAny(entry, *stack, computed);
   }
   return absl::OkStatus();
 }

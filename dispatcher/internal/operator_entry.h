@@ -2,7 +2,9 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "dispatcher/dispatch_key.h"
@@ -22,7 +24,8 @@ class OperatorEntry {
         schema(std::move(schema)),
         name(this->schema.FullName()),
         schema_text(std::move(schema_text)),
-        written(WrittenArguments(this->schema)) {}
+        written(WrittenArguments(this->schema)),
+        returned_argument(ReturnedArguments(this->schema)) {}
 
   OpRegistry* const registry;
   const FunctionSchema schema;  // immutable: a redefinition must be identical
@@ -30,6 +33,13 @@ class OperatorEntry {
   const std::string schema_text;  // canonical (FunctionSchema::ToString)
   // The arguments the op writes (alias annotation with '!'): out= outputs, in-place selfs.
   const absl::InlinedVector<size_t, 2> written;
+  // For each return, what it must be (Note [Kernel results]): the index of the argument it is
+  // (an out= output, an in-place self: a written alias), kFreshReturn (no alias annotation: a
+  // tensor no argument is), or kViewReturn (a read-only alias: may be an argument or share one's
+  // memory).
+  static constexpr int kFreshReturn = -1;
+  static constexpr int kViewReturn = -2;
+  const absl::InlinedVector<int, 2> returned_argument;
 
   // Published with release, read with acquire by calls; written under the registry's mutex.
   std::atomic<bool> defined{true};
@@ -53,6 +63,20 @@ class OperatorEntry {
     }
     return written;
   }
+  static absl::InlinedVector<int, 2> ReturnedArguments(const FunctionSchema& schema) {
+    absl::InlinedVector<int, 2> returned;
+    for (const Argument& ret : schema.returns) {
+      int what = ret.alias ? kViewReturn : kFreshReturn;
+      if (ret.alias && ret.alias->is_write) {
+        for (size_t i = 0; i < schema.arguments.size(); ++i) {
+          const std::optional<AliasInfo>& alias = schema.arguments[i].alias;
+          if (alias && alias->is_write && alias->set == ret.alias->set) what = static_cast<int>(i);
+        }
+      }
+      returned.push_back(what);
+    }
+    return returned;
+  }
 };
 
 // The variant machinery (dispatcher/variants.cc), used by OpRegistry's lookup and dispatch.
@@ -61,8 +85,29 @@ class OperatorEntry {
 const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
 // ValidateCall runs before every backend kernel (Note [Variants]): the op's Meta function
 // checks the arguments (shapes, dtypes, dims) so that no backend sees input the op refuses; an
-// out= form also gets its outputs checked and resized, an in-place form its self checked.
-absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack);
+// out= form also gets its outputs checked and resized, an in-place form its self checked. What
+// the Meta function computed is left in `*computed` (the functional form's results; empty when
+// the op has no Meta function) for CheckKernelResults.
+absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, Stack* computed);
+
+// KernelCall: what a backend kernel's results are checked against (Note [Kernel results]),
+// taken from the arguments before the kernel consumes them.
+struct KernelCall {
+  Stack computed;  // the Meta function's results (ValidateCall); empty when the op has none
+  Device device;   // where tensor results must be (ResultDevice)
+  // The call's Tensor arguments, held so that a result can be compared with them by identity
+  // (a kernel that drops the last reference could otherwise get a new tensor at the same
+  // address), with their argument index.
+  absl::InlinedVector<std::pair<int, Tensor>, 8> tensors;
+};
+// RecordCall fills `call->device` and `call->tensors` from the arguments on `stack`.
+void RecordCall(const Stack& stack, KernelCall* call);
+// CheckKernelResults checks what `kernel` of `entry` left on `results` against `call`: count and
+// kinds of the returns, and each Tensor return's identity, dtype, shape and device. `caller`
+// names the op the user called when a derivation ran `entry`'s kernel (Note [Variants]).
+absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry& entry,
+                                const KernelFunction& kernel, const KernelCall& call,
+                                const Stack& results);
 // CheckWrittenMemory refuses a call whose written tensors overlap themselves or its inputs
 // (Note [Memory overlap], dispatcher/memory_overlap_check.cc).
 absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack);

@@ -48,6 +48,7 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
   kernel.fn = &Trampoline;
   kernel.name = std::string(View(name));
   if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
+  if (plugin != nullptr) kernel.plugin = plugin->name;
   auto k =
       std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr, kernel.name});
   kernel.context = k.get();
@@ -110,6 +111,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       if (name.empty()) name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
       kernel = MakeTypedKernel(*op, typed, desc->context, std::move(name),
                                plugin ? plugin->gate : nullptr);
+      if (kernel.ok() && plugin != nullptr) kernel->plugin = plugin->name;
     } else {
       kernel = MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
     }

@@ -658,8 +658,9 @@ TEST(CApiFallback, OpsWithoutADeviceKernelRunOnTheCpuAndAreCounted) {
 namespace {
 
 // A typed C kernel: its parameters follow the schema
-//   typed::mix(Tensor x, Tensor? y, float a, int[] dims, Scalar s, int? k, str mode, bool flag,
-//              ScalarType t) -> (Tensor, Tensor)
+//   typed::mix(Tensor(a) x, Tensor? y, float a, int[] dims, Scalar s, int? k, str mode,
+//              bool flag, ScalarType t) -> (Tensor(a), Tensor)
+// Its first result is x itself, which the schema must say (Note [Kernel results]).
 struct MixSeen {
   double a = 0;
   std::vector<int64_t> dims;
@@ -696,8 +697,8 @@ tsr_error* Mix(void* context, tsr_tensor* x, tsr_tensor* y, double a, const int6
 TEST(CApiTypedKernel, ArgumentsArriveAsPlainCParameters) {
   tsr_registration* def = nullptr;
   ASSERT_EQ(Consume(tsr_op_define(
-                S("typed::mix(Tensor x, Tensor? y, float a, int[] dims, Scalar s, int? k, str "
-                  "mode, bool flag, ScalarType t) -> (Tensor, Tensor)"),
+                S("typed::mix(Tensor(a) x, Tensor? y, float a, int[] dims, Scalar s, int? k, str "
+                  "mode, bool flag, ScalarType t) -> (Tensor(a), Tensor)"),
                 &def)),
             "");
   MixSeen seen;

@@ -310,6 +310,24 @@ TEST(EvilChild, ForeignFallback) {
                  "fallback for cuda"});
 }
 
+// Item 17: a kernel's results are checked against the op's Meta function (Note [Kernel
+// results]): an exp kernel that returns its input is an INTERNAL error naming it and its plugin.
+TEST(EvilPlugin, AKernelReturningItsInputIsAnError) { RunChild("BadResults"); }
+TEST(EvilChild, BadResults) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("bad_results")), nullptr)), "");
+  const int64_t size = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_PRIVATEUSE3, 0}, &t)),
+            "");
+  tsr_code code;
+  EXPECT_THAT(Call("exp", {t}, &code),
+              HasSubstr("exp: kernel 'exp' (plugin 'evil_bad_results') left its argument 'self' "
+                        "as result 0, expected a new tensor"));
+  EXPECT_EQ(code, TSR_INTERNAL);
+  tsr_tensor_release(t);
+}
+
 // Item 6: host memory that a plugin's kernel wraps with its own deleter keeps the plugin
 // loaded (its code mapped) until the deleter has run, as device memory does.
 TEST(EvilPlugin, HostMemoryWithAPluginDeleterKeepsThePluginLoaded) { RunChild("HostDeleter"); }

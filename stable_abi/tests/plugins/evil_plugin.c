@@ -18,6 +18,7 @@
 #define EVIL_INIT_REGISTERS 7   /* registers in tsr_plugin_init, before the handshake */
 #define EVIL_LAZY_REGISTER 8    /* registers from a kernel, on its first call */
 #define EVIL_THREAD_REGISTER 9  /* registers from a helper thread during register_fn */
+#define EVIL_BAD_RESULTS 10     /* an evildev exp kernel that returns its input */
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -229,6 +230,10 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
 #if EVIL_VARIANT == EVIL_LAZY_REGISTER
   if ((err = define("evil_lazy::op(Tensor self) -> Tensor")) != NULL) return err;
   return register_kernel("evil_lazy::op", TSR_DEVICE_CPU, lazy_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_BAD_RESULTS
+  if ((err = register_device(TSR_DEVICE_PRIVATEUSE3)) != NULL) return err;
+  return register_kernel("exp", TSR_DEVICE_PRIVATEUSE3, identity_kernel);
 #endif
 #if EVIL_VARIANT == EVIL_THREAD_REGISTER
   {

@@ -48,6 +48,14 @@ class PluginDevice final : public Allocator {
       return absl::Status(status.code(), absl::StrFormat("allocating %d bytes on %s: %s", nbytes,
                                                          DeviceToString(device), status.message()));
     }
+    // A non-empty tensor whose data is NULL would hand NULL to the device's copy functions and
+    // kernels later, far from the cause; only an empty allocation may be NULL.
+    if (data == nullptr && nbytes > 0) {
+      return absl::InternalError(absl::StrFormat(
+          "allocating %d bytes on %s: plugin '%s': allocate returned success with a NULL pointer "
+          "(expected memory of %d bytes, or an error)",
+          nbytes, DeviceToString(device), gate_->plugin_name(), nbytes));
+    }
     DataPtr out;
     out.data = data;
     out.device = device;

@@ -370,3 +370,33 @@ TEST(EvilChild, ThreadRegister) {
   EXPECT_EQ(report->kernels_registered, 0);
   EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
 }
+
+// Section C.
+
+namespace {
+
+// EvilDevice is the device every variant provides (privateuse3, renamed "evildev").
+constexpr tsr_device kEvilDevice = {TSR_DEVICE_PRIVATEUSE3, 0};
+
+}  // namespace
+
+// Item 18: a device allocate that returns success with NULL for a non-zero size is an error
+// naming the plugin and the size; NULL never reaches the device's copy functions.
+TEST(EvilPlugin, AllocateThatReturnsNullIsAnError) { RunChild("NullAlloc"); }
+TEST(EvilChild, NullAlloc) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("null_alloc")), nullptr)), "");
+  const int64_t size = 4;
+  tsr_tensor* t = nullptr;
+  tsr_code code;
+  const std::string error =
+      Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t), &code);
+  EXPECT_EQ(code, TSR_INTERNAL);
+  EXPECT_THAT(error, HasSubstr("allocating 16 bytes on evildev:0: plugin 'evil_null_alloc'"));
+  EXPECT_THAT(error, HasSubstr("allocate returned success with a NULL pointer"));
+  EXPECT_EQ(t, nullptr);
+  // An empty tensor needs no memory: NULL is fine there.
+  const int64_t zero = 0;
+  EXPECT_EQ(Consume(tsr_tensor_empty(&zero, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t)), "");
+  tsr_tensor_release(t);
+}

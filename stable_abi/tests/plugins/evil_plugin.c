@@ -1,7 +1,8 @@
-/* Adversarial test plugins (issue 14, section B): one C source, one variant per misbehaviour,
- * chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by evil_plugin_test.cc in a
- * child process of its own, which asserts the exact outcome: a clean error, a refusal with its
- * load report, a process that goes on. Every variant provides privateuse3 as "evildev". */
+/* Adversarial test plugins (issue 14, sections B and C): one C source, one variant per
+ * misbehaviour, chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by
+ * evil_plugin_test.cc in a child process of its own, which asserts the exact outcome: a clean
+ * error, a refusal with its load report, a process that goes on. Every variant provides privateuse3
+ * as "evildev". */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,11 @@
 #define EVIL_INIT_REGISTERS 7   /* registers in tsr_plugin_init, before the handshake */
 #define EVIL_LAZY_REGISTER 8    /* registers from a kernel, on its first call */
 #define EVIL_THREAD_REGISTER 9  /* registers from a helper thread during register_fn */
+#define EVIL_NULL_ALLOC 10      /* allocate succeeds with NULL for a non-zero size */
+#define EVIL_LYING_STRING 11    /* a descriptor string whose size lies ($EVIL_LIE picks which) */
+#define EVIL_MANY_DEVICES 12    /* device_count reports INT32_MAX devices */
+#define EVIL_DEVICE 13          /* a plain device */
+#define EVIL_DEVICE_B 14        /* another plugin with the same device type; copies fail loudly */
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -64,12 +70,20 @@ static tsr_error* identity_kernel(void* context, const tsr_op* op, tsr_stack* st
 /* A device over host memory (malloc and memcpy), enough for the runtime to register it. */
 static tsr_error* dev_count(void* context, int32_t* out) {
   (void)context;
+#if EVIL_VARIANT == EVIL_MANY_DEVICES
+  *out = INT32_MAX;
+#else
   *out = 1;
+#endif
   return NULL;
 }
 static tsr_error* dev_allocate(void* context, int32_t index, size_t nbytes, void** out) {
   (void)context;
   (void)index;
+#if EVIL_VARIANT == EVIL_NULL_ALLOC
+  *out = NULL; /* "success" */
+  return NULL;
+#endif
   *out = malloc(nbytes ? nbytes : 1);
   return *out ? NULL : fail(TSR_RESOURCE_EXHAUSTED, "evildev: out of memory");
 }
@@ -81,6 +95,13 @@ static void dev_free(void* context, int32_t index, void* ptr) {
 static tsr_error* dev_h2d(void* context, int32_t index, void* dst, const void* src, size_t n) {
   (void)context;
   (void)index;
+#if EVIL_VARIANT == EVIL_DEVICE_B
+  /* It never allocated anything: whatever it gets is someone else's memory. */
+  (void)dst;
+  (void)src;
+  (void)n;
+  return fail(TSR_INTERNAL, "evil_device_b: a copy function got memory it never allocated");
+#endif
   memcpy(dst, src, n);
   return NULL;
 }
@@ -194,7 +215,9 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   (void)state;
   (void)err;
   api = runtime;
-#if EVIL_VARIANT == EVIL_SLOW_SYNC
+#if EVIL_VARIANT == EVIL_SLOW_SYNC || EVIL_VARIANT == EVIL_NULL_ALLOC || \
+    EVIL_VARIANT == EVIL_MANY_DEVICES || EVIL_VARIANT == EVIL_DEVICE ||  \
+    EVIL_VARIANT == EVIL_DEVICE_B
   return register_device(TSR_DEVICE_PRIVATEUSE3);
 #endif
 #if EVIL_VARIANT == EVIL_OP_FIND
@@ -275,5 +298,15 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   desc->name = name;
   desc->version = version;
   desc->device_name = device_name;
+#if EVIL_VARIANT == EVIL_LYING_STRING
+  {
+    /* The string is short; its size says otherwise. */
+    const char* lie = getenv("EVIL_LIE");
+    const char* field = lie != NULL ? lie : "name";
+    if (strcmp(field, "name") == 0) desc->name.size = (size_t)-1;
+    if (strcmp(field, "version") == 0) desc->version.size = (size_t)1 << 40;
+    if (strcmp(field, "device_name") == 0) desc->device_name.size = 4097;
+  }
+#endif
   return NULL;
 }

@@ -400,3 +400,64 @@ TEST(EvilChild, NullAlloc) {
   EXPECT_EQ(Consume(tsr_tensor_empty(&zero, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t)), "");
   tsr_tensor_release(t);
 }
+
+// Item 19: every tsr_stack_get_* refuses a NULL output pointer with INVALID_ARGUMENT, as the
+// rest of the ABI does.
+TEST(EvilPlugin, StackGettersRefuseNullOutputs) { RunChild("StackGetNull"); }
+TEST(EvilChild, StackGetNull) {
+  CHILD_ONLY();
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  tsr_tensor* t = Floats({1});
+  const int64_t ints[] = {1, 2};
+  const double doubles[] = {1.5};
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, t)), "");                // 0
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 3)), "");                   // 1
+  ASSERT_EQ(Consume(tsr_stack_push_double(stack, 2.5)), "");              // 2
+  ASSERT_EQ(Consume(tsr_stack_push_bool(stack, 1)), "");                  // 3
+  ASSERT_EQ(Consume(tsr_stack_push_string(stack, S("s"))), "");           // 4
+  ASSERT_EQ(Consume(tsr_stack_push_int_list(stack, ints, 2)), "");        // 5
+  ASSERT_EQ(Consume(tsr_stack_push_double_list(stack, doubles, 1)), "");  // 6
+  ASSERT_EQ(Consume(tsr_stack_push_tensor_list(stack, &t, 1)), "");       // 7
+  tsr_scalar scalar = {};
+  scalar.kind = TSR_SCALAR_INT;
+  scalar.i = 4;
+  ASSERT_EQ(Consume(tsr_stack_push_scalar(stack, scalar)), "");               // 8
+  ASSERT_EQ(Consume(tsr_stack_push_dtype(stack, TSR_DTYPE_FLOAT32)), "");     // 9
+  ASSERT_EQ(Consume(tsr_stack_push_device(stack, {TSR_DEVICE_CPU, 0})), "");  // 10
+  size_t n = 0;
+  const int64_t* int_values = nullptr;
+  const double* double_values = nullptr;
+  tsr_tensor* const* tensors = nullptr;
+  struct Case {
+    const char* fn;
+    tsr_error* error;
+  };
+  const Case cases[] = {
+      {"tsr_stack_get_tensor", tsr_stack_get_tensor(stack, 0, nullptr)},
+      {"tsr_stack_get_int", tsr_stack_get_int(stack, 1, nullptr)},
+      {"tsr_stack_get_double", tsr_stack_get_double(stack, 2, nullptr)},
+      {"tsr_stack_get_bool", tsr_stack_get_bool(stack, 3, nullptr)},
+      {"tsr_stack_get_string", tsr_stack_get_string(stack, 4, nullptr)},
+      {"tsr_stack_get_int_list", tsr_stack_get_int_list(stack, 5, nullptr, &n)},
+      {"tsr_stack_get_int_list", tsr_stack_get_int_list(stack, 5, &int_values, nullptr)},
+      {"tsr_stack_get_double_list", tsr_stack_get_double_list(stack, 6, nullptr, &n)},
+      {"tsr_stack_get_double_list", tsr_stack_get_double_list(stack, 6, &double_values, nullptr)},
+      {"tsr_stack_get_tensor_list", tsr_stack_get_tensor_list(stack, 7, nullptr, &n)},
+      {"tsr_stack_get_tensor_list", tsr_stack_get_tensor_list(stack, 7, &tensors, nullptr)},
+      {"tsr_stack_get_scalar", tsr_stack_get_scalar(stack, 8, nullptr)},
+      {"tsr_stack_get_dtype", tsr_stack_get_dtype(stack, 9, nullptr)},
+      {"tsr_stack_get_device", tsr_stack_get_device(stack, 10, nullptr)},
+  };
+  for (const Case& c : cases) {
+    tsr_code code;
+    const std::string error = Consume(c.error, &code);
+    EXPECT_EQ(code, TSR_INVALID_ARGUMENT) << c.fn;
+    EXPECT_THAT(error, HasSubstr(std::string(c.fn) + ": expected")) << c.fn;
+    EXPECT_THAT(error, HasSubstr("got NULL")) << c.fn;
+  }
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(int_values, nullptr);
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
+}

@@ -461,3 +461,25 @@ TEST(EvilChild, StackGetNull) {
   tsr_stack_release(stack);
   tsr_tensor_release(t);
 }
+
+// Item 19: a descriptor string whose size lies (longer than any name could be) is refused
+// with a load report, not a bad_alloc (or a read far past the string).
+TEST(EvilPlugin, DescriptorNameWithALyingSizeIsRefused) {
+  RunChild("LyingString", {"EVIL_LIE=name"});
+}
+TEST(EvilPlugin, DescriptorVersionWithALyingSizeIsRefused) {
+  RunChild("LyingString", {"EVIL_LIE=version"});
+}
+TEST(EvilPlugin, DescriptorDeviceNameWithALyingSizeIsRefused) {
+  RunChild("LyingString", {"EVIL_LIE=device_name"});
+}
+TEST(EvilChild, LyingString) {
+  CHILD_ONLY();
+  const std::string field = std::getenv("EVIL_LIE");
+  const std::string size = field == "name"      ? std::to_string(SIZE_MAX)
+                           : field == "version" ? std::to_string(size_t{1} << 40)
+                                                : "4097";
+  ExpectRefused(
+      "lying_string", TSR_INVALID_ARGUMENT,
+      {"the plugin descriptor's " + field + " is " + size + " bytes long; expected at most 256"});
+}

@@ -119,6 +119,16 @@ class PluginDevice final : public Allocator {
   std::shared_ptr<const void> owner_ ABSL_GUARDED_BY(mu_);
 };
 
+// Note [Device count cap]
+// A device interface reports its device count once, at registration, and the runtime keeps a
+// little state per device index (the context its free function gets), allocated up front. A
+// count is a plugin's word: one reporting INT32_MAX devices made the runtime allocate 32 GiB.
+// So a device type has at most kMaxDeviceCount devices (far above any machine's accelerator
+// count; PyTorch's device index is 8 bits); a larger or negative count fails the registration
+// with INVALID_ARGUMENT and refuses the plugin that registers it (with its load report, also
+// when its register_fn ignores the error: its device would be unusable). docs/plugin_guide.md.
+constexpr int32_t kMaxDeviceCount = 1024;
+
 absl::Mutex g_devices_mu;
 // The registered device of each type, and every PluginDevice ever made (kept, see above).
 std::array<PluginDevice*, kNumDeviceTypes> g_devices ABSL_GUARDED_BY(g_devices_mu) = {};
@@ -280,11 +290,17 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
                                                             "failed: %s",
                                                             s.message())));
     }
-    if (count < 0) {
-      return ToError(absl::InvalidArgumentError(
-          absl::StrFormat("tsr_device_register: device_count gave %d", count)));
-    }
     const auto type = static_cast<DeviceType>(iface->device_type);
+    if (count < 0 || count > kMaxDeviceCount) {
+      // The runtime keeps state per device index (Note [Device count cap]).
+      PluginRecord* loading = LoadingPlugin();
+      absl::Status status = absl::InvalidArgumentError(absl::StrFormat(
+          "%s: device_count reported %d %s devices; expected at most %d",
+          loading ? absl::StrFormat("plugin '%s'", loading->name) : "tsr_device_register", count,
+          DeviceTypeName(type), kMaxDeviceCount));
+      if (loading != nullptr && loading->refusal.ok()) loading->refusal = status;
+      return ToError(status);
+    }
     tsr_device_interface copy = {};
     std::memcpy(&copy, iface, std::min(sizeof copy, iface->struct_size));
     copy.struct_size = sizeof copy;

@@ -483,3 +483,16 @@ TEST(EvilChild, LyingString) {
       "lying_string", TSR_INVALID_ARGUMENT,
       {"the plugin descriptor's " + field + " is " + size + " bytes long; expected at most 256"});
 }
+
+// Item 16: a device may report at most TSR's device cap (1024) devices; more refuses the
+// plugin with a load report instead of making the runtime allocate per-device state for each.
+TEST(EvilPlugin, DeviceCountAboveTheCapRefusesThePlugin) { RunChild("ManyDevices"); }
+TEST(EvilChild, ManyDevices) {
+  CHILD_ONLY();
+  ExpectRefused("many_devices", TSR_INVALID_ARGUMENT,
+                {"plugin 'evil_many_devices': device_count reported 2147483647 evildev devices; "
+                 "expected at most 1024"});
+  int32_t count = -1;
+  ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_PRIVATEUSE3, &count)), "");
+  EXPECT_EQ(count, 0);
+}

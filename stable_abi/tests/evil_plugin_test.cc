@@ -496,3 +496,51 @@ TEST(EvilChild, ManyDevices) {
   ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_PRIVATEUSE3, &count)), "");
   EXPECT_EQ(count, 0);
 }
+
+// Item 13: device tensors belong to the plugin instance that allocated them. Once that plugin
+// is unloaded, its tensors give a clean error naming the device and the unloaded plugin, also
+// when another plugin (or the same one, reloaded) now provides the device type: the new
+// plugin's functions never see the old plugin's memory.
+TEST(EvilPlugin, TensorsOfAnUnloadedPluginNeverReachTheNextPlugin) { RunChild("ReplacedDevice"); }
+TEST(EvilChild, ReplacedDevice) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("device")), nullptr)), "");
+  const int64_t size = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t)), "");
+  const float in[2] = {1, 2};
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(t, in, sizeof in)), "");
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_device"))), "");
+  const std::string unloaded =
+      "evildev:0 tensor belongs to plugin 'evil_device', which was unloaded";
+  float out[2] = {};
+  tsr_code code;
+  EXPECT_THAT(Consume(tsr_tensor_copy_to_host(t, out, sizeof out), &code), HasSubstr(unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("device_b")), nullptr)), "");
+  std::string error = Consume(tsr_tensor_copy_to_host(t, out, sizeof out), &code);
+  EXPECT_THAT(error, HasSubstr(unloaded));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("evil_device_b")));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  error = Consume(tsr_tensor_copy_from_host(t, in, sizeof in), &code);
+  EXPECT_THAT(error, HasSubstr(unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  // Nor do the new plugin's kernels get it.
+  error = Call("abs", {t}, &code);
+  EXPECT_THAT(error, HasSubstr("abs: argument 0 of kernel 'abs': the " + unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  // Its own tensors do reach it.
+  tsr_tensor* fresh = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &fresh)), "");
+  EXPECT_THAT(Call("abs", {fresh}, &code), HasSubstr("evil_device_b: a kernel got memory"));
+  tsr_tensor_release(fresh);
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_device_b"))), "");
+
+  // The same plugin reloaded is a new instance: the old tensor is still not its.
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("device")), nullptr)), "");
+  error = Consume(tsr_tensor_copy_to_host(t, out, sizeof out), &code);
+  EXPECT_THAT(error, HasSubstr(unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  tsr_tensor_release(t);  // freed by the old instance's free, its code still mapped
+}

@@ -162,6 +162,14 @@ static tsr_error* forty_two_kernel(void* context, const tsr_op* op, tsr_stack* s
   return err;
 }
 
+/* abs for evil_device_b: it never allocated anything, so any tensor is someone else's. */
+static tsr_error* foreign_memory_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return fail(TSR_INTERNAL, "evil_device_b: a kernel got memory it never allocated");
+}
+
 /* evil_host::make(Tensor self) -> Tensor: a fresh float32[4] of host memory that the plugin's
  * own deleter frees. */
 static void host_deleter(void* data, void* context) {
@@ -216,9 +224,12 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   (void)err;
   api = runtime;
 #if EVIL_VARIANT == EVIL_SLOW_SYNC || EVIL_VARIANT == EVIL_NULL_ALLOC || \
-    EVIL_VARIANT == EVIL_MANY_DEVICES || EVIL_VARIANT == EVIL_DEVICE ||  \
-    EVIL_VARIANT == EVIL_DEVICE_B
+    EVIL_VARIANT == EVIL_MANY_DEVICES || EVIL_VARIANT == EVIL_DEVICE
   return register_device(TSR_DEVICE_PRIVATEUSE3);
+#endif
+#if EVIL_VARIANT == EVIL_DEVICE_B
+  if ((err = register_device(TSR_DEVICE_PRIVATEUSE3)) != NULL) return err;
+  return register_kernel("abs", TSR_DEVICE_PRIVATEUSE3, foreign_memory_kernel);
 #endif
 #if EVIL_VARIANT == EVIL_OP_FIND
   {

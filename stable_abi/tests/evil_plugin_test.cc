@@ -544,3 +544,40 @@ TEST(EvilChild, ReplacedDevice) {
   EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
   tsr_tensor_release(t);  // freed by the old instance's free, its code still mapped
 }
+
+// Item 14: an op defined by several plugins lives until the last of them unloads; once no
+// loaded plugin defines it, a plugin reloaded with a new schema for it loads, and then a plugin
+// with the old schema is refused (Note [Op definitions are reference-counted]).
+TEST(EvilPlugin, AnOpDefinedByTwoPluginsLivesUntilBothUnload) { RunChild("SharedOp"); }
+TEST(EvilChild, SharedOp) {
+  CHILD_ONLY();
+  auto schema = [] {
+    const tsr_op* op = nullptr;
+    if (!Consume(tsr_op_find(S("evil_shared::op"), &op)).empty()) return std::string("(none)");
+    return Str(tsr_op_schema(op));
+  };
+  const std::string v1 = "evil_shared::op(Tensor self) -> Tensor";
+  const std::string v2 = "evil_shared::op(Tensor self, int n=1) -> Tensor";
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("shared_op")), nullptr)), "");
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("shared_op_twin")), nullptr)), "");
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_shared_op"))), "");
+  EXPECT_EQ(schema(), v1) << "the twin still defines it";
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_shared_op_twin"))), "");
+  EXPECT_EQ(FindCode("evil_shared::op"), TSR_NOT_FOUND) << "no plugin defines it any more";
+
+  ASSERT_EQ(setenv("EVIL_SCHEMA_V2", "1", 1), 0);
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("shared_op")), nullptr)), "")
+      << "a new version of the plugin with a new schema for its op";
+  EXPECT_EQ(schema(), v2);
+  ASSERT_EQ(unsetenv("EVIL_SCHEMA_V2"), 0);
+  const tsr_load_report* report = nullptr;
+  tsr_code code;
+  const std::string error =
+      Consume(tsr_plugin_load(S(PluginPath("shared_op_twin")), &report), &code);
+  EXPECT_EQ(code, TSR_ALREADY_EXISTS);
+  EXPECT_THAT(error, HasSubstr("op 'evil_shared::op' is already defined with a different schema "
+                               "(1 live definition(s))"));
+  ASSERT_NE(report, nullptr);
+  EXPECT_FALSE(report->loaded);
+  EXPECT_EQ(schema(), v2);
+}

@@ -24,6 +24,17 @@
 #define EVIL_MANY_DEVICES 12    /* device_count reports INT32_MAX devices */
 #define EVIL_DEVICE 13          /* a plain device */
 #define EVIL_DEVICE_B 14        /* another plugin with the same device type; copies fail loudly */
+#define EVIL_SHARED_OP 15       /* defines evil_shared::op ($EVIL_SCHEMA_V2: a newer schema) */
+#define EVIL_SHARED_OP_TWIN 16  /* defines evil_shared::op too, on privateuse2 ("evildev_two") */
+
+/* Every variant provides privateuse3 as "evildev" but the twin, so that both can be loaded. */
+#if EVIL_VARIANT == EVIL_SHARED_OP_TWIN
+#define EVIL_DEVICE_TYPE TSR_DEVICE_PRIVATEUSE2
+#define EVIL_DEVICE_NAME "evildev_two"
+#else
+#define EVIL_DEVICE_TYPE TSR_DEVICE_PRIVATEUSE3
+#define EVIL_DEVICE_NAME "evildev"
+#endif
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -227,6 +238,14 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
     EVIL_VARIANT == EVIL_MANY_DEVICES || EVIL_VARIANT == EVIL_DEVICE
   return register_device(TSR_DEVICE_PRIVATEUSE3);
 #endif
+#if EVIL_VARIANT == EVIL_SHARED_OP || EVIL_VARIANT == EVIL_SHARED_OP_TWIN
+  /* A newer version of the plugin (the test sets EVIL_SCHEMA_V2 before loading it again)
+   * changed its op's schema. */
+  err = define(getenv("EVIL_SCHEMA_V2") != NULL ? "evil_shared::op(Tensor self, int n=1) -> Tensor"
+                                                : "evil_shared::op(Tensor self) -> Tensor");
+  if (err != NULL) return err;
+  return register_kernel("evil_shared::op", EVIL_DEVICE_TYPE, identity_kernel);
+#endif
 #if EVIL_VARIANT == EVIL_DEVICE_B
   if ((err = register_device(TSR_DEVICE_PRIVATEUSE3)) != NULL) return err;
   return register_kernel("abs", TSR_DEVICE_PRIVATEUSE3, foreign_memory_kernel);
@@ -288,7 +307,7 @@ static void unload(void* state) {
 TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
                                              tsr_plugin_desc* desc) {
   tsr_string name = TSR_STR(EVIL_NAME);
-  tsr_string device_name = TSR_STR("evildev");
+  tsr_string device_name = TSR_STR(EVIL_DEVICE_NAME);
   tsr_string version = TSR_STR("0.1-evil");
   api = runtime;
 #if EVIL_VARIANT == EVIL_INIT_REGISTERS
@@ -303,7 +322,7 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   desc->abi_major = TSR_ABI_VERSION_MAJOR;
   desc->abi_minor = TSR_ABI_VERSION_MINOR;
   desc->min_abi_minor = 0;
-  desc->device_type = TSR_DEVICE_PRIVATEUSE3;
+  desc->device_type = EVIL_DEVICE_TYPE;
   desc->register_fn = register_all;
   desc->unload_fn = unload;
   desc->name = name;

@@ -22,6 +22,21 @@ namespace tessera {
 // registration. Plugin unloading, which must also wait for in-flight kernels to return, is
 // built on top of this by the loader.
 
+// Note [Op definitions are reference-counted]
+// Several owners may define the same op with the same schema: two plugins that both ship a
+// custom op, or the application and a plugin. Each Define of an identical schema is one more
+// live definition, undone by its own handle, and the op stays defined while any is live:
+// unloading one plugin leaves the op to the others (it used to remove the op from under
+// them). A different schema is refused while the op has a live definition (two owners cannot
+// disagree about what an op means). Once the last definition is gone the op has no owner and
+// its schema binds nobody: defining it again with a new schema (a plugin reloaded in a newer
+// version) creates a fresh entry that replaces the old one in the name table. The old entry
+// is never freed (the new one keeps it, OperatorEntry::replaced): handles and deregistered
+// kernels still point into it, and calls through an old handle fail as for any undefined op.
+// That costs one entry per schema change of an op, bounded by the redefinitions an
+// application makes. An op whose forms are linked by DefineVariants is never replaced (its
+// siblings point to it): a new schema for it stays refused.
+
 // Note [Dispatch key from devices]
 // The key is the device type of the tensor arguments. All must be on the same device, with
 // one exception taken from PyTorch: a 0-dim CPU tensor may join tensors of any device (it is
@@ -88,25 +103,33 @@ absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_te
   absl::MutexLock lock(&mu_);
   auto it = ops_.find(name);
   internal::OperatorEntry* entry;
-  if (it != ops_.end()) {
+  if (it != ops_.end() && it->second->schema_text == canonical) {
     entry = it->second.get();
-    if (entry->schema_text != canonical) {
-      return absl::AlreadyExistsError(absl::StrFormat(
-          "define: op '%s' is already defined with a different schema\n  existing: %s\n  new:      "
-          "%s",
-          name, entry->schema_text, canonical));
-    }
-    if (entry->defined.load(std::memory_order_acquire)) return RegistrationHandle();
-    entry->defined.store(true, std::memory_order_release);
+    if (entry->owners++ == 0) entry->defined.store(true, std::memory_order_release);
+  } else if (it != ops_.end() &&
+             (it->second->owners > 0 || it->second->variant != VariantKind::kNone)) {
+    const internal::OperatorEntry& existing = *it->second;
+    return absl::AlreadyExistsError(absl::StrFormat(
+        "define: op '%s' is already defined with a different schema%s\n  existing: %s\n  new:      "
+        "%s",
+        name,
+        existing.owners > 0 ? absl::StrFormat(" (%d live definition(s))", existing.owners)
+                            : " (its forms are linked to other ops)",
+        existing.schema_text, canonical));
   } else {
     auto owned =
         std::make_unique<internal::OperatorEntry>(this, std::move(schema), std::move(canonical));
     entry = owned.get();
-    ops_.emplace(name, std::move(owned));
+    if (it != ops_.end()) {  // no live definition: the new schema replaces the old one
+      owned->replaced = std::move(it->second);
+      it->second = std::move(owned);
+    } else {
+      ops_.emplace(name, std::move(owned));
+    }
   }
   return RegistrationHandle([this, entry] {
     absl::MutexLock lock(&mu_);
-    entry->defined.store(false, std::memory_order_release);
+    if (--entry->owners == 0) entry->defined.store(false, std::memory_order_release);
   });
 }
 

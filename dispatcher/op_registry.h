@@ -116,7 +116,9 @@ class OpRegistry {
   static OpRegistry& Global();
 
   // Define adds an op by schema. Defining an op that is already defined is an error, unless
-  // the schema is identical (then it is a no-op whose handle undoes nothing).
+  // the schema is identical: then it is one more live definition, and the op stays defined
+  // until every handle is undone (Note [Op definitions are reference-counted]). An op without
+  // live definitions may be defined again with another schema.
   absl::StatusOr<RegistrationHandle> Define(std::string_view schema);
 
   // DefineVariants defines the out= form `out_name` ("add.out") and, unless `inplace_name` is

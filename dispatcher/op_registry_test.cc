@@ -228,6 +228,29 @@ TEST_F(OpRegistryTest, RegistrationHandlesDeregisterWhenDestroyed) {
   EXPECT_TRUE(registry_.Define(kAddSchema).ok()) << "and it can be defined again";
 }
 
+// Note [Op definitions are reference-counted]
+TEST_F(OpRegistryTest, AnOpLivesUntilItsLastDefinitionIsUndone) {
+  absl::StatusOr<RegistrationHandle> first = registry_.Define(kAddSchema);
+  absl::StatusOr<RegistrationHandle> second = registry_.Define(kAddSchema);
+  ASSERT_TRUE(first.ok() && second.ok());
+  OperatorHandle old = *registry_.Find("test::add.Tensor");
+  first->Reset();
+  EXPECT_TRUE(registry_.Find("test::add.Tensor").ok()) << "the second definition is live";
+  absl::StatusOr<RegistrationHandle> changed =
+      registry_.Define("test::add.Tensor(Tensor self, Tensor other, int n=1) -> Tensor");
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(changed.status().message(),
+              HasSubstr("already defined with a different schema (1 live definition(s))"));
+  second->Reset();
+  EXPECT_EQ(registry_.Find("test::add.Tensor").status().code(), absl::StatusCode::kNotFound);
+  // No live definition: a new schema replaces the old one; the old handle stays undefined.
+  changed = registry_.Define("test::add.Tensor(Tensor self, Tensor other, int n=1) -> Tensor");
+  ASSERT_TRUE(changed.ok()) << changed.status();
+  EXPECT_EQ(registry_.Find("test::add.Tensor")->schema().arguments.size(), 3u);
+  Stack stack{Make({1}), Make({1})};
+  EXPECT_EQ(registry_.Call(old, &stack).code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(OpRegistryTest, LookupOrderIsKernelThenCompositeThenFallback) {
   OperatorHandle op = Define("test::f(Tensor self) -> Tensor");
   const DispatchKey fake = DispatchKeyFor(kFake);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,12 @@ class OperatorEntry {
 
   // Published with release, read with acquire by calls; written under the registry's mutex.
   std::atomic<bool> defined{true};
+  // The live definitions of the op, under the registry's mutex; `defined` is owners > 0 (Note
+  // [Op definitions are reference-counted] in dispatcher/op_registry.cc).
+  int64_t owners = 1;
+  // The entry of an earlier definition with another schema that this one replaced, kept alive
+  // for the handles, kernels and registrations that still point into it.
+  std::unique_ptr<OperatorEntry> replaced;
   std::atomic<const KernelFunction*> kernels[kNumDispatchKeys] = {};
   std::atomic<const KernelFunction*> composite{nullptr};
   std::atomic<const KernelFunction*> cross_device{nullptr};  // OpRegistry::ImplCrossDevice

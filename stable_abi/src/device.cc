@@ -48,6 +48,14 @@ class PluginDevice final : public Allocator {
       return absl::Status(status.code(), absl::StrFormat("allocating %d bytes on %s: %s", nbytes,
                                                          DeviceToString(device), status.message()));
     }
+    // A non-empty tensor whose data is NULL would hand NULL to the device's copy functions and
+    // kernels later, far from the cause; only an empty allocation may be NULL.
+    if (data == nullptr && nbytes > 0) {
+      return absl::InternalError(absl::StrFormat(
+          "allocating %d bytes on %s: plugin '%s': allocate returned success with a NULL pointer "
+          "(expected memory of %d bytes, or an error)",
+          nbytes, DeviceToString(device), gate_->plugin_name(), nbytes));
+    }
     DataPtr out;
     out.data = data;
     out.device = device;
@@ -81,6 +89,7 @@ class PluginDevice final : public Allocator {
     return StatusFrom(iface_.synchronize(iface_.context, device.index));
   }
 
+  const std::string& plugin_name() const { return gate_->plugin_name(); }
   const tsr_device_interface& iface() const { return iface_; }
   int32_t count() const { return count_; }
   std::shared_ptr<const void> Owner() {
@@ -110,6 +119,16 @@ class PluginDevice final : public Allocator {
   absl::Mutex mu_;
   std::shared_ptr<const void> owner_ ABSL_GUARDED_BY(mu_);
 };
+
+// Note [Device count cap]
+// A device interface reports its device count once, at registration, and the runtime keeps a
+// little state per device index (the context its free function gets), allocated up front. A
+// count is a plugin's word: one reporting INT32_MAX devices made the runtime allocate 32 GiB.
+// So a device type has at most kMaxDeviceCount devices (far above any machine's accelerator
+// count; PyTorch's device index is 8 bits); a larger or negative count fails the registration
+// with INVALID_ARGUMENT and refuses the plugin that registers it (with its load report, also
+// when its register_fn ignores the error: its device would be unusable). docs/plugin_guide.md.
+constexpr int32_t kMaxDeviceCount = 1024;
 
 absl::Mutex g_devices_mu;
 // The registered device of each type, and every PluginDevice ever made (kept, see above).
@@ -173,6 +192,9 @@ absl::StatusOr<Span> ViewSpan(const Tensor& t) {
 }
 
 absl::StatusOr<PluginDevice*> DeviceFor(const Tensor& t, const char* what) {
+  if (Orphaned(t)) {
+    return OrphanedError(t, absl::StrFormat("%s %s", what, t.ToString()));
+  }
   PluginDevice* device = Registered(t.device().type);
   if (device == nullptr) {
     return absl::FailedPreconditionError(
@@ -193,6 +215,57 @@ Tensor StagingView(const Tensor& t, void* staging, const Span& span) {
 }
 
 }  // namespace
+
+// Note [Device memory belongs to its plugin instance]
+// Device memory is an address that only the plugin instance which allocated it can interpret.
+// Once that plugin is unloaded its tensors may live on (their memory keeps its code mapped,
+// so that they can still be freed), but the device type may now be provided by another plugin,
+// or by the same library loaded again, whose functions must never get the old pointers (the
+// first copy of a replaced plugin's tensor used to go to the new plugin's copy function). A
+// device tensor's storage remembers the allocator that made it: a PluginDevice, one per
+// registration and never reused. Whatever would hand the memory to plugin code first checks
+// that this allocator still provides the device type: the copies here, and every kernel
+// before it runs (CheckArguments; a few loads per tensor argument and no lock, since the
+// allocator table is an array of atomics). Otherwise the tensor is an orphan and the caller
+// gets FAILED_PRECONDITION naming the device and the unloaded plugin. Releasing an orphan still
+// frees it through the plugin that allocated it.
+absl::Status OrphanedError(const Tensor& t, std::string_view what) {
+  const Allocator* allocator = t.impl()->storage()->allocator();
+  std::string plugin = "a plugin";
+  {
+    absl::MutexLock lock(&g_devices_mu);
+    for (const auto& device : *g_all_devices) {
+      if (device.get() == allocator) {
+        plugin = absl::StrFormat("plugin '%s'", device->plugin_name());
+        break;
+      }
+    }
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s: the %s tensor belongs to %s, which was unloaded; device memory is usable only "
+      "through the plugin instance that allocated it, not the one that provides %s now",
+      what, DeviceToString(t.device()), plugin, DeviceTypeName(t.device().type)));
+}
+
+absl::Status CheckArguments(const Stack& stack, std::string_view op, std::string_view kernel) {
+  for (size_t i = 0; i < stack.size(); ++i) {
+    const Value& v = stack[i];
+    if (v.is_tensor()) {
+      if (Orphaned(v.tensor())) {
+        return OrphanedError(v.tensor(),
+                             absl::StrFormat("%s: argument %d of kernel '%s'", op, i, kernel));
+      }
+    } else if (v.is_tensor_list()) {
+      for (const Tensor& t : v.tensor_list()) {
+        if (Orphaned(t)) {
+          return OrphanedError(
+              t, absl::StrFormat("%s: argument %d (a list) of kernel '%s'", op, i, kernel));
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
 
 // The dispatcher's composites move tensors between devices through core/host_copy.h; the
 // device interfaces live here, so this layer installs the copies when the runtime loads.
@@ -272,11 +345,17 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
                                                             "failed: %s",
                                                             s.message())));
     }
-    if (count < 0) {
-      return ToError(absl::InvalidArgumentError(
-          absl::StrFormat("tsr_device_register: device_count gave %d", count)));
-    }
     const auto type = static_cast<DeviceType>(iface->device_type);
+    if (count < 0 || count > kMaxDeviceCount) {
+      // The runtime keeps state per device index (Note [Device count cap]).
+      PluginRecord* loading = LoadingPlugin();
+      absl::Status status = absl::InvalidArgumentError(absl::StrFormat(
+          "%s: device_count reported %d %s devices; expected at most %d",
+          loading ? absl::StrFormat("plugin '%s'", loading->name) : "tsr_device_register", count,
+          DeviceTypeName(type), kMaxDeviceCount));
+      if (loading != nullptr && loading->refusal.ok()) loading->refusal = status;
+      return ToError(status);
+    }
     tsr_device_interface copy = {};
     std::memcpy(&copy, iface, std::min(sizeof copy, iface->struct_size));
     copy.struct_size = sizeof copy;

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "core/allocator.h"
 #include "core/tensor.h"
+#include "dispatcher/value.h"
 #include "tessera/c/device.h"
 
 namespace tessera {
@@ -16,6 +19,25 @@ namespace capi {
 // through a host staging buffer, so strided views work too).
 absl::Status CopyToHost(const Tensor& src, void* dst);
 absl::Status CopyFromHost(const void* src, const Tensor& dst);
+
+// Orphaned says whether `t` is device memory of a plugin instance that no longer provides its
+// device type (unloaded, maybe replaced): see Note [Device memory belongs to its plugin
+// instance] in device.cc. A few loads, no lock: kernels check their arguments with it.
+inline bool Orphaned(const Tensor& t) {
+  if (!t.defined()) return false;
+  const DeviceType type = t.device().type;
+  if (type == DeviceType::kCPU || type == DeviceType::kMeta) return false;
+  const Allocator* allocator = t.impl()->storage()->allocator();
+  return allocator != nullptr && allocator != GetAllocator(type);
+}
+
+// OrphanedError is the error for an Orphaned tensor `t` that `what` ("copying float32[2] on
+// npu:0", "abs: argument 0") needed.
+absl::Status OrphanedError(const Tensor& t, std::string_view what);
+
+// CheckArguments returns OrphanedError for the first Orphaned tensor (or tensor in a list) on
+// a kernel's stack, before the kernel `kernel` of `op` runs.
+absl::Status CheckArguments(const Stack& stack, std::string_view op, std::string_view kernel);
 
 }  // namespace capi
 }  // namespace tessera

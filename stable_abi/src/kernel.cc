@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
+#include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
 #include "stable_abi/src/typed_kernel.h"
@@ -25,6 +26,8 @@ struct CKernel {
 
 absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
   const CKernel& k = *static_cast<const CKernel*>(context);
+  // Note [Device memory belongs to its plugin instance]
+  if (absl::Status s = CheckArguments(*stack, op.name(), k.name); !s.ok()) return s;
   if (k.gate && !k.gate->Enter()) {
     return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
                                                   op.name(), k.gate->plugin_name()));

@@ -32,11 +32,15 @@ tsr_error* Push(tsr_stack* stack, const char* fn, V&& value) {
   });
 }
 
-// At returns value `index` of the expected kind, or an error naming both kinds.
+// At returns value `index` of the expected kind, or an error naming both kinds. `dest` is the
+// caller's output pointer (for lists, the values pointer): NULL is an error, as everywhere in
+// the ABI, rather than a write through NULL.
 tsr_error* At(const tsr_stack* stack, size_t index, Value::Kind kind, const char* fn,
-              const Value** out) {
+              const void* dest, const Value** out) {
   if (tsr_error* e = CheckStack(stack, fn)) return e;
-  if (out == nullptr) return Invalid(absl::StrFormat("%s: expected an output pointer", fn));
+  if (dest == nullptr) {
+    return Invalid(absl::StrFormat("%s: expected an output pointer, got NULL", fn));
+  }
   const Stack& s = *Unwrap(stack);
   if (index >= s.size()) {
     return MakeError(absl::StatusCode::kOutOfRange,
@@ -216,38 +220,38 @@ tsr_error* tsr_stack_push_device(tsr_stack* stack, tsr_device value) {
 
 tsr_error* tsr_stack_get_tensor(const tsr_stack* stack, size_t index, tsr_tensor** out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kTensor, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kTensor, __func__, out, &v)) return e;
   *out = reinterpret_cast<tsr_tensor*>(v->tensor().impl());
   return nullptr;
 }
 tsr_error* tsr_stack_get_int(const tsr_stack* stack, size_t index, int64_t* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kInt, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kInt, __func__, out, &v)) return e;
   *out = v->to_int();
   return nullptr;
 }
 tsr_error* tsr_stack_get_double(const tsr_stack* stack, size_t index, double* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kDouble, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kDouble, __func__, out, &v)) return e;
   *out = v->to_double();
   return nullptr;
 }
 tsr_error* tsr_stack_get_bool(const tsr_stack* stack, size_t index, int32_t* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kBool, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kBool, __func__, out, &v)) return e;
   *out = v->to_bool() ? 1 : 0;
   return nullptr;
 }
 tsr_error* tsr_stack_get_string(const tsr_stack* stack, size_t index, tsr_string* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kString, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kString, __func__, out, &v)) return e;
   *out = tsr_string{v->string().data(), v->string().size()};
   return nullptr;
 }
 tsr_error* tsr_stack_get_int_list(const tsr_stack* stack, size_t index, const int64_t** values,
                                   size_t* n) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kIntList, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kIntList, __func__, values, &v)) return e;
   if (n == nullptr) return Invalid("tsr_stack_get_int_list: expected a count pointer, got NULL");
   *values = v->int_list().data();
   *n = v->int_list().size();
@@ -256,8 +260,8 @@ tsr_error* tsr_stack_get_int_list(const tsr_stack* stack, size_t index, const in
 tsr_error* tsr_stack_get_double_list(const tsr_stack* stack, size_t index, const double** values,
                                      size_t* n) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kDoubleList, __func__, &v)) return e;
-  if (n == nullptr) return Invalid("tsr_stack_get_double_list: expected a count pointer");
+  if (tsr_error* e = At(stack, index, Value::Kind::kDoubleList, __func__, values, &v)) return e;
+  if (n == nullptr) return Invalid("tsr_stack_get_double_list: expected a count pointer, got NULL");
   *values = v->double_list().data();
   *n = v->double_list().size();
   return nullptr;
@@ -265,27 +269,27 @@ tsr_error* tsr_stack_get_double_list(const tsr_stack* stack, size_t index, const
 tsr_error* tsr_stack_get_tensor_list(const tsr_stack* stack, size_t index,
                                      tsr_tensor* const** tensors, size_t* n) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kTensorList, __func__, &v)) return e;
-  if (n == nullptr) return Invalid("tsr_stack_get_tensor_list: expected a count pointer");
+  if (tsr_error* e = At(stack, index, Value::Kind::kTensorList, __func__, tensors, &v)) return e;
+  if (n == nullptr) return Invalid("tsr_stack_get_tensor_list: expected a count pointer, got NULL");
   *tensors = reinterpret_cast<tsr_tensor* const*>(v->tensor_list().data());
   *n = v->tensor_list().size();
   return nullptr;
 }
 tsr_error* tsr_stack_get_scalar(const tsr_stack* stack, size_t index, tsr_scalar* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kScalar, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kScalar, __func__, out, &v)) return e;
   *out = ToC(v->scalar());
   return nullptr;
 }
 tsr_error* tsr_stack_get_dtype(const tsr_stack* stack, size_t index, tsr_dtype* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kScalarType, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kScalarType, __func__, out, &v)) return e;
   *out = static_cast<tsr_dtype>(v->scalar_type());
   return nullptr;
 }
 tsr_error* tsr_stack_get_device(const tsr_stack* stack, size_t index, tsr_device* out) {
   const Value* v;
-  if (tsr_error* e = At(stack, index, Value::Kind::kDevice, __func__, &v)) return e;
+  if (tsr_error* e = At(stack, index, Value::Kind::kDevice, __func__, out, &v)) return e;
   *out = tsr_device{static_cast<int32_t>(v->device().type), v->device().index};
   return nullptr;
 }

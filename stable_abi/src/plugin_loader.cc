@@ -31,6 +31,9 @@ constexpr size_t kPluginDescSize[] = {
     /* 1.0 */ sizeof(tsr_plugin_desc),
 };
 constexpr uint32_t kRuntimeMinor = TSR_ABI_VERSION_MINOR;
+
+// The longest name, version or device_name a plugin descriptor may give (docs/plugin_guide.md).
+constexpr size_t kMaxDescriptorString = 256;
 static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per released minor");
 
 thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
@@ -252,7 +255,19 @@ class PluginLoader {
           "1.0 descriptor",
           desc.struct_size, min_size));
     }
-    report->plugin_name = std::string(View(desc.name));
+    // The sizes come from the plugin: a size that lies (SIZE_MAX) must be refused before any
+    // copy, which would throw bad_alloc (and lose the report) or read far past the string.
+    const std::pair<const char*, tsr_string> strings[] = {
+        {"name", desc.name}, {"version", desc.version}, {"device_name", desc.device_name}};
+    for (const auto& [field, value] : strings) {
+      if (value.data != nullptr && value.size > kMaxDescriptorString) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%sthe plugin descriptor's %s is %d bytes long; expected at most %d (a wrong size?)",
+            report->plugin_name.empty() ? "" : "plugin '" + report->plugin_name + "': ", field,
+            value.size, kMaxDescriptorString));
+      }
+      if (field == std::string_view("name")) report->plugin_name = std::string(View(value));
+    }
     report->plugin_version = std::string(View(desc.version));
     report->device_name = std::string(View(desc.device_name));
     report->c.plugin_abi_major = desc.abi_major;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 #include "tessera/c/tensor.h"
 
@@ -158,6 +159,8 @@ void Fill(Pass pass, const Value& v, Slot* slot) {
 
 absl::Status CallTyped(void* context, const OperatorHandle& op, Stack* stack) {
   const TypedKernel& k = *static_cast<const TypedKernel*>(context);
+  // Note [Device memory belongs to its plugin instance]
+  if (absl::Status s = CheckArguments(*stack, op.name(), k.name); !s.ok()) return s;
   std::array<Slot, kMaxSlots> slots;
   std::array<Slot, kMaxSlots> optional_values;
   std::array<void*, kMaxSlots> values;

@@ -388,3 +388,214 @@ TEST(EvilChild, ThreadRegister) {
   EXPECT_EQ(report->kernels_registered, 0);
   EXPECT_EQ(FindCode("evil_late::op"), TSR_NOT_FOUND);
 }
+
+// Section C.
+
+namespace {
+
+// EvilDevice is the device every variant provides (privateuse3, renamed "evildev").
+constexpr tsr_device kEvilDevice = {TSR_DEVICE_PRIVATEUSE3, 0};
+
+}  // namespace
+
+// Item 18: a device allocate that returns success with NULL for a non-zero size is an error
+// naming the plugin and the size; NULL never reaches the device's copy functions.
+TEST(EvilPlugin, AllocateThatReturnsNullIsAnError) { RunChild("NullAlloc"); }
+TEST(EvilChild, NullAlloc) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("null_alloc")), nullptr)), "");
+  const int64_t size = 4;
+  tsr_tensor* t = nullptr;
+  tsr_code code;
+  const std::string error =
+      Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t), &code);
+  EXPECT_EQ(code, TSR_INTERNAL);
+  EXPECT_THAT(error, HasSubstr("allocating 16 bytes on evildev:0: plugin 'evil_null_alloc'"));
+  EXPECT_THAT(error, HasSubstr("allocate returned success with a NULL pointer"));
+  EXPECT_EQ(t, nullptr);
+  // An empty tensor needs no memory: NULL is fine there.
+  const int64_t zero = 0;
+  EXPECT_EQ(Consume(tsr_tensor_empty(&zero, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t)), "");
+  tsr_tensor_release(t);
+}
+
+// Item 19: every tsr_stack_get_* refuses a NULL output pointer with INVALID_ARGUMENT, as the
+// rest of the ABI does.
+TEST(EvilPlugin, StackGettersRefuseNullOutputs) { RunChild("StackGetNull"); }
+TEST(EvilChild, StackGetNull) {
+  CHILD_ONLY();
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  tsr_tensor* t = Floats({1});
+  const int64_t ints[] = {1, 2};
+  const double doubles[] = {1.5};
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, t)), "");                // 0
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 3)), "");                   // 1
+  ASSERT_EQ(Consume(tsr_stack_push_double(stack, 2.5)), "");              // 2
+  ASSERT_EQ(Consume(tsr_stack_push_bool(stack, 1)), "");                  // 3
+  ASSERT_EQ(Consume(tsr_stack_push_string(stack, S("s"))), "");           // 4
+  ASSERT_EQ(Consume(tsr_stack_push_int_list(stack, ints, 2)), "");        // 5
+  ASSERT_EQ(Consume(tsr_stack_push_double_list(stack, doubles, 1)), "");  // 6
+  ASSERT_EQ(Consume(tsr_stack_push_tensor_list(stack, &t, 1)), "");       // 7
+  tsr_scalar scalar = {};
+  scalar.kind = TSR_SCALAR_INT;
+  scalar.i = 4;
+  ASSERT_EQ(Consume(tsr_stack_push_scalar(stack, scalar)), "");               // 8
+  ASSERT_EQ(Consume(tsr_stack_push_dtype(stack, TSR_DTYPE_FLOAT32)), "");     // 9
+  ASSERT_EQ(Consume(tsr_stack_push_device(stack, {TSR_DEVICE_CPU, 0})), "");  // 10
+  size_t n = 0;
+  const int64_t* int_values = nullptr;
+  const double* double_values = nullptr;
+  tsr_tensor* const* tensors = nullptr;
+  struct Case {
+    const char* fn;
+    tsr_error* error;
+  };
+  const Case cases[] = {
+      {"tsr_stack_get_tensor", tsr_stack_get_tensor(stack, 0, nullptr)},
+      {"tsr_stack_get_int", tsr_stack_get_int(stack, 1, nullptr)},
+      {"tsr_stack_get_double", tsr_stack_get_double(stack, 2, nullptr)},
+      {"tsr_stack_get_bool", tsr_stack_get_bool(stack, 3, nullptr)},
+      {"tsr_stack_get_string", tsr_stack_get_string(stack, 4, nullptr)},
+      {"tsr_stack_get_int_list", tsr_stack_get_int_list(stack, 5, nullptr, &n)},
+      {"tsr_stack_get_int_list", tsr_stack_get_int_list(stack, 5, &int_values, nullptr)},
+      {"tsr_stack_get_double_list", tsr_stack_get_double_list(stack, 6, nullptr, &n)},
+      {"tsr_stack_get_double_list", tsr_stack_get_double_list(stack, 6, &double_values, nullptr)},
+      {"tsr_stack_get_tensor_list", tsr_stack_get_tensor_list(stack, 7, nullptr, &n)},
+      {"tsr_stack_get_tensor_list", tsr_stack_get_tensor_list(stack, 7, &tensors, nullptr)},
+      {"tsr_stack_get_scalar", tsr_stack_get_scalar(stack, 8, nullptr)},
+      {"tsr_stack_get_dtype", tsr_stack_get_dtype(stack, 9, nullptr)},
+      {"tsr_stack_get_device", tsr_stack_get_device(stack, 10, nullptr)},
+  };
+  for (const Case& c : cases) {
+    tsr_code code;
+    const std::string error = Consume(c.error, &code);
+    EXPECT_EQ(code, TSR_INVALID_ARGUMENT) << c.fn;
+    EXPECT_THAT(error, HasSubstr(std::string(c.fn) + ": expected")) << c.fn;
+    EXPECT_THAT(error, HasSubstr("got NULL")) << c.fn;
+  }
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(int_values, nullptr);
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
+}
+
+// Item 19: a descriptor string whose size lies (longer than any name could be) is refused
+// with a load report, not a bad_alloc (or a read far past the string).
+TEST(EvilPlugin, DescriptorNameWithALyingSizeIsRefused) {
+  RunChild("LyingString", {"EVIL_LIE=name"});
+}
+TEST(EvilPlugin, DescriptorVersionWithALyingSizeIsRefused) {
+  RunChild("LyingString", {"EVIL_LIE=version"});
+}
+TEST(EvilPlugin, DescriptorDeviceNameWithALyingSizeIsRefused) {
+  RunChild("LyingString", {"EVIL_LIE=device_name"});
+}
+TEST(EvilChild, LyingString) {
+  CHILD_ONLY();
+  const std::string field = std::getenv("EVIL_LIE");
+  const std::string size = field == "name"      ? std::to_string(SIZE_MAX)
+                           : field == "version" ? std::to_string(size_t{1} << 40)
+                                                : "4097";
+  ExpectRefused(
+      "lying_string", TSR_INVALID_ARGUMENT,
+      {"the plugin descriptor's " + field + " is " + size + " bytes long; expected at most 256"});
+}
+
+// Item 16: a device may report at most TSR's device cap (1024) devices; more refuses the
+// plugin with a load report instead of making the runtime allocate per-device state for each.
+TEST(EvilPlugin, DeviceCountAboveTheCapRefusesThePlugin) { RunChild("ManyDevices"); }
+TEST(EvilChild, ManyDevices) {
+  CHILD_ONLY();
+  ExpectRefused("many_devices", TSR_INVALID_ARGUMENT,
+                {"plugin 'evil_many_devices': device_count reported 2147483647 evildev devices; "
+                 "expected at most 1024"});
+  int32_t count = -1;
+  ASSERT_EQ(Consume(tsr_device_count(TSR_DEVICE_PRIVATEUSE3, &count)), "");
+  EXPECT_EQ(count, 0);
+}
+
+// Item 13: device tensors belong to the plugin instance that allocated them. Once that plugin
+// is unloaded, its tensors give a clean error naming the device and the unloaded plugin, also
+// when another plugin (or the same one, reloaded) now provides the device type: the new
+// plugin's functions never see the old plugin's memory.
+TEST(EvilPlugin, TensorsOfAnUnloadedPluginNeverReachTheNextPlugin) { RunChild("ReplacedDevice"); }
+TEST(EvilChild, ReplacedDevice) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("device")), nullptr)), "");
+  const int64_t size = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &t)), "");
+  const float in[2] = {1, 2};
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(t, in, sizeof in)), "");
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_device"))), "");
+  const std::string unloaded =
+      "evildev:0 tensor belongs to plugin 'evil_device', which was unloaded";
+  float out[2] = {};
+  tsr_code code;
+  EXPECT_THAT(Consume(tsr_tensor_copy_to_host(t, out, sizeof out), &code), HasSubstr(unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("device_b")), nullptr)), "");
+  std::string error = Consume(tsr_tensor_copy_to_host(t, out, sizeof out), &code);
+  EXPECT_THAT(error, HasSubstr(unloaded));
+  EXPECT_THAT(error, ::testing::Not(HasSubstr("evil_device_b")));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  error = Consume(tsr_tensor_copy_from_host(t, in, sizeof in), &code);
+  EXPECT_THAT(error, HasSubstr(unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  // Nor do the new plugin's kernels get it.
+  error = Call("abs", {t}, &code);
+  EXPECT_THAT(error, HasSubstr("abs: argument 0 of kernel 'abs': the " + unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  // Its own tensors do reach it.
+  tsr_tensor* fresh = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, kEvilDevice, &fresh)), "");
+  EXPECT_THAT(Call("abs", {fresh}, &code), HasSubstr("evil_device_b: a kernel got memory"));
+  tsr_tensor_release(fresh);
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_device_b"))), "");
+
+  // The same plugin reloaded is a new instance: the old tensor is still not its.
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("device")), nullptr)), "");
+  error = Consume(tsr_tensor_copy_to_host(t, out, sizeof out), &code);
+  EXPECT_THAT(error, HasSubstr(unloaded));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  tsr_tensor_release(t);  // freed by the old instance's free, its code still mapped
+}
+
+// Item 14: an op defined by several plugins lives until the last of them unloads; once no
+// loaded plugin defines it, a plugin reloaded with a new schema for it loads, and then a plugin
+// with the old schema is refused (Note [Op definitions are reference-counted]).
+TEST(EvilPlugin, AnOpDefinedByTwoPluginsLivesUntilBothUnload) { RunChild("SharedOp"); }
+TEST(EvilChild, SharedOp) {
+  CHILD_ONLY();
+  auto schema = [] {
+    const tsr_op* op = nullptr;
+    if (!Consume(tsr_op_find(S("evil_shared::op"), &op)).empty()) return std::string("(none)");
+    return Str(tsr_op_schema(op));
+  };
+  const std::string v1 = "evil_shared::op(Tensor self) -> Tensor";
+  const std::string v2 = "evil_shared::op(Tensor self, int n=1) -> Tensor";
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("shared_op")), nullptr)), "");
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("shared_op_twin")), nullptr)), "");
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_shared_op"))), "");
+  EXPECT_EQ(schema(), v1) << "the twin still defines it";
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_shared_op_twin"))), "");
+  EXPECT_EQ(FindCode("evil_shared::op"), TSR_NOT_FOUND) << "no plugin defines it any more";
+
+  ASSERT_EQ(setenv("EVIL_SCHEMA_V2", "1", 1), 0);
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("shared_op")), nullptr)), "")
+      << "a new version of the plugin with a new schema for its op";
+  EXPECT_EQ(schema(), v2);
+  ASSERT_EQ(unsetenv("EVIL_SCHEMA_V2"), 0);
+  const tsr_load_report* report = nullptr;
+  tsr_code code;
+  const std::string error =
+      Consume(tsr_plugin_load(S(PluginPath("shared_op_twin")), &report), &code);
+  EXPECT_EQ(code, TSR_ALREADY_EXISTS);
+  EXPECT_THAT(error, HasSubstr("op 'evil_shared::op' is already defined with a different schema "
+                               "(1 live definition(s))"));
+  ASSERT_NE(report, nullptr);
+  EXPECT_FALSE(report->loaded);
+  EXPECT_EQ(schema(), v2);
+}

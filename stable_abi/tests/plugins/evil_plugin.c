@@ -1,7 +1,8 @@
-/* Adversarial test plugins (issue 14, section B): one C source, one variant per misbehaviour,
- * chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by evil_plugin_test.cc in a
- * child process of its own, which asserts the exact outcome: a clean error, a refusal with its
- * load report, a process that goes on. Every variant provides privateuse3 as "evildev". */
+/* Adversarial test plugins (issue 14, sections B and C): one C source, one variant per
+ * misbehaviour, chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by
+ * evil_plugin_test.cc in a child process of its own, which asserts the exact outcome: a clean
+ * error, a refusal with its load report, a process that goes on. Every variant provides privateuse3
+ * as "evildev". */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,23 @@
 #define EVIL_INIT_REGISTERS 7   /* registers in tsr_plugin_init, before the handshake */
 #define EVIL_LAZY_REGISTER 8    /* registers from a kernel, on its first call */
 #define EVIL_THREAD_REGISTER 9  /* registers from a helper thread during register_fn */
-#define EVIL_BAD_RESULTS 10     /* an evildev exp kernel that returns its input */
+#define EVIL_NULL_ALLOC 10      /* allocate succeeds with NULL for a non-zero size */
+#define EVIL_LYING_STRING 11    /* a descriptor string whose size lies ($EVIL_LIE picks which) */
+#define EVIL_MANY_DEVICES 12    /* device_count reports INT32_MAX devices */
+#define EVIL_DEVICE 13          /* a plain device */
+#define EVIL_DEVICE_B 14        /* another plugin with the same device type; copies fail loudly */
+#define EVIL_SHARED_OP 15       /* defines evil_shared::op ($EVIL_SCHEMA_V2: a newer schema) */
+#define EVIL_SHARED_OP_TWIN 16  /* defines evil_shared::op too, on privateuse2 ("evildev_two") */
+#define EVIL_BAD_RESULTS 17     /* an evildev exp kernel that returns its input */
+
+/* Every variant provides privateuse3 as "evildev" but the twin, so that both can be loaded. */
+#if EVIL_VARIANT == EVIL_SHARED_OP_TWIN
+#define EVIL_DEVICE_TYPE TSR_DEVICE_PRIVATEUSE2
+#define EVIL_DEVICE_NAME "evildev_two"
+#else
+#define EVIL_DEVICE_TYPE TSR_DEVICE_PRIVATEUSE3
+#define EVIL_DEVICE_NAME "evildev"
+#endif
 
 #ifndef EVIL_VARIANT
 #error "define EVIL_VARIANT"
@@ -65,12 +82,20 @@ static tsr_error* identity_kernel(void* context, const tsr_op* op, tsr_stack* st
 /* A device over host memory (malloc and memcpy), enough for the runtime to register it. */
 static tsr_error* dev_count(void* context, int32_t* out) {
   (void)context;
+#if EVIL_VARIANT == EVIL_MANY_DEVICES
+  *out = INT32_MAX;
+#else
   *out = 1;
+#endif
   return NULL;
 }
 static tsr_error* dev_allocate(void* context, int32_t index, size_t nbytes, void** out) {
   (void)context;
   (void)index;
+#if EVIL_VARIANT == EVIL_NULL_ALLOC
+  *out = NULL; /* "success" */
+  return NULL;
+#endif
   *out = malloc(nbytes ? nbytes : 1);
   return *out ? NULL : fail(TSR_RESOURCE_EXHAUSTED, "evildev: out of memory");
 }
@@ -82,6 +107,13 @@ static void dev_free(void* context, int32_t index, void* ptr) {
 static tsr_error* dev_h2d(void* context, int32_t index, void* dst, const void* src, size_t n) {
   (void)context;
   (void)index;
+#if EVIL_VARIANT == EVIL_DEVICE_B
+  /* It never allocated anything: whatever it gets is someone else's memory. */
+  (void)dst;
+  (void)src;
+  (void)n;
+  return fail(TSR_INTERNAL, "evil_device_b: a copy function got memory it never allocated");
+#endif
   memcpy(dst, src, n);
   return NULL;
 }
@@ -142,6 +174,14 @@ static tsr_error* forty_two_kernel(void* context, const tsr_op* op, tsr_stack* s
   return err;
 }
 
+/* abs for evil_device_b: it never allocated anything, so any tensor is someone else's. */
+static tsr_error* foreign_memory_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return fail(TSR_INTERNAL, "evil_device_b: a kernel got memory it never allocated");
+}
+
 /* evil_host::make(Tensor self) -> Tensor: a fresh float32[4] of host memory that the plugin's
  * own deleter frees. */
 static void host_deleter(void* data, void* context) {
@@ -195,8 +235,21 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   (void)state;
   (void)err;
   api = runtime;
-#if EVIL_VARIANT == EVIL_SLOW_SYNC
+#if EVIL_VARIANT == EVIL_SLOW_SYNC || EVIL_VARIANT == EVIL_NULL_ALLOC || \
+    EVIL_VARIANT == EVIL_MANY_DEVICES || EVIL_VARIANT == EVIL_DEVICE
   return register_device(TSR_DEVICE_PRIVATEUSE3);
+#endif
+#if EVIL_VARIANT == EVIL_SHARED_OP || EVIL_VARIANT == EVIL_SHARED_OP_TWIN
+  /* A newer version of the plugin (the test sets EVIL_SCHEMA_V2 before loading it again)
+   * changed its op's schema. */
+  err = define(getenv("EVIL_SCHEMA_V2") != NULL ? "evil_shared::op(Tensor self, int n=1) -> Tensor"
+                                                : "evil_shared::op(Tensor self) -> Tensor");
+  if (err != NULL) return err;
+  return register_kernel("evil_shared::op", EVIL_DEVICE_TYPE, identity_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_DEVICE_B
+  if ((err = register_device(TSR_DEVICE_PRIVATEUSE3)) != NULL) return err;
+  return register_kernel("abs", TSR_DEVICE_PRIVATEUSE3, foreign_memory_kernel);
 #endif
 #if EVIL_VARIANT == EVIL_OP_FIND
   {
@@ -259,7 +312,7 @@ static void unload(void* state) {
 TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
                                              tsr_plugin_desc* desc) {
   tsr_string name = TSR_STR(EVIL_NAME);
-  tsr_string device_name = TSR_STR("evildev");
+  tsr_string device_name = TSR_STR(EVIL_DEVICE_NAME);
   tsr_string version = TSR_STR("0.1-evil");
   api = runtime;
 #if EVIL_VARIANT == EVIL_INIT_REGISTERS
@@ -274,11 +327,21 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   desc->abi_major = TSR_ABI_VERSION_MAJOR;
   desc->abi_minor = TSR_ABI_VERSION_MINOR;
   desc->min_abi_minor = 0;
-  desc->device_type = TSR_DEVICE_PRIVATEUSE3;
+  desc->device_type = EVIL_DEVICE_TYPE;
   desc->register_fn = register_all;
   desc->unload_fn = unload;
   desc->name = name;
   desc->version = version;
   desc->device_name = device_name;
+#if EVIL_VARIANT == EVIL_LYING_STRING
+  {
+    /* The string is short; its size says otherwise. */
+    const char* lie = getenv("EVIL_LIE");
+    const char* field = lie != NULL ? lie : "name";
+    if (strcmp(field, "name") == 0) desc->name.size = (size_t)-1;
+    if (strcmp(field, "version") == 0) desc->version.size = (size_t)1 << 40;
+    if (strcmp(field, "device_name") == 0) desc->device_name.size = 4097;
+  }
+#endif
   return NULL;
 }

@@ -78,7 +78,7 @@ absl::Status ExpOutGood(void*, const OperatorHandle&, Stack* stack) {
 }
 absl::Status ExpOutResizesOut(void*, const OperatorHandle&, Stack* stack) {
   const Tensor out = (*stack)[1].tensor();
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput({1}));
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput("exp.out", {1}));
   stack->clear();
   stack->push_back(out);
   return absl::OkStatus();

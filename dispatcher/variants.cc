@@ -178,6 +178,12 @@ absl::Status FunctionalFromOut(void*, const OperatorHandle& op, Stack* stack) {
 absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
   const OperatorEntry& functional = *entry.functional;
+  // The dispatcher validates only calls of a backend's own kernel (ValidateCall), so the
+  // functional kernel this borrows would otherwise see inputs its Meta refuses (linear.out of
+  // a 0-dim input crashed the CPU plugin; found by fuzz/op_call_fuzzer.cc).
+  if (KernelAt(&functional, kMetaKey) != nullptr) {
+    TSR_RETURN_IF_ERROR(RunMeta(functional, *stack).status());
+  }
   const size_t inputs = NumInputs(functional);
   const Device device = OutputDevice(*stack);
   Stack result;
@@ -207,6 +213,9 @@ absl::Status InplaceFromOut(void*, const OperatorHandle& op, Stack* stack) {
 absl::Status InplaceFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
   const Tensor self = (*stack)[0].tensor();
+  if (KernelAt(entry.functional, kMetaKey) != nullptr) {  // as in OutFromFunctional
+    TSR_RETURN_IF_ERROR(RunMeta(*entry.functional, *stack).status());
+  }
   TSR_RETURN_IF_ERROR(CallKernel(entry, *entry.functional,
                                  static_cast<int>(DispatchKeyFor(self.device().type)), stack));
   TSR_RETURN_IF_ERROR(CheckInplace(entry, self, (*stack)[0].tensor()));

@@ -157,9 +157,25 @@ static const char* const kSchemas[] = {"fuzz::op(Tensor self) -> Tensor",
                                        "fuzz::op.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
                                        "abs(Tensor self) -> Tensor", "fuzz::op(int x) -> ()"};
 
-/* keep: pass an out pointer and keep (or release) the registration, or pass NULL. */
+/* Registrations the plugin asked for and kept: the fuzzer releases them after each input
+ * (tessera_fuzz_plugin_release_kept), after the plugin was unloaded or refused, as a careless
+ * plugin might. */
+enum { kMaxKept = 64 };
+static tsr_registration* g_kept[kMaxKept];
+static size_t g_num_kept;
+
 static void take_registration(tsr_registration* r) {
-  if (r != NULL && (next_byte() & 1)) g_api->registration_release(r);
+  if (r == NULL) return;
+  if ((next_byte() & 1) || g_num_kept == kMaxKept) {
+    g_api->registration_release(r);
+  } else {
+    g_kept[g_num_kept++] = r;
+  }
+}
+
+TSR_PLUGIN_EXPORT void tessera_fuzz_plugin_release_kept(void) {
+  for (size_t i = 0; i < g_num_kept; ++i) g_api->registration_release(g_kept[i]);
+  g_num_kept = 0;
 }
 
 static tsr_error* register_fuzzed(void* state, const tsr_runtime_api* api) {

@@ -47,6 +47,17 @@ inline bool HasHugeListSize(std::string_view text) {
   return false;
 }
 
+// TESSERA_FUZZ_HUGE_INTS: ints beyond int32 (INT64_MAX, 2^62, ...) in op_call, as arguments
+// and as elements of int lists (sizes, strides, dims). Off: scalar ints stay within int32 and
+// list elements within [-4, 64], since signed overflows in core/ stop every run within
+// seconds today (issue 14, A.1/A.2 and the audit it asks for: ContiguousStrides in
+// core/shape.cc through ResizeOutput of ones.out/zeros.out/full.out, Slice's step in
+// core/views.cc).
+inline bool HugeIntsOn() {
+  static const bool on = EnvFlag("TESSERA_FUZZ_HUGE_INTS");
+  return on;
+}
+
 // TESSERA_FUZZ_LYING_STRINGS: descriptor and table strings whose size lies visibly (NULL with a
 // length, 2^40, SIZE_MAX) in plugin_desc (issue 14, C.19: bad_alloc and no load report).
 inline bool LyingStringsOn() {

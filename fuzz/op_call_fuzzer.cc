@@ -9,6 +9,7 @@
 // sanitizer report, no hang. Sizes stay small so that an input runs in milliseconds; an int
 // argument that is a size (empty, arange, ...) can still ask for a lot, which ASan's
 // max_allocation_size_mb (set below) turns into a failed allocation the runtime must report.
+// Ints beyond int32 are off by default (TESSERA_FUZZ_HUGE_INTS, fuzz/known_issues.h).
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cfloat>
@@ -24,12 +25,16 @@
 #include "absl/status/statusor.h"
 #include "dispatcher/op_registry.h"
 #include "dispatcher/schema.h"
+#include "fuzz/known_issues.h"
 #include "tessera/c/tessera.h"
 
-// Failed allocations are an outcome the runtime must report, not a crash; intercept_tls_get_addr=0
-// for the reason given in cmake/TesseraHelpers.cmake (oneDNN's thread-local data).
+// Failed allocations are an outcome the runtime must report, not a crash; 64 MB is the most
+// an input may allocate at once, since filling more (arange.out to 2^31) takes seconds on one
+// thread under ASan and reads as a hang. intercept_tls_get_addr=0 for the reason given in
+// cmake/TesseraHelpers.cmake (oneDNN's thread-local data). detect_odr_violation=0: the
+// dispatcher is linked twice on purpose (Ops() below), its copy in libtessera.so hidden.
 extern "C" const char* __asan_default_options() {
-  return "allocator_may_return_null=1:max_allocation_size_mb=512:intercept_tls_get_addr=0:"
+  return "allocator_may_return_null=1:max_allocation_size_mb=64:intercept_tls_get_addr=0:"
          "detect_odr_violation=0";
 }
 
@@ -104,6 +109,12 @@ const std::vector<Op>& Ops() {
   return *ops;
 }
 
+// TESSERA_FUZZ_VERBOSE=1: name each call and its error (for replaying a crash by hand).
+bool Verbose() {
+  static const bool on = tessera::fuzz::EnvFlag("TESSERA_FUZZ_VERBOSE");
+  return on;
+}
+
 class Generator {
  public:
   explicit Generator(FuzzedDataProvider& in) : in_(in) {}
@@ -112,16 +123,27 @@ class Generator {
   }
 
   int64_t Int() {
+    const bool huge = tessera::fuzz::HugeIntsOn();
     switch (in_.ConsumeIntegralInRange(0, 3)) {
       case 0:
         return in_.ConsumeIntegralInRange<int64_t>(-4, 4);
-      case 1:
-        return in_.PickValueInArray(kEdgeInts);
+      case 1: {
+        const int64_t edge = in_.PickValueInArray(kEdgeInts);
+        if (huge || (edge >= INT32_MIN && edge <= INT32_MAX)) return edge;
+        return edge < 0 ? INT32_MIN : INT32_MAX;
+      }
       case 2:
         return in_.ConsumeIntegralInRange<int64_t>(0, 2);
       default:
-        return in_.ConsumeIntegral<int64_t>();
+        return huge ? in_.ConsumeIntegral<int64_t>() : in_.ConsumeIntegral<int32_t>();
     }
+  }
+
+  // ListInt: an element of an int list; huge ones only with TESSERA_FUZZ_HUGE_INTS=1
+  // (fuzz/known_issues.h).
+  int64_t ListInt() {
+    if (tessera::fuzz::HugeIntsOn()) return Int();
+    return in_.ConsumeIntegralInRange<int64_t>(-4, 64);
   }
 
   double Double() {
@@ -208,7 +230,7 @@ class Generator {
           return;
         }
         std::vector<int64_t> list;
-        for (size_t i = 0; i < n; ++i) list.push_back(Int());
+        for (size_t i = 0; i < n; ++i) list.push_back(ListInt());
         tsr_error_release(tsr_stack_push_int_list(stack, list.data(), list.size()));
         return;
       }
@@ -299,7 +321,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (size_t i = 0; i < pushed; ++i) gen.Push(stack, op.schema.arguments[i]);
   if (shape == 2) tsr_error_release(tsr_stack_push_int(stack, 1));
-  tsr_error_release(tsr_op_call(op.handle, stack));
+  if (Verbose()) {
+    std::fprintf(stderr, "op_call: %s with %zu values on the stack\n", op.schema.FullName().c_str(),
+                 tsr_stack_size(stack));
+  }
+  tsr_error* error = tsr_op_call(op.handle, stack);
+  if (Verbose() && error != nullptr) {
+    const tsr_string message = tsr_error_message(error);
+    std::fprintf(stderr, "op_call:   -> %.*s\n", static_cast<int>(message.size), message.data);
+  }
+  tsr_error_release(error);
   tsr_stack_release(stack);
   return 0;
 }

@@ -57,6 +57,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::fprintf(stderr, "plugin_desc: cannot open %s: %s\n", TESSERA_FUZZ_PLUGIN_PATH, dlerror());
     std::abort();
   }
+  static const auto release_kept = reinterpret_cast<void (*)()>(
+      kept ? dlsym(kept, "tessera_fuzz_plugin_release_kept") : nullptr);
+  if (release_kept == nullptr) {
+    std::fprintf(stderr, "plugin_desc: %s lacks tessera_fuzz_plugin_release_kept\n",
+                 TESSERA_FUZZ_PLUGIN_PATH);
+    std::abort();
+  }
   if (size > 1024) return 0;
   g_data = data;
   g_size = size;
@@ -85,6 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (unloaded != nullptr) Fail("a loaded plugin does not unload by its name", report);
   }
   tsr_error_release(error);
+  release_kept();
   g_data = nullptr;
   g_size = 0;
   return 0;

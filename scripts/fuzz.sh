@@ -75,8 +75,21 @@ for target in "${targets[@]}"; do
   cp -r "$TESSERA_ROOT/fuzz/corpus/$target/." "$corpus/"
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
     -artifact_prefix="$artifacts/")
+  # The runtime keeps some memory per input for the process by design (every op ever defined,
+  # every load report, every kernel ever registered: fuzz/*.options), a few KB, so one process
+  # is good for some minutes, not an hour. Long runs use libFuzzer's fork mode, whose jobs
+  # are fresh processes of at most 300 s each; any crash, timeout or OOM still ends the run.
+  if [ "$seconds" -gt 300 ]; then
+    args+=(-fork=1 -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
+  fi
   if [ -f "$TESSERA_ROOT/fuzz/$target.dict" ]; then
     args+=(-dict="$TESSERA_ROOT/fuzz/$target.dict")
+  fi
+  # fuzz/<target>.options: the target's own libFuzzer flags, one a line ('#' comments why).
+  if [ -f "$TESSERA_ROOT/fuzz/$target.options" ]; then
+    while read -r flag; do
+      [ -n "$flag" ] && args+=("$flag")
+    done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$TESSERA_ROOT/fuzz/$target.options")
   fi
   tessera_log "fuzzing $target for ${seconds} s on $(ls "$corpus" | wc -l) seed inputs"
   # One thread in the runtime and in oneDNN: inputs replay the same way, and CI has 2 cores.

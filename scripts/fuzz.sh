@@ -73,15 +73,13 @@ for target in "${targets[@]}"; do
   artifacts="$fuzz_dir/fuzz-artifacts/$target"
   mkdir -p "$corpus" "$artifacts"
   cp -r "$TESSERA_ROOT/fuzz/corpus/$target/." "$corpus/"
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1
+  args=(-timeout=10 -rss_limit_mb=4096 -print_final_stats=1
     -artifact_prefix="$artifacts/")
   # The runtime keeps some memory per input for the process by design (every op ever defined,
   # every load report, every kernel ever registered: fuzz/*.options), a few KB, so one process
-  # is good for some minutes, not an hour. Long runs use libFuzzer's fork mode, whose jobs
-  # are fresh processes of at most 300 s each; any crash, timeout or OOM still ends the run.
-  if [ "$seconds" -gt 300 ]; then
-    args+=(-fork=1 -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
-  fi
+  # is good for a minute or two at full speed, not an hour: long runs go in rounds of at most
+  # 60 s, each a fresh process on the corpus the rounds before it grew.
+  round_seconds=60
   if [ -f "$TESSERA_ROOT/fuzz/$target.dict" ]; then
     args+=(-dict="$TESSERA_ROOT/fuzz/$target.dict")
   fi
@@ -93,16 +91,24 @@ for target in "${targets[@]}"; do
   fi
   tessera_log "fuzzing $target for ${seconds} s on $(ls "$corpus" | wc -l) seed inputs"
   # One thread in the runtime and in oneDNN: inputs replay the same way, and CI has 2 cores.
-  if TESSERA_NUM_THREADS=1 OMP_NUM_THREADS=1 "$binary" "${args[@]}" "$corpus" \
-      >"$work/$target.log" 2>&1; then
-    grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|DONE' \
-      "$work/$target.log" | sed "s/^/[tessera]   $target: /" >&2 || true
-  else
-    tail -n 60 "$work/$target.log" >&2
-    tessera_log "fuzz target $target FAILED; the input is in $artifacts/; replay it with:"
-    tessera_log "  $binary $artifacts/<crash-file>"
-    failed+=("$target")
-  fi
+  left="$seconds"
+  round=0
+  while [ "$left" -gt 0 ]; do
+    now=$((left < round_seconds ? left : round_seconds))
+    left=$((left - now))
+    round=$((round + 1))
+    if TESSERA_NUM_THREADS=1 OMP_NUM_THREADS=1 "$binary" "${args[@]}" -max_total_time="$now" \
+        "$corpus" >"$work/$target.$round.log" 2>&1; then
+      grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|DONE' \
+        "$work/$target.$round.log" | sed "s/^/[tessera]   $target (round $round): /" >&2 || true
+    else
+      tail -n 60 "$work/$target.$round.log" >&2
+      tessera_log "fuzz target $target FAILED; the input is in $artifacts/; replay it with:"
+      tessera_log "  $binary $artifacts/<crash-file>"
+      failed+=("$target")
+      break
+    fi
+  done
 done
 
 if [ -n "$keep_corpus" ]; then

@@ -58,6 +58,13 @@ inline bool HugeIntsOn() {
   return on;
 }
 
+// TESSERA_FUZZ_FLIP_0DIM: flip and its forms on a 0-dim tensor in op_call (issue 14, A.4: the
+// CPU kernel writes into a size-0 vector in plugins/cpu/index.cc and segfaults). Off: skipped.
+inline bool Flip0DimOn() {
+  static const bool on = EnvFlag("TESSERA_FUZZ_FLIP_0DIM");
+  return on;
+}
+
 // TESSERA_FUZZ_LYING_STRINGS: descriptor and table strings whose size lies visibly (NULL with a
 // length, 2^40, SIZE_MAX) in plugin_desc (issue 14, C.19: bad_alloc and no load report).
 inline bool LyingStringsOn() {

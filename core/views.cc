@@ -255,8 +255,12 @@ absl::StatusOr<Tensor> Slice(const Tensor& self, int64_t dim, std::optional<int6
                          CheckedMul(s, strides[d], "slice", "the start times the stride"));
     TSR_ASSIGN_OR_RETURN(offset, CheckedAdd(offset, skip, "slice", "the offset plus the start"));
   }
-  TSR_ASSIGN_OR_RETURN(strides[d],
-                       CheckedMul(strides[d], step, "slice", "the stride times the step"));
+  // A dim of at most one element never steps, so its stride is free: keeping it avoids an
+  // overflow of stride * step that PyTorch wraps silently (x[::INT64_MAX] is one element).
+  if (sizes[d] > 1) {
+    TSR_ASSIGN_OR_RETURN(strides[d],
+                         CheckedMul(strides[d], step, "slice", "the stride times the step"));
+  }
   return MakeView(self, sizes, strides, offset);
 }
 
@@ -402,8 +406,10 @@ absl::StatusOr<Tensor> Unfold(const Tensor& self, int64_t dim, int64_t size, int
   DimVector strides(self.strides().begin(), self.strides().end());
   if (self.dim() > 0) {
     sizes[d] = (dim_size - size) / step + 1;
-    TSR_ASSIGN_OR_RETURN(strides[d],
-                         CheckedMul(strides[d], step, "unfold", "the stride times the step"));
+    if (sizes[d] > 1) {  // one window never steps: its stride is free (as in Slice)
+      TSR_ASSIGN_OR_RETURN(strides[d],
+                           CheckedMul(strides[d], step, "unfold", "the stride times the step"));
+    }
   }
   sizes.push_back(size);
   strides.push_back(dim_stride);

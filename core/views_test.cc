@@ -148,36 +148,33 @@ TEST(Views, AsStridedRejectsAViewWhoseLastElementOverflowsInt64) {
 
 // Python's x[::huge] is one element: (e - s + step - 1) / step overflowed to a negative size.
 TEST(Views, SliceWithAHugeStepTakesOneElement) {
-  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 0, 10, INT64_MAX), (1), (INT64_MAX), 0);
-  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 3, 10, INT64_MAX - 1), (1), (INT64_MAX - 1), 3);
-  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 4, 4, INT64_MAX), (0), (INT64_MAX), 0);
-  // The stride times the step does not fit: an error, not a wrapped stride.
-  absl::StatusOr<Tensor> wide = Slice(Contig({2, 10}), 0, 0, 2, INT64_MAX);
-  ASSERT_FALSE(wide.ok()) << wide->ToString();
-  EXPECT_EQ(wide.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(wide.status().message(),
-              HasSubstr("slice: the stride times the step (10 * 9223372036854775807) overflows "
+  // A dim left with at most one element never steps: its stride is kept, not multiplied.
+  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 0, 10, INT64_MAX), (1), (1), 0);
+  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 3, 10, INT64_MAX - 1), (1), (1), 3);
+  EXPECT_LAYOUT(*Slice(Contig({10}), 0, 4, 4, INT64_MAX), (0), (1), 0);
+  EXPECT_LAYOUT(*Slice(Contig({2, 10}), 0, 0, 2, INT64_MAX), (1, 10), (10, 1), 0);
+  // Two elements whose stride times the step does not fit: an error, not a wrapped stride.
+  Tensor wide = *AsStrided(Contig({1}), {0, 5}, {1, int64_t{1} << 62}, 0);
+  absl::StatusOr<Tensor> v = Slice(wide, 1, 0, 5, 2);
+  ASSERT_FALSE(v.ok()) << v->ToString();
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(v.status().message(),
+              HasSubstr("slice: the stride times the step (4611686018427387904 * 2) overflows "
                         "int64"));
 }
 
-// start + length wrapped negative and passed the "exceeds dimension size" check.
-TEST(Views, NarrowRejectsALengthThatOverflowsPastTheDim) {
-  absl::StatusOr<Tensor> v = Narrow(Contig({5}), 0, 1, INT64_MAX);
-  ASSERT_FALSE(v.ok()) << v->ToString();
-  EXPECT_EQ(v.status().code(), absl::StatusCode::kOutOfRange);
-  EXPECT_THAT(v.status().message(),
-              HasSubstr("narrow: start (1) + length (9223372036854775807) exceeds dimension "
-                        "size (5)"));
-}
-
 TEST(Views, UnfoldRejectsAStrideTimesStepThatOverflows) {
+  // One window never steps: its stride is kept (x.unfold(0, 1, huge) is one window, as PyTorch).
+  EXPECT_LAYOUT(*Unfold(Contig({3}), 0, 1, INT64_MAX), (1, 1), (1, 1), 0);
   Tensor t = *Transpose(Contig({2, 3}), 0, 1);  // (3, 2) strides (1, 3)
-  EXPECT_LAYOUT(*Unfold(Contig({3}), 0, 1, INT64_MAX), (1, 1), (INT64_MAX, 1), 0);
-  absl::StatusOr<Tensor> v = Unfold(t, 1, 1, INT64_MAX);
+  EXPECT_LAYOUT(*Unfold(t, 1, 1, INT64_MAX), (3, 1, 1), (1, 3, 3), 0);
+  // Three windows of an (empty) tensor whose stride is 2^62: 2^62 * 2 does not fit.
+  Tensor wide = *AsStrided(Contig({1}), {0, 5}, {1, int64_t{1} << 62}, 0);
+  absl::StatusOr<Tensor> v = Unfold(wide, 1, 1, 2);
   ASSERT_FALSE(v.ok()) << v->ToString();
   EXPECT_EQ(v.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_THAT(v.status().message(),
-              HasSubstr("unfold: the stride times the step (3 * 9223372036854775807) overflows"));
+              HasSubstr("unfold: the stride times the step (4611686018427387904 * 2) overflows"));
 }
 
 // Size-1 and empty tensors may carry any stride (as in PyTorch); the views computed from them

@@ -194,8 +194,9 @@ absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& functional = *entry.functional;
   const size_t inputs = NumInputs(functional);
   const Device device = OutputDevice(*stack);
-  // The Meta function checks the arguments before the functional kernel sees them, and sizes
-  // what it must return.
+  // The Meta function checks the arguments before the functional kernel sees them (without it,
+  // linear.out of a 0-dim input crashed the CPU plugin; found by fuzz/op_call_fuzzer.cc), and
+  // sizes what it must return.
   KernelCall call;
   TSR_RETURN_IF_ERROR(MetaIfAny(functional, *stack, &call.computed));
   Stack result;

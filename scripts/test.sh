@@ -2,7 +2,8 @@
 # Runs every test: install what is missing, build (tests and benchmarks included, so that
 # both always compile), run ctest; then the same tests built with AddressSanitizer and
 # UndefinedBehaviorSanitizer in build-asan/; then the concurrency tests built with
-# ThreadSanitizer in build-tsan/. Exits non-zero on any failure.
+# ThreadSanitizer in build-tsan/; last, every fuzz target for a short fixed time
+# (scripts/fuzz.sh, clang, build-fuzz/). Exits non-zero on any failure.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
@@ -25,3 +26,6 @@ tessera_build_targets "${tsan_tests[@]}" tessera_tsan_mutex_counter_1 tessera_ts
   -- -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_SANITIZE=thread
 ctest --test-dir "$TESSERA_BUILD_DIR" --output-on-failure --parallel "$(nproc)" \
   -R "^($(IFS='|'; echo "${tsan_tests[*]}")|tessera_tsan_annotations_.*)\$"
+
+# Each fuzz target for 30 s on its seed corpus (regression inputs included).
+"${TESSERA_ROOT}/scripts/fuzz.sh" --seconds 30

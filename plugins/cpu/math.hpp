@@ -36,7 +36,9 @@ inline C wrap_mul(C a, C b) {
   if constexpr (std::is_same_v<C, bool>) {
     return a && b;
   } else if constexpr (std::is_integral_v<C>) {
-    using U = std::make_unsigned_t<C>;
+    // At least unsigned int: narrower unsigned types promote to (signed) int, and int16's
+    // 53089 * 53089 overflows that (found by fuzz/op_call_fuzzer.cc through pow.Scalar).
+    using U = std::common_type_t<std::make_unsigned_t<C>, unsigned>;
     return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
   } else {
     return a * b;

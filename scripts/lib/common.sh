@@ -10,10 +10,14 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # Everything the build and the tests use, by Debian package name. The scripts install with
 # --no-install-recommends, so nothing may come in as a Recommends: ocl-icd-opencl-dev is one of
 # libdnnl-dev (its CMake config calls find_package(OpenCL)), named here for that reason.
+# The fuzz build (scripts/fuzz.sh) uses clang: libclang-rt-14-dev (libFuzzer, the sanitizer
+# runtimes, FuzzedDataProvider.h) is only a Recommends of clang-14's libclang-common-14-dev,
+# and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
 TESSERA_PACKAGES=(
   cmake ninja-build g++ ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
+  clang libclang-rt-14-dev llvm
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

@@ -229,6 +229,14 @@ TEST(CpuPointwise, TernaryOps) {
       ElementsAre(1, 7, 3));
 }
 
+// pow of 16-bit integers wraps, as PyTorch's does: (-12447)^2 multiplied 53089 * 53089 in the
+// int that uint16 promotes to, a signed overflow (found by fuzz/op_call_fuzzer.cc).
+TEST(CpuPointwise, SixteenBitIntegerPowWraps) {
+  Tensor p = op("pow.Scalar", Scalar(int64_t{-12447}), make<int16_t>({2, 3}, {2}, TSR_DTYPE_INT16));
+  EXPECT_EQ(p.dtype(), TSR_DTYPE_INT16);
+  EXPECT_THAT(values<int16_t>(p), ElementsAre(705, 6689));
+}
+
 // The Scalar-base pow, and clamp and lerp with tensor bounds and weights (PyTorch's other
 // overloads of op set v1's pow, clamp and lerp).
 TEST(CpuPointwise, ScalarBasePowTensorClampAndTensorLerp) {

@@ -1,0 +1,347 @@
+// Fuzz target: boxed calls of every op through tsr_op_call, on the CPU plugin that default
+// discovery loads, with arguments generated from the op's schema.
+//
+// The input picks the op and drives the generator: small tensors of every dtype (up to 3
+// dims of up to 4 elements, contiguous, transposed, expanded or gapped strides), ints near the
+// edges (0, ±1, INT64_MAX, ...), lists of those, None for optionals (and sometimes where None
+// is wrong), the strings the ops know, and now and then a value of the wrong kind. The only
+// oracle is the runtime's promise: every call returns OK or a clean error — no crash, no
+// sanitizer report, no hang. Sizes stay small so that an input runs in milliseconds; an int
+// argument that is a size (empty, arange, ...) can still ask for a lot, which ASan's
+// max_allocation_size_mb (set below) turns into a failed allocation the runtime must report.
+// Ints beyond int32 are off by default (TESSERA_FUZZ_HUGE_INTS, fuzz/known_issues.h).
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "dispatcher/op_registry.h"
+#include "dispatcher/schema.h"
+#include "fuzz/known_issues.h"
+#include "tessera/c/tessera.h"
+
+// Failed allocations are an outcome the runtime must report, not a crash; 64 MB is the most
+// an input may allocate at once, since filling more (arange.out to 2^31) takes seconds on one
+// thread under ASan and reads as a hang. intercept_tls_get_addr=0 for the reason given in
+// cmake/TesseraHelpers.cmake (oneDNN's thread-local data). detect_odr_violation=0: the
+// dispatcher is linked twice on purpose (Ops() below), its copy in libtessera.so hidden.
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:max_allocation_size_mb=64:intercept_tls_get_addr=0:"
+         "detect_odr_violation=0";
+}
+
+namespace {
+
+using tessera::BaseType;
+using tessera::FunctionSchema;
+using tessera::SchemaType;
+
+struct Op {
+  const tsr_op* handle;
+  FunctionSchema schema;
+};
+
+// Strings the ops accept (rounding modes, approximations, reductions, padding modes), plus a
+// few they must refuse.
+const char* const kStrings[] = {"none", "tanh", "trunc",   "floor",    "sum", "mean", "amax",
+                                "amin", "prod", "reflect", "constant", "cpu", "",     "\xff\x00x"};
+
+constexpr int64_t kEdgeInts[] = {0,
+                                 1,
+                                 -1,
+                                 2,
+                                 3,
+                                 -2,
+                                 4,
+                                 7,
+                                 64,
+                                 std::numeric_limits<int32_t>::max(),
+                                 std::numeric_limits<int32_t>::min(),
+                                 int64_t{1} << 32,
+                                 int64_t{1} << 62,
+                                 std::numeric_limits<int64_t>::max(),
+                                 std::numeric_limits<int64_t>::max() - 1,
+                                 std::numeric_limits<int64_t>::min(),
+                                 std::numeric_limits<int64_t>::min() + 1};
+
+constexpr double kEdgeDoubles[] = {0.0,     -0.0,         1.0,      -1.0,      0.5,     2.0,
+                                   1e-7,    NAN,          INFINITY, -INFINITY, DBL_MAX, -DBL_MAX,
+                                   DBL_MIN, DBL_TRUE_MIN, 9.3e18,   -9.3e18};
+
+const std::vector<Op>& Ops() {
+  static const std::vector<Op>* ops = [] {
+    // One thread: each input runs the same way every time, and the machine is shared.
+    setenv("TESSERA_NUM_THREADS", "1", 0);
+    setenv("OMP_NUM_THREADS", "1", 0);
+    tsr_error_release(tsr_plugin_load_default());
+    auto* list = new std::vector<Op>();
+    // The names come from a registry of this executable's own (the core ops are defined the
+    // same way in every registry); the calls go to libtessera.so's global one, which has the
+    // CPU plugin's kernels.
+    for (const std::string& name : tessera::OpRegistry::Global().ListOps()) {
+      const tsr_op* op = nullptr;
+      tsr_error* error = tsr_op_find(tsr_string{name.data(), name.size()}, &op);
+      if (error != nullptr) {
+        tsr_error_release(error);
+        continue;
+      }
+      const tsr_string text = tsr_op_schema(op);
+      absl::StatusOr<FunctionSchema> schema =
+          tessera::ParseSchema(std::string_view(text.data, text.size));
+      if (!schema.ok()) {
+        std::fprintf(stderr, "op_call fuzzer: the schema of %s does not parse: %s\n", name.c_str(),
+                     std::string(schema.status().message()).c_str());
+        std::abort();
+      }
+      list->push_back(Op{op, *std::move(schema)});
+    }
+    std::fprintf(stderr, "op_call fuzzer: %zu ops\n", list->size());
+    return list;
+  }();
+  return *ops;
+}
+
+// TESSERA_FUZZ_VERBOSE=1: name each call and its error (for replaying a crash by hand).
+bool Verbose() {
+  static const bool on = tessera::fuzz::EnvFlag("TESSERA_FUZZ_VERBOSE");
+  return on;
+}
+
+class Generator {
+ public:
+  explicit Generator(FuzzedDataProvider& in) : in_(in) {}
+  ~Generator() {
+    for (tsr_tensor* t : tensors_) tsr_tensor_release(t);
+  }
+
+  int64_t Int() {
+    const bool huge = tessera::fuzz::HugeIntsOn();
+    switch (in_.ConsumeIntegralInRange(0, 3)) {
+      case 0:
+        return in_.ConsumeIntegralInRange<int64_t>(-4, 4);
+      case 1: {
+        const int64_t edge = in_.PickValueInArray(kEdgeInts);
+        if (huge || (edge >= INT32_MIN && edge <= INT32_MAX)) return edge;
+        return edge < 0 ? INT32_MIN : INT32_MAX;
+      }
+      case 2:
+        return in_.ConsumeIntegralInRange<int64_t>(0, 2);
+      default:
+        return huge ? in_.ConsumeIntegral<int64_t>() : in_.ConsumeIntegral<int32_t>();
+    }
+  }
+
+  // ListInt: an element of an int list; huge ones only with TESSERA_FUZZ_HUGE_INTS=1
+  // (fuzz/known_issues.h).
+  int64_t ListInt() {
+    if (tessera::fuzz::HugeIntsOn()) return Int();
+    return in_.ConsumeIntegralInRange<int64_t>(-4, 64);
+  }
+
+  double Double() {
+    if (in_.ConsumeBool()) return in_.PickValueInArray(kEdgeDoubles);
+    return static_cast<double>(in_.ConsumeIntegralInRange<int64_t>(-8, 8)) / 2;
+  }
+
+  tsr_dtype Dtype() { return static_cast<tsr_dtype>(in_.ConsumeIntegralInRange(0, 9)); }
+
+  // Tensor: a CPU tensor of at most 3 dims of at most 4 elements, filled from the input (bool
+  // tensors with 0 and 1 only: any other byte is not a bool, in the runtime or in PyTorch).
+  tsr_tensor* Tensor() {
+    const tsr_dtype dtype = Dtype();
+    const size_t ndim = in_.ConsumeIntegralInRange<size_t>(0, 3);
+    int64_t sizes[3], strides[3];
+    for (size_t i = 0; i < ndim; ++i) sizes[i] = in_.ConsumeIntegralInRange<int64_t>(0, 4);
+    const int layout = in_.ConsumeIntegralInRange(0, 3);
+    int64_t stride = layout == 3 ? 2 : 1;  // 3: every other element (gaps)
+    for (size_t i = ndim; i-- > 0;) {
+      strides[i] = stride;
+      stride *= sizes[i] > 0 ? sizes[i] : 1;
+    }
+    if (layout == 1 && ndim >= 2) std::swap(strides[0], strides[ndim - 1]);  // transposed-like
+    if (layout == 2 && ndim >= 1) strides[in_.ConsumeIntegralInRange<size_t>(0, ndim - 1)] = 0;
+    tsr_tensor* t = nullptr;
+    tsr_error* error =
+        tsr_tensor_empty_strided(sizes, strides, ndim, dtype, tsr_device{TSR_DEVICE_CPU, 0}, &t);
+    if (error != nullptr) {
+      tsr_error_release(error);
+      return nullptr;
+    }
+    tensors_.push_back(t);
+    const size_t nbytes = static_cast<size_t>(tsr_tensor_numel(t)) * tsr_dtype_size(dtype);
+    std::vector<uint8_t> bytes = in_.ConsumeBytes<uint8_t>(nbytes);
+    bytes.resize(nbytes);
+    if (dtype == TSR_DTYPE_BOOL) {
+      for (uint8_t& b : bytes) b &= 1;
+    }
+    tsr_error_release(tsr_tensor_copy_from_host(t, bytes.data(), bytes.size()));
+    return t;
+  }
+
+  // Push one argument of `type` (or, now and then, something else) onto `stack`.
+  void Push(tsr_stack* stack, const tessera::Argument& arg) {
+    const SchemaType& type = arg.type;
+    const int twist = in_.ConsumeIntegralInRange(0, 31);
+    if (twist == 0 || (type.optional && twist < 6)) {
+      tsr_error_release(tsr_stack_push_none(stack));
+      return;
+    }
+    if (twist == 1) {  // a value of some other kind: must be refused cleanly
+      PushElement(stack, static_cast<BaseType>(in_.ConsumeIntegralInRange(0, 10)), arg);
+      return;
+    }
+    if (!type.is_list) {
+      PushElement(stack, type.base, arg);
+      return;
+    }
+    size_t n = in_.ConsumeIntegralInRange<size_t>(0, 4);
+    if (type.list_size && in_.ConsumeBool()) n = static_cast<size_t>(*type.list_size);
+    if (n > 8) n = 8;
+    switch (type.base) {
+      case BaseType::kTensor: {
+        std::vector<tsr_tensor*> list;
+        for (size_t i = 0; i < n; ++i) {
+          tsr_tensor* t =
+              type.element_optional && in_.ConsumeIntegralInRange(0, 3) == 0 ? nullptr : Tensor();
+          list.push_back(t);
+        }
+        tsr_error_release(tsr_stack_push_tensor_list(stack, list.data(), list.size()));
+        return;
+      }
+      case BaseType::kFloat: {
+        std::vector<double> list;
+        for (size_t i = 0; i < n; ++i) list.push_back(Double());
+        tsr_error_release(tsr_stack_push_double_list(stack, list.data(), list.size()));
+        return;
+      }
+      case BaseType::kInt:
+      default: {
+        // int[N] takes a bare int too (broadcast to N), as in PyTorch.
+        if (type.list_size && in_.ConsumeIntegralInRange(0, 3) == 0) {
+          tsr_error_release(tsr_stack_push_int(stack, Int()));
+          return;
+        }
+        std::vector<int64_t> list;
+        for (size_t i = 0; i < n; ++i) list.push_back(ListInt());
+        tsr_error_release(tsr_stack_push_int_list(stack, list.data(), list.size()));
+        return;
+      }
+    }
+  }
+
+ private:
+  void PushElement(tsr_stack* stack, BaseType base, const tessera::Argument& arg) {
+    switch (base) {
+      case BaseType::kTensor:
+        if (tsr_tensor* t = Tensor()) {
+          tsr_error_release(tsr_stack_push_tensor(stack, t));
+        } else {
+          tsr_error_release(tsr_stack_push_none(stack));
+        }
+        return;
+      case BaseType::kInt:
+      case BaseType::kLayout:
+      case BaseType::kMemoryFormat:
+        tsr_error_release(tsr_stack_push_int(stack, Int()));
+        return;
+      case BaseType::kFloat:
+        tsr_error_release(tsr_stack_push_double(stack, Double()));
+        return;
+      case BaseType::kBool:
+        tsr_error_release(tsr_stack_push_bool(stack, in_.ConsumeBool()));
+        return;
+      case BaseType::kStr: {
+        std::string s = in_.ConsumeBool() ? std::string(in_.PickValueInArray(kStrings))
+                                          : in_.ConsumeRandomLengthString(8);
+        if (arg.default_value && arg.default_value->is_string() && in_.ConsumeBool()) {
+          s = arg.default_value->string();
+        }
+        tsr_error_release(tsr_stack_push_string(stack, tsr_string{s.data(), s.size()}));
+        return;
+      }
+      case BaseType::kScalar: {
+        tsr_scalar s{};
+        s.kind = in_.ConsumeIntegralInRange(0, 2);
+        if (s.kind == TSR_SCALAR_BOOL) s.i = in_.ConsumeBool();
+        if (s.kind == TSR_SCALAR_INT) s.i = Int();
+        if (s.kind == TSR_SCALAR_DOUBLE) s.d = Double();
+        tsr_error_release(tsr_stack_push_scalar(stack, s));
+        return;
+      }
+      case BaseType::kScalarType:
+        // Mostly valid dtypes; sometimes one past the end or negative.
+        tsr_error_release(tsr_stack_push_dtype(
+            stack, static_cast<tsr_dtype>(in_.ConsumeIntegralInRange(-1, 11))));
+        return;
+      case BaseType::kDevice: {
+        tsr_device d{in_.ConsumeIntegralInRange(0, 7), in_.ConsumeIntegralInRange(-1, 1)};
+        if (in_.ConsumeBool() || !tessera::fuzz::OtherDevicesOn())
+          d = tsr_device{TSR_DEVICE_CPU, 0};
+        tsr_error_release(tsr_stack_push_device(stack, d));
+        return;
+      }
+      case BaseType::kGenerator:
+        tsr_error_release(tsr_stack_push_none(stack));
+        return;
+    }
+  }
+
+  FuzzedDataProvider& in_;
+  std::vector<tsr_tensor*> tensors_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::vector<Op>& ops = Ops();
+  if (ops.empty() || size > 4096) return 0;
+  FuzzedDataProvider in(data, size);
+  const Op& op = ops[in.ConsumeIntegralInRange<size_t>(0, ops.size() - 1)];
+  Generator gen(in);
+  tsr_stack* stack = nullptr;
+  if (tsr_error* error = tsr_stack_create(&stack)) {
+    tsr_error_release(error);
+    return 0;
+  }
+  // Trailing arguments with defaults may be left out; sometimes more are dropped (a clean
+  // "missing argument" error) or one is added (a clean "too many" error).
+  const size_t nargs = op.schema.arguments.size();
+  size_t pushed = nargs;
+  const int shape = in.ConsumeIntegralInRange(0, 15);
+  if (shape == 0 && nargs > 0) pushed = in.ConsumeIntegralInRange<size_t>(0, nargs - 1);
+  if (shape == 1) {
+    while (pushed > 0 && op.schema.arguments[pushed - 1].default_value) --pushed;
+  }
+  for (size_t i = 0; i < pushed; ++i) gen.Push(stack, op.schema.arguments[i]);
+  if (shape == 2) tsr_error_release(tsr_stack_push_int(stack, 1));
+  if (!tessera::fuzz::Flip0DimOn() && op.schema.name.rfind("flip", 0) == 0) {
+    tsr_tensor* self = nullptr;
+    tsr_error* error = tsr_stack_get_tensor(stack, 0, &self);
+    const bool zero_dim = error == nullptr && self != nullptr && tsr_tensor_dim(self) == 0;
+    tsr_error_release(error);
+    if (zero_dim) {  // a known crash (fuzz/known_issues.h)
+      tsr_stack_release(stack);
+      return 0;
+    }
+  }
+  if (Verbose()) {
+    std::fprintf(stderr, "op_call: %s with %zu values on the stack\n", op.schema.FullName().c_str(),
+                 tsr_stack_size(stack));
+  }
+  tsr_error* error = tsr_op_call(op.handle, stack);
+  if (Verbose() && error != nullptr) {
+    const tsr_string message = tsr_error_message(error);
+    std::fprintf(stderr, "op_call:   -> %.*s\n", static_cast<int>(message.size), message.data);
+  }
+  tsr_error_release(error);
+  tsr_stack_release(stack);
+  return 0;
+}

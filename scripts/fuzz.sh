@@ -6,6 +6,8 @@
 #   scripts/fuzz.sh                        # every target, 30 s each (what scripts/test.sh runs)
 #   scripts/fuzz.sh --seconds 3600         # the long run
 #   scripts/fuzz.sh --seconds 300 op_call  # one target
+#   scripts/fuzz.sh --runs 50000 --seed 1  # a fixed number of inputs from a fixed seed: the same
+#                                          # inputs every time (what scripts/test.sh runs in CI)
 #
 # Targets: schema_parser, op_define, op_call, plugin_desc. The corpus in the tree is never
 # written; inputs a run finds new coverage with stay in its temporary copy (printed at the
@@ -15,6 +17,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
 seconds=30
+runs=""
+seed=""
 keep_corpus=""
 targets=()
 all_targets=(schema_parser op_define op_call plugin_desc)
@@ -22,6 +26,14 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --seconds)
       seconds="$2"
+      shift 2
+      ;;
+    --runs)
+      runs="$2"
+      shift 2
+      ;;
+    --seed)
+      seed="$2"
       shift 2
       ;;
     --keep-corpus)
@@ -46,6 +58,12 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   tessera_log "--seconds wants a positive whole number of seconds, got '$seconds'"
   exit 2
 fi
+for value in "$runs" "$seed"; do
+  if [ -n "$value" ] && ! [[ "$value" =~ ^[1-9][0-9]*$ ]]; then
+    tessera_log "--runs and --seed want a positive whole number, got '$value'"
+    exit 2
+  fi
+done
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for target in "${targets[@]}"; do
   if [ ! -d "$TESSERA_ROOT/fuzz/corpus/$target" ]; then
@@ -89,7 +107,15 @@ for target in "${targets[@]}"; do
       [ -n "$flag" ] && args+=("$flag")
     done < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$TESSERA_ROOT/fuzz/$target.options")
   fi
-  tessera_log "fuzzing $target for ${seconds} s on $(ls "$corpus" | wc -l) seed inputs"
+  [ -z "$seed" ] || args+=(-seed="$seed")
+  if [ -n "$runs" ]; then
+    # A fixed number of inputs in one round: deterministic for a given seed, corpus and build.
+    # --seconds stays a cap, generous by default (a slow machine stops early, never fails).
+    args+=(-runs="$runs")
+    round_seconds="$seconds"
+  fi
+  tessera_log "fuzzing $target for ${runs:-${seconds} s of} inputs (at most ${seconds} s) on \
+$(ls "$corpus" | wc -l) seed inputs"
   # One thread in the runtime and in oneDNN: inputs replay the same way, and CI has 2 cores.
   left="$seconds"
   round=0

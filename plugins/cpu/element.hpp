@@ -48,6 +48,17 @@ inline T store(C v) {
 
 // convert: To from From as PyTorch's casts do: anything to bool is "!= 0"; floating to integral
 // truncates toward zero (through int64, so that narrow types wrap like PyTorch's on x86).
+// float_to_int64: truncation toward zero, and for what int64 cannot hold (NaN, infinities,
+// |v| >= 2^63) what x86's conversion instruction gives and so what PyTorch gives on x86,
+// INT64_MIN, instead of C++'s undefined behaviour (found by fuzz/op_call_fuzzer.cc: full.out
+// of 9.3e18 into int64).
+template <typename F>
+inline int64_t float_to_int64(F v) {
+  const double d = static_cast<double>(v);
+  if (d >= -9.2233720368547758e18 && d < 9.2233720368547758e18) return static_cast<int64_t>(d);
+  return INT64_MIN;
+}
+
 template <typename To, typename From>
 inline To convert(From v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -59,8 +70,8 @@ inline To convert(From v) {
     } else if constexpr (kIsFloat<To>) {
       using Wide = std::conditional_t<std::is_same_v<To, double>, double, float>;
       return store<To>(static_cast<Wide>(c));
-    } else if constexpr (std::is_floating_point_v<decltype(c)> && sizeof(To) < 8) {
-      return static_cast<To>(static_cast<int64_t>(c));
+    } else if constexpr (std::is_floating_point_v<decltype(c)>) {
+      return static_cast<To>(float_to_int64(c));
     } else {
       return static_cast<To>(c);
     }

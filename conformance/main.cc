@@ -216,11 +216,17 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
     }
     usleep(10000);
   }
-  if (WIFSIGNALED(status)) {
+  // The child exits 0 on every path it controls; anything else is a crash: a signal, or a
+  // sanitizer's report of one, which exits with its own status.
+  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) {
+    const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) +
+                                                      " (" + strsignal(WTERMSIG(status)) + ")"
+                                                : "the process exiting with status " +
+                                                      std::to_string(WEXITSTATUS(status));
     std::fprintf(stderr,
-                 "conformance: loading the plugins killed the process with signal %d (%s): a "
-                 "plugin crashes in tsr_plugin_init or register_fn\n",
-                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+                 "conformance: loading the plugins crashed, with %s: a plugin crashes in "
+                 "tsr_plugin_init or register_fn\n",
+                 how.c_str());
     std::exit(kExitUsage);
   }
 }

@@ -6,9 +6,11 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
@@ -28,7 +30,20 @@ namespace {
 // was built against minor N must fill exactly that many bytes (more or less means a corrupt or
 // mismatched descriptor). Newer minors than the runtime's may only be larger.
 constexpr size_t kPluginDescSize[] = {
-    /* 1.0 */ sizeof(tsr_plugin_desc),
+    /* 1.0 */ TSR_PLUGIN_DESC_SIZE_1_0,
+    /* 1.1 */ sizeof(tsr_plugin_desc),
+};
+
+// Note [Descriptor capacity] (plugin.h) states the rule; here is the runtime's side of it. The
+// descriptor lives in a zero-filled scratch buffer of kDescriptorScratch bytes, of which the
+// runtime offers sizeof(tsr_plugin_desc) (desc->struct_size on entry). A plugin that keeps the
+// rule writes within that; one that claims more, or leaves bytes beyond what it claims, broke it
+// and is refused. The scratch beyond the offer only makes sure that such a plugin (say one that
+// a newer header's sizeof led to write its newer fields anyway) scribbles over bytes the
+// runtime owns and checks, not over the plugin record that once held the descriptor.
+constexpr size_t kDescriptorScratch = 4096;
+struct alignas(alignof(std::max_align_t)) DescriptorScratch {
+  unsigned char bytes[kDescriptorScratch] = {};
 };
 constexpr uint32_t kRuntimeMinor = TSR_ABI_VERSION_MINOR;
 
@@ -191,11 +206,12 @@ class PluginLoader {
       absl::MutexLock lock(&g_images_mu);
       (*g_images)[record->image_base] = Image{record.get(), record};
     }
-    tsr_plugin_desc& desc = record->desc;
-    desc = tsr_plugin_desc{};
+    auto scratch = std::make_unique<DescriptorScratch>();
+    auto* offered = new (scratch->bytes) tsr_plugin_desc{};
+    offered->struct_size = sizeof(tsr_plugin_desc);  // the capacity (Note [Descriptor capacity])
     InitWindow window;
     tls_init_window = &window;
-    absl::Status init_status = StatusFrom(init(&PluginApi(), &desc));
+    absl::Status init_status = StatusFrom(init(&PluginApi(), offered));
     tls_init_window = nullptr;
     if (!window.violation.ok()) return window.violation;
     if (!init_status.ok()) {
@@ -203,6 +219,9 @@ class PluginLoader {
                           absl::StrFormat("%s returned an error: %s: %s", TSR_PLUGIN_INIT_SYMBOL,
                                           CodeName(init_status.code()), init_status.message()));
     }
+    TSR_RETURN_IF_ERROR(CheckCapacity(*offered, *scratch));
+    tsr_plugin_desc& desc = record->desc;
+    desc = *offered;
     TSR_RETURN_IF_ERROR(CheckDescriptor(desc, report));
     record->name = report->plugin_name;
     if (auto it = plugins_.find(record->name); it != plugins_.end()) {
@@ -243,6 +262,26 @@ class PluginLoader {
     record->loaded = true;
     plugins_[record->name] = std::move(record);
     return absl::OkStatus();
+  }
+
+  // CheckCapacity refuses a plugin that wrote more of the descriptor than the runtime offered
+  // (Note [Descriptor capacity]): one that claims a larger struct_size, or that wrote into the
+  // scratch beyond the offer whatever it claims.
+  static absl::Status CheckCapacity(const tsr_plugin_desc& desc, const DescriptorScratch& scratch) {
+    constexpr size_t kOffered = sizeof(tsr_plugin_desc);
+    const unsigned char* beyond = scratch.bytes + kOffered;
+    const bool wrote_beyond =
+        std::any_of(beyond, scratch.bytes + kDescriptorScratch, [](unsigned char b) { return b; });
+    if (desc.struct_size <= kOffered && !wrote_beyond) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the plugin (built against ABI %d.%d) %s, but the runtime (ABI %d.%d) offered %d bytes "
+        "(desc->struct_size on entry to %s): a plugin writes only the descriptor fields that fit "
+        "in the size the runtime states (tsr_plugin_desc_capacity)",
+        desc.abi_major, desc.abi_minor,
+        desc.struct_size > kOffered
+            ? absl::StrFormat("filled a %d-byte descriptor", desc.struct_size)
+            : std::string("wrote past the descriptor's end"),
+        TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR, kOffered, TSR_PLUGIN_INIT_SYMBOL));
   }
 
   // CheckDescriptor validates the descriptor's size and versions and copies what it says into

@@ -93,6 +93,8 @@ int main(void) {
   FIELD(tsr_plugin_desc, register_fn);
   FIELD(tsr_plugin_desc, unload_fn);
   FIELD(tsr_plugin_desc, state);
+  FIELD(tsr_plugin_desc, op_set_major);
+  FIELD(tsr_plugin_desc, op_set_minor);
   END(tsr_plugin_desc);
 
   BEGIN(tsr_load_report);

@@ -119,14 +119,23 @@ TEST(Loader, BrokenPluginsAreRefusedWithAPreciseReport) {
   LoadGood();  // for the duplicate-name and taken-device cases
   const Refusal kRefusals[] = {
       {"wrong_major", TSR_FAILED_PRECONDITION,
-       "was built against ABI 2.0, but this runtime provides ABI 1.0: major versions differ"},
+       "was built against ABI 2.0, but this runtime provides ABI 1.1: major versions differ"},
       {"needs_newer_minor", TSR_FAILED_PRECONDITION,
-       "needs ABI >= 1.7 (built against 1.7), but this runtime provides ABI 1.0"},
+       "needs ABI >= 1.8 (built against 1.8), but this runtime provides ABI 1.1"},
       {"no_entry", TSR_INVALID_ARGUMENT, "does not export the entry symbol 'tsr_plugin_init'"},
       {"init_error", TSR_UNAVAILABLE,
        "tsr_plugin_init returned an error: UNAVAILABLE: no test device is attached"},
       {"small_desc", TSR_INVALID_ARGUMENT, "struct_size is 16 bytes, smaller than the"},
-      {"large_desc", TSR_INVALID_ARGUMENT, "but an ABI 1.0 descriptor has"},
+      {"large_desc", TSR_INVALID_ARGUMENT,
+       "the plugin (built against ABI 1.1) filled a 168-byte descriptor, but the runtime (ABI "
+       "1.1) offered 104 bytes (desc->struct_size on entry to tsr_plugin_init)"},
+      // Issue 10, section 1: a plugin that writes its newer fields whatever the runtime offers
+      // is refused, and the runtime's own memory is untouched (ASan runs this test too).
+      {"naive_newer_minor", TSR_INVALID_ARGUMENT,
+       "the plugin (built against ABI 1.8) filled a 120-byte descriptor, but the runtime (ABI "
+       "1.1) offered 104 bytes"},
+      {"missized_desc", TSR_INVALID_ARGUMENT,
+       "the plugin descriptor's struct_size is 96 bytes, but an ABI 1.1 descriptor has 104"},
       {"register_error", TSR_RESOURCE_EXHAUSTED,
        "register_fn returned an error: RESOURCE_EXHAUSTED: out of device memory while "
        "registering"},
@@ -157,13 +166,33 @@ TEST(Loader, BrokenPluginsAreRefusedWithAPreciseReport) {
   EXPECT_EQ(CallTwice({1}, &out), "");
 }
 
-TEST(Loader, NewerMinorThatNeedsNothingNewLoads) {
+// Issue 10, section 1: a plugin built against a newer minor, whose descriptor has 16 bytes of
+// newer fields, fills only what the runtime offers, loads, and its kernels run.
+TEST(Loader, NewerMinorThatNeedsNothingNewLoadsAndRuns) {
   const tsr_load_report* report = nullptr;
   ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("optional_newer_minor")), &report)), "");
   std::cout << Format(report);
   EXPECT_TRUE(report->loaded);
   EXPECT_EQ(report->plugin_abi_minor, static_cast<uint32_t>(TSR_ABI_VERSION_MINOR + 7));
   EXPECT_EQ(Str(report->device_name), "newdev");
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("newer::twice"), &op)), "");
+  const int64_t size = 1;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t)), "");
+  const float in = 4.5f;
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(t, &in, sizeof in)), "");
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  Consume(tsr_stack_push_tensor(stack, t));
+  ASSERT_EQ(Consume(tsr_op_call(op, stack)), "");
+  tsr_tensor* out = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &out)), "");
+  float result = 0;
+  ASSERT_EQ(Consume(tsr_tensor_copy_to_host(out, &result, sizeof result)), "");
+  EXPECT_EQ(result, 9.0f);
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
 }
 
 // A plugin compiled against the frozen ABI 1.0 headers loads and runs in today's runtime.

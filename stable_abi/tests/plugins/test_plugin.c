@@ -20,12 +20,36 @@
 #define VARIANT_DUPLICATE_NAME 9
 #define VARIANT_DEVICE_TAKEN 10
 #define VARIANT_FROZEN_V1_0 11 /* built against tests/frozen/v1.0 headers */
+#define VARIANT_NAIVE_NEWER_MINOR 12
+#define VARIANT_MISSIZED_DESC 13
 
 #ifndef PLUGIN_VARIANT
 #error "define PLUGIN_VARIANT"
 #endif
 
 static const tsr_runtime_api* api = NULL;
+
+#if PLUGIN_VARIANT == VARIANT_NEEDS_NEWER_MINOR || PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR || \
+    PLUGIN_VARIANT == VARIANT_NAIVE_NEWER_MINOR
+/* The descriptor as a pretend newer minor (today's + 7) defines it: today's fields and 16 bytes
+ * more, the case of issue 10 section 1. */
+#define NEWER_MINOR (TSR_ABI_VERSION_MINOR + 7)
+typedef struct newer_plugin_desc {
+  tsr_plugin_desc base;
+  uint64_t newer_flags;
+  uint64_t newer_limit;
+} newer_plugin_desc;
+
+/* fill_newer writes the newer fields as the rule says (only what fits in the runtime's
+ * capacity) or, naively, as the newer header's sizeof says. */
+static void fill_newer(tsr_plugin_desc* desc, int naive) {
+  const size_t capacity = naive ? sizeof(newer_plugin_desc) : tsr_plugin_desc_capacity(desc);
+  newer_plugin_desc* newer = (newer_plugin_desc*)desc;
+  if (TSR_FIELD_FITS(newer_plugin_desc, newer_flags, capacity)) newer->newer_flags = 0x5a5a;
+  if (TSR_FIELD_FITS(newer_plugin_desc, newer_limit, capacity)) newer->newer_limit = 0xa5a5;
+  desc->struct_size = capacity < sizeof *newer ? capacity : sizeof *newer;
+}
+#endif
 
 static tsr_error* fail(tsr_code code, const char* message) {
   tsr_string s;
@@ -102,6 +126,9 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   if ((err = define("regerr::op(Tensor self) -> Tensor")) != NULL) return err;
   if ((err = register_kernel("regerr::op", twice_kernel, "regerr::op_kernel")) != NULL) return err;
   return fail(TSR_RESOURCE_EXHAUSTED, "out of device memory while registering");
+#elif PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR
+  if ((err = define("newer::twice(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("newer::twice", twice_kernel, "newer::twice_kernel");
 #else
   if ((err = define("good::twice(Tensor self) -> Tensor")) != NULL) return err;
   if ((err = define("good::fail(Tensor self) -> Tensor")) != NULL) return err;
@@ -109,12 +136,6 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
     return err;
   return register_kernel("good::fail", failing_kernel, "good::fail_kernel");
 #endif
-}
-
-static tsr_error* register_nothing(void* state, const tsr_runtime_api* runtime) {
-  (void)state;
-  api = runtime;
-  return NULL;
 }
 
 static void unload(void* state) {
@@ -150,21 +171,28 @@ TSR_PLUGIN_EXPORT tsr_error* ENTRY(const tsr_runtime_api* runtime, tsr_plugin_de
   name.data = "wrong_major";
   name.size = 11;
 #elif PLUGIN_VARIANT == VARIANT_NEEDS_NEWER_MINOR
-  desc->struct_size = sizeof *desc + 16; /* a newer descriptor is larger */
-  desc->abi_minor = TSR_ABI_VERSION_MINOR + 7;
-  desc->min_abi_minor = TSR_ABI_VERSION_MINOR + 7;
+  fill_newer(desc, /*naive=*/0);
+  desc->abi_minor = NEWER_MINOR;
+  desc->min_abi_minor = NEWER_MINOR;
   name.data = "needs_newer";
   name.size = 11;
 #elif PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR
-  desc->struct_size = sizeof *desc + 16;
-  desc->abi_minor = TSR_ABI_VERSION_MINOR + 7;
-  desc->min_abi_minor = TSR_ABI_VERSION_MINOR;
+  fill_newer(desc, /*naive=*/0);
+  desc->abi_minor = NEWER_MINOR;
+  desc->min_abi_minor = 0;
   desc->device_type = TSR_DEVICE_PRIVATEUSE2;
-  desc->register_fn = register_nothing;
   name.data = "newer_optional";
   name.size = 14;
   device_name.data = "newdev";
   device_name.size = 6;
+#elif PLUGIN_VARIANT == VARIANT_NAIVE_NEWER_MINOR
+  fill_newer(desc, /*naive=*/1);
+  desc->abi_minor = NEWER_MINOR;
+  desc->min_abi_minor = 0;
+  name.data = "naive_newer";
+  name.size = 11;
+#elif PLUGIN_VARIANT == VARIANT_MISSIZED_DESC
+  desc->struct_size = TSR_PLUGIN_DESC_SIZE_1_0; /* claims today's minor with 1.0's size */
 #elif PLUGIN_VARIANT == VARIANT_INIT_ERROR
   return fail(TSR_UNAVAILABLE, "no test device is attached");
 #elif PLUGIN_VARIANT == VARIANT_SMALL_DESC

@@ -74,9 +74,11 @@ class Library {
 
   const char* name() const { return name_; }
 
-  // Used by TESSERA_PLUGIN.
+  // Used by TESSERA_PLUGIN: fills only what fits in the runtime's descriptor, so that the
+  // plugin also loads into runtimes older than these headers (Note [Descriptor capacity]).
   void fill(tsr_plugin_desc* desc) const {
-    desc->struct_size = sizeof *desc;
+    const size_t capacity = tsr_plugin_desc_capacity(desc);
+    desc->struct_size = capacity < sizeof *desc ? capacity : sizeof *desc;
     desc->name = to_c(name_);
     desc->version = to_c(version_);
     desc->abi_major = TSR_ABI_VERSION_MAJOR;

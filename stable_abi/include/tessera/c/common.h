@@ -1,6 +1,6 @@
 /* Tessera stable C ABI: common types.
  *
- * Version policy (also docs/abi_policy.md, when it lands):
+ * Version policy (also docs/abi_policy.md):
  * - TSR_ABI_VERSION_MAJOR changes only for a breaking change; MINOR for additive ones.
  * - Everything here is append-only: no enumerator, struct field, function or table slot is
  *   ever removed, reordered or retyped. Enums carry a *_FORCE_INT32 sentinel so that their size
@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define TSR_ABI_VERSION_MAJOR 1
-#define TSR_ABI_VERSION_MINOR 0
+#define TSR_ABI_VERSION_MINOR 1
 
 #if defined(__GNUC__)
 #define TSR_API __attribute__((visibility("default")))

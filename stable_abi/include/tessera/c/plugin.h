@@ -13,7 +13,8 @@
  * Version handshake: the runtime accepts a plugin when desc->abi_major equals its own major
  * and desc->min_abi_minor <= its own minor. A plugin built against a newer minor loads as
  * long as it does not need that minor (it checks api->struct_size before using newer slots;
- * slots added after 1.0 may be NULL). */
+ * slots added after 1.0 may be NULL). Either side may be the newer one, so every struct that
+ * one side fills for the other says how large it is (Note [Descriptor capacity] below). */
 #ifndef TESSERA_C_PLUGIN_H_
 #define TESSERA_C_PLUGIN_H_
 
@@ -145,9 +146,18 @@ typedef struct tsr_runtime_api {
  * (plugins receive it in tsr_plugin_init instead and must not import this symbol). */
 TSR_API const tsr_runtime_api* tsr_runtime_api_get(void);
 
-/* tsr_plugin_desc: filled by tsr_plugin_init. The runtime zero-fills it before the call; the
- * plugin sets struct_size to sizeof(tsr_plugin_desc) as it was built. Strings are borrowed
- * and must stay valid while the plugin is loaded (string literals are fine). */
+/* tsr_plugin_desc: filled by tsr_plugin_init, in a buffer the runtime owns. Strings are
+ * borrowed and must stay valid while the plugin is loaded (string literals are fine).
+ *
+ * Note [Descriptor capacity]
+ * The runtime zero-fills the descriptor and, since 1.1, sets struct_size to the bytes it
+ * provides (its own sizeof(tsr_plugin_desc)) before calling tsr_plugin_init. A 1.0 runtime
+ * leaves it 0, which means TSR_PLUGIN_DESC_SIZE_1_0 bytes. The plugin writes only the fields
+ * that end within that capacity (tsr_plugin_desc_capacity and TSR_FIELD_FITS below) and then
+ * sets struct_size to the bytes it filled: the smaller of its own sizeof(tsr_plugin_desc) and
+ * the capacity. A plugin built against a newer minor therefore loads into an older runtime
+ * with its newer fields left out, and a runtime refuses (without being corrupted) a plugin
+ * that claims more bytes than it was offered. The C++ SDK does all of this itself. */
 typedef struct tsr_plugin_desc {
   size_t struct_size;
   tsr_string name;        /* "npu"; unique among loaded plugins */
@@ -163,7 +173,27 @@ typedef struct tsr_plugin_desc {
    * tensor of it is gone. */
   void (*unload_fn)(void* state);
   void* state;
+
+  /* since 1.1: the op set version the plugin's kernels were compiled against (the
+   * TSR_OP_SET_VERSION_* of the op-set header it used); 0.0 means unstated, taken as 1.0. A
+   * kernel's own tsr_kernel_desc.schema, when set, is more precise. */
+  uint32_t op_set_major;
+  uint32_t op_set_minor;
 } tsr_plugin_desc;
+
+/* The size of a tsr_plugin_desc as ABI 1.0 defines it (what a 1.0 runtime provides). */
+#define TSR_PLUGIN_DESC_SIZE_1_0 (offsetof(tsr_plugin_desc, state) + sizeof(void*))
+
+/* TSR_FIELD_FITS: whether `field` of struct `type` lies wholly within the first `size` bytes. */
+#define TSR_FIELD_FITS(type, field, size) \
+  (offsetof(type, field) + sizeof(((type*)0)->field) <= (size))
+
+/* tsr_plugin_desc_capacity: the bytes of `desc` a plugin may write in tsr_plugin_init (Note
+ * [Descriptor capacity]): what the runtime stated in desc->struct_size, or the 1.0 size when
+ * a 1.0 runtime left it 0. */
+static inline size_t tsr_plugin_desc_capacity(const tsr_plugin_desc* desc) {
+  return desc->struct_size != 0 ? desc->struct_size : TSR_PLUGIN_DESC_SIZE_1_0;
+}
 
 /* The type of the entry symbol, for dlsym. */
 typedef tsr_error* (*tsr_plugin_init_fn)(const tsr_runtime_api* api, tsr_plugin_desc* desc);

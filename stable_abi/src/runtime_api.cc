@@ -107,6 +107,10 @@ tsr_runtime_api MakeApi() {
   api.log = &Log;
   api.parallel_for = &tsr_parallel_for;
   api.num_threads = &tsr_num_threads;
+  api.op_list = &tsr_op_list;
+  api.op_describe = &tsr_op_describe;
+  api.op_argument = &tsr_op_argument;
+  api.op_return = &tsr_op_return;
   return api;
 }
 

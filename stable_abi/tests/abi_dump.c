@@ -97,6 +97,29 @@ int main(void) {
   FIELD(tsr_plugin_desc, op_set_minor);
   END(tsr_plugin_desc);
 
+  BEGIN(tsr_op_info);
+  FIELD(tsr_op_info, struct_size);
+  FIELD(tsr_op_info, name);
+  FIELD(tsr_op_info, schema);
+  FIELD(tsr_op_info, num_arguments);
+  FIELD(tsr_op_info, num_returns);
+  FIELD(tsr_op_info, op_set_major);
+  FIELD(tsr_op_info, op_set_minor);
+  END(tsr_op_info);
+
+  BEGIN(tsr_arg_info);
+  FIELD(tsr_arg_info, struct_size);
+  FIELD(tsr_arg_info, name);
+  FIELD(tsr_arg_info, type);
+  FIELD(tsr_arg_info, kind);
+  FIELD(tsr_arg_info, optional);
+  FIELD(tsr_arg_info, kwarg_only);
+  FIELD(tsr_arg_info, has_default);
+  FIELD(tsr_arg_info, default_value);
+  FIELD(tsr_arg_info, writes);
+  FIELD(tsr_arg_info, reserved);
+  END(tsr_arg_info);
+
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);
   FIELD(tsr_load_report, loaded);
@@ -185,6 +208,10 @@ int main(void) {
   FIELD(tsr_runtime_api, log);
   FIELD(tsr_runtime_api, parallel_for);
   FIELD(tsr_runtime_api, num_threads);
+  FIELD(tsr_runtime_api, op_list);
+  FIELD(tsr_runtime_api, op_describe);
+  FIELD(tsr_runtime_api, op_argument);
+  FIELD(tsr_runtime_api, op_return);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);

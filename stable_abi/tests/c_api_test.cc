@@ -236,6 +236,99 @@ std::string CallError(const char* name, Push push) {
 
 // Issue 14, A.1 and A.2 through the C ABI: a view whose last element index + 1 overflows int64,
 // and an out= whose offset + new numel overflows, used to reach memory outside the storage.
+std::string Str(tsr_string s) { return std::string(s.data, s.size); }
+
+// The op listing (ABI 1.1): names, arguments and returns as data, no schema text to parse.
+TEST(CApiOpListing, ListsEveryOpSortedAndDescribesItsArguments) {
+  size_t count = 0;
+  ASSERT_EQ(Consume(tsr_op_list(nullptr, 0, &count)), "");
+  ASSERT_GT(count, 100u);
+  std::vector<const tsr_op*> ops(count);
+  size_t again = 0;
+  ASSERT_EQ(Consume(tsr_op_list(ops.data(), ops.size(), &again)), "");
+  ASSERT_GE(again, count);  // another test may have defined an op meanwhile
+  for (size_t i = 1; i < count; ++i) {
+    EXPECT_LT(Str(tsr_op_name(ops[i - 1])), Str(tsr_op_name(ops[i])));
+  }
+
+  const tsr_op* add_out = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("add.out"), &add_out)), "");
+  tsr_op_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(Consume(tsr_op_describe(add_out, &info)), "");
+  EXPECT_EQ(Str(info.name), "add.out");
+  EXPECT_EQ(Str(info.schema), Str(tsr_op_schema(add_out)));
+  ASSERT_EQ(info.num_arguments, 4u);
+  EXPECT_EQ(info.num_returns, 1u);
+
+  tsr_arg_info arg{};
+  arg.struct_size = sizeof arg;
+  ASSERT_EQ(Consume(tsr_op_argument(add_out, 2, &arg)), "");
+  EXPECT_EQ(Str(arg.name), "alpha");
+  EXPECT_EQ(Str(arg.type), "Scalar");
+  EXPECT_EQ(arg.kind, TSR_VALUE_SCALAR);
+  EXPECT_EQ(arg.kwarg_only, 1);
+  EXPECT_EQ(arg.has_default, 1);
+  EXPECT_EQ(Str(arg.default_value), "1");
+  EXPECT_EQ(arg.writes, 0);
+  ASSERT_EQ(Consume(tsr_op_argument(add_out, 3, &arg)), "");
+  EXPECT_EQ(Str(arg.name), "out");
+  EXPECT_EQ(Str(arg.type), "Tensor(a!)");
+  EXPECT_EQ(arg.kind, TSR_VALUE_TENSOR);
+  EXPECT_EQ(arg.writes, 1);
+  EXPECT_EQ(arg.has_default, 0);
+  EXPECT_EQ(Str(arg.default_value), "");
+  ASSERT_EQ(Consume(tsr_op_return(add_out, 0, &arg)), "");
+  EXPECT_EQ(Str(arg.name), "");
+  EXPECT_EQ(Str(arg.type), "Tensor(a!)");
+
+  const tsr_op* sum = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("sum.dim_IntList"), &sum)), "");
+  ASSERT_EQ(Consume(tsr_op_argument(sum, 1, &arg)), "");
+  EXPECT_EQ(arg.kind, TSR_VALUE_INT_LIST);
+  EXPECT_EQ(arg.optional, 1);
+  ASSERT_EQ(Consume(tsr_op_argument(sum, 3, &arg)), "");
+  EXPECT_EQ(Str(arg.name), "dtype");
+  EXPECT_EQ(arg.kind, TSR_VALUE_DTYPE);
+  EXPECT_EQ(Str(arg.default_value), "None");
+}
+
+// A caller built against an older, smaller tsr_op_info gets only the fields it has: the
+// runtime writes nothing past its struct_size.
+TEST(CApiOpListing, FillsOnlyTheFieldsInTheCallersStructSize) {
+  const tsr_op* add = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("add.Tensor"), &add)), "");
+  unsigned char buffer[sizeof(tsr_op_info) + 16];
+  std::memset(buffer, 0xab, sizeof buffer);
+  const size_t small = offsetof(tsr_op_info, schema);  // struct_size and name only
+  std::memcpy(buffer, &small, sizeof small);
+  auto* info = reinterpret_cast<tsr_op_info*>(buffer);
+  ASSERT_EQ(Consume(tsr_op_describe(add, info)), "");
+  EXPECT_EQ(Str(info->name), "add.Tensor");
+  for (size_t i = small; i < sizeof buffer; ++i) EXPECT_EQ(buffer[i], 0xab) << "byte " << i;
+}
+
+TEST(CApiOpListing, BadArgumentsAreErrors) {
+  const tsr_op* add = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("add.Tensor"), &add)), "");
+  const tsr_op* ops[1];
+  EXPECT_THAT(Consume(tsr_op_list(ops, 1, nullptr)), HasSubstr("expected a count pointer"));
+  size_t count = 0;
+  EXPECT_THAT(Consume(tsr_op_list(nullptr, 3, &count)), HasSubstr("ops is NULL but capacity is 3"));
+  tsr_op_info info{};
+  EXPECT_THAT(Consume(tsr_op_describe(add, &info)),
+              HasSubstr("out->struct_size is 0, expected at least"));
+  info.struct_size = sizeof info;
+  EXPECT_THAT(Consume(tsr_op_describe(nullptr, &info)), HasSubstr("expected an op, got NULL"));
+  EXPECT_THAT(Consume(tsr_op_describe(add, nullptr)), HasSubstr("expected an output struct"));
+  tsr_arg_info arg{};
+  arg.struct_size = sizeof arg;
+  EXPECT_THAT(Consume(tsr_op_argument(add, 3, &arg)),
+              HasSubstr("add.Tensor has 3 arguments; index 3 is out of range"));
+  EXPECT_THAT(Consume(tsr_op_return(add, 1, &arg)),
+              HasSubstr("add.Tensor has 1 returns; index 1 is out of range"));
+}
+
 TEST(CApiOp, ViewsAndOutResizesThatOverflowInt64AreRefused) {
   const int64_t one[] = {1}, three[] = {3};
   tsr_tensor* f = nullptr;

@@ -31,6 +31,11 @@ extern "C" {
 #define TSR_API
 #endif
 
+/* TSR_FIELD_FITS: whether `field` of struct `type` lies wholly within the first `size` bytes,
+ * i.e. whether a struct whose struct_size is `size` has the field. */
+#define TSR_FIELD_FITS(type, field, size) \
+  (offsetof(type, field) + sizeof(((type*)0)->field) <= (size))
+
 /* A borrowed string: `size` bytes at `data`, not necessarily NUL-terminated. */
 typedef struct tsr_string {
   const char* data;

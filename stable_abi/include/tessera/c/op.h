@@ -76,6 +76,52 @@ TSR_API tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out);
  * NULL is a no-op. */
 TSR_API void tsr_registration_release(tsr_registration* registration);
 
+/* --- the op listing (since 1.1) ------------------------------------------------------------ */
+
+/* tsr_op_list stores up to `capacity` defined ops, sorted by name, in ops[0..capacity) (ops may
+ * be NULL when capacity is 0) and sets *count to how many ops are defined, so that a first
+ * call with capacity 0 sizes the array. The handles are borrowed, valid for the process. It
+ * lists what is defined now: it does not start default plugin discovery (tsr_op_find does; an
+ * application that wants the discovered plugins' ops calls tsr_plugin_load_default first). */
+TSR_API tsr_error* tsr_op_list(const tsr_op** ops, size_t capacity, size_t* count);
+
+/* tsr_op_info describes an op. The caller zero-fills it and sets struct_size to the size it was
+ * built with; the runtime fills only the fields that fit in it (a caller built against an older
+ * minor gets the older fields). Strings are borrowed, valid while the op stays defined. */
+typedef struct tsr_op_info {
+  size_t struct_size;
+  tsr_string name;        /* "add.Tensor" */
+  tsr_string schema;      /* as tsr_op_schema */
+  uint64_t num_arguments; /* described by tsr_op_argument */
+  uint64_t num_returns;   /* described by tsr_op_return */
+  /* The op set version that introduced the op (ops.lock); 0.0 for an op defined at run time
+   * (by a plugin or the application). */
+  uint32_t op_set_major;
+  uint32_t op_set_minor;
+} tsr_op_info;
+
+/* tsr_arg_info describes one argument or return, with the same struct_size rule. */
+typedef struct tsr_arg_info {
+  size_t struct_size;
+  tsr_string name;          /* empty for an unnamed return */
+  tsr_string type;          /* as the schema writes it: "Tensor(a!)", "int[2]", "Scalar?" */
+  int32_t kind;             /* the tsr_value_kind a caller pushes (besides NONE when optional) */
+  int32_t optional;         /* 1: None is accepted */
+  int32_t kwarg_only;       /* 1: after `*` in the schema */
+  int32_t has_default;      /* 1: the argument may be left out (see tsr_op_info above) */
+  tsr_string default_value; /* the default as schema text ("1", "None", "[0, 0]"); else empty */
+  int32_t writes;           /* 1: the op writes this tensor (an alias annotation with `!`) */
+  int32_t reserved;
+} tsr_arg_info;
+
+/* tsr_op_describe fills `out` (struct_size set by the caller; see tsr_op_info). */
+TSR_API tsr_error* tsr_op_describe(const tsr_op* op, tsr_op_info* out);
+
+/* tsr_op_argument and tsr_op_return describe the index-th argument or return; an index out of
+ * range is OUT_OF_RANGE. */
+TSR_API tsr_error* tsr_op_argument(const tsr_op* op, size_t index, tsr_arg_info* out);
+TSR_API tsr_error* tsr_op_return(const tsr_op* op, size_t index, tsr_arg_info* out);
+
 /* --- stacks -------------------------------------------------------------------------------- */
 
 /* tsr_stack_create: an empty stack. out: new, release with tsr_stack_release. */

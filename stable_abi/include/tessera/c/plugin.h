@@ -140,7 +140,19 @@ typedef struct tsr_runtime_api {
   tsr_error* (*parallel_for)(int64_t begin, int64_t end, int64_t grain, tsr_parallel_fn fn,
                              void* context);
   int32_t (*num_threads)(void);
+
+  /* since 1.1: the op listing (op.h). A plugin that also loads into 1.0 runtimes checks
+   * api->struct_size before using these slots. */
+  tsr_error* (*op_list)(const tsr_op** ops, size_t capacity, size_t* count);
+  tsr_error* (*op_describe)(const tsr_op* op, tsr_op_info* out);
+  tsr_error* (*op_argument)(const tsr_op* op, size_t index, tsr_arg_info* out);
+  tsr_error* (*op_return)(const tsr_op* op, size_t index, tsr_arg_info* out);
 } tsr_runtime_api;
+
+/* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an
+ * older minor has a smaller table). */
+#define TSR_API_HAS(api, slot) \
+  (TSR_FIELD_FITS(tsr_runtime_api, slot, (api)->struct_size) && (api)->slot != NULL)
 
 /* tsr_runtime_api_get: the same table, for applications and the C++ SDK's embedding API
  * (plugins receive it in tsr_plugin_init instead and must not import this symbol). */
@@ -153,7 +165,7 @@ TSR_API const tsr_runtime_api* tsr_runtime_api_get(void);
  * The runtime zero-fills the descriptor and, since 1.1, sets struct_size to the bytes it
  * provides (its own sizeof(tsr_plugin_desc)) before calling tsr_plugin_init. A 1.0 runtime
  * leaves it 0, which means TSR_PLUGIN_DESC_SIZE_1_0 bytes. The plugin writes only the fields
- * that end within that capacity (tsr_plugin_desc_capacity and TSR_FIELD_FITS below) and then
+ * that end within that capacity (tsr_plugin_desc_capacity below, TSR_FIELD_FITS in common.h) and then
  * sets struct_size to the bytes it filled: the smaller of its own sizeof(tsr_plugin_desc) and
  * the capacity. A plugin built against a newer minor therefore loads into an older runtime
  * with its newer fields left out, and a runtime refuses (without being corrupted) a plugin
@@ -183,10 +195,6 @@ typedef struct tsr_plugin_desc {
 
 /* The size of a tsr_plugin_desc as ABI 1.0 defines it (what a 1.0 runtime provides). */
 #define TSR_PLUGIN_DESC_SIZE_1_0 (offsetof(tsr_plugin_desc, state) + sizeof(void*))
-
-/* TSR_FIELD_FITS: whether `field` of struct `type` lies wholly within the first `size` bytes. */
-#define TSR_FIELD_FITS(type, field, size) \
-  (offsetof(type, field) + sizeof(((type*)0)->field) <= (size))
 
 /* tsr_plugin_desc_capacity: the bytes of `desc` a plugin may write in tsr_plugin_init (Note
  * [Descriptor capacity]): what the runtime stated in desc->struct_size, or the 1.0 size when

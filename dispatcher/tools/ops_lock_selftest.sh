@@ -113,4 +113,18 @@ else
 fi
 expect_pass "the updated lock" "ok: the registry's" --op-set 1.0
 expect "op set bumped with no change" "op set 1.1 (dispatcher/op_set.h) records no change" --op-set 1.1
+# The op-set headers: drift from the lock fails with the command that regenerates them, and
+# two ops whose names mangle to one macro fail the generator.
+cp "$lock" "$tmp/lock"
+"$tool" --emit-headers "$tmp/headers" --lock "$lock" > /dev/null
+sed 's/(\([0-9]*\) ops)/(0 ops)/' "$tmp/headers/v1_0.h" > "$tmp/v1_0.h" && mv "$tmp/v1_0.h" "$tmp/headers/v1_0.h"
+expect "header drift" "the op-set headers are out of date: regenerate them with" --headers "$tmp/headers"
+{ cat "$lock"; echo "1.0 zz_.a(Tensor self) -> Tensor"; echo "1.0 zz._a(Tensor self) -> Tensor"; } > "$tmp/lock"
+if out=$("$tool" --emit-headers "$tmp/h2" --lock "$tmp/lock" 2>&1); then
+  echo "FAIL (mangling collision): the generator passed"; status=1
+elif ! printf '%s\n' "$out" | grep -qF "ops zz._a and zz_.a both mangle to the macro TSR_OP_V1_0_zz__a"; then
+  echo "FAIL (mangling collision):"; printf '%s\n' "$out"; status=1
+else
+  echo "ok (mangling collision): $out"
+fi
 exit $status

@@ -1,0 +1,19 @@
+// The op set version: which op schemas the runtime's registry defines, as recorded in
+// dispatcher/ops.lock (docs/op_schema_policy.md).
+//
+// MAJOR.MINOR. A minor version adds ops or backward-compatible schema changes (a trailing
+// argument with a default); a major version may break them. Op set 1.0 is the registry as the
+// lock first recorded it. Bump the minor version in the change that needs it, before
+// `tessera_ops_lock --update` records that change: an op set the lock already records never
+// changes. The SDK headers sdk/include/tessera/opset/ are generated from the lock and state the
+// same version (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera {
+
+inline constexpr int32_t kOpSetVersionMajor = 1;
+inline constexpr int32_t kOpSetVersionMinor = 0;
+
+}  // namespace tessera

@@ -296,6 +296,13 @@ absl::StatusOr<KernelLookup> OpRegistry::Lookup(const OperatorHandle& op, Dispat
   if (const KernelFunction* kernel = entry.kernels[k].load(std::memory_order_acquire)) {
     return KernelLookup{kernel, KernelSource::kKernel};
   }
+  return LookupBeyondKernel(op, key);
+}
+
+absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle& op,
+                                                            DispatchKey key) const {
+  const internal::OperatorEntry& entry = *op.entry_;
+  const int k = static_cast<int>(key);
   if (entry.variant != VariantKind::kNone) {
     if (const KernelFunction* derived = internal::DerivedKernel(entry, k)) {
       return KernelLookup{derived, KernelSource::kDerived};

@@ -165,6 +165,10 @@ class OpRegistry {
                                                  const Stack& stack) const;
   // Lookup returns what a call on `key` would run, or the "not implemented" error.
   absl::StatusOr<KernelLookup> Lookup(const OperatorHandle& op, DispatchKey key) const;
+  // LookupBeyondKernel: what a call on `key` would run if the op had no kernel for `key` (a
+  // derived form, the composite, the key's fallback), for a kernel that declines a call (a
+  // kernel built against an older schema, given a non-default value for an argument it lacks).
+  absl::StatusOr<KernelLookup> LookupBeyondKernel(const OperatorHandle& op, DispatchKey key) const;
 
   // SetTrace turns call tracing on or off; lines go to `sink` (std::cerr when NULL). Tracing
   // starts on when the environment has TESSERA_DISPATCH_TRACE=1.

@@ -133,6 +133,7 @@ class Comparison {
     }
     for (size_t i = old_out; i < new_out; ++i) {
       if (na[i].default_value) {
+        change_.added_arguments.push_back(i);
         Compatible(absl::StrFormat("argument %s added at position %d, with a default",
                                    na[i].ToString(), i),
                    false);

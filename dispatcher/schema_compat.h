@@ -31,6 +31,10 @@ struct SchemaChange {
   // findings: one sentence per difference, naming the argument, what the old schema had
   // (expected) and what the new one has (found).
   std::vector<std::string> findings;
+  // added_arguments: the positions, in the new schema's arguments, of the arguments it added
+  // with defaults (before the out arguments): what an old kernel lacks (Note [Kernels built
+  // against another schema] in stable_abi/src/kernel_schema.cc).
+  std::vector<size_t> added_arguments;
 };
 
 // CompareSchemas compares two schemas of the same op (old: the recorded one; new: today's).

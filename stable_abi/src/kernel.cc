@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
+#include "stable_abi/src/kernel_schema.h"
 #include "stable_abi/src/runtime_state.h"
 #include "stable_abi/src/typed_kernel.h"
 
@@ -97,34 +98,57 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
         return ToError(s);
       }
     }
-    // `typed` exists when the desc is at least as large as the 1.0 struct that has it.
-    const bool has_typed = desc->struct_size >= offsetof(tsr_kernel_desc, typed) + sizeof(void*);
-    const tsr_typed_kernel_fn typed = has_typed ? desc->typed : nullptr;
+    // `typed` (1.0) and `schema` (1.1) exist when the desc is large enough to have them.
+    const tsr_typed_kernel_fn typed =
+        TSR_FIELD_FITS(tsr_kernel_desc, typed, desc->struct_size) ? desc->typed : nullptr;
+    const std::string_view stated_schema =
+        TSR_FIELD_FITS(tsr_kernel_desc, schema, desc->struct_size) ? View(desc->schema)
+                                                                   : std::string_view();
     if ((desc->boxed != nullptr) == (typed != nullptr)) {
       return MakeError(absl::StatusCode::kInvalidArgument,
                        absl::StrFormat("%s: set exactly one of desc->boxed and desc->typed for %s",
                                        fn, op_name));
     }
+    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
+    if (!op.ok()) return ToError(op.status());
+    PluginRecord* plugin = LoadingPlugin();
+    std::string name(View(desc->kernel_name));
+    if (name.empty()) name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
+    // Note [Kernels built against another schema]
+    absl::StatusOr<KernelBinding> binding = BindKernel(*op, stated_schema, plugin);
+    if (!binding.ok()) {
+      const std::string why = absl::StrFormat("kernel '%s' for %s refused: %s", name, op_name,
+                                              binding.status().message());
+      if (plugin == nullptr) return ToError(absl::Status(binding.status().code(), why));
+      // A plugin's other kernels still load; the report says which one did not and why.
+      ++plugin->kernels_refused;
+      plugin->kernel_notes.push_back(why);
+      RuntimeApi().log(TSR_LOG_WARNING, tsr_string{why.data(), why.size()});
+      return nullptr;
+    }
     absl::StatusOr<KernelFunction> kernel;
     if (typed != nullptr) {
-      absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
-      if (!op.ok()) return ToError(op.status());
-      PluginRecord* plugin = LoadingPlugin();
-      std::string name(View(desc->kernel_name));
-      if (name.empty()) name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
-      kernel = MakeTypedKernel(*op, typed, desc->context, std::move(name),
+      kernel = MakeTypedKernel(*op, binding->built, typed, desc->context, name,
                                plugin ? plugin->gate : nullptr);
       if (kernel.ok() && plugin != nullptr) kernel->plugin = plugin->name;
     } else {
       kernel = MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
     }
     if (!kernel.ok()) return ToError(kernel.status());
-    absl::StatusOr<RegistrationHandle> handle =
-        OpRegistry::Global().Impl(op_name, *key, *std::move(kernel));
+    const bool adapted = binding->kind != KernelBinding::Kind::kSame;
+    const std::string note =
+        adapted ? absl::StrFormat("kernel '%s' for %s adapted: %s", name, op_name, binding->note)
+                : std::string();
+    absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Impl(
+        op_name, *key, AdaptKernel(*std::move(kernel), *op, *key, *std::move(binding)));
     if (!handle.ok()) return ToError(handle.status());
-    if (PluginRecord* plugin = LoadingPlugin()) {
+    if (plugin != nullptr) {
       ++plugin->kernels;
       plugin->ops_with_kernels.insert(op_name);
+      if (adapted) {
+        ++plugin->kernels_adapted;
+        plugin->kernel_notes.push_back(note);
+      }
     }
     return HandOut(*std::move(handle), out);
   });

@@ -33,6 +33,11 @@ struct PluginRecord {
   // register_fn ignored the error.
   absl::Status refusal;
   int64_t kernels = 0;
+  // Kernels built against another schema than their op's (Note [Kernels built against another
+  // schema]): how many were adapted or refused, and one line about each for the load report.
+  int64_t kernels_adapted = 0;
+  int64_t kernels_refused = 0;
+  std::vector<std::string> kernel_notes;
   const void* image_base = nullptr;  // where dlopen mapped it (PluginOwning)
   bool loaded = false;               // unload_fn runs only for a plugin that finished loading
 

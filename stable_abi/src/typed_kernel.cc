@@ -237,11 +237,12 @@ absl::Status CallTyped(void* context, const OperatorHandle& op, Stack* stack) {
 
 }  // namespace
 
-absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op, tsr_typed_kernel_fn fn,
-                                               void* context, std::string name,
+absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op,
+                                               const FunctionSchema& schema,
+                                               tsr_typed_kernel_fn fn, void* context,
+                                               std::string name,
                                                std::shared_ptr<PluginGate> gate) {
   PrepareStructTypes();
-  const FunctionSchema& schema = op.schema();
   auto k = std::make_shared<TypedKernel>();
   k->fn = fn;
   k->context = context;

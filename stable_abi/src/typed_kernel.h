@@ -14,9 +14,12 @@
 namespace tessera {
 namespace capi {
 
-// MakeTypedKernel checks that every argument and return of `op` has a C mapping and builds the
+// MakeTypedKernel checks that every argument and return of `schema` (the schema the kernel was
+// built against; Note [Kernels built against another schema]) has a C mapping and builds the
 // boxed KernelFunction that unboxes the stack into the C call. `gate` may be NULL.
-absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op, tsr_typed_kernel_fn fn,
+absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op,
+                                               const FunctionSchema& schema,
+                                               tsr_typed_kernel_fn fn,
                                                void* context, std::string name,
                                                std::shared_ptr<PluginGate> gate);
 

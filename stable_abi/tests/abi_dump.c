@@ -58,6 +58,7 @@ int main(void) {
   FIELD(tsr_kernel_desc, context);
   FIELD(tsr_kernel_desc, kernel_name);
   FIELD(tsr_kernel_desc, typed);
+  FIELD(tsr_kernel_desc, schema);
   END(tsr_kernel_desc);
 
   BEGIN(tsr_device_interface);
@@ -137,6 +138,11 @@ int main(void) {
   FIELD(tsr_load_report, device_name);
   FIELD(tsr_load_report, kernels_registered);
   FIELD(tsr_load_report, ops_registered);
+  FIELD(tsr_load_report, plugin_op_set_major);
+  FIELD(tsr_load_report, plugin_op_set_minor);
+  FIELD(tsr_load_report, kernels_adapted);
+  FIELD(tsr_load_report, kernels_refused);
+  FIELD(tsr_load_report, kernel_notes);
   END(tsr_load_report);
 
   BEGIN(tsr_runtime_api);

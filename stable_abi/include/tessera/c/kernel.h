@@ -46,6 +46,22 @@ typedef struct tsr_kernel_desc {
   void* context;             /* passed to the kernel; must outlive the registration */
   tsr_string kernel_name;    /* for traces and reports ("npu::add_kernel"); borrowed, copied */
   tsr_typed_kernel_fn typed; /* a typed C kernel, or NULL when `boxed` is set */
+
+  /* since 1.1: the schema the kernel was compiled against (borrowed, copied), e.g. from the
+   * op-set header it was built with (tessera/opset/v1_0.h: TSR_OP_V1_0_add_Tensor). Empty: the
+   * op's schema in the op set the plugin states (tsr_plugin_desc.op_set_*, 1.0 when unstated)
+   * or, for an op no op set has (a plugin's own), the op's schema as defined. When it differs
+   * from the op's schema in the runtime (Note [Kernels built against another schema]):
+   *   - the runtime's schema has trailing arguments with defaults that the kernel's lacks (an
+   *     older kernel): the kernel runs when those arguments hold their defaults, which are
+   *     dropped from its stack; otherwise the call goes to the op's composite or the device
+   *     type's fallback, and the first such call is logged with the reason;
+   *   - the kernel's schema has trailing arguments with defaults that the runtime's lacks (a
+   *     newer kernel): the runtime passes the kernel's defaults for them;
+   *   - any other difference: the kernel is refused, never called. A plugin's registration
+   *     then succeeds without registering, and the load report lists the kernel and why (the
+   *     plugin's other kernels load); an application's registration fails with the reason. */
+  tsr_string schema;
 } tsr_kernel_desc;
 
 /* tsr_kernel_register registers a kernel. A second kernel for the same (op, device type) is

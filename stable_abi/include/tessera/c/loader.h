@@ -25,6 +25,15 @@ typedef struct tsr_load_report {
   tsr_string device_name;
   int64_t kernels_registered; /* kernels and fallbacks the plugin registered */
   int64_t ops_registered;     /* distinct ops with a kernel of the plugin */
+
+  /* since 1.1 */
+  uint32_t plugin_op_set_major; /* the op set the plugin states it was built against */
+  uint32_t plugin_op_set_minor; /* (0.0: unstated, taken as 1.0) */
+  int64_t kernels_adapted;      /* kernels built against another compatible schema */
+  int64_t kernels_refused;      /* kernels built against an incompatible schema: not called */
+  /* One line per adapted or refused kernel: the kernel, the op, both schemas and why. Empty
+   * when every kernel matched its op's schema. */
+  tsr_string kernel_notes;
 } tsr_load_report;
 
 /* tsr_plugin_load loads the shared object at `path` (borrowed). Loading the same file again

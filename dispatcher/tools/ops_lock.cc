@@ -121,8 +121,7 @@ absl::StatusOr<Lock> ParseLock(std::string_view text, std::string_view path) {
     if (line.empty() || line[0] == '#') continue;
     const size_t space = line.find(' ');
     const std::optional<OpSetVersion> since =
-        space == std::string_view::npos ? std::nullopt
-                                        : ParseOpSetVersion(line.substr(0, space));
+        space == std::string_view::npos ? std::nullopt : ParseOpSetVersion(line.substr(0, space));
     if (!since) {
       errors.push_back(absl::StrFormat(
           "%s:%d: expected `<MAJOR.MINOR> <schema>` (e.g. `1.0 abs(Tensor self) -> Tensor`), "
@@ -138,9 +137,9 @@ absl::StatusOr<Lock> ParseLock(std::string_view text, std::string_view path) {
       continue;
     }
     if (schema->ToString() != schema_text) {
-      errors.push_back(absl::StrFormat(
-          "%s:%d: the schema is not in canonical form: expected '%s', found '%s'", path, number,
-          schema->ToString(), schema_text));
+      errors.push_back(
+          absl::StrFormat("%s:%d: the schema is not in canonical form: expected '%s', found '%s'",
+                          path, number, schema->ToString(), schema_text));
       continue;
     }
     std::vector<LockEntry>& history = lock.ops[schema->FullName()];
@@ -220,19 +219,19 @@ absl::StatusOr<std::vector<AllowEntry>> ParseAllowList(std::string_view text,
       continue;
     }
     if (!IsValidDate(e.expires)) {
-      errors.push_back(absl::StrFormat(
-          "%s:%d: expected an expiry date YYYY-MM-DD after the op name, found '%s'", path,
-          number, e.expires));
+      errors.push_back(
+          absl::StrFormat("%s:%d: expected an expiry date YYYY-MM-DD after the op name, found '%s'",
+                          path, number, e.expires));
       continue;
     }
     if (!ParseOperatorName(e.op).ok() || e.op.find_first_of("(),= ") != std::string::npos) {
-      errors.push_back(absl::StrFormat(
-          "%s:%d: expected an op name (name.overload), found '%s'", path, number, e.op));
+      errors.push_back(absl::StrFormat("%s:%d: expected an op name (name.overload), found '%s'",
+                                       path, number, e.op));
       continue;
     }
     if (auto [it, inserted] = seen.emplace(e.op, number); !inserted) {
-      errors.push_back(absl::StrFormat("%s:%d: a second entry for %s (the first is line %d)",
-                                       path, number, e.op, it->second));
+      errors.push_back(absl::StrFormat("%s:%d: a second entry for %s (the first is line %d)", path,
+                                       number, e.op, it->second));
       continue;
     }
     entries.push_back(std::move(e));
@@ -285,7 +284,10 @@ std::vector<Difference> Diff(const Lock& lock,
     Difference d{change.change_class == SchemaChangeClass::kBreaking
                      ? Difference::Kind::kBreaking
                      : Difference::Kind::kBackwardCompatible,
-                 name, current, it->second, std::move(change.findings),
+                 name,
+                 current,
+                 it->second,
+                 std::move(change.findings),
                  change.forward_compatible};
     out.push_back(std::move(d));
   }
@@ -368,7 +370,7 @@ constexpr std::string_view FindSchema(const OpSchema (&ops)[N], std::string_view
 }  // namespace
 
 absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& lock,
-                                                                    std::string_view lock_name) {
+                                                                   std::string_view lock_name) {
   std::map<std::string, std::string> files;
   const std::vector<OpSetVersion> versions = lock.Versions();
   const std::string banner = absl::StrFormat(
@@ -411,10 +413,11 @@ absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& l
       }
       absl::StrAppendFormat(&h, "#define %s %s\n", macro, CString(at->schema.ToString()));
     }
-    absl::StrAppendFormat(&h,
-                          "\n/* tsr_op_set_v%s: the ops of op set %s, sorted by name. */\n"
-                          "static const tsr_op_schema_entry tsr_op_set_v%s[TSR_OP_SET_V%s_SIZE] = {\n",
-                          m, v.ToString(), m, m);
+    absl::StrAppendFormat(
+        &h,
+        "\n/* tsr_op_set_v%s: the ops of op set %s, sorted by name. */\n"
+        "static const tsr_op_schema_entry tsr_op_set_v%s[TSR_OP_SET_V%s_SIZE] = {\n",
+        m, v.ToString(), m, m);
     for (const auto& [name, macro] : ops) {
       absl::StrAppendFormat(&h, "    {%s, %s},\n", CString(name), macro);
     }

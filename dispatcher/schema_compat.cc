@@ -87,8 +87,8 @@ class Comparison {
           return;
         }
       }
-      Breaking(absl::StrFormat("argument %d renamed: expected '%s', found '%s'", oi, o.name,
-                               n.name));
+      Breaking(
+          absl::StrFormat("argument %d renamed: expected '%s', found '%s'", oi, o.name, n.name));
       return;
     }
     if (!(o.type == n.type)) {
@@ -105,8 +105,8 @@ class Comparison {
     }
     const std::string od = DefaultText(o), nd = DefaultText(n);
     if (o.default_value && !n.default_value) {
-      Breaking(absl::StrFormat("default of argument '%s' removed: expected =%s, found none",
-                               o.name, od));
+      Breaking(absl::StrFormat("default of argument '%s' removed: expected =%s, found none", o.name,
+                               od));
     } else if (o.default_value && od != nd) {
       Breaking(absl::StrFormat("default of argument '%s' changed: expected =%s, found =%s", o.name,
                                od, nd));
@@ -117,8 +117,8 @@ class Comparison {
 
   SchemaChange Run() {
     if (old_.FullName() != new_.FullName()) {
-      Breaking(absl::StrFormat("op renamed: expected %s, found %s", old_.FullName(),
-                               new_.FullName()));
+      Breaking(
+          absl::StrFormat("op renamed: expected %s, found %s", old_.FullName(), new_.FullName()));
       return change_;
     }
     Returns();
@@ -143,8 +143,7 @@ class Comparison {
       }
     }
     if (old_outs != new_outs) {
-      Breaking(absl::StrFormat("out arguments changed: expected %d, found %d", old_outs,
-                               new_outs));
+      Breaking(absl::StrFormat("out arguments changed: expected %d, found %d", old_outs, new_outs));
     } else {
       for (size_t k = 0; k < old_outs; ++k) {
         CompareArgument(oa[old_out + k], old_out + k, na[new_out + k]);
@@ -166,9 +165,7 @@ class Comparison {
       return absl::StrCat(
           "(",
           absl::StrJoin(rs, ", ",
-                        [](std::string* out, const Argument& a) {
-                          out->append(a.ToString());
-                        }),
+                        [](std::string* out, const Argument& a) { out->append(a.ToString()); }),
           ")");
     };
     if (o.size() != n.size()) {
@@ -180,8 +177,8 @@ class Comparison {
         Breaking(absl::StrFormat("return %d changed: expected %s, found %s", i, o[i].ToString(),
                                  n[i].ToString()));
       } else if (!(o[i].alias == n[i].alias)) {
-        Breaking(absl::StrFormat("alias annotation of return %d changed: expected %s, found %s",
-                                 i, TypeText(o[i]), TypeText(n[i])));
+        Breaking(absl::StrFormat("alias annotation of return %d changed: expected %s, found %s", i,
+                                 TypeText(o[i]), TypeText(n[i])));
       }
     }
   }

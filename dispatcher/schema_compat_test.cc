@@ -57,8 +57,7 @@ INSTANTIATE_TEST_SUITE_P(
              "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
              "f.out(Tensor self, int dim=0, *, Tensor(a!) out) -> Tensor(a!)", kBC, false,
              "argument int dim=0 added at position 1"},
-        Case{"out= form: argument after out",
-             "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+        Case{"out= form: argument after out", "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
              "f.out(Tensor self, *, Tensor(a!) out, int dim=0) -> Tensor(a!)", kBreaking, false,
              ""},
         Case{"removed argument", "f(Tensor self, int dim=0) -> Tensor", "f(Tensor self) -> Tensor",
@@ -87,15 +86,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"changed return", "f(Tensor self) -> Tensor", "f(Tensor self) -> (Tensor, Tensor)",
              kBreaking, false, "returns changed"},
         Case{"renamed return", "f(Tensor self) -> (Tensor values, Tensor indices)",
-             "f(Tensor self) -> (Tensor values, Tensor idx)", kBreaking, false,
-             "return 1 changed"},
+             "f(Tensor self) -> (Tensor values, Tensor idx)", kBreaking, false, "return 1 changed"},
         Case{"alias annotation of an argument", "f_(Tensor(a!) self) -> Tensor(a!)",
              "f_(Tensor(a) self) -> Tensor(a!)", kBreaking, false,
              "alias annotation of argument 'self' changed: expected Tensor(a!), found Tensor(a)"},
         Case{"alias annotation of a return", "f(Tensor(a) self) -> Tensor(a)",
              "f(Tensor(a) self) -> Tensor", kBreaking, false, "alias annotation of return 0"},
-        Case{"another op", "f(Tensor self) -> Tensor", "g(Tensor self) -> Tensor", kBreaking,
-             false, "op renamed"}),
+        Case{"another op", "f(Tensor self) -> Tensor", "g(Tensor self) -> Tensor", kBreaking, false,
+             "op renamed"}),
     [](const ::testing::TestParamInfo<Case>& info) {
       std::string name = info.param.what;
       for (char& c : name) {

@@ -121,8 +121,7 @@ absl::StatusOr<Lock> ParseLock(std::string_view text, std::string_view path) {
     if (line.empty() || line[0] == '#') continue;
     const size_t space = line.find(' ');
     const std::optional<OpSetVersion> since =
-        space == std::string_view::npos ? std::nullopt
-                                        : ParseOpSetVersion(line.substr(0, space));
+        space == std::string_view::npos ? std::nullopt : ParseOpSetVersion(line.substr(0, space));
     if (!since) {
       errors.push_back(absl::StrFormat(
           "%s:%d: expected `<MAJOR.MINOR> <schema>` (e.g. `1.0 abs(Tensor self) -> Tensor`), "
@@ -138,9 +137,9 @@ absl::StatusOr<Lock> ParseLock(std::string_view text, std::string_view path) {
       continue;
     }
     if (schema->ToString() != schema_text) {
-      errors.push_back(absl::StrFormat(
-          "%s:%d: the schema is not in canonical form: expected '%s', found '%s'", path, number,
-          schema->ToString(), schema_text));
+      errors.push_back(
+          absl::StrFormat("%s:%d: the schema is not in canonical form: expected '%s', found '%s'",
+                          path, number, schema->ToString(), schema_text));
       continue;
     }
     std::vector<LockEntry>& history = lock.ops[schema->FullName()];
@@ -220,19 +219,19 @@ absl::StatusOr<std::vector<AllowEntry>> ParseAllowList(std::string_view text,
       continue;
     }
     if (!IsValidDate(e.expires)) {
-      errors.push_back(absl::StrFormat(
-          "%s:%d: expected an expiry date YYYY-MM-DD after the op name, found '%s'", path,
-          number, e.expires));
+      errors.push_back(
+          absl::StrFormat("%s:%d: expected an expiry date YYYY-MM-DD after the op name, found '%s'",
+                          path, number, e.expires));
       continue;
     }
     if (!ParseOperatorName(e.op).ok() || e.op.find_first_of("(),= ") != std::string::npos) {
-      errors.push_back(absl::StrFormat(
-          "%s:%d: expected an op name (name.overload), found '%s'", path, number, e.op));
+      errors.push_back(absl::StrFormat("%s:%d: expected an op name (name.overload), found '%s'",
+                                       path, number, e.op));
       continue;
     }
     if (auto [it, inserted] = seen.emplace(e.op, number); !inserted) {
-      errors.push_back(absl::StrFormat("%s:%d: a second entry for %s (the first is line %d)",
-                                       path, number, e.op, it->second));
+      errors.push_back(absl::StrFormat("%s:%d: a second entry for %s (the first is line %d)", path,
+                                       number, e.op, it->second));
       continue;
     }
     entries.push_back(std::move(e));
@@ -285,7 +284,10 @@ std::vector<Difference> Diff(const Lock& lock,
     Difference d{change.change_class == SchemaChangeClass::kBreaking
                      ? Difference::Kind::kBreaking
                      : Difference::Kind::kBackwardCompatible,
-                 name, current, it->second, std::move(change.findings),
+                 name,
+                 current,
+                 it->second,
+                 std::move(change.findings),
                  change.forward_compatible};
     out.push_back(std::move(d));
   }
@@ -337,6 +339,13 @@ typedef struct tsr_op_schema_entry {
 #endif
 )";
 
+// GeneratedOp: one op of an op-set header.
+struct GeneratedOp {
+  std::string name;
+  std::string macro;   // TSR_OP_V1_0_<mangled name>
+  std::string schema;  // at the header's op set
+};
+
 constexpr char kCxxCommon[] = R"(#ifndef TSR_OP_SCHEMA_CXX_DEFINED
 #define TSR_OP_SCHEMA_CXX_DEFINED
 namespace tessera {
@@ -368,7 +377,7 @@ constexpr std::string_view FindSchema(const OpSchema (&ops)[N], std::string_view
 }  // namespace
 
 absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& lock,
-                                                                    std::string_view lock_name) {
+                                                                   std::string_view lock_name) {
   std::map<std::string, std::string> files;
   const std::vector<OpSetVersion> versions = lock.Versions();
   const std::string banner = absl::StrFormat(
@@ -378,7 +387,7 @@ absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& l
   for (const OpSetVersion& v : versions) {
     const std::string m = v.Mangled();
     // The ops of op set v, each with its schema at v.
-    std::vector<std::pair<std::string, std::string>> ops;
+    std::vector<GeneratedOp> ops;
     std::map<std::string, std::string> mangled;
     for (const auto& [name, entries] : lock.ops) {
       const LockEntry* at = nullptr;
@@ -392,7 +401,7 @@ absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& l
             "op set %s: ops %s and %s both mangle to the macro %s: rename one of them",
             v.ToString(), it->second, name, macro));
       }
-      ops.emplace_back(name, macro);
+      ops.push_back(GeneratedOp{name, macro, at->schema.ToString()});
     }
     std::string h = banner;
     const std::string guard = absl::StrCat("TESSERA_OPSET_V", m, "_H_");
@@ -404,32 +413,32 @@ absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& l
     absl::StrAppendFormat(&h, "#define TSR_OP_SET_V%s_SIZE %d\n\n", m, ops.size());
     absl::StrAppendFormat(&h, "/* TSR_OP_V%s_<op>: the schema of <op> ('.' and ':' as '_'). */\n",
                           m);
-    for (const auto& [name, macro] : ops) {
-      const LockEntry* at = nullptr;
-      for (const LockEntry& e : lock.ops.at(name)) {
-        if (e.since <= v) at = &e;
+    for (const GeneratedOp& op : ops) {
+      absl::StrAppendFormat(&h, "#define %s %s\n", op.macro, CString(op.schema));
+    }
+    // The C and C++ tables list the ops twice, rather than expanding one X-macro list: a
+    // macro of hundreds of ops is one logical line far beyond C99's 4095-character minimum.
+    auto table = [&ops](std::string* out) {
+      for (const GeneratedOp& op : ops) {
+        absl::StrAppendFormat(out, "    {%s, %s},\n", CString(op.name), op.macro);
       }
-      absl::StrAppendFormat(&h, "#define %s %s\n", macro, CString(at->schema.ToString()));
-    }
-    absl::StrAppendFormat(&h,
-                          "\n/* tsr_op_set_v%s: the ops of op set %s, sorted by name. */\n"
-                          "static const tsr_op_schema_entry tsr_op_set_v%s[TSR_OP_SET_V%s_SIZE] = {\n",
-                          m, v.ToString(), m, m);
-    for (const auto& [name, macro] : ops) {
-      absl::StrAppendFormat(&h, "    {%s, %s},\n", CString(name), macro);
-    }
-    absl::StrAppend(&h, "};\n\n#ifdef __cplusplus\n#include <cstddef>\n#include <string_view>\n",
+      out->append("};\n");
+    };
+    absl::StrAppendFormat(
+        &h,
+        "\n/* tsr_op_set_v%s: the ops of op set %s, sorted by name. */\n"
+        "static const tsr_op_schema_entry tsr_op_set_v%s[TSR_OP_SET_V%s_SIZE] = {\n",
+        m, v.ToString(), m, m);
+    table(&h);
+    absl::StrAppend(&h, "\n#ifdef __cplusplus\n#include <cstddef>\n#include <string_view>\n",
                     kCxxCommon);
     absl::StrAppendFormat(&h,
                           "namespace tessera {\nnamespace opset {\nnamespace v%s {\n"
                           "inline constexpr int kMajor = %d;\ninline constexpr int kMinor = %d;\n"
                           "inline constexpr OpSchema kOps[] = {\n",
                           m, v.major, v.minor);
-    for (const auto& [name, macro] : ops) {
-      absl::StrAppendFormat(&h, "    {%s, %s},\n", CString(name), macro);
-    }
+    table(&h);
     absl::StrAppendFormat(&h,
-                          "};\n"
                           "// FindSchema: the schema of op `name` at op set %s, or an empty view.\n"
                           "constexpr std::string_view FindSchema(std::string_view name) {\n"
                           "  return opset::FindSchema(kOps, name);\n}\n"

@@ -70,9 +70,9 @@ struct Difference {
   enum class Kind { kAdditive, kBackwardCompatible, kBreaking };
   Kind kind;
   std::string op;
-  std::optional<LockEntry> expected;       // the lock's current entry; none for a new op
-  std::optional<FunctionSchema> found;     // the registry's schema; none for a removed op
-  std::vector<std::string> findings;       // what differs, expected vs found
+  std::optional<LockEntry> expected;    // the lock's current entry; none for a new op
+  std::optional<FunctionSchema> found;  // the registry's schema; none for a removed op
+  std::vector<std::string> findings;    // what differs, expected vs found
   bool forward_compatible = false;
 };
 std::string_view DifferenceKindName(Difference::Kind kind);
@@ -89,7 +89,7 @@ void Record(const std::vector<Difference>& differences, OpSetVersion version, Lo
 // (TSR_OP_SET_VERSION_MAJOR/MINOR of the newest, and its header). Fails on a name-mangling
 // collision. `lock_name` is quoted in the "generated from" comment.
 absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& lock,
-                                                                    std::string_view lock_name);
+                                                                   std::string_view lock_name);
 // MangleOpName: "add_.Tensor" -> "add__Tensor", "npu::foo.out" -> "npu__foo_out".
 std::string MangleOpName(std::string_view name);
 

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -86,8 +88,8 @@ void PrintDifference(const Difference& d, std::ostream& out) {
   }
   out << " " << d.op << ": " << absl::StrJoin(d.findings, "; ") << "\n";
   if (d.expected) {
-    out << "  expected (lock, op set " << d.expected->since.ToString() << "): "
-        << d.expected->schema.ToString() << "\n";
+    out << "  expected (lock, op set " << d.expected->since.ToString()
+        << "): " << d.expected->schema.ToString() << "\n";
   } else {
     out << "  expected (lock): none\n";
   }
@@ -142,9 +144,9 @@ Verdict Judge(const Options& o, const Lock& lock, const std::vector<Difference>&
   const std::optional<OpSetVersion> newest = lock.Newest();
   if (newest && o.op_set < *newest) {
     ++v.failures;
-    out << "the lock records op set " << newest->ToString()
-        << ", newer than this runtime's op set " << o.op_set.ToString()
-        << " (dispatcher/op_set.h): expected at most " << o.op_set.ToString() << "\n";
+    out << "the lock records op set " << newest->ToString() << ", newer than this runtime's op set "
+        << o.op_set.ToString() << " (dispatcher/op_set.h): expected at most " << o.op_set.ToString()
+        << "\n";
   } else if (newest && *newest < o.op_set && v.unrecorded == 0) {
     ++v.failures;
     out << "op set " << o.op_set.ToString() << " (dispatcher/op_set.h) records no change: the "
@@ -201,7 +203,8 @@ int EmitHeaders(const Lock& lock, const std::string& lock_name, const std::strin
 
 // CheckHeaders: DIR holds exactly the headers the lock generates (no drift).
 int CheckHeaders(const Options& o, const Lock& lock) {
-  absl::StatusOr<std::map<std::string, std::string>> files = GenerateHeaders(lock, "dispatcher/ops.lock");
+  absl::StatusOr<std::map<std::string, std::string>> files =
+      GenerateHeaders(lock, "dispatcher/ops.lock");
   if (!files.ok()) {
     std::cout << files.status().message() << "\n";
     return 1;
@@ -250,7 +253,8 @@ int Run(const Options& o) {
     if (!allow.ok()) std::cout << allow.status().message() << "\n";
     return 1;
   }
-  const std::vector<Difference> diffs = Diff(*lock, RegistrySchemas());
+  const std::map<std::string, FunctionSchema> registry = RegistrySchemas();
+  const std::vector<Difference> diffs = Diff(*lock, registry);
 
   if (o.mode == "check") {
     std::ostringstream report;
@@ -262,8 +266,7 @@ int Run(const Options& o) {
       const std::string advice = BumpAdvice(*lock, o.op_set);
       std::cout << v.unrecorded << " additive or backward-compatible change(s) are not recorded "
                 << "in the lock yet; "
-                << (advice.empty() ? "record them (stamped op set " + o.op_set.ToString() +
-                                         ") with"
+                << (advice.empty() ? "record them (stamped op set " + o.op_set.ToString() + ") with"
                                    : advice)
                 << "\n  " << UpdateCommand(o) << "\n";
     }
@@ -278,8 +281,8 @@ int Run(const Options& o) {
     }
     if (!o.headers.empty() && CheckHeaders(o, *lock) != 0) status = 1;
     if (status == 0) {
-      std::cout << "ok: the registry's " << RegistrySchemas().size() << " op schemas match "
-                << o.lock << " (op set " << o.op_set.ToString() << ")\n";
+      std::cout << "ok: the registry's " << registry.size() << " op schemas match " << o.lock
+                << " (op set " << o.op_set.ToString() << ")\n";
     }
     return status;
   }
@@ -330,7 +333,8 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) return fail(absl::StrCat(std::string(flag), " expects a value"));
     const std::string value = argv[++i];
     if (flag == "--check" || flag == "--update") {
-      if (!o.mode.empty() && o.mode != "emit") return fail("--check and --update exclude each other");
+      if (!o.mode.empty() && o.mode != "emit")
+        return fail("--check and --update exclude each other");
       o.mode = flag.substr(2);
       o.lock = value;
     } else if (flag == "--lock") {
@@ -343,7 +347,8 @@ int main(int argc, char** argv) {
       o.emit_dir = value;
       if (o.mode.empty()) o.mode = "emit";
     } else if (flag == "--today") {
-      if (!IsValidDate(value)) return fail(absl::StrCat("--today expects YYYY-MM-DD, found ", value));
+      if (!IsValidDate(value))
+        return fail(absl::StrCat("--today expects YYYY-MM-DD, found ", value));
       o.today = value;
     } else if (flag == "--op-set") {
       const std::optional<OpSetVersion> v = ParseOpSetVersion(value);

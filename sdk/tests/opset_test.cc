@@ -1,10 +1,11 @@
 // The generated op-set headers in C++: the schema of an op is found at compile time, and the
 // constexpr table is the C table.
+#include "tessera/opset/opset.h"
+
 #include <iterator>
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "tessera/opset/opset.h"
 
 namespace {
 

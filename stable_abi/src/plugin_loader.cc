@@ -14,6 +14,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "core/device.h"
@@ -89,10 +90,11 @@ std::string CodeName(absl::StatusCode code) { return absl::StatusCodeToString(co
 // LoadReport owns the strings its C view points into.
 struct LoadReport {
   tsr_load_report c = {};
-  std::string reason, path, plugin_name, plugin_version, device_name;
+  std::string reason, path, plugin_name, plugin_version, device_name, kernel_notes;
 
   void Publish() {
     c.struct_size = sizeof(tsr_load_report);
+    c.kernel_notes = {kernel_notes.data(), kernel_notes.size()};
     c.reason = {reason.data(), reason.size()};
     c.path = {path.data(), path.size()};
     c.plugin_name = {plugin_name.data(), plugin_name.size()};
@@ -249,6 +251,9 @@ class PluginLoader {
     tls_loading_plugin = nullptr;
     report->c.kernels_registered = record->kernels;
     report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());
+    report->c.kernels_adapted = record->kernels_adapted;
+    report->c.kernels_refused = record->kernels_refused;
+    report->kernel_notes = absl::StrJoin(record->kernel_notes, "\n");
     if (!record->refusal.ok()) {  // whatever register_fn made of the error it got
       for (auto& registration : record->registrations) registration->Reset();
       return record->refusal;
@@ -313,6 +318,10 @@ class PluginLoader {
     report->c.plugin_abi_minor = desc.abi_minor;
     report->c.plugin_min_abi_minor = desc.min_abi_minor;
     report->c.device_type = desc.device_type;
+    if (TSR_FIELD_FITS(tsr_plugin_desc, op_set_minor, desc.struct_size)) {
+      report->c.plugin_op_set_major = desc.op_set_major;
+      report->c.plugin_op_set_minor = desc.op_set_minor;
+    }
     if (desc.abi_major != TSR_ABI_VERSION_MAJOR) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "plugin '%s' was built against ABI %d.%d, but this runtime provides ABI %d.%d: major "
@@ -575,6 +584,12 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
     absl::StrAppendFormat(&text, "  device: %s (type %d)\n",
                           r->device_name.size ? str(r->device_name) : "?", r->device_type);
   }
+  const size_t has = r->struct_size;
+  if (TSR_FIELD_FITS(tsr_load_report, plugin_op_set_minor, has) &&
+      (r->plugin_op_set_major != 0 || r->plugin_op_set_minor != 0)) {
+    absl::StrAppendFormat(&text, "  op set: built against %u.%u\n", r->plugin_op_set_major,
+                          r->plugin_op_set_minor);
+  }
   if (r->loaded) {
     absl::StrAppendFormat(&text, "  kernels registered: %d for %d ops\n", r->kernels_registered,
                           r->ops_registered);
@@ -582,6 +597,15 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
     absl::StrAppendFormat(&text, "  reason (%s): %s\n",
                           absl::StatusCodeToString(static_cast<absl::StatusCode>(r->code)),
                           str(r->reason));
+  }
+  if (TSR_FIELD_FITS(tsr_load_report, kernel_notes, has) &&
+      (r->kernels_adapted != 0 || r->kernels_refused != 0)) {
+    absl::StrAppendFormat(&text, "  kernels built against another schema: %d adapted, %d refused\n",
+                          r->kernels_adapted, r->kernels_refused);
+    const std::string notes(View(r->kernel_notes));
+    for (absl::string_view line : absl::StrSplit(notes, '\n')) {
+      absl::StrAppendFormat(&text, "    %s\n", line);
+    }
   }
   return CopyToBuffer(text, buf, size);
 }

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -325,3 +326,133 @@ TEST(Loader, UnloadWaitsForCallsInFlightAndDeregisters) {
 }
 
 }  // namespace
+
+// CallFloats calls `op_name` with a float32 CPU tensor of `values` followed by `extra` pushed
+// by the caller, and returns the error text ("" on success) with the result in *out.
+std::string CallFloats(const char* op_name, const std::vector<float>& values,
+                       const std::function<void(tsr_stack*)>& extra, std::vector<float>* out) {
+  const tsr_op* op = nullptr;
+  if (std::string e = Consume(tsr_op_find(S(op_name), &op)); !e.empty()) return e;
+  const int64_t size = static_cast<int64_t>(values.size());
+  tsr_tensor* t = nullptr;
+  Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t));
+  Consume(tsr_tensor_copy_from_host(t, values.data(), values.size() * sizeof(float)));
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  Consume(tsr_stack_push_tensor(stack, t));
+  extra(stack);
+  std::string error = Consume(tsr_op_call(op, stack));
+  if (error.empty()) {
+    tsr_tensor* result = nullptr;
+    error = Consume(tsr_stack_get_tensor(stack, 0, &result));
+    out->assign(values.size(), 0.0f);
+    if (error.empty()) {
+      error = Consume(tsr_tensor_copy_to_host(result, out->data(), out->size() * sizeof(float)));
+    }
+  }
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
+  return error;
+}
+
+// Issue 10, section 3: kernels built against another schema than their op's are adapted
+// (older: the op's new defaulted argument is dropped while it holds its default; newer: the
+// kernel's extra defaulted argument is passed its default) or refused with a precise report,
+// never called with arguments they do not expect.
+TEST(Loader, KernelsBuiltAgainstAnotherSchemaAreAdaptedOrRefused) {
+  const tsr_load_report* report = nullptr;
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("schemas")), &report)), "");
+  std::cout << Format(report);
+  EXPECT_EQ(report->kernels_registered, 3);
+  EXPECT_EQ(report->kernels_adapted, 3);
+  EXPECT_EQ(report->kernels_refused, 1);
+  const std::string notes = Str(report->kernel_notes);
+  EXPECT_THAT(notes,
+              HasSubstr("kernel 'xs::retyped_kernel' for xs::retyped refused: built against "
+                        "xs::retyped(Tensor x, float a, float b) -> Tensor (the schema the kernel "
+                        "states); this runtime's is xs::retyped(Tensor x, int a, float b) -> "
+                        "Tensor: argument 'a' retyped: expected float, found int"));
+  EXPECT_THAT(notes, HasSubstr("kernel 'xs::scale_shift_kernel' for xs::scale_shift adapted"));
+  EXPECT_THAT(notes, HasSubstr("kernel 'xs::newer_kernel' for xs::newer adapted"));
+  EXPECT_THAT(Format(report), HasSubstr("kernels built against another schema: 3 adapted, 1 "
+                                        "refused"));
+
+  auto ab = [](double a, double b) {
+    return [a, b](tsr_stack* s) {
+      tsr_stack_push_double(s, a);
+      tsr_stack_push_double(s, b);
+    };
+  };
+  std::vector<float> out;
+  for (const char* op : {"xs::scale_shift", "xs::scale_shift_t"}) {
+    SCOPED_TRACE(op);
+    // mask left out, and mask passed as None: its default, so the older kernel runs.
+    ASSERT_EQ(CallFloats(op, {1, 2}, ab(2, 1), &out), "");
+    EXPECT_EQ(out, (std::vector<float>{3, 5}));
+    ASSERT_EQ(CallFloats(
+                  op, {1, 2},
+                  [&](tsr_stack* s) {
+                    ab(3, 0)(s);
+                    tsr_stack_push_none(s);
+                  },
+                  &out),
+              "");
+    EXPECT_EQ(out, (std::vector<float>{3, 6}));
+    // A mask the kernel cannot honour: the call goes on to what the op has besides the
+    // kernel (here nothing), with an error that says why.
+    tsr_tensor* mask = nullptr;
+    const int64_t two = 2;
+    Consume(tsr_tensor_empty(&two, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &mask));
+    tsr_code code;
+    const std::string error = CallFloats(
+        op, {1, 2},
+        [&](tsr_stack* s) {
+          ab(2, 1)(s);
+          tsr_stack_push_tensor(s, mask);
+        },
+        &out);
+    EXPECT_THAT(error, HasSubstr("not implemented for " + std::string(op) + " on cpu"));
+    EXPECT_THAT(error, HasSubstr("does not take argument 'mask', which this call sets"));
+    tsr_tensor_release(mask);
+    (void)code;
+  }
+  // The newer kernel gets its own default for `b` (0.5), which the op does not have.
+  ASSERT_EQ(CallFloats("xs::newer", {1, 2}, [](tsr_stack* s) { tsr_stack_push_double(s, 2); },
+                       &out),
+            "");
+  EXPECT_EQ(out, (std::vector<float>{2.5f, 4.5f}));
+  // The refused kernel is never called.
+  EXPECT_THAT(CallFloats("xs::retyped", {1},
+                         [](tsr_stack* s) {
+                           tsr_stack_push_int(s, 2);
+                           tsr_stack_push_double(s, 1);
+                         },
+                         &out),
+              HasSubstr("not implemented for xs::retyped on cpu"));
+}
+
+// An application's kernel built against an incompatible schema is refused with the reason; one
+// whose stated schema does not parse too.
+TEST(Loader, ApplicationKernelsWithAnIncompatibleSchemaAreRefused) {
+  ASSERT_EQ(Consume(tsr_op_define(S("app::f(Tensor x, int n) -> Tensor"), nullptr)), "");
+  const std::string op_name = "app::f", kernel_name = "app::f_kernel",
+                    newer = "app::f(Tensor x, int n, int m) -> Tensor",
+                    garbled = "app::f(Tensor x, int n -> Tensor";
+  tsr_kernel_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S(op_name);
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = [](void*, const tsr_op*, tsr_stack*) -> tsr_error* { return nullptr; };
+  desc.kernel_name = S(kernel_name);
+  desc.schema = S(newer);  // an argument without a default: no adaptation can call it
+  tsr_code code;
+  EXPECT_THAT(Consume(tsr_kernel_register(&desc, nullptr), &code),
+              HasSubstr("kernel 'app::f_kernel' for app::f refused: built against app::f(Tensor "
+                        "x, int n, int m) -> Tensor (the schema the kernel states); this "
+                        "runtime's is app::f(Tensor x, int n) -> Tensor"));
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  desc.schema = S(garbled);
+  EXPECT_THAT(Consume(tsr_kernel_register(&desc, nullptr), &code),
+              HasSubstr("the kernel's schema for app::f does not parse"));
+  EXPECT_EQ(code, TSR_INVALID_ARGUMENT);
+}

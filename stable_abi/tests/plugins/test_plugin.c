@@ -22,6 +22,7 @@
 #define VARIANT_FROZEN_V1_0 11 /* built against tests/frozen/v1.0 headers */
 #define VARIANT_NAIVE_NEWER_MINOR 12
 #define VARIANT_MISSIZED_DESC 13
+#define VARIANT_SCHEMAS 14 /* kernels built against other schemas than their ops' */
 
 #ifndef PLUGIN_VARIANT
 #error "define PLUGIN_VARIANT"
@@ -115,6 +116,74 @@ static tsr_error* define(const char* schema) {
   return api->op_define(s, NULL);
 }
 
+#if PLUGIN_VARIANT == VARIANT_SCHEMAS
+/* scale_shift_kernel: x * a + b for float32 CPU tensors, built against
+ * "xs::scale_shift(Tensor x, float a, float b) -> Tensor" (an older schema than the op's, which
+ * gained `Tensor? mask=None`): it checks that it gets exactly its three arguments. */
+static tsr_error* scale_shift_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* x = NULL;
+  tsr_tensor* out = NULL;
+  double a, b;
+  tsr_error* err;
+  int64_t i, n;
+  (void)context;
+  (void)op;
+  if (api->stack_size(stack) != 3) return fail(TSR_INTERNAL, "scale_shift: expected 3 arguments");
+  if ((err = api->stack_get_tensor(stack, 0, &x)) != NULL) return err;
+  if ((err = api->stack_get_double(stack, 1, &a)) != NULL) return err;
+  if ((err = api->stack_get_double(stack, 2, &b)) != NULL) return err;
+  err = api->tensor_empty(api->tensor_sizes(x), (size_t)api->tensor_dim(x), TSR_DTYPE_FLOAT32,
+                          api->tensor_device(x), &out);
+  if (err != NULL) return err;
+  n = api->tensor_numel(x);
+  for (i = 0; i < n; ++i) {
+    ((float*)api->tensor_data_ptr(out))[i] =
+        (float)(((const float*)api->tensor_data_ptr(x))[i] * a + b);
+  }
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
+/* The typed form of the same kernel: one C parameter per argument of the older schema. */
+static tsr_error* scale_shift_typed(void* context, tsr_tensor* x, double a, double b,
+                                    tsr_tensor** out) {
+  tsr_error* err;
+  int64_t i, n;
+  (void)context;
+  err = api->tensor_empty(api->tensor_sizes(x), (size_t)api->tensor_dim(x), TSR_DTYPE_FLOAT32,
+                          api->tensor_device(x), out);
+  if (err != NULL) return err;
+  n = api->tensor_numel(x);
+  for (i = 0; i < n; ++i) {
+    ((float*)api->tensor_data_ptr(*out))[i] =
+        (float)(((const float*)api->tensor_data_ptr(x))[i] * a + b);
+  }
+  return NULL;
+}
+
+/* register_with_schema registers `fn` (boxed) or `typed` for `op_name`, stating the schema the
+ * kernel was built against (tsr_kernel_desc.schema, ABI 1.1). */
+static tsr_error* register_with_schema(const char* op_name, tsr_boxed_kernel_fn fn,
+                                       tsr_typed_kernel_fn typed, const char* kernel_name,
+                                       const char* schema) {
+  tsr_kernel_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  desc.op_name.data = op_name;
+  desc.op_name.size = strlen(op_name);
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = fn;
+  desc.typed = typed;
+  desc.kernel_name.data = kernel_name;
+  desc.kernel_name.size = strlen(kernel_name);
+  desc.schema.data = schema;
+  desc.schema.size = strlen(schema);
+  return api->kernel_register(&desc, NULL);
+}
+#endif
+
 static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err;
   (void)state;
@@ -126,6 +195,32 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   if ((err = define("regerr::op(Tensor self) -> Tensor")) != NULL) return err;
   if ((err = register_kernel("regerr::op", twice_kernel, "regerr::op_kernel")) != NULL) return err;
   return fail(TSR_RESOURCE_EXHAUSTED, "out of device memory while registering");
+#elif PLUGIN_VARIANT == VARIANT_SCHEMAS
+  /* Today's schemas; each kernel states the one it was built against. */
+  if ((err = define("xs::scale_shift(Tensor x, float a, float b, Tensor? mask=None) -> Tensor")) ||
+      (err = define("xs::scale_shift_t(Tensor x, float a, float b, Tensor? mask=None) -> Tensor")) ||
+      (err = define("xs::newer(Tensor x, float a) -> Tensor")) ||
+      (err = define("xs::retyped(Tensor x, int a, float b) -> Tensor"))) {
+    return err;
+  }
+  /* Older kernels: adapted (the runtime drops `mask` when it is None). */
+  if ((err = register_with_schema("xs::scale_shift", scale_shift_kernel, NULL,
+                                  "xs::scale_shift_kernel",
+                                  "xs::scale_shift(Tensor x, float a, float b) -> Tensor")) ||
+      (err = register_with_schema("xs::scale_shift_t", NULL, (tsr_typed_kernel_fn)scale_shift_typed,
+                                  "xs::scale_shift_typed",
+                                  "xs::scale_shift_t(Tensor x, float a, float b) -> Tensor"))) {
+    return err;
+  }
+  /* A newer kernel: the runtime passes its default for `b`, which the op does not have. */
+  if ((err = register_with_schema("xs::newer", scale_shift_kernel, NULL, "xs::newer_kernel",
+                                  "xs::newer(Tensor x, float a, float b=0.5) -> Tensor"))) {
+    return err;
+  }
+  /* An incompatible kernel (float a where the op has int a): refused, never called; the
+   * registration still returns success and the load report says why. */
+  return register_with_schema("xs::retyped", scale_shift_kernel, NULL, "xs::retyped_kernel",
+                              "xs::retyped(Tensor x, float a, float b) -> Tensor");
 #elif PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR
   if ((err = define("newer::twice(Tensor self) -> Tensor")) != NULL) return err;
   return register_kernel("newer::twice", twice_kernel, "newer::twice_kernel");
@@ -191,6 +286,11 @@ TSR_PLUGIN_EXPORT tsr_error* ENTRY(const tsr_runtime_api* runtime, tsr_plugin_de
   desc->min_abi_minor = 0;
   name.data = "naive_newer";
   name.size = 11;
+#elif PLUGIN_VARIANT == VARIANT_SCHEMAS
+  name.data = "schemas";
+  name.size = 7;
+  desc->device_type = TSR_DEVICE_HIP;
+  device_name.size = 0;
 #elif PLUGIN_VARIANT == VARIANT_MISSIZED_DESC
   desc->struct_size = TSR_PLUGIN_DESC_SIZE_1_0; /* claims today's minor with 1.0's size */
 #elif PLUGIN_VARIANT == VARIANT_INIT_ERROR

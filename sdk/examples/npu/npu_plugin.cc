@@ -175,21 +175,23 @@ TESSERA_PLUGIN(lib) {
   lib.describe("npu", "1.0.0", TSR_DEVICE_PRIVATEUSE1, "npu");
   lib.device(npu::DeviceInterface());
   lib.define("npu::throws(Tensor self) -> Tensor");
-  lib.impl<&npu::Add>("add.Tensor");
-  lib.impl<&npu::Sub>("sub.Tensor");
-  lib.impl<&npu::Mul>("mul.Tensor");
-  lib.impl<&npu::Div>("div.Tensor");
-  lib.impl<&npu::Maximum>("maximum");
-  lib.impl<&npu::Minimum>("minimum");
-  lib.impl<&npu::Neg>("neg");
-  lib.impl<&npu::Relu>("relu");
-  lib.impl<&npu::Exp>("exp");
-  lib.impl<&npu::Abs>("abs");
-  lib.impl<&npu::Sqrt>("sqrt");
-  lib.impl<&npu::Sum>("sum");
-  lib.impl<&npu::Mm>("mm");
-  lib.impl<&npu::Clone>("clone");
-  lib.impl<&npu::Copy>("copy_");
+  // Ops of the op set: TESSERA_OP checks each kernel's signature at compile time. The plugin's
+  // own op (npu::throws) is checked at registration, against the runtime's op listing.
+  lib.impl<&npu::Add>(TESSERA_OP("add.Tensor"));
+  lib.impl<&npu::Sub>(TESSERA_OP("sub.Tensor"));
+  lib.impl<&npu::Mul>(TESSERA_OP("mul.Tensor"));
+  lib.impl<&npu::Div>(TESSERA_OP("div.Tensor"));
+  lib.impl<&npu::Maximum>(TESSERA_OP("maximum"));
+  lib.impl<&npu::Minimum>(TESSERA_OP("minimum"));
+  lib.impl<&npu::Neg>(TESSERA_OP("neg"));
+  lib.impl<&npu::Relu>(TESSERA_OP("relu"));
+  lib.impl<&npu::Exp>(TESSERA_OP("exp"));
+  lib.impl<&npu::Abs>(TESSERA_OP("abs"));
+  lib.impl<&npu::Sqrt>(TESSERA_OP("sqrt"));
+  lib.impl<&npu::Sum>(TESSERA_OP("sum"));
+  lib.impl<&npu::Mm>(TESSERA_OP("mm"));
+  lib.impl<&npu::Clone>(TESSERA_OP("clone"));
+  lib.impl<&npu::Copy>(TESSERA_OP("copy_"));
   lib.impl<&npu::Throws>("npu::throws");
   lib.cpu_fallback();
 }

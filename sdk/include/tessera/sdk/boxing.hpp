@@ -41,7 +41,13 @@ struct Scalar {
   }  // NOLINT: implicit
   bool is_floating_point() const { return c.kind == TSR_SCALAR_DOUBLE; }
   double to_double() const { return c.kind == TSR_SCALAR_DOUBLE ? c.d : static_cast<double>(c.i); }
-  int64_t to_int() const { return c.kind == TSR_SCALAR_DOUBLE ? static_cast<int64_t>(c.d) : c.i; }
+  // to_int truncates; a double that int64 cannot hold (NaN, inf, |v| >= 2^63) gives INT64_MIN,
+  // what x86 (and so PyTorch on x86) gives, instead of C++'s undefined behaviour.
+  int64_t to_int() const {
+    if (c.kind != TSR_SCALAR_DOUBLE) return c.i;
+    const bool fits = c.d >= -9223372036854775808.0 && c.d < 9223372036854775808.0;
+    return fits ? static_cast<int64_t>(c.d) : INT64_MIN;
+  }
 };
 
 namespace internal {

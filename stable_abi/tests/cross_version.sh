@@ -174,7 +174,7 @@ expect() {
         expect_args=(--expect refused --expect-reason "needs ABI >= $today"
                      --expect-reason "provides ABI $today_major.$minor")
       fi ;;
-    b)
+    b) # the op listing is 1.1's
       if [ "$minor" -ge 1 ]; then expect_args+=(--expect-listing present); else
         expect_args+=(--expect-listing absent); fi ;;
   esac
@@ -183,15 +183,17 @@ expect() {
 mkdir -p "$work_dir"
 rows=() # "label|runtime path|minor"
 total_start=$(now)
-while read -r version commit rest; do
+# fd 3: nothing that build_release runs can eat the list from stdin.
+while read -r -u 3 version commit rest; do
   case "$version" in '' | '#'*) continue ;; esac
   [ -z "${rest:-}" ] || die "stable_abi/releases: a line has more than a version and a commit"
   [[ "$version" =~ ^([0-9]+)\.([0-9]+)$ ]] || die "stable_abi/releases: bad version '$version'"
   [ "${BASH_REMATCH[1]}" = "$today_major" ] ||
     die "release $version is of another major than today's $today: this matrix crosses minors"
+  minor=${BASH_REMATCH[2]}
   build_release "$version" "$commit"
-  rows+=("$version (${commit:0:7})|$release_runtime|${BASH_REMATCH[2]}")
-done <"$releases_file"
+  rows+=("$version (${commit:0:7})|$release_runtime|$minor")
+done 3<"$releases_file"
 [ ${#rows[@]} -gt 0 ] || die "stable_abi/releases lists no release"
 rows+=("$today (today)|$today_runtime|$today_minor")
 log "old runtimes ready ($(since "$total_start") s)"

@@ -470,6 +470,11 @@ TEST(Loader, PluginKernelsListsEachKernelWithItsStatusAndSchema) {
     EXPECT_THAT(Str(infos[i].note), HasSubstr(std::string("kernel '") + expected[i].kernel));
   }
   EXPECT_THAT(Str(infos[3].note), HasSubstr("refused: built against"));
+  // The same through the runtime's table (a 1.1 slot).
+  const tsr_runtime_api* api = tsr_runtime_api_get();
+  ASSERT_TRUE(TSR_API_HAS(api, plugin_kernels));
+  ASSERT_EQ(Consume(api->plugin_kernels(S("schemas"), nullptr, 0, &again)), "");
+  EXPECT_EQ(again, count);
 
   // A kernel registered as is: status REGISTERED, no note, the op's schema.
   LoadGood();

@@ -171,7 +171,7 @@ bool ParseManifest(std::string_view text, Manifest* out, std::string* error) {
         return false;
       }
       const std::string& v = f[1];
-      if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), ::isdigit)) {
+      if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) {
         return bad("the format is not a number");
       }
       out->format = std::stoi(v);

@@ -45,3 +45,30 @@ function(tessera_add_test name)
     tessera_sanitizer_test_environment(${name})
   endif()
 endfunction()
+
+# tessera_embed_plugin_manifest(TARGET): after TARGET (a plugin MODULE) links, load it with
+# tessera-plugin-info and write its manifest (kernels, schemas, op set) into its
+# .tessera.manifest section, so that the tool can print it later without loading it
+# (docs/plugin_guide.md, "The manifest"). Nothing when TESSERA_PLUGIN_MANIFEST is OFF. The
+# installed package's tessera_add_plugin() does the same (cmake/TesseraConfig.cmake.in).
+function(tessera_embed_plugin_manifest target)
+  if(NOT TESSERA_PLUGIN_MANIFEST)
+    return()
+  endif()
+  if(NOT CMAKE_OBJCOPY)
+    message(FATAL_ERROR "TESSERA_PLUGIN_MANIFEST needs objcopy (Debian: binutils); install it, "
+                        "or configure with -DTESSERA_PLUGIN_MANIFEST=OFF")
+  endif()
+  # The tool runs the plugin's registration in an instrumented process: in sanitizer builds
+  # leak checking at its exit would only see what the runtime keeps for the process.
+  set(env)
+  if(TESSERA_SANITIZE OR TESSERA_BUILD_FUZZERS)
+    set(env ${CMAKE_COMMAND} -E env
+        "ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0:allocator_may_return_null=1")
+  endif()
+  # Naming the tool's target makes the plugin's link wait for it (not its compiles).
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${env} tessera_plugin_info --embed $<TARGET_FILE:${target}> --objcopy ${CMAKE_OBJCOPY}
+    COMMENT "Embedding the plugin manifest of ${target}"
+    VERBATIM)
+endfunction()

@@ -16,6 +16,12 @@ install(TARGETS tessera tessera_stable_abi tessera_sdk EXPORT TesseraTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY stable_abi/include/tessera sdk/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# tessera-plugin-info, exported as Tessera::plugin_info for the package's tessera_add_plugin();
+# it finds libtessera.so beside it.
+set_target_properties(tessera_plugin_info PROPERTIES
+  EXPORT_NAME plugin_info INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+install(TARGETS tessera_plugin_info EXPORT TesseraTargets
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
 install(TARGETS npu LIBRARY DESTINATION ${TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR})
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_CMAKE_DIR})

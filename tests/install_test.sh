@@ -10,7 +10,7 @@ prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in include/tessera/c/tessera.h include/tessera/c/plugin.h include/tessera/sdk/plugin.hpp \
          include/tessera/sdk/runtime.hpp lib/libtessera.so lib/tessera/plugins/libtessera_cpu.so \
-         lib/tessera/examples/libnpu.so \
+         lib/tessera/examples/libnpu.so bin/tessera-plugin-info \
          lib/cmake/Tessera/TesseraConfig.cmake lib/cmake/Tessera/TesseraConfigVersion.cmake \
          lib/cmake/Tessera/TesseraTargets.cmake lib/cmake/Tessera/plugin_exports.map \
          lib/pkgconfig/tessera.pc; do
@@ -23,7 +23,7 @@ if [ -e "$prefix/lib/tessera/plugins/libnpu.so" ]; then
   echo "FAIL: the sample plugin is installed where default discovery loads it"
   exit 1
 fi
-echo "ok: installed headers, libtessera.so, the CPU plugin, lib/tessera/examples/libnpu.so, the CMake package and tessera.pc"
+echo "ok: installed headers, libtessera.so, tessera-plugin-info, the CPU plugin, lib/tessera/examples/libnpu.so, the CMake package and tessera.pc"
 
 # pkg-config sees the package.
 if command -v pkg-config > /dev/null; then
@@ -38,6 +38,13 @@ cmake -S "$src/tests/install_consumer" -B "$work/consumer" -G Ninja \
   { cat "$work/configure.log"; exit 1; }
 cmake --build "$work/consumer" > "$work/build.log" || { cat "$work/build.log"; exit 1; }
 echo "ok: built the plugin and the application out of tree"
+
+# tessera_add_plugin() embedded the plugin's manifest with the installed tessera-plugin-info,
+# which reads it back without loading the plugin.
+"$prefix/bin/tessera-plugin-info" "$work/consumer/libnpu.so" > "$work/manifest.txt" ||
+  { cat "$work/manifest.txt"; exit 1; }
+grep -q "plugin:   *npu" "$work/manifest.txt" || { echo "FAIL: no npu manifest"; cat "$work/manifest.txt"; exit 1; }
+echo "ok: the out-of-tree plugin carries its manifest"
 
 # Default discovery alone: the CPU backend, and no npu (the installed sample is not in
 # lib/tessera/plugins).

@@ -13,8 +13,10 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # The fuzz build (scripts/fuzz.sh) uses clang: libclang-rt-14-dev (libFuzzer, the sanitizer
 # runtimes, FuzzedDataProvider.h) is only a Recommends of clang-14's libclang-common-14-dev,
 # and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
+# binutils: objcopy, which embeds each plugin's manifest (TESSERA_PLUGIN_MANIFEST); g++ pulls it
+# in today, named here because the build calls it itself.
 TESSERA_PACKAGES=(
-  cmake ninja-build g++ ccache pkg-config git
+  cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm

@@ -123,6 +123,8 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       // A plugin's other kernels still load; the report says which one did not and why.
       ++plugin->kernels_refused;
       plugin->kernel_notes.push_back(why);
+      plugin->kernel_records.push_back({op_name, name, std::string(stated_schema), why,
+                                        desc->device_type, TSR_KERNEL_REFUSED});
       RuntimeApi().log(TSR_LOG_WARNING, tsr_string{why.data(), why.size()});
       return nullptr;
     }
@@ -139,6 +141,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     const std::string note =
         adapted ? absl::StrFormat("kernel '%s' for %s adapted: %s", name, op_name, binding->note)
                 : std::string();
+    const std::string built = plugin ? binding->built.ToString() : std::string();
     absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Impl(
         op_name, *key, AdaptKernel(*std::move(kernel), *op, *key, *std::move(binding)));
     if (!handle.ok()) return ToError(handle.status());
@@ -149,6 +152,8 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
         ++plugin->kernels_adapted;
         plugin->kernel_notes.push_back(note);
       }
+      plugin->kernel_records.push_back({op_name, name, built, note, desc->device_type,
+                                        adapted ? TSR_KERNEL_ADAPTED : TSR_KERNEL_REGISTERED});
     }
     return HandOut(*std::move(handle), out);
   });

@@ -159,6 +159,21 @@ class PluginLoader {
     return absl::OkStatus();  // the record (and dlclose) goes with the last reference
   }
 
+  std::shared_ptr<PluginRecord> Find(std::string_view name) {
+    absl::MutexLock lock(&mu_);
+    auto it = plugins_.find(absl::string_view(name.data(), name.size()));
+    return it == plugins_.end() ? nullptr : it->second;
+  }
+
+  // LoadedNames: the loaded plugins' names, sorted, for messages.
+  std::string LoadedNames() {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> names;
+    for (const auto& [name, record] : plugins_) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    return names.empty() ? "none" : absl::StrJoin(names, ", ");
+  }
+
   void Reports(const tsr_load_report* const** out, size_t* count) {
     absl::MutexLock lock(&mu_);
     *out = views_.get();
@@ -479,6 +494,12 @@ absl::Status CheckOwnership(int32_t device_type, const void* op_entry, std::stri
   if (plugin->refusal.ok()) plugin->refusal = status;
   return status;
 }
+
+std::shared_ptr<PluginRecord> LoadedPlugin(std::string_view name) {
+  return PluginLoader::Global().Find(name);
+}
+
+std::string LoadedPluginNames() { return PluginLoader::Global().LoadedNames(); }
 
 PluginRecord* LoadingPlugin() { return tls_loading_plugin.get(); }
 std::shared_ptr<PluginRecord> LoadingPluginShared() { return tls_loading_plugin; }

@@ -111,6 +111,7 @@ tsr_runtime_api MakeApi() {
   api.op_describe = &tsr_op_describe;
   api.op_argument = &tsr_op_argument;
   api.op_return = &tsr_op_return;
+  api.plugin_kernels = &tsr_plugin_kernels;
   return api;
 }
 

@@ -16,6 +16,14 @@
 namespace tessera {
 namespace capi {
 
+// KernelRecord: one kernel a plugin registered, for tsr_plugin_kernels; `info`'s strings point
+// into the record's own, which never change once made.
+struct KernelRecord {
+  std::string op_name, kernel_name, schema, note;
+  int32_t device_type = 0;
+  tsr_kernel_status status = TSR_KERNEL_REGISTERED;
+};
+
 // PluginRecord: one loaded plugin. Destroyed (unload_fn, then dlclose) when the loader has
 // dropped it and nothing else holds it.
 struct PluginRecord {
@@ -38,6 +46,9 @@ struct PluginRecord {
   int64_t kernels_adapted = 0;
   int64_t kernels_refused = 0;
   std::vector<std::string> kernel_notes;
+  // Every kernel it registered, refused ones included, in order (tsr_plugin_kernels). Only its
+  // register_fn adds to it (Note [Registration window]), so it is fixed once the plugin loaded.
+  std::vector<KernelRecord> kernel_records;
   const void* image_base = nullptr;  // where dlopen mapped it (PluginOwning)
   bool loaded = false;               // unload_fn runs only for a plugin that finished loading
 
@@ -69,6 +80,11 @@ absl::Status OutsideRegistrationWindow(const char* slot, const void* caller);
 // (a function pointer), or NULL when no plugin's does. Memory that plugin code will free
 // holds it, so that the code stays mapped until then.
 std::shared_ptr<const void> PluginOwning(const void* code);
+
+// LoadedPlugin returns the loaded plugin named `name`, or NULL when none is.
+std::shared_ptr<PluginRecord> LoadedPlugin(std::string_view name);
+// LoadedPluginNames: the loaded plugins' names, sorted and comma-separated ("none"), for errors.
+std::string LoadedPluginNames();
 
 // FindOp is tsr_op_find without default discovery.
 tsr_error* FindOp(tsr_string name, const tsr_op** out);

@@ -121,6 +121,16 @@ int main(void) {
   FIELD(tsr_arg_info, reserved);
   END(tsr_arg_info);
 
+  BEGIN(tsr_kernel_info);
+  FIELD(tsr_kernel_info, struct_size);
+  FIELD(tsr_kernel_info, op_name);
+  FIELD(tsr_kernel_info, device_type);
+  FIELD(tsr_kernel_info, status);
+  FIELD(tsr_kernel_info, kernel_name);
+  FIELD(tsr_kernel_info, schema);
+  FIELD(tsr_kernel_info, note);
+  END(tsr_kernel_info);
+
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);
   FIELD(tsr_load_report, loaded);
@@ -218,6 +228,7 @@ int main(void) {
   FIELD(tsr_runtime_api, op_describe);
   FIELD(tsr_runtime_api, op_argument);
   FIELD(tsr_runtime_api, op_return);
+  FIELD(tsr_runtime_api, plugin_kernels);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);
@@ -238,6 +249,8 @@ int main(void) {
   ENUM(TSR_VALUE_DOUBLE_LIST); ENUM(TSR_VALUE_BOOL_LIST); ENUM(TSR_VALUE_TENSOR_LIST);
   ENUM(TSR_VALUE_SCALAR); ENUM(TSR_VALUE_DTYPE); ENUM(TSR_VALUE_DEVICE);
   ENUM(TSR_VALUE_KIND_FORCE_INT32);
+  ENUM(TSR_KERNEL_REGISTERED); ENUM(TSR_KERNEL_ADAPTED); ENUM(TSR_KERNEL_REFUSED);
+  ENUM(TSR_KERNEL_STATUS_FORCE_INT32);
   ENUM(TSR_SCALAR_BOOL); ENUM(TSR_SCALAR_INT); ENUM(TSR_SCALAR_DOUBLE);
   ENUM(TSR_SCALAR_KIND_FORCE_INT32);
   ENUM(TSR_LOG_DEBUG); ENUM(TSR_LOG_INFO); ENUM(TSR_LOG_WARNING); ENUM(TSR_LOG_ERROR);

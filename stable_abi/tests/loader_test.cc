@@ -3,6 +3,7 @@
 // calls in flight. Each refused plugin's load report is printed, so the test log shows them.
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -429,6 +430,119 @@ TEST(Loader, KernelsBuiltAgainstAnotherSchemaAreAdaptedOrRefused) {
                          },
                          &out),
               HasSubstr("not implemented for xs::retyped on cpu"));
+}
+
+// tsr_plugin_kernels lists what the "schemas" plugin registered: each kernel with its status, the
+// schema it was built against and the load report's note, refused ones included, in order.
+TEST(Loader, PluginKernelsListsEachKernelWithItsStatusAndSchema) {
+  const tsr_load_report* report = nullptr;
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("schemas")), &report)), "");
+  size_t count = 0;
+  ASSERT_EQ(Consume(tsr_plugin_kernels(S("schemas"), nullptr, 0, &count)), "");
+  ASSERT_EQ(count, 4u);
+  std::vector<tsr_kernel_info> infos(count);
+  for (tsr_kernel_info& info : infos) info.struct_size = sizeof info;
+  size_t again = 0;
+  ASSERT_EQ(Consume(tsr_plugin_kernels(S("schemas"), infos.data(), infos.size(), &again)), "");
+  EXPECT_EQ(again, count);
+  struct Expected {
+    const char *op, *kernel, *schema;
+    tsr_kernel_status status;
+  };
+  const Expected expected[] = {
+      {"xs::scale_shift", "xs::scale_shift_kernel",
+       "xs::scale_shift(Tensor x, float a, float b) -> Tensor", TSR_KERNEL_ADAPTED},
+      {"xs::scale_shift_t", "xs::scale_shift_typed",
+       "xs::scale_shift_t(Tensor x, float a, float b) -> Tensor", TSR_KERNEL_ADAPTED},
+      {"xs::newer", "xs::newer_kernel", "xs::newer(Tensor x, float a, float b=0.5) -> Tensor",
+       TSR_KERNEL_ADAPTED},
+      {"xs::retyped", "xs::retyped_kernel", "xs::retyped(Tensor x, float a, float b) -> Tensor",
+       TSR_KERNEL_REFUSED},
+  };
+  for (size_t i = 0; i < count; ++i) {
+    SCOPED_TRACE(expected[i].op);
+    EXPECT_EQ(infos[i].struct_size, sizeof(tsr_kernel_info));
+    EXPECT_EQ(Str(infos[i].op_name), expected[i].op);
+    EXPECT_EQ(Str(infos[i].kernel_name), expected[i].kernel);
+    EXPECT_EQ(Str(infos[i].schema), expected[i].schema);
+    EXPECT_EQ(infos[i].status, expected[i].status);
+    EXPECT_EQ(infos[i].device_type, TSR_DEVICE_CPU);
+    EXPECT_THAT(Str(infos[i].note), HasSubstr(std::string("kernel '") + expected[i].kernel));
+  }
+  EXPECT_THAT(Str(infos[3].note), HasSubstr("refused: built against"));
+  // The same through the runtime's table (a 1.1 slot).
+  const tsr_runtime_api* api = tsr_runtime_api_get();
+  ASSERT_TRUE(TSR_API_HAS(api, plugin_kernels));
+  ASSERT_EQ(Consume(api->plugin_kernels(S("schemas"), nullptr, 0, &again)), "");
+  EXPECT_EQ(again, count);
+
+  // A kernel registered as is: status REGISTERED, no note, the op's schema.
+  LoadGood();
+  ASSERT_EQ(Consume(tsr_plugin_kernels(S("good"), nullptr, 0, &count)), "");
+  ASSERT_EQ(count, 2u);
+  infos.assign(count, tsr_kernel_info{});
+  for (tsr_kernel_info& info : infos) info.struct_size = sizeof info;
+  ASSERT_EQ(Consume(tsr_plugin_kernels(S("good"), infos.data(), 1, &count)), "");
+  EXPECT_EQ(count, 2u);  // the whole count, one filled
+  EXPECT_EQ(Str(infos[0].op_name), "good::twice");
+  EXPECT_EQ(Str(infos[0].schema), "good::twice(Tensor self) -> Tensor");
+  EXPECT_EQ(infos[0].status, TSR_KERNEL_REGISTERED);
+  EXPECT_EQ(Str(infos[0].note), "");
+  EXPECT_EQ(Str(infos[1].op_name), "");  // beyond capacity: untouched
+}
+
+// A caller built against an older, smaller tsr_kernel_info gets the fields that fit, stepping
+// through its array by its own size; bad arguments are errors that say what was expected.
+TEST(Loader, PluginKernelsRespectsTheCallersStructSize) {
+  LoadGood();
+  struct Older {  // a pretend 1.1-minus tsr_kernel_info: up to device_type and status
+    size_t struct_size;
+    tsr_string op_name;
+    int32_t device_type, status;
+    unsigned char canary[16];  // the next element's bytes in a larger struct: never written
+  };
+  constexpr size_t kOlder = offsetof(tsr_kernel_info, kernel_name);
+  unsigned char buffer[2 * kOlder + 16];
+  std::memset(buffer, 0xab, sizeof buffer);
+  for (size_t i = 0; i < 2; ++i) {
+    const size_t size = kOlder;
+    std::memcpy(buffer + i * kOlder, &size, sizeof size);
+  }
+  size_t count = 0;
+  auto* infos = reinterpret_cast<tsr_kernel_info*>(buffer);
+  ASSERT_EQ(Consume(tsr_plugin_kernels(S("good"), infos, 2, &count)), "");
+  EXPECT_EQ(count, 2u);
+  Older first, second;
+  std::memcpy(&first, buffer, kOlder);
+  std::memcpy(&second, buffer + kOlder, kOlder);
+  EXPECT_EQ(first.struct_size, kOlder);
+  EXPECT_EQ(Str(first.op_name), "good::twice");
+  EXPECT_EQ(first.status, TSR_KERNEL_REGISTERED);
+  EXPECT_EQ(Str(second.op_name), "good::fail");
+  for (size_t i = 2 * kOlder; i < sizeof buffer; ++i) EXPECT_EQ(buffer[i], 0xab) << i;
+
+  tsr_code code;
+  EXPECT_THAT(Consume(tsr_plugin_kernels(S("no_such_plugin"), nullptr, 0, &count), &code),
+              HasSubstr("no plugin named 'no_such_plugin' is loaded (loaded: "));
+  EXPECT_EQ(code, TSR_NOT_FOUND);
+  EXPECT_THAT(Consume(tsr_plugin_kernels(S("good"), nullptr, 0, nullptr), &code),
+              HasSubstr("expected a count pointer"));
+  EXPECT_EQ(code, TSR_INVALID_ARGUMENT);
+  EXPECT_THAT(Consume(tsr_plugin_kernels(S("good"), nullptr, 2, &count)),
+              HasSubstr("infos is NULL but capacity is 2"));
+  tsr_kernel_info two[2] = {};
+  two[0].struct_size = 4;
+  EXPECT_THAT(Consume(tsr_plugin_kernels(S("good"), two, 2, &count)),
+              HasSubstr("infos[0].struct_size is 4"));
+  two[0].struct_size = sizeof(tsr_kernel_info);
+  two[1].struct_size = 0;
+  EXPECT_THAT(Consume(tsr_plugin_kernels(S("good"), two, 2, &count)),
+              HasSubstr("infos[1].struct_size is 0 but infos[0]'s is"));
+  // A refused plugin is not loaded, so it has no listing.
+  EXPECT_NE(Consume(tsr_plugin_load(S(PluginPath("wrong_major")), nullptr)), "");
+  EXPECT_THAT(Consume(tsr_plugin_kernels(S("wrong_major"), nullptr, 0, &count), &code),
+              HasSubstr("no plugin named 'wrong_major'"));
+  EXPECT_EQ(code, TSR_NOT_FOUND);
 }
 
 // An application's kernel built against an incompatible schema is refused with the reason; one

@@ -83,6 +83,44 @@ TSR_API tsr_error* tsr_fallback_register_cpu(int32_t device_type, tsr_registrati
  * device types, since the process started. */
 TSR_API int64_t tsr_fallback_count(tsr_string op_name);
 
+/* --- the kernel listing (since 1.1) -------------------------------------------------------- */
+
+/* What became of a kernel a plugin registered. */
+typedef enum tsr_kernel_status {
+  TSR_KERNEL_REGISTERED = 0, /* built against its op's schema: called as it is */
+  TSR_KERNEL_ADAPTED = 1,    /* built against another compatible schema: called adapted */
+  TSR_KERNEL_REFUSED = 2,    /* built against an incompatible schema: never called */
+  TSR_KERNEL_STATUS_FORCE_INT32 = 0x7fffffff
+} tsr_kernel_status;
+
+/* tsr_kernel_info describes one kernel a plugin registered (fallbacks are not listed). Strings
+ * are borrowed, valid while the plugin stays loaded. */
+typedef struct tsr_kernel_info {
+  size_t struct_size;
+  tsr_string op_name;     /* "add.Tensor" */
+  int32_t device_type;    /* a tsr_device_type: the dispatch key */
+  int32_t status;         /* a tsr_kernel_status */
+  tsr_string kernel_name; /* as registered ("npu::add_kernel"; "<plugin>::<unnamed>" if none) */
+  /* The schema the kernel was built against, in canonical form: the one its desc states, or
+   * the op's schema in the plugin's op set when it states none (tsr_kernel_desc.schema). Empty
+   * only for a refused kernel that stated none; its note names the schema. */
+  tsr_string schema;
+  /* Empty for TSR_KERNEL_REGISTERED; else the load report's line about the kernel: both
+   * schemas and how they differ. */
+  tsr_string note;
+} tsr_kernel_info;
+
+/* tsr_plugin_kernels lists the kernels that the loaded plugin named `plugin_name` (borrowed)
+ * registered, refused ones included, in the order it registered them. It sets *count to how
+ * many there are and fills infos[0..min(capacity, *count)) (infos may be NULL when capacity is
+ * 0, so that a first call sizes the array). The caller zero-fills the array and sets the
+ * struct_size of every element to the size it was built with (sizeof(tsr_kernel_info)); the
+ * runtime steps through the array by that size and fills only the fields that fit in it (a
+ * caller built against an older minor gets the older fields). A plugin that is not loaded
+ * (never, refused, or unloaded) is NOT_FOUND. */
+TSR_API tsr_error* tsr_plugin_kernels(tsr_string plugin_name, tsr_kernel_info* infos,
+                                      size_t capacity, size_t* count);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

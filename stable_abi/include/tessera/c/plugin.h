@@ -147,6 +147,10 @@ typedef struct tsr_runtime_api {
   tsr_error* (*op_describe)(const tsr_op* op, tsr_op_info* out);
   tsr_error* (*op_argument)(const tsr_op* op, size_t index, tsr_arg_info* out);
   tsr_error* (*op_return)(const tsr_op* op, size_t index, tsr_arg_info* out);
+
+  /* since 1.1: the kernel listing (kernel.h) */
+  tsr_error* (*plugin_kernels)(tsr_string plugin_name, tsr_kernel_info* infos, size_t capacity,
+                               size_t* count);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

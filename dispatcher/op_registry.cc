@@ -74,6 +74,9 @@ OpRegistry& OpRegistry::Global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();  // never destroyed: ops are called during exit
     absl::Status defined = DefineCoreOps(*r);
+    for (const CoreDeprecation& d : CoreDeprecations()) {
+      if (defined.ok()) defined = r->Deprecate(d.op, d.deprecation);
+    }
     if (!defined.ok()) {
       std::cerr << "tessera: defining the core ops failed: " << defined << std::endl;
       std::abort();  // a bug in the runtime itself, caught by every test
@@ -94,6 +97,14 @@ RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
     const KernelFunction* expected = kept;
     slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
   });
+}
+
+absl::Status OpRegistry::Deprecate(std::string_view op_name, OpDeprecation deprecation) {
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
+  absl::MutexLock lock(&mu_);
+  deprecations_.push_back(std::make_unique<const OpDeprecation>(std::move(deprecation)));
+  entry->deprecation.store(deprecations_.back().get(), std::memory_order_release);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_text) {

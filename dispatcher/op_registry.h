@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/kernel.h"
+#include "dispatcher/op_deprecation.h"
 #include "dispatcher/schema.h"
 #include "dispatcher/value.h"
 
@@ -133,6 +134,9 @@ class OpRegistry {
   // to kDisjoint, DefineVariants sets all three forms.
   absl::Status SetOutputAliasing(std::string_view op, OutputAliasing aliasing);
 
+  // Deprecate marks an op deprecated (dispatcher/op_deprecation.h), replacing an earlier mark.
+  absl::Status Deprecate(std::string_view op_name, OpDeprecation deprecation);
+
   // Find looks up a defined op by "name.overload" (or "name" for the default overload).
   absl::StatusOr<OperatorHandle> Find(std::string_view name) const;
 
@@ -193,6 +197,8 @@ class OpRegistry {
   absl::flat_hash_map<std::string, std::unique_ptr<internal::OperatorEntry>> ops_
       ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<KernelFunction>> kernels_ ABSL_GUARDED_BY(mu_);
+  // Every deprecation ever set: calls may still read a replaced one.
+  std::vector<std::unique_ptr<const OpDeprecation>> deprecations_ ABSL_GUARDED_BY(mu_);
   std::atomic<const KernelFunction*> fallbacks_[kNumDispatchKeys] = {};
 
   std::atomic<bool> trace_{false};

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/host_allocator.h"
 #include "core/views.h"
+#include "dispatcher/internal/operator_entry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -134,6 +135,27 @@ TEST_F(OpRegistryTest, RejectsArgumentsThatDoNotMatchTheSchema) {
   Stack undefined{Make({1}), Value(Tensor())};
   s = registry_.Call(add, &undefined);
   EXPECT_THAT(s.message(), HasSubstr("expected Tensor, got an undefined tensor"));
+}
+
+TEST_F(OpRegistryTest, DeprecateMarksTheOpAndReplacesAnEarlierMark) {
+  OperatorHandle op = Define("test::old(Tensor self) -> Tensor");
+  EXPECT_EQ(op.entry()->deprecation.load(), nullptr);
+  ASSERT_TRUE(registry_.Deprecate("test::old", OpDeprecation{"test::new", "2.0"}).ok());
+  ASSERT_NE(op.entry()->deprecation.load(), nullptr);
+  EXPECT_EQ(op.entry()->deprecation.load()->Message("test::old"),
+            "test::old is deprecated: use test::new instead; op set 2.0 removes it");
+  ASSERT_TRUE(registry_.Deprecate("test::old", OpDeprecation{"", "3.0"}).ok());
+  EXPECT_EQ(op.entry()->deprecation.load()->Message("test::old"),
+            "test::old is deprecated: it has no replacement; op set 3.0 removes it");
+  const absl::Status unknown = registry_.Deprecate("test::nope", OpDeprecation{});
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(unknown.message()), ::testing::HasSubstr("unknown op 'test::nope'"));
+  // The global registry applies the core op set's deprecations (docs/op_schema_policy.md).
+  for (const CoreDeprecation& d : CoreDeprecations()) {
+    absl::StatusOr<OperatorHandle> core = OpRegistry::Global().Find(d.op);
+    ASSERT_TRUE(core.ok()) << d.op;
+    EXPECT_NE(core->entry()->deprecation.load(), nullptr) << d.op;
+  }
 }
 
 TEST_F(OpRegistryTest, UnknownOpsAndDoubleRegistrationAreErrors) {

@@ -10,6 +10,7 @@
 #include "absl/container/inlined_vector.h"
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/kernel.h"
+#include "dispatcher/op_deprecation.h"
 #include "dispatcher/op_registry.h"
 #include "dispatcher/schema.h"
 
@@ -53,6 +54,11 @@ class OperatorEntry {
   std::atomic<const KernelFunction*> kernels[kNumDispatchKeys] = {};
   std::atomic<const KernelFunction*> composite{nullptr};
   std::atomic<const KernelFunction*> cross_device{nullptr};  // OpRegistry::ImplCrossDevice
+
+  // Set when the op is deprecated (OpRegistry::Deprecate; the registry owns it); `warned`
+  // once its first call through the C ABI has logged so.
+  std::atomic<const OpDeprecation*> deprecation{nullptr};
+  std::atomic<bool> deprecation_warned{false};
 
   // The op's sibling forms (Note [Variants]); linked once, right after definition.
   VariantKind variant = VariantKind::kNone;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
+#include "dispatcher/internal/operator_entry.h"
 #include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/kernel_schema.h"
@@ -151,6 +152,10 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       if (adapted) {
         ++plugin->kernels_adapted;
         plugin->kernel_notes.push_back(note);
+      }
+      if (const OpDeprecation* d = op->entry()->deprecation.load(std::memory_order_acquire)) {
+        plugin->kernel_notes.push_back(
+            absl::StrFormat("kernel '%s' is for a deprecated op: %s", name, d->Message(op_name)));
       }
       plugin->kernel_records.push_back({op_name, name, built, note, desc->device_type,
                                         adapted ? TSR_KERNEL_ADAPTED : TSR_KERNEL_REGISTERED});

@@ -55,6 +55,15 @@ tsr_error* At(const tsr_stack* stack, size_t index, Value::Kind kind, const char
   return nullptr;
 }
 
+// WarnDeprecatedOnce logs the first call of a deprecated op (docs/op_schema_policy.md).
+void WarnDeprecatedOnce(internal::OperatorEntry& entry) {
+  if (entry.deprecation_warned.exchange(true, std::memory_order_relaxed)) return;
+  const OpDeprecation* d = entry.deprecation.load(std::memory_order_acquire);
+  const std::string message =
+      d->Message(entry.name) + " (logged at its first call through tsr_op_call only)";
+  RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
+}
+
 }  // namespace
 
 namespace tessera {
@@ -102,6 +111,10 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
     if (op == nullptr) return Invalid("tsr_op_call: expected an op, got NULL");
     if (tsr_error* e = CheckStack(stack, "tsr_op_call")) return e;
     const OperatorHandle handle = Unwrap(op);
+    internal::OperatorEntry& entry = *handle.entry();
+    if (ABSL_PREDICT_FALSE(entry.deprecation.load(std::memory_order_relaxed) != nullptr)) {
+      WarnDeprecatedOnce(entry);
+    }
     return ToError(handle.registry().Call(handle, Unwrap(stack)));
   });
 }

@@ -189,7 +189,24 @@ tsr_error* tsr_op_describe(const tsr_op* op, tsr_op_info* out) {
     TSR_FILL(out, schema, S(entry.schema_text));
     TSR_FILL(out, num_arguments, entry.schema.arguments.size());
     TSR_FILL(out, num_returns, entry.schema.returns.size());
+    if (const OpDeprecation* d = entry.deprecation.load(std::memory_order_acquire)) {
+      TSR_FILL(out, deprecated, 1);
+      TSR_FILL(out, replacement, S(d->replacement));
+      TSR_FILL(out, removed_in, S(d->removed_in));
+    }
     return nullptr;
+  });
+}
+
+tsr_error* tsr_op_deprecate(const tsr_op* op, tsr_string replacement, tsr_string removed_in) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    if (op == nullptr) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       "tsr_op_deprecate: expected an op, got NULL");
+    }
+    const OperatorHandle handle = Unwrap(op);
+    return ToError(handle.registry().Deprecate(
+        handle.name(), OpDeprecation{std::string(View(replacement)), std::string(View(removed_in))}));
   });
 }
 

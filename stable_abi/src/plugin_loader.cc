@@ -620,7 +620,7 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
                           str(r->reason));
   }
   if (TSR_FIELD_FITS(tsr_load_report, kernel_notes, has) &&
-      (r->kernels_adapted != 0 || r->kernels_refused != 0)) {
+      (r->kernels_adapted != 0 || r->kernels_refused != 0 || r->kernel_notes.size != 0)) {
     absl::StrAppendFormat(&text, "  kernels built against another schema: %d adapted, %d refused\n",
                           r->kernels_adapted, r->kernels_refused);
     const std::string notes(View(r->kernel_notes));

@@ -106,6 +106,10 @@ int main(void) {
   FIELD(tsr_op_info, num_returns);
   FIELD(tsr_op_info, op_set_major);
   FIELD(tsr_op_info, op_set_minor);
+  FIELD(tsr_op_info, deprecated);
+  FIELD(tsr_op_info, reserved);
+  FIELD(tsr_op_info, replacement);
+  FIELD(tsr_op_info, removed_in);
   END(tsr_op_info);
 
   BEGIN(tsr_arg_info);

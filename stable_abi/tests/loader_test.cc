@@ -361,6 +361,14 @@ std::string CallFloats(const char* op_name, const std::vector<float>& values,
 // kernel's extra defaulted argument is passed its default) or refused with a precise report,
 // never called with arguments they do not expect.
 TEST(Loader, KernelsBuiltAgainstAnotherSchemaAreAdaptedOrRefused) {
+  // The application defines and deprecates one of the plugin's ops first (the plugin's own
+  // definition of it is a second, identical one): the plugin's kernel for it gets a note.
+  const std::string newer_schema = "xs::newer(Tensor x, float a) -> Tensor";
+  ASSERT_EQ(Consume(tsr_op_define(S(newer_schema), nullptr)), "");
+  const tsr_op* newer = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("xs::newer"), &newer)), "");
+  const std::string replacement = "xs::scale_shift", removed_in = "2.0";
+  ASSERT_EQ(Consume(tsr_op_deprecate(newer, S(replacement), S(removed_in))), "");
   const tsr_load_report* report = nullptr;
   ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("schemas")), &report)), "");
   std::cout << Format(report);
@@ -375,6 +383,8 @@ TEST(Loader, KernelsBuiltAgainstAnotherSchemaAreAdaptedOrRefused) {
                         "Tensor: argument 'a' retyped: expected float, found int"));
   EXPECT_THAT(notes, HasSubstr("kernel 'xs::scale_shift_kernel' for xs::scale_shift adapted"));
   EXPECT_THAT(notes, HasSubstr("kernel 'xs::newer_kernel' for xs::newer adapted"));
+  EXPECT_THAT(notes, HasSubstr("kernel 'xs::newer_kernel' is for a deprecated op: xs::newer is "
+                               "deprecated: use xs::scale_shift instead; op set 2.0 removes it"));
   EXPECT_THAT(Format(report), HasSubstr("kernels built against another schema: 3 adapted, 1 "
                                         "refused"));
 
@@ -417,11 +427,28 @@ TEST(Loader, KernelsBuiltAgainstAnotherSchemaAreAdaptedOrRefused) {
     tsr_tensor_release(mask);
     (void)code;
   }
-  // The newer kernel gets its own default for `b` (0.5), which the op does not have.
-  ASSERT_EQ(CallFloats("xs::newer", {1, 2}, [](tsr_stack* s) { tsr_stack_push_double(s, 2); },
-                       &out),
-            "");
-  EXPECT_EQ(out, (std::vector<float>{2.5f, 4.5f}));
+  // The newer kernel gets its own default for `b` (0.5), which the op does not have. The op is
+  // deprecated: its first call logs so, the second does not.
+  for (int call = 0; call < 2; ++call) {
+    ::testing::internal::CaptureStderr();
+    ASSERT_EQ(CallFloats("xs::newer", {1, 2}, [](tsr_stack* s) { tsr_stack_push_double(s, 2); },
+                         &out),
+              "");
+    const std::string logged = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(out, (std::vector<float>{2.5f, 4.5f}));
+    if (call == 0) {
+      EXPECT_THAT(logged, HasSubstr("[tessera WARNING] xs::newer is deprecated: use "
+                                    "xs::scale_shift instead; op set 2.0 removes it"));
+    } else {
+      EXPECT_EQ(logged, "");
+    }
+  }
+  tsr_op_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(Consume(tsr_op_describe(newer, &info)), "");
+  EXPECT_EQ(info.deprecated, 1);
+  EXPECT_EQ(Str(info.replacement), "xs::scale_shift");
+  EXPECT_EQ(Str(info.removed_in), "2.0");
   // The refused kernel is never called.
   EXPECT_THAT(CallFloats("xs::retyped", {1},
                          [](tsr_stack* s) {

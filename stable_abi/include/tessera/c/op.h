@@ -98,6 +98,12 @@ typedef struct tsr_op_info {
    * (by a plugin or the application). */
   uint32_t op_set_major;
   uint32_t op_set_minor;
+  /* Deprecation (docs/op_schema_policy.md): 1 when the op is deprecated, with the op to use
+   * instead (empty: none) and the op set version that removes it. */
+  int32_t deprecated;
+  int32_t reserved;
+  tsr_string replacement;
+  tsr_string removed_in;
 } tsr_op_info;
 
 /* tsr_arg_info describes one argument or return, with the same struct_size rule. */
@@ -113,6 +119,13 @@ typedef struct tsr_arg_info {
   int32_t writes;           /* 1: the op writes this tensor (an alias annotation with `!`) */
   int32_t reserved;
 } tsr_arg_info;
+
+/* tsr_op_deprecate marks `op` deprecated (an application's own op, say): its first call
+ * through tsr_op_call logs a warning, kernels registered for it get a note in their plugin's load
+ * report, and tsr_op_describe reports it. replacement (may be empty), removed_in ("2.0"):
+ * borrowed, copied. Since 1.1. */
+TSR_API tsr_error* tsr_op_deprecate(const tsr_op* op, tsr_string replacement,
+                                    tsr_string removed_in);
 
 /* tsr_op_describe fills `out` (struct_size set by the caller; see tsr_op_info). */
 TSR_API tsr_error* tsr_op_describe(const tsr_op* op, tsr_op_info* out);

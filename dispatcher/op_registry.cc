@@ -39,9 +39,11 @@ namespace tessera {
 //   - A record is freed (FreeRetired, at every registration and deregistration, under mu_)
 //     when, after a seq_cst fence, every thread's slot is 0 or holds an epoch > r. A thread
 //     that announced an epoch > r read the epoch after Retire, so after the slot was cleared:
-//     it cannot see the record. A thread whose slot read 0 either is outside any call, or
-//     announces later; the two fences (announcement / fence / slot read against slot clear /
-//     fence / slot scan) forbid that it both escapes the scan and reads the old slot. A thread
+//     it cannot see the record in this call, and the announcement is a release store, so
+//     what it read of the record in an earlier call happens before the free. A thread whose
+//     slot read 0 either is outside any call, or announces later; the two fences
+//     (announcement / fence / slot read against slot clear / fence / slot scan) forbid that
+//     it both escapes the scan and reads the old slot. A thread
 //     still inside a call entered at or before r may hold the record: it waits for the next
 //     sweep, and the release store of 0 on leaving orders its reads before the free.
 // Cost on the hot path: a thread-local load, a store and a fence per outermost call (measured

@@ -28,7 +28,10 @@ class CallEpochs {
     Thread* t = tls_thread_;
     if (t == nullptr) t = Attach();
     if (t->depth++ == 0) {
-      t->entered.store(epoch_.load(std::memory_order_acquire), std::memory_order_relaxed);
+      // Release, not relaxed: a sweep that reads this value must also see the end of every
+      // earlier call of this thread, which read records it may free (since C++20 a later
+      // plain store no longer continues the release of the store in Leave).
+      t->entered.store(epoch_.load(std::memory_order_acquire), std::memory_order_release);
       // Orders the announcement before every kernel slot this call reads; Reclaimable has the
       // matching fence between a slot's clearing and its reading of `entered`.
       std::atomic_thread_fence(std::memory_order_seq_cst);

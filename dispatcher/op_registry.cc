@@ -30,24 +30,28 @@ namespace tessera {
 // record is freed once no call can reach it, by an epoch scheme (internal::CallEpochs, a
 // quiescent-state scheme as in RCU and Linux's SRCU, without their grace-period threads):
 //   - Call and CallWithKey run inside a CallScope. On entering, the outermost call of a thread
-//     announces the current epoch in that thread's slot, then a seq_cst fence; nested calls
+//     announces the current epoch in that thread's slot, then a barrier (Note [Asymmetric
+//     call barrier] in internal/call_epoch.cc: a compiler barrier that the sweep's membarrier
+//     turns into a fence, or a seq_cst fence where there is none); nested calls
 //     (a composite, a derived form, a kernel calling ops) announce nothing. On leaving, the
 //     slot goes back to 0 (release). Everything a call reads of a kernel record (its slot,
 //     the record, what its owner keeps alive) it reads inside the scope.
 //   - Deregistration clears the slot (under mu_), then Retire advances the epoch (fetch_add,
 //     seq_cst) and the record waits in retired_ with the epoch it retired at, r.
 //   - A record is freed (FreeRetired, at every registration and deregistration, under mu_)
-//     when, after a seq_cst fence, every thread's slot is 0 or holds an epoch > r. A thread
+//     when, after the sweep's side of the barrier (membarrier, or a seq_cst fence), every
+//     thread's slot is 0 or holds an epoch > r (OldestCall, one barrier per sweep). A thread
 //     that announced an epoch > r read the epoch after Retire, so after the slot was cleared:
 //     it cannot see the record in this call, and the announcement is a release store, so
 //     what it read of the record in an earlier call happens before the free. A thread whose
-//     slot read 0 either is outside any call, or announces later; the two fences
-//     (announcement / fence / slot read against slot clear / fence / slot scan) forbid that
+//     slot read 0 either is outside any call, or announces later; the two barriers
+//     (announcement / barrier / slot read against slot clear / barrier / slot scan) forbid that
 //     it both escapes the scan and reads the old slot. A thread
 //     still inside a call entered at or before r may hold the record: it waits for the next
 //     sweep, and the release store of 0 on leaving orders its reads before the free.
-// Cost on the hot path: a thread-local load, a store and a fence per outermost call (measured
-// with benchmarks/dispatch_benchmark.cc, docs/reliability.md). A call that never returns (a
+// Cost on the hot path: a thread-local load, a store and a compiler barrier per outermost call
+// (measured with benchmarks/dispatch_benchmark.cc and c_abi_benchmark.cc, docs/reliability.md);
+// a sweep costs a membarrier system call (about 1 us) and a walk over the threads. A call that never returns (a
 // hung kernel) keeps what was retired after it entered; so does a thread parked inside a
 // kernel, until it returns. Records are freed in registration's time, never by a caller.
 
@@ -135,11 +139,11 @@ RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
 
 void OpRegistry::FreeRetired() {
   if (retired_.empty()) return;
-  // Retired in epoch order: once one must wait, so do the ones after it.
+  // Retired in epoch order: what retired before the oldest running call entered is out of
+  // every call's reach.
+  const uint64_t oldest = internal::CallEpochs::OldestCall();
   size_t freed = 0;
-  while (freed < retired_.size() && internal::CallEpochs::Reclaimable(retired_[freed].epoch)) {
-    ++freed;
-  }
+  while (freed < retired_.size() && retired_[freed].epoch < oldest) ++freed;
   retired_.erase(retired_.begin(), retired_.begin() + freed);
 }
 

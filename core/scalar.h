@@ -25,7 +25,10 @@ class Scalar {
   bool is_floating_point() const { return kind_ == Kind::kDouble; }
 
   bool to_bool() const { return kind_ == Kind::kDouble ? v_.d != 0 : v_.i != 0; }
-  int64_t to_int() const { return kind_ == Kind::kDouble ? static_cast<int64_t>(v_.d) : v_.i; }
+  // to_int truncates a double toward zero; one int64 cannot hold (NaN, infinities,
+  // |v| >= 2^63) gives INT64_MIN, as x86 and PyTorch on x86 do (sdk::float_to_int64, the rule
+  // the CPU plugin's conversions share), never C++'s undefined behaviour.
+  int64_t to_int() const { return kind_ == Kind::kDouble ? DoubleToInt(v_.d) : v_.i; }
   double to_double() const { return kind_ == Kind::kDouble ? v_.d : static_cast<double>(v_.i); }
 
   // dtype: the type of the equivalent 0-dim tensor (bool, int64, float64).
@@ -49,6 +52,8 @@ class Scalar {
   }
 
  private:
+  static int64_t DoubleToInt(double v);
+
   Kind kind_;
   union {
     int64_t i;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "dispatcher/core_ops.h"
+#include "dispatcher/internal/call_epoch.h"
 #include "dispatcher/internal/operator_entry.h"
 
 namespace tessera {
@@ -17,10 +18,42 @@ namespace tessera {
 // kernel pointer for its key, and maybe the composite and fallback pointers. All are atomics,
 // published with release stores under the registration mutex and read with acquire loads, so
 // calls never wait for each other or for a registration. A deregistered kernel may still be
-// running on another thread when its slot is cleared, so the KernelFunction objects are never
-// freed while the registry lives (Publish); what that costs is a few hundred bytes per
-// registration. Plugin unloading, which must also wait for in-flight kernels to return, is
-// built on top of this by the loader.
+// running on another thread when its slot is cleared, so a cleared KernelFunction is retired,
+// not freed, and freed only once no call can still be running it (Note [Reclaiming
+// deregistered kernels]). Plugin unloading, which must also wait for in-flight kernels to
+// return, is built on top of this by the loader.
+
+// Note [Reclaiming deregistered kernels]
+// Registries used to keep every kernel record they ever published (a few hundred bytes per
+// registration, with its plugin's gate): a plugin loaded and unloaded in a loop grew the
+// process without bound (issue 14, item 19: 13-26 MiB per reload of a 100k-op plugin). Now a
+// record is freed once no call can reach it, by an epoch scheme (internal::CallEpochs, a
+// quiescent-state scheme as in RCU and Linux's SRCU, without their grace-period threads):
+//   - Call and CallWithKey run inside a CallScope. On entering, the outermost call of a thread
+//     announces the current epoch in that thread's slot, then a barrier (Note [Asymmetric
+//     call barrier] in internal/call_epoch.cc: a compiler barrier that the sweep's membarrier
+//     turns into a fence, or a seq_cst fence where there is none); nested calls
+//     (a composite, a derived form, a kernel calling ops) announce nothing. On leaving, the
+//     slot goes back to 0 (release). Everything a call reads of a kernel record (its slot,
+//     the record, what its owner keeps alive) it reads inside the scope.
+//   - Deregistration clears the slot (under mu_), then Retire advances the epoch (fetch_add,
+//     seq_cst) and the record waits in retired_ with the epoch it retired at, r.
+//   - A record is freed (FreeRetired, at every registration and deregistration, under mu_)
+//     when, after the sweep's side of the barrier (membarrier, or a seq_cst fence), every
+//     thread's slot is 0 or holds an epoch > r (OldestCall, one barrier per sweep). A thread
+//     that announced an epoch > r read the epoch after Retire, so after the slot was cleared:
+//     it cannot see the record in this call, and the announcement is a release store, so
+//     what it read of the record in an earlier call happens before the free. A thread whose
+//     slot read 0 either is outside any call, or announces later; the two barriers
+//     (announcement / barrier / slot read against slot clear / barrier / slot scan) forbid that
+//     it both escapes the scan and reads the old slot. A thread
+//     still inside a call entered at or before r may hold the record: it waits for the next
+//     sweep, and the release store of 0 on leaving orders its reads before the free.
+// Cost on the hot path: a thread-local load, a store and a compiler barrier per outermost call
+// (measured with benchmarks/dispatch_benchmark.cc and c_abi_benchmark.cc, docs/reliability.md);
+// a sweep costs a membarrier system call (about 1 us) and a walk over the threads. A call that never returns (a
+// hung kernel) keeps what was retired after it entered; so does a thread parked inside a
+// kernel, until it returns. Records are freed in registration's time, never by a caller.
 
 // Note [Op definitions are reference-counted]
 // Several owners may define the same op with the same schema: two plugins that both ship a
@@ -88,14 +121,22 @@ OpRegistry& OpRegistry::Global() {
 
 RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
                                        KernelFunction kernel) {
-  kernels_.push_back(std::make_unique<KernelFunction>(std::move(kernel)));
-  const KernelFunction* kept = kernels_.back().get();
+  FreeRetired();
+  auto owned = std::make_unique<KernelFunction>(std::move(kernel));
+  const KernelFunction* kept = owned.get();
+  kernels_.emplace(kept, std::move(owned));
   slot.store(kept, std::memory_order_release);
   return RegistrationHandle([this, &slot, kept] {
     absl::MutexLock lock(&mu_);
     // Clear the slot only if it still holds this kernel (never another registration's).
     const KernelFunction* expected = kept;
-    slot.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    slot.compare_exchange_strong(expected, nullptr, std::memory_order_seq_cst);
+    auto it = kernels_.find(kept);
+    if (it == kernels_.end()) return;
+    // Retired, freed once no call can be running it (Note [Reclaiming deregistered kernels]).
+    retired_.push_back(Retired{std::move(it->second), internal::CallEpochs::Retire()});
+    kernels_.erase(it);
+    FreeRetired();
   });
 }
 
@@ -105,6 +146,21 @@ absl::Status OpRegistry::Deprecate(std::string_view op_name, OpDeprecation depre
   deprecations_.push_back(std::make_unique<const OpDeprecation>(std::move(deprecation)));
   entry->deprecation.store(deprecations_.back().get(), std::memory_order_release);
   return absl::OkStatus();
+}
+
+void OpRegistry::FreeRetired() {
+  if (retired_.empty()) return;
+  // Retired in epoch order: what retired before the oldest running call entered is out of
+  // every call's reach.
+  const uint64_t oldest = internal::CallEpochs::OldestCall();
+  size_t freed = 0;
+  while (freed < retired_.size() && retired_[freed].epoch < oldest) ++freed;
+  retired_.erase(retired_.begin(), retired_.begin() + freed);
+}
+
+size_t OpRegistry::KernelRecords() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return kernels_.size() + retired_.size();
 }
 
 absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_text) {
@@ -332,6 +388,7 @@ absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle
 }
 
 absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
+  internal::CallScope scope;  // Note [Reclaiming deregistered kernels]
   const internal::OperatorEntry& entry = *op.entry_;
   TSR_RETURN_IF_ERROR(NormalizeArguments(entry, stack));
   absl::StatusOr<DispatchKey> key = ComputeDispatchKey(op, *stack);
@@ -350,6 +407,7 @@ absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
 
 absl::Status OpRegistry::CallWithKey(const OperatorHandle& op, DispatchKey key,
                                      Stack* stack) const {
+  internal::CallScope scope;  // Note [Reclaiming deregistered kernels]
   TSR_RETURN_IF_ERROR(CheckKey(key, op.name()));
   TSR_RETURN_IF_ERROR(NormalizeArguments(*op.entry_, stack));
   return Dispatch(*op.entry_, key, stack);

@@ -167,7 +167,9 @@ class OpRegistry {
   // Its only error is tensors on several devices.
   absl::StatusOr<DispatchKey> ComputeDispatchKey(const OperatorHandle& op,
                                                  const Stack& stack) const;
-  // Lookup returns what a call on `key` would run, or the "not implemented" error.
+  // Lookup returns what a call on `key` would run, or the "not implemented" error. The kernel
+  // stays valid while it is registered, or within a call (Note [Reclaiming deregistered
+  // kernels]).
   absl::StatusOr<KernelLookup> Lookup(const OperatorHandle& op, DispatchKey key) const;
   // LookupBeyondKernel: what a call on `key` would run if the op had no kernel for `key` (a
   // derived form, the composite, the key's fallback), for a kernel that declines a call (a
@@ -181,22 +183,35 @@ class OpRegistry {
   // ListOps: the full names of the defined ops, sorted.
   std::vector<std::string> ListOps() const;
 
+  // KernelRecords: how many kernel records (KernelFunction) the registry holds, registered or
+  // deregistered but not yet freed (Note [Reclaiming deregistered kernels]); for tests that
+  // bound what registering and deregistering leaves behind.
+  size_t KernelRecords() const;
+
  private:
   absl::Status NormalizeArguments(const internal::OperatorEntry& entry, Stack* stack) const;
   absl::Status Dispatch(const internal::OperatorEntry& entry, DispatchKey key, Stack* stack) const;
   absl::StatusOr<internal::OperatorEntry*> FindEntry(std::string_view name) const;
-  // Publish stores `kernel` in `slot` and returns the handle that clears it again. Registries
-  // keep every kernel they ever published until they are destroyed, since a concurrent call
-  // may still be running a deregistered one.
+  // Publish stores `kernel` in `slot` and returns the handle that clears it again. A cleared
+  // kernel is retired, not freed: a concurrent call may still be running it; it is freed once
+  // no call can (Note [Reclaiming deregistered kernels]).
   RegistrationHandle Publish(std::atomic<const KernelFunction*>& slot, KernelFunction kernel)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FreeRetired frees the retired kernels that no call can still be running.
+  void FreeRetired() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Trace(const internal::OperatorEntry& entry, std::optional<DispatchKey> key,
              const KernelLookup& lookup) const;
 
   mutable absl::Mutex mu_;  // guards registration; never taken by calls
   absl::flat_hash_map<std::string, std::unique_ptr<internal::OperatorEntry>> ops_
       ABSL_GUARDED_BY(mu_);
-  std::vector<std::unique_ptr<KernelFunction>> kernels_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<const KernelFunction*, std::unique_ptr<KernelFunction>> kernels_
+      ABSL_GUARDED_BY(mu_);  // published and not retired
+  struct Retired {
+    std::unique_ptr<KernelFunction> kernel;
+    uint64_t epoch;  // internal::CallEpochs::Retire
+  };
+  std::vector<Retired> retired_ ABSL_GUARDED_BY(mu_);
   // Every deprecation ever set: calls may still read a replaced one.
   std::vector<std::unique_ptr<const OpDeprecation>> deprecations_ ABSL_GUARDED_BY(mu_);
   std::atomic<const KernelFunction*> fallbacks_[kNumDispatchKeys] = {};

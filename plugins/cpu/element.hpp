@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "tessera/sdk/dispatch.hpp"
+#include "tessera/sdk/float_to_int.hpp"
 #include "tessera/sdk/half.hpp"
 
 namespace tessera {
@@ -48,16 +49,9 @@ inline T store(C v) {
 
 // convert: To from From as PyTorch's casts do: anything to bool is "!= 0"; floating to integral
 // truncates toward zero (through int64, so that narrow types wrap like PyTorch's on x86).
-// float_to_int64: truncation toward zero, and for what int64 cannot hold (NaN, infinities,
-// |v| >= 2^63) what x86's conversion instruction gives and so what PyTorch gives on x86,
-// INT64_MIN, instead of C++'s undefined behaviour (found by fuzz/op_call_fuzzer.cc: full.out
-// of 9.3e18 into int64).
-template <typename F>
-inline int64_t float_to_int64(F v) {
-  const double d = static_cast<double>(v);
-  if (d >= -9.2233720368547758e18 && d < 9.2233720368547758e18) return static_cast<int64_t>(d);
-  return INT64_MIN;
-}
+// Floating to integral goes through sdk::float_to_int64 (tessera/sdk/float_to_int.hpp): out of
+// int64's range (NaN, infinities, |v| >= 2^63) it gives INT64_MIN, as x86 and PyTorch on x86 do.
+using sdk::float_to_int64;
 
 template <typename To, typename From>
 inline To convert(From v) {

@@ -1,6 +1,8 @@
 // The plugin loader through the C ABI: a good plugin loads and its kernels run; every broken
 // plugin is refused with a precise report and leaves the process unharmed; unloading waits for
 // calls in flight. Each refused plugin's load report is printed, so the test log shows them.
+#include <malloc.h>
+
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -325,6 +327,37 @@ TEST(Loader, UnloadWaitsForCallsInFlightAndDeregisters) {
   EXPECT_EQ(CallTwice({4}, &out), "");
   EXPECT_EQ(out[0], 8.0f);
 }
+
+// Issue 14, item 19: what a load/unload cycle of a small plugin leaves behind. Its load report
+// stays, by the API's promise (tsr_load_reports); its kernel records are freed once no call can
+// run them (Note [Reclaiming deregistered kernels] in dispatcher/op_registry.cc). Measured as
+// heap bytes in use (mallinfo2) per cycle after warm-up, and printed; docs/reliability.md
+// quotes the figure. Plain builds only: sanitizers bring their own allocator.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+TEST(Loader, LoadUnloadCyclesGrowTheHeapOnlyByTheirLoadReports) {
+  std::vector<float> out;
+  auto cycle = [&] {
+    LoadGood();
+    EXPECT_EQ(CallTwice({1}, &out), "");
+    EXPECT_EQ(Consume(tsr_plugin_unload(S("good"))), "");
+  };
+  for (int i = 0; i < 20; ++i) cycle();  // warm-up: caches, the report list's first arrays
+  constexpr int kCycles = 500;
+  const size_t before = mallinfo2().uordblks;
+  for (int i = 0; i < kCycles; ++i) cycle();
+  const double per_cycle =
+      (static_cast<double>(mallinfo2().uordblks) - static_cast<double>(before)) / kCycles;
+  std::printf("load/unload of the good test plugin: %.0f heap bytes per cycle\n", per_cycle);
+  // Measured 437-450 bytes (RelWithDebInfo, glibc): what stays is the load report (its strings
+  // and its place in the list), which tsr_load_reports promises to keep for the process, and
+  // the device record (the device registry keeps every plugin device with its gate, so that a
+  // tensor of an unloaded plugin is refused, never handed to the next one). Before kernel
+  // records were reclaimed a cycle left 1103 bytes (dca1832); the limit has a 1.5x margin over
+  // today's figure and still fails that.
+  EXPECT_LT(per_cycle, 700);
+  LoadGood();  // as the tests after this one expect
+}
+#endif
 
 }  // namespace
 

@@ -37,13 +37,15 @@ struct Options {
   bool isolate = false;
   double timeout = 60;
   std::string expect, baseline, json, junit, markdown;
+  JsonDetail json_detail = JsonDetail::kAll;
   bool list = false;
 };
 
 const char* kUsage =
     "usage: conformance [--plugin PATH]... [--device NAME] [--op REGEX] [--dtype LIST]\n"
     "                   [--seed N] [--jobs N] [--isolate] [--timeout S] [--expect FILE]\n"
-    "                   [--baseline FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--list]\n"
+    "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
+    "                   [--junit FILE] [--markdown FILE] [--list]\n"
     "Runs Tessera's op database against one device and reports its coverage.\n"
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
     "error.\n";
@@ -118,6 +120,15 @@ Options Parse(int argc, char** argv) {
       o.baseline = value();
     } else if (a == "--json") {
       o.json = value();
+    } else if (a == "--json-detail") {
+      const std::string v = value();
+      if (v == "all") {
+        o.json_detail = JsonDetail::kAll;
+      } else if (v == "failures") {
+        o.json_detail = JsonDetail::kFailures;
+      } else {
+        Usage("--json-detail: expected 'all' or 'failures', got '" + v + "'");
+      }
     } else if (a == "--junit") {
       o.junit = value();
     } else if (a == "--markdown") {
@@ -523,7 +534,7 @@ int Main(int argc, char** argv) {
       std::printf("XPASS %s %s %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
                   c.message.c_str());
   }
-  if (!o.json.empty()) WriteFile(o.json, ToJson(info, summary, cases).Dump(1) + "\n");
+  if (!o.json.empty()) WriteFile(o.json, ToJson(info, summary, cases, o.json_detail).Dump(1) + "\n");
   if (!o.junit.empty()) WriteFile(o.junit, ToJUnit(info, summary, cases));
   if (!o.markdown.empty()) WriteFile(o.markdown, ToMarkdown(info, summary, cases));
   if (!o.baseline.empty()) {

@@ -3,6 +3,7 @@
 // and reports behave as documented.
 #include <sys/wait.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,7 +24,8 @@ namespace {
 using ::testing::HasSubstr;
 
 struct CliRun {
-  int exit_code = -1;
+  int exit_code = -1;  // -1 when the process died of a signal (term_signal)
+  int term_signal = 0;
   std::string output;
   Json json;
   std::vector<CaseResult> cases;
@@ -51,6 +53,7 @@ CliRun Conformance(const std::string& args) {
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   r.output = Slurp(out);
   std::string error;
   if (Json::Parse(Slurp(json), &r.json, &error)) {
@@ -428,6 +431,46 @@ TEST(Reports, JUnitTestNamesAreUniquePerOp) {
   EXPECT_EQ(count, static_cast<int>(r.cases.size()));
   EXPECT_GT(renamed, 0);  // div's error inputs repeat their descriptions
   std::remove(junit.c_str());
+}
+
+// Without --isolate a crash takes the process with it; the handler says first which op and
+// case it was running, the repro line, and that --isolate goes on past crashes.
+TEST(Reports, ACrashWithoutIsolateNamesTheOpAndTheCase) {
+  const CliRun r = Conformance(Plugin("crashes") + " --op '^(neg|sqrt)$' --dtype float32");
+  // The signal itself, or the shell's 128 + signal; under a sanitizer, its report's status.
+  const bool sanitizer = r.output.find("Sanitizer") != std::string::npos;
+  EXPECT_TRUE(r.term_signal == SIGSEGV || r.exit_code == 128 + SIGSEGV ||
+              (sanitizer && r.exit_code != 0))
+      << r.exit_code << " " << r.term_signal << "\n"
+      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                                  "while running op 'sqrt', case float32 reference [contiguous], sample "));
+  EXPECT_THAT(r.output, HasSubstr("repro: conformance --plugin "));
+  EXPECT_THAT(r.output, HasSubstr("--op '^sqrt$' --dtype float32 --seed 0"));
+  EXPECT_THAT(r.output, HasSubstr("--isolate runs each op in a child process"));
+}
+
+// Under --isolate the crash is a case; its message and the grid's row say which case it was.
+TEST(Reports, ACrashUnderIsolateNamesTheCaseInTheReports) {
+  const std::string markdown = TempPath("crash_grid.md");
+  const CliRun r = Conformance(Plugin("crashes") +
+                               " --op '^(neg|sqrt)$' --dtype float32 --isolate --markdown " +
+                               markdown);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  bool found = false;
+  for (const CaseResult& c : r.cases) {
+    if (c.op != "sqrt" || c.oracle != "process") continue;
+    found = true;
+    EXPECT_EQ(c.status, Status::kCrash);
+    EXPECT_THAT(c.message, HasSubstr("while running case float32 reference [contiguous], sample "))
+        << c.message;
+  }
+  EXPECT_TRUE(found) << r.output;
+  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "sqrt");
+  EXPECT_THAT(row.at("coverage"), HasSubstr("**crashed**"));
+  EXPECT_THAT(row.at("coverage"), HasSubstr("float32 reference [contiguous], sample "));
+  EXPECT_EQ(GridRow(Slurp(markdown), "neg").at("float32"), "✓");
+  std::remove(markdown.c_str());
 }
 
 TEST(Reports, JsonDetailFailuresListsOnlyFailingCases) {

@@ -98,8 +98,8 @@ void OnCrash(int sig, siginfo_t* info, void*) {
   errno = saved_errno;
 }
 
-std::string CaseText(const std::string& dtype, const std::string& layout,
-                     const std::string& oracle, const std::string& sample) {
+std::string CaseText(const std::string& dtype, const std::string& layout, const std::string& oracle,
+                     const std::string& sample) {
   return dtype + " " + oracle + " [" + layout + "], sample " + sample;
 }
 
@@ -172,8 +172,8 @@ void NoteRunningCase(const std::string& op, const std::string& dtype, const std:
     c.op = op;
     c.dtype = dtype;
     s.case_message.Set(" while running op '" + op + "', case " +
-                       CaseText(dtype, layout, oracle, cut) + "\n  repro: " +
-                       ReproCommand(s.info, c) +
+                       CaseText(dtype, layout, oracle, cut) +
+                       "\n  repro: " + ReproCommand(s.info, c) +
                        "\n  --isolate runs each op in a child process: a crash becomes a `crash` "
                        "case of that op and the run continues\n");
   }

@@ -547,7 +547,8 @@ int Main(int argc, char** argv) {
       std::printf("XPASS %s %s %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
                   c.message.c_str());
   }
-  if (!o.json.empty()) WriteFile(o.json, ToJson(info, summary, cases, o.json_detail).Dump(1) + "\n");
+  if (!o.json.empty())
+    WriteFile(o.json, ToJson(info, summary, cases, o.json_detail).Dump(1) + "\n");
   if (!o.junit.empty()) WriteFile(o.junit, ToJUnit(info, summary, cases));
   if (!o.markdown.empty()) WriteFile(o.markdown, ToMarkdown(info, summary, cases));
   if (!o.baseline.empty()) {

@@ -71,8 +71,7 @@ std::string ReproCommand(const RunInfo& info, const CaseResult& c) {
 }
 
 bool InJsonDetail(JsonDetail detail, Status s) {
-  return detail == JsonDetail::kAll || IsFailure(s) || s == Status::kXfail ||
-         s == Status::kXpass;
+  return detail == JsonDetail::kAll || IsFailure(s) || s == Status::kXfail || s == Status::kXpass;
 }
 
 namespace {

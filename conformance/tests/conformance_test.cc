@@ -368,9 +368,10 @@ const Json* OpEntry(const CliRun& r, const std::string& op) {
 // as fallback (not pass), and in JUnit as skipped.
 TEST(Reports, FallbackPassesAreNeitherFailuresNorNative) {
   const std::string junit = TempPath("npu_junit.xml"), markdown = TempPath("npu_grid.md");
-  const CliRun r = Conformance(std::string("--plugin ") + NPU_PLUGIN +
-                               " --op '^(tanh|bitwise_not|add\\.Tensor)$' --dtype bool,float32 --junit " +
-                               junit + " --markdown " + markdown);
+  const CliRun r =
+      Conformance(std::string("--plugin ") + NPU_PLUGIN +
+                  " --op '^(tanh|bitwise_not|add\\.Tensor)$' --dtype bool,float32 --junit " +
+                  junit + " --markdown " + markdown);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string grid = Slurp(markdown);
   EXPECT_EQ(grid.find("| ✗ |"), std::string::npos) << grid;  // no cell (the legend has one)
@@ -389,7 +390,7 @@ TEST(Reports, FallbackPassesAreNeitherFailuresNorNative) {
   const std::vector<std::string> row = TerminalRow(r.output, "tanh");
   ASSERT_EQ(row.size(), 4u) << r.output;
   EXPECT_EQ(row[0], "none");
-  EXPECT_EQ(row[1], "0") << r.output;  // native
+  EXPECT_EQ(row[1], "0") << r.output;           // native
   EXPECT_GT(std::stoi(row[2]), 0) << r.output;  // fallback
   EXPECT_THAT(r.output, HasSubstr("passed: native "));
   const Json* tanh_json = OpEntry(r, "tanh");
@@ -443,8 +444,9 @@ TEST(Reports, ACrashWithoutIsolateNamesTheOpAndTheCase) {
               (sanitizer && r.exit_code != 0))
       << r.exit_code << " " << r.term_signal << "\n"
       << r.output;
-  EXPECT_THAT(r.output, HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
-                                  "while running op 'sqrt', case float32 reference [contiguous], sample "));
+  EXPECT_THAT(r.output,
+              HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                        "while running op 'sqrt', case float32 reference [contiguous], sample "));
   EXPECT_THAT(r.output, HasSubstr("repro: conformance --plugin "));
   EXPECT_THAT(r.output, HasSubstr("--op '^sqrt$' --dtype float32 --seed 0"));
   EXPECT_THAT(r.output, HasSubstr("--isolate runs each op in a child process"));
@@ -453,9 +455,8 @@ TEST(Reports, ACrashWithoutIsolateNamesTheOpAndTheCase) {
 // Under --isolate the crash is a case; its message and the grid's row say which case it was.
 TEST(Reports, ACrashUnderIsolateNamesTheCaseInTheReports) {
   const std::string markdown = TempPath("crash_grid.md");
-  const CliRun r = Conformance(Plugin("crashes") +
-                               " --op '^(neg|sqrt)$' --dtype float32 --isolate --markdown " +
-                               markdown);
+  const CliRun r = Conformance(
+      Plugin("crashes") + " --op '^(neg|sqrt)$' --dtype float32 --isolate --markdown " + markdown);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   bool found = false;
   for (const CaseResult& c : r.cases) {
@@ -474,7 +475,8 @@ TEST(Reports, ACrashUnderIsolateNamesTheCaseInTheReports) {
 }
 
 TEST(Reports, JsonDetailFailuresListsOnlyFailingCases) {
-  const std::string args = Plugin("wrong_dtype") + " --op '^(add\\.Tensor|neg)$' --dtype float32,int32";
+  const std::string args =
+      Plugin("wrong_dtype") + " --op '^(add\\.Tensor|neg)$' --dtype float32,int32";
   const CliRun all = Conformance(args);
   const CliRun failures = Conformance(args + " --json-detail failures");
   EXPECT_EQ(failures.exit_code, 1) << failures.output;

@@ -18,6 +18,7 @@
 #include <regex>
 #include <sstream>
 
+#include "conformance/crash_handler.h"
 #include "conformance/oracles.h"
 #include "conformance/report.h"
 
@@ -37,13 +38,15 @@ struct Options {
   bool isolate = false;
   double timeout = 60;
   std::string expect, baseline, json, junit, markdown;
+  JsonDetail json_detail = JsonDetail::kAll;
   bool list = false;
 };
 
 const char* kUsage =
     "usage: conformance [--plugin PATH]... [--device NAME] [--op REGEX] [--dtype LIST]\n"
     "                   [--seed N] [--jobs N] [--isolate] [--timeout S] [--expect FILE]\n"
-    "                   [--baseline FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--list]\n"
+    "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
+    "                   [--junit FILE] [--markdown FILE] [--list]\n"
     "Runs Tessera's op database against one device and reports its coverage.\n"
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
     "error.\n";
@@ -118,6 +121,15 @@ Options Parse(int argc, char** argv) {
       o.baseline = value();
     } else if (a == "--json") {
       o.json = value();
+    } else if (a == "--json-detail") {
+      const std::string v = value();
+      if (v == "all") {
+        o.json_detail = JsonDetail::kAll;
+      } else if (v == "failures") {
+        o.json_detail = JsonDetail::kFailures;
+      } else {
+        Usage("--json-detail: expected 'all' or 'failures', got '" + v + "'");
+      }
     } else if (a == "--junit") {
       o.junit = value();
     } else if (a == "--markdown") {
@@ -276,13 +288,16 @@ class Progress {
 
 // One child process per op (--isolate): cases come back as JSON lines through a pipe; a
 // child that dies by a signal is a `crash`, one that outlives --timeout a `timeout`.
+// A child's crash handler writes the case it was running as a last line ({"crashed_in": ...}),
+// which the crash case's message repeats.
 void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config, const Options& o,
-                 std::vector<CaseResult>* cases, Progress* progress) {
+                 const RunInfo& info, std::vector<CaseResult>* cases, Progress* progress) {
   struct Child {
     const OpInfo* op;
     int fd;
     std::string buffer;
     std::chrono::steady_clock::time_point start;
+    std::string crashed_in;  // what the child was running when it died, if it said
   };
   std::map<pid_t, Child> children;
   size_t next = 0;
@@ -308,6 +323,8 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
       r.status = Status::kCrash;
       r.message = "the op's process exited with status " + std::to_string(WEXITSTATUS(status));
     }
+    if (r.status == Status::kCrash && !c.crashed_in.empty())
+      r.message += " while running " + c.crashed_in;
     if (r.status != Status::kPass) cases->push_back(r);
     progress->Done(c.op->name, *cases);
   };
@@ -322,6 +339,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
       const pid_t pid = fork();
       if (pid == 0) {
         close(fds[0]);
+        InstallCrashHandler(CrashReport::kPipe, fds[1], info);
         RunOp(*op, config, [&](const CaseResult& c) {
           Json j = Json::Object();
           j.set("op", c.op);
@@ -345,7 +363,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
         _exit(0);
       }
       close(fds[1]);
-      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now()};
+      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now(), ""};
     }
     std::vector<pollfd> polls;
     std::vector<pid_t> pids;
@@ -367,7 +385,11 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
           size_t nl;
           while ((nl = c.buffer.find('\n')) != std::string::npos) {
             Json j;
-            if (Json::Parse(c.buffer.substr(0, nl), &j, nullptr)) {
+            if (!Json::Parse(c.buffer.substr(0, nl), &j, nullptr)) {
+              // not a line of ours (cannot happen): ignored
+            } else if (const Json* crashed_in = j.find(kCrashedInKey)) {
+              c.crashed_in = CrashedInText(*crashed_in);
+            } else {
               CaseResult r;
               r.op = j["op"].as_string();
               r.dtype = j["dtype"].as_string();
@@ -495,8 +517,10 @@ int Main(int argc, char** argv) {
   Progress progress(ops.size());
   const auto start = std::chrono::steady_clock::now();
   if (o.isolate) {
-    RunIsolated(ops, config, o, &cases, &progress);
+    RunIsolated(ops, config, o, info, &cases, &progress);
   } else {
+    // A crash ends the run: the handler says which op and case it was, and about --isolate.
+    InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
     for (const OpInfo* op : ops) {
       RunOp(*op, config, [&](const CaseResult& c) { cases.push_back(c); });
       progress.Done(op->name, cases);
@@ -523,7 +547,8 @@ int Main(int argc, char** argv) {
       std::printf("XPASS %s %s %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
                   c.message.c_str());
   }
-  if (!o.json.empty()) WriteFile(o.json, ToJson(info, summary, cases).Dump(1) + "\n");
+  if (!o.json.empty())
+    WriteFile(o.json, ToJson(info, summary, cases, o.json_detail).Dump(1) + "\n");
   if (!o.junit.empty()) WriteFile(o.junit, ToJUnit(info, summary, cases));
   if (!o.markdown.empty()) WriteFile(o.markdown, ToMarkdown(info, summary, cases));
   if (!o.baseline.empty()) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "conformance/crash_handler.h"
 #include "conformance/invoke.h"
 #include "tessera/sdk/promotion.hpp"
 
@@ -181,6 +182,7 @@ class OpRunner {
       : op_(op), config_(config), sink_(sink) {}
 
   void Run() {
+    NoteRunningOp(op_.name, "*");
     const tsr_op* found = nullptr;
     if (tsr_error* e = sdk::api().op_find(sdk::to_c(op_.name), &found)) {
       Report({"*", "contiguous", "definition", ""}, Status::kFail,
@@ -225,6 +227,7 @@ class OpRunner {
   // fallback become `fallback`.
   template <typename Body>
   void Case(const Where& w, const Body& body) {
+    NoteRunningCase(op_.name, w.dtype, w.layout, w.oracle, w.sample);
     const int64_t before = FallbackTotal();
     Status status;
     std::string message;
@@ -239,6 +242,7 @@ class OpRunner {
       status = Status::kFail;
       message = std::string("exception: ") + e.what();
     }
+    NoteCaseDone();
     if (status == Status::kPass && FallbackTotal() != before) status = Status::kFallback;
     Report(w, status, message, &cmp, &tol);
   }
@@ -268,6 +272,7 @@ class OpRunner {
   }
 
   void RunDtype(tsr_dtype dtype) {
+    NoteRunningOp(op_.name, DtypeName(dtype));
     Rng rng(SeedFor(dtype));
     const std::vector<Sample> samples = op_.samples(dtype, rng);
     const std::string dt = DtypeName(dtype);
@@ -551,6 +556,7 @@ class OpRunner {
   }
 
   void RunErrors() {
+    NoteRunningOp(op_.name, "*");
     RunMixedDevices();
     if (!op_.errors) return;
     Rng rng(SeedFor(TSR_DTYPE_FLOAT32) + kErrorInputsSeedOffset);

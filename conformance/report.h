@@ -25,17 +25,34 @@ const char* CoverageName(Coverage c);
 struct OpSummary {
   std::string op;
   Coverage coverage = Coverage::kNone;
-  int counts[kNumStatuses] = {};
+  int counts[kNumStatuses] = {};  // cases per status
+  // The passing cases split by what they show: `native`, value cases (IsValueOracle) that
+  // passed on the device's own kernels; `fallback`, value cases that passed through the CPU
+  // fallback; `checks`, cases of the other oracles that passed (meta, cross_backend,
+  // dtype_claims, error_inputs), natively or through the fallback.
+  int native = 0, fallback = 0, checks = 0;
 };
 
+// IsValueOracle: the oracles whose cases compute the op's values on the device (reference,
+// layouts, variants_out, variants_inplace, memory, and an --isolate child's `process`): what
+// coverage counts. meta runs on the Meta device, cross_backend compares results the others
+// computed, dtype_claims and error_inputs check refusals.
+bool IsValueOracle(const std::string& oracle);
+
 // Summarize rolls cases up per op, in the order ops first appear. An op is full when every
-// value case (reference, layouts, variants, meta, memory, cross-backend) passed natively and
-// nothing failed; none when no value case passed natively; partial otherwise.
+// value case passed natively and nothing failed; none when no value case passed natively;
+// partial otherwise.
 std::vector<OpSummary> Summarize(const std::vector<CaseResult>& cases);
 
 std::string ReproCommand(const RunInfo& info, const CaseResult& c);
+
+// Which cases the JSON report lists (--json-detail): all of them, or only those that failed or
+// were expected to (fail, crash, timeout, xfail, xpass). The summary and the per-op roll-up
+// always count every case.
+enum class JsonDetail { kAll, kFailures };
+bool InJsonDetail(JsonDetail detail, Status s);
 Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
-            const std::vector<CaseResult>& cases);
+            const std::vector<CaseResult>& cases, JsonDetail detail = JsonDetail::kAll);
 CaseResult CaseFromJson(const Json& j);
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
                     const std::vector<CaseResult>& cases);

@@ -3,9 +3,12 @@
 // and reports behave as documented.
 #include <sys/wait.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -21,7 +24,8 @@ namespace {
 using ::testing::HasSubstr;
 
 struct CliRun {
-  int exit_code = -1;
+  int exit_code = -1;  // -1 when the process died of a signal (term_signal)
+  int term_signal = 0;
   std::string output;
   Json json;
   std::vector<CaseResult> cases;
@@ -49,6 +53,7 @@ CliRun Conformance(const std::string& args) {
   const int status = std::system(cmd.c_str());
   CliRun r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   r.output = Slurp(out);
   std::string error;
   if (Json::Parse(Slurp(json), &r.json, &error)) {
@@ -308,6 +313,198 @@ TEST(ConformanceCli, ReportsAndExitCodes) {
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_THAT(missing.output, HasSubstr("cannot load plugin"));
   EXPECT_THAT(Conformance("--dtype float8").output, HasSubstr("unknown dtype 'float8'"));
+}
+
+// The marks of one op's row of the Markdown grid, by dtype, and its coverage column.
+std::map<std::string, std::string> GridRow(const std::string& markdown, const std::string& op) {
+  static const char* const kDtypes[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
+                                        "int64", "float16", "bfloat16", "float32", "float64"};
+  std::map<std::string, std::string> row;
+  std::stringstream lines(markdown);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("| `" + op + "` |", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::stringstream fields(line.substr(1));
+    std::string f;
+    while (std::getline(fields, f, '|')) {
+      const size_t a = f.find_first_not_of(' '), b = f.find_last_not_of(' ');
+      cells.push_back(a == std::string::npos ? "" : f.substr(a, b - a + 1));
+    }
+    if (cells.size() < 12) return row;
+    row["coverage"] = cells[1];
+    for (int i = 0; i < 10; ++i) row[kDtypes[i]] = cells[2 + i];
+  }
+  return row;
+}
+
+// The numbers of one op's row of the terminal table: coverage, native, fallback, checks.
+std::vector<std::string> TerminalRow(const std::string& output, const std::string& op) {
+  std::stringstream lines(output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::stringstream words(line);
+    std::string first;
+    words >> first;
+    if (first != op) continue;
+    std::vector<std::string> row;
+    std::string w;
+    while (row.size() < 4 && words >> w) row.push_back(w);
+    return row;
+  }
+  return {};
+}
+
+const Json* OpEntry(const CliRun& r, const std::string& op) {
+  for (const Json& o : r.json["ops"].items()) {
+    if (o["op"].as_string() == op) return &o;
+  }
+  return nullptr;
+}
+
+// Issue 13: on the sample npu (native add, the CPU fallback for tanh and bitwise_not), a run
+// without failures has no ✗ in its grid even where an undeclared dtype (bitwise_not on
+// float32) was refused through the fallback; the fallback's passes show as F, in the terminal
+// as fallback (not pass), and in JUnit as skipped.
+TEST(Reports, FallbackPassesAreNeitherFailuresNorNative) {
+  const std::string junit = TempPath("npu_junit.xml"), markdown = TempPath("npu_grid.md");
+  const CliRun r =
+      Conformance(std::string("--plugin ") + NPU_PLUGIN +
+                  " --op '^(tanh|bitwise_not|add\\.Tensor)$' --dtype bool,float32 --junit " +
+                  junit + " --markdown " + markdown);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string grid = Slurp(markdown);
+  EXPECT_EQ(grid.find("| ✗ |"), std::string::npos) << grid;  // no cell (the legend has one)
+  std::map<std::string, std::string> tanh = GridRow(grid, "tanh");
+  EXPECT_EQ(tanh["float32"], "F") << grid;
+  EXPECT_EQ(tanh["bool"], "F") << grid;
+  EXPECT_EQ(tanh["coverage"], "none") << grid;
+  // Refused by the CPU backend through the fallback: the case that used to be drawn as ✗.
+  EXPECT_EQ(GridRow(grid, "bitwise_not")["float32"], "–") << grid;
+  EXPECT_TRUE(All(Statuses(r, "bitwise_not", "float32", "dtype_claims"), Status::kFallback))
+      << r.output;
+  EXPECT_EQ(GridRow(grid, "add.Tensor")["float32"], "✓") << grid;
+  EXPECT_EQ(GridRow(grid, "add.Tensor")["bool"], "U") << grid;  // the npu computes float32 only
+
+  // Terminal: tanh has no native pass; its value cases passed through the fallback.
+  const std::vector<std::string> row = TerminalRow(r.output, "tanh");
+  ASSERT_EQ(row.size(), 4u) << r.output;
+  EXPECT_EQ(row[0], "none");
+  EXPECT_EQ(row[1], "0") << r.output;           // native
+  EXPECT_GT(std::stoi(row[2]), 0) << r.output;  // fallback
+  EXPECT_THAT(r.output, HasSubstr("passed: native "));
+  const Json* tanh_json = OpEntry(r, "tanh");
+  ASSERT_NE(tanh_json, nullptr);
+  EXPECT_EQ((*tanh_json)["passes"]["native"].as_number(), 0);
+  EXPECT_GT((*tanh_json)["passes"]["fallback"].as_number(), 0);
+  const Json* add_json = OpEntry(r, "add.Tensor");
+  ASSERT_NE(add_json, nullptr);
+  EXPECT_GT((*add_json)["passes"]["native"].as_number(), 0);
+
+  // JUnit: every fallback case is skipped, with a message saying so.
+  const std::string xml = Slurp(junit);
+  size_t skipped_fallback = 0;
+  for (size_t at = 0; (at = xml.find("<skipped message=\"fallback: ", at)) != std::string::npos;
+       ++at) {
+    ++skipped_fallback;
+  }
+  EXPECT_EQ(skipped_fallback, r.json["summary"]["cases"]["fallback"].as_number());
+  EXPECT_GT(skipped_fallback, 0u);
+  std::remove(junit.c_str());
+  std::remove(markdown.c_str());
+}
+
+TEST(Reports, JUnitTestNamesAreUniquePerOp) {
+  const std::string junit = TempPath("unique_junit.xml");
+  const CliRun r = Conformance("--op '^(add\\.Tensor|div\\.Tensor_mode)$' --junit " + junit);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string xml = Slurp(junit);
+  const std::regex testcase("<testcase classname=\"([^\"]*)\" name=\"([^\"]*)\"");
+  std::set<std::string> names;
+  int count = 0, renamed = 0;
+  for (auto it = std::sregex_iterator(xml.begin(), xml.end(), testcase);
+       it != std::sregex_iterator(); ++it) {
+    ++count;
+    const std::string name = (*it)[1].str() + " / " + (*it)[2].str();
+    renamed += name.find(" (#2)") != std::string::npos;
+    EXPECT_TRUE(names.insert(name).second) << "duplicate test name: " << name;
+  }
+  EXPECT_EQ(count, static_cast<int>(r.cases.size()));
+  EXPECT_GT(renamed, 0);  // div's error inputs repeat their descriptions
+  std::remove(junit.c_str());
+}
+
+// Without --isolate a crash takes the process with it; the handler says first which op and
+// case it was running, the repro line, and that --isolate goes on past crashes.
+TEST(Reports, ACrashWithoutIsolateNamesTheOpAndTheCase) {
+  const CliRun r = Conformance(Plugin("crashes") + " --op '^(neg|sqrt)$' --dtype float32");
+  // The signal itself, or the shell's 128 + signal; under a sanitizer, its report's status.
+  const bool sanitizer = r.output.find("Sanitizer") != std::string::npos;
+  EXPECT_TRUE(r.term_signal == SIGSEGV || r.exit_code == 128 + SIGSEGV ||
+              (sanitizer && r.exit_code != 0))
+      << r.exit_code << " " << r.term_signal << "\n"
+      << r.output;
+  EXPECT_THAT(r.output,
+              HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                        "while running op 'sqrt', case float32 reference [contiguous], sample "));
+  EXPECT_THAT(r.output, HasSubstr("repro: conformance --plugin "));
+  EXPECT_THAT(r.output, HasSubstr("--op '^sqrt$' --dtype float32 --seed 0"));
+  EXPECT_THAT(r.output, HasSubstr("--isolate runs each op in a child process"));
+}
+
+// Under --isolate the crash is a case; its message and the grid's row say which case it was.
+TEST(Reports, ACrashUnderIsolateNamesTheCaseInTheReports) {
+  const std::string markdown = TempPath("crash_grid.md");
+  const CliRun r = Conformance(
+      Plugin("crashes") + " --op '^(neg|sqrt)$' --dtype float32 --isolate --markdown " + markdown);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  bool found = false;
+  for (const CaseResult& c : r.cases) {
+    if (c.op != "sqrt" || c.oracle != "process") continue;
+    found = true;
+    EXPECT_EQ(c.status, Status::kCrash);
+    EXPECT_THAT(c.message, HasSubstr("while running case float32 reference [contiguous], sample "))
+        << c.message;
+  }
+  EXPECT_TRUE(found) << r.output;
+  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "sqrt");
+  EXPECT_THAT(row.at("coverage"), HasSubstr("**crashed**"));
+  EXPECT_THAT(row.at("coverage"), HasSubstr("float32 reference [contiguous], sample "));
+  EXPECT_EQ(GridRow(Slurp(markdown), "neg").at("float32"), "✓");
+  std::remove(markdown.c_str());
+}
+
+TEST(Reports, JsonDetailFailuresListsOnlyFailingCases) {
+  const std::string args =
+      Plugin("wrong_dtype") + " --op '^(add\\.Tensor|neg)$' --dtype float32,int32";
+  const CliRun all = Conformance(args);
+  const CliRun failures = Conformance(args + " --json-detail failures");
+  EXPECT_EQ(failures.exit_code, 1) << failures.output;
+  EXPECT_EQ(failures.json["summary"]["cases_listed"].as_string(), "failures");
+  EXPECT_EQ(all.json["summary"]["cases_listed"].as_string(), "all");
+  ASSERT_FALSE(failures.cases.empty());
+  EXPECT_LT(failures.cases.size(), all.cases.size() / 2);
+  for (const CaseResult& c : failures.cases) EXPECT_TRUE(IsFailure(c.status)) << c.Key();
+  EXPECT_EQ(static_cast<double>(failures.cases.size()),
+            failures.json["summary"]["cases"]["fail"].as_number());
+  // The summary and the per-op roll-up still count every case.
+  EXPECT_EQ(failures.json["summary"]["cases"].Dump(), all.json["summary"]["cases"].Dump());
+  EXPECT_EQ(failures.json["ops"].Dump(), all.json["ops"].Dump());
+
+  // A failures-only report is a baseline: the same failures again are no new failures.
+  const std::string baseline = TempPath("failures_baseline.json");
+  {
+    std::ofstream f(baseline);
+    f << failures.json.Dump(1);
+  }
+  const CliRun again = Conformance(args + " --baseline " + baseline);
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_THAT(again.output, HasSubstr("0 new failures"));
+  std::remove(baseline.c_str());
+
+  const CliRun bad = Conformance("--op '^neg$' --json-detail some");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("--json-detail: expected 'all' or 'failures', got 'some'"));
 }
 
 // The side-by-side tool's first half (conformance/tools/dump_cases.cc) needs no PyTorch: each

@@ -1,0 +1,196 @@
+#include "conformance/crash_handler.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace tessera {
+namespace conformance {
+
+const char kCrashedInKey[] = "crashed_in";
+
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+constexpr size_t kBufferSize = 4096;  // at most PIPE_BUF: one write(2) to a pipe is atomic
+
+// A preformatted message: the text is written before the length, so a reader on another
+// thread sees at worst a mix of two messages' bytes, never past the end.
+struct Message {
+  char text[kBufferSize];
+  std::atomic<size_t> length{0};
+  void Set(const std::string& s) {
+    const size_t n = std::min(s.size(), kBufferSize);
+    length.store(0, std::memory_order_release);
+    std::memcpy(text, s.data(), n);
+    length.store(n, std::memory_order_release);
+  }
+};
+
+struct State {
+  std::atomic<bool> installed{false};
+  std::atomic<int> mode{static_cast<int>(CrashReport::kTerminal)};
+  std::atomic<int> fd{STDERR_FILENO};
+  std::atomic<bool> in_case{false};
+  Message op_message, case_message;
+  struct sigaction previous[NSIG];
+  RunInfo info;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: a crash may come during exit
+  return *s;
+}
+
+void WriteAll(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void WriteText(int fd, const char* s) { WriteAll(fd, s, std::strlen(s)); }
+
+const char* SignalName(int sig) {
+  switch (sig) {
+    case SIGSEGV:
+      return "SIGSEGV (segmentation fault)";
+    case SIGBUS:
+      return "SIGBUS (bus error)";
+    case SIGFPE:
+      return "SIGFPE (arithmetic exception)";
+    case SIGILL:
+      return "SIGILL (illegal instruction)";
+    case SIGABRT:
+      return "SIGABRT (abort)";
+  }
+  return "a signal";
+}
+
+// Async-signal-safe throughout: write(2), strlen, sigaction, raise.
+void OnCrash(int sig, siginfo_t* info, void*) {
+  const int saved_errno = errno;
+  State& s = state();
+  const int fd = s.fd.load();
+  const Message& m = s.in_case.load() ? s.case_message : s.op_message;
+  const size_t n = m.length.load(std::memory_order_acquire);
+  if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
+    if (n > 0) WriteAll(fd, m.text, n);
+  } else {
+    WriteText(fd, "\nconformance: the process died of ");
+    WriteText(fd, SignalName(sig));
+    WriteAll(fd, m.text, n);
+  }
+  // Let the signal take its course with the previous disposition (the default, or a
+  // sanitizer's handler, which then prints its own report): a fault comes back when this
+  // returns; a signal sent by kill, raise or abort is sent again.
+  struct sigaction previous = s.previous[sig];
+  if (previous.sa_handler == SIG_IGN) previous.sa_handler = SIG_DFL;
+  sigaction(sig, &previous, nullptr);
+  if (info == nullptr || info->si_code <= 0) raise(sig);
+  errno = saved_errno;
+}
+
+std::string CaseText(const std::string& dtype, const std::string& layout, const std::string& oracle,
+                     const std::string& sample) {
+  return dtype + " " + oracle + " [" + layout + "], sample " + sample;
+}
+
+}  // namespace
+
+void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info) {
+  State& s = state();
+  s.mode = static_cast<int>(mode);
+  s.fd = fd;
+  if (s.installed.exchange(true)) return;
+  s.info = info;
+  // An alternate stack, so that a stack overflow in a kernel is reported too.
+  static char alternate[1 << 16];
+  stack_t stack{};
+  stack.ss_sp = alternate;
+  stack.ss_size = sizeof alternate;
+  sigaltstack(&stack, nullptr);
+  for (int sig : kSignals) {
+    struct sigaction action {};
+    action.sa_sigaction = &OnCrash;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(sig, &action, &s.previous[sig]);
+  }
+  NoteRunningOp("(none)", "*");
+}
+
+void NoteRunningOp(const std::string& op, const std::string& dtype) {
+  State& s = state();
+  if (!s.installed.load()) return;
+  s.in_case = false;
+  if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
+    Json what = Json::Object();
+    what.set("dtype", dtype);
+    what.set("outside_cases", true);
+    Json line = Json::Object();
+    line.set(kCrashedInKey, what);
+    s.op_message.Set(line.Dump() + "\n");
+    return;
+  }
+  CaseResult c;
+  c.op = op;
+  c.dtype = dtype;
+  s.op_message.Set(" while running op '" + op + "'" +
+                   (dtype == "*" ? std::string() : " (dtype " + dtype + ")") +
+                   ", outside any case (making samples or references, or running the CPU "
+                   "backend)\n  repro: " +
+                   ReproCommand(s.info, c) +
+                   "\n  --isolate runs each op in a child process: a crash becomes a `crash` "
+                   "case of that op and the run continues\n");
+}
+
+void NoteRunningCase(const std::string& op, const std::string& dtype, const std::string& layout,
+                     const std::string& oracle, const std::string& sample) {
+  State& s = state();
+  if (!s.installed.load()) return;
+  // Long sample descriptions are cut, so that the message fits its buffer (and one write).
+  const std::string cut = sample.size() > 1024 ? sample.substr(0, 1024) + "..." : sample;
+  if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
+    Json what = Json::Object();
+    what.set("dtype", dtype);
+    what.set("layout", layout);
+    what.set("oracle", oracle);
+    what.set("sample", cut);
+    Json line = Json::Object();
+    line.set(kCrashedInKey, what);
+    s.case_message.Set(line.Dump() + "\n");
+  } else {
+    CaseResult c;
+    c.op = op;
+    c.dtype = dtype;
+    s.case_message.Set(" while running op '" + op + "', case " +
+                       CaseText(dtype, layout, oracle, cut) +
+                       "\n  repro: " + ReproCommand(s.info, c) +
+                       "\n  --isolate runs each op in a child process: a crash becomes a `crash` "
+                       "case of that op and the run continues\n");
+  }
+  s.in_case = true;
+}
+
+void NoteCaseDone() { state().in_case = false; }
+
+std::string CrashedInText(const Json& crashed_in) {
+  if (crashed_in["outside_cases"].as_bool()) {
+    const std::string& dtype = crashed_in["dtype"].as_string();
+    return (dtype == "*" ? std::string() : dtype + ", ") +
+           "outside any case (making samples or references, or running the CPU backend)";
+  }
+  return "case " + CaseText(crashed_in["dtype"].as_string(), crashed_in["layout"].as_string(),
+                            crashed_in["oracle"].as_string(), crashed_in["sample"].as_string());
+}
+
+}  // namespace conformance
+}  // namespace tessera

@@ -97,8 +97,8 @@ int main(int argc, char** argv) {
     if (failed("tsr_tensor_copy_to_host", tsr_tensor_copy_to_host(twice, out, sizeof out))) {
       return 1;
     }
-    printf("cdemo::twice(a) = [%g, %g, %g, %g, %g, %g]\n", out[0], out[1], out[2], out[3],
-           out[4], out[5]);
+    printf("cdemo::twice(a) = [%g, %g, %g, %g, %g, %g]\n", out[0], out[1], out[2], out[3], out[4],
+           out[5]);
     if (memcmp(out, (const float[6]){2, 4, 6, 8, 10, 12}, sizeof out) != 0) {
       fprintf(stderr, "c_embedding: cdemo::twice: wrong values\n");
       return 1;

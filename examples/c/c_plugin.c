@@ -45,8 +45,8 @@ static tsr_error* twice_kernel(void* context, const tsr_op* op, tsr_stack* stack
   }
   cpu.type = TSR_DEVICE_CPU;
   cpu.index = 0;
-  err = api->tensor_empty(api->tensor_sizes(self), (size_t)api->tensor_dim(self),
-                          TSR_DTYPE_FLOAT32, cpu, &out);
+  err = api->tensor_empty(api->tensor_sizes(self), (size_t)api->tensor_dim(self), TSR_DTYPE_FLOAT32,
+                          cpu, &out);
   if (err != NULL) return err;
   in = (const float*)api->tensor_data_ptr(self);
   result = (float*)api->tensor_data_ptr(out);
@@ -91,7 +91,8 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   desc->struct_size = capacity < sizeof *desc ? capacity : sizeof *desc;
   desc->abi_major = TSR_ABI_VERSION_MAJOR;
   desc->abi_minor = TSR_ABI_VERSION_MINOR;
-  desc->min_abi_minor = 0; /* needs nothing newer than 1.0 */
+  /* Needs nothing newer than 1.0. */
+  desc->min_abi_minor = 0;
   if (TSR_FIELD_FITS(tsr_plugin_desc, op_set_minor, capacity)) { /* 1.1 fields */
     desc->op_set_major = 1;
     desc->op_set_minor = 0;

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   loaded_devices(found, sizeof found);
   if (strcmp(found, argv[1]) != 0) {
     fprintf(stderr, "FAIL: default discovery loaded the plugins of devices [%s], expected [%s]\n",
-                    found, argv[1]);
+            found, argv[1]);
     return 1;
   }
   if (strcmp(argv[1], "none") == 0) {

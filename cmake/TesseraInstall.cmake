@@ -1,12 +1,24 @@
-# Installation: headers under include/tessera/, libtessera.so, plugins under
-# lib/tessera/plugins/ (default discovery), the sample vendor plugin under lib/tessera/examples/
-# (loaded by path only), the CMake package under lib/cmake/Tessera/ and tessera.pc.
+# Installation (docs/cmake_package.md lists every installed path and what it is):
+#   bin/                      conformance, tessera-plugin-info
+#   include/tessera/          the C ABI headers, the C++ SDK, the op-set headers
+#   lib/                      libtessera.so
+#   lib/tessera/plugins/      the default plugins (the CPU backend): default discovery loads these
+#   lib/tessera/examples/     the sample vendor plugin libnpu.so (loaded by path only)
+#   lib/cmake/Tessera/        the CMake package (find_package(Tessera CONFIG))
+#   lib/pkgconfig/            tessera.pc (applications), tessera-plugin.pc (plugins)
+#   share/tessera/            the plugin exports map, the examples' sources, the frozen ABI
+#                             headers and the ABI lock
+#   share/doc/tessera/        docs/
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(TESSERA_INSTALL_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/tessera/plugins)
 set(TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR ${CMAKE_INSTALL_LIBDIR}/tessera/examples)
 set(TESSERA_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
+set(TESSERA_INSTALL_DATA_DIR ${CMAKE_INSTALL_DATAROOTDIR}/tessera)
+set(TESSERA_INSTALL_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/tessera)
+# The exports map a plugin links with (TESSERA_PLUGIN_EXPORTS_MAP, tessera-plugin.pc).
+set(TESSERA_INSTALL_EXPORTS_MAP ${TESSERA_INSTALL_DATA_DIR}/plugin_exports.map)
 
 set_target_properties(tessera PROPERTIES EXPORT_NAME runtime)
 set_target_properties(tessera_stable_abi PROPERTIES EXPORT_NAME stable_abi)
@@ -16,25 +28,65 @@ install(TARGETS tessera tessera_stable_abi tessera_sdk EXPORT TesseraTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY stable_abi/include/tessera sdk/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# tessera-plugin-info, exported as Tessera::plugin_info for the package's tessera_add_plugin();
-# it finds libtessera.so beside it.
-set_target_properties(tessera_plugin_info PROPERTIES
-  EXPORT_NAME plugin_info INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+# The executables find libtessera.so beside them, in ../lib, wherever the prefix is.
+# tessera-plugin-info is exported as Tessera::plugin_info for the package's tessera_add_plugin().
+set_target_properties(tessera_plugin_info conformance PROPERTIES
+  INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
+set_target_properties(tessera_plugin_info PROPERTIES EXPORT_NAME plugin_info)
 install(TARGETS tessera_plugin_info EXPORT TesseraTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS conformance RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
 install(TARGETS npu LIBRARY DESTINATION ${TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR})
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_CMAKE_DIR})
 
+# What a vendor or an embedder builds from: the examples' sources (each folder a CMake project
+# on the installed package), the exports map, and the ABI's frozen headers and lock.
+install(FILES sdk/plugin_exports.map DESTINATION ${TESSERA_INSTALL_DATA_DIR})
+install(FILES sdk/examples/npu/CMakeLists.txt sdk/examples/npu/npu_device.h
+              sdk/examples/npu/npu_device.cc sdk/examples/npu/npu_plugin.cc
+  DESTINATION ${TESSERA_INSTALL_DATA_DIR}/examples/npu)
+install(FILES examples/c/CMakeLists.txt examples/c/c_plugin.c examples/c/c_embedding.c
+  DESTINATION ${TESSERA_INSTALL_DATA_DIR}/examples/c)
+install(DIRECTORY stable_abi/tests/frozen/ DESTINATION ${TESSERA_INSTALL_DATA_DIR}/abi/frozen)
+install(FILES stable_abi/abi.lock stable_abi/releases DESTINATION ${TESSERA_INSTALL_DATA_DIR}/abi)
+install(DIRECTORY docs/ DESTINATION ${TESSERA_INSTALL_DOC_DIR})
+
 configure_package_config_file(cmake/TesseraConfig.cmake.in
   ${PROJECT_BINARY_DIR}/TesseraConfig.cmake
   INSTALL_DESTINATION ${TESSERA_INSTALL_CMAKE_DIR}
-  PATH_VARS TESSERA_INSTALL_PLUGIN_DIR)
+  PATH_VARS TESSERA_INSTALL_PLUGIN_DIR TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR TESSERA_INSTALL_DATA_DIR
+            TESSERA_INSTALL_EXPORTS_MAP)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/TesseraConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/TesseraConfig.cmake
               ${PROJECT_BINARY_DIR}/TesseraConfigVersion.cmake
-              sdk/plugin_exports.map
   DESTINATION ${TESSERA_INSTALL_CMAKE_DIR})
-configure_file(cmake/tessera.pc.in ${PROJECT_BINARY_DIR}/tessera.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/tessera.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# pkg-config files, written at install time so that they name the prefix actually installed to
+# (`cmake --install build --prefix P` included) with normalised paths; a relocatable
+# ${pcfiledir}/../.. would print -I.../lib/pkgconfig/../../include.
+foreach(dir LIBDIR INCLUDEDIR DATADIR)
+  if(dir STREQUAL "DATADIR")
+    set(path ${TESSERA_INSTALL_DATA_DIR})
+  else()
+    set(path ${CMAKE_INSTALL_${dir}})
+  endif()
+  if(IS_ABSOLUTE "${path}")
+    set(TESSERA_PC_${dir} "${path}")
+  else()
+    set(TESSERA_PC_${dir} "\\\${prefix}/${path}")  # a literal ${prefix}/... in the .pc file
+  endif()
+endforeach()
+foreach(pc tessera tessera-plugin)
+  install(CODE "
+    set(TESSERA_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    set(TESSERA_PC_LIBDIR \"${TESSERA_PC_LIBDIR}\")
+    set(TESSERA_PC_INCLUDEDIR \"${TESSERA_PC_INCLUDEDIR}\")
+    set(TESSERA_PC_DATADIR \"${TESSERA_PC_DATADIR}\")
+    set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+    configure_file(\"${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in\"
+                   \"${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc\" @ONLY)")
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${pc}.pc
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -515,9 +515,17 @@ tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out) {
   return nullptr;
 }
 
+// DefaultDiscoveryOff: TESSERA_NO_DEFAULT_PLUGINS is set to anything but "" or "0", so that
+// an application (or its user) gets only the plugins it loads by path (docs/embedding_guide.md).
+bool DefaultDiscoveryOff() {
+  const char* env = std::getenv("TESSERA_NO_DEFAULT_PLUGINS");
+  return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
+}
+
 void EnsureDefaultPluginsLoaded() {
   static std::once_flag once;
   std::call_once(once, [] {
+    if (DefaultDiscoveryOff()) return;
     for (const std::string& dir : DefaultPluginDirs()) {
       for (const std::string& file : SharedObjectsIn(dir)) PluginLoader::Global().Load(file);
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -522,9 +523,16 @@ bool DefaultDiscoveryOff() {
   return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
 }
 
+// The state of default discovery: it runs at most once, and tsr_plugin_discovery_disable can
+// stop it only before it started.
+enum DiscoveryState : int { kNotYet, kDisabled, kStarted };
+std::atomic<int> g_discovery{kNotYet};
+
 void EnsureDefaultPluginsLoaded() {
   static std::once_flag once;
   std::call_once(once, [] {
+    int expected = kNotYet;
+    if (!g_discovery.compare_exchange_strong(expected, kStarted)) return;  // disabled
     if (DefaultDiscoveryOff()) return;
     for (const std::string& dir : DefaultPluginDirs()) {
       for (const std::string& file : SharedObjectsIn(dir)) PluginLoader::Global().Load(file);
@@ -545,6 +553,18 @@ using namespace tessera;        // NOLINT: this file only implements the C entry
 using namespace tessera::capi;  // NOLINT
 
 extern "C" {
+
+tsr_error* tsr_plugin_discovery_disable(void) {
+  return Guard(__func__, []() -> tsr_error* {
+    int expected = kNotYet;
+    if (g_discovery.compare_exchange_strong(expected, kDisabled) || expected == kDisabled) {
+      return nullptr;
+    }
+    return MakeError(absl::StatusCode::kFailedPrecondition,
+                     "tsr_plugin_discovery_disable: default plugin discovery has already run "
+                     "(call it before the first tsr_op_find or tsr_plugin_load_default)");
+  });
+}
 
 tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
   return Guard(__func__, [&]() -> tsr_error* {

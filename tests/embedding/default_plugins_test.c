@@ -4,7 +4,11 @@
  * the plugins that must have loaded, in load order, or "none"; with "none", add.Tensor on CPU
  * tensors must also be refused (no CPU backend), and a plugin loaded by path must still load.
  *
- *   default_plugins_test none [PLUGIN.so]
+ * With --api first, it switches discovery off with tsr_plugin_discovery_disable (ABI 1.1) before
+ * anything else, instead of through the environment; without it, it checks that the call is
+ * refused once discovery has run.
+ *
+ *   default_plugins_test [--api] none [PLUGIN.so]
  *   default_plugins_test npu,cpu */
 #include <stdio.h>
 #include <string.h>
@@ -40,9 +44,24 @@ int main(int argc, char** argv) {
   const tsr_op* add = NULL;
   char found[512];
   tsr_error* err;
+  int api = 0;
+  if (argc > 1 && strcmp(argv[1], "--api") == 0) {
+    api = 1;
+    --argc;
+    ++argv;
+  }
   if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: default_plugins_test EXPECTED_DEVICES|none [PLUGIN.so]\n");
+    fprintf(stderr, "usage: default_plugins_test [--api] EXPECTED_DEVICES|none [PLUGIN.so]\n");
     return 2;
+  }
+  if (api) {
+    /* Twice: the second call is a no-op. */
+    if ((err = tsr_plugin_discovery_disable()) != NULL ||
+        (err = tsr_plugin_discovery_disable()) != NULL) {
+      fprintf(stderr, "FAIL: tsr_plugin_discovery_disable: %.*s\n",
+              (int)tsr_error_message(err).size, tsr_error_message(err).data);
+      return 1;
+    }
   }
   /* Both ways into discovery: the explicit call, and the first tsr_op_find. */
   err = tsr_op_find(str("add.Tensor"), &add);
@@ -52,6 +71,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   loaded_devices(found, sizeof found);
+  if (!api) {
+    /* Discovery has run: switching it off now is refused, and says why. */
+    err = tsr_plugin_discovery_disable();
+    if (err == NULL || tsr_error_code(err) != TSR_FAILED_PRECONDITION) {
+      fprintf(stderr, "FAIL: tsr_plugin_discovery_disable after discovery was not refused\n");
+      return 1;
+    }
+    tsr_error_release(err);
+  }
   if (strcmp(found, argv[1]) != 0) {
     fprintf(stderr, "FAIL: default discovery loaded the plugins of devices [%s], expected [%s]\n",
             found, argv[1]);

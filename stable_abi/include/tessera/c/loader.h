@@ -45,8 +45,16 @@ TSR_API tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** repo
 /* tsr_plugin_load_default loads every plugin found in the directories of the environment
  * variable TESSERA_PLUGIN_PATH (separated by ':') and then in the installation's plugin
  * directory (lib/tessera/plugins beside libtessera.so), once per process; later calls do
- * nothing. Refusals do not stop the others; they are in the reports. */
+ * nothing. Nothing at all when TESSERA_NO_DEFAULT_PLUGINS=1 or after
+ * tsr_plugin_discovery_disable. Refusals do not stop the others; they are in the reports. */
 TSR_API tsr_error* tsr_plugin_load_default(void);
+
+/* tsr_plugin_discovery_disable switches default discovery off for the process (since 1.1), as
+ * the environment variable TESSERA_NO_DEFAULT_PLUGINS=1 does: tsr_plugin_load_default and the
+ * first tsr_op_find then load nothing, and only plugins loaded by path are there. Call it before
+ * either runs; afterwards it is FAILED_PRECONDITION (discovery has loaded what it found).
+ * Calling it again is a no-op. */
+TSR_API tsr_error* tsr_plugin_discovery_disable(void);
 
 /* tsr_plugin_unload removes the plugin named `name` (borrowed): its kernels and device are
  * deregistered at once, calls already running finish first, and the shared object is closed

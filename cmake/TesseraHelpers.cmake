@@ -66,9 +66,13 @@ function(tessera_embed_plugin_manifest target)
     set(env ${CMAKE_COMMAND} -E env
         "ASAN_OPTIONS=detect_leaks=0:intercept_tls_get_addr=0:allocator_may_return_null=1")
   endif()
-  # Naming the tool's target makes the plugin's link wait for it (not its compiles).
+  # The tool by its file: a target name is replaced by its file only as a command's first word,
+  # which `cmake -E env` is in sanitizer builds. The dependency makes the plugin's link (not its
+  # compiles) wait for the tool.
+  add_dependencies(${target} tessera_plugin_info)
   add_custom_command(TARGET ${target} POST_BUILD
-    COMMAND ${env} tessera_plugin_info --embed $<TARGET_FILE:${target}> --objcopy ${CMAKE_OBJCOPY}
+    COMMAND ${env} $<TARGET_FILE:tessera_plugin_info> --embed $<TARGET_FILE:${target}>
+            --objcopy ${CMAKE_OBJCOPY}
     COMMENT "Embedding the plugin manifest of ${target}"
     VERBATIM)
 endfunction()

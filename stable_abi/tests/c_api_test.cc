@@ -329,6 +329,35 @@ TEST(CApiOpListing, BadArgumentsAreErrors) {
               HasSubstr("add.Tensor has 1 returns; index 1 is out of range"));
 }
 
+// copy_ between a meta tensor and another device stages nothing: a meta tensor has no data,
+// however large it claims to be (the op_call fuzzer found a 16 GB host staging buffer made for
+// one before the copy found out). Into a meta tensor only the shapes count, as in PyTorch; out
+// of one is an error.
+TEST(CApiOp, CopiesWithMetaTensorsStageNoData) {
+  const int64_t four[] = {4};
+  tsr_tensor* meta = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(four, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_META, 0}, &meta)), "");
+  tsr_tensor* cpu = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(four, 1, TSR_DTYPE_FLOAT32, kCpu, &cpu)), "");
+  EXPECT_THAT(CallError("copy_",
+                        [&](tsr_stack* s) {
+                          tsr_stack_push_tensor(s, cpu);
+                          tsr_stack_push_tensor(s, meta);
+                        }),
+              HasSubstr("copy_: cannot copy out of a meta tensor into cpu: a meta tensor has no "
+                        "data"));
+  const tsr_op* copy = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("copy_"), &copy)), "");
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  tsr_stack_push_tensor(stack, meta);
+  tsr_stack_push_tensor(stack, cpu);
+  EXPECT_EQ(Consume(tsr_op_call(copy, stack)), "");
+  tsr_stack_release(stack);
+  tsr_tensor_release(cpu);
+  tsr_tensor_release(meta);
+}
+
 TEST(CApiOp, ViewsAndOutResizesThatOverflowInt64AreRefused) {
   const int64_t one[] = {1}, three[] = {3};
   tsr_tensor* f = nullptr;

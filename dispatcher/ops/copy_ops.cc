@@ -82,8 +82,8 @@ Out CopyAcrossDevicesK(const OperatorHandle& op, const Stack& s) {
   const Device cpu(DeviceType::kCPU);
   // A meta tensor has no data (PyTorch: copying into one only checks shapes, copying out of one
   // is an error), so nothing is staged for it, however large it claims to be.
-  if (self.device().type() == DeviceType::kMeta) return std::vector<Tensor>{self};
-  if (src.device().type() == DeviceType::kMeta) {
+  if (self.device().type == DeviceType::kMeta) return std::vector<Tensor>{self};
+  if (src.device().type == DeviceType::kMeta) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: cannot copy out of a meta tensor into %s: a meta tensor has no data", op.name(),
         DeviceToString(self.device())));

@@ -8,6 +8,22 @@
 #include <cerrno>
 #include <cstring>
 
+// TESSERA_SANITIZER_RUNTIME: built with a sanitizer whose runtime has death callbacks
+// (GCC defines __SANITIZE_*; clang answers __has_feature).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TESSERA_SANITIZER_RUNTIME 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TESSERA_SANITIZER_RUNTIME 1
+#endif
+#endif
+#ifndef TESSERA_SANITIZER_RUNTIME
+#define TESSERA_SANITIZER_RUNTIME 0
+#endif
+#if TESSERA_SANITIZER_RUNTIME
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 namespace tessera {
 namespace conformance {
 
@@ -74,9 +90,9 @@ const char* SignalName(int sig) {
   return "a signal";
 }
 
-// Async-signal-safe throughout: write(2), strlen, sigaction, raise.
-void OnCrash(int sig, siginfo_t* info, void*) {
-  const int saved_errno = errno;
+// WriteReport writes what was running: the JSON line for the parent under --isolate, else
+// "\nconformance: <what> while running op ...". Async-signal-safe: write(2) and strlen only.
+void WriteReport(const char* what, const char* detail) {
   State& s = state();
   const int fd = s.fd.load();
   const Message& m = s.in_case.load() ? s.case_message : s.op_message;
@@ -84,10 +100,24 @@ void OnCrash(int sig, siginfo_t* info, void*) {
   if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
     if (n > 0) WriteAll(fd, m.text, n);
   } else {
-    WriteText(fd, "\nconformance: the process died of ");
-    WriteText(fd, SignalName(sig));
+    WriteText(fd, "\nconformance: ");
+    WriteText(fd, what);
+    WriteText(fd, detail);
     WriteAll(fd, m.text, n);
   }
+}
+
+#if TESSERA_SANITIZER_RUNTIME
+// A sanitizer that finds an error (UBSan's null store, ASan's overflow) ends the process itself,
+// before any signal: its death callback says what was running, as OnCrash does for a signal.
+void OnSanitizerDeath() { WriteReport("a sanitizer stopped the process", ""); }
+#endif
+
+// Async-signal-safe throughout: write(2), strlen, sigaction, raise.
+void OnCrash(int sig, siginfo_t* info, void*) {
+  const int saved_errno = errno;
+  State& s = state();
+  WriteReport("the process died of ", SignalName(sig));
   // Let the signal take its course with the previous disposition (the default, or a
   // sanitizer's handler, which then prints its own report): a fault comes back when this
   // returns; a signal sent by kill, raise or abort is sent again.
@@ -117,6 +147,9 @@ void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info) {
   stack.ss_sp = alternate;
   stack.ss_size = sizeof alternate;
   sigaltstack(&stack, nullptr);
+#if TESSERA_SANITIZER_RUNTIME
+  __sanitizer_set_death_callback(&OnSanitizerDeath);
+#endif
   for (int sig : kSignals) {
     struct sigaction action {};
     action.sa_sigaction = &OnCrash;

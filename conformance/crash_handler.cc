@@ -1,5 +1,6 @@
 #include "conformance/crash_handler.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -149,6 +150,16 @@ void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info) {
   sigaltstack(&stack, nullptr);
 #if TESSERA_SANITIZER_RUNTIME
   __sanitizer_set_death_callback(&OnSanitizerDeath);
+  // GCC links UBSan as a runtime of its own (libubsan beside libasan), with its own death
+  // callback: the symbol above resolves to the first runtime only.
+  if (void* ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+    using SetDeathCallback = void (*)(void (*)(void));
+    if (auto set = reinterpret_cast<SetDeathCallback>(
+            dlsym(ubsan, "__sanitizer_set_death_callback"))) {
+      set(&OnSanitizerDeath);
+    }
+    dlclose(ubsan);  // NOLOAD only counted a reference; the runtime stays
+  }
 #endif
   for (int sig : kSignals) {
     struct sigaction action {};

@@ -49,10 +49,12 @@ const tsr_load_report* LoadGood() {
   return report;
 }
 
-// Calls good::twice on a float32 tensor of `values`; returns the doubled values or the error.
-std::string CallTwice(const std::vector<float>& values, std::vector<float>* out) {
+// CallFloats calls `op_name` with a float32 CPU tensor of `values` followed by `extra` pushed
+// by the caller, and returns the error text ("" on success) with the result in *out.
+std::string CallFloats(const char* op_name, const std::vector<float>& values,
+                       const std::function<void(tsr_stack*)>& extra, std::vector<float>* out) {
   const tsr_op* op = nullptr;
-  if (std::string e = Consume(tsr_op_find(S("good::twice"), &op)); !e.empty()) return e;
+  if (std::string e = Consume(tsr_op_find(S(op_name), &op)); !e.empty()) return e;
   const int64_t size = static_cast<int64_t>(values.size());
   tsr_tensor* t = nullptr;
   Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t));
@@ -60,18 +62,24 @@ std::string CallTwice(const std::vector<float>& values, std::vector<float>* out)
   tsr_stack* stack = nullptr;
   Consume(tsr_stack_create(&stack));
   Consume(tsr_stack_push_tensor(stack, t));
-  tsr_tensor_release(t);
+  extra(stack);
   std::string error = Consume(tsr_op_call(op, stack));
   if (error.empty()) {
     tsr_tensor* result = nullptr;
     error = Consume(tsr_stack_get_tensor(stack, 0, &result));
-    out->resize(values.size());
+    out->assign(values.size(), 0.0f);
     if (error.empty()) {
       error = Consume(tsr_tensor_copy_to_host(result, out->data(), out->size() * sizeof(float)));
     }
   }
   tsr_stack_release(stack);
+  tsr_tensor_release(t);
   return error;
+}
+
+// Calls good::twice on a float32 tensor of `values`; returns the doubled values or the error.
+std::string CallTwice(const std::vector<float>& values, std::vector<float>* out) {
+  return CallFloats("good::twice", values, [](tsr_stack*) {}, out);
 }
 
 TEST(Loader, GoodPluginLoadsAndItsKernelsRun) {
@@ -360,34 +368,6 @@ TEST(Loader, LoadUnloadCyclesGrowTheHeapOnlyByTheirLoadReports) {
 #endif
 
 }  // namespace
-
-// CallFloats calls `op_name` with a float32 CPU tensor of `values` followed by `extra` pushed
-// by the caller, and returns the error text ("" on success) with the result in *out.
-std::string CallFloats(const char* op_name, const std::vector<float>& values,
-                       const std::function<void(tsr_stack*)>& extra, std::vector<float>* out) {
-  const tsr_op* op = nullptr;
-  if (std::string e = Consume(tsr_op_find(S(op_name), &op)); !e.empty()) return e;
-  const int64_t size = static_cast<int64_t>(values.size());
-  tsr_tensor* t = nullptr;
-  Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &t));
-  Consume(tsr_tensor_copy_from_host(t, values.data(), values.size() * sizeof(float)));
-  tsr_stack* stack = nullptr;
-  Consume(tsr_stack_create(&stack));
-  Consume(tsr_stack_push_tensor(stack, t));
-  extra(stack);
-  std::string error = Consume(tsr_op_call(op, stack));
-  if (error.empty()) {
-    tsr_tensor* result = nullptr;
-    error = Consume(tsr_stack_get_tensor(stack, 0, &result));
-    out->assign(values.size(), 0.0f);
-    if (error.empty()) {
-      error = Consume(tsr_tensor_copy_to_host(result, out->data(), out->size() * sizeof(float)));
-    }
-  }
-  tsr_stack_release(stack);
-  tsr_tensor_release(t);
-  return error;
-}
 
 // Issue 10, section 3: kernels built against another schema than their op's are adapted
 // (older: the op's new defaulted argument is dropped while it holds its default; newer: the

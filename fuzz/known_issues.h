@@ -65,16 +65,6 @@ inline bool Flip0DimOn() {
   return on;
 }
 
-// TESSERA_FUZZ_OTHER_DEVICES: Device arguments other than cpu:0 in op_call. Off until a copy
-// across devices sizes its host staging buffer with a check: a 16 GB meta tensor copied to
-// the CPU allocates a std::vector of 16 GB in CopyAcrossDevicesK
-// (dispatcher/ops/copy_ops.cc), which ASan's operator new reports as out of memory (found
-// by op_call within seconds; without ASan it is a bad_alloc).
-inline bool OtherDevicesOn() {
-  static const bool on = EnvFlag("TESSERA_FUZZ_OTHER_DEVICES");
-  return on;
-}
-
 // TESSERA_FUZZ_LYING_STRINGS: descriptor and table strings whose size lies visibly (NULL with a
 // length, 2^40, SIZE_MAX) in plugin_desc (issue 14, C.19: bad_alloc and no load report).
 inline bool LyingStringsOn() {

@@ -41,16 +41,16 @@ struct OpSetVersion {
 
 struct KnownOpSet {
   OpSetVersion version;
-  const opset::OpSchema* ops;
-  size_t size;
+  std::string_view (*find)(std::string_view op_name);  // the op set header's FindSchema
 };
 
 // The op sets this runtime has the schemas of (sdk/include/tessera/opset/, generated from
-// dispatcher/ops.lock). Add each new op set's table here when its header is generated.
+// dispatcher/ops.lock). Add each new op set's header here when it is generated.
 constexpr KnownOpSet kKnownOpSets[] = {
-    {{1, 0}, opset::v1_0::kOps, std::size(opset::v1_0::kOps)},
+    {{1, 0}, &opset::v1_0::FindSchema},
 };
-static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version == TSR_OP_SET_VERSION_MAJOR &&
+static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
+                      TSR_OP_SET_VERSION_MAJOR &&
                   kKnownOpSets[std::size(kKnownOpSets) - 1].version.minor_version ==
                       TSR_OP_SET_VERSION_MINOR,
               "kKnownOpSets must end with the newest op set (tessera/opset/opset.h)");
@@ -59,18 +59,10 @@ static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
 // know that op set or the op is not in it.
 std::string_view SchemaInOpSet(OpSetVersion version, std::string_view op_name) {
   for (const KnownOpSet& set : kKnownOpSets) {
-    if (set.version.major_version != version.major_version ||
-        set.version.minor_version != version.minor_version) continue;
-    size_t lo = 0, hi = set.size;
-    while (lo < hi) {
-      const size_t mid = lo + (hi - lo) / 2;
-      if (set.ops[mid].name < op_name) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
+    if (set.version.major_version == version.major_version &&
+        set.version.minor_version == version.minor_version) {
+      return set.find(op_name);
     }
-    if (lo < set.size && set.ops[lo].name == op_name) return set.ops[lo].schema;
   }
   return {};
 }

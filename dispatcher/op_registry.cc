@@ -140,6 +140,13 @@ RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
   });
 }
 
+absl::Status OpRegistry::SetPlanFunction(std::string_view op_name, const PlanFunction* plan) {
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
+  absl::MutexLock lock(&mu_);
+  entry->plan.store(plan, std::memory_order_release);
+  return absl::OkStatus();
+}
+
 absl::Status OpRegistry::Deprecate(std::string_view op_name, OpDeprecation deprecation) {
   TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
   absl::MutexLock lock(&mu_);
@@ -427,14 +434,20 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   const bool backend = lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta;
   internal::KernelCall call;
   if (backend) {
-    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.computed));
+    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.plan));
     internal::RecordCall(*stack, &call);
   }
   if (!entry.written.empty() && key != DispatchKey::kMeta) {
     TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
   }
+  if (backend) {
+    {
+      PlanScope plan(stack, call.plan.has_outputs() ? &call.plan : nullptr);
+      TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
+    }
+    return internal::CheckKernelResults(entry, entry, *lookup.kernel, call, *stack);
+  }
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
-  if (backend) return internal::CheckKernelResults(entry, entry, *lookup.kernel, call, *stack);
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
     return absl::InternalError(
         absl::StrFormat("%s: %s '%s' left %d values on the stack, but the schema returns %d",

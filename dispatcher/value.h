@@ -105,6 +105,36 @@ std::string_view ValueKindName(Value::Kind kind);
 // For test failure messages.
 inline std::ostream& operator<<(std::ostream& os, const Value& v) { return os << v.ToString(); }
 
-using Stack = absl::InlinedVector<Value, 8>;
+struct CallPlan;
+
+// Stack: the values of one boxed call. While a backend kernel runs, its stack also carries the
+// call plan that the dispatcher computed for the call (Note [Call plans] in
+// dispatcher/call_plan.h): the kernel reads the outputs' metadata and the compute dtype from it
+// instead of recomputing them. A copied or moved stack carries no plan: a plan belongs to the
+// one call it was computed for.
+class Stack : public absl::InlinedVector<Value, 8> {
+ public:
+  using Base = absl::InlinedVector<Value, 8>;
+  using Base::Base;
+  Stack() = default;
+  Stack(const Stack& o) : Base(o) {}
+  Stack(Stack&& o) noexcept : Base(std::move(o)) {}
+  Stack& operator=(const Stack& o) {
+    Base::operator=(o);
+    return *this;
+  }
+  Stack& operator=(Stack&& o) noexcept {
+    Base::operator=(std::move(o));
+    return *this;
+  }
+
+  // The plan of the call whose kernel is running on this stack; NULL outside one, and for
+  // calls without a plan (ops without a Meta function, composites, fallbacks).
+  const CallPlan* plan() const { return plan_; }
+
+ private:
+  friend class PlanScope;
+  const CallPlan* plan_ = nullptr;
+};
 
 }  // namespace tessera

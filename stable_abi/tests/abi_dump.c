@@ -135,6 +135,29 @@ int main(void) {
   FIELD(tsr_kernel_info, note);
   END(tsr_kernel_info);
 
+  BEGIN(tsr_tensor_view);
+  FIELD(tsr_tensor_view, struct_size);
+  FIELD(tsr_tensor_view, tensor);
+  FIELD(tsr_tensor_view, data);
+  FIELD(tsr_tensor_view, sizes);
+  FIELD(tsr_tensor_view, strides);
+  FIELD(tsr_tensor_view, storage_offset);
+  FIELD(tsr_tensor_view, numel);
+  FIELD(tsr_tensor_view, device);
+  FIELD(tsr_tensor_view, dtype);
+  FIELD(tsr_tensor_view, ndim);
+  FIELD(tsr_tensor_view, flags);
+  FIELD(tsr_tensor_view, reserved);
+  END(tsr_tensor_view);
+  ENUM(TSR_VIEW_CONTIGUOUS);
+
+  BEGIN(tsr_call_plan);
+  FIELD(tsr_call_plan, struct_size);
+  FIELD(tsr_call_plan, compute_dtype);
+  FIELD(tsr_call_plan, num_outputs);
+  FIELD(tsr_call_plan, device);
+  END(tsr_call_plan);
+
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);
   FIELD(tsr_load_report, loaded);
@@ -233,6 +256,8 @@ int main(void) {
   FIELD(tsr_runtime_api, op_argument);
   FIELD(tsr_runtime_api, op_return);
   FIELD(tsr_runtime_api, plugin_kernels);
+  FIELD(tsr_runtime_api, stack_get_tensor_views);
+  FIELD(tsr_runtime_api, stack_get_call_plan);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);

@@ -151,6 +151,12 @@ typedef struct tsr_runtime_api {
   /* since 1.1: the kernel listing (kernel.h) */
   tsr_error* (*plugin_kernels)(tsr_string plugin_name, tsr_kernel_info* infos, size_t capacity,
                                size_t* count);
+
+  /* since 1.1: tensor views and the call plan (kernel.h) */
+  tsr_error* (*stack_get_tensor_views)(const tsr_stack* stack, size_t first, size_t count,
+                                       tsr_tensor_view* views);
+  tsr_error* (*stack_get_call_plan)(const tsr_stack* stack, tsr_call_plan* plan,
+                                    tsr_tensor_view* outputs, size_t capacity);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

@@ -135,6 +135,13 @@ int main(void) {
   FIELD(tsr_kernel_info, note);
   END(tsr_kernel_info);
 
+  BEGIN(tsr_dlpack_options);
+  FIELD(tsr_dlpack_options, struct_size);
+  FIELD(tsr_dlpack_options, ext_device_type);
+  FIELD(tsr_dlpack_options, reserved);
+  FIELD(tsr_dlpack_options, flags);
+  END(tsr_dlpack_options);
+
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);
   FIELD(tsr_load_report, loaded);

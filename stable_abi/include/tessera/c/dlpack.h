@@ -67,7 +67,8 @@ TSR_API tsr_error* tsr_tensor_to_dlpack_versioned(tsr_tensor* tensor,
                                                   struct DLManagedTensorVersioned** out);
 
 /* tsr_tensor_to_dlpack: the same as an unversioned DLManagedTensor, for consumers that predate
- * DLPack 1.0 (NumPy < 2.1, PyTorch < 2.4). Exported bool tensors use kDLBool (DLPack >= 0.8). */
+ * DLPack 1.0 (Debian 12's NumPy 1.24 and PyTorch 1.13 among them). Exported bool tensors use
+ * kDLBool (DLPack >= 0.8). */
 TSR_API tsr_error* tsr_tensor_to_dlpack(tsr_tensor* tensor, const tsr_dlpack_options* options,
                                         struct DLManagedTensor** out);
 

@@ -361,8 +361,9 @@ absl::StatusOr<Managed*> Export(tsr_tensor* tensor, uint64_t flags, const char* 
   dl.device = device;
   dl.ndim = static_cast<int32_t>(ndim);
   dl.dtype = ToDLDataType(t.dtype());
-  dl.shape = ndim > 0 ? shape : nullptr;
-  dl.strides = ndim > 0 ? strides : nullptr;
+  // Never NULL, also for 0-dim tensors: a consumer may test the pointer before ndim.
+  dl.shape = shape;
+  dl.strides = strides;
   dl.byte_offset = 0;
   e->managed.manager_ctx = e;
   e->managed.deleter = &Block::Delete;

@@ -475,6 +475,19 @@ def run_torch():
     gc.collect()
     expect(host.deleted == 1, "offset view: tessera's memory released once torch let go")
 
+    # 0-dim and empty Tessera tensors -> torch.
+    t = empty([], "float64")
+    write_bytes(t, np.float64(2.5).tobytes())
+    y = torch_dlpack.from_dlpack(TesseraArray(t))
+    expect(y.dim() == 0 and y.item() == 2.5 and y.data_ptr() == lib.tsr_tensor_data_ptr(t),
+           "0-dim -> torch")
+    lib.tsr_tensor_release(t)
+    t = empty([0, 3], "float32")
+    y = torch_dlpack.from_dlpack(TesseraArray(t))
+    expect(list(y.shape) == [0, 3], "empty -> torch")
+    lib.tsr_tensor_release(t)
+    del y
+
     # A refusal leaves the capsule to torch (its destructor deletes it).
     expect_error(lambda: from_capsule(torch_dlpack.to_dlpack(base.to(torch.complex64))),
                  "found kDLComplex (5) with 64 bits", "complex")

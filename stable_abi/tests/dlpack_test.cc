@@ -211,6 +211,8 @@ TEST(DLPack, ZeroDimAndEmptyTensorsRoundTrip) {
   ASSERT_EQ(Consume(tsr_tensor_copy_from_host(scalar, &seven, sizeof seven)), "");
   dl::DLManagedTensorVersioned* s = ExportV(scalar);
   EXPECT_EQ(s->dl_tensor.ndim, 0);
+  EXPECT_NE(s->dl_tensor.shape, nullptr) << "never NULL, for consumers that test it first";
+  EXPECT_NE(s->dl_tensor.strides, nullptr);
   EXPECT_EQ(s->dl_tensor.data, tsr_tensor_data_ptr(scalar));
   tsr_tensor* back = nullptr;
   ASSERT_EQ(Consume(tsr_tensor_from_dlpack_versioned(C(s), nullptr, &back)), "");

@@ -15,11 +15,16 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
 # binutils: objcopy, which embeds each plugin's manifest (TESSERA_PLUGIN_MANIFEST); g++ pulls it
 # in today, named here because the build calls it itself.
+# python3-numpy: the DLPack interop test's consumer (tessera_dlpack_numpy; PyTorch's twin,
+# tessera_dlpack_torch, runs where python3-torch is installed and is skipped otherwise: it is
+# large). libdlpack-dev: Debian's dlpack.h (0.6), which the DLPack tests check the runtime's
+# own mirror of the spec against and compile a C embedder with.
 TESSERA_PACKAGES=(
   cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
+  python3-numpy libdlpack-dev
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

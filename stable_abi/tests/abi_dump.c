@@ -157,6 +157,12 @@ int main(void) {
   FIELD(tsr_call_plan, num_outputs);
   FIELD(tsr_call_plan, device);
   END(tsr_call_plan);
+  BEGIN(tsr_dlpack_options);
+  FIELD(tsr_dlpack_options, struct_size);
+  FIELD(tsr_dlpack_options, ext_device_type);
+  FIELD(tsr_dlpack_options, reserved);
+  FIELD(tsr_dlpack_options, flags);
+  END(tsr_dlpack_options);
 
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);

@@ -15,11 +15,15 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
 # binutils: objcopy, which embeds each plugin's manifest (TESSERA_PLUGIN_MANIFEST); g++ pulls it
 # in today, named here because the build calls it itself.
+# valgrind and python3: the instruction-count gate (docs/performance.md) counts under callgrind
+# (valgrind also ships valgrind/callgrind.h, which marks the measured region) and its driver is
+# a Python 3 script (standard library only).
 TESSERA_PACKAGES=(
   cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
+  valgrind python3
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

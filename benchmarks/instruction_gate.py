@@ -14,6 +14,7 @@ is, and how to update the baseline.
   ... --save counts.json --no-compare   # only measure
   ... --measured counts.json      # compare counts measured earlier instead of measuring
   ... --update                    # rewrite the baseline from this build's counts
+  ... --update --new-config       # the same when CI's compiler or build type changed
   ... --repeat 5                  # measure each workload 5 times; print the spread
 
 Exit status: 0 pass, 1 a regression (or an error), 77 the baseline belongs to another compiler,
@@ -242,6 +243,9 @@ def main(argv):
                    help="only measure (with --save): do not read the baseline")
     p.add_argument("--update", action="store_true",
                    help="rewrite the baseline with the measured counts (keeps its thresholds)")
+    p.add_argument("--new-config", action="store_true",
+                   help="with --update: accept another compiler, build type or machine than "
+                        "the baseline's")
     args = p.parse_args(argv)
 
     config = {"compiler": args.compiler, "build_type": args.build_type,
@@ -284,6 +288,13 @@ def main(argv):
                 old = load_json(args.baseline)
             except GateError:
                 old = {}
+            changed = [k for k in CONFIG_KEYS if k in old and old[k] != measured[k]]
+            if changed and not args.new_config:
+                raise GateError(
+                    f"the baseline's counts belong to {describe(old)}; this build is "
+                    f"{describe(measured)}. The baseline holds CI's configuration (GCC, "
+                    "RelWithDebInfo: scripts/test.sh): update it from such a build, or pass "
+                    "--new-config if CI's configuration changes")
             new = {k: v for k, v in old.items() if k not in ("workloads",) + CONFIG_KEYS}
             new.setdefault("threshold_percent", 2)
             new.setdefault("about", "Instructions per call of benchmarks/instruction_workloads.c "

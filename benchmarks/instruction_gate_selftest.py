@@ -137,8 +137,20 @@ def main(argv):
     # The update command: deterministic, readable, thresholds kept.
     target = os.path.join(scratch, "updated.json")
     with open(target, "w", encoding="utf-8") as f:
+        json.dump(dict(real, build_type="Debug"), f)
+    code, out = gate(target, "--update")
+    with open(target, encoding="utf-8") as f:
+        untouched = json.load(f)["build_type"] == "Debug"
+    check("--update refuses to change the baseline's configuration without --new-config",
+          code == 1 and "--new-config" in out and untouched, out)
+    code, out = gate(target, "--update", "--new-config")
+    with open(target, encoding="utf-8") as f:
+        taken = json.load(f)["build_type"] == measured["build_type"]
+    check("--update --new-config takes this build's configuration", code == 0 and taken, out)
+    with open(target, "w", encoding="utf-8") as f:
         f.write(real_text)
-    code1, out1 = gate(target, "--update")
+    # From the checked-in baseline (--new-config: this build's configuration may differ).
+    code1, out1 = gate(target, "--update", "--new-config")
     with open(target, encoding="utf-8") as f:
         first_bytes = f.read()
     code2, out2 = gate(target, "--update")

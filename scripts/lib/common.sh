@@ -19,12 +19,15 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # tessera_dlpack_torch, runs where python3-torch is installed and is skipped otherwise: it is
 # large). libdlpack-dev: Debian's dlpack.h (0.6), which the DLPack tests check the runtime's
 # own mirror of the spec against and compile a C embedder with.
+# valgrind and python3: the instruction-count gate (docs/performance.md) counts under callgrind
+# (valgrind also ships valgrind/callgrind.h, which marks the measured region) and its driver is
+# a Python 3 script (standard library only).
 TESSERA_PACKAGES=(
   cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
-  python3-numpy libdlpack-dev
+  python3 python3-numpy libdlpack-dev valgrind
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

@@ -196,24 +196,39 @@ void CheckRegex(const std::string& pattern) {
 
 // ProbePluginLoads loads the plugins under test in a child process first (--isolate), so that a
 // plugin that crashes or hangs while loading is reported, not fatal to the run: a load that the
-// runtime refuses is left to the real load, which prints its report.
-void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
+// runtime refuses is left to the real load, which prints its report. The child notes what it
+// is loading in memory shared with us, so that the message names the plugin.
+void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout,
+                      const RunInfo& info) {
   std::fflush(stdout);
   std::fflush(stderr);
+  RunningNotes* notes = CreateSharedNotes();
   const pid_t pid = fork();
   if (pid < 0) {
     std::perror("conformance: fork");
     std::exit(kExitUsage);
   }
   if (pid == 0) {
+    InstallCrashHandler(CrashReport::kPipe, -1, info, notes);
     sdk::api_slot() = tsr_runtime_api_get();
+    NoteLoading("the default plugins", "");
     if (tsr_plugin_load_default() != nullptr) _exit(0);
     for (const std::string& path : plugins) {
+      NoteLoading("plugin", path);
       const tsr_load_report* report = nullptr;
       if (tsr_plugin_load(sdk::to_c(path), &report) != nullptr) _exit(0);
     }
+    NoteIdle();
     _exit(0);
   }
+  // What the child was loading, from the notes: ", while loading plugin 'x.so'".
+  auto loading = [&]() -> std::string {
+    Json line;
+    const std::string noted = ReadNotes(notes);
+    if (noted.empty() || !Json::Parse(noted, &line, nullptr) || !line.find(kCrashedInKey))
+      return "";
+    return ", while " + CrashedInText(line[kCrashedInKey]);
+  };
   const auto start = std::chrono::steady_clock::now();
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -221,9 +236,9 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       std::fprintf(stderr,
-                   "conformance: loading the plugins ran past --timeout %g s and was killed (a "
+                   "conformance: loading the plugins ran past --timeout %g s and was killed%s (a "
                    "plugin hangs in tsr_plugin_init or register_fn)\n",
-                   timeout);
+                   timeout, loading().c_str());
       std::exit(kExitUsage);
     }
     usleep(10000);
@@ -236,11 +251,12 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
                                                 : "the process exiting with status " +
                                                       std::to_string(WEXITSTATUS(status));
     std::fprintf(stderr,
-                 "conformance: loading the plugins crashed, with %s: a plugin crashes in "
+                 "conformance: loading the plugins crashed, with %s%s: a plugin crashes in "
                  "tsr_plugin_init or register_fn\n",
-                 how.c_str());
+                 how.c_str(), loading().c_str());
     std::exit(kExitUsage);
   }
+  ReleaseSharedNotes(notes);
 }
 
 void WriteFile(const std::string& path, const std::string& text) {
@@ -297,16 +313,33 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
     int fd;
     std::string buffer;
     std::chrono::steady_clock::time_point start;
-    std::string crashed_in;  // what the child was running when it died, if it said
+    std::string crashed_in;     // what the child was running when it died, if it said
+    std::string running_dtype;  // and its dtype
+    RunningNotes* notes;        // what it is running, in memory shared with it
   };
   std::map<pid_t, Child> children;
   size_t next = 0;
   std::fflush(stdout);
   std::fflush(stderr);
-  auto finish = [&](pid_t pid, Child& c, Status forced, const std::string& why) {
+  // finish reaps a child that closed its pipe (forced: kPass) or ran past --timeout (forced:
+  // kTimeout, already killed). A crash or timeout names the case the child was running: from
+  // the line its crash handler wrote, else from the notes it shares with us (a SIGKILL, or a
+  // death before the line got out).
+  auto finish = [&](pid_t pid, Child& c, Status forced) {
     close(c.fd);
     int status = 0;
     waitpid(pid, &status, 0);
+    if (c.crashed_in.empty()) {
+      Json line;
+      const std::string noted = ReadNotes(c.notes);
+      if (!noted.empty() && Json::Parse(noted, &line, nullptr)) {
+        if (const Json* crashed_in = line.find(kCrashedInKey)) {
+          c.crashed_in = CrashedInText(*crashed_in);
+          c.running_dtype = CrashedInDtype(*crashed_in);
+        }
+      }
+    }
+    ReleaseSharedNotes(c.notes);
     CaseResult r;
     r.op = c.op->name;
     r.dtype = "*";
@@ -314,6 +347,8 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
     r.oracle = "process";
     if (forced == Status::kTimeout) {
       r.status = Status::kTimeout;
+      char why[128];
+      std::snprintf(why, sizeof why, "the op ran past --timeout %g s and was killed", o.timeout);
       r.message = why;
     } else if (WIFSIGNALED(status)) {
       r.status = Status::kCrash;
@@ -323,8 +358,10 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
       r.status = Status::kCrash;
       r.message = "the op's process exited with status " + std::to_string(WEXITSTATUS(status));
     }
-    if (r.status == Status::kCrash && !c.crashed_in.empty())
+    if (r.status != Status::kPass && !c.crashed_in.empty()) {
       r.message += " while running " + c.crashed_in;
+      r.running_dtype = c.running_dtype;
+    }
     if (r.status != Status::kPass) cases->push_back(r);
     progress->Done(c.op->name, *cases);
   };
@@ -336,10 +373,15 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
         std::exit(kExitUsage);
       }
       const OpInfo* op = ops[next++];
+      RunningNotes* notes = CreateSharedNotes();
       const pid_t pid = fork();
+      if (pid < 0) {
+        std::perror("conformance: fork");
+        std::exit(kExitUsage);
+      }
       if (pid == 0) {
         close(fds[0]);
-        InstallCrashHandler(CrashReport::kPipe, fds[1], info);
+        InstallCrashHandler(CrashReport::kPipe, fds[1], info, notes);
         RunOp(*op, config, [&](const CaseResult& c) {
           Json j = Json::Object();
           j.set("op", c.op);
@@ -363,7 +405,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
         _exit(0);
       }
       close(fds[1]);
-      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now(), ""};
+      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now(), "", "", notes};
     }
     std::vector<pollfd> polls;
     std::vector<pid_t> pids;
@@ -389,6 +431,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
               // not a line of ours (cannot happen): ignored
             } else if (const Json* crashed_in = j.find(kCrashedInKey)) {
               c.crashed_in = CrashedInText(*crashed_in);
+              c.running_dtype = CrashedInDtype(*crashed_in);
             } else {
               CaseResult r;
               r.op = j["op"].as_string();
@@ -411,13 +454,11 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start).count();
       if (eof) {
-        finish(pids[i], c, Status::kPass, "");
+        finish(pids[i], c, Status::kPass);
         children.erase(pids[i]);
       } else if (elapsed > o.timeout) {
         kill(pids[i], SIGKILL);
-        char why[128];
-        std::snprintf(why, sizeof why, "the op ran past --timeout %g s and was killed", o.timeout);
-        finish(pids[i], c, Status::kTimeout, why);
+        finish(pids[i], c, Status::kTimeout);
         children.erase(pids[i]);
       }
     }
@@ -465,10 +506,16 @@ int Main(int argc, char** argv) {
             ": not a conformance report (expected a JSON object with a 'cases' array, "
             "as --json writes)");
   }
-  if (o.isolate && !o.plugins.empty()) ProbePluginLoads(o.plugins, o.timeout);
+  RunInfo info;
+  info.plugins = o.plugins;
+  info.seed = o.seed;
+  if (o.isolate && !o.plugins.empty()) ProbePluginLoads(o.plugins, o.timeout, info);
 
-  // The runtime, its default plugins (the CPU backend), then the plugins under test.
+  // The runtime, its default plugins (the CPU backend), then the plugins under test. A crash
+  // while loading names what was loading (under --isolate, ProbePluginLoads tried them first).
+  InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
   sdk::api_slot() = tsr_runtime_api_get();
+  NoteLoading("the default plugins", "");
   if (tsr_error* e = tsr_plugin_load_default()) {
     std::fprintf(stderr, "conformance: loading the default plugins failed: %s\n",
                  std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
@@ -477,6 +524,7 @@ int Main(int argc, char** argv) {
   }
   std::string device_name = o.device;
   for (const std::string& path : o.plugins) {
+    NoteLoading("plugin", path);
     const tsr_load_report* report = nullptr;
     tsr_error* e = tsr_plugin_load(sdk::to_c(path), &report);
     if (e != nullptr) {
@@ -488,6 +536,7 @@ int Main(int argc, char** argv) {
     }
     if (o.device.empty()) device_name = std::string(sdk::from_c(report->device_name));
   }
+  NoteIdle();
   if (device_name.empty()) device_name = "cpu";
   RunConfig config;
   try {
@@ -506,10 +555,7 @@ int Main(int argc, char** argv) {
       config.cpu_available = true;
   }
 
-  RunInfo info;
-  info.plugins = o.plugins;
   info.device = device_name;
-  info.seed = o.seed;
   info.abi_version =
       std::to_string(sdk::api().abi_major) + "." + std::to_string(sdk::api().abi_minor);
 
@@ -519,7 +565,8 @@ int Main(int argc, char** argv) {
   if (o.isolate) {
     RunIsolated(ops, config, o, info, &cases, &progress);
   } else {
-    // A crash ends the run: the handler says which op and case it was, and about --isolate.
+    // A crash ends the run: the handler says which op and case it was, and about --isolate
+    // (installed above; this gives it the device for its repro lines).
     InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
     for (const OpInfo* op : ops) {
       RunOp(*op, config, [&](const CaseResult& c) { cases.push_back(c); });

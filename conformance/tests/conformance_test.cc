@@ -95,6 +95,9 @@ bool Any(const std::vector<Status>& v, Status s) {
   return false;
 }
 
+// The marks of one op's row of the Markdown grid, by dtype, and its coverage column (below).
+std::map<std::string, std::string> GridRow(const std::string& markdown, const std::string& op);
+
 std::string CoverageOf(const CliRun& r, const std::string& op) {
   for (const Json& o : r.json["ops"].items()) {
     if (o["op"].as_string() == op) return o["coverage"].as_string();
@@ -152,22 +155,65 @@ TEST(PlantedBugs, ClaimingAnUnsupportedDtypeFailsTheDtypeClaims) {
   EXPECT_TRUE(All(Statuses(r, "silu", "float32", "reference"), Status::kPass));
 }
 
+// std::string PluginPath(bug): the planted plugin's file.
+std::string PluginPath(const std::string& bug) {
+  return std::string(PLANTED_DIR) + "/libtsr_planted_" + bug + ".so";
+}
+
+// A timeout names the case the op's process was running when it was killed, as a crash does,
+// and marks its dtype in the Markdown grid.
 TEST(PlantedBugs, ASlowOpTimesOutUnderIsolate) {
+  const std::string markdown = TempPath("timeout_grid.md");
   const CliRun r = Conformance(
-      Plugin("slow") + " --op '^(relu|neg)$' --dtype float32 --isolate --jobs 2 --timeout 2");
+      Plugin("slow") +
+      " --op '^(relu|neg)$' --dtype float32 --isolate --jobs 2 --timeout 2 --markdown " + markdown);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(All(Statuses(r, "relu", "*", "process"), Status::kTimeout)) << r.output;
   EXPECT_EQ(CoverageOf(r, "neg"), "full");
+  bool found = false;
+  for (const CaseResult& c : r.cases) {
+    if (c.op != "relu" || c.oracle != "process") continue;
+    found = true;
+    EXPECT_THAT(c.message, HasSubstr("the op ran past --timeout 2 s and was killed while running "
+                                     "case float32 reference [contiguous], sample "))
+        << c.message;
+    EXPECT_EQ(c.running_dtype, "float32");
+  }
+  EXPECT_TRUE(found) << r.output;
+  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "relu");
+  EXPECT_EQ(row.at("float32"), "T") << Slurp(markdown);
+  EXPECT_THAT(row.at("coverage"), HasSubstr("**timed out**"));
+  EXPECT_THAT(row.at("coverage"), HasSubstr("float32 reference [contiguous], sample "));
+  std::remove(markdown.c_str());
 }
 
 TEST(PlantedBugs, APluginThatCrashesOrHangsWhileLoadingIsAUsageErrorUnderIsolate) {
   const CliRun crash = Conformance(Plugin("crashes_loading") + " --op '^neg$' --isolate");
   EXPECT_EQ(crash.exit_code, 2) << crash.output;
-  // A signal, or under a sanitizer the exit status of its report.
+  // A signal, or under a sanitizer the exit status of its report; and which plugin it was.
   EXPECT_THAT(crash.output, HasSubstr("loading the plugins crashed, with "));
+  EXPECT_THAT(crash.output,
+              HasSubstr(", while loading plugin '" + PluginPath("crashes_loading") + "'"));
   const CliRun hang = Conformance(Plugin("hangs_loading") + " --op '^neg$' --isolate --timeout 2");
   EXPECT_EQ(hang.exit_code, 2) << hang.output;
-  EXPECT_THAT(hang.output, HasSubstr("loading the plugins ran past --timeout 2 s"));
+  EXPECT_THAT(hang.output,
+              HasSubstr("loading the plugins ran past --timeout 2 s and was killed, while loading "
+                        "plugin '" +
+                        PluginPath("hangs_loading") + "'"));
+}
+
+// Without --isolate a plugin that crashes while loading still takes the process with it, but
+// the crash handler names the plugin first.
+TEST(PlantedBugs, APluginThatCrashesWhileLoadingIsNamedWithoutIsolate) {
+  const CliRun r = Conformance(Plugin("crashes_loading") + " --op '^neg$'");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                                  "while loading plugin '" +
+                                  PluginPath("crashes_loading") +
+                                  "' (in its tsr_plugin_init or register_fn)"))
+      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--isolate loads the plugins and cases libraries in a child "
+                                  "process first"));
 }
 
 TEST(ConformanceCli, ACrashIsExpectedOnlyByAProcessLine) {
@@ -471,10 +517,20 @@ TEST(Reports, ACrashUnderIsolateNamesTheCaseInTheReports) {
         << c.message;
   }
   EXPECT_TRUE(found) << r.output;
-  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "sqrt");
+  const std::string grid = Slurp(markdown);
+  const std::map<std::string, std::string> row = GridRow(grid, "sqrt");
   EXPECT_THAT(row.at("coverage"), HasSubstr("**crashed**"));
   EXPECT_THAT(row.at("coverage"), HasSubstr("float32 reference [contiguous], sample "));
-  EXPECT_EQ(GridRow(Slurp(markdown), "neg").at("float32"), "✓");
+  // The dtype it crashed in carries the crash mark (it was blank), which the legend explains.
+  EXPECT_EQ(row.at("float32"), "C") << grid;
+  EXPECT_THAT(grid, HasSubstr("C the op crashed while running this dtype"));
+  EXPECT_EQ(GridRow(grid, "neg").at("float32"), "✓");
+  // The JSON record names that dtype too.
+  for (const CaseResult& c : r.cases) {
+    if (c.op == "sqrt" && c.oracle == "process") {
+      EXPECT_EQ(c.running_dtype, "float32");
+    }
+  }
   std::remove(markdown.c_str());
 }
 

@@ -16,8 +16,10 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
 #include "conformance/oracles.h"
 #include "conformance/report.h"
@@ -30,6 +32,7 @@ constexpr int kExitOk = 0, kExitFailures = 1, kExitUsage = 2;
 
 struct Options {
   std::vector<std::string> plugins;
+  std::vector<std::string> cases;  // --cases: cases libraries
   std::string device;
   std::string op_regex = ".*";
   std::vector<tsr_dtype> dtypes;
@@ -43,8 +46,9 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: conformance [--plugin PATH]... [--device NAME] [--op REGEX] [--dtype LIST]\n"
-    "                   [--seed N] [--jobs N] [--isolate] [--timeout S] [--expect FILE]\n"
+    "usage: conformance [--plugin PATH]... [--cases PATH]... [--device NAME] [--op REGEX]\n"
+    "                   [--dtype LIST] [--seed N] [--jobs N] [--isolate] [--timeout S]\n"
+    "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list]\n"
     "Runs Tessera's op database against one device and reports its coverage.\n"
@@ -85,6 +89,8 @@ Options Parse(int argc, char** argv) {
     };
     if (a == "--plugin") {
       o.plugins.push_back(value());
+    } else if (a == "--cases") {
+      o.cases.push_back(value());
     } else if (a == "--device") {
       o.device = value();
     } else if (a == "--op") {
@@ -194,12 +200,12 @@ void CheckRegex(const std::string& pattern) {
   }
 }
 
-// ProbePluginLoads loads the plugins under test in a child process first (--isolate), so that a
-// plugin that crashes or hangs while loading is reported, not fatal to the run: a load that the
-// runtime refuses is left to the real load, which prints its report. The child notes what it
-// is loading in memory shared with us, so that the message names the plugin.
-void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout,
-                      const RunInfo& info) {
+// ProbePluginLoads loads the plugins under test and the cases libraries in a child process
+// first (--isolate), so that one that crashes or hangs while loading is reported, not fatal to
+// the run: a load that is refused is left to the real load, which prints why. The child notes
+// what it is loading in memory shared with us, so that the message names it.
+void ProbePluginLoads(const std::vector<std::string>& plugins,
+                      const std::vector<std::string>& cases, double timeout, const RunInfo& info) {
   std::fflush(stdout);
   std::fflush(stderr);
   RunningNotes* notes = CreateSharedNotes();
@@ -217,6 +223,13 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout,
       NoteLoading("plugin", path);
       const tsr_load_report* report = nullptr;
       if (tsr_plugin_load(sdk::to_c(path), &report) != nullptr) _exit(0);
+    }
+    std::set<std::string> taken;
+    std::vector<OpInfo> vendor_ops;
+    for (const std::string& path : cases) {
+      NoteLoading("cases library", path);
+      std::string error;
+      if (!LoadCasesLibrary(path, taken, &vendor_ops, &error)) _exit(0);
     }
     NoteIdle();
     _exit(0);
@@ -237,7 +250,8 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout,
       waitpid(pid, &status, 0);
       std::fprintf(stderr,
                    "conformance: loading the plugins ran past --timeout %g s and was killed%s (a "
-                   "plugin hangs in tsr_plugin_init or register_fn)\n",
+                   "plugin hangs in tsr_plugin_init or register_fn, or a cases library in "
+                   "tsr_conformance_cases)\n",
                    timeout, loading().c_str());
       std::exit(kExitUsage);
     }
@@ -252,7 +266,7 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout,
                                                       std::to_string(WEXITSTATUS(status));
     std::fprintf(stderr,
                  "conformance: loading the plugins crashed, with %s%s: a plugin crashes in "
-                 "tsr_plugin_init or register_fn\n",
+                 "tsr_plugin_init or register_fn, or a cases library in tsr_conformance_cases\n",
                  how.c_str(), loading().c_str());
     std::exit(kExitUsage);
   }
@@ -465,6 +479,20 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
   }
 }
 
+// List prints the ops with their forms and declared dtypes (--list).
+int List(const std::vector<const OpInfo*>& ops) {
+  for (const OpInfo* op : ops) {
+    std::string dtypes;
+    for (tsr_dtype d : kAllDtypes) {
+      if (op->dtypes & Bit(d)) dtypes += std::string(dtypes.empty() ? "" : ",") + DtypeName(d);
+    }
+    std::printf("%-26s out=%-24s inplace=%-20s %s\n", op->name.c_str(),
+                op->out.empty() ? "-" : op->out.c_str(),
+                op->inplace.empty() ? "-" : op->inplace.c_str(), dtypes.c_str());
+  }
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   const Options o = Parse(argc, argv);
   CheckRegex(o.op_regex);
@@ -478,18 +506,9 @@ int Main(int argc, char** argv) {
   for (const OpInfo& op : OpDatabase()) {
     if (std::regex_search(op.name, pattern)) ops.push_back(&op);
   }
-  if (o.list) {
-    for (const OpInfo* op : ops) {
-      std::string dtypes;
-      for (tsr_dtype d : kAllDtypes) {
-        if (op->dtypes & Bit(d)) dtypes += std::string(dtypes.empty() ? "" : ",") + DtypeName(d);
-      }
-      std::printf("%-26s out=%-24s inplace=%-20s %s\n", op->name.c_str(),
-                  op->out.empty() ? "-" : op->out.c_str(),
-                  op->inplace.empty() ? "-" : op->inplace.c_str(), dtypes.c_str());
-    }
-    return kExitOk;
-  }
+  // --list without cases libraries needs no plugin; with them it lists their ops too, after
+  // loading them below.
+  if (o.list && o.cases.empty()) return List(ops);
   std::vector<Expectation> expectations;
   if (!o.expect.empty()) {
     std::string error;
@@ -509,7 +528,9 @@ int Main(int argc, char** argv) {
   RunInfo info;
   info.plugins = o.plugins;
   info.seed = o.seed;
-  if (o.isolate && !o.plugins.empty()) ProbePluginLoads(o.plugins, o.timeout, info);
+  info.cases_libraries = o.cases;
+  if (o.isolate && (!o.plugins.empty() || !o.cases.empty()))
+    ProbePluginLoads(o.plugins, o.cases, o.timeout, info);
 
   // The runtime, its default plugins (the CPU backend), then the plugins under test. A crash
   // while loading names what was loading (under --isolate, ProbePluginLoads tried them first).
@@ -536,7 +557,25 @@ int Main(int argc, char** argv) {
     }
     if (o.device.empty()) device_name = std::string(sdk::from_c(report->device_name));
   }
+  // The cases libraries' ops (vendor op database entries), once the plugins defining them are
+  // loaded. Kept for the process: their functions call into the libraries.
+  static std::vector<OpInfo>* vendor_ops = new std::vector<OpInfo>();
+  std::set<std::string> taken;
+  for (const OpInfo& op : OpDatabase()) taken.insert(op.name);
+  for (const std::string& path : o.cases) {
+    NoteLoading("cases library", path);
+    std::string error;
+    if (!LoadCasesLibrary(path, taken, vendor_ops, &error)) {
+      std::fprintf(stderr, "conformance: %s\n", error.c_str());
+      return kExitUsage;
+    }
+    for (const OpInfo& op : *vendor_ops) taken.insert(op.name);
+  }
   NoteIdle();
+  for (const OpInfo& op : *vendor_ops) {
+    if (std::regex_search(op.name, pattern)) ops.push_back(&op);
+  }
+  if (o.list) return List(ops);
   if (device_name.empty()) device_name = "cpu";
   RunConfig config;
   try {
@@ -546,6 +585,7 @@ int Main(int argc, char** argv) {
   }
   config.seed = o.seed;
   config.dtypes = o.dtypes;
+  for (const OpInfo& op : *vendor_ops) config.vendor_ops.push_back(op.name);
   config.cpu_available = false;
   const tsr_load_report* const* reports = nullptr;
   size_t count = 0;

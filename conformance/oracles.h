@@ -49,6 +49,8 @@ struct RunConfig {
   bool cpu_available = true;  // the CPU backend is loaded: cross-backend cases run
   uint64_t seed = 0;
   std::vector<tsr_dtype> dtypes;  // which dtypes to run
+  // The ops of cases libraries (--cases): their calls through the CPU fallback count too.
+  std::vector<std::string> vendor_ops;
 };
 
 using CaseSink = std::function<void(const CaseResult&)>;

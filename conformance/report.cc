@@ -59,6 +59,7 @@ std::vector<OpSummary> Summarize(const std::vector<CaseResult>& cases) {
 std::string ReproCommand(const RunInfo& info, const CaseResult& c) {
   std::string cmd = "conformance";
   for (const std::string& p : info.plugins) cmd += " --plugin " + p;
+  for (const std::string& p : info.cases_libraries) cmd += " --cases " + p;
   std::string pattern;
   for (char ch : c.op) {
     if (ch == '.' || ch == '_') pattern += '\\';
@@ -112,6 +113,9 @@ Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
   Json plugins = Json::Array();
   for (const std::string& p : info.plugins) plugins.push(p);
   summary.set("plugin", plugins);
+  Json libraries = Json::Array();
+  for (const std::string& p : info.cases_libraries) libraries.push(p);
+  summary.set("cases_libraries", libraries);
   summary.set("abi_version", info.abi_version);
   summary.set("device", info.device);
   summary.set("seed", static_cast<int64_t>(info.seed));

@@ -686,6 +686,22 @@ TEST(VendorCases, MalformedCasesLibrariesAreRefusedWithExpectedAndFound) {
   EXPECT_THAT(isolated.output, HasSubstr("built against the cases interface 2.0"));
 }
 
+// A cases library that crashes while loading is named, like a plugin: without --isolate by the
+// crash handler, under --isolate by the probing child's exit 2.
+TEST(VendorCases, ACasesLibraryThatCrashesWhileLoadingIsNamed) {
+  const std::string path = std::string(VENDOR_DIR) + "/libtsr_vendor_cases_crashes.so";
+  const CliRun r = Conformance(Vendor("correct", "crashes") + " --op '^vnd::'");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                                  "while loading cases library '" +
+                                  path + "' (in its tsr_conformance_cases)"))
+      << r.output;
+  const CliRun isolated = Conformance(Vendor("correct", "crashes") + " --op '^vnd::' --isolate");
+  EXPECT_EQ(isolated.exit_code, 2) << isolated.output;
+  EXPECT_THAT(isolated.output, HasSubstr("loading the plugins crashed, with "));
+  EXPECT_THAT(isolated.output, HasSubstr(", while loading cases library '" + path + "'"));
+}
+
 // A reference that gives a malformed result fails its cases with the library named: the run
 // goes on, and the suite does not take the result for a skip.
 TEST(VendorCases, AMalformedReferenceFailsItsCasesNotTheRun) {

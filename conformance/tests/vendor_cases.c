@@ -10,7 +10,9 @@
  *   WRONG_VERSION  built against the cases interface 2.0
  *   UNKNOWN_OP     names an op no plugin defines
  *   BAD_DTYPE      declares dtype bit 12, which names no tsr_dtype
- *   BAD_RESULT     its reference gives a result whose numel does not match its sizes */
+ *   BAD_RESULT     its reference gives a result whose numel does not match its sizes
+ *   CRASHES        its entry point dies of SIGSEGV */
+#include <signal.h>
 #include <string.h>
 
 #include "tessera/conformance/cases.h"
@@ -21,6 +23,7 @@
 #define UNKNOWN_OP 3
 #define BAD_DTYPE 4
 #define BAD_RESULT 5
+#define CRASHES 6
 
 #ifndef CASES_VARIANT
 #error "define CASES_VARIANT"
@@ -179,6 +182,7 @@ TSR_CASES_EXPORT const tsr_cases_library* ENTRY(const tsr_cases_host* host);
 
 TSR_CASES_EXPORT const tsr_cases_library* ENTRY(const tsr_cases_host* host) {
   static tsr_cases_library library;
+  if (CASES_VARIANT == CRASHES) raise(SIGSEGV);
   if (host->version_major != TSR_CASES_VERSION_MAJOR) return NULL;
   memset(&library, 0, sizeof library);
   library.struct_size = sizeof library;

@@ -465,6 +465,19 @@ struct LibraryOp {
   tsr_cases_op op{};  // the library's, within its struct_size, zero beyond
 };
 
+// Guarded calls a callback of the library: an exception escaping it (a C++ library that breaks
+// the C interface) is the library's failure, not a crash or a skipped case.
+template <typename Callback>
+int32_t Guarded(const tsr_cases_sink& sink, const Callback& callback) {
+  try {
+    return callback();
+  } catch (const std::exception& e) {
+    throw CasesLibraryError(sink.where + " threw an exception across the C interface: " + e.what());
+  } catch (...) {
+    throw CasesLibraryError(sink.where + " threw an exception across the C interface");
+  }
+}
+
 OpInfo MakeOpInfo(const std::string& name, std::shared_ptr<const LibraryOp> lop) {
   OpInfo info;
   info.name = name;
@@ -476,14 +489,17 @@ OpInfo MakeOpInfo(const std::string& name, std::shared_ptr<const LibraryOp> lop)
     sink.where = lop->where + ", samples for " + DtypeName(dtype);
     sink.rng = &rng;
     const uint64_t seed = rng();
-    Check(sink, lop->op.samples(lop->op.context, &Host(), &sink, dtype, seed));
+    Check(sink, Guarded(sink, [&] {
+            return lop->op.samples(lop->op.context, &Host(), &sink, dtype, seed);
+          }));
     return std::move(sink.samples);
   };
   info.reference = [lop](const Sample& s) {
     tsr_cases_sink sink(tsr_cases_sink::Mode::kReference);
     sink.where = lop->where + ", reference for sample '" + s.desc + "'";
     const SampleView view(s);
-    const int32_t code = lop->op.reference(lop->op.context, &Host(), &sink, view.get());
+    const int32_t code = Guarded(
+        sink, [&] { return lop->op.reference(lop->op.context, &Host(), &sink, view.get()); });
     if (code == TSR_UNIMPLEMENTED && sink.error.empty()) {
       // No reference for this sample: its cases are skipped, as the database's own.
       throw std::runtime_error(sink.message.empty() ? "the cases library has none" : sink.message);
@@ -498,7 +514,8 @@ OpInfo MakeOpInfo(const std::string& name, std::shared_ptr<const LibraryOp> lop)
       sink.where = lop->where + ", errors";
       sink.rng = &rng;
       const uint64_t seed = rng();
-      Check(sink, lop->op.errors(lop->op.context, &Host(), &sink, seed));
+      Check(sink,
+            Guarded(sink, [&] { return lop->op.errors(lop->op.context, &Host(), &sink, seed); }));
       return std::move(sink.errors);
     };
   }
@@ -545,7 +562,12 @@ bool LoadCasesLibrary(const std::string& path, const std::set<std::string>& take
                   "' (expected the function of tessera/conformance/cases.h, exported with C "
                   "linkage and default visibility: TSR_CASES_EXPORT)");
   }
-  const tsr_cases_library* desc = entry(&Host());
+  const tsr_cases_library* desc = nullptr;
+  try {
+    desc = entry(&Host());
+  } catch (...) {
+    return refuse(std::string(TSR_CASES_ENTRY) + " threw an exception across the C interface");
+  }
   if (desc == nullptr) return refuse(std::string(TSR_CASES_ENTRY) + " returned NULL (it refused)");
   if (desc->struct_size < kLibrarySize1_0) {
     return refuse("its tsr_cases_library has struct_size " + std::to_string(desc->struct_size) +
@@ -576,8 +598,10 @@ bool LoadCasesLibrary(const std::string& path, const std::set<std::string>& take
                     " (the 1.0 tsr_cases_op)");
     }
     auto lop = std::make_shared<LibraryOp>();
+    // Read within both sizes: a library built against a newer minor has fields we skip.
     std::memcpy(&lop->op, op, std::min(sizeof lop->op, op->struct_size));
-    const std::string name = Str(op->name);
+    const tsr_cases_op& c = lop->op;
+    const std::string name = Str(c.name);
     if (name.empty()) return refuse(which + " has an empty name, expected an op's name");
     const tsr_op* found = nullptr;
     if (tsr_error* e = tsr_op_find(tsr_string{name.data(), name.size()}, &found)) {
@@ -592,25 +616,25 @@ bool LoadCasesLibrary(const std::string& path, const std::set<std::string>& take
       return refuse("op '" + full + "' (" + which +
                     ") is already in the op database (the suite's own, or an earlier entry)");
     }
-    if (op->dtypes == 0) {
+    if (c.dtypes == 0) {
       return refuse("op '" + full +
                     "' declares no dtype: expected dtype bits (1u << tsr_dtype), "
                     "bits 0 (bool) to 9 (float64)");
     }
-    if ((op->dtypes & ~kAllDtypeBits) != 0) {
+    if ((c.dtypes & ~kAllDtypeBits) != 0) {
       char bits[160];
       std::snprintf(bits, sizeof bits,
                     "0x%x: expected bits 0 (bool) to 9 (float64) only (mask "
                     "0x3ff), found 0x%x beyond them",
-                    op->dtypes, op->dtypes & ~kAllDtypeBits);
+                    c.dtypes, c.dtypes & ~kAllDtypeBits);
       return refuse("op '" + full + "' declares dtypes " + bits + ", which name no tsr_dtype");
     }
-    if (op->samples == nullptr)
+    if (c.samples == nullptr)
       return refuse("op '" + full + "': samples is NULL, expected a function");
-    if (op->reference == nullptr)
+    if (c.reference == nullptr)
       return refuse("op '" + full + "': reference is NULL, expected a function");
-    if (!std::isfinite(op->tolerance_scale) || op->tolerance_scale < 0) {
-      return refuse("op '" + full + "': tolerance_scale is " + std::to_string(op->tolerance_scale) +
+    if (!std::isfinite(c.tolerance_scale) || c.tolerance_scale < 0) {
+      return refuse("op '" + full + "': tolerance_scale is " + std::to_string(c.tolerance_scale) +
                     ", expected a finite number >= 0 (0 means 1)");
     }
     lop->where = where;

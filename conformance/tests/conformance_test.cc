@@ -723,6 +723,15 @@ TEST(VendorCases, AMalformedReferenceFailsItsCasesNotTheRun) {
   EXPECT_TRUE(named) << r.output;
   // The other oracles still ran.
   EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", "*", "error_inputs"), Status::kPass));
+
+  // A C++ library whose reference throws: its cases fail, naming it.
+  const CliRun threw = Conformance(Vendor("correct", "throws") + " --op '^vnd::' --dtype float32");
+  EXPECT_EQ(threw.exit_code, 1) << threw.output;
+  EXPECT_TRUE(All(Statuses(threw, "vnd::scale_bias", "float32", "reference"), Status::kFail))
+      << threw.output;
+  EXPECT_THAT(threw.output, HasSubstr("libtsr_vendor_cases_throws.so', op 'vnd::scale_bias', "
+                                      "reference for sample '[3] with [3]' threw an exception "
+                                      "across the C interface: the reference's own bug"));
 }
 
 // The side-by-side tool's first half (conformance/tools/dump_cases.cc) needs no PyTorch: each

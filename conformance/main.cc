@@ -612,6 +612,7 @@ int Main(int argc, char** argv) {
       RunOp(*op, config, [&](const CaseResult& c) { cases.push_back(c); });
       progress.Done(op->name, cases);
     }
+    NoteIdle();
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -146,8 +146,7 @@ static int32_t errors(void* context, const tsr_cases_host* host, tsr_cases_sink*
   const int64_t three = 3, two = 2;
   (void)context;
   (void)seed;
-  host->error_sample(sink, str("[3] with [2]: shapes that do not broadcast"),
-                     TSR_INVALID_ARGUMENT);
+  host->error_sample(sink, str("[3] with [2]: shapes that do not broadcast"), TSR_INVALID_ARGUMENT);
   host->arg_random_tensor(sink, TSR_DTYPE_FLOAT32, &three, 1, NULL);
   host->arg_random_tensor(sink, TSR_DTYPE_FLOAT32, &two, 1, NULL);
   host->error_sample(sink, str("float32 [3] with float64 [3]"), TSR_INVALID_ARGUMENT);

@@ -1,6 +1,7 @@
 # Installation (docs/cmake_package.md lists every installed path and what it is):
 #   bin/                      conformance, tessera-plugin-info
-#   include/tessera/          the C ABI headers, the C++ SDK, the op-set headers
+#   include/tessera/          the C ABI headers, the C++ SDK, the op-set headers, and the C
+#                             interface of conformance cases libraries (conformance/include/)
 #   lib/                      libtessera.so
 #   lib/tessera/plugins/      the default plugins (the CPU backend): default discovery loads these
 #   lib/tessera/examples/     the sample vendor plugin libnpu.so (loaded by path only)
@@ -26,7 +27,7 @@ set_target_properties(tessera_sdk PROPERTIES EXPORT_NAME sdk)
 install(TARGETS tessera tessera_stable_abi tessera_sdk EXPORT TesseraTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY stable_abi/include/tessera sdk/include/tessera
+install(DIRECTORY stable_abi/include/tessera sdk/include/tessera conformance/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The executables find libtessera.so beside them, in ../lib, wherever the prefix is.
 # tessera-plugin-info is exported as Tessera::plugin_info for the package's tessera_add_plugin().

@@ -96,6 +96,12 @@ class OperatorEntry {
 // DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a
 // real kernel there, or NULL.
 const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
+// DerivedThroughCopy: whether a call of `entry` on `key` runs a derived form (the form has no
+// kernel of its own there) that copies its result into the caller's tensor with copy_ on `key`
+// (out= and in-place forms derived from a functional kernel), so that a key without a copy_ kernel
+// of its own runs that copy elsewhere (the plugin loader's note, Note [Plugins without a copy_
+// kernel] in stable_abi/src/plugin_loader.cc).
+bool DerivedThroughCopy(const OperatorEntry& entry, int key);
 // ValidateCall runs before every backend kernel (Note [Variants]): the op's Meta function
 // checks the arguments (shapes, dtypes, dims) so that no backend sees input the op refuses; an
 // out= form also gets its outputs checked and resized, an in-place form its self checked. What

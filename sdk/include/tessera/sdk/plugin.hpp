@@ -309,11 +309,13 @@ class Library {
 
   // check_typed compares a typed C kernel's parameters with the schema it is built against:
   // the op set's, else the runtime's listing (canonical text; a plugin's own op is there as
-  // its define() made it). Nothing to check against on a 1.0 runtime for an op no op set has.
+  // its define() made it), else (a 1.0 runtime) the plugin's define(); an op that none of them
+  // has is not defined, and the registration says so.
   template <size_t N>
   void check_typed(const char* op, const std::array<typed_c::CType, N>& params) const {
     std::string schema(current_opset::FindSchema(op));
     if (schema.empty()) schema = op_schema(op);
+    if (schema.empty()) schema = std::string(built_schema(op));
     if (schema.empty()) return;
     const typed_c::Check c = typed_c::CheckParams(schema, params);
     if (c.ok()) return;

@@ -72,6 +72,8 @@ constexpr std::string_view CTypeName(CType t) {
                                          "const tsr_device*",
                                          "const tsr_string*",
                                          "tsr_tensor**"};
+  static_assert(std::size(kNames) == static_cast<size_t>(CType::kTensorOut) + 1,
+                "one name per CType");
   const int i = static_cast<int>(t);
   return i >= 0 && i < static_cast<int>(std::size(kNames)) ? kNames[i] : "a type without C mapping";
 }

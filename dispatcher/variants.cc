@@ -292,6 +292,13 @@ const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key) {
   return nullptr;
 }
 
+bool DerivedThroughCopy(const OperatorEntry& entry, int key) {
+  if (KernelAt(&entry, key) != nullptr) return false;  // the form's own kernel runs
+  const KernelFunction* derived = DerivedKernel(entry, key);
+  return derived != nullptr &&
+         (derived->fn == &OutFromFunctional || derived->fn == &InplaceFromFunctional);
+}
+
 namespace {
 
 absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack, CallPlan* plan) {

@@ -99,6 +99,12 @@ class OperatorEntry {
 // DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a
 // real kernel there, or NULL.
 const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
+// DerivedThroughCopy: whether a call of `entry` on `key` runs a derived form (the form has no
+// kernel of its own there) that copies its result into the caller's tensor with copy_ on `key`
+// (out= and in-place forms derived from a functional kernel), so that a key without a copy_ kernel
+// of its own runs that copy elsewhere (the plugin loader's note, Note [Plugins without a copy_
+// kernel] in stable_abi/src/plugin_loader.cc).
+bool DerivedThroughCopy(const OperatorEntry& entry, int key);
 // ComputePlan computes the plan of a call of `functional` from the first values of `args` (Note
 // [Call plans]): with its plan function, else from its Meta kernel's results, else a plan
 // without outputs.

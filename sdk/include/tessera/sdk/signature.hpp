@@ -151,7 +151,14 @@ class SchemaText {
   constexpr explicit SchemaText(std::string_view schema) : schema_(schema) {}
 
   constexpr size_t ArgumentCount() const { return Count(Arguments()); }
-  constexpr ArgKind ArgumentKind(size_t i) const { return KindOfType(TypeOf(Item(Arguments(), i))); }
+  constexpr ArgKind ArgumentKind(size_t i) const { return KindOfType(ArgumentType(i)); }
+  // ArgumentType: "Tensor(a!)", "int[2]?"; ArgumentName: "out".
+  constexpr std::string_view ArgumentType(size_t i) const { return TypeOf(Item(Arguments(), i)); }
+  constexpr std::string_view ArgumentName(size_t i) const {
+    std::string_view item = Item(Arguments(), i);
+    item = item.substr(0, item.find('='));
+    return item.substr(TypeOf(item).size() + (TypeOf(item).size() < item.size() ? 1 : 0));
+  }
   constexpr size_t ReturnCount() const { return Count(Returns()); }
 
  private:

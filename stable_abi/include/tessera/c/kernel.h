@@ -32,7 +32,9 @@ typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_s
  *   pointer to the value's C type, NULL for None
  *   each Tensor return -> tsr_tensor** out, where the kernel stores a new reference.
  * Other types (Tensor[], float[], ...) need a boxed kernel. The runtime prepares a libffi call
- * interface once, at registration. */
+ * interface once, at registration; it cannot see the function's real parameters. The C++ SDK's
+ * Library::impl_typed checks them against this mapping (tessera/sdk/typed_c.hpp);
+ * docs/plugin_guide.md ("Typed C kernels") has the table and an example. */
 typedef void (*tsr_typed_kernel_fn)(void);
 
 /* tsr_kernel_desc describes one kernel registration. Zero-initialize, set struct_size to

@@ -192,7 +192,8 @@ typedef struct tsr_plugin_desc {
   /* register_fn registers the plugin's device and kernels (required). state: desc->state. */
   tsr_error* (*register_fn)(void* state, const tsr_runtime_api* api);
   /* unload_fn (optional, NULL: none) runs when the plugin is unloaded, after every kernel and
-   * tensor of it is gone. */
+   * tensor of it is gone; only for a plugin that loaded (not when register_fn fails). The C++
+   * SDK sets it from Library::on_unload. */
   void (*unload_fn)(void* state);
   void* state;
 

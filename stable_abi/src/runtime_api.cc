@@ -112,6 +112,8 @@ tsr_runtime_api MakeApi() {
   api.op_argument = &tsr_op_argument;
   api.op_return = &tsr_op_return;
   api.plugin_kernels = &tsr_plugin_kernels;
+  api.stack_push_bool_list = &tsr_stack_push_bool_list;
+  api.stack_get_bool_list = &tsr_stack_get_bool_list;
   return api;
 }
 

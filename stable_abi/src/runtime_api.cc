@@ -114,6 +114,8 @@ tsr_runtime_api MakeApi() {
   api.plugin_kernels = &tsr_plugin_kernels;
   api.stack_get_tensor_views = &tsr_stack_get_tensor_views;
   api.stack_get_call_plan = &tsr_stack_get_call_plan;
+  api.stack_push_bool_list = &tsr_stack_push_bool_list;
+  api.stack_get_bool_list = &tsr_stack_get_bool_list;
   return api;
 }
 

@@ -163,6 +163,19 @@ int main(void) {
   FIELD(tsr_dlpack_options, reserved);
   FIELD(tsr_dlpack_options, flags);
   END(tsr_dlpack_options);
+  BEGIN(tsr_host_memory_desc);
+  FIELD(tsr_host_memory_desc, struct_size);
+  FIELD(tsr_host_memory_desc, data);
+  FIELD(tsr_host_memory_desc, nbytes);
+  FIELD(tsr_host_memory_desc, sizes);
+  FIELD(tsr_host_memory_desc, strides);
+  FIELD(tsr_host_memory_desc, ndim);
+  FIELD(tsr_host_memory_desc, dtype);
+  FIELD(tsr_host_memory_desc, reserved);
+  FIELD(tsr_host_memory_desc, storage_offset);
+  FIELD(tsr_host_memory_desc, deleter);
+  FIELD(tsr_host_memory_desc, deleter_context);
+  END(tsr_host_memory_desc);
 
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);
@@ -264,6 +277,8 @@ int main(void) {
   FIELD(tsr_runtime_api, plugin_kernels);
   FIELD(tsr_runtime_api, stack_get_tensor_views);
   FIELD(tsr_runtime_api, stack_get_call_plan);
+  FIELD(tsr_runtime_api, stack_push_bool_list);
+  FIELD(tsr_runtime_api, stack_get_bool_list);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);
@@ -279,10 +294,15 @@ int main(void) {
   ENUM(TSR_DEVICE_CPU); ENUM(TSR_DEVICE_CUDA); ENUM(TSR_DEVICE_HIP);
   ENUM(TSR_DEVICE_PRIVATEUSE1); ENUM(TSR_DEVICE_PRIVATEUSE2); ENUM(TSR_DEVICE_PRIVATEUSE3);
   ENUM(TSR_DEVICE_META); ENUM(TSR_DEVICE_TYPE_FORCE_INT32);
+  ENUM(TSR_LAYOUT_STRIDED); ENUM(TSR_LAYOUT_FORCE_INT32);
+  ENUM(TSR_MEMORY_FORMAT_CONTIGUOUS); ENUM(TSR_MEMORY_FORMAT_PRESERVE);
+  ENUM(TSR_MEMORY_FORMAT_CHANNELS_LAST); ENUM(TSR_MEMORY_FORMAT_CHANNELS_LAST_3D);
+  ENUM(TSR_MEMORY_FORMAT_FORCE_INT32);
   ENUM(TSR_VALUE_NONE); ENUM(TSR_VALUE_TENSOR); ENUM(TSR_VALUE_INT); ENUM(TSR_VALUE_DOUBLE);
   ENUM(TSR_VALUE_BOOL); ENUM(TSR_VALUE_STRING); ENUM(TSR_VALUE_INT_LIST);
   ENUM(TSR_VALUE_DOUBLE_LIST); ENUM(TSR_VALUE_BOOL_LIST); ENUM(TSR_VALUE_TENSOR_LIST);
   ENUM(TSR_VALUE_SCALAR); ENUM(TSR_VALUE_DTYPE); ENUM(TSR_VALUE_DEVICE);
+  ENUM(TSR_VALUE_DEFAULT); ENUM(TSR_VALUE_NAME);
   ENUM(TSR_VALUE_KIND_FORCE_INT32);
   ENUM(TSR_KERNEL_REGISTERED); ENUM(TSR_KERNEL_ADAPTED); ENUM(TSR_KERNEL_REFUSED);
   ENUM(TSR_KERNEL_STATUS_FORCE_INT32);

@@ -28,6 +28,7 @@ typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_s
  *   int, SymInt -> int64_t; float -> double; bool -> int32_t; ScalarType -> tsr_dtype;
  *   Scalar -> tsr_scalar; Device -> tsr_device; str -> tsr_string (all by value)
  *   int[] -> two parameters: const int64_t* values, size_t count
+ *   bool[] -> two parameters: const uint8_t* values (each 0 or 1), size_t count (since 1.1)
  *   an optional non-tensor type (int?, float?, Scalar?, ScalarType?, str?, ...) -> a const
  *   pointer to the value's C type, NULL for None
  *   each Tensor return -> tsr_tensor** out, where the kernel stores a new reference.

@@ -157,6 +157,11 @@ typedef struct tsr_runtime_api {
                                        tsr_tensor_view* views);
   tsr_error* (*stack_get_call_plan)(const tsr_stack* stack, tsr_call_plan* plan,
                                     tsr_tensor_view* outputs, size_t capacity);
+  /* since 1.1: bool[] values (op.h), for kernels that read a bool[] argument and plugins that
+   * call ops with one. The C++ SDK reads them as sdk::BoolSpan. */
+  tsr_error* (*stack_push_bool_list)(tsr_stack* stack, const uint8_t* values, size_t n);
+  tsr_error* (*stack_get_bool_list)(const tsr_stack* stack, size_t index, const uint8_t** values,
+                                    size_t* n);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an
@@ -175,8 +180,8 @@ TSR_API const tsr_runtime_api* tsr_runtime_api_get(void);
  * The runtime zero-fills the descriptor and, since 1.1, sets struct_size to the bytes it
  * provides (its own sizeof(tsr_plugin_desc)) before calling tsr_plugin_init. A 1.0 runtime
  * leaves it 0, which means TSR_PLUGIN_DESC_SIZE_1_0 bytes. The plugin writes only the fields
- * that end within that capacity (tsr_plugin_desc_capacity below, TSR_FIELD_FITS in common.h) and then
- * sets struct_size to the bytes it filled: the smaller of its own sizeof(tsr_plugin_desc) and
+ * that end within that capacity (tsr_plugin_desc_capacity below, TSR_FIELD_FITS in common.h) and
+ * then sets struct_size to the bytes it filled: the smaller of its own sizeof(tsr_plugin_desc) and
  * the capacity. A plugin built against a newer minor therefore loads into an older runtime
  * with its newer fields left out, and a runtime refuses (without being corrupted) a plugin
  * that claims more bytes than it was offered. The C++ SDK does all of this itself. */

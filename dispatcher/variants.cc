@@ -315,12 +315,14 @@ absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack, CallPl
 }  // namespace
 
 absl::Status ComputePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
-  plan->device = OutputDevice(args, NumInputs(functional));
+  // The device matters only to a plan with outputs: an op without either costs nothing here.
   if (const PlanFunction* f = functional.plan.load(std::memory_order_acquire)) {
+    plan->device = OutputDevice(args, NumInputs(functional));
     return f->fn(f->context, OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)),
                  args, plan);
   }
   if (const KernelFunction* meta = KernelAt(&functional, kMetaKey)) {
+    plan->device = OutputDevice(args, NumInputs(functional));
     return PlanFromMeta(functional, *meta, args, plan);
   }
   return absl::OkStatus();

@@ -79,6 +79,30 @@ static void keyword_call(void) {
   tsr_tensor_release(t);
 }
 
+/* The dtype list (dtypes.h) from C: in enum order, with the sizes the runtime has. */
+static void dtype_list(void) {
+  static const struct {
+    int value;
+    const char* name;
+    size_t size;
+    int category;
+  } dtypes[] = {
+#define DTYPE_ENTRY(NAME, Name, value, name, size, category) {value, name, size, category},
+      TSR_FOR_EACH_DTYPE(DTYPE_ENTRY)
+#undef DTYPE_ENTRY
+  };
+  size_t i;
+  CHECK(sizeof dtypes / sizeof dtypes[0] == 10);
+  for (i = 0; i < sizeof dtypes / sizeof dtypes[0]; ++i) {
+    CHECK(dtypes[i].value == (int)i);
+    CHECK(tsr_dtype_size((tsr_dtype)dtypes[i].value) == dtypes[i].size);
+  }
+  CHECK(strcmp(dtypes[TSR_DTYPE_BFLOAT16].name, "bfloat16") == 0);
+  CHECK(dtypes[TSR_DTYPE_BFLOAT16].category == TSR_DTYPE_CATEGORY_FLOATING);
+  CHECK(dtypes[TSR_DTYPE_UINT8].category == TSR_DTYPE_CATEGORY_INTEGRAL);
+  CHECK(dtypes[TSR_DTYPE_BOOL].category == TSR_DTYPE_CATEGORY_BOOL);
+}
+
 int main(void) {
   const int64_t sizes[2] = {2, 3};
   const tsr_device cpu = {TSR_DEVICE_CPU, 0};
@@ -128,6 +152,7 @@ int main(void) {
   tsr_tensor_release(NULL);
 
   keyword_call();
+  dtype_list();
 
   if (failures == 0) printf("c embedding: all checks passed\n");
   return failures == 0 ? 0 : 1;

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tessera/c/dtypes.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,20 +66,14 @@ typedef enum tsr_code {
   TSR_CODE_FORCE_INT32 = 0x7fffffff
 } tsr_code;
 
-/* Element types. */
+/* Element types: one enumerator TSR_DTYPE_<NAME> = value per entry of TSR_FOR_EACH_DTYPE
+ * (dtypes.h, which also gives each one's name, size and category), from TSR_DTYPE_BOOL = 0 to
+ * TSR_DTYPE_FLOAT64 = 9. */
+#define TSR_DTYPE_ENUMERATOR_(NAME, Name, value, name, size, category) TSR_DTYPE_##NAME = value,
 typedef enum tsr_dtype {
-  TSR_DTYPE_BOOL = 0,
-  TSR_DTYPE_UINT8 = 1,
-  TSR_DTYPE_INT8 = 2,
-  TSR_DTYPE_INT16 = 3,
-  TSR_DTYPE_INT32 = 4,
-  TSR_DTYPE_INT64 = 5,
-  TSR_DTYPE_FLOAT16 = 6,
-  TSR_DTYPE_BFLOAT16 = 7,
-  TSR_DTYPE_FLOAT32 = 8,
-  TSR_DTYPE_FLOAT64 = 9,
-  TSR_DTYPE_FORCE_INT32 = 0x7fffffff
+  TSR_FOR_EACH_DTYPE(TSR_DTYPE_ENUMERATOR_) TSR_DTYPE_FORCE_INT32 = 0x7fffffff
 } tsr_dtype;
+#undef TSR_DTYPE_ENUMERATOR_
 
 /* Device types. PrivateUse1..3 are reserved for out-of-tree backends and renameable. */
 typedef enum tsr_device_type {

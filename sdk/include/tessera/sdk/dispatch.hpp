@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/error.hpp"
 
 namespace tessera {
@@ -30,24 +31,10 @@ struct TypeTag {
   using type = T;
 };
 
-// Which dtypes a kernel accepts, as bits (1 << tsr_dtype).
-using DtypeSet = uint32_t;
-inline constexpr DtypeSet dtype_bit(tsr_dtype d) { return DtypeSet{1} << static_cast<int>(d); }
-inline constexpr DtypeSet kIntegralTypes = dtype_bit(TSR_DTYPE_UINT8) | dtype_bit(TSR_DTYPE_INT8) |
-                                           dtype_bit(TSR_DTYPE_INT16) | dtype_bit(TSR_DTYPE_INT32) |
-                                           dtype_bit(TSR_DTYPE_INT64);
-inline constexpr DtypeSet kFloatingTypes =
-    dtype_bit(TSR_DTYPE_FLOAT16) | dtype_bit(TSR_DTYPE_BFLOAT16) | dtype_bit(TSR_DTYPE_FLOAT32) |
-    dtype_bit(TSR_DTYPE_FLOAT64);
-inline constexpr DtypeSet kAllTypes = kIntegralTypes | kFloatingTypes | dtype_bit(TSR_DTYPE_BOOL);
+// A kernel's accepted dtypes are a DtypeSet (dtypes.hpp): kAllTypes, kIntegralTypes,
+// kFloatingTypes, or dtype_bit(...) of each.
 
-inline const char* dtype_name(tsr_dtype d) {
-  static const char* const kNames[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
-                                       "int64", "float16", "bfloat16", "float32", "float64"};
-  const int i = static_cast<int>(d);
-  return i >= 0 && i < 10 ? kNames[i] : "<invalid dtype>";
-}
-
+static_assert(kNumDtypes == 10, "sdk::dispatch needs a case for the new dtype");
 template <typename F>
 void dispatch(tsr_dtype dtype, const char* op, DtypeSet allowed, F&& f) {
   if ((allowed & dtype_bit(dtype)) == 0) {

@@ -1,6 +1,8 @@
-// ScalarType: the ten element types of Tessera (DESIGN.md, "Op set v1").
-//
-// The numeric values are part of the stable ABI (TSR_DTYPE_* will equal them): append only.
+// ScalarType: the ten element types of Tessera (DESIGN.md, "Op set v1"), generated with
+// everything else about them from the C ABI's one list, TSR_FOR_EACH_DTYPE
+// (tessera/c/dtypes.h): a ScalarType's value is its TSR_DTYPE_* value. Sizes, categories and
+// names come from the SDK's dependency-free tessera/sdk/dtypes.hpp, generated from the same list,
+// so that the runtime and plugins cannot disagree.
 #pragma once
 
 #include <cstddef>
@@ -9,64 +11,47 @@
 #include <string_view>
 
 #include "core/half.h"
+#include "tessera/c/dtypes.h"
+#include "tessera/sdk/dtypes.hpp"
 
 namespace tessera {
 
 enum class ScalarType : int8_t {
-  kBool = 0,
-  kUInt8 = 1,
-  kInt8 = 2,
-  kInt16 = 3,
-  kInt32 = 4,
-  kInt64 = 5,
-  kFloat16 = 6,
-  kBFloat16 = 7,
-  kFloat32 = 8,
-  kFloat64 = 9,
+#define TESSERA_SCALAR_TYPE_(NAME, Name, value, name, size, category) k##Name = value,
+  TSR_FOR_EACH_DTYPE(TESSERA_SCALAR_TYPE_)
+#undef TESSERA_SCALAR_TYPE_
 };
 
-inline constexpr int kNumScalarTypes = 10;
+// The C and C++ values are one list's, so equal; said here too, by the compiler.
+#define TESSERA_SCALAR_TYPE_IS_TSR_DTYPE_(NAME, Name, value, name, size, category) \
+  static_assert(static_cast<int>(ScalarType::k##Name) == TSR_DTYPE_##NAME,         \
+                "ScalarType::k" #Name " != TSR_DTYPE_" #NAME);
+TSR_FOR_EACH_DTYPE(TESSERA_SCALAR_TYPE_IS_TSR_DTYPE_)
+#undef TESSERA_SCALAR_TYPE_IS_TSR_DTYPE_
+
+inline constexpr int kNumScalarTypes = sdk::kNumDtypes;
 
 // Every dtype in enum order, for table-driven code and tests.
 inline constexpr ScalarType kAllScalarTypes[kNumScalarTypes] = {
-    ScalarType::kBool,    ScalarType::kUInt8,  ScalarType::kInt8,    ScalarType::kInt16,
-    ScalarType::kInt32,   ScalarType::kInt64,  ScalarType::kFloat16, ScalarType::kBFloat16,
-    ScalarType::kFloat32, ScalarType::kFloat64};
+#define TESSERA_SCALAR_TYPE_(NAME, Name, value, name, size, category) ScalarType::k##Name,
+    TSR_FOR_EACH_DTYPE(TESSERA_SCALAR_TYPE_)
+#undef TESSERA_SCALAR_TYPE_
+};
+
+// ToTsrDtype is the C ABI's tsr_dtype of a ScalarType (the same value).
+constexpr tsr_dtype ToTsrDtype(ScalarType t) { return static_cast<tsr_dtype>(t); }
 
 // ElementSize is the size in bytes of one element.
-constexpr size_t ElementSize(ScalarType t) {
-  switch (t) {
-    case ScalarType::kBool:
-    case ScalarType::kUInt8:
-    case ScalarType::kInt8:
-      return 1;
-    case ScalarType::kInt16:
-    case ScalarType::kFloat16:
-    case ScalarType::kBFloat16:
-      return 2;
-    case ScalarType::kInt32:
-    case ScalarType::kFloat32:
-      return 4;
-    case ScalarType::kInt64:
-    case ScalarType::kFloat64:
-      return 8;
-  }
-  return 0;
-}
+constexpr size_t ElementSize(ScalarType t) { return sdk::element_size(ToTsrDtype(t)); }
 
-constexpr bool IsFloatingType(ScalarType t) {
-  return t == ScalarType::kFloat16 || t == ScalarType::kBFloat16 || t == ScalarType::kFloat32 ||
-         t == ScalarType::kFloat64;
-}
+constexpr bool IsFloatingType(ScalarType t) { return sdk::is_floating(ToTsrDtype(t)); }
 
 // IsIntegralType: the integer types, with or without bool (PyTorch's isIntegralType).
 constexpr bool IsIntegralType(ScalarType t, bool include_bool) {
-  return (include_bool && t == ScalarType::kBool) || t == ScalarType::kUInt8 ||
-         t == ScalarType::kInt8 || t == ScalarType::kInt16 || t == ScalarType::kInt32 ||
-         t == ScalarType::kInt64;
+  return sdk::is_integral(ToTsrDtype(t), include_bool);
 }
 
-constexpr bool IsValidScalarType(int value) { return value >= 0 && value < kNumScalarTypes; }
+constexpr bool IsValidScalarType(int value) { return sdk::is_valid_dtype(value); }
 
 // ScalarTypeName is the PyTorch spelling without the "torch." prefix ("float32", "bool").
 std::string_view ScalarTypeName(ScalarType t);
@@ -118,5 +103,12 @@ template <>
 struct CppTypeFor<ScalarType::kFloat64> {
   using type = double;
 };
+
+// CppTypeFor has one specialization per dtype, each of the dtype's size.
+#define TESSERA_CPP_TYPE_HAS_SIZE_(NAME, Name, value, name, size, category) \
+  static_assert(sizeof(CppTypeFor<ScalarType::k##Name>::type) == (size),    \
+                "CppTypeFor<ScalarType::k" #Name "> is not " #size " bytes");
+TSR_FOR_EACH_DTYPE(TESSERA_CPP_TYPE_HAS_SIZE_)
+#undef TESSERA_CPP_TYPE_HAS_SIZE_
 
 }  // namespace tessera

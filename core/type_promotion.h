@@ -9,18 +9,21 @@
 
 #include "core/dtype.h"
 #include "core/scalar.h"
+#include "tessera/sdk/dtypes.hpp"
 
 namespace tessera {
 
 // PromoteTypes: the smallest type both a and b convert to without losing category or range
-// (PyTorch's promoteTypes): uint8 with int8 is int16, float16 with bfloat16 is float32.
+// (PyTorch's promoteTypes): uint8 with int8 is int16, float16 with bfloat16 is float32. The
+// table is the SDK's (tessera/sdk/dtypes.hpp), so the runtime and plugins promote alike.
 ScalarType PromoteTypes(ScalarType a, ScalarType b);
 
 // CanCast: whether an op computing in `from` may write into a `to` output (in-place and out=):
 // no floating to integral, no non-bool to bool.
 bool CanCast(ScalarType from, ScalarType to);
 
-// ResultTypeBuilder accumulates operands in any order and answers torch.result_type.
+// ResultTypeBuilder accumulates operands in any order and answers torch.result_type (the SDK's
+// sdk::ResultTypeState, which plugins use too).
 class ResultTypeBuilder {
  public:
   void AddTensor(ScalarType dtype, int64_t dim);
@@ -29,10 +32,7 @@ class ResultTypeBuilder {
   ScalarType Result() const;
 
  private:
-  static constexpr int kUndefined = -1;
-  int dim_result_ = kUndefined;
-  int zero_dim_result_ = kUndefined;
-  int wrapped_result_ = kUndefined;
+  sdk::ResultTypeState state_;
 };
 
 }  // namespace tessera

@@ -1,11 +1,12 @@
 #include "conformance/host_tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/half.hpp"
-#include "tessera/sdk/promotion.hpp"
 
 namespace tessera {
 namespace conformance {
@@ -25,6 +26,25 @@ double HostTensor::at(const std::vector<int64_t>& index) const {
 const char* DtypeName(tsr_dtype d) { return sdk::dtype_name(d); }
 bool IsFloating(tsr_dtype d) { return sdk::is_floating(d); }
 bool IsIntegral(tsr_dtype d, bool include_bool) { return sdk::is_integral(d, include_bool); }
+
+namespace {
+
+// RoundToFloat: v rounded to a binary floating format with `mantissa_bits` bits after the
+// point, normal exponents down to `min_exponent` (below it the spacing stays that of
+// 2^min_exponent: subnormals), and `max_finite` the largest finite value; ties to even, as an
+// IEEE conversion does. Written with the references' own double arithmetic, not with the
+// float16 conversions that the runtime and plugins share (tessera/sdk/float16.hpp), which
+// reference_test.cc checks against this.
+double RoundToFloat(double v, int mantissa_bits, int min_exponent, double max_finite) {
+  if (!std::isfinite(v) || v == 0) return v;
+  int exponent;
+  std::frexp(v, &exponent);  // |v| = m * 2^exponent, m in [0.5, 1)
+  const double spacing = std::ldexp(1.0, std::max(exponent - 1, min_exponent) - mantissa_bits);
+  const double r = std::nearbyint(v / spacing) * spacing;  // both exact: powers of two
+  return std::fabs(r) > max_finite ? std::copysign(HUGE_VAL, v) : r;
+}
+
+}  // namespace
 
 double RoundTo(tsr_dtype dtype, double v) {
   auto wrap = [&](int bits, bool is_signed) {
@@ -48,10 +68,12 @@ double RoundTo(tsr_dtype dtype, double v) {
       return wrap(32, true);
     case TSR_DTYPE_INT64:
       return wrap(64, true);
+    // Through float, as a kernel rounds its float result on store (straight from double, the
+    // last bit could differ: double rounding).
     case TSR_DTYPE_FLOAT16:
-      return sdk::to_float(sdk::to_half(static_cast<float>(v)));
+      return RoundToFloat(static_cast<float>(v), 10, -14, 65504.0);
     case TSR_DTYPE_BFLOAT16:
-      return sdk::to_float(sdk::to_bfloat16(static_cast<float>(v)));
+      return RoundToFloat(static_cast<float>(v), 7, -126, 0x1.fep127);
     case TSR_DTYPE_FLOAT32:
       return static_cast<float>(v);
     default:

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "tessera/sdk/promotion.hpp"
+#include "conformance/reference_promotion.h"
 
 namespace tessera {
 namespace conformance {
@@ -129,7 +129,7 @@ int Category(int d) {
 int Promote(int a, int b) {
   if (a < 0) return b;
   if (b < 0) return a;
-  return sdk::promote_types(static_cast<tsr_dtype>(a), static_cast<tsr_dtype>(b));
+  return PromoteTypes(static_cast<tsr_dtype>(a), static_cast<tsr_dtype>(b));
 }
 int Combine(int higher, int lower) {
   if (higher < 0) return lower;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "conformance/host_tensor.h"
+#include "tessera/sdk/dtypes.hpp"
 
 namespace tessera {
 namespace conformance {
@@ -68,19 +69,15 @@ struct ErrorInput {
   std::string what;
 };
 
-// DtypeMask: bit (1 << tsr_dtype) per dtype.
-using DtypeMask = uint32_t;
-constexpr DtypeMask Bit(tsr_dtype d) { return DtypeMask{1} << static_cast<int>(d); }
-constexpr DtypeMask kIntegralMask = Bit(TSR_DTYPE_UINT8) | Bit(TSR_DTYPE_INT8) |
-                                    Bit(TSR_DTYPE_INT16) | Bit(TSR_DTYPE_INT32) |
-                                    Bit(TSR_DTYPE_INT64);
-constexpr DtypeMask kFloatingMask = Bit(TSR_DTYPE_FLOAT16) | Bit(TSR_DTYPE_BFLOAT16) |
-                                    Bit(TSR_DTYPE_FLOAT32) | Bit(TSR_DTYPE_FLOAT64);
+// DtypeMask: bit (1 << tsr_dtype) per dtype; the sets and the list are the SDK's
+// (tessera/sdk/dtypes.hpp, from the C ABI's dtype list).
+using DtypeMask = sdk::DtypeSet;
+constexpr DtypeMask Bit(tsr_dtype d) { return sdk::dtype_bit(d); }
+constexpr DtypeMask kIntegralMask = sdk::kIntegralTypes;
+constexpr DtypeMask kFloatingMask = sdk::kFloatingTypes;
 constexpr DtypeMask kNumericMask = kIntegralMask | kFloatingMask;
-constexpr DtypeMask kAllMask = kNumericMask | Bit(TSR_DTYPE_BOOL);
-constexpr tsr_dtype kAllDtypes[] = {
-    TSR_DTYPE_BOOL,  TSR_DTYPE_UINT8,   TSR_DTYPE_INT8,     TSR_DTYPE_INT16,   TSR_DTYPE_INT32,
-    TSR_DTYPE_INT64, TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64};
+constexpr DtypeMask kAllMask = sdk::kAllTypes;
+using sdk::kAllDtypes;
 
 struct OpInfo {
   std::string name;      // the functional form: "add.Tensor"
@@ -118,7 +115,8 @@ void AddLinalgNNOps(std::vector<OpInfo>& db);
 void AddIndexFactoryOps(std::vector<OpInfo>& db);
 
 // Shared helpers for references.
-tsr_dtype ResultDtype(const std::vector<const Arg*>& operands);  // torch.result_type
+// ResultDtype: torch.result_type, on the references' own promotion (reference_promotion.h).
+tsr_dtype ResultDtype(const std::vector<const Arg*>& operands);
 std::vector<int64_t> BroadcastShape(const std::vector<std::vector<int64_t>>& shapes);
 // Elementwise: out[i] = f(operand values at i), operands broadcast (a Scalar arg is a
 // constant); the result rounded to `dtype`.

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "conformance/host_tensor.h"
+#include "conformance/op_db.h"
 
 namespace tessera {
 namespace conformance {
@@ -289,8 +293,6 @@ std::string MarkdownText(const std::string& s) {
 
 std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
                        const std::vector<CaseResult>& cases) {
-  static const char* const kDtypes[] = {"bool",  "uint8",   "int8",     "int16",   "int32",
-                                        "int64", "float16", "bfloat16", "float32", "float64"};
   std::map<std::pair<std::string, std::string>, std::vector<const CaseResult*>> cell;
   std::map<std::string, std::vector<const CaseResult*>> process;  // crash and timeout cases
   for (const CaseResult& c : cases) {
@@ -311,9 +313,9 @@ std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
          "running this dtype · T the op timed out while running this dtype · blank: not run "
          "(the op crashed or timed out first, or the dtype was not selected)\n\n";
   out << "| op | coverage |";
-  for (const char* d : kDtypes) out << " " << d << " |";
+  for (tsr_dtype d : kAllDtypes) out << " " << DtypeName(d) << " |";
   out << "\n|---|---|";
-  for (size_t i = 0; i < 10; ++i) out << "---|";
+  for (size_t i = 0; i < std::size(kAllDtypes); ++i) out << "---|";
   out << "\n";
   for (const OpSummary& s : ops) {
     std::string coverage = CoverageName(s.coverage);
@@ -325,8 +327,8 @@ std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
       if (what) coverage += std::string(", **") + what + "**: " + MarkdownText(c->message);
     }
     out << "| `" << s.op << "` | " << coverage << " |";
-    for (const char* d : kDtypes) {
-      auto it = cell.find({s.op, d});
+    for (tsr_dtype d : kAllDtypes) {
+      auto it = cell.find({s.op, DtypeName(d)});
       out << " " << (it == cell.end() ? " " : MarkdownCell(it->second)) << " |";
     }
     out << "\n";

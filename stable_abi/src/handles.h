@@ -35,23 +35,14 @@ namespace capi {
 
 static_assert(sizeof(Tensor) == sizeof(tsr_tensor*), "a Tensor is one pointer (lists are shared)");
 
-// The C enums are the core's values (one definition each in core/; the C headers restate them
-// because they may include nothing). Entry points cast between them without a table.
+// The C enums are the core's values, so entry points cast between them without a table.
+// tsr_dtype and ScalarType are both generated from the one dtype list, TSR_FOR_EACH_DTYPE
+// (core/dtype.h static_asserts each value); the device types are restated in the C header,
+// which may include nothing.
 template <typename C, typename Core>
 constexpr bool Same(C c, Core core) {
   return static_cast<int64_t>(c) == static_cast<int64_t>(core);
 }
-static_assert(Same(TSR_DTYPE_BOOL, ScalarType::kBool) &&
-                  Same(TSR_DTYPE_UINT8, ScalarType::kUInt8) &&
-                  Same(TSR_DTYPE_INT8, ScalarType::kInt8) &&
-                  Same(TSR_DTYPE_INT16, ScalarType::kInt16) &&
-                  Same(TSR_DTYPE_INT32, ScalarType::kInt32) &&
-                  Same(TSR_DTYPE_INT64, ScalarType::kInt64) &&
-                  Same(TSR_DTYPE_FLOAT16, ScalarType::kFloat16) &&
-                  Same(TSR_DTYPE_BFLOAT16, ScalarType::kBFloat16) &&
-                  Same(TSR_DTYPE_FLOAT32, ScalarType::kFloat32) &&
-                  Same(TSR_DTYPE_FLOAT64, ScalarType::kFloat64) && kNumScalarTypes == 10,
-              "tsr_dtype must equal ScalarType (core/dtype.h)");
 static_assert(Same(TSR_DEVICE_CPU, DeviceType::kCPU) && Same(TSR_DEVICE_CUDA, DeviceType::kCUDA) &&
                   Same(TSR_DEVICE_HIP, DeviceType::kHIP) &&
                   Same(TSR_DEVICE_PRIVATEUSE1, DeviceType::kPrivateUse1) &&

@@ -148,7 +148,7 @@ TEST(VendorMeta, AKernelResultThatDisagreesWithTheMetaFunctionIsAnError) {
   const Outcome o = ScaleBias(ToDevice(Host({3}, TSR_DTYPE_FLOAT32, {1, 2, 3}), vnd),
                               ToDevice(Host({2, 1}, TSR_DTYPE_FLOAT32, {1, 2}), vnd), 1);
   EXPECT_EQ(o.code, TSR_INTERNAL) << o.message;
-  EXPECT_THAT(o.message, HasSubstr("vnd::scale_bias_kernel"));
+  EXPECT_THAT(o.message, HasSubstr("kernel 'vendor_op_bad_shape::vnd::scale_bias'"));
   EXPECT_THAT(o.message, HasSubstr("[2, 3]"));  // the shape the Meta function computed
 }
 

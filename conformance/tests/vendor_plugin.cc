@@ -14,9 +14,8 @@
 //   4 meta_for_core_op  also registers a Meta function for `neg`, an op it did not define (the
 //                load is refused: PERMISSION_DENIED)
 //
-// Written with tsr_plugin_init by hand (the SDK's TESSERA_PLUGIN registers kernels for the
-// plugin's own device type only) and the SDK's kernel boxing (sdk::Boxed): the Meta function is
-// a kernel registered for TSR_DEVICE_META, which a plugin may do for the ops it defines.
+// Written with the SDK's TESSERA_PLUGIN: the kernel with lib.impl, the Meta function with
+// lib.meta (a kernel for TSR_DEVICE_META, which a plugin may register for the ops it defines).
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -86,11 +85,11 @@ std::vector<int64_t> ScaleBiasShape(const Tensor& self, const Tensor& bias, cons
 // real ones when the runtime checks a call before the kernel runs).
 Tensor ScaleBiasMeta(const Tensor& self, const Tensor& bias, double /*scale*/) {
   return Tensor::empty(ScaleBiasShape(self, bias, "vnd::scale_bias (meta)"), self.dtype(),
-                       tsr_device{TSR_DEVICE_META, 0});
+                       sdk::kMeta);
 }
 
 Tensor NegMeta(const Tensor& self) {
-  return Tensor::empty(self.sizes().vec(), self.dtype(), tsr_device{TSR_DEVICE_META, 0});
+  return Tensor::empty(self.sizes().vec(), self.dtype(), sdk::kMeta);
 }
 
 template <typename T>
@@ -119,73 +118,29 @@ Tensor ScaleBias(const Tensor& self, const Tensor& bias, double scale) {
   return out;
 }
 
-tsr_error* Register(const char* op, tsr_boxed_kernel_fn fn, int32_t device_type, const char* name,
-                    const char* schema) {
-  tsr_kernel_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.op_name = sdk::to_c(op);
-  desc.device_type = device_type;
-  desc.boxed = fn;
-  desc.kernel_name = sdk::to_c(name);
-  desc.schema = sdk::to_c(schema);
-  return sdk::api().kernel_register(&desc, nullptr);
+tsr_device_interface Device() {
+  tsr_device_interface d{};
+  d.device_count = &Count;
+  d.allocate = &Allocate;
+  d.free = &Free;
+  d.copy_host_to_device = &Copy;
+  d.copy_device_to_host = &Copy;
+  d.copy_device_to_device = &CopyDD;
+  d.synchronize = &Sync;
+  return d;  // struct_size and device_type: the SDK fills them from describe()
 }
 
-tsr_error* RegisterAll(void*, const tsr_runtime_api* api) {
-  sdk::api_slot() = api;
-  static tsr_device_interface device = [] {
-    tsr_device_interface d{};
-    d.struct_size = sizeof d;
-    d.device_type = kType;
-    d.device_count = &Count;
-    d.allocate = &Allocate;
-    d.free = &Free;
-    d.copy_host_to_device = &Copy;
-    d.copy_device_to_host = &Copy;
-    d.copy_device_to_device = &CopyDD;
-    d.synchronize = &Sync;
-    return d;
-  }();
-  if (tsr_error* e = api->device_register(&device, nullptr)) return e;
-  if (tsr_error* e = api->op_define(sdk::to_c(kSchema), nullptr)) return e;
-  if (tsr_error* e = Register("vnd::scale_bias", &sdk::Boxed<&ScaleBias>, kType,
-                              "vnd::scale_bias_kernel", kSchema)) {
-    return e;
-  }
-  if (kVariant != 3) {
-    // The Meta function: a kernel for the Meta device type, allowed for the plugin's own op.
-    if (tsr_error* e = Register("vnd::scale_bias", &sdk::Boxed<&ScaleBiasMeta>, TSR_DEVICE_META,
-                                "vnd::scale_bias_meta", kSchema)) {
-      return e;
-    }
-  }
-  if (kVariant == 4) {
-    return Register("neg", &sdk::Boxed<&NegMeta>, TSR_DEVICE_META, "vnd::neg_meta",
-                    "neg(Tensor self) -> Tensor");
-  }
-  return nullptr;
-}
+constexpr const char* kNames[] = {"vendor_op", "vendor_op_wrong", "vendor_op_bad_shape",
+                                  "vendor_op_no_meta", "vendor_op_meta_for_core_op"};
 
 }  // namespace
 
-extern "C" TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* api,
-                                                        tsr_plugin_desc* desc) {
-  sdk::api_slot() = api;
-  const size_t capacity = tsr_plugin_desc_capacity(desc);
-  desc->struct_size = capacity < sizeof *desc ? capacity : sizeof *desc;
-  desc->abi_major = TSR_ABI_VERSION_MAJOR;
-  desc->abi_minor = TSR_ABI_VERSION_MINOR;
-  desc->min_abi_minor = 1;  // the schema a kernel states (tsr_kernel_desc.schema) is 1.1
-  if (TSR_FIELD_FITS(tsr_plugin_desc, op_set_minor, capacity)) {
-    desc->op_set_major = TSR_OP_SET_VERSION_MAJOR;
-    desc->op_set_minor = TSR_OP_SET_VERSION_MINOR;
-  }
-  static const char* const kNames[] = {"vendor_op", "vendor_op_wrong", "vendor_op_bad_shape",
-                                       "vendor_op_no_meta", "vendor_op_meta_for_core_op"};
-  desc->name = sdk::to_c(kNames[kVariant]);
-  desc->version = sdk::to_c("1.0");
-  desc->device_type = kType;
-  desc->device_name = sdk::to_c("vnd");
-  desc->register_fn = &RegisterAll;
-  return nullptr;
+TESSERA_PLUGIN(lib) {
+  lib.describe(kNames[kVariant], "1.0", kType, "vnd");
+  lib.device(Device());
+  lib.define(kSchema);
+  lib.impl<&ScaleBias>("vnd::scale_bias");
+  // The Meta function, allowed for the plugin's own op.
+  if (kVariant != 3) lib.meta<&ScaleBiasMeta>("vnd::scale_bias");
+  if (kVariant == 4) lib.meta<&NegMeta>("neg");
 }

@@ -146,6 +146,21 @@ class Library {
     impl_boxed(std::string(op).c_str(), &Boxed<Kernel>, nullptr, std::string(op).c_str());
   }
 
+  // meta registers a typed C++ kernel as the Meta function of an op the plugin defines
+  // (define()): the shape function the runtime runs on meta tensors, and before every device
+  // call of the op to check its arguments and, afterwards, the kernel's results. It reads only
+  // its arguments' metadata (sizes, dtype; before a device call they are the real tensors, whose
+  // data it must not touch) and returns one meta tensor per return, of the result's shape and
+  // dtype: Tensor::empty(shape, dtype, kMeta). The runtime refuses a Meta function for an op the
+  // plugin did not define (PERMISSION_DENIED: op set v1's ops have the runtime's own).
+  template <auto Kernel>
+  void meta(const char* op) {
+    if (!registering_) return;
+    check_signature<Kernel>(op);
+    register_kernel(op, &Boxed<Kernel>, nullptr, nullptr, (std::string(op) + "(meta)").c_str(),
+                    TSR_DEVICE_META);
+  }
+
   // impl_typed registers a typed C kernel (tessera/c/kernel.h): a plain C function
   //   tsr_error* fn(void* context, <C parameters of the op's arguments>, tsr_tensor** out...)
   // that the runtime calls through libffi, with `context` as its first argument. Its parameter
@@ -256,14 +271,16 @@ class Library {
 
  private:
   // register_kernel registers `boxed` or `typed` (exactly one) for `op` on the device type.
+  // register_kernel registers for the plugin's device type, or for `device_type` when given
+  // (the Meta device type, meta()).
   void register_kernel(const char* op, tsr_boxed_kernel_fn boxed, tsr_typed_kernel_fn typed,
-                       void* context, const char* name) {
+                       void* context, const char* name, int32_t device_type = -1) {
     if (!registering_) return;
     require_described("impl");
     tsr_kernel_desc desc{};
     desc.struct_size = sizeof desc;
     desc.op_name = to_c(op);
-    desc.device_type = device_type_;
+    desc.device_type = device_type >= 0 ? device_type : device_type_;
     desc.boxed = boxed;
     desc.typed = typed;
     desc.context = context;

@@ -33,6 +33,8 @@ struct BoolSpan {
 };
 
 inline constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
+// kMeta: where Meta functions put their results (shape and dtype, no memory).
+inline constexpr tsr_device kMeta = {TSR_DEVICE_META, 0};
 
 class Tensor {
  public:

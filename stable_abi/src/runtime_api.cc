@@ -112,6 +112,7 @@ tsr_runtime_api MakeApi() {
   api.op_argument = &tsr_op_argument;
   api.op_return = &tsr_op_return;
   api.plugin_kernels = &tsr_plugin_kernels;
+  api.stream_current_native = &tsr_stream_current_native;
   return api;
 }
 

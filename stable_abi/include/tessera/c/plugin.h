@@ -151,6 +151,10 @@ typedef struct tsr_runtime_api {
   /* since 1.1: the kernel listing (kernel.h) */
   tsr_error* (*plugin_kernels)(tsr_string plugin_name, tsr_kernel_info* infos, size_t capacity,
                                size_t* count);
+
+  /* since 1.1: asynchronous devices (device.h, Note [Asynchronous devices]): the stream a
+   * kernel launches on. A 1.0 runtime has no slot: launch on the default stream (NULL). */
+  void* (*stream_current_native)(tsr_device device);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

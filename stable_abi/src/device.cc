@@ -368,10 +368,15 @@ absl::Status CheckArguments(const Stack& stack, std::string_view op, std::string
 // The dispatcher's composites move tensors between devices through core/host_copy.h; the
 // device interfaces live here, so this layer installs the copies when the runtime loads.
 namespace {
+
+absl::StatusOr<bool> CopyBetweenDevices(const Tensor& src, const Tensor& dst, bool non_blocking);
+
 const bool kDeviceCopiesInstalled = [] {
   SetDeviceHostCopies(&CopyToHost, &CopyFromHost);
+  SetDeviceToDeviceCopy(&CopyBetweenDevices);
   return true;
 }();
+
 }  // namespace
 
 namespace {
@@ -467,6 +472,68 @@ tsr_error* SynchronizeStream(PluginDevice* device, int32_t index, void* native) 
   const tsr_device_interface& f = device->iface();
   return f.stream_synchronize != nullptr ? f.stream_synchronize(f.context, index, native)
                                          : f.synchronize(f.context, index);
+}
+
+}  // namespace
+
+namespace {
+
+// Note [Copies between devices of one backend]
+// copy_ from cuda:0 to cuda:1 (same sizes and dtype, both dense) goes from device to device,
+// not through host memory. Blocking: the 1.0 copy_device_to_device, which the plugin orders
+// after both devices' current streams. Non-blocking, on a device with the slots for it: the
+// destination's current stream waits for the source's (an event), the copy is queued there
+// (copy_device_to_device_async), and the source's stream waits for the copy in turn, so that
+// neither tensor's memory is handed out again early in its allocator's stream order (what
+// PyTorch's copy_ between devices does). The events may be waited for by a stream of the other
+// device of the plugin (tsr_device_interface.stream_wait_event says so).
+absl::StatusOr<bool> CopyBetweenDevices(const Tensor& src, const Tensor& dst, bool non_blocking) {
+  const Device from = src.device(), to = dst.device();
+  if (from.type != to.type || from.type == DeviceType::kCPU || from.type == DeviceType::kMeta) {
+    return false;
+  }
+  if (src.numel() == 0) return true;
+  if (!src.is_contiguous() || !dst.is_contiguous()) return false;
+  TSR_ASSIGN_OR_RETURN(PluginDevice * device, DeviceFor(src, "copying from"));
+  TSR_ASSIGN_OR_RETURN(PluginDevice * target, DeviceFor(dst, "copying into"));
+  if (device != target) return false;
+  TSR_ASSIGN_OR_RETURN(const Span from_span, ViewSpan(src));
+  TSR_ASSIGN_OR_RETURN(const Span to_span, ViewSpan(dst));
+  const char* from_data =
+      static_cast<const char*>(src.impl()->storage()->data()) + from_span.offset_bytes;
+  char* to_data = static_cast<char*>(dst.impl()->storage()->data()) + to_span.offset_bytes;
+  const tsr_device_interface& f = device->iface();
+  const char* what = "copying between devices";
+  if (!non_blocking || f.copy_device_to_device_async == nullptr || f.event_create == nullptr ||
+      f.event_record == nullptr || f.stream_wait_event == nullptr) {
+    TSR_RETURN_IF_ERROR(CopyStatus(f.copy_device_to_device(f.context, to.index, to_data, from.index,
+                                                           from_data, to_span.nbytes),
+                                   what, dst));
+    return true;
+  }
+  void* from_stream =
+      tsr_stream_current_native(tsr_device{static_cast<int32_t>(from.type), from.index});
+  void* to_stream = tsr_stream_current_native(tsr_device{static_cast<int32_t>(to.type), to.index});
+  // order makes stream `waiter` (of device `waiter_index`) wait for the work queued so far on
+  // `stream` (of device `index`).
+  auto order = [&](int32_t index, void* stream, int32_t waiter_index,
+                   void* waiter) -> absl::Status {
+    void* event = nullptr;
+    TSR_RETURN_IF_ERROR(CopyStatus(f.event_create(f.context, index, &event), what, dst));
+    absl::Status s = CopyStatus(f.event_record(f.context, index, event, stream), what, dst);
+    if (s.ok()) {
+      s = CopyStatus(f.stream_wait_event(f.context, waiter_index, waiter, event), what, dst);
+    }
+    if (f.event_destroy != nullptr) f.event_destroy(f.context, index, event);
+    return s;
+  };
+  TSR_RETURN_IF_ERROR(order(from.index, from_stream, to.index, to_stream));
+  TSR_RETURN_IF_ERROR(
+      CopyStatus(f.copy_device_to_device_async(f.context, to.index, to_data, from.index, from_data,
+                                               to_span.nbytes, to_stream),
+                 what, dst));
+  TSR_RETURN_IF_ERROR(order(to.index, to_stream, from.index, from_stream));
+  return true;
 }
 
 }  // namespace

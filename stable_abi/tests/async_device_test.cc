@@ -313,6 +313,33 @@ TEST_P(AsyncDeviceTest, RecordStreamKeepsMemoryFromReuseUntilTheStreamPassesIt) 
                                " but the stream is of " + name(1)));
 }
 
+TEST_P(AsyncDeviceTest, CopiesBetweenItsDevicesGoDeviceToDeviceInStreamOrder) {
+  static const tsr_op* copy = tessera::find_op("copy_");
+  Stream side0 = Stream::create(device(0));
+  Stream side1 = Stream::create(device(1));
+  Tensor from = On({1, 2, 3}, 0);
+  Tensor to = On({0, 0, 0}, 1);
+  {
+    StreamGuard guard(side0);
+    Fill(from, 5);  // queued on adev:0's current stream
+  }
+  {
+    StreamGuard guard0(side0);
+    StreamGuard guard1(side1);
+    tessera::call(copy, to, from, true);  // non_blocking
+  }
+  if (full()) {
+    EXPECT_THAT(Peek(to), ElementsAre(0, 0, 0));  // queued on adev:1's current stream
+    EXPECT_THAT(Peek(from), ElementsAre(1, 2, 3));
+    side1.synchronize();  // waits for side0's fill first (an event), then copies
+  }  // else: no asynchronous slots: copy_device_to_device, after both current streams
+  EXPECT_THAT(Peek(to), ElementsAre(5, 5, 5));
+  // Blocking, from the default streams: done when copy_ returns.
+  Tensor back = On({0, 0, 0}, 0);
+  tessera::call(copy, back, to, false);
+  EXPECT_THAT(Peek(back), ElementsAre(5, 5, 5));
+}
+
 TEST_P(AsyncDeviceTest, PropertiesAndAllocatorStatistics) {
   tsr_device_properties props{};
   props.struct_size = sizeof props;

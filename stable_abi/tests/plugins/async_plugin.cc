@@ -66,10 +66,17 @@ struct Block {
   std::vector<std::pair<Stream*, uint64_t>> pending;  // once freed: wait for these
 };
 
-// One device's state. A recursive mutex: a task may run another stream's tasks (wait_event).
+// One mutex for both devices, recursive: a task may run another stream's tasks (wait_event),
+// also another device's (a copy between devices waits for the source device's stream).
+std::recursive_mutex& TheMutex() {
+  static std::recursive_mutex* mu = new std::recursive_mutex();
+  return *mu;
+}
+
+// One device's state.
 class Device {
  public:
-  std::recursive_mutex mu;
+  std::recursive_mutex& mu = TheMutex();
 
   Stream* Resolve(void* native) { return native ? static_cast<Stream*>(native) : &default_; }
   Stream* Current(int32_t index) { return Resolve(sdk::current_stream(tsr_device{kType, index})); }

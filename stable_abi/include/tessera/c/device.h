@@ -92,8 +92,9 @@ typedef struct tsr_device_interface {
    * zeros, no flags. */
   tsr_error* (*get_properties)(void* context, int32_t index, tsr_device_properties* out);
   /* stream_wait_event: work queued on `stream` after this call starts only after the work
-   * before `event`'s record has completed; returns without waiting. NULL: the runtime waits on
-   * the host (event_synchronize). */
+   * before `event`'s record has completed; returns without waiting. The event may be of another
+   * device of the plugin (the runtime orders copies between two devices so). NULL: the runtime
+   * waits on the host (event_synchronize). */
   tsr_error* (*stream_wait_event)(void* context, int32_t index, void* stream, void* event);
   /* Stream-ordered copies: queued on `stream` after the work already queued there; they may
    * return before the copy is done. The host buffer must stay valid (and, for the source,
@@ -160,6 +161,9 @@ TSR_API size_t tsr_device_format(tsr_device device, char* buf, size_t size);
  *   return at once (tsr_tensor_copy_*_async).
  * - Events order streams: tsr_event_record marks a point in a stream, tsr_stream_wait_event
  *   makes another stream wait for it, tsr_event_synchronize makes the host wait.
+ * - copy_ between two devices of one plugin (cuda:0 -> cuda:1) goes device to device: with
+ *   non_blocking=True, queued on the destination's current stream, ordered after the source's
+ *   (copy_device_to_device_async and events); else the synchronous copy_device_to_device.
  * - Memory freed while another stream may still use it: tsr_tensor_record_stream says so, and
  *   the memory is not handed out again before that stream has passed its work.
  * - Errors of work that ran asynchronously (an illegal address in a kernel) cannot be returned

@@ -15,11 +15,15 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
 # binutils: objcopy, which embeds each plugin's manifest (TESSERA_PLUGIN_MANIFEST); g++ pulls it
 # in today, named here because the build calls it itself.
+# hipcc, libamdhip64-dev: the HIP backend, libtessera_hip.so (ROCm 5.2, with its own clang 15;
+# docs/gpu_backends.md). CUDA is not a Debian package: the CUDA backend is built where
+# /usr/local/cuda (or nvcc in PATH) is.
 TESSERA_PACKAGES=(
   cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
+  hipcc libamdhip64-dev
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

@@ -30,7 +30,7 @@ struct PluginParam {
 
 // The plugins built with this test, or TESSERA_GPU_TEST_PLUGINS=name=path[,name=path] (what
 // scripts/gpu-check.sh passes: the plugin it built on the GPU machine).
-std::vector<PluginParam> Plugins() {
+std::vector<PluginParam> FindPlugins() {
   std::vector<PluginParam> out;
   if (const char* env = std::getenv("TESSERA_GPU_TEST_PLUGINS"); env != nullptr && *env) {
     static std::vector<std::string>* strings = new std::vector<std::string>();
@@ -58,6 +58,11 @@ std::vector<PluginParam> Plugins() {
   out.push_back({TESSERA_HIP_PLUGIN, "hip"});
 #endif
   return out;
+}
+// Plugins: FindPlugins once (GoogleTest may evaluate a suite's parameters more than once).
+const std::vector<PluginParam>& Plugins() {
+  static const std::vector<PluginParam>* plugins = new std::vector<PluginParam>(FindPlugins());
+  return *plugins;
 }
 
 tessera::Runtime& TheRuntime() {

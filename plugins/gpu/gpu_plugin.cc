@@ -272,7 +272,7 @@ Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking: always q
   if (self.numel() == 0) return self;
   const bool same_layout = src.device().type != TSR_DEVICE_CPU && self.dtype() == src.dtype() &&
                            self.is_contiguous() && src.is_contiguous() &&
-                           self.numel() == src.numel() && self.dim() == src.dim();
+                           self.sizes().vec() == src.sizes().vec();
   if (same_layout) {
     if (self.data_ptr() == src.data_ptr()) return self;
     const tsr_device d = self.device();

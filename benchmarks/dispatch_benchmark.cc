@@ -57,6 +57,20 @@ void BM_DispatchedAdd1Element(benchmark::State& state) {
 }
 BENCHMARK(BM_DispatchedAdd1Element);
 
+// The same call with alpha passed by name (ABI 1.1's tsr_stack_name_next): what binding costs
+// when it is used. The positional call above does not bind at all.
+void BM_DispatchedAdd1ElementNamedAlpha(benchmark::State& state) {
+  Fixture f;
+  OperatorHandle op = *f.registry.Find("bench::add.Tensor");
+  for (auto _ : state) {
+    Stack stack{f.a, f.b, Value(ArgumentName{"alpha"}), Value(Scalar(int64_t{1}))};
+    absl::Status s = f.registry.Call(op, &stack);
+    if (!s.ok()) state.SkipWithError(std::string(s.message()).c_str());
+    benchmark::DoNotOptimize(stack);
+  }
+}
+BENCHMARK(BM_DispatchedAdd1ElementNamedAlpha);
+
 void BM_DirectAdd1Element(benchmark::State& state) {
   Fixture f;
   for (auto _ : state) {

@@ -1,6 +1,7 @@
 # Installation (docs/cmake_package.md lists every installed path and what it is):
 #   bin/                      conformance, tessera-plugin-info
-#   include/tessera/          the C ABI headers, the C++ SDK, the op-set headers
+#   include/tessera/          the C ABI headers, the C++ SDK, the op-set headers, and the C
+#                             interface of conformance cases libraries (conformance/include/)
 #   lib/                      libtessera.so
 #   lib/tessera/plugins/      the default plugins (the CPU backend, the GPU backends where built):
 #                             default discovery loads these
@@ -27,7 +28,7 @@ set_target_properties(tessera_sdk PROPERTIES EXPORT_NAME sdk)
 install(TARGETS tessera tessera_stable_abi tessera_sdk EXPORT TesseraTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY stable_abi/include/tessera sdk/include/tessera
+install(DIRECTORY stable_abi/include/tessera sdk/include/tessera conformance/include/tessera
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The executables find libtessera.so beside them, in ../lib, wherever the prefix is.
 # tessera-plugin-info is exported as Tessera::plugin_info for the package's tessera_add_plugin().
@@ -50,6 +51,7 @@ install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_
 install(FILES sdk/plugin_exports.map DESTINATION ${TESSERA_INSTALL_DATA_DIR})
 install(FILES sdk/examples/npu/CMakeLists.txt sdk/examples/npu/npu_device.h
               sdk/examples/npu/npu_device.cc sdk/examples/npu/npu_plugin.cc
+              sdk/examples/npu/npu_c_kernels.h sdk/examples/npu/npu_c_kernels.c
   DESTINATION ${TESSERA_INSTALL_DATA_DIR}/examples/npu)
 install(FILES examples/c/CMakeLists.txt examples/c/c_plugin.c examples/c/c_embedding.c
   DESTINATION ${TESSERA_INSTALL_DATA_DIR}/examples/c)

@@ -2,12 +2,16 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 // TESSERA_SANITIZER_RUNTIME: built with a sanitizer whose runtime has death callbacks
 // (GCC defines __SANITIZE_*; clang answers __has_feature).
@@ -48,12 +52,25 @@ struct Message {
   }
 };
 
+// Lock-free atomics work across processes in shared memory, as RunningNotes needs.
+static_assert(std::atomic<size_t>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
+              "RunningNotes lives in memory shared between processes");
+
+}  // namespace
+
+struct RunningNotes {
+  Message op_message, case_message;  // outside any case (or loading) / the case running
+  std::atomic<bool> in_case{false};
+};
+
+namespace {
+
 struct State {
   std::atomic<bool> installed{false};
   std::atomic<int> mode{static_cast<int>(CrashReport::kTerminal)};
   std::atomic<int> fd{STDERR_FILENO};
-  std::atomic<bool> in_case{false};
-  Message op_message, case_message;
+  RunningNotes own;
+  std::atomic<RunningNotes*> notes{&own};
   struct sigaction previous[NSIG];
   RunInfo info;
 };
@@ -96,7 +113,8 @@ const char* SignalName(int sig) {
 void WriteReport(const char* what, const char* detail) {
   State& s = state();
   const int fd = s.fd.load();
-  const Message& m = s.in_case.load() ? s.case_message : s.op_message;
+  const RunningNotes& notes = *s.notes.load();
+  const Message& m = notes.in_case.load() ? notes.case_message : notes.op_message;
   const size_t n = m.length.load(std::memory_order_acquire);
   if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
     if (n > 0) WriteAll(fd, m.text, n);
@@ -134,14 +152,53 @@ std::string CaseText(const std::string& dtype, const std::string& layout, const 
   return dtype + " " + oracle + " [" + layout + "], sample " + sample;
 }
 
+// The hint every terminal message ends with.
+constexpr char kIsolateHint[] =
+    "  --isolate runs each op in a child process: a crash becomes a `crash` case of that op and "
+    "the run continues\n";
+constexpr char kIsolateLoadHint[] =
+    "  --isolate loads the plugins and cases libraries in a child process first: a crash there "
+    "ends the run with exit status 2 and a message naming what was loading\n";
+
+bool PipeMode() { return state().mode.load() == static_cast<int>(CrashReport::kPipe); }
+
+std::string PipeLine(Json what) {
+  Json line = Json::Object();
+  line.set(kCrashedInKey, std::move(what));
+  return line.Dump() + "\n";
+}
+
 }  // namespace
 
-void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info) {
+RunningNotes* CreateSharedNotes() {
+  void* p = mmap(nullptr, sizeof(RunningNotes), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED) {
+    std::perror("conformance: mmap (the notes of a child process)");
+    std::exit(2);
+  }
+  return new (p) RunningNotes;
+}
+
+void ReleaseSharedNotes(RunningNotes* notes) {
+  if (notes == nullptr) return;
+  notes->~RunningNotes();
+  munmap(notes, sizeof(RunningNotes));
+}
+
+std::string ReadNotes(const RunningNotes* notes) {
+  const Message& m = notes->in_case.load() ? notes->case_message : notes->op_message;
+  const size_t n = m.length.load(std::memory_order_acquire);
+  return std::string(m.text, n);
+}
+
+void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info, RunningNotes* notes) {
   State& s = state();
   s.mode = static_cast<int>(mode);
   s.fd = fd;
-  if (s.installed.exchange(true)) return;
   s.info = info;
+  s.notes = notes != nullptr ? notes : &s.own;
+  if (s.installed.exchange(true)) return;
   // An alternate stack, so that a stack overflow in a kernel is reported too.
   static char alternate[1 << 16];
   stack_t stack{};
@@ -154,8 +211,8 @@ void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info) {
   // callback: the symbol above resolves to the first runtime only.
   if (void* ubsan = dlopen("libubsan.so.1", RTLD_NOW | RTLD_NOLOAD)) {
     using SetDeathCallback = void (*)(void (*)(void));
-    if (auto set = reinterpret_cast<SetDeathCallback>(
-            dlsym(ubsan, "__sanitizer_set_death_callback"))) {
+    if (auto set =
+            reinterpret_cast<SetDeathCallback>(dlsym(ubsan, "__sanitizer_set_death_callback"))) {
       set(&OnSanitizerDeath);
     }
     dlclose(ubsan);  // NOLOAD only counted a reference; the runtime stays
@@ -168,65 +225,89 @@ void InstallCrashHandler(CrashReport mode, int fd, const RunInfo& info) {
     sigemptyset(&action.sa_mask);
     sigaction(sig, &action, &s.previous[sig]);
   }
-  NoteRunningOp("(none)", "*");
+  NoteIdle();
+}
+
+void NoteLoading(const std::string& what, const std::string& path) {
+  State& s = state();
+  if (!s.installed.load()) return;
+  RunningNotes& notes = *s.notes.load();
+  notes.in_case = false;
+  if (PipeMode()) {
+    Json loading = Json::Object();
+    loading.set("loading", what);
+    loading.set("path", path);
+    notes.op_message.Set(PipeLine(std::move(loading)));
+    return;
+  }
+  notes.op_message.Set(" while loading " + what + (path.empty() ? "" : " '" + path + "'") +
+                       (what == "cases library" ? " (in its tsr_conformance_cases)"
+                                                : " (in its tsr_plugin_init or register_fn)") +
+                       "\n" + kIsolateLoadHint);
+}
+
+void NoteIdle() {
+  State& s = state();
+  if (!s.installed.load()) return;
+  RunningNotes& notes = *s.notes.load();
+  notes.in_case = false;
+  notes.op_message.Set(PipeMode() ? std::string() : std::string(", outside any op\n"));
 }
 
 void NoteRunningOp(const std::string& op, const std::string& dtype) {
   State& s = state();
   if (!s.installed.load()) return;
-  s.in_case = false;
-  if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
+  RunningNotes& notes = *s.notes.load();
+  notes.in_case = false;
+  if (PipeMode()) {
     Json what = Json::Object();
     what.set("dtype", dtype);
     what.set("outside_cases", true);
-    Json line = Json::Object();
-    line.set(kCrashedInKey, what);
-    s.op_message.Set(line.Dump() + "\n");
+    notes.op_message.Set(PipeLine(std::move(what)));
     return;
   }
   CaseResult c;
   c.op = op;
   c.dtype = dtype;
-  s.op_message.Set(" while running op '" + op + "'" +
-                   (dtype == "*" ? std::string() : " (dtype " + dtype + ")") +
-                   ", outside any case (making samples or references, or running the CPU "
-                   "backend)\n  repro: " +
-                   ReproCommand(s.info, c) +
-                   "\n  --isolate runs each op in a child process: a crash becomes a `crash` "
-                   "case of that op and the run continues\n");
+  notes.op_message.Set(" while running op '" + op + "'" +
+                       (dtype == "*" ? std::string() : " (dtype " + dtype + ")") +
+                       ", outside any case (making samples or references, or running the CPU "
+                       "backend)\n  repro: " +
+                       ReproCommand(s.info, c) + "\n" + kIsolateHint);
 }
 
 void NoteRunningCase(const std::string& op, const std::string& dtype, const std::string& layout,
                      const std::string& oracle, const std::string& sample) {
   State& s = state();
   if (!s.installed.load()) return;
+  RunningNotes& notes = *s.notes.load();
   // Long sample descriptions are cut, so that the message fits its buffer (and one write).
   const std::string cut = sample.size() > 1024 ? sample.substr(0, 1024) + "..." : sample;
-  if (s.mode.load() == static_cast<int>(CrashReport::kPipe)) {
+  if (PipeMode()) {
     Json what = Json::Object();
     what.set("dtype", dtype);
     what.set("layout", layout);
     what.set("oracle", oracle);
     what.set("sample", cut);
-    Json line = Json::Object();
-    line.set(kCrashedInKey, what);
-    s.case_message.Set(line.Dump() + "\n");
+    notes.case_message.Set(PipeLine(std::move(what)));
   } else {
     CaseResult c;
     c.op = op;
     c.dtype = dtype;
-    s.case_message.Set(" while running op '" + op + "', case " +
-                       CaseText(dtype, layout, oracle, cut) +
-                       "\n  repro: " + ReproCommand(s.info, c) +
-                       "\n  --isolate runs each op in a child process: a crash becomes a `crash` "
-                       "case of that op and the run continues\n");
+    notes.case_message.Set(" while running op '" + op + "', case " +
+                           CaseText(dtype, layout, oracle, cut) +
+                           "\n  repro: " + ReproCommand(s.info, c) + "\n" + kIsolateHint);
   }
-  s.in_case = true;
+  notes.in_case = true;
 }
 
-void NoteCaseDone() { state().in_case = false; }
+void NoteCaseDone() { state().notes.load()->in_case = false; }
 
 std::string CrashedInText(const Json& crashed_in) {
+  if (const Json* loading = crashed_in.find("loading")) {
+    const std::string& path = crashed_in["path"].as_string();
+    return "loading " + loading->as_string() + (path.empty() ? "" : " '" + path + "'");
+  }
   if (crashed_in["outside_cases"].as_bool()) {
     const std::string& dtype = crashed_in["dtype"].as_string();
     return (dtype == "*" ? std::string() : dtype + ", ") +
@@ -234,6 +315,10 @@ std::string CrashedInText(const Json& crashed_in) {
   }
   return "case " + CaseText(crashed_in["dtype"].as_string(), crashed_in["layout"].as_string(),
                             crashed_in["oracle"].as_string(), crashed_in["sample"].as_string());
+}
+
+std::string CrashedInDtype(const Json& crashed_in) {
+  return crashed_in.find("loading") ? std::string() : crashed_in["dtype"].as_string();
 }
 
 }  // namespace conformance

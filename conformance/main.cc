@@ -16,8 +16,10 @@
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
 #include "conformance/oracles.h"
 #include "conformance/report.h"
@@ -34,6 +36,7 @@ constexpr int kExitNoDevice = 77;
 
 struct Options {
   std::vector<std::string> plugins;
+  std::vector<std::string> cases;  // --cases: cases libraries
   std::string device;
   std::string op_regex = ".*";
   std::vector<tsr_dtype> dtypes;
@@ -47,8 +50,9 @@ struct Options {
 };
 
 const char* kUsage =
-    "usage: conformance [--plugin PATH]... [--device NAME] [--op REGEX] [--dtype LIST]\n"
-    "                   [--seed N] [--jobs N] [--isolate] [--timeout S] [--expect FILE]\n"
+    "usage: conformance [--plugin PATH]... [--cases PATH]... [--device NAME] [--op REGEX]\n"
+    "                   [--dtype LIST] [--seed N] [--jobs N] [--isolate] [--timeout S]\n"
+    "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list]\n"
     "Runs Tessera's op database against one device and reports its coverage.\n"
@@ -89,6 +93,8 @@ Options Parse(int argc, char** argv) {
     };
     if (a == "--plugin") {
       o.plugins.push_back(value());
+    } else if (a == "--cases") {
+      o.cases.push_back(value());
     } else if (a == "--device") {
       o.device = value();
     } else if (a == "--op") {
@@ -198,26 +204,48 @@ void CheckRegex(const std::string& pattern) {
   }
 }
 
-// ProbePluginLoads loads the plugins under test in a child process first (--isolate), so that a
-// plugin that crashes or hangs while loading is reported, not fatal to the run: a load that the
-// runtime refuses is left to the real load, which prints its report.
-void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
+// ProbePluginLoads loads the plugins under test and the cases libraries in a child process
+// first (--isolate), so that one that crashes or hangs while loading is reported, not fatal to
+// the run: a load that is refused is left to the real load, which prints why. The child notes
+// what it is loading in memory shared with us, so that the message names it.
+void ProbePluginLoads(const std::vector<std::string>& plugins,
+                      const std::vector<std::string>& cases, double timeout, const RunInfo& info) {
   std::fflush(stdout);
   std::fflush(stderr);
+  RunningNotes* notes = CreateSharedNotes();
   const pid_t pid = fork();
   if (pid < 0) {
     std::perror("conformance: fork");
     std::exit(kExitUsage);
   }
   if (pid == 0) {
+    InstallCrashHandler(CrashReport::kPipe, -1, info, notes);
     sdk::api_slot() = tsr_runtime_api_get();
+    NoteLoading("the default plugins", "");
     if (tsr_plugin_load_default() != nullptr) _exit(0);
     for (const std::string& path : plugins) {
+      NoteLoading("plugin", path);
       const tsr_load_report* report = nullptr;
       if (tsr_plugin_load(sdk::to_c(path), &report) != nullptr) _exit(0);
     }
+    std::set<std::string> taken;
+    std::vector<OpInfo> vendor_ops;
+    for (const std::string& path : cases) {
+      NoteLoading("cases library", path);
+      std::string error;
+      if (!LoadCasesLibrary(path, taken, &vendor_ops, &error)) _exit(0);
+    }
+    NoteIdle();
     _exit(0);
   }
+  // What the child was loading, from the notes: ", while loading plugin 'x.so'".
+  auto loading = [&]() -> std::string {
+    Json line;
+    const std::string noted = ReadNotes(notes);
+    if (noted.empty() || !Json::Parse(noted, &line, nullptr) || !line.find(kCrashedInKey))
+      return "";
+    return ", while " + CrashedInText(line[kCrashedInKey]);
+  };
   const auto start = std::chrono::steady_clock::now();
   int status = 0;
   while (waitpid(pid, &status, WNOHANG) == 0) {
@@ -225,9 +253,10 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
       std::fprintf(stderr,
-                   "conformance: loading the plugins ran past --timeout %g s and was killed (a "
-                   "plugin hangs in tsr_plugin_init or register_fn)\n",
-                   timeout);
+                   "conformance: loading the plugins ran past --timeout %g s and was killed%s (a "
+                   "plugin hangs in tsr_plugin_init or register_fn, or a cases library in "
+                   "tsr_conformance_cases)\n",
+                   timeout, loading().c_str());
       std::exit(kExitUsage);
     }
     usleep(10000);
@@ -240,11 +269,12 @@ void ProbePluginLoads(const std::vector<std::string>& plugins, double timeout) {
                                                 : "the process exiting with status " +
                                                       std::to_string(WEXITSTATUS(status));
     std::fprintf(stderr,
-                 "conformance: loading the plugins crashed, with %s: a plugin crashes in "
-                 "tsr_plugin_init or register_fn\n",
-                 how.c_str());
+                 "conformance: loading the plugins crashed, with %s%s: a plugin crashes in "
+                 "tsr_plugin_init or register_fn, or a cases library in tsr_conformance_cases\n",
+                 how.c_str(), loading().c_str());
     std::exit(kExitUsage);
   }
+  ReleaseSharedNotes(notes);
 }
 
 void WriteFile(const std::string& path, const std::string& text) {
@@ -301,16 +331,33 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
     int fd;
     std::string buffer;
     std::chrono::steady_clock::time_point start;
-    std::string crashed_in;  // what the child was running when it died, if it said
+    std::string crashed_in;     // what the child was running when it died, if it said
+    std::string running_dtype;  // and its dtype
+    RunningNotes* notes;        // what it is running, in memory shared with it
   };
   std::map<pid_t, Child> children;
   size_t next = 0;
   std::fflush(stdout);
   std::fflush(stderr);
-  auto finish = [&](pid_t pid, Child& c, Status forced, const std::string& why) {
+  // finish reaps a child that closed its pipe (forced: kPass) or ran past --timeout (forced:
+  // kTimeout, already killed). A crash or timeout names the case the child was running: from
+  // the line its crash handler wrote, else from the notes it shares with us (a SIGKILL, or a
+  // death before the line got out).
+  auto finish = [&](pid_t pid, Child& c, Status forced) {
     close(c.fd);
     int status = 0;
     waitpid(pid, &status, 0);
+    if (c.crashed_in.empty()) {
+      Json line;
+      const std::string noted = ReadNotes(c.notes);
+      if (!noted.empty() && Json::Parse(noted, &line, nullptr)) {
+        if (const Json* crashed_in = line.find(kCrashedInKey)) {
+          c.crashed_in = CrashedInText(*crashed_in);
+          c.running_dtype = CrashedInDtype(*crashed_in);
+        }
+      }
+    }
+    ReleaseSharedNotes(c.notes);
     CaseResult r;
     r.op = c.op->name;
     r.dtype = "*";
@@ -318,6 +365,8 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
     r.oracle = "process";
     if (forced == Status::kTimeout) {
       r.status = Status::kTimeout;
+      char why[128];
+      std::snprintf(why, sizeof why, "the op ran past --timeout %g s and was killed", o.timeout);
       r.message = why;
     } else if (WIFSIGNALED(status)) {
       r.status = Status::kCrash;
@@ -327,8 +376,10 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
       r.status = Status::kCrash;
       r.message = "the op's process exited with status " + std::to_string(WEXITSTATUS(status));
     }
-    if (r.status == Status::kCrash && !c.crashed_in.empty())
+    if (r.status != Status::kPass && !c.crashed_in.empty()) {
       r.message += " while running " + c.crashed_in;
+      r.running_dtype = c.running_dtype;
+    }
     if (r.status != Status::kPass) cases->push_back(r);
     progress->Done(c.op->name, *cases);
   };
@@ -340,10 +391,15 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
         std::exit(kExitUsage);
       }
       const OpInfo* op = ops[next++];
+      RunningNotes* notes = CreateSharedNotes();
       const pid_t pid = fork();
+      if (pid < 0) {
+        std::perror("conformance: fork");
+        std::exit(kExitUsage);
+      }
       if (pid == 0) {
         close(fds[0]);
-        InstallCrashHandler(CrashReport::kPipe, fds[1], info);
+        InstallCrashHandler(CrashReport::kPipe, fds[1], info, notes);
         RunOp(*op, config, [&](const CaseResult& c) {
           Json j = Json::Object();
           j.set("op", c.op);
@@ -367,7 +423,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
         _exit(0);
       }
       close(fds[1]);
-      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now(), ""};
+      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now(), "", "", notes};
     }
     std::vector<pollfd> polls;
     std::vector<pid_t> pids;
@@ -393,6 +449,7 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
               // not a line of ours (cannot happen): ignored
             } else if (const Json* crashed_in = j.find(kCrashedInKey)) {
               c.crashed_in = CrashedInText(*crashed_in);
+              c.running_dtype = CrashedInDtype(*crashed_in);
             } else {
               CaseResult r;
               r.op = j["op"].as_string();
@@ -415,17 +472,29 @@ void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config,
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start).count();
       if (eof) {
-        finish(pids[i], c, Status::kPass, "");
+        finish(pids[i], c, Status::kPass);
         children.erase(pids[i]);
       } else if (elapsed > o.timeout) {
         kill(pids[i], SIGKILL);
-        char why[128];
-        std::snprintf(why, sizeof why, "the op ran past --timeout %g s and was killed", o.timeout);
-        finish(pids[i], c, Status::kTimeout, why);
+        finish(pids[i], c, Status::kTimeout);
         children.erase(pids[i]);
       }
     }
   }
+}
+
+// List prints the ops with their forms and declared dtypes (--list).
+int List(const std::vector<const OpInfo*>& ops) {
+  for (const OpInfo* op : ops) {
+    std::string dtypes;
+    for (tsr_dtype d : kAllDtypes) {
+      if (op->dtypes & Bit(d)) dtypes += std::string(dtypes.empty() ? "" : ",") + DtypeName(d);
+    }
+    std::printf("%-26s out=%-24s inplace=%-20s %s\n", op->name.c_str(),
+                op->out.empty() ? "-" : op->out.c_str(),
+                op->inplace.empty() ? "-" : op->inplace.c_str(), dtypes.c_str());
+  }
+  return kExitOk;
 }
 
 int Main(int argc, char** argv) {
@@ -441,18 +510,9 @@ int Main(int argc, char** argv) {
   for (const OpInfo& op : OpDatabase()) {
     if (std::regex_search(op.name, pattern)) ops.push_back(&op);
   }
-  if (o.list) {
-    for (const OpInfo* op : ops) {
-      std::string dtypes;
-      for (tsr_dtype d : kAllDtypes) {
-        if (op->dtypes & Bit(d)) dtypes += std::string(dtypes.empty() ? "" : ",") + DtypeName(d);
-      }
-      std::printf("%-26s out=%-24s inplace=%-20s %s\n", op->name.c_str(),
-                  op->out.empty() ? "-" : op->out.c_str(),
-                  op->inplace.empty() ? "-" : op->inplace.c_str(), dtypes.c_str());
-    }
-    return kExitOk;
-  }
+  // --list without cases libraries needs no plugin; with them it lists their ops too, after
+  // loading them below.
+  if (o.list && o.cases.empty()) return List(ops);
   std::vector<Expectation> expectations;
   if (!o.expect.empty()) {
     std::string error;
@@ -469,10 +529,18 @@ int Main(int argc, char** argv) {
             ": not a conformance report (expected a JSON object with a 'cases' array, "
             "as --json writes)");
   }
-  if (o.isolate && !o.plugins.empty()) ProbePluginLoads(o.plugins, o.timeout);
+  RunInfo info;
+  info.plugins = o.plugins;
+  info.seed = o.seed;
+  info.cases_libraries = o.cases;
+  if (o.isolate && (!o.plugins.empty() || !o.cases.empty()))
+    ProbePluginLoads(o.plugins, o.cases, o.timeout, info);
 
-  // The runtime, its default plugins (the CPU backend), then the plugins under test.
+  // The runtime, its default plugins (the CPU backend), then the plugins under test. A crash
+  // while loading names what was loading (under --isolate, ProbePluginLoads tried them first).
+  InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
   sdk::api_slot() = tsr_runtime_api_get();
+  NoteLoading("the default plugins", "");
   if (tsr_error* e = tsr_plugin_load_default()) {
     std::fprintf(stderr, "conformance: loading the default plugins failed: %s\n",
                  std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
@@ -481,6 +549,7 @@ int Main(int argc, char** argv) {
   }
   std::string device_name = o.device;
   for (const std::string& path : o.plugins) {
+    NoteLoading("plugin", path);
     const tsr_load_report* report = nullptr;
     tsr_error* e = tsr_plugin_load(sdk::to_c(path), &report);
     if (e != nullptr) {
@@ -492,6 +561,25 @@ int Main(int argc, char** argv) {
     }
     if (o.device.empty()) device_name = std::string(sdk::from_c(report->device_name));
   }
+  // The cases libraries' ops (vendor op database entries), once the plugins defining them are
+  // loaded. Kept for the process: their functions call into the libraries.
+  static std::vector<OpInfo>* vendor_ops = new std::vector<OpInfo>();
+  std::set<std::string> taken;
+  for (const OpInfo& op : OpDatabase()) taken.insert(op.name);
+  for (const std::string& path : o.cases) {
+    NoteLoading("cases library", path);
+    std::string error;
+    if (!LoadCasesLibrary(path, taken, vendor_ops, &error)) {
+      std::fprintf(stderr, "conformance: %s\n", error.c_str());
+      return kExitUsage;
+    }
+    for (const OpInfo& op : *vendor_ops) taken.insert(op.name);
+  }
+  NoteIdle();
+  for (const OpInfo& op : *vendor_ops) {
+    if (std::regex_search(op.name, pattern)) ops.push_back(&op);
+  }
+  if (o.list) return List(ops);
   if (device_name.empty()) device_name = "cpu";
   RunConfig config;
   try {
@@ -501,6 +589,7 @@ int Main(int argc, char** argv) {
   }
   config.seed = o.seed;
   config.dtypes = o.dtypes;
+  for (const OpInfo& op : *vendor_ops) config.vendor_ops.push_back(op.name);
   config.cpu_available = false;
   const tsr_load_report* const* reports = nullptr;
   size_t count = 0;
@@ -525,10 +614,7 @@ int Main(int argc, char** argv) {
     return kExitNoDevice;
   }
 
-  RunInfo info;
-  info.plugins = o.plugins;
   info.device = device_name;
-  info.seed = o.seed;
   info.abi_version =
       std::to_string(sdk::api().abi_major) + "." + std::to_string(sdk::api().abi_minor);
 
@@ -538,12 +624,14 @@ int Main(int argc, char** argv) {
   if (o.isolate) {
     RunIsolated(ops, config, o, info, &cases, &progress);
   } else {
-    // A crash ends the run: the handler says which op and case it was, and about --isolate.
+    // A crash ends the run: the handler says which op and case it was, and about --isolate
+    // (installed above; this gives it the device for its repro lines).
     InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
     for (const OpInfo* op : ops) {
       RunOp(*op, config, [&](const CaseResult& c) { cases.push_back(c); });
       progress.Done(op->name, cases);
     }
+    NoteIdle();
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 
+#include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
 #include "conformance/invoke.h"
 #include "tessera/sdk/promotion.hpp"
@@ -113,8 +114,9 @@ Comparison Compare(const HostTensor& actual, const HostTensor& expected, const T
   return c;
 }
 
-// Fallback calls, summed over every op the suite may reach (composites call native ops).
-int64_t FallbackTotal() {
+// Fallback calls, summed over every op the suite may reach (composites call native ops), and
+// the ops of cases libraries.
+int64_t FallbackTotal(const RunConfig& config) {
   static const std::vector<std::string>* names = [] {
     auto* v = new std::vector<std::string>{"_softmax",
                                            "_log_softmax",
@@ -154,6 +156,7 @@ int64_t FallbackTotal() {
   }();
   int64_t total = 0;
   for (const std::string& n : *names) total += tsr_fallback_count(sdk::to_c(n));
+  for (const std::string& n : config.vendor_ops) total += tsr_fallback_count(sdk::to_c(n));
   return total;
 }
 
@@ -228,7 +231,7 @@ class OpRunner {
   template <typename Body>
   void Case(const Where& w, const Body& body) {
     NoteRunningCase(op_.name, w.dtype, w.layout, w.oracle, w.sample);
-    const int64_t before = FallbackTotal();
+    const int64_t before = FallbackTotal(config_);
     Status status;
     std::string message;
     Comparison cmp;
@@ -243,7 +246,7 @@ class OpRunner {
       message = std::string("exception: ") + e.what();
     }
     NoteCaseDone();
-    if (status == Status::kPass && FallbackTotal() != before) status = Status::kFallback;
+    if (status == Status::kPass && FallbackTotal(config_) != before) status = Status::kFallback;
     Report(w, status, message, &cmp, &tol);
   }
 
@@ -271,10 +274,23 @@ class OpRunner {
     return Status::kPass;
   }
 
+  // Samples: the op's for `dtype`; a cases library's that fails to make them fails the dtype
+  // (the database's own never throw).
+  bool MakeSamples(tsr_dtype dtype, Rng& rng, std::vector<Sample>* samples) {
+    try {
+      *samples = op_.samples(dtype, rng);
+      return true;
+    } catch (const std::exception& e) {
+      Report({DtypeName(dtype), "contiguous", "samples", ""}, Status::kFail, e.what());
+      return false;
+    }
+  }
+
   void RunDtype(tsr_dtype dtype) {
     NoteRunningOp(op_.name, DtypeName(dtype));
     Rng rng(SeedFor(dtype));
-    const std::vector<Sample> samples = op_.samples(dtype, rng);
+    std::vector<Sample> samples;
+    if (!MakeSamples(dtype, rng, &samples)) return;
     const std::string dt = DtypeName(dtype);
     if ((op_.dtypes & Bit(dtype)) == 0) {
       // dtype claims, the other way: an undeclared dtype must be refused, not computed.
@@ -297,6 +313,10 @@ class OpRunner {
       std::vector<HostTensor> expected;
       try {
         expected = op_.reference(s);
+      } catch (const CasesLibraryError& e) {
+        // A cases library's reference that is malformed or fails: not a skip.
+        Report({dt, "contiguous", "reference", s.desc}, Status::kFail, e.what());
+        continue;
       } catch (const std::exception& e) {
         Report({dt, "contiguous", "reference", s.desc}, Status::kSkipped,
                std::string("no reference: ") + e.what());
@@ -525,7 +545,13 @@ class OpRunner {
       }
       return;
     }
-    for (const Sample& s : op_.samples(TSR_DTYPE_FLOAT32, rng)) {
+    std::vector<Sample> samples;
+    try {
+      samples = op_.samples(TSR_DTYPE_FLOAT32, rng);
+    } catch (const std::exception&) {
+      return;  // a cases library's failure, reported with the float32 cases
+    }
+    for (const Sample& s : samples) {
       int tensors = 0;
       for (const Arg& a : s.args) tensors += a.kind == Arg::Kind::kTensor && a.tensor.dim() > 0;
       if (tensors < 2) continue;
@@ -560,8 +586,16 @@ class OpRunner {
     RunMixedDevices();
     if (!op_.errors) return;
     Rng rng(SeedFor(TSR_DTYPE_FLOAT32) + kErrorInputsSeedOffset);
-    for (const ErrorInput& e : op_.errors(rng)) {
-      Case({"*", "contiguous", "error_inputs", e.sample.desc + " (" + e.what + ")"},
+    std::vector<ErrorInput> errors;
+    try {
+      errors = op_.errors(rng);
+    } catch (const std::exception& e) {
+      Report({"*", "contiguous", "error_inputs", ""}, Status::kFail, e.what());
+      return;
+    }
+    for (const ErrorInput& e : errors) {
+      Case({"*", "contiguous", "error_inputs",
+            e.what.empty() ? e.sample.desc : e.sample.desc + " (" + e.what + ")"},
            [&](std::string* msg, Comparison*, Tolerance*) {
              try {
                Invoke(op_.name, e.sample, config_.device, Layout::kContiguous);

@@ -38,6 +38,9 @@ struct CaseResult {
   Status status = Status::kPass;
   std::string message;  // why it failed (or what was unsupported)
   double max_abs = 0, max_rel = 0, atol = 0, rtol = 0;
+  // running_dtype: for a crash or timeout (--isolate), the dtype the op's process was running
+  // when it died or was killed: "*" in the op's whole-op cases (error inputs), "" unknown.
+  std::string running_dtype;
   std::string Key() const;  // op|dtype|oracle|layout|sample: identifies the case across runs
 };
 
@@ -46,6 +49,8 @@ struct RunConfig {
   bool cpu_available = true;  // the CPU backend is loaded: cross-backend cases run
   uint64_t seed = 0;
   std::vector<tsr_dtype> dtypes;  // which dtypes to run
+  // The ops of cases libraries (--cases): their calls through the CPU fallback count too.
+  std::vector<std::string> vendor_ops;
 };
 
 using CaseSink = std::function<void(const CaseResult&)>;

@@ -59,6 +59,7 @@ std::vector<OpSummary> Summarize(const std::vector<CaseResult>& cases) {
 std::string ReproCommand(const RunInfo& info, const CaseResult& c) {
   std::string cmd = "conformance";
   for (const std::string& p : info.plugins) cmd += " --plugin " + p;
+  for (const std::string& p : info.cases_libraries) cmd += " --cases " + p;
   std::string pattern;
   for (char ch : c.op) {
     if (ch == '.' || ch == '_') pattern += '\\';
@@ -112,6 +113,9 @@ Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
   Json plugins = Json::Array();
   for (const std::string& p : info.plugins) plugins.push(p);
   summary.set("plugin", plugins);
+  Json libraries = Json::Array();
+  for (const std::string& p : info.cases_libraries) libraries.push(p);
+  summary.set("cases_libraries", libraries);
   summary.set("abi_version", info.abi_version);
   summary.set("device", info.device);
   summary.set("seed", static_cast<int64_t>(info.seed));
@@ -147,6 +151,7 @@ Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
     tol.set("rtol", c.rtol);
     r.set("tolerance", tol);
     if (!c.message.empty()) r.set("message", c.message);
+    if (!c.running_dtype.empty()) r.set("running_dtype", c.running_dtype);
     r.set("repro", ReproCommand(info, c));
     records.push(r);
   }
@@ -168,6 +173,7 @@ CaseResult CaseFromJson(const Json& j) {
   c.max_rel = j["max_rel_error"].as_number();
   c.atol = j["tolerance"]["atol"].as_number();
   c.rtol = j["tolerance"]["rtol"].as_number();
+  c.running_dtype = j["running_dtype"].as_string();
   return c;
 }
 
@@ -236,9 +242,16 @@ namespace {
 // device refused it or the CPU backend did through the fallback. A declared dtype is judged by
 // its value cases (IsValueOracle) that were not skipped: every one passed natively (✓), or
 // through the fallback (F), or was unsupported (U); the other oracles' passes (meta runs on
-// the Meta device) say nothing of the device's own kernels.
+// the Meta device) say nothing of the device's own kernels. The dtype an op's process crashed
+// or timed out in (--isolate) is C or T, whatever its other cases did; x when expected.
 std::string MarkdownCell(const std::vector<const CaseResult*>& cases) {
   if (cases.empty()) return " ";
+  for (const CaseResult* c : cases) {
+    if (c->oracle != "process") continue;
+    if (c->status == Status::kCrash) return "C";
+    if (c->status == Status::kTimeout) return "T";
+    if (c->status == Status::kXfail) return "x";
+  }
   std::set<Status> value, claims, all;
   for (const CaseResult* c : cases) {
     all.insert(c->status);
@@ -281,7 +294,12 @@ std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
   std::map<std::pair<std::string, std::string>, std::vector<const CaseResult*>> cell;
   std::map<std::string, std::vector<const CaseResult*>> process;  // crash and timeout cases
   for (const CaseResult& c : cases) {
-    if (c.oracle == "process") process[c.op].push_back(&c);
+    if (c.oracle == "process") {
+      process[c.op].push_back(&c);
+      // A crash or timeout marks the dtype its process was running.
+      if (!c.running_dtype.empty() && c.running_dtype != "*")
+        cell[{c.op, c.running_dtype}].push_back(&c);
+    }
     if (c.dtype == "*") continue;
     cell[{c.op, c.dtype}].push_back(&c);
   }
@@ -289,8 +307,9 @@ std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
   out << "# Conformance of `" << info.device << "`\n\n";
   out << "Legend: ✓ every value case passed natively · F passed through the CPU fallback · ✗ a "
          "case failed · U unsupported (not implemented) · x expected failure · ~ mixed · – "
-         "dtype not supported by the op (refused, as it must be) · blank: not run (the op "
-         "crashed or timed out first, or the dtype was not selected)\n\n";
+         "dtype not supported by the op (refused, as it must be) · C the op crashed while "
+         "running this dtype · T the op timed out while running this dtype · blank: not run "
+         "(the op crashed or timed out first, or the dtype was not selected)\n\n";
   out << "| op | coverage |";
   for (const char* d : kDtypes) out << " " << d << " |";
   out << "\n|---|---|";

@@ -13,7 +13,8 @@ namespace tessera {
 namespace conformance {
 
 struct RunInfo {
-  std::vector<std::string> plugins;  // as given with --plugin
+  std::vector<std::string> plugins;          // as given with --plugin
+  std::vector<std::string> cases_libraries;  // as given with --cases
   std::string device;
   std::string abi_version;
   uint64_t seed = 0;

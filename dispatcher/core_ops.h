@@ -8,13 +8,14 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "core/layout.h"
 #include "dispatcher/op_registry.h"
 
 namespace tessera {
 
-// MemoryFormat values passed as ints on the stack (PyTorch's order).
-inline constexpr int64_t kMemoryFormatContiguous = 0;
-inline constexpr int64_t kMemoryFormatPreserve = 1;
+// MemoryFormat values as the stack carries them (ints; core/layout.h).
+inline constexpr int64_t kMemoryFormatContiguous = static_cast<int64_t>(MemoryFormat::kContiguous);
+inline constexpr int64_t kMemoryFormatPreserve = static_cast<int64_t>(MemoryFormat::kPreserve);
 
 // DefineCoreOps defines all of the above in `registry` (OpRegistry::Global does this).
 absl::Status DefineCoreOps(OpRegistry& registry);

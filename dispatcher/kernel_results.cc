@@ -114,7 +114,7 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
         Who(caller, entry, kernel), results.size(),
         &caller == &entry ? std::string("the schema") : entry.name, returns.size()));
   }
-  const bool has_meta = call.computed.size() == returns.size();
+  const bool has_meta = call.plan.outputs.size() == returns.size();
   for (size_t r = 0; r < returns.size(); ++r) {
     const Value& v = results[r];
     const SchemaType& type = returns[r].type;
@@ -141,12 +141,13 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
         if (index == returned) written = &tensor;
       }
       if (written == nullptr) continue;  // None for an optional written argument
-      if (ABSL_PREDICT_FALSE(has_meta && written->sizes() != call.computed[r].tensor().sizes())) {
+      if (ABSL_PREDICT_FALSE(has_meta &&
+                             written->sizes() != IntArrayRef(call.plan.outputs[r].sizes))) {
         return absl::InternalError(absl::StrFormat(
             "%s: %s resized argument '%s' to %s, expected %s (the shape the Meta function "
             "computed)",
             caller.name, Who(caller, entry, kernel), arg.name, ShapeToString(written->sizes()),
-            ShapeToString(call.computed[r].tensor().sizes())));
+            ShapeToString(call.plan.outputs[r].sizes)));
       }
       if (ABSL_PREDICT_FALSE(t.impl() != written->impl())) {
         return Mismatch(caller, entry, kernel, r, "another tensor (" + Describe(t) + ")",
@@ -170,12 +171,13 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
       }
     }
     if (!has_meta) continue;
-    const Tensor& computed = call.computed[r].tensor();
-    if (ABSL_PREDICT_FALSE(t.dtype() != computed.dtype() || t.sizes() != computed.sizes())) {
+    const TensorSpec& computed = call.plan.outputs[r];
+    if (ABSL_PREDICT_FALSE(t.dtype() != computed.dtype ||
+                           t.sizes() != IntArrayRef(computed.sizes))) {
       return Mismatch(
           caller, entry, kernel, r, Describe(t),
           absl::StrFormat("a %s tensor of shape %s (what the Meta function computed)",
-                          ScalarTypeName(computed.dtype()), ShapeToString(computed.sizes())));
+                          ScalarTypeName(computed.dtype), ShapeToString(computed.sizes)));
     }
   }
   return absl::OkStatus();

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
+#include "dispatcher/argument_binding.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/internal/call_epoch.h"
 #include "dispatcher/internal/operator_entry.h"
@@ -51,9 +52,9 @@ namespace tessera {
 //     sweep, and the release store of 0 on leaving orders its reads before the free.
 // Cost on the hot path: a thread-local load, a store and a compiler barrier per outermost call
 // (measured with benchmarks/dispatch_benchmark.cc and c_abi_benchmark.cc, docs/reliability.md);
-// a sweep costs a membarrier system call (about 1 us) and a walk over the threads. A call that never returns (a
-// hung kernel) keeps what was retired after it entered; so does a thread parked inside a
-// kernel, until it returns. Records are freed in registration's time, never by a caller.
+// a sweep costs a membarrier system call (about 1 us) and a walk over the threads. A call that
+// never returns (a hung kernel) keeps what was retired after it entered; so does a thread parked
+// inside a kernel, until it returns. Records are freed in registration's time, never by a caller.
 
 // Note [Op definitions are reference-counted]
 // Several owners may define the same op with the same schema: two plugins that both ship a
@@ -138,6 +139,13 @@ RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
     kernels_.erase(it);
     FreeRetired();
   });
+}
+
+absl::Status OpRegistry::SetPlanFunction(std::string_view op_name, const PlanFunction* plan) {
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(op_name));
+  absl::MutexLock lock(&mu_);
+  entry->plan.store(plan, std::memory_order_release);
+  return absl::OkStatus();
 }
 
 absl::Status OpRegistry::Deprecate(std::string_view op_name, OpDeprecation deprecation) {
@@ -293,7 +301,14 @@ absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
 absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry,
                                             Stack* stack) const {
   const std::vector<Argument>& args = entry.schema.arguments;
+  // Named and defaulted arguments are bound only on the error paths below, where a stack with
+  // markers always ends up (Note [Binding named and defaulted arguments]).
+  auto bind_and_retry = [&]() -> absl::Status {
+    TSR_RETURN_IF_ERROR(BindArguments(entry.schema, entry.name, stack));
+    return NormalizeArguments(entry, stack);
+  };
   if (stack->size() > args.size()) {
+    if (HasBindingMarkers(*stack)) return bind_and_retry();
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: expected at most %d arguments, got %d (schema: %s)", entry.name,
                         args.size(), stack->size(), entry.schema_text));
@@ -311,6 +326,7 @@ absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry
     }
     absl::Status ok = NormalizeArgumentValue(args[i], &(*stack)[i]);
     if (ABSL_PREDICT_FALSE(!ok.ok())) {
+      if (HasBindingMarkers(*stack)) return bind_and_retry();
       return absl::Status(ok.code(), absl::StrFormat("%s: argument '%s' (position %d): %s",
                                                      entry.name, args[i].name, i, ok.message()));
     }
@@ -427,14 +443,20 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   const bool backend = lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta;
   internal::KernelCall call;
   if (backend) {
-    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.computed));
+    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.plan));
     internal::RecordCall(*stack, &call);
   }
   if (!entry.written.empty() && key != DispatchKey::kMeta) {
     TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
   }
+  if (backend) {
+    {
+      PlanScope plan(stack, call.plan.has_outputs() ? &call.plan : nullptr);
+      TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
+    }
+    return internal::CheckKernelResults(entry, entry, *lookup.kernel, call, *stack);
+  }
   TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
-  if (backend) return internal::CheckKernelResults(entry, entry, *lookup.kernel, call, *stack);
   if (ABSL_PREDICT_FALSE(stack->size() != entry.schema.returns.size())) {
     return absl::InternalError(
         absl::StrFormat("%s: %s '%s' left %d values on the stack, but the schema returns %d",

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "dispatcher/call_plan.h"
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/kernel.h"
 #include "dispatcher/op_deprecation.h"
@@ -133,6 +134,10 @@ class OpRegistry {
   // SetOutputAliasing declares an op without variants (copy_) elementwise or not; ops default
   // to kDisjoint, DefineVariants sets all three forms.
   absl::Status SetOutputAliasing(std::string_view op, OutputAliasing aliasing);
+
+  // SetPlanFunction gives an op a plan function (Note [Call plans] in call_plan.h); `plan` must
+  // outlive the registry. Ops without one are planned from their Meta kernel.
+  absl::Status SetPlanFunction(std::string_view op_name, const PlanFunction* plan);
 
   // Deprecate marks an op deprecated (dispatcher/op_deprecation.h), replacing an earlier mark.
   absl::Status Deprecate(std::string_view op_name, OpDeprecation deprecation);

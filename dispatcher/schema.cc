@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/layout.h"
 
 namespace tessera {
 
@@ -162,9 +163,24 @@ absl::Status NormalizeElement(const SchemaType& type, Value* v) {
       if (v->is_tensor() && v->tensor().defined()) return absl::OkStatus();
       break;
     case BaseType::kInt:
-    case BaseType::kLayout:
-    case BaseType::kMemoryFormat:
       if (v->is_int()) return absl::OkStatus();
+      break;
+    case BaseType::kLayout:
+      if (v->is_int()) {
+        if (IsValidLayout(v->to_int())) return absl::OkStatus();
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "expected a Layout (0: strided, the only layout of Tessera's tensors), got %d",
+            v->to_int()));
+      }
+      break;
+    case BaseType::kMemoryFormat:
+      if (v->is_int()) {
+        if (IsValidMemoryFormat(v->to_int())) return absl::OkStatus();
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "expected a MemoryFormat in [0, %d) (0: contiguous_format, 1: preserve_format, 2: "
+            "channels_last, 3: channels_last_3d), got %d",
+            kNumMemoryFormats, v->to_int()));
+      }
       break;
     case BaseType::kFloat:
       if (v->is_double()) return absl::OkStatus();

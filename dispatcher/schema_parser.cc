@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/layout.h"
 #include "core/status_macros.h"
 #include "dispatcher/schema.h"
 
@@ -520,11 +521,15 @@ class Parser {
     if (base == BaseType::kScalarType) {
       if (std::optional<ScalarType> t = ParseScalarType(name)) return Value(*t);
     }
-    if (base == BaseType::kLayout && name == "strided") return Value(int64_t{0});
+    if (base == BaseType::kLayout) {
+      if (std::optional<Layout> layout = ParseLayout(name)) {
+        return Value(static_cast<int64_t>(*layout));
+      }
+    }
     if (base == BaseType::kMemoryFormat) {
-      if (name == "contiguous_format") return Value(int64_t{0});
-      if (name == "preserve_format") return Value(int64_t{1});
-      if (name == "channels_last") return Value(int64_t{2});
+      if (std::optional<MemoryFormat> format = ParseMemoryFormat(name)) {
+        return Value(static_cast<int64_t>(*format));
+      }
     }
     return absl::InvalidArgumentError("unknown default value");
   }

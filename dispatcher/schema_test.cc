@@ -7,6 +7,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_format.h"
+#include "core/layout.h"
 #include "dispatcher/op_registry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -415,6 +416,38 @@ TEST(NormalizeArgumentValue, ConvertsAndRejectsWithExpectedAndFound) {
   EXPECT_EQ(NormalizeArgumentValue(s.arguments[0], &wrong).message(), "expected float, got bool");
   Value bad_dtype(static_cast<ScalarType>(77));
   EXPECT_THAT(NormalizeArgumentValue(s.arguments[6], &bad_dtype).message(), HasSubstr("got 77"));
+}
+
+TEST(NormalizeArgumentValue, LayoutAndMemoryFormatAcceptOnlyTheirValues) {
+  FunctionSchema s = MustParse(
+      "f(Layout l, MemoryFormat? m, MemoryFormat c=channels_last_3d, Layout s=strided) -> ()");
+  EXPECT_EQ(*s.arguments[2].default_value,
+            Value(static_cast<int64_t>(MemoryFormat::kChannelsLast3d)));
+  EXPECT_EQ(*s.arguments[3].default_value, Value(static_cast<int64_t>(Layout::kStrided)));
+  for (int64_t v = 0; v < kNumMemoryFormats; ++v) {
+    Value m(v);
+    EXPECT_TRUE(NormalizeArgumentValue(s.arguments[1], &m).ok()) << v;
+    EXPECT_EQ(ParseMemoryFormat(MemoryFormatName(static_cast<MemoryFormat>(v))),
+              static_cast<MemoryFormat>(v));
+  }
+  Value none;
+  EXPECT_TRUE(NormalizeArgumentValue(s.arguments[1], &none).ok());
+  Value strided(int64_t{0});
+  EXPECT_TRUE(NormalizeArgumentValue(s.arguments[0], &strided).ok());
+  Value sparse(int64_t{1});
+  EXPECT_THAT(NormalizeArgumentValue(s.arguments[0], &sparse).message(),
+              HasSubstr("expected a Layout (0: strided, the only layout of Tessera's tensors), "
+                        "got 1"));
+  for (int64_t bad : {int64_t{-1}, int64_t{4}, int64_t{1} << 40}) {
+    Value m(bad);
+    EXPECT_THAT(NormalizeArgumentValue(s.arguments[1], &m).message(),
+                HasSubstr(absl::StrFormat("expected a MemoryFormat in [0, 4) (0: "
+                                          "contiguous_format, 1: preserve_format, 2: "
+                                          "channels_last, 3: channels_last_3d), got %d",
+                                          bad)));
+  }
+  EXPECT_FALSE(ParseSchema("f(MemoryFormat m=channels_first) -> ()").ok());
+  EXPECT_FALSE(ParseSchema("f(Layout l=sparse_coo) -> ()").ok());
 }
 
 }  // namespace

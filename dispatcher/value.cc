@@ -5,6 +5,9 @@
 
 namespace tessera {
 
+// Every kind but tensor lists, strings and long lists lives inside the Value (value.h).
+static_assert(sizeof(Value) <= 48, "a Value stays small: Stack keeps 8 of them inline");
+
 std::string_view ValueKindName(Value::Kind kind) {
   switch (kind) {
     case Value::Kind::kNone:
@@ -33,6 +36,10 @@ std::string_view ValueKindName(Value::Kind kind) {
       return "ScalarType";
     case Value::Kind::kDevice:
       return "Device";
+    case Value::Kind::kDefault:
+      return "default placeholder";
+    case Value::Kind::kName:
+      return "argument name";
   }
   return "<invalid value>";
 }
@@ -75,6 +82,10 @@ std::string Value::ToString() const {
       return std::string(ScalarTypeName(scalar_type()));
     case Kind::kDevice:
       return DeviceToString(device());
+    case Kind::kDefault:
+      return "<default>";
+    case Kind::kName:
+      return absl::StrCat("<name ", argument_name(), ">");
   }
   return "<invalid value>";
 }
@@ -115,6 +126,10 @@ bool operator==(const Value& a, const Value& b) {
       return a.scalar_type() == b.scalar_type();
     case Value::Kind::kDevice:
       return a.device() == b.device();
+    case Value::Kind::kDefault:
+      return true;
+    case Value::Kind::kName:
+      return a.argument_name() == b.argument_name();
   }
   return false;
 }

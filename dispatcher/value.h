@@ -3,7 +3,8 @@
 // A boxed call puts an op's arguments, in schema order, on a Stack; the kernel replaces them
 // with the op's returns. Stack keeps up to 8 values inline, and every value kind an op-set-v1
 // call passes (tensors, ints, doubles, Scalars, dtypes, devices, short int lists) is stored
-// without a heap allocation, so a boxed call allocates nothing for the arguments.
+// without a heap allocation (so are bool lists of up to 16), so a boxed call allocates nothing
+// for the arguments.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,19 @@
 namespace tessera {
 
 using IntList = absl::InlinedVector<int64_t, 4>;
+// A bool[] keeps one byte (0 or 1) per element, so that the C ABI can lend it out as an array.
+using BoolList = absl::InlinedVector<uint8_t, 16>;
+
+// The two markers a caller may put on a stack before an op call binds it (Note [Binding named
+// and defaulted arguments] in dispatcher/argument_binding.cc): "this argument's default" and
+// "the next value is the argument called `name`". A kernel never sees either.
+struct DefaultArgument {
+  friend bool operator==(DefaultArgument, DefaultArgument) { return true; }
+};
+struct ArgumentName {
+  std::string name;
+  friend bool operator==(const ArgumentName& a, const ArgumentName& b) { return a.name == b.name; }
+};
 
 class Value {
  public:
@@ -40,25 +54,30 @@ class Value {
     kScalar,
     kScalarType,
     kDevice,
+    kDefault,  // DefaultArgument
+    kName,     // ArgumentName
   };
 
-  Value() = default;                                           // None
-  Value(std::nullopt_t) {}                                     // NOLINT: implicit
-  Value(Tensor t) : v_(std::move(t)) {}                        // NOLINT: implicit
-  Value(int64_t i) : v_(i) {}                                  // NOLINT: implicit
-  Value(int i) : v_(static_cast<int64_t>(i)) {}                // NOLINT: implicit
-  Value(double d) : v_(d) {}                                   // NOLINT: implicit
-  Value(bool b) : v_(b) {}                                     // NOLINT: implicit
-  Value(std::string s) : v_(std::move(s)) {}                   // NOLINT: implicit
-  Value(const char* s) : v_(std::string(s)) {}                 // NOLINT: implicit
-  Value(IntList l) : v_(std::move(l)) {}                       // NOLINT: implicit
-  Value(std::initializer_list<int64_t> l) : v_(IntList(l)) {}  // NOLINT: implicit
-  Value(std::vector<double> l) : v_(std::move(l)) {}           // NOLINT: implicit
-  Value(std::vector<bool> l) : v_(std::move(l)) {}             // NOLINT: implicit
-  Value(std::vector<Tensor> l) : v_(std::move(l)) {}           // NOLINT: implicit
-  Value(Scalar s) : v_(s) {}                                   // NOLINT: implicit
-  Value(ScalarType t) : v_(t) {}                               // NOLINT: implicit
-  Value(Device d) : v_(d) {}                                   // NOLINT: implicit
+  Value() = default;                                                       // None
+  Value(std::nullopt_t) {}                                                 // NOLINT: implicit
+  Value(Tensor t) : v_(std::move(t)) {}                                    // NOLINT: implicit
+  Value(int64_t i) : v_(i) {}                                              // NOLINT: implicit
+  Value(int i) : v_(static_cast<int64_t>(i)) {}                            // NOLINT: implicit
+  Value(double d) : v_(d) {}                                               // NOLINT: implicit
+  Value(bool b) : v_(b) {}                                                 // NOLINT: implicit
+  Value(std::string s) : v_(std::move(s)) {}                               // NOLINT: implicit
+  Value(const char* s) : v_(std::string(s)) {}                             // NOLINT: implicit
+  Value(IntList l) : v_(std::move(l)) {}                                   // NOLINT: implicit
+  Value(std::initializer_list<int64_t> l) : v_(IntList(l)) {}              // NOLINT: implicit
+  Value(std::vector<double> l) : v_(std::move(l)) {}                       // NOLINT: implicit
+  Value(BoolList l) : v_(std::move(l)) {}                                  // NOLINT: implicit
+  Value(const std::vector<bool>& l) : v_(BoolList(l.begin(), l.end())) {}  // NOLINT: implicit
+  Value(std::vector<Tensor> l) : v_(std::move(l)) {}                       // NOLINT: implicit
+  Value(Scalar s) : v_(s) {}                                               // NOLINT: implicit
+  Value(ScalarType t) : v_(t) {}                                           // NOLINT: implicit
+  Value(Device d) : v_(d) {}                                               // NOLINT: implicit
+  Value(DefaultArgument d) : v_(d) {}                                      // NOLINT: implicit
+  Value(ArgumentName n) : v_(std::move(n)) {}                              // NOLINT: implicit
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_none() const { return kind() == Kind::kNone; }
@@ -72,6 +91,8 @@ class Value {
   bool is_scalar() const { return kind() == Kind::kScalar; }
   bool is_scalar_type() const { return kind() == Kind::kScalarType; }
   bool is_device() const { return kind() == Kind::kDevice; }
+  // A marker of an unbound stack (kDefault or kName).
+  bool is_binding_marker() const { return kind() >= Kind::kDefault; }
 
   // Accessors; calling one for another kind is a programming error (checked by std::get).
   const Tensor& tensor() const { return std::get<Tensor>(v_); }
@@ -82,11 +103,12 @@ class Value {
   const std::string& string() const { return std::get<std::string>(v_); }
   const IntList& int_list() const { return std::get<IntList>(v_); }
   const std::vector<double>& double_list() const { return std::get<std::vector<double>>(v_); }
-  const std::vector<bool>& bool_list() const { return std::get<std::vector<bool>>(v_); }
+  const BoolList& bool_list() const { return std::get<BoolList>(v_); }
   const std::vector<Tensor>& tensor_list() const { return std::get<std::vector<Tensor>>(v_); }
   const Scalar& scalar() const { return std::get<Scalar>(v_); }
   ScalarType scalar_type() const { return std::get<ScalarType>(v_); }
   Device device() const { return std::get<Device>(v_); }
+  const std::string& argument_name() const { return std::get<ArgumentName>(v_).name; }
 
   // Debug text: "Tensor(float32[2, 3] on cpu)", "3", "[1, 2]", "None".
   std::string ToString() const;
@@ -95,8 +117,8 @@ class Value {
 
  private:
   std::variant<std::monostate, Tensor, int64_t, double, bool, std::string, IntList,
-               std::vector<double>, std::vector<bool>, std::vector<Tensor>, Scalar, ScalarType,
-               Device>
+               std::vector<double>, BoolList, std::vector<Tensor>, Scalar, ScalarType, Device,
+               DefaultArgument, ArgumentName>
       v_;
 };
 
@@ -105,6 +127,36 @@ std::string_view ValueKindName(Value::Kind kind);
 // For test failure messages.
 inline std::ostream& operator<<(std::ostream& os, const Value& v) { return os << v.ToString(); }
 
-using Stack = absl::InlinedVector<Value, 8>;
+struct CallPlan;
+
+// Stack: the values of one boxed call. While a backend kernel runs, its stack also carries the
+// call plan that the dispatcher computed for the call (Note [Call plans] in
+// dispatcher/call_plan.h): the kernel reads the outputs' metadata and the compute dtype from it
+// instead of recomputing them. A copied or moved stack carries no plan: a plan belongs to the
+// one call it was computed for.
+class Stack : public absl::InlinedVector<Value, 8> {
+ public:
+  using Base = absl::InlinedVector<Value, 8>;
+  using Base::Base;
+  Stack() = default;
+  Stack(const Stack& o) : Base(o) {}
+  Stack(Stack&& o) noexcept : Base(std::move(o)) {}
+  Stack& operator=(const Stack& o) {
+    Base::operator=(o);
+    return *this;
+  }
+  Stack& operator=(Stack&& o) noexcept {
+    Base::operator=(std::move(o));
+    return *this;
+  }
+
+  // The plan of the call whose kernel is running on this stack; NULL outside one, and for
+  // calls without a plan (ops without a Meta function, composites, fallbacks).
+  const CallPlan* plan() const { return plan_; }
+
+ private:
+  friend class PlanScope;
+  const CallPlan* plan_ = nullptr;
+};
 
 }  // namespace tessera

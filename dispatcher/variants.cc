@@ -12,10 +12,10 @@ namespace tessera {
 // in-place (`add_.Tensor`). As in PyTorch's structured kernels, a backend implements one of
 // them (usually out=) and the dispatcher derives the others on that backend's key:
 //
-//   functional <- out=        run the functional's Meta kernel on the real arguments for the
-//                             outputs' shapes, strides and dtypes; allocate them on the
-//                             device; run the out= kernel into them
-//   out=       <- functional  run the Meta kernel; run the functional kernel; check and resize
+//   functional <- out=        compute the call's plan (Note [Call plans]) on the real
+//                             arguments for the outputs' shapes, strides and dtypes; allocate
+//                             them on the device; run the out= kernel into them
+//   out=       <- functional  compute the plan; run the functional kernel; check and resize
 //                             `out`; copy_ into it
 //   in-place   <- out=        check that the result fits self (same shape, castable dtype); run
 //                             the out= kernel with self as the output
@@ -28,9 +28,9 @@ namespace tessera {
 // exactly as the derivation does (PrepareOutputs), so out= kernels always receive outputs of
 // the computed shape, on their device, of an allowed dtype. Resizing follows PyTorch: an out=
 // tensor of another shape is resized (reallocated when its storage is too small); an in-place
-// op never resizes self. Whatever backend kernel runs, directly or under a derivation, its
-// results are then checked against the Meta kernel's (Note [Kernel results] in
-// kernel_results.cc).
+// op never resizes self. Whatever backend kernel runs, directly or under a derivation, it gets
+// the plan on its stack, and its results are then checked against the plan (Note [Kernel
+// results] in kernel_results.cc).
 
 namespace internal {
 namespace {
@@ -66,20 +66,34 @@ absl::Status CheckResults(const OperatorEntry& caller, const OperatorEntry& call
   return absl::OkStatus();
 }
 
-// RunMeta runs the functional form's Meta kernel on the first inputs of `args`, which may be
-// real tensors: meta functions read only shapes, dtypes and the other arguments.
-absl::StatusOr<Stack> RunMeta(const OperatorEntry& functional, const Stack& args) {
-  const KernelFunction* meta = KernelAt(&functional, kMetaKey);
-  if (meta == nullptr) {
-    return absl::InternalError(
-        absl::StrFormat("%s: the op has no Meta function to size its outputs", functional.name));
-  }
+// PlanFromMeta: the plan of a call of `functional` read off its Meta kernel's results, for ops
+// without a plan function. The arguments may be real tensors: meta functions read only shapes,
+// dtypes and the other arguments.
+absl::Status PlanFromMeta(const OperatorEntry& functional, const KernelFunction& meta,
+                          const Stack& args, CallPlan* plan) {
   Stack stack;
   for (size_t i = 0; i < NumInputs(functional); ++i) stack.push_back(args[i]);
   TSR_RETURN_IF_ERROR(
-      meta->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)), &stack));
-  TSR_RETURN_IF_ERROR(CheckResults(functional, functional, *meta, stack));
-  return stack;
+      meta.Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)), &stack));
+  TSR_RETURN_IF_ERROR(CheckResults(functional, functional, meta, stack));
+  plan->outputs.clear();
+  for (const Value& v : stack) {
+    const Tensor& t = v.tensor();
+    plan->outputs.push_back(TensorSpec{DimVector(t.sizes().begin(), t.sizes().end()),
+                                       DimVector(t.strides().begin(), t.strides().end()),
+                                       t.dtype()});
+  }
+  return absl::OkStatus();
+}
+
+// RequirePlan: the plan of a derivation, which cannot run without outputs to allocate or check.
+absl::Status RequirePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
+  TSR_RETURN_IF_ERROR(ComputePlan(functional, args, plan));
+  if (ABSL_PREDICT_FALSE(!plan->has_outputs())) {
+    return absl::InternalError(
+        absl::StrFormat("%s: the op has no Meta function to size its outputs", functional.name));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckDtype(const OperatorEntry& op, const Argument& arg, const Tensor& out,
@@ -98,7 +112,7 @@ absl::Status CheckDtype(const OperatorEntry& op, const Argument& arg, const Tens
 
 // CheckOutput checks one out= output against the computed one and resizes it if needed.
 absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out_value,
-                         const Tensor& computed, Device device) {
+                         const TensorSpec& computed, Device device) {
   const Argument& arg = op.schema.arguments[index];
   if (!out_value.is_tensor()) {
     return absl::InvalidArgumentError(
@@ -110,21 +124,28 @@ absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out
         absl::StrFormat("%s: expected argument '%s' on %s (the inputs' device), got a tensor on %s",
                         op.name, arg.name, DeviceToString(device), DeviceToString(out.device())));
   }
-  TSR_RETURN_IF_ERROR(CheckDtype(op, arg, out, computed.dtype()));
-  if (out.sizes() != computed.sizes()) {
-    TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name, computed.sizes()));
+  TSR_RETURN_IF_ERROR(CheckDtype(op, arg, out, computed.dtype));
+  if (out.sizes() != IntArrayRef(computed.sizes)) {
+    TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name, computed.sizes));
   }
   return absl::OkStatus();
 }
 
 // CheckInplace: an in-place result must have self's shape and a dtype castable to self's.
-absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const Tensor& computed) {
-  if (self.sizes() != computed.sizes()) {
+absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const TensorSpec& computed) {
+  if (self.sizes() != IntArrayRef(computed.sizes)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: output with shape %s doesn't match the broadcast shape %s", op.name,
-                        ShapeToString(self.sizes()), ShapeToString(computed.sizes())));
+                        ShapeToString(self.sizes()), ShapeToString(computed.sizes)));
   }
-  return CheckDtype(op, op.schema.arguments[0], self, computed.dtype());
+  return CheckDtype(op, op.schema.arguments[0], self, computed.dtype);
+}
+
+// CheckInplaceResult: the same check of a result a functional kernel computed.
+absl::Status CheckInplaceResult(const OperatorEntry& op, const Tensor& self, const Tensor& result) {
+  return CheckInplace(
+      op, self,
+      TensorSpec{DimVector(result.sizes().begin(), result.sizes().end()), {}, result.dtype()});
 }
 
 // The device of the op's outputs: that of its first tensor that is not a 0-dim CPU tensor, as
@@ -144,9 +165,9 @@ Device OutputDevice(const Stack& stack, size_t count = SIZE_MAX) {
   return device_arg.value_or(cpu);
 }
 
-// CallKernel runs `entry`'s kernel on `key` for a derivation of `caller` and checks its
-// results against `call` (Note [Kernel results]), so that the derivation may index them.
-// `call->computed` holds the Meta results the derivation computed, if any.
+// CallKernel runs `entry`'s kernel on `key` for a derivation of `caller`, with the plan in
+// `call->plan` on its stack when it has outputs, and checks its results against `call` (Note
+// [Kernel results]), so that the derivation may index them.
 absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry, int key,
                         KernelCall* call, Stack* stack) {
   const KernelFunction* kernel = KernelAt(&entry, key);
@@ -156,16 +177,12 @@ absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
   RecordCall(*stack, call);
-  TSR_RETURN_IF_ERROR(
-      kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack));
+  {
+    PlanScope plan(stack, call->plan.has_outputs() ? &call->plan : nullptr);
+    TSR_RETURN_IF_ERROR(
+        kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack));
+  }
   return CheckKernelResults(caller, entry, *kernel, *call, *stack);
-}
-
-// MetaIfAny: the functional form's Meta results, or nothing when it has no Meta function.
-absl::Status MetaIfAny(const OperatorEntry& functional, const Stack& args, Stack* computed) {
-  if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
-  TSR_ASSIGN_OR_RETURN(*computed, RunMeta(functional, args));
-  return absl::OkStatus();
 }
 
 absl::Status CopyInto(const OperatorEntry& entry, const Tensor& dst, const Tensor& src) {
@@ -177,15 +194,13 @@ absl::Status CopyInto(const OperatorEntry& entry, const Tensor& dst, const Tenso
 
 absl::Status FunctionalFromOut(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
-  TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(entry, *stack));
-  const Device device = OutputDevice(*stack);
-  for (const Value& v : computed) {
-    const Tensor& t = v.tensor();
-    TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(t.sizes(), t.strides(), t.dtype(), device));
+  KernelCall call;
+  TSR_RETURN_IF_ERROR(RequirePlan(entry, *stack, &call.plan));
+  const Device device = call.plan.device;
+  for (const TensorSpec& spec : call.plan.outputs) {
+    TSR_ASSIGN_OR_RETURN(Tensor out, EmptyStrided(spec.sizes, spec.strides, spec.dtype, device));
     stack->push_back(std::move(out));
   }
-  KernelCall call;
-  call.computed = std::move(computed);
   return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(device.type)), &call, stack);
 }
 
@@ -193,20 +208,22 @@ absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
   const OperatorEntry& functional = *entry.functional;
   const size_t inputs = NumInputs(functional);
-  const Device device = OutputDevice(*stack);
-  // The Meta function checks the arguments before the functional kernel sees them (without it,
+  // The plan checks the arguments before the functional kernel sees them (without it,
   // linear.out of a 0-dim input crashed the CPU plugin; found by fuzz/op_call_fuzzer.cc), and
   // sizes what it must return.
   KernelCall call;
-  TSR_RETURN_IF_ERROR(MetaIfAny(functional, *stack, &call.computed));
+  TSR_RETURN_IF_ERROR(ComputePlan(functional, *stack, &call.plan));
+  const Device device = call.plan.device;
   Stack result;
   for (size_t i = 0; i < inputs; ++i) result.push_back((*stack)[i]);
   TSR_RETURN_IF_ERROR(
       CallKernel(entry, functional, static_cast<int>(DispatchKeyFor(device.type)), &call, &result));
   Stack outs;
   for (size_t j = 0; j < result.size(); ++j) {
-    TSR_RETURN_IF_ERROR(
-        CheckOutput(entry, inputs + j, (*stack)[inputs + j], result[j].tensor(), device));
+    const Tensor& r = result[j].tensor();
+    TSR_RETURN_IF_ERROR(CheckOutput(
+        entry, inputs + j, (*stack)[inputs + j],
+        TensorSpec{DimVector(r.sizes().begin(), r.sizes().end()), {}, r.dtype()}, device));
     TSR_RETURN_IF_ERROR(CopyInto(entry, (*stack)[inputs + j].tensor(), result[j].tensor()));
     outs.push_back((*stack)[inputs + j]);
   }
@@ -217,11 +234,10 @@ absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
 absl::Status InplaceFromOut(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
   const Tensor self = (*stack)[0].tensor();
-  TSR_ASSIGN_OR_RETURN(Stack computed, RunMeta(*entry.functional, *stack));
-  TSR_RETURN_IF_ERROR(CheckInplace(entry, self, computed[0].tensor()));
-  stack->push_back(self);
   KernelCall call;
-  call.computed = std::move(computed);
+  TSR_RETURN_IF_ERROR(RequirePlan(*entry.functional, *stack, &call.plan));
+  TSR_RETURN_IF_ERROR(CheckInplace(entry, self, call.plan.outputs[0]));
+  stack->push_back(self);
   return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), &call,
                     stack);
 }
@@ -230,14 +246,14 @@ absl::Status InplaceFromFunctional(void*, const OperatorHandle& op, Stack* stack
   const OperatorEntry& entry = *op.entry();
   const Tensor self = (*stack)[0].tensor();
   KernelCall call;
-  TSR_RETURN_IF_ERROR(MetaIfAny(*entry.functional, *stack, &call.computed));
-  if (!call.computed.empty()) {
-    TSR_RETURN_IF_ERROR(CheckInplace(entry, self, call.computed[0].tensor()));
+  TSR_RETURN_IF_ERROR(ComputePlan(*entry.functional, *stack, &call.plan));
+  if (call.plan.has_outputs()) {
+    TSR_RETURN_IF_ERROR(CheckInplace(entry, self, call.plan.outputs[0]));
   }
   TSR_RETURN_IF_ERROR(CallKernel(entry, *entry.functional,
                                  static_cast<int>(DispatchKeyFor(self.device().type)), &call,
                                  stack));
-  TSR_RETURN_IF_ERROR(CheckInplace(entry, self, (*stack)[0].tensor()));
+  TSR_RETURN_IF_ERROR(CheckInplaceResult(entry, self, (*stack)[0].tensor()));
   TSR_RETURN_IF_ERROR(CopyInto(entry, self, (*stack)[0].tensor()));
   stack->clear();
   stack->push_back(self);
@@ -276,34 +292,53 @@ const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key) {
   return nullptr;
 }
 
+bool DerivedThroughCopy(const OperatorEntry& entry, int key) {
+  if (KernelAt(&entry, key) != nullptr) return false;  // the form's own kernel runs
+  const KernelFunction* derived = DerivedKernel(entry, key);
+  return derived != nullptr &&
+         (derived->fn == &OutFromFunctional || derived->fn == &InplaceFromFunctional);
+}
+
 namespace {
 
-absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack, Stack* computed) {
+absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack, CallPlan* plan) {
   const OperatorEntry& functional = *out_entry.functional;
-  if (KernelAt(&functional, kMetaKey) == nullptr) return absl::OkStatus();
-  TSR_ASSIGN_OR_RETURN(*computed, RunMeta(functional, *stack));
+  TSR_RETURN_IF_ERROR(ComputePlan(functional, *stack, plan));
   const size_t inputs = NumInputs(functional);
-  const Device device = OutputDevice(*stack, inputs);
-  for (size_t j = 0; j < computed->size(); ++j) {
+  for (size_t j = 0; j < plan->outputs.size(); ++j) {
     TSR_RETURN_IF_ERROR(
-        CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], (*computed)[j].tensor(), device));
+        CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], plan->outputs[j], plan->device));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, Stack* computed) {
+absl::Status ComputePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
+  // The device matters only to a plan with outputs: an op without either costs nothing here.
+  if (const PlanFunction* f = functional.plan.load(std::memory_order_acquire)) {
+    plan->device = OutputDevice(args, NumInputs(functional));
+    return f->fn(f->context, OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)),
+                 args, plan);
+  }
+  if (const KernelFunction* meta = KernelAt(&functional, kMetaKey)) {
+    plan->device = OutputDevice(args, NumInputs(functional));
+    return PlanFromMeta(functional, *meta, args, plan);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, CallPlan* plan) {
   switch (entry.variant) {
     case VariantKind::kOut:
-      return PrepareOutputs(entry, stack, computed);
+      return PrepareOutputs(entry, stack, plan);
     case VariantKind::kInplace: {
-      TSR_ASSIGN_OR_RETURN(*computed, RunMeta(*entry.functional, *stack));
-      return CheckInplace(entry, (*stack)[0].tensor(), (*computed)[0].tensor());
+      TSR_RETURN_IF_ERROR(RequirePlan(*entry.functional, *stack, plan));
+      return CheckInplace(entry, (*stack)[0].tensor(), plan->outputs[0]);
     }
     case VariantKind::kFunctional:
     case VariantKind::kNone:
-      return MetaIfAny(entry, *stack, computed);
+      return ComputePlan(entry, *stack, plan);
   }
   return absl::OkStatus();
 }

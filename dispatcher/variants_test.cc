@@ -1,6 +1,7 @@
 // The functional, out= and in-place forms derive from one another (Note [Variants]).
 #include "core/status_macros.h"
 #include "dispatcher/core_ops.h"
+#include "dispatcher/internal/operator_entry.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -166,6 +167,22 @@ TEST_F(VariantsTest, OutAndInplaceDeriveFromFunctional) {
   Tensor self = Floats({3}, {1, 2, 3});
   ASSERT_TRUE(Call("mul_.Tensor", {self, Floats({3}, {3, 3, 3})}).ok());
   EXPECT_THAT(Values(self), ElementsAre(3, 6, 9));
+}
+
+// Only the forms derived from a functional kernel copy their result with copy_ (what the plugin
+// loader's note on devices without a copy_ kernel lists).
+TEST_F(VariantsTest, OnlyFormsDerivedFromAFunctionalKernelCopyThroughCopy) {
+  auto through_copy = [&](std::string_view name) {
+    return internal::DerivedThroughCopy(*registry_.Find(name)->entry(),
+                                        static_cast<int>(DispatchKey::kCPU));
+  };
+  EXPECT_TRUE(through_copy("mul.out"));      // from mul.Tensor
+  EXPECT_TRUE(through_copy("mul_.Tensor"));  // from mul.Tensor
+  EXPECT_FALSE(through_copy("mul.Tensor"));  // its own kernel
+  EXPECT_FALSE(through_copy("add.Tensor"));  // from add.out: no copy
+  EXPECT_FALSE(through_copy("add_.Tensor"));
+  EXPECT_FALSE(through_copy("add.out"));  // its own kernel
+  EXPECT_FALSE(through_copy("sub.out"));  // nothing to derive from
 }
 
 TEST_F(VariantsTest, NoKernelForAnyFormIsNotImplemented) {

@@ -95,6 +95,9 @@ bool Any(const std::vector<Status>& v, Status s) {
   return false;
 }
 
+// The marks of one op's row of the Markdown grid, by dtype, and its coverage column (below).
+std::map<std::string, std::string> GridRow(const std::string& markdown, const std::string& op);
+
 std::string CoverageOf(const CliRun& r, const std::string& op) {
   for (const Json& o : r.json["ops"].items()) {
     if (o["op"].as_string() == op) return o["coverage"].as_string();
@@ -152,22 +155,65 @@ TEST(PlantedBugs, ClaimingAnUnsupportedDtypeFailsTheDtypeClaims) {
   EXPECT_TRUE(All(Statuses(r, "silu", "float32", "reference"), Status::kPass));
 }
 
+// std::string PluginPath(bug): the planted plugin's file.
+std::string PluginPath(const std::string& bug) {
+  return std::string(PLANTED_DIR) + "/libtsr_planted_" + bug + ".so";
+}
+
+// A timeout names the case the op's process was running when it was killed, as a crash does,
+// and marks its dtype in the Markdown grid.
 TEST(PlantedBugs, ASlowOpTimesOutUnderIsolate) {
+  const std::string markdown = TempPath("timeout_grid.md");
   const CliRun r = Conformance(
-      Plugin("slow") + " --op '^(relu|neg)$' --dtype float32 --isolate --jobs 2 --timeout 2");
+      Plugin("slow") +
+      " --op '^(relu|neg)$' --dtype float32 --isolate --jobs 2 --timeout 2 --markdown " + markdown);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(All(Statuses(r, "relu", "*", "process"), Status::kTimeout)) << r.output;
   EXPECT_EQ(CoverageOf(r, "neg"), "full");
+  bool found = false;
+  for (const CaseResult& c : r.cases) {
+    if (c.op != "relu" || c.oracle != "process") continue;
+    found = true;
+    EXPECT_THAT(c.message, HasSubstr("the op ran past --timeout 2 s and was killed while running "
+                                     "case float32 reference [contiguous], sample "))
+        << c.message;
+    EXPECT_EQ(c.running_dtype, "float32");
+  }
+  EXPECT_TRUE(found) << r.output;
+  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "relu");
+  EXPECT_EQ(row.at("float32"), "T") << Slurp(markdown);
+  EXPECT_THAT(row.at("coverage"), HasSubstr("**timed out**"));
+  EXPECT_THAT(row.at("coverage"), HasSubstr("float32 reference [contiguous], sample "));
+  std::remove(markdown.c_str());
 }
 
 TEST(PlantedBugs, APluginThatCrashesOrHangsWhileLoadingIsAUsageErrorUnderIsolate) {
   const CliRun crash = Conformance(Plugin("crashes_loading") + " --op '^neg$' --isolate");
   EXPECT_EQ(crash.exit_code, 2) << crash.output;
-  // A signal, or under a sanitizer the exit status of its report.
+  // A signal, or under a sanitizer the exit status of its report; and which plugin it was.
   EXPECT_THAT(crash.output, HasSubstr("loading the plugins crashed, with "));
+  EXPECT_THAT(crash.output,
+              HasSubstr(", while loading plugin '" + PluginPath("crashes_loading") + "'"));
   const CliRun hang = Conformance(Plugin("hangs_loading") + " --op '^neg$' --isolate --timeout 2");
   EXPECT_EQ(hang.exit_code, 2) << hang.output;
-  EXPECT_THAT(hang.output, HasSubstr("loading the plugins ran past --timeout 2 s"));
+  EXPECT_THAT(hang.output,
+              HasSubstr("loading the plugins ran past --timeout 2 s and was killed, while loading "
+                        "plugin '" +
+                        PluginPath("hangs_loading") + "'"));
+}
+
+// Without --isolate a plugin that crashes while loading still takes the process with it, but
+// the crash handler names the plugin first.
+TEST(PlantedBugs, APluginThatCrashesWhileLoadingIsNamedWithoutIsolate) {
+  const CliRun r = Conformance(Plugin("crashes_loading") + " --op '^neg$'");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                                  "while loading plugin '" +
+                                  PluginPath("crashes_loading") +
+                                  "' (in its tsr_plugin_init or register_fn)"))
+      << r.output;
+  EXPECT_THAT(r.output, HasSubstr("--isolate loads the plugins and cases libraries in a child "
+                                  "process first"));
 }
 
 TEST(ConformanceCli, ACrashIsExpectedOnlyByAProcessLine) {
@@ -471,10 +517,20 @@ TEST(Reports, ACrashUnderIsolateNamesTheCaseInTheReports) {
         << c.message;
   }
   EXPECT_TRUE(found) << r.output;
-  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "sqrt");
+  const std::string grid = Slurp(markdown);
+  const std::map<std::string, std::string> row = GridRow(grid, "sqrt");
   EXPECT_THAT(row.at("coverage"), HasSubstr("**crashed**"));
   EXPECT_THAT(row.at("coverage"), HasSubstr("float32 reference [contiguous], sample "));
-  EXPECT_EQ(GridRow(Slurp(markdown), "neg").at("float32"), "✓");
+  // The dtype it crashed in carries the crash mark (it was blank), which the legend explains.
+  EXPECT_EQ(row.at("float32"), "C") << grid;
+  EXPECT_THAT(grid, HasSubstr("C the op crashed while running this dtype"));
+  EXPECT_EQ(GridRow(grid, "neg").at("float32"), "✓");
+  // The JSON record names that dtype too.
+  for (const CaseResult& c : r.cases) {
+    if (c.op == "sqrt" && c.oracle == "process") {
+      EXPECT_EQ(c.running_dtype, "float32");
+    }
+  }
   std::remove(markdown.c_str());
 }
 
@@ -509,6 +565,173 @@ TEST(Reports, JsonDetailFailuresListsOnlyFailingCases) {
   const CliRun bad = Conformance("--op '^neg$' --json-detail some");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_THAT(bad.output, HasSubstr("--json-detail: expected 'all' or 'failures', got 'some'"));
+}
+
+// ---- Vendor op database entries (--cases, tessera/conformance/cases.h) ----
+
+std::string Vendor(const std::string& plugin, const std::string& cases) {
+  return std::string("--plugin ") + VENDOR_DIR + "/libtsr_vendor_" + plugin + ".so --cases " +
+         VENDOR_DIR + "/libtsr_vendor_cases_" + cases + ".so";
+}
+
+// A cases library (vendor_cases.c) describes the vendor plugin's own op; the suite runs it
+// through its oracles like an op of its own database.
+TEST(VendorCases, ACorrectKernelPassesItsVendorEntries) {
+  for (const char* isolate : {"", " --isolate"}) {
+    const CliRun r = Conformance(Vendor("correct", "good") + " --op '^vnd::'" + isolate);
+    EXPECT_EQ(r.exit_code, 0) << isolate << "\n" << r.output;
+    EXPECT_EQ(CoverageOf(r, "vnd::scale_bias"), "full") << r.output;
+    for (const char* dtype : {"float32", "float64"}) {
+      EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", dtype, "reference"), Status::kPass))
+          << dtype << "\n"
+          << r.output;
+      EXPECT_TRUE(
+          All(Statuses(r, "vnd::scale_bias", dtype, "layouts", "transposed"), Status::kPass));
+      EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", dtype, "layouts", "expanded"),
+                      Status::kPass));  // elementwise: declared by the library
+      // The plugin's Meta function agrees with its kernel.
+      EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", dtype, "meta"), Status::kPass));
+    }
+    // An undeclared dtype is refused by the plugin, as it must be; the library's error inputs
+    // give INVALID_ARGUMENT; a CPU tensor among the device's is refused.
+    EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", "int32", "dtype_claims"), Status::kPass));
+    EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", "*", "error_inputs"), Status::kPass));
+    EXPECT_EQ(Statuses(r, "vnd::scale_bias", "*", "error_inputs").size(), 3u) << r.output;
+    ASSERT_EQ(r.json["summary"]["cases_libraries"].items().size(), 1u);
+    EXPECT_THAT(r.json["summary"]["cases_libraries"].items()[0].as_string(),
+                HasSubstr("libtsr_vendor_cases_good.so"));
+  }
+  // --list shows the library's op with its dtypes.
+  const CliRun list = Conformance(Vendor("correct", "good") + " --op '^vnd::' --list");
+  EXPECT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_THAT(list.output, HasSubstr("vnd::scale_bias"));
+  EXPECT_THAT(list.output, HasSubstr("float32,float64"));
+}
+
+// The plugin's float64 kernel adds the bias twice: every report says so, float32 still passes.
+TEST(VendorCases, AWrongKernelIsAFailureInEveryReport) {
+  const std::string junit = TempPath("vendor_junit.xml"), markdown = TempPath("vendor_grid.md");
+  const CliRun r = Conformance(Vendor("wrong", "good") + " --op '^vnd::' --junit " + junit +
+                               " --markdown " + markdown);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Any(Statuses(r, "vnd::scale_bias", "float64", "reference"), Status::kFail));
+  EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", "float32", "reference"), Status::kPass));
+  EXPECT_EQ(CoverageOf(r, "vnd::scale_bias"), "partial");
+  // Terminal.
+  EXPECT_THAT(r.output, HasSubstr("FAIL vnd::scale_bias float64 reference [contiguous]"));
+  EXPECT_THAT(r.output, HasSubstr("mismatch at element"));
+  // JSON: the failing case with its repro line, which loads the cases library too.
+  bool json_failure = false;
+  for (const Json& c : r.json["cases"].items()) {
+    if (c["status"].as_string() != "fail") continue;
+    json_failure = true;
+    EXPECT_EQ(c["op"].as_string(), "vnd::scale_bias");
+    EXPECT_EQ(c["dtype"].as_string(), "float64");
+    EXPECT_THAT(c["repro"].as_string(), HasSubstr("--cases "));
+  }
+  EXPECT_TRUE(json_failure);
+  // JUnit: failures in the op's suite.
+  const std::string xml = Slurp(junit);
+  EXPECT_THAT(xml, HasSubstr("<testsuite name=\"vnd::scale_bias\""));
+  EXPECT_THAT(xml, HasSubstr("name=\"float64 reference contiguous [5] with [5], scale 2.5\">"
+                             "<failure message=\"result: mismatch at element"));
+  // Markdown: float64 failed, float32 passed natively.
+  const std::map<std::string, std::string> row = GridRow(Slurp(markdown), "vnd::scale_bias");
+  EXPECT_EQ(row.at("float64"), "✗");
+  EXPECT_EQ(row.at("float32"), "✓");
+  EXPECT_EQ(row.at("int32"), "–");
+  std::remove(junit.c_str());
+  std::remove(markdown.c_str());
+}
+
+// A malformed cases library is refused before anything runs: exit 2 and a message naming the
+// library, what was expected and what was found; never a crash.
+TEST(VendorCases, MalformedCasesLibrariesAreRefusedWithExpectedAndFound) {
+  struct Row {
+    const char* variant;
+    std::vector<std::string> says;
+  };
+  const Row rows[] = {
+      {"missing_entry",
+       {"libtsr_vendor_cases_missing_entry.so': no entry point 'tsr_conformance_cases'",
+        "expected the function of tessera/conformance/cases.h"}},
+      {"wrong_version",
+       {"built against the cases interface 2.0, but this conformance reads 1.0",
+        "the major version must match"}},
+      {"unknown_op",
+       {"op 'vnd::no_such_op' (ops[0]) is not defined: expected an op that a loaded plugin",
+        "defined in its namespace: vnd::scale_bias"}},
+      {"bad_dtype",
+       {"op 'vnd::scale_bias' declares dtypes 0x1300: expected bits 0 (bool) to 9 (float64) only",
+        "found 0x1000 beyond them"}},
+  };
+  for (const Row& row : rows) {
+    const CliRun r = Conformance(Vendor("correct", row.variant) + " --op '^vnd::'");
+    EXPECT_EQ(r.exit_code, 2) << row.variant << "\n" << r.output;
+    EXPECT_EQ(r.term_signal, 0) << row.variant;
+    for (const std::string& text : row.says) EXPECT_THAT(r.output, HasSubstr(text)) << row.variant;
+  }
+  // Not a shared object; and a library whose op's plugin is not loaded.
+  const CliRun missing = Conformance("--cases /nonexistent/libnothing_cases.so");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_THAT(missing.output, HasSubstr("cannot load cases library '/nonexistent/"));
+  const CliRun no_plugin =
+      Conformance(std::string("--cases ") + VENDOR_DIR + "/libtsr_vendor_cases_good.so");
+  EXPECT_EQ(no_plugin.exit_code, 2);
+  EXPECT_THAT(no_plugin.output, HasSubstr("no op of namespace 'vnd' is defined"));
+  // The same refusals under --isolate, where the libraries are first loaded in a child.
+  const CliRun isolated =
+      Conformance(Vendor("correct", "wrong_version") + " --op '^vnd::' --isolate");
+  EXPECT_EQ(isolated.exit_code, 2) << isolated.output;
+  EXPECT_THAT(isolated.output, HasSubstr("built against the cases interface 2.0"));
+}
+
+// A cases library that crashes while loading is named, like a plugin: without --isolate by the
+// crash handler, under --isolate by the probing child's exit 2.
+TEST(VendorCases, ACasesLibraryThatCrashesWhileLoadingIsNamed) {
+  const std::string path = std::string(VENDOR_DIR) + "/libtsr_vendor_cases_crashes.so";
+  const CliRun r = Conformance(Vendor("correct", "crashes") + " --op '^vnd::'");
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("conformance: the process died of SIGSEGV (segmentation fault) "
+                                  "while loading cases library '" +
+                                  path + "' (in its tsr_conformance_cases)"))
+      << r.output;
+  const CliRun isolated = Conformance(Vendor("correct", "crashes") + " --op '^vnd::' --isolate");
+  EXPECT_EQ(isolated.exit_code, 2) << isolated.output;
+  EXPECT_THAT(isolated.output, HasSubstr("loading the plugins crashed, with "));
+  EXPECT_THAT(isolated.output, HasSubstr(", while loading cases library '" + path + "'"));
+}
+
+// A reference that gives a malformed result fails its cases with the library named: the run
+// goes on, and the suite does not take the result for a skip.
+TEST(VendorCases, AMalformedReferenceFailsItsCasesNotTheRun) {
+  const CliRun r = Conformance(Vendor("correct", "bad_result") + " --op '^vnd::' --dtype float32");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  const std::vector<Status> reference = Statuses(r, "vnd::scale_bias", "float32", "reference");
+  EXPECT_TRUE(All(reference, Status::kFail)) << r.output;
+  bool named = false;
+  for (const CaseResult& c : r.cases) {
+    if (c.oracle != "reference" ||
+        c.message.find("libtsr_vendor_cases_bad_result.so', op "
+                       "'vnd::scale_bias', reference for sample") == std::string::npos) {
+      continue;
+    }
+    named = true;
+    EXPECT_THAT(c.message, HasSubstr("expected")) << c.message;
+    EXPECT_THAT(c.message, HasSubstr("(the product of its sizes)")) << c.message;
+  }
+  EXPECT_TRUE(named) << r.output;
+  // The other oracles still ran.
+  EXPECT_TRUE(All(Statuses(r, "vnd::scale_bias", "*", "error_inputs"), Status::kPass));
+
+  // A C++ library whose reference throws: its cases fail, naming it.
+  const CliRun threw = Conformance(Vendor("correct", "throws") + " --op '^vnd::' --dtype float32");
+  EXPECT_EQ(threw.exit_code, 1) << threw.output;
+  EXPECT_TRUE(All(Statuses(threw, "vnd::scale_bias", "float32", "reference"), Status::kFail))
+      << threw.output;
+  EXPECT_THAT(threw.output, HasSubstr("libtsr_vendor_cases_throws.so', op 'vnd::scale_bias', "
+                                      "reference for sample '[3] with [3]' threw an exception "
+                                      "across the C interface: the reference's own bug"));
 }
 
 // The side-by-side tool's first half (conformance/tools/dump_cases.cc) needs no PyTorch: each

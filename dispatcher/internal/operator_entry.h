@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
+#include "dispatcher/call_plan.h"
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/kernel.h"
 #include "dispatcher/op_deprecation.h"
@@ -54,6 +55,8 @@ class OperatorEntry {
   std::atomic<const KernelFunction*> kernels[kNumDispatchKeys] = {};
   std::atomic<const KernelFunction*> composite{nullptr};
   std::atomic<const KernelFunction*> cross_device{nullptr};  // OpRegistry::ImplCrossDevice
+  // The op's plan function (Note [Call plans]); NULL: plans come from its Meta kernel.
+  std::atomic<const PlanFunction*> plan{nullptr};
 
   // Set when the op is deprecated (OpRegistry::Deprecate; the registry owns it); `warned`
   // once its first call through the C ABI has logged so.
@@ -96,17 +99,26 @@ class OperatorEntry {
 // DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a
 // real kernel there, or NULL.
 const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
-// ValidateCall runs before every backend kernel (Note [Variants]): the op's Meta function
-// checks the arguments (shapes, dtypes, dims) so that no backend sees input the op refuses; an
-// out= form also gets its outputs checked and resized, an in-place form its self checked. What
-// the Meta function computed is left in `*computed` (the functional form's results; empty when
-// the op has no Meta function) for CheckKernelResults.
-absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, Stack* computed);
+// DerivedThroughCopy: whether a call of `entry` on `key` runs a derived form (the form has no
+// kernel of its own there) that copies its result into the caller's tensor with copy_ on `key`
+// (out= and in-place forms derived from a functional kernel), so that a key without a copy_ kernel
+// of its own runs that copy elsewhere (the plugin loader's note, Note [Plugins without a copy_
+// kernel] in stable_abi/src/plugin_loader.cc).
+bool DerivedThroughCopy(const OperatorEntry& entry, int key);
+// ComputePlan computes the plan of a call of `functional` from the first values of `args` (Note
+// [Call plans]): with its plan function, else from its Meta kernel's results, else a plan
+// without outputs.
+absl::Status ComputePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan);
+// ValidateCall runs before every backend kernel (Note [Variants]): the op's plan checks the
+// arguments (shapes, dtypes, dims) so that no backend sees input the op refuses; an out= form
+// also gets its outputs checked and resized, an in-place form its self checked. The plan is
+// left in `*plan` for the kernel and for CheckKernelResults.
+absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, CallPlan* plan);
 
 // KernelCall: what a backend kernel's results are checked against (Note [Kernel results]),
 // taken from the arguments before the kernel consumes them.
 struct KernelCall {
-  Stack computed;  // the Meta function's results (ValidateCall); empty when the op has none
+  CallPlan plan;   // the call's plan (ValidateCall); without outputs when the op has no Meta
   Device device;   // where tensor results must be (ResultDevice)
   // The call's Tensor arguments, held so that a result can be compared with them by identity
   // (a kernel that drops the last reference could otherwise get a new tensor at the same

@@ -314,10 +314,12 @@ Out EyeOutK(const OperatorHandle& op, const Stack& s) {
 }
 
 // _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format): a copy on
-// the target device with the target dtype. Another device is reached by copy_ between
-// devices, which goes through host memory and converts the dtype on the CPU side.
-absl::StatusOr<Tensor> Convert(OpRegistry& r, const Tensor& source, ScalarType dtype) {
-  TSR_ASSIGN_OR_RETURN(Tensor like, CallOne(r, "clone", {source}));  // keeps a dense layout
+// the target device with the target dtype, laid out as clone lays out memory_format (None:
+// preserve a dense layout). Another device is reached by copy_ between devices, which goes
+// through host memory and converts the dtype on the CPU side; the copy is then contiguous.
+absl::StatusOr<Tensor> Convert(OpRegistry& r, const Tensor& source, ScalarType dtype,
+                               const Value& memory_format) {
+  TSR_ASSIGN_OR_RETURN(Tensor like, CallOne(r, "clone", {source, memory_format}));
   if (like.dtype() == dtype) return like;
   TSR_ASSIGN_OR_RETURN(Tensor out,
                        EmptyStrided(like.sizes(), like.strides(), dtype, like.device()));
@@ -330,7 +332,7 @@ Out ToCopyK(const OperatorHandle& op, const Stack& s) {
   const ScalarType dtype = s[1].is_none() ? self.dtype() : s[1].scalar_type();
   const Device device = s[3].is_none() ? self.device() : s[3].device();
   OpRegistry& r = op.registry();
-  if (device == self.device()) return One(Convert(r, self, dtype));
+  if (device == self.device()) return One(Convert(r, self, dtype, s[6]));
   TSR_ASSIGN_OR_RETURN(Tensor moved, Empty(self.sizes(), dtype, device));
   return One(CallOne(r, "copy_", {moved, self}));
 }

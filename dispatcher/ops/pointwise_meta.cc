@@ -55,15 +55,25 @@ absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value)
 
 namespace {
 
-absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack) {
+// PointwisePlan: the op's plan (Note [Call plans]): the broadcast shape, contiguous, in the
+// dtype the rule gives; the compute dtype is the promoted one (before kBool makes the output
+// bool).
+absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const Stack& s,
+                           CallPlan* plan) {
   const PointwiseSpec& spec = *static_cast<const PointwiseSpec*>(context);
-  const Stack& s = *stack;
   DimVector shape;
+  bool have_shape = false;
   ResultTypeBuilder promotion;
   for (int i = 0; i < spec.operands; ++i) {
     const Value& v = s[i];
     if (v.is_tensor()) {
       const Tensor& t = v.tensor();
+      if (!(spec.rule == Rule::kWhere && i == 0)) promotion.AddTensor(t.dtype(), t.dim());
+      if (!have_shape || IntArrayRef(shape) == t.sizes()) {  // the common case: no broadcast
+        if (!have_shape) shape.assign(t.sizes().begin(), t.sizes().end());
+        have_shape = true;
+        continue;
+      }
       absl::StatusOr<DimVector> b = BroadcastShapes(shape, t.sizes());
       if (!b.ok()) {
         return absl::InvalidArgumentError(absl::StrFormat(
@@ -72,7 +82,6 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
             b.status().message()));
       }
       shape = *std::move(b);
-      if (!(spec.rule == Rule::kWhere && i == 0)) promotion.AddTensor(t.dtype(), t.dim());
     } else if (v.is_scalar()) {
       promotion.AddScalar(v.scalar());
     }
@@ -139,9 +148,13 @@ absl::Status PointwiseMeta(void* context, const OperatorHandle& op, Stack* stack
       }
       break;
   }
-  TSR_ASSIGN_OR_RETURN(Tensor out, Empty(shape, dtype, Device(DeviceType::kMeta)));
-  stack->clear();
-  stack->push_back(std::move(out));
+  TSR_ASSIGN_OR_RETURN(DimVector strides, ContiguousStrides(shape));
+  plan->compute_dtype = spec.rule == Rule::kBool ? promotion.Result() : dtype;
+  plan->outputs.resize(1);
+  TensorSpec& out = plan->outputs[0];
+  out.sizes = std::move(shape);
+  out.strides = std::move(strides);
+  out.dtype = dtype;
   return absl::OkStatus();
 }
 
@@ -293,17 +306,23 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
     }
     return v;
   }();
+  static const std::vector<PlanFunction>* const plans = [] {
+    auto* v = new std::vector<PlanFunction>();
+    for (const PointwiseSpec& spec : *specs) v->push_back({&PointwisePlan, &spec});
+    return v;
+  }();
   std::vector<OpDefinition> defs;
   for (const PointwiseSpec& spec : *specs) {
     KernelFunction k;
-    k.fn = &PointwiseMeta;
-    k.context = const_cast<PointwiseSpec*>(&spec);
+    k.fn = &MetaFromPlan;
     k.name = "meta::pointwise";
     defs.push_back({spec.schema, std::move(k)});
   }
   TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
-  for (const PointwiseSpec& spec : *specs) {
+  for (size_t i = 0; i < specs->size(); ++i) {
+    const PointwiseSpec& spec = (*specs)[i];
     TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
+    TSR_RETURN_IF_ERROR(registry.SetPlanFunction(schema.FullName(), &(*plans)[i]));
     TSR_RETURN_IF_ERROR(registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
                                                 OutDtypeRule::kCastable,
                                                 OutputAliasing::kElementwise));

@@ -31,24 +31,32 @@ compute_t<T> scalar_value(const sdk::Scalar& s) {
 // opmath does), not rounded to the tensor's dtype first.
 template <Kind K, sdk::DtypeSet Set, typename Make>
 void binary(const char* op, tsr_stack* s, const Make& make) {
-  const Operand a = read_operand(s, 0);
-  const Operand b = read_operand(s, 1);
-  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
-  sdk::ResultType rt;
-  rt << a << b;
-  tsr_dtype compute = rt.get();
-  if (K == Kind::kFloat && !sdk::is_floating(compute)) compute = TSR_DTYPE_FLOAT32;
+  // self, other, [alpha or rounding_mode,] out: every view in one call.
+  const size_t n = sdk::api().stack_size(s);
+  sdk::TensorView v[5];
+  if (n < 3 || n > 5) {
+    sdk::fail(TSR_INTERNAL, std::string(op) + ": expected 3 to 5 arguments for a binary op");
+  }
+  sdk::read_views(s, 0, n, v);
+  const sdk::TensorView &va = v[0], &vb = v[1], &vout = v[n - 1];
+  const tsr_dtype compute = compute_dtype(s, [&] {
+    sdk::ResultType rt;
+    rt << operand_from(s, 0, va) << operand_from(s, 1, vb);
+    const tsr_dtype promoted = rt.get();
+    return K == Kind::kFloat && !sdk::is_floating(promoted) ? TSR_DTYPE_FLOAT32 : promoted;
+  });
   dispatch<Set>(compute, op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     const auto f = make(tag, compute);
     const tsr_dtype result = K == Kind::kBool ? TSR_DTYPE_BOOL : compute;
-    if (!b.is_scalar && dense_alike(out, result, a.tensor, b.tensor, compute)) {
+    if (dense_alike(vout, result, va, vb, compute)) {
       // The common case (same dtypes, same shape, all dense): one loop, no iterator.
-      dense_loop<R, T, T>(f, out, {a.tensor.data_ptr(), b.tensor.data_ptr()});
+      dense_loop<R, T, T>(f, vout.numel(), vout.data_ptr(), {va.data_ptr(), vb.data_ptr()});
       return;
     }
-    PointwiseFrame frame(out, result);
+    const Operand a = operand_from(s, 0, va), b = operand_from(s, 1, vb);
+    PointwiseFrame frame(vout.tensor(), result);
     frame.input(a, compute);
     if (b.is_scalar) {
       const compute_t<T> value = scalar_value<T>(b.scalar);
@@ -59,7 +67,7 @@ void binary(const char* op, tsr_stack* s, const Make& make) {
     }
     frame.finish();
   });
-  set_result(s, out);
+  set_result(s, vout.get());
 }
 
 // alpha of add/sub, checked as PyTorch does.

@@ -82,7 +82,7 @@ void copy_kernel(const char*, tsr_stack* s) {
 // clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
 void clone_kernel(const char*, tsr_stack* s) {
   sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const bool preserve = is_none(s, 1) || arg<int64_t>(s, 1) == 1;
+  const bool preserve = is_none(s, 1) || arg<int64_t>(s, 1) == TSR_MEMORY_FORMAT_PRESERVE;
   sdk::Tensor out;
   if (preserve && is_non_overlapping_and_dense(self)) {
     tsr_tensor* t = nullptr;

@@ -27,10 +27,11 @@ inline bool is_tensor(const tsr_stack* s, size_t i) {
 }
 
 // Replacing the arguments by the op's returns.
-inline void set_result(tsr_stack* s, const sdk::Tensor& t) {
+inline void set_result(tsr_stack* s, tsr_tensor* t) {
   sdk::api().stack_clear(s);
-  sdk::internal::push(s, t);
+  sdk::check(sdk::api().stack_push_tensor(s, t));
 }
+inline void set_result(tsr_stack* s, const sdk::Tensor& t) { set_result(s, t.get()); }
 inline void set_results(tsr_stack* s, const sdk::Tensor& a, const sdk::Tensor& b) {
   sdk::api().stack_clear(s);
   sdk::internal::push(s, a);

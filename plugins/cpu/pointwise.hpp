@@ -11,6 +11,7 @@
 #include "kernel_support.hpp"
 #include "tensor_iterator.hpp"
 #include "tessera/sdk/promotion.hpp"
+#include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -38,8 +39,29 @@ inline Operand read_operand(const tsr_stack* s, size_t i) {
   }
   return o;
 }
+// operand_from: the operand at stack value `i`, whose view `v` was read already (a tensor
+// costs one reference, not a table call per property).
+inline Operand operand_from(const tsr_stack* s, size_t i, const sdk::TensorView& v) {
+  Operand o;
+  if (v.defined()) {
+    o.tensor = v.tensor();
+  } else {
+    o.scalar = arg<sdk::Scalar>(s, i);
+    o.is_scalar = true;
+  }
+  return o;
+}
 inline sdk::ResultType& operator<<(sdk::ResultType& r, const Operand& o) {
   return o.is_scalar ? r.add(o.scalar) : r.add(o.tensor);
+}
+
+// compute_dtype: the dtype the call computes in, as the dispatcher planned it (Note [Call
+// plans]); from `promote()` (the operands' promotion, as PyTorch's) where the call has no plan
+// (a 1.0 runtime).
+template <typename Promote>
+tsr_dtype compute_dtype(const tsr_stack* s, const Promote& promote) {
+  tsr_dtype planned;
+  return sdk::compute_dtype(s, &planned) ? planned : promote();
 }
 
 class PointwiseFrame {
@@ -108,28 +130,23 @@ inline void apply_loop(const F& f, char** data, const int64_t* s, int64_t n,
 
 // dense_alike: `out` has dtype `result`, the inputs dtype `compute`, and all three are dense
 // with the same shape, so one flat loop covers them (the fast path of small and large calls).
-inline bool dense_alike(const sdk::Tensor& out, tsr_dtype result, const sdk::Tensor& a,
-                        const sdk::Tensor& b, tsr_dtype compute) {
+inline bool dense_alike(const sdk::TensorView& out, tsr_dtype result, const sdk::TensorView& a,
+                        const sdk::TensorView& b, tsr_dtype compute) {
+  if (!a.defined() || !b.defined()) return false;
   if (out.dtype() != result || a.dtype() != compute || b.dtype() != compute) return false;
   if (!out.is_contiguous() || !a.is_contiguous() || !b.is_contiguous()) return false;
-  const sdk::IntSpan so = out.sizes(), sa = a.sizes(), sb = b.sizes();
-  if (so.size != sa.size || so.size != sb.size) return false;
-  for (size_t d = 0; d < so.size; ++d) {
-    if (so[d] != sa[d] || so[d] != sb[d]) return false;
-  }
-  return true;
+  return out.same_shape(a) && out.same_shape(b);
 }
 
-// dense_loop runs out = f(in...) over dense buffers of out's numel, split like for_each.
+// dense_loop runs out = f(in...) over dense buffers of `n` elements, split like for_each.
 template <typename Out, typename... In, typename F>
-void dense_loop(const F& f, const sdk::Tensor& out, std::array<void*, sizeof...(In)> in) {
-  const int64_t n = out.numel();
+void dense_loop(const F& f, int64_t n, void* out, std::array<void*, sizeof...(In)> in) {
   if (n == 0) return;
   struct Ctx {
     const F* f;
     char* data[1 + sizeof...(In)];
   } ctx{&f, {}};
-  ctx.data[0] = static_cast<char*>(out.data_ptr());
+  ctx.data[0] = static_cast<char*>(out);
   for (size_t k = 0; k < sizeof...(In); ++k) ctx.data[k + 1] = static_cast<char*>(in[k]);
   TensorIterator::run_parallel(
       n, kGrain,

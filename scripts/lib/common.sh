@@ -15,6 +15,13 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
 # binutils: objcopy, which embeds each plugin's manifest (TESSERA_PLUGIN_MANIFEST); g++ pulls it
 # in today, named here because the build calls it itself.
+# python3-numpy: the DLPack interop test's consumer (tessera_dlpack_numpy; PyTorch's twin,
+# tessera_dlpack_torch, runs where python3-torch is installed and is skipped otherwise: it is
+# large). libdlpack-dev: Debian's dlpack.h (0.6), which the DLPack tests check the runtime's
+# own mirror of the spec against and compile a C embedder with.
+# valgrind and python3: the instruction-count gate (docs/performance.md) counts under callgrind
+# (valgrind also ships valgrind/callgrind.h, which marks the measured region) and its driver is
+# a Python 3 script (standard library only).
 # hipcc, libamdhip64-dev: the HIP backend, libtessera_hip.so (ROCm 5.2, with its own clang 15;
 # docs/gpu_backends.md). CUDA is not a Debian package: the CUDA backend is built where
 # /usr/local/cuda (or nvcc in PATH) is.
@@ -23,6 +30,7 @@ TESSERA_PACKAGES=(
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
+  python3 python3-numpy libdlpack-dev valgrind
   hipcc libamdhip64-dev
 )
 

@@ -2,13 +2,16 @@
 // compile time against the op set, and at registration against the runtime's op listing.
 #include "tessera/sdk/signature.hpp"
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera/c/loader.h"
 #include "tessera/c/op.h"
 #include "tessera/opset/opset.h"
+#include "tessera/sdk/runtime.hpp"
 
 namespace tessera {
 namespace sdk {
@@ -54,6 +57,9 @@ static_assert(KindOfType("int[1]?") == ArgKind{TSR_VALUE_INT_LIST, true});
 static_assert(KindOfType("Tensor?") == ArgKind{TSR_VALUE_TENSOR, true});
 static_assert(KindOfType("Tensor[]").kind == -1);  // needs a boxed kernel
 static_assert(KindOfType("ScalarType?") == ArgKind{TSR_VALUE_DTYPE, true});
+static_assert(KindOfType("bool[]") == ArgKind{TSR_VALUE_BOOL_LIST, false});
+static_assert(KindOfType("bool[3]?") == ArgKind{TSR_VALUE_BOOL_LIST, true});
+static_assert(KindOfType("float[]").kind == -1);  // needs a boxed kernel
 
 // The constant-expression reading of every op-set schema agrees with the runtime's own parser
 // (its op listing): the same argument count, return count and kind of every argument.
@@ -98,6 +104,84 @@ TEST(SdkSignature, AKernelWithTheWrongSignatureRefusesThePluginLoad) {
                   "impl<kernel>(\"badsig::scale\"): parameter 1 does not match argument 'factor' "
                   "of type float (see tessera/sdk/signature.hpp for the C++ type of each schema "
                   "type); the op's schema is badsig::scale(Tensor self, float factor) -> Tensor"));
+}
+
+// bool[] for typed kernels (ABI 1.1): sdk::BoolSpan, optional too.
+struct MaskSeen {
+  std::vector<bool> mask;
+  bool has_extra = false;
+  std::vector<bool> extra;
+};
+MaskSeen g_mask_seen;
+
+Tensor MaskKernel(const Tensor& self, BoolSpan mask, std::optional<BoolSpan> extra) {
+  g_mask_seen.mask = mask.vec();
+  g_mask_seen.has_extra = extra.has_value();
+  g_mask_seen.extra = extra ? extra->vec() : std::vector<bool>{};
+  return self;
+}
+Tensor MaskKernelIntList(const Tensor& self, IntSpan, std::optional<BoolSpan>) { return self; }
+constexpr std::string_view kMask =
+    "sdkbool::mask(Tensor(a) self, bool[] mask, bool[]? extra=None) -> Tensor(a)";
+static_assert(Mismatch<&MaskKernel>(kMask) == -1);
+static_assert(Mismatch<&MaskKernelIntList>(kMask) == 1);
+
+TEST(SdkBoolList, TypedKernelsReadBoolListsThatEmbeddersPassByPositionOrName) {
+  api_slot() = tsr_runtime_api_get();
+  tsr_registration* def = nullptr;
+  check(tsr_op_define(to_c(kMask), &def));
+  tsr_kernel_desc desc = {};
+  desc.struct_size = sizeof desc;
+  desc.op_name = to_c("sdkbool::mask");
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = &Boxed<&MaskKernel>;
+  desc.kernel_name = to_c("sdkbool::mask_kernel");
+  tsr_registration* reg = nullptr;
+  check(tsr_kernel_register(&desc, &reg));
+  const tsr_op* op = tessera::find_op("sdkbool::mask");
+  const Tensor t = Tensor::empty({2}, TSR_DTYPE_FLOAT32);
+
+  Tensor out = tessera::call1(op, t, std::vector<bool>{true, false, true});
+  EXPECT_EQ(out.get(), t.get());
+  EXPECT_EQ(g_mask_seen.mask, std::vector<bool>({true, false, true}));
+  EXPECT_FALSE(g_mask_seen.has_extra);
+  tessera::call1(op, t, std::vector<bool>{}, tessera::kw("extra", std::vector<bool>{false, true}));
+  EXPECT_TRUE(g_mask_seen.mask.empty());
+  EXPECT_TRUE(g_mask_seen.has_extra);
+  EXPECT_EQ(g_mask_seen.extra, std::vector<bool>({false, true}));
+  tessera::call1(op, t, tessera::kw("mask", std::vector<bool>{true}),
+                 tessera::kw("extra", std::nullopt));
+  EXPECT_EQ(g_mask_seen.mask, std::vector<bool>({true}));
+  EXPECT_FALSE(g_mask_seen.has_extra);
+  tessera::call1(op, t, std::vector<bool>{false}, tessera::default_arg);
+  EXPECT_FALSE(g_mask_seen.has_extra);
+  try {
+    tessera::call1(op, t, tessera::kw("mask", std::vector<bool>{true}), std::vector<bool>{});
+    ADD_FAILURE() << "a positional value after a named one was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), TSR_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("sdkbool::mask: expected only named arguments "
+                                               "after the named argument 'mask'"));
+  }
+  tsr_registration_release(reg);
+  tsr_registration_release(def);
+}
+
+// A runtime of ABI 1.0 has no bool[] slot: reading one is a clear error, not a NULL call.
+TEST(SdkBoolList, ReadingOneFromARuntimeWithoutTheSlotThrowsUnimplemented) {
+  tsr_runtime_api old = *tsr_runtime_api_get();
+  old.struct_size = offsetof(tsr_runtime_api, stack_push_bool_list);
+  old.abi_minor = 0;
+  api_slot() = &old;
+  try {
+    internal::ArgReader<BoolSpan>::read(nullptr, 0);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), TSR_UNIMPLEMENTED);
+    EXPECT_STREQ(e.what(),
+                 "reading a bool[] argument needs a runtime of ABI 1.1 or newer (this one is 1.0)");
+  }
+  api_slot() = tsr_runtime_api_get();
 }
 
 }  // namespace

@@ -672,6 +672,7 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
       }
       device->Unregister();
     });
+    if (plugin != nullptr) plugin->registered_device = true;
     return HandOut(std::move(handle), out);
   });
 }

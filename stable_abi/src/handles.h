@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
+#include "core/layout.h"
 #include "core/tensor.h"
 #include "dispatcher/op_registry.h"
 #include "tessera/c/common.h"
@@ -33,6 +34,39 @@ namespace tessera {
 namespace capi {
 
 static_assert(sizeof(Tensor) == sizeof(tsr_tensor*), "a Tensor is one pointer (lists are shared)");
+
+// The C enums are the core's values (one definition each in core/; the C headers restate them
+// because they may include nothing). Entry points cast between them without a table.
+template <typename C, typename Core>
+constexpr bool Same(C c, Core core) {
+  return static_cast<int64_t>(c) == static_cast<int64_t>(core);
+}
+static_assert(Same(TSR_DTYPE_BOOL, ScalarType::kBool) &&
+                  Same(TSR_DTYPE_UINT8, ScalarType::kUInt8) &&
+                  Same(TSR_DTYPE_INT8, ScalarType::kInt8) &&
+                  Same(TSR_DTYPE_INT16, ScalarType::kInt16) &&
+                  Same(TSR_DTYPE_INT32, ScalarType::kInt32) &&
+                  Same(TSR_DTYPE_INT64, ScalarType::kInt64) &&
+                  Same(TSR_DTYPE_FLOAT16, ScalarType::kFloat16) &&
+                  Same(TSR_DTYPE_BFLOAT16, ScalarType::kBFloat16) &&
+                  Same(TSR_DTYPE_FLOAT32, ScalarType::kFloat32) &&
+                  Same(TSR_DTYPE_FLOAT64, ScalarType::kFloat64) && kNumScalarTypes == 10,
+              "tsr_dtype must equal ScalarType (core/dtype.h)");
+static_assert(Same(TSR_DEVICE_CPU, DeviceType::kCPU) && Same(TSR_DEVICE_CUDA, DeviceType::kCUDA) &&
+                  Same(TSR_DEVICE_HIP, DeviceType::kHIP) &&
+                  Same(TSR_DEVICE_PRIVATEUSE1, DeviceType::kPrivateUse1) &&
+                  Same(TSR_DEVICE_PRIVATEUSE2, DeviceType::kPrivateUse2) &&
+                  Same(TSR_DEVICE_PRIVATEUSE3, DeviceType::kPrivateUse3) &&
+                  Same(TSR_DEVICE_META, DeviceType::kMeta) && kNumDeviceTypes == 7,
+              "tsr_device_type must equal DeviceType (core/device.h)");
+static_assert(Same(TSR_LAYOUT_STRIDED, Layout::kStrided) && kNumLayouts == 1,
+              "tsr_layout must equal Layout (core/layout.h)");
+static_assert(Same(TSR_MEMORY_FORMAT_CONTIGUOUS, MemoryFormat::kContiguous) &&
+                  Same(TSR_MEMORY_FORMAT_PRESERVE, MemoryFormat::kPreserve) &&
+                  Same(TSR_MEMORY_FORMAT_CHANNELS_LAST, MemoryFormat::kChannelsLast) &&
+                  Same(TSR_MEMORY_FORMAT_CHANNELS_LAST_3D, MemoryFormat::kChannelsLast3d) &&
+                  kNumMemoryFormats == 4,
+              "tsr_memory_format must equal MemoryFormat (core/layout.h)");
 
 inline Stack* Unwrap(tsr_stack* s) { return reinterpret_cast<Stack*>(s); }
 inline const Stack* Unwrap(const tsr_stack* s) { return reinterpret_cast<const Stack*>(s); }

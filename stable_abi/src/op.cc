@@ -14,6 +14,27 @@ using namespace tessera::capi;  // NOLINT
 
 namespace {
 
+// tsr_stack_kind hands out Value::Kind as a tsr_value_kind.
+constexpr bool SameKind(tsr_value_kind c, Value::Kind kind) {
+  return static_cast<int>(c) == static_cast<int>(kind);
+}
+static_assert(SameKind(TSR_VALUE_NONE, Value::Kind::kNone) &&
+                  SameKind(TSR_VALUE_TENSOR, Value::Kind::kTensor) &&
+                  SameKind(TSR_VALUE_INT, Value::Kind::kInt) &&
+                  SameKind(TSR_VALUE_DOUBLE, Value::Kind::kDouble) &&
+                  SameKind(TSR_VALUE_BOOL, Value::Kind::kBool) &&
+                  SameKind(TSR_VALUE_STRING, Value::Kind::kString) &&
+                  SameKind(TSR_VALUE_INT_LIST, Value::Kind::kIntList) &&
+                  SameKind(TSR_VALUE_DOUBLE_LIST, Value::Kind::kDoubleList) &&
+                  SameKind(TSR_VALUE_BOOL_LIST, Value::Kind::kBoolList) &&
+                  SameKind(TSR_VALUE_TENSOR_LIST, Value::Kind::kTensorList) &&
+                  SameKind(TSR_VALUE_SCALAR, Value::Kind::kScalar) &&
+                  SameKind(TSR_VALUE_DTYPE, Value::Kind::kScalarType) &&
+                  SameKind(TSR_VALUE_DEVICE, Value::Kind::kDevice) &&
+                  SameKind(TSR_VALUE_DEFAULT, Value::Kind::kDefault) &&
+                  SameKind(TSR_VALUE_NAME, Value::Kind::kName),
+              "tsr_value_kind must equal Value::Kind (dispatcher/value.h)");
+
 tsr_error* Invalid(std::string message) {
   return MakeError(absl::StatusCode::kInvalidArgument, std::move(message));
 }
@@ -230,6 +251,36 @@ tsr_error* tsr_stack_push_device(tsr_stack* stack, tsr_device value) {
   if (!device.ok()) return ToError(device.status());
   return Push(stack, __func__, *device);
 }
+tsr_error* tsr_stack_push_bool_list(tsr_stack* stack, const uint8_t* values, size_t n) {
+  if (values == nullptr && n > 0) return Invalid("tsr_stack_push_bool_list: got NULL values");
+  return Guard(__func__, [&]() -> tsr_error* {
+    BoolList list(n);
+    for (size_t i = 0; i < n; ++i) list[i] = values[i] != 0;
+    return Push(stack, "tsr_stack_push_bool_list", std::move(list));
+  });
+}
+
+tsr_error* tsr_stack_push_default(tsr_stack* stack) {
+  return Push(stack, __func__, DefaultArgument{});
+}
+
+tsr_error* tsr_stack_name_next(tsr_stack* stack, tsr_string name) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_stack_name_next";
+    if (tsr_error* e = CheckStack(stack, fn)) return e;
+    if (name.data == nullptr || name.size == 0) {
+      return Invalid("tsr_stack_name_next: expected an argument name, got an empty string");
+    }
+    const Stack& s = *Unwrap(stack);
+    if (!s.empty() && s.back().kind() == Value::Kind::kName) {
+      return Invalid(absl::StrFormat(
+          "tsr_stack_name_next: expected a value for argument '%s' before the next name "
+          "('%s'), got a name right after it",
+          s.back().argument_name(), View(name)));
+    }
+    return Push(stack, fn, ArgumentName{std::string(View(name))});
+  });
+}
 
 tsr_error* tsr_stack_get_tensor(const tsr_stack* stack, size_t index, tsr_tensor** out) {
   const Value* v;
@@ -304,6 +355,15 @@ tsr_error* tsr_stack_get_device(const tsr_stack* stack, size_t index, tsr_device
   const Value* v;
   if (tsr_error* e = At(stack, index, Value::Kind::kDevice, __func__, out, &v)) return e;
   *out = tsr_device{static_cast<int32_t>(v->device().type), v->device().index};
+  return nullptr;
+}
+tsr_error* tsr_stack_get_bool_list(const tsr_stack* stack, size_t index, const uint8_t** values,
+                                   size_t* n) {
+  const Value* v;
+  if (tsr_error* e = At(stack, index, Value::Kind::kBoolList, __func__, values, &v)) return e;
+  if (n == nullptr) return Invalid("tsr_stack_get_bool_list: expected a count pointer, got NULL");
+  *values = v->bool_list().data();
+  *n = v->bool_list().size();
   return nullptr;
 }
 

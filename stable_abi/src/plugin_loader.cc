@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/device.h"
 #include "core/status_macros.h"
+#include "dispatcher/internal/operator_entry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
 #include "tessera/c/loader.h"
@@ -87,6 +88,67 @@ absl::flat_hash_map<const void*, Image>* const g_images ABSL_GUARDED_BY(g_images
     new absl::flat_hash_map<const void*, Image>();
 
 std::string CodeName(absl::StatusCode code) { return absl::StatusCodeToString(code); }
+
+// Note [Plugins without a copy_ kernel]
+// The out= and in-place forms that the dispatcher derives from a functional kernel (Note
+// [Variants] in dispatcher/variants.cc) copy the result into the caller's tensor with copy_ on
+// the same device. A plugin whose device has no copy_ kernel of its own therefore runs every
+// such copy where copy_ goes without one: its fallback (the CPU fallback: the device's data
+// makes a round trip through host memory, counted under "copy_" by tsr_fallback_count) or
+// nowhere ("not implemented", and the derived forms fail). Nothing at the call says so, so the
+// load report does: one note line naming the device, where copy_ runs instead and the derived
+// forms concerned. Only plugins that register a device interface and kernels for it get one.
+constexpr size_t kCopyNoteMaxNames = 8;
+
+std::string CopyNote(const PluginRecord& plugin) {
+  if (!plugin.registered_device) return "";
+  const int32_t type = plugin.desc.device_type;
+  const auto device = static_cast<DeviceType>(type);
+  const DispatchKey key = DispatchKeyFor(device);
+  OpRegistry& registry = OpRegistry::Global();
+  absl::StatusOr<OperatorHandle> copy = registry.Find("copy_");
+  if (!copy.ok()) return "";
+  absl::StatusOr<KernelLookup> lookup = registry.Lookup(*copy, key);
+  if (lookup.ok() && lookup->source == KernelSource::kKernel) return "";
+  bool has_kernels = false;
+  std::vector<std::string> derived;
+  for (const KernelRecord& kernel : plugin.kernel_records) {
+    if (kernel.device_type != type || kernel.status == TSR_KERNEL_REFUSED) continue;
+    has_kernels = true;
+    absl::StatusOr<OperatorHandle> op = registry.Find(kernel.op_name);
+    if (!op.ok() || op->entry()->variant != VariantKind::kFunctional) continue;
+    for (const internal::OperatorEntry* form : {op->entry()->out, op->entry()->inplace}) {
+      if (form != nullptr && internal::DerivedThroughCopy(*form, static_cast<int>(key))) {
+        derived.push_back(form->name);
+      }
+    }
+  }
+  if (!has_kernels) return "";
+  std::string forms;
+  if (derived.empty()) {
+    forms = "(none of this plugin's kernels has such a form today)";
+  } else {
+    const size_t shown = std::min(derived.size(), kCopyNoteMaxNames);
+    forms = absl::StrFormat(
+        "(%d: %s%s)", derived.size(), absl::StrJoin(derived.begin(), derived.begin() + shown, ", "),
+        derived.size() > shown ? absl::StrFormat(" and %d more", derived.size() - shown)
+                               : std::string());
+  }
+  const std::string name = DeviceTypeName(device);
+  if (lookup.ok()) {
+    return absl::StrFormat(
+        "no copy_ kernel for %s: copy_ there runs on the %s (%s), and so do the copies of the "
+        "out= and in-place forms the runtime derives from this plugin's functional kernels %s; "
+        "register a copy_ kernel for %s to keep them on the device",
+        name, lookup->source == KernelSource::kFallback ? "fallback" : "composite",
+        lookup->kernel->name, forms, name);
+  }
+  return absl::StrFormat(
+      "no copy_ kernel for %s and no fallback: copy_ there is not implemented, so the out= and "
+      "in-place forms the runtime derives from this plugin's functional kernels fail %s; "
+      "register a copy_ kernel for %s (or the CPU fallback)",
+      name, forms, name);
+}
 
 // LoadReport owns the strings its C view points into.
 struct LoadReport {
@@ -266,6 +328,12 @@ class PluginLoader {
     tls_loading_plugin = record;
     absl::Status registered = StatusFrom(desc.register_fn(desc.state, &PluginApi()));
     tls_loading_plugin = nullptr;
+    if (registered.ok() && record->refusal.ok()) {
+      if (std::string note = CopyNote(*record); !note.empty()) {
+        RuntimeApi().log(TSR_LOG_INFO, tsr_string{note.data(), note.size()});
+        record->kernel_notes.push_back(std::move(note));
+      }
+    }
     report->c.kernels_registered = record->kernels;
     report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());
     report->c.kernels_adapted = record->kernels_adapted;
@@ -653,13 +721,18 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
                           absl::StatusCodeToString(static_cast<absl::StatusCode>(r->code)),
                           str(r->reason));
   }
-  if (TSR_FIELD_FITS(tsr_load_report, kernel_notes, has) &&
-      (r->kernels_adapted != 0 || r->kernels_refused != 0 || r->kernel_notes.size != 0)) {
-    absl::StrAppendFormat(&text, "  kernels built against another schema: %d adapted, %d refused\n",
-                          r->kernels_adapted, r->kernels_refused);
-    const std::string notes(View(r->kernel_notes));
-    for (absl::string_view line : absl::StrSplit(notes, '\n')) {
-      absl::StrAppendFormat(&text, "    %s\n", line);
+  if (TSR_FIELD_FITS(tsr_load_report, kernel_notes, has)) {
+    if (r->kernels_adapted != 0 || r->kernels_refused != 0) {
+      absl::StrAppendFormat(&text,
+                            "  kernels built against another schema: %d adapted, %d refused\n",
+                            r->kernels_adapted, r->kernels_refused);
+    }
+    if (r->kernel_notes.size != 0) {
+      text += "  notes:\n";
+      const std::string notes(View(r->kernel_notes));
+      for (absl::string_view line : absl::StrSplit(notes, '\n')) {
+        absl::StrAppendFormat(&text, "    %s\n", line);
+      }
     }
   }
   return CopyToBuffer(text, buf, size);

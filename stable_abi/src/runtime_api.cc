@@ -112,6 +112,10 @@ tsr_runtime_api MakeApi() {
   api.op_argument = &tsr_op_argument;
   api.op_return = &tsr_op_return;
   api.plugin_kernels = &tsr_plugin_kernels;
+  api.stack_get_tensor_views = &tsr_stack_get_tensor_views;
+  api.stack_get_call_plan = &tsr_stack_get_call_plan;
+  api.stack_push_bool_list = &tsr_stack_push_bool_list;
+  api.stack_get_bool_list = &tsr_stack_get_bool_list;
   api.stream_current_native = &tsr_stream_current_native;
   return api;
 }

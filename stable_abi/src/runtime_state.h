@@ -49,6 +49,9 @@ struct PluginRecord {
   // Every kernel it registered, refused ones included, in order (tsr_plugin_kernels). Only its
   // register_fn adds to it (Note [Registration window]), so it is fixed once the plugin loaded.
   std::vector<KernelRecord> kernel_records;
+  // Whether it registered a device interface (for its own device type; Note [Plugins without a
+  // copy_ kernel] in plugin_loader.cc).
+  bool registered_device = false;
   const void* image_base = nullptr;  // where dlopen mapped it (PluginOwning)
   bool loaded = false;               // unload_fn runs only for a plugin that finished loading
   int32_t device_count = -1;         // what its device interface reported (-1: none registered)

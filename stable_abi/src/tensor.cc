@@ -1,7 +1,13 @@
 #include "tessera/c/tensor.h"
 
+#include <cstring>
+
+#include "absl/numeric/int128.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
 #include "core/status_macros.h"
+#include "core/views.h"
 #include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
@@ -63,6 +69,73 @@ absl::Status CheckHostCopy(const Tensor& t, const void* buffer, size_t nbytes, c
   return absl::OkStatus();
 }
 
+// WrapHostMemory: tsr_tensor_from_host_memory with a storage offset (elements from `data`).
+tsr_error* WrapHostMemory(const char* fn, void* data, size_t nbytes, int64_t storage_offset,
+                          const int64_t* sizes, const int64_t* strides, size_t ndim,
+                          const tsr_dtype& dtype, tsr_deleter_fn deleter, void* deleter_context,
+                          tsr_tensor** out) {
+  if (auto s = CheckOut(out, fn); !s.ok()) return ToError(s);
+  *out = nullptr;
+  absl::StatusOr<IntArrayRef> dims = ToDims(sizes, ndim, "sizes", fn);
+  absl::StatusOr<ScalarType> type = ToDtype(dtype, fn);
+  for (const absl::Status& s : {dims.status(), type.status()}) {
+    if (!s.ok()) return ToError(s);
+  }
+  // Validate everything before the storage exists: on error the memory stays the caller's
+  // and the deleter must not run.
+  auto named = [fn](const absl::Status& s) {
+    return MakeError(s.code(), absl::StrCat(fn, ": ", s.message()));
+  };
+  absl::StatusOr<int64_t> numel = ComputeNumel(*dims);
+  if (!numel.ok()) return named(numel.status());
+  DimVector steps;
+  if (strides != nullptr) {
+    steps.assign(strides, strides + ndim);
+  } else {
+    absl::StatusOr<DimVector> contiguous = ContiguousStrides(*dims);
+    if (!contiguous.ok()) return named(contiguous.status());
+    steps = *std::move(contiguous);
+  }
+  absl::StatusOr<int64_t> elements = StorageElementsFor(*dims, steps);
+  if (!elements.ok()) return named(elements.status());
+  if (storage_offset < 0) {
+    return ToError(absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected a non-negative storage offset, got %d", fn, storage_offset)));
+  }
+  const size_t item = ElementSize(*type);
+  // An empty view needs no memory, wherever it starts (as FromStorage has it).
+  const uint64_t end = *elements == 0 ? 0
+                                      : static_cast<uint64_t>(storage_offset) +
+                                            static_cast<uint64_t>(*elements);  // < 2^64
+  if (end > nbytes / item) {
+    const std::string at = storage_offset == 0
+                               ? std::string()
+                               : absl::StrFormat(" at storage offset %d", storage_offset);
+    return ToError(absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a %s view with sizes %s and strides %s%s needs %d bytes, but %d were given", fn,
+        ScalarTypeName(*type), ShapeToString(*dims), ShapeToString(steps), at,
+        absl::uint128(end) * item, nbytes)));
+  }
+  if (data == nullptr && nbytes > 0) {
+    return ToError(absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected host memory for %d bytes, got NULL", fn, nbytes)));
+  }
+  DataPtr ptr;
+  ptr.data = data;
+  ptr.deleter = deleter;
+  ptr.deleter_context = deleter_context;
+  // A plugin's deleter is the plugin's code: the plugin stays loaded (mapped) until it ran,
+  // as for the device memory it allocates. That costs a dladdr and a lock per wrap with a
+  // deleter; kernels that allocate their outputs with tensor_empty do not pay it.
+  if (deleter != nullptr) ptr.owner = PluginOwning(reinterpret_cast<const void*>(deleter));
+  ptr.device = Device(DeviceType::kCPU);
+  absl::StatusOr<Tensor> t = FromStorage(Ref<StorageImpl>::Make(std::move(ptr), nbytes), *type,
+                                         *dims, steps, storage_offset);
+  if (!t.ok()) return ToError(t.status());  // unreachable after the checks above
+  *out = Wrap(*std::move(t));
+  return nullptr;
+}
+
 }  // namespace
 }  // namespace capi
 }  // namespace tessera
@@ -116,52 +189,58 @@ tsr_error* tsr_tensor_from_host_memory(void* data, size_t nbytes, const int64_t*
                                        tsr_deleter_fn deleter, void* deleter_context,
                                        tsr_tensor** out) {
   return Guard(__func__, [&]() -> tsr_error* {
-    constexpr const char* fn = "tsr_tensor_from_host_memory";
+    return WrapHostMemory("tsr_tensor_from_host_memory", data, nbytes, 0, sizes, strides, ndim,
+                          dtype, deleter, deleter_context, out);
+  });
+}
+
+tsr_error* tsr_tensor_from_host_memory_desc(const tsr_host_memory_desc* desc, tsr_tensor** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_from_host_memory_desc";
     if (auto s = CheckOut(out, fn); !s.ok()) return ToError(s);
     *out = nullptr;
+    if (desc == nullptr) {
+      return ToError(absl::InvalidArgumentError(
+          absl::StrFormat("%s: expected a tsr_host_memory_desc, got NULL", fn)));
+    }
+    // Every field is 1.1's: a caller's struct must hold them all (a later minor's fields, read
+    // only within struct_size, would default to zero).
+    constexpr size_t kSize_1_1 =
+        offsetof(tsr_host_memory_desc, deleter_context) + sizeof(desc->deleter_context);
+    if (desc->struct_size < kSize_1_1) {
+      return ToError(absl::InvalidArgumentError(absl::StrFormat(
+          "%s: expected desc->struct_size >= %d (sizeof(tsr_host_memory_desc) of ABI 1.1), got %d",
+          fn, kSize_1_1, desc->struct_size)));
+    }
+    tsr_dtype dtype;
+    std::memcpy(&dtype, &desc->dtype, sizeof dtype);
+    return WrapHostMemory(fn, desc->data, desc->nbytes, desc->storage_offset, desc->sizes,
+                          desc->strides, desc->ndim, dtype, desc->deleter, desc->deleter_context,
+                          out);
+  });
+}
+
+tsr_error* tsr_tensor_as_strided(tsr_tensor* tensor, const int64_t* sizes, const int64_t* strides,
+                                 size_t ndim, int64_t storage_offset, tsr_tensor** out) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_as_strided";
+    if (auto s = CheckOut(out, fn); !s.ok()) return ToError(s);
+    *out = nullptr;
+    if (auto s = CheckTensor(tensor, "tensor", fn); !s.ok()) return ToError(s);
     absl::StatusOr<IntArrayRef> dims = ToDims(sizes, ndim, "sizes", fn);
-    absl::StatusOr<ScalarType> type = ToDtype(dtype, fn);
-    for (const absl::Status& s : {dims.status(), type.status()}) {
+    absl::StatusOr<IntArrayRef> steps = ToDims(strides, ndim, "strides", fn);
+    for (const absl::Status& s : {dims.status(), steps.status()}) {
       if (!s.ok()) return ToError(s);
     }
-    // Validate everything before the storage exists: on error the memory stays the caller's
-    // and the deleter must not run.
-    absl::StatusOr<int64_t> numel = ComputeNumel(*dims);
-    if (!numel.ok()) return ToError(numel.status());
-    DimVector steps;
-    if (strides != nullptr) {
-      steps.assign(strides, strides + ndim);
-    } else {
-      absl::StatusOr<DimVector> contiguous = ContiguousStrides(*dims);
-      if (!contiguous.ok()) return ToError(contiguous.status());
-      steps = *std::move(contiguous);
+    // core/views.h's AsStrided is the as_strided op's: the same checks, messages prefixed with
+    // "as_strided: "; restate them as this function's.
+    absl::StatusOr<Tensor> view = AsStrided(Borrow(tensor), *dims, *steps, storage_offset);
+    if (!view.ok()) {
+      absl::string_view message = view.status().message();
+      absl::ConsumePrefix(&message, "as_strided: ");
+      return MakeError(view.status().code(), absl::StrCat(fn, ": ", message));
     }
-    absl::StatusOr<int64_t> elements = StorageElementsFor(*dims, steps);
-    if (!elements.ok()) return ToError(elements.status());
-    const size_t item = ElementSize(*type);
-    if (static_cast<uint64_t>(*elements) > nbytes / item) {
-      return ToError(absl::InvalidArgumentError(absl::StrFormat(
-          "%s: a %s view with sizes %s and strides %s needs %d bytes, but %d were given", fn,
-          ScalarTypeName(*type), ShapeToString(*dims), ShapeToString(steps), *elements * item,
-          nbytes)));
-    }
-    if (data == nullptr && nbytes > 0) {
-      return ToError(absl::InvalidArgumentError(
-          absl::StrFormat("%s: expected host memory for %d bytes, got NULL", fn, nbytes)));
-    }
-    DataPtr ptr;
-    ptr.data = data;
-    ptr.deleter = deleter;
-    ptr.deleter_context = deleter_context;
-    // A plugin's deleter is the plugin's code: the plugin stays loaded (mapped) until it ran,
-    // as for the device memory it allocates. That costs a dladdr and a lock per wrap with a
-    // deleter; kernels that allocate their outputs with tensor_empty do not pay it.
-    if (deleter != nullptr) ptr.owner = PluginOwning(reinterpret_cast<const void*>(deleter));
-    ptr.device = Device(DeviceType::kCPU);
-    absl::StatusOr<Tensor> t =
-        FromStorage(Ref<StorageImpl>::Make(std::move(ptr), nbytes), *type, *dims, steps, 0);
-    if (!t.ok()) return ToError(t.status());  // unreachable after the checks above
-    *out = Wrap(*std::move(t));
+    *out = Wrap(*std::move(view));
     return nullptr;
   });
 }

@@ -26,6 +26,7 @@ enum class Pass : uint8_t {
   kDevice,    // tsr_device by value
   kString,    // tsr_string by value
   kIntList,   // const int64_t*, size_t
+  kBoolList,  // const uint8_t*, size_t
   kOptional,  // const T* (T as `inner`), NULL for None
 };
 
@@ -173,11 +174,12 @@ absl::Status CallTyped(void* context, const OperatorHandle& op, Stack* stack) {
   for (size_t a = 0; a < k.plan.size(); ++a) {
     const Value& v = (*stack)[a];
     const ArgPlan& plan = k.plan[a];
-    if (plan.pass == Pass::kIntList) {
-      slots[n].cp = v.int_list().data();
+    if (plan.pass == Pass::kIntList || plan.pass == Pass::kBoolList) {
+      const bool ints = plan.pass == Pass::kIntList;
+      slots[n].cp = ints ? static_cast<const void*>(v.int_list().data()) : v.bool_list().data();
       values[n] = &slots[n];
       ++n;
-      slots[n].n = v.int_list().size();
+      slots[n].n = ints ? v.int_list().size() : v.bool_list().size();
       values[n] = &slots[n];
       ++n;
     } else if (plan.pass == Pass::kOptional) {
@@ -238,9 +240,8 @@ absl::Status CallTyped(void* context, const OperatorHandle& op, Stack* stack) {
 }  // namespace
 
 absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op,
-                                               const FunctionSchema& schema,
-                                               tsr_typed_kernel_fn fn, void* context,
-                                               std::string name,
+                                               const FunctionSchema& schema, tsr_typed_kernel_fn fn,
+                                               void* context, std::string name,
                                                std::shared_ptr<PluginGate> gate) {
   PrepareStructTypes();
   auto k = std::make_shared<TypedKernel>();
@@ -258,8 +259,11 @@ absl::StatusOr<KernelFunction> MakeTypedKernel(const OperatorHandle& op,
           op.name(), arg.name, t.ToString()));
     };
     if (t.is_list) {
-      if (t.base != BaseType::kInt || t.optional) return unsupported();
-      k->plan.push_back({Pass::kIntList, Pass::kIntList});
+      if ((t.base != BaseType::kInt && t.base != BaseType::kBool) || t.optional) {
+        return unsupported();
+      }
+      const Pass list = t.base == BaseType::kInt ? Pass::kIntList : Pass::kBoolList;
+      k->plan.push_back({list, list});
       k->types.push_back(&ffi_type_pointer);
       k->types.push_back(&ffi_type_uint64);
       continue;

@@ -164,6 +164,48 @@ int main(void) {
   FIELD(tsr_kernel_info, note);
   END(tsr_kernel_info);
 
+  BEGIN(tsr_tensor_view);
+  FIELD(tsr_tensor_view, struct_size);
+  FIELD(tsr_tensor_view, tensor);
+  FIELD(tsr_tensor_view, data);
+  FIELD(tsr_tensor_view, sizes);
+  FIELD(tsr_tensor_view, strides);
+  FIELD(tsr_tensor_view, storage_offset);
+  FIELD(tsr_tensor_view, numel);
+  FIELD(tsr_tensor_view, device);
+  FIELD(tsr_tensor_view, dtype);
+  FIELD(tsr_tensor_view, ndim);
+  FIELD(tsr_tensor_view, flags);
+  FIELD(tsr_tensor_view, reserved);
+  END(tsr_tensor_view);
+  ENUM(TSR_VIEW_CONTIGUOUS);
+
+  BEGIN(tsr_call_plan);
+  FIELD(tsr_call_plan, struct_size);
+  FIELD(tsr_call_plan, compute_dtype);
+  FIELD(tsr_call_plan, num_outputs);
+  FIELD(tsr_call_plan, device);
+  END(tsr_call_plan);
+  BEGIN(tsr_dlpack_options);
+  FIELD(tsr_dlpack_options, struct_size);
+  FIELD(tsr_dlpack_options, ext_device_type);
+  FIELD(tsr_dlpack_options, reserved);
+  FIELD(tsr_dlpack_options, flags);
+  END(tsr_dlpack_options);
+  BEGIN(tsr_host_memory_desc);
+  FIELD(tsr_host_memory_desc, struct_size);
+  FIELD(tsr_host_memory_desc, data);
+  FIELD(tsr_host_memory_desc, nbytes);
+  FIELD(tsr_host_memory_desc, sizes);
+  FIELD(tsr_host_memory_desc, strides);
+  FIELD(tsr_host_memory_desc, ndim);
+  FIELD(tsr_host_memory_desc, dtype);
+  FIELD(tsr_host_memory_desc, reserved);
+  FIELD(tsr_host_memory_desc, storage_offset);
+  FIELD(tsr_host_memory_desc, deleter);
+  FIELD(tsr_host_memory_desc, deleter_context);
+  END(tsr_host_memory_desc);
+
   BEGIN(tsr_load_report);
   FIELD(tsr_load_report, struct_size);
   FIELD(tsr_load_report, loaded);
@@ -263,6 +305,10 @@ int main(void) {
   FIELD(tsr_runtime_api, op_argument);
   FIELD(tsr_runtime_api, op_return);
   FIELD(tsr_runtime_api, plugin_kernels);
+  FIELD(tsr_runtime_api, stack_get_tensor_views);
+  FIELD(tsr_runtime_api, stack_get_call_plan);
+  FIELD(tsr_runtime_api, stack_push_bool_list);
+  FIELD(tsr_runtime_api, stack_get_bool_list);
   FIELD(tsr_runtime_api, stream_current_native);
   END(tsr_runtime_api);
 
@@ -279,10 +325,15 @@ int main(void) {
   ENUM(TSR_DEVICE_CPU); ENUM(TSR_DEVICE_CUDA); ENUM(TSR_DEVICE_HIP);
   ENUM(TSR_DEVICE_PRIVATEUSE1); ENUM(TSR_DEVICE_PRIVATEUSE2); ENUM(TSR_DEVICE_PRIVATEUSE3);
   ENUM(TSR_DEVICE_META); ENUM(TSR_DEVICE_TYPE_FORCE_INT32);
+  ENUM(TSR_LAYOUT_STRIDED); ENUM(TSR_LAYOUT_FORCE_INT32);
+  ENUM(TSR_MEMORY_FORMAT_CONTIGUOUS); ENUM(TSR_MEMORY_FORMAT_PRESERVE);
+  ENUM(TSR_MEMORY_FORMAT_CHANNELS_LAST); ENUM(TSR_MEMORY_FORMAT_CHANNELS_LAST_3D);
+  ENUM(TSR_MEMORY_FORMAT_FORCE_INT32);
   ENUM(TSR_VALUE_NONE); ENUM(TSR_VALUE_TENSOR); ENUM(TSR_VALUE_INT); ENUM(TSR_VALUE_DOUBLE);
   ENUM(TSR_VALUE_BOOL); ENUM(TSR_VALUE_STRING); ENUM(TSR_VALUE_INT_LIST);
   ENUM(TSR_VALUE_DOUBLE_LIST); ENUM(TSR_VALUE_BOOL_LIST); ENUM(TSR_VALUE_TENSOR_LIST);
   ENUM(TSR_VALUE_SCALAR); ENUM(TSR_VALUE_DTYPE); ENUM(TSR_VALUE_DEVICE);
+  ENUM(TSR_VALUE_DEFAULT); ENUM(TSR_VALUE_NAME);
   ENUM(TSR_VALUE_KIND_FORCE_INT32);
   ENUM(TSR_KERNEL_REGISTERED); ENUM(TSR_KERNEL_ADAPTED); ENUM(TSR_KERNEL_REFUSED);
   ENUM(TSR_KERNEL_STATUS_FORCE_INT32);

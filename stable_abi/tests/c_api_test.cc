@@ -957,3 +957,186 @@ TEST(CApiParallel, HugeRangesAndGrainsRunOnceWithoutOverflow) {
 }
 
 }  // namespace
+
+namespace {
+
+// What the kernel below saw of its call: the views of its four arguments and the call plan.
+struct SeenCall {
+  tsr_tensor_view args[4];
+  std::vector<int64_t> arg_sizes[4];
+  tsr_call_plan plan;
+  tsr_tensor_view planned;
+  std::vector<int64_t> planned_sizes, planned_strides;
+  int calls = 0;
+};
+SeenCall seen;
+
+// A binary out= kernel (self, other, [alpha,] out) that records what it is told, returns out.
+tsr_error* RecordingOutKernel(void*, const tsr_op*, tsr_stack* stack) {
+  ++seen.calls;
+  const size_t n = tsr_stack_size(stack);
+  for (tsr_tensor_view& v : seen.args) {
+    v = tsr_tensor_view{};
+    v.struct_size = sizeof v;
+  }
+  if (tsr_error* e = tsr_stack_get_tensor_views(stack, 0, n, seen.args)) return e;
+  for (size_t k = 0; k < n; ++k) {
+    const tsr_tensor_view& v = seen.args[k];
+    seen.arg_sizes[k].assign(v.sizes, v.sizes + (v.ndim > 0 ? v.ndim : 0));
+  }
+  seen.plan = tsr_call_plan{};
+  seen.plan.struct_size = sizeof seen.plan;
+  seen.planned = tsr_tensor_view{};
+  seen.planned.struct_size = sizeof seen.planned;
+  if (tsr_error* e = tsr_stack_get_call_plan(stack, &seen.plan, &seen.planned, 1)) return e;
+  seen.planned_sizes.assign(seen.planned.sizes, seen.planned.sizes + seen.planned.ndim);
+  seen.planned_strides.assign(seen.planned.strides, seen.planned.strides + seen.planned.ndim);
+  tsr_tensor* out = seen.args[n - 1].tensor;
+  tsr_tensor_retain(out);  // keep it across the clear
+  tsr_stack_clear(stack);
+  tsr_error* e = tsr_stack_push_tensor(stack, out);
+  tsr_tensor_release(out);
+  return e;
+}
+
+tsr_tensor* OnDevice(std::vector<int64_t> sizes, tsr_dtype dtype, tsr_device device) {
+  tsr_tensor* t = nullptr;
+  EXPECT_EQ(Consume(tsr_tensor_empty(sizes.data(), sizes.size(), dtype, device, &t)), "");
+  return t;
+}
+
+TEST(CApiCallPlan, KernelsGetEveryArgumentsViewAndThePlanInOneCallEach) {
+  tsr_error* renamed = tsr_device_rename(TSR_DEVICE_PRIVATEUSE2, S("capidev"));
+  tsr_error_release(renamed);  // already named so by an earlier test: fine
+  FakeDevice fake;
+  tsr_device_interface iface = FakeInterface(&fake);
+  tsr_registration* device = nullptr;
+  ASSERT_EQ(Consume(tsr_device_register(&iface, &device)), "");
+  tsr_registration* add_out = nullptr;
+  tsr_registration* eq_out = nullptr;
+  for (auto [op, reg] : {std::pair{"add.out", &add_out}, std::pair{"eq.Tensor_out", &eq_out}}) {
+    tsr_kernel_desc desc = {};
+    desc.struct_size = sizeof desc;
+    desc.op_name = S(op);
+    desc.device_type = TSR_DEVICE_PRIVATEUSE2;
+    desc.boxed = &RecordingOutKernel;
+    desc.kernel_name = S("capi_test::recording_out");
+    ASSERT_EQ(Consume(tsr_kernel_register(&desc, reg)), "") << op;
+  }
+  const tsr_device dev{TSR_DEVICE_PRIVATEUSE2, 1};
+  // int32 [2, 3] + float32 [3] (a strided view is not needed: broadcasting differs already).
+  tsr_tensor* a = OnDevice({2, 3}, TSR_DTYPE_INT32, dev);
+  tsr_tensor* b = OnDevice({3}, TSR_DTYPE_FLOAT32, dev);
+
+  const tsr_op* add = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("add.Tensor"), &add)), "");
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, a)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, b)), "");
+  ASSERT_EQ(Consume(tsr_op_call(add, stack)), "");  // functional, derived from the out= kernel
+  ASSERT_EQ(seen.calls, 1);
+  tsr_tensor* result = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_get_tensor(stack, 0, &result)), "");
+
+  // The views: self and other as they are; alpha is no tensor; out as the plan allocated it.
+  EXPECT_EQ(seen.args[0].tensor, a);
+  EXPECT_EQ(seen.args[0].dtype, TSR_DTYPE_INT32);
+  EXPECT_EQ(seen.arg_sizes[0], (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(seen.args[0].numel, 6);
+  EXPECT_EQ(seen.args[0].device.type, TSR_DEVICE_PRIVATEUSE2);
+  EXPECT_EQ(seen.args[0].device.index, 1);
+  EXPECT_EQ(seen.args[0].data, tsr_tensor_data_ptr(a));
+  EXPECT_EQ(seen.args[0].flags & TSR_VIEW_CONTIGUOUS, TSR_VIEW_CONTIGUOUS);
+  EXPECT_EQ(seen.args[1].tensor, b);
+  EXPECT_EQ(seen.arg_sizes[1], (std::vector<int64_t>{3}));
+  EXPECT_EQ(seen.args[2].tensor, nullptr) << "alpha is a Scalar";
+  EXPECT_EQ(seen.args[2].ndim, -1);
+  EXPECT_EQ(seen.args[3].tensor, result);
+  EXPECT_EQ(seen.args[3].dtype, TSR_DTYPE_FLOAT32);
+  EXPECT_EQ(seen.arg_sizes[3], (std::vector<int64_t>{2, 3}));
+
+  // The plan: float32 computed, one planned output of the broadcast shape on the call's device.
+  EXPECT_EQ(seen.plan.compute_dtype, TSR_DTYPE_FLOAT32);
+  EXPECT_EQ(seen.plan.num_outputs, 1);
+  EXPECT_EQ(seen.plan.device.type, TSR_DEVICE_PRIVATEUSE2);
+  EXPECT_EQ(seen.plan.device.index, 1);
+  EXPECT_EQ(seen.planned.tensor, nullptr);
+  EXPECT_EQ(seen.planned.data, nullptr);
+  EXPECT_EQ(seen.planned.dtype, TSR_DTYPE_FLOAT32);
+  EXPECT_EQ(seen.planned_sizes, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(seen.planned_strides, (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(seen.planned.numel, 6);
+  EXPECT_EQ(seen.planned.flags & TSR_VIEW_CONTIGUOUS, TSR_VIEW_CONTIGUOUS);
+
+  // A comparison computes in the promoted dtype and returns bool.
+  const tsr_op* eq = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("eq.Tensor"), &eq)), "");
+  tsr_stack_clear(stack);
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, a)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, b)), "");
+  ASSERT_EQ(Consume(tsr_op_call(eq, stack)), "");
+  EXPECT_EQ(seen.calls, 2);
+  EXPECT_EQ(seen.plan.compute_dtype, TSR_DTYPE_FLOAT32);
+  EXPECT_EQ(seen.planned.dtype, TSR_DTYPE_BOOL);
+
+  // Outside a kernel a stack has no plan: no outputs, no compute dtype, not an error.
+  tsr_call_plan none = {};
+  none.struct_size = sizeof none;
+  EXPECT_EQ(Consume(tsr_stack_get_call_plan(stack, &none, nullptr, 0)), "");
+  EXPECT_EQ(none.num_outputs, 0);
+  EXPECT_EQ(none.compute_dtype, -1);
+
+  tsr_stack_release(stack);
+  tsr_tensor_release(a);
+  tsr_tensor_release(b);
+  tsr_registration_release(add_out);
+  tsr_registration_release(eq_out);
+  tsr_registration_release(device);
+}
+
+TEST(CApiCallPlan, BadArgumentsAreErrorsNamingWhatWasExpected) {
+  tsr_stack* stack = nullptr;
+  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
+  const int64_t n = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&n, 1, TSR_DTYPE_FLOAT32, kCpu, &t)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, t)), "");
+  ASSERT_EQ(Consume(tsr_stack_push_int(stack, 7)), "");
+  tsr_tensor_view views[3] = {};
+  for (tsr_tensor_view& v : views) v.struct_size = sizeof v;
+  EXPECT_THAT(Consume(tsr_stack_get_tensor_views(stack, 1, 2, views)),
+              HasSubstr("values [1, 3) are out of range for a stack of 2 values"));
+  EXPECT_THAT(Consume(tsr_stack_get_tensor_views(stack, 0, 1, nullptr)),
+              HasSubstr("views is NULL but count is 1"));
+  views[0].struct_size = 8;
+  EXPECT_THAT(Consume(tsr_stack_get_tensor_views(stack, 0, 1, views)),
+              HasSubstr("views[0].struct_size is 8; expected sizeof(tsr_tensor_view)"));
+  EXPECT_THAT(Consume(tsr_stack_get_tensor_views(nullptr, 0, 0, views)),
+              HasSubstr("expected a stack, got NULL"));
+  // A caller built against a later minor (a larger view) gets its extra bytes zeroed.
+  struct Larger {
+    tsr_tensor_view view;
+    uint64_t later_field;
+  } larger[2];
+  std::memset(larger, 0xff, sizeof larger);
+  larger[0].view.struct_size = sizeof(Larger);
+  larger[1].view.struct_size = sizeof(Larger);
+  ASSERT_EQ(Consume(tsr_stack_get_tensor_views(stack, 0, 2, &larger[0].view)), "");
+  EXPECT_EQ(larger[0].view.tensor, t);
+  EXPECT_EQ(larger[0].later_field, 0u);
+  EXPECT_EQ(larger[1].view.tensor, nullptr) << "the int";
+  EXPECT_EQ(larger[1].view.ndim, -1);
+  EXPECT_EQ(larger[1].later_field, 0u);
+
+  tsr_call_plan plan = {};
+  plan.struct_size = 8;
+  EXPECT_THAT(Consume(tsr_stack_get_call_plan(stack, &plan, nullptr, 0)),
+              HasSubstr("plan->struct_size is 8; expected sizeof(tsr_call_plan)"));
+  EXPECT_THAT(Consume(tsr_stack_get_call_plan(stack, nullptr, nullptr, 0)),
+              HasSubstr("expected a plan pointer, got NULL"));
+  tsr_stack_release(stack);
+  tsr_tensor_release(t);
+}
+
+}  // namespace

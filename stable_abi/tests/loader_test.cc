@@ -610,3 +610,117 @@ TEST(Loader, ApplicationKernelsWithAnIncompatibleSchemaAreRefused) {
               HasSubstr("the kernel's schema for app::f does not parse"));
   EXPECT_EQ(code, TSR_INVALID_ARGUMENT);
 }
+
+namespace {
+
+// OnCopydev makes a float32 tensor of `values` on copydev:0 (the nocopy/withcopy test plugins'
+// device); the caller releases it.
+tsr_tensor* OnCopydev(const std::vector<float>& values) {
+  tsr_device device{};
+  EXPECT_EQ(Consume(tsr_device_parse(S("copydev:0"), &device)), "");
+  const int64_t size = static_cast<int64_t>(values.size());
+  tsr_tensor* t = nullptr;
+  EXPECT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, device, &t)), "");
+  EXPECT_EQ(Consume(tsr_tensor_copy_from_host(t, values.data(), values.size() * sizeof(float))),
+            "");
+  return t;
+}
+
+// CallOnCopydev calls `op_name` with `args` and returns the error text ("" on success) with the
+// first result's values in *out.
+std::string CallOnCopydev(const char* op_name, const std::vector<tsr_tensor*>& args,
+                          std::vector<float>* out) {
+  const tsr_op* op = nullptr;
+  if (std::string e = Consume(tsr_op_find(S(op_name), &op)); !e.empty()) return e;
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  for (tsr_tensor* t : args) Consume(tsr_stack_push_tensor(stack, t));
+  std::string error = Consume(tsr_op_call(op, stack));
+  if (error.empty()) {
+    tsr_tensor* result = nullptr;
+    error = Consume(tsr_stack_get_tensor(stack, 0, &result));
+    if (error.empty()) {
+      out->assign(static_cast<size_t>(tsr_tensor_numel(result)), 0.0f);
+      error = Consume(tsr_tensor_copy_to_host(result, out->data(), out->size() * sizeof(float)));
+    }
+  }
+  tsr_stack_release(stack);
+  return error;
+}
+
+int64_t CopyFallbacks() { return tsr_fallback_count(S("copy_")); }
+
+}  // namespace
+
+// Issue 13: the out= and in-place forms derived from a functional kernel copy their result with
+// the device's copy_ (Note [Plugins without a copy_ kernel]). A plugin without a copy_ kernel
+// for its device is told so in its load report: with the CPU fallback those copies make a round
+// trip through the CPU, without it the derived forms fail; a plugin with one gets no note. Each
+// plugin registers neg (functional: neg.out and neg_ are derived through copy_) and abs.out (an
+// out= kernel: abs and abs_ derive from it without a copy).
+TEST(Loader, PluginWithoutACopyKernelIsToldWhereItsDerivedFormsCopy) {
+  // The CPU fallback runs the CPU backend's copy_; this test program runs without default
+  // discovery (stable_abi/CMakeLists.txt), so it loads the backend by path.
+  ASSERT_EQ(Consume(tsr_plugin_load(S(TESSERA_CPU_PLUGIN), nullptr)), "");
+  std::vector<float> out;
+  {
+    const tsr_load_report* report = nullptr;
+    ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("nocopy")), &report)), "");
+    std::cout << Format(report);
+    EXPECT_EQ(report->kernels_adapted, 0);
+    EXPECT_EQ(report->kernels_refused, 0);
+    EXPECT_EQ(Str(report->kernel_notes),
+              "no copy_ kernel for copydev: copy_ there runs on the fallback "
+              "(runtime::cpu_fallback), and so do the copies of the out= and in-place forms the "
+              "runtime derives from this plugin's functional kernels (2: neg.out, neg_); "
+              "register a copy_ kernel for copydev to keep them on the device");
+    EXPECT_THAT(Format(report), HasSubstr("  notes:\n    no copy_ kernel for copydev"));
+    EXPECT_THAT(Format(report), ::testing::Not(HasSubstr("built against another schema")));
+
+    tsr_tensor* a = OnCopydev({1, -2, 3});
+    tsr_tensor* b = OnCopydev({0, 0, 0});
+    const int64_t before = CopyFallbacks();
+    ASSERT_EQ(CallOnCopydev("neg_", {a}, &out), "");  // neg, then copy_ on the fallback
+    EXPECT_EQ(out, (std::vector<float>{-1, 2, -3}));
+    EXPECT_EQ(CopyFallbacks(), before + 1);
+    ASSERT_EQ(CallOnCopydev("neg.out", {a, b}, &out), "");
+    EXPECT_EQ(out, (std::vector<float>{1, -2, 3}));
+    EXPECT_EQ(CopyFallbacks(), before + 2);
+    ASSERT_EQ(CallOnCopydev("abs_", {a}, &out), "");  // abs.out into self: no copy
+    EXPECT_EQ(out, (std::vector<float>{1, 2, 3}));
+    EXPECT_EQ(CopyFallbacks(), before + 2);
+    tsr_tensor_release(a);
+    tsr_tensor_release(b);
+    ASSERT_EQ(Consume(tsr_plugin_unload(S("nocopy"))), "");
+  }
+  {
+    const tsr_load_report* report = nullptr;
+    ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("nocopy_nofallback")), &report)), "");
+    std::cout << Format(report);
+    EXPECT_EQ(Str(report->kernel_notes),
+              "no copy_ kernel for copydev and no fallback: copy_ there is not implemented, so "
+              "the out= and in-place forms the runtime derives from this plugin's functional "
+              "kernels fail (2: neg.out, neg_); register a copy_ kernel for copydev (or the CPU "
+              "fallback)");
+    tsr_tensor* a = OnCopydev({1, -2, 3});
+    EXPECT_THAT(CallOnCopydev("neg_", {a}, &out),
+                HasSubstr("not implemented for copy_ on copydev"));
+    ASSERT_EQ(CallOnCopydev("neg", {a}, &out), "");  // the functional form itself runs
+    EXPECT_EQ(out, (std::vector<float>{-1, 2, -3}));
+    tsr_tensor_release(a);
+    ASSERT_EQ(Consume(tsr_plugin_unload(S("nocopy_nofallback"))), "");
+  }
+  {
+    const tsr_load_report* report = nullptr;
+    ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("withcopy")), &report)), "");
+    EXPECT_EQ(Str(report->kernel_notes), "");
+    EXPECT_THAT(Format(report), ::testing::Not(HasSubstr("notes:")));
+    tsr_tensor* a = OnCopydev({1, -2, 3});
+    const int64_t before = CopyFallbacks();
+    ASSERT_EQ(CallOnCopydev("neg_", {a}, &out), "");  // neg, then the plugin's own copy_
+    EXPECT_EQ(out, (std::vector<float>{-1, 2, -3}));
+    EXPECT_EQ(CopyFallbacks(), before);
+    tsr_tensor_release(a);
+    ASSERT_EQ(Consume(tsr_plugin_unload(S("withcopy"))), "");
+  }
+}

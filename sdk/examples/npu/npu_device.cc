@@ -1,5 +1,6 @@
 #include "npu_device.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -18,8 +19,12 @@ class Arena {
   static constexpr size_t kGranule = 64;
 
   Arena() : base_(static_cast<char*>(std::aligned_alloc(kGranule, kCapacity))) {
-    if (base_ != nullptr) free_[0] = kCapacity;
+    if (base_ == nullptr) {
+      tessera::sdk::fail(TSR_RESOURCE_EXHAUSTED, "npu: cannot map the device's 256 MiB arena");
+    }
+    free_[0] = kCapacity;
   }
+  ~Arena() { std::free(base_); }
 
   void* Allocate(size_t nbytes) {
     const size_t size = (nbytes + kGranule - 1) / kGranule * kGranule + kGranule;
@@ -76,10 +81,9 @@ class Arena {
   size_t in_use_ = 0;
 };
 
-Arena& TheArena() {
-  static Arena* arena = new Arena();  // lives as long as the process: tensors may outlive us
-  return *arena;
-}
+// The open device's arena: set by OpenDevice when the plugin registers, before any tensor
+// exists, and cleared by CloseDevice when it is unloaded, after the last one is freed.
+std::atomic<Arena*> g_arena{nullptr};
 
 tsr_error* Error(tsr_code code, const char* message) {
   return tessera::sdk::api().error_create(code, tessera::sdk::to_c(message));
@@ -96,11 +100,13 @@ tsr_error* Count(void*, int32_t* out) {
 
 tsr_error* Allocate(void*, int32_t index, size_t nbytes, void** out) {
   if (tsr_error* e = CheckIndex(index)) return e;
-  *out = TheArena().Allocate(nbytes);
+  Arena* arena = g_arena.load(std::memory_order_acquire);
+  if (arena == nullptr) return Error(TSR_FAILED_PRECONDITION, "npu: the device is not open");
+  *out = arena->Allocate(nbytes);
   return *out ? nullptr : Error(TSR_RESOURCE_EXHAUSTED, "npu: out of device memory");
 }
 
-void Free(void*, int32_t, void* ptr) { TheArena().Free(ptr); }
+void Free(void*, int32_t, void* ptr) { g_arena.load(std::memory_order_acquire)->Free(ptr); }
 
 tsr_error* HostToDevice(void*, int32_t index, void* dst, const void* src, size_t n) {
   if (tsr_error* e = CheckIndex(index)) return e;
@@ -138,13 +144,21 @@ void WriteDevice(void* device, const void* host, size_t nbytes) {
   for (size_t i = 0; i < nbytes; ++i) out[i] = in[i] ^ kScrambleKey;
 }
 
-size_t BytesInUse() { return TheArena().in_use(); }
+size_t BytesInUse() {
+  Arena* arena = g_arena.load(std::memory_order_acquire);
+  return arena == nullptr ? 0 : arena->in_use();
+}
+
+void OpenDevice() {
+  if (g_arena.load(std::memory_order_acquire) == nullptr) g_arena.store(new Arena());
+}
+
+void CloseDevice() { delete g_arena.exchange(nullptr); }
 
 const tsr_device_interface& DeviceInterface() {
   static const tsr_device_interface iface = [] {
     tsr_device_interface f{};
     f.struct_size = sizeof f;
-    f.device_type = TSR_DEVICE_PRIVATEUSE1;
     f.device_count = &Count;
     f.allocate = &Allocate;
     f.free = &Free;

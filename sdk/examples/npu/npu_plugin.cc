@@ -3,7 +3,9 @@
 //
 // Kernels read their inputs through the device's copy functions into host buffers, compute
 // with the SDK's loop helpers and write the result back: a real accelerator would compute in
-// place, but the arena is scrambled precisely so that nothing reads it directly.
+// place, but the arena is scrambled precisely so that nothing reads it directly. Most kernels
+// are typed C++ functions; clamp.out is a typed C function (npu_c_kernels.c), as a vendor who
+// writes C would register one.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "npu_c_kernels.h"
 #include "npu_device.h"
 #include "tessera/sdk/dispatch.hpp"
 #include "tessera/sdk/loops.hpp"
@@ -173,7 +176,14 @@ Tensor Throws(const Tensor&) { throw std::runtime_error("the sample NPU threw on
 
 TESSERA_PLUGIN(lib) {
   lib.describe("npu", "1.0.0", TSR_DEVICE_PRIVATEUSE1, "npu");
-  lib.device(npu::DeviceInterface());
+  // Opening the device happens only when the runtime registers the plugin (not when it merely
+  // reads the descriptor), and is undone when the plugin is unloaded.
+  lib.on_register([] {
+    npu::OpenDevice();
+    npu_c_kernels_init(&tessera::sdk::api());
+  });
+  lib.on_unload(&npu::CloseDevice);
+  lib.device(npu::DeviceInterface());  // its device_type is set from describe()
   lib.define("npu::throws(Tensor self) -> Tensor");
   // Ops of the op set: TESSERA_OP checks each kernel's signature at compile time. The plugin's
   // own op (npu::throws) is checked at registration, against the runtime's op listing.
@@ -192,6 +202,9 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&npu::Mm>(TESSERA_OP("mm"));
   lib.impl<&npu::Clone>(TESSERA_OP("clone"));
   lib.impl<&npu::Copy>(TESSERA_OP("copy_"));
+  // A typed C kernel: its C parameters are checked against clamp.out's schema at compile time.
+  // The runtime derives clamp and clamp_ from it.
+  lib.impl_typed(TESSERA_OP("clamp.out"), &npu_clamp_out);
   lib.impl<&npu::Throws>("npu::throws");
   lib.cpu_fallback();
 }

@@ -44,7 +44,9 @@ std::string ErrorOf(const std::function<void()>& f, tsr_code* code = nullptr) {
 TEST_F(NpuTest, LoadsWithItsDeviceAndKernels) {
   EXPECT_TRUE(report_->loaded);
   EXPECT_EQ(std::string(report_->device_name.data, report_->device_name.size), "npu");
-  EXPECT_EQ(report_->ops_registered, 16);  // 15 of op set v1 and npu::throws
+  EXPECT_EQ(report_->ops_registered, 17);  // 16 of op set v1 and npu::throws
+  EXPECT_EQ(std::string(report_->kernel_notes.data, report_->kernel_notes.size), "")
+      << "the npu has its own copy_: no note about derived forms copying elsewhere";
   char text[16];
   tsr_device_format(tessera::parse_device("npu:0"), text, sizeof text);
   EXPECT_STREQ(text, "npu:0");
@@ -90,6 +92,51 @@ TEST_F(NpuTest, UnsupportedDtypesAndThrowingKernelsAreErrors) {
   Tensor cpu = Tensor::from_host<float>({1}, {1}, TSR_DTYPE_FLOAT32);
   EXPECT_THAT(ErrorOf([&] { Tensor r = a + cpu; }),
               HasSubstr("expected all tensors to be on the same device"));
+}
+
+// clamp.out is a typed C kernel (npu_c_kernels.c); clamp and clamp_ are derived from it.
+TEST_F(NpuTest, TypedCKernelRunsWithItsOptionalScalarsAndDerivedForms) {
+  const float nan = std::nanf("");
+  Tensor a = OnNpu({-3, -1, 0.5f, 2, 7, nan}, {2, 3});
+  const tsr_op* clamp = tessera::find_op("clamp");
+  Tensor r = tessera::call1(clamp, a, tessera::Scalar(-1.5), tessera::Scalar(int64_t{3}));
+  EXPECT_EQ(r.device().type, TSR_DEVICE_PRIVATEUSE1);
+  std::vector<float> v = r.to_vector<float>();
+  EXPECT_THAT(std::vector<float>(v.begin(), v.end() - 1), ElementsAre(-1.5f, -1, 0.5f, 2, 3));
+  EXPECT_TRUE(std::isnan(v.back())) << "NaN stays NaN";
+  // max only: min is None, the kernel's `const tsr_scalar* min` is NULL.
+  r = tessera::call1(clamp, a, std::nullopt, tessera::Scalar(0.0));
+  v = r.to_vector<float>();
+  EXPECT_THAT(std::vector<float>(v.begin(), v.end() - 1), ElementsAre(-3, -1, 0, 0, 0));
+  // clamp.out into a transposed npu view, and clamp_ in place (out = self).
+  Tensor base = OnNpu({0, 0, 0, 0, 0, 0}, {3, 2});
+  Tensor view = tessera::call1(tessera::find_op("t"), base);
+  tessera::call1(tessera::find_op("clamp.out"), a, tessera::Scalar(0.0), std::nullopt, view);
+  v = base.to_vector<float>();
+  EXPECT_THAT(std::vector<float>(v.begin(), v.end() - 1), ElementsAre(0, 2, 0, 7, 0.5f));
+  Tensor self = OnNpu({-5, 5}, {2});
+  Tensor same =
+      tessera::call1(tessera::find_op("clamp_"), self, tessera::Scalar(-1.0), tessera::Scalar(1.0));
+  EXPECT_EQ(same.get(), self.get());
+  EXPECT_THAT(self.to_vector<float>(), ElementsAre(-1, 1));
+  Tensor i = Tensor::from_host<int32_t>({1, 2}, {2}, TSR_DTYPE_INT32, tessera::parse_device("npu"));
+  tsr_code code{};
+  EXPECT_THAT(ErrorOf([&] { tessera::call1(clamp, i, tessera::Scalar(0.0)); }, &code),
+              HasSubstr("npu clamp.out: not implemented for dtypes other than float32"));
+  EXPECT_EQ(code, TSR_UNIMPLEMENTED);
+}
+
+// PyTorch's rule: a 0-dim CPU tensor joins tensors of any device, so the npu's kernels receive
+// it as it is (on the CPU); they read it through the runtime's copies, which handle both.
+TEST_F(NpuTest, ZeroDimCpuTensorsReachNpuKernels) {
+  Tensor a = OnNpu({1, 2, 3}, {3});
+  Tensor two = Tensor::from_host<float>({2}, {}, TSR_DTYPE_FLOAT32);
+  Tensor r = a * two;
+  EXPECT_EQ(r.device().type, TSR_DEVICE_PRIVATEUSE1);
+  EXPECT_THAT(r.to_vector<float>(), ElementsAre(2, 4, 6));
+  r = two - a;  // the CPU tensor first: the call still runs on the npu
+  EXPECT_EQ(r.device().type, TSR_DEVICE_PRIVATEUSE1);
+  EXPECT_THAT(r.to_vector<float>(), ElementsAre(1, 0, -1));
 }
 
 TEST_F(NpuTest, OpsWithoutAnNpuKernelGoThroughTheCpuFallback) {

@@ -1,6 +1,7 @@
 /* Test plugins for the loader, one source with variants chosen by PLUGIN_VARIANT (see
  * ../CMakeLists.txt). Written in C99 against the public headers only, linking nothing of the
  * runtime: every service comes through the tsr_runtime_api table. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tessera/c/plugin.h"
@@ -23,6 +24,14 @@
 #define VARIANT_NAIVE_NEWER_MINOR 12
 #define VARIANT_MISSIZED_DESC 13
 #define VARIANT_SCHEMAS 14 /* kernels built against other schemas than their ops' */
+/* A device of its own (copydev, host memory) with a functional kernel (neg) and an out= kernel
+ * (abs.out), without a copy_ kernel and with the CPU fallback; without either; with both. */
+#define VARIANT_NOCOPY 15
+#define VARIANT_NOCOPY_NOFALLBACK 16
+#define VARIANT_WITHCOPY 17
+#define COPYDEV_VARIANT                                                               \
+  (PLUGIN_VARIANT == VARIANT_NOCOPY || PLUGIN_VARIANT == VARIANT_NOCOPY_NOFALLBACK || \
+   PLUGIN_VARIANT == VARIANT_WITHCOPY)
 
 #ifndef PLUGIN_VARIANT
 #error "define PLUGIN_VARIANT"
@@ -30,8 +39,8 @@
 
 static const tsr_runtime_api* api = NULL;
 
-#if PLUGIN_VARIANT == VARIANT_NEEDS_NEWER_MINOR || PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR || \
-    PLUGIN_VARIANT == VARIANT_NAIVE_NEWER_MINOR
+#if PLUGIN_VARIANT == VARIANT_NEEDS_NEWER_MINOR || \
+    PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR || PLUGIN_VARIANT == VARIANT_NAIVE_NEWER_MINOR
 /* The descriptor as a pretend newer minor (today's + 7) defines it: today's fields and 16 bytes
  * more, the case of issue 10 section 1. */
 #define NEWER_MINOR (TSR_ABI_VERSION_MINOR + 7)
@@ -184,6 +193,165 @@ static tsr_error* register_with_schema(const char* op_name, tsr_boxed_kernel_fn 
 }
 #endif
 
+#if COPYDEV_VARIANT
+/* copydev: one device whose memory is host memory, so that its kernels may read it directly. */
+static tsr_error* copydev_count(void* context, int32_t* out) {
+  (void)context;
+  *out = 1;
+  return NULL;
+}
+static tsr_error* copydev_allocate(void* context, int32_t index, size_t nbytes, void** out) {
+  (void)context;
+  (void)index;
+  *out = nbytes == 0 ? NULL : malloc(nbytes);
+  return nbytes != 0 && *out == NULL ? fail(TSR_RESOURCE_EXHAUSTED, "copydev: out of memory")
+                                     : NULL;
+}
+static void copydev_free(void* context, int32_t index, void* ptr) {
+  (void)context;
+  (void)index;
+  free(ptr);
+}
+static tsr_error* copydev_copy(void* context, int32_t index, void* dst, const void* src,
+                               size_t nbytes) {
+  (void)context;
+  (void)index;
+  if (nbytes != 0) memcpy(dst, src, nbytes);
+  return NULL;
+}
+static tsr_error* copydev_copy_d2d(void* context, int32_t dst_index, void* dst, int32_t src_index,
+                                   const void* src, size_t nbytes) {
+  (void)src_index;
+  return copydev_copy(context, dst_index, dst, src, nbytes);
+}
+static tsr_error* copydev_synchronize(void* context, int32_t index) {
+  (void)context;
+  (void)index;
+  return NULL;
+}
+
+/* The kernels take contiguous float32 tensors on copydev only. */
+static tsr_error* check_float32(const char* what, tsr_tensor* t) {
+  if (api->tensor_dtype(t) != TSR_DTYPE_FLOAT32 || !api->tensor_is_contiguous(t)) {
+    return fail(TSR_UNIMPLEMENTED, what);
+  }
+  return NULL;
+}
+
+/* neg(Tensor self) -> Tensor: a functional kernel, so that neg.out and neg_ are derived. */
+static tsr_error* copydev_neg(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* self = NULL;
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  int64_t i, n;
+  (void)context;
+  (void)op;
+  if ((err = api->stack_get_tensor(stack, 0, &self)) != NULL) return err;
+  if ((err = check_float32("copydev neg: contiguous float32 only", self)) != NULL) return err;
+  err = api->tensor_empty(api->tensor_sizes(self), (size_t)api->tensor_dim(self), TSR_DTYPE_FLOAT32,
+                          api->tensor_device(self), &out);
+  if (err != NULL) return err;
+  n = api->tensor_numel(self);
+  for (i = 0; i < n; ++i) {
+    ((float*)api->tensor_data_ptr(out))[i] = -((const float*)api->tensor_data_ptr(self))[i];
+  }
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
+/* abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!): an out= kernel, from which abs and
+ * abs_ derive without a copy. */
+static tsr_error* copydev_abs_out(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* self = NULL;
+  tsr_tensor* out = NULL;
+  tsr_error* err;
+  int64_t i, n;
+  (void)context;
+  (void)op;
+  if ((err = api->stack_get_tensor(stack, 0, &self)) != NULL) return err;
+  if ((err = api->stack_get_tensor(stack, 1, &out)) != NULL) return err;
+  if ((err = check_float32("copydev abs.out: contiguous float32 only", self)) != NULL ||
+      (err = check_float32("copydev abs.out: contiguous float32 only", out)) != NULL) {
+    return err;
+  }
+  n = api->tensor_numel(self);
+  for (i = 0; i < n; ++i) {
+    const float v = ((const float*)api->tensor_data_ptr(self))[i];
+    ((float*)api->tensor_data_ptr(out))[i] = v < 0 ? -v : v;
+  }
+  api->tensor_retain(out);
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, out);
+  api->tensor_release(out);
+  return err;
+}
+
+/* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!), on copydev, for
+ * equal shapes. */
+static tsr_error* copydev_copy_(void* context, const tsr_op* op, tsr_stack* stack) {
+  tsr_tensor* self = NULL;
+  tsr_tensor* src = NULL;
+  tsr_error* err;
+  (void)context;
+  (void)op;
+  if ((err = api->stack_get_tensor(stack, 0, &self)) != NULL) return err;
+  if ((err = api->stack_get_tensor(stack, 1, &src)) != NULL) return err;
+  if ((err = check_float32("copydev copy_: contiguous float32 only", self)) != NULL ||
+      (err = check_float32("copydev copy_: contiguous float32 only", src)) != NULL) {
+    return err;
+  }
+  if (api->tensor_numel(self) != api->tensor_numel(src)) {
+    return fail(TSR_UNIMPLEMENTED, "copydev copy_: equal shapes only");
+  }
+  copydev_copy(NULL, 0, api->tensor_data_ptr(self), api->tensor_data_ptr(src),
+               (size_t)api->tensor_numel(self) * sizeof(float));
+  api->tensor_retain(self);
+  api->stack_clear(stack);
+  err = api->stack_push_tensor(stack, self);
+  api->tensor_release(self);
+  return err;
+}
+
+static tsr_error* register_copydev_kernel(const char* op_name, tsr_boxed_kernel_fn fn) {
+  tsr_kernel_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.struct_size = sizeof desc;
+  desc.op_name.data = op_name;
+  desc.op_name.size = strlen(op_name);
+  desc.device_type = TSR_DEVICE_PRIVATEUSE1;
+  desc.boxed = fn;
+  return api->kernel_register(&desc, NULL);
+}
+
+static tsr_error* register_copydev(void) {
+  tsr_device_interface iface;
+  tsr_error* err;
+  memset(&iface, 0, sizeof iface);
+  iface.struct_size = sizeof iface;
+  iface.device_type = TSR_DEVICE_PRIVATEUSE1;
+  iface.device_count = copydev_count;
+  iface.allocate = copydev_allocate;
+  iface.free = copydev_free;
+  iface.copy_host_to_device = copydev_copy;
+  iface.copy_device_to_host = copydev_copy;
+  iface.copy_device_to_device = copydev_copy_d2d;
+  iface.synchronize = copydev_synchronize;
+  if ((err = api->device_register(&iface, NULL)) != NULL) return err;
+  if ((err = register_copydev_kernel("neg", copydev_neg)) != NULL) return err;
+  if ((err = register_copydev_kernel("abs.out", copydev_abs_out)) != NULL) return err;
+#if PLUGIN_VARIANT == VARIANT_WITHCOPY
+  if ((err = register_copydev_kernel("copy_", copydev_copy_)) != NULL) return err;
+#endif
+#if PLUGIN_VARIANT == VARIANT_NOCOPY_NOFALLBACK
+  return NULL;
+#else
+  return api->fallback_register_cpu(TSR_DEVICE_PRIVATEUSE1, NULL);
+#endif
+}
+#endif
+
 static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err;
   (void)state;
@@ -198,7 +366,8 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
 #elif PLUGIN_VARIANT == VARIANT_SCHEMAS
   /* Today's schemas; each kernel states the one it was built against. */
   if ((err = define("xs::scale_shift(Tensor x, float a, float b, Tensor? mask=None) -> Tensor")) ||
-      (err = define("xs::scale_shift_t(Tensor x, float a, float b, Tensor? mask=None) -> Tensor")) ||
+      (err =
+           define("xs::scale_shift_t(Tensor x, float a, float b, Tensor? mask=None) -> Tensor")) ||
       (err = define("xs::newer(Tensor x, float a) -> Tensor")) ||
       (err = define("xs::retyped(Tensor x, int a, float b) -> Tensor"))) {
     return err;
@@ -221,6 +390,9 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
    * registration still returns success and the load report says why. */
   return register_with_schema("xs::retyped", scale_shift_kernel, NULL, "xs::retyped_kernel",
                               "xs::retyped(Tensor x, float a, float b) -> Tensor");
+#elif COPYDEV_VARIANT
+  (void)err;
+  return register_copydev();
 #elif PLUGIN_VARIANT == VARIANT_OPTIONAL_NEWER_MINOR
   if ((err = define("newer::twice(Tensor self) -> Tensor")) != NULL) return err;
   return register_kernel("newer::twice", twice_kernel, "newer::twice_kernel");
@@ -309,6 +481,14 @@ TSR_PLUGIN_EXPORT tsr_error* ENTRY(const tsr_runtime_api* runtime, tsr_plugin_de
   name.size = 11;
   desc->device_type = TSR_DEVICE_CUDA;
   device_name.size = 0;
+#elif COPYDEV_VARIANT
+  name.data = PLUGIN_VARIANT == VARIANT_NOCOPY              ? "nocopy"
+              : PLUGIN_VARIANT == VARIANT_NOCOPY_NOFALLBACK ? "nocopy_nofallback"
+                                                            : "withcopy";
+  name.size = strlen(name.data);
+  desc->device_type = TSR_DEVICE_PRIVATEUSE1;
+  device_name.data = "copydev";
+  device_name.size = 7;
 #elif PLUGIN_VARIANT == VARIANT_DEVICE_TAKEN
   name.data = "device_taken";
   name.size = 12;

@@ -112,6 +112,21 @@ struct ArgReader<IntSpan> {
   }
 };
 template <>
+struct ArgReader<BoolSpan> {
+  static BoolSpan read(const tsr_stack* s, size_t i) {
+    // A 1.0 runtime has no bool[] slot (nor a way to pass one but a schema default).
+    if (!TSR_API_HAS(&api(), stack_get_bool_list)) {
+      throw Error(TSR_UNIMPLEMENTED,
+                  "reading a bool[] argument needs a runtime of ABI 1.1 or newer (this one is " +
+                      std::to_string(api().abi_major) + "." + std::to_string(api().abi_minor) +
+                      ")");
+    }
+    BoolSpan v;
+    check(api().stack_get_bool_list(s, i, &v.data, &v.size));
+    return v;
+  }
+};
+template <>
 struct ArgReader<tsr_dtype> {
   static tsr_dtype read(const tsr_stack* s, size_t i) {
     tsr_dtype v{};

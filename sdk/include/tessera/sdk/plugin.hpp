@@ -4,24 +4,32 @@
 //
 //   TESSERA_PLUGIN(lib) {
 //     lib.describe("npu", "1.0.0", TSR_DEVICE_PRIVATEUSE1, "npu");
-//     lib.device(my_device_interface);
-//     lib.impl<&my_relu>(TESSERA_OP("relu"));  // signature checked at compile time
+//     lib.on_register([] { my_driver_open(); });  // only when the plugin is registered
+//     lib.on_unload([] { my_driver_close(); });   // when it is unloaded
+//     lib.device(my_device_interface);            // device_type: the one describe() gave
+//     lib.impl<&my_relu>(TESSERA_OP("relu"));     // signature checked at compile time
+//     lib.impl_typed(TESSERA_OP("clamp.out"), &my_c_clamp_out);  // a typed C kernel, checked too
 //     lib.cpu_fallback();  // optional: ops without a kernel run on the CPU
 //   }
 //
-// TESSERA_PLUGIN defines the one exported symbol, tsr_plugin_init. The block runs twice: once
-// in tsr_plugin_init, where only describe() counts (the descriptor for the version
-// handshake), and once in register_fn after the runtime accepted the plugin, where the rest
-// registers. Every registration stays until the plugin is unloaded.
+// TESSERA_PLUGIN defines the one exported symbol, tsr_plugin_init, and the descriptor's
+// register_fn and unload_fn: a plugin written with it never writes them itself. The block runs
+// twice: once in tsr_plugin_init, the describe pass, where only describe() and on_unload() count
+// (the descriptor for the version handshake; nothing registers, no hook runs), and once in
+// register_fn after the runtime accepted the plugin, the registration pass, where the rest
+// registers and the on_register hooks run, in the block's order. Every registration stays until
+// the plugin is unloaded.
 #pragma once
 
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "tessera/opset/opset.h"
 #include "tessera/sdk/boxing.hpp"
 #include "tessera/sdk/signature.hpp"
+#include "tessera/sdk/typed_c.hpp"
 
 namespace tessera {
 namespace sdk {
@@ -32,12 +40,46 @@ static_assert(current_opset::kMajor == TSR_OP_SET_VERSION_MAJOR &&
                   current_opset::kMinor == TSR_OP_SET_VERSION_MINOR,
               "current_opset must name the newest op set (tessera/opset/opset.h)");
 
+namespace internal {
+
+// The function on_unload() names, for this plugin (one per shared object: the SDK is
+// header-only and plugins are built with hidden visibility).
+inline void (*&unload_slot())() {
+  static void (*fn)() = nullptr;
+  return fn;
+}
+
+// RunUnload is the descriptor's unload_fn: it runs on_unload()'s function, which must not let
+// an exception into the runtime.
+inline void RunUnload(void* /*state*/) noexcept {
+  void (*fn)() = unload_slot();
+  if (fn == nullptr) return;
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    const std::string message = std::string("the plugin's unload function threw: ") + e.what();
+    api().log(TSR_LOG_ERROR, to_c(message));
+  } catch (...) {
+    api().log(TSR_LOG_ERROR, to_c("the plugin's unload function threw a non-standard exception"));
+  }
+}
+
+// DeviceTypeName: "privateuse1", for messages.
+inline std::string DeviceTypeName(int32_t type) {
+  static const char* const kNames[] = {"cpu",         "cuda",        "hip", "privateuse1",
+                                       "privateuse2", "privateuse3", "meta"};
+  return type >= 0 && type < 7 ? kNames[type] : "device type " + std::to_string(type);
+}
+
+}  // namespace internal
+
 class Library {
  public:
   explicit Library(bool registering) : registering_(registering) {}
 
   // describe sets the plugin's descriptor. device_name renames a PrivateUse type ("" else).
-  // The strings must be literals (or otherwise live while the plugin is loaded).
+  // The strings must be literals (or otherwise live while the plugin is loaded). It comes first
+  // in the block: what follows registers for the device type it names.
   void describe(const char* name, const char* version, tsr_device_type device_type,
                 const char* device_name, uint32_t min_abi_minor = 0) {
     name_ = name;
@@ -46,6 +88,28 @@ class Library {
     device_name_ = device_name;
     min_abi_minor_ = min_abi_minor;
   }
+
+  // on_register runs `hook()` right here when the block runs to register, i.e. in register_fn,
+  // once the runtime has accepted the plugin's versions; never in the describe pass. Put there
+  // what only a plugin that is really being loaded should do: open the device's driver, read
+  // its configuration, map its memory. A hook that throws (sdk::fail) refuses the plugin with
+  // its message. The same hook runs when `tessera-plugin-info --embed` writes the manifest (it
+  // loads the plugin on the build machine): a machine without the device should still load the
+  // plugin (report 0 devices) rather than refuse it.
+  template <typename Hook>
+  void on_register(Hook&& hook) {
+    if (!registering_) return;
+    hooks_ran_ = true;
+    std::forward<Hook>(hook)();
+  }
+
+  // on_unload names the function that undoes the hooks (the descriptor's unload_fn): the
+  // runtime calls it when the plugin is unloaded, after its last kernel call has returned and
+  // the last tensor on its device is gone, before dlclose. If the registration pass fails after
+  // an on_register hook started, the SDK calls it right away (the runtime calls unload_fn only
+  // for plugins it loaded). A plain function or a lambda without captures; it must not throw
+  // (an exception is logged and dropped).
+  void on_unload(void (*fn)()) { internal::unload_slot() = fn; }
 
   // define adds an op of the plugin's own namespace ("npu::fused_gelu(Tensor self) -> Tensor").
   // Its kernels state this schema as the one they were built against.
@@ -81,35 +145,95 @@ class Library {
     (void)op_name;
     impl_boxed(std::string(op).c_str(), &Boxed<Kernel>, nullptr, std::string(op).c_str());
   }
-  // impl_boxed registers a C kernel.
-  void impl_boxed(const char* op, tsr_boxed_kernel_fn fn, void* context, const char* name) {
+
+  // impl_typed registers a typed C kernel (tessera/c/kernel.h): a plain C function
+  //   tsr_error* fn(void* context, <C parameters of the op's arguments>, tsr_tensor** out...)
+  // that the runtime calls through libffi, with `context` as its first argument. Its parameter
+  // types must follow kernel.h's C mapping of the op's schema (typed_c.hpp): with
+  // TESSERA_OP("clamp.out") that is checked at compile time; with a plain name, at
+  // registration, against the schema the kernel is built against (the op set's, the plugin's
+  // define(), or the runtime's op listing), and a mismatch refuses the plugin's load, naming
+  // the parameter. `kernel_name` defaults to the op's name (traces say "<plugin>::<op>").
+  template <typename OpName, typename... Params>
+  void impl_typed(OpName op_name, tsr_error* (*fn)(void*, Params...), void* context = nullptr,
+                  const char* kernel_name = nullptr) {
+    constexpr std::string_view op = OpName{}();
+    constexpr std::string_view schema = current_opset::FindSchema(op);
+    static_assert(!schema.empty(),
+                  "TESSERA_OP names an op that is not in the SDK's op set (tessera/opset/): "
+                  "for a plugin's own op, use impl_typed(\"ns::op\", &fn)");
+    constexpr typed_c::Check c = typed_c::CheckParams(schema, typed_c::ParamTypes<Params...>());
+    static_assert(c.unmapped_argument == -1,
+                  "the op has an argument without a C mapping (Layout, MemoryFormat, Generator, "
+                  "a list other than int[]): register a boxed kernel instead");
+    static_assert(c.mismatch == -1,
+                  "the typed C kernel's parameters do not follow the op's schema: after `void* "
+                  "context`, the C type of each schema argument in order (Tensor -> tsr_tensor*, "
+                  "int -> int64_t, float -> double, bool -> int32_t, Scalar -> tsr_scalar, "
+                  "int[] -> const int64_t*, size_t, T? -> const T*; see tessera/sdk/typed_c.hpp "
+                  "and tessera/c/kernel.h), then one tsr_tensor** per return");
+    (void)op_name;
+    const std::string name(op);
+    register_kernel(name.c_str(), nullptr, reinterpret_cast<tsr_typed_kernel_fn>(fn), context,
+                    kernel_name != nullptr ? kernel_name : name.c_str());
+  }
+  template <typename... Params>
+  void impl_typed(const char* op, tsr_error* (*fn)(void*, Params...), void* context = nullptr,
+                  const char* kernel_name = nullptr) {
     if (!registering_) return;
-    tsr_kernel_desc desc{};
-    desc.struct_size = sizeof desc;
-    desc.op_name = to_c(op);
-    desc.device_type = device_type_;
-    desc.boxed = fn;
-    desc.context = context;
-    // Trace names are "<plugin>::<name>"; a name already in the plugin's namespace keeps it.
-    const std::string prefix = name_ + std::string("::");
-    const std::string kernel_name =
-        std::string_view(name).substr(0, prefix.size()) == prefix ? name : prefix + name;
-    desc.kernel_name = to_c(kernel_name);
-    desc.schema = to_c(built_schema(op));
-    check(api().kernel_register(&desc, nullptr));
+    check_typed(op, typed_c::ParamTypes<Params...>());
+    register_kernel(op, nullptr, reinterpret_cast<tsr_typed_kernel_fn>(fn), context,
+                    kernel_name != nullptr ? kernel_name : op);
+  }
+  // impl_typed with a function already cast to tsr_typed_kernel_fn: nothing can be checked, the
+  // parameters are the plugin's to get right.
+  void impl_typed(const char* op, tsr_typed_kernel_fn fn, void* context = nullptr,
+                  const char* kernel_name = nullptr) {
+    register_kernel(op, nullptr, fn, context, kernel_name != nullptr ? kernel_name : op);
   }
 
-  // device registers the device type's memory and copy functions.
+  // impl_boxed registers a boxed C kernel (tsr_boxed_kernel_fn).
+  void impl_boxed(const char* op, tsr_boxed_kernel_fn fn, void* context, const char* name) {
+    register_kernel(op, fn, nullptr, context, name);
+  }
+
+  // device registers the device type's memory and copy functions (tessera/c/device.h). The SDK
+  // completes what describe() already says: a device_type left 0 becomes the described device
+  // type (another one refuses the plugin, naming both), and a struct_size left 0 becomes
+  // sizeof(tsr_device_interface).
   void device(const tsr_device_interface& iface) {
-    if (registering_) check(api().device_register(&iface, nullptr));
+    if (!registering_) return;
+    require_described("device");
+    if (device_type_ == TSR_DEVICE_CPU) {
+      fail(TSR_INVALID_ARGUMENT, "Library::device: plugin '" + std::string(name_) +
+                                     "' provides device type cpu, whose memory is the "
+                                     "runtime's own: a CPU plugin registers no device interface");
+    }
+    tsr_device_interface filled = iface;
+    if (filled.struct_size == 0) filled.struct_size = sizeof filled;
+    if (filled.device_type == TSR_DEVICE_CPU) {  // 0: left unset
+      filled.device_type = device_type_;
+    } else if (filled.device_type != device_type_) {
+      fail(TSR_INVALID_ARGUMENT, "Library::device: the interface's device_type is " +
+                                     internal::DeviceTypeName(filled.device_type) +
+                                     ", but plugin '" + name_ + "' provides " +
+                                     internal::DeviceTypeName(device_type_) +
+                                     " (describe()); leave device_type 0 and the SDK sets it");
+    }
+    check(api().device_register(&filled, nullptr));
   }
 
   // cpu_fallback opts into the runtime's CPU fallback for every op without a kernel here.
   void cpu_fallback() {
-    if (registering_) check(api().fallback_register_cpu(device_type_, nullptr));
+    if (!registering_) return;
+    require_described("cpu_fallback");
+    check(api().fallback_register_cpu(device_type_, nullptr));
   }
 
   const char* name() const { return name_; }
+  // hooks_ran: whether an on_register hook started in this pass (TESSERA_PLUGIN then runs the
+  // unload function itself if the pass fails).
+  bool hooks_ran() const { return hooks_ran_; }
 
   // Used by TESSERA_PLUGIN: fills only what fits in the runtime's descriptor, so that the
   // plugin also loads into runtimes older than these headers (Note [Descriptor capacity]).
@@ -127,15 +251,77 @@ class Library {
     desc->min_abi_minor = min_abi_minor_;
     desc->device_type = device_type_;
     desc->device_name = to_c(device_name_);
+    desc->unload_fn = internal::unload_slot() != nullptr ? &internal::RunUnload : nullptr;
   }
 
  private:
+  // register_kernel registers `boxed` or `typed` (exactly one) for `op` on the device type.
+  void register_kernel(const char* op, tsr_boxed_kernel_fn boxed, tsr_typed_kernel_fn typed,
+                       void* context, const char* name) {
+    if (!registering_) return;
+    require_described("impl");
+    tsr_kernel_desc desc{};
+    desc.struct_size = sizeof desc;
+    desc.op_name = to_c(op);
+    desc.device_type = device_type_;
+    desc.boxed = boxed;
+    desc.typed = typed;
+    desc.context = context;
+    // Trace names are "<plugin>::<name>"; a name already in the plugin's namespace keeps it.
+    const std::string prefix = name_ + std::string("::");
+    const std::string kernel_name =
+        std::string_view(name).substr(0, prefix.size()) == prefix ? name : prefix + name;
+    desc.kernel_name = to_c(kernel_name);
+    desc.schema = to_c(built_schema(op));
+    check(api().kernel_register(&desc, nullptr));
+  }
+
+  // require_described refuses a registration that comes before describe() in the block: it
+  // would go to a device type the plugin has not named yet.
+  void require_described(const char* what) const {
+    if (name_[0] == '\0') {
+      fail(TSR_FAILED_PRECONDITION,
+           std::string("Library::") + what +
+               ": describe() must come first in the TESSERA_PLUGIN block (it names the plugin "
+               "and the device type everything else registers for)");
+    }
+  }
+
   // built_schema: the schema a kernel for `op` is built against: the plugin's definition of
   // its own op, else the op's schema in the SDK's op set, else unstated (the runtime assumes
   // the op set the plugin states).
   std::string_view built_schema(std::string_view op) const {
     if (auto it = defined_.find(std::string(op)); it != defined_.end()) return it->second;
     return current_opset::FindSchema(op);
+  }
+
+  // op_schema: the runtime's canonical schema of `op` (empty on a 1.0 runtime, which has no
+  // op listing).
+  std::string op_schema(const char* op) const {
+    if (!TSR_API_HAS(&api(), op_describe)) return "";
+    const tsr_op* handle = nullptr;
+    check(api().op_find(to_c(op), &handle));
+    tsr_op_info info{};
+    info.struct_size = sizeof info;
+    check(api().op_describe(handle, &info));
+    return std::string(from_c(info.schema));
+  }
+
+  // check_typed compares a typed C kernel's parameters with the schema it is built against:
+  // the op set's, else the runtime's listing (canonical text; a plugin's own op is there as
+  // its define() made it), else (a 1.0 runtime) the plugin's define(); an op that none of them
+  // has is not defined, and the registration says so.
+  template <size_t N>
+  void check_typed(const char* op, const std::array<typed_c::CType, N>& params) const {
+    std::string schema(current_opset::FindSchema(op));
+    if (schema.empty()) schema = op_schema(op);
+    if (schema.empty()) schema = std::string(built_schema(op));
+    if (schema.empty()) return;
+    const typed_c::Check c = typed_c::CheckParams(schema, params);
+    if (c.ok()) return;
+    throw Error(TSR_INVALID_ARGUMENT, "impl_typed(\"" + std::string(op) +
+                                          "\"): " + typed_c::Describe(c, schema, params) +
+                                          "; the op's schema is " + schema);
   }
 
   // check_signature compares the kernel's parameters with the op's arguments in the runtime's
@@ -169,12 +355,13 @@ class Library {
       }
     }
     if (signature::ReturnCount<Kernel>() != static_cast<int>(info.num_returns)) {
-      refuse("the kernel's return type does not give the op's " +
-             std::to_string(info.num_returns) + " tensor return(s)");
+      refuse("the kernel's return type does not give the op's " + std::to_string(info.num_returns) +
+             " tensor return(s)");
     }
   }
 
   bool registering_;
+  bool hooks_ran_ = false;
   const char* name_ = "";
   const char* version_ = "";
   int32_t device_type_ = TSR_DEVICE_PRIVATEUSE1;
@@ -200,31 +387,50 @@ tsr_error* RunBlock(Block block, Library& lib) noexcept {
   }
 }
 
+// Register is the plugin's register_fn: the registration pass. When it fails after a hook
+// started, the runtime will not call unload_fn (the plugin is refused), so it runs here.
+template <typename Block>
+tsr_error* Register(Block block, const tsr_runtime_api* runtime) noexcept {
+  api_slot() = runtime;
+  Library library(/*registering=*/true);
+  tsr_error* error = RunBlock(block, library);
+  if (error != nullptr && library.hooks_ran()) RunUnload(nullptr);
+  return error;
+}
+
+// Describe is tsr_plugin_init: the describe pass, which fills the descriptor.
+template <typename Block>
+tsr_error* Describe(Block block, const tsr_runtime_api* runtime, tsr_plugin_desc* desc,
+                    tsr_error* (*register_fn)(void*, const tsr_runtime_api*)) noexcept {
+  if (runtime == nullptr) return nullptr;  // no table to make an error with
+  if (desc == nullptr) {
+    return runtime->error_create(TSR_INVALID_ARGUMENT,
+                                 tsr_string{"tsr_plugin_init: desc is NULL", 29});
+  }
+  if (runtime->abi_major != TSR_ABI_VERSION_MAJOR) {
+    return runtime->error_create(TSR_FAILED_PRECONDITION,
+                                 tsr_string{"runtime ABI major differs", 25});
+  }
+  api_slot() = runtime;
+  Library library(/*registering=*/false);
+  if (tsr_error* e = RunBlock(block, library)) return e;
+  library.fill(desc);
+  desc->register_fn = register_fn;
+  return nullptr;
+}
+
 }  // namespace internal
 }  // namespace sdk
 }  // namespace tessera
 
-#define TESSERA_PLUGIN(lib)                                                                   \
-  static void tessera_plugin_block(::tessera::sdk::Library& lib);                             \
-  static tsr_error* tessera_plugin_register(void*, const tsr_runtime_api* api) {              \
-    ::tessera::sdk::api_slot() = api;                                                         \
-    ::tessera::sdk::Library library(/*registering=*/true);                                    \
-    return ::tessera::sdk::internal::RunBlock(&tessera_plugin_block, library);                \
-  }                                                                                           \
-  extern "C" TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* api,         \
-                                                          tsr_plugin_desc* desc) {            \
-    if (api == nullptr || desc == nullptr || api->abi_major != TSR_ABI_VERSION_MAJOR) {       \
-      return nullptr == api ? nullptr                                                         \
-                            : api->error_create(TSR_FAILED_PRECONDITION,                      \
-                                                tsr_string{"runtime ABI major differs", 25}); \
-    }                                                                                         \
-    ::tessera::sdk::api_slot() = api;                                                         \
-    ::tessera::sdk::Library library(/*registering=*/false);                                   \
-    if (tsr_error* e = ::tessera::sdk::internal::RunBlock(&tessera_plugin_block, library)) {  \
-      return e;                                                                               \
-    }                                                                                         \
-    library.fill(desc);                                                                       \
-    desc->register_fn = &tessera_plugin_register;                                             \
-    return nullptr;                                                                           \
-  }                                                                                           \
+#define TESSERA_PLUGIN(lib)                                                           \
+  static void tessera_plugin_block(::tessera::sdk::Library& lib);                     \
+  static tsr_error* tessera_plugin_register(void*, const tsr_runtime_api* api) {      \
+    return ::tessera::sdk::internal::Register(&tessera_plugin_block, api);            \
+  }                                                                                   \
+  extern "C" TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* api, \
+                                                          tsr_plugin_desc* desc) {    \
+    return ::tessera::sdk::internal::Describe(&tessera_plugin_block, api, desc,       \
+                                              &tessera_plugin_register);              \
+  }                                                                                   \
   static void tessera_plugin_block(::tessera::sdk::Library& lib)

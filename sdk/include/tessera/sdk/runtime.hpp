@@ -10,6 +10,7 @@
 // entry points to find the runtime's table.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,6 +40,21 @@ class Runtime {
   }
 };
 
+// kw passes an argument by name, as Python's `name=value`; default_arg stands for a defaulted
+// argument skipped in the middle (op.h, ABI 1.1):
+//   tessera::call1(to_copy, t, tessera::kw("memory_format", TSR_MEMORY_FORMAT_CONTIGUOUS));
+template <typename T>
+struct Keyword {
+  std::string_view name;
+  T value;
+};
+template <typename T>
+Keyword<T> kw(std::string_view name, T value) {
+  return Keyword<T>{name, std::move(value)};
+}
+struct DefaultArg {};
+inline constexpr DefaultArg default_arg{};
+
 namespace internal {
 
 inline void push(tsr_stack* s, const Tensor& v) {
@@ -60,12 +76,27 @@ inline void push(tsr_stack* s, const Scalar& v) {
 inline void push(tsr_stack* s, std::string_view v) {
   sdk::check(sdk::api().stack_push_string(s, sdk::to_c(v)));
 }
+// A string literal is a string, not the bool it would otherwise convert to.
+inline void push(tsr_stack* s, const char* v) { push(s, std::string_view(v)); }
 inline void push(tsr_stack* s, const std::vector<int64_t>& v) {
   sdk::check(sdk::api().stack_push_int_list(s, v.data(), v.size()));
 }
 inline void push(tsr_stack* s, tsr_dtype v) { sdk::check(sdk::api().stack_push_dtype(s, v)); }
 inline void push(tsr_stack* s, tsr_device v) { sdk::check(sdk::api().stack_push_device(s, v)); }
 inline void push(tsr_stack* s, std::nullopt_t) { sdk::check(sdk::api().stack_push_none(s)); }
+inline void push(tsr_stack* s, tsr_layout v) { push(s, static_cast<int64_t>(v)); }
+inline void push(tsr_stack* s, tsr_memory_format v) { push(s, static_cast<int64_t>(v)); }
+inline void push(tsr_stack* s, const std::vector<bool>& v) {
+  std::vector<uint8_t> bytes(v.begin(), v.end());
+  sdk::check(sdk::api().stack_push_bool_list(s, bytes.data(), bytes.size()));
+}
+
+inline void push(tsr_stack* s, DefaultArg) { sdk::check(tsr_stack_push_default(s)); }
+template <typename T>
+void push(tsr_stack* s, const Keyword<T>& v) {
+  sdk::check(tsr_stack_name_next(s, sdk::to_c(v.name)));
+  push(s, v.value);
+}
 
 // Stack: a tsr_stack borrowed from a per-thread pool for the duration of one call, so that a
 // call costs no allocation once the thread has made one (a pool, not a single stack, because

@@ -13,7 +13,8 @@
 //   Tensor -> sdk::Tensor       int, SymInt, Layout, MemoryFormat -> int64_t   float -> double
 //   bool -> bool   str -> std::string_view   Scalar -> sdk::Scalar   ScalarType -> tsr_dtype
 //   Device -> tsr_device   int[], int[N], SymInt[] -> sdk::IntSpan   T? -> std::optional<...>
-// Other types (Tensor[], float[], bool[], Generator) need a boxed kernel. Returns: none ->
+//   bool[], bool[N] -> sdk::BoolSpan (needs a 1.1 runtime: a 1.0 one makes the read throw)
+// Other types (Tensor[], float[], Generator) need a boxed kernel. Returns: none ->
 // void, one -> sdk::Tensor, several -> std::tuple of sdk::Tensor.
 #pragma once
 
@@ -74,6 +75,10 @@ struct ParamKind<IntSpan> {
   static constexpr ArgKind value{TSR_VALUE_INT_LIST, false};
 };
 template <>
+struct ParamKind<BoolSpan> {
+  static constexpr ArgKind value{TSR_VALUE_BOOL_LIST, false};
+};
+template <>
 struct ParamKind<tsr_dtype> {
   static constexpr ArgKind value{TSR_VALUE_DTYPE, false};
 };
@@ -128,7 +133,8 @@ constexpr ArgKind KindOfType(std::string_view type) {
   const std::string_view base = type.substr(0, alias < list ? alias : list);
   if (list != std::string_view::npos) {
     if (base == "int" || base == "SymInt") k.kind = TSR_VALUE_INT_LIST;
-    return k;  // float[], bool[], Tensor[]: no typed C++ mapping
+    if (base == "bool") k.kind = TSR_VALUE_BOOL_LIST;
+    return k;  // float[], Tensor[]: no typed C++ mapping
   }
   if (base == "Tensor") k.kind = TSR_VALUE_TENSOR;
   if (base == "int" || base == "SymInt" || base == "Layout" || base == "MemoryFormat") {
@@ -151,7 +157,14 @@ class SchemaText {
   constexpr explicit SchemaText(std::string_view schema) : schema_(schema) {}
 
   constexpr size_t ArgumentCount() const { return Count(Arguments()); }
-  constexpr ArgKind ArgumentKind(size_t i) const { return KindOfType(TypeOf(Item(Arguments(), i))); }
+  constexpr ArgKind ArgumentKind(size_t i) const { return KindOfType(ArgumentType(i)); }
+  // ArgumentType: "Tensor(a!)", "int[2]?"; ArgumentName: "out".
+  constexpr std::string_view ArgumentType(size_t i) const { return TypeOf(Item(Arguments(), i)); }
+  constexpr std::string_view ArgumentName(size_t i) const {
+    std::string_view item = Item(Arguments(), i);
+    item = item.substr(0, item.find('='));
+    return item.substr(TypeOf(item).size() + (TypeOf(item).size() < item.size() ? 1 : 0));
+  }
   constexpr size_t ReturnCount() const { return Count(Returns()); }
 
  private:
@@ -235,10 +248,10 @@ constexpr int Mismatch(std::string_view schema) {
 
 // TESSERA_OP("add.Tensor"): names an op for Library::impl so that the kernel's signature is
 // checked against the op's schema at compile time.
-#define TESSERA_OP(name)                                                         \
-  [] {                                                                           \
-    struct TesseraOpName {                                                       \
-      constexpr std::string_view operator()() const { return name; }             \
-    };                                                                           \
-    return TesseraOpName{};                                                      \
+#define TESSERA_OP(name)                                             \
+  [] {                                                               \
+    struct TesseraOpName {                                           \
+      constexpr std::string_view operator()() const { return name; } \
+    };                                                               \
+    return TesseraOpName{};                                          \
   }()

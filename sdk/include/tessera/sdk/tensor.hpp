@@ -22,6 +22,16 @@ struct IntSpan {
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
 };
 
+// BoolSpan: a borrowed array of bools, one byte (0 or 1) each (bool[] arguments, ABI 1.1).
+struct BoolSpan {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  const uint8_t* begin() const { return data; }
+  const uint8_t* end() const { return data + size; }
+  bool operator[](size_t i) const { return data[i] != 0; }
+  std::vector<bool> vec() const { return std::vector<bool>(begin(), end()); }
+};
+
 inline constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
 
 class Tensor {

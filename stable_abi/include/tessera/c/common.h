@@ -91,6 +91,28 @@ typedef enum tsr_device_type {
   TSR_DEVICE_TYPE_FORCE_INT32 = 0x7fffffff
 } tsr_device_type;
 
+/* Layouts: the values of the schema type `Layout` (`Layout? layout=None` of the factory ops and
+ * _to_copy), pushed with tsr_stack_push_int and read with tsr_stack_get_int. PyTorch's
+ * c10::Layout numbers; Tessera's tensors are all strided, so an op call with any other value is
+ * refused (INVALID_ARGUMENT). Since 1.1. */
+typedef enum tsr_layout {
+  TSR_LAYOUT_STRIDED = 0, /* schema default text: strided */
+  TSR_LAYOUT_FORCE_INT32 = 0x7fffffff
+} tsr_layout;
+
+/* Memory formats: the values of the schema type `MemoryFormat` (clone, contiguous, _to_copy,
+ * empty.memory_format), pushed and read as ints like tsr_layout. PyTorch's c10::MemoryFormat
+ * numbers; an op call with a value outside them is refused (INVALID_ARGUMENT). The core ops do
+ * not implement the channels-last formats yet: they give contiguous strides for them (see
+ * docs/embedding_guide.md). Since 1.1. */
+typedef enum tsr_memory_format {
+  TSR_MEMORY_FORMAT_CONTIGUOUS = 0,       /* contiguous_format: row-major strides */
+  TSR_MEMORY_FORMAT_PRESERVE = 1,         /* preserve_format: keep a dense input's strides */
+  TSR_MEMORY_FORMAT_CHANNELS_LAST = 2,    /* channels_last: NHWC strides for 4-d tensors */
+  TSR_MEMORY_FORMAT_CHANNELS_LAST_3D = 3, /* channels_last_3d: NDHWC strides for 5-d tensors */
+  TSR_MEMORY_FORMAT_FORCE_INT32 = 0x7fffffff
+} tsr_memory_format;
+
 /* A device: type and index ("cuda:1" is {TSR_DEVICE_CUDA, 1}). A value type. */
 typedef struct tsr_device {
   int32_t type; /* a tsr_device_type */

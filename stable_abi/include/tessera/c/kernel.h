@@ -28,11 +28,14 @@ typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_s
  *   int, SymInt -> int64_t; float -> double; bool -> int32_t; ScalarType -> tsr_dtype;
  *   Scalar -> tsr_scalar; Device -> tsr_device; str -> tsr_string (all by value)
  *   int[] -> two parameters: const int64_t* values, size_t count
+ *   bool[] -> two parameters: const uint8_t* values (each 0 or 1), size_t count (since 1.1)
  *   an optional non-tensor type (int?, float?, Scalar?, ScalarType?, str?, ...) -> a const
  *   pointer to the value's C type, NULL for None
  *   each Tensor return -> tsr_tensor** out, where the kernel stores a new reference.
  * Other types (Tensor[], float[], ...) need a boxed kernel. The runtime prepares a libffi call
- * interface once, at registration. */
+ * interface once, at registration; it cannot see the function's real parameters. The C++ SDK's
+ * Library::impl_typed checks them against this mapping (tessera/sdk/typed_c.hpp);
+ * docs/plugin_guide.md ("Typed C kernels") has the table and an example. */
 typedef void (*tsr_typed_kernel_fn)(void);
 
 /* tsr_kernel_desc describes one kernel registration. Zero-initialize, set struct_size to
@@ -120,6 +123,63 @@ typedef struct tsr_kernel_info {
  * (never, refused, or unloaded) is NOT_FOUND. */
 TSR_API tsr_error* tsr_plugin_kernels(tsr_string plugin_name, tsr_kernel_info* infos,
                                       size_t capacity, size_t* count);
+
+/* --- tensor views and the call plan (since 1.1) ---------------------------------------------
+ *
+ * What a kernel's hot path reads, in one call each instead of one table call per property
+ * (Note [Call plans] in the runtime: the dispatcher computes a call's outputs and compute dtype
+ * once, before the kernel runs, and hands them on). */
+
+/* tsr_tensor_view: a borrowed description of a tensor, shaped like DLPack's DLTensor. For a
+ * kernel's argument it stays valid until the kernel returns. */
+typedef struct tsr_tensor_view {
+  size_t struct_size;
+  tsr_tensor* tensor;     /* the tensor itself (borrowed): NULL when the value is no tensor */
+  void* data;             /* the address of element 0 (storage offset applied); NULL for a meta
+                           * tensor or a planned output; a device address on other devices */
+  const int64_t* sizes;   /* ndim entries; borrowed */
+  const int64_t* strides; /* ndim entries, in elements; borrowed */
+  int64_t storage_offset; /* in elements */
+  int64_t numel;
+  tsr_device device;
+  int32_t dtype; /* a tsr_dtype */
+  int32_t ndim;
+  uint32_t flags; /* TSR_VIEW_* bits */
+  uint32_t reserved;
+} tsr_tensor_view;
+
+/* The view is row-major dense (tsr_tensor_is_contiguous). */
+#define TSR_VIEW_CONTIGUOUS 1u
+
+/* tsr_stack_get_tensor_views fills views[k] for the stack values first + k, k in [0, count):
+ * a view of each defined tensor, and for any other value (None, an int, ...) a view whose
+ * `tensor` is NULL and ndim -1. The caller sets each element's struct_size to the size it was
+ * built with (sizeof(tsr_tensor_view)); the runtime fills only the fields that fit. OUT_OF_RANGE
+ * when first + count exceeds the stack's size. stack, views: borrowed. */
+TSR_API tsr_error* tsr_stack_get_tensor_views(const tsr_stack* stack, size_t first, size_t count,
+                                              tsr_tensor_view* views);
+
+/* tsr_call_plan: what the dispatcher computed for the running kernel's call. */
+typedef struct tsr_call_plan {
+  size_t struct_size;
+  /* The dtype the op computes in (a tsr_dtype), or -1 where the plan does not say: the promoted
+   * dtype of a pointwise op's operands, also for a comparison (whose output is bool), float32
+   * for true division of integers. */
+  int32_t compute_dtype;
+  /* How many outputs the plan describes: one per return of the op's functional form; 0 when
+   * the call has no plan (an op without a Meta function, a stack that is no kernel's). */
+  int32_t num_outputs;
+  tsr_device device; /* the call's device */
+} tsr_call_plan;
+
+/* tsr_stack_get_call_plan: the plan of the call whose kernel runs on `stack`. Fills *plan (the
+ * caller sets plan->struct_size) and outputs[0, min(capacity, num_outputs)) with the planned
+ * outputs as views whose `tensor` and `data` are NULL (sizes, strides, dtype, numel, flags;
+ * each element's struct_size set by the caller; outputs may be NULL when capacity is 0). An
+ * out= or in-place kernel finds its outputs already allocated (or resized) as planned on its
+ * stack; a functional kernel may allocate them from the plan. stack: borrowed. */
+TSR_API tsr_error* tsr_stack_get_call_plan(const tsr_stack* stack, tsr_call_plan* plan,
+                                           tsr_tensor_view* outputs, size_t capacity);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -31,8 +31,10 @@ typedef struct tsr_load_report {
   uint32_t plugin_op_set_minor; /* (0.0: unstated, taken as 1.0) */
   int64_t kernels_adapted;      /* kernels built against another compatible schema */
   int64_t kernels_refused;      /* kernels built against an incompatible schema: not called */
-  /* One line per adapted or refused kernel (the kernel, the op, both schemas and why) and per
-   * kernel for a deprecated op. Empty when there is nothing to say. */
+  /* One line per adapted or refused kernel (the kernel, the op, both schemas and why), per
+   * kernel for a deprecated op, and one when the plugin registers a device and kernels for it
+   * but no copy_ kernel there (where copy_ runs instead, and the out= and in-place forms derived
+   * from its functional kernels that copy through it). Empty when there is nothing to say. */
   tsr_string kernel_notes;
   /* How many devices the plugin's device interface reported when it registered (0 on a
    * machine without its hardware, e.g. a GPU plugin without a GPU or driver); -1 when it

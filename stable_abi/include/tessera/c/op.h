@@ -3,7 +3,18 @@
  * An op is named "name.overload" ("add.Tensor"), looked up once with tsr_op_find, and called
  * with a stack of boxed values: push the arguments in schema order (trailing ones with
  * defaults may be left out), call, then read the returns from the stack. Kernels receive the
- * same stack: they read the arguments, clear it and push the returns. */
+ * same stack: they read the arguments, clear it and push the returns.
+ *
+ * Since 1.1 a caller may also skip a defaulted argument in the middle (tsr_stack_push_default)
+ * and pass arguments by name after the positional ones (tsr_stack_name_next), as Python does:
+ *
+ *   _to_copy(self, memory_format=contiguous_format):
+ *     tsr_stack_push_tensor(stack, self);
+ *     tsr_stack_name_next(stack, (tsr_string){"memory_format", 13});
+ *     tsr_stack_push_int(stack, TSR_MEMORY_FORMAT_CONTIGUOUS);
+ *
+ * tsr_op_call binds such a stack to schema order before anything else, so a kernel always sees
+ * every argument in its place. */
 #ifndef TESSERA_C_OP_H_
 #define TESSERA_C_OP_H_
 
@@ -33,6 +44,10 @@ typedef enum tsr_value_kind {
   TSR_VALUE_SCALAR = 10,
   TSR_VALUE_DTYPE = 11,
   TSR_VALUE_DEVICE = 12,
+  /* since 1.1: the markers of tsr_stack_push_default and tsr_stack_name_next. They occupy a slot
+   * of a caller's stack until tsr_op_call binds it; a kernel never sees them. */
+  TSR_VALUE_DEFAULT = 13,
+  TSR_VALUE_NAME = 14,
   TSR_VALUE_KIND_FORCE_INT32 = 0x7fffffff
 } tsr_value_kind;
 
@@ -162,6 +177,29 @@ TSR_API tsr_error* tsr_stack_push_scalar(tsr_stack* stack, tsr_scalar value);
 TSR_API tsr_error* tsr_stack_push_dtype(tsr_stack* stack, tsr_dtype value);
 TSR_API tsr_error* tsr_stack_push_device(tsr_stack* stack, tsr_device value);
 
+/* tsr_stack_push_bool_list pushes a bool[] of `n` bytes, each 0 (False) or not (True); NULL
+ * values with n == 0 is the empty list. Since 1.1. */
+TSR_API tsr_error* tsr_stack_push_bool_list(tsr_stack* stack, const uint8_t* values, size_t n);
+
+/* Keyword and skipped arguments (since 1.1; a caller's stack only, not a kernel's returns).
+ *
+ * tsr_stack_push_default pushes a placeholder meaning "this argument's default": the argument
+ * at its position (or the one named just before it) takes the value its schema gives it, as if
+ * it had been left out. tsr_op_call refuses it for an argument without a default.
+ *
+ * tsr_stack_name_next says that the next value pushed is the argument called `name` (borrowed,
+ * copied; not empty), like a Python keyword argument. Every argument after the first named
+ * one must be named too; arguments neither pushed nor named take their defaults. tsr_op_call
+ * refuses, naming the op: an unknown name (listing the op's argument names), an argument given
+ * twice (by position and by name, or by two names), a positional value after a named one, a
+ * name with no value after it, a missing argument that has no default, and a placeholder for
+ * an argument without a default. A name right after another name is refused here.
+ *
+ * A stack with neither costs nothing more than before: tsr_op_call looks for the markers only
+ * when the plain positional reading of the stack fails. */
+TSR_API tsr_error* tsr_stack_push_default(tsr_stack* stack);
+TSR_API tsr_error* tsr_stack_name_next(tsr_stack* stack, tsr_string name);
+
 /* Get: read value `index`; an error names the expected and the found kind. Out values are
  * borrowed from the stack and valid until it changes (a tensor: call tsr_tensor_retain to
  * keep it longer). */
@@ -180,6 +218,10 @@ TSR_API tsr_error* tsr_stack_get_tensor_list(const tsr_stack* stack, size_t inde
 TSR_API tsr_error* tsr_stack_get_scalar(const tsr_stack* stack, size_t index, tsr_scalar* out);
 TSR_API tsr_error* tsr_stack_get_dtype(const tsr_stack* stack, size_t index, tsr_dtype* out);
 TSR_API tsr_error* tsr_stack_get_device(const tsr_stack* stack, size_t index, tsr_device* out);
+/* tsr_stack_get_bool_list: values[i] for i < *n, each 0 or 1 (values may be NULL when *n is
+ * 0). Since 1.1. */
+TSR_API tsr_error* tsr_stack_get_bool_list(const tsr_stack* stack, size_t index,
+                                           const uint8_t** values, size_t* n);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -152,6 +152,16 @@ typedef struct tsr_runtime_api {
   tsr_error* (*plugin_kernels)(tsr_string plugin_name, tsr_kernel_info* infos, size_t capacity,
                                size_t* count);
 
+  /* since 1.1: tensor views and the call plan (kernel.h) */
+  tsr_error* (*stack_get_tensor_views)(const tsr_stack* stack, size_t first, size_t count,
+                                       tsr_tensor_view* views);
+  tsr_error* (*stack_get_call_plan)(const tsr_stack* stack, tsr_call_plan* plan,
+                                    tsr_tensor_view* outputs, size_t capacity);
+  /* since 1.1: bool[] values (op.h), for kernels that read a bool[] argument and plugins that
+   * call ops with one. The C++ SDK reads them as sdk::BoolSpan. */
+  tsr_error* (*stack_push_bool_list)(tsr_stack* stack, const uint8_t* values, size_t n);
+  tsr_error* (*stack_get_bool_list)(const tsr_stack* stack, size_t index, const uint8_t** values,
+                                    size_t* n);
   /* since 1.1: asynchronous devices (device.h, Note [Asynchronous devices]): the stream a
    * kernel launches on. A 1.0 runtime has no slot: launch on the default stream (NULL). */
   void* (*stream_current_native)(tsr_device device);
@@ -173,8 +183,8 @@ TSR_API const tsr_runtime_api* tsr_runtime_api_get(void);
  * The runtime zero-fills the descriptor and, since 1.1, sets struct_size to the bytes it
  * provides (its own sizeof(tsr_plugin_desc)) before calling tsr_plugin_init. A 1.0 runtime
  * leaves it 0, which means TSR_PLUGIN_DESC_SIZE_1_0 bytes. The plugin writes only the fields
- * that end within that capacity (tsr_plugin_desc_capacity below, TSR_FIELD_FITS in common.h) and then
- * sets struct_size to the bytes it filled: the smaller of its own sizeof(tsr_plugin_desc) and
+ * that end within that capacity (tsr_plugin_desc_capacity below, TSR_FIELD_FITS in common.h) and
+ * then sets struct_size to the bytes it filled: the smaller of its own sizeof(tsr_plugin_desc) and
  * the capacity. A plugin built against a newer minor therefore loads into an older runtime
  * with its newer fields left out, and a runtime refuses (without being corrupted) a plugin
  * that claims more bytes than it was offered. The C++ SDK does all of this itself. */
@@ -190,7 +200,8 @@ typedef struct tsr_plugin_desc {
   /* register_fn registers the plugin's device and kernels (required). state: desc->state. */
   tsr_error* (*register_fn)(void* state, const tsr_runtime_api* api);
   /* unload_fn (optional, NULL: none) runs when the plugin is unloaded, after every kernel and
-   * tensor of it is gone. */
+   * tensor of it is gone; only for a plugin that loaded (not when register_fn fails). The C++
+   * SDK sets it from Library::on_unload. */
   void (*unload_fn)(void* state);
   void* state;
 

@@ -37,6 +37,48 @@ TSR_API tsr_error* tsr_tensor_from_host_memory(void* data, size_t nbytes, const 
                                                tsr_deleter_fn deleter, void* deleter_context,
                                                tsr_tensor** out);
 
+/* tsr_host_memory_desc describes host memory for tsr_tensor_from_host_memory_desc. Zero-fill
+ * it, set struct_size to sizeof(tsr_host_memory_desc) and fill the fields; a zero field has the
+ * meaning noted beside it. The runtime reads no field beyond struct_size (a field a later minor
+ * adds counts as zero when the caller's struct ends before it); a struct_size smaller than the
+ * fields below is INVALID_ARGUMENT. Since 1.1. */
+typedef struct tsr_host_memory_desc {
+  size_t struct_size;
+  void* data;             /* the start of the memory: the tensor's storage. NULL when nbytes is 0 */
+  size_t nbytes;          /* bytes at `data` */
+  const int64_t* sizes;   /* borrowed, ndim entries (NULL when ndim is 0) */
+  const int64_t* strides; /* borrowed, ndim entries, in elements, non-negative; NULL: contiguous */
+  size_t ndim;
+  int32_t dtype; /* a tsr_dtype */
+  int32_t reserved;
+  int64_t storage_offset; /* elements from `data` to the tensor's element 0; 0: `data` itself */
+  tsr_deleter_fn deleter; /* as in tsr_tensor_from_host_memory; NULL: the memory is borrowed */
+  void* deleter_context;  /* passed to the deleter */
+} tsr_host_memory_desc;
+
+/* tsr_tensor_from_host_memory_desc is tsr_tensor_from_host_memory with a storage offset: the
+ * storage is the whole of [data, data + nbytes), and the tensor views it from element
+ * `storage_offset` on (tsr_tensor_storage_offset reports it; views taken later may reach the
+ * memory before it). The view must fit: storage_offset plus the elements the sizes and strides
+ * reach, times the element size, at most nbytes (INVALID_ARGUMENT names both). The deleter rule is
+ * tsr_tensor_from_host_memory's: called once when the last reference goes, never on error.
+ * desc: borrowed. out: a new reference. Since 1.1. */
+TSR_API tsr_error* tsr_tensor_from_host_memory_desc(const tsr_host_memory_desc* desc,
+                                                    tsr_tensor** out);
+
+/* tsr_tensor_as_strided returns a view of `tensor`'s storage, PyTorch's as_strided: the given
+ * sizes, strides (in elements) and storage offset (in elements from the start of the storage,
+ * not from the tensor's element 0: pass tsr_tensor_storage_offset(tensor) to keep the
+ * tensor's). No memory is copied or touched, on any device; the view shares the storage and
+ * keeps it alive, and writes through either are seen by both. Refused: negative sizes, strides
+ * or offset (INVALID_ARGUMENT), and a view that reaches past the end of the storage
+ * (OUT_OF_RANGE, naming the elements needed and the elements the storage holds).
+ * tensor: borrowed. sizes, strides: borrowed, ndim entries each (NULL when ndim is 0).
+ * out: a new reference. Since 1.1. */
+TSR_API tsr_error* tsr_tensor_as_strided(tsr_tensor* tensor, const int64_t* sizes,
+                                         const int64_t* strides, size_t ndim,
+                                         int64_t storage_offset, tsr_tensor** out);
+
 /* tsr_tensor_copy_from_host writes the tensor's elements, in row-major logical order, from
  * `nbytes` bytes at `src` (borrowed); nbytes must equal numel * element size. Strided and
  * non-CPU destinations are supported (the latter through the device's copy functions). */

@@ -4,6 +4,7 @@
 
 #include "tessera/c/common.h"
 #include "tessera/c/device.h"
+#include "tessera/c/dlpack.h"
 #include "tessera/c/error.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/loader.h"

@@ -1,0 +1,360 @@
+/* tessera_instruction_workloads: the fixed micro workloads of the instruction-count gate
+ * (docs/performance.md, benchmarks/instruction_gate.py). Each runs through the public C ABI as
+ * a C application calls it: libtessera.so with the CPU plugin from default discovery, one
+ * tsr_stack created once and reused, and the gate's own plugin
+ * (instruction_workload_plugin.c) loaded by path.
+ *
+ *   tessera_instruction_workloads <workload> <iterations>
+ *   tessera_instruction_workloads --list
+ *
+ * Set-up and a few warm-up calls (first-call costs: lazy initialisation, buffers growing to
+ * size) run before the measured region; under callgrind the region is bracketed by client
+ * requests, so with --instr-atstart=no the counts are the region's alone and instructions per
+ * call are the total divided by <iterations>. Without valgrind the program prints the region's
+ * time per call instead (a sanity check; Google Benchmark measures time properly).
+ *
+ * Every call's error is checked and every workload's result verified after the region: a
+ * call that fails fast must stop the program, not look like a speed-up. */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tessera/c/tessera.h"
+
+#ifdef TESSERA_HAVE_CALLGRIND_H
+#include <valgrind/callgrind.h>
+#endif
+
+#ifndef TESSERA_GATE_PLUGIN_PATH
+#error "define TESSERA_GATE_PLUGIN_PATH (the path of the gate's plugin)"
+#endif
+
+#define GATE_STR(s) \
+  { s, sizeof(s) - 1 }
+
+static const char* current = "setup"; /* what the program is doing, for error messages */
+
+static void check(tsr_error* err, const char* what) {
+  tsr_string message;
+  if (err == NULL) return;
+  message = tsr_error_message(err);
+  fprintf(stderr, "tessera_instruction_workloads: %s: %s: %.*s\n", current, what, (int)message.size,
+          message.data);
+  tsr_error_release(err);
+  exit(1);
+}
+
+static void die(const char* message) {
+  fprintf(stderr, "tessera_instruction_workloads: %s: %s\n", current, message);
+  exit(1);
+}
+
+static tsr_string str(const char* s) {
+  tsr_string r;
+  r.data = s;
+  r.size = strlen(s);
+  return r;
+}
+
+/* ---- state shared by the workloads (set up once, outside the measured region) ---- */
+
+static tsr_stack* stack = NULL;
+static const tsr_op* op = NULL;
+static tsr_tensor* a = NULL;
+static tsr_tensor* b = NULL;
+static tsr_tensor* out = NULL;
+static char cpu_plugin_path[4096];
+
+static tsr_scalar one(void) {
+  tsr_scalar s;
+  memset(&s, 0, sizeof s);
+  s.kind = TSR_SCALAR_INT;
+  s.i = 1;
+  return s;
+}
+
+static tsr_tensor* filled(tsr_device device, float value) {
+  const int64_t sizes[1] = {1};
+  tsr_tensor* t = NULL;
+  check(tsr_tensor_empty(sizes, 1, TSR_DTYPE_FLOAT32, device, &t), "tsr_tensor_empty");
+  check(tsr_tensor_copy_from_host(t, &value, sizeof value), "tsr_tensor_copy_from_host");
+  return t;
+}
+
+static float value_of(const tsr_tensor* t) {
+  float v = 0;
+  if (tsr_tensor_numel(t) != 1 || tsr_tensor_dtype(t) != TSR_DTYPE_FLOAT32) {
+    die("expected a 1-element float32 result");
+  }
+  check(tsr_tensor_copy_to_host(t, &v, sizeof v), "tsr_tensor_copy_to_host");
+  return v;
+}
+
+static const tsr_op* find(const char* name) {
+  const tsr_op* o = NULL;
+  check(tsr_op_find(str(name), &o), name);
+  return o;
+}
+
+static tsr_device device(const char* text) {
+  tsr_device d;
+  check(tsr_device_parse(str(text), &d), text);
+  return d;
+}
+
+/* result: the call's first return (borrowed from the stack). */
+static tsr_tensor* result(void) {
+  tsr_tensor* t = NULL;
+  check(tsr_stack_get_tensor(stack, 0, &t), "tsr_stack_get_tensor");
+  return t;
+}
+
+/* ---- add: c = a + b, add.Tensor on the CPU plugin (its add.out kernel, functional form
+ * derived by the dispatcher), as tessera::add(a, b) pushes it: a, b, alpha ---- */
+
+static void add_setup(void) {
+  op = find("add.Tensor");
+  a = filled(device("cpu"), 1.0f);
+  b = filled(device("cpu"), 2.0f);
+}
+
+static void add_run(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+  check(tsr_stack_push_scalar(stack, one()), "push alpha");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  (void)result();
+  tsr_stack_clear(stack);
+}
+
+static void add_verify(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+  check(tsr_stack_push_scalar(stack, one()), "push alpha");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (value_of(result()) != 3.0f) die("add(1, 2) is not 3");
+  tsr_stack_clear(stack);
+}
+
+/* ---- add_: a += b in place, add_.Tensor on the CPU plugin (b = 0 keeps a fixed) ---- */
+
+static void add_inplace_setup(void) {
+  op = find("add_.Tensor");
+  a = filled(device("cpu"), 1.0f);
+  b = filled(device("cpu"), 0.0f);
+}
+
+static void add_inplace_run(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  (void)result();
+  tsr_stack_clear(stack);
+}
+
+static void add_inplace_verify(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (result() != a) die("add_ did not return self");
+  tsr_stack_clear(stack);
+  if (value_of(a) != 1.0f) die("add_(1, 0) did not leave 1");
+}
+
+/* ---- noop: gate::noop(a), the gate plugin's CPU kernel that does nothing: the dispatcher's
+ * own cost (argument checks, dispatch key, kernel lookup, result check) ---- */
+
+static void noop_setup(void) {
+  op = find("gate::noop");
+  a = filled(device("cpu"), 1.0f);
+}
+
+static void noop_run(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  tsr_stack_clear(stack);
+}
+
+static void noop_verify(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (tsr_stack_size(stack) != 0) die("gate::noop left values on the stack");
+}
+
+/* ---- derived_out: add.out(a, b, out=c) on gatedev, whose plugin has only the functional
+ * add.Tensor (and copy_): the dispatcher derives out= from it (Meta, the functional kernel,
+ * copy_ into out) ---- */
+
+static void derived_out_setup(void) {
+  op = find("add.out");
+  a = filled(device("gatedev:0"), 1.0f);
+  b = filled(device("gatedev:0"), 2.0f);
+  out = filled(device("gatedev:0"), 0.0f);
+}
+
+static void derived_out_run(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+  check(tsr_stack_push_scalar(stack, one()), "push alpha");
+  check(tsr_stack_push_tensor(stack, out), "push out");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  (void)result();
+  tsr_stack_clear(stack);
+}
+
+static void derived_out_verify(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+  check(tsr_stack_push_scalar(stack, one()), "push alpha");
+  check(tsr_stack_push_tensor(stack, out), "push out");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (result() != out) die("add.out did not return out");
+  tsr_stack_clear(stack);
+  if (value_of(out) != 3.0f) die("add.out(1, 2) did not write 3");
+}
+
+/* ---- plugin_load: unload the CPU plugin and load it again from the path default discovery
+ * found it at (dlopen, the handshake, registering every kernel; unloading) ---- */
+
+static void plugin_load_setup(void) {
+  const tsr_load_report* const* reports = NULL;
+  size_t count = 0, i;
+  tsr_load_reports(&reports, &count);
+  for (i = 0; i < count; ++i) {
+    const tsr_load_report* r = reports[i];
+    if (r->loaded && r->plugin_name.size == 3 && memcmp(r->plugin_name.data, "cpu", 3) == 0) {
+      if (r->path.size >= sizeof cpu_plugin_path) die("the CPU plugin's path is too long");
+      memcpy(cpu_plugin_path, r->path.data, r->path.size);
+      cpu_plugin_path[r->path.size] = '\0';
+    }
+  }
+  if (cpu_plugin_path[0] == '\0') die("default discovery did not load the CPU plugin");
+}
+
+static const tsr_load_report* last_report = NULL;
+
+static void plugin_load_run(void) {
+  const tsr_string cpu = GATE_STR("cpu");
+  check(tsr_plugin_unload(cpu), "tsr_plugin_unload");
+  check(tsr_plugin_load(str(cpu_plugin_path), &last_report), cpu_plugin_path);
+}
+
+static void plugin_load_verify(void) {
+  if (last_report == NULL || !last_report->loaded || last_report->kernels_registered < 100) {
+    die("the CPU plugin did not load again with its kernels");
+  }
+}
+
+/* ---- the table ---- */
+
+typedef struct workload {
+  const char* name;
+  const char* what;
+  void (*setup)(void);
+  void (*run)(void);
+  void (*verify)(void);
+  long warmup; /* calls before the measured region */
+} workload;
+
+static const workload kWorkloads[] = {
+    {"add", "1-element float32 add.Tensor on the CPU plugin (out= kernel, functional derived)",
+     add_setup, add_run, add_verify, 100},
+    {"add_", "1-element float32 add_.Tensor on the CPU plugin (in-place derived from out=)",
+     add_inplace_setup, add_inplace_run, add_inplace_verify, 100},
+    {"noop", "gate::noop on a 1-element CPU tensor: a kernel that does nothing (dispatcher only)",
+     noop_setup, noop_run, noop_verify, 100},
+    {"derived_out",
+     "1-element add.out on gatedev, out= derived from the gate plugin's functional add.Tensor",
+     derived_out_setup, derived_out_run, derived_out_verify, 100},
+    {"plugin_load", "one unload + load of the CPU plugin (dlopen, handshake, every kernel)",
+     plugin_load_setup, plugin_load_run, plugin_load_verify, 2},
+};
+#define NUM_WORKLOADS (sizeof kWorkloads / sizeof kWorkloads[0])
+
+static int under_valgrind(void) {
+#ifdef TESSERA_HAVE_CALLGRIND_H
+  return RUNNING_ON_VALGRIND != 0;
+#else
+  return 0;
+#endif
+}
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int usage(void) {
+  size_t i;
+  fprintf(stderr,
+          "usage: tessera_instruction_workloads <workload> <iterations>\n"
+          "       tessera_instruction_workloads --list\n"
+          "workloads:\n");
+  for (i = 0; i < NUM_WORKLOADS; ++i) {
+    fprintf(stderr, "  %-12s %s\n", kWorkloads[i].name, kWorkloads[i].what);
+  }
+  return 2;
+}
+
+int main(int argc, char** argv) {
+  const workload* w = NULL;
+  const tsr_load_report* report = NULL;
+  long iterations, i;
+  char* end = NULL;
+  double start;
+  size_t k;
+
+  if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+    for (k = 0; k < NUM_WORKLOADS; ++k) printf("%s\n", kWorkloads[k].name);
+    return 0;
+  }
+  if (argc != 3) return usage();
+  for (k = 0; k < NUM_WORKLOADS; ++k) {
+    if (strcmp(argv[1], kWorkloads[k].name) == 0) w = &kWorkloads[k];
+  }
+  if (w == NULL) {
+    fprintf(stderr, "tessera_instruction_workloads: unknown workload '%s'\n", argv[1]);
+    return usage();
+  }
+  iterations = strtol(argv[2], &end, 10);
+  if (*argv[2] == '\0' || *end != '\0' || iterations < 1) {
+    fprintf(stderr, "tessera_instruction_workloads: expected iterations >= 1, got '%s'\n", argv[2]);
+    return 2;
+  }
+  current = w->name;
+  check(tsr_plugin_load_default(), "tsr_plugin_load_default");
+  check(tsr_plugin_load(str(TESSERA_GATE_PLUGIN_PATH), &report), TESSERA_GATE_PLUGIN_PATH);
+  check(tsr_stack_create(&stack), "tsr_stack_create");
+  w->setup();
+  for (i = 0; i < w->warmup; ++i) w->run();
+
+  start = now_ns();
+#ifdef TESSERA_HAVE_CALLGRIND_H
+  CALLGRIND_ZERO_STATS;
+  CALLGRIND_START_INSTRUMENTATION;
+#endif
+  for (i = 0; i < iterations; ++i) w->run();
+#ifdef TESSERA_HAVE_CALLGRIND_H
+  CALLGRIND_STOP_INSTRUMENTATION;
+#endif
+  {
+    const double ns = (now_ns() - start) / (double)iterations;
+    w->verify();
+    /* The driver reads "measured": without it (a build without valgrind/callgrind.h, whose
+     * region callgrind cannot see) it refuses the counts. */
+    if (under_valgrind()) {
+      printf("%s: %ld calls measured\n", w->name, iterations);
+    } else {
+      printf("%s: %ld calls, %.0f ns per call\n", w->name, iterations, ns);
+    }
+  }
+  if (a != NULL) tsr_tensor_release(a);
+  if (b != NULL) tsr_tensor_release(b);
+  if (out != NULL) tsr_tensor_release(out);
+  tsr_stack_release(stack);
+  return 0;
+}

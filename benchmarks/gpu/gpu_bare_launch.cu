@@ -2,10 +2,10 @@
 // 1-element add of tessera_gpu_benchmark: an add of one float launched N times on the default
 // stream between two synchronizations. Built with nvcc by scripts/gpu-check.sh on the GPU
 // machine; prints one JSON object like the other benchmarks.
+#include <cuda_runtime.h>
+
 #include <chrono>
 #include <cstdio>
-
-#include <cuda_runtime.h>
 
 __global__ void AddOne(float* out, const float* a, const float* b) { out[0] = a[0] + b[0]; }
 
@@ -23,9 +23,10 @@ int main() {
   cudaDeviceSynchronize();
   const double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
-  std::printf("{\"name\": \"bare_launch_add_float32_1\", \"seconds_per_iter\": %.9g, "
-              "\"gb_per_s\": 0}\n",
-              s);
+  std::printf(
+      "{\"name\": \"bare_launch_add_float32_1\", \"seconds_per_iter\": %.9g, "
+      "\"gb_per_s\": 0}\n",
+      s);
   cudaFree(p);
   return 0;
 }

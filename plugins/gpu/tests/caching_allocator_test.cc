@@ -28,6 +28,12 @@ class FakeDevice final : public BackingAllocator {
   std::map<void*, bool> events;     // event -> done
   std::vector<void*> synchronized;  // streams SynchronizeStream waited for
 
+  // The allocator keeps its blocks for the process (as on a GPU); the fake device owns them.
+  ~FakeDevice() override {
+    for (const auto& [block, size] : blocks) std::free(block);
+    for (const auto& [event, done] : events) delete static_cast<char*>(event);
+  }
+
   void* Malloc(size_t nbytes, bool* oom, std::string* error) override {
     if (used + nbytes > capacity) {
       *oom = true;

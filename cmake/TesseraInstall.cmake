@@ -3,7 +3,8 @@
 #   include/tessera/          the C ABI headers, the C++ SDK, the op-set headers, and the C
 #                             interface of conformance cases libraries (conformance/include/)
 #   lib/                      libtessera.so
-#   lib/tessera/plugins/      the default plugins (the CPU backend): default discovery loads these
+#   lib/tessera/plugins/      the default plugins (the CPU backend, the GPU backends where built):
+#                             default discovery loads these
 #   lib/tessera/examples/     the sample vendor plugin libnpu.so (loaded by path only)
 #   lib/cmake/Tessera/        the CMake package (find_package(Tessera CONFIG))
 #   lib/pkgconfig/            tessera.pc (applications), tessera-plugin.pc (plugins)
@@ -38,6 +39,10 @@ install(TARGETS tessera_plugin_info EXPORT TesseraTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS conformance RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
+# The GPU backends that this build made (plugins/gpu: libtessera_cuda.so, libtessera_hip.so).
+foreach(gpu_plugin IN LISTS TESSERA_GPU_PLUGINS)
+  install(TARGETS ${gpu_plugin} LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
+endforeach()
 install(TARGETS npu LIBRARY DESTINATION ${TESSERA_INSTALL_EXAMPLE_PLUGIN_DIR})
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_CMAKE_DIR})
 

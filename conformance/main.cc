@@ -29,6 +29,10 @@ namespace conformance {
 namespace {
 
 constexpr int kExitOk = 0, kExitFailures = 1, kExitUsage = 2;
+// The device to test is not present on this machine (a GPU plugin without a GPU): nothing was
+// tested, which is neither a pass nor a failure. 77 is the "skipped" status of Automake and
+// CTest's SKIP_RETURN_CODE convention.
+constexpr int kExitNoDevice = 77;
 
 struct Options {
   std::vector<std::string> plugins;
@@ -53,7 +57,7 @@ const char* kUsage =
     "                   [--junit FILE] [--markdown FILE] [--list]\n"
     "Runs Tessera's op database against one device and reports its coverage.\n"
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
-    "error.\n";
+    "error, 77 the device is not present on this machine (nothing was tested).\n";
 
 [[noreturn]] void Usage(const std::string& error) {
   std::fprintf(stderr, "conformance: %s\n%s", error.c_str(), kUsage);
@@ -593,6 +597,21 @@ int Main(int argc, char** argv) {
   for (size_t i = 0; i < count; ++i) {
     if (reports[i]->loaded && sdk::from_c(reports[i]->plugin_name) == "cpu")
       config.cpu_available = true;
+  }
+  // A loaded plugin provides the device type, but this machine lacks the device (a GPU plugin
+  // without a GPU): say so with its own exit code instead of failing every case.
+  int32_t present = 0;
+  if (tsr_error* e = tsr_device_count(config.device.type, &present)) sdk::api().error_release(e);
+  for (size_t i = 0; i < count; ++i) {
+    if (!reports[i]->loaded || reports[i]->device_type != config.device.type) continue;
+    if (config.device.index < present) break;
+    char name[64];
+    tsr_device_format(config.device, name, sizeof name);
+    std::printf(
+        "conformance: no device %s is present on this machine (plugin '%s' reports %d); "
+        "nothing was tested\n",
+        name, std::string(sdk::from_c(reports[i]->plugin_name)).c_str(), present);
+    return kExitNoDevice;
   }
 
   info.device = device_name;

@@ -65,6 +65,7 @@ void UnpackHost(const void* src, const Tensor& dst) {
 namespace {
 std::atomic<DeviceToHostFn> g_to_host{nullptr};
 std::atomic<HostToDeviceFn> g_from_host{nullptr};
+std::atomic<DeviceToDeviceFn> g_device_to_device{nullptr};
 
 absl::Status NoDeviceCopies(const Tensor& t) {
   return absl::FailedPreconditionError(absl::StrFormat(
@@ -76,6 +77,13 @@ absl::Status NoDeviceCopies(const Tensor& t) {
 void SetDeviceHostCopies(DeviceToHostFn to_host, HostToDeviceFn from_host) {
   g_to_host.store(to_host);
   g_from_host.store(from_host);
+}
+
+void SetDeviceToDeviceCopy(DeviceToDeviceFn fn) { g_device_to_device.store(fn); }
+
+absl::StatusOr<bool> CopyDeviceToDevice(const Tensor& src, const Tensor& dst, bool non_blocking) {
+  DeviceToDeviceFn fn = g_device_to_device.load();
+  return fn ? fn(src, dst, non_blocking) : false;
 }
 
 absl::Status CopyTensorToHost(const Tensor& src, void* dst) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/tensor.h"
 
 namespace tessera {
@@ -22,5 +23,13 @@ using HostToDeviceFn = absl::Status (*)(const void* src, const Tensor& dst);
 void SetDeviceHostCopies(DeviceToHostFn to_host, HostToDeviceFn from_host);
 absl::Status CopyTensorToHost(const Tensor& src, void* dst);
 absl::Status CopyHostToTensor(const void* src, const Tensor& dst);
+
+// A copy between two devices of one backend (cuda:0 -> cuda:1) that the backend does itself,
+// without host memory: returns true when it copied, false when it cannot (other device types,
+// layouts it does not take); `non_blocking` as copy_'s. Installed by the same layer.
+using DeviceToDeviceFn = absl::StatusOr<bool> (*)(const Tensor& src, const Tensor& dst,
+                                                  bool non_blocking);
+void SetDeviceToDeviceCopy(DeviceToDeviceFn fn);
+absl::StatusOr<bool> CopyDeviceToDevice(const Tensor& src, const Tensor& dst, bool non_blocking);
 
 }  // namespace tessera

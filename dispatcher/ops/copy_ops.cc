@@ -73,9 +73,10 @@ Out ContiguousK(const OperatorHandle& op, const Stack& s) {
 
 // copy_(self, src) with self and src on different devices (OpRegistry::ImplCrossDevice): the
 // data goes through host memory (core/host_copy.h), so a device backend never sees another
-// device's tensor. Equal sizes and dtypes move as bytes and need no kernel at all; otherwise
-// the CPU's copy_ broadcasts src and converts its dtype on the host side (a device backend
-// need not convert every dtype), as PyTorch's copy_ between devices does.
+// device's tensor, except between two devices of one backend, which copy between themselves.
+// Equal sizes and dtypes move as bytes and need no kernel at all; otherwise the CPU's copy_
+// broadcasts src and converts its dtype on the host side (a device backend need not convert
+// every dtype), as PyTorch's copy_ between devices does.
 Out CopyAcrossDevicesK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   const Tensor& src = s[1].tensor();
@@ -91,6 +92,10 @@ Out CopyAcrossDevicesK(const OperatorHandle& op, const Stack& s) {
   const bool same_sizes =
       std::equal(self.sizes().begin(), self.sizes().end(), src.sizes().begin(), src.sizes().end());
   if (same_sizes && self.dtype() == src.dtype()) {
+    // Two devices of one backend may copy between themselves (peer to peer), without the host.
+    const bool non_blocking = s.size() > 2 && s[2].is_bool() && s[2].to_bool();
+    TSR_ASSIGN_OR_RETURN(const bool copied, CopyDeviceToDevice(src, self, non_blocking));
+    if (copied) return std::vector<Tensor>{self};
     std::vector<unsigned char> staging(self.impl()->nbytes());
     TSR_RETURN_IF_ERROR(CopyTensorToHost(src, staging.data()));
     TSR_RETURN_IF_ERROR(CopyHostToTensor(staging.data(), self));

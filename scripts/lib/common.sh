@@ -22,12 +22,16 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # valgrind and python3: the instruction-count gate (docs/performance.md) counts under callgrind
 # (valgrind also ships valgrind/callgrind.h, which marks the measured region) and its driver is
 # a Python 3 script (standard library only).
+# hipcc, libamdhip64-dev: the HIP backend, libtessera_hip.so (ROCm 5.2, with its own clang 15;
+# docs/gpu_backends.md). CUDA is not a Debian package: the CUDA backend is built where
+# /usr/local/cuda (or nvcc in PATH) is.
 TESSERA_PACKAGES=(
   cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
   python3 python3-numpy libdlpack-dev valgrind
+  hipcc libamdhip64-dev
 )
 
 # ccache: hash paths relative to the checkout, so that a fresh clone in another folder (as CI

@@ -20,6 +20,12 @@ namespace capi {
 absl::Status CopyToHost(const Tensor& src, void* dst);
 absl::Status CopyFromHost(const void* src, const Tensor& dst);
 
+// CopyToHostAsync / CopyFromHostAsync: the same queued on `stream` (NULL: the current stream of
+// the tensor's device), as tsr_tensor_copy_*_async promise: asynchronously when the tensor is
+// contiguous and the device has the asynchronous copy slot, else synchronously after the stream.
+absl::Status CopyToHostAsync(const Tensor& src, void* dst, const tsr_stream* stream);
+absl::Status CopyFromHostAsync(const void* src, const Tensor& dst, const tsr_stream* stream);
+
 // Orphaned says whether `t` is device memory of a plugin instance that no longer provides its
 // device type (unloaded, maybe replaced): see Note [Device memory belongs to its plugin
 // instance] in device.cc. A few loads, no lock: kernels check their arguments with it.

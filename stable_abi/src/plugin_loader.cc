@@ -186,6 +186,7 @@ class PluginLoader {
     report->c.runtime_abi_major = TSR_ABI_VERSION_MAJOR;
     report->c.runtime_abi_minor = TSR_ABI_VERSION_MINOR;
     report->c.device_type = -1;
+    report->c.device_count = -1;
     absl::Status status = LoadLocked(canonical, report.get());
     report->c.loaded = status.ok();
     report->c.code = static_cast<int32_t>(status.code());
@@ -337,6 +338,7 @@ class PluginLoader {
     report->c.ops_registered = static_cast<int64_t>(record->ops_with_kernels.size());
     report->c.kernels_adapted = record->kernels_adapted;
     report->c.kernels_refused = record->kernels_refused;
+    report->c.device_count = record->device_count;
     report->kernel_notes = absl::StrJoin(record->kernel_notes, "\n");
     if (!record->refusal.ok()) {  // whatever register_fn made of the error it got
       for (auto& registration : record->registrations) registration->Reset();
@@ -697,11 +699,15 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
                           r->plugin_abi_major, r->plugin_abi_minor, r->plugin_abi_major,
                           r->plugin_min_abi_minor, r->runtime_abi_major, r->runtime_abi_minor);
   }
+  const size_t has = r->struct_size;
   if (r->device_type >= 0) {
     absl::StrAppendFormat(&text, "  device: %s (type %d)\n",
                           r->device_name.size ? str(r->device_name) : "?", r->device_type);
+    if (r->loaded && TSR_FIELD_FITS(tsr_load_report, device_count, has) && r->device_count >= 0) {
+      absl::StrAppendFormat(&text, "  devices: %d%s\n", r->device_count,
+                            r->device_count == 0 ? " (none present on this machine)" : "");
+    }
   }
-  const size_t has = r->struct_size;
   if (TSR_FIELD_FITS(tsr_load_report, plugin_op_set_minor, has) &&
       (r->plugin_op_set_major != 0 || r->plugin_op_set_minor != 0)) {
     absl::StrAppendFormat(&text, "  op set: built against %u.%u\n", r->plugin_op_set_major,

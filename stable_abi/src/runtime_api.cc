@@ -116,6 +116,7 @@ tsr_runtime_api MakeApi() {
   api.stack_get_call_plan = &tsr_stack_get_call_plan;
   api.stack_push_bool_list = &tsr_stack_push_bool_list;
   api.stack_get_bool_list = &tsr_stack_get_bool_list;
+  api.stream_current_native = &tsr_stream_current_native;
   return api;
 }
 

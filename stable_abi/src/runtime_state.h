@@ -54,6 +54,7 @@ struct PluginRecord {
   bool registered_device = false;
   const void* image_base = nullptr;  // where dlopen mapped it (PluginOwning)
   bool loaded = false;               // unload_fn runs only for a plugin that finished loading
+  int32_t device_count = -1;         // what its device interface reported (-1: none registered)
 
   ~PluginRecord();
 };

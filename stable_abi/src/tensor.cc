@@ -265,6 +265,28 @@ tsr_error* tsr_tensor_copy_to_host(const tsr_tensor* src, void* dst, size_t nbyt
   });
 }
 
+tsr_error* tsr_tensor_copy_from_host_async(tsr_tensor* dst, const void* src, size_t nbytes,
+                                           tsr_stream* stream) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_copy_from_host_async";
+    if (auto s = CheckTensor(dst, "dst", fn); !s.ok()) return ToError(s);
+    Tensor t = Borrow(dst);
+    if (auto s = CheckHostCopy(t, src, nbytes, fn); !s.ok()) return ToError(s);
+    return ToError(CopyFromHostAsync(src, t, stream));
+  });
+}
+
+tsr_error* tsr_tensor_copy_to_host_async(const tsr_tensor* src, void* dst, size_t nbytes,
+                                         tsr_stream* stream) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_tensor_copy_to_host_async";
+    if (auto s = CheckTensor(src, "src", fn); !s.ok()) return ToError(s);
+    Tensor t = Borrow(src);
+    if (auto s = CheckHostCopy(t, dst, nbytes, fn); !s.ok()) return ToError(s);
+    return ToError(CopyToHostAsync(t, dst, stream));
+  });
+}
+
 void tsr_tensor_retain(tsr_tensor* tensor) {
   if (tensor) Unwrap(tensor)->Retain();
 }

@@ -80,7 +80,36 @@ int main(void) {
   FIELD(tsr_device_interface, event_destroy);
   FIELD(tsr_device_interface, event_record);
   FIELD(tsr_device_interface, event_synchronize);
+  FIELD(tsr_device_interface, get_properties);
+  FIELD(tsr_device_interface, stream_wait_event);
+  FIELD(tsr_device_interface, copy_host_to_device_async);
+  FIELD(tsr_device_interface, copy_device_to_host_async);
+  FIELD(tsr_device_interface, copy_device_to_device_async);
+  FIELD(tsr_device_interface, record_stream);
+  FIELD(tsr_device_interface, memory_stats);
+  FIELD(tsr_device_interface, empty_cache);
   END(tsr_device_interface);
+
+  BEGIN(tsr_device_properties);
+  FIELD(tsr_device_properties, struct_size);
+  FIELD(tsr_device_properties, name);
+  FIELD(tsr_device_properties, arch);
+  FIELD(tsr_device_properties, total_memory);
+  FIELD(tsr_device_properties, multiprocessor_count);
+  FIELD(tsr_device_properties, flags);
+  END(tsr_device_properties);
+
+  BEGIN(tsr_memory_stats);
+  FIELD(tsr_memory_stats, struct_size);
+  FIELD(tsr_memory_stats, allocated_bytes);
+  FIELD(tsr_memory_stats, reserved_bytes);
+  FIELD(tsr_memory_stats, peak_allocated_bytes);
+  FIELD(tsr_memory_stats, peak_reserved_bytes);
+  FIELD(tsr_memory_stats, allocations);
+  FIELD(tsr_memory_stats, cache_hits);
+  FIELD(tsr_memory_stats, device_allocations);
+  FIELD(tsr_memory_stats, device_frees);
+  END(tsr_memory_stats);
 
   BEGIN(tsr_plugin_desc);
   FIELD(tsr_plugin_desc, struct_size);
@@ -199,6 +228,7 @@ int main(void) {
   FIELD(tsr_load_report, kernels_adapted);
   FIELD(tsr_load_report, kernels_refused);
   FIELD(tsr_load_report, kernel_notes);
+  FIELD(tsr_load_report, device_count);
   END(tsr_load_report);
 
   BEGIN(tsr_runtime_api);
@@ -279,6 +309,7 @@ int main(void) {
   FIELD(tsr_runtime_api, stack_get_call_plan);
   FIELD(tsr_runtime_api, stack_push_bool_list);
   FIELD(tsr_runtime_api, stack_get_bool_list);
+  FIELD(tsr_runtime_api, stream_current_native);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);
@@ -310,5 +341,6 @@ int main(void) {
   ENUM(TSR_SCALAR_KIND_FORCE_INT32);
   ENUM(TSR_LOG_DEBUG); ENUM(TSR_LOG_INFO); ENUM(TSR_LOG_WARNING); ENUM(TSR_LOG_ERROR);
   ENUM(TSR_LOG_LEVEL_FORCE_INT32);
+  ENUM(TSR_DEVICE_PROPERTY_ASYNC);
   return failures == 0 ? 0 : 1;
 }

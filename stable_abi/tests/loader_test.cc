@@ -659,6 +659,9 @@ int64_t CopyFallbacks() { return tsr_fallback_count(S("copy_")); }
 // plugin registers neg (functional: neg.out and neg_ are derived through copy_) and abs.out (an
 // out= kernel: abs and abs_ derive from it without a copy).
 TEST(Loader, PluginWithoutACopyKernelIsToldWhereItsDerivedFormsCopy) {
+  // The CPU fallback runs the CPU backend's copy_; this test program runs without default
+  // discovery (stable_abi/CMakeLists.txt), so it loads the backend by path.
+  ASSERT_EQ(Consume(tsr_plugin_load(S(TESSERA_CPU_PLUGIN), nullptr)), "");
   std::vector<float> out;
   {
     const tsr_load_report* report = nullptr;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/c/device.h"
 #include "tessera/c/loader.h"
 #include "tessera/sdk/boxing.hpp"
 
@@ -217,5 +218,108 @@ inline Tensor to(const Tensor& t, tsr_device device) {
   return out;
 }
 inline Tensor to(const Tensor& t, std::string_view device) { return to(t, parse_device(device)); }
+
+// Streams and events of asynchronous devices (tessera/c/device.h, Note [Asynchronous devices]).
+// Move-only owners of one reference each.
+//
+//   tessera::Stream side = tessera::Stream::create(tessera::parse_device("cuda:0"));
+//   {
+//     tessera::StreamGuard guard(side);  // kernels on cuda:0 launch on `side` in this scope
+//     c = a + b;
+//   }
+//   side.synchronize();                  // errors of that work surface here
+class Event;
+
+class Stream {
+ public:
+  // create makes a new stream (UNIMPLEMENTED on a synchronous device).
+  static Stream create(tsr_device device) {
+    tsr_stream* s = nullptr;
+    sdk::check(tsr_stream_create(device, &s));
+    return Stream(s);
+  }
+  // current: this thread's current stream on `device`; default_of: the device's default one.
+  static Stream current(tsr_device device) {
+    tsr_stream* s = nullptr;
+    sdk::check(tsr_stream_get_current(device, &s));
+    return Stream(s);
+  }
+  static Stream default_of(tsr_device device) {
+    tsr_stream* s = nullptr;
+    sdk::check(tsr_stream_get_default(device, &s));
+    return Stream(s);
+  }
+
+  Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  Stream& operator=(Stream o) noexcept {
+    std::swap(s_, o.s_);
+    return *this;
+  }
+  Stream(const Stream&) = delete;
+  ~Stream() { tsr_stream_release(s_); }
+
+  void synchronize() const { sdk::check(tsr_stream_synchronize(s_)); }
+  inline void wait(const Event& event) const;
+  tsr_device device() const { return tsr_stream_device(s_); }
+  void* native() const { return tsr_stream_native(s_); }  // cudaStream_t, hipStream_t, ...
+  tsr_stream* get() const { return s_; }
+
+ private:
+  explicit Stream(tsr_stream* s) : s_(s) {}
+  tsr_stream* s_ = nullptr;
+};
+
+class Event {
+ public:
+  static Event create(tsr_device device) {
+    tsr_event* e = nullptr;
+    sdk::check(tsr_event_create(device, &e));
+    return Event(e);
+  }
+  Event(Event&& o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  Event& operator=(Event o) noexcept {
+    std::swap(e_, o.e_);
+    return *this;
+  }
+  Event(const Event&) = delete;
+  ~Event() { tsr_event_release(e_); }
+
+  // record marks the end of `stream`'s work so far (no stream: the current one).
+  void record(const Stream& stream) const { sdk::check(tsr_event_record(e_, stream.get())); }
+  void record() const { sdk::check(tsr_event_record(e_, nullptr)); }
+  void synchronize() const { sdk::check(tsr_event_synchronize(e_)); }
+  tsr_event* get() const { return e_; }
+
+ private:
+  explicit Event(tsr_event* e) : e_(e) {}
+  tsr_event* e_ = nullptr;
+};
+
+inline void Stream::wait(const Event& event) const {
+  sdk::check(tsr_stream_wait_event(s_, event.get()));
+}
+
+// StreamGuard makes `stream` this thread's current stream on its device for the guard's scope
+// and restores the one that was current before.
+class StreamGuard {
+ public:
+  explicit StreamGuard(const Stream& stream) : previous_(Stream::current(stream.device())) {
+    sdk::check(tsr_stream_set_current(stream.get()));
+  }
+  ~StreamGuard() { tsr_error_release(tsr_stream_set_current(previous_.get())); }
+  StreamGuard(const StreamGuard&) = delete;
+  StreamGuard& operator=(const StreamGuard&) = delete;
+
+ private:
+  Stream previous_;
+};
+
+// record_stream: `t`'s memory is also used by work on `stream` (PyTorch's Tensor.record_stream).
+inline void record_stream(const Tensor& t, const Stream& stream) {
+  sdk::check(tsr_tensor_record_stream(t.get(), stream.get()));
+}
+
+// synchronize waits for all work on `device`.
+inline void synchronize(tsr_device device) { sdk::check(tsr_device_synchronize(device)); }
 
 }  // namespace tessera

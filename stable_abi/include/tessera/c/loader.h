@@ -36,6 +36,10 @@ typedef struct tsr_load_report {
    * but no copy_ kernel there (where copy_ runs instead, and the out= and in-place forms derived
    * from its functional kernels that copy through it). Empty when there is nothing to say. */
   tsr_string kernel_notes;
+  /* How many devices the plugin's device interface reported when it registered (0 on a
+   * machine without its hardware, e.g. a GPU plugin without a GPU or driver); -1 when it
+   * registered no device interface. Since 1.1. */
+  int32_t device_count;
 } tsr_load_report;
 
 /* tsr_plugin_load loads the shared object at `path` (borrowed). Loading the same file again

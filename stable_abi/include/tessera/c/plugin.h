@@ -162,6 +162,9 @@ typedef struct tsr_runtime_api {
   tsr_error* (*stack_push_bool_list)(tsr_stack* stack, const uint8_t* values, size_t n);
   tsr_error* (*stack_get_bool_list)(const tsr_stack* stack, size_t index, const uint8_t** values,
                                     size_t* n);
+  /* since 1.1: asynchronous devices (device.h, Note [Asynchronous devices]): the stream a
+   * kernel launches on. A 1.0 runtime has no slot: launch on the default stream (NULL). */
+  void* (*stream_current_native)(tsr_device device);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""PyTorch's CUDA ops on the workloads of tessera_gpu_benchmark (same sizes, same timing: N
+iterations between two synchronizations), one JSON object per line. Run by scripts/gpu-check.sh
+in the same device call, so that the ratios compare one machine at one moment."""
+import json
+import sys
+import time
+
+import torch
+
+
+def timed(fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / iters
+
+
+def report(name, seconds, nbytes):
+    print(json.dumps({"name": name, "seconds_per_iter": seconds,
+                      "gb_per_s": nbytes / seconds / 1e9 if nbytes else 0.0}), flush=True)
+
+
+def main():
+    device = sys.argv[1] if len(sys.argv) > 1 else "cuda:0"
+    if not torch.cuda.is_available():
+        print("gpu_torch_peer.py: torch sees no CUDA device", file=sys.stderr)
+        return 77
+    n = 64 << 20
+    a = torch.full((n,), 1.5, device=device)
+    b = torch.full((n,), 2.5, device=device)
+    c = torch.empty(n, device=device)
+    nbytes = n * 4
+    report("torch_copy_float32_64M", timed(lambda: c.copy_(a), 3, 50), 2 * nbytes)
+    report("torch_add_out_float32_64M", timed(lambda: torch.add(a, b, out=c), 3, 50), 3 * nbytes)
+    report("torch_add_float32_64M", timed(lambda: a + b, 3, 50), 3 * nbytes)
+    x = torch.empty(1, device=device)
+    y = torch.empty(1, device=device)
+    z = torch.empty(1, device=device)
+    report("torch_add_out_float32_1", timed(lambda: torch.add(x, y, out=z), 1000, 20000), 0)
+    report("torch_add_float32_1", timed(lambda: x + y, 1000, 20000), 0)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,365 @@
+// libtessera_cuda.so and libtessera_hip.so as an application sees them, one test suite per
+// plugin built (GPU_PLUGINS, from CMake). Without a device (here and in CI) the plugins load,
+// report 0 devices and refuse tensors on the absent device; the tests that need a device skip
+// with the reason. With one (scripts/gpu-check.sh on a GPU machine) they check the native
+// kernels against the CPU plugin for every dtype, layouts, streams, events, record_stream, the
+// allocator and the device guard.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tessera/sdk/half.hpp"
+#include "tessera/sdk/runtime.hpp"
+
+namespace {
+
+using tessera::Tensor;
+using ::testing::HasSubstr;
+
+struct PluginParam {
+  const char* path;
+  const char* name;  // "cuda", "hip"
+};
+
+// The plugins built with this test, or TESSERA_GPU_TEST_PLUGINS=name=path[,name=path] (what
+// scripts/gpu-check.sh passes: the plugin it built on the GPU machine).
+std::vector<PluginParam> FindPlugins() {
+  std::vector<PluginParam> out;
+  if (const char* env = std::getenv("TESSERA_GPU_TEST_PLUGINS"); env != nullptr && *env) {
+    static std::vector<std::string>* strings = new std::vector<std::string>();
+    std::string list(env);
+    for (size_t start = 0; start <= list.size();) {
+      const size_t end = std::min(list.find(',', start), list.size());
+      const std::string item = list.substr(start, end - start);
+      const size_t eq = item.find('=');
+      if (eq != std::string::npos) {
+        strings->push_back(item.substr(0, eq));
+        strings->push_back(item.substr(eq + 1));
+      }
+      start = end + 1;
+    }
+    strings->shrink_to_fit();  // no reallocation below: the c_str()s stay valid
+    for (size_t i = 0; i + 1 < strings->size(); i += 2) {
+      out.push_back({(*strings)[i + 1].c_str(), (*strings)[i].c_str()});
+    }
+    return out;
+  }
+#ifdef TESSERA_CUDA_PLUGIN
+  out.push_back({TESSERA_CUDA_PLUGIN, "cuda"});
+#endif
+#ifdef TESSERA_HIP_PLUGIN
+  out.push_back({TESSERA_HIP_PLUGIN, "hip"});
+#endif
+  return out;
+}
+// Plugins: FindPlugins once (GoogleTest may evaluate a suite's parameters more than once).
+const std::vector<PluginParam>& Plugins() {
+  static const std::vector<PluginParam>* plugins = new std::vector<PluginParam>(FindPlugins());
+  return *plugins;
+}
+
+tessera::Runtime& TheRuntime() {
+  static tessera::Runtime* runtime = new tessera::Runtime();  // with the CPU plugin
+  return *runtime;
+}
+
+std::string ErrorOf(const std::function<void()>& f, tsr_code* code = nullptr) {
+  try {
+    f();
+  } catch (const tessera::sdk::Error& e) {
+    if (code) *code = e.code();
+    return e.what();
+  }
+  return "";
+}
+
+class GpuPluginTest : public ::testing::TestWithParam<PluginParam> {
+ protected:
+  void SetUp() override {
+    report_ = &TheRuntime().load_plugin(GetParam().path);
+    type_ = report_->device_type;
+    ASSERT_EQ(tsr_device_count(type_, &count_), nullptr);
+  }
+  // RequireDevice skips the test, saying why, on a machine without the plugin's device.
+  bool RequireDevice(int n = 1) {
+    if (count_ >= n) return true;
+    return false;
+  }
+  tsr_device Gpu(int index = 0) const { return tsr_device{type_, index}; }
+  std::string Name(int index = 0) const {
+    return std::string(GetParam().name) + ":" + std::to_string(index);
+  }
+
+  const tsr_load_report* report_ = nullptr;
+  int32_t type_ = -1;
+  int32_t count_ = 0;
+};
+
+#define REQUIRE_DEVICE(n)                                                                    \
+  if (!RequireDevice(n)) {                                                                   \
+    GTEST_SKIP() << "needs " << (n) << " " << GetParam().name << " device(s); this machine " \
+                 << "has " << count_ << " (the plugin loaded and reported " << count_        \
+                 << "; run scripts/gpu-check.sh on a GPU machine)";                          \
+  }
+
+INSTANTIATE_TEST_SUITE_P(Gpu, GpuPluginTest, ::testing::ValuesIn(Plugins()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST_P(GpuPluginTest, LoadsAndReportsItsDeviceCount) {
+  ASSERT_TRUE(report_->loaded) << std::string(report_->reason.data, report_->reason.size);
+  EXPECT_EQ(std::string(report_->plugin_name.data, report_->plugin_name.size), GetParam().name);
+  EXPECT_EQ(report_->device_count, count_);
+  EXPECT_GT(report_->kernels_registered, 20);  // the native kernels and the CPU fallback
+  char text[4096];
+  tsr_load_report_format(report_, text, sizeof text);
+  EXPECT_THAT(std::string(text), HasSubstr("  devices: " + std::to_string(count_)));
+  if (count_ == 0) {
+    EXPECT_THAT(std::string(text), HasSubstr("devices: 0 (none present on this machine)"));
+  }
+}
+
+TEST_P(GpuPluginTest, ListsItsNativeKernels) {
+  std::vector<tsr_kernel_info> infos(64);
+  for (tsr_kernel_info& i : infos) i.struct_size = sizeof i;
+  size_t n = 0;
+  ASSERT_EQ(tsr_plugin_kernels(tsr_string{GetParam().name, std::strlen(GetParam().name)},
+                               infos.data(), infos.size(), &n),
+            nullptr);
+  std::vector<std::string> ops;
+  for (size_t i = 0; i < std::min(n, infos.size()); ++i) {
+    ops.emplace_back(infos[i].op_name.data, infos[i].op_name.size);
+    EXPECT_EQ(infos[i].status, TSR_KERNEL_REGISTERED) << ops.back();
+  }
+  for (const char* op : {"add.out", "sub.Scalar_out", "mul.out", "div.out", "exp.out", "neg.out",
+                         "copy_", "fill_.Scalar"}) {
+    EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
+  }
+}
+
+TEST_P(GpuPluginTest, RefusesTensorsOnAnAbsentDevice) {
+  tsr_code code = TSR_OK;
+  const std::string error =
+      ErrorOf([&] { Tensor::empty({2}, TSR_DTYPE_FLOAT32, Gpu(count_)); }, &code);
+  EXPECT_EQ(code, TSR_INVALID_ARGUMENT);
+  EXPECT_THAT(error, HasSubstr("device " + Name(count_) + " does not exist"));
+  tsr_device_properties props{};
+  props.struct_size = sizeof props;
+  tsr_error* e = tsr_device_get_properties(Gpu(count_), &props);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(tsr_error_code(e), TSR_INVALID_ARGUMENT);
+  tsr_error_release(e);
+  EXPECT_THAT(ErrorOf([&] { tessera::Stream::create(Gpu(count_)); }), HasSubstr("does not exist"));
+}
+
+// --- with a device ---------------------------------------------------------------------------
+
+// Values for `dtype` that every op here computes exactly or within float tolerance.
+Tensor Random(const std::vector<int64_t>& sizes, tsr_dtype dtype, uint32_t seed,
+              bool positive = false) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  std::mt19937 rng(seed);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) {
+    x = positive ? 0.25 + (rng() % 1000) / 100.0 : static_cast<int>(rng() % 21) - 10;
+    if (dtype == TSR_DTYPE_BOOL) x = rng() % 2;
+    if (dtype == TSR_DTYPE_UINT8) x = rng() % 100;
+  }
+  Tensor f64 = Tensor::from_host(v, sizes, TSR_DTYPE_FLOAT64);
+  static const tsr_op* to_copy = tessera::find_op("_to_copy");
+  return tessera::call1(to_copy, f64, dtype);
+}
+
+// ExpectClose compares a device result with the CPU plugin's: exact for integers and bool,
+// PyTorch's tolerances for floats (docs/conformance.md).
+void ExpectClose(const Tensor& gpu, const Tensor& cpu, const std::string& what) {
+  ASSERT_EQ(gpu.dtype(), cpu.dtype()) << what;
+  ASSERT_EQ(gpu.sizes().vec(), cpu.sizes().vec()) << what;
+  static const tsr_op* to_copy = tessera::find_op("_to_copy");
+  const std::vector<double> g =
+      tessera::call1(to_copy, tessera::to(gpu, "cpu"), TSR_DTYPE_FLOAT64).to_vector<double>();
+  const std::vector<double> c = tessera::call1(to_copy, cpu, TSR_DTYPE_FLOAT64).to_vector<double>();
+  double rtol = 0, atol = 0;
+  switch (gpu.dtype()) {
+    case TSR_DTYPE_FLOAT16:
+      rtol = 1e-3, atol = 1e-5;
+      break;
+    case TSR_DTYPE_BFLOAT16:
+      rtol = 1.6e-2, atol = 1e-5;
+      break;
+    case TSR_DTYPE_FLOAT32:
+      rtol = 1.3e-6, atol = 1e-5;
+      break;
+    case TSR_DTYPE_FLOAT64:
+      rtol = 1e-7, atol = 1e-7;
+      break;
+    default:
+      break;
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(c[i])) {
+      EXPECT_TRUE(std::isnan(g[i])) << what << " element " << i;
+      continue;
+    }
+    ASSERT_LE(std::fabs(g[i] - c[i]), atol + rtol * std::fabs(c[i]))
+        << what << " element " << i << ": " << g[i] << " on the device, " << c[i] << " on the CPU";
+  }
+}
+
+const tsr_dtype kDtypes[] = {
+    TSR_DTYPE_BOOL,  TSR_DTYPE_UINT8,   TSR_DTYPE_INT8,     TSR_DTYPE_INT16,   TSR_DTYPE_INT32,
+    TSR_DTYPE_INT64, TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64};
+
+TEST_P(GpuPluginTest, BinaryOpsMatchTheCpuForEveryDtypeWithBroadcasting) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  for (tsr_dtype dtype : kDtypes) {
+    SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
+    const Tensor a = Random({37, 129}, dtype, 1), b = Random({129}, dtype, 2, /*positive=*/true);
+    const Tensor ga = tessera::to(a, gpu), gb = tessera::to(b, gpu);
+    for (const char* op : {"add.Tensor", "mul.Tensor", "div.Tensor", "sub.Tensor"}) {
+      if (dtype == TSR_DTYPE_BOOL && std::string(op) == "sub.Tensor") continue;  // refused alike
+      const tsr_op* handle = tessera::find_op(op);
+      ExpectClose(tessera::call(handle, ga, gb)[0], tessera::call(handle, a, b)[0], op);
+    }
+  }
+  // A transposed input, a 0-dim CPU operand, a Scalar operand, alpha, and an empty tensor.
+  const Tensor m = Random({64, 48}, TSR_DTYPE_FLOAT32, 3);
+  const tsr_op* t = tessera::find_op("transpose.int");
+  const Tensor gm = tessera::to(m, gpu);
+  const int64_t d0 = 0, d1 = 1;
+  ExpectClose(tessera::add(tessera::call1(t, gm, d0, d1), tessera::call1(t, gm, d0, d1), 3),
+              tessera::add(tessera::call1(t, m, d0, d1), tessera::call1(t, m, d0, d1), 3),
+              "transposed");
+  const Tensor two = Tensor::from_host<float>({2.0f}, {}, TSR_DTYPE_FLOAT32);
+  ExpectClose(tessera::mul(gm, two), tessera::mul(m, two), "0-dim CPU operand");
+  const tsr_op* add_scalar = tessera::find_op("add.Scalar");
+  const tessera::Scalar half(0.5), alpha(int64_t{2});
+  ExpectClose(tessera::call1(add_scalar, gm, half, alpha),
+              tessera::call1(add_scalar, m, half, alpha), "add.Scalar");
+  const Tensor empty = Tensor::empty({0, 3}, TSR_DTYPE_FLOAT32, gpu);
+  EXPECT_EQ((empty + empty).numel(), 0);
+}
+
+TEST_P(GpuPluginTest, UnaryOpsMatchTheCpu) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  for (tsr_dtype dtype : {TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT32,
+                          TSR_DTYPE_FLOAT64, TSR_DTYPE_INT32}) {
+    SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
+    const Tensor x = Random({1000, 3}, dtype, 4, /*positive=*/true);
+    const Tensor gx = tessera::to(x, gpu);
+    for (const char* op : {"neg", "abs", "relu", "exp", "log", "sqrt", "rsqrt", "sin", "cos",
+                           "tanh", "sigmoid", "reciprocal"}) {
+      const tsr_op* handle = tessera::find_op(op);
+      ExpectClose(tessera::call1(handle, gx), tessera::call1(handle, x), op);
+    }
+  }
+}
+
+TEST_P(GpuPluginTest, CopyAndFillConvertBetweenEveryDtype) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  static const tsr_op* copy = tessera::find_op("copy_");
+  static const tsr_op* fill = tessera::find_op("fill_.Scalar");
+  for (tsr_dtype from : kDtypes) {
+    const Tensor src = Random({5, 7}, from, 5);
+    const Tensor gsrc = tessera::to(src, gpu);
+    for (tsr_dtype to : kDtypes) {
+      SCOPED_TRACE(std::string(tessera::sdk::dtype_name(from)) + " -> " +
+                   tessera::sdk::dtype_name(to));
+      Tensor dst = Tensor::empty({5, 7}, to), gdst = Tensor::empty({5, 7}, to, gpu);
+      tessera::call(copy, dst, src);
+      tessera::call(copy, gdst, gsrc);
+      ExpectClose(gdst, dst, "copy_");
+    }
+  }
+  Tensor g = Tensor::empty({3, 4}, TSR_DTYPE_INT16, gpu);
+  tessera::call(fill, g, tessera::Scalar(int64_t{-7}));
+  EXPECT_EQ(g.to_vector<int16_t>(), std::vector<int16_t>(12, -7));
+}
+
+TEST_P(GpuPluginTest, UnsupportedOpsRunOnTheCpuFallbackAndAreCounted) {
+  REQUIRE_DEVICE(1);
+  const Tensor x = Random({8, 8}, TSR_DTYPE_FLOAT32, 6);
+  const int64_t before = tsr_fallback_count(tsr_string{"sum", 3});
+  static const tsr_op* sum = tessera::find_op("sum");
+  ExpectClose(tessera::call1(sum, tessera::to(x, Gpu())), tessera::call1(sum, x), "sum");
+  EXPECT_EQ(tsr_fallback_count(tsr_string{"sum", 3}), before + 1);
+}
+
+TEST_P(GpuPluginTest, StreamsEventsAndRecordStream) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  tessera::Stream side = tessera::Stream::create(gpu);
+  ASSERT_NE(side.native(), nullptr);
+  const Tensor x = tessera::to(Random({1 << 20}, TSR_DTYPE_FLOAT32, 7), gpu);
+  Tensor y;
+  tessera::Event done = tessera::Event::create(gpu);
+  {
+    tessera::StreamGuard guard(side);
+    y = x * x + x;  // queued on `side`, its memory from side's pool
+    done.record();
+  }
+  tessera::Stream::current(gpu).wait(done);
+  const Tensor z = y + x;  // on the default stream, after `side`
+  tessera::record_stream(y, tessera::Stream::current(gpu));
+  ExpectClose(z,
+              (tessera::to(x, "cpu") * tessera::to(x, "cpu") + tessera::to(x, "cpu")) +
+                  tessera::to(x, "cpu"),
+              "across streams");
+  side.synchronize();
+  tessera::synchronize(gpu);
+
+  tsr_memory_stats stats{};
+  stats.struct_size = sizeof stats;
+  ASSERT_EQ(tsr_device_memory_stats(gpu, &stats), nullptr);
+  EXPECT_GT(stats.allocations, stats.device_allocations);  // the cache served some
+  EXPECT_GE(stats.reserved_bytes, stats.allocated_bytes);
+  ASSERT_EQ(tsr_device_empty_cache(gpu), nullptr);
+  ASSERT_EQ(tsr_device_memory_stats(gpu, &stats), nullptr);
+  EXPECT_EQ(stats.reserved_bytes, stats.allocated_bytes);
+
+  tsr_device_properties props{};
+  props.struct_size = sizeof props;
+  ASSERT_EQ(tsr_device_get_properties(gpu, &props), nullptr);
+  EXPECT_GT(props.name.size, 0u);
+  EXPECT_GT(props.total_memory, 0u);
+  EXPECT_EQ(props.flags & TSR_DEVICE_PROPERTY_ASYNC, TSR_DEVICE_PROPERTY_ASYNC);
+  const std::string arch(props.arch.data, props.arch.size);
+  EXPECT_TRUE(arch.rfind("sm_", 0) == 0 || arch.rfind("gfx", 0) == 0) << arch;
+}
+
+TEST_P(GpuPluginTest, LargeTensorsSplitInto32BitLaunches) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  const int64_t n = (int64_t{1} << 31) + 1000;  // more elements than 32-bit indexing covers
+  static const tsr_op* full = tessera::find_op("full");
+  static const tsr_op* slice = tessera::find_op("slice.Tensor");
+  const Tensor a = tessera::call1(full, std::vector<int64_t>{n}, tessera::Scalar(int64_t{3}),
+                                  TSR_DTYPE_UINT8, std::nullopt, gpu);
+  const Tensor b = a + a;
+  for (int64_t start : {int64_t{0}, (int64_t{1} << 31) - 4, n - 8}) {
+    const Tensor part = tessera::call1(slice, b, int64_t{0}, start, start + 8, int64_t{1});
+    EXPECT_EQ(part.to_vector<uint8_t>(), std::vector<uint8_t>(8, 6)) << start;
+  }
+}
+
+TEST_P(GpuPluginTest, KernelsRunOnTheTensorsDeviceWhateverTheCurrentOne) {
+  REQUIRE_DEVICE(2);
+  const Tensor x = Random({1000}, TSR_DTYPE_FLOAT32, 8);
+  const Tensor g1 = tessera::to(x, Gpu(1));
+  const Tensor y = g1 * g1;
+  EXPECT_EQ(y.device().index, 1);
+  ExpectClose(y, x * x, "on device 1");
+  ExpectClose(tessera::to(tessera::to(y, Gpu(0)), "cpu"), x * x, "device 1 to device 0");
+}
+
+}  // namespace

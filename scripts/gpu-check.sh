@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh [BUNDLE.tar.xz]: the GPU backend's checks on a machine with an NVIDIA GPU,
+# nvcc, CMake, Ninja and PyTorch with CUDA but none of Debian's packages, in one run (one call
+# of the device tool; docs/gpu_backends.md, "On a GPU machine"):
+#   1. unpack the bundle that scripts/gpu-bundle.sh made (default:
+#      build-gpu-bundle/tessera-gpu-bundle.tar.xz) and pick how to run its programs;
+#   2. build libtessera_cuda.so from the bundle's headers with this machine's nvcc (timed);
+#   3. run the GPU plugin's tests (tessera_gpu_plugin_test, JUnit XML);
+#   4. run its conformance with reports (JSON, JUnit, Markdown), then compute-sanitizer's
+#      memcheck on a few ops when compute-sanitizer is there;
+#   5. run the benchmarks, Tessera's and PyTorch's CUDA ops and a bare kernel launch, and print
+#      the issue's ratios.
+# Results go to $OUT (the device tool's folder) or ./gpu-check-out. Each step has a time limit
+# (the device tool allows 600 s per call); a failing step is reported and the others still run.
+# Exit status: 0 when every step passed, 1 when one failed, 77 when there is no GPU.
+set -uo pipefail
+
+bundle="${1:-build-gpu-bundle/tessera-gpu-bundle.tar.xz}"
+results="${OUT:-$PWD/gpu-check-out}"
+work="${TMPDIR:-/tmp}/tessera-gpu-check"
+mkdir -p "$results"
+summary="$results/summary.txt"
+: > "$summary"
+status=0
+
+log() { printf '[gpu-check] %s\n' "$*" | tee -a "$summary" >&2; }
+step() {  # step NAME SECONDS COMMAND...: run, time, log the outcome
+  local name="$1" limit="$2" start rc ms
+  shift 2
+  start=$(date +%s%N)
+  timeout --kill-after=10 "$limit" "$@" > "$results/$name.log" 2>&1
+  rc=$?
+  ms=$((($(date +%s%N) - start) / 1000000))
+  log "$name: exit $rc in $((ms / 1000)).$((ms % 1000 / 100)) s (log: $name.log)"
+  return $rc
+}
+
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > "$results/gpus.txt" 2>&1; then
+  log "no NVIDIA GPU here (nvidia-smi -L failed); nothing to check"
+  exit 77
+fi
+log "GPUs: $(tr '\n' ';' < "$results/gpus.txt")"
+
+# 1. The bundle.
+rm -rf "$work"
+mkdir -p "$work"
+tar -C "$work" -xJf "$bundle" || { log "cannot unpack $bundle"; exit 1; }
+prefix="$work/tessera"
+log "bundle: $bundle (commit $(cat "$prefix/share/tessera/gpu/commit"))"
+deps="$prefix/lib/deps"
+system="$prefix/lib/system"
+export LD_LIBRARY_PATH="$prefix/lib:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Debian 12's binaries need glibc >= 2.36; on an older machine they run under the bundled
+# loader and C library (and so does the plugin built here, which then needs nothing newer).
+run=()
+if ! "$prefix/bin/conformance" --list > /dev/null 2> "$results/loader_probe.log"; then
+  run=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system")
+  log "this machine's C library is older than Debian 12's: using the bundled one"
+fi
+
+# 2. Build the CUDA plugin here, from the installed headers and CMake package.
+build="$work/build-cuda"
+if step build_plugin 300 env -u LD_LIBRARY_PATH sh -c "cmake -S '$prefix/share/tessera/gpu/src' -B '$build' -G Ninja \
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH='$prefix' -DTESSERA_WITH_CUDA=ON \
+      -DTESSERA_WITH_HIP=OFF -DTESSERA_PLUGIN_MANIFEST=OFF && cmake --build '$build'"; then
+  plugin="$build/libtessera_cuda.so"
+  cp "$plugin" "$prefix/lib/tessera/plugins/"
+  plugin="$prefix/lib/tessera/plugins/libtessera_cuda.so"
+  grep -E 'Building CUDA|Linking' "$results/build_plugin.log" >> "$summary"
+else
+  log "the CUDA plugin did not build; see build_plugin.log"
+  exit 1
+fi
+
+# 3. The plugin's tests (those that need a device run here).
+step plugin_test 240 env TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" \
+  "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" --gtest_output="xml:$results/plugin_test.xml" ||
+  status=1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$results/plugin_test.log" >> "$summary"
+
+# 4. Conformance, with reports; memcheck on a few ops with the direct allocator (every tensor
+# its own cudaMalloc, so that an out-of-bounds access is not inside a cached block).
+step conformance 420 "${run[@]}" "$prefix/bin/conformance" --plugin "$plugin" --jobs 4 \
+  --json "$results/conformance.json" --junit "$results/conformance.xml" \
+  --markdown "$results/conformance.md" || status=1
+tail -n 25 "$results/conformance.log" >> "$summary"
+if command -v compute-sanitizer > /dev/null; then
+  step memcheck 240 env TESSERA_GPU_ALLOCATOR=direct compute-sanitizer --tool memcheck \
+    --error-exitcode 1 "${run[@]}" "$prefix/bin/conformance" --plugin "$plugin" \
+    --op '^(add|sub|mul|div|neg|exp|sigmoid|relu|copy_|fill_)$' || status=1
+  grep -E 'ERROR SUMMARY|Program hit' "$results/memcheck.log" | head -5 >> "$summary"
+fi
+
+# 5. Benchmarks: Tessera's, PyTorch's CUDA ops and a bare launch, in this one run.
+step benchmark 120 "${run[@]}" "$prefix/bin/tessera_gpu_benchmark" cuda:0 || status=1
+(unset LD_LIBRARY_PATH; step torch_peer 120 python3 "$prefix/share/tessera/gpu/bench/gpu_torch_peer.py" cuda:0) ||
+  status=1
+if step bare_launch_build 120 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_bare_launch" \
+    "$prefix/share/tessera/gpu/bench/gpu_bare_launch.cu"; then
+  step bare_launch 60 env -u LD_LIBRARY_PATH "$work/gpu_bare_launch" || status=1
+fi
+cat "$results"/benchmark.log "$results"/torch_peer.log "$results"/bare_launch.log 2> /dev/null |
+  grep '^{' > "$results/benchmarks.jsonl"
+python3 - "$results/benchmarks.jsonl" <<'PY' | tee -a "$summary"
+import json, sys
+r = {}
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    r[d["name"]] = d
+def t(n): return r[n]["seconds_per_iter"] if n in r else None
+def bw(n): return r[n]["gb_per_s"] if n in r else None
+rows = [
+    ("add 64M float32 / device copy bandwidth (target >= 0.85)",
+     bw("add_out_float32_64M"), bw("copy_float32_64M"), lambda a, b: a / b),
+    ("torch.add / Tessera add.out time, 64M float32 (target >= 1.0)",
+     t("torch_add_out_float32_64M"), t("add_out_float32_64M"), lambda a, b: a / b),
+    ("1-element add.out minus a bare launch, us (target <= 2)",
+     t("add_out_float32_1"), t("bare_launch_add_float32_1"), lambda a, b: (a - b) * 1e6),
+    ("1-element add (functional) minus a bare launch, us",
+     t("add_float32_1"), t("bare_launch_add_float32_1"), lambda a, b: (a - b) * 1e6),
+    ("torch 1-element add.out (Python) / Tessera's (C++)",
+     t("torch_add_out_float32_1"), t("add_out_float32_1"), lambda a, b: a / b),
+]
+for name, a, b, f in rows:
+    print(f"{name}: " + (f"{f(a, b):.3f}" if a is not None and b is not None else "not measured"))
+for name in sorted(r):
+    d = r[name]
+    print(f"  {name}: {d['seconds_per_iter'] * 1e6:.2f} us/iter" +
+          (f", {d['gb_per_s']:.1f} GB/s" if d["gb_per_s"] else ""))
+PY
+
+log "done: $([ $status -eq 0 ] && echo 'every step passed' || echo 'some step failed') (results in $results)"
+exit $status

@@ -201,6 +201,7 @@ absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_te
     } else {
       ops_.emplace(name, std::move(owned));
     }
+    index_.Set(entry);
   }
   return RegistrationHandle([this, entry] {
     absl::MutexLock lock(&mu_);
@@ -209,13 +210,12 @@ absl::StatusOr<RegistrationHandle> OpRegistry::Define(std::string_view schema_te
 }
 
 absl::StatusOr<internal::OperatorEntry*> OpRegistry::FindEntry(std::string_view name) const {
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = ops_.find(absl::string_view(name.data(), name.size()));
-  if (it == ops_.end() || !it->second->defined.load(std::memory_order_acquire)) {
+  internal::OperatorEntry* entry = index_.Find(name);  // no lock: called on the call path
+  if (entry == nullptr || !entry->defined.load(std::memory_order_acquire)) {
     return absl::NotFoundError(
         absl::StrFormat("unknown op '%s' (not defined in this registry)", name));
   }
-  return it->second.get();
+  return entry;
 }
 
 absl::StatusOr<OperatorHandle> OpRegistry::Find(std::string_view name) const {
@@ -298,6 +298,31 @@ absl::StatusOr<RegistrationHandle> OpRegistry::RegisterFallback(DispatchKey key,
   return Publish(slot, std::move(kernel));
 }
 
+namespace {
+
+// AlreadyCanonical: the common cases NormalizeArgumentValue would accept unchanged (a defined
+// tensor for a Tensor, an int for an int, a Scalar for a Scalar, ...), decided inline; the rest,
+// conversions and errors included, goes through NormalizeArgumentValue.
+bool AlreadyCanonical(const SchemaType& type, const Value& v) {
+  if (type.is_list) return false;
+  switch (type.base) {
+    case BaseType::kTensor:
+      return v.is_tensor() && v.tensor().defined();
+    case BaseType::kScalar:
+      return v.is_scalar();
+    case BaseType::kInt:
+      return v.is_int();
+    case BaseType::kFloat:
+      return v.is_double();
+    case BaseType::kBool:
+      return v.is_bool();
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry,
                                             Stack* stack) const {
   const std::vector<Argument>& args = entry.schema.arguments;
@@ -324,6 +349,7 @@ absl::Status OpRegistry::NormalizeArguments(const internal::OperatorEntry& entry
       stack->push_back(*args[i].default_value);
       continue;
     }
+    if (ABSL_PREDICT_TRUE(AlreadyCanonical(args[i].type, (*stack)[i]))) continue;
     absl::Status ok = NormalizeArgumentValue(args[i], &(*stack)[i]);
     if (ABSL_PREDICT_FALSE(!ok.ok())) {
       if (HasBindingMarkers(*stack)) return bind_and_retry();
@@ -340,30 +366,34 @@ absl::StatusOr<DispatchKey> OpRegistry::ComputeDispatchKey(const OperatorHandle&
   const Device kCpu(DeviceType::kCPU, 0);
   const Tensor* first = nullptr;  // first tensor that fixes the device
   size_t first_arg = 0;
-  auto visit = [&](const Tensor& t, size_t arg) -> absl::Status {
-    if (!t.defined()) return absl::OkStatus();
-    if (t.dim() == 0 && t.device() == kCpu) return absl::OkStatus();
+  // visit returns false for a tensor on another device than `first`'s (the error is built
+  // below, off the hot path).
+  auto visit = [&](const Tensor& t, size_t arg) -> bool {
+    if (!t.defined()) return true;
+    if (t.dim() == 0 && t.device() == kCpu) return true;
     if (first == nullptr) {
       first = &t;
       first_arg = arg;
-      return absl::OkStatus();
+      return true;
     }
-    if (ABSL_PREDICT_FALSE(t.device() != first->device())) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: expected all tensors to be on the same device, but found at least two devices, "
-          "%s (argument '%s') and %s (argument '%s')",
-          entry.name, DeviceToString(first->device()), entry.schema.arguments[first_arg].name,
-          DeviceToString(t.device()), entry.schema.arguments[arg].name));
-    }
-    return absl::OkStatus();
+    return ABSL_PREDICT_TRUE(t.device() == first->device());
+  };
+  auto several_devices = [&](const Tensor& t, size_t arg) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected all tensors to be on the same device, but found at least two devices, "
+        "%s (argument '%s') and %s (argument '%s')",
+        entry.name, DeviceToString(first->device()), entry.schema.arguments[first_arg].name,
+        DeviceToString(t.device()), entry.schema.arguments[arg].name));
   };
   std::optional<Device> device_arg;
   for (size_t i = 0; i < stack.size(); ++i) {
     const Value& v = stack[i];
     if (v.is_tensor()) {
-      TSR_RETURN_IF_ERROR(visit(v.tensor(), i));
+      if (ABSL_PREDICT_FALSE(!visit(v.tensor(), i))) return several_devices(v.tensor(), i);
     } else if (v.is_tensor_list()) {
-      for (const Tensor& t : v.tensor_list()) TSR_RETURN_IF_ERROR(visit(t, i));
+      for (const Tensor& t : v.tensor_list()) {
+        if (ABSL_PREDICT_FALSE(!visit(t, i))) return several_devices(t, i);
+      }
     } else if (v.is_device() && !device_arg) {
       device_arg = v.device();
     }
@@ -444,7 +474,7 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   internal::KernelCall call;
   if (backend) {
     TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.plan));
-    internal::RecordCall(*stack, &call);
+    internal::RecordCall(entry, *stack, &call);
   }
   if (!entry.written.empty() && key != DispatchKey::kMeta) {
     TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));

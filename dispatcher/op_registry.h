@@ -26,6 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "dispatcher/call_plan.h"
 #include "dispatcher/dispatch_key.h"
+#include "dispatcher/internal/op_index.h"
 #include "dispatcher/kernel.h"
 #include "dispatcher/op_deprecation.h"
 #include "dispatcher/schema.h"
@@ -210,6 +211,9 @@ class OpRegistry {
   mutable absl::Mutex mu_;  // guards registration; never taken by calls
   absl::flat_hash_map<std::string, std::unique_ptr<internal::OperatorEntry>> ops_
       ABSL_GUARDED_BY(mu_);
+  // The entries of ops_ by name for lookups on the call path, which take no lock (Note
+  // [Looking ops up without a lock] in internal/op_index.h); written under mu_.
+  internal::OpIndex index_;
   absl::flat_hash_map<const KernelFunction*, std::unique_ptr<KernelFunction>> kernels_
       ABSL_GUARDED_BY(mu_);  // published and not retired
   struct Retired {

@@ -1,5 +1,6 @@
 #include "dispatcher/op_registry.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -480,6 +481,50 @@ TEST_F(OpRegistryTest, ConcurrentCallsWhileKernelsAreRegisteredAndRemoved) {
   EXPECT_EQ(registry_.KernelRecords(), 1u);
 }
 
+// Note [Looking ops up without a lock]: lookups by name race with definitions that grow the
+// index (from 1024 slots, past several doublings) and with a redefinition under a new schema,
+// and always find a whole entry (TSan checks the publication in the tsan build).
+TEST_F(OpRegistryTest, FindTakesNoLockAndSeesOpsDefinedMeanwhile) {
+  constexpr int kOps = 3000;
+  std::vector<RegistrationHandle> handles;
+  std::atomic<int> defined{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> wrong{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        const int n = defined.load();
+        for (int i = std::max(0, n - 16); i < n; ++i) {
+          absl::StatusOr<OperatorHandle> op = registry_.Find(absl::StrCat("test::op", i));
+          if (!op.ok() || op->name() != absl::StrCat("test::op", i)) ++wrong;
+        }
+        if (registry_.Find("test::never_defined").ok()) ++wrong;
+      }
+    });
+  }
+  for (int i = 0; i < kOps; ++i) {
+    absl::StatusOr<RegistrationHandle> h =
+        registry_.Define(absl::StrCat("test::op", i, "(Tensor self) -> Tensor"));
+    ASSERT_TRUE(h.ok()) << h.status();
+    handles.push_back(*std::move(h));
+    defined.store(i + 1);
+  }
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (int i = 0; i < kOps; i += 97) {
+    EXPECT_TRUE(registry_.Find(absl::StrCat("test::op", i)).ok()) << i;
+  }
+  // Undefined, the name stays unknown; redefined with another schema, the new entry is found.
+  handles[5].Reset();
+  EXPECT_EQ(registry_.Find("test::op5").status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<RegistrationHandle> again =
+      registry_.Define("test::op5(Tensor self, int n) -> Tensor");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(registry_.Find("test::op5")->schema().arguments.size(), 2u);
+}
+
 // Note [Reclaiming deregistered kernels]: registering and deregistering leaves nothing behind
 // (it used to keep every kernel record ever published: 1000 here).
 TEST_F(OpRegistryTest, DeregisteredKernelsAreFreedWhenNoCallRuns) {
@@ -521,14 +566,18 @@ TEST_F(OpRegistryTest, AKernelStillRunningKeepsItsRecordAfterDeregistration) {
   while (g_blocked_state.load() != 1) std::this_thread::yield();
   slow->Reset();  // deregistered while it runs
   for (int i = 0; i < 100; ++i) {
-    registry_.Impl("test::other", DispatchKey::kCPU, Kernel(&IdentityKernel, "other")).value().Reset();
+    registry_.Impl("test::other", DispatchKey::kCPU, Kernel(&IdentityKernel, "other"))
+        .value()
+        .Reset();
   }
   // The running kernel's record and the 100 retired after its call entered are all kept.
   EXPECT_EQ(registry_.KernelRecords(), before + 101);
   g_blocked_state.store(2);
   caller.join();
   EXPECT_TRUE(result.ok()) << result;
-  registry_.Impl("test::other", DispatchKey::kCPU, Kernel(&IdentityKernel, "other")).value().Reset();
+  registry_.Impl("test::other", DispatchKey::kCPU, Kernel(&IdentityKernel, "other"))
+      .value()
+      .Reset();
   EXPECT_EQ(registry_.KernelRecords(), before);
 }
 

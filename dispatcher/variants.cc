@@ -176,7 +176,7 @@ absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry,
                                                entry.name,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
-  RecordCall(*stack, call);
+  RecordCall(entry, *stack, call);
   {
     PlanScope plan(stack, call->plan.has_outputs() ? &call->plan : nullptr);
     TSR_RETURN_IF_ERROR(

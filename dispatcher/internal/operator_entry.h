@@ -1,6 +1,7 @@
 // OperatorEntry: one op's schema and kernel table. Internal to the dispatcher.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -28,7 +29,10 @@ class OperatorEntry {
         name(this->schema.FullName()),
         schema_text(std::move(schema_text)),
         written(WrittenArguments(this->schema)),
-        returned_argument(ReturnedArguments(this->schema)) {}
+        returned_argument(ReturnedArguments(this->schema)),
+        returns_only_written(!returned_argument.empty() &&
+                             std::all_of(returned_argument.begin(), returned_argument.end(),
+                                         [](int index) { return index >= 0; })) {}
 
   OpRegistry* const registry;
   const FunctionSchema schema;  // immutable: a redefinition must be identical
@@ -43,6 +47,9 @@ class OperatorEntry {
   static constexpr int kFreshReturn = -1;
   static constexpr int kViewReturn = -2;
   const absl::InlinedVector<int, 2> returned_argument;
+  // Every return is a written argument (out= forms, in-place ops): the result check compares
+  // them with those arguments only, so a call records nothing else (RecordCall).
+  const bool returns_only_written;
 
   // Published with release, read with acquire by calls; written under the registry's mutex.
   std::atomic<bool> defined{true};
@@ -118,15 +125,16 @@ absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, CallPlan* pl
 // KernelCall: what a backend kernel's results are checked against (Note [Kernel results]),
 // taken from the arguments before the kernel consumes them.
 struct KernelCall {
-  CallPlan plan;   // the call's plan (ValidateCall); without outputs when the op has no Meta
-  Device device;   // where tensor results must be (ResultDevice)
+  CallPlan plan;  // the call's plan (ValidateCall); without outputs when the op has no Meta
+  Device device;  // where tensor results must be (ResultDevice)
   // The call's Tensor arguments, held so that a result can be compared with them by identity
   // (a kernel that drops the last reference could otherwise get a new tensor at the same
   // address), with their argument index.
   absl::InlinedVector<std::pair<int, Tensor>, 8> tensors;
 };
-// RecordCall fills `call->device` and `call->tensors` from the arguments on `stack`.
-void RecordCall(const Stack& stack, KernelCall* call);
+// RecordCall fills `call->device` and `call->tensors` from the arguments of `entry` on `stack`
+// (for an op whose returns are all written arguments, only those: nothing else is checked).
+void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call);
 // CheckKernelResults checks what `kernel` of `entry` left on `results` against `call`: count and
 // kinds of the returns, and each Tensor return's identity, dtype, shape and device. `caller`
 // names the op the user called when a derivation ran `entry`'s kernel (Note [Variants]).

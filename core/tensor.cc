@@ -5,13 +5,14 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/host_allocator.h"
 #include "core/internal/block_pool.h"
 #include "core/status_macros.h"
 
 namespace tessera {
 
 using TensorImplPool = internal::BlockPool<sizeof(TensorImpl)>;
-using StorageImplPool = internal::BlockPool<sizeof(StorageImpl)>;
+using StorageImplPool = internal::BlockPool<sizeof(StorageImpl), alignof(StorageImpl)>;
 
 void* TensorImpl::operator new(size_t size) {
   return size == sizeof(TensorImpl) ? TensorImplPool::Allocate() : ::operator new(size);
@@ -19,11 +20,15 @@ void* TensorImpl::operator new(size_t size) {
 void TensorImpl::operator delete(void* block, size_t size) {
   size == sizeof(TensorImpl) ? TensorImplPool::Free(block) : ::operator delete(block);
 }
+// StorageImpl is over-aligned (Note [Small storages inline]): every block, pooled or not, is
+// allocated and freed with its alignment.
 void* StorageImpl::operator new(size_t size) {
-  return size == sizeof(StorageImpl) ? StorageImplPool::Allocate() : ::operator new(size);
+  return size == sizeof(StorageImpl)
+             ? StorageImplPool::Allocate()
+             : ::operator new (size, std::align_val_t{alignof(StorageImpl)});
 }
 void StorageImpl::operator delete(void* block, size_t size) {
-  size == sizeof(StorageImpl) ? StorageImplPool::Free(block) : ::operator delete(block);
+  size == sizeof(StorageImpl) ? StorageImplPool::Free(block) : StorageImplPool::Delete(block);
 }
 
 TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
@@ -82,6 +87,12 @@ absl::StatusOr<Ref<StorageImpl>> AllocateStorage(Device device, int64_t elements
           "cannot allocate on %s: no backend has registered device type '%s' (is its plugin "
           "loaded?)",
           DeviceToString(device), DeviceTypeName(device.type)));
+    }
+    // Note [Small storages inline] (storage.h). The device check is the host allocator's.
+    if (static_cast<size_t>(nbytes) <= StorageImpl::kInlineBytes &&
+        allocator == &HostAllocator::Global() && device == Device(DeviceType::kCPU, 0)) {
+      return Ref<StorageImpl>::Make(StorageImpl::InlineTag{}, static_cast<size_t>(nbytes),
+                                    allocator);
     }
     TSR_ASSIGN_OR_RETURN(data, allocator->Allocate(device, static_cast<size_t>(nbytes)));
   }

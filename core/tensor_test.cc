@@ -1,8 +1,10 @@
 #include "core/tensor.h"
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/host_allocator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -161,6 +163,45 @@ TEST(Tensor, ReleasingTheLastTensorFreesItsMemory) {
     EXPECT_GE(alloc.GetStats().live_bytes, before + 8000);
   }
   EXPECT_EQ(alloc.GetStats().live_bytes, before);
+}
+
+// Note [Small storages inline]: up to 64 bytes on the CPU, the memory is inside the storage,
+// aligned as the host allocator aligns; beyond, it is the host allocator's.
+TEST(Tensor, SmallCpuStoragesKeepTheirMemoryInlineAndAligned) {
+  HostAllocator& alloc = HostAllocator::Global();
+  const int64_t before = alloc.GetStats().live_bytes;
+  for (int64_t n : {0, 1, 16}) {  // 0, 4 and 64 bytes of float32
+    Tensor t = *Empty({n}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+    const auto* storage = t.impl()->storage().get();
+    const auto* data = static_cast<const unsigned char*>(t.data_ptr());
+    const auto* self = reinterpret_cast<const unsigned char*>(storage);
+    EXPECT_TRUE(data >= self && data < self + sizeof(StorageImpl)) << n << " elements";
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(data) % HostAllocator::kAlignment, 0u);
+    EXPECT_EQ(storage->allocator(), &alloc) << "resizing reallocates through the host allocator";
+    EXPECT_EQ(alloc.GetStats().live_bytes, before);
+  }
+  Tensor big = *Empty({17}, ScalarType::kFloat32, Device(DeviceType::kCPU));  // 68 bytes
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(big.data_ptr()) % HostAllocator::kAlignment, 0u);
+  EXPECT_GT(alloc.GetStats().live_bytes, before);
+}
+
+// Another CPU allocator, installed by an embedder, still sees every allocation.
+TEST(Tensor, AnInstalledCpuAllocatorSeesSmallAllocationsToo) {
+  struct Counting : Allocator {
+    int calls = 0;
+    absl::StatusOr<DataPtr> Allocate(Device device, size_t nbytes) override {
+      ++calls;
+      return HostAllocator::Global().Allocate(device, nbytes);
+    }
+  } counting;
+  Allocator* previous = SetAllocator(DeviceType::kCPU, &counting);
+  {
+    Tensor t = *Empty({1}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+    t.data<float>()[0] = 2;
+    EXPECT_EQ(t.data<float>()[0], 2);
+  }
+  SetAllocator(DeviceType::kCPU, previous);
+  EXPECT_EQ(counting.calls, 1);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// BlockPool<kSize>: a per-thread cache of fixed-size heap blocks.
+// BlockPool<kSize, kAlign>: a per-thread cache of fixed-size heap blocks, aligned to kAlign.
 //
 // Every op call creates and destroys a TensorImpl and a StorageImpl for its output; recycling
 // their blocks on the calling thread saves two malloc/free pairs per call. A block may be freed
@@ -16,7 +16,7 @@
 namespace tessera {
 namespace internal {
 
-template <size_t kSize>
+template <size_t kSize, size_t kAlign = alignof(std::max_align_t)>
 class BlockPool {
  public:
   static constexpr int kMaxCached = 256;
@@ -24,7 +24,7 @@ class BlockPool {
   static void* Allocate() {
     Cache* c = State();
     if (ABSL_PREDICT_TRUE(c != nullptr) && c->count > 0) return c->blocks[--c->count];
-    return ::operator new(kSize);
+    return ::operator new (kSize, std::align_val_t{kAlign});
   }
 
   static void Free(void* block) {
@@ -33,8 +33,12 @@ class BlockPool {
       c->blocks[c->count++] = block;
       return;
     }
-    ::operator delete(block);
+    Delete(block);
   }
+
+  // Delete returns a block to the heap (also what the class's operator delete uses for a
+  // block of this pool's alignment that is not of its size).
+  static void Delete(void* block) { ::operator delete (block, std::align_val_t{kAlign}); }
 
  private:
   struct Cache {  // trivially destructible, zero-initialized
@@ -46,7 +50,7 @@ class BlockPool {
   struct Cleanup {
     ~Cleanup() {
       Cache& c = cache_;
-      while (c.count > 0) ::operator delete(c.blocks[--c.count]);
+      while (c.count > 0) Delete(c.blocks[--c.count]);
       c.initialized = false;
       c.destroyed = true;  // frees during the rest of thread exit bypass the cache
     }
@@ -66,8 +70,8 @@ class BlockPool {
   static thread_local Cache cache_;
 };
 
-template <size_t kSize>
-thread_local typename BlockPool<kSize>::Cache BlockPool<kSize>::cache_;
+template <size_t kSize, size_t kAlign>
+thread_local typename BlockPool<kSize, kAlign>::Cache BlockPool<kSize, kAlign>::cache_;
 
 }  // namespace internal
 }  // namespace tessera

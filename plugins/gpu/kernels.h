@@ -1,11 +1,12 @@
 // The GPU kernels' launchers, callable from host code compiled by g++ (the kernels themselves are
-// in kernels.cu, compiled by nvcc for CUDA and hipcc for HIP from one source).
+// in kernels*.cu, compiled by nvcc for CUDA and hipcc for HIP from one source).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "elementwise_plan.h"
+#include "pointwise_ops.h"
 
 namespace tessera {
 namespace gpu {
@@ -39,6 +40,11 @@ uint32_t UnaryDtypes(UnaryKind kind);
 std::string LaunchBinary(BinaryKind kind, int32_t compute, const ElementwisePlan& plan,
                          const ConstantValue& alpha, void* stream);
 std::string LaunchUnary(UnaryKind kind, int32_t compute, const ElementwisePlan& plan, void* stream);
+
+// LaunchPointwise queues an op of pointwise_ops.h (kernels_pointwise.cu): `plan` has the output
+// and PointwiseArity(kind) inputs; `compute` is among PointwiseDtypes(kind).
+std::string LaunchPointwise(PointwiseKind kind, int32_t compute, const ElementwisePlan& plan,
+                            const PointwiseParams& params, void* stream);
 
 }  // namespace gpu
 }  // namespace tessera

@@ -591,6 +591,167 @@ Tensor RoundDecimalsOut(const Tensor& self, int64_t decimals, const Tensor& out)
   return PointwiseUnaryOut<K::kRoundDecimals, false>("round.decimals_out", self, out, params);
 }
 
+// --- reductions and softmax (reduce.h, kernels_reduce.cu; Note [GPU reductions]) -----------
+
+// ReducedDims: which of `ndim` dimensions `dims` names (none named: all), negative ones
+// counted from the end.
+std::vector<bool> ReducedDims(const char* op, int64_t ndim, const std::vector<int64_t>& dims) {
+  const int64_t wrap = ndim == 0 ? 1 : ndim;  // a 0-dim tensor takes dim 0 and -1
+  std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
+  std::vector<bool> seen(static_cast<size_t>(wrap), false);
+  for (int64_t d : dims) {
+    const int64_t w = d < 0 ? d + wrap : d;
+    if (w < 0 || w >= wrap) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected dim in [" +
+                                          std::to_string(-wrap) + ", " + std::to_string(wrap - 1) +
+                                          "], got " + std::to_string(d));
+    }
+    if (seen[static_cast<size_t>(w)]) {
+      sdk::fail(TSR_INVALID_ARGUMENT,
+                std::string(op) + ": dim " + std::to_string(w) + " appears multiple times");
+    }
+    seen[static_cast<size_t>(w)] = true;
+    if (ndim > 0) reduced[static_cast<size_t>(w)] = true;
+  }
+  return reduced;
+}
+
+// RunReduce plans `self` reduced over `reduced` into `out` (keepdim: of self's rank; softmax:
+// of self's shape) and launches `kind` computing in `compute`.
+void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& self,
+               const Tensor& out, const std::vector<bool>& reduced, bool keepdim,
+               double correction = 1) {
+  if ((ReduceDtypes(kind) & Bit(compute)) == 0) Unsupported(op, compute, ReduceDtypes(kind));
+  const bool softmax = kind == ReduceKind::kSoftmax || kind == ReduceKind::kLogSoftmax;
+  ReduceSpec spec;
+  spec.in = static_cast<const char*>(self.data_ptr());
+  spec.in_dtype = self.dtype();
+  spec.sizes = self.sizes().vec();
+  spec.in_strides = self.strides().vec();
+  spec.out = static_cast<char*>(out.data_ptr());
+  spec.out_dtype = out.dtype();
+  spec.reduced = reduced;
+  spec.write_reduced = softmax;
+  const std::vector<int64_t> out_strides = out.strides().vec();
+  if (keepdim || softmax) {
+    if (out_strides.size() != spec.sizes.size()) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'out' of " +
+                                          std::to_string(spec.sizes.size()) + " dimensions, got " +
+                                          std::to_string(out.dim()));
+    }
+    spec.out_strides = out_strides;
+  } else {
+    size_t k = 0;
+    for (bool r : reduced) {
+      if (r) {
+        spec.out_strides.push_back(0);
+      } else if (k < out_strides.size()) {
+        spec.out_strides.push_back(out_strides[k++]);
+      }
+    }
+    if (spec.out_strides.size() != spec.sizes.size() || k != out_strides.size()) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'out' of " + std::to_string(k) +
+                                          " dimensions (the kept ones), got " +
+                                          std::to_string(out.dim()));
+    }
+  }
+  ReducePlan plan;
+  std::string error;
+  if (!MakeReducePlan(spec, &plan, &error)) {
+    sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": " + error);
+  }
+  if (plan.blocks == 0) return;
+  DeviceGuard guard(out.device().index);
+  Check(op, LaunchReduce(kind, compute, plan, correction, sdk::current_stream(out.device())));
+}
+
+std::vector<int64_t> DimsOf(const std::optional<sdk::IntSpan>& dim) {
+  return dim ? dim->vec() : std::vector<int64_t>{};
+}
+
+// sum / mean / prod: the input is read in the output's dtype (the meta function resolved
+// `dtype` into it).
+Tensor SumOut(const Tensor& self, std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  RunReduce("sum.out", ReduceKind::kSum, out.dtype(), self, out,
+            ReducedDims("sum.out", self.dim(), {}), false);
+  return out;
+}
+Tensor SumDimOut(const Tensor& self, std::optional<sdk::IntSpan> dim, bool keepdim,
+                 std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  const char* op = "sum.IntList_out";
+  RunReduce(op, ReduceKind::kSum, out.dtype(), self, out, ReducedDims(op, self.dim(), DimsOf(dim)),
+            keepdim);
+  return out;
+}
+Tensor MeanOut(const Tensor& self, std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  RunReduce("mean.dtype_out", ReduceKind::kMean, out.dtype(), self, out,
+            ReducedDims("mean.dtype_out", self.dim(), {}), false);
+  return out;
+}
+Tensor MeanDimOut(const Tensor& self, std::optional<sdk::IntSpan> dim, bool keepdim,
+                  std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  const char* op = "mean.out";
+  RunReduce(op, ReduceKind::kMean, out.dtype(), self, out, ReducedDims(op, self.dim(), DimsOf(dim)),
+            keepdim);
+  return out;
+}
+Tensor ProdOut(const Tensor& self, std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  RunReduce("prod.out", ReduceKind::kProd, out.dtype(), self, out,
+            ReducedDims("prod.out", self.dim(), {}), false);
+  return out;
+}
+Tensor ProdDimOut(const Tensor& self, int64_t dim, bool keepdim,
+                  std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  const char* op = "prod.int_out";
+  RunReduce(op, ReduceKind::kProd, out.dtype(), self, out, ReducedDims(op, self.dim(), {dim}),
+            keepdim);
+  return out;
+}
+
+// amax.out / amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out)
+template <bool kMax>
+Tensor AmaxOut(const Tensor& self, sdk::IntSpan dim, bool keepdim, const Tensor& out) {
+  const char* op = kMax ? "amax.out" : "amin.out";
+  RunReduce(op, kMax ? ReduceKind::kAmax : ReduceKind::kAmin, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), dim.vec()), keepdim);
+  return out;
+}
+
+// argmax.out / argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out):
+// dim=None counts indices in the flattened input.
+template <bool kMax>
+Tensor ArgmaxOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  const char* op = kMax ? "argmax.out" : "argmin.out";
+  std::vector<int64_t> dims;
+  if (dim) dims.push_back(*dim);
+  RunReduce(op, kMax ? ReduceKind::kArgmax : ReduceKind::kArgmin, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), dims), keepdim);
+  return out;
+}
+
+// var.correction_out / std.correction_out(Tensor self, int[1]? dim=None, *, Scalar?
+// correction=None, bool keepdim=False, Tensor(a!) out)
+template <bool kStd>
+Tensor VarOut(const Tensor& self, std::optional<sdk::IntSpan> dim, std::optional<Scalar> correction,
+              bool keepdim, const Tensor& out) {
+  const char* op = kStd ? "std.correction_out" : "var.correction_out";
+  RunReduce(op, kStd ? ReduceKind::kStd : ReduceKind::kVar, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), DimsOf(dim)), keepdim,
+            correction ? correction->to_double() : 1.0);
+  return out;
+}
+
+// _softmax.out / _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out):
+// computed in float (double for float64), written in out's dtype (float32 when half_to_float).
+template <bool kLog>
+Tensor SoftmaxOut(const Tensor& self, int64_t dim, bool /*half_to_float: out's dtype*/,
+                  const Tensor& out) {
+  const char* op = kLog ? "_log_softmax.out" : "_softmax.out";
+  RunReduce(op, kLog ? ReduceKind::kLogSoftmax : ReduceKind::kSoftmax, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), {dim}), true);
+  return out;
+}
+
 // --- copy_ and fill_ ------------------------------------------------------------------------
 
 // copy_ on one device (the runtime moves data between devices itself): any dtype to any
@@ -729,6 +890,20 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&gpu::isinfOut>(TESSERA_OP("isinf.out"));
   lib.impl<&gpu::isfiniteOut>(TESSERA_OP("isfinite.out"));
   lib.impl<&gpu::logical_notOut>(TESSERA_OP("logical_not.out"));
+  lib.impl<&gpu::SumOut>(TESSERA_OP("sum.out"));
+  lib.impl<&gpu::SumDimOut>(TESSERA_OP("sum.IntList_out"));
+  lib.impl<&gpu::MeanOut>(TESSERA_OP("mean.dtype_out"));
+  lib.impl<&gpu::MeanDimOut>(TESSERA_OP("mean.out"));
+  lib.impl<&gpu::ProdOut>(TESSERA_OP("prod.out"));
+  lib.impl<&gpu::ProdDimOut>(TESSERA_OP("prod.int_out"));
+  lib.impl<&gpu::AmaxOut<true>>(TESSERA_OP("amax.out"));
+  lib.impl<&gpu::AmaxOut<false>>(TESSERA_OP("amin.out"));
+  lib.impl<&gpu::ArgmaxOut<true>>(TESSERA_OP("argmax.out"));
+  lib.impl<&gpu::ArgmaxOut<false>>(TESSERA_OP("argmin.out"));
+  lib.impl<&gpu::VarOut<false>>(TESSERA_OP("var.correction_out"));
+  lib.impl<&gpu::VarOut<true>>(TESSERA_OP("std.correction_out"));
+  lib.impl<&gpu::SoftmaxOut<false>>(TESSERA_OP("_softmax.out"));
+  lib.impl<&gpu::SoftmaxOut<true>>(TESSERA_OP("_log_softmax.out"));
   lib.impl<&gpu::Copy>(TESSERA_OP("copy_"));
   lib.impl<&gpu::Fill>(TESSERA_OP("fill_.Scalar"));
   lib.cpu_fallback();

@@ -7,6 +7,7 @@
 
 #include "elementwise_plan.h"
 #include "pointwise_ops.h"
+#include "reduce_plan.h"
 
 namespace tessera {
 namespace gpu {
@@ -45,6 +46,12 @@ std::string LaunchUnary(UnaryKind kind, int32_t compute, const ElementwisePlan& 
 // and PointwiseArity(kind) inputs; `compute` is among PointwiseDtypes(kind).
 std::string LaunchPointwise(PointwiseKind kind, int32_t compute, const ElementwisePlan& plan,
                             const PointwiseParams& params, void* stream);
+
+// LaunchReduce queues a reduction of reduce.h (kernels_reduce.cu) computing in `compute`
+// (among ReduceDtypes(kind)); `correction` is var's and std's.
+std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan,
+                         double correction, void* stream);
+
 
 }  // namespace gpu
 }  // namespace tessera

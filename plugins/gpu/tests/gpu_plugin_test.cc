@@ -175,11 +175,25 @@ TEST_P(GpuPluginTest, ListsItsNativeKernels) {
                          "bitwise_not.out",
                          "isnan.out",
                          "logical_not.out",
-                         "sign.out"}) {
+                         "sign.out",
+                         "sum.out",
+                         "sum.IntList_out",
+                         "mean.out",
+                         "mean.dtype_out",
+                         "prod.out",
+                         "prod.int_out",
+                         "amax.out",
+                         "amin.out",
+                         "argmax.out",
+                         "argmin.out",
+                         "var.correction_out",
+                         "std.correction_out",
+                         "_softmax.out",
+                         "_log_softmax.out"}) {
     EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
   }
   // What is not native stays on the CPU fallback, and is not listed as the plugin's kernel.
-  for (const char* op : {"sum.IntList_out", "mm.out", "_softmax.out"}) {
+  for (const char* op : {"mm.out", "logsumexp.out", "cumsum.out"}) {
     EXPECT_THAT(ops, ::testing::Not(::testing::Contains(std::string(op))));
   }
 }
@@ -455,10 +469,72 @@ TEST_P(GpuPluginTest, CopyAndFillConvertBetweenEveryDtype) {
 TEST_P(GpuPluginTest, UnsupportedOpsRunOnTheCpuFallbackAndAreCounted) {
   REQUIRE_DEVICE(1);
   const Tensor x = Random({8, 8}, TSR_DTYPE_FLOAT32, 6);
-  const int64_t before = tsr_fallback_count(tsr_string{"sum", 3});
-  static const tsr_op* sum = tessera::find_op("sum");
-  ExpectClose(tessera::call1(sum, tessera::to(x, Gpu())), tessera::call1(sum, x), "sum");
-  EXPECT_EQ(tsr_fallback_count(tsr_string{"sum", 3}), before + 1);
+  const int64_t before = tsr_fallback_count(tsr_string{"logsumexp", 9});
+  static const tsr_op* logsumexp = tessera::find_op("logsumexp");
+  const std::vector<int64_t> dims = {1};
+  ExpectClose(tessera::call1(logsumexp, tessera::to(x, Gpu()), dims, false),
+              tessera::call1(logsumexp, x, dims, false), "logsumexp");
+  EXPECT_EQ(tsr_fallback_count(tsr_string{"logsumexp", 9}), before + 1);
+}
+
+TEST_P(GpuPluginTest, ReductionsAndSoftmaxMatchTheCpuForEveryDtype) {
+  REQUIRE_DEVICE(1);
+  const tsr_device device = Gpu();
+  const auto on = [&](const Tensor& t, bool gpu) { return gpu ? tessera::to(t, device) : t; };
+  static const tsr_op* transpose = tessera::find_op("transpose.int");
+  for (tsr_dtype dtype : kDtypes) {
+    SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
+    const Tensor a = Random({6, 300, 5}, dtype, 21);
+    // A transposed view: the reduced dimensions are strided.
+    const Tensor t = tessera::call1(transpose, a, int64_t{0}, int64_t{2});
+    for (const Tensor* x : {&a, &t}) {
+      for (const std::vector<int64_t>& dims : {std::vector<int64_t>{1}, std::vector<int64_t>{0, 2},
+                                               std::vector<int64_t>{-1}, std::vector<int64_t>{}}) {
+        for (bool keepdim : {false, true}) {
+          const std::string where = (x == &t ? "transposed, dims " : "dims ") +
+                                    std::to_string(dims.size()) + (keepdim ? " keepdim" : "");
+          for (const char* op : {"sum.dim_IntList", "mean.dim"}) {
+            const tsr_op* h = tessera::find_op(op);
+            CompareWithCpu(std::string(op) + " " + where, [&](bool g) {
+              return tessera::call1(h, on(*x, g), dims, keepdim, std::nullopt);
+            });
+          }
+          for (const char* op : {"amax", "amin"}) {
+            const tsr_op* h = tessera::find_op(op);
+            CompareWithCpu(std::string(op) + " " + where,
+                           [&](bool g) { return tessera::call1(h, on(*x, g), dims, keepdim); });
+          }
+          for (const char* op : {"var.correction", "std.correction"}) {
+            const tsr_op* h = tessera::find_op(op);
+            CompareWithCpu(std::string(op) + " " + where, [&](bool g) {
+              return tessera::call1(h, on(*x, g), dims, tessera::Scalar(int64_t{0}), keepdim);
+            });
+          }
+        }
+      }
+      static const tsr_op* sum_dtype = tessera::find_op("sum.dim_IntList");
+      CompareWithCpu("sum dtype=float64", [&](bool g) {
+        return tessera::call1(sum_dtype, on(*x, g), std::vector<int64_t>{1}, false,
+                              TSR_DTYPE_FLOAT64);
+      });
+      static const tsr_op* prod = tessera::find_op("prod.dim_int");
+      CompareWithCpu("prod", [&](bool g) {
+        return tessera::call1(prod, on(*x, g), int64_t{2}, false, std::nullopt);
+      });
+      for (const char* op : {"argmax", "argmin"}) {
+        const tsr_op* h = tessera::find_op(op);
+        CompareWithCpu(op, [&](bool g) { return tessera::call1(h, on(*x, g), int64_t{1}, false); });
+        CompareWithCpu(std::string(op) + " all",
+                       [&](bool g) { return tessera::call1(h, on(*x, g), std::nullopt, false); });
+      }
+      for (const char* op : {"_softmax", "_log_softmax"}) {
+        const tsr_op* h = tessera::find_op(op);
+        for (int64_t dim : {int64_t{-1}, int64_t{1}}) {
+          CompareWithCpu(op, [&](bool g) { return tessera::call1(h, on(*x, g), dim, false); });
+        }
+      }
+    }
+  }
 }
 
 TEST_P(GpuPluginTest, StreamsEventsAndRecordStream) {

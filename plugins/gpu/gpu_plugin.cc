@@ -752,6 +752,102 @@ Tensor SoftmaxOut(const Tensor& self, int64_t dim, bool /*half_to_float: out's d
   return out;
 }
 
+// --- matrix products (gemm.h, kernels_gemm.cu; Note [GPU tiled GEMM]) ----------------------
+
+// The operands of a product: same dtype (the meta function has checked the shapes), a floating
+// one, on the call's device.
+void CheckProductOperands(const char* op, std::initializer_list<const Tensor*> operands,
+                          const Tensor& out) {
+  for (const Tensor* t : operands) {
+    if (t->dtype() != out.dtype()) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected every operand of dtype " +
+                                          sdk::dtype_name(out.dtype()) + " (the output's), got " +
+                                          sdk::dtype_name(t->dtype()));
+    }
+    if (t->device().type == TSR_DEVICE_CPU) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected operands on " +
+                                          TESSERA_GPU_PLUGIN_NAME + ", got a CPU tensor");
+    }
+  }
+  if ((kFloatingDtypes & Bit(out.dtype())) == 0) Unsupported(op, out.dtype(), kFloatingDtypes);
+}
+
+void RunGemm(const char* op, const GemmProblem& p, const Tensor& out) {
+  uint32_t x, y, z;
+  if (!GemmGrid(p, &x, &y, &z)) {
+    sdk::fail(TSR_UNIMPLEMENTED,
+              std::string(op) + ": a product of " + std::to_string(p.m) + " rows and " +
+                  std::to_string(p.batch) +
+                  " batches exceeds the GPU kernel's grid (65535 tiles of 16 rows, 65535 batches)");
+  }
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  DeviceGuard guard(out.device().index);
+  Check(op, LaunchGemm(out.dtype(), p, sdk::current_stream(out.device())));
+}
+
+// Problem of self (M x K, or B x M x K) @ mat2 into out.
+GemmProblem ProductOf(const Tensor& a, const Tensor& b, const Tensor& out, bool batched) {
+  GemmProblem p;
+  const int o = batched ? 1 : 0;
+  p.a = a.data_ptr();
+  p.b = b.data_ptr();
+  p.c = out.data_ptr();
+  p.batch = batched ? a.sizes()[0] : 1;
+  p.m = a.sizes()[o];
+  p.k = a.sizes()[o + 1];
+  p.n = b.sizes()[o + 1];
+  p.a_batch = batched ? a.strides()[0] : 0;
+  p.a_row = a.strides()[o];
+  p.a_col = a.strides()[o + 1];
+  p.b_batch = batched ? b.strides()[0] : 0;
+  p.b_row = b.strides()[o];
+  p.b_col = b.strides()[o + 1];
+  p.c_batch = batched ? out.strides()[0] : 0;
+  p.c_row = out.strides()[o];
+  p.c_col = out.strides()[o + 1];
+  return p;
+}
+
+// mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out)
+Tensor MmOut(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  CheckProductOperands("mm.out", {&self, &mat2}, out);
+  RunGemm("mm.out", ProductOf(self, mat2, out, false), out);
+  return out;
+}
+
+// bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out)
+Tensor BmmOut(const Tensor& self, const Tensor& mat2, const Tensor& out) {
+  CheckProductOperands("bmm.out", {&self, &mat2}, out);
+  RunGemm("bmm.out", ProductOf(self, mat2, out, true), out);
+  return out;
+}
+
+// addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1,
+// Tensor(a!) out): self broadcasts to [M, N]; beta = 0 ignores it (NaN included).
+Tensor AddmmOut(const Tensor& self, const Tensor& mat1, const Tensor& mat2, Scalar beta,
+                Scalar alpha, const Tensor& out) {
+  const char* op = "addmm.out";
+  CheckProductOperands(op, {&self, &mat1, &mat2}, out);
+  GemmProblem p = ProductOf(mat1, mat2, out, false);
+  p.alpha = alpha.to_double();
+  p.beta = beta.to_double();
+  if (p.beta != 0) {
+    const std::vector<int64_t> sizes = self.sizes().vec(), strides = self.strides().vec();
+    const size_t r = sizes.size();
+    if (r > 2 || (r >= 1 && sizes[r - 1] != p.n && sizes[r - 1] != 1) ||
+        (r == 2 && sizes[0] != p.m && sizes[0] != 1)) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'self' to broadcast to [" +
+                                          std::to_string(p.m) + ", " + std::to_string(p.n) +
+                                          "], got " + std::to_string(r) + " dimensions");
+    }
+    p.self = self.data_ptr();
+    p.self_col = r >= 1 && sizes[r - 1] != 1 ? strides[r - 1] : 0;
+    p.self_row = r == 2 && sizes[0] != 1 ? strides[0] : 0;
+  }
+  RunGemm(op, p, out);
+  return out;
+}
+
 // --- copy_ and fill_ ------------------------------------------------------------------------
 
 // copy_ on one device (the runtime moves data between devices itself): any dtype to any
@@ -904,6 +1000,9 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&gpu::VarOut<true>>(TESSERA_OP("std.correction_out"));
   lib.impl<&gpu::SoftmaxOut<false>>(TESSERA_OP("_softmax.out"));
   lib.impl<&gpu::SoftmaxOut<true>>(TESSERA_OP("_log_softmax.out"));
+  lib.impl<&gpu::MmOut>(TESSERA_OP("mm.out"));
+  lib.impl<&gpu::BmmOut>(TESSERA_OP("bmm.out"));
+  lib.impl<&gpu::AddmmOut>(TESSERA_OP("addmm.out"));
   lib.impl<&gpu::Copy>(TESSERA_OP("copy_"));
   lib.impl<&gpu::Fill>(TESSERA_OP("fill_.Scalar"));
   lib.cpu_fallback();

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "elementwise_plan.h"
+#include "gemm.h"
 #include "pointwise_ops.h"
 #include "reduce_plan.h"
 
@@ -52,6 +53,9 @@ std::string LaunchPointwise(PointwiseKind kind, int32_t compute, const Elementwi
 std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan,
                          double correction, void* stream);
 
+// LaunchGemm queues C = beta * self + alpha * A @ B (kernels_gemm.cu) in `dtype`, one of the
+// four floating dtypes.
+std::string LaunchGemm(int32_t dtype, const GemmProblem& problem, void* stream);
 
 }  // namespace gpu
 }  // namespace tessera

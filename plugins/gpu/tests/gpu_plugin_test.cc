@@ -189,11 +189,14 @@ TEST_P(GpuPluginTest, ListsItsNativeKernels) {
                          "var.correction_out",
                          "std.correction_out",
                          "_softmax.out",
-                         "_log_softmax.out"}) {
+                         "_log_softmax.out",
+                         "mm.out",
+                         "bmm.out",
+                         "addmm.out"}) {
     EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
   }
   // What is not native stays on the CPU fallback, and is not listed as the plugin's kernel.
-  for (const char* op : {"mm.out", "logsumexp.out", "cumsum.out"}) {
+  for (const char* op : {"logsumexp.out", "cumsum.out", "convolution"}) {
     EXPECT_THAT(ops, ::testing::Not(::testing::Contains(std::string(op))));
   }
 }
@@ -442,6 +445,39 @@ TEST_P(GpuPluginTest, RefusesIntegerDivisionByAKnownZeroAndDtypesWithoutKernels)
   static const tsr_op* lerp = tessera::find_op("lerp.Scalar");
   EXPECT_THAT(ErrorOf([&] { tessera::call1(lerp, x, x, tessera::Scalar(0.5)); }),
               ::testing::AllOf(HasSubstr("lerp"), HasSubstr("int32")));
+}
+
+TEST_P(GpuPluginTest, MatrixProductsMatchTheCpu) {
+  REQUIRE_DEVICE(1);
+  const tsr_device device = Gpu();
+  const auto on = [&](const Tensor& t, bool gpu) { return gpu ? tessera::to(t, device) : t; };
+  static const tsr_op* mm = tessera::find_op("mm");
+  static const tsr_op* bmm = tessera::find_op("bmm");
+  static const tsr_op* addmm = tessera::find_op("addmm");
+  static const tsr_op* transpose = tessera::find_op("transpose.int");
+  // PyTorch's CUDA backend multiplies floating matrices only; the integers are refused.
+  tsr_code code{};
+  const Tensor ints = tessera::to(Random({3, 3}, TSR_DTYPE_INT32, 30), device);
+  EXPECT_THAT(ErrorOf([&] { tessera::call1(mm, ints, ints); }, &code),
+              ::testing::AllOf(HasSubstr("mm.out"), HasSubstr("int32"), HasSubstr("float32")));
+  EXPECT_EQ(code, TSR_UNIMPLEMENTED);
+  for (tsr_dtype dtype :
+       {TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64}) {
+    SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
+    const Tensor a = Random({70, 45}, dtype, 31), b = Random({45, 33}, dtype, 32);
+    const Tensor bt = tessera::call1(transpose, Random({33, 45}, dtype, 33), int64_t{0},
+                                     int64_t{1});  // a strided [45, 33]
+    const Tensor bias = Random({33}, dtype, 34);
+    CompareWithCpu("mm", [&](bool g) { return tessera::call1(mm, on(a, g), on(b, g)); });
+    CompareWithCpu("mm transposed",
+                   [&](bool g) { return tessera::call1(mm, on(a, g), on(bt, g)); });
+    CompareWithCpu("addmm", [&](bool g) {
+      return tessera::call1(addmm, on(bias, g), on(a, g), on(b, g), tessera::Scalar(0.5),
+                            tessera::Scalar(int64_t{2}));
+    });
+    const Tensor x = Random({4, 17, 9}, dtype, 35), y = Random({4, 9, 130}, dtype, 36);
+    CompareWithCpu("bmm", [&](bool g) { return tessera::call1(bmm, on(x, g), on(y, g)); });
+  }
 }
 
 TEST_P(GpuPluginTest, CopyAndFillConvertBetweenEveryDtype) {

@@ -33,7 +33,7 @@ namespace tessera {
 namespace gpu {
 
 inline constexpr int kMaxDims = 12;     // after coalescing (Note [GPU elementwise iterator])
-inline constexpr int kMaxOperands = 3;  // the output and up to two inputs
+inline constexpr int kMaxOperands = 4;  // the output and up to three inputs (where, lerp)
 inline constexpr int kThreadsPerBlock = 256;
 inline constexpr int kElementsPerThread = 4;
 
@@ -103,6 +103,31 @@ TSR_GPU_HD TSR_GPU_INLINE BFloat16 ToBFloat16(float f) {
   if ((x & 0x7fffffffu) > 0x7f800000u) return BFloat16{static_cast<uint16_t>((x >> 16) | 0x40u)};
   return BFloat16{static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16)};
 }
+
+// Dtype sets as bit masks (bit tsr_dtype), the dtypes an op has kernels for.
+constexpr uint32_t DtypeBit(int32_t dtype) { return uint32_t{1} << dtype; }
+inline constexpr uint32_t kFloatingDtypes =
+    DtypeBit(TSR_DTYPE_FLOAT16) | DtypeBit(TSR_DTYPE_BFLOAT16) | DtypeBit(TSR_DTYPE_FLOAT32) |
+    DtypeBit(TSR_DTYPE_FLOAT64);
+inline constexpr uint32_t kIntegralDtypes = DtypeBit(TSR_DTYPE_UINT8) | DtypeBit(TSR_DTYPE_INT8) |
+                                            DtypeBit(TSR_DTYPE_INT16) | DtypeBit(TSR_DTYPE_INT32) |
+                                            DtypeBit(TSR_DTYPE_INT64);
+inline constexpr uint32_t kNumericDtypes = kFloatingDtypes | kIntegralDtypes;
+inline constexpr uint32_t kAllDtypes = kNumericDtypes | DtypeBit(TSR_DTYPE_BOOL);
+inline constexpr uint32_t kIntegralAndBoolDtypes = kIntegralDtypes | DtypeBit(TSR_DTYPE_BOOL);
+
+// kDtypeOf: the tsr_dtype stored as S.
+template <typename S>
+inline constexpr int32_t kDtypeOf = std::is_same_v<S, bool>       ? TSR_DTYPE_BOOL
+                                    : std::is_same_v<S, uint8_t>  ? TSR_DTYPE_UINT8
+                                    : std::is_same_v<S, int8_t>   ? TSR_DTYPE_INT8
+                                    : std::is_same_v<S, int16_t>  ? TSR_DTYPE_INT16
+                                    : std::is_same_v<S, int32_t>  ? TSR_DTYPE_INT32
+                                    : std::is_same_v<S, int64_t>  ? TSR_DTYPE_INT64
+                                    : std::is_same_v<S, Half>     ? TSR_DTYPE_FLOAT16
+                                    : std::is_same_v<S, BFloat16> ? TSR_DTYPE_BFLOAT16
+                                    : std::is_same_v<S, float>    ? TSR_DTYPE_FLOAT32
+                                                                  : TSR_DTYPE_FLOAT64;
 
 template <typename T>
 inline constexpr bool kIsReduced = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -288,8 +313,10 @@ TSR_GPU_HD TSR_GPU_INLINE OpMath<S> Apply(const Op& op, const OpMath<S>* in) {
     return op();
   } else if constexpr (Op::kArity == 1) {
     return op(in[0]);
-  } else {
+  } else if constexpr (Op::kArity == 2) {
     return op(in[0], in[1]);
+  } else {
+    return op(in[0], in[1], in[2]);
   }
 }
 

@@ -172,6 +172,7 @@ bool MakeElementwisePlan(const std::vector<int64_t>& shape,
     }
   }
   plan->contiguous = contiguous;
+  plan->dense_dtype = contiguous ? dtype : -1;
 
   // 3. 32-bit chunks.
   char* data[kMaxOperands] = {};

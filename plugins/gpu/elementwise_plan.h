@@ -11,7 +11,7 @@
 //      dimension however many it has;
 //   2. marks the plan contiguous when every tensor operand is then dense (stride = element
 //      size) and of one dtype: the kernels' fast path, with no index arithmetic and no
-//      conversion;
+//      conversion, taken when that dtype is also the compute dtype (UsesFastPath);
 //   3. splits the iteration into chunks whose element count and byte offsets fit in 32 bits
 //      (halving the outermost dimension until they do), so kernels index in 32 bits, which is
 //      cheaper on GPUs than 64-bit; a chunk's base pointers are moved to its start.
@@ -62,7 +62,8 @@ struct ElementwisePlan {
   bool constant[kMaxOperands] = {};
   ConstantValue value[kMaxOperands];
   int64_t numel = 0;
-  bool contiguous = false;  // the fast path (step 2 of the Note)
+  bool contiguous = false;  // every tensor operand dense and of dtype `dense_dtype`
+  int32_t dense_dtype = -1;
   std::vector<ElementwiseChunk> chunks;
 };
 
@@ -80,6 +81,13 @@ bool MakeElementwisePlan(const std::vector<int64_t>& shape,
 inline uint32_t LaunchBlocks(int64_t numel) {
   constexpr int64_t kPerBlock = int64_t{kThreadsPerBlock} * kElementsPerThread;
   return static_cast<uint32_t>((numel + kPerBlock - 1) / kPerBlock);
+}
+
+// UsesFastPath: whether a launch computing in S takes the fast path (step 2 of the Note), which
+// reads and writes every operand as S: the plan is contiguous and its dtype is S.
+template <typename S>
+bool UsesFastPath(const ElementwisePlan& plan) {
+  return plan.contiguous && plan.dense_dtype == kDtypeOf<S>;
 }
 
 // MakeArgs fills a launch's arguments from a chunk of `plan`, with the constants converted to

@@ -1,96 +1,16 @@
-// The GPU kernels, one source for CUDA (nvcc) and HIP (hipcc, TESSERA_GPU_HIP; the runtime API
-// through gpu_runtime.h). Each kernel is ThreadBody (elementwise.h) for one op, compute dtype and
+// The GPU kernels of the arithmetic ops, copy_ and fill_, one source for CUDA (nvcc) and HIP
+// (hipcc, TESSERA_GPU_HIP; the runtime API through gpu_runtime.h); the other pointwise ops are in
+// kernels_pointwise.cu. Each kernel is ThreadBody (elementwise.h) for one op, compute dtype and
 // path; what a thread does is tested on the host (tests/elementwise_test.cc).
-#include "gpu_device.h"
-#include "gpu_runtime.h"
-#include "kernels.h"
+#include "kernel_launch.h"
 
 namespace tessera {
 namespace gpu {
 namespace {
 
-constexpr uint32_t Bit(int32_t dtype) { return uint32_t{1} << dtype; }
-constexpr uint32_t kFloating = Bit(TSR_DTYPE_FLOAT16) | Bit(TSR_DTYPE_BFLOAT16) |
-                               Bit(TSR_DTYPE_FLOAT32) | Bit(TSR_DTYPE_FLOAT64);
-constexpr uint32_t kNumeric = kFloating | Bit(TSR_DTYPE_UINT8) | Bit(TSR_DTYPE_INT8) |
-                              Bit(TSR_DTYPE_INT16) | Bit(TSR_DTYPE_INT32) | Bit(TSR_DTYPE_INT64);
-constexpr uint32_t kAll = kNumeric | Bit(TSR_DTYPE_BOOL);
-
-template <typename T>
-struct Tag {
-  using type = T;
-};
-
-// Dispatch calls f(Tag<S>) for the storage type S of `dtype` when `allowed` has it (a
-// compile-time set, so that no kernel is instantiated for a dtype the op does not support).
-template <uint32_t kAllowed, typename F>
-std::string Dispatch(int32_t dtype, F&& f) {
-  auto call = [&](auto tag) -> std::string {
-    using S = typename decltype(tag)::type;
-    constexpr int32_t kDtype = std::is_same_v<S, bool>       ? TSR_DTYPE_BOOL
-                               : std::is_same_v<S, uint8_t>  ? TSR_DTYPE_UINT8
-                               : std::is_same_v<S, int8_t>   ? TSR_DTYPE_INT8
-                               : std::is_same_v<S, int16_t>  ? TSR_DTYPE_INT16
-                               : std::is_same_v<S, int32_t>  ? TSR_DTYPE_INT32
-                               : std::is_same_v<S, int64_t>  ? TSR_DTYPE_INT64
-                               : std::is_same_v<S, Half>     ? TSR_DTYPE_FLOAT16
-                               : std::is_same_v<S, BFloat16> ? TSR_DTYPE_BFLOAT16
-                               : std::is_same_v<S, float>    ? TSR_DTYPE_FLOAT32
-                                                             : TSR_DTYPE_FLOAT64;
-    if constexpr ((kAllowed & Bit(kDtype)) != 0) {
-      return f(tag);
-    } else {
-      return "no kernel for compute dtype " + std::to_string(kDtype);
-    }
-  };
-  switch (dtype) {
-    case TSR_DTYPE_BOOL:
-      return call(Tag<bool>{});
-    case TSR_DTYPE_UINT8:
-      return call(Tag<uint8_t>{});
-    case TSR_DTYPE_INT8:
-      return call(Tag<int8_t>{});
-    case TSR_DTYPE_INT16:
-      return call(Tag<int16_t>{});
-    case TSR_DTYPE_INT32:
-      return call(Tag<int32_t>{});
-    case TSR_DTYPE_INT64:
-      return call(Tag<int64_t>{});
-    case TSR_DTYPE_FLOAT16:
-      return call(Tag<Half>{});
-    case TSR_DTYPE_BFLOAT16:
-      return call(Tag<BFloat16>{});
-    case TSR_DTYPE_FLOAT32:
-      return call(Tag<float>{});
-    case TSR_DTYPE_FLOAT64:
-      return call(Tag<double>{});
-    default:
-      return "invalid compute dtype " + std::to_string(dtype);
-  }
-}
-
-template <typename S, int N, bool kContiguous, typename Op>
-__global__ void __launch_bounds__(kThreadsPerBlock) ElementwiseKernel(Args<S, N> a, Op op) {
-  ThreadBody<S, N, kContiguous>(a, op, blockIdx.x, threadIdx.x);
-}
-
-// Launch queues every chunk of `plan` (each below 2^31 elements, Note [GPU elementwise
-// iterator]) on `stream`.
-template <typename S, int N, typename Op>
-std::string Launch(const ElementwisePlan& plan, const Op& op, void* stream) {
-  const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  for (const ElementwiseChunk& chunk : plan.chunks) {
-    const Args<S, N> args = MakeArgs<S, N>(plan, chunk);
-    const dim3 grid(LaunchBlocks(chunk.numel));
-    if (plan.contiguous) {
-      ElementwiseKernel<S, N, true, Op><<<grid, kThreadsPerBlock, 0, s>>>(args, op);
-    } else {
-      ElementwiseKernel<S, N, false, Op><<<grid, kThreadsPerBlock, 0, s>>>(args, op);
-    }
-    if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return ErrorText(e);
-  }
-  return "";
-}
+constexpr uint32_t kFloating = kFloatingDtypes;
+constexpr uint32_t kNumeric = kNumericDtypes;
+constexpr uint32_t kAll = kAllDtypes;
 
 constexpr uint32_t kAddDtypes = kAll;
 constexpr uint32_t kDivDtypes = kFloating;

@@ -1,11 +1,14 @@
 // The GPU kernels' launchers, callable from host code compiled by g++ (the kernels themselves are
-// in kernels.cu, compiled by nvcc for CUDA and hipcc for HIP from one source).
+// in kernels*.cu, compiled by nvcc for CUDA and hipcc for HIP from one source).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "elementwise_plan.h"
+#include "gemm.h"
+#include "pointwise_ops.h"
+#include "reduce_plan.h"
 
 namespace tessera {
 namespace gpu {
@@ -39,6 +42,20 @@ uint32_t UnaryDtypes(UnaryKind kind);
 std::string LaunchBinary(BinaryKind kind, int32_t compute, const ElementwisePlan& plan,
                          const ConstantValue& alpha, void* stream);
 std::string LaunchUnary(UnaryKind kind, int32_t compute, const ElementwisePlan& plan, void* stream);
+
+// LaunchPointwise queues an op of pointwise_ops.h (kernels_pointwise.cu): `plan` has the output
+// and PointwiseArity(kind) inputs; `compute` is among PointwiseDtypes(kind).
+std::string LaunchPointwise(PointwiseKind kind, int32_t compute, const ElementwisePlan& plan,
+                            const PointwiseParams& params, void* stream);
+
+// LaunchReduce queues a reduction of reduce.h (kernels_reduce.cu) computing in `compute`
+// (among ReduceDtypes(kind)); `correction` is var's and std's.
+std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan,
+                         double correction, void* stream);
+
+// LaunchGemm queues C = beta * self + alpha * A @ B (kernels_gemm.cu) in `dtype`, one of the
+// four floating dtypes.
+std::string LaunchGemm(int32_t dtype, const GemmProblem& problem, void* stream);
 
 }  // namespace gpu
 }  // namespace tessera

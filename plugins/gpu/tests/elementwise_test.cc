@@ -12,6 +12,7 @@
 #include "elementwise_plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "host_launch.h"
 #include "tessera/sdk/half.hpp"
 
 namespace tessera {
@@ -21,60 +22,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-
-// RunOnHost runs every launch of `plan` as the GPU would: each thread of each block.
-template <typename S, int N, typename Op>
-void RunOnHost(const ElementwisePlan& plan, const Op& op) {
-  for (const ElementwiseChunk& chunk : plan.chunks) {
-    const Args<S, N> args = MakeArgs<S, N>(plan, chunk);
-    const uint32_t blocks = LaunchBlocks(chunk.numel);
-    for (uint32_t b = 0; b < blocks; ++b) {
-      for (uint32_t t = 0; t < kThreadsPerBlock; ++t) {
-        if (plan.contiguous) {
-          ThreadBody<S, N, true>(args, op, b, t);
-        } else {
-          ThreadBody<S, N, false>(args, op, b, t);
-        }
-      }
-    }
-  }
-}
-
-std::vector<int64_t> Contiguous(const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> strides(sizes.size(), 1);
-  for (int i = static_cast<int>(sizes.size()) - 2; i >= 0; --i) {
-    strides[i] = strides[i + 1] * sizes[i + 1];
-  }
-  return strides;
-}
-
-template <typename T>
-OperandSpec Operand(std::vector<T>& data, int32_t dtype, std::vector<int64_t> sizes,
-                    std::vector<int64_t> strides = {}) {
-  OperandSpec o;
-  o.data = reinterpret_cast<char*>(data.data());
-  o.dtype = dtype;
-  o.strides = strides.empty() ? Contiguous(sizes) : strides;
-  o.sizes = std::move(sizes);
-  return o;
-}
-
-OperandSpec Constant(double d, int32_t dtype = TSR_DTYPE_FLOAT32) {
-  OperandSpec o;
-  o.dtype = dtype;
-  o.constant = true;
-  o.value.kind = ConstantValue::kDouble;
-  o.value.d = d;
-  return o;
-}
-
-ElementwisePlan MustPlan(const std::vector<int64_t>& shape, const std::vector<OperandSpec>& ops,
-                         int64_t max_index = INT32_MAX) {
-  ElementwisePlan plan;
-  std::string error;
-  EXPECT_TRUE(MakeElementwisePlan(shape, ops, &plan, &error, max_index)) << error;
-  return plan;
-}
 
 ConstantValue Int(int64_t i) {
   ConstantValue v;
@@ -377,6 +324,22 @@ TEST(GpuElementwiseKernel, UnaryOpsMatchTheirDefinitions) {
                       ExpOp<float>{});
   EXPECT_FLOAT_EQ(exp_int[1], std::exp(3.0f));
   (void)from_int;
+}
+
+TEST(GpuElementwiseKernel, DenseOperandsOfAnotherDtypeThanTheComputeDtypeAreConverted) {
+  // Every operand dense float64, computed in float32 (eq.out into a float64 out, say): the plan
+  // is contiguous, but the fast path (which reads every operand as the compute dtype) is not
+  // for it.
+  std::vector<double> a = {1.5, 2.5, 1e300}, b = {2, 4, 1}, out(3);
+  const ElementwisePlan plan =
+      MustPlan({3}, {Operand(out, TSR_DTYPE_FLOAT64, {3}), Operand(a, TSR_DTYPE_FLOAT64, {3}),
+                     Operand(b, TSR_DTYPE_FLOAT64, {3})});
+  EXPECT_TRUE(plan.contiguous);
+  EXPECT_EQ(plan.dense_dtype, TSR_DTYPE_FLOAT64);
+  EXPECT_FALSE(UsesFastPath<float>(plan));
+  EXPECT_TRUE(UsesFastPath<double>(plan));
+  RunOnHost<float, 3>(plan, MulOp<float>{});
+  EXPECT_THAT(out, ElementsAre(3, 10, std::numeric_limits<double>::infinity()));
 }
 
 TEST(GpuElementwiseKernel, EveryDtypeRoundTripsThroughCopy) {

@@ -1,0 +1,110 @@
+// The GPU reductions and softmax (reduce.h; Note [GPU reductions]), one source for CUDA (nvcc)
+// and HIP (hipcc, TESSERA_GPU_HIP).
+#include "kernel_launch.h"
+
+namespace tessera {
+namespace gpu {
+namespace {
+
+// One output per group of T threads: partials, the tree in shared memory, lane 0 writes.
+template <typename R>
+__global__ void __launch_bounds__(kReduceThreads) ReduceKernel(ReduceArgs a, R r) {
+  using Acc = typename R::Acc;
+  __shared__ Acc shared[kReduceThreads];  // Acc is trivially constructible
+  const uint32_t t = threadIdx.x, lane = t % a.threads_per_output;
+  const uint32_t o = OutputOf(a, blockIdx.x, t);
+  shared[t] = ThreadPartial(a, r, o, lane);
+  __syncthreads();
+  for (uint32_t half = a.threads_per_output / 2; half > 0; half /= 2) {
+    CombineStep(r, shared, t, lane, half);
+    __syncthreads();
+  }
+  if (lane == 0) WriteResult(a, r, shared[t], o);
+}
+
+// Softmax over each row (the reduced dimension): the maximum, the sum of exp(x - max), then
+// every lane writes its elements.
+template <typename S>
+__global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(ReduceArgs a, bool log) {
+  using C = OpMath<S>;
+  __shared__ C shared[kReduceThreads];
+  const uint32_t t = threadIdx.x, lane = t % a.threads_per_output;
+  const uint32_t first = t - lane;  // lane 0 of this row
+  const uint32_t o = OutputOf(a, blockIdx.x, t);
+  const RowMaxReducer<S> max_reducer;
+  shared[t] = ThreadPartial(a, max_reducer, o, lane);
+  __syncthreads();
+  for (uint32_t half = a.threads_per_output / 2; half > 0; half /= 2) {
+    CombineStep(max_reducer, shared, t, lane, half);
+    __syncthreads();
+  }
+  const C max = shared[first];
+  __syncthreads();
+  const ExpSumReducer<S> sum_reducer{max};
+  shared[t] = ThreadPartial(a, sum_reducer, o, lane);
+  __syncthreads();
+  for (uint32_t half = a.threads_per_output / 2; half > 0; half /= 2) {
+    CombineStep(sum_reducer, shared, t, lane, half);
+    __syncthreads();
+  }
+  SoftmaxWrite<S>(a, o, lane, max, shared[first], log);
+}
+
+template <typename R>
+std::string LaunchWith(const ReducePlan& plan, const R& r, void* stream) {
+  ReduceKernel<R>
+      <<<plan.blocks, kReduceThreads, 0, static_cast<cudaStream_t>(stream)>>>(plan.args, r);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? "" : ErrorText(e);
+}
+
+}  // namespace
+
+std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan,
+                         double correction, void* stream) {
+  if (plan.blocks == 0) return "";
+  using K = ReduceKind;
+  switch (kind) {
+    case K::kSum:
+    case K::kProd:
+      return Dispatch<ReduceDtypes(K::kSum)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, SumReducer<S>{kind == K::kProd ? 2 : 0}, stream);
+      });
+    case K::kMean:
+      return Dispatch<ReduceDtypes(K::kMean)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, SumReducer<S>{1}, stream);
+      });
+    case K::kAmax:
+    case K::kAmin:
+      return Dispatch<ReduceDtypes(K::kAmax)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, ExtremumReducer<S>{kind == K::kAmax}, stream);
+      });
+    case K::kArgmax:
+    case K::kArgmin:
+      return Dispatch<ReduceDtypes(K::kArgmax)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, ArgReducer<S>{{kind == K::kArgmax}}, stream);
+      });
+    case K::kVar:
+    case K::kStd:
+      return Dispatch<ReduceDtypes(K::kVar)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        using F = typename VarReducer<S>::F;
+        return LaunchWith(plan, VarReducer<S>{static_cast<F>(correction), kind == K::kStd}, stream);
+      });
+    default:
+      return Dispatch<ReduceDtypes(K::kSoftmax)>(compute, [&](auto tag) -> std::string {
+        using S = typename decltype(tag)::type;
+        SoftmaxKernel<S><<<plan.blocks, kReduceThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+            plan.args, kind == K::kLogSoftmax);
+        const cudaError_t e = cudaGetLastError();
+        return e == cudaSuccess ? "" : ErrorText(e);
+      });
+  }
+}
+
+}  // namespace gpu
+}  // namespace tessera

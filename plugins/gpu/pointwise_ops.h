@@ -1,0 +1,556 @@
+// The pointwise ops beyond arithmetic (comparisons, extrema, integer division, pow, the ternary
+// ops, the remaining unary ops) as functors for the GPU elementwise iterator (elementwise.h),
+// compiled for the device by kernels_pointwise.cu and for the host by the tests, which run them
+// for every (block, thread) of a launch (tests/pointwise_test.cc).
+//
+// Note [GPU pointwise families]
+// Each functor is a family of ops that share their dtypes and arity, with the op chosen by a
+// member at run time (CompareOp: eq, ne, lt, le, gt, ge and the logical ops), so that a family
+// costs one kernel per compute dtype and path rather than one per op: kernels.cu's compile time
+// (nvcc for one architecture, hipcc for three, in CI on 2 cores) grows with the number of
+// kernels, and a branch on a launch-wide constant costs a GPU next to nothing. Ops whose output
+// is bool-valued (comparisons, predicates) and where/masked_fill (a bool condition among other
+// dtypes) almost never meet the plan's fast path (one dtype for every operand), so only their
+// general kernel is built. VisitPointwise maps a PointwiseKind to its functor, for the kernels'
+// launcher and for the host tests alike. The semantics are PyTorch's CUDA kernels' and the CPU
+// plugin's (plugins/cpu/binary.cc, ternary.cc, unary.cc); the only departure is integer
+// division by zero, which PyTorch's CPU backend refuses and its CUDA backend leaves undefined:
+// a GPU cannot refuse an element of queued work, so here x / 0 is -1 (all bits set) and x % 0
+// is x, the same on every GPU, and a zero Scalar divisor is refused before launching.
+#pragma once
+
+#include <string>
+#include <type_traits>
+
+#include "elementwise.h"
+#include "elementwise_plan.h"
+
+namespace tessera {
+namespace gpu {
+
+// Every op of kernels_pointwise.cu.
+enum class PointwiseKind : int32_t {
+  // binary: output and two inputs
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor,
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kMaximum,
+  kMinimum,
+  kRemainder,
+  kFmod,
+  kDivTrunc,
+  kDivFloor,
+  kPow,
+  kAtan2,
+  // ternary: output and three inputs
+  kWhere,  // condition, self, other (masked_fill: mask, value, self)
+  kClamp,  // self, min, max
+  kAddcmul,
+  kAddcdiv,
+  kLerp,  // self, end, weight
+  // unary, floating
+  kExp2,
+  kExpm1,
+  kLog2,
+  kLog10,
+  kLog1p,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kErf,
+  kSilu,
+  kGelu,
+  kGeluTanh,
+  kRoundDecimals,
+  // unary, exact in the input's dtype
+  kFloor,
+  kCeil,
+  kRound,
+  kTrunc,
+  kSign,
+  kBitwiseNot,
+  // unary, bool-valued
+  kIsNan,
+  kIsInf,
+  kIsFinite,
+  kLogicalNot,
+};
+
+// pow's exponent when it is a Scalar: PyTorch's CUDA kernel computes these exponents without
+// pow (x*x, sqrt, ...), which differs from pow in the last bit and at -0 and -inf.
+enum class PowMode : int32_t {
+  kGeneral,
+  kSquare,
+  kCube,
+  kInverseSquare,
+  kSqrt,
+  kRsqrt,
+  kReciprocal,
+};
+
+// What an op takes besides its operands.
+struct PointwiseParams {
+  ConstantValue value;  // addcmul / addcdiv: `value`
+  PowMode pow = PowMode::kGeneral;
+  int64_t decimals = 0;  // round.decimals
+};
+
+// PointwiseArity: the op's inputs (the launch has one operand more, the output).
+constexpr int PointwiseArity(PointwiseKind kind) {
+  return kind < PointwiseKind::kWhere ? 2 : kind < PointwiseKind::kExp2 ? 3 : 1;
+}
+
+// PointwiseDtypes: the compute dtypes an op has kernels for (PyTorch's CUDA set); the plugin
+// refuses others with UNIMPLEMENTED before planning.
+constexpr uint32_t PointwiseDtypes(PointwiseKind kind) {
+  using K = PointwiseKind;
+  if (kind <= K::kLogicalXor) return kAllDtypes;
+  if (kind <= K::kBitwiseXor) return kIntegralAndBoolDtypes;
+  if (kind <= K::kMinimum) return kAllDtypes;
+  if (kind <= K::kPow) return kNumericDtypes;
+  if (kind == K::kAtan2) return kFloatingDtypes;
+  if (kind == K::kWhere) return kAllDtypes;
+  if (kind == K::kClamp || kind == K::kAddcmul) return kNumericDtypes;
+  if (kind <= K::kRoundDecimals) return kFloatingDtypes;  // addcdiv, lerp, the floating unary
+  if (kind <= K::kTrunc) return kNumericDtypes;
+  if (kind == K::kSign || kind >= K::kIsNan) return kAllDtypes;
+  return kIntegralAndBoolDtypes;  // bitwise_not
+}
+
+// --- helpers ------------------------------------------------------------------------------
+
+template <typename C>
+TSR_GPU_HD TSR_GPU_INLINE bool IsNan(C a) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return a != a;
+  } else {
+    return false;
+  }
+}
+
+// IsNegative: a < 0, without comparing an unsigned value with 0.
+template <typename C>
+TSR_GPU_HD TSR_GPU_INLINE bool IsNegative(C a) {
+  if constexpr (std::is_signed_v<C>) {
+    return a < C(0);
+  } else {
+    return false;
+  }
+}
+
+// maximum / minimum, and clamp's bounds: a NaN operand is the result (the first one's if both).
+template <typename C>
+TSR_GPU_HD TSR_GPU_INLINE C MaxNan(C a, C b) {
+  if (IsNan(a)) return a;
+  if (IsNan(b)) return b;
+  return a > b ? a : b;
+}
+template <typename C>
+TSR_GPU_HD TSR_GPU_INLINE C MinNan(C a, C b) {
+  if (IsNan(a)) return a;
+  if (IsNan(b)) return b;
+  return a < b ? a : b;
+}
+
+// --- binary -------------------------------------------------------------------------------
+
+// CompareOp: eq .. ge and the logical ops, 1 or 0 in the compute dtype (the output, usually
+// bool, converts it).
+template <typename C>
+struct CompareOp {
+  static constexpr int kArity = 2;
+  PointwiseKind kind;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    bool r;
+    switch (kind) {
+      case PointwiseKind::kEq:
+        r = a == b;
+        break;
+      case PointwiseKind::kNe:
+        r = a != b;
+        break;
+      case PointwiseKind::kLt:
+        r = a < b;
+        break;
+      case PointwiseKind::kLe:
+        r = a <= b;
+        break;
+      case PointwiseKind::kGt:
+        r = a > b;
+        break;
+      case PointwiseKind::kGe:
+        r = a >= b;
+        break;
+      case PointwiseKind::kLogicalAnd:
+        r = a != C(0) && b != C(0);
+        break;
+      case PointwiseKind::kLogicalOr:
+        r = a != C(0) || b != C(0);
+        break;
+      default:  // kLogicalXor
+        r = (a != C(0)) != (b != C(0));
+        break;
+    }
+    return static_cast<C>(r);
+  }
+};
+
+// BitwiseOp: and, or, xor of integers and bool.
+template <typename C>
+struct BitwiseOp {
+  static constexpr int kArity = 2;
+  PointwiseKind kind;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    if (kind == PointwiseKind::kBitwiseAnd) return static_cast<C>(a & b);
+    if (kind == PointwiseKind::kBitwiseOr) return static_cast<C>(a | b);
+    return static_cast<C>(a ^ b);
+  }
+};
+
+// ExtremumOp: maximum and minimum (NaN propagates; clamp with one bound is one of them).
+template <typename C>
+struct ExtremumOp {
+  static constexpr int kArity = 2;
+  bool max;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    return max ? MaxNan(a, b) : MinNan(a, b);
+  }
+};
+
+// DivisionOp: remainder (the divisor's sign, Python's %), fmod (the dividend's sign), and
+// div's rounding modes trunc and floor. Integers: x / 0 = -1 and x % 0 = x (Note [GPU pointwise
+// families]); MIN / -1 wraps to MIN and MIN % -1 is 0, as on the CPU.
+template <typename C>
+struct DivisionOp {
+  static constexpr int kArity = 2;
+  PointwiseKind kind;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      const bool quotient = kind == PointwiseKind::kDivTrunc || kind == PointwiseKind::kDivFloor;
+      if (b == 0) return quotient ? static_cast<C>(-1) : a;
+      bool minus_one = false;
+      if constexpr (std::is_signed_v<C>) minus_one = b == C(-1);
+      C q, r;
+      if (minus_one) {
+        q = WrapSub(C(0), a);
+        r = 0;
+      } else {
+        q = static_cast<C>(a / b);
+        r = static_cast<C>(a % b);
+      }
+      const bool differ = r != 0 && (IsNegative(r) != IsNegative(b));
+      switch (kind) {
+        case PointwiseKind::kRemainder:
+          return differ ? static_cast<C>(r + b) : r;
+        case PointwiseKind::kFmod:
+          return r;
+        case PointwiseKind::kDivTrunc:
+          return q;
+        default:
+          return differ ? static_cast<C>(q - 1) : q;
+      }
+    } else {
+      switch (kind) {
+        case PointwiseKind::kRemainder: {
+          C r = std::fmod(a, b);
+          if (r != 0 && ((r < 0) != (b < 0))) r += b;
+          return r;
+        }
+        case PointwiseKind::kFmod:
+          return std::fmod(a, b);
+        case PointwiseKind::kDivTrunc:
+          return std::trunc(a / b);
+        default:
+          return DivFloor(a, b);
+      }
+    }
+  }
+  // Python's floor division of floats, exact where a / b rounds across an integer.
+  TSR_GPU_HD TSR_GPU_INLINE static C DivFloor(C a, C b) {
+    if (b == 0) return a / b;
+    const C mod = std::fmod(a, b);
+    C div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= C(1);
+    if (div == 0) return std::copysign(C(0), a / b);
+    C floored = std::floor(div);
+    if (div - floored > C(0.5)) floored += C(1);
+    return floored;
+  }
+};
+
+// Integer power by squaring, wrapping; a negative exponent gives 1 / base^n truncated (1, -1
+// or 0), as PyTorch.
+template <typename C>
+TSR_GPU_HD TSR_GPU_INLINE C IntPow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? C(1) : C(-1);
+      return 0;
+    }
+  }
+  C result = 1;
+  while (exp != 0) {
+    if (exp & 1) result = WrapMul(result, base);
+    exp = static_cast<C>(exp >> 1);
+    base = WrapMul(base, base);
+  }
+  return result;
+}
+
+template <typename C>
+struct PowOp {
+  static constexpr int kArity = 2;
+  PowMode mode;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    if constexpr (std::is_integral_v<C>) {
+      return IntPow(a, b);
+    } else {
+      switch (mode) {
+        case PowMode::kSquare:
+          return a * a;
+        case PowMode::kCube:
+          return a * a * a;
+        case PowMode::kInverseSquare:
+          return C(1) / (a * a);
+        case PowMode::kSqrt:
+          return std::sqrt(a);
+        case PowMode::kRsqrt:
+          return C(1) / std::sqrt(a);
+        case PowMode::kReciprocal:
+          return C(1) / a;
+        default:
+          return std::pow(a, b);
+      }
+    }
+  }
+};
+
+template <typename C>
+struct Atan2Op {
+  static constexpr int kArity = 2;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const { return std::atan2(a, b); }
+};
+
+// --- ternary ------------------------------------------------------------------------------
+
+// WhereOp: condition ? a : b, the condition read in the compute dtype (0 or 1).
+template <typename C>
+struct WhereOp {
+  static constexpr int kArity = 3;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C condition, C a, C b) const {
+    return condition != C(0) ? a : b;
+  }
+};
+
+// ClampOp: both bounds; min > max gives max, a NaN anywhere gives NaN (PyTorch).
+template <typename C>
+struct ClampOp {
+  static constexpr int kArity = 3;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C x, C lo, C hi) const {
+    return MinNan(MaxNan(x, lo), hi);
+  }
+};
+
+// AddcOp: addcmul (self + value * t1 * t2, wrapping for integers) and addcdiv (self + value *
+// (t1 / t2), floating only).
+template <typename C>
+struct AddcOp {
+  static constexpr int kArity = 3;
+  C value;
+  bool div;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b, C c) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      return div ? a + value * (b / c) : a + value * b * c;  // PyTorch's CUDA order
+    } else {
+      return WrapAdd(a, WrapMul(value, WrapMul(b, c)));
+    }
+  }
+};
+
+// LerpOp: PyTorch's formula, exact at both ends and monotonic in between.
+template <typename C>
+struct LerpOp {
+  static constexpr int kArity = 3;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b, C w) const {
+    return std::fabs(w) < C(0.5) ? a + w * (b - a) : b - (b - a) * (C(1) - w);
+  }
+};
+
+// --- unary --------------------------------------------------------------------------------
+
+// FloatUnaryOp: the floating unary ops (C is float or double).
+template <typename C>
+struct FloatUnaryOp {
+  static constexpr int kArity = 1;
+  PointwiseKind kind;
+  C ten_pow = 1;  // round.decimals: 10^|decimals|
+  bool negative_decimals = false;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
+    switch (kind) {
+      case PointwiseKind::kExp2:
+        return std::exp2(a);
+      case PointwiseKind::kExpm1:
+        return std::expm1(a);
+      case PointwiseKind::kLog2:
+        return std::log2(a);
+      case PointwiseKind::kLog10:
+        return std::log10(a);
+      case PointwiseKind::kLog1p:
+        return std::log1p(a);
+      case PointwiseKind::kTan:
+        return std::tan(a);
+      case PointwiseKind::kAsin:
+        return std::asin(a);
+      case PointwiseKind::kAcos:
+        return std::acos(a);
+      case PointwiseKind::kAtan:
+        return std::atan(a);
+      case PointwiseKind::kSinh:
+        return std::sinh(a);
+      case PointwiseKind::kCosh:
+        return std::cosh(a);
+      case PointwiseKind::kErf:
+        return std::erf(a);
+      case PointwiseKind::kSilu:
+        return a / (C(1) + std::exp(-a));
+      case PointwiseKind::kGelu:  // x/2 (1 + erf(x / sqrt 2))
+        return a * C(0.5) * (C(1) + std::erf(a * C(0.70710678118654752440)));
+      case PointwiseKind::kGeluTanh: {  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+        const C inner = C(0.79788456080286535588) * (a + C(0.044715) * a * a * a);
+        return C(0.5) * a * (C(1) + std::tanh(inner));
+      }
+      default:  // kRoundDecimals
+        return negative_decimals ? std::nearbyint(a / ten_pow) * ten_pow
+                                 : std::nearbyint(a * ten_pow) / ten_pow;
+    }
+  }
+};
+
+// ExactUnaryOp: floor, ceil, round (halves to even), trunc (integers pass through), sign and
+// bitwise_not (integers and bool), in the input's dtype.
+template <typename C>
+struct ExactUnaryOp {
+  static constexpr int kArity = 1;
+  PointwiseKind kind;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return kind == PointwiseKind::kBitwiseNot ? !a : a;
+    } else if constexpr (std::is_floating_point_v<C>) {
+      switch (kind) {
+        case PointwiseKind::kFloor:
+          return std::floor(a);
+        case PointwiseKind::kCeil:
+          return std::ceil(a);
+        case PointwiseKind::kRound:
+          return std::nearbyint(a);
+        case PointwiseKind::kTrunc:
+          return std::trunc(a);
+        default:  // kSign (bitwise_not is refused for floats); NaN gives 0, as the CPU's
+          return static_cast<C>((C(0) < a) - (a < C(0)));
+      }
+    } else {
+      if (kind == PointwiseKind::kSign) return static_cast<C>((C(0) < a) - IsNegative(a));
+      if (kind == PointwiseKind::kBitwiseNot) return static_cast<C>(~a);
+      return a;
+    }
+  }
+};
+
+// PredicateOp: isnan, isinf, isfinite, logical_not: 1 or 0 in the input's dtype.
+template <typename C>
+struct PredicateOp {
+  static constexpr int kArity = 1;
+  PointwiseKind kind;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
+    bool r;
+    if constexpr (std::is_floating_point_v<C>) {
+      const bool nan = a != a;
+      const bool inf = !nan && (a - a) != (a - a);  // inf - inf is NaN
+      r = kind == PointwiseKind::kIsNan      ? nan
+          : kind == PointwiseKind::kIsInf    ? inf
+          : kind == PointwiseKind::kIsFinite ? !nan && !inf
+                                             : a == C(0);
+    } else {
+      r = kind == PointwiseKind::kIsFinite     ? true
+          : kind == PointwiseKind::kLogicalNot ? a == C(0)
+                                               : false;
+    }
+    return static_cast<C>(r);
+  }
+};
+
+// ConstantAs: a Scalar's value in C, as MakeArgs converts constants.
+template <typename C>
+C ConstantAs(const ConstantValue& v) {
+  return v.kind == ConstantValue::kDouble ? Convert<C>(v.d)
+         : v.kind == ConstantValue::kBool ? Convert<C>(v.i != 0)
+                                          : Convert<C>(v.i);
+}
+
+// VisitPointwise calls f(op, fast) with the functor of `kind` for storage type S and
+// std::true_type / std::false_type saying whether its fast-path kernel is built (Note [GPU
+// pointwise families]); it returns f's answer, or an error when S is not among the op's dtypes.
+template <typename S, typename F>
+std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) {
+  using C = OpMath<S>;
+  using K = PointwiseKind;
+  constexpr uint32_t kSelf = DtypeBit(kDtypeOf<S>);
+  if ((PointwiseDtypes(kind) & kSelf) == 0) {
+    return "no kernel for compute dtype " + std::to_string(kDtypeOf<S>);
+  }
+  std::true_type fast;
+  std::false_type general;
+  if (kind <= K::kLogicalXor) return f(CompareOp<C>{kind}, general);
+  if (kind <= K::kBitwiseXor) {
+    if constexpr ((kIntegralAndBoolDtypes & kSelf) != 0) return f(BitwiseOp<C>{kind}, fast);
+  } else if (kind <= K::kMinimum) {
+    return f(ExtremumOp<C>{kind == K::kMaximum}, fast);
+  } else if (kind <= K::kDivFloor) {
+    if constexpr ((kNumericDtypes & kSelf) != 0) return f(DivisionOp<C>{kind}, fast);
+  } else if (kind == K::kPow) {
+    if constexpr ((kNumericDtypes & kSelf) != 0) return f(PowOp<C>{p.pow}, fast);
+  } else if (kind == K::kAtan2) {
+    if constexpr ((kFloatingDtypes & kSelf) != 0) return f(Atan2Op<C>{}, fast);
+  } else if (kind == K::kWhere) {
+    return f(WhereOp<C>{}, general);
+  } else if (kind == K::kClamp) {
+    if constexpr ((kNumericDtypes & kSelf) != 0) return f(ClampOp<C>{}, fast);
+  } else if (kind == K::kAddcmul || kind == K::kAddcdiv) {
+    if constexpr ((kNumericDtypes & kSelf) != 0) {
+      return f(AddcOp<C>{ConstantAs<C>(p.value), kind == K::kAddcdiv}, fast);
+    }
+  } else if (kind == K::kLerp) {
+    if constexpr ((kFloatingDtypes & kSelf) != 0) return f(LerpOp<C>{}, fast);
+  } else if (kind <= K::kRoundDecimals) {
+    if constexpr ((kFloatingDtypes & kSelf) != 0) {
+      FloatUnaryOp<C> op{kind};
+      if (kind == K::kRoundDecimals) {
+        const double n = static_cast<double>(p.decimals < 0 ? -p.decimals : p.decimals);
+        op.ten_pow = static_cast<C>(std::pow(10.0, n));
+        op.negative_decimals = p.decimals < 0;
+      }
+      return f(op, fast);
+    }
+  } else if (kind <= K::kBitwiseNot) {
+    return f(ExactUnaryOp<C>{kind}, fast);
+  } else {
+    return f(PredicateOp<C>{kind}, general);
+  }
+  return "no kernel for compute dtype " + std::to_string(kDtypeOf<S>);
+}
+
+}  // namespace gpu
+}  // namespace tessera

@@ -1,0 +1,309 @@
+// The GPU reductions' per-thread work (sum, mean, prod, amax, amin, argmax, argmin, var, std,
+// and the softmax passes), as code that compiles for the device (kernels_reduce.cu) and for the
+// host (tests/reduce_test.cc runs it for every thread of every block, phase by phase, as a GPU
+// would). reduce_plan.h has the host side.
+//
+// Note [GPU reductions]
+// A reduction maps each output element (an index over the kept dimensions) to the elements of
+// the input it reduces (an index over the reduced dimensions, row-major, so argmax over every
+// dimension counts as in the flattened input). A block of kReduceThreads threads takes
+// kReduceThreads / T outputs, T threads each (T a power of two, the smallest >= the reduced
+// count, at most kReduceThreads): thread `lane` of an output folds the elements lane, lane + T,
+// ... into its accumulator (ThreadPartial), the T accumulators then combine pairwise in shared
+// memory (CombineStep, halving the distance each step, a barrier between steps), and lane 0
+// writes the result (WriteResult). So a reduction of many short rows (softmax over 10 classes)
+// keeps every thread busy, and a long one uses a whole block per output. Shared memory and
+// barriers, not warp shuffles: the warp is 32 threads on NVIDIA and 64 on AMD's gfx9, and the
+// same code must be right on both. Accumulators are PyTorch's CUDA ones: float for the 16-bit
+// floats and float32, double for float64, int64 for integers and bool; var and std use
+// Welford's update and Chan's combination. Softmax is three passes over a row in one kernel:
+// the maximum, the sum of exp(x - max), then each lane writes its elements.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "elementwise.h"
+
+namespace tessera {
+namespace gpu {
+
+inline constexpr int kReduceThreads = 256;
+
+// Every reduction of kernels_reduce.cu.
+enum class ReduceKind : int32_t {
+  kSum,
+  kMean,
+  kProd,
+  kAmax,
+  kAmin,
+  kArgmax,
+  kArgmin,
+  kVar,
+  kStd,
+  kSoftmax,
+  kLogSoftmax,
+};
+
+// ReduceDtypes: the compute dtypes a reduction has kernels for (PyTorch's CUDA sets): the
+// output's dtype for sum, mean and prod (the input is converted to it), the input's otherwise.
+constexpr uint32_t ReduceDtypes(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::kSum:
+    case ReduceKind::kProd:
+    case ReduceKind::kAmax:
+    case ReduceKind::kAmin:
+      return kAllDtypes;
+    case ReduceKind::kArgmax:
+    case ReduceKind::kArgmin:
+      return kNumericDtypes;
+    default:
+      return kFloatingDtypes;
+  }
+}
+
+// ReduceArgs: one reduction launch. Sizes innermost first; strides in bytes.
+struct ReduceArgs {
+  const char* in;
+  char* out;
+  int32_t in_dtype;
+  int32_t out_dtype;
+  uint32_t outputs;
+  uint32_t reduced;
+  uint32_t threads_per_output;  // T
+  int32_t kept_ndim;
+  int32_t reduced_ndim;
+  FastDivmod kept_sizes[kMaxDims];
+  uint32_t kept_in[kMaxDims];
+  uint32_t kept_out[kMaxDims];
+  FastDivmod reduced_sizes[kMaxDims];
+  uint32_t reduced_in[kMaxDims];
+  uint32_t reduced_out[kMaxDims];  // softmax: the output's strides along the reduced dimension
+};
+
+// The byte offsets of output `o`'s first input element and of its output element.
+TSR_GPU_HD TSR_GPU_INLINE void KeptOffsets(const ReduceArgs& a, uint32_t o, uint32_t* in,
+                                           uint32_t* out) {
+  *in = 0;
+  *out = 0;
+  for (int d = 0; d < a.kept_ndim; ++d) {
+    const uint32_t q = a.kept_sizes[d].Div(o);
+    const uint32_t r = o - q * a.kept_sizes[d].divisor;
+    *in += r * a.kept_in[d];
+    *out += r * a.kept_out[d];
+    o = q;
+  }
+}
+// The byte offsets of reduced element `i` in the input and (softmax) the output.
+TSR_GPU_HD TSR_GPU_INLINE void ReducedOffsets(const ReduceArgs& a, uint32_t i, uint32_t* in,
+                                              uint32_t* out) {
+  *in = 0;
+  *out = 0;
+  for (int d = 0; d < a.reduced_ndim; ++d) {
+    const uint32_t q = a.reduced_sizes[d].Div(i);
+    const uint32_t r = i - q * a.reduced_sizes[d].divisor;
+    *in += r * a.reduced_in[d];
+    *out += r * a.reduced_out[d];
+    i = q;
+  }
+}
+
+// The group of threads of an output, and the output, of thread `thread` of block `block`.
+TSR_GPU_HD TSR_GPU_INLINE uint32_t OutputOf(const ReduceArgs& a, uint32_t block, uint32_t thread) {
+  return block * (kReduceThreads / a.threads_per_output) + thread / a.threads_per_output;
+}
+
+// ThreadPartial: what thread `lane` of output `o` accumulates. R::Value is what an input
+// element is read as (in its own dtype, converted).
+template <typename R>
+TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const ReduceArgs& a, const R& r, uint32_t o,
+                                                        uint32_t lane) {
+  typename R::Acc acc = r.Init();
+  if (o >= a.outputs) return acc;
+  uint32_t in_base, out_base;
+  KeptOffsets(a, o, &in_base, &out_base);
+  for (uint32_t i = lane; i < a.reduced; i += a.threads_per_output) {
+    uint32_t in, out;
+    ReducedOffsets(a, i, &in, &out);
+    acc = r.Add(acc, Widen(LoadAs<typename R::Value>(a.in + in_base + in, a.in_dtype)), i);
+  }
+  return acc;
+}
+
+// CombineStep: thread `thread` (lane `lane` of its output) of one step of the tree, distance
+// `half`.
+template <typename R>
+TSR_GPU_HD TSR_GPU_INLINE void CombineStep(const R& r, typename R::Acc* shared, uint32_t thread,
+                                           uint32_t lane, uint32_t half) {
+  if (lane < half) shared[thread] = r.Combine(shared[thread], shared[thread + half]);
+}
+
+// WriteResult: lane 0 of output `o` stores the result.
+template <typename R>
+TSR_GPU_HD TSR_GPU_INLINE void WriteResult(const ReduceArgs& a, const R& r,
+                                           const typename R::Acc& acc, uint32_t o) {
+  if (o >= a.outputs) return;
+  uint32_t in_base, out_base;
+  KeptOffsets(a, o, &in_base, &out_base);
+  StoreAs(a.out + out_base, a.out_dtype, r.Finish(acc, a.reduced));
+}
+
+// --- the reducers -------------------------------------------------------------------------
+// Init, Add(acc, value, index), Combine (associative; a the lower lanes' side), Finish(acc, n).
+
+// SumAcc: what sums and products of S accumulate in.
+template <typename S>
+using SumAcc = std::conditional_t<std::is_same_v<S, double>, double,
+                                  std::conditional_t<kIsFloat<S>, float, int64_t>>;
+
+// SumReducer: sum (kind 0), mean (1), prod (2) of the input converted to S (the output's
+// dtype, as PyTorch's `dtype=` converts first).
+template <typename S>
+struct SumReducer {
+  using Value = S;
+  using Acc = SumAcc<S>;
+  int kind;
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return kind == 2 ? Acc(1) : Acc(0); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint32_t) const {
+    const Acc x = static_cast<Acc>(v);
+    return kind == 2 ? WrapMul(acc, x) : WrapAdd(acc, x);
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
+    return kind == 2 ? WrapMul(a, b) : WrapAdd(a, b);
+  }
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc acc, uint32_t n) const {
+    if constexpr (kIsFloat<S>) {
+      if (kind == 1) return Narrow<S>(static_cast<OpMath<S>>(acc / static_cast<Acc>(n)));
+      return Narrow<S>(static_cast<OpMath<S>>(acc));
+    } else {
+      return Convert<S>(acc);
+    }
+  }
+};
+
+// ExtremumReducer: amax / amin (index < 0: nothing seen yet; a NaN is the result) and argmax /
+// argmin (the first index of the extremum, a NaN counting as the extremum, as PyTorch).
+template <typename S>
+struct ExtremumReducer {
+  using Value = S;
+  using C = OpMath<S>;
+  struct Acc {
+    C value;
+    int64_t index;
+  };
+  bool max;
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{C(0), -1}; }
+  // Better: whether (x, i) wins over (y, j), both seen.
+  TSR_GPU_HD TSR_GPU_INLINE bool Better(C x, int64_t i, C y, int64_t j) const {
+    const bool x_nan = !(x == x), y_nan = !(y == y);
+    if (x_nan || y_nan) return x_nan && (!y_nan || i < j);
+    if (x == y) return i < j;
+    return max ? x > y : x < y;
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, C v, uint32_t i) const {
+    if (acc.index < 0 || Better(v, i, acc.value, acc.index)) return Acc{v, int64_t{i}};
+    return acc;
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
+    if (b.index < 0) return a;
+    if (a.index < 0) return b;
+    return Better(b.value, b.index, a.value, a.index) ? b : a;
+  }
+  TSR_GPU_HD TSR_GPU_INLINE C Finish(Acc acc, uint32_t) const { return acc.value; }
+};
+
+// ArgReducer: argmax / argmin, ExtremumReducer's winner's index (int64).
+template <typename S>
+struct ArgReducer {
+  using Value = S;
+  using Inner = ExtremumReducer<S>;
+  using Acc = typename Inner::Acc;
+  Inner inner;
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return inner.Init(); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint32_t i) const {
+    return inner.Add(acc, v, i);
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return inner.Combine(a, b); }
+  TSR_GPU_HD TSR_GPU_INLINE int64_t Finish(Acc acc, uint32_t) const { return acc.index; }
+};
+
+// VarReducer: var (or std) with `correction`, by Welford's update and Chan's combination, in
+// float (double for float64).
+template <typename S>
+struct VarReducer {
+  using Value = S;
+  using F = std::conditional_t<std::is_same_v<S, double>, double, float>;
+  struct Acc {
+    F n, mean, m2;
+  };
+  F correction;
+  bool root;  // std
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{0, 0, 0}; }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, OpMath<S> v, uint32_t) const {
+    const F x = static_cast<F>(v);
+    const F n = a.n + 1;
+    const F delta = x - a.mean;
+    const F mean = a.mean + delta / n;
+    return Acc{n, mean, a.m2 + delta * (x - mean)};
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
+    if (b.n == 0) return a;
+    if (a.n == 0) return b;
+    const F n = a.n + b.n;
+    const F delta = b.mean - a.mean;
+    const F nb_over_n = b.n / n;
+    return Acc{n, a.mean + delta * nb_over_n, a.m2 + b.m2 + delta * delta * a.n * nb_over_n};
+  }
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint32_t) const {
+    const F divisor = a.n - correction > 0 ? a.n - correction : F(0);
+    const F var = a.m2 / divisor;
+    return Narrow<S>(static_cast<OpMath<S>>(root ? std::sqrt(var) : var));
+  }
+};
+
+// Softmax's first two passes: the row's maximum (NaN propagates), then the sum of
+// exp(x - max), in float (double for float64).
+template <typename S>
+struct RowMaxReducer {
+  using Value = S;
+  using Acc = OpMath<S>;
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return -Acc(INFINITY); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint32_t) const { return Combine(acc, v); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
+    if (!(a == a)) return a;
+    if (!(b == b)) return b;
+    return a > b ? a : b;
+  }
+};
+template <typename S>
+struct ExpSumReducer {
+  using Value = S;
+  using Acc = OpMath<S>;
+  Acc max;
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc(0); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint32_t) const {
+    return acc + std::exp(v - max);
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return a + b; }
+};
+
+// SoftmaxWrite: the third pass, thread `lane` of row `o` writes its elements: exp(x - max) /
+// sum, or (log) x - max - log(sum).
+template <typename S>
+TSR_GPU_HD TSR_GPU_INLINE void SoftmaxWrite(const ReduceArgs& a, uint32_t o, uint32_t lane,
+                                            OpMath<S> max, OpMath<S> sum, bool log) {
+  if (o >= a.outputs) return;
+  uint32_t in_base, out_base;
+  KeptOffsets(a, o, &in_base, &out_base);
+  const OpMath<S> log_sum = log ? std::log(sum) : OpMath<S>(0);
+  for (uint32_t i = lane; i < a.reduced; i += a.threads_per_output) {
+    uint32_t in, out;
+    ReducedOffsets(a, i, &in, &out);
+    const OpMath<S> x = Widen(LoadAs<S>(a.in + in_base + in, a.in_dtype));
+    const OpMath<S> y = log ? x - max - log_sum : std::exp(x - max) / sum;
+    StoreAs(a.out + out_base + out, a.out_dtype, y);
+  }
+}
+
+}  // namespace gpu
+}  // namespace tessera

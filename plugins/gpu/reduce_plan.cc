@@ -1,0 +1,113 @@
+#include "reduce_plan.h"
+
+#include "elementwise_plan.h"
+
+namespace tessera {
+namespace gpu {
+namespace {
+
+struct Dim {
+  int64_t size, in, out;  // bytes
+};
+
+// Merge drops size-1 dimensions and merges neighbours that step as one (outermost first in).
+std::vector<Dim> Merge(const std::vector<Dim>& dims) {
+  std::vector<Dim> merged;
+  for (const Dim& d : dims) {
+    if (d.size == 1) continue;
+    if (!merged.empty()) {
+      Dim& outer = merged.back();
+      if (outer.in == d.in * d.size && outer.out == d.out * d.size) {
+        outer.size *= d.size;
+        outer.in = d.in;
+        outer.out = d.out;
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  return merged;
+}
+
+}  // namespace
+
+uint32_t ThreadsPerOutput(int64_t reduced) {
+  uint32_t t = 1;
+  while (t < static_cast<uint32_t>(kReduceThreads) && t < reduced) t *= 2;
+  return t;
+}
+
+bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error) {
+  *plan = ReducePlan();
+  const size_t ndim = spec.sizes.size();
+  if (spec.in_strides.size() != ndim || spec.out_strides.size() != ndim ||
+      spec.reduced.size() != ndim) {
+    *error = "sizes, strides and reduced dimensions of different ranks";
+    return false;
+  }
+  const int64_t in_item = ElementwiseSizeOf(spec.in_dtype);
+  const int64_t out_item = ElementwiseSizeOf(spec.out_dtype);
+  if (in_item == 0 || out_item == 0) {
+    *error = "an invalid dtype";
+    return false;
+  }
+  std::vector<Dim> kept, reduced;
+  int64_t outputs = 1, count = 1, in_extent = 0, out_extent = 0;
+  for (size_t d = 0; d < ndim; ++d) {
+    if (spec.in_strides[d] < 0 || spec.out_strides[d] < 0) {
+      *error = "a negative stride";
+      return false;
+    }
+    const int64_t out_stride = spec.reduced[d] && !spec.write_reduced ? 0 : spec.out_strides[d];
+    const Dim dim{spec.sizes[d], spec.in_strides[d] * in_item, out_stride * out_item};
+    (spec.reduced[d] ? reduced : kept).push_back(dim);
+    (spec.reduced[d] ? count : outputs) *= dim.size;
+    if (dim.size > 0) {
+      in_extent += (dim.size - 1) * dim.in;
+      out_extent += (dim.size - 1) * dim.out;
+    }
+  }
+  if (outputs == 0) return true;  // nothing to write
+  if (outputs * count > INT32_MAX || in_extent > INT32_MAX || out_extent > INT32_MAX) {
+    *error = "the input has " + std::to_string(outputs * count) +
+             " elements; reductions of 2^31 elements or bytes and more are not implemented on "
+             "the GPU yet";
+    return false;
+  }
+  if (count == 0) reduced.clear();
+  kept = Merge(kept);
+  reduced = Merge(reduced);
+  if (kept.size() > static_cast<size_t>(kMaxDims) ||
+      reduced.size() > static_cast<size_t>(kMaxDims)) {
+    *error = "more than " + std::to_string(kMaxDims) + " dimensions after merging";
+    return false;
+  }
+  ReduceArgs& a = plan->args;
+  a.in = spec.in;
+  a.out = spec.out;
+  a.in_dtype = spec.in_dtype;
+  a.out_dtype = spec.out_dtype;
+  a.outputs = static_cast<uint32_t>(outputs);
+  a.reduced = static_cast<uint32_t>(count);
+  a.threads_per_output = ThreadsPerOutput(count);
+  a.kept_ndim = static_cast<int32_t>(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {  // innermost first
+    const Dim& d = kept[kept.size() - 1 - i];
+    a.kept_sizes[i] = FastDivmod(static_cast<uint32_t>(d.size));
+    a.kept_in[i] = static_cast<uint32_t>(d.in);
+    a.kept_out[i] = static_cast<uint32_t>(d.out);
+  }
+  a.reduced_ndim = static_cast<int32_t>(reduced.size());
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    const Dim& d = reduced[reduced.size() - 1 - i];
+    a.reduced_sizes[i] = FastDivmod(static_cast<uint32_t>(d.size));
+    a.reduced_in[i] = static_cast<uint32_t>(d.in);
+    a.reduced_out[i] = static_cast<uint32_t>(d.out);
+  }
+  const uint32_t per_block = kReduceThreads / a.threads_per_output;
+  plan->blocks = (a.outputs + per_block - 1) / per_block;
+  return true;
+}
+
+}  // namespace gpu
+}  // namespace tessera

@@ -1,0 +1,42 @@
+// The host side of the GPU reductions (Note [GPU reductions] in reduce.h): from the input's and
+// output's shapes and strides to one launch's arguments. Plain C++, tested on the host.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reduce.h"
+
+namespace tessera {
+namespace gpu {
+
+// ReduceSpec: what the plugin knows. Strides in elements; `out_strides` align with the input's
+// dimensions (0 where the output lacks one); a reduced dimension's is used only when
+// `write_reduced` (softmax, whose output has the input's shape).
+struct ReduceSpec {
+  const char* in = nullptr;
+  int32_t in_dtype = TSR_DTYPE_FLOAT32;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> in_strides;
+  char* out = nullptr;
+  int32_t out_dtype = TSR_DTYPE_FLOAT32;
+  std::vector<int64_t> out_strides;
+  std::vector<bool> reduced;  // per input dimension
+  bool write_reduced = false;
+};
+
+struct ReducePlan {
+  ReduceArgs args{};
+  uint32_t blocks = 0;  // 0: no output element, nothing to launch
+};
+
+// MakeReducePlan: false with *error saying why for what it cannot launch (more than kMaxDims
+// dimensions of either kind after merging, a negative stride, 2^31 or more elements or bytes).
+bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error);
+
+// ThreadsPerOutput: the smallest power of two >= `reduced`, in [1, kReduceThreads].
+uint32_t ThreadsPerOutput(int64_t reduced);
+
+}  // namespace gpu
+}  // namespace tessera

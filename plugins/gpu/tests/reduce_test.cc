@@ -1,0 +1,324 @@
+// The GPU reductions on the host (Note [GPU reductions] in reduce.h): the plans, and each
+// kernel's per-thread work run for every thread of every block, phase by phase between the
+// barriers, as kernels_reduce.cu runs it on a GPU.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "host_launch.h"
+#include "reduce_plan.h"
+
+namespace tessera {
+namespace gpu {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// RunReduceOnHost: ReduceKernel, every thread of every block.
+template <typename R>
+void RunReduceOnHost(const ReducePlan& plan, const R& r) {
+  const ReduceArgs& a = plan.args;
+  const uint32_t T = a.threads_per_output;
+  std::vector<typename R::Acc> shared(kReduceThreads);
+  for (uint32_t b = 0; b < plan.blocks; ++b) {
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      shared[t] = ThreadPartial(a, r, OutputOf(a, b, t), t % T);
+    }
+    for (uint32_t half = T / 2; half > 0; half /= 2) {
+      for (uint32_t t = 0; t < kReduceThreads; ++t) CombineStep(r, shared.data(), t, t % T, half);
+    }
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      if (t % T == 0) WriteResult(a, r, shared[t], OutputOf(a, b, t));
+    }
+  }
+}
+
+// RunSoftmaxOnHost: SoftmaxKernel, phase by phase.
+template <typename S>
+void RunSoftmaxOnHost(const ReducePlan& plan, bool log) {
+  using C = OpMath<S>;
+  const ReduceArgs& a = plan.args;
+  const uint32_t T = a.threads_per_output;
+  std::vector<C> shared(kReduceThreads), max(kReduceThreads);
+  for (uint32_t b = 0; b < plan.blocks; ++b) {
+    const RowMaxReducer<S> m;
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      shared[t] = ThreadPartial(a, m, OutputOf(a, b, t), t % T);
+    }
+    for (uint32_t half = T / 2; half > 0; half /= 2) {
+      for (uint32_t t = 0; t < kReduceThreads; ++t) CombineStep(m, shared.data(), t, t % T, half);
+    }
+    for (uint32_t t = 0; t < kReduceThreads; ++t) max[t] = shared[t - t % T];
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      shared[t] = ThreadPartial(a, ExpSumReducer<S>{max[t]}, OutputOf(a, b, t), t % T);
+    }
+    for (uint32_t half = T / 2; half > 0; half /= 2) {
+      for (uint32_t t = 0; t < kReduceThreads; ++t) {
+        CombineStep(ExpSumReducer<S>{max[t]}, shared.data(), t, t % T, half);
+      }
+    }
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      SoftmaxWrite<S>(a, OutputOf(a, b, t), t % T, max[t], shared[t - t % T], log);
+    }
+  }
+}
+
+template <typename In, typename Out>
+ReducePlan MustPlan(std::vector<In>& in, int32_t in_dtype, const std::vector<int64_t>& sizes,
+                    std::vector<Out>& out, int32_t out_dtype, const std::vector<bool>& reduced,
+                    std::vector<int64_t> in_strides = {}, std::vector<int64_t> out_strides = {},
+                    bool write_reduced = false) {
+  ReduceSpec spec;
+  spec.in = reinterpret_cast<const char*>(in.data());
+  spec.in_dtype = in_dtype;
+  spec.sizes = sizes;
+  spec.in_strides = in_strides.empty() ? Contiguous(sizes) : in_strides;
+  spec.out = reinterpret_cast<char*>(out.data());
+  spec.out_dtype = out_dtype;
+  if (out_strides.empty()) {  // keepdim-style: the output's strides over the kept dimensions
+    std::vector<int64_t> kept_sizes = sizes;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (reduced[d]) kept_sizes[d] = 1;
+    }
+    out_strides = Contiguous(kept_sizes);
+  }
+  spec.out_strides = out_strides;
+  spec.reduced = reduced;
+  spec.write_reduced = write_reduced;
+  ReducePlan plan;
+  std::string error;
+  EXPECT_TRUE(MakeReducePlan(spec, &plan, &error)) << error;
+  return plan;
+}
+
+TEST(GpuReducePlan, ThreadsPerOutputIsThePowerOfTwoAboveTheRowUpToABlock) {
+  EXPECT_EQ(ThreadsPerOutput(0), 1u);
+  EXPECT_EQ(ThreadsPerOutput(1), 1u);
+  EXPECT_EQ(ThreadsPerOutput(3), 4u);
+  EXPECT_EQ(ThreadsPerOutput(256), 256u);
+  EXPECT_EQ(ThreadsPerOutput(1 << 20), 256u);
+}
+
+TEST(GpuReducePlan, MergesDimensionsOfEachKindAndRefusesWhatItCannotIndex) {
+  std::vector<float> in(2 * 3 * 4 * 5), out(3 * 5);
+  // Reduce dims 0 and 2 of [2, 3, 4, 5]: they are not neighbours in memory, so they stay two.
+  const ReducePlan plan = MustPlan(in, TSR_DTYPE_FLOAT32, {2, 3, 4, 5}, out, TSR_DTYPE_FLOAT32,
+                                   {true, false, true, false});
+  EXPECT_EQ(plan.args.outputs, 15u);
+  EXPECT_EQ(plan.args.reduced, 8u);
+  EXPECT_EQ(plan.args.kept_ndim, 2);
+  EXPECT_EQ(plan.args.reduced_ndim, 2);
+  EXPECT_EQ(plan.args.threads_per_output, 8u);
+  EXPECT_EQ(plan.blocks, 1u);
+  // The last two dims of a contiguous tensor merge into one reduced dimension.
+  const ReducePlan rows = MustPlan(in, TSR_DTYPE_FLOAT32, {2, 3, 4, 5}, out, TSR_DTYPE_FLOAT32,
+                                   {false, false, true, true});
+  EXPECT_EQ(rows.args.reduced_ndim, 1);
+  EXPECT_EQ(rows.args.kept_ndim, 1);
+  ReduceSpec spec;
+  spec.in = reinterpret_cast<const char*>(in.data());
+  spec.sizes = {4};
+  spec.in_strides = {-1};
+  spec.out_strides = {0};
+  spec.reduced = {true};
+  spec.out = reinterpret_cast<char*>(out.data());
+  ReducePlan p;
+  std::string error;
+  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
+  EXPECT_THAT(error, HasSubstr("negative stride"));
+  spec.sizes = {int64_t{1} << 31};
+  spec.in_strides = {1};
+  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
+  EXPECT_THAT(error, HasSubstr("2^31"));
+  // No output element: nothing to launch.
+  spec.sizes = {0, 4};
+  spec.in_strides = {4, 1};
+  spec.out_strides = {1, 0};
+  spec.reduced = {false, true};
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_EQ(p.blocks, 0u);
+}
+
+TEST(GpuReduce, SumMeanProdOverDimListsAndManyBlocks) {
+  // [300, 7] summed over dim 1 (300 outputs, 8 threads each: 10 blocks) and over dim 0.
+  std::vector<float> in(300 * 7);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 13) - 6;
+  std::vector<float> rows(300), columns(7);
+  const ReducePlan by_row =
+      MustPlan(in, TSR_DTYPE_FLOAT32, {300, 7}, rows, TSR_DTYPE_FLOAT32, {false, true});
+  EXPECT_EQ(by_row.blocks, 10u);
+  RunReduceOnHost(by_row, SumReducer<float>{0});
+  for (int r = 0; r < 300; ++r) {
+    float want = 0;
+    for (int c = 0; c < 7; ++c) want += in[r * 7 + c];
+    ASSERT_EQ(rows[r], want) << r;
+  }
+  RunReduceOnHost(
+      MustPlan(in, TSR_DTYPE_FLOAT32, {300, 7}, columns, TSR_DTYPE_FLOAT32, {true, false}),
+      SumReducer<float>{1});
+  for (int c = 0; c < 7; ++c) {
+    double want = 0;
+    for (int r = 0; r < 300; ++r) want += in[r * 7 + c];
+    EXPECT_FLOAT_EQ(columns[c], static_cast<float>(want / 300)) << c;
+  }
+  // int32 input summed into int64 (the input read in the output's dtype), every dim.
+  std::vector<int32_t> ints = {INT32_MAX, INT32_MAX, -5, 7};
+  std::vector<int64_t> total(1);
+  RunReduceOnHost(MustPlan(ints, TSR_DTYPE_INT32, {2, 2}, total, TSR_DTYPE_INT64, {true, true}),
+                  SumReducer<int64_t>{0});
+  EXPECT_EQ(total[0], int64_t{2} * INT32_MAX + 2);
+  // prod of uint8 wraps in its dtype, computed in int64.
+  std::vector<uint8_t> bytes = {16, 17, 3}, product(1);
+  RunReduceOnHost(MustPlan(bytes, TSR_DTYPE_UINT8, {3}, product, TSR_DTYPE_UINT8, {true}),
+                  SumReducer<uint8_t>{2});
+  EXPECT_EQ(product[0], static_cast<uint8_t>(16 * 17 * 3));
+  // float16 sums accumulate in float and round once: 2048 + 1 + 1 = 2050, not 2048.
+  std::vector<double> h = {2048, 1, 1};
+  std::vector<uint16_t> half_out(1);
+  RunReduceOnHost(MustPlan(h, TSR_DTYPE_FLOAT64, {3}, half_out, TSR_DTYPE_FLOAT16, {true}),
+                  SumReducer<Half>{0});
+  EXPECT_EQ(ToFloat(Half{half_out[0]}), 2050.0f);
+  // An empty reduction: sum 0, prod 1, mean NaN.
+  std::vector<float> none, zero_out(2, -1);
+  RunReduceOnHost(
+      MustPlan(none, TSR_DTYPE_FLOAT32, {2, 0}, zero_out, TSR_DTYPE_FLOAT32, {false, true}),
+      SumReducer<float>{2});
+  EXPECT_THAT(zero_out, ElementsAre(1, 1));
+  RunReduceOnHost(
+      MustPlan(none, TSR_DTYPE_FLOAT32, {2, 0}, zero_out, TSR_DTYPE_FLOAT32, {false, true}),
+      SumReducer<float>{1});
+  EXPECT_TRUE(std::isnan(zero_out[0]));
+}
+
+TEST(GpuReduce, LongRowsUseAWholeBlockAndAStridedInput) {
+  // 5 rows of 1000 taken with a stride (every other column of [5, 2000]).
+  std::vector<double> in(5 * 2000);
+  std::mt19937 rng(3);
+  for (double& x : in) x = static_cast<int>(rng() % 2001) - 1000;
+  std::vector<double> out(5);
+  const ReducePlan plan = MustPlan(in, TSR_DTYPE_FLOAT64, {5, 1000}, out, TSR_DTYPE_FLOAT64,
+                                   {false, true}, {2000, 2}, {1, 0});
+  EXPECT_EQ(plan.args.threads_per_output, 256u);
+  EXPECT_EQ(plan.blocks, 5u);
+  RunReduceOnHost(plan, SumReducer<double>{0});
+  for (int r = 0; r < 5; ++r) {
+    double want = 0;
+    for (int c = 0; c < 1000; ++c) want += in[r * 2000 + 2 * c];
+    EXPECT_EQ(out[r], want);
+  }
+}
+
+TEST(GpuReduce, AmaxAminPropagateNanAndArgmaxTakesTheFirstIndex) {
+  std::vector<double> in = {1,     5,     5,     -2,    //
+                            3,     kNan,  9,     kNan,  //
+                            -kInf, -kInf, -kInf, -kInf};
+  std::vector<double> max(3), min(3);
+  const auto plan = [&](std::vector<double>& out) {
+    return MustPlan(in, TSR_DTYPE_FLOAT64, {3, 4}, out, TSR_DTYPE_FLOAT64, {false, true});
+  };
+  RunReduceOnHost(plan(max), ExtremumReducer<double>{true});
+  RunReduceOnHost(plan(min), ExtremumReducer<double>{false});
+  EXPECT_EQ(max[0], 5);
+  EXPECT_TRUE(std::isnan(max[1]));
+  EXPECT_EQ(max[2], -kInf);
+  EXPECT_EQ(min[0], -2);
+  EXPECT_TRUE(std::isnan(min[1]));
+  std::vector<int64_t> argmax(3), argmin(3);
+  RunReduceOnHost(MustPlan(in, TSR_DTYPE_FLOAT64, {3, 4}, argmax, TSR_DTYPE_INT64, {false, true}),
+                  ArgReducer<double>{{true}});
+  RunReduceOnHost(MustPlan(in, TSR_DTYPE_FLOAT64, {3, 4}, argmin, TSR_DTYPE_INT64, {false, true}),
+                  ArgReducer<double>{{false}});
+  EXPECT_THAT(argmax, ElementsAre(1, 1, 0));
+  EXPECT_THAT(argmin, ElementsAre(3, 1, 0));
+  // Over every dimension: the index in the flattened input; ties across lanes go to the first.
+  std::vector<int32_t> ints(1000, 7);
+  ints[600] = 9;
+  ints[900] = 9;
+  std::vector<int64_t> flat(1);
+  RunReduceOnHost(MustPlan(ints, TSR_DTYPE_INT32, {10, 100}, flat, TSR_DTYPE_INT64, {true, true}),
+                  ArgReducer<int32_t>{{true}});
+  EXPECT_EQ(flat[0], 600);
+  RunReduceOnHost(MustPlan(ints, TSR_DTYPE_INT32, {10, 100}, flat, TSR_DTYPE_INT64, {true, true}),
+                  ArgReducer<int32_t>{{false}});
+  EXPECT_EQ(flat[0], 0);
+  std::vector<uint8_t> flags = {0, 1, 1, 0}, any(1);
+  RunReduceOnHost(MustPlan(flags, TSR_DTYPE_BOOL, {4}, any, TSR_DTYPE_BOOL, {true}),
+                  ExtremumReducer<bool>{true});
+  EXPECT_EQ(any[0], 1);
+}
+
+TEST(GpuReduce, VarAndStdWithCorrection) {
+  std::vector<float> in(3 * 500);
+  std::mt19937 rng(5);
+  for (float& x : in) x = 1000 + static_cast<float>(rng() % 1000) / 100;
+  std::vector<float> var(3), std_out(3);
+  const auto plan = [&](std::vector<float>& out) {
+    return MustPlan(in, TSR_DTYPE_FLOAT32, {3, 500}, out, TSR_DTYPE_FLOAT32, {false, true});
+  };
+  RunReduceOnHost(plan(var), VarReducer<float>{1.0f, false});
+  RunReduceOnHost(plan(std_out), VarReducer<float>{0.0f, true});
+  for (int r = 0; r < 3; ++r) {
+    double mean = 0, m2 = 0;
+    for (int i = 0; i < 500; ++i) mean += in[r * 500 + i];
+    mean /= 500;
+    for (int i = 0; i < 500; ++i) m2 += (in[r * 500 + i] - mean) * (in[r * 500 + i] - mean);
+    EXPECT_NEAR(var[r], m2 / 499, 1e-4 * m2 / 499) << r;
+    EXPECT_NEAR(std_out[r], std::sqrt(m2 / 500), 1e-4 * std::sqrt(m2 / 500)) << r;
+  }
+  // One element with correction 1: 0 / 0.
+  std::vector<double> one = {4}, v(1);
+  RunReduceOnHost(MustPlan(one, TSR_DTYPE_FLOAT64, {1}, v, TSR_DTYPE_FLOAT64, {true}),
+                  VarReducer<double>{1.0, false});
+  EXPECT_TRUE(std::isnan(v[0]));
+}
+
+TEST(GpuReduce, SoftmaxOverTheLastAndAnInnerDimension) {
+  // [4, 3, 5]: softmax over dim 2 (rows of 5, contiguous) and over dim 1 (rows of 3, stride 5).
+  std::vector<float> in(4 * 3 * 5);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>((i * 7) % 11) - 5;
+  in[3] = 1000;  // large: max subtraction keeps it finite
+  for (int dim : {2, 1}) {
+    SCOPED_TRACE(dim);
+    for (bool log : {false, true}) {
+      std::vector<float> out(in.size());
+      std::vector<bool> reduced = {false, false, false};
+      reduced[dim] = true;
+      const std::vector<int64_t> strides = Contiguous({4, 3, 5});
+      RunSoftmaxOnHost<float>(MustPlan(in, TSR_DTYPE_FLOAT32, {4, 3, 5}, out, TSR_DTYPE_FLOAT32,
+                                       reduced, strides, strides, /*write_reduced=*/true),
+                              log);
+      const int64_t n = dim == 2 ? 5 : 3, step = dim == 2 ? 1 : 5;
+      for (int64_t i = 0; i < 60; ++i) {
+        const int64_t pos = (i / step) % n;
+        const int64_t first = i - pos * step;
+        double max = -kInf, sum = 0;
+        for (int64_t k = 0; k < n; ++k) max = std::max(max, double{in[first + k * step]});
+        for (int64_t k = 0; k < n; ++k) sum += std::exp(in[first + k * step] - max);
+        const double want = log ? in[i] - max - std::log(sum) : std::exp(in[i] - max) / sum;
+        ASSERT_NEAR(out[i], want, 1e-5 * (1 + std::fabs(want))) << i;
+      }
+    }
+  }
+  // float16 in, float out (half_to_float), a NaN row stays NaN.
+  std::vector<double> h = {1, 2, kNan, 3};
+  std::vector<float> f(4);
+  RunSoftmaxOnHost<Half>(MustPlan(h, TSR_DTYPE_FLOAT64, {2, 2}, f, TSR_DTYPE_FLOAT32, {false, true},
+                                  {2, 1}, {2, 1}, true),
+                         false);
+  EXPECT_NEAR(f[0], 1 / (1 + std::exp(1.0)), 1e-6);
+  EXPECT_TRUE(std::isnan(f[2]) && std::isnan(f[3]));
+}
+
+}  // namespace
+}  // namespace gpu
+}  // namespace tessera

@@ -205,10 +205,12 @@ struct IsView<std::optional<TensorView>> : std::true_type {};
 // NotATensor: what a TensorView parameter whose value is no tensor throws (tsr_op_call has
 // checked the arguments against the schema, so only a kernel whose signature says Tensor where
 // the schema has Tensor? gets here).
-[[noreturn]] inline void NotATensor(size_t i) {
-  fail(TSR_INVALID_ARGUMENT, "argument " + std::to_string(i) +
-                                 " is None, but the kernel takes sdk::TensorView (for a "
-                                 "Tensor? argument, take std::optional<sdk::TensorView>)");
+[[noreturn]] inline void NotATensor(const tsr_op* op, size_t i) {
+  KernelContext(op, nullptr)
+      .fail(TSR_INVALID_ARGUMENT, "argument " + std::to_string(i) +
+                                      ": expected a tensor (the kernel takes sdk::TensorView), "
+                                      "found None (for a Tensor? argument, take "
+                                      "std::optional<sdk::TensorView>)");
 }
 
 // ParamReader: a parameter's value; views come from the array read for all of them at once,
@@ -216,24 +218,25 @@ struct IsView<std::optional<TensorView>> : std::true_type {};
 template <typename T>
 struct ParamReader {
   using Stored = T;
-  static T read(const tsr_stack* s, size_t i, const TensorView*, size_t) {
+  static T read(const tsr_op*, const tsr_stack* s, size_t i, const TensorView*, size_t) {
     return ArgReader<T>::read(s, i);
   }
 };
 template <>
 struct ParamReader<TensorView> {
   using Stored = const TensorView&;
-  static const TensorView& read(const tsr_stack*, size_t i, const TensorView* views, size_t first) {
+  static const TensorView& read(const tsr_op* op, const tsr_stack*, size_t i,
+                                const TensorView* views, size_t first) {
     const TensorView& v = views[i - first];
-    if (!v.defined()) NotATensor(i);
+    if (!v.defined()) NotATensor(op, i);
     return v;
   }
 };
 template <>
 struct ParamReader<std::optional<TensorView>> {
   using Stored = std::optional<TensorView>;
-  static std::optional<TensorView> read(const tsr_stack*, size_t i, const TensorView* views,
-                                        size_t first) {
+  static std::optional<TensorView> read(const tsr_op*, const tsr_stack*, size_t i,
+                                        const TensorView* views, size_t first) {
     const TensorView& v = views[i - first];
     if (!v.defined()) return std::nullopt;
     return v;
@@ -332,7 +335,7 @@ void CallBoxed(const tsr_op* op, tsr_stack* stack, std::index_sequence<I...> seq
   if constexpr (kViews > 0) read_views(stack, range.first, kViews, views);
   // Read every argument before clearing the stack: the readers borrow from it.
   std::tuple<typename ParamReader<std::tuple_element_t<I, Params>>::Stored...> args{
-      ParamReader<std::tuple_element_t<I, Params>>::read(stack, I, views, range.first)...};
+      ParamReader<std::tuple_element_t<I, Params>>::read(op, stack, I, views, range.first)...};
   auto call = [&]() -> decltype(auto) {
     if constexpr (Sig::kTakesContext) {
       return Kernel(KernelContext(op, stack), std::get<I>(args)...);

@@ -25,73 +25,72 @@ compute_t<T> scalar_value(const sdk::Scalar& s) {
   return convert<C>(s.c.i);
 }
 
-// binary: out = f(self, other). `make(tag, compute)` returns f for the compute type of tag
-// (compute: the dtype the operands promote to). A Scalar
-// `other` is held by the loop in the compute type (a float for the 16-bit floats, as PyTorch's
-// opmath does), not rounded to the tensor's dtype first.
-template <Kind K, sdk::DtypeSet Set, typename Make>
-void binary(const char* op, tsr_stack* s, const Make& make) {
-  // self, other, [alpha or rounding_mode,] out: every view in one call.
-  const size_t n = sdk::api().stack_size(s);
-  sdk::TensorView v[5];
-  if (n < 3 || n > 5) {
-    sdk::fail(TSR_INTERNAL, std::string(op) + ": expected 3 to 5 arguments for a binary op");
-  }
-  sdk::read_views(s, 0, n, v);
-  const sdk::TensorView &va = v[0], &vb = v[1], &vout = v[n - 1];
-  const tsr_dtype compute = compute_dtype(s, [&] {
+// binary: out = f(self, other), for `other` a tensor (TensorView) or a Scalar. `make(tag,
+// compute)` returns f for the compute type of tag (compute: the dtype the operands promote to).
+// A Scalar `other` is held by the loop in the compute type (a float for the 16-bit floats, as
+// PyTorch's opmath does), not rounded to the tensor's dtype first.
+template <Kind K, sdk::DtypeSet Set, typename Other, typename Make>
+sdk::TensorView binary(const sdk::KernelContext& ctx, const sdk::TensorView& va, const Other& other,
+                       const sdk::TensorView& vout, const Make& make) {
+  constexpr bool kScalar = std::is_same_v<Other, sdk::Scalar>;
+  const tsr_dtype compute = compute_dtype(ctx, [&] {
     sdk::ResultType rt;
-    rt << operand_from(s, 0, va) << operand_from(s, 1, vb);
+    rt.add(va).add(other);
     const tsr_dtype promoted = rt.get();
     return K == Kind::kFloat && !sdk::is_floating(promoted) ? TSR_DTYPE_FLOAT32 : promoted;
   });
-  dispatch<Set>(compute, op, [&](auto tag) {
+  dispatch<Set>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     const auto f = make(tag, compute);
     const tsr_dtype result = K == Kind::kBool ? TSR_DTYPE_BOOL : compute;
-    if (dense_alike(vout, result, va, vb, compute)) {
-      // The common case (same dtypes, same shape, all dense): one loop, no iterator.
-      dense_loop<R, T, T>(f, vout.numel(), vout.data_ptr(), {va.data_ptr(), vb.data_ptr()});
-      return;
+    if constexpr (!kScalar) {
+      if (dense_alike(vout, result, va, other, compute)) {
+        // The common case (same dtypes, same shape, all dense): one loop, no iterator.
+        dense_loop<R, T, T>(f, vout.numel(), vout.data_ptr(), {va.data_ptr(), other.data_ptr()});
+        return;
+      }
     }
-    const Operand a = operand_from(s, 0, va), b = operand_from(s, 1, vb);
     PointwiseFrame frame(vout.tensor(), result);
-    frame.input(a, compute);
-    if (b.is_scalar) {
-      const compute_t<T> value = scalar_value<T>(b.scalar);
+    frame.input(operand(va), compute);
+    if constexpr (kScalar) {
+      const compute_t<T> value = scalar_value<T>(other);
       pointwise<R, T>(frame.build(), [&f, value](compute_t<T> x) { return f(x, value); });
     } else {
-      frame.input(b, compute);
+      frame.input(operand(other), compute);
       pointwise<R, T, T>(frame.build(), f);
     }
     frame.finish();
   });
-  set_result(s, vout.get());
+  return vout;
 }
 
 // alpha of add/sub, checked as PyTorch does.
 template <typename T>
-compute_t<T> alpha_value(const char* op, const sdk::Scalar& alpha, tsr_dtype compute) {
+compute_t<T> alpha_value(const sdk::KernelContext& ctx, const sdk::Scalar& alpha,
+                         tsr_dtype compute) {
   if (sdk::is_integral(compute, true) && alpha.c.kind == TSR_SCALAR_DOUBLE) {
-    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
-                                        ": for integral input tensors, argument alpha must not "
-                                        "be a floating point number");
+    ctx.fail(TSR_INVALID_ARGUMENT,
+             "for integral input tensors, argument alpha must not be a floating point number");
   }
   if (compute != TSR_DTYPE_BOOL && alpha.c.kind == TSR_SCALAR_BOOL) {
-    sdk::fail(TSR_INVALID_ARGUMENT,
-              std::string(op) + ": boolean alpha only supported for boolean results");
+    ctx.fail(TSR_INVALID_ARGUMENT, "boolean alpha only supported for boolean results");
   }
   return scalar_value<T>(alpha);
 }
 
-// add.out / add.Scalar_out (self, other, alpha, out); sub likewise.
-template <bool kSub>
-void add_out(const char* op, tsr_stack* s) {
-  const sdk::Scalar alpha = arg<sdk::Scalar>(s, 2);
-  binary<Kind::kPromote, kAll>(op, s, [&](auto tag, tsr_dtype compute) {
+using sdk::KernelContext;
+using sdk::Scalar;
+using sdk::TensorView;
+
+// add.out(self, Tensor other, *, alpha, out) / add.Scalar_out(self, Scalar other, alpha, *, out);
+// sub likewise. Other: TensorView or Scalar.
+template <bool kSub, typename Other>
+TensorView add_out(const KernelContext& ctx, TensorView self, Other other, Scalar alpha,
+                   TensorView out) {
+  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [&](auto tag, tsr_dtype compute) {
     using C = compute_t<typename decltype(tag)::type>;
-    const C a = alpha_value<typename decltype(tag)::type>(op, alpha, compute);
+    const C a = alpha_value<typename decltype(tag)::type>(ctx, alpha, compute);
     const bool unit = alpha.to_double() == 1;
     return [a, unit](C x, C y) -> C {
       const C scaled = unit ? y : wrap_mul(a, y);
@@ -106,16 +105,12 @@ void add_out(const char* op, tsr_stack* s) {
   });
 }
 
-void mul_out(const char* op, tsr_stack* s) {
-  binary<Kind::kPromote, kAll>(op, s, [](auto tag, tsr_dtype) {
+template <typename Other>
+TensorView mul_out(const KernelContext& ctx, TensorView self, Other other, TensorView out) {
+  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return wrap_mul(x, y); };
   });
-}
-
-[[noreturn]] void zero_division(const char* op) {
-  sdk::fail(TSR_INVALID_ARGUMENT,
-            std::string(op) + ": ZeroDivisionError (integer division by zero)");
 }
 
 // Integer kernels that divide record a zero divisor here (only their integral branches set
@@ -125,29 +120,30 @@ struct ZeroFlag {
 };
 
 template <typename F>
-void integer_division(const char* op, const F& run) {
+TensorView integer_division(const KernelContext& ctx, const F& run) {
   ZeroFlag flag;
-  run(&flag);
-  if (flag.hit.load()) zero_division(op);
+  const TensorView out = run(&flag);
+  if (flag.hit.load()) {
+    ctx.fail(TSR_INVALID_ARGUMENT, "ZeroDivisionError (integer division by zero)");
+  }
+  return out;
 }
 
 // div.out / div.Scalar_out (true division) and div.out_mode (rounding_mode).
-void div_out(const char* op, tsr_stack* s) {
-  binary<Kind::kFloat, kFloating>(op, s, [](auto tag, tsr_dtype) {
+template <typename Other>
+TensorView div_out(const KernelContext& ctx, TensorView self, Other other, TensorView out) {
+  return binary<Kind::kFloat, kFloating>(ctx, self, other, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return x / y; };
   });
 }
 
-void div_mode_out(const char* op, tsr_stack* s) {
-  if (is_none(s, 2)) {
-    div_out(op, s);
-    return;
-  }
-  const std::string_view mode = arg<std::string_view>(s, 2);
-  const bool floor_mode = mode == "floor";
-  integer_division(op, [&](ZeroFlag* flag) {
-    binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag, tsr_dtype) {
+TensorView div_mode_out(const KernelContext& ctx, TensorView self, TensorView other,
+                        std::optional<std::string_view> rounding_mode, TensorView out) {
+  if (!rounding_mode) return div_out(ctx, self, other, out);
+  const bool floor_mode = *rounding_mode == "floor";
+  return integer_division(ctx, [&](ZeroFlag* flag) {
+    return binary<Kind::kPromote, kNumeric>(ctx, self, other, out, [&](auto tag, tsr_dtype) {
       using C = compute_t<typename decltype(tag)::type>;
       return [flag, floor_mode](C x, C y) -> C {
         if constexpr (std::is_integral_v<C>) {
@@ -164,10 +160,10 @@ void div_mode_out(const char* op, tsr_stack* s) {
   });
 }
 
-template <bool kRemainder>
-void mod_out(const char* op, tsr_stack* s) {
-  integer_division(op, [&](ZeroFlag* flag) {
-    binary<Kind::kPromote, kNumeric>(op, s, [&](auto tag, tsr_dtype) {
+template <bool kRemainder, typename Other>
+TensorView mod_out(const KernelContext& ctx, TensorView self, Other other, TensorView out) {
+  return integer_division(ctx, [&](ZeroFlag* flag) {
+    return binary<Kind::kPromote, kNumeric>(ctx, self, other, out, [&](auto tag, tsr_dtype) {
       using C = compute_t<typename decltype(tag)::type>;
       return [flag](C x, C y) -> C {
         if constexpr (std::is_integral_v<C>) {
@@ -194,61 +190,60 @@ C pow_of(C x, C y) {
 }
 
 // pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
-void pow_scalar_base_out(const char* op, tsr_stack* s) {
-  const Operand base = read_operand(s, 0), exponent = read_operand(s, 1);
-  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
+sdk::Tensor pow_scalar_base_out(const KernelContext& ctx, Scalar self, const sdk::Tensor& exponent,
+                                const sdk::Tensor& out) {
   sdk::ResultType rt;
-  rt << base << exponent;
+  rt.add(self).add(exponent);
   const tsr_dtype compute = rt.get();
-  dispatch<kNumeric>(compute, op, [&](auto tag) {
+  dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const C b = scalar_value<T>(base.scalar);
+    const C b = scalar_value<T>(self);
     PointwiseFrame frame(out, compute);
-    frame.input(exponent, compute);
+    frame.input(operand(exponent), compute);
     pointwise<T, T>(frame.build(), [b](C y) { return pow_of(b, y); });
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 // pow.Tensor_Tensor_out and pow.Tensor_Scalar_out.
-void pow_out(const char* op, tsr_stack* s) {
-  if (!is_tensor(s, 1)) {
-    const sdk::Scalar e = arg<sdk::Scalar>(s, 1);
-    if (sdk::is_integral(arg<sdk::Tensor>(s, 0).dtype(), true) && !e.is_floating_point() &&
-        e.c.i < 0) {
-      sdk::fail(TSR_INVALID_ARGUMENT,
-                std::string(op) + ": integers to negative integer powers are not allowed");
+template <typename Other>
+TensorView pow_out(const KernelContext& ctx, TensorView self, Other exponent, TensorView out) {
+  if constexpr (std::is_same_v<Other, Scalar>) {
+    if (sdk::is_integral(self.dtype(), true) && !exponent.is_floating_point() && exponent.c.i < 0) {
+      ctx.fail(TSR_INVALID_ARGUMENT, "integers to negative integer powers are not allowed");
     }
   }
-  binary<Kind::kPromote, kNumeric>(op, s, [](auto tag, tsr_dtype) {
+  return binary<Kind::kPromote, kNumeric>(ctx, self, exponent, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return pow_of(x, y); };
   });
 }
 
 template <bool kMax>
-void extremum_out(const char* op, tsr_stack* s) {
-  binary<Kind::kPromote, kAll>(op, s, [](auto tag, tsr_dtype) {
+TensorView extremum_out(const KernelContext& ctx, TensorView self, TensorView other,
+                        TensorView out) {
+  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return kMax ? max_nan(x, y) : min_nan(x, y); };
   });
 }
 
-void atan2_out(const char* op, tsr_stack* s) {
-  binary<Kind::kFloat, kFloating>(op, s, [](auto tag, tsr_dtype) {
+TensorView atan2_out(const KernelContext& ctx, TensorView self, TensorView other, TensorView out) {
+  return binary<Kind::kFloat, kFloating>(ctx, self, other, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return std::atan2(x, y); };
   });
 }
 
-#define TESSERA_BINARY(NAME, KIND, SET, EXPR)                \
-  void NAME##_out(const char* op, tsr_stack* s) {            \
-    binary<Kind::KIND, SET>(op, s, [](auto tag, tsr_dtype) { \
-      using C = compute_t<typename decltype(tag)::type>;     \
-      return [](C x, C y) { return EXPR; };                  \
-    });                                                      \
+#define TESSERA_BINARY(NAME, KIND, SET, EXPR)                                                     \
+  template <typename Other>                                                                       \
+  TensorView NAME##_out(const KernelContext& ctx, TensorView self, Other other, TensorView out) { \
+    return binary<Kind::KIND, SET>(ctx, self, other, out, [](auto tag, tsr_dtype) {               \
+      using C = compute_t<typename decltype(tag)::type>;                                          \
+      return [](C x, C y) { return EXPR; };                                                       \
+    });                                                                                           \
   }
 TESSERA_BINARY(eq, kBool, kAll, x == y)
 TESSERA_BINARY(ne, kBool, kAll, x != y)
@@ -267,46 +262,43 @@ TESSERA_BINARY(bitwise_xor, kPromote, kIntegralAndBool, static_cast<C>(x ^ y))
 }  // namespace
 
 void register_binary(sdk::Library& lib) {
-  impl<&add_out<false>>(lib, "add.out");
-  impl<&add_out<false>>(lib, "add.Scalar_out");
-  impl<&add_out<true>>(lib, "sub.out");
-  impl<&add_out<true>>(lib, "sub.Scalar_out");
-  impl<&mul_out>(lib, "mul.out");
-  impl<&mul_out>(lib, "mul.Scalar_out");
-  impl<&div_out>(lib, "div.out");
-  impl<&div_out>(lib, "div.Scalar_out");
-  impl<&div_mode_out>(lib, "div.out_mode");
-  impl<&pow_out>(lib, "pow.Tensor_Tensor_out");
-  impl<&pow_out>(lib, "pow.Tensor_Scalar_out");
-  impl<&pow_scalar_base_out>(lib, "pow.Scalar_out");
-  impl<&extremum_out<true>>(lib, "maximum.out");
-  impl<&extremum_out<false>>(lib, "minimum.out");
-  impl<&mod_out<false>>(lib, "fmod.Tensor_out");
-  impl<&mod_out<false>>(lib, "fmod.Scalar_out");
-  impl<&mod_out<true>>(lib, "remainder.Tensor_out");
-  impl<&mod_out<true>>(lib, "remainder.Scalar_out");
-  impl<&atan2_out>(lib, "atan2.out");
-  impl<&eq_out>(lib, "eq.Tensor_out");
-  impl<&eq_out>(lib, "eq.Scalar_out");
-  impl<&ne_out>(lib, "ne.Tensor_out");
-  impl<&ne_out>(lib, "ne.Scalar_out");
-  impl<&lt_out>(lib, "lt.Tensor_out");
-  impl<&lt_out>(lib, "lt.Scalar_out");
-  impl<&le_out>(lib, "le.Tensor_out");
-  impl<&le_out>(lib, "le.Scalar_out");
-  impl<&gt_out>(lib, "gt.Tensor_out");
-  impl<&gt_out>(lib, "gt.Scalar_out");
-  impl<&ge_out>(lib, "ge.Tensor_out");
-  impl<&ge_out>(lib, "ge.Scalar_out");
-  impl<&logical_and_out>(lib, "logical_and.out");
-  impl<&logical_or_out>(lib, "logical_or.out");
-  impl<&logical_xor_out>(lib, "logical_xor.out");
-  impl<&bitwise_and_out>(lib, "bitwise_and.Tensor_out");
-  impl<&bitwise_or_out>(lib, "bitwise_or.Tensor_out");
-  impl<&bitwise_xor_out>(lib, "bitwise_xor.Tensor_out");
-  impl<&bitwise_and_out>(lib, "bitwise_and.Scalar_out");
-  impl<&bitwise_or_out>(lib, "bitwise_or.Scalar_out");
-  impl<&bitwise_xor_out>(lib, "bitwise_xor.Scalar_out");
+  using T = sdk::TensorView;  // the Tensor overload's `other`
+  using S = sdk::Scalar;      // the Scalar overload's
+  lib.impl<&add_out<false, T>>(TESSERA_OP("add.out"));
+  lib.impl<&add_out<false, S>>(TESSERA_OP("add.Scalar_out"));
+  lib.impl<&add_out<true, T>>(TESSERA_OP("sub.out"));
+  lib.impl<&add_out<true, S>>(TESSERA_OP("sub.Scalar_out"));
+  lib.impl<&mul_out<T>>(TESSERA_OP("mul.out"));
+  lib.impl<&mul_out<S>>(TESSERA_OP("mul.Scalar_out"));
+  lib.impl<&div_out<T>>(TESSERA_OP("div.out"));
+  lib.impl<&div_out<S>>(TESSERA_OP("div.Scalar_out"));
+  lib.impl<&div_mode_out>(TESSERA_OP("div.out_mode"));
+  lib.impl<&pow_out<T>>(TESSERA_OP("pow.Tensor_Tensor_out"));
+  lib.impl<&pow_out<S>>(TESSERA_OP("pow.Tensor_Scalar_out"));
+  lib.impl<&pow_scalar_base_out>(TESSERA_OP("pow.Scalar_out"));
+  lib.impl<&extremum_out<true>>(TESSERA_OP("maximum.out"));
+  lib.impl<&extremum_out<false>>(TESSERA_OP("minimum.out"));
+  lib.impl<&mod_out<false, T>>(TESSERA_OP("fmod.Tensor_out"));
+  lib.impl<&mod_out<false, S>>(TESSERA_OP("fmod.Scalar_out"));
+  lib.impl<&mod_out<true, T>>(TESSERA_OP("remainder.Tensor_out"));
+  lib.impl<&mod_out<true, S>>(TESSERA_OP("remainder.Scalar_out"));
+  lib.impl<&atan2_out>(TESSERA_OP("atan2.out"));
+#define TESSERA_REGISTER(NAME, TENSOR_OUT, SCALAR_OUT)         \
+  lib.impl<&NAME##_out<T>>(TESSERA_OP(#NAME "." #TENSOR_OUT)); \
+  lib.impl<&NAME##_out<S>>(TESSERA_OP(#NAME "." #SCALAR_OUT));
+  TESSERA_REGISTER(eq, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(ne, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(lt, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(le, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(gt, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(ge, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(bitwise_and, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(bitwise_or, Tensor_out, Scalar_out)
+  TESSERA_REGISTER(bitwise_xor, Tensor_out, Scalar_out)
+#undef TESSERA_REGISTER
+  lib.impl<&logical_and_out<T>>(TESSERA_OP("logical_and.out"));
+  lib.impl<&logical_or_out<T>>(TESSERA_OP("logical_or.out"));
+  lib.impl<&logical_xor_out<T>>(TESSERA_OP("logical_xor.out"));
 }
 
 }  // namespace cpu

@@ -69,20 +69,17 @@ bool is_non_overlapping_and_dense(const sdk::Tensor& t) {
 }
 
 // copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
-void copy_kernel(const char*, tsr_stack* s) {
-  sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  sdk::Tensor src = arg<sdk::Tensor>(s, 1);
+sdk::Tensor copy_kernel(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_blocking*/) {
   if (self.data_ptr() != src.data_ptr() || self.strides().vec() != src.strides().vec() ||
       self.dtype() != src.dtype()) {
     copy_cast(self, src);
   }
-  set_result(s, self);
+  return self;
 }
 
 // clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
-void clone_kernel(const char*, tsr_stack* s) {
-  sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const bool preserve = is_none(s, 1) || arg<int64_t>(s, 1) == TSR_MEMORY_FORMAT_PRESERVE;
+sdk::Tensor clone_kernel(const sdk::Tensor& self, std::optional<int64_t> memory_format) {
+  const bool preserve = !memory_format || *memory_format == TSR_MEMORY_FORMAT_PRESERVE;
   sdk::Tensor out;
   if (preserve && is_non_overlapping_and_dense(self)) {
     tsr_tensor* t = nullptr;
@@ -93,14 +90,12 @@ void clone_kernel(const char*, tsr_stack* s) {
     out = sdk::Tensor::empty(self.sizes().vec(), self.dtype());
   }
   copy_cast(out, self);
-  set_result(s, out);
+  return out;
 }
 
 // fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
-void fill_kernel(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const sdk::Scalar value = arg<sdk::Scalar>(s, 1);
-  dispatch<kAll>(self.dtype(), op, [&](auto tag) {
+sdk::Tensor fill_kernel(const sdk::KernelContext& ctx, const sdk::Tensor& self, sdk::Scalar value) {
+  dispatch<kAll>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v;
     scalar_to(value, self.dtype(), &v);
@@ -116,15 +111,15 @@ void fill_kernel(const char* op, tsr_stack* s) {
       }
     });
   });
-  set_result(s, self);
+  return self;
 }
 
 }  // namespace
 
 void register_copy(sdk::Library& lib) {
-  impl<&fill_kernel>(lib, "fill_.Scalar");
-  impl<&copy_kernel>(lib, "copy_");
-  impl<&clone_kernel>(lib, "clone");
+  lib.impl<&fill_kernel>(TESSERA_OP("fill_.Scalar"));
+  lib.impl<&copy_kernel>(TESSERA_OP("copy_"));
+  lib.impl<&clone_kernel>(TESSERA_OP("clone"));
 }
 
 }  // namespace cpu

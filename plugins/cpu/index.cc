@@ -17,9 +17,9 @@ namespace tessera {
 namespace cpu {
 namespace {
 
-sdk::Tensor last(tsr_stack* s, size_t from_end = 1) {
-  return arg<sdk::Tensor>(s, sdk::api().stack_size(s) - from_end);
-}
+using sdk::KernelContext;
+using sdk::Scalar;
+using sdk::Tensor;
 
 // An unsigned type of each element size: copies move bytes, whatever the dtype.
 template <typename F>
@@ -49,11 +49,11 @@ struct BadIndex {
   void record(int64_t v) {
     if (!hit.exchange(true)) value.store(v);
   }
-  void check(const char* op, int64_t dim, int64_t size) const {
+  void check(const KernelContext& ctx, int64_t dim, int64_t size) const {
     if (hit.load()) {
-      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": index " + std::to_string(value.load()) +
-                                          " is out of bounds for dimension " + std::to_string(dim) +
-                                          " with size " + std::to_string(size));
+      ctx.fail(TSR_INVALID_ARGUMENT, "index " + std::to_string(value.load()) +
+                                         " is out of bounds for dimension " + std::to_string(dim) +
+                                         " with size " + std::to_string(size));
     }
   }
 };
@@ -84,9 +84,9 @@ IndexedDim indexed_dim(const sdk::Tensor& t, int64_t dim) {
 }
 
 // index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out)
-void index_select_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), index = arg<sdk::Tensor>(s, 2), out = last(s);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
+Tensor index_select_out(const KernelContext& ctx, const Tensor& self, int64_t dim_arg,
+                        const Tensor& index, const Tensor& out) {
+  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(out);
   const IndexedDim src = indexed_dim(self, dim);
   const int64_t size = src.size, self_dim_stride = src.step;
@@ -115,14 +115,14 @@ void index_select_out(const char* op, tsr_stack* s) {
       }
     });
   });
-  bad.check(op, dim, size);
-  set_result(s, out);
+  bad.check(ctx, dim, size);
+  return out;
 }
 
 // gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
-void gather_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), index = arg<sdk::Tensor>(s, 2), out = last(s);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
+Tensor gather_out(const KernelContext& ctx, const Tensor& self, int64_t dim_arg,
+                  const Tensor& index, bool /*sparse_grad*/, const Tensor& out) {
+  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(index);
   const IndexedDim src = indexed_dim(self, dim);
   const int64_t size = src.size, self_dim_stride = src.step;
@@ -146,34 +146,25 @@ void gather_out(const char* op, tsr_stack* s) {
       }
     });
   });
-  bad.check(op, dim, size);
-  set_result(s, out);
+  bad.check(ctx, dim, size);
+  return out;
 }
 
 // How scatter combines a written value with what is there: replace (scatter), add
-// (scatter_add, reduce='add') or multiply (reduce='multiply'). kFromArgument: the
-// `reduce` string that scatter.reduce_out and scatter.value_reduce_out take after the value
-// (the meta function has checked it).
-enum class Combine { kReplace, kAdd, kMultiply, kFromArgument };
+// (scatter_add, reduce='add') or multiply (reduce='multiply').
+enum class Combine { kReplace, kAdd, kMultiply };
 
 // scatter.src_out / scatter.value_out / scatter_add.out / scatter.reduce_out /
 // scatter.value_reduce_out: out = self, then along `dim` out[index] = src (or value), or
 // combined with it. Runs on one thread: with repeated indices the last write (or the order of
 // additions) must not depend on scheduling.
-template <Combine kCombine>
-void scatter_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), index = arg<sdk::Tensor>(s, 2), out = last(s);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
-  const bool has_src = is_tensor(s, 3);
-  Combine combine = kCombine;
-  if constexpr (kCombine == Combine::kFromArgument) {
-    combine = arg<std::string_view>(s, 4) == "add" ? Combine::kAdd : Combine::kMultiply;
-  }
+// Src: the Tensor src or the Scalar value.
+template <typename Src>
+Tensor scatter(const KernelContext& ctx, const Tensor& self, int64_t dim_arg, const Tensor& index,
+               const Src& src_arg, Combine combine, const Tensor& out) {
+  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
   if (self.data_ptr() != out.data_ptr()) copy_cast(out, self);
-  if (index.numel() == 0) {
-    set_result(s, out);
-    return;
-  }
+  if (index.numel() == 0) return out;
   const std::vector<int64_t> shape = sizes_or_scalar(index);
   const IndexedDim dst = indexed_dim(out, dim);
   const int64_t size = dst.size, out_dim_stride = dst.step;
@@ -181,16 +172,15 @@ void scatter_out(const char* op, tsr_stack* s) {
   it.add_operand(out.data_ptr(), out.itemsize(), shape, dst.strides);
   it.add_operand(index.data_ptr(), index.itemsize(), shape, strides_or_scalar(index));
   alignas(8) unsigned char value[8] = {};
-  if (has_src) {
-    const sdk::Tensor src = arg<sdk::Tensor>(s, 3);
-    it.add_operand(src.data_ptr(), src.itemsize(), shape, strides_or_scalar(src));
+  if constexpr (std::is_same_v<Src, Tensor>) {
+    it.add_operand(src_arg.data_ptr(), src_arg.itemsize(), shape, strides_or_scalar(src_arg));
   } else {
-    scalar_to(arg<sdk::Scalar>(s, 3), out.dtype(), value);
+    scalar_to(src_arg, out.dtype(), value);
     it.add_scalar(value, out.itemsize());
   }
   it.build();
   BadIndex bad;
-  dispatch<kAll>(out.dtype(), op, [&](auto tag) {
+  dispatch<kAll>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     it.for_each(
         [&](char** d, const int64_t* st, int64_t n) {
@@ -216,8 +206,26 @@ void scatter_out(const char* op, tsr_stack* s) {
         },
         /*grain=*/INT64_MAX);
   });
-  bad.check(op, dim, size);
-  set_result(s, out);
+  bad.check(ctx, dim, size);
+  return out;
+}
+
+// scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out),
+// scatter.value_out (Scalar value), scatter_add.out (Tensor src).
+template <Combine kCombine, typename Src>
+Tensor scatter_out(const KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index,
+                   const Src& src, const Tensor& out) {
+  return scatter(ctx, self, dim, index, src, kCombine, out);
+}
+// scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!)
+// out), scatter.value_reduce_out (Scalar value): `reduce` is "add" or "multiply" (the meta
+// function has checked it).
+template <typename Src>
+Tensor scatter_reduce_out(const KernelContext& ctx, const Tensor& self, int64_t dim,
+                          const Tensor& index, const Src& src, std::string_view reduce,
+                          const Tensor& out) {
+  return scatter(ctx, self, dim, index, src, reduce == "add" ? Combine::kAdd : Combine::kMultiply,
+                 out);
 }
 
 // Lines along `dim` of several same-shaped tensors: fn(ptrs, byte strides along dim, n).
@@ -262,23 +270,19 @@ bool less_nan(C a, C b) {
 // Tensor(b!) indices); sort.values_stable(Tensor self, *, bool? stable, int dim=-1,
 // bool descending=False, Tensor(a!) values, Tensor(b!) indices); topk.values(Tensor self,
 // SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!)
-// indices). kDimAt: where `dim` is; descending (largest) follows it. Always stable: equal
-// values keep their order, which is what stable=True asks and what stable=False allows.
-template <bool kTopk, int kDimAt>
-void sort_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const sdk::Tensor values = last(s, 2), indices = last(s, 1);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, kDimAt), self.dim());
-  const bool descending = arg<bool>(s, kDimAt + 1);
+// indices). Always stable: equal values keep their order, which is what stable=True asks and
+// what stable=False allows. k: topk's, or -1 (sort: all).
+template <bool kTopk>
+std::tuple<Tensor, Tensor> sort_lines(const KernelContext& ctx, const Tensor& self, int64_t k_arg,
+                                      int64_t dim_arg, bool descending, const Tensor& values,
+                                      const Tensor& indices) {
+  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
   const int64_t n = sizes_or_scalar(self)[dim];
-  const int64_t k = kTopk ? arg<int64_t>(s, 1) : n;
-  if (values.numel() == 0) {
-    set_results(s, values, indices);
-    return;
-  }
+  const int64_t k = kTopk ? k_arg : n;
+  if (values.numel() == 0) return {values, indices};
   // sort takes every dtype; topk refuses bool, as PyTorch's CPU kernels do.
   constexpr sdk::DtypeSet kSet = kTopk ? kNumeric : kAll;
-  dispatch<kSet>(self.dtype(), op, [&](auto tag) {
+  dispatch<kSet>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     for_each_lines({self, values, indices}, self.sizes().vec(), dim, n,
@@ -304,25 +308,38 @@ void sort_out(const char* op, tsr_stack* s) {
                      }
                    });
   });
-  set_results(s, values, indices);
+  return {values, indices};
 }
 
-// topk's "largest" is sort's "descending".
-void topk_out(const char* op, tsr_stack* s) { sort_out<true, 2>(op, s); }
-void sort_values_out(const char* op, tsr_stack* s) { sort_out<false, 1>(op, s); }
-void sort_values_stable_out(const char* op, tsr_stack* s) { sort_out<false, 2>(op, s); }
+// topk's "largest" is sort's "descending"; the values come out sorted whatever `sorted` says.
+std::tuple<Tensor, Tensor> topk_out(const KernelContext& ctx, const Tensor& self, int64_t k,
+                                    int64_t dim, bool largest, bool /*sorted*/,
+                                    const Tensor& values, const Tensor& indices) {
+  return sort_lines<true>(ctx, self, k, dim, largest, values, indices);
+}
+std::tuple<Tensor, Tensor> sort_values_out(const KernelContext& ctx, const Tensor& self,
+                                           int64_t dim, bool descending, const Tensor& values,
+                                           const Tensor& indices) {
+  return sort_lines<false>(ctx, self, -1, dim, descending, values, indices);
+}
+std::tuple<Tensor, Tensor> sort_values_stable_out(const KernelContext& ctx, const Tensor& self,
+                                                  std::optional<bool> /*stable*/, int64_t dim,
+                                                  bool descending, const Tensor& values,
+                                                  const Tensor& indices) {
+  return sort_lines<false>(ctx, self, -1, dim, descending, values, indices);
+}
 
 // flip.out(Tensor self, int[] dims, *, Tensor(a!) out): the input read backwards (negative
 // strides from its last element) along the flipped dims.
-void flip_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
+Tensor flip_out(const KernelContext& ctx, const Tensor& self, sdk::IntSpan dims,
+                const Tensor& out) {
   std::vector<int64_t> strides = self.strides().vec();
   char* base = static_cast<char*>(self.data_ptr());
   if (self.numel() > 0) {
     // A 0-dim tensor takes dims 0 and -1 as PyTorch does (wrap_dim treats it as 1-dim), and
     // its flip is itself: one slot keeps that mark in bounds, and no stride reads it.
     std::vector<bool> flipped(std::max<size_t>(strides.size(), 1), false);
-    for (int64_t d : arg<sdk::IntSpan>(s, 1)) flipped[wrap_dim(op, d, self.dim())] = true;
+    for (int64_t d : dims) flipped[wrap_dim(ctx.op_name(), d, self.dim())] = true;
     for (size_t d = 0; d < strides.size(); ++d) {
       if (!flipped[d] || self.sizes()[d] <= 1) continue;
       base += (self.sizes()[d] - 1) * strides[d] * static_cast<int64_t>(self.itemsize());
@@ -341,19 +358,16 @@ void flip_out(const char* op, tsr_stack* s) {
       }
     });
   });
-  set_result(s, out);
+  return out;
 }
 
 // tril.out / triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out): keep element (i, j)
 // of each matrix when j - i <= diagonal (tril) or >= diagonal (triu); zero the rest.
 template <bool kUpper>
-void tri_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
-  const int64_t diagonal = arg<int64_t>(s, 1);
+Tensor tri_out(const Tensor& self, int64_t diagonal, const Tensor& out) {
   const int64_t nd = self.dim();
   const int64_t rows = self.sizes()[nd - 2], cols = self.sizes()[nd - 1];
   const int64_t batch = rows * cols == 0 ? 0 : self.numel() / (rows * cols);
-  (void)op;
   // Batches as a flattened outer index: walk them with row-major multi-indices.
   std::vector<int64_t> outer(self.sizes().begin(), self.sizes().end() - 2);
   by_itemsize(self.itemsize(), [&](auto tag) {
@@ -380,25 +394,25 @@ void tri_out(const char* op, tsr_stack* s) {
       }
     }
   });
-  set_result(s, out);
+  return out;
 }
 
 }  // namespace
 
 void register_index(sdk::Library& lib) {
-  impl<&index_select_out>(lib, "index_select.out");
-  impl<&gather_out>(lib, "gather.out");
-  impl<&scatter_out<Combine::kReplace>>(lib, "scatter.src_out");
-  impl<&scatter_out<Combine::kReplace>>(lib, "scatter.value_out");
-  impl<&scatter_out<Combine::kAdd>>(lib, "scatter_add.out");
-  impl<&scatter_out<Combine::kFromArgument>>(lib, "scatter.reduce_out");
-  impl<&scatter_out<Combine::kFromArgument>>(lib, "scatter.value_reduce_out");
-  impl<&sort_values_out>(lib, "sort.values");
-  impl<&sort_values_stable_out>(lib, "sort.values_stable");
-  impl<&topk_out>(lib, "topk.values");
-  impl<&flip_out>(lib, "flip.out");
-  impl<&tri_out<false>>(lib, "tril.out");
-  impl<&tri_out<true>>(lib, "triu.out");
+  lib.impl<&index_select_out>(TESSERA_OP("index_select.out"));
+  lib.impl<&gather_out>(TESSERA_OP("gather.out"));
+  lib.impl<&scatter_out<Combine::kReplace, Tensor>>(TESSERA_OP("scatter.src_out"));
+  lib.impl<&scatter_out<Combine::kReplace, Scalar>>(TESSERA_OP("scatter.value_out"));
+  lib.impl<&scatter_out<Combine::kAdd, Tensor>>(TESSERA_OP("scatter_add.out"));
+  lib.impl<&scatter_reduce_out<Tensor>>(TESSERA_OP("scatter.reduce_out"));
+  lib.impl<&scatter_reduce_out<Scalar>>(TESSERA_OP("scatter.value_reduce_out"));
+  lib.impl<&sort_values_out>(TESSERA_OP("sort.values"));
+  lib.impl<&sort_values_stable_out>(TESSERA_OP("sort.values_stable"));
+  lib.impl<&topk_out>(TESSERA_OP("topk.values"));
+  lib.impl<&flip_out>(TESSERA_OP("flip.out"));
+  lib.impl<&tri_out<false>>(TESSERA_OP("tril.out"));
+  lib.impl<&tri_out<true>>(TESSERA_OP("triu.out"));
 }
 
 }  // namespace cpu

@@ -1,5 +1,7 @@
-// What every CPU kernel file uses: reading the argument stack, compile-time dtype sets, the
-// wrapper that turns a kernel's exceptions into errors, and registration.
+// What every CPU kernel file uses: dtype dispatch over compile-time dtype sets, the op name for
+// messages, and the family registration functions. Kernels are typed C++ functions registered
+// with the SDK's lib.impl<&fn>(TESSERA_OP("op")) (tessera/sdk/boxing.hpp); the boxed helpers at
+// the end are left for the nn kernels (nn.cc) only, until they move to that form too.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,44 @@
 
 namespace tessera {
 namespace cpu {
+
+// dispatch<Set>: like sdk::dispatch, but instantiates `f` only for the dtypes of Set, so a
+// kernel body need not compile for types its op refuses (bitwise ops on floats).
+// `op` names the op in messages: its name, or the kernel's context (asked only on failure).
+inline std::string op_label(std::string_view op) { return std::string(op); }
+inline std::string op_label(const sdk::KernelContext& ctx) { return std::string(ctx.op_name()); }
+
+template <sdk::DtypeSet Set, typename Op, typename F>
+void dispatch(tsr_dtype dtype, const Op& op, F&& f) {
+  if ((Set & sdk::dtype_bit(dtype)) == 0) {
+    sdk::fail(TSR_UNIMPLEMENTED,
+              op_label(op) + ": not implemented for dtype " + sdk::dtype_name(dtype) + " on cpu");
+  }
+#define TESSERA_CPU_CASE(DT, T)                      \
+  case DT:                                           \
+    if constexpr ((Set & sdk::dtype_bit(DT)) != 0) { \
+      return f(sdk::TypeTag<T>{});                   \
+    }                                                \
+    break;
+  switch (dtype) {
+    TESSERA_CPU_CASE(TSR_DTYPE_BOOL, bool)
+    TESSERA_CPU_CASE(TSR_DTYPE_UINT8, uint8_t)
+    TESSERA_CPU_CASE(TSR_DTYPE_INT8, int8_t)
+    TESSERA_CPU_CASE(TSR_DTYPE_INT16, int16_t)
+    TESSERA_CPU_CASE(TSR_DTYPE_INT32, int32_t)
+    TESSERA_CPU_CASE(TSR_DTYPE_INT64, int64_t)
+    TESSERA_CPU_CASE(TSR_DTYPE_FLOAT16, Half)
+    TESSERA_CPU_CASE(TSR_DTYPE_BFLOAT16, BFloat16)
+    TESSERA_CPU_CASE(TSR_DTYPE_FLOAT32, float)
+    TESSERA_CPU_CASE(TSR_DTYPE_FLOAT64, double)
+    default:
+      break;
+  }
+#undef TESSERA_CPU_CASE
+  sdk::fail(TSR_INVALID_ARGUMENT, op_label(op) + ": invalid dtype");
+}
+
+// --- Used by the nn kernels only (nn.cc), which still read the stack by position ------------
 
 // Reading stack arguments by C++ type (the SDK's readers).
 template <typename T>
@@ -38,39 +78,7 @@ inline void set_results(tsr_stack* s, const sdk::Tensor& a, const sdk::Tensor& b
   sdk::internal::push(s, b);
 }
 
-// dispatch<Set>: like sdk::dispatch, but instantiates `f` only for the dtypes of Set, so a
-// kernel body need not compile for types its op refuses (bitwise ops on floats).
-template <sdk::DtypeSet Set, typename F>
-void dispatch(tsr_dtype dtype, std::string_view op, F&& f) {
-  if ((Set & sdk::dtype_bit(dtype)) == 0) {
-    sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": not implemented for dtype " +
-                                     sdk::dtype_name(dtype) + " on cpu");
-  }
-#define TESSERA_CPU_CASE(DT, T)                      \
-  case DT:                                           \
-    if constexpr ((Set & sdk::dtype_bit(DT)) != 0) { \
-      return f(sdk::TypeTag<T>{});                   \
-    }                                                \
-    break;
-  switch (dtype) {
-    TESSERA_CPU_CASE(TSR_DTYPE_BOOL, bool)
-    TESSERA_CPU_CASE(TSR_DTYPE_UINT8, uint8_t)
-    TESSERA_CPU_CASE(TSR_DTYPE_INT8, int8_t)
-    TESSERA_CPU_CASE(TSR_DTYPE_INT16, int16_t)
-    TESSERA_CPU_CASE(TSR_DTYPE_INT32, int32_t)
-    TESSERA_CPU_CASE(TSR_DTYPE_INT64, int64_t)
-    TESSERA_CPU_CASE(TSR_DTYPE_FLOAT16, Half)
-    TESSERA_CPU_CASE(TSR_DTYPE_BFLOAT16, BFloat16)
-    TESSERA_CPU_CASE(TSR_DTYPE_FLOAT32, float)
-    TESSERA_CPU_CASE(TSR_DTYPE_FLOAT64, double)
-    default:
-      break;
-  }
-#undef TESSERA_CPU_CASE
-  sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": invalid dtype");
-}
-
-// A kernel body: reads its arguments from the stack and leaves its returns there.
+// A kernel body (nn.cc only): reads its arguments from the stack and leaves its returns there.
 using KernelBody = void (*)(const char* op, tsr_stack* stack);
 
 // guarded<Body>: the C kernel for a body; every exception becomes an error.
@@ -90,11 +98,14 @@ tsr_error* guarded(void* context, const tsr_op* op, tsr_stack* stack) noexcept {
   }
 }
 
-// impl registers `Body` for `op` (a string literal: it is also the kernel's context).
+// impl registers `Body` for `op` (a string literal: it is also the kernel's context; nn.cc
+// only: every other family registers typed kernels with lib.impl<&fn>(TESSERA_OP("op"))).
 template <KernelBody Body>
 void impl(sdk::Library& lib, const char* op) {
   lib.impl_boxed(op, &guarded<Body>, const_cast<char*>(op), op);
 }
+
+// --- end of the nn-only helpers ---------------------------------------------------------------
 
 // The op families, each in its own file.
 void register_copy(sdk::Library& lib);

@@ -144,10 +144,11 @@ void gemm_loop(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& ou
       &ctx);
 }
 
-void gemm(const char* op, const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
-          const sdk::Scalar& alpha, const sdk::Scalar& beta, bool accumulate) {
+void gemm(const sdk::KernelContext& ctx, const sdk::Tensor& a, const sdk::Tensor& b,
+          const sdk::Tensor& out, const sdk::Scalar& alpha, const sdk::Scalar& beta,
+          bool accumulate) {
   if (out.numel() == 0) return;
-  dispatch<kNumeric>(out.dtype(), op, [&](auto tag) {
+  dispatch<kNumeric>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (a.size(-1) != 0 &&
         (gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
@@ -159,32 +160,30 @@ void gemm(const char* op, const sdk::Tensor& a, const sdk::Tensor& b, const sdk:
 }
 
 // mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out); bmm.out likewise.
-void mm_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor a = arg<sdk::Tensor>(s, 0), b = arg<sdk::Tensor>(s, 1),
-                    out = arg<sdk::Tensor>(s, 2);
-  gemm(op, a, b, out, sdk::Scalar(int64_t{1}), sdk::Scalar(int64_t{0}), false);
-  set_result(s, out);
+sdk::Tensor mm_out(const sdk::KernelContext& ctx, const sdk::Tensor& self, const sdk::Tensor& mat2,
+                   const sdk::Tensor& out) {
+  gemm(ctx, self, mat2, out, sdk::Scalar(int64_t{1}), sdk::Scalar(int64_t{0}), false);
+  return out;
 }
 
 // addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1,
 // Tensor(a!) out)
-void addmm_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), a = arg<sdk::Tensor>(s, 1),
-                    b = arg<sdk::Tensor>(s, 2), out = arg<sdk::Tensor>(s, 5);
-  const sdk::Scalar beta = arg<sdk::Scalar>(s, 3), alpha = arg<sdk::Scalar>(s, 4);
+sdk::Tensor addmm_out(const sdk::KernelContext& ctx, const sdk::Tensor& self, const sdk::Tensor& a,
+                      const sdk::Tensor& b, sdk::Scalar beta, sdk::Scalar alpha,
+                      const sdk::Tensor& out) {
   const bool accumulate = beta.to_double() != 0;
   // beta == 0 ignores self entirely (NaN and Inf in it do not propagate), as in PyTorch.
   if (accumulate && self.data_ptr() != out.data_ptr()) copy_cast(out, self);
-  gemm(op, a, b, out, alpha, beta, accumulate);
-  set_result(s, out);
+  gemm(ctx, a, b, out, alpha, beta, accumulate);
+  return out;
 }
 
 }  // namespace
 
 void register_linalg(sdk::Library& lib) {
-  impl<&mm_out>(lib, "mm.out");
-  impl<&mm_out>(lib, "bmm.out");
-  impl<&addmm_out>(lib, "addmm.out");
+  lib.impl<&mm_out>(TESSERA_OP("mm.out"));
+  lib.impl<&mm_out>(TESSERA_OP("bmm.out"));
+  lib.impl<&addmm_out>(TESSERA_OP("addmm.out"));
 }
 
 }  // namespace cpu

@@ -23,34 +23,15 @@ sdk::Tensor to_dtype(const sdk::Tensor& t, tsr_dtype dtype);
 // scalar_to writes `s` converted to `dtype` at `dst` (at least 8 bytes).
 void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst);
 
-// Operand: a tensor argument or a Scalar argument.
+// Operand: a tensor argument or a Scalar argument (operand() makes one of either).
 struct Operand {
   sdk::Tensor tensor;
   sdk::Scalar scalar;
   bool is_scalar = false;
 };
-inline Operand read_operand(const tsr_stack* s, size_t i) {
-  Operand o;
-  if (is_tensor(s, i)) {
-    o.tensor = arg<sdk::Tensor>(s, i);
-  } else {
-    o.scalar = arg<sdk::Scalar>(s, i);
-    o.is_scalar = true;
-  }
-  return o;
-}
-// operand_from: the operand at stack value `i`, whose view `v` was read already (a tensor
-// costs one reference, not a table call per property).
-inline Operand operand_from(const tsr_stack* s, size_t i, const sdk::TensorView& v) {
-  Operand o;
-  if (v.defined()) {
-    o.tensor = v.tensor();
-  } else {
-    o.scalar = arg<sdk::Scalar>(s, i);
-    o.is_scalar = true;
-  }
-  return o;
-}
+inline Operand operand(const sdk::Tensor& t) { return Operand{t, {}, false}; }
+inline Operand operand(const sdk::TensorView& v) { return Operand{v.tensor(), {}, false}; }
+inline Operand operand(const sdk::Scalar& s) { return Operand{{}, s, true}; }
 inline sdk::ResultType& operator<<(sdk::ResultType& r, const Operand& o) {
   return o.is_scalar ? r.add(o.scalar) : r.add(o.tensor);
 }
@@ -59,9 +40,9 @@ inline sdk::ResultType& operator<<(sdk::ResultType& r, const Operand& o) {
 // plans]); from `promote()` (the operands' promotion, as PyTorch's) where the call has no plan
 // (a 1.0 runtime).
 template <typename Promote>
-tsr_dtype compute_dtype(const tsr_stack* s, const Promote& promote) {
+tsr_dtype compute_dtype(const sdk::KernelContext& ctx, const Promote& promote) {
   tsr_dtype planned;
-  return sdk::compute_dtype(s, &planned) ? planned : promote();
+  return ctx.compute_dtype(&planned) ? planned : promote();
 }
 
 class PointwiseFrame {

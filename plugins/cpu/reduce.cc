@@ -7,7 +7,8 @@
 namespace tessera {
 namespace cpu {
 
-std::vector<bool> reduced_dims(const char* op, int64_t ndim, const std::vector<int64_t>& dims) {
+std::vector<bool> reduced_dims(std::string_view op, int64_t ndim,
+                               const std::vector<int64_t>& dims) {
   std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
   for (int64_t d : dims) {
     const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;

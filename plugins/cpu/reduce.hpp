@@ -49,7 +49,7 @@ ReduceLayout make_layout(const sdk::Tensor& in, const std::vector<bool>& reduced
 
 // reduced_dims reads a reduction's dim argument: an int list (empty or None: all dims), an
 // int, or None; wraps negative dims and refuses out-of-range ones.
-std::vector<bool> reduced_dims(const char* op, int64_t ndim, const std::vector<int64_t>& dims);
+std::vector<bool> reduced_dims(std::string_view op, int64_t ndim, const std::vector<int64_t>& dims);
 
 namespace internal {
 

@@ -245,174 +245,194 @@ struct LogSumExpReducer {
   }
 };
 
-// ---- argument handling ----
+// ---- the kernels ----
 
-std::vector<int64_t> dim_list(tsr_stack* s, size_t i) {
-  if (i == SIZE_MAX || is_none(s, i)) return {};
-  return arg<sdk::IntSpan>(s, i).vec();
+using sdk::IntSpan;
+using sdk::KernelContext;
+using sdk::Scalar;
+using sdk::Tensor;
+
+std::vector<int64_t> dim_list(const std::optional<IntSpan>& dims) {
+  return dims ? dims->vec() : std::vector<int64_t>{};
 }
-std::vector<int64_t> one_dim(tsr_stack* s, size_t i) { return {arg<int64_t>(s, i)}; }
 
 template <typename MakeReducer>
-void run(const sdk::Tensor& in, const std::vector<bool>& reduced,
-         const std::vector<sdk::Tensor>& outs, bool reorder, const MakeReducer& make) {
+void run(const Tensor& in, const std::vector<bool>& reduced, const std::vector<Tensor>& outs,
+         bool reorder, const MakeReducer& make) {
   std::vector<char*> ptrs;
-  for (const sdk::Tensor& o : outs) ptrs.push_back(static_cast<char*>(o.data_ptr()));
+  for (const Tensor& o : outs) ptrs.push_back(static_cast<char*>(o.data_ptr()));
   const ReduceLayout L = make_layout(in, reduced, outs, reorder);
   reduce(make(), L, static_cast<const char*>(in.data_ptr()), ptrs);
 }
 
-// sum / mean / prod, over all dims or a list: the input is read in the output's dtype.
+// sum / mean / prod, over all dims or a list: the input is read in the output's dtype (the
+// runtime planned `out` from the op's `dtype` argument, which the kernels need not read).
 template <int kKind>  // 0 sum, 1 mean, 2 prod
-void sum_like(const char* op, tsr_stack* s, std::vector<int64_t> dims) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
+Tensor sum_like(const KernelContext& ctx, const Tensor& self, const std::vector<int64_t>& dims,
+                const Tensor& out) {
   constexpr sdk::DtypeSet kSet = kKind == 1 ? kFloating : kAll;
-  dispatch<kSet>(out.dtype(), op, [&](auto tag) {
+  dispatch<kSet>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const sdk::Tensor in = to_dtype(self, out.dtype());
-    const std::vector<bool> reduced = reduced_dims(op, in.dim(), dims);
+    const Tensor in = to_dtype(self, out.dtype());
+    const std::vector<bool> reduced = reduced_dims(ctx.op_name(), in.dim(), dims);
     if constexpr (kKind == 2) {
       run(in, reduced, {out}, true, [] { return ProdReducer<T>{}; });
     } else {
       run(in, reduced, {out}, true, [] { return SumReducer<T, kKind == 1>{}; });
     }
   });
-  set_result(s, out);
+  return out;
 }
 
-void sum_out(const char* op, tsr_stack* s) { sum_like<0>(op, s, {}); }
-void sum_dim_out(const char* op, tsr_stack* s) { sum_like<0>(op, s, dim_list(s, 1)); }
-void mean_out(const char* op, tsr_stack* s) { sum_like<1>(op, s, {}); }
-void mean_dim_out(const char* op, tsr_stack* s) { sum_like<1>(op, s, dim_list(s, 1)); }
-void prod_out(const char* op, tsr_stack* s) { sum_like<2>(op, s, {}); }
-void prod_dim_out(const char* op, tsr_stack* s) { sum_like<2>(op, s, one_dim(s, 1)); }
+// sum.out / mean.dtype_out / prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
+template <int kKind>
+Tensor sum_all_out(const KernelContext& ctx, const Tensor& self, std::optional<tsr_dtype>,
+                   const Tensor& out) {
+  return sum_like<kKind>(ctx, self, {}, out);
+}
+// sum.IntList_out / mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType?
+// dtype=None, Tensor(a!) out)
+template <int kKind>
+Tensor sum_dims_out(const KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
+                    bool /*keepdim*/, std::optional<tsr_dtype>, const Tensor& out) {
+  return sum_like<kKind>(ctx, self, dim_list(dim), out);
+}
+// prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!)
+// out)
+Tensor prod_dim_out(const KernelContext& ctx, const Tensor& self, int64_t dim, bool /*keepdim*/,
+                    std::optional<tsr_dtype>, const Tensor& out) {
+  return sum_like<2>(ctx, self, {dim}, out);
+}
 
 // amax/amin/max/min/max.dim/min.dim/argmax/argmin.
 template <bool kMax, int kMode>
-void extremum(const char* op, tsr_stack* s, const std::vector<int64_t>& dims,
-              const std::vector<sdk::Tensor>& outs) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
+void extremum(const KernelContext& ctx, const Tensor& self, const std::vector<int64_t>& dims,
+              const std::vector<Tensor>& outs) {
   // argmax/argmin refuse bool, as PyTorch's CPU kernels do; max/min take every dtype.
   constexpr sdk::DtypeSet kSet = kMode == 2 ? kNumeric : kAll;
-  dispatch<kSet>(self.dtype(), op, [&](auto tag) {
+  dispatch<kSet>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(op, self.dim(), dims), outs, kMode == 0,
+    run(self, reduced_dims(ctx.op_name(), self.dim(), dims), outs, kMode == 0,
         [] { return ExtremumReducer<T, kMax>{kMode}; });
   });
 }
-sdk::Tensor last(tsr_stack* s, size_t from_end = 1) {
-  return arg<sdk::Tensor>(s, sdk::api().stack_size(s) - from_end);
-}
+// amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out); amin likewise.
 template <bool kMax>
-void amax_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor out = last(s);
-  extremum<kMax, 0>(op, s, dim_list(s, 1), {out});
-  set_result(s, out);
+Tensor amax_out(const KernelContext& ctx, const Tensor& self, IntSpan dim, bool /*keepdim*/,
+                const Tensor& out) {
+  extremum<kMax, 0>(ctx, self, dim.vec(), {out});
+  return out;
 }
+// max.unary_out(Tensor self, *, Tensor(a!) out); min likewise.
 template <bool kMax>
-void max_all_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor out = last(s);
-  extremum<kMax, 0>(op, s, {}, {out});
-  set_result(s, out);
+Tensor max_all_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {
+  extremum<kMax, 0>(ctx, self, {}, {out});
+  return out;
 }
+// max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!)
+// indices) -> (Tensor(a!) values, Tensor(b!) indices); min.dim_min likewise.
 template <bool kMax>
-void max_dim_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor values = last(s, 2), indices = last(s, 1);
-  extremum<kMax, 1>(op, s, one_dim(s, 1), {values, indices});
-  set_results(s, values, indices);
+std::tuple<Tensor, Tensor> max_dim_out(const KernelContext& ctx, const Tensor& self, int64_t dim,
+                                       bool /*keepdim*/, const Tensor& values,
+                                       const Tensor& indices) {
+  extremum<kMax, 1>(ctx, self, {dim}, {values, indices});
+  return {values, indices};
 }
+// argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out); argmin
+// likewise. dim=None: over all dims, indices counted row-major as in the flattened input.
 template <bool kMax>
-void argmax_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor out = last(s);
-  // dim=None: over all dims, indices counted row-major as in the flattened input.
-  extremum<kMax, 2>(op, s, is_none(s, 1) ? std::vector<int64_t>{} : one_dim(s, 1), {out});
-  set_result(s, out);
+Tensor argmax_out(const KernelContext& ctx, const Tensor& self, std::optional<int64_t> dim,
+                  bool /*keepdim*/, const Tensor& out) {
+  extremum<kMax, 2>(ctx, self, dim ? std::vector<int64_t>{*dim} : std::vector<int64_t>{}, {out});
+  return out;
 }
 
 // var.correction_out / std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction,
 // bool keepdim, Tensor(a!) out)
 template <bool kStd>
-void var_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
-  const double correction = is_none(s, 2) ? 1.0 : arg<sdk::Scalar>(s, 2).to_double();
-  dispatch<kFloating>(self.dtype(), op, [&](auto tag) {
+Tensor var_out(const KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
+               std::optional<Scalar> correction_arg, bool /*keepdim*/, const Tensor& out) {
+  const double correction = correction_arg ? correction_arg->to_double() : 1.0;
+  dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(op, self.dim(), dim_list(s, 1)), {out}, true,
+    run(self, reduced_dims(ctx.op_name(), self.dim(), dim_list(dim)), {out}, true,
         [correction] { return VarReducer<T, kStd>{correction}; });
   });
-  set_result(s, out);
+  return out;
 }
 
 // any/all (all dims, or .dim): bool output, uint8 for uint8 input.
 template <bool kAny>
-void any_out(const char* op, tsr_stack* s, const std::vector<int64_t>& dims) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
-  dispatch<kAll>(self.dtype(), op, [&](auto tag) {
+Tensor any_out(const KernelContext& ctx, const Tensor& self, const std::vector<int64_t>& dims,
+               const Tensor& out) {
+  dispatch<kAll>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(op, self.dim(), dims), {out}, true,
+    run(self, reduced_dims(ctx.op_name(), self.dim(), dims), {out}, true,
         [] { return AnyAllReducer<T, kAny>{}; });
   });
-  set_result(s, out);
+  return out;
 }
+// any.all_out(Tensor self, *, Tensor(a!) out); all likewise.
 template <bool kAny>
-void any_all_out(const char* op, tsr_stack* s) {
-  any_out<kAny>(op, s, {});
+Tensor any_all_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {
+  return any_out<kAny>(ctx, self, {}, out);
 }
+// any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out); all likewise.
 template <bool kAny>
-void any_dim_out(const char* op, tsr_stack* s) {
-  any_out<kAny>(op, s, one_dim(s, 1));
+Tensor any_dim_out(const KernelContext& ctx, const Tensor& self, int64_t dim, bool /*keepdim*/,
+                   const Tensor& out) {
+  return any_out<kAny>(ctx, self, {dim}, out);
 }
 
 // norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out)
-void norm_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
-  const double p = is_none(s, 1) ? 2.0 : arg<sdk::Scalar>(s, 1).to_double();
-  dispatch<kFloating>(self.dtype(), op, [&](auto tag) {
+Tensor norm_out(const KernelContext& ctx, const Tensor& self, std::optional<Scalar> p_arg,
+                IntSpan dim, bool /*keepdim*/, const Tensor& out) {
+  const double p = p_arg ? p_arg->to_double() : 2.0;
+  dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(op, self.dim(), dim_list(s, 2)), {out}, true,
+    run(self, reduced_dims(ctx.op_name(), self.dim(), dim.vec()), {out}, true,
         [p] { return NormReducer<T>{p}; });
   });
-  set_result(s, out);
+  return out;
 }
 
 // logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out)
-void logsumexp_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0), out = last(s);
-  const sdk::Tensor in = to_dtype(self, out.dtype());
-  dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
+Tensor logsumexp_out(const KernelContext& ctx, const Tensor& self, IntSpan dim, bool /*keepdim*/,
+                     const Tensor& out) {
+  const Tensor in = to_dtype(self, out.dtype());
+  dispatch<kFloating>(in.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(in, reduced_dims(op, in.dim(), dim_list(s, 1)), {out}, true,
+    run(in, reduced_dims(ctx.op_name(), in.dim(), dim.vec()), {out}, true,
         [] { return LogSumExpReducer<T>{}; });
   });
-  set_result(s, out);
+  return out;
 }
 
 }  // namespace
 
 void register_reductions(sdk::Library& lib) {
-  impl<&sum_out>(lib, "sum.out");
-  impl<&sum_dim_out>(lib, "sum.IntList_out");
-  impl<&mean_out>(lib, "mean.dtype_out");
-  impl<&mean_dim_out>(lib, "mean.out");
-  impl<&prod_out>(lib, "prod.out");
-  impl<&prod_dim_out>(lib, "prod.int_out");
-  impl<&amax_out<true>>(lib, "amax.out");
-  impl<&amax_out<false>>(lib, "amin.out");
-  impl<&max_all_out<true>>(lib, "max.unary_out");
-  impl<&max_all_out<false>>(lib, "min.unary_out");
-  impl<&max_dim_out<true>>(lib, "max.dim_max");
-  impl<&max_dim_out<false>>(lib, "min.dim_min");
-  impl<&argmax_out<true>>(lib, "argmax.out");
-  impl<&argmax_out<false>>(lib, "argmin.out");
-  impl<&var_out<false>>(lib, "var.correction_out");
-  impl<&var_out<true>>(lib, "std.correction_out");
-  impl<&any_all_out<true>>(lib, "any.all_out");
-  impl<&any_dim_out<true>>(lib, "any.out");
-  impl<&any_all_out<false>>(lib, "all.all_out");
-  impl<&any_dim_out<false>>(lib, "all.out");
-  impl<&norm_out>(lib, "norm.out");
-  impl<&logsumexp_out>(lib, "logsumexp.out");
+  lib.impl<&sum_all_out<0>>(TESSERA_OP("sum.out"));
+  lib.impl<&sum_dims_out<0>>(TESSERA_OP("sum.IntList_out"));
+  lib.impl<&sum_all_out<1>>(TESSERA_OP("mean.dtype_out"));
+  lib.impl<&sum_dims_out<1>>(TESSERA_OP("mean.out"));
+  lib.impl<&sum_all_out<2>>(TESSERA_OP("prod.out"));
+  lib.impl<&prod_dim_out>(TESSERA_OP("prod.int_out"));
+  lib.impl<&amax_out<true>>(TESSERA_OP("amax.out"));
+  lib.impl<&amax_out<false>>(TESSERA_OP("amin.out"));
+  lib.impl<&max_all_out<true>>(TESSERA_OP("max.unary_out"));
+  lib.impl<&max_all_out<false>>(TESSERA_OP("min.unary_out"));
+  lib.impl<&max_dim_out<true>>(TESSERA_OP("max.dim_max"));
+  lib.impl<&max_dim_out<false>>(TESSERA_OP("min.dim_min"));
+  lib.impl<&argmax_out<true>>(TESSERA_OP("argmax.out"));
+  lib.impl<&argmax_out<false>>(TESSERA_OP("argmin.out"));
+  lib.impl<&var_out<false>>(TESSERA_OP("var.correction_out"));
+  lib.impl<&var_out<true>>(TESSERA_OP("std.correction_out"));
+  lib.impl<&any_all_out<true>>(TESSERA_OP("any.all_out"));
+  lib.impl<&any_dim_out<true>>(TESSERA_OP("any.out"));
+  lib.impl<&any_all_out<false>>(TESSERA_OP("all.all_out"));
+  lib.impl<&any_dim_out<false>>(TESSERA_OP("all.out"));
+  lib.impl<&norm_out>(TESSERA_OP("norm.out"));
+  lib.impl<&logsumexp_out>(TESSERA_OP("logsumexp.out"));
 }
 
 }  // namespace cpu

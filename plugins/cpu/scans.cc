@@ -12,7 +12,7 @@
 namespace tessera {
 namespace cpu {
 
-int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) {
+int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim) {
   const int64_t n = ndim == 0 ? 1 : ndim;
   if (dim < -n || dim >= n) {
     sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
@@ -34,13 +34,14 @@ T& elem(char* p, int64_t i, int64_t stride) {
   return *reinterpret_cast<T*>(p + i * stride);
 }
 
+// cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out); cumprod.out
+// likewise. `dtype` is out's (the runtime planned out from it).
 template <bool kProd>
-void cumulative_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
+sdk::Tensor cumulative_out(const sdk::KernelContext& ctx, const sdk::Tensor& self, int64_t dim_arg,
+                           std::optional<tsr_dtype> /*dtype*/, const sdk::Tensor& out) {
+  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
   const sdk::Tensor in = to_dtype(self, out.dtype());
-  dispatch<kAll>(out.dtype(), op, [&](auto tag) {
+  dispatch<kAll>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = line_acc_t<T>;
     for_each_line(out, in, dim, [](char* o, int64_t os, const char* i, int64_t is, int64_t n) {
@@ -52,24 +53,20 @@ void cumulative_out(const char* op, tsr_stack* s) {
       }
     });
   });
-  set_result(s, out);
+  return out;
 }
 
+// _softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out); _log_softmax.out
+// likewise.
 template <bool kLog>
-void softmax_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const int64_t dim = wrap_dim(op, arg<int64_t>(s, 1), self.dim());
-  const bool half_to_float = arg<bool>(s, 2);
-  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
+sdk::Tensor softmax_out(const sdk::KernelContext& ctx, const sdk::Tensor& self, int64_t dim_arg,
+                        bool half_to_float, const sdk::Tensor& out) {
+  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
   if (half_to_float) {
-    sdk::fail(TSR_UNIMPLEMENTED,
-              std::string(op) + ": softmax with half to float conversion is not supported on cpu");
+    ctx.fail(TSR_UNIMPLEMENTED, "softmax with half to float conversion is not supported on cpu");
   }
-  if (softmax_onednn(self, out, dim, kLog)) {
-    set_result(s, out);
-    return;
-  }
-  dispatch<kFloating>(self.dtype(), op, [&](auto tag) {
+  if (softmax_onednn(self, out, dim, kLog)) return out;
+  dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
     for_each_line(out, self, dim, [](char* o, int64_t os, const char* i, int64_t is, int64_t n) {
@@ -88,16 +85,16 @@ void softmax_out(const char* op, tsr_stack* s) {
       }
     });
   });
-  set_result(s, out);
+  return out;
 }
 
 }  // namespace
 
 void register_scans(sdk::Library& lib) {
-  impl<&cumulative_out<false>>(lib, "cumsum.out");
-  impl<&cumulative_out<true>>(lib, "cumprod.out");
-  impl<&softmax_out<false>>(lib, "_softmax.out");
-  impl<&softmax_out<true>>(lib, "_log_softmax.out");
+  lib.impl<&cumulative_out<false>>(TESSERA_OP("cumsum.out"));
+  lib.impl<&cumulative_out<true>>(TESSERA_OP("cumprod.out"));
+  lib.impl<&softmax_out<false>>(TESSERA_OP("_softmax.out"));
+  lib.impl<&softmax_out<true>>(TESSERA_OP("_log_softmax.out"));
 }
 
 }  // namespace cpu

@@ -9,7 +9,7 @@ namespace tessera {
 namespace cpu {
 
 // wrap_dim: `dim` in [-ndim, ndim) (0-dim tensors count as 1-dim), made non-negative.
-int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
+int64_t wrap_dim(std::string_view op, int64_t dim, int64_t ndim);
 
 // for_each_line calls fn(out_line, out_stride, in_line, in_stride, n) for every line of `out`
 // and `in` (same shape) along `dim`, lines split across threads. Strides are in bytes.

@@ -16,16 +16,18 @@ compute_t<T> scalar_as(const sdk::Scalar& s) {
   return convert<C>(s.c.i);
 }
 
-sdk::Tensor out_arg(tsr_stack* s) { return arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1); }
+using sdk::KernelContext;
+using sdk::Scalar;
+using sdk::Tensor;
 
 // where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
-void where_out(const char* op, tsr_stack* s) {
-  const Operand cond = read_operand(s, 0), a = read_operand(s, 1), b = read_operand(s, 2);
-  const sdk::Tensor out = out_arg(s);
+Tensor where_out(const KernelContext& ctx, const Tensor& condition, const Tensor& self,
+                 const Tensor& other, const Tensor& out) {
+  const Operand cond = operand(condition), a = operand(self), b = operand(other);
   sdk::ResultType rt;
   rt << a << b;
   const tsr_dtype compute = rt.get();
-  dispatch<kAll>(compute, op, [&](auto tag) {
+  dispatch<kAll>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     PointwiseFrame frame(out, compute);
     frame.input(cond, TSR_DTYPE_BOOL);
@@ -35,7 +37,7 @@ void where_out(const char* op, tsr_stack* s) {
                              [](bool c, compute_t<T> x, compute_t<T> y) { return c ? x : y; });
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 // clamp's bounds, one at a time: a NaN self stays, a NaN bound becomes the result (PyTorch).
@@ -52,52 +54,50 @@ C clamp_above(C x, C hi) {
 
 // clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out). The meta
 // function has refused min = max = None before any kernel runs (both overloads).
-void clamp_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const std::optional<sdk::Scalar> lo = arg<std::optional<sdk::Scalar>>(s, 1);
-  const std::optional<sdk::Scalar> hi = arg<std::optional<sdk::Scalar>>(s, 2);
-  const sdk::Tensor out = out_arg(s);
+Tensor clamp_out(const KernelContext& ctx, const Tensor& self, std::optional<Scalar> lo,
+                 std::optional<Scalar> hi, const Tensor& out) {
   sdk::ResultType rt;
   rt.add(self);
   if (lo) rt.add(*lo);
   if (hi) rt.add(*hi);
   const tsr_dtype compute = rt.get();
-  dispatch<kNumeric>(compute, op, [&](auto tag) {
+  dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const bool has_lo = lo.has_value(), has_hi = hi.has_value();
     const C l = has_lo ? scalar_as<T>(*lo) : C(0);
     const C h = has_hi ? scalar_as<T>(*hi) : C(0);
     PointwiseFrame frame(out, compute);
-    frame.input(Operand{self, {}, false}, compute);
+    frame.input(operand(self), compute);
     pointwise<T, T>(frame.build(), [=](C x) -> C {
       if (has_lo) x = clamp_below(x, l);
       return has_hi ? clamp_above(x, h) : x;
     });
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 // clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out): the
 // bounds are tensors that broadcast with self; a NaN anywhere gives NaN, as in PyTorch.
-void clamp_tensor_out(const char* op, tsr_stack* s) {
-  const Operand self = read_operand(s, 0);
-  const bool has_lo = is_tensor(s, 1), has_hi = is_tensor(s, 2);
-  const sdk::Tensor out = out_arg(s);
+Tensor clamp_tensor_out(const KernelContext& ctx, const Tensor& self_tensor,
+                        const std::optional<Tensor>& min, const std::optional<Tensor>& max,
+                        const Tensor& out) {
+  const Operand self = operand(self_tensor);
+  const bool has_lo = min.has_value(), has_hi = max.has_value();
   sdk::ResultType rt;
   rt << self;
   Operand lo, hi;
   if (has_lo) {
-    lo = read_operand(s, 1);
+    lo = operand(*min);
     rt << lo;
   }
   if (has_hi) {
-    hi = read_operand(s, 2);
+    hi = operand(*max);
     rt << hi;
   }
   const tsr_dtype compute = rt.get();
-  dispatch<kNumeric>(compute, op, [&](auto tag) {
+  dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     PointwiseFrame frame(out, compute);
@@ -114,26 +114,25 @@ void clamp_tensor_out(const char* op, tsr_stack* s) {
     }
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 // addcmul.out / addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1,
 // Tensor(a!) out)
 template <bool kDiv>
-void addc_out(const char* op, tsr_stack* s) {
-  const Operand a = read_operand(s, 0), t1 = read_operand(s, 1), t2 = read_operand(s, 2);
-  const sdk::Scalar value = arg<sdk::Scalar>(s, 3);
-  const sdk::Tensor out = out_arg(s);
+Tensor addc_out(const KernelContext& ctx, const Tensor& self, const Tensor& tensor1,
+                const Tensor& tensor2, Scalar value, const Tensor& out) {
+  const Operand a = operand(self), t1 = operand(tensor1), t2 = operand(tensor2);
   sdk::ResultType rt;
   rt << a << t1 << t2;
   const tsr_dtype compute = rt.get();
   if (kDiv && sdk::is_integral(compute, true)) {
-    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
-                                        ": integer division with addcdiv is not supported; "
-                                        "use true division (floating point inputs) instead");
+    ctx.fail(TSR_INVALID_ARGUMENT,
+             "integer division with addcdiv is not supported; use true division (floating point "
+             "inputs) instead");
   }
   constexpr sdk::DtypeSet kSet = kDiv ? kFloating : kNumeric;
-  dispatch<kSet>(compute, op, [&](auto tag) {
+  dispatch<kSet>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const C v = scalar_as<T>(value);
@@ -150,7 +149,7 @@ void addc_out(const char* op, tsr_stack* s) {
     });
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 // PyTorch's lerp formula: exact at both ends, monotonic in between.
@@ -161,14 +160,16 @@ C lerp_of(C x, C y, C w) {
 
 // lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) and
 // lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out).
-void lerp_out(const char* op, tsr_stack* s) {
-  const Operand a = read_operand(s, 0), b = read_operand(s, 1), weight = read_operand(s, 2);
-  const sdk::Tensor out = out_arg(s);
+// Weight: Scalar or Tensor.
+template <typename Weight>
+Tensor lerp_out(const KernelContext& ctx, const Tensor& self, const Tensor& end,
+                const Weight& weight_arg, const Tensor& out) {
+  const Operand a = operand(self), b = operand(end), weight = operand(weight_arg);
   sdk::ResultType rt;
   rt << a << b;
   if (!weight.is_scalar) rt << weight;
   const tsr_dtype compute = rt.get();
-  dispatch<kFloating>(compute, op, [&](auto tag) {
+  dispatch<kFloating>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     PointwiseFrame frame(out, compute);
@@ -183,16 +184,15 @@ void lerp_out(const char* op, tsr_stack* s) {
     }
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 // masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
-void masked_fill_out(const char* op, tsr_stack* s) {
-  const Operand self = read_operand(s, 0), mask = read_operand(s, 1);
-  const sdk::Scalar value = arg<sdk::Scalar>(s, 2);
-  const sdk::Tensor out = out_arg(s);
+Tensor masked_fill_out(const KernelContext& ctx, const Tensor& self_tensor,
+                       const Tensor& mask_tensor, Scalar value, const Tensor& out) {
+  const Operand self = operand(self_tensor), mask = operand(mask_tensor);
   const tsr_dtype dtype = self.tensor.dtype();
-  dispatch<kAll>(dtype, op, [&](auto tag) {
+  dispatch<kAll>(dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const C v = value.c.kind == TSR_SCALAR_BOOL ? convert<C>(value.c.i != 0) : scalar_as<T>(value);
@@ -202,20 +202,20 @@ void masked_fill_out(const char* op, tsr_stack* s) {
     pointwise<T, T, bool>(frame.build(), [v](C x, bool m) -> C { return m ? v : x; });
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
 }  // namespace
 
 void register_ternary(sdk::Library& lib) {
-  impl<&where_out>(lib, "where.self_out");
-  impl<&clamp_out>(lib, "clamp.out");
-  impl<&clamp_tensor_out>(lib, "clamp.Tensor_out");
-  impl<&addc_out<false>>(lib, "addcmul.out");
-  impl<&addc_out<true>>(lib, "addcdiv.out");
-  impl<&lerp_out>(lib, "lerp.Scalar_out");
-  impl<&lerp_out>(lib, "lerp.Tensor_out");
-  impl<&masked_fill_out>(lib, "masked_fill.Scalar_out");
+  lib.impl<&where_out>(TESSERA_OP("where.self_out"));
+  lib.impl<&clamp_out>(TESSERA_OP("clamp.out"));
+  lib.impl<&clamp_tensor_out>(TESSERA_OP("clamp.Tensor_out"));
+  lib.impl<&addc_out<false>>(TESSERA_OP("addcmul.out"));
+  lib.impl<&addc_out<true>>(TESSERA_OP("addcdiv.out"));
+  lib.impl<&lerp_out<sdk::Scalar>>(TESSERA_OP("lerp.Scalar_out"));
+  lib.impl<&lerp_out<sdk::Tensor>>(TESSERA_OP("lerp.Tensor_out"));
+  lib.impl<&masked_fill_out>(TESSERA_OP("masked_fill.Scalar_out"));
 }
 
 }  // namespace cpu

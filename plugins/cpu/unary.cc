@@ -16,32 +16,34 @@ enum class Kind {
   kBool,   // computes in the input's dtype, returns bool (isnan)
 };
 
-// unary: out = f(self) with the op's arguments at [0] (self) and [last] (out).
+using sdk::KernelContext;
+using sdk::Tensor;
+
+// unary: out = f(self).
 template <Kind K, sdk::DtypeSet Set, typename F>
-void unary(const char* op, tsr_stack* s, const F& f) {
-  const sdk::Tensor self = arg<sdk::Tensor>(s, 0);
-  const sdk::Tensor out = arg<sdk::Tensor>(s, sdk::api().stack_size(s) - 1);
+Tensor unary(const KernelContext& ctx, const Tensor& self, const Tensor& out, const F& f) {
   tsr_dtype compute = self.dtype();
   if (K == Kind::kFloat && !sdk::is_floating(compute)) compute = TSR_DTYPE_FLOAT32;
-  dispatch<Set>(compute, op, [&](auto tag) {
+  dispatch<Set>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     PointwiseFrame frame(out, K == Kind::kBool ? TSR_DTYPE_BOOL : compute);
-    frame.input(Operand{self, {}, false}, compute);
+    frame.input(operand(self), compute);
     pointwise<R, T>(frame.build(), f);
     frame.finish();
   });
-  set_result(s, out);
+  return out;
 }
 
-#define TESSERA_UNARY(NAME, KIND, SET, EXPR)                                                      \
-  void NAME##_out(const char* op, tsr_stack* s) {                                                 \
-    unary<Kind::KIND, SET>(op, s,                                                                 \
-                           [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }); \
+// NAME.out(Tensor self, *, Tensor(a!) out)
+#define TESSERA_UNARY(NAME, KIND, SET, EXPR)                                                   \
+  Tensor NAME##_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {         \
+    return unary<Kind::KIND, SET>(                                                             \
+        ctx, self, out, [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }); \
   }
-#define TESSERA_PREDICATE(NAME, SET, EXPR)                               \
-  void NAME##_out(const char* op, tsr_stack* s) {                        \
-    unary<Kind::kBool, SET>(op, s, [](auto a) -> bool { return EXPR; }); \
+#define TESSERA_PREDICATE(NAME, SET, EXPR)                                               \
+  Tensor NAME##_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {   \
+    return unary<Kind::kBool, SET>(ctx, self, out, [](auto a) -> bool { return EXPR; }); \
   }
 
 template <typename C>
@@ -142,24 +144,22 @@ TESSERA_PREDICATE(isinf, kAll, infinite(a))
 TESSERA_PREDICATE(isfinite, kAll, finite(a))
 
 // gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
-void gelu_out(const char* op, tsr_stack* s) {
-  const std::string_view approximate = arg<std::string_view>(s, 1);
+Tensor gelu_out(const KernelContext& ctx, const Tensor& self, std::string_view approximate,
+                const Tensor& out) {
   if (approximate == "none") {
-    unary<Kind::kSame, kFloating>(op, s, [](auto a) -> decltype(a) {
+    return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
       using C = decltype(a);
       return a * C(0.5) * (1 + std::erf(a * C(M_SQRT1_2)));
     });
   } else if (approximate == "tanh") {
-    unary<Kind::kSame, kFloating>(op, s, [](auto a) -> decltype(a) {
+    return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
       using C = decltype(a);
       const C inner = C(M_2_SQRTPI * M_SQRT1_2) * (a + C(0.044715) * a * a * a);
       return C(0.5) * a * (1 + std::tanh(inner));
     });
-  } else {
-    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
-                                        ": expected approximate to be 'none' or 'tanh', got '" +
-                                        std::string(approximate) + "'");
   }
+  ctx.fail(TSR_INVALID_ARGUMENT,
+           "expected approximate to be 'none' or 'tanh', got '" + std::string(approximate) + "'");
 }
 
 // round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out), as PyTorch's CPU kernel:
@@ -167,15 +167,14 @@ void gelu_out(const char* op, tsr_stack* s) {
 // 10^-d), computed in float for the 16-bit floats; decimals = 0 is round itself. Floating
 // dtypes only, for every `decimals` (PyTorch's round.decimals refuses integers even with
 // decimals = 0, where plain round passes them through).
-void round_decimals_out(const char* op, tsr_stack* s) {
-  const int64_t decimals = arg<int64_t>(s, 1);
+Tensor round_decimals_out(const KernelContext& ctx, const Tensor& self, int64_t decimals,
+                          const Tensor& out) {
   if (decimals == 0) {
-    unary<Kind::kSame, kFloating>(op, s, [](auto a) { return round_of(a); });
-    return;
+    return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) { return round_of(a); });
   }
   const bool negative = decimals < 0;
   const double ten_pow = std::pow(10.0, static_cast<double>(negative ? -decimals : decimals));
-  unary<Kind::kSame, kFloating>(op, s, [negative, ten_pow](auto a) -> decltype(a) {
+  return unary<Kind::kSame, kFloating>(ctx, self, out, [negative, ten_pow](auto a) -> decltype(a) {
     using C = decltype(a);
     const C p = static_cast<C>(ten_pow);
     return negative ? std::nearbyint(a / p) * p : std::nearbyint(a * p) / p;
@@ -185,7 +184,7 @@ void round_decimals_out(const char* op, tsr_stack* s) {
 }  // namespace
 
 void register_unary(sdk::Library& lib) {
-#define TESSERA_REGISTER(NAME) impl<&NAME##_out>(lib, #NAME ".out");
+#define TESSERA_REGISTER(NAME) lib.impl<&NAME##_out>(TESSERA_OP(#NAME ".out"));
   TESSERA_REGISTER(abs)
   TESSERA_REGISTER(neg)
   TESSERA_REGISTER(sign)
@@ -215,7 +214,7 @@ void register_unary(sdk::Library& lib) {
   TESSERA_REGISTER(floor)
   TESSERA_REGISTER(ceil)
   TESSERA_REGISTER(round)
-  impl<&round_decimals_out>(lib, "round.decimals_out");
+  lib.impl<&round_decimals_out>(TESSERA_OP("round.decimals_out"));
   TESSERA_REGISTER(trunc)
   TESSERA_REGISTER(bitwise_not)
   TESSERA_REGISTER(logical_not)

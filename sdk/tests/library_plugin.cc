@@ -115,6 +115,26 @@ Tensor Stats(const Tensor& self) {
   return Tensor::from_host(v, {3}, TSR_DTYPE_FLOAT64, self.device());
 }
 
+// sdktest::views.out(Tensor self, Tensor? maybe, int k, *, Tensor(a!) out, Tensor(b!) named)
+// -> (Tensor(a!), Tensor(b!)): a typed kernel with a KernelContext, views for its tensors and
+// views for its returns. out (float64, 4 elements) gets [self.dim(), self.numel(), maybe's numel
+// or -1, k]; named (float64, 1 element) 1 when the context names the op, else 0.
+std::tuple<sdk::TensorView, sdk::TensorView> Views(const sdk::KernelContext& ctx,
+                                                   sdk::TensorView self,
+                                                   std::optional<sdk::TensorView> maybe, int64_t k,
+                                                   sdk::TensorView out, sdk::TensorView named) {
+  if (out.numel() != 4 || out.dtype() != TSR_DTYPE_FLOAT64) {
+    ctx.fail(TSR_INVALID_ARGUMENT,
+             "argument 'out': expected 4 float64 elements, found " + std::to_string(out.numel()));
+  }
+  const double v[4] = {static_cast<double>(self.dim()), static_cast<double>(self.numel()),
+                       maybe ? static_cast<double>(maybe->numel()) : -1.0, static_cast<double>(k)};
+  Scramble(out.data_ptr(), v, sizeof v);
+  const double is_named = ctx.op_name() == "sdktest::views.out" ? 1.0 : 0.0;
+  Scramble(named.data_ptr(), &is_named, sizeof is_named);
+  return {out, named};
+}
+
 void Unload() {
   const std::string message =
       std::string(kName) + ": unload function ran after " + std::to_string(g_hooks) + " hook(s)";
@@ -166,4 +186,8 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&Mul>(TESSERA_OP("mul.Tensor"));
   lib.define("sdktest::stats(Tensor self) -> Tensor");
   lib.impl<&Stats>("sdktest::stats");
+  lib.define(
+      "sdktest::views.out(Tensor self, Tensor? maybe, int k, *, Tensor(a!) out, Tensor(b!) named) "
+      "-> (Tensor(a!), Tensor(b!))");
+  lib.impl<&Views>("sdktest::views.out");  // checked at registration
 }

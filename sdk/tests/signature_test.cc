@@ -35,7 +35,33 @@ Tensor SumDimNotOptional(const Tensor&, IntSpan, bool, std::optional<tsr_dtype>)
 std::tuple<Tensor, Tensor> MaxDimGood(const Tensor&, int64_t, bool) { return {}; }
 Tensor MaxDimOneReturn(const Tensor&, int64_t, bool) { return Tensor(); }
 
+// A leading KernelContext is not a schema parameter; TensorView stands for a Tensor, also as a
+// return (of an out= op) and inside std::optional.
+TensorView AddOutViews(const KernelContext&, TensorView, TensorView, Scalar, TensorView) {
+  return TensorView();
+}
+TensorView AddOutNoContext(TensorView, TensorView, Scalar, TensorView) { return TensorView(); }
+TensorView AddOutContextLast(TensorView, TensorView, Scalar, TensorView, const KernelContext&) {
+  return TensorView();
+}
+Tensor ClampTensorOut(const KernelContext&, TensorView, std::optional<TensorView>,
+                      std::optional<TensorView>, TensorView) {
+  return Tensor();
+}
+std::tuple<TensorView, Tensor> MaxDimMax(const KernelContext&, TensorView, int64_t, bool,
+                                         TensorView, TensorView) {
+  return {};
+}
+
 constexpr std::string_view kAdd = opset::v1_0::FindSchema("add.Tensor");
+constexpr std::string_view kAddOut = opset::v1_0::FindSchema("add.out");
+static_assert(Mismatch<&AddOutViews>(kAddOut) == -1);
+static_assert(Mismatch<&AddOutNoContext>(kAddOut) == -1);
+static_assert(Mismatch<&AddOutContextLast>(kAddOut) == 5);  // only a first one is skipped
+static_assert(Mismatch<&ClampTensorOut>(opset::v1_0::FindSchema("clamp.Tensor_out")) == -1);
+static_assert(Mismatch<&ClampTensorOut>(opset::v1_0::FindSchema("clamp.out")) == 1);
+static_assert(Mismatch<&MaxDimMax>(opset::v1_0::FindSchema("max.dim_max")) == -1);
+static_assert(Mismatch<&MaxDimMax>(opset::v1_0::FindSchema("max.dim")) == 5);
 constexpr std::string_view kSum = opset::v1_0::FindSchema("sum");
 constexpr std::string_view kSumDim = opset::v1_0::FindSchema("sum.dim_IntList");
 constexpr std::string_view kMaxDim = opset::v1_0::FindSchema("max.dim");

@@ -7,6 +7,15 @@
 // what it returns (a Tensor, a std::tuple of them, or nothing for void). It allocates nothing
 // of its own, and it catches every exception: an sdk::Error keeps its code, anything else
 // becomes TSR_INTERNAL naming the exception.
+//
+// Kernels on a hot path take their tensors as sdk::TensorView (borrowed views, no reference
+// counting, all of them read in one table call) and may take a first parameter
+// `const sdk::KernelContext&` (not part of the schema) for what the call knows beyond its
+// arguments: the op's name (for messages), the call plan (compute dtype, planned outputs):
+//
+//   sdk::TensorView add_out(const sdk::KernelContext& ctx, sdk::TensorView self,
+//                           sdk::TensorView other, sdk::Scalar alpha, sdk::TensorView out);
+//   ... lib.impl<&add_out>(TESSERA_OP("add.out"));
 #pragma once
 
 #include <cstddef>
@@ -18,6 +27,7 @@
 #include <utility>
 
 #include "tessera/sdk/tensor.hpp"
+#include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
 namespace sdk {
@@ -48,6 +58,33 @@ struct Scalar {
     const bool fits = c.d >= -9223372036854775808.0 && c.d < 9223372036854775808.0;
     return fits ? static_cast<int64_t>(c.d) : INT64_MIN;
   }
+};
+
+// KernelContext: what a typed kernel's call knows beyond its arguments. A kernel that takes
+// `const KernelContext&` as its first parameter gets it from the boxing wrapper; that parameter
+// is not one of the schema's (signature.hpp skips it). Nothing is read before it is asked for.
+class KernelContext {
+ public:
+  KernelContext(const tsr_op* op, const tsr_stack* stack) : op_(op), stack_(stack) {}
+
+  const tsr_op* op() const { return op_; }
+  const tsr_stack* stack() const { return stack_; }
+  // op_name: the running op's name ("add.out"; one table call), for messages.
+  std::string_view op_name() const {
+    return op_ != nullptr ? from_c(api().op_name(op_)) : std::string_view("<unknown op>");
+  }
+  // plan: the call plan (tensor_view.hpp); compute_dtype: only its compute dtype (cheaper),
+  // false where the call has none (an op without a Meta function, a 1.0 runtime).
+  CallPlan plan() const { return call_plan(stack_); }
+  bool compute_dtype(tsr_dtype* out) const { return sdk::compute_dtype(stack_, out); }
+  // fail throws an Error whose message starts with the op's name: "add.out: <message>".
+  [[noreturn]] void fail(tsr_code code, std::string_view message) const {
+    throw Error(code, std::string(op_name()) + ": " + std::string(message));
+  }
+
+ private:
+  const tsr_op* op_;
+  const tsr_stack* stack_;
 };
 
 namespace internal {
@@ -151,33 +188,167 @@ struct ArgReader<std::optional<T>> {
 };
 
 inline void push(tsr_stack* s, const Tensor& t) { check(api().stack_push_tensor(s, t.get())); }
+inline void push(tsr_stack* s, const TensorView& v) { check(api().stack_push_tensor(s, v.get())); }
 template <typename... Ts>
 void push(tsr_stack* s, const std::tuple<Ts...>& values) {
   std::apply([s](const auto&... v) { (push(s, v), ...); }, values);
 }
 
+// IsView: a parameter read from the views of the stack (TensorView, std::optional of one).
+template <typename T>
+struct IsView : std::false_type {};
+template <>
+struct IsView<TensorView> : std::true_type {};
+template <>
+struct IsView<std::optional<TensorView>> : std::true_type {};
+
+// NotATensor: what a TensorView parameter whose value is no tensor throws (tsr_op_call has
+// checked the arguments against the schema, so only a kernel whose signature says Tensor where
+// the schema has Tensor? gets here).
+[[noreturn]] inline void NotATensor(const tsr_op* op, size_t i) {
+  KernelContext(op, nullptr)
+      .fail(TSR_INVALID_ARGUMENT, "argument " + std::to_string(i) +
+                                      ": expected a tensor (the kernel takes sdk::TensorView), "
+                                      "found None (for a Tensor? argument, take "
+                                      "std::optional<sdk::TensorView>)");
+}
+
+// ParamReader: a parameter's value; views come from the array read for all of them at once,
+// and TensorView parameters refer to that array (Stored), uncopied.
+template <typename T>
+struct ParamReader {
+  using Stored = T;
+  static T read(const tsr_op*, const tsr_stack* s, size_t i, const TensorView*, size_t) {
+    return ArgReader<T>::read(s, i);
+  }
+};
+template <>
+struct ParamReader<TensorView> {
+  using Stored = const TensorView&;
+  static const TensorView& read(const tsr_op* op, const tsr_stack*, size_t i,
+                                const TensorView* views, size_t first) {
+    const TensorView& v = views[i - first];
+    if (!v.defined()) NotATensor(op, i);
+    return v;
+  }
+};
+template <>
+struct ParamReader<std::optional<TensorView>> {
+  using Stored = std::optional<TensorView>;
+  static std::optional<TensorView> read(const tsr_op*, const tsr_stack*, size_t i,
+                                        const TensorView* views, size_t first) {
+    const TensorView& v = views[i - first];
+    if (!v.defined()) return std::nullopt;
+    return v;
+  }
+};
+
+// HasViews: whether a return value holds views (whose tensors the stack may own: the wrapper
+// keeps them alive across clearing the stack).
+template <typename R>
+struct HasViews : std::is_same<R, TensorView> {};
+template <typename... Ts>
+struct HasViews<std::tuple<Ts...>> : std::disjunction<std::is_same<Ts, TensorView>...> {};
+
+inline void Retain(const Tensor&) {}
+inline void Retain(const TensorView& v) { api().tensor_retain(v.get()); }
+inline void Release(const Tensor&) {}
+inline void Release(const TensorView& v) { api().tensor_release(v.get()); }
+
+// SetReturns replaces the stack's arguments by the kernel's returns.
+template <typename R>
+void SetReturns(tsr_stack* stack, const R& result) {
+  if constexpr (HasViews<R>::value) {
+    // A returned view is of an argument (an out= or in-place op's `Tensor(a!)`), whose last
+    // reference may be the stack's: hold one across the clearing.
+    if constexpr (std::is_same_v<R, TensorView>) {
+      Retain(result);
+    } else {
+      std::apply([](const auto&... v) { (Retain(v), ...); }, result);
+    }
+    api().stack_clear(stack);
+    tsr_error* error = nullptr;
+    try {
+      push(stack, result);
+    } catch (const Error& e) {
+      error = e.to_c();
+    }
+    if constexpr (std::is_same_v<R, TensorView>) {
+      Release(result);
+    } else {
+      std::apply([](const auto&... v) { (Release(v), ...); }, result);
+    }
+    check(error);
+  } else {
+    api().stack_clear(stack);
+    push(stack, result);
+  }
+}
+
+template <typename... Ts>
+struct FirstIsContext : std::false_type {};
+template <typename T, typename... Ts>
+struct FirstIsContext<T, Ts...> : std::is_same<std::decay_t<T>, KernelContext> {};
+
+template <typename Tuple>
+struct DropFirst;
+template <typename T, typename... Ts>
+struct DropFirst<std::tuple<T, Ts...>> {
+  using type = std::tuple<Ts...>;
+};
+
+// Signature: a kernel's return type and its schema parameters (Params: without a leading
+// KernelContext, kTakesContext says whether there is one).
 template <typename F>
 struct Signature;
 template <typename R, typename... Args>
 struct Signature<R (*)(Args...)> {
   using Return = R;
-  using Params = std::tuple<std::decay_t<Args>...>;
-  static constexpr size_t kArity = sizeof...(Args);
+  static constexpr bool kTakesContext = FirstIsContext<Args...>::value;
+  using Params =
+      std::conditional_t<kTakesContext, typename DropFirst<std::tuple<std::decay_t<Args>...>>::type,
+                         std::tuple<std::decay_t<Args>...>>;
+  static constexpr size_t kArity = sizeof...(Args) - (kTakesContext ? 1 : 0);
 };
 
+// ViewRange: the first and one past the last parameter read as a view ({0, 0}: none).
+template <typename Params, size_t... I>
+constexpr std::pair<size_t, size_t> ViewRange(std::index_sequence<I...>) {
+  constexpr bool kIsView[] = {false, IsView<std::tuple_element_t<I, Params>>::value...};
+  size_t first = sizeof...(I), end = 0;
+  for (size_t i = 0; i < sizeof...(I); ++i) {
+    if (!kIsView[i + 1]) continue;
+    if (first > i) first = i;
+    end = i + 1;
+  }
+  return first < end ? std::pair<size_t, size_t>{first, end} : std::pair<size_t, size_t>{0, 0};
+}
+
 template <auto Kernel, size_t... I>
-void CallBoxed(tsr_stack* stack, std::index_sequence<I...>) {
+void CallBoxed(const tsr_op* op, tsr_stack* stack, std::index_sequence<I...> seq) {
   using Sig = Signature<decltype(Kernel)>;
+  using Params = typename Sig::Params;
+  // Every view in one table call.
+  constexpr std::pair<size_t, size_t> range = ViewRange<Params>(seq);
+  constexpr size_t kViews = range.second - range.first;
+  TensorView views[kViews > 0 ? kViews : 1];
+  if constexpr (kViews > 0) read_views(stack, range.first, kViews, views);
   // Read every argument before clearing the stack: the readers borrow from it.
-  std::tuple<std::tuple_element_t<I, typename Sig::Params>...> args{
-      ArgReader<std::tuple_element_t<I, typename Sig::Params>>::read(stack, I)...};
+  std::tuple<typename ParamReader<std::tuple_element_t<I, Params>>::Stored...> args{
+      ParamReader<std::tuple_element_t<I, Params>>::read(op, stack, I, views, range.first)...};
+  auto call = [&]() -> decltype(auto) {
+    if constexpr (Sig::kTakesContext) {
+      return Kernel(KernelContext(op, stack), std::get<I>(args)...);
+    } else {
+      (void)op;
+      return Kernel(std::get<I>(args)...);
+    }
+  };
   if constexpr (std::is_void_v<typename Sig::Return>) {
-    Kernel(std::get<I>(args)...);
+    call();
     api().stack_clear(stack);
   } else {
-    auto result = Kernel(std::get<I>(args)...);
-    api().stack_clear(stack);
-    push(stack, result);
+    SetReturns(stack, call());
   }
 }
 
@@ -192,7 +363,7 @@ template <auto Kernel>
 tsr_error* Boxed(void* /*context*/, const tsr_op* op, tsr_stack* stack) noexcept {
   try {
     internal::CallBoxed<Kernel>(
-        stack, std::make_index_sequence<internal::Signature<decltype(Kernel)>::kArity>{});
+        op, stack, std::make_index_sequence<internal::Signature<decltype(Kernel)>::kArity>{});
     return nullptr;
   } catch (const Error& e) {
     return e.to_c();

@@ -20,6 +20,12 @@ class ResultType {
                t.dim() == 0 ? ResultTypeState::kZeroDimTensor : ResultTypeState::kDimTensor);
     return *this;
   }
+  // add of a view reads no property through the table.
+  ResultType& add(const TensorView& v) {
+    state_.add(v.dtype(),
+               v.dim() == 0 ? ResultTypeState::kZeroDimTensor : ResultTypeState::kDimTensor);
+    return *this;
+  }
   ResultType& add(const Scalar& s) {
     const tsr_dtype d = s.c.kind == TSR_SCALAR_DOUBLE ? kDefaultDtype
                         : s.c.kind == TSR_SCALAR_BOOL ? TSR_DTYPE_BOOL

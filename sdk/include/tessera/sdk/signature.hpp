@@ -10,12 +10,15 @@
 //     load with a message naming the parameter, the C++ type and the schema argument.
 //
 // The mapping (the same as ArgReader's):
-//   Tensor -> sdk::Tensor       int, SymInt, Layout, MemoryFormat -> int64_t   float -> double
+//   Tensor -> sdk::Tensor, or sdk::TensorView (borrowed; all views of a call in one table call)
+//   int, SymInt, Layout, MemoryFormat -> int64_t   float -> double
 //   bool -> bool   str -> std::string_view   Scalar -> sdk::Scalar   ScalarType -> tsr_dtype
 //   Device -> tsr_device   int[], int[N], SymInt[] -> sdk::IntSpan   T? -> std::optional<...>
 //   bool[], bool[N] -> sdk::BoolSpan (needs a 1.1 runtime: a 1.0 one makes the read throw)
 // Other types (Tensor[], float[], Generator) need a boxed kernel. Returns: none ->
-// void, one -> sdk::Tensor, several -> std::tuple of sdk::Tensor.
+// void, one -> sdk::Tensor, several -> std::tuple of sdk::Tensor; sdk::TensorView in place of
+// a Tensor for a return that is an argument (an out= or in-place op's `Tensor(a!)`). A first
+// parameter `const sdk::KernelContext&` (boxing.hpp) is not a schema argument: it is skipped.
 #pragma once
 
 #include <array>
@@ -48,6 +51,10 @@ struct ParamKind {
 };
 template <>
 struct ParamKind<Tensor> {
+  static constexpr ArgKind value{TSR_VALUE_TENSOR, false};
+};
+template <>
+struct ParamKind<TensorView> {
   static constexpr ArgKind value{TSR_VALUE_TENSOR, false};
 };
 template <>
@@ -106,7 +113,7 @@ constexpr auto ParamKinds() {
 // ReturnCount<&kernel>: how many tensors the kernel returns.
 template <typename R>
 struct ReturnCountOf {
-  static constexpr int value = std::is_same_v<R, Tensor> ? 1 : -1;
+  static constexpr int value = std::is_same_v<R, Tensor> || std::is_same_v<R, TensorView> ? 1 : -1;
 };
 template <>
 struct ReturnCountOf<void> {
@@ -114,7 +121,8 @@ struct ReturnCountOf<void> {
 };
 template <typename... Ts>
 struct ReturnCountOf<std::tuple<Ts...>> {
-  static constexpr int value = (std::is_same_v<Ts, Tensor> && ...) ? sizeof...(Ts) : -1;
+  static constexpr int value =
+      ((std::is_same_v<Ts, Tensor> || std::is_same_v<Ts, TensorView>)&&...) ? sizeof...(Ts) : -1;
 };
 template <auto Kernel>
 constexpr int ReturnCount() {

@@ -106,6 +106,38 @@ TEST_F(VariantsTest, GeneratesPyTorchSchemasForTheOutAndInplaceForms) {
   EXPECT_FALSE(registry_.Find("isnan_").ok());
 }
 
+TEST_F(VariantsTest, GivenOutSchemaMustBeTheGeneratedOneButForNamesAndAliasSets) {
+  ASSERT_TRUE(registry_.Define("test::two(Tensor(a!) self, int n) -> (Tensor, Tensor)").ok());
+  const absl::Status renamed = registry_.DefineVariants(
+      "test::two",
+      "test::two.out(Tensor(a!) self, int m, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "
+      "Tensor(c!))",
+      "", OutDtypeRule::kExact, OutputAliasing::kDisjoint);
+  EXPECT_THAT(renamed.message(), HasSubstr("argument 1 is 'int m', the functional form's 'int n'"));
+  const absl::Status shared = registry_.DefineVariants(
+      "test::two",
+      "test::two.out(Tensor(a!) self, int n, *, Tensor(a!) x, Tensor(c!) y) -> (Tensor(a!), "
+      "Tensor(c!))",
+      "", OutDtypeRule::kExact, OutputAliasing::kDisjoint);
+  EXPECT_THAT(shared.message(), HasSubstr("out argument 'x' shares alias set 'a' with 'self'"));
+  const absl::Status unaliased = registry_.DefineVariants(
+      "test::two",
+      "test::two.out(Tensor(a!) self, int n, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "
+      "Tensor)",
+      "", OutDtypeRule::kExact, OutputAliasing::kDisjoint);
+  EXPECT_THAT(unaliased.message(), HasSubstr("out argument 'y' must be a keyword-only written"));
+  EXPECT_FALSE(registry_.Find("test::two.out").ok());
+  const std::string good =
+      "test::two.out(Tensor(a!) self, int n, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "
+      "Tensor(c!))";
+  ASSERT_TRUE(
+      registry_
+          .DefineVariants("test::two", good, "", OutDtypeRule::kExact, OutputAliasing::kDisjoint)
+          .ok());
+  EXPECT_EQ(registry_.Find("test::two.out")->schema().ToString(), good);
+  EXPECT_EQ(registry_.Find("test::two.out")->entry()->variant, VariantKind::kOut);
+}
+
 TEST_F(VariantsTest, FunctionalDerivesFromOut) {
   EXPECT_EQ(SourceOf("add.Tensor"), KernelSource::kDerived);
   absl::StatusOr<Stack> r =

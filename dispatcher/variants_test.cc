@@ -104,6 +104,12 @@ TEST_F(VariantsTest, GeneratesPyTorchSchemasForTheOutAndInplaceForms) {
             "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)");
   EXPECT_EQ(registry_.Find("abs_")->schema().ToString(), "abs_(Tensor(a!) self) -> Tensor(a!)");
   EXPECT_FALSE(registry_.Find("isnan_").ok());
+  // Ops with unnamed returns take PyTorch's out argument names, given in full.
+  EXPECT_EQ(registry_.Find("native_layer_norm.out")->schema().ToString(),
+            "native_layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? "
+            "bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
+            "(Tensor(a!), Tensor(b!), Tensor(c!))");
+  EXPECT_EQ(registry_.Find("max_pool2d_with_indices")->entry()->variant, VariantKind::kFunctional);
 }
 
 TEST_F(VariantsTest, GivenOutSchemaMustBeTheGeneratedOneButForNamesAndAliasSets) {

@@ -609,7 +609,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
 Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bias,
                   const Tensor& out_arg) {
   const int64_t K = input.size(-1), N = weight.size(0);
-  const int64_t M = K == 0 ? 0 : input.numel() / K;
+  int64_t M = 1;  // the rows: every dim but the last (also when that one is 0)
+  for (int64_t d = 0; d + 1 < input.dim(); ++d) M *= input.size(d);
   const DenseOut out_dst(out_arg);
   const Tensor& out = out_dst.get();
   const tsr_dtype dt = input.dtype();

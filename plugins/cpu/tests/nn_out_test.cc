@@ -209,6 +209,12 @@ TEST(CpuNNOut, LinearOutResizesAndWritesANonContiguousOut) {
   const Tensor strided = op("t", empty({4, 2}, TSR_DTYPE_FLOAT32));
   op("linear.out", x, w, b, strided);
   EXPECT_THAT(values<float>(strided), ElementsAre(0, 11, 22, 33, 3, 14, 25, 42));
+  // No input features: the bias per row (the rows used to be counted as 0 here).
+  const Tensor none = empty({3, 0}, TSR_DTYPE_FLOAT32);
+  const Tensor w0 = empty({2, 0}, TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(values<float>(op("linear", none, w0, f32({1, 2}, {2}))),
+              ElementsAre(1, 2, 1, 2, 1, 2));
+  EXPECT_THAT(values<float>(op("linear", none, w0, std::nullopt)), ElementsAre(0, 0, 0, 0, 0, 0));
 }
 
 }  // namespace

@@ -811,6 +811,7 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     // float16; Tessera's loops take float16 as well.
     constexpr DtypeMask kConvDtypes = kNumericMask;
     OpInfo op = ConvOp("convolution", ConvForm::kNative, 0, kConvDtypes);
+    op.out = "convolution.out";
     op.errors = [](Rng& rng) {
       const tsr_dtype f = TSR_DTYPE_FLOAT32;
       return std::vector<ErrorInput>{
@@ -863,54 +864,65 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     db.push_back(ConvOp("conv_transpose2d.input", ConvForm::kConvTranspose, 2, kConvDtypes));
     db.push_back(ConvOp("conv_transpose3d.input", ConvForm::kConvTranspose, 3, kConvDtypes));
   }
-  // Pooling: values of max_pool2d and avg_pool2d. PyTorch 1.13's CPU avg_pool2d also takes
-  // int64 (summed in int64, divided with truncation toward zero); max_pool2d only floating
-  // types.
-  for (bool is_max : {true, false}) {
+  // Pooling: max_pool2d (values), max_pool2d_with_indices (values and indices, the native op
+  // with its out= form) and avg_pool2d. PyTorch 1.13's CPU avg_pool2d also takes int64 (summed
+  // in int64, divided with truncation toward zero); max pooling only floating types.
+  for (const std::string name : {"max_pool2d", "max_pool2d_with_indices", "avg_pool2d"}) {
+    const bool is_max = name != "avg_pool2d";
+    const bool with_indices = name == "max_pool2d_with_indices";
     OpInfo op;
-    op.name = is_max ? "max_pool2d" : "avg_pool2d";
-    op.out = is_max ? "" : "avg_pool2d.out";
+    op.name = name;
+    op.out = with_indices ? "max_pool2d_with_indices.out" : is_max ? "" : "avg_pool2d.out";
     op.dtypes = is_max ? kFloatingMask : kFloatingMask | Bit(TSR_DTYPE_INT64);
     op.tolerance_scale = 4;
     op.samples = [is_max](tsr_dtype dtype, Rng& rng) {
       std::vector<Sample> s;
       // After PyTorch's sample_inputs_avgpool2d / max_pool2d: per-dim kernels, a default
-      // stride ([] = the kernel), ceil_mode, padding counted or not, divisor_override, and a
-      // single-row input with a kernel of one row.
+      // stride ([] = the kernel), ceil_mode, padding counted or not, divisor_override, a
+      // single-row input with a kernel of one row, dilation (max pooling: its last ceil_mode
+      // window loses taps past the input) and an empty batch.
       struct C {
         std::vector<int64_t> in, k, stride, pad;
         bool ceil;
         bool include_pad;
         int64_t divisor;  // 0: None
+        std::vector<int64_t> dilation;
       };
-      for (const C& c : std::vector<C>{{{2, 3, 7, 7}, {2}, {2}, {0}, false, true, 0},
-                                       {{1, 2, 9, 8}, {3}, {2}, {1}, true, true, 0},
-                                       {{3, 5, 5}, {3}, {1}, {1}, false, false, 0},
-                                       {{1, 1, 6, 6}, {3}, {3}, {1}, true, false, 0},
-                                       {{2, 3, 1, 9}, {1, 3}, {1, 3}, {0}, false, true, 0},
-                                       {{1, 2, 5, 6}, {3, 2}, {}, {1, 0}, false, true, 0},
-                                       {{1, 2, 6, 6}, {2, 3}, {2, 1}, {1}, false, true, 3},
-                                       {{2, 4, 4}, {3}, {2}, {1}, true, false, -2}}) {
+      for (const C& c :
+           std::vector<C>{{{2, 3, 7, 7}, {2}, {2}, {0}, false, true, 0, {1}},
+                          {{1, 2, 9, 8}, {3}, {2}, {1}, true, true, 0, {1}},
+                          {{3, 5, 5}, {3}, {1}, {1}, false, false, 0, {1}},
+                          {{1, 1, 6, 6}, {3}, {3}, {1}, true, false, 0, {1}},
+                          {{2, 3, 1, 9}, {1, 3}, {1, 3}, {0}, false, true, 0, {1}},
+                          {{1, 2, 5, 6}, {3, 2}, {}, {1, 0}, false, true, 0, {1}},
+                          {{1, 2, 6, 6}, {2, 3}, {2, 1}, {1}, false, true, 3, {1}},
+                          {{2, 4, 4}, {3}, {2}, {1}, true, false, -2, {1}},
+                          {{0, 2, 5, 5}, {2}, {2}, {0}, true, true, 0, {1}},
+                          {{1, 2, 6, 6}, {2}, {2}, {0}, true, true, 0, {2}},
+                          {{2, 7, 9}, {3, 2}, {2, 1}, {2, 1}, false, true, 0, {2, 3}}}) {
         if (is_max && c.divisor != 0) continue;
+        if (!is_max && c.dilation != std::vector<int64_t>{1}) continue;
         std::vector<Arg> args{Arg::Tensor(MakeTensor(c.in, dtype, rng)), Arg::Ints(c.k),
                               Arg::Ints(c.stride), Arg::Ints(c.pad)};
         if (is_max) {
-          args.push_back(Arg::Ints({1}));
+          args.push_back(Arg::Ints(c.dilation));
           args.push_back(Arg::Bool(c.ceil));
         } else {
           args.push_back(Arg::Bool(c.ceil));
           args.push_back(Arg::Bool(c.include_pad));
           args.push_back(c.divisor != 0 ? Arg::Int(c.divisor) : Arg::None());
         }
-        s.push_back({args, ShapeString(c.in) + " kernel " + ShapeString(c.k) + " stride " +
-                               ShapeString(c.stride) + " pad " + ShapeString(c.pad) +
-                               (c.ceil ? " ceil" : "") +
-                               (!is_max && !c.include_pad ? " exclude_pad" : "") +
-                               (c.divisor != 0 ? " divisor " + std::to_string(c.divisor) : "")});
+        s.push_back(
+            {args,
+             ShapeString(c.in) + " kernel " + ShapeString(c.k) + " stride " +
+                 ShapeString(c.stride) + " pad " + ShapeString(c.pad) +
+                 (c.dilation != std::vector<int64_t>{1} ? " dil " + ShapeString(c.dilation) : "") +
+                 (c.ceil ? " ceil" : "") + (!is_max && !c.include_pad ? " exclude_pad" : "") +
+                 (c.divisor != 0 ? " divisor " + std::to_string(c.divisor) : "")});
       }
       return s;
     };
-    op.reference = [is_max](const Sample& s) {
+    op.reference = [is_max, with_indices](const Sample& s) {
       const HostTensor& x = s.args[0].tensor;
       auto per = [](const std::vector<int64_t>& v, int d, const std::vector<int64_t>& fallback) {
         return v.empty() ? fallback[d] : v.size() == 1 ? v[0] : v[d];
@@ -920,21 +932,44 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
       const std::vector<int64_t> kk{k[0], k[1]};
       const int64_t st[2] = {per(s.args[2].ints, 0, kk), per(s.args[2].ints, 1, kk)};
       const int64_t pad[2] = {per(s.args[3].ints, 0, {0, 0}), per(s.args[3].ints, 1, {0, 0})};
+      const int64_t dil[2] = {is_max ? per(s.args[4].ints, 0, {1, 1}) : 1,
+                              is_max ? per(s.args[4].ints, 1, {1, 1}) : 1};
       const bool ceil = is_max ? s.args[5].boolean : s.args[4].boolean;
       const bool include_pad = is_max ? true : s.args[5].boolean;
       const bool has_divisor = !is_max && s.args[6].kind == Arg::Kind::kInt;
       const int64_t H = x.shape[x.dim() - 2], W = x.shape[x.dim() - 1],
                     planes = x.numel() / (H * W);
       auto size = [&](int64_t in, int d) {
-        int64_t o = (in + 2 * pad[d] - k[d] + (ceil ? st[d] - 1 : 0)) / st[d] + 1;
+        const int64_t span = in + 2 * pad[d] - dil[d] * (k[d] - 1) - 1;
+        int64_t o = (span + (ceil ? st[d] - 1 : 0)) / st[d] + 1;
         if (ceil && (o - 1) * st[d] >= in + pad[d]) --o;
         return o;
       };
       const int64_t OH = size(H, 0), OW = size(W, 1);
       std::vector<long double> out;
+      std::vector<long double> indices;
       for (int64_t p = 0; p < planes; ++p)
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow) {
+            if (is_max) {
+              // The first maximum in row-major window order; the first NaN beats everything.
+              double best = -INFINITY;
+              int64_t best_i = -1;
+              for (int64_t i = 0; i < k[0]; ++i)
+                for (int64_t j = 0; j < k[1]; ++j) {
+                  const int64_t h = oh * st[0] - pad[0] + i * dil[0];
+                  const int64_t w = ow * st[1] - pad[1] + j * dil[1];
+                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                  const double v = x.values[(p * H + h) * W + w];
+                  if (best_i < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                    best = v;
+                    best_i = h * W + w;
+                  }
+                }
+              out.push_back(best);
+              indices.push_back(best_i);
+              continue;
+            }
             int64_t h0 = oh * st[0] - pad[0], w0 = ow * st[1] - pad[1];
             int64_t h1 = std::min(h0 + k[0], H + pad[0]), w1 = std::min(w0 + k[1], W + pad[1]);
             const int64_t pool = (h1 - h0) * (w1 - w0);
@@ -942,22 +977,21 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
             w0 = std::max<int64_t>(w0, 0);
             h1 = std::min(h1, H);
             w1 = std::min(w1, W);
-            long double acc = is_max ? -INFINITY : 0;
+            long double acc = 0;
             for (int64_t h = h0; h < h1; ++h)
-              for (int64_t w = w0; w < w1; ++w) {
-                const double v = x.values[(p * H + h) * W + w];
-                acc = is_max ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
-              }
+              for (int64_t w = w0; w < w1; ++w) acc += x.values[(p * H + h) * W + w];
             const int64_t divisor = has_divisor   ? s.args[6].integer
                                     : include_pad ? pool
                                                   : (h1 - h0) * (w1 - w0);
             // Integer division truncates toward zero, which RoundTo's cast does.
-            out.push_back(is_max ? acc : acc / divisor);
+            out.push_back(acc / divisor);
           }
       std::vector<int64_t> shape(x.shape.begin(), x.shape.end() - 2);
       shape.push_back(OH);
       shape.push_back(OW);
-      return std::vector<HostTensor>{FromLong(shape, x.dtype, out)};
+      std::vector<HostTensor> r{FromLong(shape, x.dtype, out)};
+      if (with_indices) r.push_back(FromLong(shape, TSR_DTYPE_INT64, indices));
+      return r;
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
@@ -965,13 +999,21 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
              Arg::Ints({2}), Arg::Ints({2})},
             "padding 2 for kernel 2"},
            TSR_INVALID_ARGUMENT,
-           "padding above half the kernel"}};
+           "padding above half the kernel"},
+          {{{Arg::Tensor(MakeTensor({1, 1, 1}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({3}),
+             Arg::Ints({3}), Arg::Ints({0})},
+            "[1, 1, 1] kernel 3 stride 3"},
+           TSR_INVALID_ARGUMENT,
+           "an input smaller than the kernel (a negative span)"}};
     };
     db.push_back(std::move(op));
   }
-  {
+  // Layer norm: the composite (its output) and the native op with its out= form (the output,
+  // and per row the mean and 1 / sqrt(biased variance + eps), of shape [*, 1, ...]).
+  for (const bool native : {false, true}) {
     OpInfo op;
-    op.name = "layer_norm";
+    op.name = native ? "native_layer_norm" : "layer_norm";
+    op.out = native ? "native_layer_norm.out" : "";
     op.dtypes = kFloatingMask;
     op.tolerance_scale = 10;
     op.samples = [](tsr_dtype dtype, Rng& rng) {
@@ -983,14 +1025,32 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
       s.push_back({{Arg::Tensor(MakeTensor({2, 3, 5}, dtype, rng)), Arg::Ints({3, 5}), Arg::None(),
                     Arg::None(), Arg::Double(1e-3)},
                    "[2, 3, 5] over [3, 5]"});
+      // After PyTorch's sample_inputs_native_layer_norm: a 1-D input over all of it, rows of
+      // one element (variance 0: 1 / sqrt(eps)), and an empty batch.
+      s.push_back({{Arg::Tensor(MakeTensor({6}, dtype, rng)), Arg::Ints({6}),
+                    Arg::Tensor(MakeTensor({6}, dtype, rng)), Arg::None(), Arg::Double(1e-5)},
+                   "[6] over [6] with weight"});
+      s.push_back({{Arg::Tensor(MakeTensor({3, 1}, dtype, rng)), Arg::Ints({1}), Arg::None(),
+                    Arg::Tensor(MakeTensor({1}, dtype, rng)), Arg::Double(0.5)},
+                   "[3, 1] over [1] with bias"});
+      s.push_back({{Arg::Tensor(MakeTensor({0, 7}, dtype, rng)), Arg::Ints({7}), Arg::None(),
+                    Arg::None(), Arg::Double(1e-5)},
+                   "[0, 7] over [7]"});
       return s;
     };
-    op.reference = [](const Sample& s) {
+    op.reference = [native](const Sample& s) {
       const HostTensor& x = s.args[0].tensor;
       int64_t n = 1;
       for (int64_t d : s.args[1].ints) n *= d;
       const double eps = s.args[4].number;
       HostTensor out = x;
+      HostTensor mean_t, rstd_t;
+      mean_t.dtype = rstd_t.dtype = x.dtype;
+      mean_t.shape = x.shape;
+      for (size_t d = x.shape.size() - s.args[1].ints.size(); d < x.shape.size(); ++d) {
+        mean_t.shape[d] = 1;
+      }
+      rstd_t.shape = mean_t.shape;
       for (int64_t r = 0; r < x.numel() / n; ++r) {
         long double mean = 0, var = 0;
         for (int64_t i = 0; i < n; ++i) mean += x.values[r * n + i];
@@ -998,15 +1058,35 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
         for (int64_t i = 0; i < n; ++i)
           var += (x.values[r * n + i] - mean) * (x.values[r * n + i] - mean);
         var /= n;
+        const double rstd = 1 / std::sqrt(static_cast<double>(var) + eps);
         for (int64_t i = 0; i < n; ++i) {
-          long double v = (x.values[r * n + i] - mean) / std::sqrt(static_cast<double>(var) + eps);
+          long double v = (x.values[r * n + i] - mean) * rstd;
           if (s.args[2].kind == Arg::Kind::kTensor) v *= s.args[2].tensor.values[i];
           if (s.args[3].kind == Arg::Kind::kTensor) v += s.args[3].tensor.values[i];
           out.values[r * n + i] = RoundTo(x.dtype, static_cast<double>(v));
         }
+        mean_t.values.push_back(RoundTo(x.dtype, static_cast<double>(mean)));
+        rstd_t.values.push_back(RoundTo(x.dtype, rstd));
       }
-      return std::vector<HostTensor>{out};
+      if (!native) return std::vector<HostTensor>{out};
+      return std::vector<HostTensor>{out, mean_t, rstd_t};
     };
+    if (native) {
+      op.errors = [](Rng& rng) {
+        const tsr_dtype f = TSR_DTYPE_FLOAT32;
+        return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Ints({4}),
+                                          Arg::None(), Arg::None(), Arg::Double(1e-5)},
+                                         "[2, 3] over [4]"},
+                                        TSR_INVALID_ARGUMENT,
+                                        "normalized_shape that is not the input's trailing shape"},
+                                       {{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Ints({3}),
+                                          Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng)),
+                                          Arg::None(), Arg::Double(1e-5)},
+                                         "a float64 weight for a float32 input"},
+                                        TSR_INVALID_ARGUMENT,
+                                        "a weight of another dtype"}};
+      };
+    }
     db.push_back(std::move(op));
   }
   // Batch norm (native, composite) and instance norm.
@@ -1014,6 +1094,7 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     const bool native = std::string(name) == "native_batch_norm";
     OpInfo op;
     op.name = name;
+    op.out = native ? "native_batch_norm.out" : "";
     op.dtypes = kFloatingMask;
     op.tolerance_scale = 10;
     op.mutated_args = {3, 4};

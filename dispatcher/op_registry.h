@@ -127,7 +127,10 @@ class OpRegistry {
   // DefineVariants defines the out= form `out_name` ("add.out") and, unless `inplace_name` is
   // empty, the in-place form ("add_.Tensor") of the already defined functional op, with
   // schemas generated from its schema, and links the three so that a backend implementing
-  // any one form gets the others (Note [Variants]).
+  // any one form gets the others (Note [Variants]). `out_name` may also be the out= form's
+  // whole schema, where PyTorch names the out arguments of an op with several unnamed returns
+  // ("native_layer_norm.out(..., *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> ...");
+  // it must be the generated schema but for those names and alias sets.
   absl::Status DefineVariants(std::string_view functional, std::string_view out_name,
                               std::string_view inplace_name, OutDtypeRule rule,
                               OutputAliasing aliasing);

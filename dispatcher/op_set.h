@@ -5,8 +5,10 @@
 // argument with a default); a major version may break them. Op set 1.0 is the registry as the
 // lock first recorded it. Bump the minor version in the change that needs it, before
 // `tessera_ops_lock --update` records that change: an op set the lock already records never
-// changes. The SDK headers sdk/include/tessera/opset/ are generated from the lock and state the
-// same version (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
+// changes. Op set 1.1 adds the out= forms of the native NN ops (convolution.out,
+// max_pool2d_with_indices.out, native_layer_norm.out, native_batch_norm.out). The SDK headers
+// sdk/include/tessera/opset/ are generated from the lock and state the same version
+// (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 0;
+inline constexpr int32_t kOpSetVersionMinor = 1;
 
 }  // namespace tessera

@@ -366,6 +366,57 @@ FunctionSchema OutSchema(const FunctionSchema& functional, const OperatorName& n
   return out;
 }
 
+// GivenOutSchema: the out= form's schema as its caller wrote it, for ops whose out arguments
+// PyTorch names itself (native_layer_norm.out's out0, out1, out2; max_pool2d_with_indices.out's
+// out, indices), which the generated one cannot know when the functional returns are unnamed.
+// It must be the generated schema but for the out arguments' names and alias sets: the
+// functional's arguments unchanged, then one keyword-only written tensor per return, each
+// return aliasing its out argument, in sets no other argument uses.
+absl::StatusOr<FunctionSchema> GivenOutSchema(const FunctionSchema& functional,
+                                              std::string_view text) {
+  TSR_ASSIGN_OR_RETURN(FunctionSchema given, ParseSchema(text));
+  const FunctionSchema generated =
+      OutSchema(functional, OperatorName{given.ns, given.name, given.overload});
+  const size_t inputs = functional.arguments.size();
+  auto refuse = [&](const std::string& what) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("define_variants: %s is not an out= form of %s: %s; expected the form of "
+                        "%s",
+                        given.FullName(), functional.FullName(), what, generated.ToString()));
+  };
+  if (given.ns != functional.ns || given.name != functional.name ||
+      given.arguments.size() != generated.arguments.size() ||
+      given.returns.size() != generated.returns.size()) {
+    return refuse("another name or another number of arguments or returns");
+  }
+  for (size_t i = 0; i < inputs; ++i) {
+    if (given.arguments[i].ToString() != functional.arguments[i].ToString()) {
+      return refuse(absl::StrFormat("argument %d is '%s', the functional form's '%s'", i,
+                                    given.arguments[i].ToString(),
+                                    functional.arguments[i].ToString()));
+    }
+  }
+  for (size_t j = 0; j < given.returns.size(); ++j) {
+    const Argument& out = given.arguments[inputs + j];
+    const Argument& ret = given.returns[j];
+    if (!(out.type == generated.arguments[inputs + j].type) || !out.kwarg_only || !out.alias ||
+        !out.alias->is_write || out.default_value || !(ret.type == out.type) ||
+        !(ret.alias == out.alias)) {
+      return refuse(absl::StrFormat(
+          "out argument '%s' must be a keyword-only written tensor that return %d aliases",
+          out.name, j));
+    }
+    for (size_t i = 0; i < given.arguments.size(); ++i) {
+      const std::optional<AliasInfo>& other = given.arguments[i].alias;
+      if (i != inputs + j && other && other->set == out.alias->set) {
+        return refuse(absl::StrFormat("out argument '%s' shares alias set '%s' with '%s'", out.name,
+                                      out.alias->set, given.arguments[i].name));
+      }
+    }
+  }
+  return given;
+}
+
 FunctionSchema InplaceSchema(const FunctionSchema& functional, const OperatorName& name) {
   FunctionSchema inplace = functional;
   inplace.name = name.name;
@@ -392,9 +443,15 @@ absl::Status OpRegistry::DefineVariants(std::string_view functional_name, std::s
                           schema.FullName()));
     }
   }
-  TSR_ASSIGN_OR_RETURN(OperatorName out_op, ParseOperatorName(out_name));
-  TSR_ASSIGN_OR_RETURN(RegistrationHandle out_def, Define(OutSchema(schema, out_op).ToString()));
-  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * out, FindEntry(out_name));
+  FunctionSchema out_schema;
+  if (out_name.find('(') != std::string_view::npos) {
+    TSR_ASSIGN_OR_RETURN(out_schema, GivenOutSchema(schema, out_name));
+  } else {
+    TSR_ASSIGN_OR_RETURN(OperatorName out_op, ParseOperatorName(out_name));
+    out_schema = OutSchema(schema, out_op);
+  }
+  TSR_ASSIGN_OR_RETURN(RegistrationHandle out_def, Define(out_schema.ToString()));
+  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * out, FindEntry(out_schema.FullName()));
   internal::OperatorEntry* inplace = nullptr;
   RegistrationHandle inplace_def;
   if (!inplace_name.empty()) {

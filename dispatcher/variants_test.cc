@@ -104,6 +104,47 @@ TEST_F(VariantsTest, GeneratesPyTorchSchemasForTheOutAndInplaceForms) {
             "Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)");
   EXPECT_EQ(registry_.Find("abs_")->schema().ToString(), "abs_(Tensor(a!) self) -> Tensor(a!)");
   EXPECT_FALSE(registry_.Find("isnan_").ok());
+  // Ops with unnamed returns take PyTorch's out argument names, given in full.
+  EXPECT_EQ(registry_.Find("native_layer_norm.out")->schema().ToString(),
+            "native_layer_norm.out(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? "
+            "bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
+            "(Tensor(a!), Tensor(b!), Tensor(c!))");
+  EXPECT_EQ(registry_.Find("max_pool2d_with_indices")->entry()->variant, VariantKind::kFunctional);
+}
+
+TEST_F(VariantsTest, GivenOutSchemaMustBeTheGeneratedOneButForNamesAndAliasSets) {
+  absl::StatusOr<RegistrationHandle> two =
+      registry_.Define("test::two(Tensor(a!) self, int n) -> (Tensor, Tensor)");
+  ASSERT_TRUE(two.ok()) << two.status();
+  two->Release();  // the out= form defined below links to it
+  const absl::Status renamed = registry_.DefineVariants(
+      "test::two",
+      "test::two.out(Tensor(a!) self, int m, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "
+      "Tensor(c!))",
+      "", OutDtypeRule::kExact, OutputAliasing::kDisjoint);
+  EXPECT_THAT(renamed.message(), HasSubstr("argument 1 is 'int m', the functional form's 'int n'"));
+  const absl::Status shared = registry_.DefineVariants(
+      "test::two",
+      "test::two.out(Tensor(a!) self, int n, *, Tensor(a!) x, Tensor(c!) y) -> (Tensor(a!), "
+      "Tensor(c!))",
+      "", OutDtypeRule::kExact, OutputAliasing::kDisjoint);
+  EXPECT_THAT(shared.message(), HasSubstr("out argument 'x' shares alias set 'a' with 'self'"));
+  const absl::Status unaliased = registry_.DefineVariants(
+      "test::two",
+      "test::two.out(Tensor(a!) self, int n, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "
+      "Tensor)",
+      "", OutDtypeRule::kExact, OutputAliasing::kDisjoint);
+  EXPECT_THAT(unaliased.message(), HasSubstr("out argument 'y' must be a keyword-only written"));
+  EXPECT_FALSE(registry_.Find("test::two.out").ok());
+  const std::string good =
+      "test::two.out(Tensor(a!) self, int n, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "
+      "Tensor(c!))";
+  ASSERT_TRUE(
+      registry_
+          .DefineVariants("test::two", good, "", OutDtypeRule::kExact, OutputAliasing::kDisjoint)
+          .ok());
+  EXPECT_EQ(registry_.Find("test::two.out")->schema().ToString(), good);
+  EXPECT_EQ(registry_.Find("test::two.out")->entry()->variant, VariantKind::kOut);
 }
 
 TEST_F(VariantsTest, FunctionalDerivesFromOut) {

@@ -671,8 +671,31 @@ absl::Status DefineNNOps(OpRegistry& registry) {
            MakeKernel<LinearMeta>("meta::linear")},
       },
       KernelSlot::kMeta));
-  TSR_RETURN_IF_ERROR(registry.DefineVariants("avg_pool2d", "avg_pool2d.out", "",
-                                              OutDtypeRule::kExact, OutputAliasing::kDisjoint));
+  // The native ops' out= forms, PyTorch's schemas: a backend implements them and gets the
+  // functional forms derived (allocated from the Meta function's plan; Note [Variants]). Their
+  // outputs must have the dtype the op computes, as PyTorch's out= kernels require.
+  // native_batch_norm writes running_mean and running_var (alias sets a and b), so its out
+  // arguments take the next sets, as PyTorch's _native_batch_norm_legit.out does.
+  for (const auto& [functional, out] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"convolution", "convolution.out"},
+           {"max_pool2d_with_indices",
+            "max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], "
+            "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, "
+            "Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))"},
+           {"native_layer_norm",
+            "native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, "
+            "Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> "
+            "(Tensor(a!), Tensor(b!), Tensor(c!))"},
+           {"native_batch_norm",
+            "native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? "
+            "running_mean, Tensor(b!)? running_var, bool training, float momentum, float eps, *, "
+            "Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), "
+            "Tensor(e!), Tensor(f!))"},
+           {"avg_pool2d", "avg_pool2d.out"},
+       }) {
+    TSR_RETURN_IF_ERROR(registry.DefineVariants(functional, out, "", OutDtypeRule::kExact,
+                                                OutputAliasing::kDisjoint));
+  }
   TSR_RETURN_IF_ERROR(registry.DefineVariants("linear", "linear.out", "", OutDtypeRule::kExact,
                                               OutputAliasing::kDisjoint));
   TSR_ASSIGN_OR_RETURN(RegistrationHandle linear_composite,
@@ -737,7 +760,7 @@ absl::Status DefineNNOps(OpRegistry& registry) {
       },
       KernelSlot::kComposite));
   // max_pool2d is a composite and also has a meta function, so that a backend's own
-  // max_pool2d kernel (the CPU plugin's, on oneDNN) gets its arguments checked first.
+  // max_pool2d kernel, where it has one, gets its arguments checked first.
   TSR_ASSIGN_OR_RETURN(RegistrationHandle meta,
                        registry.Impl("max_pool2d", DispatchKey::kMeta,
                                      MakeKernel<MaxPool2dMeta>("meta::max_pool2d")));

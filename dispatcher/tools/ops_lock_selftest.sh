@@ -70,7 +70,10 @@ doctor '/^1\.0 add\.Tensor(/d'
 expect "new overload" "additive add.Tensor: new overload of add"
 doctor 's/^\(1\.0 sum\.dim_IntList(.*\), \*, ScalarType? dtype=None)/\1)/'
 expect "trailing defaulted argument" "backward compatible (not forward compatible) sum.dim_IntList: argument ScalarType? dtype=None added at position 3, with a default"
-expect "recorded op set is frozen" "first bump kOpSetVersionMinor in dispatcher/op_set.h (to 1.1)"
+# The lock's newest op set (the runtime's), and the one to bump to.
+newest=$(sed -n 's/^\([0-9]*\.[0-9]*\) .*/\1/p' "$lock" | sort -t. -k1,1n -k2,2n | tail -1)
+next="${newest%.*}.$((${newest#*.} + 1))"
+expect "recorded op set is frozen" "first bump kOpSetVersionMinor in dispatcher/op_set.h (to $next)"
 doctor 's/^\(1\.0 sum\.IntList_out(.*\)ScalarType? dtype=None, Tensor(a!) out)/\1Tensor(a!) out)/'
 expect "out= form, argument before out" "backward compatible (not forward compatible) sum.IntList_out: argument ScalarType? dtype=None added at position 3"
 
@@ -99,7 +102,8 @@ expect "lock line not canonical" "the schema is not in canonical form: expected 
 expect "history with a breaking step" "abs at op set 1.1 is not a backward-compatible change of its schema at op set 1.0"
 
 # --update: records a backward-compatible change at a new op set and keeps the old line.
-sed 's/^1\.0 /0.9 /' "$lock" > "$tmp/lock.09"
+# Every op set of the real lock becomes 0.9, so that 1.0 is free to record the change.
+sed 's/^[0-9]*\.[0-9]* /0.9 /' "$lock" > "$tmp/lock.09"
 sed 's/^\(0\.9 sum\.dim_IntList(.*\), \*, ScalarType? dtype=None)/\1)/' "$tmp/lock.09" > "$tmp/lock"
 expect "lock newer than the runtime" "the lock records op set 0.9, newer than this runtime's op set 0.8" --op-set 0.8
 if out=$("$tool" --update "$tmp/lock" --op-set 1.0 --emit-headers "$tmp/h" 2>&1) &&

@@ -1,9 +1,13 @@
-// NN ops: convolution (oneDNN for float32/bfloat16, our direct loop otherwise); max_pool2d,
-// avg_pool2d, native_layer_norm, native_batch_norm (inference) on oneDNN for float32
-// (onednn_nn.cc) and our loops otherwise; max_pool2d_with_indices (our loop: oneDNN has no
-// PyTorch indices); linear (oneDNN matmul with the bias as part of the primitive).
+// NN ops, each an out= kernel that writes the outputs it is given (the dispatcher has sized
+// them from the op's Meta function, and derives the functional forms from these): convolution
+// (oneDNN for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our loop:
+// oneDNN has no PyTorch indices); avg_pool2d, native_layer_norm, native_batch_norm (inference)
+// on oneDNN for float32 (onednn_nn.cc) and our loops otherwise; linear (oneDNN matmul with the
+// bias as part of the primitive).
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <tuple>
 
 #include "math.hpp"
 #include "onednn.hpp"
@@ -15,9 +19,12 @@ namespace cpu {
 namespace {
 
 using Pair = std::array<int64_t, 2>;
+using sdk::IntSpan;
+using sdk::Tensor;
+using OptTensor = std::optional<sdk::Tensor>;
 
-Pair pair_arg(tsr_stack* s, size_t i, Pair fallback) {
-  const sdk::IntSpan v = arg<sdk::IntSpan>(s, i);
+// A pair argument (int[2]): one value applies to both dims, [] means `fallback`.
+Pair pair_of(IntSpan v, Pair fallback) {
   if (v.size == 0) return fallback;
   if (v.size == 1) return {v[0], v[0]};
   return {v[0], v[1]};
@@ -49,6 +56,25 @@ sdk::Tensor dense(const sdk::Tensor& t) {
   return c;
 }
 
+// DenseOut: where a loop that writes row-major computes an out= output: the output itself when
+// it is contiguous, else a contiguous temporary that finish() copies into it.
+class DenseOut {
+ public:
+  explicit DenseOut(const sdk::Tensor& out)
+      : out_(out),
+        staged_(!out.is_contiguous()),
+        dense_(staged_ ? sdk::Tensor::empty(out.sizes().vec(), out.dtype()) : out) {}
+  const sdk::Tensor& get() const { return dense_; }
+  void finish() const {
+    if (staged_) copy_cast(out_, dense_);
+  }
+
+ private:
+  sdk::Tensor out_;
+  bool staged_;
+  sdk::Tensor dense_;
+};
+
 // ---- convolution ----
 
 // Convolution with 1, 2 or 3 spatial dims, always seen as 3 ([N, C, D, H, W]; a missing
@@ -64,8 +90,7 @@ struct ConvParams {
 };
 
 // A per-spatial-dim list argument placed in the last `dims` slots of a Spatial.
-Spatial spatial_arg(tsr_stack* s, size_t i, int dims, int64_t fallback) {
-  const sdk::IntSpan v = arg<sdk::IntSpan>(s, i);
+Spatial spatial_of(IntSpan v, int dims, int64_t fallback) {
   Spatial r{1, 1, 1};
   if (fallback == 0) r = {0, 0, 0};
   for (int d = 0; d < dims; ++d) {
@@ -265,56 +290,49 @@ void conv_loop(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* b
   });
 }
 
-// convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
-// groups) -> Tensor, for 1, 2 or 3 spatial dims, every numeric dtype (the meta function has
-// checked the arguments).
-void convolution(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = arg<sdk::Tensor>(s, 0), w = arg<sdk::Tensor>(s, 1);
-  const std::optional<sdk::Tensor> bias = arg<std::optional<sdk::Tensor>>(s, 2);
-  const int dims = static_cast<int>(w.dim()) - 2;
-  ConvParams p{dims,
-               arg<bool>(s, 6),
-               spatial_arg(s, 3, dims, 1),
-               spatial_arg(s, 4, dims, 0),
-               spatial_arg(s, 5, dims, 1),
-               spatial_arg(s, 7, dims, 0),
-               arg<int64_t>(s, 8)};
-  std::vector<int64_t> shape{in.size(0), p.transposed ? w.size(1) * p.groups : w.size(0)};
-  for (int d = 0; d < dims; ++d) {
-    const int j = kSpatial - dims + d;
-    const int64_t i = in.size(2 + d), k = w.size(2 + d);
-    shape.push_back(p.transposed
-                        ? (i - 1) * p.stride[j] - 2 * p.padding[j] + p.dilation[j] * (k - 1) +
-                              p.output_padding[j] + 1
-                        : (i + 2 * p.padding[j] - p.dilation[j] * (k - 1) - 1) / p.stride[j] + 1);
-  }
-  sdk::Tensor out = sdk::Tensor::empty(shape, in.dtype());
+// convolution.out(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+// groups, *, out), for 1, 2 or 3 spatial dims, every numeric dtype. The Meta function has
+// checked the arguments and sized `out`; both paths read its sizes and strides as given.
+Tensor convolution_out(const Tensor& input, const Tensor& weight, const OptTensor& bias,
+                       IntSpan stride, IntSpan padding, IntSpan dilation, bool transposed,
+                       IntSpan output_padding, int64_t groups, const Tensor& out) {
+  const int dims = static_cast<int>(weight.dim()) - 2;
+  const ConvParams p{dims,
+                     transposed,
+                     spatial_of(stride, dims, 1),
+                     spatial_of(padding, dims, 0),
+                     spatial_of(dilation, dims, 1),
+                     spatial_of(output_padding, dims, 0),
+                     groups};
   // oneDNN 2.6's deconvolution reads a strided bias as a dense one (NaN from the poisoned gaps
   // of an interleaved bias in the conformance layouts): it gets a dense copy.
-  std::optional<sdk::Tensor> dense_bias;
+  std::optional<Tensor> dense_bias;
   if (bias && p.transposed) dense_bias = dense(*bias);
-  const sdk::Tensor* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
-  if (out.numel() > 0 && !conv_onednn(in, w, b, out, p)) {
-    dispatch<kNumeric>(in.dtype(), op, [&](auto tag) {
-      conv_loop<typename decltype(tag)::type>(in, w, b, out, p);
+  const Tensor* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
+  if (out.numel() > 0 && !conv_onednn(input, weight, b, out, p)) {
+    dispatch<kNumeric>(input.dtype(), "convolution.out", [&](auto tag) {
+      conv_loop<typename decltype(tag)::type>(input, weight, b, out, p);
     });
   }
-  set_result(s, out);
+  return out;
 }
 
 // ---- pooling ----
 
+// Pool: a pooling call over planes of [H, W] (the input's leading dims flattened), pooled to
+// the [OH, OW] of the output it was given.
 struct Pool {
   Pair kernel, stride, padding, dilation;
   int64_t planes, H, W, OH, OW;
 };
 
-Pool pool_of(const sdk::Tensor& in, const sdk::Tensor& out, tsr_stack* s, bool dilation) {
+Pool pool_of(const Tensor& in, const Tensor& out, IntSpan kernel_size, IntSpan stride,
+             IntSpan padding, Pair dilation) {
   Pool p;
-  p.kernel = pair_arg(s, 1, {1, 1});
-  p.stride = pair_arg(s, 2, p.kernel);
-  p.padding = pair_arg(s, 3, {0, 0});
-  p.dilation = dilation ? pair_arg(s, 4, {1, 1}) : Pair{1, 1};
+  p.kernel = pair_of(kernel_size, {1, 1});
+  p.stride = pair_of(stride, p.kernel);
+  p.padding = pair_of(padding, {0, 0});
+  p.dilation = dilation;
   const int64_t nd = in.dim();
   p.H = in.size(nd - 2);
   p.W = in.size(nd - 1);
@@ -324,51 +342,32 @@ Pool pool_of(const sdk::Tensor& in, const sdk::Tensor& out, tsr_stack* s, bool d
   return p;
 }
 
-// max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode) ->
-// (values, indices): indices are flat positions h * W + w in the input plane; NaN wins.
-// The pooled shape, by the meta function's formula (these ops have no out= form to receive it).
-std::vector<int64_t> max_pool_shape(const sdk::Tensor& in, tsr_stack* s) {
-  std::vector<int64_t> shape = in.sizes().vec();
-  const int64_t nd = in.dim();
-  const Pair kernel = pair_arg(s, 1, {1, 1}), stride = pair_arg(s, 2, kernel),
-             padding = pair_arg(s, 3, {0, 0}), dil = pair_arg(s, 4, {1, 1});
-  const bool ceil_mode = arg<bool>(s, 5);
-  for (int i = 0; i < 2; ++i) {
-    const int64_t in_size = shape[nd - 2 + i];
-    const int64_t span =
-        in_size + 2 * padding[i] - dil[i] * (kernel[i] - 1) - 1 + (ceil_mode ? stride[i] - 1 : 0);
-    int64_t o = span / stride[i] + 1;
-    if (ceil_mode && (o - 1) * stride[i] >= in_size + padding[i]) --o;
-    shape[nd - 2 + i] = o;
-  }
-  return shape;
-}
-
-void max_pool(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
-  const std::vector<int64_t> shape = max_pool_shape(in, s);
-  const Pair kernel = pair_arg(s, 1, {1, 1}), stride = pair_arg(s, 2, kernel),
-             padding = pair_arg(s, 3, {0, 0}), dil = pair_arg(s, 4, {1, 1});
-  sdk::Tensor values = sdk::Tensor::empty(shape, in.dtype());
-  sdk::Tensor indices = sdk::Tensor::empty(shape, TSR_DTYPE_INT64);
-  const Pool p = pool_of(in, values, s, true);
-  dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
+// max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, *, out,
+// indices): indices are flat positions h * W + w in the input plane; NaN wins. ceil_mode is in
+// the size of `out` already.
+std::tuple<Tensor, Tensor> max_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride,
+                                        IntSpan padding, IntSpan dilation, bool /*ceil_mode*/,
+                                        const Tensor& out, const Tensor& indices) {
+  const Tensor in = dense(self);
+  const Pool p = pool_of(in, out, kernel_size, stride, padding, pair_of(dilation, {1, 1}));
+  const DenseOut values_dst(out), indices_dst(indices);
+  dispatch<kFloating>(in.dtype(), "max_pool2d_with_indices.out", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = float_t_of<T>;
     const T* x = in.data<T>();
-    T* y = values.data<T>();
-    int64_t* idx = indices.data<int64_t>();
-    parallel(p.planes, p.OH * p.OW * kernel[0] * kernel[1], [&](int64_t plane) {
+    T* y = values_dst.get().data<T>();
+    int64_t* idx = indices_dst.get().data<int64_t>();
+    parallel(p.planes, p.OH * p.OW * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
       const T* xp = x + plane * p.H * p.W;
       for (int64_t oh = 0; oh < p.OH; ++oh) {
         for (int64_t ow = 0; ow < p.OW; ++ow) {
           C best = -std::numeric_limits<C>::infinity();
           int64_t best_i = -1;
-          for (int64_t kh = 0; kh < kernel[0]; ++kh) {
-            const int64_t h = oh * stride[0] - padding[0] + kh * dil[0];
+          for (int64_t kh = 0; kh < p.kernel[0]; ++kh) {
+            const int64_t h = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
             if (h < 0 || h >= p.H) continue;
-            for (int64_t kw = 0; kw < kernel[1]; ++kw) {
-              const int64_t w = ow * stride[1] - padding[1] + kw * dil[1];
+            for (int64_t kw = 0; kw < p.kernel[1]; ++kw) {
+              const int64_t w = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
               if (w < 0 || w >= p.W) continue;
               const C v = static_cast<C>(load(xp[h * p.W + w]));
               if (best_i < 0 || v > best || std::isnan(v)) {
@@ -385,25 +384,9 @@ void max_pool(const char* op, tsr_stack* s) {
       }
     });
   });
-  set_results(s, values, indices);
-}
-
-// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode): values only, so
-// float32 can run on oneDNN (which does not give PyTorch's indices); other dtypes through
-// max_pool2d_with_indices.
-void max_pool_values(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
-  sdk::Tensor out = sdk::Tensor::empty(max_pool_shape(in, s), in.dtype());
-  const Pair kernel = pair_arg(s, 1, {1, 1});
-  const PoolSpec spec{
-      kernel, pair_arg(s, 2, kernel), pair_arg(s, 3, {0, 0}), pair_arg(s, 4, {1, 1}), true, false};
-  if (out.numel() > 0 && !pool_onednn(in, out, spec)) {
-    max_pool(op, s);  // leaves (values, indices)
-    tsr_tensor* values = nullptr;
-    sdk::check(sdk::api().stack_get_tensor(s, 0, &values));
-    out = sdk::Tensor::borrow(values);
-  }
-  set_result(s, out);
+  values_dst.finish();
+  indices_dst.finish();
+  return {out, indices};
 }
 
 // avg_pool2d's dtypes on PyTorch 1.13's CPU: the floating types and int64 (its kernel
@@ -412,22 +395,19 @@ constexpr sdk::DtypeSet kAvgPoolDtypes = kFloating | sdk::dtype_bit(TSR_DTYPE_IN
 
 // avg_pool2d.out(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
 // divisor_override, *, out): PyTorch's divisor rules.
-void avg_pool_out(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
-  const sdk::Tensor out = arg<sdk::Tensor>(s, 7);
-  const bool count_include_pad = arg<bool>(s, 5);
-  const std::optional<int64_t> divisor = arg<std::optional<int64_t>>(s, 6);
-  const sdk::Tensor dst =
-      out.is_contiguous() ? out : sdk::Tensor::empty(out.sizes().vec(), out.dtype());
-  const Pool p = pool_of(in, out, s, false);
+Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, IntSpan padding,
+                    bool /*ceil_mode*/, bool count_include_pad,
+                    const std::optional<int64_t>& divisor, const Tensor& out) {
+  const Tensor in = dense(self);
+  const DenseOut dst_out(out);
+  const Tensor& dst = dst_out.get();
+  const Pool p = pool_of(in, out, kernel_size, stride, padding, {1, 1});
   if (!divisor && out.numel() > 0 &&
-      pool_onednn(in, dst,
-                  PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, false, count_include_pad})) {
-    if (dst.data_ptr() != out.data_ptr()) copy_cast(out, dst);
-    set_result(s, out);
-    return;
+      pool_onednn(in, dst, PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, count_include_pad})) {
+    dst_out.finish();
+    return out;
   }
-  dispatch<kAvgPoolDtypes>(in.dtype(), op, [&](auto tag) {
+  dispatch<kAvgPoolDtypes>(in.dtype(), "avg_pool2d.out", [&](auto tag) {
     using T = typename decltype(tag)::type;
     // int64 sums in int64 and divides with C++'s truncation toward zero, as PyTorch's CPU
     // kernel does (sum / divide_factor on scalar_t).
@@ -458,49 +438,49 @@ void avg_pool_out(const char* op, tsr_stack* s) {
       }
     });
   });
-  if (dst.data_ptr() != out.data_ptr()) copy_cast(out, dst);
-  set_result(s, out);
+  dst_out.finish();
+  return out;
 }
 
 // ---- normalization ----
 
-// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd): per row,
-// two passes in float (double for float64).
-void layer_norm(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
-  const sdk::IntSpan norm = arg<sdk::IntSpan>(s, 1);
-  const std::optional<sdk::Tensor> weight = arg<std::optional<sdk::Tensor>>(s, 2);
-  const std::optional<sdk::Tensor> bias = arg<std::optional<sdk::Tensor>>(s, 3);
-  const double eps = arg<double>(s, 4);
+// native_layer_norm.out(input, normalized_shape, weight, bias, eps, *, out0, out1, out2): the
+// normalized input, and per row its mean and 1 / sqrt(biased var + eps), in two passes in
+// float (double for float64).
+std::tuple<Tensor, Tensor, Tensor> layer_norm_out(const Tensor& input, IntSpan normalized_shape,
+                                                  const OptTensor& weight, const OptTensor& bias,
+                                                  double eps, const Tensor& out0,
+                                                  const Tensor& out1, const Tensor& out2) {
+  const Tensor in = dense(input);
   int64_t N = 1;
-  for (int64_t d : norm) N *= d;
+  for (int64_t d : normalized_shape) N *= d;
   const int64_t M = N == 0 ? 0 : in.numel() / N;
-  std::vector<int64_t> stat = in.sizes().vec();
-  for (size_t i = stat.size() - norm.size; i < stat.size(); ++i) stat[i] = 1;
-  sdk::Tensor out = sdk::Tensor::empty(in.sizes().vec(), in.dtype());
-  sdk::Tensor mean = sdk::Tensor::empty(stat, in.dtype()),
-              rstd = sdk::Tensor::empty(stat, in.dtype());
-  const sdk::Tensor w = weight ? dense(*weight) : sdk::Tensor(),
-                    b = bias ? dense(*bias) : sdk::Tensor();
+  const DenseOut out_dst(out0), mean_dst(out1), rstd_dst(out2);
+  const Tensor &out = out_dst.get(), &mean = mean_dst.get(), &rstd = rstd_dst.get();
+  const Tensor w = weight ? dense(*weight) : Tensor(), b = bias ? dense(*bias) : Tensor();
+  auto finish = [&] {
+    out_dst.finish();
+    mean_dst.finish();
+    rstd_dst.finish();
+    return std::tuple<Tensor, Tensor, Tensor>{out0, out1, out2};
+  };
   if (in.dtype() == TSR_DTYPE_FLOAT32) {
-    sdk::Tensor var = sdk::Tensor::empty(stat, in.dtype());
+    const Tensor var = Tensor::empty(mean.sizes().vec(), in.dtype());
     if (layer_norm_onednn(in, M, N, weight ? &w : nullptr, bias ? &b : nullptr, eps, out, mean,
                           var)) {
       float* r = rstd.data<float>();
       const float* v = var.data<float>();
       for (int64_t k = 0; k < M; ++k) r[k] = 1.0f / std::sqrt(v[k] + static_cast<float>(eps));
-      sdk::api().stack_clear(s);
-      sdk::internal::push(s, out);
-      sdk::internal::push(s, mean);
-      sdk::internal::push(s, rstd);
-      return;
+      return finish();
     }
   }
-  dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
+  dispatch<kFloating>(in.dtype(), "native_layer_norm.out", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = float_t_of<T>;
     const T* x = in.data<T>();
     T* y = out.data<T>();
+    T* mean_data = mean.data<T>();
+    T* rstd_data = rstd.data<T>();
     const T* wp = w.defined() ? w.data<T>() : nullptr;
     const T* bp = b.defined() ? b.data<T>() : nullptr;
     parallel(M, N, [&](int64_t r) {
@@ -520,57 +500,48 @@ void layer_norm(const char* op, tsr_stack* s) {
         if (bp) v += static_cast<C>(load(bp[i]));
         y[r * N + i] = store<T>(v);
       }
-      mean.data<T>()[r] = store<T>(mu);
-      rstd.data<T>()[r] = store<T>(inv);
+      mean_data[r] = store<T>(mu);
+      rstd_data[r] = store<T>(inv);
     });
   });
-  sdk::api().stack_clear(s);
-  sdk::internal::push(s, out);
-  sdk::internal::push(s, mean);
-  sdk::internal::push(s, rstd);
+  return finish();
 }
 
-// native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
-// -> (out, save_mean, save_invstd).
-// Inference: the running statistics (oneDNN for dense float32), save_* empty ([0]).
+// native_batch_norm.out(input, weight, bias, running_mean, running_var, training, momentum,
+// eps, *, out, save_mean, save_invstd).
+// Inference: the running statistics (oneDNN for dense float32); save_* are empty ([0]).
 // Training, as PyTorch's batch_norm_cpu: per channel the batch mean and biased variance
 // (accumulated in double), save_invstd = 1 / sqrt(var + eps) (0 when var and eps are both 0),
 // and, when given, running_mean and running_var updated in place with momentum, the variance
 // unbiased (var_sum / (n - 1)).
-void batch_norm(const char* op, tsr_stack* s) {
-  const sdk::Tensor in = dense(arg<sdk::Tensor>(s, 0));
-  const std::optional<sdk::Tensor> weight = arg<std::optional<sdk::Tensor>>(s, 1);
-  const std::optional<sdk::Tensor> bias = arg<std::optional<sdk::Tensor>>(s, 2);
-  const std::optional<sdk::Tensor> running_mean = arg<std::optional<sdk::Tensor>>(s, 3);
-  const std::optional<sdk::Tensor> running_var = arg<std::optional<sdk::Tensor>>(s, 4);
-  const bool training = arg<bool>(s, 5);
-  const double momentum = arg<double>(s, 6);
-  const double eps = arg<double>(s, 7);
+std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
+    const Tensor& input, const OptTensor& weight, const OptTensor& bias,
+    const OptTensor& running_mean, const OptTensor& running_var, bool training, double momentum,
+    double eps, const Tensor& out, const Tensor& save_mean, const Tensor& save_invstd) {
+  const Tensor in = dense(input);
   const int64_t N = in.size(0), C = in.size(1);
   const int64_t inner = N * C == 0 ? 0 : in.numel() / (N * C);
-  sdk::Tensor out = sdk::Tensor::empty(in.sizes().vec(), in.dtype());
-  const sdk::Tensor w = weight ? dense(*weight) : sdk::Tensor(),
-                    b = bias ? dense(*bias) : sdk::Tensor();
-  const int64_t stat = training ? C : 0;
-  sdk::Tensor save_mean = sdk::Tensor::empty({stat}, in.dtype()),
-              save_invstd = sdk::Tensor::empty({stat}, in.dtype());
+  const DenseOut out_dst(out), mean_dst(save_mean), invstd_dst(save_invstd);
+  const Tensor &dense_out = out_dst.get(), &dense_mean = mean_dst.get(),
+               &dense_invstd = invstd_dst.get();
+  const Tensor w = weight ? dense(*weight) : Tensor(), b = bias ? dense(*bias) : Tensor();
   auto finish = [&] {
-    sdk::api().stack_clear(s);
-    sdk::internal::push(s, out);
-    sdk::internal::push(s, save_mean);
-    sdk::internal::push(s, save_invstd);
+    out_dst.finish();
+    mean_dst.finish();
+    invstd_dst.finish();
+    return std::tuple<Tensor, Tensor, Tensor>{out, save_mean, save_invstd};
   };
   if (!training) {
-    const sdk::Tensor rm = dense(*running_mean), rv = dense(*running_var);
-    if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, out)) {
+    const Tensor rm = dense(*running_mean), rv = dense(*running_var);
+    if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, dense_out)) {
       return finish();
     }
   }
-  dispatch<kFloating>(in.dtype(), op, [&](auto tag) {
+  dispatch<kFloating>(in.dtype(), "native_batch_norm.out", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = float_t_of<T>;
     const T* x = in.data<T>();
-    T* y = out.data<T>();
+    T* y = dense_out.data<T>();
     // Per channel: the (mean, invstd) that normalize it.
     std::vector<double> mean(static_cast<size_t>(C)), invstd(static_cast<size_t>(C));
     if (training) {
@@ -593,8 +564,8 @@ void batch_norm(const char* op, tsr_stack* s) {
         const double var = var_sum / static_cast<double>(n);
         mean[c] = mu;
         invstd[c] = var == 0 && eps == 0 ? 0 : 1 / std::sqrt(var + eps);
-        save_mean.data<T>()[c] = store<T>(static_cast<A>(mu));
-        save_invstd.data<T>()[c] = store<T>(static_cast<A>(invstd[c]));
+        dense_mean.data<T>()[c] = store<T>(static_cast<A>(mu));
+        dense_invstd.data<T>()[c] = store<T>(static_cast<A>(invstd[c]));
         // The running statistics are the caller's tensors, written through their strides.
         if (running_mean) {
           T& r = running_mean->data<T>()[c * running_mean->strides()[0]];
@@ -628,21 +599,20 @@ void batch_norm(const char* op, tsr_stack* s) {
       }
     });
   });
-  finish();
+  return finish();
 }
 
 // ---- linear ----
 
-// linear(input, weight, bias=None): float32/bfloat16 through one oneDNN matmul with the bias in
-// the primitive; other dtypes (or shapes oneDNN refuses) through the runtime's composite ops.
-void linear(const char* op, tsr_stack* s) {
-  const sdk::Tensor input = arg<sdk::Tensor>(s, 0), weight = arg<sdk::Tensor>(s, 1);
-  const std::optional<sdk::Tensor> bias = arg<std::optional<sdk::Tensor>>(s, 2);
-  std::vector<int64_t> shape = input.sizes().vec();
-  const int64_t K = shape.back(), N = weight.size(0);
-  const int64_t M = K == 0 ? 0 : input.numel() / K;
-  shape.back() = N;
-  sdk::Tensor out = sdk::Tensor::empty(shape, input.dtype());
+// linear.out(input, weight, bias=None, *, out): float32/bfloat16 through one oneDNN matmul with
+// the bias in the primitive; other dtypes (or shapes oneDNN refuses) through the runtime's ops.
+Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bias,
+                  const Tensor& out_arg) {
+  const int64_t K = input.size(-1), N = weight.size(0);
+  int64_t M = 1;  // the rows: every dim but the last (also when that one is 0)
+  for (int64_t d = 0; d + 1 < input.dim(); ++d) M *= input.size(d);
+  const DenseOut out_dst(out_arg);
+  const Tensor& out = out_dst.get();
   const tsr_dtype dt = input.dtype();
   bool done = false;
   if ((dt == TSR_DTYPE_FLOAT32 || dt == TSR_DTYPE_BFLOAT16) && input.is_contiguous() && M > 0 &&
@@ -728,19 +698,19 @@ void linear(const char* op, tsr_stack* s) {
       copy_cast(call(view), r);
     }
   }
-  set_result(s, out);
+  out_dst.finish();
+  return out_arg;
 }
 
 }  // namespace
 
 void register_nn(sdk::Library& lib) {
-  impl<&convolution>(lib, "convolution");
-  impl<&max_pool>(lib, "max_pool2d_with_indices");
-  impl<&max_pool_values>(lib, "max_pool2d");
-  impl<&avg_pool_out>(lib, "avg_pool2d.out");
-  impl<&layer_norm>(lib, "native_layer_norm");
-  impl<&batch_norm>(lib, "native_batch_norm");
-  impl<&linear>(lib, "linear");
+  lib.impl<&convolution_out>(TESSERA_OP("convolution.out"));
+  lib.impl<&max_pool_out>(TESSERA_OP("max_pool2d_with_indices.out"));
+  lib.impl<&avg_pool_out>(TESSERA_OP("avg_pool2d.out"));
+  lib.impl<&layer_norm_out>(TESSERA_OP("native_layer_norm.out"));
+  lib.impl<&batch_norm_out>(TESSERA_OP("native_batch_norm.out"));
+  lib.impl<&linear_out>(TESSERA_OP("linear.out"));
 }
 
 }  // namespace cpu

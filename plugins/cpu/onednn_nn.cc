@@ -1,4 +1,4 @@
-// float32 pooling and normalization through oneDNN, for dense NCHW-style tensors. Each
+// float32 average pooling and normalization through oneDNN, for dense NCHW-style tensors. Each
 // returns false when oneDNN does not take the case; nn.cc then runs its own loop.
 #include "onednn_nn.hpp"
 
@@ -49,12 +49,11 @@ bool pool_onednn(const sdk::Tensor& in, const sdk::Tensor& out, const PoolSpec& 
   const int64_t pr_w =
       (OW - 1) * p.stride[1] + (p.kernel[1] - 1) * p.dilation[1] + 1 - W - p.padding[1];
   if (pr_h < 0 || pr_w < 0) return false;
-  // Average pooling with padding counted: PyTorch never counts the extra ceil_mode padding.
-  if (!p.max && p.count_include_pad && (pr_h != p.padding[0] || pr_w != p.padding[1])) return false;
+  // With padding counted: PyTorch never counts the extra ceil_mode padding.
+  if (p.count_include_pad && (pr_h != p.padding[0] || pr_w != p.padding[1])) return false;
   const memory::desc src = plain({N, C, H, W}), dst = plain({N, C, OH, OW});
-  const dnnl::algorithm alg = p.max                 ? dnnl::algorithm::pooling_max
-                              : p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
-                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
+  const dnnl::algorithm alg = p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
   return guarded([&] {
     dnnl::primitive prim = onednn::cached(
         key("pool",

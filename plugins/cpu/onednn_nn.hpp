@@ -9,9 +9,9 @@
 namespace tessera {
 namespace cpu {
 
+// Average pooling (max pooling runs nn.cc's loop: oneDNN does not give PyTorch's indices).
 struct PoolSpec {
   std::array<int64_t, 2> kernel, stride, padding, dilation;
-  bool max;
   bool count_include_pad;
 };
 

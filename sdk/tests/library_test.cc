@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "tessera/c/loader.h"
 #include "tessera/opset/opset.h"
+#include "tessera/opset/v1_0.h"
 #include "tessera/sdk/item.hpp"
 #include "tessera/sdk/runtime.hpp"
 #include "tessera/sdk/typed_c.hpp"

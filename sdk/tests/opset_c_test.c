@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tessera/opset/opset.h"
+#include "tessera/opset/v1_0.h"
 
 int main(void) {
   size_t i;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
+#include "tessera/opset/v1_0.h"
 
 namespace {
 

@@ -11,6 +11,7 @@
 #include "tessera/c/loader.h"
 #include "tessera/c/op.h"
 #include "tessera/opset/opset.h"
+#include "tessera/opset/v1_0.h"
 #include "tessera/sdk/runtime.hpp"
 
 namespace tessera {

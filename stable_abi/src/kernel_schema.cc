@@ -10,6 +10,7 @@
 #include "dispatcher/schema_compat.h"
 #include "stable_abi/src/runtime_state.h"
 #include "tessera/opset/opset.h"
+#include "tessera/opset/v1_0.h"
 
 namespace tessera {
 namespace capi {
@@ -48,6 +49,7 @@ struct KnownOpSet {
 // dispatcher/ops.lock). Add each new op set's header here when it is generated.
 constexpr KnownOpSet kKnownOpSets[] = {
     {{1, 0}, &opset::v1_0::FindSchema},
+    {{1, 1}, &opset::v1_1::FindSchema},
 };
 static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
                       TSR_OP_SET_VERSION_MAJOR &&

@@ -1,10 +1,12 @@
 #!/bin/sh
-# plugin_info_test.sh TOOL NPU_SO CONFORMANCE_JSON OBJCOPY MANIFEST_ON
+# plugin_info_test.sh TOOL NPU_SO CONFORMANCE_JSON OBJCOPY MANIFEST_ON OPS_LOCK
 # tessera-plugin-info on the built libnpu.so (its manifest names its ops, schemas and op set,
 # when the build embedded one), then on copies: embedding with dtypes from a conformance report,
 # re-embedding (one section, same bytes), --json, and the errors for files without a manifest.
 set -u
-tool="$1" npu="$2" report="$3" objcopy="$4" manifest_on="$5"
+tool="$1" npu="$2" report="$3" objcopy="$4" manifest_on="$5" ops_lock="$6"
+# libnpu.so is built against the SDK's current op set: the newest version in the op lock.
+opset=$(grep -v '^#' "$ops_lock" | cut -d' ' -f1 | sort -V | tail -n 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
@@ -25,7 +27,7 @@ run() { "$@" > "$work/out" 2>&1; status=$?; }
 # The bundled libnpu.so, as the build left it.
 run "$tool" "$npu"
 if [ "$manifest_on" = "1" ]; then
-  expect "built libnpu.so" 0 "plugin:   npu" "device:   npu (privateuse1)" "op set:   1.0" \
+  expect "built libnpu.so" 0 "plugin:   npu" "device:   npu (privateuse1)" "op set:   $opset" \
     "add.Tensor" "npu::throws(Tensor self) -> Tensor" "npu::add.Tensor" \
     "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" \
     "mm(Tensor self, Tensor mat2) -> Tensor" "dtypes:   not recorded"
@@ -46,7 +48,7 @@ run "$tool" "$work/libnpu.so"
 expect "dtypes" 0 "dtypes:   from conformance on npu (conformance_npu.json), 2 ops" \
   "add.Tensor: float32=pass float16=unsupported" "mm: float32=partial float64=fail"
 run "$tool" --json "$work/libnpu.so"
-expect "--json" 0 '"plugin": "npu"' '"op_set": "1.0"' '"op": "add.Tensor"' \
+expect "--json" 0 '"plugin": "npu"' "\"op_set\": \"$opset\"" '"op": "add.Tensor"' \
   '"mm": {"float32": "partial", "float64": "fail"}'
 
 # Re-embedding replaces the section: one section, not allocated, and the same bytes each time.

@@ -23,13 +23,19 @@
 // blas.h declares cuBLAS's types itself (the HIP build and the host tests have no header); here
 // they are checked against the toolkit's.
 #include <cublas_api.h>
-static_assert(CUBLAS_STATUS_SUCCESS == tessera::gpu::kCublasStatusSuccess);
-static_assert(CUBLAS_OP_N == tessera::gpu::kCublasOpN && CUBLAS_OP_T == tessera::gpu::kCublasOpT);
-static_assert(CUDA_R_32F == tessera::gpu::kCudaR32F && CUDA_R_64F == tessera::gpu::kCudaR64F &&
-              CUDA_R_16F == tessera::gpu::kCudaR16F && CUDA_R_16BF == tessera::gpu::kCudaR16BF);
-static_assert(CUBLAS_COMPUTE_32F == tessera::gpu::kCublasCompute32F &&
-              CUBLAS_COMPUTE_64F == tessera::gpu::kCublasCompute64F);
-static_assert(CUBLAS_GEMM_DEFAULT == tessera::gpu::kCublasGemmDefault);
+#define TESSERA_GPU_SAME_VALUE(real, ours) \
+  static_assert(static_cast<int>(real) == static_cast<int>(tessera::gpu::ours), #real)
+TESSERA_GPU_SAME_VALUE(CUBLAS_STATUS_SUCCESS, kCublasStatusSuccess);
+TESSERA_GPU_SAME_VALUE(CUBLAS_OP_N, kCublasOpN);
+TESSERA_GPU_SAME_VALUE(CUBLAS_OP_T, kCublasOpT);
+TESSERA_GPU_SAME_VALUE(CUDA_R_32F, kCudaR32F);
+TESSERA_GPU_SAME_VALUE(CUDA_R_64F, kCudaR64F);
+TESSERA_GPU_SAME_VALUE(CUDA_R_16F, kCudaR16F);
+TESSERA_GPU_SAME_VALUE(CUDA_R_16BF, kCudaR16BF);
+TESSERA_GPU_SAME_VALUE(CUBLAS_COMPUTE_32F, kCublasCompute32F);
+TESSERA_GPU_SAME_VALUE(CUBLAS_COMPUTE_64F, kCublasCompute64F);
+TESSERA_GPU_SAME_VALUE(CUBLAS_GEMM_DEFAULT, kCublasGemmDefault);
+#undef TESSERA_GPU_SAME_VALUE
 static_assert(sizeof(cublasStatus_t) == sizeof(int) && sizeof(cublasOperation_t) == sizeof(int) &&
               sizeof(cudaDataType) == sizeof(int) && sizeof(cublasComputeType_t) == sizeof(int) &&
               sizeof(cublasGemmAlgo_t) == sizeof(int));

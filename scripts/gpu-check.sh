@@ -5,7 +5,10 @@
 #   1. unpack the bundle that scripts/gpu-bundle.sh made (default:
 #      build-gpu-bundle/tessera-gpu-bundle.tar.xz) and pick how to run its programs;
 #   2. build libtessera_cuda.so from the bundle's headers with this machine's nvcc (timed);
-#   3. run the GPU plugin's tests (tessera_gpu_plugin_test, JUnit XML);
+#   3. run the GPU plugin's tests (tessera_gpu_plugin_test, JUnit XML) with the products on
+#      cuBLAS where a libcublas is found (PyTorch's wheel ships one; TESSERA_GPU_BLAS=auto), then
+#      its matrix-product tests again on our tiled kernel (TESSERA_GPU_BLAS=own), and say which
+#      path each run took;
 #   4. run its conformance with reports (JSON, JUnit, Markdown), then compute-sanitizer's
 #      memcheck on a few ops when compute-sanitizer is there;
 #   5. run the benchmarks, Tessera's and PyTorch's CUDA ops and a bare kernel launch, and print
@@ -72,22 +75,71 @@ else
   exit 1
 fi
 
-# 3. The plugin's tests (those that need a device run here).
-step plugin_test 240 env TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" \
-  "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" --gtest_output="xml:$results/plugin_test.xml" ||
+# The plugin loads cuBLAS at its first product (docs/gpu_backends.md, "The matrix products"): a
+# machine with only the driver has none, but PyTorch's CUDA wheel ships libcublas.so.13 (in
+# torch/lib or site-packages/nvidia/.../lib). Found, it goes on the library path of the runs that
+# should use it; not found, the products run on the tiled kernel and the summary says so.
+blas_dir=$(python3 - 2> /dev/null <<'PY'
+import glob, os, torch
+torch_dir = os.path.dirname(torch.__file__)
+site = os.path.dirname(torch_dir)
+for pattern in (os.path.join(torch_dir, "lib", "libcublas.so.13*"),
+                os.path.join(site, "nvidia", "cublas", "lib", "libcublas.so.13*"),
+                os.path.join(site, "nvidia", "**", "libcublas.so.13*")):
+    found = sorted(glob.glob(pattern, recursive=True))
+    if found:
+        print(os.path.dirname(found[0]))
+        break
+PY
+)
+if [ -n "$blas_dir" ]; then
+  log "cuBLAS for the products: $blas_dir (PyTorch's)"
+else
+  log "no libcublas.so.13 beside PyTorch: the products use the system's cuBLAS if the loader finds one, else the tiled kernel"
+fi
+blas_env=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH${blas_dir:+:$blas_dir}")
+run_blas=("${run[@]}")
+if [ ${#run[@]} -gt 0 ] && [ -n "$blas_dir" ]; then
+  run_blas=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system:$blas_dir")
+fi
+blas_path() {  # blas_path LOG: the plugin's one line on the products' path, or why there is none
+  grep -m1 -o 'cuda: matrix products on .*' "$results/$1" || echo "(no product ran: no path logged)"
+}
+
+# 3. The plugin's tests (those that need a device run here), products on cuBLAS where found.
+step plugin_test 240 env "${blas_env[@]}" TESSERA_LOG_LEVEL=info \
+  TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" \
+  "${run_blas[@]}" "$prefix/bin/tessera_gpu_plugin_test" --gtest_output="xml:$results/plugin_test.xml" ||
   status=1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$results/plugin_test.log" >> "$summary"
+log "plugin_test, TESSERA_GPU_BLAS=auto: $(blas_path plugin_test.log)"
+# The same products on the tiled kernel (the HIP backend's, and CUDA's without cuBLAS).
+step plugin_test_own_gemm 120 env TESSERA_GPU_BLAS=own TESSERA_LOG_LEVEL=info \
+  TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" \
+  --gtest_filter='*MatrixProducts*' --gtest_output="xml:$results/plugin_test_own_gemm.xml" ||
+  status=1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$results/plugin_test_own_gemm.log" >> "$summary"
+log "plugin_test_own_gemm, TESSERA_GPU_BLAS=own: $(blas_path plugin_test_own_gemm.log)"
+# TESSERA_GPU_BLAS=cublas without PyTorch's directory: an error naming what was searched, unless
+# this machine's loader finds a libcublas of its own (then the products pass on it). Reported,
+# not judged.
+step blas_forced 60 env TESSERA_GPU_BLAS=cublas TESSERA_LOG_LEVEL=info \
+  TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" \
+  --gtest_filter='*MatrixProducts*'
+log "TESSERA_GPU_BLAS=cublas, no added library path: $(grep -m1 -o 'TESSERA_GPU_BLAS=cublas but.*' \
+  "$results/blas_forced.log" || blas_path blas_forced.log)"
 
 # 4. Conformance, with reports; memcheck on a few ops with the direct allocator (every tensor
 # its own cudaMalloc, so that an out-of-bounds access is not inside a cached block).
-step conformance 420 "${run[@]}" "$prefix/bin/conformance" --plugin "$plugin" --jobs 4 \
+step conformance 420 env "${blas_env[@]}" "${run_blas[@]}" "$prefix/bin/conformance" \
+  --plugin "$plugin" --jobs 4 \
   --json "$results/conformance.json" --junit "$results/conformance.xml" \
   --markdown "$results/conformance.md" || status=1
 tail -n 25 "$results/conformance.log" >> "$summary"
 if command -v compute-sanitizer > /dev/null; then
-  step memcheck 240 env TESSERA_GPU_ALLOCATOR=direct compute-sanitizer --tool memcheck \
-    --error-exitcode 1 "${run[@]}" "$prefix/bin/conformance" --plugin "$plugin" \
-    --op '^(add|sub|mul|div|neg|exp|sigmoid|relu|copy_|fill_)$' || status=1
+  step memcheck 240 env "${blas_env[@]}" TESSERA_GPU_ALLOCATOR=direct compute-sanitizer \
+    --tool memcheck --error-exitcode 1 "${run_blas[@]}" "$prefix/bin/conformance" --plugin "$plugin" \
+    --op '^(add|sub|mul|div|neg|exp|sigmoid|relu|copy_|fill_|mm|bmm|addmm)$' || status=1
   grep -E 'ERROR SUMMARY|Program hit' "$results/memcheck.log" | head -5 >> "$summary"
 fi
 

@@ -4,9 +4,10 @@
 //
 // Note [GPU tiled GEMM]
 // The HIP backend has no BLAS (Debian's ROCm has no rocBLAS), so the matrix products are a
-// kernel of ours, built for both vendors from this one source; the CUDA backend uses it too
-// (cuBLAS is not linked: it would make the plugin need a matching libcublas, 600 MB with
-// cuBLASLt, where it now needs only the driver). Each block of kGemmTile x kGemmTile threads
+// kernel of ours, built for both vendors from this one source. The CUDA backend uses cuBLAS when
+// it loads at run time (blas.h, Note [cuBLAS at first use]) and this kernel when it does not,
+// when TESSERA_GPU_BLAS=own, and for the problems it does not give cuBLAS (K = 0, an output
+// neither row- nor column-major, sizes beyond int). Each block of kGemmTile x kGemmTile threads
 // computes a kGemmTile x kGemmTile tile of C = beta * self + alpha * (A @ B) for one batch:
 // for each kGemmTile-wide slice of K, every thread loads one element of A's and one of B's tile
 // into shared memory (LoadTiles), the block waits, every thread adds its row of the A tile times

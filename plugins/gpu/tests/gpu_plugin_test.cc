@@ -455,6 +455,9 @@ TEST_P(GpuPluginTest, MatrixProductsMatchTheCpu) {
   static const tsr_op* bmm = tessera::find_op("bmm");
   static const tsr_op* addmm = tessera::find_op("addmm");
   static const tsr_op* transpose = tessera::find_op("transpose.int");
+  static const tsr_op* slice = tessera::find_op("slice.Tensor");
+  static const tsr_op* full = tessera::find_op("full");
+  static const tsr_op* to_copy = tessera::find_op("_to_copy");
   // PyTorch's CUDA backend multiplies floating matrices only; the integers are refused.
   tsr_code code{};
   const Tensor ints = tessera::to(Random({3, 3}, TSR_DTYPE_INT32, 30), device);
@@ -477,6 +480,38 @@ TEST_P(GpuPluginTest, MatrixProductsMatchTheCpu) {
     });
     const Tensor x = Random({4, 17, 9}, dtype, 35), y = Random({4, 9, 130}, dtype, 36);
     CompareWithCpu("bmm", [&](bool g) { return tessera::call1(bmm, on(x, g), on(y, g)); });
+    // The layouts cuBLAS takes only through a transpose flag or a contiguous copy (blas.h), on
+    // whichever path TESSERA_GPU_BLAS chose: scripts/gpu-check.sh runs this test on both.
+    const Tensor a_stepped = tessera::call1(slice, Random({70, 90}, dtype, 37), int64_t{1},
+                                            int64_t{0}, int64_t{90}, int64_t{2});  // [70, 45]
+    CompareWithCpu("mm stepped",
+                   [&](bool g) { return tessera::call1(mm, on(a_stepped, g), on(bt, g)); });
+    const Tensor yt = tessera::call1(transpose, Random({4, 130, 9}, dtype, 38), int64_t{1},
+                                     int64_t{2});  // a strided [4, 9, 130]
+    CompareWithCpu("bmm transposed",
+                   [&](bool g) { return tessera::call1(bmm, on(x, g), on(yt, g)); });
+    const Tensor self_full = Random({70, 33}, dtype, 39);
+    CompareWithCpu("addmm full self", [&](bool g) {
+      return tessera::call1(addmm, on(self_full, g), on(a, g), on(bt, g), tessera::Scalar(-1.5),
+                            tessera::Scalar(0.25));
+    });
+    // beta = 0 ignores self, NaN included (PyTorch's rule).
+    const Tensor nan_self =
+        tessera::call1(full, std::vector<int64_t>{70, 33}, tessera::Scalar(std::nan("")), dtype,
+                       std::nullopt, tsr_device{TSR_DEVICE_CPU, 0});
+    const auto no_nan = [&](bool g) {
+      return tessera::call1(addmm, on(nan_self, g), on(a, g), on(b, g), tessera::Scalar(0.0),
+                            tessera::Scalar(int64_t{1}));
+    };
+    CompareWithCpu("addmm beta 0", no_nan);
+    for (double v : tessera::call1(to_copy, tessera::to(no_nan(true), "cpu"), TSR_DTYPE_FLOAT64)
+                        .to_vector<double>()) {
+      ASSERT_FALSE(std::isnan(v)) << "addmm beta 0: NaN in out";
+    }
+    // Large enough that a library and a simple kernel differ in how they sum.
+    const Tensor big_a = Random({257, 300}, dtype, 40), big_b = Random({300, 129}, dtype, 41);
+    CompareWithCpu("mm 257x300x129",
+                   [&](bool g) { return tessera::call1(mm, on(big_a, g), on(big_b, g)); });
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_format.h"
+#include "core/status_macros.h"
 #include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/plugin_device.h"
@@ -104,6 +105,21 @@ absl::Status Unimplemented(const char* fn, Device device, PluginDevice* plugin, 
                       DeviceToString(device), what, plugin->plugin_name(), slot));
 }
 
+// Target: what every entry point that hands out a new stream or event of a device checks
+// first: the output pointer (then cleared), the device, and the plugin that gives its streams.
+struct Target {
+  Device device;
+  PluginDevice* plugin;
+};
+template <typename Out>
+absl::StatusOr<Target> TargetFor(tsr_device device, Out** out, const char* fn) {
+  TSR_RETURN_IF_ERROR(CheckHandle(out, "an output pointer", fn));
+  *out = nullptr;
+  TSR_ASSIGN_OR_RETURN(const Device d, ToDevice(device, fn));
+  TSR_ASSIGN_OR_RETURN(PluginDevice* const plugin, DeviceForStreams(d, fn));
+  return Target{d, plugin};
+}
+
 // WithPlugin runs `call` on the plugin behind a stream or event of `device` inside its gate.
 template <typename F>
 absl::Status WithPlugin(PluginDevice* plugin, Device device, const char* fn, F&& call) {
@@ -125,22 +141,19 @@ extern "C" {
 tsr_error* tsr_stream_create(tsr_device device, tsr_stream** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     constexpr const char* fn = "tsr_stream_create";
-    if (absl::Status s = CheckHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
-    *out = nullptr;
-    absl::StatusOr<Device> d = ToDevice(device, fn);
-    if (!d.ok()) return ToError(d.status());
-    absl::StatusOr<PluginDevice*> plugin = DeviceForStreams(*d, fn);
-    if (!plugin.ok()) return ToError(plugin.status());
-    PluginDevice* p = *plugin;
+    absl::StatusOr<Target> target = TargetFor(device, out, fn);
+    if (!target.ok()) return ToError(target.status());
+    const Device d = target->device;
+    PluginDevice* const p = target->plugin;
     if (p == nullptr || p->iface().stream_create == nullptr) {
-      return ToError(Unimplemented(fn, *d, p, "stream_create", "streams"));
+      return ToError(Unimplemented(fn, d, p, "stream_create", "streams"));
     }
     void* native = nullptr;
-    absl::Status status = WithPlugin(p, *d, fn, [&](const tsr_device_interface& f) {
-      return f.stream_create(f.context, d->index, &native);
+    absl::Status status = WithPlugin(p, d, fn, [&](const tsr_device_interface& f) {
+      return f.stream_create(f.context, d.index, &native);
     });
     if (!status.ok()) return ToError(status);
-    StreamRef stream = DefaultStream(*d, p);
+    StreamRef stream = DefaultStream(d, p);
     stream->native = native;
     *out = stream.Leak();
     return nullptr;
@@ -150,13 +163,11 @@ tsr_error* tsr_stream_create(tsr_device device, tsr_stream** out) {
 tsr_error* tsr_stream_get_default(tsr_device device, tsr_stream** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     constexpr const char* fn = "tsr_stream_get_default";
-    if (absl::Status s = CheckHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
-    *out = nullptr;
-    absl::StatusOr<Device> d = ToDevice(device, fn);
-    if (!d.ok()) return ToError(d.status());
-    absl::StatusOr<PluginDevice*> plugin = DeviceForStreams(*d, fn);
-    if (!plugin.ok()) return ToError(plugin.status());
-    *out = DefaultStream(*d, *plugin).Leak();
+    absl::StatusOr<Target> target = TargetFor(device, out, fn);
+    if (!target.ok()) return ToError(target.status());
+    const Device d = target->device;
+    PluginDevice* const p = target->plugin;
+    *out = DefaultStream(d, p).Leak();
     return nullptr;
   });
 }
@@ -164,17 +175,15 @@ tsr_error* tsr_stream_get_default(tsr_device device, tsr_stream** out) {
 tsr_error* tsr_stream_get_current(tsr_device device, tsr_stream** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     constexpr const char* fn = "tsr_stream_get_current";
-    if (absl::Status s = CheckHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
-    *out = nullptr;
-    absl::StatusOr<Device> d = ToDevice(device, fn);
-    if (!d.ok()) return ToError(d.status());
-    absl::StatusOr<PluginDevice*> plugin = DeviceForStreams(*d, fn);
-    if (!plugin.ok()) return ToError(plugin.status());
-    if (StreamRef* current = FindCurrent(*d); current != nullptr && (*current)->plugin == *plugin) {
+    absl::StatusOr<Target> target = TargetFor(device, out, fn);
+    if (!target.ok()) return ToError(target.status());
+    const Device d = target->device;
+    PluginDevice* const p = target->plugin;
+    if (StreamRef* current = FindCurrent(d); current != nullptr && (*current)->plugin == p) {
       *out = StreamRef(*current).Leak();
       return nullptr;
     }
-    *out = DefaultStream(*d, *plugin).Leak();
+    *out = DefaultStream(d, p).Leak();
     return nullptr;
   });
 }
@@ -275,23 +284,20 @@ void tsr_stream_release(tsr_stream* stream) {
 tsr_error* tsr_event_create(tsr_device device, tsr_event** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     constexpr const char* fn = "tsr_event_create";
-    if (absl::Status s = CheckHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
-    *out = nullptr;
-    absl::StatusOr<Device> d = ToDevice(device, fn);
-    if (!d.ok()) return ToError(d.status());
-    absl::StatusOr<PluginDevice*> plugin = DeviceForStreams(*d, fn);
-    if (!plugin.ok()) return ToError(plugin.status());
-    PluginDevice* p = *plugin;
+    absl::StatusOr<Target> target = TargetFor(device, out, fn);
+    if (!target.ok()) return ToError(target.status());
+    const Device d = target->device;
+    PluginDevice* const p = target->plugin;
     if (p == nullptr || p->iface().event_create == nullptr || p->iface().event_record == nullptr) {
-      return ToError(Unimplemented(fn, *d, p, "event_create and event_record", "events"));
+      return ToError(Unimplemented(fn, d, p, "event_create and event_record", "events"));
     }
     void* native = nullptr;
-    absl::Status status = WithPlugin(p, *d, fn, [&](const tsr_device_interface& f) {
-      return f.event_create(f.context, d->index, &native);
+    absl::Status status = WithPlugin(p, d, fn, [&](const tsr_device_interface& f) {
+      return f.event_create(f.context, d.index, &native);
     });
     if (!status.ok()) return ToError(status);
     Ref<tsr_event> event = Ref<tsr_event>::Make();
-    event->device = *d;
+    event->device = d;
     event->plugin = p;
     event->native = native;
     event->owner = p->Owner();

@@ -35,7 +35,7 @@ mkdir -p "$gpu/src" "$gpu/bench"
 cp "$TESSERA_ROOT"/plugins/gpu/CMakeLists.txt "$TESSERA_ROOT"/plugins/gpu/*.h \
   "$TESSERA_ROOT"/plugins/gpu/*.cc "$TESSERA_ROOT"/plugins/gpu/*.cu "$gpu/src/"
 cp "$TESSERA_ROOT"/benchmarks/gpu/gpu_torch_peer.py "$TESSERA_ROOT"/benchmarks/gpu/gpu_bare_launch.cu \
-  "$gpu/bench/"
+  "$TESSERA_ROOT"/benchmarks/gpu/gpu_cublas_peer.cu "$gpu/bench/"
 cp "$TESSERA_ROOT/scripts/gpu-check.sh" "$gpu/"
 git -C "$TESSERA_ROOT" rev-parse HEAD > "$gpu/commit" 2>/dev/null || echo unknown > "$gpu/commit"
 

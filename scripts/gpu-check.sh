@@ -11,8 +11,8 @@
 #      path each run took;
 #   4. run its conformance with reports (JSON, JUnit, Markdown), then compute-sanitizer's
 #      memcheck on a few ops when compute-sanitizer is there;
-#   5. run the benchmarks, Tessera's and PyTorch's CUDA ops and a bare kernel launch, and print
-#      the issue's ratios.
+#   5. run the benchmarks, Tessera's, PyTorch's CUDA ops, cuBLAS called directly and a bare
+#      kernel launch, and print the issue's ratios.
 # Results go to $OUT (the device tool's folder) or ./gpu-check-out. Each step has a time limit
 # (the device tool allows 600 s per call); a failing step is reported and the others still run.
 # Exit status: 0 when every step passed, 1 when one failed, 77 when there is no GPU.
@@ -143,15 +143,30 @@ if command -v compute-sanitizer > /dev/null; then
   grep -E 'ERROR SUMMARY|Program hit' "$results/memcheck.log" | head -5 >> "$summary"
 fi
 
-# 5. Benchmarks: Tessera's, PyTorch's CUDA ops and a bare launch, in this one run.
-step benchmark 120 "${run[@]}" "$prefix/bin/tessera_gpu_benchmark" cuda:0 || status=1
+# 5. Benchmarks: Tessera's, PyTorch's CUDA ops, cuBLAS called directly and a bare launch, in
+# this one run. Tessera's products take the cuBLAS path when the plugin finds one (as PyTorch's).
+step benchmark 180 env "${blas_env[@]}" TESSERA_LOG_LEVEL=info "${run_blas[@]}" \
+  "$prefix/bin/tessera_gpu_benchmark" cuda:0 || status=1
+log "benchmark: $(blas_path benchmark.log)"
 (unset LD_LIBRARY_PATH; step torch_peer 120 python3 "$prefix/share/tessera/gpu/bench/gpu_torch_peer.py" cuda:0) ||
   status=1
 if step bare_launch_build 120 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_bare_launch" \
     "$prefix/share/tessera/gpu/bench/gpu_bare_launch.cu"; then
   step bare_launch 60 env -u LD_LIBRARY_PATH "$work/gpu_bare_launch" || status=1
 fi
-cat "$results"/benchmark.log "$results"/torch_peer.log "$results"/bare_launch.log 2> /dev/null |
+# The cuBLAS peer links the toolkit's cuBLAS, else PyTorch's (then found through an rpath).
+peer_src="$prefix/share/tessera/gpu/bench/gpu_cublas_peer.cu"
+if step cublas_peer_build 120 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_cublas_peer" \
+    "$peer_src" -lcublas ||
+  { [ -n "$blas_dir" ] && step cublas_peer_build_torch 120 env -u LD_LIBRARY_PATH nvcc -O2 \
+      -o "$work/gpu_cublas_peer" "$peer_src" -L"$blas_dir" -l:libcublas.so.13 \
+      -Xlinker -rpath="$blas_dir"; }; then
+  step cublas_peer 120 env -u LD_LIBRARY_PATH "$work/gpu_cublas_peer" || status=1
+else
+  log "the cuBLAS peer did not build (no cuBLAS to link): mm is compared with PyTorch's only"
+fi
+cat "$results"/benchmark.log "$results"/torch_peer.log "$results"/bare_launch.log \
+  "$results"/cublas_peer.log 2> /dev/null |
   grep '^{' > "$results/benchmarks.jsonl"
 python3 - "$results/benchmarks.jsonl" <<'PY' | tee -a "$summary"
 import json, sys
@@ -172,6 +187,19 @@ rows = [
      t("add_float32_1"), t("bare_launch_add_float32_1"), lambda a, b: (a - b) * 1e6),
     ("torch 1-element add.out (Python) / Tessera's (C++)",
      t("torch_add_out_float32_1"), t("add_out_float32_1"), lambda a, b: a / b),
+    ("cuBLAS / Tessera mm.out time, 4096^2 float32 (target >= 0.9)",
+     t("cublas_mm_float32_4096"), t("mm_out_float32_4096"), lambda a, b: a / b),
+    ("cuBLAS / Tessera mm.out time, 4096^2 bfloat16 (target >= 0.9)",
+     t("cublas_mm_bfloat16_4096"), t("mm_out_bfloat16_4096"), lambda a, b: a / b),
+    ("torch.mm / Tessera mm.out time, 4096^2 float32",
+     t("torch_mm_out_float32_4096"), t("mm_out_float32_4096"), lambda a, b: a / b),
+    ("torch.mm / Tessera mm.out time, 4096^2 bfloat16",
+     t("torch_mm_out_bfloat16_4096"), t("mm_out_bfloat16_4096"), lambda a, b: a / b),
+    ("torch.softmax / Tessera _softmax time, [8192, 4096] bfloat16 (target >= 1.0)",
+     t("torch_softmax_bfloat16_8192x4096"), t("softmax_bfloat16_8192x4096"), lambda a, b: a / b),
+    ("torch layer_norm / Tessera native_layer_norm time, [8192, 4096] bfloat16 (target >= 1.0)",
+     t("torch_layer_norm_bfloat16_8192x4096"), t("layer_norm_bfloat16_8192x4096"),
+     lambda a, b: a / b),
 ]
 for name, a, b, f in rows:
     print(f"{name}: " + (f"{f(a, b):.3f}" if a is not None and b is not None else "not measured"))

@@ -43,6 +43,26 @@ def main():
     z = torch.empty(1, device=device)
     report("torch_add_out_float32_1", timed(lambda: torch.add(x, y, out=z), 1000, 20000), 0)
     report("torch_add_float32_1", timed(lambda: x + y, 1000, 20000), 0)
+
+    # mm 4096^2 into out (cuBLAS; TF32 off, PyTorch's default, as Tessera's float32 products).
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m = 4096
+    for dtype, name in ((torch.float32, "float32"), (torch.bfloat16, "bfloat16")):
+        p = torch.full((m, m), 0.01, dtype=dtype, device=device)
+        q = torch.full((m, m), 0.02, dtype=dtype, device=device)
+        r = torch.empty((m, m), dtype=dtype, device=device)
+        report(f"torch_mm_out_{name}_4096", timed(lambda: torch.mm(p, q, out=r), 3, 20), 0)
+
+    rows, cols = 8192, 4096
+    row_bytes = rows * cols * 2
+    h = torch.full((rows, cols), 0.5, dtype=torch.bfloat16, device=device)
+    weight = torch.ones(cols, dtype=torch.bfloat16, device=device)
+    bias = torch.zeros(cols, dtype=torch.bfloat16, device=device)
+    report("torch_softmax_bfloat16_8192x4096",
+           timed(lambda: torch.softmax(h, -1), 3, 100), 2 * row_bytes)
+    report("torch_layer_norm_bfloat16_8192x4096",
+           timed(lambda: torch.nn.functional.layer_norm(h, (cols,), weight, bias, 1e-5), 3, 100),
+           2 * row_bytes)
     return 0
 
 

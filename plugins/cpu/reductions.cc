@@ -1,14 +1,16 @@
 // Reductions of op set v1 as out= kernels: sum, mean, prod, amax, amin, max, min (all and
 // .dim), argmax, argmin, var, std, any, all, norm, logsumexp.
 //
-// Numerics: floating sums are pairwise (blocks of 8 lanes, halved recursively) with float16
-// and bfloat16 accumulated in float; var/std use Welford's update with Chan's combination in
-// double; logsumexp folds (max, scaled sum) so it never overflows. The engine (reduce.hpp)
-// keeps the order of operations a function of the shapes alone.
+// Numerics: floating sums are pairwise (leaves in lanes: 32 for float32, 16 for float64 (see
+// lane_sum.hpp), 8 otherwise; halved recursively) with float16 and bfloat16 accumulated in float;
+// var/std use Welford's update with Chan's combination in double; logsumexp folds (max, scaled sum)
+// so it never overflows. The engine (reduce.hpp) keeps the order of operations a function of the
+// shapes alone.
 #include <cmath>
 #include <limits>
 #include <optional>
 
+#include "lane_sum.hpp"
 #include "math.hpp"
 #include "pointwise.hpp"
 #include "reduce.hpp"
@@ -27,12 +29,18 @@ const T& at(const char* p, int64_t i, int64_t stride) {
   return *reinterpret_cast<const T*>(p + i * stride);
 }
 
-// Leaves of up to 256 elements are summed in 8 independent lanes (vector accumulators, so the
-// adds do not wait on each other); leaves combine pairwise.
+// Leaves of up to 256 elements are summed in independent lanes (vector accumulators, so the
+// adds do not wait on each other); leaves combine pairwise. float32 and float64 leaves have
+// lane_sum.hpp's wide lanes; the others (accumulating a conversion, or integers) 8.
 constexpr int kLanes = 8;
 
 template <typename T, typename Acc>
 Acc leaf_sum(const char* p, int64_t stride, int64_t n) {
+  if constexpr (std::is_floating_point_v<T> && std::is_same_v<T, Acc>) {
+    return stride == static_cast<int64_t>(sizeof(T))
+               ? contiguous_lane_sum(reinterpret_cast<const T*>(p), n)
+               : strided_lane_sum<T>(p, stride, n);
+  }
   Acc lane[kLanes] = {};
   int64_t i = 0;
   if (stride == static_cast<int64_t>(sizeof(T))) {

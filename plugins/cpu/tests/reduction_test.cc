@@ -60,6 +60,25 @@ TEST(CpuReduce, LongFloatSumsArePairwiseAndIndependentOfThreads) {
   EXPECT_NEAR(values<float>(op("sum", t))[0], exact, magnitude * 1e-9);
 }
 
+TEST(CpuReduce, FloatSumsDoNotDependOnStrides) {
+  // The same values contiguous and as every other column of a [n, 2] tensor (strided leaves go
+  // element by element, contiguous ones in vectors: lane_sum.hpp), over lengths that end
+  // inside a lane block; values over many decades so that a different order would show.
+  for (int64_t n : {1, 31, 33, 255, 257, 1000, 40000}) {
+    std::vector<float> v(static_cast<size_t>(n)), wide(static_cast<size_t>(2 * n), 1e30f);
+    std::vector<double> d(v.size()), dwide(wide.size(), 1e300);
+    for (size_t i = 0; i < v.size(); ++i) {
+      v[i] = wide[2 * i] = std::sin(static_cast<float>(i)) * std::pow(10.0f, (i % 13) - 6.0f);
+      d[i] = dwide[2 * i] = v[i];
+    }
+    SCOPED_TRACE(testing::Message() << "n = " << n);
+    Tensor column = op("select.int", f32(wide, {n, 2}), int64_t{1}, int64_t{0});
+    EXPECT_EQ(values<float>(op("sum", f32(v, {n})))[0], values<float>(op("sum", column))[0]);
+    Tensor dcolumn = op("select.int", f64(dwide, {n, 2}), int64_t{1}, int64_t{0});
+    EXPECT_EQ(values<double>(op("sum", f64(d, {n})))[0], values<double>(op("sum", dcolumn))[0]);
+  }
+}
+
 TEST(CpuReduce, MeanProdVarStd) {
   Tensor a = f32({1, 2, 3, 4}, {2, 2});
   EXPECT_THAT(values<float>(op("mean", a)), ElementsAre(2.5));

@@ -4,6 +4,8 @@
 //     bandwidth is the ceiling for a memory-bound op)
 //   - sum of 16M float32 vs libtorch
 //   - mm 1024x1024 float32 vs a direct dnnl_sgemm call and vs libtorch
+//   - mm 512x512 in float16, bfloat16 and float64 vs libtorch (bfloat16 and float64: it has
+//     no float16 mm on the CPU)
 //   - one 3x3 conv2d layer (N=8, C=64->64, 56x56, padding 1) vs libtorch
 //   - loading the CPU plugin (dlopen + registering every kernel)
 // libtorch runs only where the benchmark was built with libtorch-dev (TESSERA_HAVE_TORCH).
@@ -116,8 +118,8 @@ void BM_TesseraMm1024(benchmark::State& state) {
     Tensor c = tessera::call1(mm_out, a, b, out);
     benchmark::DoNotOptimize(c.get());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * state.iterations(),
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * kN * kN * kN * state.iterations(), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TesseraMm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
 
@@ -127,10 +129,36 @@ void BM_DnnlSgemm1024(benchmark::State& state) {
     dnnl_sgemm('N', 'N', kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * state.iterations(),
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * kN * kN * kN * state.iterations(), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_DnnlSgemm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- mm 512^2 in float16, bfloat16 and float64 (off dnnl_sgemm's direct path) ----
+
+constexpr int64_t kTyped = 512;
+
+void BM_TesseraMmTyped(benchmark::State& state, tsr_dtype dtype) {
+  Tensor a = Op("_to_copy", Filled({kTyped, kTyped}, 0.5f), dtype);
+  Tensor b = Op("_to_copy", Filled({kTyped, kTyped}, 0.25f), dtype);
+  Tensor out = Op("_to_copy", Filled({kTyped, kTyped}, 0), dtype);
+  static const tsr_op* mm_out = tessera::find_op("mm.out");
+  for (auto _ : state) {
+    Tensor c = tessera::call1(mm_out, a, b, out);
+    benchmark::DoNotOptimize(c.get());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kTyped * kTyped * kTyped * state.iterations(),
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_TesseraMmTyped, float16, TSR_DTYPE_FLOAT16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TesseraMmTyped, bfloat16, TSR_DTYPE_BFLOAT16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TesseraMmTyped, float64, TSR_DTYPE_FLOAT64)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 // ---- conv2d 3x3, N=8, 64 -> 64 channels, 56x56 ----
 
@@ -208,10 +236,29 @@ void BM_TorchMm1024(benchmark::State& state) {
     torch::mm_out(out, a, b);
     benchmark::DoNotOptimize(out.data_ptr());
   }
-  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kN * kN * kN * state.iterations(),
-                                                benchmark::Counter::kIsRate);
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * kN * kN * kN * state.iterations(), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_TorchMm1024)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_TorchMmTyped(benchmark::State& state, torch::ScalarType dtype) {
+  torch::Tensor a = torch::full({kTyped, kTyped}, 0.5, dtype);
+  torch::Tensor b = torch::full({kTyped, kTyped}, 0.25, dtype);
+  torch::Tensor out = torch::empty({kTyped, kTyped}, dtype);
+  for (auto _ : state) {
+    torch::mm_out(out, a, b);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * kTyped * kTyped * kTyped * state.iterations(),
+                                                benchmark::Counter::kIsRate);
+}
+// (libtorch 1.13 has no float16 mm on the CPU: "addmm_impl_cpu_" not implemented for 'Half'.)
+BENCHMARK_CAPTURE(BM_TorchMmTyped, bfloat16, torch::kBFloat16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TorchMmTyped, float64, torch::kDouble)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_TorchConv3x3(benchmark::State& state) {
   torch::NoGradGuard no_grad;

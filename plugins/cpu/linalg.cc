@@ -1,10 +1,13 @@
 // Matrix products as out= kernels: mm, bmm, addmm. float32 in BLAS layouts runs on
-// dnnl_sgemm; other float32 layouts and bfloat16 on oneDNN's matmul (primitives cached by
-// shape, strides, dtype and attributes); every other dtype, and
-// any case oneDNN refuses, on our own loop accumulating in float (double for float64, int64
-// for integers).
+// dnnl_sgemm; other float32 layouts, and bfloat16 where oneDNN has a native kernel for it (not
+// only its reference one), on oneDNN's matmul (primitives cached by shape, strides, dtype and
+// attributes); float16 and the other bfloat16 on dnnl_sgemm over float32 copies; every other
+// dtype, and any case oneDNN refuses, on our own loop accumulating in double for float64 and
+// int64 for integers.
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "math.hpp"
 #include "onednn.hpp"
@@ -16,10 +19,28 @@ namespace {
 
 // out (+)= alpha * a @ b over batches; a [B, M, K], b [B, K, N], out [B, M, N] (B may be
 // absent). With `accumulate`, out already holds self and gets beta * out + alpha * a @ b.
+// Whether oneDNN has a bfloat16 matmul better than its reference implementation on this CPU
+// (it has one with AVX-512 BF16 or AMX, not on AVX2 machines, where the reference one runs
+// some hundred times slower than float32 on dnnl_sgemm). Asked once, of a small product.
+bool onednn_bf16_matmul_is_native() {
+  static const bool native = [] {
+    try {
+      const dnnl::memory::desc md({16, 16}, dnnl::memory::data_type::bf16,
+                                  dnnl::memory::format_tag::ab);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), onednn::engine());
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return native;
+}
+
 bool gemm_onednn(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out, double alpha,
                  double beta, bool accumulate) {
   const tsr_dtype dt = out.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
+  if (dt == TSR_DTYPE_BFLOAT16 && !onednn_bf16_matmul_is_native()) return false;
   const std::string key = "matmul:" + onednn::key_of(a) + "|" + onednn::key_of(b) + "|" +
                           onednn::key_of(out) + "|" + std::to_string(alpha) + "|" +
                           (accumulate ? std::to_string(beta) : "-");
@@ -96,50 +117,121 @@ template <typename T>
 using mm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
                                     std::conditional_t<kIsFloat<T>, float, int64_t>>;
 
+// The element strides of a product's operand as [batch, row, column] (batch 0 when 2-D).
+struct MatrixStrides {
+  int64_t batch, row, col;
+};
+MatrixStrides matrix_strides(const sdk::Tensor& t) {
+  const auto& s = t.strides();
+  return t.dim() == 3 ? MatrixStrides{s[0], s[1], s[2]} : MatrixStrides{0, s[0], s[1]};
+}
+
+// gemm_float32_copies: float16 and bfloat16 products on dnnl_sgemm. The operands are converted
+// to contiguous float32 copies (exactly: every float16 and bfloat16 value is a float), the
+// product accumulates in float32 and is rounded once into out, as PyTorch's CPU kernels for
+// these dtypes accumulate; with `accumulate`, beta * out + alpha * a @ b likewise in float32.
+template <typename T>
+void gemm_float32_copies(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
+                         double alpha, double beta, bool accumulate) {
+  const int64_t B = out.dim() == 3 ? out.size(0) : 1;
+  const int64_t M = out.size(-2), N = out.size(-1), K = a.size(-1);
+  // copy(t, rows, cols, into, back): t's matrices to (or, back, from) contiguous float32.
+  auto copy = [B](const sdk::Tensor& t, int64_t rows, int64_t cols, float* f, bool back) {
+    const MatrixStrides s = matrix_strides(t);
+    T* p = t.data<T>();
+    for (int64_t bi = 0; bi < B; ++bi) {
+      for (int64_t i = 0; i < rows; ++i) {
+        T* row = p + bi * s.batch + i * s.row;
+        float* frow = f + (bi * rows + i) * cols;
+        for (int64_t j = 0; j < cols; ++j) {
+          if (back) {
+            row[j * s.col] = store<T>(frow[j]);
+          } else {
+            frow[j] = load(row[j * s.col]);
+          }
+        }
+      }
+    }
+  };
+  std::vector<float> af(static_cast<size_t>(B * M * K)), bf(static_cast<size_t>(B * K * N)),
+      of(static_cast<size_t>(B * M * N));
+  copy(a, M, K, af.data(), false);
+  copy(b, K, N, bf.data(), false);
+  if (accumulate) copy(out, M, N, of.data(), false);
+  for (int64_t bi = 0; bi < B; ++bi) {
+    const dnnl_status_t st =
+        dnnl_sgemm('N', 'N', M, N, K, static_cast<float>(alpha), af.data() + bi * M * K, K,
+                   bf.data() + bi * K * N, N, accumulate ? static_cast<float>(beta) : 0.f,
+                   of.data() + bi * M * N, N);
+    if (st != dnnl_success) {
+      sdk::fail(TSR_INTERNAL, "matrix product: dnnl_sgemm failed with oneDNN status " +
+                                  std::to_string(static_cast<int>(st)) + " on [" +
+                                  std::to_string(M) + ", " + std::to_string(K) + "] @ [" +
+                                  std::to_string(K) + ", " + std::to_string(N) + "]");
+    }
+  }
+  copy(out, M, N, of.data(), true);
+}
+
+// gemm_loop: the product in Acc for the dtypes no library covers (float64, integers, bool).
+// Each output row accumulates row by row of b (i-k-j order: b and the row are read with unit
+// stride when contiguous, and the inner loop vectorizes); every element's sum still runs over k
+// in order.
 template <typename T>
 void gemm_loop(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
                const sdk::Scalar& alpha_s, const sdk::Scalar& beta_s, bool accumulate) {
   using Acc = mm_acc_t<T>;
-  const bool batched = out.dim() == 3;
-  const int64_t B = batched ? out.size(0) : 1;
+  const int64_t B = out.dim() == 3 ? out.size(0) : 1;
   const int64_t M = out.size(-2), N = out.size(-1), K = a.size(-1);
-  auto stride = [&](const sdk::Tensor& t, int d) {
-    return t.dim() == 3 ? t.strides()[d] : (d == 0 ? 0 : t.strides()[d - 1]);
-  };
-  const int64_t as0 = stride(a, 0), as1 = stride(a, 1), as2 = stride(a, 2);
-  const int64_t bs0 = stride(b, 0), bs1 = stride(b, 1), bs2 = stride(b, 2);
-  const int64_t os0 = stride(out, 0), os1 = stride(out, 1), os2 = stride(out, 2);
-  const T* ap = a.data<T>();
-  const T* bp = b.data<T>();
-  T* op = out.data<T>();
-  const Acc alpha = alpha_s.is_floating_point() ? static_cast<Acc>(alpha_s.to_double())
-                                                : static_cast<Acc>(alpha_s.to_int());
-  const Acc beta = beta_s.is_floating_point() ? static_cast<Acc>(beta_s.to_double())
-                                              : static_cast<Acc>(beta_s.to_int());
   struct Ctx {
-    const std::function<void(int64_t)>* row;
-  };
-  const std::function<void(int64_t)> row = [&](int64_t r) {
-    const int64_t bi = r / M, i = r % M;
-    for (int64_t j = 0; j < N; ++j) {
-      Acc acc = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        acc = wrap_add<Acc>(
-            acc, wrap_mul<Acc>(static_cast<Acc>(load(ap[bi * as0 + i * as1 + k * as2])),
-                               static_cast<Acc>(load(bp[bi * bs0 + k * bs1 + j * bs2]))));
-      }
-      T& o = op[bi * os0 + i * os1 + j * os2];
-      Acc r2 = wrap_mul<Acc>(alpha, acc);
-      if (accumulate && beta != 0)
-        r2 = wrap_add<Acc>(r2, wrap_mul<Acc>(beta, static_cast<Acc>(load(o))));
-      o = store<T>(r2);
-    }
-  };
-  Ctx ctx{&row};
+    MatrixStrides as, bs, os;
+    const T* ap;
+    const T* bp;
+    T* op;
+    Acc alpha, beta;
+    bool accumulate;
+    int64_t M, N, K;
+  } ctx{matrix_strides(a),
+        matrix_strides(b),
+        matrix_strides(out),
+        a.data<T>(),
+        b.data<T>(),
+        out.data<T>(),
+        alpha_s.is_floating_point() ? static_cast<Acc>(alpha_s.to_double())
+                                    : static_cast<Acc>(alpha_s.to_int()),
+        beta_s.is_floating_point() ? static_cast<Acc>(beta_s.to_double())
+                                   : static_cast<Acc>(beta_s.to_int()),
+        accumulate,
+        M,
+        N,
+        K};
   TensorIterator::run_parallel(
       B * M, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, N * K)),
       [](void* c, int64_t lo, int64_t hi) {
-        for (int64_t r = lo; r < hi; ++r) (*static_cast<Ctx*>(c)->row)(r);
+        const Ctx& x = *static_cast<const Ctx*>(c);
+        std::vector<Acc> acc(static_cast<size_t>(x.N));
+        for (int64_t r = lo; r < hi; ++r) {
+          const int64_t bi = r / x.M, i = r % x.M;
+          std::fill(acc.begin(), acc.end(), Acc(0));
+          const T* arow = x.ap + bi * x.as.batch + i * x.as.row;
+          for (int64_t k = 0; k < x.K; ++k) {
+            const Acc ak = static_cast<Acc>(load(arow[k * x.as.col]));
+            const T* brow = x.bp + bi * x.bs.batch + k * x.bs.row;
+            for (int64_t j = 0; j < x.N; ++j) {
+              acc[j] = wrap_add<Acc>(acc[j],
+                                     wrap_mul<Acc>(ak, static_cast<Acc>(load(brow[j * x.bs.col]))));
+            }
+          }
+          T* orow = x.op + bi * x.os.batch + i * x.os.row;
+          for (int64_t j = 0; j < x.N; ++j) {
+            T& o = orow[j * x.os.col];
+            Acc v = wrap_mul<Acc>(x.alpha, acc[j]);
+            if (x.accumulate && x.beta != 0) {
+              v = wrap_add<Acc>(v, wrap_mul<Acc>(x.beta, static_cast<Acc>(load(o))));
+            }
+            o = store<T>(v);
+          }
+        }
       },
       &ctx);
 }
@@ -154,6 +246,12 @@ void gemm(const sdk::KernelContext& ctx, const sdk::Tensor& a, const sdk::Tensor
         (gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
          gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate))) {
       return;
+    }
+    if constexpr (kIsReduced<T>) {
+      if (a.size(-1) != 0) {
+        gemm_float32_copies<T>(a, b, out, alpha.to_double(), beta.to_double(), accumulate);
+        return;
+      }
     }
     gemm_loop<T>(a, b, out, alpha, beta, accumulate);
   });

@@ -1,5 +1,5 @@
-// Matrix products of the CPU plugin: oneDNN (float32, bfloat16) and our own loops (the other
-// dtypes) against hand-checked values.
+// Matrix products of the CPU plugin: oneDNN (float32, bfloat16), dnnl_sgemm over float32 copies
+// (float16, bfloat16) and our own loops (the other dtypes) against hand-checked values.
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
 
@@ -9,6 +9,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using Dims = std::vector<int64_t>;
 
 TEST(CpuLinalg, MmEveryDtypeAgrees) {
   for (tsr_dtype dt : {TSR_DTYPE_FLOAT32, TSR_DTYPE_FLOAT64, TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16,
@@ -55,13 +56,18 @@ TEST(CpuLinalg, AddmmScalesAndBroadcastsSelf) {
 struct Laid {
   Tensor view, buffer;
 };
-Laid lay_out(const std::vector<float>& v, int64_t rows, int64_t cols, const std::string& layout) {
+// Other dtypes than float32 fill the buffer with 7 where they have no NaN.
+Laid lay_out(const std::vector<float>& v, int64_t rows, int64_t cols, const std::string& layout,
+             tsr_dtype dtype = TSR_DTYPE_FLOAT32) {
   const bool col = layout.rfind("col", 0) == 0;
   const int64_t pad = layout.find("padded") != std::string::npos ? 2 : 0;
   const int64_t step = layout == "every-other" ? 2 : 1;
   const int64_t ld = (col ? rows : cols * step) + pad;
   const int64_t n = ld * (col ? cols : rows) + 1;
-  Tensor buffer = op("full", std::vector<int64_t>{n}, Scalar(std::nan("")));
+  const bool floating = sdk::is_floating(dtype);
+  Tensor buffer =
+      op("_to_copy", op("full", std::vector<int64_t>{n}, Scalar(floating ? std::nan("") : 7.0)),
+         dtype);
   const std::vector<int64_t> strides =
       col ? std::vector<int64_t>{1, ld} : std::vector<int64_t>{ld, step};
   Tensor view = op("as_strided", buffer, std::vector<int64_t>{rows, cols}, strides);
@@ -107,6 +113,59 @@ TEST(CpuLinalg, EveryLayoutOfOperandsAndOutput) {
             EXPECT_TRUE(std::isnan(buf[i])) << "buffer element " << i;
           }
       }
+}
+
+// The dtypes off dnnl_sgemm's direct path: float16 and bfloat16 (float32 copies on dnnl_sgemm,
+// or oneDNN's native bfloat16 matmul), float64 and int64 (our loop), with operands and outputs
+// in BLAS and non-BLAS layouts, mm, addmm and bmm. The entries are small integers, so every
+// product and sum is exact in each dtype and the results compare exactly.
+TEST(CpuLinalg, ReducedFloat64AndIntegerProductsInEveryLayout) {
+  const int64_t M = 5, K = 20, N = 6;
+  std::vector<float> a(M * K), b(K * N), self(M * N);
+  for (int64_t i = 0; i < M * K; ++i) a[i] = static_cast<float>((i * 7 % 5) - 2);
+  for (int64_t i = 0; i < K * N; ++i) b[i] = static_cast<float>((i * 3 % 4) - 1);
+  for (int64_t i = 0; i < M * N; ++i) self[i] = static_cast<float>(i % 9);
+  std::vector<double> want(M * N, 0), want_addmm(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      for (int64_t k = 0; k < K; ++k) want[i * N + j] += a[i * K + k] * b[k * N + j];
+      want_addmm[i * N + j] = 2 * self[i * N + j] + 3 * want[i * N + j];
+    }
+  for (tsr_dtype dt : {TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT64, TSR_DTYPE_INT64}) {
+    for (const std::string& la : {"row", "col", "every-other"})
+      for (const std::string& lb : {"row", "col", "every-other"})
+        for (const std::string& lo : {"row", "col-padded"}) {
+          SCOPED_TRACE(std::string(sdk::dtype_name(dt)) + ": a " + la + ", b " + lb + ", out " +
+                       lo);
+          Laid ta = lay_out(a, M, K, la, dt), tb = lay_out(b, K, N, lb, dt);
+          Laid out = lay_out(std::vector<float>(M * N, 7), M, N, lo, dt);
+          op("mm.out", ta.view, tb.view, out.view);
+          EXPECT_EQ(values<double>(op("_to_copy", out.view, TSR_DTYPE_FLOAT64)), want);
+          Laid acc = lay_out(self, M, N, lo, dt);
+          op("addmm.out", acc.view, ta.view, tb.view, Scalar(int64_t{2}), Scalar(int64_t{3}),
+             acc.view);
+          EXPECT_EQ(values<double>(op("_to_copy", acc.view, TSR_DTYPE_FLOAT64)), want_addmm);
+        }
+    // Batches: the second operand a transposed view of [3, N, K].
+    Tensor x = op("_to_copy", op("expand", f32(a, {1, M, K}), Dims{3, M, K}), dt);
+    Tensor y = op("transpose.int",
+                  op("_to_copy", op("expand", op("t", f32(b, {K, N})), Dims{3, N, K}), dt),
+                  int64_t{1}, int64_t{2});
+    const std::vector<double> got =
+        values<double>(op("_to_copy", op("bmm", x, y), TSR_DTYPE_FLOAT64));
+    ASSERT_EQ(got.size(), static_cast<size_t>(3 * M * N)) << sdk::dtype_name(dt);
+    for (int64_t bi = 0; bi < 3; ++bi) {
+      EXPECT_EQ(std::vector<double>(got.begin() + bi * M * N, got.begin() + (bi + 1) * M * N), want)
+          << sdk::dtype_name(dt) << " batch " << bi;
+    }
+  }
+  // beta = 0 ignores out's NaNs in the reduced dtypes too.
+  for (tsr_dtype dt : {TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16}) {
+    Laid ta = lay_out(a, M, K, "row", dt), tb = lay_out(b, K, N, "col", dt);
+    Tensor nan = op("_to_copy", op("full", Dims{M, N}, Scalar(std::nan(""))), dt);
+    op("addmm.out", nan, ta.view, tb.view, Scalar(int64_t{0}), Scalar(int64_t{1}), nan);
+    EXPECT_EQ(values<double>(op("_to_copy", nan, TSR_DTYPE_FLOAT64)), want) << sdk::dtype_name(dt);
+  }
 }
 
 TEST(CpuLinalg, ShapeAndDtypeErrorsNameTheOp) {

@@ -597,6 +597,8 @@ TEST(GpuNorm, EveryPOfEveryFloatingDtype) {
     RunReduceOnHost(PlanOf(nan, {3}, one, {true}, false), NormReducer<double>{p});
     EXPECT_TRUE(std::isnan(one.Get(0))) << p;
   }
+  RunReduceOnHost(PlanOf(nan, {3}, one, {true}, false), NormReducer<double>{0});
+  EXPECT_EQ(one.Get(0), 3);  // p = 0 counts a NaN as nonzero
   Buffer none(TSR_DTYPE_FLOAT32, 0), empty(TSR_DTYPE_FLOAT32, 1, 9);
   for (double p : {2.0, kInf, 0.0, -kInf}) {
     RunReduceOnHost(PlanOf(none, {0}, empty, {true}, false),

@@ -12,10 +12,12 @@
 // each reading the element `d` lanes back, a barrier, then writing, a barrier), every thread
 // writes its element combined with the carried prefix of the earlier chunks, and the carry then
 // takes the chunk's last element. Every group of a block has the same row length, so all threads
-// pass the same barriers. Values are read in the output's dtype (PyTorch's `dtype=` converts
-// first) and accumulate as sum's do (SumAcc: float for the 16-bit floats and float32, double for
-// float64, int64 wrapping for integers and bool), each output rounded from the running value,
-// as the CPU plugin does.
+// pass the same barriers. A thread writes only the element it loaded, after the barrier that
+// follows every load of its chunk, and later chunks read elements not yet written: so the
+// in-place forms (cumsum_, out aliasing self) are safe. Values are read in the output's dtype
+// (PyTorch's `dtype=` converts first) and accumulate as sum's do (SumAcc: float for the 16-bit
+// floats and float32, double for float64, int64 wrapping for integers and bool), each output
+// rounded from the running value, as the CPU plugin does.
 //
 // What a faster scan would do (PyTorch: CUB's BlockScan / DeviceScan): several elements per
 // thread scanned serially in registers and warp shuffles for the block-wide part (fewer

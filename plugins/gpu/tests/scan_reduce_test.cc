@@ -310,6 +310,23 @@ TEST(GpuScan, ZeroDimEmptyAndStridedTensors) {
   }
 }
 
+TEST(GpuScan, InPlaceScansReadEveryElementBeforeItIsWritten) {
+  // cumsum_ passes self as out: rows of 600 (3 chunks of 256) and of 3 (many rows per block),
+  // the output the input's own memory.
+  for (const std::vector<int64_t>& sizes : {std::vector<int64_t>{4, 600}, {500, 3}}) {
+    const size_t n = static_cast<size_t>(sizes[0] * sizes[1]);
+    Buffer data(TSR_DTYPE_FLOAT64, n);
+    std::vector<double> values(n);
+    for (size_t i = 0; i < n; ++i) {
+      data.Set(i, static_cast<double>(i % 13) - 6);
+      values[i] = data.Get(i);
+    }
+    RunScanOnHost(PlanOf(data, sizes, data, {false, true}, true), ScanOp<double>{false});
+    const std::vector<double> want = ScanReference(values, sizes, 1, false, TSR_DTYPE_FLOAT64);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(data.Get(i), want[i]) << i;
+  }
+}
+
 // --- max.dim / min.dim ----------------------------------------------------------------------
 
 TEST(GpuMaxDim, ValuesAndFirstIndicesOfEveryDtypeWithNanWinning) {

@@ -695,10 +695,13 @@ ReducePlan PlanReduce(const char* op, const Tensor& self, const Tensor& out,
                       const Tensor* indices) {
   const tsr_device d = self.device(), o = out.device();
   if (d.type != o.type || d.index != o.index) {
+    // A 0-dim CPU self may reach a device kernel; its memory is the host's.
+    const std::string found = d.type == TSR_DEVICE_CPU ? std::string("a CPU tensor")
+                                                       : "device type " + std::to_string(d.type) +
+                                                             " index " + std::to_string(d.index);
     sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'self' on the device of 'out' (" +
-                                        TESSERA_GPU_PLUGIN_NAME + " " + std::to_string(o.index) +
-                                        "), got a tensor of device type " + std::to_string(d.type) +
-                                        " index " + std::to_string(d.index));
+                                        TESSERA_GPU_PLUGIN_NAME ":" + std::to_string(o.index) +
+                                        "), got " + found);
   }
   ReduceSpec spec;
   spec.in = static_cast<const char*>(self.data_ptr());

@@ -15,6 +15,8 @@
 #include "blas.h"
 #include "gpu_device.h"
 #include "kernels.h"
+#include "plugin_shared.h"
+#include "scan_reduce_ops.h"
 #include "tessera/sdk/plugin.hpp"
 #include "tessera/sdk/promotion.hpp"
 #include "tessera/sdk/stream.hpp"
@@ -66,12 +68,16 @@ std::string DtypeNames(uint32_t mask) {
   return names;
 }
 
+}  // namespace
+
 [[noreturn]] void Unsupported(const char* op, int32_t compute, uint32_t supported) {
   sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": not implemented on " + TESSERA_GPU_PLUGIN_NAME +
                                    " for dtype " +
                                    sdk::dtype_name(static_cast<tsr_dtype>(compute)) +
                                    " (expected one of " + DtypeNames(supported) + ")");
 }
+
+namespace {
 
 ConstantValue ValueOf(const Scalar& s) {
   ConstantValue v;
@@ -171,12 +177,16 @@ ElementwisePlan Plan(const char* op, const Tensor& out, std::vector<OperandSpec>
   return plan;
 }
 
+}  // namespace
+
 void Check(const char* op, const std::string& launch_error) {
   if (!launch_error.empty()) {
     sdk::fail(TSR_INTERNAL,
               std::string(op) + ": " TESSERA_GPU_VENDOR " kernel launch failed: " + launch_error);
   }
 }
+
+namespace {
 
 void RunBinary(const char* op, BinaryKind kind, int32_t compute, const Tensor& out, OperandSpec a,
                OperandSpec b, const ConstantValue& alpha) {
@@ -619,8 +629,9 @@ Tensor RoundDecimalsOut(const Tensor& self, int64_t decimals, const Tensor& out)
 
 // --- reductions and softmax (reduce.h, kernels_reduce.cu; Note [GPU reductions]) -----------
 
-// ReducedDims: which of `ndim` dimensions `dims` names (none named: all), negative ones
-// counted from the end.
+}  // namespace
+
+// ReducedDims (plugin_shared.h).
 std::vector<bool> ReducedDims(const char* op, int64_t ndim, const std::vector<int64_t>& dims) {
   const int64_t wrap = ndim == 0 ? 1 : ndim;  // a 0-dim tensor takes dim 0 and -1
   std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
@@ -642,13 +653,56 @@ std::vector<bool> ReducedDims(const char* op, int64_t ndim, const std::vector<in
   return reduced;
 }
 
-// RunReduce plans `self` reduced over `reduced` into `out` (keepdim: of self's rank; softmax:
-// of self's shape) and launches `kind` computing in `compute`.
-void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& self,
-               const Tensor& out, const std::vector<bool>& reduced, bool keepdim,
-               double correction = 1) {
-  if ((ReduceDtypes(kind) & Bit(compute)) == 0) Unsupported(op, compute, ReduceDtypes(kind));
-  const bool softmax = kind == ReduceKind::kSoftmax || kind == ReduceKind::kLogSoftmax;
+namespace {
+
+// OutStrides: `t`'s strides aligned with the input's dimensions (0 for a reduced one), from
+// its own (keepdim / write_reduced: of the input's rank; otherwise the kept dimensions only).
+std::vector<int64_t> OutStrides(const char* op, const Tensor& t, const char* arg,
+                                const std::vector<bool>& reduced, bool full_rank) {
+  const std::vector<int64_t> strides = t.strides().vec();
+  if (full_rank) {
+    if (strides.size() != reduced.size()) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected '" + arg + "' of " +
+                                          std::to_string(reduced.size()) + " dimensions, got " +
+                                          std::to_string(t.dim()));
+    }
+    return strides;
+  }
+  std::vector<int64_t> aligned;
+  size_t k = 0;
+  for (bool r : reduced) {
+    if (r) {
+      aligned.push_back(0);
+    } else if (k < strides.size()) {
+      aligned.push_back(strides[k++]);
+    }
+  }
+  if (aligned.size() != reduced.size() || k != strides.size()) {
+    size_t kept = 0;
+    for (bool r : reduced) kept += r ? 0 : 1;
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected '" + arg + "' of " +
+                                        std::to_string(kept) + " dimensions (the kept ones), got " +
+                                        std::to_string(t.dim()));
+  }
+  return aligned;
+}
+
+}  // namespace
+
+// PlanReduce (plugin_shared.h).
+ReducePlan PlanReduce(const char* op, const Tensor& self, const Tensor& out,
+                      const std::vector<bool>& reduced, bool keepdim, bool write_reduced,
+                      const Tensor* indices) {
+  const tsr_device d = self.device(), o = out.device();
+  if (d.type != o.type || d.index != o.index) {
+    // A 0-dim CPU self may reach a device kernel; its memory is the host's.
+    const std::string found = d.type == TSR_DEVICE_CPU ? std::string("a CPU tensor")
+                                                       : "device type " + std::to_string(d.type) +
+                                                             " index " + std::to_string(d.index);
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'self' on the device of 'out' (" +
+                                        TESSERA_GPU_PLUGIN_NAME ":" + std::to_string(o.index) +
+                                        "), got " + found);
+  }
   ReduceSpec spec;
   spec.in = static_cast<const char*>(self.data_ptr());
   spec.in_dtype = self.dtype();
@@ -657,39 +711,33 @@ void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& s
   spec.out = static_cast<char*>(out.data_ptr());
   spec.out_dtype = out.dtype();
   spec.reduced = reduced;
-  spec.write_reduced = softmax;
-  const std::vector<int64_t> out_strides = out.strides().vec();
-  if (keepdim || softmax) {
-    if (out_strides.size() != spec.sizes.size()) {
-      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'out' of " +
-                                          std::to_string(spec.sizes.size()) + " dimensions, got " +
-                                          std::to_string(out.dim()));
-    }
-    spec.out_strides = out_strides;
-  } else {
-    size_t k = 0;
-    for (bool r : reduced) {
-      if (r) {
-        spec.out_strides.push_back(0);
-      } else if (k < out_strides.size()) {
-        spec.out_strides.push_back(out_strides[k++]);
-      }
-    }
-    if (spec.out_strides.size() != spec.sizes.size() || k != out_strides.size()) {
-      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'out' of " + std::to_string(k) +
-                                          " dimensions (the kept ones), got " +
-                                          std::to_string(out.dim()));
-    }
+  spec.write_reduced = write_reduced;
+  spec.out_strides = OutStrides(op, out, "out", reduced, keepdim || write_reduced);
+  if (indices != nullptr) {
+    spec.indices = static_cast<char*>(indices->data_ptr());
+    spec.indices_strides = OutStrides(op, *indices, "indices", reduced, keepdim);
   }
   ReducePlan plan;
   std::string error;
   if (!MakeReducePlan(spec, &plan, &error)) {
     sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": " + error);
   }
+  return plan;
+}
+
+// RunReduce (plugin_shared.h).
+void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& self,
+               const Tensor& out, const std::vector<bool>& reduced, bool keepdim, double param,
+               const Tensor* indices) {
+  if ((ReduceDtypes(kind) & Bit(compute)) == 0) Unsupported(op, compute, ReduceDtypes(kind));
+  const bool softmax = kind == ReduceKind::kSoftmax || kind == ReduceKind::kLogSoftmax;
+  const ReducePlan plan = PlanReduce(op, self, out, reduced, keepdim, softmax, indices);
   if (plan.blocks == 0) return;
   DeviceGuard guard(out.device().index);
-  Check(op, LaunchReduce(kind, compute, plan, correction, sdk::current_stream(out.device())));
+  Check(op, LaunchReduce(kind, compute, plan, param, sdk::current_stream(out.device())));
 }
+
+namespace {
 
 std::vector<int64_t> DimsOf(const std::optional<sdk::IntSpan>& dim) {
   return dim ? dim->vec() : std::vector<int64_t>{};
@@ -1206,5 +1254,6 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&gpu::AddmmOut>(TESSERA_OP("addmm.out"));
   lib.impl<&gpu::Copy>(TESSERA_OP("copy_"));
   lib.impl<&gpu::Fill>(TESSERA_OP("fill_.Scalar"));
+  gpu::RegisterScanReduceOps(lib);
   lib.cpu_fallback();
 }

@@ -49,9 +49,9 @@ std::string LaunchPointwise(PointwiseKind kind, int32_t compute, const Elementwi
                             const PointwiseParams& params, void* stream);
 
 // LaunchReduce queues a reduction of reduce.h (kernels_reduce.cu) computing in `compute`
-// (among ReduceDtypes(kind)); `correction` is var's and std's.
-std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan,
-                         double correction, void* stream);
+// (among ReduceDtypes(kind)); `param` is var's and std's correction, norm's p.
+std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan, double param,
+                         void* stream);
 
 // LaunchGemm queues C = beta * self + alpha * A @ B (kernels_gemm.cu) in `dtype`, one of the
 // four floating dtypes.

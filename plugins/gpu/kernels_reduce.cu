@@ -60,8 +60,8 @@ std::string LaunchWith(const ReducePlan& plan, const R& r, void* stream) {
 
 }  // namespace
 
-std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan,
-                         double correction, void* stream) {
+std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan, double param,
+                         void* stream) {
   if (plan.blocks == 0) return "";
   using K = ReduceKind;
   switch (kind) {
@@ -93,7 +93,30 @@ std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& pla
       return Dispatch<ReduceDtypes(K::kVar)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
         using F = typename VarReducer<S>::F;
-        return LaunchWith(plan, VarReducer<S>{static_cast<F>(correction), kind == K::kStd}, stream);
+        return LaunchWith(plan, VarReducer<S>{static_cast<F>(param), kind == K::kStd}, stream);
+      });
+    case K::kMaxDim:
+    case K::kMinDim:
+      return Dispatch<ReduceDtypes(K::kMaxDim)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, ValueIndexReducer<S>{{kind == K::kMaxDim}}, stream);
+      });
+    case K::kAny:
+    case K::kAll:
+      return Dispatch<ReduceDtypes(K::kAny)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, AnyAllReducer<S>{kind == K::kAny}, stream);
+      });
+    case K::kLogSumExp:
+      return Dispatch<ReduceDtypes(K::kLogSumExp)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        return LaunchWith(plan, LogSumExpReducer<S>{}, stream);
+      });
+    case K::kNorm:
+      return Dispatch<ReduceDtypes(K::kNorm)>(compute, [&](auto tag) {
+        using S = typename decltype(tag)::type;
+        using F = typename NormReducer<S>::F;
+        return LaunchWith(plan, NormReducer<S>{static_cast<F>(param)}, stream);
       });
     default:
       return Dispatch<ReduceDtypes(K::kSoftmax)>(compute, [&](auto tag) -> std::string {

@@ -17,7 +17,9 @@
 // same code must be right on both. Accumulators are PyTorch's CUDA ones: float for the 16-bit
 // floats and float32, double for float64, int64 for integers and bool; var and std use
 // Welford's update and Chan's combination. Softmax is three passes over a row in one kernel:
-// the maximum, the sum of exp(x - max), then each lane writes its elements.
+// the maximum, the sum of exp(x - max), then each lane writes its elements. max.dim / min.dim
+// write a second output, the winner's int64 index (ReduceArgs::indices). The scans (cumsum,
+// cumprod: scan.h) run on the same plans.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +45,12 @@ enum class ReduceKind : int32_t {
   kStd,
   kSoftmax,
   kLogSoftmax,
+  kMaxDim,  // max.dim / min.dim: the values and their indices
+  kMinDim,
+  kAny,
+  kAll,
+  kLogSumExp,
+  kNorm,  // the p-norm, p passed as the launch's parameter
 };
 
 // ReduceDtypes: the compute dtypes a reduction has kernels for (PyTorch's CUDA sets): the
@@ -53,6 +61,10 @@ constexpr uint32_t ReduceDtypes(ReduceKind kind) {
     case ReduceKind::kProd:
     case ReduceKind::kAmax:
     case ReduceKind::kAmin:
+    case ReduceKind::kMaxDim:
+    case ReduceKind::kMinDim:
+    case ReduceKind::kAny:
+    case ReduceKind::kAll:
       return kAllDtypes;
     case ReduceKind::kArgmax:
     case ReduceKind::kArgmin:
@@ -79,6 +91,8 @@ struct ReduceArgs {
   FastDivmod reduced_sizes[kMaxDims];
   uint32_t reduced_in[kMaxDims];
   uint32_t reduced_out[kMaxDims];  // softmax: the output's strides along the reduced dimension
+  char* indices;                   // max.dim / min.dim: the int64 indices; null otherwise
+  uint32_t kept_indices[kMaxDims];
 };
 
 // The byte offsets of output `o`'s first input element and of its output element.
@@ -93,6 +107,16 @@ TSR_GPU_HD TSR_GPU_INLINE void KeptOffsets(const ReduceArgs& a, uint32_t o, uint
     *out += r * a.kept_out[d];
     o = q;
   }
+}
+// The byte offset of output `o`'s element of the indices (max.dim / min.dim).
+TSR_GPU_HD TSR_GPU_INLINE uint32_t KeptIndexOffset(const ReduceArgs& a, uint32_t o) {
+  uint32_t offset = 0;
+  for (int d = 0; d < a.kept_ndim; ++d) {
+    const uint32_t q = a.kept_sizes[d].Div(o);
+    offset += (o - q * a.kept_sizes[d].divisor) * a.kept_indices[d];
+    o = q;
+  }
+  return offset;
 }
 // The byte offsets of reduced element `i` in the input and (softmax) the output.
 TSR_GPU_HD TSR_GPU_INLINE void ReducedOffsets(const ReduceArgs& a, uint32_t i, uint32_t* in,
@@ -138,7 +162,13 @@ TSR_GPU_HD TSR_GPU_INLINE void CombineStep(const R& r, typename R::Acc* shared, 
   if (lane < half) shared[thread] = r.Combine(shared[thread], shared[thread + half]);
 }
 
-// WriteResult: lane 0 of output `o` stores the result.
+// WritesIndex<R>: whether R also has an index output (Index(acc), max.dim / min.dim).
+template <typename R, typename = void>
+struct WritesIndex : std::false_type {};
+template <typename R>
+struct WritesIndex<R, std::void_t<decltype(&R::Index)>> : std::true_type {};
+
+// WriteResult: lane 0 of output `o` stores the result (and its index).
 template <typename R>
 TSR_GPU_HD TSR_GPU_INLINE void WriteResult(const ReduceArgs& a, const R& r,
                                            const typename R::Acc& acc, uint32_t o) {
@@ -146,6 +176,9 @@ TSR_GPU_HD TSR_GPU_INLINE void WriteResult(const ReduceArgs& a, const R& r,
   uint32_t in_base, out_base;
   KeptOffsets(a, o, &in_base, &out_base);
   StoreAs(a.out + out_base, a.out_dtype, r.Finish(acc, a.reduced));
+  if constexpr (WritesIndex<R>::value) {
+    *reinterpret_cast<int64_t*>(a.indices + KeptIndexOffset(a, o)) = r.Index(acc);
+  }
 }
 
 // --- the reducers -------------------------------------------------------------------------
@@ -225,6 +258,91 @@ struct ArgReducer {
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return inner.Combine(a, b); }
   TSR_GPU_HD TSR_GPU_INLINE int64_t Finish(Acc acc, uint32_t) const { return acc.index; }
+};
+
+// ValueIndexReducer: max.dim / min.dim, ExtremumReducer's winner and its index (a second output).
+template <typename S>
+struct ValueIndexReducer : ExtremumReducer<S> {
+  using Acc = typename ExtremumReducer<S>::Acc;
+  TSR_GPU_HD TSR_GPU_INLINE int64_t Index(const Acc& acc) const { return acc.index; }
+};
+
+// AnyAllReducer: any (whether an element is nonzero; a NaN is) or all (whether every one is),
+// read in the input's dtype; false for any and true for all over no element.
+template <typename S>
+struct AnyAllReducer {
+  using Value = S;
+  using Acc = uint32_t;
+  bool any;
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return any ? 0u : 1u; }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint32_t) const {
+    return Combine(acc, v != OpMath<S>(0) ? 1u : 0u);
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return any ? (a | b) : (a & b); }
+  TSR_GPU_HD TSR_GPU_INLINE bool Finish(Acc acc, uint32_t) const { return acc != 0; }
+};
+
+// LogSumExpReducer: log(sum(exp(x))) in one pass, as a running (max, sum of exp(x - max)) that
+// rescales when the maximum grows, in float (double for float64). So nothing overflows; a row
+// of -inf (or no element) gives -inf, a +inf gives +inf (never inf - inf), a NaN gives NaN.
+// S is the output's dtype, which the input is read in (integers give float32).
+template <typename S>
+struct LogSumExpReducer {
+  using Value = S;
+  using F = OpMath<S>;
+  struct Acc {
+    F max, sum;
+  };
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{-F(INFINITY), F(0)}; }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, F x, uint32_t) const {
+    if (x == -F(INFINITY)) return a;
+    if (x > a.max) return Acc{x, a.sum * std::exp(a.max - x) + F(1)};
+    if (x == a.max) return Acc{a.max, a.sum + F(1)};
+    return Acc{a.max, a.sum + std::exp(x - a.max)};  // a NaN x makes the sum NaN
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
+    if (b.sum == F(0)) return a;
+    if (a.sum == F(0)) return b;
+    const F m = a.max > b.max ? a.max : b.max;
+    const F sa = a.max == m ? a.sum : a.sum * std::exp(a.max - m);
+    const F sb = b.max == m ? b.sum : b.sum * std::exp(b.max - m);
+    return Acc{m, sa + sb};
+  }
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint32_t) const {
+    return Narrow<S>(a.sum == F(0) ? -F(INFINITY) : a.max + std::log(a.sum));
+  }
+};
+
+// NormReducer: the p-norm of the input (floating S, computed in float, double for float64):
+// p = 2 sqrt(sum |x|^2), 1 sum |x|, +inf max |x|, -inf min |x| (NaN propagates in both), 0 the
+// count of nonzero elements, otherwise (sum |x|^p)^(1/p). Over no element: 0 (+inf for -inf).
+template <typename S>
+struct NormReducer {
+  using Value = S;
+  using F = OpMath<S>;
+  using Acc = F;
+  F p;
+  TSR_GPU_HD TSR_GPU_INLINE bool Inf() const { return p == F(INFINITY) || p == -F(INFINITY); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return p == -F(INFINITY) ? F(INFINITY) : F(0); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, F x, uint32_t) const {
+    const F a = std::fabs(x);
+    if (p == F(2)) return acc + a * a;
+    if (p == F(1)) return acc + a;
+    if (p == F(0)) return acc + (a != F(0) ? F(1) : F(0));
+    if (Inf()) return Combine(acc, a);
+    return acc + std::pow(a, p);
+  }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
+    if (!Inf()) return a + b;
+    if (!(a == a)) return a;
+    if (!(b == b)) return b;
+    return (p > F(0)) == (a > b) ? a : b;
+  }
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc acc, uint32_t) const {
+    if (p == F(2)) return Narrow<S>(std::sqrt(acc));
+    if (p == F(1) || p == F(0) || Inf()) return Narrow<S>(acc);
+    return Narrow<S>(std::pow(acc, F(1) / p));
+  }
 };
 
 // VarReducer: var (or std) with `correction`, by Welford's update and Chan's combination, in

@@ -7,7 +7,7 @@ namespace gpu {
 namespace {
 
 struct Dim {
-  int64_t size, in, out;  // bytes
+  int64_t size, in, out, index;  // bytes
 };
 
 // Merge drops size-1 dimensions and merges neighbours that step as one (outermost first in).
@@ -17,10 +17,12 @@ std::vector<Dim> Merge(const std::vector<Dim>& dims) {
     if (d.size == 1) continue;
     if (!merged.empty()) {
       Dim& outer = merged.back();
-      if (outer.in == d.in * d.size && outer.out == d.out * d.size) {
+      if (outer.in == d.in * d.size && outer.out == d.out * d.size &&
+          outer.index == d.index * d.size) {
         outer.size *= d.size;
         outer.in = d.in;
         outer.out = d.out;
+        outer.index = d.index;
         continue;
       }
     }
@@ -40,8 +42,9 @@ uint32_t ThreadsPerOutput(int64_t reduced) {
 bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error) {
   *plan = ReducePlan();
   const size_t ndim = spec.sizes.size();
+  const bool with_indices = spec.indices != nullptr;
   if (spec.in_strides.size() != ndim || spec.out_strides.size() != ndim ||
-      spec.reduced.size() != ndim) {
+      spec.reduced.size() != ndim || (with_indices && spec.indices_strides.size() != ndim)) {
     *error = "sizes, strides and reduced dimensions of different ranks";
     return false;
   }
@@ -52,23 +55,27 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     return false;
   }
   std::vector<Dim> kept, reduced;
-  int64_t outputs = 1, count = 1, in_extent = 0, out_extent = 0;
+  int64_t outputs = 1, count = 1, in_extent = 0, out_extent = 0, index_extent = 0;
   for (size_t d = 0; d < ndim; ++d) {
-    if (spec.in_strides[d] < 0 || spec.out_strides[d] < 0) {
+    const int64_t index_stride = with_indices && !spec.reduced[d] ? spec.indices_strides[d] : 0;
+    if (spec.in_strides[d] < 0 || spec.out_strides[d] < 0 || index_stride < 0) {
       *error = "a negative stride";
       return false;
     }
     const int64_t out_stride = spec.reduced[d] && !spec.write_reduced ? 0 : spec.out_strides[d];
-    const Dim dim{spec.sizes[d], spec.in_strides[d] * in_item, out_stride * out_item};
+    const Dim dim{spec.sizes[d], spec.in_strides[d] * in_item, out_stride * out_item,
+                  index_stride * int64_t{sizeof(int64_t)}};
     (spec.reduced[d] ? reduced : kept).push_back(dim);
     (spec.reduced[d] ? count : outputs) *= dim.size;
     if (dim.size > 0) {
       in_extent += (dim.size - 1) * dim.in;
       out_extent += (dim.size - 1) * dim.out;
+      index_extent += (dim.size - 1) * dim.index;
     }
   }
   if (outputs == 0) return true;  // nothing to write
-  if (outputs * count > INT32_MAX || in_extent > INT32_MAX || out_extent > INT32_MAX) {
+  if (outputs * count > INT32_MAX || in_extent > INT32_MAX || out_extent > INT32_MAX ||
+      index_extent > INT32_MAX) {
     *error = "the input has " + std::to_string(outputs * count) +
              " elements; reductions of 2^31 elements or bytes and more are not implemented on "
              "the GPU yet";
@@ -87,6 +94,7 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
   a.out = spec.out;
   a.in_dtype = spec.in_dtype;
   a.out_dtype = spec.out_dtype;
+  a.indices = spec.indices;
   a.outputs = static_cast<uint32_t>(outputs);
   a.reduced = static_cast<uint32_t>(count);
   a.threads_per_output = ThreadsPerOutput(count);
@@ -96,6 +104,7 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     a.kept_sizes[i] = FastDivmod(static_cast<uint32_t>(d.size));
     a.kept_in[i] = static_cast<uint32_t>(d.in);
     a.kept_out[i] = static_cast<uint32_t>(d.out);
+    a.kept_indices[i] = static_cast<uint32_t>(d.index);
   }
   a.reduced_ndim = static_cast<int32_t>(reduced.size());
   for (size_t i = 0; i < reduced.size(); ++i) {

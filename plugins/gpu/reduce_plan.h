@@ -24,6 +24,9 @@ struct ReduceSpec {
   std::vector<int64_t> out_strides;
   std::vector<bool> reduced;  // per input dimension
   bool write_reduced = false;
+  // max.dim / min.dim: the int64 indices, strides aligned with the input's as `out_strides`.
+  char* indices = nullptr;
+  std::vector<int64_t> indices_strides;
 };
 
 struct ReducePlan {

@@ -11,8 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "host_launch.h"
-#include "reduce_plan.h"
+#include "reduce_host.h"
 
 namespace tessera {
 namespace gpu {
@@ -23,25 +22,6 @@ using ::testing::HasSubstr;
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// RunReduceOnHost: ReduceKernel, every thread of every block.
-template <typename R>
-void RunReduceOnHost(const ReducePlan& plan, const R& r) {
-  const ReduceArgs& a = plan.args;
-  const uint32_t T = a.threads_per_output;
-  std::vector<typename R::Acc> shared(kReduceThreads);
-  for (uint32_t b = 0; b < plan.blocks; ++b) {
-    for (uint32_t t = 0; t < kReduceThreads; ++t) {
-      shared[t] = ThreadPartial(a, r, OutputOf(a, b, t), t % T);
-    }
-    for (uint32_t half = T / 2; half > 0; half /= 2) {
-      for (uint32_t t = 0; t < kReduceThreads; ++t) CombineStep(r, shared.data(), t, t % T, half);
-    }
-    for (uint32_t t = 0; t < kReduceThreads; ++t) {
-      if (t % T == 0) WriteResult(a, r, shared[t], OutputOf(a, b, t));
-    }
-  }
-}
 
 // RunSoftmaxOnHost: SoftmaxKernel, phase by phase.
 template <typename S>
@@ -71,34 +51,6 @@ void RunSoftmaxOnHost(const ReducePlan& plan, bool log) {
       SoftmaxWrite<S>(a, OutputOf(a, b, t), t % T, max[t], shared[t - t % T], log);
     }
   }
-}
-
-template <typename In, typename Out>
-ReducePlan MustPlan(std::vector<In>& in, int32_t in_dtype, const std::vector<int64_t>& sizes,
-                    std::vector<Out>& out, int32_t out_dtype, const std::vector<bool>& reduced,
-                    std::vector<int64_t> in_strides = {}, std::vector<int64_t> out_strides = {},
-                    bool write_reduced = false) {
-  ReduceSpec spec;
-  spec.in = reinterpret_cast<const char*>(in.data());
-  spec.in_dtype = in_dtype;
-  spec.sizes = sizes;
-  spec.in_strides = in_strides.empty() ? Contiguous(sizes) : in_strides;
-  spec.out = reinterpret_cast<char*>(out.data());
-  spec.out_dtype = out_dtype;
-  if (out_strides.empty()) {  // keepdim-style: the output's strides over the kept dimensions
-    std::vector<int64_t> kept_sizes = sizes;
-    for (size_t d = 0; d < sizes.size(); ++d) {
-      if (reduced[d]) kept_sizes[d] = 1;
-    }
-    out_strides = Contiguous(kept_sizes);
-  }
-  spec.out_strides = out_strides;
-  spec.reduced = reduced;
-  spec.write_reduced = write_reduced;
-  ReducePlan plan;
-  std::string error;
-  EXPECT_TRUE(MakeReducePlan(spec, &plan, &error)) << error;
-  return plan;
 }
 
 TEST(GpuReducePlan, ThreadsPerOutputIsThePowerOfTwoAboveTheRowUpToABlock) {

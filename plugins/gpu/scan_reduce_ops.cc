@@ -1,0 +1,163 @@
+// The GPU plugin's scans (cumsum, cumprod; Note [GPU scans] in scan.h) and the reductions max,
+// min, any, all, logsumexp and norm (Note [GPU reductions] in reduce.h), as typed out= kernels:
+// each checks its arguments, refuses a dtype without a kernel before launching, plans and
+// queues the launch on the current stream of the output's device. The runtime derives the
+// functional and in-place forms (and has run the op's meta function, which settles the output's
+// shape and dtype: PyTorch's rules, dispatcher/ops/reduction_meta.cc).
+#include "scan_reduce_ops.h"
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gpu_device.h"
+#include "plugin_shared.h"
+#include "scan.h"
+#include "tessera/sdk/dtypes.hpp"
+#include "tessera/sdk/stream.hpp"
+
+namespace tessera {
+namespace gpu {
+namespace {
+
+namespace sdk = ::tessera::sdk;
+using sdk::Scalar;
+using sdk::Tensor;
+
+std::string ShapeOf(const Tensor& t) {
+  std::string s = "[";
+  for (int64_t d : t.sizes().vec()) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+// max / min over zero elements have no identity (PyTorch refuses them too).
+void CheckNonEmpty(const char* op, const Tensor& self, const std::vector<bool>& reduced) {
+  for (size_t d = 0; d < reduced.size(); ++d) {
+    if (reduced[d] && self.sizes()[d] == 0) {
+      sdk::fail(TSR_INVALID_ARGUMENT,
+                std::string(op) + ": expected reduction dim " + std::to_string(d) +
+                    " to have non-zero size, got input of shape " + ShapeOf(self));
+    }
+  }
+}
+
+// --- cumsum, cumprod ------------------------------------------------------------------------
+
+// cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out); cumprod.out
+// likewise. The input is read in out's dtype (which the runtime planned from `dtype`; integers
+// and bool without one give int64).
+template <ScanKind kKind>
+Tensor CumulativeOut(const Tensor& self, int64_t dim, std::optional<tsr_dtype> /*dtype: out's*/,
+                     const Tensor& out) {
+  const char* op = kKind == ScanKind::kCumsum ? "cumsum.out" : "cumprod.out";
+  const std::vector<bool> reduced = ReducedDims(op, self.dim(), {dim});
+  if (out.sizes().vec() != self.sizes().vec()) {
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'out' of the input's shape " +
+                                        ShapeOf(self) + ", got " + ShapeOf(out));
+  }
+  const ReducePlan plan = PlanReduce(op, self, out, reduced, false, /*write_reduced=*/true);
+  if (plan.blocks == 0 || plan.args.reduced == 0) return out;
+  DeviceGuard guard(out.device().index);
+  Check(op, LaunchScan(kKind, out.dtype(), plan, sdk::current_stream(out.device())));
+  return out;
+}
+
+// --- max, min -------------------------------------------------------------------------------
+
+// max.unary_out(Tensor self, *, Tensor(a!) out); min likewise: over every element, NaN wins.
+template <bool kMax>
+Tensor MaxAllOut(const Tensor& self, const Tensor& out) {
+  const char* op = kMax ? "max.unary_out" : "min.unary_out";
+  const std::vector<bool> reduced = ReducedDims(op, self.dim(), {});
+  CheckNonEmpty(op, self, reduced);
+  RunReduce(op, kMax ? ReduceKind::kAmax : ReduceKind::kAmin, self.dtype(), self, out, reduced,
+            false);
+  return out;
+}
+
+// max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!)
+// indices) -> (Tensor(a!) values, Tensor(b!) indices); min.dim_min likewise. The first index
+// of the extremum, a NaN counting as the extremum (PyTorch's GreaterOrNan / LessOrNan).
+template <bool kMax>
+std::tuple<Tensor, Tensor> MaxDimOut(const Tensor& self, int64_t dim, bool keepdim,
+                                     const Tensor& values, const Tensor& indices) {
+  const char* op = kMax ? "max.dim_max" : "min.dim_min";
+  const std::vector<bool> reduced = ReducedDims(op, self.dim(), {dim});
+  CheckNonEmpty(op, self, reduced);
+  if (values.dtype() != self.dtype() || indices.dtype() != TSR_DTYPE_INT64) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": expected 'values' of dtype " + sdk::dtype_name(self.dtype()) +
+                  " and 'indices' of dtype int64, got " + sdk::dtype_name(values.dtype()) +
+                  " and " + sdk::dtype_name(indices.dtype()));
+  }
+  if (values.sizes().vec() != indices.sizes().vec()) {
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
+                                        ": expected 'values' and 'indices' of one shape, got " +
+                                        ShapeOf(values) + " and " + ShapeOf(indices));
+  }
+  RunReduce(op, kMax ? ReduceKind::kMaxDim : ReduceKind::kMinDim, self.dtype(), self, values,
+            reduced, keepdim, 1, &indices);
+  return {values, indices};
+}
+
+// --- any, all -------------------------------------------------------------------------------
+
+// any.all_out(Tensor self, *, Tensor(a!) out); all.all_out likewise: out is bool (uint8 for a
+// uint8 input, as PyTorch).
+template <bool kAny>
+Tensor AnyAllOut(const Tensor& self, const Tensor& out) {
+  const char* op = kAny ? "any.all_out" : "all.all_out";
+  RunReduce(op, kAny ? ReduceKind::kAny : ReduceKind::kAll, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), {}), false);
+  return out;
+}
+// any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out); all.out likewise.
+template <bool kAny>
+Tensor AnyDimOut(const Tensor& self, int64_t dim, bool keepdim, const Tensor& out) {
+  const char* op = kAny ? "any.out" : "all.out";
+  RunReduce(op, kAny ? ReduceKind::kAny : ReduceKind::kAll, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), {dim}), keepdim);
+  return out;
+}
+
+// --- logsumexp, norm ------------------------------------------------------------------------
+
+// logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out): computed in
+// out's dtype (float32 for an integer input), dim=[] over every dimension.
+Tensor LogSumExpOut(const Tensor& self, sdk::IntSpan dim, bool keepdim, const Tensor& out) {
+  const char* op = "logsumexp.out";
+  RunReduce(op, ReduceKind::kLogSumExp, out.dtype(), self, out,
+            ReducedDims(op, self.dim(), dim.vec()), keepdim);
+  return out;
+}
+
+// norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out): p
+// defaults to 2; floating inputs only (the meta function refuses the others).
+Tensor NormOut(const Tensor& self, std::optional<Scalar> p, sdk::IntSpan dim, bool keepdim,
+               const Tensor& out) {
+  const char* op = "norm.out";
+  RunReduce(op, ReduceKind::kNorm, self.dtype(), self, out, ReducedDims(op, self.dim(), dim.vec()),
+            keepdim, p ? p->to_double() : 2.0);
+  return out;
+}
+
+}  // namespace
+
+void RegisterScanReduceOps(sdk::Library& lib) {
+  lib.impl<&CumulativeOut<ScanKind::kCumsum>>(TESSERA_OP("cumsum.out"));
+  lib.impl<&CumulativeOut<ScanKind::kCumprod>>(TESSERA_OP("cumprod.out"));
+  lib.impl<&MaxAllOut<true>>(TESSERA_OP("max.unary_out"));
+  lib.impl<&MaxAllOut<false>>(TESSERA_OP("min.unary_out"));
+  lib.impl<&MaxDimOut<true>>(TESSERA_OP("max.dim_max"));
+  lib.impl<&MaxDimOut<false>>(TESSERA_OP("min.dim_min"));
+  lib.impl<&AnyAllOut<true>>(TESSERA_OP("any.all_out"));
+  lib.impl<&AnyDimOut<true>>(TESSERA_OP("any.out"));
+  lib.impl<&AnyAllOut<false>>(TESSERA_OP("all.all_out"));
+  lib.impl<&AnyDimOut<false>>(TESSERA_OP("all.out"));
+  lib.impl<&LogSumExpOut>(TESSERA_OP("logsumexp.out"));
+  lib.impl<&NormOut>(TESSERA_OP("norm.out"));
+}
+
+}  // namespace gpu
+}  // namespace tessera

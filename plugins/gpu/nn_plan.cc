@@ -96,7 +96,9 @@ bool MakeBatchNormArgs(const NnOperand& x, const NnOperand& y, const NnOperand& 
     *error = "expected an input of at least 2 dims [N, C, ...], got " + std::to_string(nd);
     return false;
   }
-  if (!training && (running_mean.data == nullptr || running_var.data == nullptr)) {
+  // Absent: no operand (a present one of no elements may have no data either).
+  auto absent = [](const NnOperand& o) { return o.data == nullptr && o.sizes.empty(); };
+  if (!training && (absent(running_mean) || absent(running_var))) {
     *error = "running_mean and running_var must be defined in evaluation mode";
     return false;
   }

@@ -11,8 +11,8 @@
 namespace tessera {
 namespace gpu {
 
-// NnOperand: a tensor argument: its data (null: an absent optional operand), sizes and strides
-// in elements.
+// NnOperand: a tensor argument: its data, sizes and strides in elements. An absent optional
+// operand has no data and no sizes (a present one of no elements may have no data either).
 struct NnOperand {
   char* data = nullptr;
   std::vector<int64_t> sizes;

@@ -13,23 +13,55 @@ int64_t Product(const std::vector<int64_t>& v, size_t begin, size_t end) {
   return p;
 }
 
-// Dims [begin, end) of `sizes` as an NnShape.
-bool ShapeOf(const std::vector<int64_t>& sizes, size_t begin, size_t end, NnShape* shape,
-             std::string* error) {
-  if (end - begin > static_cast<size_t>(kMaxDims)) {
-    *error = "the GPU kernel takes at most " + std::to_string(kMaxDims) + " dims here, got " +
-             std::to_string(end - begin);
+// DimsOf: an operand reading dims [begin, end) of an index space through its strides from
+// `first` on, and where its merged strides go.
+struct DimsOf {
+  const NnOperand* operand;
+  size_t first;
+  int64_t* out;
+};
+
+// MergeDims: dims [begin, end) of `sizes` as an NnShape, fewest dims first: dims of size 1
+// dropped, and a dim merged into the one before it where every operand steps through both as
+// one (stride[d - 1] == stride[d] * size[d]), so that a dense group is one dim (one division
+// per element). Absent operands (no strides) do not constrain the merge.
+bool MergeDims(const std::vector<int64_t>& sizes, size_t begin, size_t end,
+               const std::vector<DimsOf>& operands, NnShape* shape, std::string* error) {
+  const size_t n = end - begin;
+  auto present = [n](const DimsOf& o) { return o.operand->strides.size() >= o.first + n; };
+  std::vector<int64_t> merged_sizes;
+  std::vector<std::vector<int64_t>> merged_strides(operands.size());
+  for (size_t d = begin; d < end; ++d) {
+    if (sizes[d] == 1) continue;
+    bool merge = !merged_sizes.empty();
+    for (size_t k = 0; k < operands.size() && merge; ++k) {
+      if (!present(operands[k])) continue;
+      const int64_t stride = operands[k].operand->strides[operands[k].first + d - begin];
+      merge = merged_strides[k].back() == stride * sizes[d];
+    }
+    if (!merge) merged_sizes.push_back(sizes[d]);
+    for (size_t k = 0; k < operands.size(); ++k) {
+      const int64_t stride =
+          present(operands[k]) ? operands[k].operand->strides[operands[k].first + d - begin] : 0;
+      if (merge) {
+        merged_strides[k].back() = stride;
+      } else {
+        merged_strides[k].push_back(stride);
+      }
+    }
+    if (merge) merged_sizes.back() *= sizes[d];
+  }
+  if (merged_sizes.size() > static_cast<size_t>(kMaxDims)) {
+    *error = "the GPU kernel takes at most " + std::to_string(kMaxDims) +
+             " dims here (after merging dense ones), got " + std::to_string(merged_sizes.size());
     return false;
   }
-  shape->ndim = static_cast<int32_t>(end - begin);
-  for (size_t i = begin; i < end; ++i) shape->sizes[i - begin] = sizes[i];
+  shape->ndim = static_cast<int32_t>(merged_sizes.size());
+  for (size_t i = 0; i < merged_sizes.size(); ++i) {
+    shape->sizes[i] = merged_sizes[i];
+    for (size_t k = 0; k < operands.size(); ++k) operands[k].out[i] = merged_strides[k][i];
+  }
   return true;
-}
-
-// Strides [begin, end) of `o` into `out` (nothing for an absent operand).
-void StridesOf(const NnOperand& o, size_t begin, size_t end, int64_t* out) {
-  if (o.data == nullptr) return;
-  for (size_t i = begin; i < end && i < o.strides.size(); ++i) out[i - begin] = o.strides[i];
 }
 
 // Blocks for `rows` rows, one each (then striding).
@@ -59,8 +91,19 @@ bool MakeLayerNormArgs(const NnOperand& x, const NnOperand& y, const NnOperand& 
     *error = "normalized dims start at " + std::to_string(axis) + " of " + std::to_string(nd);
     return false;
   }
-  if (!ShapeOf(x.sizes, 0, a, &args->row_shape, error) ||
-      !ShapeOf(x.sizes, a, nd, &args->col_shape, error)) {
+  // weight and bias have the normalized shape only; mean and rstd the input's rank.
+  if (!MergeDims(x.sizes, 0, a,
+                 {{&x, 0, args->x_row},
+                  {&y, 0, args->y_row},
+                  {&mean, 0, args->mean_row},
+                  {&rstd, 0, args->rstd_row}},
+                 &args->row_shape, error) ||
+      !MergeDims(x.sizes, a, nd,
+                 {{&x, a, args->x_col},
+                  {&y, a, args->y_col},
+                  {&weight, 0, args->w_col},
+                  {&bias, 0, args->b_col}},
+                 &args->col_shape, error)) {
     return false;
   }
   args->x = x.data;
@@ -72,15 +115,6 @@ bool MakeLayerNormArgs(const NnOperand& x, const NnOperand& y, const NnOperand& 
   args->rows = Product(x.sizes, 0, a);
   args->cols = Product(x.sizes, a, nd);
   args->eps = eps;
-  StridesOf(x, 0, a, args->x_row);
-  StridesOf(y, 0, a, args->y_row);
-  StridesOf(mean, 0, a, args->mean_row);
-  StridesOf(rstd, 0, a, args->rstd_row);
-  StridesOf(x, a, nd, args->x_col);
-  StridesOf(y, a, nd, args->y_col);
-  // weight and bias have the normalized shape only.
-  StridesOf(weight, 0, nd - a, args->w_col);
-  StridesOf(bias, 0, nd - a, args->b_col);
   *blocks = RowBlocks(args->rows);
   return true;
 }
@@ -102,7 +136,10 @@ bool MakeBatchNormArgs(const NnOperand& x, const NnOperand& y, const NnOperand& 
     *error = "running_mean and running_var must be defined in evaluation mode";
     return false;
   }
-  if (!ShapeOf(x.sizes, 2, nd, &args->inner_shape, error)) return false;
+  if (!MergeDims(x.sizes, 2, nd, {{&x, 2, args->x_inner}, {&y, 2, args->y_inner}},
+                 &args->inner_shape, error)) {
+    return false;
+  }
   args->x = x.data;
   args->y = y.data;
   args->weight = weight.data;
@@ -130,8 +167,6 @@ bool MakeBatchNormArgs(const NnOperand& x, const NnOperand& y, const NnOperand& 
   args->rv_s = stride0(running_var);
   args->sm_s = stride0(save_mean);
   args->si_s = stride0(save_invstd);
-  StridesOf(x, 2, nd, args->x_inner);
-  StridesOf(y, 2, nd, args->y_inner);
   *blocks = RowBlocks(args->channels);
   return true;
 }
@@ -145,7 +180,11 @@ bool MakePool2dArgs(const NnOperand& x, const NnOperand& y, const NnOperand& ind
     *error = "expected a 3D or 4D input, got " + std::to_string(nd) + " dims";
     return false;
   }
-  if (!ShapeOf(x.sizes, 0, nd - 2, &args->plane_shape, error)) return false;
+  if (!MergeDims(x.sizes, 0, nd - 2,
+                 {{&x, 0, args->x_plane}, {&y, 0, args->y_plane}, {&indices, 0, args->i_plane}},
+                 &args->plane_shape, error)) {
+    return false;
+  }
   args->x = x.data;
   args->y = y.data;
   args->indices = indices.data;
@@ -162,9 +201,6 @@ bool MakePool2dArgs(const NnOperand& x, const NnOperand& y, const NnOperand& ind
   }
   args->count_include_pad = count_include_pad;
   args->divisor = divisor;
-  StridesOf(x, 0, nd - 2, args->x_plane);
-  StridesOf(y, 0, nd - 2, args->y_plane);
-  StridesOf(indices, 0, nd - 2, args->i_plane);
   args->x_h = x.strides[nd - 2];
   args->x_w = x.strides[nd - 1];
   args->y_h = y.strides[nd - 2];

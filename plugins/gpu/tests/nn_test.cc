@@ -271,11 +271,51 @@ TEST(GpuLayerNorm, EmptyBatchLaunchesNothingAndEmptyRowsAreNan) {
   ASSERT_TRUE(MakeLayerNormArgs(big.Op(), big.Op(), {}, {}, big.Op(), big.Op(), 1, 1e-5, &args,
                                 &blocks, &error));
   EXPECT_EQ(blocks, kNnMaxBlocks);
-  // More dims than the kernel indexes.
-  HostTensor<float> deep(std::vector<int64_t>(kMaxDims + 1, 1));
+  // More dims than the kernel indexes: 13 dims that do not merge (a reversed layout).
+  std::vector<int> reversed(kMaxDims + 1);
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  HostTensor<float> deep(std::vector<int64_t>(kMaxDims + 1, 2), reversed);
   EXPECT_FALSE(MakeLayerNormArgs(deep.Op(), deep.Op(), {}, {}, deep.Op(), deep.Op(), 0, 1e-5, &args,
                                  &blocks, &error));
   EXPECT_THAT(error, HasSubstr("at most"));
+}
+
+TEST(GpuNnPlan, DenseDimsMergeAndSizeOneDimsDrop) {
+  // [2, 3, 4, 5] normalized over [4, 5]: one row dim, one column dim, whatever the rank.
+  HostTensor<float> x({2, 3, 4, 5}), mean({2, 3, 1, 1}), w({4, 5});
+  LayerNormArgs ln;
+  uint32_t blocks;
+  std::string error;
+  ASSERT_TRUE(MakeLayerNormArgs(x.Op(), x.Op(), w.Op(), {}, mean.Op(), mean.Op(), 2, 1e-5, &ln,
+                                &blocks, &error));
+  EXPECT_EQ(ln.row_shape.ndim, 1);
+  EXPECT_EQ(ln.row_shape.sizes[0], 6);
+  EXPECT_EQ(ln.col_shape.ndim, 1);
+  EXPECT_EQ(ln.col_shape.sizes[0], 20);
+  EXPECT_EQ(ln.x_col[0], 1);
+  EXPECT_EQ(ln.mean_row[0], 1);
+  // A transposed weight keeps the column dims apart; 13 dims of which the size-1 ones drop.
+  HostTensor<float> wt({4, 5}, {1, 0});
+  ASSERT_TRUE(MakeLayerNormArgs(x.Op(), x.Op(), wt.Op(), {}, mean.Op(), mean.Op(), 2, 1e-5, &ln,
+                                &blocks, &error));
+  EXPECT_EQ(ln.col_shape.ndim, 2);
+  std::vector<int64_t> many(kMaxDims + 1, 1);
+  many[3] = 7;
+  HostTensor<float> wide(many);
+  ASSERT_TRUE(MakeLayerNormArgs(wide.Op(), wide.Op(), {}, {}, wide.Op(), wide.Op(), 5, 1e-5, &ln,
+                                &blocks, &error))
+      << error;
+  EXPECT_EQ(ln.row_shape.ndim, 1);
+  EXPECT_EQ(ln.col_shape.ndim, 0);
+  EXPECT_EQ(ln.rows, 7);
+  EXPECT_EQ(ln.cols, 1);
+  // Channels last: batch norm's spatial dims merge ([H, W] strided by C as one dim).
+  HostTensor<float> cl({2, 3, 4, 5}, {0, 2, 3, 1});
+  BatchNormArgs bn;
+  ASSERT_TRUE(MakeBatchNormArgs(cl.Op(), x.Op(), {}, {}, {}, {}, {}, {}, true, 0.1, 1e-5, &bn,
+                                &blocks, &error));
+  EXPECT_EQ(bn.inner_shape.ndim, 1);
+  EXPECT_EQ(bn.x_inner[0], 3);
 }
 
 TEST(GpuLayerNorm, NanAndInfinityPropagateThroughTheirRow) {

@@ -15,6 +15,7 @@
 
 #include "gpu_device.h"
 #include "kernels_nn.h"
+#include "plugin_shared.h"
 #include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/stream.hpp"
 
@@ -29,22 +30,9 @@ using OptTensor = std::optional<Tensor>;
 
 std::string DtypeName(int32_t dtype) { return sdk::dtype_name(static_cast<tsr_dtype>(dtype)); }
 
-// The names of the dtypes in `mask` (bits 1 << tsr_dtype).
-std::string DtypeNames(uint32_t mask) {
-  std::string names;
-  for (int32_t d = TSR_DTYPE_BOOL; d <= TSR_DTYPE_FLOAT64; ++d) {
-    if ((mask & DtypeBit(d)) == 0) continue;
-    names += (names.empty() ? "" : ", ") + DtypeName(d);
-  }
-  return names;
-}
-
-// A dtype outside the kernel's set: refused before launching.
+// A dtype outside the kernel's set: refused (UNIMPLEMENTED) before launching.
 void CheckDtype(const char* op, int32_t dtype, uint32_t supported) {
-  if ((supported & DtypeBit(dtype)) != 0) return;
-  sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": not implemented on " + TESSERA_GPU_PLUGIN_NAME +
-                                   " for dtype " + DtypeName(dtype) + " (expected one of " +
-                                   DtypeNames(supported) + ")");
+  if ((supported & DtypeBit(dtype)) == 0) Unsupported(op, dtype, supported);
 }
 
 [[noreturn]] void Invalid(const char* op, const std::string& what) {
@@ -84,13 +72,6 @@ void ExpectShape(const char* op, const char* arg, const NnOperand& o,
   if (o.sizes != sizes) {
     Invalid(op, std::string("expected '") + arg + "' of shape " + ShapeText(sizes) + ", got " +
                     ShapeText(o.sizes));
-  }
-}
-
-void Check(const char* op, const std::string& launch_error) {
-  if (!launch_error.empty()) {
-    sdk::fail(TSR_INTERNAL,
-              std::string(op) + ": " TESSERA_GPU_VENDOR " kernel launch failed: " + launch_error);
   }
 }
 

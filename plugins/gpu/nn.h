@@ -43,15 +43,18 @@ struct NnShape {
   int64_t sizes[kMaxDims];
 };
 
-// The element offset of linear index `i` (< the shape's numel, so every size is > 0).
+// The element offset of linear index `i` (< the shape's numel, so every size is > 0). The
+// outermost dim takes what is left without a division, so a merged dense group (one dim)
+// costs none.
 TSR_GPU_HD TSR_GPU_INLINE int64_t OffsetOf(const NnShape& s, const int64_t* strides, int64_t i) {
+  if (s.ndim == 0) return 0;
   int64_t offset = 0;
-  for (int d = s.ndim - 1; d >= 0; --d) {
+  for (int d = s.ndim - 1; d > 0; --d) {
     const int64_t q = i / s.sizes[d];
     offset += (i - q * s.sizes[d]) * strides[d];
     i = q;
   }
-  return offset;
+  return offset + i * strides[0];
 }
 
 // NormFloat: what the normalizations of S accumulate in.

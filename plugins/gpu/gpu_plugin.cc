@@ -15,6 +15,7 @@
 #include "blas.h"
 #include "gpu_device.h"
 #include "kernels.h"
+#include "nn_ops.h"
 #include "plugin_shared.h"
 #include "scan_reduce_ops.h"
 #include "tessera/sdk/plugin.hpp"
@@ -1255,5 +1256,6 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&gpu::Copy>(TESSERA_OP("copy_"));
   lib.impl<&gpu::Fill>(TESSERA_OP("fill_.Scalar"));
   gpu::RegisterScanReduceOps(lib);
+  gpu::RegisterNnOps(lib);
   lib.cpu_fallback();
 }

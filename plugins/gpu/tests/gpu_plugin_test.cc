@@ -204,7 +204,13 @@ TEST_P(GpuPluginTest, ListsItsNativeKernels) {
                          "all.out",
                          "all.all_out",
                          "logsumexp.out",
-                         "norm.out"}) {
+                         "norm.out",
+                         "native_layer_norm.out",
+                         "native_batch_norm.out",
+                         "max_pool2d_with_indices.out",
+                         "avg_pool2d.out",
+                         "convolution.out",
+                         "linear.out"}) {
     EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
   }
   // What is not native stays on the CPU fallback, and is not listed as the plugin's kernel.
@@ -525,6 +531,98 @@ TEST_P(GpuPluginTest, MatrixProductsMatchTheCpu) {
     const Tensor big_a = Random({257, 300}, dtype, 40), big_b = Random({300, 129}, dtype, 41);
     CompareWithCpu("mm 257x300x129",
                    [&](bool g) { return tessera::call1(mm, on(big_a, g), on(big_b, g)); });
+  }
+}
+
+// CompareAllWithCpu: CompareWithCpu for an op of several results (and tensors it updates).
+void CompareAllWithCpu(const std::string& what,
+                       const std::function<std::vector<Tensor>(bool gpu)>& f) {
+  std::vector<Tensor> cpu, gpu;
+  const std::string cpu_error = ErrorOf([&] { cpu = f(false); });
+  const std::string gpu_error = ErrorOf([&] { gpu = f(true); });
+  if (!cpu_error.empty()) {
+    EXPECT_FALSE(gpu_error.empty())
+        << what << ": the CPU refused (" << cpu_error << ") and the device did not";
+    return;
+  }
+  ASSERT_EQ(gpu_error, "") << what;
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    ExpectClose(gpu[i], cpu[i], what + " result " + std::to_string(i));
+  }
+}
+
+TEST_P(GpuPluginTest, NnOpsMatchTheCpu) {
+  REQUIRE_DEVICE(1);
+  const tsr_device device = Gpu();
+  const auto on = [&](const Tensor& t, bool gpu) { return gpu ? tessera::to(t, device) : t; };
+  static const tsr_op* layer_norm = tessera::find_op("native_layer_norm");
+  static const tsr_op* batch_norm = tessera::find_op("native_batch_norm");
+  static const tsr_op* max_pool = tessera::find_op("max_pool2d_with_indices");
+  static const tsr_op* avg_pool = tessera::find_op("avg_pool2d");
+  static const tsr_op* convolution = tessera::find_op("convolution");
+  static const tsr_op* linear = tessera::find_op("linear");
+  static const tsr_op* transpose = tessera::find_op("transpose.int");
+  using V = std::vector<int64_t>;
+  for (tsr_dtype dtype : kDtypes) {
+    SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
+    const Tensor x = Random({3, 4, 9, 10}, dtype, 51);
+    const Tensor xt = tessera::call1(transpose, x, int64_t{1}, int64_t{3});  // [3, 10, 9, 4]
+    const Tensor w = Random({9, 10}, dtype, 52), b = Random({9, 10}, dtype, 53);
+    CompareAllWithCpu("native_layer_norm", [&](bool g) {
+      return tessera::call(layer_norm, on(x, g), V{9, 10}, on(w, g), on(b, g), 1e-5);
+    });
+    CompareAllWithCpu("native_layer_norm transposed, no weight", [&](bool g) {
+      return tessera::call(layer_norm, on(xt, g), V{4}, std::nullopt, std::nullopt, 1e-5);
+    });
+    const Tensor cw = Random({4}, dtype, 54), cb = Random({4}, dtype, 55);
+    for (bool training : {true, false}) {
+      CompareAllWithCpu(
+          training ? "native_batch_norm training" : "native_batch_norm eval", [&](bool g) {
+            const Tensor rm = on(Random({4}, dtype, 56), g);
+            const Tensor rv = on(Random({4}, dtype, 57, true), g);
+            std::vector<Tensor> r = tessera::call(batch_norm, on(x, g), on(cw, g), on(cb, g), rm,
+                                                  rv, training, 0.1, 1e-5);
+            r.push_back(rm);  // updated in place in training
+            r.push_back(rv);
+            return r;
+          });
+    }
+    for (bool ceil_mode : {false, true}) {
+      CompareAllWithCpu("max_pool2d_with_indices", [&](bool g) {
+        return tessera::call(max_pool, on(x, g), V{3, 2}, V{2, 2}, V{1, 1}, V{1, 2}, ceil_mode);
+      });
+      for (bool include_pad : {false, true}) {
+        CompareWithCpu("avg_pool2d", [&](bool g) {
+          return tessera::call1(avg_pool, on(xt, g), V{3, 3}, V{2, 1}, V{1, 0}, ceil_mode,
+                                include_pad, std::nullopt);
+        });
+      }
+      CompareWithCpu("avg_pool2d divisor", [&](bool g) {
+        return tessera::call1(avg_pool, on(x, g), V{2}, V{}, V{1}, ceil_mode, true, int64_t{3});
+      });
+    }
+    const Tensor k = Random({6, 2, 3, 2}, dtype, 58), kb = Random({6}, dtype, 59);
+    CompareWithCpu("convolution groups 2", [&](bool g) {
+      return tessera::call1(convolution, on(x, g), on(k, g), on(kb, g), V{2, 1}, V{1, 1}, V{1, 2},
+                            false, V{0}, int64_t{2});
+    });
+    const Tensor kt = Random({4, 3, 2, 3}, dtype, 60);
+    CompareWithCpu("convolution transposed", [&](bool g) {
+      return tessera::call1(convolution, on(x, g), on(kt, g), std::nullopt, V{2, 2}, V{1, 0},
+                            V{1, 1}, true, V{1, 0}, int64_t{2});
+    });
+    const Tensor x1 = Random({2, 4, 17}, dtype, 61), k1 = Random({5, 4, 3}, dtype, 62);
+    CompareWithCpu("convolution 1d", [&](bool g) {
+      return tessera::call1(convolution, on(x1, g), on(k1, g), std::nullopt, V{2}, V{2}, V{2},
+                            false, V{0}, int64_t{1});
+    });
+    const Tensor lw = Random({6, 17}, dtype, 63), lb = Random({6}, dtype, 64);
+    CompareWithCpu("linear",
+                   [&](bool g) { return tessera::call1(linear, on(x1, g), on(lw, g), on(lb, g)); });
+    CompareWithCpu("linear no bias", [&](bool g) {
+      return tessera::call1(linear, on(x1, g), on(lw, g), std::nullopt);
+    });
   }
 }
 

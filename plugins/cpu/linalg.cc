@@ -19,28 +19,11 @@ namespace {
 
 // out (+)= alpha * a @ b over batches; a [B, M, K], b [B, K, N], out [B, M, N] (B may be
 // absent). With `accumulate`, out already holds self and gets beta * out + alpha * a @ b.
-// Whether oneDNN has a bfloat16 matmul better than its reference implementation on this CPU
-// (it has one with AVX-512 BF16 or AMX, not on AVX2 machines, where the reference one runs
-// some hundred times slower than float32 on dnnl_sgemm). Asked once, of a small product.
-bool onednn_bf16_matmul_is_native() {
-  static const bool native = [] {
-    try {
-      const dnnl::memory::desc md({16, 16}, dnnl::memory::data_type::bf16,
-                                  dnnl::memory::format_tag::ab);
-      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), onednn::engine());
-      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
-    } catch (const dnnl::error&) {
-      return false;
-    }
-  }();
-  return native;
-}
-
 bool gemm_onednn(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out, double alpha,
                  double beta, bool accumulate) {
   const tsr_dtype dt = out.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
-  if (dt == TSR_DTYPE_BFLOAT16 && !onednn_bf16_matmul_is_native()) return false;
+  if (dt == TSR_DTYPE_BFLOAT16 && !onednn::native_bf16_matmul()) return false;
   const std::string key = "matmul:" + onednn::key_of(a) + "|" + onednn::key_of(b) + "|" +
                           onednn::key_of(out) + "|" + std::to_string(alpha) + "|" +
                           (accumulate ? std::to_string(beta) : "-");

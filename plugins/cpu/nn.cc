@@ -309,11 +309,24 @@ Tensor convolution_out(const Tensor& input, const Tensor& weight, const OptTenso
   std::optional<Tensor> dense_bias;
   if (bias && p.transposed) dense_bias = dense(*bias);
   const Tensor* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
-  if (out.numel() > 0 && !conv_onednn(input, weight, b, out, p)) {
-    dispatch<kNumeric>(input.dtype(), "convolution.out", [&](auto tag) {
-      conv_loop<typename decltype(tag)::type>(input, weight, b, out, p);
-    });
+  if (out.numel() == 0 || conv_onednn(input, weight, b, out, p)) return out;
+  if (input.dtype() == TSR_DTYPE_FLOAT16 || input.dtype() == TSR_DTYPE_BFLOAT16) {
+    // oneDNN 2.6 has no float16 convolution, and a bfloat16 one only with AVX-512: float32
+    // copies (exact) on its float32 convolution, rounded once into out. The same numerics as
+    // our loop (float accumulation, bias added before the rounding), some 20 times faster.
+    const Tensor in32 = to_dtype(input, TSR_DTYPE_FLOAT32),
+                 w32 = to_dtype(weight, TSR_DTYPE_FLOAT32);
+    const std::optional<Tensor> b32 =
+        b ? std::optional<Tensor>(to_dtype(*b, TSR_DTYPE_FLOAT32)) : std::nullopt;
+    const Tensor out32 = Tensor::empty(out.sizes().vec(), TSR_DTYPE_FLOAT32);
+    if (conv_onednn(in32, w32, b32 ? &*b32 : nullptr, out32, p)) {
+      copy_cast(out, out32);
+      return out;
+    }
   }
+  dispatch<kNumeric>(input.dtype(), "convolution.out", [&](auto tag) {
+    conv_loop<typename decltype(tag)::type>(input, weight, b, out, p);
+  });
   return out;
 }
 
@@ -604,8 +617,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
 
 // ---- linear ----
 
-// linear.out(input, weight, bias=None, *, out): float32/bfloat16 through one oneDNN matmul with
-// the bias in the primitive; other dtypes (or shapes oneDNN refuses) through the runtime's ops.
+// linear.out(input, weight, bias=None, *, out): float32 (and bfloat16 where oneDNN's bfloat16
+// matmul is native) through one oneDNN matmul with the bias in the primitive; other dtypes (or
+// shapes oneDNN refuses) through the runtime's ops.
 Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bias,
                   const Tensor& out_arg) {
   const int64_t K = input.size(-1), N = weight.size(0);
@@ -615,8 +629,8 @@ Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bi
   const Tensor& out = out_dst.get();
   const tsr_dtype dt = input.dtype();
   bool done = false;
-  if ((dt == TSR_DTYPE_FLOAT32 || dt == TSR_DTYPE_BFLOAT16) && input.is_contiguous() && M > 0 &&
-      K > 0) {
+  if ((dt == TSR_DTYPE_FLOAT32 || (dt == TSR_DTYPE_BFLOAT16 && onednn::native_bf16_matmul())) &&
+      input.is_contiguous() && M > 0 && K > 0) {
     try {
       const dnnl::memory::desc a_md({M, K}, onednn::data_type(dt), {K, 1});
       // weight [N, K] read as its transpose [K, N] through strides.

@@ -65,6 +65,20 @@ dnnl::primitive cached(const std::string& key, const std::function<dnnl::primiti
   return cache->emplace(key, std::move(p)).first->second;
 }
 
+bool native_bf16_matmul() {
+  static const bool native = [] {
+    try {
+      const dnnl::memory::desc md({16, 16}, dnnl::memory::data_type::bf16,
+                                  dnnl::memory::format_tag::ab);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(md, md, md), engine());
+      return std::string(pd.impl_info_str()).rfind("ref", 0) != 0;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return native;
+}
+
 }  // namespace onednn
 }  // namespace cpu
 }  // namespace tessera

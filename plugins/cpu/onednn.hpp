@@ -30,6 +30,12 @@ dnnl::primitive cached(const std::string& key, const std::function<dnnl::primiti
 // key_of describes a tensor's dtype, sizes and strides for cache keys.
 std::string key_of(const sdk::Tensor& t);
 
+// native_bf16_matmul: whether oneDNN has a bfloat16 matmul better than its reference
+// implementation on this CPU (it has one with AVX-512 BF16 or AMX, not on AVX2 machines, where
+// the reference one runs some hundred times slower than float32 on dnnl_sgemm). Asked once, of
+// a small product.
+bool native_bf16_matmul();
+
 }  // namespace onednn
 }  // namespace cpu
 }  // namespace tessera

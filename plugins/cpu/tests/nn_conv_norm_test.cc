@@ -131,6 +131,49 @@ TEST(CpuConvolution, StringPaddingSameAndValid) {
               HasSubstr("padding='same' is not supported for strided convolutions"));
 }
 
+// float16 and bfloat16 convolution and softmax compute in float32 and round once: exactly the
+// float32 op on converted inputs, rounded (oneDNN's float32 primitives on float32 copies; our
+// loops where oneDNN has no primitive compute the same way in float).
+TEST(CpuConvolution, ReducedDtypesAreTheFloat32ResultRoundedOnce) {
+  std::vector<float> xv(2 * 4 * 7 * 6), wv(6 * 2 * 3 * 3), bv(6);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(static_cast<float>(i)) * 3;
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = std::cos(static_cast<float>(i) * 0.7f);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.25f * static_cast<float>(i) - 0.5f;
+  const Tensor x = f32(xv, {2, 4, 7, 6}), w = f32(wv, {6, 2, 3, 3}), b = f32(bv, {6});
+  for (tsr_dtype dt : {TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16}) {
+    SCOPED_TRACE(sdk::dtype_name(dt));
+    // Inputs that are exact in dt, so that the float32 reference sees the same values.
+    const Tensor xr = op("_to_copy", x, dt), wr = op("_to_copy", w, dt), br = op("_to_copy", b, dt);
+    const Tensor x32 = op("_to_copy", xr, TSR_DTYPE_FLOAT32),
+                 w32 = op("_to_copy", wr, TSR_DTYPE_FLOAT32),
+                 b32 = op("_to_copy", br, TSR_DTYPE_FLOAT32);
+    // Grouped, strided, padded, dilated; and into a transposed (non-contiguous) out.
+    const Dims stride{2, 1}, padding{1, 2}, dilation{1, 2};
+    const Tensor want = op(
+        "_to_copy",
+        op("convolution", x32, w32, b32, stride, padding, dilation, false, Dims{0, 0}, int64_t{2}),
+        dt);
+    EXPECT_EQ(floats(op("convolution", xr, wr, br, stride, padding, dilation, false, Dims{0, 0},
+                        int64_t{2})),
+              floats(want));
+    // out: [2, 6, 4, 6] as a transposed view of a contiguous [2, 6, 6, 4].
+    const Tensor out =
+        op("transpose.int", op("_to_copy", op("full", Dims{2, 6, 6, 4}, Scalar(0.0)), dt),
+           int64_t{2}, int64_t{3});
+    op("convolution.out", xr, wr, br, stride, padding, dilation, false, Dims{0, 0}, int64_t{2},
+       out);
+    EXPECT_EQ(floats(out), floats(want));
+    // Softmax and log_softmax along each dim, the same way.
+    for (int64_t dim : {0, 1, 3}) {
+      for (const char* name : {"_softmax", "_log_softmax"}) {
+        SCOPED_TRACE(std::string(name) + " dim " + std::to_string(dim));
+        EXPECT_EQ(floats(op(name, xr, dim, false)),
+                  floats(op("_to_copy", op(name, x32, dim, false), dt)));
+      }
+    }
+  }
+}
+
 TEST(CpuConvolution, ErrorsNameTheArgument) {
   ensure_runtime();
   EXPECT_THAT(error_of("convolution", f32({0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 3, 3}),

@@ -6,7 +6,8 @@
 //   - mm 1024x1024 float32 vs a direct dnnl_sgemm call and vs libtorch
 //   - mm 512x512 in float16, bfloat16 and float64 vs libtorch (bfloat16 and float64: it has
 //     no float16 mm on the CPU)
-//   - one 3x3 conv2d layer (N=8, C=64->64, 56x56, padding 1) vs libtorch
+//   - one 3x3 conv2d layer (N=8, C=64->64, 56x56, padding 1) vs libtorch, in float32, and in
+//     bfloat16 and float16 (the libtorch peer: bfloat16 only)
 //   - loading the CPU plugin (dlopen + registering every kernel)
 // libtorch runs only where the benchmark was built with libtorch-dev (TESSERA_HAVE_TORCH).
 //
@@ -173,6 +174,23 @@ void BM_TesseraConv3x3(benchmark::State& state) {
 }
 BENCHMARK(BM_TesseraConv3x3)->UseRealTime()->Unit(benchmark::kMillisecond);
 
+void BM_TesseraConv3x3Typed(benchmark::State& state, tsr_dtype dtype) {
+  Tensor x = Op("_to_copy", Filled({8, 64, 56, 56}, 0.5f), dtype);
+  Tensor w = Op("_to_copy", Filled({64, 64, 3, 3}, 0.01f), dtype);
+  Tensor bias = Op("_to_copy", Filled({64}, 0.1f), dtype);
+  const std::vector<int64_t> one{1};
+  for (auto _ : state) {
+    Tensor y = Op("conv2d", x, w, bias, one, one);
+    benchmark::DoNotOptimize(y.get());
+  }
+}
+BENCHMARK_CAPTURE(BM_TesseraConv3x3Typed, bfloat16, TSR_DTYPE_BFLOAT16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TesseraConv3x3Typed, float16, TSR_DTYPE_FLOAT16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
 // ---- loading the plugin ----
 
 void BM_LoadCpuPlugin(benchmark::State& state) {
@@ -270,6 +288,20 @@ void BM_TorchConv3x3(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_TorchConv3x3)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_TorchConv3x3Typed(benchmark::State& state, torch::ScalarType dtype) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = torch::full({8, 64, 56, 56}, 0.5, dtype);
+  torch::Tensor w = torch::full({64, 64, 3, 3}, 0.01, dtype);
+  torch::Tensor bias = torch::full({64}, 0.1, dtype);
+  for (auto _ : state) {
+    torch::Tensor y = torch::conv2d(x, w, bias, 1, 1);
+    benchmark::DoNotOptimize(y.data_ptr());
+  }
+}
+BENCHMARK_CAPTURE(BM_TorchConv3x3Typed, bfloat16, torch::kBFloat16)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 }  // namespace

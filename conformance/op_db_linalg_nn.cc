@@ -920,6 +920,13 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
                  (c.ceil ? " ceil" : "") + (!is_max && !c.include_pad ? " exclude_pad" : "") +
                  (c.divisor != 0 ? " divisor " + std::to_string(c.divisor) : "")});
       }
+      if (is_max) {
+        // Two NaNs in one window: PyTorch's kernels (CPU and CUDA) keep the last one's index.
+        const HostTensor x{dtype, {1, 1, 2, 4}, {NAN, 1, 3, NAN, NAN, 2, 5, 4}};
+        s.push_back({{Arg::Tensor(x), Arg::Ints({2}), Arg::Ints({2}), Arg::Ints({0}),
+                      Arg::Ints({1}), Arg::Bool(false)},
+                     "[1, 1, 2, 4] kernel [2] with NaNs: the last NaN of a window wins"});
+      }
       return s;
     };
     op.reference = [is_max, with_indices](const Sample& s) {
@@ -952,7 +959,8 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
         for (int64_t oh = 0; oh < OH; ++oh)
           for (int64_t ow = 0; ow < OW; ++ow) {
             if (is_max) {
-              // The first maximum in row-major window order; the first NaN beats everything.
+              // The first maximum in row-major window order; a NaN beats everything, and a
+              // later NaN the earlier one (PyTorch's `val > maxval || isnan(val)`).
               double best = -INFINITY;
               int64_t best_i = -1;
               for (int64_t i = 0; i < k[0]; ++i)
@@ -961,7 +969,7 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
                   const int64_t w = ow * st[1] - pad[1] + j * dil[1];
                   if (h < 0 || h >= H || w < 0 || w >= W) continue;
                   const double v = x.values[(p * H + h) * W + w];
-                  if (best_i < 0 || (!std::isnan(best) && (std::isnan(v) || v > best))) {
+                  if (best_i < 0 || std::isnan(v) || v > best) {
                     best = v;
                     best_i = h * W + w;
                   }

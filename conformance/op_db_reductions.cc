@@ -378,7 +378,30 @@ void AddReductionOps(std::vector<OpInfo>& db) {
                             Arg::Ints({1}), Arg::Bool(false)},
                            "[7, 11] dim 1 p=" + p.ToString()});
       }
+      // An empty input over a non-empty dim: an empty result, for every order (PyTorch's).
+      for (const Arg& p : {Arg::ScalarDouble(INFINITY), Arg::ScalarDouble(-1), Arg::ScalarInt(2)}) {
+        samples.push_back(
+            {{Arg::Tensor(MakeTensor({0, 4}, dtype, rng)), p, Arg::Ints({1}), Arg::Bool(false)},
+             "[0, 4] dim 1 p=" + p.ToString()});
+      }
+      // Over an empty dim, the orders with an identity: 0 (p = 2, 1, 0).
+      samples.push_back({{Arg::Tensor(MakeTensor({3, 0}, dtype, rng)), Arg::ScalarInt(1),
+                          Arg::Ints({1}), Arg::Bool(false)},
+                         "[3, 0] dim 1 p=1"});
       return samples;
+    };
+    op.errors = [](Rng& rng) {
+      // +inf and negative orders over an empty dim have no identity (PyTorch refuses them).
+      std::vector<ErrorInput> errors;
+      for (const Arg& p :
+           {Arg::ScalarDouble(INFINITY), Arg::ScalarDouble(-INFINITY), Arg::ScalarDouble(-2)}) {
+        errors.push_back({{{Arg::Tensor(MakeTensor({3, 0}, TSR_DTYPE_FLOAT32, rng)), p,
+                            Arg::Ints({1}), Arg::Bool(false)},
+                           "[3, 0] dim 1 p=" + p.ToString()},
+                          TSR_INVALID_ARGUMENT,
+                          "an order without identity over an empty dim"});
+      }
+      return errors;
     };
     op.reference = [](const Sample& s) {
       const double p = s.args[1].kind == Arg::Kind::kNone ? 2 : s.args[1].number;

@@ -4,6 +4,8 @@
 // dtype follows from the input's: sum and prod widen integers to int64, mean and var need
 // floating types, argmax gives int64, any/all give bool (uint8 stays uint8), as in PyTorch.
 #include <algorithm>
+#include <cmath>
+#include <string_view>
 
 #include "absl/strings/str_format.h"
 #include "dispatcher/core_ops.h"
@@ -99,6 +101,20 @@ absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: expected reduction dim %d to have non-zero size (input shape %s)",
                             op.name(), d, ShapeToString(self.sizes())));
+      }
+    }
+  }
+  if (std::string_view(spec.out) == "norm.out" && !s[1].is_none()) {
+    // An +inf or negative order over an empty dim has no identity: PyTorch's
+    // linalg.vector_norm refuses it (an empty input reduced over non-empty dims is fine).
+    const double p = s[1].scalar().to_double();
+    for (int64_t d = 0; d < ndim && (p < 0 || p == INFINITY); ++d) {
+      if (reduced[d] && self.sizes()[d] == 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: cannot compute the %g norm over dim %d of an input of shape %s: the dim is "
+            "empty and the %g norm has no identity (expected a non-empty reduced dim, or an "
+            "order p >= 0 other than inf)",
+            op.name(), p, d, ShapeToString(self.sizes()), p));
       }
     }
   }

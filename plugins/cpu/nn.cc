@@ -383,8 +383,9 @@ std::tuple<Tensor, Tensor> max_pool_out(const Tensor& self, IntSpan kernel_size,
               const int64_t w = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
               if (w < 0 || w >= p.W) continue;
               const C v = static_cast<C>(load(xp[h * p.W + w]));
+              // PyTorch's rule: a larger value or any NaN takes the place, so the last NaN of
+              // the window wins (nothing compares greater than a NaN).
               if (best_i < 0 || v > best || std::isnan(v)) {
-                if (best_i >= 0 && std::isnan(best)) continue;
                 best = v;
                 best_i = h * p.W + w;
               }

@@ -285,8 +285,9 @@ TSR_GPU_HD TSR_GPU_INLINE int64_t PoolElements(const Pool2dArgs& a) {
   return a.planes * a.OH * a.OW;
 }
 
-// MaxPoolThread: the maximum of output element `o`'s window and its index; the first NaN in
-// the window (row-major) wins, as the CPU backend's.
+// MaxPoolThread: the maximum of output element `o`'s window and its index; a larger value or
+// any NaN takes the place, so the last NaN of the window (row-major) wins, as in PyTorch's CPU
+// and CUDA kernels and the CPU backend.
 template <typename S>
 TSR_GPU_HD TSR_GPU_INLINE void MaxPoolThread(const Pool2dArgs& a, int64_t o) {
   using C = OpMath<S>;
@@ -294,8 +295,7 @@ TSR_GPU_HD TSR_GPU_INLINE void MaxPoolThread(const Pool2dArgs& a, int64_t o) {
   const S* x = reinterpret_cast<const S*>(a.x) + OffsetOf(a.plane_shape, a.x_plane, plane);
   C best = -C(INFINITY);
   int64_t best_i = -1;
-  bool nan = false;
-  for (int64_t kh = 0; kh < a.kernel[0] && !nan; ++kh) {
+  for (int64_t kh = 0; kh < a.kernel[0]; ++kh) {
     const int64_t h = oh * a.stride[0] - a.padding[0] + kh * a.dilation[0];
     if (h < 0 || h >= a.H) continue;
     for (int64_t kw = 0; kw < a.kernel[1]; ++kw) {
@@ -305,10 +305,6 @@ TSR_GPU_HD TSR_GPU_INLINE void MaxPoolThread(const Pool2dArgs& a, int64_t o) {
       if (best_i < 0 || v > best || !(v == v)) {
         best = v;
         best_i = h * a.W + w;
-        if (!(v == v)) {
-          nan = true;
-          break;
-        }
       }
     }
   }

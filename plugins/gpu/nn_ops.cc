@@ -207,8 +207,8 @@ NnOperand PoolInput(const char* op, const Tensor& self) {
 }
 
 // max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, *, out,
-// indices): int64 indices h * W + w in the input plane; the first NaN of a window wins.
-// ceil_mode is in out's size already.
+// indices): int64 indices h * W + w in the input plane; the last NaN of a window wins, as in
+// PyTorch. ceil_mode is in out's size already.
 std::tuple<Tensor, Tensor> MaxPoolOut(const Tensor& self, IntSpan kernel_size, IntSpan stride,
                                       IntSpan padding, IntSpan dilation, bool /*ceil_mode*/,
                                       const Tensor& out, const Tensor& indices) {

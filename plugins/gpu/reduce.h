@@ -315,7 +315,8 @@ struct LogSumExpReducer {
 
 // NormReducer: the p-norm of the input (floating S, computed in float, double for float64):
 // p = 2 sqrt(sum |x|^2), 1 sum |x|, +inf max |x|, -inf min |x| (NaN propagates in both), 0 the
-// count of nonzero elements, otherwise (sum |x|^p)^(1/p). Over no element: 0 (+inf for -inf).
+// count of nonzero elements, otherwise (sum |x|^p)^(1/p). Over no element: 0 (the meta function refuses
+// +inf and negative orders over an empty dim, as PyTorch does).
 template <typename S>
 struct NormReducer {
   using Value = S;

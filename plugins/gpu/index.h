@@ -35,6 +35,23 @@ TSR_GPU_HD TSR_GPU_INLINE uint64_t Cas64(uint64_t* p, uint64_t expected, uint64_
 #endif
 }
 
+// Load32 / Load64: the word's current value for a compare-and-swap loop to start from (an
+// atomic load on the host, so the tests' concurrent runs are race-free for ThreadSanitizer).
+TSR_GPU_HD TSR_GPU_INLINE uint32_t Load32(uint32_t* p) {
+#ifdef TSR_GPU_DEVICE_PASS
+  return *reinterpret_cast<volatile uint32_t*>(p);
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+TSR_GPU_HD TSR_GPU_INLINE uint64_t Load64(uint64_t* p) {
+#ifdef TSR_GPU_DEVICE_PASS
+  return *reinterpret_cast<volatile uint64_t*>(p);
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
 // Combine: scatter's reduction of the value found with the one written, in OpMath<T> and
 // rounded once, as the CPU backend computes it (integers wrap; bool: add is "or", multiply
 // "and").
@@ -65,7 +82,7 @@ TSR_GPU_HD TSR_GPU_INLINE void AtomicCombine(T* p, T v) {
 #endif
       if constexpr (sizeof(T) == 8) {
     uint64_t* word = reinterpret_cast<uint64_t*>(p);
-    uint64_t seen = *reinterpret_cast<volatile uint64_t*>(word);
+    uint64_t seen = Load64(word);
     for (;;) {
       T old;
       memcpy(&old, &seen, sizeof old);
@@ -78,7 +95,7 @@ TSR_GPU_HD TSR_GPU_INLINE void AtomicCombine(T* p, T v) {
     }
   } else if constexpr (sizeof(T) == 4) {
     uint32_t* word = reinterpret_cast<uint32_t*>(p);
-    uint32_t seen = *reinterpret_cast<volatile uint32_t*>(word);
+    uint32_t seen = Load32(word);
     for (;;) {
       T old;
       memcpy(&old, &seen, sizeof old);
@@ -95,7 +112,7 @@ TSR_GPU_HD TSR_GPU_INLINE void AtomicCombine(T* p, T v) {
     uint32_t* word = reinterpret_cast<uint32_t*>(address & ~uintptr_t{3});
     const uint32_t shift = static_cast<uint32_t>(address & 3u) * 8u;  // little-endian
     const uint32_t mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
-    uint32_t seen = *reinterpret_cast<volatile uint32_t*>(word);
+    uint32_t seen = Load32(word);
     for (;;) {
       const uint32_t field = (seen & mask) >> shift;
       T old;

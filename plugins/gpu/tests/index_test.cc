@@ -20,16 +20,19 @@ namespace {
 
 // --- helpers -------------------------------------------------------------------------------
 
-// Buf: a host buffer of T (std::vector<bool> has no data()).
+// Buf: a host buffer of T (std::vector<bool> has no data()), padded to whole 8-byte words as
+// device allocations are (they are aligned to 256 bytes or more): scatter's compare-and-swap
+// on the 32-bit word that holds a 1- or 2-byte element may touch the padding.
 template <typename T>
 class Buf {
  public:
   Buf() = default;
-  explicit Buf(size_t n, T v = T()) : cells_(n, Cell{v}) {}
+  explicit Buf(size_t n, T v = T())
+      : cells_((n * sizeof(T) + 7) / 8 * 8 / sizeof(T), Cell{v}), n_(n) {}
   T& operator[](size_t i) { return cells_[i].v; }
   const T& operator[](size_t i) const { return cells_[i].v; }
   T* data() { return reinterpret_cast<T*>(cells_.data()); }
-  size_t size() const { return cells_.size(); }
+  size_t size() const { return n_; }
   T* begin() { return data(); }
   T* end() { return data() + size(); }
 
@@ -39,6 +42,7 @@ class Buf {
   };
   static_assert(sizeof(Cell) == sizeof(T));
   std::vector<Cell> cells_;
+  size_t n_ = 0;
 };
 
 template <typename V>

@@ -376,7 +376,7 @@ TSR_GPU_HD TSR_GPU_INLINE void SortLoad(const SortArgs& a, int64_t row, uint64_t
 TSR_GPU_HD TSR_GPU_INLINE void SortStep(uint64_t* keys, int32_t* pos, int64_t padded, int64_t k,
                                         int64_t j, uint32_t thread, uint32_t threads) {
   for (int64_t p = thread; p < padded / 2; p += threads) {
-    const int64_t i = 2 * j * (p / j) + p % j;
+    const int64_t i = ((p & ~(j - 1)) << 1) | (p & (j - 1));  // j is a power of two
     const int64_t l = i + j;
     const bool up = (i & k) == 0;
     const bool greater = keys[i] > keys[l] || (keys[i] == keys[l] && pos[i] > pos[l]);

@@ -175,53 +175,12 @@ Tensor GatherOut(const Tensor& self, int64_t dim_arg, const Tensor& index, bool 
   return out;
 }
 
-// ValueBits: a Scalar converted to `dtype` as the CPU backend's scalar_to does, as raw bytes.
+// ValueBits: a Scalar as scatter.value's raw bytes in `dtype` (index_plan.h's ScalarBits).
 uint64_t ValueBits(const Scalar& s, int32_t dtype) {
-  uint64_t bits = 0;
-  auto put = [&](auto v) { std::memcpy(&bits, &v, sizeof v); };
-  auto as = [&](auto tag) {
-    using T = decltype(tag);
-    if (s.c.kind == TSR_SCALAR_DOUBLE) {
-      put(Convert<T>(s.c.d));
-    } else if (s.c.kind == TSR_SCALAR_BOOL) {
-      put(Convert<T>(s.c.i != 0));
-    } else {
-      put(Convert<T>(s.c.i));
-    }
-  };
-  switch (dtype) {
-    case TSR_DTYPE_BOOL:
-      as(bool{});
-      break;
-    case TSR_DTYPE_UINT8:
-      as(uint8_t{});
-      break;
-    case TSR_DTYPE_INT8:
-      as(int8_t{});
-      break;
-    case TSR_DTYPE_INT16:
-      as(int16_t{});
-      break;
-    case TSR_DTYPE_INT32:
-      as(int32_t{});
-      break;
-    case TSR_DTYPE_INT64:
-      as(int64_t{});
-      break;
-    case TSR_DTYPE_FLOAT16:
-      as(Half{});
-      break;
-    case TSR_DTYPE_BFLOAT16:
-      as(BFloat16{});
-      break;
-    case TSR_DTYPE_FLOAT32:
-      as(float{});
-      break;
-    default:
-      as(double{});
-      break;
-  }
-  return bits;
+  const ScalarKind kind = s.c.kind == TSR_SCALAR_DOUBLE ? ScalarKind::kDouble
+                          : s.c.kind == TSR_SCALAR_BOOL ? ScalarKind::kBool
+                                                        : ScalarKind::kInt;
+  return ScalarBits(kind, s.c.i, s.c.d, dtype);
 }
 
 // scatter: out = self, then along `dim` out[index] = src (or value), or combined with it.

@@ -1,6 +1,7 @@
 #include "index_plan.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace tessera {
 namespace gpu {
@@ -170,6 +171,50 @@ bool PlanTri(const TensorSpec& out, const TensorSpec& self, int64_t diagonal, In
   if (!MakeIndexArgs(out.sizes, ops, keep, args, error)) return false;
   args->diagonal = diagonal;
   return true;
+}
+
+uint64_t ScalarBits(ScalarKind kind, int64_t i, double d, int32_t dtype) {
+  uint64_t bits = 0;
+  auto as = [&](auto tag) {
+    using T = decltype(tag);
+    const T v = kind == ScalarKind::kDouble ? Convert<T>(d)
+                : kind == ScalarKind::kBool ? Convert<T>(i != 0)
+                                            : Convert<T>(i);
+    std::memcpy(&bits, &v, sizeof v);
+  };
+  switch (dtype) {
+    case TSR_DTYPE_BOOL:
+      as(bool{});
+      break;
+    case TSR_DTYPE_UINT8:
+      as(uint8_t{});
+      break;
+    case TSR_DTYPE_INT8:
+      as(int8_t{});
+      break;
+    case TSR_DTYPE_INT16:
+      as(int16_t{});
+      break;
+    case TSR_DTYPE_INT32:
+      as(int32_t{});
+      break;
+    case TSR_DTYPE_INT64:
+      as(int64_t{});
+      break;
+    case TSR_DTYPE_FLOAT16:
+      as(Half{});
+      break;
+    case TSR_DTYPE_BFLOAT16:
+      as(BFloat16{});
+      break;
+    case TSR_DTYPE_FLOAT32:
+      as(float{});
+      break;
+    default:
+      as(double{});
+      break;
+  }
+  return bits;
 }
 
 bool MakeSortArgs(const TensorSpec& self, int64_t dim, const TensorSpec& values,

@@ -80,6 +80,12 @@ bool PlanFlip(const TensorSpec& out, const TensorSpec& self, const std::vector<b
 bool PlanTri(const TensorSpec& out, const TensorSpec& self, int64_t diagonal, IndexArgs* args,
              std::string* error);
 
+// ScalarBits: a Scalar (bool and int in `i`, double in `d`) converted to `dtype` as the CPU
+// backend's scalar_to converts it (Convert: bool is "!= 0", floating to integral truncates
+// through int64 and wraps), as the element's raw bytes (scatter.value's `value`).
+enum class ScalarKind { kBool, kInt, kDouble };
+uint64_t ScalarBits(ScalarKind kind, int64_t i, double d, int32_t dtype);
+
 // MakeSortArgs plans sorting the rows of self along `dim` into values and indices (same
 // sizes but `count` along dim), writing `count` per row. *rows receives the number of rows.
 // Returns false with *error when the rows are too long (2^31 elements) or more than kMaxDims

@@ -408,6 +408,25 @@ TEST(GpuIndexScatter, ValueAddWithRepeatsAndAnOutOfRangeIndex) {
   EXPECT_EQ(out, (std::vector<int64_t>{10, 0, 30}));
 }
 
+TEST(GpuIndexScatter, ValueConvertsToTheOutputsDtypeAsTheCpuDoes) {
+  auto bits = [](auto v) {
+    uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof v);
+    return b;
+  };
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, 2.7, TSR_DTYPE_INT8), bits(int8_t{2}));
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, -2.7, TSR_DTYPE_INT32), bits(int32_t{-2}));
+  EXPECT_EQ(ScalarBits(ScalarKind::kInt, -1, 0, TSR_DTYPE_UINT8), bits(uint8_t{255}));
+  EXPECT_EQ(ScalarBits(ScalarKind::kInt, 300, 0, TSR_DTYPE_INT8), bits(int8_t{44}));
+  EXPECT_EQ(ScalarBits(ScalarKind::kInt, INT64_MIN, 0, TSR_DTYPE_INT64), bits(INT64_MIN));
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, 0.5, TSR_DTYPE_BOOL), bits(true));
+  EXPECT_EQ(ScalarBits(ScalarKind::kBool, 1, 0, TSR_DTYPE_FLOAT32), bits(1.0f));
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, 0.1, TSR_DTYPE_FLOAT64), bits(0.1));
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, 0.1, TSR_DTYPE_FLOAT16), bits(ToHalf(0.1f)));
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, -0.0, TSR_DTYPE_BFLOAT16), bits(ToBFloat16(-0.0f)));
+  EXPECT_EQ(ScalarBits(ScalarKind::kDouble, 0, NAN, TSR_DTYPE_INT64), bits(INT64_MIN));
+}
+
 // The compare-and-swap loops under real contention: threads combining into neighbouring
 // elements of one 32-bit word, and into one element.
 template <typename T>

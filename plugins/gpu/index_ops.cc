@@ -14,7 +14,7 @@
 
 #include "gpu_device.h"
 #include "kernels_index.h"
-#include "tessera/sdk/dtypes.hpp"
+#include "plugin_shared.h"
 #include "tessera/sdk/stream.hpp"
 
 namespace tessera {
@@ -26,34 +26,24 @@ using sdk::Tensor;
 
 constexpr uint32_t Bit(int32_t dtype) { return uint32_t{1} << dtype; }
 
-std::string DtypeNames(uint32_t mask) {
-  std::string names;
-  for (int32_t d = TSR_DTYPE_BOOL; d <= TSR_DTYPE_FLOAT64; ++d) {
-    if ((mask & Bit(d)) == 0) continue;
-    names += (names.empty() ? "" : ", ") + std::string(sdk::dtype_name(static_cast<tsr_dtype>(d)));
-  }
-  return names;
-}
-
 void RequireDtype(const char* op, int32_t dtype, uint32_t supported) {
-  if ((supported & Bit(dtype)) != 0) return;
-  sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": not implemented on " + TESSERA_GPU_PLUGIN_NAME +
-                                   " for dtype " + sdk::dtype_name(static_cast<tsr_dtype>(dtype)) +
-                                   " (expected one of " + DtypeNames(supported) + ")");
+  if ((supported & Bit(dtype)) == 0) Unsupported(op, dtype, supported);  // plugin_shared.h
 }
 
-// Every tensor argument is in the device's memory (a 0-dim CPU tensor is not taken here).
+// Every tensor argument is in the device's memory, but for a 0-dim CPU tensor, which PyTorch
+// lets join any device's op: OnDevice copies it to `device` (8 bytes at most).
 void RequireOnDevice(const char* op, const Tensor& t, const char* arg) {
   if (t.device().type == TESSERA_GPU_DEVICE_TYPE) return;
   sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected '" + arg + "' on " +
-                                      TESSERA_GPU_PLUGIN_NAME + ", got a tensor on another device");
+                                      TESSERA_GPU_PLUGIN_NAME +
+                                      " or a 0-dim CPU tensor, got a tensor on another device");
 }
-
-void Check(const char* op, const std::string& launch_error) {
-  if (!launch_error.empty()) {
-    sdk::fail(TSR_INTERNAL,
-              std::string(op) + ": " TESSERA_GPU_VENDOR " kernel launch failed: " + launch_error);
-  }
+Tensor OnDevice(const char* op, const Tensor& t, const char* arg, tsr_device device) {
+  if (t.device().type == TESSERA_GPU_DEVICE_TYPE) return t;
+  if (t.device().type != TSR_DEVICE_CPU || t.dim() != 0) RequireOnDevice(op, t, arg);
+  Tensor copy = Tensor::empty({}, t.dtype(), device);
+  copy.copy_from_host(t.data_ptr(), t.itemsize());
+  return copy;
 }
 
 void CheckCuda(const char* op, const char* what, cudaError_t e) {
@@ -146,10 +136,12 @@ void IndexChecked(const char* op, IndexKind kind, const Tensor& out, IndexArgs a
 // --- gather, index_select, scatter --------------------------------------------------------
 
 // index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out)
-Tensor IndexSelectOut(const Tensor& self, int64_t dim_arg, const Tensor& index, const Tensor& out) {
+Tensor IndexSelectOut(const Tensor& self_arg, int64_t dim_arg, const Tensor& index_arg,
+                      const Tensor& out) {
   const char* op = "index_select.out";
-  RequireOnDevice(op, self, "self");
-  RequireOnDevice(op, index, "index");
+  RequireOnDevice(op, out, "out");
+  const Tensor self = OnDevice(op, self_arg, "self", out.device());
+  const Tensor index = OnDevice(op, index_arg, "index", out.device());
   const int64_t dim = WrapDim(op, dim_arg, self.dim());
   IndexArgs args;
   std::string error;
@@ -161,11 +153,12 @@ Tensor IndexSelectOut(const Tensor& self, int64_t dim_arg, const Tensor& index, 
 }
 
 // gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
-Tensor GatherOut(const Tensor& self, int64_t dim_arg, const Tensor& index, bool /*sparse_grad*/,
-                 const Tensor& out) {
+Tensor GatherOut(const Tensor& self_arg, int64_t dim_arg, const Tensor& index_arg,
+                 bool /*sparse_grad*/, const Tensor& out) {
   const char* op = "gather.out";
-  RequireOnDevice(op, self, "self");
-  RequireOnDevice(op, index, "index");
+  RequireOnDevice(op, out, "out");
+  const Tensor self = OnDevice(op, self_arg, "self", out.device());
+  const Tensor index = OnDevice(op, index_arg, "index", out.device());
   const int64_t dim = WrapDim(op, dim_arg, self.dim());
   if (index.numel() == 0) return out;
   IndexArgs args;
@@ -185,11 +178,11 @@ uint64_t ValueBits(const Scalar& s, int32_t dtype) {
 
 // scatter: out = self, then along `dim` out[index] = src (or value), or combined with it.
 template <typename Src>
-Tensor Scatter(const char* op, const Tensor& self, int64_t dim_arg, const Tensor& index,
+Tensor Scatter(const char* op, const Tensor& self_arg, int64_t dim_arg, const Tensor& index_arg,
                const Src& src, IndexKind kind, const Tensor& out) {
-  RequireOnDevice(op, self, "self");
-  RequireOnDevice(op, index, "index");
   RequireOnDevice(op, out, "out");
+  const Tensor self = OnDevice(op, self_arg, "self", out.device());
+  const Tensor index = OnDevice(op, index_arg, "index", out.device());
   RequireDtype(op, out.dtype(), IndexDtypes(kind));
   const int64_t dim = WrapDim(op, dim_arg, self.dim());
   if (self.data_ptr() != out.data_ptr()) CopyInto(op, out, self);
@@ -197,9 +190,10 @@ Tensor Scatter(const char* op, const Tensor& self, int64_t dim_arg, const Tensor
   IndexArgs args;
   std::string error;
   TensorSpec from;
+  Tensor src_on_device;  // keeps a 0-dim CPU src's device copy alive until the launch is done
   if constexpr (std::is_same_v<Src, Tensor>) {
-    RequireOnDevice(op, src, "src");
-    from = Spec(src);
+    src_on_device = OnDevice(op, src, "src", out.device());
+    from = Spec(src_on_device);
   } else {
     args.value = ValueBits(src, out.dtype());
   }
@@ -253,9 +247,10 @@ Tensor ScatterValueReduceOut(const Tensor& self, int64_t dim, const Tensor& inde
 // --- flip, tril, triu, clone ----------------------------------------------------------------
 
 // flip.out(Tensor self, int[] dims, *, Tensor(a!) out)
-Tensor FlipOut(const Tensor& self, sdk::IntSpan dims, const Tensor& out) {
+Tensor FlipOut(const Tensor& self_arg, sdk::IntSpan dims, const Tensor& out) {
   const char* op = "flip.out";
-  RequireOnDevice(op, self, "self");
+  RequireOnDevice(op, out, "out");
+  const Tensor self = OnDevice(op, self_arg, "self", out.device());
   // A 0-dim tensor takes dims 0 and -1 (its flip is itself): one slot keeps the mark in range.
   std::vector<bool> flipped(std::max<size_t>(static_cast<size_t>(self.dim()), 1), false);
   for (int64_t d : dims.vec()) flipped[static_cast<size_t>(WrapDim(op, d, self.dim()))] = true;
@@ -271,7 +266,7 @@ Tensor FlipOut(const Tensor& self, sdk::IntSpan dims, const Tensor& out) {
 template <bool kUpper>
 Tensor TriOut(const Tensor& self, int64_t diagonal, const Tensor& out) {
   const char* op = kUpper ? "triu.out" : "tril.out";
-  RequireOnDevice(op, self, "self");
+  RequireOnDevice(op, self, "self");  // at least 2-D: never a 0-dim CPU tensor
   const int64_t nd = self.dim();
   if (nd < 2) {
     sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
@@ -339,12 +334,12 @@ constexpr int64_t kSortScratchBytes = int64_t{256} << 20;
 
 // sort_lines: values and int64 indices of each row along `dim` sorted (stable; NaN largest),
 // the first `k` of them (k < 0: all).
-std::tuple<Tensor, Tensor> SortLines(const char* op, const Tensor& self, int64_t k, int64_t dim_arg,
-                                     bool descending, const Tensor& values, const Tensor& indices,
-                                     uint32_t supported) {
-  RequireOnDevice(op, self, "self");
+std::tuple<Tensor, Tensor> SortLines(const char* op, const Tensor& self_arg, int64_t k,
+                                     int64_t dim_arg, bool descending, const Tensor& values,
+                                     const Tensor& indices, uint32_t supported) {
   RequireOnDevice(op, values, "values");
   RequireOnDevice(op, indices, "indices");
+  const Tensor self = OnDevice(op, self_arg, "self", values.device());
   RequireDtype(op, self.dtype(), supported);
   const int64_t dim = WrapDim(op, dim_arg, self.dim());
   if (values.numel() == 0) return {values, indices};

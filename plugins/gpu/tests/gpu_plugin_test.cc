@@ -928,6 +928,13 @@ TEST_P(GpuPluginTest, IndexShapeAndSortOpsMatchTheCpuForEveryDtype) {
       return tessera::call1(index_select, on(a, g), int64_t{0}, on(bad, g));
     });
   }
+  // A 0-dim CPU index joins the device's op (copied there).
+  const Tensor scalar = Random({}, TSR_DTYPE_FLOAT32, 35);
+  const Tensor zero = Tensor::from_host<int64_t>({0}, {}, TSR_DTYPE_INT64);
+  static const tsr_op* gather = tessera::find_op("gather");
+  CompareWithCpu("gather with a 0-dim CPU index", [&](bool g) {
+    return tessera::call1(gather, on(scalar, g), int64_t{0}, zero, false);
+  });
   // A row longer than shared memory holds (the scratch path).
   const Tensor long_rows = Random({3, 5000}, TSR_DTYPE_FLOAT32, 34);
   static const tsr_op* sort = tessera::find_op("sort");

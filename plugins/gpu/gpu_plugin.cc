@@ -14,6 +14,7 @@
 
 #include "blas.h"
 #include "gpu_device.h"
+#include "index_ops.h"
 #include "kernels.h"
 #include "nn_ops.h"
 #include "plugin_shared.h"
@@ -1257,5 +1258,6 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&gpu::Fill>(TESSERA_OP("fill_.Scalar"));
   gpu::RegisterScanReduceOps(lib);
   gpu::RegisterNnOps(lib);
+  gpu::RegisterIndexOps(lib);
   lib.cpu_fallback();
 }

@@ -125,19 +125,24 @@ TEST_P(GpuPluginTest, LoadsAndReportsItsDeviceCount) {
   }
 }
 
-TEST_P(GpuPluginTest, ListsItsNativeKernels) {
-  std::vector<tsr_kernel_info> infos(256);
+// KernelOps: the ops the loaded plugin `name` has kernels for.
+std::vector<std::string> KernelOps(const char* name) {
+  std::vector<tsr_kernel_info> infos(512);
   for (tsr_kernel_info& i : infos) i.struct_size = sizeof i;
   size_t n = 0;
-  ASSERT_EQ(tsr_plugin_kernels(tsr_string{GetParam().name, std::strlen(GetParam().name)},
-                               infos.data(), infos.size(), &n),
+  EXPECT_EQ(tsr_plugin_kernels(tsr_string{name, std::strlen(name)}, infos.data(), infos.size(), &n),
             nullptr);
+  EXPECT_LT(n, infos.size());
   std::vector<std::string> ops;
   for (size_t i = 0; i < std::min(n, infos.size()); ++i) {
     ops.emplace_back(infos[i].op_name.data, infos[i].op_name.size);
     EXPECT_EQ(infos[i].status, TSR_KERNEL_REGISTERED) << ops.back();
   }
-  ASSERT_LT(n, infos.size());
+  return ops;
+}
+
+TEST_P(GpuPluginTest, ListsItsNativeKernels) {
+  const std::vector<std::string> ops = KernelOps(GetParam().name);
   for (const char* op : {"add.out",
                          "sub.Scalar_out",
                          "mul.out",
@@ -210,13 +215,33 @@ TEST_P(GpuPluginTest, ListsItsNativeKernels) {
                          "max_pool2d_with_indices.out",
                          "avg_pool2d.out",
                          "convolution.out",
-                         "linear.out"}) {
+                         "linear.out",
+                         "gather.out",
+                         "index_select.out",
+                         "scatter.src_out",
+                         "scatter.value_out",
+                         "scatter.reduce_out",
+                         "scatter.value_reduce_out",
+                         "scatter_add.out",
+                         "flip.out",
+                         "tril.out",
+                         "triu.out",
+                         "clone",
+                         "sort.values",
+                         "sort.values_stable",
+                         "topk.values"}) {
     EXPECT_THAT(ops, ::testing::Contains(std::string(op)));
   }
-  // What is not native stays on the CPU fallback, and is not listed as the plugin's kernel.
-  for (const char* op : {"tril.out", "convolution"}) {
-    EXPECT_THAT(ops, ::testing::Not(::testing::Contains(std::string(op))));
+  // Issue 12's goal: a native kernel for (at least 95 % of) the ops the CPU backend has one for
+  // (every one of them today); what is not native would run on the CPU fallback. Composites
+  // such as convolution's conv2d are not kernels.
+  const std::vector<std::string> cpu = KernelOps("cpu");
+  std::vector<std::string> missing;
+  for (const std::string& op : cpu) {
+    if (std::find(ops.begin(), ops.end(), op) == ops.end()) missing.push_back(op);
   }
+  EXPECT_LE(missing.size() * 20, cpu.size()) << ::testing::PrintToString(missing);
+  EXPECT_THAT(ops, ::testing::Not(::testing::Contains(std::string("conv2d"))));
 }
 
 TEST_P(GpuPluginTest, RefusesTensorsOnAnAbsentDevice) {
@@ -650,6 +675,13 @@ TEST_P(GpuPluginTest, CopyAndFillConvertBetweenEveryDtype) {
 
 TEST_P(GpuPluginTest, UnsupportedOpsRunOnTheCpuFallbackAndAreCounted) {
   REQUIRE_DEVICE(1);
+  const std::vector<std::string> native = KernelOps(GetParam().name);
+  if (std::find(native.begin(), native.end(), "tril.out") != native.end()) {
+    // Every op of the CPU backend has a native kernel now (ListsItsNativeKernels), so no op of
+    // op set v1 is left to take the fallback here.
+    GTEST_SKIP() << "tril.out is native on " << GetParam().name
+                 << "; the fallback itself is tested by stable_abi/tests and the npu sample";
+  }
   const Tensor x = Random({8, 8}, TSR_DTYPE_FLOAT32, 6);
   const int64_t before = tsr_fallback_count(tsr_string{"tril", 4});
   static const tsr_op* tril = tessera::find_op("tril");
@@ -810,6 +842,106 @@ TEST_P(GpuPluginTest, ScansMaxMinAnyAllLogSumExpAndNormMatchTheCpuNatively) {
   for (size_t i = 0; i < std::size(natives); ++i) {
     EXPECT_EQ(tsr_fallback_count(tsr_string{natives[i], std::strlen(natives[i])}), before[i])
         << natives[i] << " ran on the CPU fallback";
+  }
+}
+
+TEST_P(GpuPluginTest, IndexShapeAndSortOpsMatchTheCpuForEveryDtype) {
+  REQUIRE_DEVICE(1);
+  const tsr_device device = Gpu();
+  const auto on = [&](const Tensor& t, bool gpu) { return gpu ? tessera::to(t, device) : t; };
+  static const tsr_op* transpose = tessera::find_op("transpose.int");
+  std::mt19937 rng(7);
+  std::vector<int64_t> iv(4 * 6), perm(5 * 3);
+  for (int64_t& v : iv) v = static_cast<int64_t>(rng() % 5);  // repeats: scatter_add's atomics
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>((i * 2 + i / 5) % 5);
+  const Tensor index = Tensor::from_host(iv, {4, 6}, TSR_DTYPE_INT64);
+  const Tensor distinct = Tensor::from_host(perm, {5, 3}, TSR_DTYPE_INT64);  // no repeats per col
+  const Tensor select = Tensor::from_host<int64_t>({4, 0, -1, 2}, {4}, TSR_DTYPE_INT64);
+  const Tensor bad = Tensor::from_host<int64_t>({0, 9}, {2}, TSR_DTYPE_INT64);
+  for (tsr_dtype dtype : kDtypes) {
+    SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
+    const Tensor a = Random({5, 6}, dtype, 31);
+    const Tensor src = Random({5, 6}, dtype, 32);
+    const Tensor t = tessera::call1(transpose, Random({6, 5}, dtype, 33), int64_t{0}, int64_t{1});
+    for (const Tensor* x : {&a, &t}) {
+      static const tsr_op* gather = tessera::find_op("gather");
+      CompareWithCpu("gather", [&](bool g) {
+        return tessera::call1(gather, on(*x, g), int64_t{0}, on(index, g), false);
+      });
+      static const tsr_op* index_select = tessera::find_op("index_select");
+      CompareWithCpu("index_select", [&](bool g) {
+        return tessera::call1(index_select, on(*x, g), int64_t{-1}, on(select, g));
+      });
+      static const tsr_op* scatter = tessera::find_op("scatter.src");
+      CompareWithCpu("scatter.src", [&](bool g) {
+        return tessera::call1(scatter, on(*x, g), int64_t{0}, on(distinct, g), on(src, g));
+      });
+      static const tsr_op* scatter_value = tessera::find_op("scatter.value");
+      CompareWithCpu("scatter.value", [&](bool g) {
+        return tessera::call1(scatter_value, on(*x, g), int64_t{0}, on(distinct, g),
+                              tessera::Scalar(int64_t{1}));
+      });
+      static const tsr_op* scatter_add = tessera::find_op("scatter_add");
+      CompareWithCpu("scatter_add", [&](bool g) {
+        return tessera::call1(scatter_add, on(*x, g), int64_t{1}, on(index, g), on(src, g));
+      });
+      static const tsr_op* scatter_reduce = tessera::find_op("scatter.reduce");
+      for (const char* reduce : {"add", "multiply"}) {
+        CompareWithCpu(std::string("scatter.reduce ") + reduce, [&](bool g) {
+          return tessera::call1(scatter_reduce, on(*x, g), int64_t{1}, on(index, g), on(src, g),
+                                reduce);
+        });
+      }
+      static const tsr_op* flip = tessera::find_op("flip");
+      CompareWithCpu("flip", [&](bool g) {
+        return tessera::call1(flip, on(*x, g), std::vector<int64_t>{0, -1});
+      });
+      for (const char* op : {"tril", "triu"}) {
+        const tsr_op* h = tessera::find_op(op);
+        CompareWithCpu(op, [&](bool g) { return tessera::call1(h, on(*x, g), int64_t{1}); });
+      }
+      static const tsr_op* clone = tessera::find_op("clone");
+      CompareWithCpu("clone",
+                     [&](bool g) { return tessera::call1(clone, on(*x, g), std::nullopt); });
+      static const tsr_op* sort = tessera::find_op("sort.stable");
+      for (bool descending : {false, true}) {
+        for (int64_t dim : {int64_t{0}, int64_t{-1}}) {
+          for (int k : {0, 1}) {
+            CompareWithCpu(k == 0 ? "sort values" : "sort indices", [&](bool g) {
+              return tessera::call(sort, on(*x, g), true, dim, descending)[k];
+            });
+          }
+        }
+      }
+      static const tsr_op* topk = tessera::find_op("topk");
+      for (int64_t kk : {int64_t{0}, int64_t{3}}) {
+        for (int k : {0, 1}) {
+          CompareWithCpu("topk", [&](bool g) {
+            return tessera::call(topk, on(*x, g), kk, int64_t{1}, true, true)[k];
+          });
+        }
+      }
+    }
+    // An out-of-range index is refused, as on the CPU.
+    static const tsr_op* index_select = tessera::find_op("index_select");
+    CompareWithCpu("index_select out of range", [&](bool g) {
+      return tessera::call1(index_select, on(a, g), int64_t{0}, on(bad, g));
+    });
+  }
+  // A 0-dim CPU index joins the device's op (copied there).
+  const Tensor scalar = Random({}, TSR_DTYPE_FLOAT32, 35);
+  const Tensor zero = Tensor::from_host<int64_t>({0}, {}, TSR_DTYPE_INT64);
+  static const tsr_op* gather = tessera::find_op("gather");
+  CompareWithCpu("gather with a 0-dim CPU index", [&](bool g) {
+    return tessera::call1(gather, on(scalar, g), int64_t{0}, zero, false);
+  });
+  // A row longer than shared memory holds (the scratch path).
+  const Tensor long_rows = Random({3, 5000}, TSR_DTYPE_FLOAT32, 34);
+  static const tsr_op* sort = tessera::find_op("sort");
+  for (int k : {0, 1}) {
+    CompareWithCpu("sort long rows", [&](bool g) {
+      return tessera::call(sort, on(long_rows, g), int64_t{-1}, false)[k];
+    });
   }
 }
 

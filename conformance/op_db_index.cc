@@ -128,7 +128,14 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
                                         Arg::Int(0), Arg::Tensor(Full({1}, TSR_DTYPE_INT64, 3))},
                                        "index 3 of 3"},
                                       TSR_INVALID_ARGUMENT,
-                                      "an index out of range"}};
+                                      "an index out of range"},
+                                     // PyTorch's index_select does not count negative indices
+                                     // from the end: "index out of range in self".
+                                     {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                                        Arg::Int(0), Arg::Tensor(Full({1}, TSR_DTYPE_INT64, -1))},
+                                       "index -1"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a negative index"}};
     };
     db.push_back(std::move(op));
   }

@@ -105,11 +105,10 @@ Tensor index_select_out(const KernelContext& ctx, const Tensor& self, int64_t di
     it.for_each([&](char** d, const int64_t* st, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
         int64_t k = read_index(d[2] + i * st[2], index_dtype);
-        if (k < -size || k >= size) {
+        if (k < 0 || k >= size) {  // negative too: PyTorch's index_select does not wrap
           bad.record(k);
           continue;
         }
-        if (k < 0) k += size;
         *reinterpret_cast<U*>(d[0] + i * st[0]) =
             *reinterpret_cast<const U*>(d[1] + i * st[1] + k * self_dim_stride);
       }

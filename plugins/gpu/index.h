@@ -149,7 +149,7 @@ enum class IndexKind {
   kTril,         // dst = src where col - row <= diagonal, else 0
   kTriu,         // dst = src where col - row >= diagonal, else 0
   kGather,       // dst = src[index] (src restrided: 0 along dim)
-  kIndexSelect,  // as gather, negative indices counted from the end
+  kIndexSelect,  // as gather (a negative index is out of range, as in PyTorch)
   kScatter,      // dst[index] = src (dst restrided)
   kScatterAdd,   // dst[index] += src, atomically
   kScatterMul,   // dst[index] *= src, atomically
@@ -253,7 +253,6 @@ TSR_GPU_HD TSR_GPU_INLINE void IndexThreadBody(const IndexArgs& a, uint32_t bloc
       const char* at = a.data[2] + off[2];
       int64_t k = a.index_dtype == TSR_DTYPE_INT32 ? *reinterpret_cast<const int32_t*>(at)
                                                    : *reinterpret_cast<const int64_t*>(at);
-      if (kKind == IndexKind::kIndexSelect && k < 0 && k >= -a.dim_size) k += a.dim_size;
       if (k < 0 || k >= a.dim_size) {
         RecordBadIndex(a.error, k);  // the element is skipped: nothing out of bounds is touched
         continue;

@@ -43,8 +43,9 @@ TEST(CpuIndex, IndexSelectGatherScatter) {
   Tensor a = f32(iota(6), {2, 3});
   EXPECT_THAT(values<float>(op("index_select", a, int64_t{1}, i64({2, 0}, {2}))),
               ElementsAre(2, 0, 5, 3));
-  EXPECT_THAT(values<float>(op("index_select", a, int64_t{0}, i32({-1}, {1}))),
-              ElementsAre(3, 4, 5));
+  // A negative index is out of range, as in PyTorch (it does not count from the end here).
+  EXPECT_THAT(error_of("index_select", a, int64_t{0}, i32({-1}, {1})),
+              HasSubstr("index -1 is out of bounds for dimension 0 with size 2"));
   EXPECT_THAT(error_of("index_select", a, int64_t{0}, i64({2}, {1})),
               HasSubstr("index 2 is out of bounds for dimension 0 with size 2"));
   EXPECT_THAT(values<float>(op("gather", a, int64_t{1}, i64({2, 2, 0, 1}, {2, 2}))),

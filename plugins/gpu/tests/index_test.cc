@@ -221,9 +221,9 @@ TEST(GpuIndexGather, TakesZeroDimTensors) {
 template <typename T, typename I>
 void CheckIndexSelect() {
   SCOPED_TRACE(kDtypeOf<T>);
-  // self 2 x 3 x 4; index along dim 1 (size 3), with a negative index counted from the end.
+  // self 2 x 3 x 4; index along dim 1 (size 3), with repeats.
   Buf<T> self = Iota<T>(24);
-  std::vector<I> index = {2, 0, -1, 1, -3};
+  std::vector<I> index = {2, 0, 2, 1, 0};
   Buf<T> out(2 * 5 * 4, From<T>(0));
   IndexArgs a;
   std::string error;
@@ -236,7 +236,7 @@ void CheckIndexSelect() {
   EXPECT_EQ(err.hit, 0u);
   for (int i = 0; i < 2; ++i) {
     for (int j = 0; j < 5; ++j) {
-      const int64_t k = index[j] < 0 ? index[j] + 3 : index[j];
+      const int64_t k = index[j];
       for (int l = 0; l < 4; ++l) {
         EXPECT_EQ(To(out[(i * 5 + j) * 4 + l]), To(self[(i * 3 + k) * 4 + l]));
       }
@@ -255,7 +255,7 @@ TEST(GpuIndexSelect, MatchesReferenceForEveryDtypeAndBothIndexDtypes) {
 TEST(GpuIndexSelect, TakesZeroDimIndexAndReportsBadOnes) {
   std::vector<int16_t> self = {5, 6, 7};
   {
-    std::vector<int64_t> index = {-2};
+    std::vector<int64_t> index = {1};
     std::vector<int16_t> out = {0};
     IndexArgs a;
     std::string error;
@@ -267,7 +267,8 @@ TEST(GpuIndexSelect, TakesZeroDimIndexAndReportsBadOnes) {
     EXPECT_EQ(err.hit, 0u);
     EXPECT_EQ(out[0], 6);
   }
-  std::vector<int32_t> index = {1, -4};
+  // A negative index is out of range (PyTorch: "index out of range in self"), -1 included.
+  std::vector<int32_t> index = {1, -1};
   std::vector<int16_t> out = {0, 0};
   IndexArgs a;
   std::string error;
@@ -277,7 +278,7 @@ TEST(GpuIndexSelect, TakesZeroDimIndexAndReportsBadOnes) {
   a.error = &err;
   RunIndexOnHost<int16_t>(IndexKind::kIndexSelect, a);
   EXPECT_EQ(err.hit, 1u);
-  EXPECT_EQ(err.value, -4);
+  EXPECT_EQ(err.value, -1);
   EXPECT_EQ(out, (std::vector<int16_t>{6, 0}));
 }
 

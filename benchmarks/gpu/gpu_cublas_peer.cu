@@ -45,13 +45,18 @@ bool Mm(cublasHandle_t handle, cudaDataType type, const char* name, int m, void*
   }
   if (!Ok(cudaDeviceSynchronize(), "warm-up")) return false;
   const int iters = 20;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) gemm();
-  if (!Ok(cudaDeviceSynchronize(), "timed run")) return false;
+  for (int i = 0; i < iters; ++i) {
+    const cublasStatus_t s = gemm();  // a failing call must not pass for a fast one
+    if (s != CUBLAS_STATUS_SUCCESS) status = s;
+  }
+  if (!Ok(cudaDeviceSynchronize(), "timed run") || !Ok(status, "cublasGemmEx (timed)"))
+    return false;
   const double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iters;
-  std::printf("{\"name\": \"cublas_mm_%s_%d\", \"seconds_per_iter\": %.9g, \"gb_per_s\": 0}\n", name,
-              m, s);
+  std::printf("{\"name\": \"cublas_mm_%s_%d\", \"seconds_per_iter\": %.9g, \"gb_per_s\": 0}\n",
+              name, m, s);
   std::fflush(stdout);
   return true;
 }

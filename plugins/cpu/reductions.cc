@@ -31,30 +31,40 @@ const T& at(const char* p, int64_t i, int64_t stride) {
 
 // Leaves of up to 256 elements are summed in independent lanes (vector accumulators, so the
 // adds do not wait on each other); leaves combine pairwise. float32 and float64 leaves have
-// lane_sum.hpp's wide lanes; the others (accumulating a conversion, or integers) 8.
-constexpr int kLanes = 8;
+// lane_sum.hpp's wide lanes (kLanes<T>: 32, 16); the others (accumulating a conversion, or
+// integers) kNarrowLanes.
+constexpr int kNarrowLanes = 8;
+
+template <typename T, typename Acc>
+inline constexpr bool kWideLanes = std::is_floating_point_v<T>&& std::is_same_v<T, Acc>;
+
+// The lanes of one block of a leaf: pairwise halves are cut at multiples of it, so that only a
+// sum's last leaf can end in a partial block.
+template <typename T, typename Acc>
+inline constexpr int64_t kLeafBlock = kWideLanes<T, Acc> ? kLanes<T> : kNarrowLanes;
 
 template <typename T, typename Acc>
 Acc leaf_sum(const char* p, int64_t stride, int64_t n) {
-  if constexpr (std::is_floating_point_v<T> && std::is_same_v<T, Acc>) {
+  if constexpr (kWideLanes<T, Acc>) {
     return stride == static_cast<int64_t>(sizeof(T))
                ? contiguous_lane_sum(reinterpret_cast<const T*>(p), n)
                : strided_lane_sum<T>(p, stride, n);
   }
-  Acc lane[kLanes] = {};
+  Acc lane[kNarrowLanes] = {};
   int64_t i = 0;
   if (stride == static_cast<int64_t>(sizeof(T))) {
     const T* x = reinterpret_cast<const T*>(p);
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int j = 0; j < kLanes; ++j) {
+    for (; i + kNarrowLanes <= n; i += kNarrowLanes) {
+      for (int j = 0; j < kNarrowLanes; ++j) {
         lane[j] = wrap_add<Acc>(lane[j], static_cast<Acc>(load(x[i + j])));
       }
     }
   }
   for (; i < n; ++i) {
-    lane[i % kLanes] = wrap_add<Acc>(lane[i % kLanes], static_cast<Acc>(load(at<T>(p, i, stride))));
+    lane[i % kNarrowLanes] =
+        wrap_add<Acc>(lane[i % kNarrowLanes], static_cast<Acc>(load(at<T>(p, i, stride))));
   }
-  for (int width = kLanes / 2; width > 0; width /= 2) {
+  for (int width = kNarrowLanes / 2; width > 0; width /= 2) {
     for (int j = 0; j < width; ++j) lane[j] = wrap_add<Acc>(lane[j], lane[j + width]);
   }
   return lane[0];
@@ -65,7 +75,8 @@ Acc pairwise_sum(const char* p, int64_t stride, int64_t n) {
   if (n <= 256) {
     return leaf_sum<T, Acc>(p, stride, n);
   }
-  const int64_t half = ((n / 2) + kLanes - 1) & ~int64_t{kLanes - 1};
+  constexpr int64_t kBlock = kLeafBlock<T, Acc>;
+  const int64_t half = ((n / 2) + kBlock - 1) & ~(kBlock - 1);
   // The left half first, in statements: as two arguments of one call, the order is the
   // compiler's, and gcc reads the right half first, walking memory backwards one leaf at a
   // time, which the hardware prefetcher does not follow (a 16M-float sum ran 4x slower).

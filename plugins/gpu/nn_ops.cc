@@ -82,7 +82,11 @@ std::tuple<Tensor, Tensor, Tensor> LayerNormOut(const Tensor& input, IntSpan nor
   RequireDtype(op, dt, kNormDtypes);
   const NnOperand x = Operand(op, "input", input, dt);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size);
-  if (axis < 0) Invalid(op, "normalized_shape has more dims than the input");
+  if (axis < 0) {
+    Invalid(op, "expected 'normalized_shape' of at most the input's " +
+                    std::to_string(input.dim()) + " dims, got " +
+                    std::to_string(normalized_shape.size) + " dims");
+  }
   const NnOperand y = Operand(op, "out0", out0, dt);
   const NnOperand mean = Operand(op, "out1", out1, dt);
   const NnOperand rstd = Operand(op, "out2", out2, dt);
@@ -232,7 +236,8 @@ Tensor AvgPoolOut(const Tensor& self, IntSpan kernel_size, IntSpan stride, IntSp
   const char* op = "avg_pool2d.out";
   const int32_t dt = self.dtype();
   RequireDtype(op, dt, kAvgPoolDtypes);
-  if (divisor_override && *divisor_override == 0) Invalid(op, "divisor must be not zero");
+  if (divisor_override && *divisor_override == 0)
+    Invalid(op, "expected 'divisor_override' to be non-zero, got 0");
   const NnOperand x = PoolInput(op, self);
   const NnOperand y = Operand(op, "out", out, dt);
   CheckPooled(op, "out", x, y);

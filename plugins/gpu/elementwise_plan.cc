@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "shape_text.h"
+
 namespace tessera {
 namespace gpu {
 namespace {
@@ -11,12 +13,6 @@ struct Dim {
   int64_t size;
   int64_t stride[kMaxOperands];
 };
-
-std::string ShapeText(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 // Split appends chunks covering `dims` (outermost first) from `data`, halving the outermost
 // dimension while a chunk's element count or an operand's largest byte offset exceeds `limit`.

@@ -58,29 +58,6 @@ namespace sdk = ::tessera::sdk;
 using sdk::Scalar;
 using sdk::Tensor;
 
-constexpr uint32_t Bit(int32_t dtype) { return uint32_t{1} << dtype; }
-
-// The names of the dtypes in `mask` (bits 1 << tsr_dtype).
-std::string DtypeNames(uint32_t mask) {
-  std::string names;
-  for (int32_t d = TSR_DTYPE_BOOL; d <= TSR_DTYPE_FLOAT64; ++d) {
-    if ((mask & Bit(d)) == 0) continue;
-    names += (names.empty() ? "" : ", ") + std::string(sdk::dtype_name(static_cast<tsr_dtype>(d)));
-  }
-  return names;
-}
-
-}  // namespace
-
-[[noreturn]] void Unsupported(const char* op, int32_t compute, uint32_t supported) {
-  sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": not implemented on " + TESSERA_GPU_PLUGIN_NAME +
-                                   " for dtype " +
-                                   sdk::dtype_name(static_cast<tsr_dtype>(compute)) +
-                                   " (expected one of " + DtypeNames(supported) + ")");
-}
-
-namespace {
-
 ConstantValue ValueOf(const Scalar& s) {
   ConstantValue v;
   v.kind = s.c.kind == TSR_SCALAR_DOUBLE ? ConstantValue::kDouble
@@ -179,20 +156,9 @@ ElementwisePlan Plan(const char* op, const Tensor& out, std::vector<OperandSpec>
   return plan;
 }
 
-}  // namespace
-
-void Check(const char* op, const std::string& launch_error) {
-  if (!launch_error.empty()) {
-    sdk::fail(TSR_INTERNAL,
-              std::string(op) + ": " TESSERA_GPU_VENDOR " kernel launch failed: " + launch_error);
-  }
-}
-
-namespace {
-
 void RunBinary(const char* op, BinaryKind kind, int32_t compute, const Tensor& out, OperandSpec a,
                OperandSpec b, const ConstantValue& alpha) {
-  if ((BinaryDtypes(kind) & Bit(compute)) == 0) Unsupported(op, compute, BinaryDtypes(kind));
+  RequireDtype(op, compute, BinaryDtypes(kind));
   const ElementwisePlan plan = Plan(op, out, {std::move(a), std::move(b)});
   if (plan.chunks.empty()) return;
   DeviceGuard guard(out.device().index);
@@ -200,7 +166,7 @@ void RunBinary(const char* op, BinaryKind kind, int32_t compute, const Tensor& o
 }
 
 void RunUnary(const char* op, UnaryKind kind, int32_t compute, const Tensor& out, OperandSpec a) {
-  if ((UnaryDtypes(kind) & Bit(compute)) == 0) Unsupported(op, compute, UnaryDtypes(kind));
+  RequireDtype(op, compute, UnaryDtypes(kind));
   const ElementwisePlan plan = Plan(op, out, {std::move(a)});
   if (plan.chunks.empty()) return;
   DeviceGuard guard(out.device().index);
@@ -325,7 +291,7 @@ void RunPointwise(const char* op, PointwiseKind kind, int32_t compute, const Ten
                   uint32_t supported = 0) {
   if (supported == 0) supported = PointwiseDtypes(kind);
   supported &= PointwiseDtypes(kind);
-  if ((supported & Bit(compute)) == 0) Unsupported(op, compute, supported);
+  RequireDtype(op, compute, supported);
   const ElementwisePlan plan = Plan(op, out, std::move(inputs));
   if (plan.chunks.empty()) return;
   DeviceGuard guard(out.device().index);
@@ -631,116 +597,6 @@ Tensor RoundDecimalsOut(const Tensor& self, int64_t decimals, const Tensor& out)
 
 // --- reductions and softmax (reduce.h, kernels_reduce.cu; Note [GPU reductions]) -----------
 
-}  // namespace
-
-// ReducedDims (plugin_shared.h).
-std::vector<bool> ReducedDims(const char* op, int64_t ndim, const std::vector<int64_t>& dims) {
-  const int64_t wrap = ndim == 0 ? 1 : ndim;  // a 0-dim tensor takes dim 0 and -1
-  std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
-  std::vector<bool> seen(static_cast<size_t>(wrap), false);
-  for (int64_t d : dims) {
-    const int64_t w = d < 0 ? d + wrap : d;
-    if (w < 0 || w >= wrap) {
-      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected dim in [" +
-                                          std::to_string(-wrap) + ", " + std::to_string(wrap - 1) +
-                                          "], got " + std::to_string(d));
-    }
-    if (seen[static_cast<size_t>(w)]) {
-      sdk::fail(TSR_INVALID_ARGUMENT,
-                std::string(op) + ": dim " + std::to_string(w) + " appears multiple times");
-    }
-    seen[static_cast<size_t>(w)] = true;
-    if (ndim > 0) reduced[static_cast<size_t>(w)] = true;
-  }
-  return reduced;
-}
-
-namespace {
-
-// OutStrides: `t`'s strides aligned with the input's dimensions (0 for a reduced one), from
-// its own (keepdim / write_reduced: of the input's rank; otherwise the kept dimensions only).
-std::vector<int64_t> OutStrides(const char* op, const Tensor& t, const char* arg,
-                                const std::vector<bool>& reduced, bool full_rank) {
-  const std::vector<int64_t> strides = t.strides().vec();
-  if (full_rank) {
-    if (strides.size() != reduced.size()) {
-      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected '" + arg + "' of " +
-                                          std::to_string(reduced.size()) + " dimensions, got " +
-                                          std::to_string(t.dim()));
-    }
-    return strides;
-  }
-  std::vector<int64_t> aligned;
-  size_t k = 0;
-  for (bool r : reduced) {
-    if (r) {
-      aligned.push_back(0);
-    } else if (k < strides.size()) {
-      aligned.push_back(strides[k++]);
-    }
-  }
-  if (aligned.size() != reduced.size() || k != strides.size()) {
-    size_t kept = 0;
-    for (bool r : reduced) kept += r ? 0 : 1;
-    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected '" + arg + "' of " +
-                                        std::to_string(kept) + " dimensions (the kept ones), got " +
-                                        std::to_string(t.dim()));
-  }
-  return aligned;
-}
-
-}  // namespace
-
-// PlanReduce (plugin_shared.h).
-ReducePlan PlanReduce(const char* op, const Tensor& self, const Tensor& out,
-                      const std::vector<bool>& reduced, bool keepdim, bool write_reduced,
-                      const Tensor* indices) {
-  const tsr_device d = self.device(), o = out.device();
-  if (d.type != o.type || d.index != o.index) {
-    // A 0-dim CPU self may reach a device kernel; its memory is the host's.
-    const std::string found = d.type == TSR_DEVICE_CPU ? std::string("a CPU tensor")
-                                                       : "device type " + std::to_string(d.type) +
-                                                             " index " + std::to_string(d.index);
-    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected 'self' on the device of 'out' (" +
-                                        TESSERA_GPU_PLUGIN_NAME ":" + std::to_string(o.index) +
-                                        "), got " + found);
-  }
-  ReduceSpec spec;
-  spec.in = static_cast<const char*>(self.data_ptr());
-  spec.in_dtype = self.dtype();
-  spec.sizes = self.sizes().vec();
-  spec.in_strides = self.strides().vec();
-  spec.out = static_cast<char*>(out.data_ptr());
-  spec.out_dtype = out.dtype();
-  spec.reduced = reduced;
-  spec.write_reduced = write_reduced;
-  spec.out_strides = OutStrides(op, out, "out", reduced, keepdim || write_reduced);
-  if (indices != nullptr) {
-    spec.indices = static_cast<char*>(indices->data_ptr());
-    spec.indices_strides = OutStrides(op, *indices, "indices", reduced, keepdim);
-  }
-  ReducePlan plan;
-  std::string error;
-  if (!MakeReducePlan(spec, &plan, &error)) {
-    sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": " + error);
-  }
-  return plan;
-}
-
-// RunReduce (plugin_shared.h).
-void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& self,
-               const Tensor& out, const std::vector<bool>& reduced, bool keepdim, double param,
-               const Tensor* indices) {
-  if ((ReduceDtypes(kind) & Bit(compute)) == 0) Unsupported(op, compute, ReduceDtypes(kind));
-  const bool softmax = kind == ReduceKind::kSoftmax || kind == ReduceKind::kLogSoftmax;
-  const ReducePlan plan = PlanReduce(op, self, out, reduced, keepdim, softmax, indices);
-  if (plan.blocks == 0) return;
-  DeviceGuard guard(out.device().index);
-  Check(op, LaunchReduce(kind, compute, plan, param, sdk::current_stream(out.device())));
-}
-
-namespace {
-
 std::vector<int64_t> DimsOf(const std::optional<sdk::IntSpan>& dim) {
   return dim ? dim->vec() : std::vector<int64_t>{};
 }
@@ -845,7 +701,7 @@ void CheckProductOperands(const char* op, std::initializer_list<const Tensor*> o
                                           TESSERA_GPU_PLUGIN_NAME + ", got a CPU tensor");
     }
   }
-  if ((kFloatingDtypes & Bit(out.dtype())) == 0) Unsupported(op, out.dtype(), kFloatingDtypes);
+  RequireDtype(op, out.dtype(), kFloatingDtypes);
 }
 
 // The products' path (TESSERA_GPU_BLAS; blas.h, Note [cuBLAS at first use]).

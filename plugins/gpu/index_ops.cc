@@ -24,12 +24,6 @@ namespace {
 using sdk::Scalar;
 using sdk::Tensor;
 
-constexpr uint32_t Bit(int32_t dtype) { return uint32_t{1} << dtype; }
-
-void RequireDtype(const char* op, int32_t dtype, uint32_t supported) {
-  if ((supported & Bit(dtype)) == 0) Unsupported(op, dtype, supported);  // plugin_shared.h
-}
-
 // Every tensor argument is in the device's memory, but for a 0-dim CPU tensor, which PyTorch
 // lets join any device's op: OnDevice copies it to `device` (8 bytes at most).
 void RequireOnDevice(const char* op, const Tensor& t, const char* arg) {

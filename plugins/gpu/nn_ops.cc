@@ -16,6 +16,7 @@
 #include "gpu_device.h"
 #include "kernels_nn.h"
 #include "plugin_shared.h"
+#include "shape_text.h"
 #include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/stream.hpp"
 
@@ -30,19 +31,8 @@ using OptTensor = std::optional<Tensor>;
 
 std::string DtypeName(int32_t dtype) { return sdk::dtype_name(static_cast<tsr_dtype>(dtype)); }
 
-// A dtype outside the kernel's set: refused (UNIMPLEMENTED) before launching.
-void CheckDtype(const char* op, int32_t dtype, uint32_t supported) {
-  if ((supported & DtypeBit(dtype)) == 0) Unsupported(op, dtype, supported);
-}
-
 [[noreturn]] void Invalid(const char* op, const std::string& what) {
   sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": " + what);
-}
-
-std::string ShapeText(const std::vector<int64_t>& sizes) {
-  std::string s = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + "]";
 }
 
 // Operand: a tensor of the call, on the device, of dtype `dtype`.
@@ -89,10 +79,14 @@ std::tuple<Tensor, Tensor, Tensor> LayerNormOut(const Tensor& input, IntSpan nor
                                                 const Tensor& out2) {
   const char* op = "native_layer_norm.out";
   const int32_t dt = input.dtype();
-  CheckDtype(op, dt, kNormDtypes);
+  RequireDtype(op, dt, kNormDtypes);
   const NnOperand x = Operand(op, "input", input, dt);
   const int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size);
-  if (axis < 0) Invalid(op, "normalized_shape has more dims than the input");
+  if (axis < 0) {
+    Invalid(op, "expected 'normalized_shape' of at most the input's " +
+                    std::to_string(input.dim()) + " dims, got " +
+                    std::to_string(normalized_shape.size) + " dims");
+  }
   const NnOperand y = Operand(op, "out0", out0, dt);
   const NnOperand mean = Operand(op, "out1", out1, dt);
   const NnOperand rstd = Operand(op, "out2", out2, dt);
@@ -128,7 +122,7 @@ std::tuple<Tensor, Tensor, Tensor> BatchNormOut(
     double eps, const Tensor& out, const Tensor& save_mean, const Tensor& save_invstd) {
   const char* op = "native_batch_norm.out";
   const int32_t dt = input.dtype();
-  CheckDtype(op, dt, kNormDtypes);
+  RequireDtype(op, dt, kNormDtypes);
   const NnOperand x = Operand(op, "input", input, dt);
   if (x.sizes.size() < 2) {
     Invalid(op, "expected an input with at least 2 dims [N, C, ...], got " + ShapeText(x.sizes));
@@ -214,7 +208,7 @@ std::tuple<Tensor, Tensor> MaxPoolOut(const Tensor& self, IntSpan kernel_size, I
                                       const Tensor& out, const Tensor& indices) {
   const char* op = "max_pool2d_with_indices.out";
   const int32_t dt = self.dtype();
-  CheckDtype(op, dt, kMaxPoolDtypes);
+  RequireDtype(op, dt, kMaxPoolDtypes);
   const NnOperand x = PoolInput(op, self);
   const NnOperand y = Operand(op, "out", out, dt);
   const NnOperand idx = Operand(op, "indices", indices, TSR_DTYPE_INT64);
@@ -241,8 +235,9 @@ Tensor AvgPoolOut(const Tensor& self, IntSpan kernel_size, IntSpan stride, IntSp
                   const std::optional<int64_t>& divisor_override, const Tensor& out) {
   const char* op = "avg_pool2d.out";
   const int32_t dt = self.dtype();
-  CheckDtype(op, dt, kAvgPoolDtypes);
-  if (divisor_override && *divisor_override == 0) Invalid(op, "divisor must be not zero");
+  RequireDtype(op, dt, kAvgPoolDtypes);
+  if (divisor_override && *divisor_override == 0)
+    Invalid(op, "expected 'divisor_override' to be non-zero, got 0");
   const NnOperand x = PoolInput(op, self);
   const NnOperand y = Operand(op, "out", out, dt);
   CheckPooled(op, "out", x, y);
@@ -296,7 +291,7 @@ Tensor ConvolutionOut(const Tensor& input, const Tensor& weight, const OptTensor
                       IntSpan /*output_padding*/, int64_t groups, const Tensor& out) {
   const char* op = "convolution.out";
   const int32_t dt = input.dtype();
-  CheckDtype(op, dt, kConvDtypes);
+  RequireDtype(op, dt, kConvDtypes);
   const NnOperand x = Operand(op, "input", input, dt);
   const NnOperand w = Operand(op, "weight", weight, dt);
   const NnOperand y = Operand(op, "out", out, dt);
@@ -367,7 +362,7 @@ Tensor LinearOut(const Tensor& input, const Tensor& weight, const OptTensor& bia
                  const Tensor& out) {
   const char* op = "linear.out";
   const int32_t dt = input.dtype();
-  CheckDtype(op, dt, kConvDtypes);
+  RequireDtype(op, dt, kConvDtypes);
   const NnOperand x = Operand(op, "input", input, dt);
   const NnOperand w = Operand(op, "weight", weight, dt);
   const NnOperand y = Operand(op, "out", out, dt);

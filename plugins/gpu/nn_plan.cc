@@ -229,7 +229,9 @@ bool MakeConvArgs(const NnOperand& x, const NnOperand& weight, const NnOperand& 
   if (stride.size() != static_cast<size_t>(dims) || padding.size() != stride.size() ||
       dilation.size() != stride.size() || groups <= 0) {
     *error = "expected stride, padding and dilation of " + std::to_string(dims) +
-             " values and groups > 0";
+             " values each and groups > 0, got " + std::to_string(stride.size()) + ", " +
+             std::to_string(padding.size()) + " and " + std::to_string(dilation.size()) +
+             " values and groups=" + std::to_string(groups);
     return false;
   }
   args->x = x.data;
@@ -262,7 +264,9 @@ bool MakeConvArgs(const NnOperand& x, const NnOperand& weight, const NnOperand& 
     args->dilation[s] = missing ? 1 : dilation[d];
   }
   if (args->O % groups != 0 || args->C % groups != 0) {
-    *error = "expected channels divisible by groups=" + std::to_string(groups);
+    *error = "expected input and output channels divisible by groups=" + std::to_string(groups) +
+             ", got " + std::to_string(args->C) + " input and " + std::to_string(args->O) +
+             " output channels";
     return false;
   }
   return ElementBlocks(ConvElements(*args), blocks, error);

@@ -20,9 +20,11 @@ struct NnOperand {
 };
 
 // Each Make*Args fills *args from the operands (shapes as the op's meta function sized them)
-// and returns false with *error saying why for what the kernels cannot index (more than
-// kMaxDims dims, a grid of 2^31 blocks or more). *blocks: the launch's grid (0: nothing to
-// launch).
+// and returns false with *error saying why for what the kernels cannot index or run (more
+// than kMaxDims dims after merging dense ones, operands of the wrong rank, stride lengths or
+// groups that do not fit, batch norm's evaluation without running statistics). No size is
+// refused for its grid: *blocks, the launch's grid, is at most kNnMaxBlocks and the kernels
+// stride over the rows or elements past it (0: nothing to launch).
 
 // native_layer_norm: `axis`, the first normalized dim of x; mean and rstd of x's rank.
 bool MakeLayerNormArgs(const NnOperand& x, const NnOperand& y, const NnOperand& weight,
@@ -57,8 +59,9 @@ bool MakeConvArgs(const NnOperand& x, const NnOperand& weight, const NnOperand& 
                   bool transposed, int64_t groups, ConvArgs* args, uint32_t* blocks,
                   std::string* error);
 
-// ElementBlocks: the blocks of kNnThreads threads that cover `elements` (one thread each);
-// false past the grid's 2^31 - 1 blocks.
+// ElementBlocks: the blocks of kNnThreads threads that cover `elements` (one thread each),
+// capped at kNnMaxBlocks (the kernels' grid-stride loops take the rest); false only for a
+// negative count.
 bool ElementBlocks(int64_t elements, uint32_t* blocks, std::string* error);
 
 }  // namespace gpu

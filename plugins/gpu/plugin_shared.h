@@ -1,6 +1,6 @@
 // What the GPU plugin's op files (gpu_plugin.cc, scan_reduce_ops.cc, nn_ops.cc, index_ops.cc)
 // share: the refusal of an unsupported dtype, the check of a launch, and the planning and launch
-// of a reduction (reduce.h; Note [GPU reductions]). Defined in gpu_plugin.cc.
+// of a reduction (reduce.h; Note [GPU reductions]). Defined in plugin_shared.cc.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,10 @@ namespace gpu {
 // Unsupported fails with UNIMPLEMENTED: `op` has no kernel for dtype `compute` on this device;
 // `supported` (bits 1 << tsr_dtype) lists those it has.
 [[noreturn]] void Unsupported(const char* op, int32_t compute, uint32_t supported);
+
+// RequireDtype: Unsupported unless `supported` (bits 1 << tsr_dtype) has `compute`; every op
+// checks its compute dtype with it before planning or launching.
+void RequireDtype(const char* op, int32_t compute, uint32_t supported);
 
 // Check fails with INTERNAL when a launcher returned an error.
 void Check(const char* op, const std::string& launch_error);

@@ -74,11 +74,21 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     }
   }
   if (outputs == 0) return true;  // nothing to write
-  if (outputs * count > INT32_MAX || in_extent > INT32_MAX || out_extent > INT32_MAX ||
-      index_extent > INT32_MAX) {
-    *error = "the input has " + std::to_string(outputs * count) +
-             " elements; reductions of 2^31 elements or bytes and more are not implemented on "
-             "the GPU yet";
+  // What exceeds 32-bit indexing: the input's element count, or the byte extent (the largest
+  // byte offset) of the input, the output or the indices.
+  std::string too_large;
+  if (outputs * count > INT32_MAX) {
+    too_large = "the input has " + std::to_string(outputs * count) + " elements";
+  } else if (in_extent > INT32_MAX) {
+    too_large = "the input spans " + std::to_string(in_extent) + " bytes";
+  } else if (out_extent > INT32_MAX) {
+    too_large = "the output spans " + std::to_string(out_extent) + " bytes";
+  } else if (index_extent > INT32_MAX) {
+    too_large = "the indices span " + std::to_string(index_extent) + " bytes";
+  }
+  if (!too_large.empty()) {
+    *error = too_large +
+             "; reductions of 2^31 elements or bytes and more are not implemented on the GPU yet";
     return false;
   }
   if (count == 0) reduced.clear();

@@ -14,6 +14,7 @@
 #include "gpu_device.h"
 #include "plugin_shared.h"
 #include "scan.h"
+#include "shape_text.h"
 #include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/stream.hpp"
 
@@ -25,11 +26,7 @@ namespace sdk = ::tessera::sdk;
 using sdk::Scalar;
 using sdk::Tensor;
 
-std::string ShapeOf(const Tensor& t) {
-  std::string s = "[";
-  for (int64_t d : t.sizes().vec()) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
+std::string ShapeOf(const Tensor& t) { return ShapeText(t.sizes().vec()); }
 
 // max / min over zero elements have no identity (PyTorch refuses them too).
 void CheckNonEmpty(const char* op, const Tensor& self, const std::vector<bool>& reduced) {

@@ -588,6 +588,23 @@ TEST_P(GpuPluginTest, NnOpsMatchTheCpu) {
   static const tsr_op* convolution = tessera::find_op("convolution");
   static const tsr_op* linear = tessera::find_op("linear");
   static const tsr_op* transpose = tessera::find_op("transpose.int");
+  // Each op and its out= form are native: none may run on the CPU fallback (a missing
+  // registration would otherwise pass, the fallback computing the CPU's result).
+  const char* natives[] = {"native_layer_norm",
+                           "native_layer_norm.out",
+                           "native_batch_norm",
+                           "native_batch_norm.out",
+                           "max_pool2d_with_indices",
+                           "max_pool2d_with_indices.out",
+                           "avg_pool2d",
+                           "avg_pool2d.out",
+                           "convolution",
+                           "convolution.out",
+                           "linear",
+                           "linear.out"};
+  std::vector<int64_t> before;
+  for (const char* op : natives)
+    before.push_back(tsr_fallback_count(tsr_string{op, std::strlen(op)}));
   using V = std::vector<int64_t>;
   for (tsr_dtype dtype : kDtypes) {
     SCOPED_TRACE(tessera::sdk::dtype_name(dtype));
@@ -648,6 +665,10 @@ TEST_P(GpuPluginTest, NnOpsMatchTheCpu) {
     CompareWithCpu("linear no bias", [&](bool g) {
       return tessera::call1(linear, on(x1, g), on(lw, g), std::nullopt);
     });
+  }
+  for (size_t i = 0; i < std::size(natives); ++i) {
+    EXPECT_EQ(tsr_fallback_count(tsr_string{natives[i], std::strlen(natives[i])}), before[i])
+        << natives[i] << " ran on the CPU fallback";
   }
 }
 
@@ -817,13 +838,28 @@ TEST_P(GpuPluginTest, ScansMaxMinAnyAllLogSumExpAndNormMatchTheCpuNatively) {
       }
     }
   }
-  // NaN and infinities: max.dim returns the first NaN's index, logsumexp of -inf rows is -inf.
+  // NaN and infinities: max.dim and min.dim return the first NaN's index (PyTorch's; the last
+  // row has two, unlike max_pool2d, where the last NaN of a window wins), logsumexp of -inf
+  // rows is -inf.
   const Tensor special = Tensor::from_host<float>(
-      {1, NAN, 3, NAN, -INFINITY, -INFINITY, 2, INFINITY, -INFINITY}, {3, 3}, TSR_DTYPE_FLOAT32);
+      {1, NAN, 3, NAN, -INFINITY, -INFINITY, 2, INFINITY, -INFINITY, 5, NAN, NAN}, {4, 3},
+      TSR_DTYPE_FLOAT32);
   for (size_t k = 0; k < 2; ++k) {
     CompareWithCpu("max.dim NaN", [&](bool g) {
       return tessera::call(max_dim, on(special, g), int64_t{1}, false)[k];
     });
+    CompareWithCpu("min.dim NaN", [&](bool g) {
+      return tessera::call(min_dim, on(special, g), int64_t{1}, false)[k];
+    });
+  }
+  for (const tsr_op* op : {max_dim, min_dim}) {
+    const std::vector<int64_t> first_nan =
+        tessera::to(tessera::call(op, on(special, true), int64_t{1}, false)[1], "cpu")
+            .to_vector<int64_t>();
+    ASSERT_EQ(first_nan.size(), 4u);
+    EXPECT_EQ(first_nan[0], 1);
+    EXPECT_EQ(first_nan[1], 0);
+    EXPECT_EQ(first_nan[3], 1) << "the first of the row's two NaNs";
   }
   CompareWithCpu("logsumexp inf", [&](bool g) {
     return tessera::call1(logsumexp, on(special, g), std::vector<int64_t>{1}, false);

@@ -882,6 +882,14 @@ TEST(GpuConvolution, NonContiguousOperandsAndEmptyBatch) {
   EXPECT_FALSE(MakeConvArgs(x.Op(), w.Op(), {}, y.Op(), {1}, {0, 0}, {1, 1}, false, 1, &args,
                             &blocks, &error));
   EXPECT_THAT(error, HasSubstr("stride, padding and dilation of 2 values"));
+  EXPECT_THAT(error, HasSubstr("got 1, 2 and 2 values and groups=1"));
+  EXPECT_FALSE(MakeConvArgs(x.Op(), w.Op(), {}, y.Op(), {1, 1}, {0, 0}, {1, 1, 1}, false, 0, &args,
+                            &blocks, &error));
+  EXPECT_THAT(error, HasSubstr("got 2, 2 and 3 values and groups=0"));
+  // 3 input and 4 output channels in 2 groups: the input's do not divide.
+  EXPECT_FALSE(MakeConvArgs(x.Op(), w.Op(), {}, y.Op(), {1, 1}, {0, 0}, {1, 1}, false, 2, &args,
+                            &blocks, &error));
+  EXPECT_THAT(error, HasSubstr("divisible by groups=2, got 3 input and 4 output channels"));
 }
 
 }  // namespace

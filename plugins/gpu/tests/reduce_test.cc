@@ -91,6 +91,7 @@ TEST(GpuReducePlan, MergesDimensionsOfEachKindAndRefusesWhatItCannotIndex) {
   spec.sizes = {int64_t{1} << 31};
   spec.in_strides = {1};
   EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
+  EXPECT_THAT(error, HasSubstr("the input has 2147483648 elements"));
   EXPECT_THAT(error, HasSubstr("2^31"));
   // No output element: nothing to launch.
   spec.sizes = {0, 4};
@@ -99,6 +100,40 @@ TEST(GpuReducePlan, MergesDimensionsOfEachKindAndRefusesWhatItCannotIndex) {
   spec.reduced = {false, true};
   ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
   EXPECT_EQ(p.blocks, 0u);
+}
+
+TEST(GpuReducePlan, NamesTheExtentThatExceeds32BitIndexing) {
+  // Few elements, but a byte extent past INT32_MAX: the message says whose (the plan never
+  // reads memory, so the pointers need not span it).
+  float in[8] = {}, out[8] = {};
+  int64_t indices[8] = {};
+  ReduceSpec spec;
+  spec.in = reinterpret_cast<const char*>(in);
+  spec.out = reinterpret_cast<char*>(out);
+  spec.sizes = {4, 2};
+  spec.reduced = {false, true};
+  ReducePlan p;
+  std::string error;
+  // The input: 3 * 2^30 elements * 4 bytes past its start.
+  spec.in_strides = {int64_t{1} << 30, 1};
+  spec.out_strides = {1, 0};
+  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
+  EXPECT_THAT(error, HasSubstr("the input spans 12884901892 bytes"));
+  EXPECT_THAT(error, HasSubstr("2^31"));
+  // The output.
+  spec.in_strides = {2, 1};
+  spec.out_strides = {int64_t{1} << 30, 0};
+  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
+  EXPECT_THAT(error, HasSubstr("the output spans 12884901888 bytes"));
+  // max.dim's indices (int64): 3 * 2^29 * 8 bytes.
+  spec.out_strides = {1, 0};
+  spec.indices = reinterpret_cast<char*>(indices);
+  spec.indices_strides = {int64_t{1} << 29, 0};
+  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
+  EXPECT_THAT(error, HasSubstr("the indices span 12884901888 bytes"));
+  // Within bounds, the same shapes plan.
+  spec.indices_strides = {1, 0};
+  EXPECT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
 }
 
 TEST(GpuReduce, SumMeanProdOverDimListsAndManyBlocks) {

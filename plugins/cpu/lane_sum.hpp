@@ -64,6 +64,16 @@ T strided_lane_sum(const char* p, int64_t stride, int64_t n) {
 float contiguous_lane_sum(const float* x, int64_t n);
 double contiguous_lane_sum(const double* x, int64_t n);
 
+// Note [Four streams]
+// One core streaming one array keeps too few loads in flight to reach the memory bandwidth it
+// could use: reading four places at once, a quarter of a span apart, each with its own
+// prefetch stream, summed 16M floats some 25 % faster on this machine (a standalone loop,
+// 1 thread: 21-27 GB/s against 17-19). contiguous_lane_sums sums `count` consecutive leaves of
+// `leaf` elements each (out[j]: the leaf at x + j * leaf) that way where it can (AVX2, count a
+// multiple of 4), each leaf exactly as contiguous_lane_sum would: results do not change.
+void contiguous_lane_sums(const float* x, int64_t leaf, int64_t count, float* out);
+void contiguous_lane_sums(const double* x, int64_t leaf, int64_t count, double* out);
+
 namespace internal {
 // Each vector unit's variant, for the tests: the 16-byte one, and AVX2's (false where the
 // compiler or the CPU has no AVX2).

@@ -5,8 +5,9 @@
 // The lanes are wide enough for four independent vector accumulators of the widest vectors the
 // machine has (AVX2: 4 x 8 floats, 4 x 4 doubles): a streaming sum is bound by how many loads
 // the core keeps in flight, and a quarter of the instructions per byte of the 8-lane SSE2 loop
-// it replaces keeps more of them in flight (a 16M-float sum at 1 thread, interleaved runs on
-// this machine: some 14 GB/s before, 16 to 17 after).
+// it replaces keeps more of them in flight (a standalone loop summing 16M floats at 1 thread,
+// interleaved runs on this machine: some 14 GB/s before, 16 to 17 after; in the plugin the
+// gain showed only with Note [Four streams] below).
 //
 // Contiguous leaves run vectorized, on AVX2 where the CPU has it (chosen once, at the first
 // call) and on 16-byte vectors elsewhere; strided leaves run one element at a time. All three do

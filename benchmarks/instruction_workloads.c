@@ -139,6 +139,33 @@ static void add_verify(void) {
   tsr_stack_clear(stack);
 }
 
+/* ---- add_values: the same add through the packed entry point, tsr_op_call_values (one call
+ * with every argument in an array, the result a new reference), as tessera::add(a, b) calls it
+ * on a 1.1 runtime ---- */
+
+static tsr_tensor* add_values_call(void) {
+  tsr_value args[3], ret;
+  size_t n = 0;
+  memset(args, 0, sizeof args);
+  args[0].kind = TSR_VALUE_TENSOR;
+  args[0].u.tensor = a;
+  args[1].kind = TSR_VALUE_TENSOR;
+  args[1].u.tensor = b;
+  args[2].kind = TSR_VALUE_SCALAR;
+  args[2].u.scalar = one();
+  check(tsr_op_call_values(op, args, 3, &ret, 1, &n), "tsr_op_call_values");
+  if (n != 1 || ret.kind != TSR_VALUE_TENSOR) die("add.Tensor did not return one tensor");
+  return ret.u.tensor;
+}
+
+static void add_values_run(void) { tsr_tensor_release(add_values_call()); }
+
+static void add_values_verify(void) {
+  tsr_tensor* c = add_values_call();
+  if (value_of(c) != 3.0f) die("add(1, 2) is not 3");
+  tsr_tensor_release(c);
+}
+
 /* ---- add_: a += b in place, add_.Tensor on the CPU plugin (b = 0 keeps a fixed) ---- */
 
 static void add_inplace_setup(void) {
@@ -262,6 +289,8 @@ typedef struct workload {
 static const workload kWorkloads[] = {
     {"add", "1-element float32 add.Tensor on the CPU plugin (out= kernel, functional derived)",
      add_setup, add_run, add_verify, 100},
+    {"add_values", "the same add through tsr_op_call_values (packed arguments, one call)",
+     add_setup, add_values_run, add_values_verify, 100},
     {"add_", "1-element float32 add_.Tensor on the CPU plugin (in-place derived from out=)",
      add_inplace_setup, add_inplace_run, add_inplace_verify, 100},
     {"noop", "gate::noop on a 1-element CPU tensor: a kernel that does nothing (dispatcher only)",

@@ -474,6 +474,10 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   internal::KernelCall call;
   if (backend) {
     TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.plan));
+    if (lookup.kernel->packed != nullptr) {  // Note [Packed kernel calls]
+      if (!entry.written.empty()) TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
+      return internal::CallPacked(entry, entry, *lookup.kernel, call.plan, stack);
+    }
     internal::RecordCall(entry, *stack, &call);
   }
   if (!entry.written.empty() && key != DispatchKey::kMeta) {

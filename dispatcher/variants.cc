@@ -176,6 +176,7 @@ absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry,
                                                entry.name,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
+  if (kernel->packed != nullptr) return CallPacked(caller, entry, *kernel, call->plan, stack);
   RecordCall(entry, *stack, call);
   {
     PlanScope plan(stack, call->plan.has_outputs() ? &call->plan : nullptr);

@@ -141,6 +141,14 @@ void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call
 absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry& entry,
                                 const KernelFunction& kernel, const KernelCall& call,
                                 const Stack& results);
+// CallPacked runs the packed entry of `kernel` (an out= or in-place kernel of `entry`, Note
+// [Packed kernel calls]) on `stack`, whose outputs are prepared as `plan` says, checks what it
+// returns, and leaves the returns on `stack`. `caller` names the op the user called.
+absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
+                        const KernelFunction& kernel, const CallPlan& plan, Stack* stack);
+// The most returns a packed call has (a kernel for an op with more gets no packed entry).
+inline constexpr size_t kMaxPackedReturns = 4;
+
 // CheckWrittenMemory refuses a call whose written tensors overlap themselves or its inputs
 // (Note [Memory overlap], dispatcher/memory_overlap_check.cc).
 absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "dispatcher/call_plan.h"
 #include "stable_abi/src/handles.h"
+#include "stable_abi/src/values.h"
 #include "tessera/c/kernel.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
@@ -45,23 +46,6 @@ void Clear(tsr_tensor_view* v, size_t stride) {
   v->ndim = -1;
 }
 
-void Fill(tsr_tensor_view* v, size_t stride, const TensorImpl& t) {
-  if (stride > kViewSize)
-    std::memset(reinterpret_cast<unsigned char*>(v) + kViewSize, 0, stride - kViewSize);
-  v->struct_size = stride;
-  v->tensor = reinterpret_cast<tsr_tensor*>(const_cast<TensorImpl*>(&t));
-  v->data = t.data_ptr();
-  v->sizes = t.sizes().data();
-  v->strides = t.strides().data();
-  v->storage_offset = t.storage_offset();
-  v->numel = t.numel();
-  v->device = tsr_device{static_cast<int32_t>(t.device().type), t.device().index};
-  v->dtype = static_cast<int32_t>(t.dtype());
-  v->ndim = static_cast<int32_t>(t.dim());
-  v->flags = t.is_contiguous() ? TSR_VIEW_CONTIGUOUS : 0u;
-  v->reserved = 0;
-}
-
 void FillSpec(tsr_tensor_view* v, size_t stride, const TensorSpec& spec, Device device) {
   std::memset(v, 0, stride);
   v->struct_size = stride;
@@ -96,7 +80,7 @@ tsr_error* tsr_stack_get_tensor_views(const tsr_stack* stack, size_t first, size
   for (size_t k = 0; k < count; ++k) {
     const Value& v = s[first + k];
     if (v.is_tensor() && v.tensor().defined()) {
-      Fill(At(views, stride, k), stride, *v.tensor().impl());
+      FillView(*v.tensor().impl(), At(views, stride, k), stride);
     } else {
       Clear(At(views, stride, k), stride);
     }
@@ -121,11 +105,10 @@ tsr_error* tsr_stack_get_call_plan(const tsr_stack* stack, tsr_call_plan* plan,
                 plan->struct_size - sizeof(tsr_call_plan));
   }
   const CallPlan* p = Unwrap(stack)->plan();
-  plan->compute_dtype =
-      p != nullptr && p->compute_dtype ? static_cast<int32_t>(*p->compute_dtype) : -1;
-  plan->num_outputs = p != nullptr ? static_cast<int32_t>(p->outputs.size()) : 0;
-  plan->device = p != nullptr ? tsr_device{static_cast<int32_t>(p->device.type), p->device.index}
-                              : tsr_device{TSR_DEVICE_CPU, 0};
+  const tsr_call_plan c = PlanToC(p);
+  plan->compute_dtype = c.compute_dtype;
+  plan->num_outputs = c.num_outputs;
+  plan->device = c.device;
   if (p == nullptr) return nullptr;
   const size_t stride = capacity != 0 ? outputs[0].struct_size : 0;
   for (size_t j = 0; j < capacity && j < p->outputs.size(); ++j) {

@@ -11,6 +11,7 @@
 #include "stable_abi/src/kernel_schema.h"
 #include "stable_abi/src/runtime_state.h"
 #include "stable_abi/src/typed_kernel.h"
+#include "stable_abi/src/values.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
 using namespace tessera::capi;  // NOLINT
@@ -22,8 +23,9 @@ namespace {
 struct CKernel {
   tsr_boxed_kernel_fn fn;
   void* context;
-  std::shared_ptr<PluginGate> gate;  // NULL for kernels registered by the application
-  std::string name;                  // for errors
+  std::shared_ptr<PluginGate> gate;       // NULL for kernels registered by the application
+  std::string name;                       // for errors
+  tsr_packed_kernel_fn packed = nullptr;  // the packed entry (Note [Packed kernel calls])
 };
 
 absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
@@ -40,6 +42,78 @@ absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
   } catch (...) {  // Note [Exceptions from plugin code]
     return KernelThrew(op.name(), k.name, k.gate.get());
   }
+}
+
+// The most arguments a packed call passes (an op with more gets the boxed entry only): the
+// values and views live on PackedTrampoline's frame.
+constexpr size_t kMaxPackedArguments = 16;
+
+// PackedTrampoline: the packed entry of a C kernel (Note [Packed kernel calls] in
+// dispatcher/kernel_results.cc): the stack's values and views in one tsr_kernel_call.
+absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* stack,
+                              const CallPlan* plan, absl::Span<const TensorImpl*> returned) {
+  const CKernel& k = *static_cast<const CKernel*>(context);
+  const size_t n = stack->size();
+  if (ABSL_PREDICT_FALSE(n > kMaxPackedArguments ||
+                         returned.size() > internal::kMaxPackedReturns)) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: kernel '%s' has a packed entry, but the call has %d arguments and %d returns (at "
+        "most %d and %d)",
+        op.name(), k.name, n, returned.size(), kMaxPackedArguments, internal::kMaxPackedReturns));
+  }
+  tsr_value args[kMaxPackedArguments];
+  tsr_tensor_view view_storage[kMaxPackedArguments];
+  const tsr_tensor_view* views[kMaxPackedArguments];
+  bool has_list = false;
+  for (size_t i = 0; i < n; ++i) {
+    const Value& v = (*stack)[i];
+    if (v.is_tensor() && v.tensor().defined()) {  // the common case, without ValueToC's switch
+      // Note [Device memory belongs to its plugin instance], as CheckArguments checks it.
+      if (ABSL_PREDICT_FALSE(Orphaned(v.tensor()))) {
+        return OrphanedError(
+            v.tensor(), absl::StrFormat("%s: argument %d of kernel '%s'", op.name(), i, k.name));
+      }
+      args[i].kind = TSR_VALUE_TENSOR;
+      args[i].u.tensor = reinterpret_cast<tsr_tensor*>(v.tensor().impl());
+      FillView(*v.tensor().impl(), &view_storage[i]);
+      views[i] = &view_storage[i];
+    } else {
+      has_list |= v.is_tensor_list();
+      args[i] = ValueToC(v);
+      views[i] = nullptr;
+    }
+  }
+  if (has_list) {  // the lists' tensors: rare on a packed call
+    if (absl::Status s = CheckArguments(*stack, op.name(), k.name); !s.ok()) return s;
+  }
+  const tsr_call_plan c_plan = PlanToC(plan);
+  tsr_value returns[internal::kMaxPackedReturns];
+  for (tsr_value& r : returns) r.kind = TSR_VALUE_NONE;
+  tsr_kernel_call call;
+  call.struct_size = sizeof call;
+  call.op = Wrap(op);
+  call.stack = Wrap(stack);
+  call.args = args;
+  call.views = views;
+  call.num_args = n;
+  call.plan = &c_plan;
+  call.returns = returns;
+  call.num_returns = returned.size();
+  if (k.gate && !k.gate->Enter()) {
+    return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
+                                                  op.name(), k.gate->plugin_name()));
+  }
+  GateExit exit(k.gate.get());
+  absl::Status status;
+  try {
+    status = StatusFrom(k.packed(k.context, &call));
+  } catch (...) {  // Note [Exceptions from plugin code]
+    return KernelThrew(op.name(), k.name, k.gate.get());
+  }
+  for (size_t r = 0; r < returned.size(); ++r) {
+    returned[r] = returns[r].kind == TSR_VALUE_TENSOR ? Unwrap(returns[r].u.tensor) : nullptr;
+  }
+  return status;
 }
 
 absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,
@@ -59,6 +133,20 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
   kernel.context = k.get();
   kernel.owner = k;
   return kernel;
+}
+
+// UsePacked gives `kernel` its packed entry where the dispatcher may call it (Note [Packed
+// kernel calls]): an op whose returns are all written arguments, within the packed call's
+// limits. Elsewhere the kernel keeps its boxed entry alone, which computes the same. (An
+// adapted kernel, AdaptKernel, is wrapped without it: its stack differs from the op's.)
+void UsePacked(tsr_packed_kernel_fn packed, const internal::OperatorEntry* entry,
+               KernelFunction* kernel) {
+  if (!entry->returns_only_written || entry->schema.arguments.size() > kMaxPackedArguments ||
+      entry->schema.returns.size() > internal::kMaxPackedReturns) {
+    return;
+  }
+  static_cast<CKernel*>(kernel->context)->packed = packed;
+  kernel->packed = &PackedTrampoline;
 }
 
 absl::StatusOr<DispatchKey> ToKey(int32_t device_type, const char* what) {
@@ -105,6 +193,15 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     const std::string_view stated_schema =
         TSR_FIELD_FITS(tsr_kernel_desc, schema, desc->struct_size) ? View(desc->schema)
                                                                    : std::string_view();
+    // `packed` (1.1) is the optional fast entry of a boxed kernel.
+    const tsr_packed_kernel_fn packed =
+        TSR_FIELD_FITS(tsr_kernel_desc, packed, desc->struct_size) ? desc->packed : nullptr;
+    if (packed != nullptr && desc->boxed == nullptr) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       absl::StrFormat("%s: desc->packed is set for %s without desc->boxed (a "
+                                       "packed entry is the fast path of a boxed kernel)",
+                                       fn, op_name));
+    }
     if ((desc->boxed != nullptr) == (typed != nullptr)) {
       return MakeError(absl::StatusCode::kInvalidArgument,
                        absl::StrFormat("%s: set exactly one of desc->boxed and desc->typed for %s",
@@ -124,8 +221,8 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       // A plugin's other kernels still load; the report says which one did not and why.
       ++plugin->kernels_refused;
       plugin->kernel_notes.push_back(why);
-      plugin->kernel_records.push_back({op_name, name, std::string(stated_schema), why,
-                                        desc->device_type, TSR_KERNEL_REFUSED});
+      plugin->kernel_records.push_back(
+          {op_name, name, std::string(stated_schema), why, desc->device_type, TSR_KERNEL_REFUSED});
       RuntimeApi().log(TSR_LOG_WARNING, tsr_string{why.data(), why.size()});
       return nullptr;
     }
@@ -136,6 +233,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       if (kernel.ok() && plugin != nullptr) kernel->plugin = plugin->name;
     } else {
       kernel = MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
+      if (kernel.ok() && packed != nullptr) UsePacked(packed, op->entry(), &*kernel);
     }
     if (!kernel.ok()) return ToError(kernel.status());
     const bool adapted = binding->kind != KernelBinding::Kind::kSame;

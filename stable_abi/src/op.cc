@@ -1,6 +1,7 @@
 // The C ABI's ops, stacks and registrations over dispatcher/op_registry.h.
 #include "tessera/c/op.h"
 
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -8,6 +9,7 @@
 #include "dispatcher/internal/operator_entry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
+#include "stable_abi/src/values.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
 using namespace tessera::capi;  // NOLINT
@@ -51,6 +53,29 @@ tsr_error* Push(tsr_stack* stack, const char* fn, V&& value) {
     Unwrap(stack)->push_back(Value(std::forward<V>(value)));
     return nullptr;
   });
+}
+
+// PushC appends the value a tsr_value stands for (the conversions and their checks are the
+// packed calls', values.h).
+tsr_error* PushC(tsr_stack* stack, const char* fn, const tsr_value& value) {
+  return Guard(fn, [&]() -> tsr_error* {
+    if (tsr_error* e = CheckStack(stack, fn)) return e;
+    return ToError(AppendFromC(value, fn, /*index=*/-1, Unwrap(stack)));
+  });
+}
+
+tsr_value CValue(tsr_value_kind kind) {
+  tsr_value c;
+  std::memset(&c, 0, sizeof c);
+  c.kind = kind;
+  return c;
+}
+
+tsr_value CList(tsr_value_kind kind, const void* data, size_t n) {
+  tsr_value c = CValue(kind);
+  c.u.list.data = data;
+  c.u.list.size = n;
+  return c;
 }
 
 // At returns value `index` of the expected kind, or an error naming both kinds. `dest` is the
@@ -140,6 +165,74 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
   });
 }
 
+// Note [Packed calls]
+// tsr_op_call makes an application pay a table call per argument pushed, one to read each
+// return and one to clear the stack: for a 1-element add about as much as the dispatcher's own
+// work. tsr_op_call_values takes every argument in one array and hands the returns back in
+// another, building the dispatcher's Stack on this frame; tensors cross as borrowed handles in
+// and new references out, so no value is copied twice. The op's returns are checked against
+// the caller's array before anything runs, so an op is never run for returns that cannot be
+// handed back. Kernels see no difference: the dispatcher gets the same bound Stack.
+tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t num_args,
+                              tsr_value* returns, size_t capacity, size_t* num_returns) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    constexpr const char* fn = "tsr_op_call_values";
+    if (num_returns != nullptr) *num_returns = 0;
+    if (op == nullptr) return Invalid("tsr_op_call_values: expected an op, got NULL");
+    if (args == nullptr && num_args > 0) {
+      return Invalid(absl::StrFormat("%s: expected %d arguments, got NULL args", fn, num_args));
+    }
+    if (returns == nullptr && capacity > 0) {
+      return Invalid(
+          absl::StrFormat("%s: expected room for %d returns, got NULL returns", fn, capacity));
+    }
+    const OperatorHandle handle = Unwrap(op);
+    internal::OperatorEntry& entry = *handle.entry();
+    const std::vector<Argument>& schema_returns = entry.schema.returns;
+    if (capacity < schema_returns.size()) {
+      return Invalid(
+          absl::StrFormat("%s: %s returns %d values, expected room for them, got a "
+                          "capacity of %d",
+                          fn, entry.name, schema_returns.size(), capacity));
+    }
+    for (size_t r = 0; r < schema_returns.size(); ++r) {
+      const SchemaType& type = schema_returns[r].type;
+      if (type.is_list || type.base == BaseType::kStr) {
+        return Invalid(absl::StrFormat(
+            "%s: %s returns %s (return %d), which a tsr_value cannot hand back; call it through "
+            "tsr_op_call",
+            fn, entry.name, type.ToString(), r));
+      }
+    }
+    Stack stack;
+    for (size_t i = 0; i < num_args; ++i) {
+      if (absl::Status s = AppendFromC(args[i], fn, static_cast<int64_t>(i), &stack); !s.ok()) {
+        return ToError(s);
+      }
+    }
+    if (ABSL_PREDICT_FALSE(entry.deprecation.load(std::memory_order_relaxed) != nullptr)) {
+      WarnDeprecatedOnce(entry);
+    }
+    if (absl::Status s = handle.registry().Call(handle, &stack); !s.ok()) return ToError(s);
+    if (ABSL_PREDICT_FALSE(stack.size() > capacity)) {  // the dispatcher checked the count
+      return MakeError(absl::StatusCode::kInternal,
+                       absl::StrFormat("%s: %s left %d returns, room for %d", fn, entry.name,
+                                       stack.size(), capacity));
+    }
+    for (size_t r = 0; r < stack.size(); ++r) {
+      Value& v = stack[r];
+      if (v.is_tensor() && v.tensor().defined()) {
+        returns[r] = CValue(TSR_VALUE_TENSOR);
+        returns[r].u.tensor = Wrap(std::move(v.tensor()));  // the stack's reference, handed on
+      } else {
+        returns[r] = ValueToC(v);  // ints, doubles, bools, Scalars, dtypes, devices, None
+      }
+    }
+    if (num_returns != nullptr) *num_returns = stack.size();
+    return nullptr;
+  });
+}
+
 tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (out) *out = nullptr;
@@ -204,60 +297,36 @@ tsr_error* tsr_stack_push_bool(tsr_stack* stack, int32_t value) {
   return Push(stack, __func__, value != 0);
 }
 tsr_error* tsr_stack_push_string(tsr_stack* stack, tsr_string value) {
-  if (value.data == nullptr && value.size > 0) {
-    return Invalid("tsr_stack_push_string: expected characters, got NULL");
-  }
-  return Push(stack, __func__, std::string(View(value)));
+  tsr_value c = CValue(TSR_VALUE_STRING);
+  c.u.string = value;
+  return PushC(stack, __func__, c);
 }
 tsr_error* tsr_stack_push_int_list(tsr_stack* stack, const int64_t* values, size_t n) {
-  if (values == nullptr && n > 0) return Invalid("tsr_stack_push_int_list: got NULL values");
-  return Push(stack, __func__, IntList(values, values + n));
+  return PushC(stack, __func__, CList(TSR_VALUE_INT_LIST, values, n));
 }
 tsr_error* tsr_stack_push_double_list(tsr_stack* stack, const double* values, size_t n) {
-  if (values == nullptr && n > 0) return Invalid("tsr_stack_push_double_list: got NULL values");
-  return Push(stack, __func__, std::vector<double>(values, values + n));
+  return PushC(stack, __func__, CList(TSR_VALUE_DOUBLE_LIST, values, n));
 }
 tsr_error* tsr_stack_push_tensor_list(tsr_stack* stack, tsr_tensor* const* tensors, size_t n) {
-  if (tensors == nullptr && n > 0) return Invalid("tsr_stack_push_tensor_list: got NULL tensors");
-  return Guard(__func__, [&]() -> tsr_error* {
-    std::vector<Tensor> list;
-    list.reserve(n);
-    for (size_t i = 0; i < n; ++i) list.push_back(tensors[i] ? Borrow(tensors[i]) : Tensor());
-    return Push(stack, "tsr_stack_push_tensor_list", std::move(list));
-  });
+  return PushC(stack, __func__, CList(TSR_VALUE_TENSOR_LIST, tensors, n));
 }
 tsr_error* tsr_stack_push_scalar(tsr_stack* stack, tsr_scalar value) {
-  switch (value.kind) {
-    case TSR_SCALAR_BOOL:
-      return Push(stack, __func__, Scalar(value.i != 0));
-    case TSR_SCALAR_INT:
-      return Push(stack, __func__, Scalar(value.i));
-    case TSR_SCALAR_DOUBLE:
-      return Push(stack, __func__, Scalar(value.d));
-  }
-  return Invalid(absl::StrFormat(
-      "tsr_stack_push_scalar: expected a tsr_scalar_kind in [0, 3), got %d", value.kind));
+  tsr_value c = CValue(TSR_VALUE_SCALAR);
+  c.u.scalar = value;
+  return PushC(stack, __func__, c);
 }
 tsr_error* tsr_stack_push_dtype(tsr_stack* stack, tsr_dtype value) {
-  const int32_t raw = RawEnum(value);
-  if (!IsValidScalarType(raw)) {
-    return Invalid(absl::StrFormat("tsr_stack_push_dtype: expected a tsr_dtype in [0, %d), got %d",
-                                   kNumScalarTypes, raw));
-  }
-  return Push(stack, __func__, static_cast<ScalarType>(raw));
+  tsr_value c = CValue(TSR_VALUE_DTYPE);
+  c.u.dtype = RawEnum(value);
+  return PushC(stack, __func__, c);
 }
 tsr_error* tsr_stack_push_device(tsr_stack* stack, tsr_device value) {
-  absl::StatusOr<Device> device = ToDevice(value, "tsr_stack_push_device");
-  if (!device.ok()) return ToError(device.status());
-  return Push(stack, __func__, *device);
+  tsr_value c = CValue(TSR_VALUE_DEVICE);
+  c.u.device = value;
+  return PushC(stack, __func__, c);
 }
 tsr_error* tsr_stack_push_bool_list(tsr_stack* stack, const uint8_t* values, size_t n) {
-  if (values == nullptr && n > 0) return Invalid("tsr_stack_push_bool_list: got NULL values");
-  return Guard(__func__, [&]() -> tsr_error* {
-    BoolList list(n);
-    for (size_t i = 0; i < n; ++i) list[i] = values[i] != 0;
-    return Push(stack, "tsr_stack_push_bool_list", std::move(list));
-  });
+  return PushC(stack, __func__, CList(TSR_VALUE_BOOL_LIST, values, n));
 }
 
 tsr_error* tsr_stack_push_default(tsr_stack* stack) {

@@ -117,6 +117,7 @@ tsr_runtime_api MakeApi() {
   api.stack_push_bool_list = &tsr_stack_push_bool_list;
   api.stack_get_bool_list = &tsr_stack_get_bool_list;
   api.stream_current_native = &tsr_stream_current_native;
+  api.op_call_values = &tsr_op_call_values;
   return api;
 }
 

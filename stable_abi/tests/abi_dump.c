@@ -59,6 +59,7 @@ int main(void) {
   FIELD(tsr_kernel_desc, kernel_name);
   FIELD(tsr_kernel_desc, typed);
   FIELD(tsr_kernel_desc, schema);
+  FIELD(tsr_kernel_desc, packed);
   END(tsr_kernel_desc);
 
   BEGIN(tsr_device_interface);
@@ -163,6 +164,33 @@ int main(void) {
   FIELD(tsr_kernel_info, schema);
   FIELD(tsr_kernel_info, note);
   END(tsr_kernel_info);
+
+  BEGIN(tsr_value);
+  FIELD(tsr_value, kind);
+  FIELD(tsr_value, reserved);
+  FIELD(tsr_value, u.tensor);
+  FIELD(tsr_value, u.i);
+  FIELD(tsr_value, u.d);
+  FIELD(tsr_value, u.b);
+  FIELD(tsr_value, u.dtype);
+  FIELD(tsr_value, u.device);
+  FIELD(tsr_value, u.scalar);
+  FIELD(tsr_value, u.string);
+  FIELD(tsr_value, u.list.data);
+  FIELD(tsr_value, u.list.size);
+  END(tsr_value);
+
+  BEGIN(tsr_kernel_call);
+  FIELD(tsr_kernel_call, struct_size);
+  FIELD(tsr_kernel_call, op);
+  FIELD(tsr_kernel_call, stack);
+  FIELD(tsr_kernel_call, args);
+  FIELD(tsr_kernel_call, views);
+  FIELD(tsr_kernel_call, num_args);
+  FIELD(tsr_kernel_call, plan);
+  FIELD(tsr_kernel_call, returns);
+  FIELD(tsr_kernel_call, num_returns);
+  END(tsr_kernel_call);
 
   BEGIN(tsr_tensor_view);
   FIELD(tsr_tensor_view, struct_size);
@@ -310,6 +338,7 @@ int main(void) {
   FIELD(tsr_runtime_api, stack_push_bool_list);
   FIELD(tsr_runtime_api, stack_get_bool_list);
   FIELD(tsr_runtime_api, stream_current_native);
+  FIELD(tsr_runtime_api, op_call_values);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);

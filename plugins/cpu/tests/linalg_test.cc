@@ -132,9 +132,9 @@ TEST(CpuLinalg, ReducedFloat64AndIntegerProductsInEveryLayout) {
       want_addmm[i * N + j] = 2 * self[i * N + j] + 3 * want[i * N + j];
     }
   for (tsr_dtype dt : {TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT64, TSR_DTYPE_INT64}) {
-    for (const std::string& la : {"row", "col", "every-other"})
-      for (const std::string& lb : {"row", "col", "every-other"})
-        for (const std::string& lo : {"row", "col-padded"}) {
+    for (const char* la : {"row", "col", "every-other"})
+      for (const char* lb : {"row", "col", "every-other"})
+        for (const char* lo : {"row", "col-padded"}) {
           SCOPED_TRACE(std::string(sdk::dtype_name(dt)) + ": a " + la + ", b " + lb + ", out " +
                        lo);
           Laid ta = lay_out(a, M, K, la, dt), tb = lay_out(b, K, N, lb, dt);

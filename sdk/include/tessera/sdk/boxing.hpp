@@ -66,6 +66,9 @@ struct Scalar {
 class KernelContext {
  public:
   KernelContext(const tsr_op* op, const tsr_stack* stack) : op_(op), stack_(stack) {}
+  // A packed call's context (Packed<&kernel>): the plan is at hand, no table call needed.
+  KernelContext(const tsr_op* op, const tsr_stack* stack, const tsr_call_plan* plan)
+      : op_(op), stack_(stack), plan_(plan) {}
 
   const tsr_op* op() const { return op_; }
   const tsr_stack* stack() const { return stack_; }
@@ -76,7 +79,12 @@ class KernelContext {
   // plan: the call plan (tensor_view.hpp); compute_dtype: only its compute dtype (cheaper),
   // false where the call has none (an op without a Meta function, a 1.0 runtime).
   CallPlan plan() const { return call_plan(stack_); }
-  bool compute_dtype(tsr_dtype* out) const { return sdk::compute_dtype(stack_, out); }
+  bool compute_dtype(tsr_dtype* out) const {
+    if (plan_ == nullptr) return sdk::compute_dtype(stack_, out);
+    if (plan_->compute_dtype < 0) return false;
+    *out = static_cast<tsr_dtype>(plan_->compute_dtype);
+    return true;
+  }
   // fail throws an Error whose message starts with the op's name: "add.out: <message>".
   [[noreturn]] void fail(tsr_code code, std::string_view message) const {
     throw Error(code, std::string(op_name()) + ": " + std::string(message));
@@ -85,6 +93,7 @@ class KernelContext {
  private:
   const tsr_op* op_;
   const tsr_stack* stack_;
+  const tsr_call_plan* plan_ = nullptr;
 };
 
 namespace internal {
@@ -352,6 +361,168 @@ void CallBoxed(const tsr_op* op, tsr_stack* stack, std::index_sequence<I...> seq
   }
 }
 
+// ---- the packed entry (tsr_packed_kernel_fn, ABI 1.1) ----
+//
+// The same typed kernel called from a tsr_kernel_call: each parameter read from the call's
+// values and views (no table call), the returns stored in call->returns. The runtime calls it
+// only for ops whose returns are all written arguments (out= and in-place forms) and checks
+// what it returns; everywhere else Boxed<&kernel> runs.
+
+// PackedValue: the value of argument i, which the dispatcher bound to the schema's kinds (the
+// signature check tied the kernel's parameters to the same schema): another kind is a bug worth
+// an error, not a misread.
+inline const tsr_value& PackedValue(const tsr_kernel_call* call, size_t i, tsr_value_kind kind) {
+  const tsr_value& v = call->args[i];
+  if (v.kind != kind) {
+    KernelContext(call->op, call->stack)
+        .fail(TSR_INTERNAL, "argument " + std::to_string(i) + ": a packed call passed kind " +
+                                std::to_string(v.kind) + ", the kernel reads kind " +
+                                std::to_string(kind));
+  }
+  return v;
+}
+
+template <typename T>
+struct ValueReader;
+template <>
+struct ValueReader<Tensor> {
+  static Tensor read(const tsr_kernel_call* c, size_t i) {
+    return Tensor::borrow(PackedValue(c, i, TSR_VALUE_TENSOR).u.tensor);
+  }
+};
+template <>
+struct ValueReader<int64_t> {
+  static int64_t read(const tsr_kernel_call* c, size_t i) {
+    return PackedValue(c, i, TSR_VALUE_INT).u.i;
+  }
+};
+template <>
+struct ValueReader<double> {
+  static double read(const tsr_kernel_call* c, size_t i) {
+    return PackedValue(c, i, TSR_VALUE_DOUBLE).u.d;
+  }
+};
+template <>
+struct ValueReader<bool> {
+  static bool read(const tsr_kernel_call* c, size_t i) {
+    return PackedValue(c, i, TSR_VALUE_BOOL).u.b != 0;
+  }
+};
+template <>
+struct ValueReader<Scalar> {
+  static Scalar read(const tsr_kernel_call* c, size_t i) {
+    Scalar v;
+    v.c = PackedValue(c, i, TSR_VALUE_SCALAR).u.scalar;
+    return v;
+  }
+};
+template <>
+struct ValueReader<std::string_view> {
+  static std::string_view read(const tsr_kernel_call* c, size_t i) {
+    return from_c(PackedValue(c, i, TSR_VALUE_STRING).u.string);
+  }
+};
+template <>
+struct ValueReader<IntSpan> {
+  static IntSpan read(const tsr_kernel_call* c, size_t i) {
+    const tsr_value& v = PackedValue(c, i, TSR_VALUE_INT_LIST);
+    return IntSpan{static_cast<const int64_t*>(v.u.list.data), v.u.list.size};
+  }
+};
+template <>
+struct ValueReader<BoolSpan> {
+  static BoolSpan read(const tsr_kernel_call* c, size_t i) {
+    const tsr_value& v = PackedValue(c, i, TSR_VALUE_BOOL_LIST);
+    return BoolSpan{static_cast<const uint8_t*>(v.u.list.data), v.u.list.size};
+  }
+};
+template <>
+struct ValueReader<tsr_dtype> {
+  static tsr_dtype read(const tsr_kernel_call* c, size_t i) {
+    return static_cast<tsr_dtype>(PackedValue(c, i, TSR_VALUE_DTYPE).u.dtype);
+  }
+};
+template <>
+struct ValueReader<tsr_device> {
+  static tsr_device read(const tsr_kernel_call* c, size_t i) {
+    return PackedValue(c, i, TSR_VALUE_DEVICE).u.device;
+  }
+};
+template <typename T>
+struct ValueReader<std::optional<T>> {
+  static std::optional<T> read(const tsr_kernel_call* c, size_t i) {
+    if (c->args[i].kind == TSR_VALUE_NONE) return std::nullopt;
+    return ValueReader<T>::read(c, i);
+  }
+};
+template <>
+struct ValueReader<TensorView> {
+  static TensorView read(const tsr_kernel_call* c, size_t i) {
+    if (c->views[i] == nullptr) NotATensor(c->op, i);
+    return TensorView(*c->views[i]);
+  }
+};
+template <>
+struct ValueReader<std::optional<TensorView>> {
+  static std::optional<TensorView> read(const tsr_kernel_call* c, size_t i) {
+    if (c->views[i] == nullptr) return std::nullopt;
+    return TensorView(*c->views[i]);
+  }
+};
+
+inline tsr_tensor* Handle(const Tensor& t) { return t.get(); }
+inline tsr_tensor* Handle(const TensorView& v) { return v.get(); }
+
+// StoreReturns puts the kernel's returns in call->returns (borrowed handles: the arguments they
+// are stay on the caller's stack); a count other than the op's is the kernel's error.
+template <typename R>
+void StoreReturns(const tsr_kernel_call* call, const R& result) {
+  tsr_tensor* handles[8];
+  size_t count = 0;
+  if constexpr (std::is_same_v<R, Tensor> || std::is_same_v<R, TensorView>) {
+    handles[count++] = Handle(result);
+  } else {
+    static_assert(std::tuple_size_v<R> <= 8, "at most 8 returns");
+    std::apply([&](const auto&... v) { ((handles[count++] = Handle(v)), ...); }, result);
+  }
+  if (count != call->num_returns) {
+    KernelContext(call->op, call->stack)
+        .fail(TSR_INTERNAL, "the kernel returns " + std::to_string(count) + " values, the op " +
+                                std::to_string(call->num_returns));
+  }
+  for (size_t r = 0; r < count; ++r) {
+    call->returns[r].kind = TSR_VALUE_TENSOR;
+    call->returns[r].u.tensor = handles[r];
+  }
+}
+
+template <auto Kernel, size_t... I>
+void CallPacked(const tsr_kernel_call* call, std::index_sequence<I...>) {
+  using Sig = Signature<decltype(Kernel)>;
+  using Params = typename Sig::Params;
+  if (call->num_args != sizeof...(I)) {
+    KernelContext(call->op, call->stack)
+        .fail(TSR_INTERNAL, "a packed call passed " + std::to_string(call->num_args) +
+                                " arguments, the kernel takes " + std::to_string(sizeof...(I)));
+  }
+  auto result = [&]() {
+    if constexpr (Sig::kTakesContext) {
+      return Kernel(KernelContext(call->op, call->stack, call->plan),
+                    ValueReader<std::tuple_element_t<I, Params>>::read(call, I)...);
+    } else {
+      return Kernel(ValueReader<std::tuple_element_t<I, Params>>::read(call, I)...);
+    }
+  };
+  if constexpr (std::is_void_v<typename Sig::Return>) {
+    result();
+    if (call->num_returns != 0) {
+      KernelContext(call->op, call->stack).fail(TSR_INTERNAL, "the kernel returns nothing");
+    }
+  } else {
+    StoreReturns(call, result());
+  }
+}
+
 inline tsr_error* ToError(tsr_code code, const std::string& message) {
   return api().error_create(code, to_c(message));
 }
@@ -372,6 +543,24 @@ tsr_error* Boxed(void* /*context*/, const tsr_op* op, tsr_stack* stack) noexcept
                                                ": kernel threw an exception: " + e.what());
   } catch (...) {
     return internal::ToError(TSR_INTERNAL, std::string(from_c(api().op_name(op))) +
+                                               ": kernel threw a non-standard exception");
+  }
+}
+
+// Packed<&kernel>: the packed entry (tsr_packed_kernel_fn) of a typed C++ kernel.
+template <auto Kernel>
+tsr_error* Packed(void* /*context*/, const tsr_kernel_call* call) noexcept {
+  try {
+    internal::CallPacked<Kernel>(
+        call, std::make_index_sequence<internal::Signature<decltype(Kernel)>::kArity>{});
+    return nullptr;
+  } catch (const Error& e) {
+    return e.to_c();
+  } catch (const std::exception& e) {
+    return internal::ToError(TSR_INTERNAL, std::string(from_c(api().op_name(call->op))) +
+                                               ": kernel threw an exception: " + e.what());
+  } catch (...) {
+    return internal::ToError(TSR_INTERNAL, std::string(from_c(api().op_name(call->op))) +
                                                ": kernel threw a non-standard exception");
   }
 }

@@ -127,7 +127,7 @@ class Library {
   void impl(const char* op) {
     if (!registering_) return;
     check_signature<Kernel>(op);
-    impl_boxed(op, &Boxed<Kernel>, nullptr, op);
+    register_kernel(op, &Boxed<Kernel>, nullptr, nullptr, op, -1, &Packed<Kernel>);
   }
   template <auto Kernel, typename OpName>
   void impl(OpName op_name) {
@@ -143,7 +143,9 @@ class Library {
                   "double, T? -> std::optional; see tessera/sdk/signature.hpp), and its return "
                   "type one sdk::Tensor per schema return");
     (void)op_name;
-    impl_boxed(std::string(op).c_str(), &Boxed<Kernel>, nullptr, std::string(op).c_str());
+    const std::string name(op);
+    register_kernel(name.c_str(), &Boxed<Kernel>, nullptr, nullptr, name.c_str(), -1,
+                    &Packed<Kernel>);
   }
 
   // meta registers a typed C++ kernel as the Meta function of an op the plugin defines
@@ -270,11 +272,13 @@ class Library {
   }
 
  private:
-  // register_kernel registers `boxed` or `typed` (exactly one) for `op` on the device type.
-  // register_kernel registers for the plugin's device type, or for `device_type` when given
-  // (the Meta device type, meta()).
+  // register_kernel registers `boxed` or `typed` (exactly one) for `op` on the device type,
+  // with `packed` beside `boxed` when given (the runtime uses it for out= and in-place ops;
+  // Packed<&kernel>). It registers for the plugin's device type, or for `device_type` when
+  // given (the Meta device type, meta()).
   void register_kernel(const char* op, tsr_boxed_kernel_fn boxed, tsr_typed_kernel_fn typed,
-                       void* context, const char* name, int32_t device_type = -1) {
+                       void* context, const char* name, int32_t device_type = -1,
+                       tsr_packed_kernel_fn packed = nullptr) {
     if (!registering_) return;
     require_described("impl");
     tsr_kernel_desc desc{};
@@ -290,6 +294,7 @@ class Library {
         std::string_view(name).substr(0, prefix.size()) == prefix ? name : prefix + name;
     desc.kernel_name = to_c(kernel_name);
     desc.schema = to_c(built_schema(op));
+    desc.packed = packed;
     check(api().kernel_register(&desc, nullptr));
   }
 

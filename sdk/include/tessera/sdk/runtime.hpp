@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -151,6 +152,73 @@ void Invoke(const tsr_op* op, const Stack& stack, const Args&... args) {
 }
 }  // namespace internal
 
+namespace internal {
+
+// Packed arguments (tsr_op_call_values, ABI 1.1): one call for the whole argument list instead
+// of a table call per value. PackedArg<T> says whether an argument type has a tsr_value form
+// that borrows from the argument (named arguments and bool[] do not: they take the stack).
+template <typename T>
+struct PackedArg : std::false_type {};
+template <typename T>
+inline constexpr bool kPacked = PackedArg<std::decay_t<T>>::value;
+
+inline tsr_value packed_value(tsr_value_kind kind) {
+  tsr_value v{};
+  v.kind = kind;
+  return v;
+}
+#define TESSERA_PACKED_ARG(T, KIND, FIELD, EXPR) \
+  template <>                                    \
+  struct PackedArg<T> : std::true_type {};       \
+  inline tsr_value to_packed(const T& v) {       \
+    tsr_value c = packed_value(KIND);            \
+    c.u.FIELD = EXPR;                            \
+    return c;                                    \
+  }
+TESSERA_PACKED_ARG(int64_t, TSR_VALUE_INT, i, v)
+TESSERA_PACKED_ARG(int, TSR_VALUE_INT, i, v)
+TESSERA_PACKED_ARG(double, TSR_VALUE_DOUBLE, d, v)
+TESSERA_PACKED_ARG(bool, TSR_VALUE_BOOL, b, v ? 1 : 0)
+TESSERA_PACKED_ARG(Scalar, TSR_VALUE_SCALAR, scalar, v.c)
+TESSERA_PACKED_ARG(tsr_dtype, TSR_VALUE_DTYPE, dtype, static_cast<int32_t>(v))
+TESSERA_PACKED_ARG(tsr_device, TSR_VALUE_DEVICE, device, v)
+TESSERA_PACKED_ARG(tsr_layout, TSR_VALUE_INT, i, static_cast<int64_t>(v))
+TESSERA_PACKED_ARG(tsr_memory_format, TSR_VALUE_INT, i, static_cast<int64_t>(v))
+TESSERA_PACKED_ARG(std::string_view, TSR_VALUE_STRING, string, sdk::to_c(v))
+#undef TESSERA_PACKED_ARG
+template <>
+struct PackedArg<Tensor> : std::true_type {};
+inline tsr_value to_packed(const Tensor& v) {
+  tsr_value c = packed_value(v.defined() ? TSR_VALUE_TENSOR : TSR_VALUE_NONE);
+  c.u.tensor = v.get();
+  return c;
+}
+template <>
+struct PackedArg<std::vector<int64_t>> : std::true_type {};
+inline tsr_value to_packed(const std::vector<int64_t>& v) {
+  tsr_value c = packed_value(TSR_VALUE_INT_LIST);
+  c.u.list.data = v.data();
+  c.u.list.size = v.size();
+  return c;
+}
+template <>
+struct PackedArg<std::vector<Tensor>> : std::true_type {};
+inline tsr_value to_packed(const std::vector<Tensor>& v) {
+  static_assert(sizeof(Tensor) == sizeof(tsr_tensor*), "a Tensor is its handle");
+  tsr_value c = packed_value(TSR_VALUE_TENSOR_LIST);
+  c.u.list.data = v.data();
+  c.u.list.size = v.size();
+  return c;
+}
+template <>
+struct PackedArg<std::nullopt_t> : std::true_type {};
+inline tsr_value to_packed(std::nullopt_t) { return packed_value(TSR_VALUE_NONE); }
+template <>
+struct PackedArg<DefaultArg> : std::true_type {};
+inline tsr_value to_packed(DefaultArg) { return packed_value(TSR_VALUE_DEFAULT); }
+
+}  // namespace internal
+
 // call runs `op` with `args` and returns its returns as tensors.
 template <typename... Args>
 std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
@@ -168,6 +236,28 @@ std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
 // call1 runs an op that returns one tensor (no vector on the way).
 template <typename... Args>
 Tensor call1(const tsr_op* op, const Args&... args) {
+  if constexpr ((internal::kPacked<Args> && ...)) {
+    if (TSR_API_HAS(&sdk::api(), op_call_values)) {
+      const tsr_value values[sizeof...(Args) + 1] = {internal::to_packed(args)...};
+      // Room for every return (call1 of an op with several returns gives the first, as on the
+      // stack); the others are released.
+      constexpr size_t kRoom = 8;
+      tsr_value results[kRoom];
+      size_t n = 0;
+      sdk::check(sdk::api().op_call_values(op, values, sizeof...(Args), results, kRoom, &n));
+      for (size_t r = 1; r < n; ++r) {
+        if (results[r].kind == TSR_VALUE_TENSOR) sdk::api().tensor_release(results[r].u.tensor);
+      }
+      const tsr_value& result = results[0];
+      if (n > 0 && result.kind == TSR_VALUE_TENSOR) return Tensor::adopt(result.u.tensor);
+      if (n > 0 && result.kind == TSR_VALUE_NONE) return Tensor();  // a Tensor? return
+      throw sdk::Error(TSR_INVALID_ARGUMENT,
+                       "call1: " + std::string(sdk::from_c(sdk::api().op_name(op))) +
+                           (n == 0 ? std::string(" returns nothing")
+                                   : " returns no tensor first (a value of kind " +
+                                         std::to_string(result.kind) + ")"));
+    }
+  }
   internal::Stack stack;
   internal::Invoke(op, stack, args...);
   tsr_tensor* t = nullptr;

@@ -38,6 +38,13 @@ typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_s
  * docs/plugin_guide.md ("Typed C kernels") has the table and an example. */
 typedef void (*tsr_typed_kernel_fn)(void);
 
+/* tsr_packed_kernel_fn (since 1.1): the fast entry of a boxed kernel for an op whose returns
+ * are all arguments it writes (out= forms, in-place ops). It reads its arguments, their views
+ * and the call plan from `call` (borrowed, defined below with the views) with no table call,
+ * and stores its returns in call->returns. Return NULL or a new error, as a boxed kernel. */
+typedef struct tsr_kernel_call tsr_kernel_call;
+typedef tsr_error* (*tsr_packed_kernel_fn)(void* context, const tsr_kernel_call* call);
+
 /* tsr_kernel_desc describes one kernel registration. Zero-initialize, set struct_size to
  * sizeof(tsr_kernel_desc), fill the fields, and set exactly one of `boxed` and `typed`. */
 typedef struct tsr_kernel_desc {
@@ -65,6 +72,11 @@ typedef struct tsr_kernel_desc {
    *     then succeeds without registering, and the load report lists the kernel and why (the
    *     plugin's other kernels load); an application's registration fails with the reason. */
   tsr_string schema;
+  /* since 1.1: the packed entry of the same kernel (optional; only beside `boxed`). A runtime
+   * calls it instead of `boxed` where it can: for an op whose returns are all written arguments,
+   * with the kernel built against the op's schema. Everywhere else (older runtimes included)
+   * `boxed` runs, so both must compute the same. The C++ SDK sets both (Library::impl). */
+  tsr_packed_kernel_fn packed;
 } tsr_kernel_desc;
 
 /* tsr_kernel_register registers a kernel. A second kernel for the same (op, device type) is
@@ -171,6 +183,28 @@ typedef struct tsr_call_plan {
   int32_t num_outputs;
   tsr_device device; /* the call's device */
 } tsr_call_plan;
+
+/* tsr_kernel_call: what a packed kernel receives (tsr_packed_kernel_fn); every pointer is
+ * borrowed for the kernel's call. The arguments are the ones a boxed kernel finds on its stack:
+ * schema order, defaults filled in, kinds as the schema says (a double where a float is due);
+ * out= outputs allocated or resized as planned. The runtime states struct_size; a kernel reads
+ * only the fields within it. */
+struct tsr_kernel_call {
+  size_t struct_size;
+  const tsr_op* op;                    /* the op whose kernel runs */
+  tsr_stack* stack;                    /* the same arguments as a stack, with the call plan attached
+                                        * (tsr_stack_get_call_plan): for reads the fields below lack. The
+                                        * kernel must not change it. */
+  const tsr_value* args;               /* num_args arguments; tensors borrowed */
+  const tsr_tensor_view* const* views; /* views[i]: the view of args[i], NULL when no tensor */
+  size_t num_args;
+  const tsr_call_plan* plan; /* the call's plan: compute dtype, device, outputs */
+  /* num_returns slots, each TSR_VALUE_NONE on entry: the kernel stores each return there as
+   * the written argument's tensor (borrowed, as in args). The runtime checks that each one is
+   * the argument the schema says, with the planned shape. */
+  tsr_value* returns;
+  size_t num_returns;
+};
 
 /* tsr_stack_get_call_plan: the plan of the call whose kernel runs on `stack`. Fills *plan (the
  * caller sets plan->struct_size) and outputs[0, min(capacity, num_outputs)) with the planned

@@ -82,6 +82,44 @@ TSR_API tsr_string tsr_op_schema(const tsr_op* op);
  * op, stack: borrowed. */
 TSR_API tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack);
 
+/* --- packed calls (since 1.1) --------------------------------------------------------------
+ *
+ * One call with every argument in an array, instead of one table call per pushed value: for
+ * applications on a hot path (Note [Packed calls] in the runtime). */
+
+/* tsr_value: one argument or return of a packed call, tagged by its kind. It never grows (an
+ * array element: a later minor adds kinds, not fields). Lists and strings are borrowed for the
+ * call; `list.data` points at int64_t (INT_LIST), double (DOUBLE_LIST), uint8_t 0 or 1
+ * (BOOL_LIST) or tsr_tensor* (TENSOR_LIST) elements. */
+typedef struct tsr_value {
+  int32_t kind; /* a tsr_value_kind: NONE for None, DEFAULT for a defaulted argument skipped */
+  int32_t reserved;
+  union {
+    tsr_tensor* tensor; /* TENSOR: borrowed in arguments; a new reference in returns */
+    int64_t i;          /* INT */
+    double d;           /* DOUBLE */
+    int32_t b;          /* BOOL: 0 or 1 */
+    int32_t dtype;      /* DTYPE: a tsr_dtype */
+    tsr_device device;  /* DEVICE */
+    tsr_scalar scalar;  /* SCALAR */
+    tsr_string string;  /* STRING */
+    struct {
+      const void* data;
+      size_t size;
+    } list; /* INT_LIST, DOUBLE_LIST, BOOL_LIST, TENSOR_LIST */
+  } u;
+} tsr_value;
+
+/* tsr_op_call_values runs `op` as tsr_op_call does, on the arguments args[0, num_args) in
+ * schema order (trailing defaulted arguments may be left out; TSR_VALUE_DEFAULT skips one in
+ * the middle; TSR_VALUE_NAME is not accepted), and stores its returns in returns[0, *num_returns)
+ * with tensors as new references that the caller releases. The op's returns must fit:
+ * `capacity` at least the schema's number of returns, and none of them a list or string (call
+ * such ops with tsr_op_call); both are checked before anything runs. args, returns: borrowed;
+ * returns may be NULL when capacity is 0. num_returns: out, may be NULL. */
+TSR_API tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t num_args,
+                                      tsr_value* returns, size_t capacity, size_t* num_returns);
+
 /* tsr_op_define defines a new op by schema; vendors use their own namespace
  * ("npu::fused_gelu(Tensor self) -> Tensor"). out: a new registration whose release
  * undefines the op (NULL: keep it for the process). */

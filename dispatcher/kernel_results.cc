@@ -145,10 +145,12 @@ absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
   const size_t num_args = stack->size();
   const TensorImpl* returned[kMaxPackedReturns] = {};
   {
-    PlanScope scope(stack, plan.has_outputs() ? &plan : nullptr);
+    // The plan as the boxed entry sees it on its stack: none without outputs.
+    const CallPlan* attached = plan.has_outputs() ? &plan : nullptr;
+    PlanScope scope(stack, attached);
     TSR_RETURN_IF_ERROR(kernel.packed(kernel.context,
                                       OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)),
-                                      stack, &plan, absl::MakeSpan(returned, n)));
+                                      stack, attached, absl::MakeSpan(returned, n)));
   }
   if (ABSL_PREDICT_FALSE(stack->size() != num_args)) {  // the one thing it must not touch
     return absl::InternalError(absl::StrFormat(

@@ -1,7 +1,8 @@
 // The two entries the SDK makes of one typed kernel (boxing.hpp): Boxed<&kernel> reads a
 // stack, Packed<&kernel> a tsr_kernel_call (ABI 1.1). Both must compute the same, since the
-// runtime picks whichever it can; each is called here by hand, as the runtime would, on the
-// same arguments. Runs without plugins: the tensors are CPU tensors over host memory.
+// runtime picks whichever it can: each runs here through the dispatcher, and by hand for the
+// packed wrapper's own checks. Runs without plugins: the kernel is the test's own, on the CPU.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -15,12 +16,15 @@ namespace {
 namespace sdk = tessera::sdk;
 using ::testing::HasSubstr;
 
-// What the kernel saw of its context.
+// What the kernel saw of its context, and which entry ran it (Entry: 0 boxed, 1 packed).
 int g_compute_dtype = -2;
+int g_entry = -1;
 
 // out = self * factor for contiguous float32 tensors of one shape.
+template <int Entry>
 sdk::TensorView scale_out(const sdk::KernelContext& ctx, sdk::TensorView self, sdk::Scalar factor,
                           sdk::TensorView out) {
+  g_entry = Entry;
   tsr_dtype compute{};
   g_compute_dtype = ctx.compute_dtype(&compute) ? static_cast<int>(compute) : -1;
   if (self.dtype() != TSR_DTYPE_FLOAT32 || !self.same_shape(out)) {
@@ -43,7 +47,7 @@ class SdkPackedTest : public ::testing::Test {
  protected:
   void SetUp() override {
     sdk::api_slot() = tsr_runtime_api_get();
-    ASSERT_EQ(Consume(tsr_op_find(sdk::to_c("mul.out"), &op_)), "");
+    ASSERT_EQ(Consume(tsr_op_find(sdk::to_c("mul.Scalar_out"), &op_)), "");
     self_ = sdk::Tensor::from_host<float>({1, 2, 3}, {3}, TSR_DTYPE_FLOAT32);
     out_ = sdk::Tensor::from_host<float>({0, 0, 0}, {3}, TSR_DTYPE_FLOAT32);
     ASSERT_EQ(Consume(tsr_stack_create(&stack_)), "");
@@ -95,9 +99,45 @@ class SdkPackedTest : public ::testing::Test {
   tsr_value returns_[2];
 };
 
+// Through the runtime: registered with both entries, the dispatcher runs the packed one, or the
+// boxed one under TESSERA_PACKED_KERNELS=0; each sees the same plan and computes the same.
+TEST_F(SdkPackedTest, TheDispatcherRunsEitherEntryWithTheSameResult) {
+  for (const char* knob : {"1", "0"}) {
+    SCOPED_TRACE(std::string("TESSERA_PACKED_KERNELS=") + knob);
+    setenv("TESSERA_PACKED_KERNELS", knob, 1);
+    tsr_kernel_desc desc{};
+    desc.struct_size = sizeof desc;
+    desc.op_name = sdk::to_c("mul.Scalar_out");
+    desc.device_type = TSR_DEVICE_CPU;
+    desc.boxed = &sdk::Boxed<&scale_out<0>>;
+    desc.packed = &sdk::Packed<&scale_out<1>>;
+    desc.kernel_name = sdk::to_c("sdk_packed_test::scale_out");
+    tsr_registration* registration = nullptr;
+    ASSERT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "");
+    unsetenv("TESSERA_PACKED_KERNELS");
+    out_.copy_from_host(std::vector<float>{0, 0, 0}.data(), 3 * sizeof(float));
+    g_compute_dtype = -2;
+    ASSERT_EQ(Consume(tsr_op_call(op_, stack_)), "");
+    EXPECT_EQ(g_entry, knob[0] == '1' ? 1 : 0);
+    EXPECT_EQ(g_compute_dtype, TSR_DTYPE_FLOAT32) << "the plan, as either entry reads it";
+    EXPECT_EQ(out_.to_vector<float>(), (std::vector<float>{2.5f, 5.0f, 7.5f}));
+    ASSERT_EQ(tsr_stack_size(stack_), 1u);
+    tsr_tensor* returned = nullptr;
+    ASSERT_EQ(Consume(tsr_stack_get_tensor(stack_, 0, &returned)), "");
+    EXPECT_EQ(returned, out_.get());
+    tsr_registration_release(registration);
+    // The arguments again, for the next round.
+    tsr_stack_clear(stack_);
+    ASSERT_EQ(Consume(tsr_stack_push_tensor(stack_, self_.get())), "");
+    ASSERT_EQ(Consume(tsr_stack_push_scalar(stack_, sdk::Scalar(2.5).c)), "");
+    ASSERT_EQ(Consume(tsr_stack_push_tensor(stack_, out_.get())), "");
+  }
+}
+
+// By hand, as the runtime calls each entry: the packed one leaves the stack alone.
 TEST_F(SdkPackedTest, BothEntriesComputeTheSameAndReturnOut) {
   tsr_kernel_call call = Call();
-  ASSERT_EQ(Consume(sdk::Packed<&scale_out>(nullptr, &call)), "");
+  ASSERT_EQ(Consume(sdk::Packed<&scale_out<1>>(nullptr, &call)), "");
   EXPECT_EQ(returns_[0].kind, TSR_VALUE_TENSOR);
   EXPECT_EQ(returns_[0].u.tensor, out_.get());
   EXPECT_EQ(g_compute_dtype, TSR_DTYPE_FLOAT32) << "read from the call's plan";
@@ -105,7 +145,7 @@ TEST_F(SdkPackedTest, BothEntriesComputeTheSameAndReturnOut) {
   EXPECT_EQ(tsr_stack_size(stack_), 3u) << "the packed entry leaves the stack alone";
 
   out_.copy_from_host(std::vector<float>{0, 0, 0}.data(), 3 * sizeof(float));
-  ASSERT_EQ(Consume(sdk::Boxed<&scale_out>(nullptr, op_, stack_)), "");
+  ASSERT_EQ(Consume(sdk::Boxed<&scale_out<0>>(nullptr, op_, stack_)), "");
   EXPECT_EQ(g_compute_dtype, -1) << "a stack outside a dispatched call has no plan";
   EXPECT_EQ(out_.to_vector<float>(), (std::vector<float>{2.5f, 5.0f, 7.5f}));
   ASSERT_EQ(tsr_stack_size(stack_), 1u) << "the boxed entry leaves its returns";
@@ -119,27 +159,27 @@ TEST_F(SdkPackedTest, TheKernelsOwnErrorsKeepTheirCode) {
   const int64_t two[] = {2};  // out's view says [2]: the kernel refuses, with its own code
   views_[2].sizes = two;
   views_[2].ndim = 1;
-  EXPECT_THAT(Consume(sdk::Packed<&scale_out>(nullptr, &call)),
+  EXPECT_THAT(Consume(sdk::Packed<&scale_out<1>>(nullptr, &call)),
               HasSubstr(std::to_string(TSR_INVALID_ARGUMENT) +
-                        ": mul.out: float32 tensors of one shape only"));
+                        ": mul.Scalar_out: float32 tensors of one shape only"));
 }
 
 TEST_F(SdkPackedTest, ACallThatDoesNotFitTheKernelIsAnInternalError) {
   tsr_kernel_call call = Call();
   call.num_returns = 2;
-  EXPECT_THAT(Consume(sdk::Packed<&scale_out>(nullptr, &call)),
-              HasSubstr("mul.out: the kernel returns 1 values, the op 2"));
+  EXPECT_THAT(Consume(sdk::Packed<&scale_out<1>>(nullptr, &call)),
+              HasSubstr("mul.Scalar_out: the kernel returns 1 values, the op 2"));
   call = Call();
   args_[1].kind = TSR_VALUE_INT;
-  EXPECT_THAT(Consume(sdk::Packed<&scale_out>(nullptr, &call)),
+  EXPECT_THAT(Consume(sdk::Packed<&scale_out<1>>(nullptr, &call)),
               HasSubstr("argument 1: a packed call passed kind 2, the kernel reads kind 10"));
   call = Call();
   view_ptrs_[2] = nullptr;
-  EXPECT_THAT(Consume(sdk::Packed<&scale_out>(nullptr, &call)),
+  EXPECT_THAT(Consume(sdk::Packed<&scale_out<1>>(nullptr, &call)),
               HasSubstr("argument 2: expected a tensor (the kernel takes sdk::TensorView)"));
   call = Call();
   call.num_args = 2;
-  EXPECT_THAT(Consume(sdk::Packed<&scale_out>(nullptr, &call)),
+  EXPECT_THAT(Consume(sdk::Packed<&scale_out<1>>(nullptr, &call)),
               HasSubstr("a packed call passed 2 arguments, the kernel takes 3"));
 }
 

@@ -2,10 +2,14 @@
 // their tsr_error* into a Status and passes through their plugin's gate.
 #include "tessera/c/kernel.h"
 
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "absl/strings/str_format.h"
 #include "dispatcher/internal/operator_entry.h"
+#include "stable_abi/src/call_views.h"
 #include "stable_abi/src/device_registry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/kernel_schema.h"
@@ -44,6 +48,23 @@ absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
   }
 }
 
+// PackedKernelsEnabled: TESSERA_PACKED_KERNELS=0 registers every kernel's boxed entry alone
+// (docs/build.md), so that tests can run the boxed entries that packed calls otherwise bypass.
+// Read at each registration: a plugin loaded after the variable changes follows it.
+// Another value than 0 or 1 keeps them on and is logged once.
+bool PackedKernelsEnabled() {
+  const char* value = std::getenv("TESSERA_PACKED_KERNELS");
+  if (value == nullptr || std::strcmp(value, "1") == 0) return true;
+  if (std::strcmp(value, "0") == 0) return false;
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true)) {
+    const std::string message = absl::StrFormat(
+        "TESSERA_PACKED_KERNELS: expected 0 or 1, got '%s'; packed kernel entries stay on", value);
+    RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
+  }
+  return true;
+}
+
 // The most arguments a packed call passes (an op with more gets the boxed entry only): the
 // values and views live on PackedTrampoline's frame.
 constexpr size_t kMaxPackedArguments = 16;
@@ -73,7 +94,8 @@ absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* st
         return OrphanedError(
             v.tensor(), absl::StrFormat("%s: argument %d of kernel '%s'", op.name(), i, k.name));
       }
-      args[i].kind = TSR_VALUE_TENSOR;
+      args[i].kind = TSR_VALUE_TENSOR;  // the union's other members mean nothing for a tensor
+      args[i].reserved = 0;
       args[i].u.tensor = reinterpret_cast<tsr_tensor*>(v.tensor().impl());
       FillView(*v.tensor().impl(), &view_storage[i]);
       views[i] = &view_storage[i];
@@ -88,7 +110,9 @@ absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* st
   }
   const tsr_call_plan c_plan = PlanToC(plan);
   tsr_value returns[internal::kMaxPackedReturns];
-  for (tsr_value& r : returns) r.kind = TSR_VALUE_NONE;
+  for (size_t r = 0; r < returned.size(); ++r) {  // TSR_VALUE_NONE, as kernel.h promises
+    std::memset(&returns[r], 0, sizeof returns[r]);
+  }
   tsr_kernel_call call;
   call.struct_size = sizeof call;
   call.op = Wrap(op);
@@ -117,7 +141,7 @@ absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* st
 }
 
 absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,
-                                          const char* what) {
+                                          const char* what, tsr_packed_kernel_fn packed = nullptr) {
   if (fn == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: expected a kernel function, got NULL", what));
@@ -128,8 +152,8 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
   kernel.name = std::string(View(name));
   if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
   if (plugin != nullptr) kernel.plugin = plugin->name;
-  auto k =
-      std::make_shared<CKernel>(CKernel{fn, context, plugin ? plugin->gate : nullptr, kernel.name});
+  auto k = std::make_shared<CKernel>(
+      CKernel{fn, context, plugin ? plugin->gate : nullptr, kernel.name, packed});
   kernel.context = k.get();
   kernel.owner = k;
   return kernel;
@@ -137,15 +161,14 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
 
 // UsePacked gives `kernel` its packed entry where the dispatcher may call it (Note [Packed
 // kernel calls]): an op whose returns are all written arguments, within the packed call's
-// limits. Elsewhere the kernel keeps its boxed entry alone, which computes the same. (An
-// adapted kernel, AdaptKernel, is wrapped without it: its stack differs from the op's.)
-void UsePacked(tsr_packed_kernel_fn packed, const internal::OperatorEntry* entry,
-               KernelFunction* kernel) {
+// limits, for a kernel built against the op's schema (an adapted kernel's stack differs from
+// the op's: AdaptKernel wraps the boxed entry alone). Elsewhere the boxed entry runs, which
+// computes the same.
+void UsePacked(const internal::OperatorEntry* entry, KernelFunction* kernel) {
   if (!entry->returns_only_written || entry->schema.arguments.size() > kMaxPackedArguments ||
       entry->schema.returns.size() > internal::kMaxPackedReturns) {
     return;
   }
-  static_cast<CKernel*>(kernel->context)->packed = packed;
   kernel->packed = &PackedTrampoline;
 }
 
@@ -232,8 +255,11 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
                                plugin ? plugin->gate : nullptr);
       if (kernel.ok() && plugin != nullptr) kernel->plugin = plugin->name;
     } else {
-      kernel = MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn);
-      if (kernel.ok() && packed != nullptr) UsePacked(packed, op->entry(), &*kernel);
+      kernel = MakeKernel(desc->boxed, desc->context, desc->kernel_name, fn, packed);
+      if (kernel.ok() && packed != nullptr && binding->kind == KernelBinding::Kind::kSame &&
+          PackedKernelsEnabled()) {
+        UsePacked(op->entry(), &*kernel);
+      }
     }
     if (!kernel.ok()) return ToError(kernel.status());
     const bool adapted = binding->kind != KernelBinding::Kind::kSame;

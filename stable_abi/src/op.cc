@@ -180,7 +180,8 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
     if (num_returns != nullptr) *num_returns = 0;
     if (op == nullptr) return Invalid("tsr_op_call_values: expected an op, got NULL");
     if (args == nullptr && num_args > 0) {
-      return Invalid(absl::StrFormat("%s: expected %d arguments, got NULL args", fn, num_args));
+      return Invalid(
+          absl::StrFormat("%s: expected an array of %d argument values, got NULL", fn, num_args));
     }
     if (returns == nullptr && capacity > 0) {
       return Invalid(
@@ -207,17 +208,36 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
     Stack stack;
     for (size_t i = 0; i < num_args; ++i) {
       if (absl::Status s = AppendFromC(args[i], fn, static_cast<int64_t>(i), &stack); !s.ok()) {
-        return ToError(s);
+        const std::vector<Argument>& params = entry.schema.arguments;
+        return ToError(absl::Status(
+            s.code(),
+            absl::StrFormat("%s (%s takes %s)", s.message(), entry.name,
+                            i < params.size() ? "'" + params[i].ToString() + "' there"
+                                              : absl::StrCat(params.size(), " arguments"))));
       }
     }
     if (ABSL_PREDICT_FALSE(entry.deprecation.load(std::memory_order_relaxed) != nullptr)) {
       WarnDeprecatedOnce(entry);
     }
     if (absl::Status s = handle.registry().Call(handle, &stack); !s.ok()) return ToError(s);
-    if (ABSL_PREDICT_FALSE(stack.size() > capacity)) {  // the dispatcher checked the count
+    if (ABSL_PREDICT_FALSE(stack.size() != schema_returns.size())) {  // Dispatch checked it
       return MakeError(absl::StatusCode::kInternal,
-                       absl::StrFormat("%s: %s left %d returns, room for %d", fn, entry.name,
-                                       stack.size(), capacity));
+                       absl::StrFormat("%s: %s left %d returns, its schema has %d", fn, entry.name,
+                                       stack.size(), schema_returns.size()));
+    }
+    // A string or list would borrow from this frame's stack. The schema check above refuses ops
+    // that return one, so only a kernel that left another kind than its schema's reaches this
+    // (the dispatcher checks composites', fallbacks' and Meta kernels' results by count only).
+    for (size_t r = 0; r < stack.size(); ++r) {
+      const Value& v = stack[r];
+      if (ABSL_PREDICT_FALSE(v.is_string() || v.is_int_list() || v.is_tensor_list() ||
+                             v.kind() == Value::Kind::kDoubleList ||
+                             v.kind() == Value::Kind::kBoolList || v.is_binding_marker())) {
+        return MakeError(
+            absl::StatusCode::kInternal,
+            absl::StrFormat("%s: %s left %s as return %d, where the schema has %s", fn, entry.name,
+                            ValueKindName(v.kind()), r, schema_returns[r].type.ToString()));
+      }
     }
     for (size_t r = 0; r < stack.size(); ++r) {
       Value& v = stack[r];

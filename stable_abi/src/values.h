@@ -1,12 +1,10 @@
-// C values (tsr_value) to and from the dispatcher's Values, and tensor views of TensorImpls:
-// what packed calls (tsr_op_call_values, packed kernels) and the stack entry points share.
-// Internal to stable_abi/src.
+// C values (tsr_value) to and from the dispatcher's Values: what packed calls
+// (tsr_op_call_values, packed kernels) and the stack entry points share. Internal to
+// stable_abi/src.
 #pragma once
 
 #include "absl/status/statusor.h"
-#include "dispatcher/call_plan.h"
 #include "dispatcher/value.h"
-#include "tessera/c/kernel.h"
 #include "tessera/c/op.h"
 
 namespace tessera {
@@ -21,12 +19,6 @@ absl::Status AppendFromC(const tsr_value& value, const char* fn, int64_t index, 
 // ValueToC: `value` as a tsr_value that borrows from it (tensors, lists, strings): valid while
 // `value` is. Binding markers never reach it (a kernel's stack is bound).
 tsr_value ValueToC(const Value& value);
-
-// FillView fills `*view` (of `size` bytes, at least sizeof(tsr_tensor_view)) with a view of `t`.
-void FillView(const TensorImpl& t, tsr_tensor_view* view, size_t size = sizeof(tsr_tensor_view));
-
-// PlanToC: the C form of a call's plan (NULL: a call without one).
-tsr_call_plan PlanToC(const CallPlan* plan);
 
 }  // namespace capi
 }  // namespace tessera

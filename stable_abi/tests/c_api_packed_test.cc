@@ -4,6 +4,7 @@
 // Runs without plugins (TESSERA_NO_DEFAULT_PLUGINS): the CPU kernels are the test's own, and
 // the other ops used are the core's meta kernels.
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -282,6 +283,118 @@ TEST(CApiPackedKernel, RegistrationRules) {
   tsr_tensor_release(a);
 }
 
+TEST(CApiPackedKernel, TheKnobLeavesTheBoxedEntryAlone) {
+  setenv("TESSERA_PACKED_KERNELS", "0", 1);
+  AddOutKernel kernel;
+  unsetenv("TESSERA_PACKED_KERNELS");
+  ASSERT_EQ(kernel.error(), "");
+  tsr_tensor* a = Floats({1, 2});
+  const tsr_value args[] = {TensorValue(a), TensorValue(a)};
+  tsr_value ret;
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("add.Tensor"), args, 2, &ret, 1, nullptr)), "");
+  EXPECT_EQ(Values(ret.u.tensor), (std::vector<float>{2, 4}));
+  EXPECT_EQ(seen.packed_calls, 0);
+  EXPECT_EQ(seen.boxed_calls, 1);
+  tsr_tensor_release(ret.u.tensor);
+  tsr_tensor_release(a);
+}
+
+// Kernels with several returns, a list argument, or one that breaks the packed contract.
+enum class Other { kInOrder, kSwapped, kClearsStack };
+Other other_mode = Other::kInOrder;
+tsr_value_kind seen_list_kind = TSR_VALUE_NONE;
+size_t seen_list_size = 0;
+
+tsr_error* PackedMaxDim(void*, const tsr_kernel_call* call) {
+  ++seen.packed_calls;
+  static_cast<float*>(call->views[3]->data)[0] = 7;    // values: the max
+  static_cast<int64_t*>(call->views[4]->data)[0] = 1;  // indices: where it is
+  const bool swap = other_mode == Other::kSwapped;
+  call->returns[0] = call->args[swap ? 4 : 3];
+  call->returns[1] = call->args[swap ? 3 : 4];
+  return nullptr;
+}
+
+tsr_error* PackedCat(void*, const tsr_kernel_call* call) {
+  ++seen.packed_calls;
+  seen_list_kind = static_cast<tsr_value_kind>(call->args[0].kind);
+  seen_list_size = call->args[0].u.list.size;
+  if (other_mode == Other::kClearsStack) {
+    tsr_stack_clear(const_cast<tsr_stack*>(call->stack));  // what the contract forbids
+    return nullptr;
+  }
+  call->returns[0] = call->args[2];
+  return nullptr;
+}
+
+tsr_error* Unused(void*, const tsr_op*, tsr_stack*) {
+  return tsr_error_create(TSR_INTERNAL, S("packed_test: the boxed entry ran"));
+}
+
+tsr_registration* RegisterPacked(const char* op, tsr_packed_kernel_fn packed) {
+  tsr_kernel_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S(op);
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = &Unused;
+  desc.packed = packed;
+  desc.kernel_name = S("packed_test::other");
+  tsr_registration* registration = nullptr;
+  EXPECT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "") << op;
+  return registration;
+}
+
+TEST(CApiPackedKernel, SeveralReturnsComeBackInTheSchemasOrder) {
+  seen = Seen();
+  other_mode = Other::kInOrder;
+  tsr_registration* kernel = RegisterPacked("max.dim_max", &PackedMaxDim);
+  tsr_tensor* a = Floats({3, 7});
+  tsr_value args[2] = {TensorValue(a), Kind(TSR_VALUE_INT)};
+  args[1].u.i = 0;
+  tsr_value ret[2];
+  size_t n = 0;
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("max.dim"), args, 2, ret, 2, &n)), "");
+  ASSERT_EQ(n, 2u);
+  EXPECT_EQ(seen.packed_calls, 1);
+  EXPECT_EQ(tsr_tensor_dtype(ret[0].u.tensor), TSR_DTYPE_FLOAT32);
+  EXPECT_EQ(Values(ret[0].u.tensor), (std::vector<float>{7}));
+  EXPECT_EQ(tsr_tensor_dtype(ret[1].u.tensor), TSR_DTYPE_INT64);
+  tsr_tensor_release(ret[0].u.tensor);
+  tsr_tensor_release(ret[1].u.tensor);
+  other_mode = Other::kSwapped;
+  EXPECT_THAT(Consume(tsr_op_call_values(Find("max.dim"), args, 2, ret, 2, &n)),
+              HasSubstr("left another tensor as result 0, expected argument 'values' itself"));
+  EXPECT_EQ(n, 0u) << "nothing is handed back on error";
+  tsr_registration_release(kernel);
+  tsr_tensor_release(a);
+}
+
+TEST(CApiPackedKernel, ListArgumentsArriveAsListsAndTheStackMustStayAsItWas) {
+  seen = Seen();
+  other_mode = Other::kInOrder;
+  tsr_registration* kernel = RegisterPacked("cat.out", &PackedCat);
+  tsr_tensor* a = Floats({1, 2});
+  tsr_tensor* out = Floats({0, 0, 0, 0});
+  tsr_tensor* list[] = {a, a};
+  tsr_value args[3] = {Kind(TSR_VALUE_TENSOR_LIST), Kind(TSR_VALUE_INT), TensorValue(out)};
+  args[0].u.list.data = list;
+  args[0].u.list.size = 2;
+  tsr_value ret;
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("cat.out"), args, 3, &ret, 1, nullptr)), "");
+  EXPECT_EQ(seen_list_kind, TSR_VALUE_TENSOR_LIST);
+  EXPECT_EQ(seen_list_size, 2u);
+  EXPECT_EQ(ret.u.tensor, out);
+  tsr_tensor_release(ret.u.tensor);
+  other_mode = Other::kClearsStack;
+  EXPECT_THAT(Consume(tsr_op_call_values(Find("cat.out"), args, 3, &ret, 1, nullptr)),
+              HasSubstr("changed its stack from 3 to 0 values (a packed kernel reads the stack "
+                        "only)"));
+  other_mode = Other::kInOrder;
+  tsr_registration_release(kernel);
+  tsr_tensor_release(a);
+  tsr_tensor_release(out);
+}
+
 // --- tsr_op_call_values --------------------------------------------------------------------
 
 TEST(CApiCallValues, SeveralReturnsComeBackAsNewReferences) {
@@ -323,7 +436,7 @@ TEST(CApiCallValues, BadInputIsAnErrorNamingWhatWasExpected) {
   EXPECT_THAT(Consume(tsr_op_call_values(nullptr, args, 1, &ret, 1, nullptr)),
               HasSubstr("tsr_op_call_values: expected an op, got NULL"));
   EXPECT_THAT(Consume(tsr_op_call_values(neg, nullptr, 1, &ret, 1, nullptr)),
-              HasSubstr("expected 1 arguments, got NULL args"));
+              HasSubstr("expected an array of 1 argument values, got NULL"));
   EXPECT_THAT(Consume(tsr_op_call_values(neg, args, 1, nullptr, 1, nullptr)),
               HasSubstr("expected room for 1 returns, got NULL returns"));
   // Returns that do not fit are refused before the op runs.
@@ -350,7 +463,8 @@ TEST(CApiCallValues, BadInputIsAnErrorNamingWhatWasExpected) {
   args[1] = Kind(TSR_VALUE_DTYPE);
   args[1].u.dtype = 99;
   EXPECT_THAT(Consume(tsr_op_call_values(Find("sum"), args, 2, &ret, 1, nullptr)),
-              HasSubstr("argument 1: expected a tsr_dtype in [0, 10), got 99"));
+              HasSubstr("argument 1: expected a tsr_dtype in [0, 10), got 99 (sum takes "
+                        "'ScalarType? dtype=None' there)"));
   args[1] = Kind(TSR_VALUE_INT_LIST);
   args[1].u.list.size = 2;
   EXPECT_THAT(Consume(tsr_op_call_values(Find("sum.dim_IntList"), args, 2, &ret, 1, nullptr)),

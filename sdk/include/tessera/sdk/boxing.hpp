@@ -459,14 +459,14 @@ template <>
 struct ValueReader<TensorView> {
   static TensorView read(const tsr_kernel_call* c, size_t i) {
     if (c->views[i] == nullptr) NotATensor(c->op, i);
-    return TensorView(*c->views[i]);
+    return TensorView::sized(*c->views[i]);
   }
 };
 template <>
 struct ValueReader<std::optional<TensorView>> {
   static std::optional<TensorView> read(const tsr_kernel_call* c, size_t i) {
     if (c->views[i] == nullptr) return std::nullopt;
-    return TensorView(*c->views[i]);
+    return TensorView::sized(*c->views[i]);
   }
 };
 
@@ -497,7 +497,7 @@ void StoreReturns(const tsr_kernel_call* call, const R& result) {
 }
 
 template <auto Kernel, size_t... I>
-void CallPacked(const tsr_kernel_call* call, std::index_sequence<I...>) {
+void InvokePacked(const tsr_kernel_call* call, std::index_sequence<I...>) {
   using Sig = Signature<decltype(Kernel)>;
   using Params = typename Sig::Params;
   if (call->num_args != sizeof...(I)) {
@@ -551,7 +551,7 @@ tsr_error* Boxed(void* /*context*/, const tsr_op* op, tsr_stack* stack) noexcept
 template <auto Kernel>
 tsr_error* Packed(void* /*context*/, const tsr_kernel_call* call) noexcept {
   try {
-    internal::CallPacked<Kernel>(
+    internal::InvokePacked<Kernel>(
         call, std::make_index_sequence<internal::Signature<decltype(Kernel)>::kArity>{});
     return nullptr;
   } catch (const Error& e) {

@@ -188,8 +188,9 @@ TESSERA_PACKED_ARG(std::string_view, TSR_VALUE_STRING, string, sdk::to_c(v))
 #undef TESSERA_PACKED_ARG
 template <>
 struct PackedArg<Tensor> : std::true_type {};
+// An undefined Tensor is refused as on the stack (pass std::nullopt for None).
 inline tsr_value to_packed(const Tensor& v) {
-  tsr_value c = packed_value(v.defined() ? TSR_VALUE_TENSOR : TSR_VALUE_NONE);
+  tsr_value c = packed_value(TSR_VALUE_TENSOR);
   c.u.tensor = v.get();
   return c;
 }
@@ -233,7 +234,11 @@ std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
   return out;
 }
 
-// call1 runs an op that returns one tensor (no vector on the way).
+// call1 runs an op and returns its first return, a tensor (undefined for the None of a Tensor?
+// return), with no vector on the way. With a 1.1 runtime and arguments that all have a packed
+// form (tensors, numbers, Scalars, dtypes, devices, int lists, tensor lists, strings, None,
+// default_arg) it makes one tsr_op_call_values call; then an op whose returns include a list
+// or a string is refused (use call()). Otherwise it goes through a stack.
 template <typename... Args>
 Tensor call1(const tsr_op* op, const Args&... args) {
   if constexpr ((internal::kPacked<Args> && ...)) {
@@ -260,6 +265,10 @@ Tensor call1(const tsr_op* op, const Args&... args) {
   }
   internal::Stack stack;
   internal::Invoke(op, stack, args...);
+  if (sdk::api().stack_size(stack.get()) > 0 &&
+      sdk::api().stack_kind(stack.get(), 0) == TSR_VALUE_NONE) {
+    return Tensor();  // a Tensor? return, as above
+  }
   tsr_tensor* t = nullptr;
   sdk::check(sdk::api().stack_get_tensor(stack.get(), 0, &t));
   return Tensor::borrow(t);

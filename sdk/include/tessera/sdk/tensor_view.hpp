@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "tessera/sdk/tensor.hpp"
 
@@ -26,6 +27,16 @@ class TensorView {
     v_.ndim = -1;
   }
   explicit TensorView(const tsr_tensor_view& v) : v_(v) {}
+  // sized: a view the runtime filled and sized (a packed call's views): the fields within both
+  // its struct_size and ours, the rest zero.
+  static TensorView sized(const tsr_tensor_view& v) {
+    if (v.struct_size == sizeof(tsr_tensor_view)) return TensorView(v);  // the same minor's
+    TensorView view;
+    const size_t n = v.struct_size < sizeof(tsr_tensor_view) ? v.struct_size : sizeof v;
+    std::memcpy(&view.v_, &v, n);
+    view.v_.struct_size = sizeof(tsr_tensor_view);
+    return view;
+  }
 
   bool defined() const { return v_.tensor != nullptr; }
   tsr_tensor* get() const { return v_.tensor; }

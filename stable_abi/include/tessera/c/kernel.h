@@ -191,17 +191,24 @@ typedef struct tsr_call_plan {
  * only the fields within it. */
 struct tsr_kernel_call {
   size_t struct_size;
-  const tsr_op* op;                    /* the op whose kernel runs */
-  tsr_stack* stack;                    /* the same arguments as a stack, with the call plan attached
-                                        * (tsr_stack_get_call_plan): for reads the fields below lack. The
-                                        * kernel must not change it. */
-  const tsr_value* args;               /* num_args arguments; tensors borrowed */
-  const tsr_tensor_view* const* views; /* views[i]: the view of args[i], NULL when no tensor */
+  const tsr_op* op; /* the op whose kernel runs */
+  /* The same arguments as a stack, with the call plan attached (tsr_stack_get_call_plan, the
+   * planned outputs): for what the fields below lack. Read-only: the values below point into
+   * it. */
+  const tsr_stack* stack;
+  const tsr_value* args; /* num_args arguments; tensors, lists and strings borrowed */
+  /* views[i]: the view of args[i], NULL when it is no tensor. The runtime fills the views and
+   * states each one's struct_size (the size it was built with): a kernel built against a later
+   * minor reads only the fields within it. */
+  const tsr_tensor_view* const* views;
   size_t num_args;
-  const tsr_call_plan* plan; /* the call's plan: compute dtype, device, outputs */
-  /* num_returns slots, each TSR_VALUE_NONE on entry: the kernel stores each return there as
-   * the written argument's tensor (borrowed, as in args). The runtime checks that each one is
-   * the argument the schema says, with the planned shape. */
+  /* The call's plan: compute dtype, device and num_outputs. Never NULL: a call without a plan
+   * (an op without a Meta function) has compute_dtype -1 and num_outputs 0, as
+   * tsr_stack_get_call_plan says. */
+  const tsr_call_plan* plan;
+  /* num_returns slots, each zeroed (TSR_VALUE_NONE) on entry: the kernel stores each return
+   * there as the written argument's tensor (borrowed, as in args). The runtime checks that each
+   * one is the argument the schema names, with the planned shape. */
   tsr_value* returns;
   size_t num_returns;
 };

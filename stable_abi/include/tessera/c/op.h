@@ -92,10 +92,10 @@ TSR_API tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack);
  * call; `list.data` points at int64_t (INT_LIST), double (DOUBLE_LIST), uint8_t 0 or 1
  * (BOOL_LIST) or tsr_tensor* (TENSOR_LIST) elements. */
 typedef struct tsr_value {
-  int32_t kind; /* a tsr_value_kind: NONE for None, DEFAULT for a defaulted argument skipped */
-  int32_t reserved;
+  int32_t kind;     /* a tsr_value_kind: NONE for None, DEFAULT for a defaulted argument skipped */
+  int32_t reserved; /* 0 */
   union {
-    tsr_tensor* tensor; /* TENSOR: borrowed in arguments; a new reference in returns */
+    tsr_tensor* tensor; /* TENSOR: borrowed; a new reference in tsr_op_call_values' returns */
     int64_t i;          /* INT */
     double d;           /* DOUBLE */
     int32_t b;          /* BOOL: 0 or 1 */
@@ -115,8 +115,10 @@ typedef struct tsr_value {
  * the middle; TSR_VALUE_NAME is not accepted), and stores its returns in returns[0, *num_returns)
  * with tensors as new references that the caller releases. The op's returns must fit:
  * `capacity` at least the schema's number of returns, and none of them a list or string (call
- * such ops with tsr_op_call); both are checked before anything runs. args, returns: borrowed;
- * returns may be NULL when capacity is 0. num_returns: out, may be NULL. */
+ * such ops with tsr_op_call); both are checked before anything runs. A return holds the kind
+ * the schema says (NONE for a None of an optional one, Tensor?), but a Scalar return may come
+ * back as INT or DOUBLE. On error nothing is stored and *num_returns is 0. args, returns:
+ * borrowed; returns may be NULL when capacity is 0. num_returns: out, may be NULL. */
 TSR_API tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t num_args,
                                       tsr_value* returns, size_t capacity, size_t* num_returns);
 

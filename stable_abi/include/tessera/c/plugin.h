@@ -165,7 +165,8 @@ typedef struct tsr_runtime_api {
   /* since 1.1: asynchronous devices (device.h, Note [Asynchronous devices]): the stream a
    * kernel launches on. A 1.0 runtime has no slot: launch on the default stream (NULL). */
   void* (*stream_current_native)(tsr_device device);
-  /* since 1.1: packed calls (op.h), for plugins that call ops on a hot path */
+  /* since 1.1: packed calls (op.h), for plugins that call ops on a hot path. A 1.0 runtime has
+   * no slot: call through a stack (op_call). */
   tsr_error* (*op_call_values)(const tsr_op* op, const tsr_value* args, size_t num_args,
                                tsr_value* returns, size_t capacity, size_t* num_returns);
 } tsr_runtime_api;

@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "c_test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera/sdk/boxing.hpp"
 
 namespace {
+
+using tessera_test::Consume;
 
 namespace sdk = tessera::sdk;
 using ::testing::HasSubstr;
@@ -33,14 +36,6 @@ sdk::TensorView scale_out(const sdk::KernelContext& ctx, sdk::TensorView self, s
   const float f = static_cast<float>(factor.to_double());
   for (int64_t i = 0; i < out.numel(); ++i) out.data<float>()[i] = self.data<float>()[i] * f;
   return out;
-}
-
-std::string Consume(tsr_error* error) {
-  if (error == nullptr) return "";
-  tsr_string m = tsr_error_message(error);
-  std::string text = std::to_string(tsr_error_code(error)) + ": " + std::string(m.data, m.size);
-  tsr_error_release(error);
-  return text;
 }
 
 class SdkPackedTest : public ::testing::Test {

@@ -9,26 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "c_test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera/c/tessera.h"
 
 namespace {
 
+using tessera_test::Consume;
+using tessera_test::S;
+
 using ::testing::HasSubstr;
 
 constexpr tsr_device kCpu{TSR_DEVICE_CPU, 0};
 constexpr tsr_device kMeta{TSR_DEVICE_META, 0};
-
-std::string Consume(tsr_error* error) {
-  if (error == nullptr) return "";
-  tsr_string m = tsr_error_message(error);
-  std::string text = std::to_string(tsr_error_code(error)) + ": " + std::string(m.data, m.size);
-  tsr_error_release(error);
-  return text;
-}
-
-tsr_string S(const char* s) { return tsr_string{s, std::strlen(s)}; }
 
 const tsr_op* Find(const char* name) {
   const tsr_op* op = nullptr;

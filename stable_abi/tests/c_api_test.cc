@@ -6,25 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "c_test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera/c/tessera.h"
 
 namespace {
 
+using tessera_test::Consume;
+using tessera_test::S;
+
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr tsr_device kCpu{TSR_DEVICE_CPU, 0};
-
-// Takes ownership of an error and returns "CODE: message" ("" for success).
-std::string Consume(tsr_error* error) {
-  if (error == nullptr) return "";
-  tsr_string m = tsr_error_message(error);
-  std::string text = std::to_string(tsr_error_code(error)) + ": " + std::string(m.data, m.size);
-  tsr_error_release(error);
-  return text;
-}
 
 std::vector<int64_t> Sizes(const tsr_tensor* t) {
   return std::vector<int64_t>(tsr_tensor_sizes(t), tsr_tensor_sizes(t) + tsr_tensor_dim(t));
@@ -187,8 +182,6 @@ TEST(CApiTensor, NullHandlesAreHarmless) {
 }  // namespace
 
 namespace {
-
-tsr_string S(const char* s) { return tsr_string{s, std::strlen(s)}; }
 
 TEST(CApiOp, FindsOpsAndCallsThemThroughAStack) {
   const tsr_op* op = nullptr;

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "c_test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "stable_abi/src/dlpack_spec.h"
@@ -19,22 +20,15 @@
 
 namespace {
 
+using tessera_test::Consume;
+using tessera_test::S;
+
 namespace dl = tessera::dlpack;
 using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
 constexpr tsr_device kCpu{TSR_DEVICE_CPU, 0};
-
-std::string Consume(tsr_error* error) {
-  if (error == nullptr) return "";
-  tsr_string m = tsr_error_message(error);
-  std::string text = std::to_string(tsr_error_code(error)) + ": " + std::string(m.data, m.size);
-  tsr_error_release(error);
-  return text;
-}
-
-tsr_string S(const char* s) { return tsr_string{s, std::strlen(s)}; }
 
 std::vector<int64_t> Sizes(const tsr_tensor* t) {
   return std::vector<int64_t>(tsr_tensor_sizes(t), tsr_tensor_sizes(t) + tsr_tensor_dim(t));

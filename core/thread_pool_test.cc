@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -115,6 +116,27 @@ TEST(ParallelFor, RefusesARangeWiderThanInt64) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("parallel_for: expected at most 9223372036854775807"));
   EXPECT_FALSE(called);
+}
+
+// Workers and callers spin a while before they sleep (Note [Spin before sleeping] in
+// thread_pool.cc). Calls back to back (caught while spinning), calls after a pause (the
+// workers asleep), and calls whose chunks outlast the spin (the caller asleep) all finish,
+// each with every chunk run once and the error of a failing one.
+TEST(ParallelFor, FinishesWhetherThreadsSpinOrSleep) {
+  for (int pause_us : {0, 2000}) {
+    for (int round = 0; round < 50; ++round) {
+      std::atomic<int64_t> covered{0};
+      const bool slow = round % 10 == 9;  // a chunk longer than the spin
+      absl::Status s = ParallelFor(0, 4096, 64, [&](int64_t b, int64_t e) {
+        if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        covered += e - b;
+        return b == 0 && round % 2 == 1 ? absl::InternalError("odd round") : absl::OkStatus();
+      });
+      ASSERT_EQ(covered.load(), 4096) << "pause " << pause_us << " round " << round;
+      ASSERT_EQ(s.ok(), round % 2 == 0) << s;
+      std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+    }
+  }
 }
 
 }  // namespace

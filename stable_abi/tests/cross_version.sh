@@ -13,10 +13,16 @@
 #   c  xvneeds  today's headers, min_abi_minor = today's minor
 #   d  npu      the C++ SDK's sample plugin (sdk/examples/npu): a tensor on its device, neg, back
 #   e  xvnewer  a pretend next minor (16 more descriptor bytes), needs only 1.0
+#   f  xv11     plugin built against stable_abi/tests/frozen/v1.1 only, needs 1.1; its in-place
+#               op runs on 1.1's packed kernel entry (its boxed entry fails if called)
 #
-# Expected: every cell loads and runs, except c on a runtime older than today's minor, which
-# must be refused with a report that names both versions ("needs ABI >= 1.1 ... provides ABI
-# 1.0"). b must find the op listing exactly when the runtime's minor is >= 1.
+# Expected: every cell loads and runs, except c on a runtime older than today's minor and f on
+# one older than 1.1, which must be refused with a report that names both versions ("needs
+# ABI >= 1.1 ... provides ABI 1.0"). b must find the op listing exactly when the runtime's
+# minor is >= 1.
+#
+# Each release's frozen headers (stable_abi/tests/frozen/vX.Y) must declare what the release's
+# commit declared: the same files, the same tokens once comments are dropped.
 #
 # Old runtimes are built under --work-dir/<version>/ (src/ and build/), configured once, and
 # rebuilt with ninja on every run: a no-op when up to date, so a warm run costs seconds.
@@ -47,6 +53,10 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$source_dir" ] && [ -n "$work_dir" ] && [ -n "$host" ] && [ -n "$today_runtime" ] &&
   [ -n "$plugin_dir" ] && [ -n "$npu" ] || usage
+
+# The matrix checks the default call path: TESSERA_PACKED_KERNELS=0 (docs/build.md) would send
+# cell f to its failing boxed entry by design.
+unset TESSERA_PACKED_KERNELS
 
 log() { printf '[cross_version] %s\n' "$*"; }
 die() { printf '[cross_version] FAIL: %s\n' "$*" >&2; exit 1; }
@@ -137,12 +147,41 @@ build_release() {
   else
     log "release $version: built libtessera.so ($(grep -c '^\[' "$dir/build.log" || true) steps, $t s)"
   fi
+  check_frozen "$version" "$src"
   release_runtime="$build/lib/libtessera.so"
   [ -e "$release_runtime" ] || die "the release $version build made no $release_runtime"
 }
 
+# check_frozen VERSION SRC: stable_abi/tests/frozen/vVERSION is the release's headers (those of
+# its commit, extracted to SRC): the same files, equal once comments are dropped (the compiler's
+# own tokenizer, -fpreprocessed, which expands no macro). A comment may be mended in the copy
+# (1.0's parallel.h was); a declaration may not differ.
+check_frozen() {
+  local version=$1 src=$2
+  local frozen="$source_dir/stable_abi/tests/frozen/v$version/tessera/c"
+  local released="$src/stable_abi/include/tessera/c"
+  local compiler=${cc:-cc} f
+  [ -d "$frozen" ] || die "release $version has no frozen headers: copy stable_abi/include/tessera/c" \
+    "of its commit to stable_abi/tests/frozen/v$version/tessera/c (docs/abi_policy.md)"
+  if ! diff <(cd "$released" && ls) <(cd "$frozen" && ls) >"$work_dir/frozen-$version.diff"; then
+    cat "$work_dir/frozen-$version.diff" >&2
+    die "stable_abi/tests/frozen/v$version has other files than release $version's headers" \
+        "(< the release, > the frozen copy)"
+  fi
+  tokens_of() { "$compiler" -fpreprocessed -dD -E -P -x c "$1" 2>/dev/null; }
+  for f in "$released"/*.h; do
+    f=$(basename "$f")
+    if ! diff <(tokens_of "$released/$f") <(tokens_of "$frozen/$f") >"$work_dir/frozen-$version.diff"; then
+      cat "$work_dir/frozen-$version.diff" >&2
+      die "stable_abi/tests/frozen/v$version/tessera/c/$f differs from release $version's $f" \
+          "beyond comments (< the release, > the frozen copy)"
+    fi
+  done
+  log "release $version: frozen headers match the release's"
+}
+
 # The columns: label, plugin path, host arguments to run it.
-columns=(a b c d e)
+columns=(a b c d e f)
 declare -A column_name column_plugin column_args
 column_name[a]="a frozen-1.0"
 column_plugin[a]="$plugin_dir/libtsr_xv_plugin_frozen_v1_0.so"
@@ -159,6 +198,9 @@ column_args[d]="--op neg --scale -1 --device privateuse1"
 column_name[e]="e newer-$today_major.$((today_minor + 1))"
 column_plugin[e]="$plugin_dir/libtsr_xv_plugin_newer_minor.so"
 column_args[e]="--op xvnewer::twice"
+column_name[f]="f frozen-1.1"
+column_plugin[f]="$plugin_dir/libtsr_xv_plugin_frozen_v1_1.so"
+column_args[f]="--op xv11::twice_"
 for c in "${columns[@]}"; do
   [ -e "${column_plugin[$c]}" ] || die "${column_plugin[$c]} is not built"
 done
@@ -172,6 +214,11 @@ expect() {
     c)
       if [ "$minor" -lt "$today_minor" ]; then
         expect_args=(--expect refused --expect-reason "needs ABI >= $today"
+                     --expect-reason "provides ABI $today_major.$minor")
+      fi ;;
+    f) # built against the frozen 1.1 headers, needs 1.1
+      if [ "$minor" -lt 1 ]; then
+        expect_args=(--expect refused --expect-reason "needs ABI >= $today_major.1"
                      --expect-reason "provides ABI $today_major.$minor")
       fi ;;
     b) # the op listing is 1.1's
@@ -195,7 +242,7 @@ while read -r -u 3 version commit rest; do
   rows+=("$version (${commit:0:7})|$release_runtime|$minor")
 done 3<"$releases_file"
 [ ${#rows[@]} -gt 0 ] || die "stable_abi/releases lists no release"
-rows+=("$today (today)|$today_runtime|$today_minor")
+rows+=("today ($today)|$today_runtime|$today_minor")
 log "old runtimes ready ($(since "$total_start") s)"
 
 # Run every cell; keep its outcome line for the table.

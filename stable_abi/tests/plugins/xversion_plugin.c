@@ -10,6 +10,9 @@
  *   NEEDS_MINOR  (c) today's headers, min_abi_minor = today's minor: an older runtime refuses it.
  *   NEWER_MINOR  (e) a pretend next minor (today's + 1) whose descriptor has 16 more bytes; it
  *                    needs only 1.0 and writes its extra fields only within the capacity.
+ *   FROZEN_V1_1  (f) built against tests/frozen/v1.1 only, needs 1.1, and registers its in-place
+ *                    op `xv11::twice_` with 1.1's packed kernel entry (tsr_kernel_call, its
+ *                    tsr_value arguments and tsr_tensor_view views), as a vendor's 1.1 plugin.
  * (Column d is the SDK's sample plugin, sdk/examples/npu.) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,7 @@
 #define XV_CAPACITY 2
 #define XV_NEEDS_MINOR 3
 #define XV_NEWER_MINOR 4
+#define XV_FROZEN_V1_1 5
 
 #ifndef XV_VARIANT
 #error "define XV_VARIANT"
@@ -34,6 +38,8 @@
 #define XV_NS "xvneeds"
 #elif XV_VARIANT == XV_NEWER_MINOR
 #define XV_NS "xvnewer"
+#elif XV_VARIANT == XV_FROZEN_V1_1
+#define XV_NS "xv11"
 #else
 #error "unknown XV_VARIANT"
 #endif
@@ -152,6 +158,52 @@ static tsr_error* count_ops(void) {
 }
 #endif
 
+#if XV_VARIANT == XV_FROZEN_V1_1
+/* xv11::twice_(Tensor(a!) self) -> Tensor(a!): doubles a contiguous float32 self in place,
+ * reading it through the packed call (1.1): its argument as a tsr_value and its view, and
+ * naming its return in call->returns. Every field is read only within the struct_size the
+ * runtime states, as a kernel built against 1.1 must in any later runtime. */
+static tsr_error* twice_inplace_packed(void* context, const tsr_kernel_call* call) {
+  const tsr_tensor_view* self;
+  float* data;
+  int64_t i;
+  (void)context;
+  if (!TSR_FIELD_FITS(tsr_kernel_call, num_returns, call->struct_size)) {
+    return fail(TSR_INTERNAL, "xv11::twice_: the runtime's tsr_kernel_call is smaller than 1.1's");
+  }
+  if (call->num_args != 1 || call->num_returns != 1 || call->args[0].kind != TSR_VALUE_TENSOR ||
+      call->views[0] == NULL) {
+    return fail(TSR_INTERNAL, "xv11::twice_: expected one tensor argument and one return");
+  }
+  self = call->views[0];
+  if (!TSR_FIELD_FITS(tsr_tensor_view, flags, self->struct_size)) {
+    return fail(TSR_INTERNAL, "xv11::twice_: the runtime's tsr_tensor_view is smaller than 1.1's");
+  }
+  if (self->tensor != call->args[0].u.tensor || self->dtype != TSR_DTYPE_FLOAT32 ||
+      (self->flags & TSR_VIEW_CONTIGUOUS) == 0 || self->device.type != TSR_DEVICE_CPU) {
+    return fail(TSR_UNIMPLEMENTED, "xv11::twice_: contiguous float32 CPU tensors only");
+  }
+  data = (float*)self->data;
+  for (i = 0; i < self->numel; ++i) data[i] *= 2.0f;
+  call->returns[0].kind = TSR_VALUE_TENSOR;
+  call->returns[0].u.tensor = call->args[0].u.tensor; /* the written argument itself */
+  return NULL;
+}
+
+/* The boxed entry of the same kernel. A 1.1 runtime calls the packed entry for an in-place op
+ * (kernel.h, tsr_kernel_desc.packed), so this one failing is how the matrix sees that the
+ * packed entry ran: a runtime that stopped calling packed entries built against 1.1 fails the
+ * cell instead of passing it silently on the boxed path. */
+static tsr_error* twice_inplace_boxed(void* context, const tsr_op* op, tsr_stack* stack) {
+  (void)context;
+  (void)op;
+  (void)stack;
+  return fail(TSR_INTERNAL,
+              "xv11::twice_: the boxed entry ran; a 1.1 runtime calls the packed entry of an "
+              "in-place op's kernel");
+}
+#endif
+
 static tsr_error* register_kernel(const char* op_name, tsr_boxed_kernel_fn fn) {
   tsr_kernel_desc desc;
   memset(&desc, 0, sizeof desc);
@@ -175,6 +227,23 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   }
   if ((err = register_kernel("xvcap::ops_listed", ops_listed_kernel)) != NULL) return err;
   if ((err = count_ops()) != NULL) return err;
+#endif
+#if XV_VARIANT == XV_FROZEN_V1_1
+  {
+    tsr_kernel_desc desc;
+    const char* name = "xv11::twice_";
+    if ((err = api->op_define(str("xv11::twice_(Tensor(a!) self) -> Tensor(a!)"), NULL)) != NULL) {
+      return err;
+    }
+    memset(&desc, 0, sizeof desc);
+    desc.struct_size = sizeof desc; /* 1.1's: the runtime needs 1.1 (min_abi_minor) */
+    desc.op_name = str(name);
+    desc.device_type = TSR_DEVICE_CPU;
+    desc.boxed = twice_inplace_boxed;
+    desc.packed = twice_inplace_packed;
+    desc.kernel_name = str(name);
+    if ((err = api->kernel_register(&desc, NULL)) != NULL) return err;
+  }
 #endif
   return NULL;
 }
@@ -225,8 +294,8 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
     }
     desc->struct_size = capacity < sizeof *desc ? capacity : sizeof *desc;
     desc->abi_minor = TSR_ABI_VERSION_MINOR;
-#if XV_VARIANT == XV_NEEDS_MINOR
-    desc->min_abi_minor = TSR_ABI_VERSION_MINOR;
+#if XV_VARIANT == XV_NEEDS_MINOR || XV_VARIANT == XV_FROZEN_V1_1
+    desc->min_abi_minor = TSR_ABI_VERSION_MINOR; /* FROZEN_V1_1: the frozen headers' 1 */
 #else
     desc->min_abi_minor = 0;
 #endif

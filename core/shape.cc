@@ -29,18 +29,25 @@ absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes) {
   return overflow ? 0 : numel;
 }
 
-absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes) {
-  DimVector strides(sizes.size());
-  if (sizes.empty()) return strides;
-  strides.back() = 1;
+absl::Status ContiguousStridesInto(IntArrayRef sizes, DimVector* strides) {
+  strides->resize(sizes.size());
+  if (sizes.empty()) return absl::OkStatus();
+  int64_t* out = strides->data();
+  out[sizes.size() - 1] = 1;
   for (size_t i = sizes.size() - 1; i-- > 0;) {
-    if (__builtin_mul_overflow(strides[i + 1], std::max<int64_t>(sizes[i + 1], 1), &strides[i])) {
+    if (__builtin_mul_overflow(out[i + 1], std::max<int64_t>(sizes[i + 1], 1), &out[i])) {
       return absl::OutOfRangeError(
           absl::StrFormat("the contiguous strides of shape %s overflow int64 (the stride of "
                           "dimension %d)",
                           ShapeToString(sizes), i));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes) {
+  DimVector strides;
+  if (absl::Status s = ContiguousStridesInto(sizes, &strides); !s.ok()) return s;
   return strides;
 }
 

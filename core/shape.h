@@ -15,6 +15,17 @@ namespace tessera {
 using DimVector = absl::InlinedVector<int64_t, 6>;
 using IntArrayRef = absl::Span<const int64_t>;
 
+// SameDims: a == b for shapes and strides, inline. Span's operator== calls memcmp, a library
+// call that costs more than the compare itself for the few dims a shape has (small ops compare
+// shapes several times per call).
+inline bool SameDims(IntArrayRef a, IntArrayRef b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
 // ComputeNumel multiplies sizes; negative sizes and products above INT64_MAX are errors.
 absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes);
 
@@ -22,6 +33,9 @@ absl::StatusOr<int64_t> ComputeNumel(IntArrayRef sizes);
 // they would have with size 1, as PyTorch does). An error when a stride overflows int64, which
 // only an empty tensor's shape can make (a non-empty one's strides are at most its numel).
 absl::StatusOr<DimVector> ContiguousStrides(IntArrayRef sizes);
+// ContiguousStridesInto: the same into `strides` (resized to the rank), for callers that fill a
+// plan in place (no StatusOr<DimVector> to move out of). On error `strides` is unspecified.
+absl::Status ContiguousStridesInto(IntArrayRef sizes, DimVector* strides);
 
 // IsContiguousLayout: row-major dense, ignoring strides of dims of size 1; empty tensors are
 // contiguous.

@@ -33,6 +33,25 @@ TEST(Shape, ContiguousStridesAndLayoutChecks) {
   EXPECT_FALSE(IsContiguousLayout({2, 3}, {0, 1})) << "expanded is not contiguous";
 }
 
+TEST(Shape, ContiguousStridesIntoReusesItsVectorAndReportsOverflow) {
+  DimVector strides = {7, 7, 7, 7, 7, 7, 7, 7};  // longer than the rank, on the heap
+  ASSERT_TRUE(ContiguousStridesInto({2, 3}, &strides).ok());
+  EXPECT_THAT(strides, ElementsAre(3, 1));
+  ASSERT_TRUE(ContiguousStridesInto({}, &strides).ok());
+  EXPECT_THAT(strides, ElementsAre());
+  const absl::Status overflow = ContiguousStridesInto({0, INT64_MAX, 4}, &strides);
+  EXPECT_EQ(overflow.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(overflow.message(), HasSubstr("overflow int64"));
+}
+
+TEST(Shape, SameDimsComparesLengthAndEveryElement) {
+  EXPECT_TRUE(SameDims({}, {}));
+  EXPECT_TRUE(SameDims({2, 3}, {2, 3}));
+  EXPECT_FALSE(SameDims({2, 3}, {2, 4}));
+  EXPECT_FALSE(SameDims({2, 3}, {2, 3, 1}));
+  EXPECT_FALSE(SameDims({1}, {}));
+}
+
 TEST(Shape, StorageElementsForStridedViews) {
   EXPECT_EQ(*StorageElementsFor({2, 3}, {3, 1}), 6);
   EXPECT_EQ(*StorageElementsFor({2, 3}, {1, 2}), 6);

@@ -16,20 +16,31 @@ namespace tessera {
 // PromoteTypes: the smallest type both a and b convert to without losing category or range
 // (PyTorch's promoteTypes): uint8 with int8 is int16, float16 with bfloat16 is float32. The
 // table is the SDK's (tessera/sdk/dtypes.hpp), so the runtime and plugins promote alike.
-ScalarType PromoteTypes(ScalarType a, ScalarType b);
+inline ScalarType PromoteTypes(ScalarType a, ScalarType b) {
+  return static_cast<ScalarType>(sdk::promote_types(ToTsrDtype(a), ToTsrDtype(b)));
+}
 
 // CanCast: whether an op computing in `from` may write into a `to` output (in-place and out=):
 // no floating to integral, no non-bool to bool.
-bool CanCast(ScalarType from, ScalarType to);
+inline bool CanCast(ScalarType from, ScalarType to) {
+  return sdk::can_cast(ToTsrDtype(from), ToTsrDtype(to));
+}
 
 // ResultTypeBuilder accumulates operands in any order and answers torch.result_type (the SDK's
-// sdk::ResultTypeState, which plugins use too).
+// sdk::ResultTypeState, which plugins use too). Inline: every pointwise call's plan runs it.
 class ResultTypeBuilder {
  public:
-  void AddTensor(ScalarType dtype, int64_t dim);
-  void AddScalar(const Scalar& value);
+  void AddTensor(ScalarType dtype, int64_t dim) {
+    state_.add(ToTsrDtype(dtype),
+               dim > 0 ? sdk::ResultTypeState::kDimTensor : sdk::ResultTypeState::kZeroDimTensor);
+  }
+  void AddScalar(const Scalar& value) {
+    const tsr_dtype dtype =
+        value.is_floating_point() ? sdk::kDefaultDtype : ToTsrDtype(value.dtype());
+    state_.add(dtype, sdk::ResultTypeState::kWrappedNumber);
+  }
   // Result: the promoted dtype. With no operand at all, float32 (the default dtype).
-  ScalarType Result() const;
+  ScalarType Result() const { return static_cast<ScalarType>(state_.result()); }
 
  private:
   sdk::ResultTypeState state_;

@@ -171,7 +171,7 @@ absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
                                       "caller's own tensor)",
                                       arg.name));
     }
-    if (ABSL_PREDICT_FALSE(has_meta && t.sizes() != IntArrayRef(plan.outputs[r].sizes))) {
+    if (ABSL_PREDICT_FALSE(has_meta && !SameDims(t.sizes(), plan.outputs[r].sizes))) {
       return absl::InternalError(absl::StrFormat(
           "%s: %s resized argument '%s' to %s, expected %s (the shape the Meta function "
           "computed)",
@@ -229,8 +229,7 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
         if (index == returned) written = &tensor;
       }
       if (written == nullptr) continue;  // None for an optional written argument
-      if (ABSL_PREDICT_FALSE(has_meta &&
-                             written->sizes() != IntArrayRef(call.plan.outputs[r].sizes))) {
+      if (ABSL_PREDICT_FALSE(has_meta && !SameDims(written->sizes(), call.plan.outputs[r].sizes))) {
         return absl::InternalError(absl::StrFormat(
             "%s: %s resized argument '%s' to %s, expected %s (the shape the Meta function "
             "computed)",
@@ -260,8 +259,7 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
     }
     if (!has_meta) continue;
     const TensorSpec& computed = call.plan.outputs[r];
-    if (ABSL_PREDICT_FALSE(t.dtype() != computed.dtype ||
-                           t.sizes() != IntArrayRef(computed.sizes))) {
+    if (ABSL_PREDICT_FALSE(t.dtype() != computed.dtype || !SameDims(t.sizes(), computed.sizes))) {
       return Mismatch(
           caller, entry, kernel, r, Describe(t),
           absl::StrFormat("a %s tensor of shape %s (what the Meta function computed)",

@@ -76,8 +76,8 @@ absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack) 
           entry.name, args[w].name, ShapeToString(out.sizes()), ShapeToString(out.strides()),
           kClone));
     }
-    for (size_t i = 0; i < stack.size() && i < args.size(); ++i) {
-      if (args[i].alias && args[i].alias->is_write) continue;  // written, not read as input
+    for (size_t i : entry.read_tensors) {
+      if (i >= stack.size()) break;  // indices ascend
       const Value& v = stack[i];
       if (v.is_tensor()) {
         TSR_RETURN_IF_ERROR(CheckAgainstInput(entry, w, out, i, v.tensor()));

@@ -125,7 +125,7 @@ absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out
                         op.name, arg.name, DeviceToString(device), DeviceToString(out.device())));
   }
   TSR_RETURN_IF_ERROR(CheckDtype(op, arg, out, computed.dtype));
-  if (out.sizes() != IntArrayRef(computed.sizes)) {
+  if (!SameDims(out.sizes(), computed.sizes)) {
     TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name, computed.sizes));
   }
   return absl::OkStatus();
@@ -133,7 +133,7 @@ absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out
 
 // CheckInplace: an in-place result must have self's shape and a dtype castable to self's.
 absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const TensorSpec& computed) {
-  if (self.sizes() != IntArrayRef(computed.sizes)) {
+  if (!SameDims(self.sizes(), computed.sizes)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: output with shape %s doesn't match the broadcast shape %s", op.name,
                         ShapeToString(self.sizes()), ShapeToString(computed.sizes)));
@@ -234,13 +234,13 @@ absl::Status OutFromFunctional(void*, const OperatorHandle& op, Stack* stack) {
 
 absl::Status InplaceFromOut(void*, const OperatorHandle& op, Stack* stack) {
   const OperatorEntry& entry = *op.entry();
-  const Tensor self = (*stack)[0].tensor();
   KernelCall call;
   TSR_RETURN_IF_ERROR(RequirePlan(*entry.functional, *stack, &call.plan));
+  Tensor self = (*stack)[0].tensor();  // the out= argument: one more reference, moved in below
   TSR_RETURN_IF_ERROR(CheckInplace(entry, self, call.plan.outputs[0]));
-  stack->push_back(self);
-  return CallKernel(entry, *entry.out, static_cast<int>(DispatchKeyFor(self.device().type)), &call,
-                    stack);
+  const int key = static_cast<int>(DispatchKeyFor(self.device().type));
+  stack->push_back(std::move(self));
+  return CallKernel(entry, *entry.out, key, &call, stack);
 }
 
 absl::Status InplaceFromFunctional(void*, const OperatorHandle& op, Stack* stack) {

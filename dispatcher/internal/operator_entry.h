@@ -29,6 +29,7 @@ class OperatorEntry {
         name(this->schema.FullName()),
         schema_text(std::move(schema_text)),
         written(WrittenArguments(this->schema)),
+        read_tensors(ReadTensorArguments(this->schema)),
         returned_argument(ReturnedArguments(this->schema)),
         returns_only_written(!returned_argument.empty() &&
                              std::all_of(returned_argument.begin(), returned_argument.end(),
@@ -40,6 +41,9 @@ class OperatorEntry {
   const std::string schema_text;  // canonical (FunctionSchema::ToString)
   // The arguments the op writes (alias annotation with '!'): out= outputs, in-place selfs.
   const absl::InlinedVector<size_t, 2> written;
+  // The Tensor and Tensor[] arguments it only reads: what a written tensor must not overlap
+  // (Note [Memory overlap]). After normalization only these positions can hold tensors.
+  const absl::InlinedVector<size_t, 4> read_tensors;
   // For each return, what it must be (Note [Kernel results]): the index of the argument it is
   // (an out= output, an in-place self: a written alias), kFreshReturn (no alias annotation: a
   // tensor no argument is), or kViewReturn (a read-only alias: may be an argument or share one's
@@ -85,6 +89,16 @@ class OperatorEntry {
       if (schema.arguments[i].alias && schema.arguments[i].alias->is_write) written.push_back(i);
     }
     return written;
+  }
+  static absl::InlinedVector<size_t, 4> ReadTensorArguments(const FunctionSchema& schema) {
+    absl::InlinedVector<size_t, 4> read;
+    for (size_t i = 0; i < schema.arguments.size(); ++i) {
+      const Argument& arg = schema.arguments[i];
+      if (arg.type.base == BaseType::kTensor && !(arg.alias && arg.alias->is_write)) {
+        read.push_back(i);
+      }
+    }
+    return read;
   }
   static absl::InlinedVector<int, 2> ReturnedArguments(const FunctionSchema& schema) {
     absl::InlinedVector<int, 2> returned;

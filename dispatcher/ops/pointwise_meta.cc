@@ -61,7 +61,16 @@ namespace {
 absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const Stack& s,
                            CallPlan* plan) {
   const PointwiseSpec& spec = *static_cast<const PointwiseSpec*>(context);
-  DimVector shape;
+  // The one output is filled in place: its shape grows as the operands broadcast, so nothing is
+  // copied or moved into the plan afterwards (a small call's plan is on its hot path).
+  if (plan->outputs.empty()) {
+    plan->outputs.emplace_back();  // cheaper than InlinedVector's general resize
+  } else {
+    plan->outputs.resize(1);
+  }
+  TensorSpec& out = plan->outputs[0];
+  DimVector& shape = out.sizes;
+  shape.clear();
   bool have_shape = false;
   ResultTypeBuilder promotion;
   for (int i = 0; i < spec.operands; ++i) {
@@ -69,7 +78,7 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
     if (v.is_tensor()) {
       const Tensor& t = v.tensor();
       if (!(spec.rule == Rule::kWhere && i == 0)) promotion.AddTensor(t.dtype(), t.dim());
-      if (!have_shape || IntArrayRef(shape) == t.sizes()) {  // the common case: no broadcast
+      if (!have_shape || SameDims(shape, t.sizes())) {  // the common case: no broadcast
         if (!have_shape) shape.assign(t.sizes().begin(), t.sizes().end());
         have_shape = true;
         continue;
@@ -148,12 +157,8 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
   }
-  TSR_ASSIGN_OR_RETURN(DimVector strides, ContiguousStrides(shape));
+  TSR_RETURN_IF_ERROR(ContiguousStridesInto(shape, &out.strides));
   plan->compute_dtype = spec.rule == Rule::kBool ? promotion.Result() : dtype;
-  plan->outputs.resize(1);
-  TensorSpec& out = plan->outputs[0];
-  out.sizes = std::move(shape);
-  out.strides = std::move(strides);
   out.dtype = dtype;
   return absl::OkStatus();
 }

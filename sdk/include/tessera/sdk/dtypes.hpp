@@ -3,7 +3,7 @@
 // (promote_types, can_cast, and torch.result_type's priority classes).
 //
 // Dependency-free on purpose (the C headers and the standard library only): the runtime's own
-// dtype code (core/dtype.h, core/type_promotion.cc) is built on this header too, so that a
+// dtype code (core/dtype.h, core/type_promotion.h) is built on this header too, so that a
 // plugin and the runtime cannot disagree about a dtype. The conformance suite does not use the
 // promotion here: its references state promotion on their own (conformance/reference_promotion.h).
 #pragma once

@@ -21,17 +21,6 @@ struct Lanes {
     return Finish(acc, x + i, n - i);
   }
 
-  // Sum4: four leaves of n elements at once, each as Sum would (the same additions in the same
-  // order), so that four memory streams are in flight (Note [Four streams]).
-  __attribute__((always_inline)) static inline void Sum4(const T* const* x, int64_t n, T* out) {
-    Vec acc[4][kVecs] = {};
-    int64_t i = 0;
-    for (; i + kLanes<T> <= n; i += kLanes<T>) {
-      for (int s = 0; s < 4; ++s) Add(acc[s], x[s] + i);
-    }
-    for (int s = 0; s < 4; ++s) out[s] = Finish(acc[s], x[s] + i, n - i);
-  }
-
  private:
   __attribute__((always_inline)) static inline void Add(Vec* acc, const T* block) {
     for (int k = 0; k < kVecs; ++k) {
@@ -67,41 +56,14 @@ T Portable(const T* x, int64_t n) {
   return Lanes<T, 16>::Sum(x, n);
 }
 
-// PortableLeaves: 16-byte vectors have too few registers for four streams' accumulators (SSE2:
-// 16 registers, four leaves of float need 32): one leaf at a time.
-template <typename T>
-void PortableLeaves(const T* x, int64_t leaf, int64_t count, T* out) {
-  for (int64_t j = 0; j < count; ++j) out[j] = Lanes<T, 16>::Sum(x + j * leaf, leaf);
-}
-
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 template <typename T>
 __attribute__((target("avx2"))) T Avx2(const T* x, int64_t n) {
   return Lanes<T, 32>::Sum(x, n);
 }
 
-// Avx2Leaves: with count a multiple of 4, leaves j, j + count/4, j + count/2 and j + 3 count/4
-// go together: four streams a quarter of the span apart.
-template <typename T>
-__attribute__((target("avx2"))) void Avx2Leaves(const T* x, int64_t leaf, int64_t count, T* out) {
-  if (count % 4 != 0) {
-    for (int64_t j = 0; j < count; ++j) out[j] = Lanes<T, 32>::Sum(x + j * leaf, leaf);
-    return;
-  }
-  const int64_t q = count / 4;
-  for (int64_t j = 0; j < q; ++j) {
-    const T* streams[4] = {x + j * leaf, x + (j + q) * leaf, x + (j + 2 * q) * leaf,
-                           x + (j + 3 * q) * leaf};
-    T sums[4];
-    Lanes<T, 32>::Sum4(streams, leaf, sums);
-    for (int s = 0; s < 4; ++s) out[j + s * q] = sums[s];
-  }
-}
-
 template <typename T>
 using SumFn = T (*)(const T*, int64_t);
-template <typename T>
-using LeavesFn = void (*)(const T*, int64_t, int64_t, T*);
 
 bool HasAvx2() {
   __builtin_cpu_init();
@@ -126,11 +88,6 @@ T Dispatch(const T* x, int64_t n) {
   return fn(x, n);
 }
 
-template <typename T>
-void DispatchLeaves(const T* x, int64_t leaf, int64_t count, T* out) {
-  static const LeavesFn<T> fn = HasAvx2() ? &Avx2Leaves<T> : &PortableLeaves<T>;
-  fn(x, leaf, count, out);
-}
 #else
 template <typename T>
 T Dispatch(const T* x, int64_t n) {
@@ -141,23 +98,12 @@ template <typename T>
 bool TryAvx2(const T*, int64_t, T*) {
   return false;
 }
-
-template <typename T>
-void DispatchLeaves(const T* x, int64_t leaf, int64_t count, T* out) {
-  PortableLeaves<T>(x, leaf, count, out);
-}
 #endif
 
 }  // namespace
 
 float contiguous_lane_sum(const float* x, int64_t n) { return Dispatch(x, n); }
 double contiguous_lane_sum(const double* x, int64_t n) { return Dispatch(x, n); }
-void contiguous_lane_sums(const float* x, int64_t leaf, int64_t count, float* out) {
-  DispatchLeaves(x, leaf, count, out);
-}
-void contiguous_lane_sums(const double* x, int64_t leaf, int64_t count, double* out) {
-  DispatchLeaves(x, leaf, count, out);
-}
 
 namespace internal {
 float portable_lane_sum(const float* x, int64_t n) { return Portable(x, n); }

@@ -1,19 +1,22 @@
-// The leaves of the CPU backend's float32 and float64 pairwise sums (reductions.cc): up to 256
+// The leaves of the CPU backend's float32 and float64 pairwise sums (reductions.cc): up to 4096
 // elements summed in kLanes independent lanes, lane i % kLanes taking element i, then the lanes
 // combined in a fixed tree.
 //
 // The lanes are wide enough for four independent vector accumulators of the widest vectors the
 // machine has (AVX2: 4 x 8 floats, 4 x 4 doubles): a streaming sum is bound by how many loads
 // the core keeps in flight, and a quarter of the instructions per byte of the 8-lane SSE2 loop
-// it replaces keeps more of them in flight (a standalone loop summing 16M floats at 1 thread,
-// interleaved runs on this machine: some 14 GB/s before, 16 to 17 after; in the plugin the
-// gain showed only with Note [Four streams] below).
+// it replaces keeps more of them in flight.
 //
 // Contiguous leaves run vectorized, on AVX2 where the CPU has it (chosen once, at the first
 // call) and on 16-byte vectors elsewhere; strided leaves run one element at a time. All three do
 // the same additions in the same order (a lane is a lane whatever vector holds it; a partial last
 // block is padded with +0.0, which leaves every sum as it was), so a sum depends on the values
 // and the shape only: not on the machine's vector unit, the input's strides or the thread count.
+//
+// One leaf is read as one sequential stream. Reading four leaves at once (four streams a quarter
+// of a 64-leaf chunk apart) helped an earlier dev machine, but on the AMD EPYC one it halved a
+// 16M-float sum (13.5 against 23 GB/s, 256-element leaves) and still lost at 4096-element
+// leaves (19 against 27 GB/s; a standalone loop over the leaves, 1 thread), so it is gone.
 #pragma once
 
 #include <cstdint>
@@ -64,16 +67,6 @@ T strided_lane_sum(const char* p, int64_t stride, int64_t n) {
 // contiguous_lane_sum: n contiguous elements, vectorized; equal to strided_lane_sum's result.
 float contiguous_lane_sum(const float* x, int64_t n);
 double contiguous_lane_sum(const double* x, int64_t n);
-
-// Note [Four streams]
-// One core streaming one array keeps too few loads in flight to reach the memory bandwidth it
-// could use: reading four places at once, a quarter of a span apart, each with its own
-// prefetch stream, summed 16M floats some 25 % faster on this machine (a standalone loop,
-// 1 thread: 21-27 GB/s against 17-19). contiguous_lane_sums sums `count` consecutive leaves of
-// `leaf` elements each (out[j]: the leaf at x + j * leaf) that way where it can (AVX2, count a
-// multiple of 4), each leaf exactly as contiguous_lane_sum would: results do not change.
-void contiguous_lane_sums(const float* x, int64_t leaf, int64_t count, float* out);
-void contiguous_lane_sums(const double* x, int64_t leaf, int64_t count, double* out);
 
 namespace internal {
 // Each vector unit's variant, for the tests: the 16-byte one, and AVX2's (false where the

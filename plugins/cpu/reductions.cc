@@ -2,10 +2,10 @@
 // .dim), argmax, argmin, var, std, any, all, norm, logsumexp.
 //
 // Numerics: floating sums are pairwise (leaves in lanes: 32 for float32, 16 for float64 (see
-// lane_sum.hpp), 8 otherwise; halved recursively) with float16 and bfloat16 accumulated in float;
-// var/std use Welford's update with Chan's combination in double; logsumexp folds (max, scaled sum)
-// so it never overflows. The engine (reduce.hpp) keeps the order of operations a function of the
-// shapes alone.
+// lane_sum.hpp), 8 otherwise; halved recursively, see kLeaf) with float16 and bfloat16 accumulated
+// in float; var/std use Welford's update with Chan's combination in double; logsumexp folds (max,
+// scaled sum) so it never overflows. The engine (reduce.hpp) keeps the order of operations a
+// function of the shapes alone.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -29,7 +29,7 @@ const T& at(const char* p, int64_t i, int64_t stride) {
   return *reinterpret_cast<const T*>(p + i * stride);
 }
 
-// Leaves of up to 256 elements are summed in independent lanes (vector accumulators, so the
+// Leaves of up to kLeaf elements are summed in independent lanes (vector accumulators, so the
 // adds do not wait on each other); leaves combine pairwise. float32 and float64 leaves have
 // lane_sum.hpp's wide lanes (kLanes<T>: 32, 16); the others (accumulating a conversion, or
 // integers) kNarrowLanes.
@@ -70,34 +70,19 @@ Acc leaf_sum(const char* p, int64_t stride, int64_t n) {
   return lane[0];
 }
 
-constexpr int64_t kLeaf = 256;
-
-// streamed_pairwise_sum: pairwise_sum of n = kLeaf * m contiguous elements, m a power of two
-// (4 <= m <= 64: what every chunk of a long reduction is), whose recursion ends in the m
-// consecutive leaves of kLeaf and combines them as a perfect binary tree, left first. The
-// leaves are summed four streams at a time (Note [Four streams] in lane_sum.hpp) and the tree
-// is then walked bottom-up: the same additions in the same order as the recursion.
-template <typename T>
-T streamed_pairwise_sum(const T* x, int64_t m) {
-  T sums[64];
-  contiguous_lane_sums(x, kLeaf, m, sums);
-  for (int64_t width = m / 2; width > 0; width /= 2) {
-    for (int64_t j = 0; j < width; ++j) sums[j] = sums[2 * j] + sums[2 * j + 1];
-  }
-  return sums[0];
-}
+// kLeaf: the longest run a leaf sums in its lanes before the pairwise tree takes over. Wide
+// leaves (contiguous float32 and float64 in vectors) take 4096 elements, 128 (float32) or 256
+// (float64) per lane: closing a leaf (combining its lanes) costs about as much as its loads
+// did at 256 elements, and a 16M-float32 sum at 1 thread on the AMD EPYC dev machine went from
+// 13.5 to some 25 GB/s (benchmarks/cpu_plugin_benchmark.cc, BM_TesseraSum16M, at libtorch's
+// speed; a bare AVX2 loop there reads 37). The narrow leaves keep 256.
+template <typename T, typename Acc>
+inline constexpr int64_t kLeaf = kWideLanes<T, Acc> ? 4096 : 256;
 
 template <typename T, typename Acc>
 Acc pairwise_sum(const char* p, int64_t stride, int64_t n) {
-  if (n <= kLeaf) {
+  if (n <= kLeaf<T, Acc>) {
     return leaf_sum<T, Acc>(p, stride, n);
-  }
-  if constexpr (kWideLanes<T, Acc>) {
-    const int64_t m = n / kLeaf;
-    if (stride == static_cast<int64_t>(sizeof(T)) && n % kLeaf == 0 && m <= 64 &&
-        (m & (m - 1)) == 0 && m >= 4) {
-      return streamed_pairwise_sum(reinterpret_cast<const T*>(p), m);
-    }
   }
   constexpr int64_t kBlock = kLeafBlock<T, Acc>;
   const int64_t half = ((n / 2) + kBlock - 1) & ~(kBlock - 1);

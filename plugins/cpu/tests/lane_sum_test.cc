@@ -44,7 +44,11 @@ T ReferenceOrder(const std::vector<T>& v) {
 template <typename T>
 void ExpectEveryVariantEqual() {
   bool avx2_seen = false;
-  for (size_t n = 0; n <= 300; ++n) {
+  // Every length up to 300, then around the longest leaf (4096, reductions.cc's kLeaf).
+  std::vector<size_t> lengths;
+  for (size_t n = 0; n <= 300; ++n) lengths.push_back(n);
+  for (size_t n : {1023, 1024, 4063, 4095, 4096}) lengths.push_back(n);
+  for (size_t n : lengths) {
     const std::vector<T> v = OrderSensitive<T>(n, static_cast<uint32_t>(n));
     const T expected = ReferenceOrder(v);
     SCOPED_TRACE(testing::Message() << "n = " << n);
@@ -67,30 +71,6 @@ void ExpectEveryVariantEqual() {
 
 TEST(LaneSum, FloatVariantsAddInTheSameOrder) { ExpectEveryVariantEqual<float>(); }
 TEST(LaneSum, DoubleVariantsAddInTheSameOrder) { ExpectEveryVariantEqual<double>(); }
-
-// contiguous_lane_sums (four streams at a time where it can) gives each leaf exactly
-// contiguous_lane_sum's result, for counts that are and are not multiples of 4 and for leaves
-// that end in a partial block.
-template <typename T>
-void ExpectLeavesEqualOneByOne() {
-  for (int64_t leaf : {256, 100, 1}) {
-    for (int64_t count : {1, 3, 4, 8, 12, 64}) {
-      const std::vector<T> v =
-          OrderSensitive<T>(static_cast<size_t>(leaf * count), static_cast<uint32_t>(leaf + count));
-      std::vector<T> got(static_cast<size_t>(count), T(-1));
-      contiguous_lane_sums(v.data(), leaf, count, got.data());
-      for (int64_t j = 0; j < count; ++j) {
-        EXPECT_EQ(got[j], contiguous_lane_sum(v.data() + j * leaf, leaf))
-            << "leaf " << leaf << ", count " << count << ", leaf index " << j;
-      }
-    }
-  }
-}
-
-TEST(LaneSum, FourStreamsGiveEachLeafItsOwnSum) {
-  ExpectLeavesEqualOneByOne<float>();
-  ExpectLeavesEqualOneByOne<double>();
-}
 
 TEST(LaneSum, UnalignedStartsAndSpecialValues) {
   std::vector<float> v = OrderSensitive<float>(300, 7);

@@ -64,8 +64,8 @@ TEST(CpuReduce, FloatSumsDoNotDependOnStrides) {
   // The same values contiguous and as every other column of a [n, 2] tensor (strided leaves go
   // element by element, contiguous ones in vectors: lane_sum.hpp), over lengths that end
   // inside a lane block; values over many decades so that a different order would show.
-  // 1024 and 16384: leaves summed four streams at a time (lane_sum.hpp, Note [Four streams]).
-  for (int64_t n : {1, 31, 33, 255, 257, 1000, 1024, 16384, 40000}) {
+  // 4095 to 4097 and 8225: around and past one wide leaf (kLeaf in reductions.cc).
+  for (int64_t n : {1, 31, 33, 255, 257, 1000, 1024, 4095, 4096, 4097, 8225, 16384, 40000}) {
     std::vector<float> v(static_cast<size_t>(n)), wide(static_cast<size_t>(2 * n), 1e30f);
     std::vector<double> d(v.size()), dwide(wide.size(), 1e300);
     for (size_t i = 0; i < v.size(); ++i) {

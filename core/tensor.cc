@@ -42,12 +42,6 @@ TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device
       dtype_(dtype),
       is_contiguous_(IsContiguousLayout(sizes_, strides_)) {}
 
-void* TensorImpl::data_ptr() const {
-  char* base = static_cast<char*>(storage_->data());
-  if (base == nullptr) return nullptr;
-  return base + storage_offset_ * static_cast<int64_t>(itemsize());
-}
-
 std::string Tensor::ToString() const {
   if (!defined()) return "undefined tensor";
   return absl::StrFormat("%s%s on %s", ScalarTypeName(dtype()), ShapeToString(sizes()),

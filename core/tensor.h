@@ -41,8 +41,13 @@ class TensorImpl final : public RefCounted {
   // nbytes of the elements viewed (numel * itemsize), not of the storage.
   size_t nbytes() const { return static_cast<size_t>(numel_) * itemsize(); }
   // data_ptr: address of element 0 (storage data + offset); NULL for meta tensors. On a
-  // non-host device this is a device address the runtime never dereferences.
-  void* data_ptr() const;
+  // non-host device this is a device address the runtime never dereferences. Inline: every
+  // kernel call reads it for each tensor argument's view.
+  void* data_ptr() const {
+    char* base = static_cast<char*>(storage_->data());
+    if (base == nullptr) return nullptr;
+    return base + storage_offset_ * static_cast<int64_t>(itemsize());
+  }
 
   // ResizeOutput gives an op's output (out=) the shape `sizes`, contiguous. Storage that is too
   // small is replaced by a new allocation on the same device (old contents are not kept:

@@ -33,7 +33,8 @@ class OperatorEntry {
         returned_argument(ReturnedArguments(this->schema)),
         returns_only_written(!returned_argument.empty() &&
                              std::all_of(returned_argument.begin(), returned_argument.end(),
-                                         [](int index) { return index >= 0; })) {}
+                                         [](int index) { return index >= 0; })),
+        first_borrowing_return(FirstBorrowingReturn(this->schema)) {}
 
   OpRegistry* const registry;
   const FunctionSchema schema;  // immutable: a redefinition must be identical
@@ -54,6 +55,9 @@ class OperatorEntry {
   // Every return is a written argument (out= forms, in-place ops): the result check compares
   // them with those arguments only, so a call records nothing else (RecordCall).
   const bool returns_only_written;
+  // The first return that is a list or a string (a value that borrows from the stack it is on,
+  // which a packed call cannot hand back: Note [Packed calls] in stable_abi/src/op.cc), or -1.
+  const int first_borrowing_return;
 
   // Published with release, read with acquire by calls; written under the registry's mutex.
   std::atomic<bool> defined{true};
@@ -89,6 +93,13 @@ class OperatorEntry {
       if (schema.arguments[i].alias && schema.arguments[i].alias->is_write) written.push_back(i);
     }
     return written;
+  }
+  static int FirstBorrowingReturn(const FunctionSchema& schema) {
+    for (size_t r = 0; r < schema.returns.size(); ++r) {
+      const SchemaType& type = schema.returns[r].type;
+      if (type.is_list || type.base == BaseType::kStr) return static_cast<int>(r);
+    }
+    return -1;
   }
   static absl::InlinedVector<size_t, 4> ReadTensorArguments(const FunctionSchema& schema) {
     absl::InlinedVector<size_t, 4> read;

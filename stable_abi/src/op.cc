@@ -196,14 +196,11 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
                           "capacity of %d",
                           fn, entry.name, schema_returns.size(), capacity));
     }
-    for (size_t r = 0; r < schema_returns.size(); ++r) {
-      const SchemaType& type = schema_returns[r].type;
-      if (type.is_list || type.base == BaseType::kStr) {
-        return Invalid(absl::StrFormat(
-            "%s: %s returns %s (return %d), which a tsr_value cannot hand back; call it through "
-            "tsr_op_call",
-            fn, entry.name, type.ToString(), r));
-      }
+    if (const int r = entry.first_borrowing_return; ABSL_PREDICT_FALSE(r >= 0)) {
+      return Invalid(absl::StrFormat(
+          "%s: %s returns %s (return %d), which a tsr_value cannot hand back; call it through "
+          "tsr_op_call",
+          fn, entry.name, schema_returns[r].type.ToString(), r));
     }
     Stack stack;
     for (size_t i = 0; i < num_args; ++i) {

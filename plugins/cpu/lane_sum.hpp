@@ -2,13 +2,12 @@
 // elements summed in kLanes independent lanes, lane i % kLanes taking element i, then the lanes
 // combined in a fixed tree.
 //
-// The lanes are wide enough for four independent vector accumulators of the widest vectors the
-// machine has (AVX2: 4 x 8 floats, 4 x 4 doubles): a streaming sum is bound by how many loads
-// the core keeps in flight, and a quarter of the instructions per byte of the 8-lane SSE2 loop
-// it replaces keeps more of them in flight.
+// The lanes are wide enough for four independent AVX2 accumulators (4 x 8 floats, 4 x 4
+// doubles) or two AVX-512 ones: a streaming sum is bound by how many loads the core keeps in
+// flight, and fewer instructions per byte keep more of them in flight.
 //
-// Contiguous leaves run vectorized, on AVX2 where the CPU has it (chosen once, at the first
-// call) and on 16-byte vectors elsewhere; strided leaves run one element at a time. All three do
+// Contiguous leaves run vectorized, on AVX-512 or AVX2 where the CPU has it (chosen once, at the
+// first call) and on 16-byte vectors elsewhere; strided leaves run one element at a time. All do
 // the same additions in the same order (a lane is a lane whatever vector holds it; a partial last
 // block is padded with +0.0, which leaves every sum as it was), so a sum depends on the values
 // and the shape only: not on the machine's vector unit, the input's strides or the thread count.
@@ -69,12 +68,14 @@ float contiguous_lane_sum(const float* x, int64_t n);
 double contiguous_lane_sum(const double* x, int64_t n);
 
 namespace internal {
-// Each vector unit's variant, for the tests: the 16-byte one, and AVX2's (false where the
-// compiler or the CPU has no AVX2).
+// Each vector unit's variant, for the tests: the 16-byte one, AVX2's and AVX-512's (false
+// where the compiler or the CPU lacks that unit).
 float portable_lane_sum(const float* x, int64_t n);
 double portable_lane_sum(const double* x, int64_t n);
 bool avx2_lane_sum(const float* x, int64_t n, float* sum);
 bool avx2_lane_sum(const double* x, int64_t n, double* sum);
+bool avx512_lane_sum(const float* x, int64_t n, float* sum);
+bool avx512_lane_sum(const double* x, int64_t n, double* sum);
 }  // namespace internal
 
 }  // namespace cpu

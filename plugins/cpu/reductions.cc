@@ -70,12 +70,17 @@ Acc leaf_sum(const char* p, int64_t stride, int64_t n) {
   return lane[0];
 }
 
-// kLeaf: the longest run a leaf sums in its lanes before the pairwise tree takes over. Wide
-// leaves (contiguous float32 and float64 in vectors) take 4096 elements, 128 (float32) or 256
-// (float64) per lane: closing a leaf (combining its lanes) costs about as much as its loads
-// did at 256 elements, and a 16M-float32 sum at 1 thread on the AMD EPYC dev machine went from
-// 13.5 to some 25 GB/s (benchmarks/cpu_plugin_benchmark.cc, BM_TesseraSum16M, at libtorch's
-// speed; a bare AVX2 loop there reads 37). The narrow leaves keep 256.
+// kLeaf: the longest run a leaf sums in its lanes before the pairwise tree takes over. Leaves
+// of float32 and float64 (kWideLanes: contiguous or strided alike, so that both cut the same
+// tree) take 4096 elements, 128 (float32) or 256 (float64) per lane, serially: closing a leaf
+// (combining its lanes) cost about as much as its loads at 256 elements, and a 16M-float32 sum
+// at 1 thread on the AMD EPYC dev machine went from 24-26 to 38 GB/s, 40-41 with AVX-512
+// leaves (benchmarks/cpu_plugin_benchmark.cc, BM_TesseraSum16M; libtorch 37-40 in the same
+// runs). The price is accuracy: the serial run per lane grows from 8 to 128 additions, so the
+// worst-case rounding bound of a 16M-element float32 sum grows about 6x (128 + 12 terms
+// instead of 8 + 16); it stays far inside PyTorch's float32 tolerance for the sums conformance and the
+// tests check, and far better than a naive loop (CpuReduce tests 2^24 + 1 ones). Narrow leaves
+// (float16, bfloat16 and integers, accumulated through a conversion) keep 256.
 template <typename T, typename Acc>
 inline constexpr int64_t kLeaf = kWideLanes<T, Acc> ? 4096 : 256;
 

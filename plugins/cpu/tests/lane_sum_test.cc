@@ -43,7 +43,7 @@ T ReferenceOrder(const std::vector<T>& v) {
 
 template <typename T>
 void ExpectEveryVariantEqual() {
-  bool avx2_seen = false;
+  bool avx2_seen = false, avx512_seen = false;
   // Every length up to 300, then around the longest leaf (4096, reductions.cc's kLeaf).
   std::vector<size_t> lengths;
   for (size_t n = 0; n <= 300; ++n) lengths.push_back(n);
@@ -59,6 +59,11 @@ void ExpectEveryVariantEqual() {
       avx2_seen = true;
       EXPECT_EQ(avx2, expected);
     }
+    T avx512 = 0;
+    if (internal::avx512_lane_sum(v.data(), static_cast<int64_t>(n), &avx512)) {
+      avx512_seen = true;
+      EXPECT_EQ(avx512, expected);
+    }
     // The same values every third element of a larger buffer.
     std::vector<T> spread(3 * n + 1, T(1e30));
     for (size_t i = 0; i < n; ++i) spread[3 * i] = v[i];
@@ -67,6 +72,7 @@ void ExpectEveryVariantEqual() {
               expected);
   }
   if (!avx2_seen) std::printf("note: no AVX2 here; the AVX2 variant was not compared\n");
+  if (!avx512_seen) std::printf("note: no AVX-512 here; the AVX-512 variant was not compared\n");
 }
 
 TEST(LaneSum, FloatVariantsAddInTheSameOrder) { ExpectEveryVariantEqual<float>(); }

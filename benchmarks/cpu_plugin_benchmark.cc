@@ -86,8 +86,9 @@ BENCHMARK(BM_TesseraAddOut16M)->UseRealTime();
 
 // The plain loop runs on as many threads as Tessera's pool has (tsr_num_threads():
 // TESSERA_NUM_THREADS, else the cores), each on one contiguous slice, so that the ratio compares
-// equal thread counts. The helper threads are started per iteration: some 30 us against the
-// milliseconds one pass over 192 MiB takes.
+// equal thread counts. The helper threads are started per iteration: some 30 us each, against
+// the 5-13 ms one pass over 192 MiB takes on the dev machine's 1-2 threads (on many cores,
+// set TESSERA_NUM_THREADS: the starts grow with the count, the pass does not shrink as fast).
 void PlainAdd(const float* __restrict a, const float* __restrict b, float* __restrict out,
               int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) out[i] = a[i] + b[i];

@@ -43,7 +43,8 @@ bool IsNonOverlappingAndDense(const Tensor& t) {
 }
 
 InternalOverlap HasInternalOverlap(const Tensor& t) {
-  // A contiguous tensor is dense without overlap; the flag is kept, the general test sorts dims.
+  // A contiguous tensor is dense without overlap: is_contiguous() is cached on the TensorImpl,
+  // while IsNonOverlappingAndDense sorts the dims on every call.
   if (t.numel() <= 1 || t.is_contiguous() || IsNonOverlappingAndDense(t)) {
     return InternalOverlap::kNo;
   }

@@ -55,7 +55,8 @@ struct CallPlan {
 
 // PlanFn fills `plan->outputs` and `plan->compute_dtype` for a call of the functional op `op`
 // whose inputs are the first values of `args` (an out= form's stack has its outputs after
-// them), or returns the error the op's Meta function would. It must not allocate tensors.
+// them), or returns the error the op's Meta function would. It must not allocate tensors. On
+// an error `*plan` is unspecified (a half-filled output): callers drop it.
 using PlanFn = absl::Status (*)(const void* context, const OperatorHandle& op, const Stack& args,
                                 CallPlan* plan);
 

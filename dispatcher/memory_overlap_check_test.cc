@@ -42,6 +42,7 @@ class MemoryOverlapCheckTest : public ::testing::Test {
     Impl("mm.out", &mm_, 2);
     Impl("addmm.out", &addmm_, 5);
     Impl("copy_", &copy_, 0);
+    Impl("clamp.Tensor_out", &clamp_, 3);
   }
   void Impl(const char* op, Counting* counting, size_t result) {
     counting->result = result;
@@ -58,7 +59,7 @@ class MemoryOverlapCheckTest : public ::testing::Test {
 
   OpRegistry registry_;
   std::vector<RegistrationHandle> handles_;
-  Counting add_, mm_, addmm_, copy_;
+  Counting add_, mm_, addmm_, copy_, clamp_;
 };
 
 TEST_F(MemoryOverlapCheckTest, ElementwiseOpsMayWriteOverAnInput) {
@@ -90,6 +91,21 @@ TEST_F(MemoryOverlapCheckTest, PartialOverlapIsRefusedEverywhere) {
                                      "tensor 'src' and the written-to tensor 'self'"));
   EXPECT_EQ(add_.calls, 0);
   EXPECT_EQ(copy_.calls, 0);
+}
+
+// Optional tensor inputs (Tensor?) are inputs too: clamp's min and max.
+TEST_F(MemoryOverlapCheckTest, OptionalTensorInputsAreChecked) {
+  Tensor base = Floats({5});
+  Tensor lo = *Slice(base, 0, 0, 4, 1), hi = *Slice(base, 0, 1, 5, 1);
+  absl::Status s = Call("clamp.Tensor_out", {Floats({4}), lo, Value(std::nullopt), hi});
+  EXPECT_THAT(s.message(), HasSubstr("clamp.Tensor_out: unsupported operation: some elements of "
+                                     "the input tensor 'min' and the written-to tensor 'out'"));
+  s = Call("clamp.Tensor_out", {Floats({4}), Value(std::nullopt), hi, lo});
+  EXPECT_THAT(s.message(), HasSubstr("input tensor 'max'"));
+  EXPECT_EQ(clamp_.calls, 0);
+  // None, and the same memory (an elementwise op), are fine.
+  EXPECT_TRUE(Call("clamp.Tensor_out", {lo, Value(std::nullopt), lo, lo}).ok());
+  EXPECT_EQ(clamp_.calls, 1);
 }
 
 TEST_F(MemoryOverlapCheckTest, WrittenTensorsMustNotRepeatALocation) {

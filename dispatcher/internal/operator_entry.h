@@ -42,8 +42,9 @@ class OperatorEntry {
   const std::string schema_text;  // canonical (FunctionSchema::ToString)
   // The arguments the op writes (alias annotation with '!'): out= outputs, in-place selfs.
   const absl::InlinedVector<size_t, 2> written;
-  // The Tensor and Tensor[] arguments it only reads: what a written tensor must not overlap
-  // (Note [Memory overlap]). After normalization only these positions can hold tensors.
+  // The arguments of a Tensor type (Tensor, Tensor?, Tensor[], Tensor?[]) it only reads: what
+  // a written tensor must not overlap (Note [Memory overlap]). After normalization only these
+  // positions can hold tensors.
   const absl::InlinedVector<size_t, 4> read_tensors;
   // For each return, what it must be (Note [Kernel results]): the index of the argument it is
   // (an out= output, an in-place self: a written alias), kFreshReturn (no alias annotation: a
@@ -55,8 +56,8 @@ class OperatorEntry {
   // Every return is a written argument (out= forms, in-place ops): the result check compares
   // them with those arguments only, so a call records nothing else (RecordCall).
   const bool returns_only_written;
-  // The first return that is a list or a string (a value that borrows from the stack it is on,
-  // which a packed call cannot hand back: Note [Packed calls] in stable_abi/src/op.cc), or -1.
+  // The first return that is a list or a string, or -1: a value that refers into the stack it
+  // is left on rather than owning itself (the C ABI hands such returns back only on a stack).
   const int first_borrowing_return;
 
   // Published with release, read with acquire by calls; written under the registry's mutex.

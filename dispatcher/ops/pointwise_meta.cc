@@ -157,7 +157,9 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
   }
-  TSR_RETURN_IF_ERROR(ContiguousStridesInto(shape, &out.strides));
+  if (absl::Status s = ContiguousStridesInto(shape, &out.strides); ABSL_PREDICT_FALSE(!s.ok())) {
+    return absl::Status(s.code(), absl::StrFormat("%s: %s", op.name(), s.message()));
+  }
   plan->compute_dtype = spec.rule == Rule::kBool ? promotion.Result() : dtype;
   out.dtype = dtype;
   return absl::OkStatus();

@@ -25,8 +25,10 @@ class CallEpochs {
     Thread* next = nullptr;  // the list of every Thread, pushed to only
   };
 
-  // Enter / Leave bracket a call on this thread (see CallScope).
-  static void Enter() {
+  // Enter / Leave bracket a call on this thread (see CallScope). Enter returns the thread's
+  // state for Leave: one thread-local read per call, each a __tls_get_addr call inside a shared
+  // library (docs/performance.md, 'Thread-locals').
+  static Thread* Enter() {
     Thread* t = tls_thread_;
     if (t == nullptr) t = Attach();
     if (t->depth++ == 0) {
@@ -38,9 +40,9 @@ class CallEpochs {
       // matching heavy barrier between a slot's clearing and its reading of `entered`.
       LightBarrier();
     }
+    return t;
   }
-  static void Leave() {
-    Thread* t = tls_thread_;
+  static void Leave(Thread* t) {
     if (--t->depth == 0) t->entered.store(0, std::memory_order_release);
   }
 
@@ -81,10 +83,13 @@ class CallEpochs {
 // CallScope: the current thread is inside a call while this lives.
 class CallScope {
  public:
-  CallScope() { CallEpochs::Enter(); }
-  ~CallScope() { CallEpochs::Leave(); }
+  CallScope() : thread_(CallEpochs::Enter()) {}
+  ~CallScope() { CallEpochs::Leave(thread_); }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  CallEpochs::Thread* const thread_;  // this thread's, never freed (see Thread)
 };
 
 }  // namespace internal

@@ -31,11 +31,11 @@ void StorageImpl::operator delete(void* block, size_t size) {
   size == sizeof(StorageImpl) ? StorageImplPool::Free(block) : StorageImplPool::Delete(block);
 }
 
-TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
-                       DimVector strides, int64_t storage_offset, int64_t numel)
+TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
+                       IntArrayRef strides, int64_t storage_offset, int64_t numel)
     : storage_(std::move(storage)),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(strides.begin(), strides.end()),
       storage_offset_(storage_offset),
       numel_(numel),
       device_(device),
@@ -135,9 +135,8 @@ absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device)
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
   TSR_ASSIGN_OR_RETURN(DimVector strides, ContiguousStrides(sizes));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, numel, dtype));
-  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
-                                      DimVector(sizes.begin(), sizes.end()), std::move(strides), 0,
-                                      numel));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes,
+                                      IntArrayRef(strides), 0, numel));
 }
 
 absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
@@ -146,9 +145,7 @@ absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, Scal
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
   TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, elements, dtype));
-  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device,
-                                      DimVector(sizes.begin(), sizes.end()),
-                                      DimVector(strides.begin(), strides.end()), 0, numel));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides, 0, numel));
 }
 
 absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,
@@ -173,9 +170,8 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
         ScalarTypeName(dtype), capacity));
   }
   const Device device = storage->device();
-  return Tensor(Ref<TensorImpl>::Make(
-      std::move(storage), dtype, device, DimVector(sizes.begin(), sizes.end()),
-      DimVector(strides.begin(), strides.end()), storage_offset, numel));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides,
+                                      storage_offset, numel));
 }
 
 }  // namespace tessera

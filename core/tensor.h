@@ -21,8 +21,9 @@ namespace tessera {
 class TensorImpl final : public RefCounted {
  public:
   // Use the factories (Empty, EmptyStrided, MakeView); they validate the arguments.
-  TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, DimVector sizes,
-             DimVector strides, int64_t storage_offset, int64_t numel);
+  // The shape is copied once, into the impl's own vectors (no temporaries to move from).
+  TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
+             IntArrayRef strides, int64_t storage_offset, int64_t numel);
 
   // Allocated from a per-thread pool (core/internal/block_pool.h): one per op output.
   static void* operator new(size_t size);

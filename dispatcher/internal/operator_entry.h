@@ -24,10 +24,12 @@ namespace internal {
 // Note [Entry layout]
 // A small op's call reads its entry (and a derived form's sibling entries) for the fields up
 // to `read_tensors`: whether it is defined, its variant links, the kernel, composite and plan
-// slots, what it writes and returns. They come first, in the entry's first two cache lines
-// (the class is cache-line aligned), and the schema, names and registration bookkeeping after
-// them: with the schema first, these fields spread over five lines, and merely adding two
-// fields moved a dispatched 1-element add from 132 to 147 ns at the same instruction count.
+// slots, what it writes and returns. They come first, in the entry's first 216 bytes (four
+// cache lines, the class being cache-line aligned), and the schema, names and registration
+// bookkeeping after them. With the schema first and these fields behind it, two fields added
+// there took a dispatched 1-element add (tessera_dispatch_benchmark) from 130 to 147 ns at
+// about the same instruction count (callgrind: 1618 and 1628 per call); moving them to the
+// end restored it (125-133 ns), and this order measured 123-126. Keep per-call fields here.
 class alignas(64) OperatorEntry {
  public:
   OperatorEntry(OpRegistry* registry, FunctionSchema schema, std::string schema_text)

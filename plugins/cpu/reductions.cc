@@ -78,9 +78,9 @@ Acc leaf_sum(const char* p, int64_t stride, int64_t n) {
 // leaves (benchmarks/cpu_plugin_benchmark.cc, BM_TesseraSum16M; libtorch 37-40 in the same
 // runs). The price is accuracy: the serial run per lane grows from 8 to 128 additions, so the
 // worst-case rounding bound of a 16M-element float32 sum grows about 6x (128 + 12 terms
-// instead of 8 + 16); it stays far inside PyTorch's float32 tolerance for the sums conformance and the
-// tests check, and far better than a naive loop (CpuReduce tests 2^24 + 1 ones). Narrow leaves
-// (float16, bfloat16 and integers, accumulated through a conversion) keep 256.
+// instead of 8 + 16); it stays inside PyTorch's float32 tolerance for the sums conformance
+// and the tests check, and far better than a naive loop (CpuReduce tests 2^24 + 1 ones).
+// Narrow leaves (float16, bfloat16 and integers, accumulated through a conversion) keep 256.
 template <typename T, typename Acc>
 inline constexpr int64_t kLeaf = kWideLanes<T, Acc> ? 4096 : 256;
 

@@ -1,5 +1,8 @@
 #include "dispatcher/internal/call_epoch.h"
 
+#include <chrono>
+#include <thread>
+
 #if defined(__linux__) && __has_include(<linux/membarrier.h>)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
@@ -106,6 +109,13 @@ uint64_t CallEpochs::OldestCall() {
     if (entered != 0 && entered < oldest) oldest = entered;
   }
   return oldest;
+}
+
+void CallEpochs::WaitForCallsBefore(uint64_t retired) {
+  // OldestCall is 0 when its barrier failed (nothing is provably done): poll again.
+  for (uint64_t oldest = OldestCall(); oldest == 0 || oldest <= retired; oldest = OldestCall()) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 void CallEpochs::Detached(Thread* t) {

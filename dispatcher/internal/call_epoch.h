@@ -56,6 +56,17 @@ class CallEpochs {
   // system call, about a microsecond) or a fence, and a walk over every thread that ever called.
   static uint64_t OldestCall();
 
+  // InCall: whether this thread is inside a call (a CallScope lives on its stack).
+  static bool InCall() {
+    const Thread* t = tls_thread_;
+    return t != nullptr && t->depth > 0;
+  }
+
+  // WaitForCallsBefore: returns once no thread is inside a call it entered at or before epoch
+  // `retired` (what Retire returned). For rare events (unloading a plugin): it polls OldestCall,
+  // a heavy barrier per poll. Never call it from inside a call, which it would wait for.
+  static void WaitForCallsBefore(uint64_t retired);
+
   // Asymmetric: whether calls order their announcement with a compiler barrier only (the
   // reclaiming side's membarrier makes it a fence); false: with a fence.
   static bool Asymmetric() { return asymmetric_.load(std::memory_order_relaxed); }

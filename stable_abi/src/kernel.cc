@@ -36,11 +36,7 @@ absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
   const CKernel& k = *static_cast<const CKernel*>(context);
   // Note [Device memory belongs to its plugin instance]
   if (absl::Status s = CheckArguments(*stack, op.name(), k.name); !s.ok()) return s;
-  if (k.gate && !k.gate->Enter()) {
-    return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
-                                                  op.name(), k.gate->plugin_name()));
-  }
-  GateExit exit(k.gate.get());
+  if (k.gate && !k.gate->MayEnterCall()) return PluginUnloaded(op.name(), *k.gate);
   try {
     return StatusFrom(k.fn(k.context, Wrap(op), Wrap(stack)));
   } catch (...) {  // Note [Exceptions from plugin code]
@@ -123,11 +119,7 @@ absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* st
   call.plan = &c_plan;
   call.returns = returns;
   call.num_returns = returned.size();
-  if (k.gate && !k.gate->Enter()) {
-    return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
-                                                  op.name(), k.gate->plugin_name()));
-  }
-  GateExit exit(k.gate.get());
+  if (k.gate && !k.gate->MayEnterCall()) return PluginUnloaded(op.name(), *k.gate);
   absl::Status status;
   try {
     status = StatusFrom(k.packed(k.context, &call));

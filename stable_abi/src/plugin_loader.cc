@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/device.h"
 #include "core/status_macros.h"
+#include "dispatcher/internal/call_epoch.h"
 #include "dispatcher/internal/operator_entry.h"
 #include "stable_abi/src/handles.h"
 #include "stable_abi/src/runtime_state.h"
@@ -200,6 +201,13 @@ class PluginLoader {
   }
 
   absl::Status Unload(const std::string& name) {
+    if (internal::CallEpochs::InCall()) {  // Note [Gating kernel calls] in plugin_gate.h
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "unload of plugin '%s': called from inside an op call (a kernel, or code it called); "
+          "unloading waits for every op call in flight, this one included, so unload from "
+          "outside every op call",
+          name));
+    }
     std::shared_ptr<PluginRecord> record;
     {
       absl::MutexLock lock(&mu_);
@@ -219,7 +227,7 @@ class PluginLoader {
     }
     // Deregister first (no new call finds the kernels), then wait for calls already inside.
     for (auto& registration : record->registrations) registration->Reset();
-    record->gate->Close();
+    record->gate->CloseToCalls();
     return absl::OkStatus();  // the record (and dlclose) goes with the last reference
   }
 

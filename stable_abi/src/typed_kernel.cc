@@ -201,19 +201,13 @@ absl::Status CallTyped(void* context, const OperatorHandle& op, Stack* stack) {
     out_ptrs[r] = &outs[r];
     values[n++] = &out_ptrs[r];
   }
-  if (k.gate && !k.gate->Enter()) {
-    return absl::UnavailableError(absl::StrFormat("%s: the kernel's plugin '%s' has been unloaded",
-                                                  op.name(), k.gate->plugin_name()));
-  }
+  if (k.gate && !k.gate->MayEnterCall()) return PluginUnloaded(op.name(), *k.gate);
   ffi_arg result = 0;
-  {
-    GateExit exit(k.gate.get());
-    try {
-      ffi_call(const_cast<ffi_cif*>(&k.cif), FFI_FN(k.fn), &result, values.data());
-    } catch (...) {  // Note [Exceptions from plugin code]
-      for (size_t r = 0; r < k.returns; ++r) tsr_tensor_release(outs[r]);
-      return KernelThrew(op.name(), k.name, k.gate.get());
-    }
+  try {
+    ffi_call(const_cast<ffi_cif*>(&k.cif), FFI_FN(k.fn), &result, values.data());
+  } catch (...) {  // Note [Exceptions from plugin code]
+    for (size_t r = 0; r < k.returns; ++r) tsr_tensor_release(outs[r]);
+    return KernelThrew(op.name(), k.name, k.gate.get());
   }
   auto* error = reinterpret_cast<tsr_error*>(static_cast<uintptr_t>(result));
   auto release_outs = [&] {

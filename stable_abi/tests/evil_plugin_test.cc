@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -193,6 +194,42 @@ TEST(EvilChild, SlowSync) {
   EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
   close(fds[0]);
   close(fds[1]);
+}
+
+// Kernel calls pass the plugin's gate without counting themselves (Note [Gating kernel calls]
+// in plugin_gate.h): an unload racing a kernel still waits for it to return before the plugin
+// goes, and the kernel's result reaches its caller.
+TEST(EvilPlugin, UnloadWaitsForAKernelInFlight) { RunChild("SlowKernel"); }
+TEST(EvilChild, SlowKernel) {
+  CHILD_ONLY();
+  int running[2], go[2];
+  ASSERT_EQ(pipe(running), 0);
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(setenv("EVIL_KERNEL_FD", std::to_string(running[1]).c_str(), 1), 0);
+  ASSERT_EQ(setenv("EVIL_KERNEL_GO_FD", std::to_string(go[0]).c_str(), 1), 0);
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("slow_kernel")), nullptr)), "");
+  tsr_tensor* t = Floats({1});
+  std::string call_error = "not run";
+  std::thread caller([&] { call_error = Call("evil_slow::op", {t}); });
+  char byte = 0;
+  ASSERT_EQ(read(running[0], &byte, 1), 1);  // the kernel is inside the plugin now
+  std::atomic<bool> unloaded{false};
+  std::string unload_error = "not run";
+  std::thread unloader([&] {
+    unload_error = Consume(tsr_plugin_unload(S("evil_slow_kernel")));
+    unloaded = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(unloaded.load()) << "the unload returned while a kernel was still inside";
+  ASSERT_EQ(write(go[1], "g", 1), 1);  // let the kernel return
+  caller.join();
+  unloader.join();
+  EXPECT_EQ(call_error, "") << "the call in flight completed";
+  EXPECT_EQ(unload_error, "");
+  EXPECT_TRUE(unloaded.load());
+  EXPECT_EQ(FindCode("evil_slow::op"), TSR_NOT_FOUND);
+  tsr_tensor_release(t);
+  for (int fd : {running[0], running[1], go[0], go[1]}) close(fd);
 }
 
 // Item 8: a register_fn that looks ops up must not re-enter default discovery, neither when

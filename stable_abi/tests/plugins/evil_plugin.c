@@ -27,6 +27,7 @@
 #define EVIL_SHARED_OP 15       /* defines evil_shared::op ($EVIL_SCHEMA_V2: a newer schema) */
 #define EVIL_SHARED_OP_TWIN 16  /* defines evil_shared::op too, on privateuse2 ("evildev_two") */
 #define EVIL_BAD_RESULTS 17     /* an evildev exp kernel that returns its input */
+#define EVIL_SLOW_KERNEL 18     /* a cpu kernel that stays inside until the test lets it go */
 
 /* Every variant provides privateuse3 as "evildev" but the twin, so that both can be loaded. */
 #if EVIL_VARIANT == EVIL_SHARED_OP_TWIN
@@ -77,6 +78,22 @@ static tsr_error* identity_kernel(void* context, const tsr_op* op, tsr_stack* st
   (void)op;
   (void)stack;
   return NULL;
+}
+
+/* evil_slow::op (schema `(Tensor self) -> int`, returns 7): tells the test that it is running
+ * (a byte on the pipe whose write end is in EVIL_KERNEL_FD), then stays inside the plugin until
+ * the test writes a byte to the pipe whose read end is in EVIL_KERNEL_GO_FD. */
+static tsr_error* slow_kernel(void* context, const tsr_op* op, tsr_stack* stack) {
+  const char* running = getenv("EVIL_KERNEL_FD");
+  const char* go = getenv("EVIL_KERNEL_GO_FD");
+  char byte = 0;
+  (void)context;
+  (void)op;
+  if (running == NULL || go == NULL) return fail(TSR_INTERNAL, "EVIL_KERNEL_FD/GO_FD unset");
+  if (write(atoi(running), "k", 1) != 1) return fail(TSR_INTERNAL, "write failed");
+  if (read(atoi(go), &byte, 1) != 1) return fail(TSR_INTERNAL, "read failed");
+  api->stack_clear(stack);
+  return api->stack_push_int(stack, 7);
 }
 
 /* A device over host memory (malloc and memcpy), enough for the runtime to register it. */
@@ -287,6 +304,10 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
 #if EVIL_VARIANT == EVIL_BAD_RESULTS
   if ((err = register_device(TSR_DEVICE_PRIVATEUSE3)) != NULL) return err;
   return register_kernel("exp", TSR_DEVICE_PRIVATEUSE3, identity_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_SLOW_KERNEL
+  if ((err = define("evil_slow::op(Tensor self) -> int")) != NULL) return err;
+  return register_kernel("evil_slow::op", TSR_DEVICE_CPU, slow_kernel);
 #endif
 #if EVIL_VARIANT == EVIL_THREAD_REGISTER
   {

@@ -130,6 +130,8 @@ int NumThreads() {
   return n;
 }
 
+bool InParallelTask() { return tls_in_pool_task; }
+
 absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
                          const std::function<absl::Status(int64_t, int64_t)>& fn) {
   if (end <= begin) return absl::OkStatus();

@@ -19,6 +19,9 @@ namespace tessera {
 // NumThreads: the pool's size: TESSERA_NUM_THREADS when set (>= 1), else the number of cores.
 int NumThreads();
 
+// InParallelTask: whether this thread is running a ParallelFor chunk (a pool worker always is).
+bool InParallelTask();
+
 // ParallelFor returns the first error a chunk returned (the others still run to completion).
 // A grain below 1 counts as 1; a range of more than INT64_MAX iterations is an error.
 absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,

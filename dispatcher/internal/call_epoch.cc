@@ -1,5 +1,8 @@
 #include "dispatcher/internal/call_epoch.h"
 
+#include <pthread.h>
+
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -65,6 +68,10 @@ bool CallEpochs::HeavyBarrierReady() {
 
 CallEpochs::Thread* CallEpochs::Attach() {
   HeavyBarrierReady();  // before this thread's first call (Note [Asymmetric call barrier])
+  static const bool fork_handled = [] {  // Note [Call epochs across fork]
+    return pthread_atfork(nullptr, nullptr, &CallEpochs::AfterForkInChild) == 0;
+  }();
+  (void)fork_handled;  // without it (ENOMEM), a child's unload may wait for a parent's call
   Thread* t = nullptr;
   for (Thread* p = g_threads.load(std::memory_order_acquire); p != nullptr; p = p->next) {
     bool free = false;
@@ -103,6 +110,10 @@ uint64_t CallEpochs::OldestCall() {
   } else {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with the fence in Enter
   }
+  return OldestAnnounced();
+}
+
+uint64_t CallEpochs::OldestAnnounced() {
   uint64_t oldest = UINT64_MAX;
   for (Thread* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next) {
     const uint64_t entered = t->entered.load(std::memory_order_acquire);
@@ -112,9 +123,35 @@ uint64_t CallEpochs::OldestCall() {
 }
 
 void CallEpochs::WaitForCallsBefore(uint64_t retired) {
-  // OldestCall is 0 when its barrier failed (nothing is provably done): poll again.
-  for (uint64_t oldest = OldestCall(); oldest == 0 || oldest <= retired; oldest = OldestCall()) {
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // One heavy barrier is enough: a thread whose slot it shows at 0 or above `retired` sees,
+  // in its next call, everything stored before the barrier (the retire among it); a slot at
+  // or below `retired` only needs watching until it changes. The pauses grow, so that a long
+  // call is not interrupted by a barrier or a poll every few microseconds while it runs.
+  auto pause = std::chrono::microseconds(50);
+  auto longer = [&pause] { pause = std::min(2 * pause, std::chrono::microseconds(10000)); };
+  uint64_t oldest;
+  while ((oldest = OldestCall()) == 0) {  // the barrier failed: nothing is known yet
+    std::this_thread::sleep_for(pause);
+    longer();
+  }
+  for (pause = std::chrono::microseconds(50); oldest <= retired; oldest = OldestAnnounced()) {
+    std::this_thread::sleep_for(pause);
+    longer();
+  }
+}
+
+// Note [Call epochs across fork]
+// A forked child has only the thread that forked, but a copy of every thread's slot: a thread
+// that was inside a call at the fork would announce that call for ever in the child, where
+// nothing retired after it could be freed and an unload (which waits for every call in flight)
+// would wait for ever. The child clears the slots of the threads it does not have, and they
+// may be reused by its own threads.
+void CallEpochs::AfterForkInChild() {
+  for (Thread* t = g_threads.load(std::memory_order_acquire); t != nullptr; t = t->next) {
+    if (t == tls_thread_) continue;
+    t->depth = 0;
+    t->entered.store(0, std::memory_order_relaxed);
+    t->in_use.store(false, std::memory_order_relaxed);
   }
 }
 

@@ -63,8 +63,8 @@ class CallEpochs {
   }
 
   // WaitForCallsBefore: returns once no thread is inside a call it entered at or before epoch
-  // `retired` (what Retire returned). For rare events (unloading a plugin): it polls OldestCall,
-  // a heavy barrier per poll. Never call it from inside a call, which it would wait for.
+  // `retired` (what Retire returned). For rare events (unloading a plugin): one heavy barrier,
+  // then polls of the slots. Never call it from inside a call, which it would wait for.
   static void WaitForCallsBefore(uint64_t retired);
 
   // Asymmetric: whether calls order their announcement with a compiler barrier only (the
@@ -76,6 +76,10 @@ class CallEpochs {
 
  private:
   static Thread* Attach();
+  // OldestAnnounced: OldestCall's scan of the slots, without its barrier.
+  static uint64_t OldestAnnounced();
+  // AfterForkInChild: clears the slots of the threads a forked child does not have.
+  static void AfterForkInChild();
   // HeavyBarrierReady: registers the process for membarrier once; whether it can be used.
   static bool HeavyBarrierReady();
   static void LightBarrier() {

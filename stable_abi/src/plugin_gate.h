@@ -45,9 +45,10 @@ class PluginGate {
  public:
   explicit PluginGate(std::string plugin_name) : plugin_name_(std::move(plugin_name)) {}
 
-  // Enter returns false when the gate is closed (the caller must not run the kernel). Both
-  // sides use sequentially consistent operations: either Close sees this call in flight, or
-  // this call sees the gate closed.
+  // Enter returns false when the gate is closed (the caller must not run the plugin's code).
+  // Both sides use sequentially consistent operations: either Close sees this call in flight,
+  // or this call sees the gate closed. For code reachable outside op calls (a device's
+  // functions); a gate entered this way is closed with Close or CloseToCalls.
   bool Enter() {
     in_flight_.fetch_add(1, std::memory_order_seq_cst);
     if (closed_.load(std::memory_order_seq_cst)) {
@@ -67,13 +68,15 @@ class PluginGate {
   }
 
   // MayEnterCall: whether a kernel call may run the plugin's code; there is nothing to leave.
-  // Only inside an op call (internal::CallScope), as every kernel call the dispatcher makes is.
+  // Only inside an op call (internal::CallScope), as every kernel call the dispatcher makes is,
+  // and only on a gate that is closed with CloseToCalls (Close alone does not wait for it).
   bool MayEnterCall() const { return !closed_.load(std::memory_order_acquire); }
 
   // CloseToCalls: Close, then wait for every op call that entered before the close (Note
-  // [Gating kernel calls]). Not from inside an op call, which it would wait for.
+  // [Gating kernel calls]). Not from inside an op call or a parallel task, which it would wait
+  // for (PluginLoader::Unload refuses those first).
   void CloseToCalls() {
-    Close();
+    Close();  // for Enter's callers, if any
     internal::CallEpochs::WaitForCallsBefore(internal::CallEpochs::Retire());
   }
 
@@ -110,8 +113,9 @@ inline absl::Status PluginUnloaded(std::string_view op, const PluginGate& gate) 
 // The ABI forbids exceptions across it: plugin code returns a tsr_error*, and the SDK turns
 // every exception into one. A C++ plugin that bypasses the SDK may throw anyway. Where the
 // runtime calls a kernel it catches what escapes (try costs nothing while nothing throws):
-// the caller gets an INTERNAL error that names the kernel and its plugin, and the gate is left
-// by a GateExit, so that the plugin can still be unloaded. Unwinding through the plugin's
+// the caller gets an INTERNAL error that names the kernel and its plugin, and the op call
+// unwinds to its end (a device function's gate is left by a GateExit), so that the plugin can
+// still be unloaded. Unwinding through the plugin's
 // frames is the plugin's business; if its code has no unwind tables, the process terminates,
 // which no runtime can prevent.
 

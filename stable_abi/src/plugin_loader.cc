@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "core/device.h"
 #include "core/status_macros.h"
+#include "core/thread_pool.h"
 #include "dispatcher/internal/call_epoch.h"
 #include "dispatcher/internal/operator_entry.h"
 #include "stable_abi/src/handles.h"
@@ -201,12 +202,16 @@ class PluginLoader {
   }
 
   absl::Status Unload(const std::string& name) {
-    if (internal::CallEpochs::InCall()) {  // Note [Gating kernel calls] in plugin_gate.h
+    // Note [Gating kernel calls] in plugin_gate.h: the unload waits for every op call in
+    // flight. From inside one it would wait for itself; from a parallel task, for the call that
+    // may be waiting for the task.
+    if (internal::CallEpochs::InCall() || InParallelTask()) {
       return absl::FailedPreconditionError(absl::StrFormat(
-          "unload of plugin '%s': called from inside an op call (a kernel, or code it called); "
-          "unloading waits for every op call in flight, this one included, so unload from "
-          "outside every op call",
-          name));
+          "unload of plugin '%s': called from inside %s; unloading waits for every op call in "
+          "flight, so unload from outside every op call and parallel task",
+          name,
+          internal::CallEpochs::InCall() ? "an op call (a kernel, or code it called)"
+                                         : "a parallel task (tsr_parallel_for)"));
     }
     std::shared_ptr<PluginRecord> record;
     {

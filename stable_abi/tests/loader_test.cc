@@ -585,46 +585,6 @@ TEST(Loader, PluginKernelsRespectsTheCallersStructSize) {
   EXPECT_EQ(code, TSR_NOT_FOUND);
 }
 
-// Unloading waits for every op call in flight (Note [Gating kernel calls] in plugin_gate.h), so
-// an unload from inside one, here an application's kernel, would wait for itself: it is refused
-// with the reason, and the plugin stays loaded and usable.
-TEST(Loader, UnloadFromInsideAnOpCallIsRefused) {
-  LoadGood();
-  ASSERT_EQ(Consume(tsr_op_define(S("app::unload_good(Tensor x) -> int"), nullptr)), "");
-  static std::string unload_error;
-  static tsr_code unload_code;
-  const std::string op_name = "app::unload_good";
-  tsr_kernel_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.op_name = S(op_name);
-  desc.device_type = TSR_DEVICE_CPU;
-  desc.boxed = [](void*, const tsr_op*, tsr_stack* stack) -> tsr_error* {
-    unload_error = Consume(tsr_plugin_unload(S("good")), &unload_code);
-    tsr_stack_clear(stack);
-    return tsr_stack_push_int(stack, 1);
-  };
-  desc.kernel_name = S(op_name);
-  tsr_registration* registration = nullptr;
-  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "");
-  const tsr_op* op = nullptr;
-  ASSERT_EQ(Consume(tsr_op_find(S(op_name), &op)), "");
-  tsr_stack* stack = nullptr;
-  ASSERT_EQ(Consume(tsr_stack_create(&stack)), "");
-  const int64_t size = 1;
-  tsr_tensor* x = nullptr;
-  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &x)), "");
-  ASSERT_EQ(Consume(tsr_stack_push_tensor(stack, x)), "");
-  EXPECT_EQ(Consume(tsr_op_call(op, stack)), "") << "the kernel's own call succeeds";
-  tsr_stack_release(stack);
-  tsr_tensor_release(x);
-  EXPECT_THAT(unload_error, HasSubstr("unload of plugin 'good': called from inside an op call"));
-  EXPECT_EQ(unload_code, TSR_FAILED_PRECONDITION);
-  std::vector<float> out;
-  EXPECT_EQ(CallTwice({4}, &out), "") << "the plugin is still loaded";
-  EXPECT_EQ(out, std::vector<float>{8.0f});
-  tsr_registration_release(registration);
-}
-
 // An application's kernel built against an incompatible schema is refused with the reason; one
 // whose stated schema does not parse too.
 TEST(Loader, ApplicationKernelsWithAnIncompatibleSchemaAreRefused) {

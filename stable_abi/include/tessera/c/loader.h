@@ -65,7 +65,8 @@ TSR_API tsr_error* tsr_plugin_discovery_disable(void);
 /* tsr_plugin_unload removes the plugin named `name` (borrowed): its kernels and device are
  * deregistered at once, op calls already running (on any thread) finish first, and the shared
  * object is closed when the last tensor of its device is gone. From inside an op call (an
- * application's kernel) it is FAILED_PRECONDITION: it would wait for that call. */
+ * application's kernel) or a tsr_parallel_for task it is FAILED_PRECONDITION: it would wait
+ * for that call. */
 TSR_API tsr_error* tsr_plugin_unload(tsr_string name);
 
 /* tsr_load_reports lists every load attempt of the process, in order. reports: borrowed. */

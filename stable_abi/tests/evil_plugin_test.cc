@@ -203,6 +203,24 @@ TEST(EvilChild, SlowSync) {
   close(fds[1]);
 }
 
+// SlowKernelPipes: the two pipes of the slow_kernel plugin's kernel (see slow_kernel in
+// plugins/evil_plugin.c), named in its environment variables, and the plugin loaded.
+struct SlowKernelPipes {
+  int running[2] = {-1, -1};  // the kernel writes 'k' to running[1] when it is inside
+  int go[2] = {-1, -1};       // a byte written to go[1] lets it return
+  bool Load() {
+    if (pipe(running) != 0 || pipe(go) != 0) return false;
+    setenv("EVIL_KERNEL_FD", std::to_string(running[1]).c_str(), 1);
+    setenv("EVIL_KERNEL_GO_FD", std::to_string(go[0]).c_str(), 1);
+    return Consume(tsr_plugin_load(S(PluginPath("slow_kernel")), nullptr)).empty();
+  }
+  ~SlowKernelPipes() {
+    for (int fd : {running[0], running[1], go[0], go[1]}) {
+      if (fd >= 0) close(fd);
+    }
+  }
+};
+
 // Kernel calls pass the plugin's gate without counting themselves (Note [Gating kernel calls]
 // in plugin_gate.h): an unload racing a kernel still waits for it to return before the plugin
 // goes, and the kernel's result reaches its caller. (The boxed trampoline's check; the packed
@@ -210,12 +228,8 @@ TEST(EvilChild, SlowSync) {
 TEST(EvilPlugin, UnloadWaitsForAKernelInFlight) { RunChild("SlowKernel"); }
 TEST(EvilChild, SlowKernel) {
   CHILD_ONLY();
-  int running[2], go[2];
-  ASSERT_EQ(pipe(running), 0);
-  ASSERT_EQ(pipe(go), 0);
-  ASSERT_EQ(setenv("EVIL_KERNEL_FD", std::to_string(running[1]).c_str(), 1), 0);
-  ASSERT_EQ(setenv("EVIL_KERNEL_GO_FD", std::to_string(go[0]).c_str(), 1), 0);
-  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("slow_kernel")), nullptr)), "");
+  SlowKernelPipes pipes;
+  ASSERT_TRUE(pipes.Load());
   tsr_tensor* t = Floats({1});
   const tsr_op* op = nullptr;
   ASSERT_EQ(Consume(tsr_op_find(S("evil_slow::op"), &op)), "");
@@ -228,10 +242,10 @@ TEST(EvilChild, SlowKernel) {
     call_error = Consume(tsr_op_call(op, stack));
     if (call_error.empty()) call_error = Consume(tsr_stack_get_int(stack, 0, &result));
     tsr_stack_release(stack);
-    ASSERT_EQ(write(running[1], "r", 1), 1);  // returned (or failed before the kernel ran)
+    ASSERT_EQ(write(pipes.running[1], "r", 1), 1);  // returned (or failed before the kernel ran)
   });
   char byte = 0;
-  ASSERT_EQ(read(running[0], &byte, 1), 1);
+  ASSERT_EQ(read(pipes.running[0], &byte, 1), 1);
   const bool inside = byte == 'k';  // the kernel is inside the plugin now (else it failed)
   EXPECT_TRUE(inside) << "the call failed before its kernel ran: " << call_error;
   std::atomic<bool> unloaded{false};
@@ -243,7 +257,7 @@ TEST(EvilChild, SlowKernel) {
   if (inside) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     EXPECT_FALSE(unloaded.load()) << "the unload returned while a kernel was still inside";
-    ASSERT_EQ(write(go[1], "g", 1), 1);  // let the kernel return
+    ASSERT_EQ(write(pipes.go[1], "g", 1), 1);  // let the kernel return
   }
   caller.join();
   unloader.join();
@@ -252,7 +266,6 @@ TEST(EvilChild, SlowKernel) {
   EXPECT_EQ(unload_error, "");
   EXPECT_EQ(FindCode("evil_slow::op"), TSR_NOT_FOUND);
   tsr_tensor_release(t);
-  for (int fd : {running[0], running[1], go[0], go[1]}) close(fd);
 }
 
 // Note [Call epochs across fork] in dispatcher/internal/call_epoch.cc: a child forked while
@@ -261,17 +274,13 @@ TEST(EvilChild, SlowKernel) {
 TEST(EvilPlugin, ForkedChildUnloadsDespiteTheParentsCallInFlight) { RunChild("ForkDuringCall"); }
 TEST(EvilChild, ForkDuringCall) {
   CHILD_ONLY();
-  int running[2], go[2];
-  ASSERT_EQ(pipe(running), 0);
-  ASSERT_EQ(pipe(go), 0);
-  ASSERT_EQ(setenv("EVIL_KERNEL_FD", std::to_string(running[1]).c_str(), 1), 0);
-  ASSERT_EQ(setenv("EVIL_KERNEL_GO_FD", std::to_string(go[0]).c_str(), 1), 0);
-  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("slow_kernel")), nullptr)), "");
+  SlowKernelPipes pipes;
+  ASSERT_TRUE(pipes.Load());
   tsr_tensor* t = Floats({1});
   std::string call_error = "not run";
   std::thread caller([&] { call_error = Call("evil_slow::op", {t}); });
   char byte = 0;
-  ASSERT_EQ(read(running[0], &byte, 1), 1);  // the caller is inside the kernel now
+  ASSERT_EQ(read(pipes.running[0], &byte, 1), 1);  // the caller is inside the kernel now
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -283,11 +292,10 @@ TEST(EvilChild, ForkDuringCall) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "the forked child's unload " << (WIFSIGNALED(status) ? "hung or crashed" : "failed");
-  ASSERT_EQ(write(go[1], "g", 1), 1);
+  ASSERT_EQ(write(pipes.go[1], "g", 1), 1);
   caller.join();
   EXPECT_EQ(call_error, "");
   tsr_tensor_release(t);
-  for (int fd : {running[0], running[1], go[0], go[1]}) close(fd);
 }
 
 // The unload waits for every op call in flight, so from inside one (here an application's

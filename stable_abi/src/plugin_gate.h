@@ -16,15 +16,15 @@
 // calling the plugin wrote the same line.
 // A kernel call runs inside an op call, which already announces itself to the call epochs
 // (Note [Reclaiming deregistered kernels] in dispatcher/op_registry.cc), so the gate can ask
-// the epochs instead of counting: MayEnterCall is one plain load of `closed_`, and
+// the epochs instead of counting: MayEnterCall is one load of `closed_`, and
 // CloseToCalls, after setting `closed_`, retires an epoch and waits until every call that
 // entered at or before it has left. A call that entered later read the epoch after the retire,
 // so after `closed_` was set, and is refused; a call that entered earlier is waited for, and
 // one whose announcement the wait did not see reads `closed_` after the wait's heavy barrier
 // (the reasoning of the kernel slots, with `closed_` as the slot). The price is paid at unload:
 // it waits for every call in flight on any thread, not only those inside this plugin, so a
-// call that blocks until the unload finishes would wait forever; an unload from inside a call
-// is refused for that reason (PluginLoader::Unload).
+// call that blocks until the unload finishes would wait forever; an unload from inside an op
+// call or a parallel task is refused for that reason (PluginLoader::Unload).
 #pragma once
 
 #include <atomic>
@@ -115,9 +115,8 @@ inline absl::Status PluginUnloaded(std::string_view op, const PluginGate& gate) 
 // runtime calls a kernel it catches what escapes (try costs nothing while nothing throws):
 // the caller gets an INTERNAL error that names the kernel and its plugin, and the op call
 // unwinds to its end (a device function's gate is left by a GateExit), so that the plugin can
-// still be unloaded. Unwinding through the plugin's
-// frames is the plugin's business; if its code has no unwind tables, the process terminates,
-// which no runtime can prevent.
+// still be unloaded. Unwinding through the plugin's frames is the plugin's business; if its
+// code has no unwind tables, the process terminates, which no runtime can prevent.
 
 // KernelThrew is the error for an exception that escaped kernel `kernel` of `op`; call it
 // from a catch block (it rethrows the exception to read it).

@@ -67,6 +67,11 @@ class PluginGate {
     }
   }
 
+  // CloseWithoutWaiting: no call enters any more, but calls inside may still run; the plugin's
+  // code must then stay mapped for as long as they might (Note [Refused after registering] in
+  // plugin_loader.cc: where the waits of Close and CloseToCalls would wait for the caller).
+  void CloseWithoutWaiting() { closed_.store(true, std::memory_order_seq_cst); }
+
   // MayEnterCall: whether a kernel call may run the plugin's code; there is nothing to leave.
   // Only inside an op call (internal::CallScope), as every kernel call the dispatcher makes is,
   // and only on a gate that is closed with CloseToCalls (Close alone does not wait for it).

@@ -104,6 +104,10 @@ constexpr size_t kCopyNoteMaxNames = 8;
 
 std::string CopyNote(const PluginRecord& plugin) {
   if (!plugin.registered_device) return "";
+  // The lookup's kernel record (its name is read below) may be retired by another thread's
+  // deregistration at any time; a call scope keeps it from being freed meanwhile (Note
+  // [Reclaiming deregistered kernels] in dispatcher/op_registry.cc).
+  internal::CallScope scope;
   const int32_t type = plugin.desc.device_type;
   const auto device = static_cast<DeviceType>(type);
   const DispatchKey key = DispatchKeyFor(device);
@@ -175,30 +179,60 @@ class PluginLoader {
     return *loader;
   }
 
-  // Load returns the report; the status says whether the plugin is loaded.
-  std::pair<const LoadReport*, absl::Status> Load(const std::string& path) {
-    absl::MutexLock lock(&mu_);
-    char resolved[PATH_MAX];
-    const std::string canonical = realpath(path.c_str(), resolved) ? resolved : path;
-    if (auto it = loaded_by_path_.find(canonical); it != loaded_by_path_.end()) {
-      return {it->second, absl::OkStatus()};
+  // Load returns the report; the status says whether the plugin is loaded. A plugin refused
+  // after its register_fn ran comes back in *refused, for DisposeOfRefused once the caller holds
+  // nothing that an op call in flight may wait for (Note [Refused after registering]).
+  std::pair<const LoadReport*, absl::Status> Load(const std::string& path,
+                                                  std::shared_ptr<PluginRecord>* refused) {
+    const LoadReport* published = nullptr;
+    absl::Status status;
+    {
+      absl::MutexLock lock(&mu_);
+      char resolved[PATH_MAX];
+      const std::string canonical = realpath(path.c_str(), resolved) ? resolved : path;
+      if (auto it = loaded_by_path_.find(canonical); it != loaded_by_path_.end()) {
+        return {it->second, absl::OkStatus()};
+      }
+      auto report = std::make_unique<LoadReport>();
+      report->path = path;
+      report->c.runtime_abi_major = TSR_ABI_VERSION_MAJOR;
+      report->c.runtime_abi_minor = TSR_ABI_VERSION_MINOR;
+      report->c.device_type = -1;
+      report->c.device_count = -1;
+      status = LoadLocked(canonical, report.get(), refused);
+      report->c.loaded = status.ok();
+      report->c.code = static_cast<int32_t>(status.code());
+      report->reason = std::string(status.message());
+      report->Publish();
+      published = report.get();
+      reports_.push_back(std::move(report));
+      AppendView(&published->c);
+      if (status.ok()) loaded_by_path_[canonical] = published;
     }
-    auto report = std::make_unique<LoadReport>();
-    report->path = path;
-    report->c.runtime_abi_major = TSR_ABI_VERSION_MAJOR;
-    report->c.runtime_abi_minor = TSR_ABI_VERSION_MINOR;
-    report->c.device_type = -1;
-    report->c.device_count = -1;
-    absl::Status status = LoadLocked(canonical, report.get());
-    report->c.loaded = status.ok();
-    report->c.code = static_cast<int32_t>(status.code());
-    report->reason = std::string(status.message());
-    report->Publish();
-    const LoadReport* published = report.get();
-    reports_.push_back(std::move(report));
-    AppendView(&published->c);
-    if (status.ok()) loaded_by_path_[canonical] = published;
     return {published, status};
+  }
+
+  // Note [Refused after registering]
+  // A plugin refused once its register_fn ran (a registration it was not allowed to make, or
+  // an error it returned) may already have published kernels, and another thread may have
+  // found one and be running it: the record's last reference must not dlclose the library
+  // under that call. So a refusal is disposed of as an unload is (Unload): its registrations
+  // were reset under mu_, then, with mu_ released (a call in flight may itself be loading a
+  // plugin, and would wait for mu_ while the wait waited for it), the gate closes and waits
+  // for every op call that entered before, and only then may the record go. From inside an op
+  // call or a parallel task that wait would wait for itself; there the gate closes without
+  // waiting and the record is kept for the process (parked_): the plugin's code stays mapped,
+  // unreachable, rather than being unmapped under a call that may still run it. Default
+  // discovery disposes of its refusals after its std::call_once: an op call in flight may be
+  // waiting in that call_once (a kernel's first tsr_op_find) while the wait waited for it.
+  void DisposeOfRefused(std::shared_ptr<PluginRecord> record) {
+    if (internal::CallEpochs::InCall() || InParallelTask()) {
+      record->gate->CloseWithoutWaiting();
+      absl::MutexLock lock(&mu_);
+      parked_.push_back(std::move(record));
+      return;
+    }
+    record->gate->CloseToCalls();
   }
 
   absl::Status Unload(const std::string& name) {
@@ -277,7 +311,11 @@ class PluginLoader {
     views_[view_count_++] = report;
   }
 
-  absl::Status LoadLocked(const std::string& path, LoadReport* report)
+  // LoadLocked loads the plugin at `path`. A plugin refused after its register_fn ran may have
+  // published kernels that another thread is running: its record goes to `refused`, for the
+  // caller to dispose of once it has released mu_ (Note [Refused after registering]).
+  absl::Status LoadLocked(const std::string& path, LoadReport* report,
+                          std::shared_ptr<PluginRecord>* refused)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     dlerror();
     void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -353,15 +391,16 @@ class PluginLoader {
     report->c.kernels_refused = record->kernels_refused;
     report->c.device_count = record->device_count;
     report->kernel_notes = absl::StrJoin(record->kernel_notes, "\n");
-    if (!record->refusal.ok()) {  // whatever register_fn made of the error it got
+    if (!record->refusal.ok() || !registered.ok()) {
       for (auto& registration : record->registrations) registration->Reset();
-      return record->refusal;
-    }
-    if (!registered.ok()) {
-      for (auto& registration : record->registrations) registration->Reset();
-      return absl::Status(registered.code(),
-                          absl::StrFormat("register_fn returned an error: %s: %s",
-                                          CodeName(registered.code()), registered.message()));
+      const absl::Status refusal =
+          !record->refusal.ok()  // whatever register_fn made of the error it got
+              ? record->refusal
+              : absl::Status(registered.code(),
+                             absl::StrFormat("register_fn returned an error: %s: %s",
+                                             CodeName(registered.code()), registered.message()));
+      *refused = std::move(record);
+      return refusal;
     }
     record->loaded = true;
     plugins_[record->name] = std::move(record);
@@ -480,6 +519,9 @@ class PluginLoader {
   std::vector<std::unique_ptr<const tsr_load_report*[]>> retired_views_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, const LoadReport*> loaded_by_path_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::shared_ptr<PluginRecord>> plugins_ ABSL_GUARDED_BY(mu_);
+  // Plugins refused from inside an op call or a parallel task, kept mapped for the process
+  // (Note [Refused after registering]).
+  std::vector<std::shared_ptr<PluginRecord>> parked_ ABSL_GUARDED_BY(mu_);
 };
 
 // DefaultPluginDirs: TESSERA_PLUGIN_PATH's entries, then lib/tessera/plugins beside
@@ -613,14 +655,20 @@ std::atomic<int> g_discovery{kNotYet};
 
 void EnsureDefaultPluginsLoaded() {
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::vector<std::shared_ptr<PluginRecord>> refused;  // Note [Refused after registering]
+  std::call_once(once, [&] {
     int expected = kNotYet;
     if (!g_discovery.compare_exchange_strong(expected, kStarted)) return;  // disabled
     if (DefaultDiscoveryOff()) return;
     for (const std::string& dir : DefaultPluginDirs()) {
-      for (const std::string& file : SharedObjectsIn(dir)) PluginLoader::Global().Load(file);
+      for (const std::string& file : SharedObjectsIn(dir)) {
+        std::shared_ptr<PluginRecord> record;
+        PluginLoader::Global().Load(file, &record);
+        if (record != nullptr) refused.push_back(std::move(record));
+      }
     }
   });
+  for (auto& record : refused) PluginLoader::Global().DisposeOfRefused(std::move(record));
 }
 
 }  // namespace capi
@@ -656,7 +704,10 @@ tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
       return MakeError(absl::StatusCode::kInvalidArgument,
                        "tsr_plugin_load: expected a path, got an empty string");
     }
-    auto [published, status] = PluginLoader::Global().Load(std::string(path.data, path.size));
+    std::shared_ptr<PluginRecord> refused;
+    auto [published, status] =
+        PluginLoader::Global().Load(std::string(path.data, path.size), &refused);
+    if (refused != nullptr) PluginLoader::Global().DisposeOfRefused(std::move(refused));
     if (report) *report = &published->c;
     if (status.ok()) return nullptr;
     return MakeError(status.code(), absl::StrFormat("refused to load plugin %s: %s",

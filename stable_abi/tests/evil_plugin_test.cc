@@ -355,6 +355,96 @@ TEST(EvilChild, UnloadInside) {
   tsr_tensor_release(t);
 }
 
+// Note [Refused after registering] in plugin_loader.cc: a plugin refused after its register_fn
+// published a kernel is not unmapped under a call of that kernel on another thread; the refusal
+// waits for it, as an unload does, and the call completes with the kernel's result. Before,
+// the load returned at once and the kernel went on in unmapped code (the child crashed).
+TEST(EvilPlugin, RefusedLoadWaitsForAKernelItPublished) { RunChild("RefusedDuringCall"); }
+TEST(EvilChild, RefusedDuringCall) {
+  CHILD_ONLY();
+  // Default discovery first, so that the caller's tsr_op_find does not start it while the
+  // loader holds its lock.
+  ASSERT_EQ(Consume(tsr_plugin_load_default()), "");
+  SlowKernelPipes pipes;
+  int refuse[2] = {-1, -1};  // a byte written to refuse[1] lets register_fn fail
+  ASSERT_EQ(pipe(refuse), 0);
+  ASSERT_EQ(pipe(pipes.running), 0);
+  ASSERT_EQ(pipe(pipes.go), 0);
+  setenv("EVIL_KERNEL_FD", std::to_string(pipes.running[1]).c_str(), 1);
+  setenv("EVIL_KERNEL_GO_FD", std::to_string(pipes.go[0]).c_str(), 1);
+  setenv("EVIL_REFUSE_FD", std::to_string(refuse[0]).c_str(), 1);
+  std::atomic<bool> load_returned{false};
+  std::string load_error;
+  tsr_code load_code = TSR_OK;
+  std::thread loader([&] {
+    load_error = Consume(tsr_plugin_load(S(PluginPath("slow_refused")), nullptr), &load_code);
+    load_returned = true;
+  });
+  char byte = 0;
+  ASSERT_EQ(read(pipes.running[0], &byte, 1), 1);
+  ASSERT_EQ(byte, 'R') << "register_fn registered its kernel and waits";
+  tsr_tensor* t = Floats({1});
+  std::string call_error = "not run";
+  int64_t result = 0;
+  std::thread caller([&] {
+    const tsr_op* op = nullptr;
+    call_error = Consume(tsr_op_find(S("evil_slow::op"), &op));
+    if (!call_error.empty()) return;
+    tsr_stack* stack = nullptr;
+    Consume(tsr_stack_create(&stack));
+    Consume(tsr_stack_push_tensor(stack, t));
+    call_error = Consume(tsr_op_call(op, stack));
+    if (call_error.empty()) call_error = Consume(tsr_stack_get_int(stack, 0, &result));
+    tsr_stack_release(stack);
+  });
+  ASSERT_EQ(read(pipes.running[0], &byte, 1), 1);
+  ASSERT_EQ(byte, 'k') << "the published kernel runs on the caller's thread";
+  ASSERT_EQ(write(refuse[1], "x", 1), 1);  // register_fn fails now
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(load_returned.load()) << "the refused load returned while its kernel ran";
+  ASSERT_EQ(write(pipes.go[1], "g", 1), 1);  // let the kernel return
+  caller.join();
+  loader.join();
+  EXPECT_EQ(call_error, "") << "the call in flight completed";
+  EXPECT_EQ(result, 7) << "with the kernel's result";
+  EXPECT_THAT(load_error, HasSubstr("register_fn returned an error: INTERNAL: evil_slow_refused: "
+                                    "refused on purpose, after registering"));
+  EXPECT_EQ(load_code, TSR_INTERNAL);
+  EXPECT_EQ(FindCode("evil_slow::op"), TSR_NOT_FOUND) << "the refusal undid the registrations";
+  for (int fd : refuse) close(fd);
+  tsr_tensor_release(t);
+}
+
+// The same refusal from inside an op call (an application's kernel loads the plugin) cannot wait
+// for the calls in flight, its own among them: it returns at once, the plugin's code stays
+// mapped and its kernel unreachable. In a child: a regression would hang, not fail.
+TEST(EvilPlugin, RefusedLoadInsideAnOpCallDoesNotWaitForItself) { RunChild("RefusedInsideCall"); }
+TEST(EvilChild, RefusedInsideCall) {
+  CHILD_ONLY();
+  ASSERT_EQ(Consume(tsr_op_define(S("app::load_refused(Tensor x) -> int"), nullptr)), "");
+  static std::string load_error;
+  const std::string op_name = "app::load_refused";
+  tsr_kernel_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S(op_name);
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = [](void*, const tsr_op*, tsr_stack* stack) -> tsr_error* {
+    load_error = Consume(tsr_plugin_load(S(PluginPath("slow_refused")), nullptr));
+    tsr_stack_clear(stack);
+    return tsr_stack_push_int(stack, 1);
+  };
+  desc.kernel_name = S(op_name);
+  ASSERT_EQ(Consume(tsr_kernel_register(&desc, nullptr)), "");
+  tsr_tensor* t = Floats({1});
+  EXPECT_EQ(Call(op_name, {t}), "");
+  EXPECT_THAT(load_error, HasSubstr("refused on purpose, after registering"));
+  EXPECT_EQ(FindCode("evil_slow::op"), TSR_NOT_FOUND);
+  // The parked plugin's name is free again: a later load from outside is refused the same way.
+  EXPECT_THAT(Consume(tsr_plugin_load(S(PluginPath("slow_refused")), nullptr)),
+              HasSubstr("refused on purpose, after registering"));
+  tsr_tensor_release(t);
+}
+
 // Item 8: a register_fn that looks ops up must not re-enter default discovery, neither when
 // default discovery loads it (the application's first tsr_op_find used to hang in
 // std::call_once) nor when the application's first call loads it explicitly (absl's deadlock

@@ -28,6 +28,7 @@
 #define EVIL_SHARED_OP_TWIN 16  /* defines evil_shared::op too, on privateuse2 ("evildev_two") */
 #define EVIL_BAD_RESULTS 17     /* an evildev exp kernel that returns its input */
 #define EVIL_SLOW_KERNEL 18     /* a cpu kernel that stays inside until the test lets it go */
+#define EVIL_SLOW_REFUSED 19    /* registers SLOW_KERNEL's kernel, then register_fn fails */
 
 /* Every variant provides privateuse3 as "evildev" but the twin, so that both can be loaded. */
 #if EVIL_VARIANT == EVIL_SHARED_OP_TWIN
@@ -308,6 +309,24 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
 #if EVIL_VARIANT == EVIL_SLOW_KERNEL
   if ((err = define("evil_slow::op(Tensor self) -> int")) != NULL) return err;
   return register_kernel("evil_slow::op", TSR_DEVICE_CPU, slow_kernel);
+#endif
+#if EVIL_VARIANT == EVIL_SLOW_REFUSED
+  /* The kernel is published once registered: the test may call it from another thread while
+   * register_fn still runs. With EVIL_REFUSE_FD set, register_fn says so (an 'R' on the pipe in
+   * EVIL_KERNEL_FD) and waits for a byte on the pipe whose read end is in EVIL_REFUSE_FD; then
+   * (or at once without it) it fails, and the load is refused. */
+  if ((err = define("evil_slow::op(Tensor self) -> int")) != NULL) return err;
+  if ((err = register_kernel("evil_slow::op", TSR_DEVICE_CPU, slow_kernel)) != NULL) return err;
+  {
+    const char* refuse = getenv("EVIL_REFUSE_FD");
+    const char* running = getenv("EVIL_KERNEL_FD");
+    char byte = 0;
+    if (refuse != NULL && running != NULL) {
+      if (write(atoi(running), "R", 1) != 1) return fail(TSR_INTERNAL, "write failed");
+      if (read(atoi(refuse), &byte, 1) != 1) return fail(TSR_INTERNAL, "read failed");
+    }
+  }
+  return fail(TSR_INTERNAL, "evil_slow_refused: refused on purpose, after registering");
 #endif
 #if EVIL_VARIANT == EVIL_THREAD_REGISTER
   {

@@ -120,6 +120,13 @@ tsr_error* WrapHostMemory(const char* fn, void* data, size_t nbytes, int64_t sto
     return ToError(absl::InvalidArgumentError(
         absl::StrFormat("%s: expected host memory for %d bytes, got NULL", fn, nbytes)));
   }
+  // Kernels read elements as T*: a misaligned T* is undefined behaviour, which vectorized
+  // loops may turn into a fault or wrong lanes. DLPack imports refuse it the same way.
+  if (reinterpret_cast<uintptr_t>(data) % item != 0) {
+    return ToError(absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected data aligned to %d bytes (the size of a %s element), found %p", fn, item,
+        ScalarTypeName(*type), data)));
+  }
   DataPtr ptr;
   ptr.data = data;
   ptr.deleter = deleter;

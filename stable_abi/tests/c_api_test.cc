@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "c_test_support.h"
@@ -166,6 +167,45 @@ TEST(CApiTensor, WrappedHostMemoryIsDeletedOnceAndOnlyOnSuccess) {
                                                 TSR_DTYPE_FLOAT64, nullptr, nullptr, &t)),
             "");
   tsr_tensor_release(t);
+}
+
+TEST(CApiTensor, WrappedHostMemoryMustBeAlignedToItsElements) {
+  alignas(8) unsigned char bytes[40] = {};
+  const int64_t size = 4;
+  int deleted = 0;
+  auto count = [](void*, void* context) { ++*static_cast<int*>(context); };
+  for (const auto& [dtype, offset] :
+       std::vector<std::pair<tsr_dtype, int>>{{TSR_DTYPE_FLOAT64, 4},
+                                              {TSR_DTYPE_INT64, 1},
+                                              {TSR_DTYPE_FLOAT32, 2},
+                                              {TSR_DTYPE_INT16, 1},
+                                              {TSR_DTYPE_BFLOAT16, 3}}) {
+    tsr_tensor* t = nullptr;
+    tsr_error* error = tsr_tensor_from_host_memory(bytes + offset, 32, &size, nullptr, 1, dtype,
+                                                   count, &deleted, &t);
+    EXPECT_EQ(tsr_error_code(error), TSR_INVALID_ARGUMENT) << "dtype " << dtype;
+    EXPECT_THAT(Consume(error),
+                HasSubstr("tsr_tensor_from_host_memory: expected data aligned to " +
+                          std::to_string(tsr_dtype_size(dtype)) + " bytes (the size of a"));
+    EXPECT_EQ(t, nullptr);
+  }
+  EXPECT_EQ(deleted, 0) << "a refused wrap leaves the memory the caller's";
+  // One-byte elements fit anywhere; the desc form checks the same.
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_from_host_memory(bytes + 1, 4, &size, nullptr, 1, TSR_DTYPE_UINT8,
+                                                nullptr, nullptr, &t)),
+            "");
+  tsr_tensor_release(t);
+  tsr_host_memory_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.data = bytes + 2;
+  desc.nbytes = 32;
+  desc.sizes = &size;
+  desc.ndim = 1;
+  desc.dtype = TSR_DTYPE_FLOAT32;
+  EXPECT_THAT(Consume(tsr_tensor_from_host_memory_desc(&desc, &t)),
+              HasSubstr("tsr_tensor_from_host_memory_desc: expected data aligned to 4 bytes (the "
+                        "size of a float32 element)"));
 }
 
 TEST(CApiTensor, NullHandlesAreHarmless) {

@@ -28,7 +28,8 @@ TSR_API tsr_error* tsr_tensor_empty_strided(const int64_t* sizes, const int64_t*
                                             tsr_tensor** out);
 
 /* tsr_tensor_from_host_memory wraps `nbytes` of host memory at `data` as a CPU tensor without
- * copying. strides: borrowed, NULL for contiguous. The view must fit in `nbytes`. When the
+ * copying. strides: borrowed, NULL for contiguous. The view must fit in `nbytes`, and `data`
+ * must be aligned to the dtype's element size (tsr_dtype_size; INVALID_ARGUMENT). When the
  * last reference goes away the runtime calls deleter(data, deleter_context) (NULL deleter: the
  * memory is borrowed and must outlive every reference). out: a new reference. On error the
  * deleter is not called: the memory stays the caller's. */

@@ -208,11 +208,15 @@ TEST(EvilChild, SlowSync) {
 struct SlowKernelPipes {
   int running[2] = {-1, -1};  // the kernel writes 'k' to running[1] when it is inside
   int go[2] = {-1, -1};       // a byte written to go[1] lets it return
-  bool Load() {
+  // Open makes the pipes and names them in the kernel's environment variables.
+  bool Open() {
     if (pipe(running) != 0 || pipe(go) != 0) return false;
     setenv("EVIL_KERNEL_FD", std::to_string(running[1]).c_str(), 1);
     setenv("EVIL_KERNEL_GO_FD", std::to_string(go[0]).c_str(), 1);
-    return Consume(tsr_plugin_load(S(PluginPath("slow_kernel")), nullptr)).empty();
+    return true;
+  }
+  bool Load() {
+    return Open() && Consume(tsr_plugin_load(S(PluginPath("slow_kernel")), nullptr)).empty();
   }
   ~SlowKernelPipes() {
     for (int fd : {running[0], running[1], go[0], go[1]}) {
@@ -220,6 +224,18 @@ struct SlowKernelPipes {
     }
   }
 };
+
+// CallSlowOp calls evil_slow::op (`op`, whose kernel is slow_kernel) on `t` (borrowed): "" or
+// the error's message, and the kernel's result in *result.
+std::string CallSlowOp(const tsr_op* op, tsr_tensor* t, int64_t* result) {
+  tsr_stack* stack = nullptr;
+  Consume(tsr_stack_create(&stack));
+  Consume(tsr_stack_push_tensor(stack, t));
+  std::string error = Consume(tsr_op_call(op, stack));
+  if (error.empty()) error = Consume(tsr_stack_get_int(stack, 0, result));
+  tsr_stack_release(stack);
+  return error;
+}
 
 // Kernel calls pass the plugin's gate without counting themselves (Note [Gating kernel calls]
 // in plugin_gate.h): an unload racing a kernel still waits for it to return before the plugin
@@ -236,12 +252,7 @@ TEST(EvilChild, SlowKernel) {
   std::string call_error = "not run";
   int64_t result = 0;
   std::thread caller([&] {
-    tsr_stack* stack = nullptr;
-    Consume(tsr_stack_create(&stack));
-    Consume(tsr_stack_push_tensor(stack, t));
-    call_error = Consume(tsr_op_call(op, stack));
-    if (call_error.empty()) call_error = Consume(tsr_stack_get_int(stack, 0, &result));
-    tsr_stack_release(stack);
+    call_error = CallSlowOp(op, t, &result);
     ASSERT_EQ(write(pipes.running[1], "r", 1), 1);  // returned (or failed before the kernel ran)
   });
   char byte = 0;
@@ -366,12 +377,9 @@ TEST(EvilChild, RefusedDuringCall) {
   // loader holds its lock.
   ASSERT_EQ(Consume(tsr_plugin_load_default()), "");
   SlowKernelPipes pipes;
+  ASSERT_TRUE(pipes.Open());
   int refuse[2] = {-1, -1};  // a byte written to refuse[1] lets register_fn fail
   ASSERT_EQ(pipe(refuse), 0);
-  ASSERT_EQ(pipe(pipes.running), 0);
-  ASSERT_EQ(pipe(pipes.go), 0);
-  setenv("EVIL_KERNEL_FD", std::to_string(pipes.running[1]).c_str(), 1);
-  setenv("EVIL_KERNEL_GO_FD", std::to_string(pipes.go[0]).c_str(), 1);
   setenv("EVIL_REFUSE_FD", std::to_string(refuse[0]).c_str(), 1);
   std::atomic<bool> load_returned{false};
   std::string load_error;
@@ -383,20 +391,12 @@ TEST(EvilChild, RefusedDuringCall) {
   char byte = 0;
   ASSERT_EQ(read(pipes.running[0], &byte, 1), 1);
   ASSERT_EQ(byte, 'R') << "register_fn registered its kernel and waits";
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("evil_slow::op"), &op)), "") << "published by register_fn";
   tsr_tensor* t = Floats({1});
   std::string call_error = "not run";
   int64_t result = 0;
-  std::thread caller([&] {
-    const tsr_op* op = nullptr;
-    call_error = Consume(tsr_op_find(S("evil_slow::op"), &op));
-    if (!call_error.empty()) return;
-    tsr_stack* stack = nullptr;
-    Consume(tsr_stack_create(&stack));
-    Consume(tsr_stack_push_tensor(stack, t));
-    call_error = Consume(tsr_op_call(op, stack));
-    if (call_error.empty()) call_error = Consume(tsr_stack_get_int(stack, 0, &result));
-    tsr_stack_release(stack);
-  });
+  std::thread caller([&] { call_error = CallSlowOp(op, t, &result); });
   ASSERT_EQ(read(pipes.running[0], &byte, 1), 1);
   ASSERT_EQ(byte, 'k') << "the published kernel runs on the caller's thread";
   ASSERT_EQ(write(refuse[1], "x", 1), 1);  // register_fn fails now

@@ -475,6 +475,26 @@ void AddReductionOps(std::vector<OpInfo>& db) {
           args.push_back(native ? Arg::Bool(false) : Arg::None());
           samples.push_back({args, ShapeString(shape) + " dim " + std::to_string(dim)});
         }
+        // PyTorch's row max propagates NaN: a row with a NaN, with +inf (inf - inf), or of -inf
+        // only is NaN throughout; a -inf among finite values is 0 (-inf for log_softmax).
+        // Along the last dim (contiguous rows) and dim 0 (strided), float32 included (oneDNN
+        // gave [nan, 0, 0] for [nan, 1, 2]).
+        for (int64_t dim : {1, 0}) {
+          HostTensor t = MakeTensor({4, 3}, dtype, rng);
+          const double row_dim1[4][3] = {
+              {NAN, 1, 2}, {INFINITY, 1, 2}, {-INFINITY, 1, 2}, {-INFINITY, -INFINITY, -INFINITY}};
+          for (int64_t r = 0; r < 4; ++r) {
+            for (int64_t c = 0; c < 3; ++c) {
+              // dim 0: the same lines as columns of a [3, 4] tensor.
+              t.values[static_cast<size_t>(dim == 1 ? r * 3 + c : c * 4 + r)] = row_dim1[r][c];
+            }
+          }
+          if (dim == 0) t.shape = {3, 4};
+          std::vector<Arg> args{Arg::Tensor(t), Arg::Int(dim)};
+          args.push_back(native ? Arg::Bool(false) : Arg::None());
+          samples.push_back(
+              {args, "lines with nan, inf, -inf, all -inf, dim " + std::to_string(dim)});
+        }
         return samples;
       };
       op.reference = [is_log](const Sample& s) {

@@ -1,4 +1,7 @@
 // float32 (log_)softmax through oneDNN, on dense tensors of one layout.
+#include <cmath>
+#include <limits>
+
 #include "onednn.hpp"
 #include "scans.hpp"
 
@@ -27,10 +30,22 @@ bool softmax_onednn(const sdk::Tensor& in, const sdk::Tensor& out, int64_t dim, 
     p.execute(onednn::stream(),
               {{DNNL_ARG_SRC, onednn::memory(in, md)}, {DNNL_ARG_DST, onednn::memory(out, md)}});
     onednn::stream().wait();
-    return true;
   } catch (const dnnl::error&) {
     return false;  // a case this oneDNN does not support: our own loop runs
   }
+  // PyTorch's (log_)softmax takes a row's max with NaN propagating, so a row holding a NaN or
+  // +inf (inf - inf is NaN), or only -inf, is NaN throughout (SoftMaxKernel.cpp). oneDNN's is
+  // NaN only where the NaN arose ([nan, 1, 2] gives [nan, 0, 0]): a line whose result has a
+  // NaN becomes NaN, one read of the result (finite rows cannot give a NaN).
+  for_each_line(out, out, dim, [](char* o, int64_t os, const char*, int64_t, int64_t n) {
+    bool nan = false;
+    for (int64_t k = 0; k < n; ++k) nan |= std::isnan(*reinterpret_cast<const float*>(o + k * os));
+    if (!nan) return;
+    for (int64_t k = 0; k < n; ++k) {
+      *reinterpret_cast<float*>(o + k * os) = std::numeric_limits<float>::quiet_NaN();
+    }
+  });
+  return true;
 }
 
 }  // namespace cpu

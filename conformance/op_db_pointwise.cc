@@ -337,6 +337,33 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
        kAllMask},
   };
   for (const BinarySpec& b : binary) AddBinary(db, b);
+  // sub refuses a bool operand whatever the other one is, before promotion (PyTorch's
+  // sub_check: bool - int32 would promote to int32 and is refused all the same), a bool Scalar
+  // included.
+  for (OpInfo& op : db) {
+    if (op.name != "sub.Tensor" && op.name != "sub.Scalar") continue;
+    const bool scalar_other = op.name == "sub.Scalar";
+    op.errors = [base = op.errors, scalar_other](Rng& rng) {
+      std::vector<ErrorInput> errors = base(rng);
+      auto tensor = [&rng](tsr_dtype dtype, std::vector<int64_t> shape = {3}) {
+        return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
+      };
+      auto refused = [&errors](std::vector<Arg> args, const std::string& what) {
+        errors.push_back({{std::move(args), what}, TSR_INVALID_ARGUMENT, "a bool operand"});
+      };
+      if (scalar_other) {
+        refused({tensor(TSR_DTYPE_BOOL), Arg::ScalarInt(1)}, "bool [3] - 1");
+        refused({tensor(TSR_DTYPE_BOOL), Arg::ScalarDouble(1.5)}, "bool [3] - 1.5");
+        refused({tensor(TSR_DTYPE_INT32), Arg::ScalarBool(true)}, "int32 [3] - True");
+      } else {
+        refused({tensor(TSR_DTYPE_BOOL), tensor(TSR_DTYPE_INT32)}, "bool [3] - int32 [3]");
+        refused({tensor(TSR_DTYPE_FLOAT32), tensor(TSR_DTYPE_BOOL)}, "float32 [3] - bool [3]");
+        refused({tensor(TSR_DTYPE_BOOL, {}), tensor(TSR_DTYPE_INT64, {2})}, "bool [] - int64 [2]");
+        refused({tensor(TSR_DTYPE_BOOL), tensor(TSR_DTYPE_BOOL)}, "bool [3] - bool [3]");
+      }
+      return errors;
+    };
+  }
 
   // pow of two tensors: exponents kept small and non-negative for integers.
   {

@@ -212,9 +212,15 @@ TEST(MetaFunctions, PointwiseErrorsMatchPyTorchChecks) {
   using S = ScalarType;
   EXPECT_THAT(ErrorOf("add.Tensor", {MetaT({2, 3}), MetaT({4, 3})}),
               HasSubstr("argument 'other' of shape [4, 3] does not broadcast"));
-  EXPECT_THAT(ErrorOf("neg", {MetaT({2}, S::kBool)}), HasSubstr("not supported for bool"));
+  EXPECT_THAT(ErrorOf("neg", {MetaT({2}, S::kBool)}),
+              HasSubstr("neg: argument 'self' is bool, which negation does not support"));
   EXPECT_THAT(ErrorOf("sub.Tensor", {MetaT({2}, S::kBool), MetaT({2}, S::kBool)}),
-              HasSubstr("not supported for bool"));
+              HasSubstr("sub.Tensor: argument 'self' is bool, which subtraction does not support"));
+  // Each operand before promotion, as PyTorch's sub_check: these promote to int32 and float32.
+  EXPECT_THAT(ErrorOf("sub.Tensor", {MetaT({2}, S::kInt32), MetaT({}, S::kBool)}),
+              HasSubstr("argument 'other' is bool"));
+  EXPECT_THAT(ErrorOf("sub.Scalar", {MetaT({2}), Value(Scalar(true))}),
+              HasSubstr("sub.Scalar: argument 'other' is bool"));
   EXPECT_THAT(ErrorOf("bitwise_or.Tensor", {MetaT({2}), MetaT({2}, S::kInt32)}),
               HasSubstr("expected integral or bool operands, got float32"));
   EXPECT_THAT(ErrorOf("where.self", {MetaT({2}, S::kInt32), MetaT({2}), MetaT({2})}),

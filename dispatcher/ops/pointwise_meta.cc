@@ -113,10 +113,18 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
     case Rule::kNoBool:
-      if (dtype == ScalarType::kBool) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: not supported for bool operands; use logical_not or logical_xor instead",
-            op.name()));
+      // Each operand, before promotion, as PyTorch's sub_check: sub(bool, int) promotes to
+      // int64 but is refused all the same; a bool Scalar counts as a bool operand.
+      for (int i = 0; i < spec.operands; ++i) {
+        const Value& v = s[i];
+        if ((v.is_tensor() && v.tensor().dtype() == ScalarType::kBool) ||
+            (v.is_scalar() && v.scalar().is_bool())) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "%s: argument '%s' is bool, which %s does not support; use logical_not (to invert "
+              "a mask) or logical_xor instead",
+              op.name(), op.schema().arguments[i].name,
+              spec.operands == 1 ? "negation" : "subtraction"));
+        }
       }
       break;
     case Rule::kDivMode: {

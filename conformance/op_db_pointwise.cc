@@ -553,7 +553,16 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                        ShapeString(shape) + " in [lo, hi]"});
       }
       out.push_back({{Arg::Tensor(MakeTensor({7}, dtype, rng)), Arg::None(), hi}, "max only"});
-      if (f) out.push_back({{Arg::Tensor(ExtremeTensor(dtype)), lo, hi}, "extremes"});
+      out.push_back({{Arg::Tensor(MakeTensor({7}, dtype, rng)), lo, Arg::None()}, "min only"});
+      if (f) {
+        out.push_back({{Arg::Tensor(ExtremeTensor(dtype)), lo, hi}, "extremes"});
+        // A NaN bound: ignored when it is the only one, NaN everywhere when both are given
+        // (PyTorch's clamp_out fills NaN only `if (min && max)`).
+        const Arg nan = Arg::ScalarDouble(NAN);
+        out.push_back({{Arg::Tensor(ExtremeTensor(dtype)), nan, Arg::None()}, "min nan only"});
+        out.push_back({{Arg::Tensor(ExtremeTensor(dtype)), Arg::None(), nan}, "max nan only"});
+        out.push_back({{Arg::Tensor(MakeTensor({5}, dtype, rng)), lo, nan}, "max nan with min"});
+      }
       return out;
     };
     op.reference = [](const Sample& s) {
@@ -562,14 +571,17 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
         if (s.args[i].kind != Arg::Kind::kNone) ops.push_back(&s.args[i]);
       }
       const bool has_lo = s.args[1].kind != Arg::Kind::kNone;
+      const bool has_hi = s.args[2].kind != Arg::Kind::kNone;
       const tsr_dtype dtype = ResultDtype(ops);
       // The bounds convert to the result dtype first (-2 is 254 in uint8, as in PyTorch).
       const double lo = RoundTo(dtype, s.args[1].number), hi = RoundTo(dtype, s.args[2].number);
+      const bool nan_fill = has_lo && has_hi && (std::isnan(lo) || std::isnan(hi));
       return std::vector<HostTensor>{Elementwise({&s.args[0]}, dtype, [=](const double* x) {
         double v = x[0];
+        if (nan_fill) return static_cast<double>(NAN);
         if (std::isnan(v)) return v;
-        if (has_lo && v < lo) v = lo;
-        if (v > hi) v = hi;
+        if (has_lo && v < lo) v = lo;  // false for a NaN bound: ignored
+        if (has_hi && v > hi) v = hi;
         return v;
       })};
     };

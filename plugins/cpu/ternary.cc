@@ -53,7 +53,10 @@ C clamp_above(C x, C hi) {
 }
 
 // clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out). The meta
-// function has refused min = max = None before any kernel runs (both overloads).
+// function has refused min = max = None before any kernel runs (both overloads). A NaN bound
+// makes every element NaN only when both bounds are given; alone it is ignored, as PyTorch's
+// clamp_out has it (TensorCompare.cpp: NaN fill `if (min && max)`, else clamp_min/clamp_max
+// kernels computing max(x, nan) = x).
 Tensor clamp_out(const KernelContext& ctx, const Tensor& self, std::optional<Scalar> lo,
                  std::optional<Scalar> hi, const Tensor& out) {
   sdk::ResultType rt;
@@ -64,9 +67,10 @@ Tensor clamp_out(const KernelContext& ctx, const Tensor& self, std::optional<Sca
   dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    const bool has_lo = lo.has_value(), has_hi = hi.has_value();
+    bool has_lo = lo.has_value(), has_hi = hi.has_value();
     const C l = has_lo ? scalar_as<T>(*lo) : C(0);
     const C h = has_hi ? scalar_as<T>(*hi) : C(0);
+    if (has_lo != has_hi && (has_lo ? is_nan(l) : is_nan(h))) has_lo = has_hi = false;
     PointwiseFrame frame(out, compute);
     frame.input(operand(self), compute);
     pointwise<T, T>(frame.build(), [=](C x) -> C {

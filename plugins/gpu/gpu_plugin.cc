@@ -4,6 +4,7 @@
 // arithmetic ops (out= forms; the runtime derives the functional and in-place forms), copy_
 // and fill_, on the GPU elementwise iterator (Note [GPU elementwise iterator]); every other op
 // runs on the CPU fallback, which conformance reports as such. docs/gpu_backends.md.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -478,6 +479,12 @@ Tensor ClampOut(const Tensor& self, std::optional<Scalar> min, std::optional<Sca
   if (min) rt.add(*min);
   if (max) rt.add(*max);
   const int32_t c = rt.get();
+  // A NaN bound alone is ignored (PyTorch's clamp_out fills NaN only when both bounds are
+  // given): as the unbounded side's infinity, where maximum / minimum leave every x as it is.
+  if (min.has_value() != max.has_value()) {
+    std::optional<Scalar>& bound = min ? min : max;
+    if (std::isnan(bound->to_double())) bound = Scalar(min ? -INFINITY : INFINITY);
+  }
   std::optional<OperandSpec> lo, hi;
   if (min) lo = ScalarOperand(*min, c);
   if (max) hi = ScalarOperand(*max, c);

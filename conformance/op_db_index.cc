@@ -507,6 +507,13 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     op.reference = [](const Sample& s) {
       return std::vector<HostTensor>{Full(s.args[0].ints, s.args[2].dtype, s.args[1].number)};
     };
+    op.errors = [](Rng&) {
+      return std::vector<ErrorInput>{{{{Arg::Ints({2}), Arg::ScalarInt(300),
+                                        Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(), Arg::Device()},
+                                       "300 into uint8"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a value that overflows the dtype"}};
+    };
     db.push_back(std::move(op));
   }
   {
@@ -618,6 +625,11 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
                                         Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(), Arg::Device()},
                                        "-1 into uint8"},
                                       TSR_INVALID_ARGUMENT,
+                                      "a bound outside the dtype's range"},
+                                     {{{Arg::ScalarInt(0), Arg::ScalarInt(200), Arg::Int(3),
+                                        Arg::Dtype(TSR_DTYPE_INT8), Arg::None(), Arg::Device()},
+                                       "200 into int8"},
+                                      TSR_INVALID_ARGUMENT,
                                       "a bound outside the dtype's range"}};
     };
     db.push_back(std::move(op));
@@ -658,11 +670,52 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       std::vector<Sample> s;
       for (const auto& shape : UnaryShapes())
         s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)), value}, ShapeString(shape)});
+      // Values that do fit, at the edges of the rule below.
+      std::vector<Arg> edges;
+      if (dtype == TSR_DTYPE_BOOL) edges = {Arg::ScalarInt(2), Arg::ScalarDouble(-0.5)};
+      if (dtype == TSR_DTYPE_UINT8) edges = {Arg::ScalarInt(-1), Arg::ScalarInt(-255)};
+      if (dtype == TSR_DTYPE_INT8) edges = {Arg::ScalarInt(-128), Arg::ScalarDouble(-128.0)};
+      if (dtype == TSR_DTYPE_FLOAT16)
+        edges = {Arg::ScalarDouble(65504), Arg::ScalarDouble(-INFINITY)};
+      if (dtype == TSR_DTYPE_FLOAT32) edges = {Arg::ScalarDouble(NAN), Arg::ScalarDouble(1e38)};
+      for (const Arg& v : edges) {
+        s.push_back({{Arg::Tensor(MakeTensor({3}, dtype, rng)), v}, "fits: " + v.ToString()});
+      }
       return s;
     };
     op.reference = [](const Sample& s) {
       return std::vector<HostTensor>{
           Full(s.args[0].tensor.shape, s.args[0].tensor.dtype, s.args[1].number)};
+    };
+    // A value that does not fit self's dtype is refused, also for an empty self, by PyTorch's
+    // checked conversion (Scalar::Overflows in core/scalar.h has the rule); a negative int
+    // down to -255 wraps into uint8, anything goes into bool, infinities into floating types.
+    op.errors = [](Rng& rng) {
+      std::vector<ErrorInput> errors;
+      const std::pair<tsr_dtype, Arg> overflowing[] = {
+          {TSR_DTYPE_INT8, Arg::ScalarInt(200)},
+          {TSR_DTYPE_INT8, Arg::ScalarInt(-129)},
+          {TSR_DTYPE_UINT8, Arg::ScalarInt(-256)},
+          {TSR_DTYPE_UINT8, Arg::ScalarInt(256)},
+          {TSR_DTYPE_UINT8, Arg::ScalarDouble(-1)},
+          {TSR_DTYPE_INT32, Arg::ScalarInt(1LL << 40)},
+          {TSR_DTYPE_INT16, Arg::ScalarDouble(NAN)},
+          {TSR_DTYPE_INT64, Arg::ScalarDouble(INFINITY)},
+          {TSR_DTYPE_FLOAT16, Arg::ScalarDouble(65520)},
+          {TSR_DTYPE_FLOAT16, Arg::ScalarInt(70000)},
+          {TSR_DTYPE_BFLOAT16, Arg::ScalarDouble(1e39)},
+          {TSR_DTYPE_FLOAT32, Arg::ScalarDouble(3.5e38)}};
+      for (const auto& [dtype, value] : overflowing) {
+        for (const std::vector<int64_t>& shape :
+             {std::vector<int64_t>{3}, std::vector<int64_t>{0}}) {
+          errors.push_back({{{Arg::Tensor(MakeTensor(shape, dtype, rng)), value},
+                             std::string(DtypeName(dtype)) + " " + ShapeString(shape) + " with " +
+                                 value.ToString()},
+                            TSR_INVALID_ARGUMENT,
+                            "a value that overflows the dtype"});
+        }
+      }
+      return errors;
     };
     db.push_back(std::move(op));
   }

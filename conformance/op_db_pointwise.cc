@@ -2,6 +2,7 @@
 // double arithmetic with PyTorch's semantics, rounded to the result dtype.
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "conformance/op_db.h"
 
@@ -585,6 +586,21 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
         return v;
       })};
     };
+    // Scalar bounds convert to the result dtype with PyTorch's overflow check: -1 wraps into
+    // uint8, 300 does not fit; 1e300 does not fit float32.
+    op.errors = [](Rng& rng) {
+      std::vector<ErrorInput> errors;
+      const std::tuple<tsr_dtype, Arg, Arg, const char*> bounds[] = {
+          {TSR_DTYPE_UINT8, Arg::ScalarInt(-1), Arg::ScalarInt(300), "uint8 in [-1, 300]"},
+          {TSR_DTYPE_INT32, Arg::None(), Arg::ScalarInt(1LL << 40), "int32 below 2^40"},
+          {TSR_DTYPE_FLOAT32, Arg::ScalarDouble(-1e300), Arg::None(), "float32 above -1e300"}};
+      for (const auto& [dtype, lo, hi, what] : bounds) {
+        errors.push_back({{{Arg::Tensor(MakeTensor({3}, dtype, rng)), lo, hi}, what},
+                          TSR_INVALID_ARGUMENT,
+                          "a bound that overflows the result dtype"});
+      }
+      return errors;
+    };
     db.push_back(std::move(op));
   }
   {
@@ -821,7 +837,13 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                                         Arg::Tensor(MakeTensor({}, TSR_DTYPE_FLOAT32, rng))},
                                        "float32 mask"},
                                       TSR_INVALID_ARGUMENT,
-                                      "a mask that is not bool"}};
+                                      "a mask that is not bool"},
+                                     {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT8, rng)),
+                                        Arg::Tensor(Full({3}, TSR_DTYPE_BOOL, 0)),
+                                        Arg::Tensor(Full({}, TSR_DTYPE_INT64, 200))},
+                                       "int8 self, a mask selecting nothing, 200"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a value that overflows self's dtype"}};
     };
     db.push_back(std::move(op));
   }

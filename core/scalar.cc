@@ -1,11 +1,55 @@
 #include "core/scalar.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "tessera/sdk/float_to_int.hpp"
 
 namespace tessera {
 
 int64_t Scalar::DoubleToInt(double v) { return sdk::float_to_int64(v); }
+
+bool Scalar::Overflows(ScalarType to) const {
+  if (kind_ == Kind::kBool || to == ScalarType::kBool) return false;
+  double lowest = 0, max = 0;  // the range of `to`, as doubles
+  switch (to) {
+    case ScalarType::kUInt8:
+      lowest = 0, max = 255;
+      break;
+    case ScalarType::kInt8:
+      lowest = -128, max = 127;
+      break;
+    case ScalarType::kInt16:
+      lowest = -32768, max = 32767;
+      break;
+    case ScalarType::kInt32:
+      lowest = -2147483648.0, max = 2147483647.0;
+      break;
+    case ScalarType::kInt64:
+      if (kind_ == Kind::kInt) return false;
+      lowest = -9223372036854775808.0, max = 9223372036854775807.0;  // max rounds to 2^63
+      break;
+    case ScalarType::kFloat16:
+      max = 65504.0;
+      break;
+    case ScalarType::kBFloat16:
+      max = 3.3895313892515355e38;
+      break;
+    case ScalarType::kFloat32:
+      max = 3.4028234663852886e38;
+      break;
+    default:  // float64 holds every int64 and double
+      return false;
+  }
+  if (IsFloatingType(to)) lowest = -max;
+  if (kind_ == Kind::kInt) {
+    if (to == ScalarType::kUInt8 && v_.i < 0) return v_.i < -255;  // wraps, as there
+    return static_cast<double>(v_.i) < lowest || static_cast<double>(v_.i) > max;
+  }
+  const double d = v_.d;
+  if (IsFloatingType(to) && (std::isinf(d) || std::isnan(d))) return false;
+  return !(d >= lowest && d <= max);  // NaN into an integral type too
+}
 
 std::string Scalar::ToString() const {
   switch (kind_) {
@@ -17,6 +61,14 @@ std::string Scalar::ToString() const {
       return absl::StrCat(v_.d);
   }
   return "";
+}
+
+absl::Status CheckScalarFits(const Scalar& v, ScalarType to, std::string_view op,
+                             std::string_view arg) {
+  if (!v.Overflows(to)) return absl::OkStatus();
+  return absl::InvalidArgumentError(std::string(op) + ": argument '" + std::string(arg) + "' (" +
+                                    v.ToString() + ") cannot be converted to " +
+                                    std::string(ScalarTypeName(to)) + " without overflow");
 }
 
 }  // namespace tessera

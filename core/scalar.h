@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
 #include "core/dtype.h"
 
 namespace tessera {
@@ -44,6 +46,16 @@ class Scalar {
     return ScalarType::kFloat64;
   }
 
+  // Overflows: whether converting to `to` overflows by PyTorch's Scalar::to<T> rule
+  // (c10::checked_convert, c10/util/TypeCast.h `overflows`), which fill_, full, masked_fill,
+  // clamp's Scalar bounds and linspace apply, refusing what does: a bool never overflows, nor
+  // does anything into bool; an int must lie in the type's range, except that into uint8 a
+  // negative one down to -255 wraps (-1 is 255); a double into a floating type may be any
+  // infinity or NaN, else must lie within its largest finite values (65519.0 overflows
+  // float16); into an integral type it must lie in the range (NaN and infinities never do),
+  // compared as doubles (2^63 passes into int64, as there).
+  bool Overflows(ScalarType to) const;
+
   std::string ToString() const;
 
   friend bool operator==(const Scalar& a, const Scalar& b) {
@@ -60,5 +72,11 @@ class Scalar {
     double d;
   } v_;
 };
+
+// CheckScalarFits: OK, or INVALID_ARGUMENT when `v` overflows `to` (Scalar::Overflows), naming
+// the op, its argument and both: "fill_.Scalar: argument 'value' (300) cannot be converted to
+// uint8 without overflow".
+absl::Status CheckScalarFits(const Scalar& v, ScalarType to, std::string_view op,
+                             std::string_view arg);
 
 }  // namespace tessera

@@ -55,7 +55,9 @@ Out ZeroK(const OperatorHandle& op, const Stack& s) {
 
 // (push_back, not an initializer list: gcc 12 warns falsely on the latter here,
 // -Wfree-nonheap-object)
-Out FillMeta(const OperatorHandle&, const Stack& s) {
+Out FillMeta(const OperatorHandle& op, const Stack& s) {
+  // Refused before any backend runs, also for an empty self (as PyTorch's Scalar::to<T>).
+  TSR_RETURN_IF_ERROR(CheckScalarFits(s[1].scalar(), s[0].tensor().dtype(), op.name(), "value"));
   std::vector<Tensor> self;
   self.push_back(s[0].tensor());
   return self;
@@ -73,39 +75,6 @@ absl::StatusOr<Tensor> Indices(OpRegistry& r, int64_t n, ScalarType dtype, Devic
   if (dtype == ScalarType::kInt64) return ramp;
   TSR_ASSIGN_OR_RETURN(Tensor converted, Empty({n}, dtype, device));
   return CallOne(r, "copy_", {converted, ramp});
-}
-
-// CheckConvertible: a float bound converted to the integral type `to` must lie in its range
-// (NaN never does), as PyTorch's Scalar::to<T> (c10::checked_convert) requires; converting one
-// that does not would be undefined. Integer and bool bounds convert with wrap-around, as there.
-absl::Status CheckConvertible(const OperatorHandle& op, const Scalar& v, ScalarType to) {
-  if (!IsIntegralType(to, /*include_bool=*/true) || !v.is_floating_point()) {
-    return absl::OkStatus();
-  }
-  double lowest = -9.2233720368547758e18, max = 9.2233720368547758e18;  // int64; max exclusive
-  switch (to) {
-    case ScalarType::kBool:
-    case ScalarType::kUInt8:
-      lowest = 0, max = to == ScalarType::kBool ? 1 : 255;
-      break;
-    case ScalarType::kInt8:
-      lowest = -128, max = 127;
-      break;
-    case ScalarType::kInt16:
-      lowest = -32768, max = 32767;
-      break;
-    case ScalarType::kInt32:
-      lowest = -2147483648.0, max = 2147483647.0;
-      break;
-    default:
-      break;
-  }
-  const double d = v.to_double();
-  const bool fits = to == ScalarType::kInt64 ? d >= lowest && d < max : d >= lowest && d <= max;
-  if (fits) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: value %g cannot be converted to type %s without overflow", op.name(), d,
-                      ScalarTypeName(to)));
 }
 
 // AccumulateType: the type PyTorch's CPU range factories compute in for an output dtype
@@ -149,7 +118,10 @@ absl::StatusOr<int64_t> ArangeLength(const OperatorHandle& op, const Scalar& sta
   const ScalarType acc = AccumulateType(dtype);
   for (const Scalar* v : {&start, &end, &step}) {
     // Converted to the accumulate type (int64 for every integral output), not to `dtype`.
-    TSR_RETURN_IF_ERROR(CheckConvertible(op, *v, acc));
+    TSR_RETURN_IF_ERROR(CheckScalarFits(*v, acc, op.name(),
+                                        v == &start ? "start"
+                                        : v == &end ? "end"
+                                                    : "step"));
   }
   const Scalar xstart = AsAccumulate(start, acc), xend = AsAccumulate(end, acc),
                xstep = AsAccumulate(step, acc);
@@ -243,8 +215,8 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
   }
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {steps}));
   if (steps == 0) return absl::OkStatus();
-  TSR_RETURN_IF_ERROR(CheckConvertible(op, start, out.dtype()));
-  TSR_RETURN_IF_ERROR(CheckConvertible(op, end, out.dtype()));
+  TSR_RETURN_IF_ERROR(CheckScalarFits(start, out.dtype(), op.name(), "start"));
+  TSR_RETURN_IF_ERROR(CheckScalarFits(end, out.dtype(), op.name(), "end"));
   if (steps == 1) return Fill(op, out, start);
   OpRegistry& r = op.registry();
   const bool integral = IsIntegralType(out.dtype(), /*include_bool=*/true);

@@ -142,6 +142,10 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       TSR_RETURN_IF_ERROR(RequireBool(op, "mask", s[1].tensor()));
       if (s[2].is_tensor()) TSR_RETURN_IF_ERROR(CheckMaskedFillValue(op, s[2].tensor()));
       dtype = s[0].tensor().dtype();
+      // Converted to self's dtype, whether or not the mask selects anything (PyTorch's
+      // value.to<scalar_t>(); masked_fill.Tensor's composite reaches this with the value read).
+      if (s[2].is_scalar())
+        TSR_RETURN_IF_ERROR(CheckScalarFits(s[2].scalar(), dtype, op.name(), "value"));
       break;
     case Rule::kWhere:
       TSR_RETURN_IF_ERROR(RequireBool(op, "condition", s[0].tensor()));
@@ -162,6 +166,13 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       if (s[1].is_none() && s[2].is_none()) {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: at least one of 'min' or 'max' must not be None", op.name()));
+      }
+      // Scalar bounds are converted to the result dtype (PyTorch's min.to<scalar_t>()).
+      for (int i : {1, 2}) {
+        if (s[i].is_scalar()) {
+          TSR_RETURN_IF_ERROR(
+              CheckScalarFits(s[i].scalar(), dtype, op.name(), op.schema().arguments[i].name));
+        }
       }
       break;
   }

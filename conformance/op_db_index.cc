@@ -597,15 +597,20 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
           steps(0, 4, 1, "1 step, start != end"), steps(4, low, 1, "1 step, going down"),
           steps(2, 0, 0, "0 steps"), steps(low, 5, 2, "2 steps"),
           // Integral outputs convert the bounds first: 0.5..3 runs from 0 to 3.
-          steps(0.5, 3, 4, "fractional bounds"), steps(5, low, 6, "descending")};
+          steps(0.5, 3, 4, "fractional bounds"), steps(5, low, 6, "descending"),
+          // An int bound wraps into uint8 before the step is computed: -5..5 in 3 steps is
+          // [251, 128, 5] there, as PyTorch's Scalar::to<uint8_t>.
+          Sample{{Arg::ScalarInt(-5), Arg::ScalarInt(5), Arg::Int(3), Arg::Dtype(dtype),
+                  Arg::None(), Arg::Device()},
+                 "int bounds -5 to 5"}};
     };
     op.reference = [](const Sample& s) {
       // PyTorch's kernel: step = (end - start) / (steps - 1); the first half from start,
       // the second back from end; bounds converted first for integral dtypes.
       const tsr_dtype dtype = s.args[3].dtype;
       const bool integral = IsIntegral(dtype, true);
-      const double a = integral ? std::trunc(s.args[0].number) : s.args[0].number;
-      const double b = integral ? std::trunc(s.args[1].number) : s.args[1].number;
+      const double a = integral ? RoundTo(dtype, std::trunc(s.args[0].number)) : s.args[0].number;
+      const double b = integral ? RoundTo(dtype, std::trunc(s.args[1].number)) : s.args[1].number;
       const int64_t n = s.args[2].integer;
       HostTensor out;
       out.dtype = dtype;

@@ -206,7 +206,8 @@ Out ArangeStartOutK(const OperatorHandle& op, const Stack& s) {
 // LinspaceInto: PyTorch's symmetric formula (start + i * step for the first half, end - (n - 1 -
 // i) * step for the second), so both ends are exact. As in PyTorch, one step is `start` alone,
 // and for an integral output start and end are converted to it before the step is computed
-// (linspace(0.5, 3, 3, dtype=int64) runs from 0 to 3).
+// (linspace(0.5, 3, 3, dtype=int64) runs from 0 to 3; an int -5 wraps into uint8 as 251, so
+// linspace(-5, 5, 3, dtype=uint8) is [251, 128, 5]).
 absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const Scalar& end,
                           int64_t steps, const Tensor& out) {
   if (steps < 0) {
@@ -220,8 +221,14 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
   if (steps == 1) return Fill(op, out, start);
   OpRegistry& r = op.registry();
   const bool integral = IsIntegralType(out.dtype(), /*include_bool=*/true);
-  const double a = integral ? static_cast<double>(start.to_int()) : start.to_double();
-  const double b = integral ? static_cast<double>(end.to_int()) : end.to_double();
+  // After CheckScalarFits only uint8 can take a value out of its range: a negative int, which
+  // wraps.
+  auto converted = [&](const Scalar& v) {
+    const int64_t i = v.to_int();
+    return static_cast<double>(out.dtype() == ScalarType::kUInt8 ? static_cast<uint8_t>(i) : i);
+  };
+  const double a = integral ? converted(start) : start.to_double();
+  const double b = integral ? converted(end) : end.to_double();
   const double step = (b - a) / static_cast<double>(steps - 1);
   TSR_ASSIGN_OR_RETURN(Tensor i, Indices(r, steps, ScalarType::kFloat64, out.device()));
   TSR_ASSIGN_OR_RETURN(Tensor lo, CallOne(r, "mul.Scalar", {i, Value(Scalar(step))}));

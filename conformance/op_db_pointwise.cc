@@ -840,7 +840,7 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                                       "a mask that is not bool"},
                                      {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT8, rng)),
                                         Arg::Tensor(Full({3}, TSR_DTYPE_BOOL, 0)),
-                                        Arg::Tensor(Full({}, TSR_DTYPE_INT64, 200))},
+                                        Arg::Tensor(Full({}, TSR_DTYPE_FLOAT32, 200))},
                                        "int8 self, a mask selecting nothing, 200"},
                                       TSR_INVALID_ARGUMENT,
                                       "a value that overflows self's dtype"}};

@@ -22,7 +22,8 @@ static float scalar_as_float(const tsr_scalar* s) {
   return s->kind == TSR_SCALAR_DOUBLE ? (float)s->d : (float)s->i;
 }
 
-/* A NaN self stays NaN; a NaN bound becomes the result (PyTorch's clamp). */
+/* A NaN self stays NaN; a NaN bound becomes the result (PyTorch's clamp with both bounds; a
+ * NaN bound alone is ignored, see npu_clamp_out). */
 static float clamp_below(float x, float lo) {
   return isnan(x) ? x : (isnan(lo) || x < lo) ? lo : x;
 }
@@ -45,6 +46,9 @@ tsr_error* npu_clamp_out(void* context, tsr_tensor* self, const tsr_scalar* min,
                      "npu clamp.out: not implemented for dtypes other than float32 (the sample "
                      "NPU computes float32 only)");
   }
+  /* PyTorch fills NaN for a NaN bound only when both bounds are given: alone it is ignored. */
+  if (min != NULL && max == NULL && isnan(scalar_as_float(min))) min = NULL;
+  if (max != NULL && min == NULL && isnan(scalar_as_float(max))) max = NULL;
   values = (float*)malloc(nbytes > 0 ? nbytes : 1);
   if (values == NULL) return npu_error(TSR_RESOURCE_EXHAUSTED, "npu clamp.out: out of memory");
   err = api->tensor_copy_to_host(self, values, nbytes);

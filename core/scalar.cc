@@ -3,46 +3,57 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "tessera/sdk/float_to_int.hpp"
 
 namespace tessera {
 
 int64_t Scalar::DoubleToInt(double v) { return sdk::float_to_int64(v); }
 
-bool Scalar::Overflows(ScalarType to) const {
-  if (kind_ == Kind::kBool || to == ScalarType::kBool) return false;
-  double lowest = 0, max = 0;  // the range of `to`, as doubles
+namespace {
+
+// The finite range of `to` as doubles; false for a type every int64 and double converts to.
+bool RangeOf(ScalarType to, double* lowest, double* max) {
   switch (to) {
+    case ScalarType::kBool:
+    case ScalarType::kFloat64:
+      return false;
     case ScalarType::kUInt8:
-      lowest = 0, max = 255;
-      break;
+      *lowest = 0, *max = 255;
+      return true;
     case ScalarType::kInt8:
-      lowest = -128, max = 127;
-      break;
+      *lowest = -128, *max = 127;
+      return true;
     case ScalarType::kInt16:
-      lowest = -32768, max = 32767;
-      break;
+      *lowest = -32768, *max = 32767;
+      return true;
     case ScalarType::kInt32:
-      lowest = -2147483648.0, max = 2147483647.0;
-      break;
+      *lowest = -2147483648.0, *max = 2147483647.0;
+      return true;
     case ScalarType::kInt64:
-      if (kind_ == Kind::kInt) return false;
-      lowest = -9223372036854775808.0, max = 9223372036854775807.0;  // max rounds to 2^63
-      break;
+      *lowest = -9223372036854775808.0, *max = 9223372036854775807.0;  // max rounds to 2^63
+      return true;
     case ScalarType::kFloat16:
-      max = 65504.0;
+      *max = 65504.0;
       break;
     case ScalarType::kBFloat16:
-      max = 3.3895313892515355e38;
+      *max = 3.3895313892515355e38;
       break;
     case ScalarType::kFloat32:
-      max = 3.4028234663852886e38;
+      *max = 3.4028234663852886e38;
       break;
-    default:  // float64 holds every int64 and double
-      return false;
   }
-  if (IsFloatingType(to)) lowest = -max;
+  *lowest = -*max;
+  return true;
+}
+
+}  // namespace
+
+bool Scalar::Overflows(ScalarType to) const {
+  double lowest = 0, max = 0;
+  if (kind_ == Kind::kBool || !RangeOf(to, &lowest, &max)) return false;
   if (kind_ == Kind::kInt) {
+    if (to == ScalarType::kInt64) return false;
     if (to == ScalarType::kUInt8 && v_.i < 0) return v_.i < -255;  // wraps, as there
     return static_cast<double>(v_.i) < lowest || static_cast<double>(v_.i) > max;
   }
@@ -66,9 +77,15 @@ std::string Scalar::ToString() const {
 absl::Status CheckScalarFits(const Scalar& v, ScalarType to, std::string_view op,
                              std::string_view arg) {
   if (!v.Overflows(to)) return absl::OkStatus();
-  return absl::InvalidArgumentError(std::string(op) + ": argument '" + std::string(arg) + "' (" +
-                                    v.ToString() + ") cannot be converted to " +
-                                    std::string(ScalarTypeName(to)) + " without overflow");
+  double lowest = 0, max = 0;
+  RangeOf(to, &lowest, &max);
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: argument '%s' (%s) cannot be converted to %s without overflow: expected a value in "
+      "[%g, %g]%s",
+      std::string(op), std::string(arg), v.ToString(), std::string(ScalarTypeName(to)), lowest, max,
+      to == ScalarType::kUInt8 ? " or an int down to -255 (which wraps)"
+      : IsFloatingType(to)     ? " or an infinity or NaN"
+                               : ""));
 }
 
 }  // namespace tessera

@@ -87,7 +87,11 @@ TEST(Scalar, OverflowsAsPyTorchsCheckedConversion) {
         << r.value.ToString() << " into " << ScalarTypeName(r.to);
   }
   EXPECT_EQ(CheckScalarFits(Scalar(int64_t{300}), S::kUInt8, "fill_.Scalar", "value").message(),
-            "fill_.Scalar: argument 'value' (300) cannot be converted to uint8 without overflow");
+            "fill_.Scalar: argument 'value' (300) cannot be converted to uint8 without overflow: "
+            "expected a value in [0, 255] or an int down to -255 (which wraps)");
+  EXPECT_EQ(CheckScalarFits(Scalar(1e39), S::kBFloat16, "full", "fill_value").message(),
+            "full: argument 'fill_value' (1e+39) cannot be converted to bfloat16 without overflow: "
+            "expected a value in [-3.38953e+38, 3.38953e+38] or an infinity or NaN");
   EXPECT_TRUE(CheckScalarFits(Scalar(int64_t{-1}), S::kUInt8, "fill_.Scalar", "value").ok());
 }
 

@@ -1,5 +1,6 @@
 #include "dispatcher/core_ops.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "core/views.h"
@@ -221,6 +222,20 @@ TEST(MetaFunctions, PointwiseErrorsMatchPyTorchChecks) {
               HasSubstr("argument 'other' is bool"));
   EXPECT_THAT(ErrorOf("sub.Scalar", {MetaT({2}), Value(Scalar(true))}),
               HasSubstr("sub.Scalar: argument 'other' is bool"));
+  // A Scalar that overflows the dtype it converts to, named as the caller's op has it.
+  EXPECT_THAT(
+      ErrorOf("full", {Value(IntList{2}), Value(Scalar(int64_t{300})), Value(ScalarType::kUInt8),
+                       Value(), Value(Device(DeviceType::kMeta))}),
+      HasSubstr("full: argument 'fill_value' (300) cannot be converted to uint8"));
+  EXPECT_THAT(ErrorOf("masked_fill.Scalar",
+                      {MetaT({3}, S::kInt8), MetaT({3}, S::kBool), Value(Scalar(int64_t{200}))}),
+              HasSubstr("masked_fill.Scalar: argument 'value' (200) cannot be converted to int8"));
+  // clamp: both bounds with a NaN fill NaN without converting either (float16 cannot hold 1e5).
+  EXPECT_TRUE(CallGlobal("clamp",
+                         {MetaT({2}, S::kFloat16), Value(Scalar(std::nan(""))), Value(Scalar(1e5))})
+                  .ok());
+  EXPECT_THAT(ErrorOf("clamp", {MetaT({2}, S::kFloat16), Value(), Value(Scalar(1e5))}),
+              HasSubstr("clamp: argument 'max' (100000) cannot be converted to float16"));
   EXPECT_THAT(ErrorOf("bitwise_or.Tensor", {MetaT({2}), MetaT({2}, S::kInt32)}),
               HasSubstr("expected integral or bool operands, got float32"));
   EXPECT_THAT(ErrorOf("where.self", {MetaT({2}, S::kInt32), MetaT({2}), MetaT({2})}),

@@ -34,6 +34,9 @@ Out ConstantK(const OperatorHandle& op, const Stack& s) {
   } else if (kValue < 0 && !value.is_floating_point()) {
     dtype = value.is_bool() ? ScalarType::kBool : ScalarType::kInt64;  // full infers it
   }
+  // Checked here too, so that the error names full's own argument (fill_'s meta would name
+  // fill_.Scalar's).
+  TSR_RETURN_IF_ERROR(CheckScalarFits(value, dtype, op.name(), "fill_value"));
   TSR_ASSIGN_OR_RETURN(Tensor t, Empty(s[0].int_list(), dtype, DeviceOr(s[base + 2])));
   TSR_RETURN_IF_ERROR(Fill(op, t, value));
   return std::vector<Tensor>{t};
@@ -43,8 +46,10 @@ Out ConstantK(const OperatorHandle& op, const Stack& s) {
 template <int kValue>
 Out ConstantOutK(const OperatorHandle& op, const Stack& s) {
   const Tensor& out = s[kValue < 0 ? 2 : 1].tensor();
+  const Scalar value = kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue});
+  TSR_RETURN_IF_ERROR(CheckScalarFits(value, out.dtype(), op.name(), "fill_value"));
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), s[0].int_list()));
-  TSR_RETURN_IF_ERROR(Fill(op, out, kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue})));
+  TSR_RETURN_IF_ERROR(Fill(op, out, value));
   return std::vector<Tensor>{out};
 }
 
@@ -217,8 +222,8 @@ absl::Status LinspaceInto(const OperatorHandle& op, const Scalar& start, const S
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {steps}));
   if (steps == 0) return absl::OkStatus();
   TSR_RETURN_IF_ERROR(CheckScalarFits(start, out.dtype(), op.name(), "start"));
+  if (steps == 1) return Fill(op, out, start);  // end is never converted (PyTorch fills start)
   TSR_RETURN_IF_ERROR(CheckScalarFits(end, out.dtype(), op.name(), "end"));
-  if (steps == 1) return Fill(op, out, start);
   OpRegistry& r = op.registry();
   const bool integral = IsIntegralType(out.dtype(), /*include_bool=*/true);
   // After CheckScalarFits only uint8 can take a value out of its range: a negative int, which

@@ -39,6 +39,8 @@ absl::StatusOr<Scalar> ItemOf(const OperatorHandle& op, const Tensor& value) {
 template <bool kInplace>
 Out MaskedFillTensorK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(const Scalar value, ItemOf(op, s[2].tensor()));
+  // Named as this op's (masked_fill.Scalar's meta would check it again under its own name).
+  TSR_RETURN_IF_ERROR(CheckScalarFits(value, s[0].tensor().dtype(), op.name(), "value"));
   return One(CallOne(op.registry(), kInplace ? "masked_fill_.Scalar" : "masked_fill.Scalar",
                      {s[0], s[1], Value(value)}));
 }
@@ -46,6 +48,7 @@ Out MaskedFillTensorK(const OperatorHandle& op, const Stack& s) {
 // masked_fill.Tensor_out(self, mask, value, *, out)
 Out MaskedFillTensorOutK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(const Scalar value, ItemOf(op, s[2].tensor()));
+  TSR_RETURN_IF_ERROR(CheckScalarFits(value, s[0].tensor().dtype(), op.name(), "value"));
   return One(CallOne(op.registry(), "masked_fill.Scalar_out", {s[0], s[1], Value(value), s[3]}));
 }
 

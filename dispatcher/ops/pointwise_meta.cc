@@ -4,6 +4,8 @@
 // together and, as tensors or Scalars, take part in type promotion), and the rule that turns
 // the promoted type into the output type. The checks PyTorch makes in its meta functions
 // (bool negation, bitwise ops on floats, rounding modes) are made here, on every device.
+#include <cmath>
+
 #include "absl/strings/str_format.h"
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
@@ -120,10 +122,11 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
         if ((v.is_tensor() && v.tensor().dtype() == ScalarType::kBool) ||
             (v.is_scalar() && v.scalar().is_bool())) {
           return absl::InvalidArgumentError(absl::StrFormat(
-              "%s: argument '%s' is bool, which %s does not support; use logical_not (to invert "
-              "a mask) or logical_xor instead",
+              "%s: argument '%s' is bool, which %s does not support; use logical_not to invert a "
+              "mask%s",
               op.name(), op.schema().arguments[i].name,
-              spec.operands == 1 ? "negation" : "subtraction"));
+              spec.operands == 1 ? "negation" : "subtraction",
+              spec.operands == 1 ? "" : ", or logical_xor for the difference of two masks"));
         }
       }
       break;
@@ -167,7 +170,12 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: at least one of 'min' or 'max' must not be None", op.name()));
       }
-      // Scalar bounds are converted to the result dtype (PyTorch's min.to<scalar_t>()).
+      // Scalar bounds are converted to the result dtype (PyTorch's min.to<scalar_t>()), except
+      // where both are given and one is NaN: PyTorch then fills NaN without converting either.
+      if (s[1].is_scalar() && s[2].is_scalar() &&
+          (std::isnan(s[1].scalar().to_double()) || std::isnan(s[2].scalar().to_double()))) {
+        break;
+      }
       for (int i : {1, 2}) {
         if (s[i].is_scalar()) {
           TSR_RETURN_IF_ERROR(

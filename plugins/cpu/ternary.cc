@@ -40,7 +40,8 @@ Tensor where_out(const KernelContext& ctx, const Tensor& condition, const Tensor
   return out;
 }
 
-// clamp's bounds, one at a time: a NaN self stays, a NaN bound becomes the result (PyTorch).
+// clamp's bounds, one at a time: a NaN self stays, a NaN bound becomes the result (PyTorch's
+// rule when both bounds are given; clamp_out drops a lone NaN Scalar bound first).
 template <typename C>
 C clamp_below(C x, C lo) {
   if (is_nan(x) || is_nan(lo)) return is_nan(x) ? x : lo;

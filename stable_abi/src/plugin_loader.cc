@@ -224,8 +224,15 @@ class PluginLoader {
   // waiting and the record is kept for the process (parked_): the plugin's code stays mapped,
   // unreachable, rather than being unmapped under a call that may still run it. Default
   // discovery disposes of its refusals after its std::call_once: an op call in flight may be
-  // waiting in that call_once (a kernel's first tsr_op_find) while the wait waited for it.
+  // waiting in that call_once (a kernel's first tsr_op_find) while the wait waited for it. A
+  // plugin that registered nothing published nothing to run: it goes at once. The wait covers
+  // the plugin's code, not its state: the SDK runs the plugin's unload hooks inside a
+  // register_fn that fails (sdk/plugin.hpp), before this wait, and a plugin refused although its
+  // register_fn succeeded (a registration it was not allowed to make) gets no unload_fn call.
+  // A register_fn that throws (a C++ plugin without the SDK) is not caught here: the ABI
+  // forbids it, as for tsr_plugin_init.
   void DisposeOfRefused(std::shared_ptr<PluginRecord> record) {
+    if (record->registrations.empty()) return;
     if (internal::CallEpochs::InCall() || InParallelTask()) {
       record->gate->CloseWithoutWaiting();
       absl::MutexLock lock(&mu_);

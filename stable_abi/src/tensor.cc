@@ -121,8 +121,9 @@ tsr_error* WrapHostMemory(const char* fn, void* data, size_t nbytes, int64_t sto
         absl::StrFormat("%s: expected host memory for %d bytes, got NULL", fn, nbytes)));
   }
   // Kernels read elements as T*: a misaligned T* is undefined behaviour, which vectorized
-  // loops may turn into a fault or wrong lanes. DLPack imports refuse it the same way.
-  if (reinterpret_cast<uintptr_t>(data) % item != 0) {
+  // loops may turn into a fault or wrong lanes. DLPack imports refuse it the same way. An
+  // empty view reads nothing, wherever it starts.
+  if (*elements > 0 && reinterpret_cast<uintptr_t>(data) % item != 0) {
     return ToError(absl::InvalidArgumentError(absl::StrFormat(
         "%s: expected data aligned to %d bytes (the size of a %s element), found %p", fn, item,
         ScalarTypeName(*type), data)));

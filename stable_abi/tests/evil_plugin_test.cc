@@ -11,6 +11,7 @@
 // TSR_EVIL_CHILD set, waits at most kChildTimeout, and reports a crash (signal), a hang
 // (killed on timeout) or a failure (exit status); EvilChild.X holds the body and skips itself
 // unless it runs as that child.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -439,6 +440,10 @@ TEST(EvilChild, RefusedInsideCall) {
   EXPECT_EQ(Call(op_name, {t}), "");
   EXPECT_THAT(load_error, HasSubstr("refused on purpose, after registering"));
   EXPECT_EQ(FindCode("evil_slow::op"), TSR_NOT_FOUND);
+  // Parked, not closed: the library is still mapped (a dlclose would have unmapped it).
+  void* still = dlopen(PluginPath("slow_refused").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(still, nullptr) << "the refused plugin was closed under a possible call";
+  if (still != nullptr) dlclose(still);
   // The parked plugin's name is free again: a later load from outside is refused the same way.
   EXPECT_THAT(Consume(tsr_plugin_load(S(PluginPath("slow_refused")), nullptr)),
               HasSubstr("refused on purpose, after registering"));

@@ -45,11 +45,12 @@ typedef struct tsr_load_report {
 /* tsr_plugin_load loads the shared object at `path` (borrowed). Loading the same file again
  * is a no-op that returns the first report. report (optional, may be NULL): set to the load
  * report, owned by the runtime, valid for the process. Returns an error when the plugin was
- * refused (the report says why as well). A plugin refused after its register_fn ran has what
- * it registered undone, and op calls already running a kernel it published (on any thread)
- * finish before the shared object is closed, as for tsr_plugin_unload; refused from inside an
- * op call or a tsr_parallel_for task, where that wait would wait for the caller, the shared
- * object stays open for the process instead. */
+ * refused (the report says why as well). A plugin refused after its register_fn registered
+ * something has it undone, and then, as tsr_plugin_unload, this waits for every op call in
+ * flight on any thread (one may run a kernel it published) before the shared object is closed:
+ * do not call it while holding anything an op call may wait for. Refused from inside an op
+ * call or a tsr_parallel_for task, where that wait would wait for the caller, the shared object
+ * stays open for the process instead. */
 TSR_API tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report);
 
 /* tsr_plugin_load_default loads every plugin found in the directories of the environment

@@ -867,13 +867,20 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                        "[7, 5] decimals " + std::to_string(d)});
       }
       out.push_back({{Arg::Tensor(ExtremeTensor(dtype)), Arg::Int(1)}, "extremes decimals 1"});
+      // 10^|d| overflows to inf: every element is NaN, as in PyTorch (x / inf * inf, x * inf
+      // / inf); INT64_MIN has no int64 negation.
+      for (int64_t d : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                        int64_t{-400}}) {
+        out.push_back({{Arg::Tensor(MakeTensor({4}, dtype, rng)), Arg::Int(d)},
+                       "decimals " + std::to_string(d)});
+      }
       out.push_back({{Arg::Tensor(MakeTensor({}, dtype, rng)), Arg::Int(-2)}, "0-dim"});
       out.push_back({{Arg::Tensor(MakeTensor({0, 3}, dtype, rng)), Arg::Int(1)}, "empty"});
       return out;
     };
     op.reference = [](const Sample& s) {
       const int64_t d = s.args[1].integer;
-      const double p = std::pow(10.0, static_cast<double>(d < 0 ? -d : d));
+      const double p = std::pow(10.0, std::fabs(static_cast<double>(d)));
       const bool in_float = s.args[0].tensor.dtype != TSR_DTYPE_FLOAT64;
       auto round_in = [d](auto x, auto p) {
         if (d == 0) return std::nearbyint(x);

@@ -173,7 +173,8 @@ Tensor round_decimals_out(const KernelContext& ctx, const Tensor& self, int64_t 
     return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) { return round_of(a); });
   }
   const bool negative = decimals < 0;
-  const double ten_pow = std::pow(10.0, static_cast<double>(negative ? -decimals : decimals));
+  // |decimals| in double: -INT64_MIN does not fit int64_t (found by the op_call fuzzer).
+  const double ten_pow = std::pow(10.0, std::fabs(static_cast<double>(decimals)));
   return unary<Kind::kSame, kFloating>(ctx, self, out, [negative, ten_pow](auto a) -> decltype(a) {
     using C = decltype(a);
     const C p = static_cast<C>(ten_pow);

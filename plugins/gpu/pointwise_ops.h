@@ -19,6 +19,7 @@
 // is x, the same on every GPU, and a zero Scalar divisor is refused before launching.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <type_traits>
 
@@ -538,7 +539,7 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
     if constexpr ((kFloatingDtypes & kSelf) != 0) {
       FloatUnaryOp<C> op{kind};
       if (kind == K::kRoundDecimals) {
-        const double n = static_cast<double>(p.decimals < 0 ? -p.decimals : p.decimals);
+        const double n = std::fabs(static_cast<double>(p.decimals));  // -INT64_MIN: no int64_t
         op.ten_pow = static_cast<C>(std::pow(10.0, n));
         op.negative_decimals = p.decimals < 0;
       }

@@ -159,8 +159,10 @@ tsr_error* tsr_fallback_register_cpu(int32_t device_type, tsr_registration** out
 }
 
 int64_t tsr_fallback_count(tsr_string op_name) {
+  absl::StatusOr<std::string_view> read = ReadString(op_name, __func__, "op_name");
+  if (!read.ok()) return 0;  // no op has such a name: nothing ran for it
   absl::MutexLock lock(&g_counts_mu);
-  const std::string_view name = View(op_name);
+  const std::string_view name = *read;
   auto it = g_counts->find(absl::string_view(name.data(), name.size()));
   return it == g_counts->end() ? 0 : it->second;
 }

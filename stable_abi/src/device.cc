@@ -181,10 +181,14 @@ absl::StatusOr<tsr_device_properties> PluginDevice::Properties(Device device) {
                             DeviceError("tsr_device_get_properties", device, status));
       }
     }
-    cached.name = props.name.size > 0 && props.name.data != nullptr
-                      ? std::string(props.name.data, props.name.size)
-                      : std::string(DeviceTypeName(device.type));
-    cached.arch = props.arch.data != nullptr ? std::string(props.arch.data, props.arch.size) : "";
+    const char* const fn = "tsr_device_get_properties";
+    absl::StatusOr<std::string_view> name = ReadString(props.name, fn, "the device's name");
+    // A wrong size is the plugin's fault, not the caller's: INTERNAL.
+    if (!name.ok()) return absl::InternalError(DeviceError(fn, device, name.status()));
+    absl::StatusOr<std::string_view> arch = ReadString(props.arch, fn, "the device's arch");
+    if (!arch.ok()) return absl::InternalError(DeviceError(fn, device, arch.status()));
+    cached.name = !name->empty() ? std::string(*name) : std::string(DeviceTypeName(device.type));
+    cached.arch = std::string(*arch);
     cached.props = props;
     cached.props.struct_size = sizeof cached.props;
     cached.filled = true;
@@ -781,14 +785,18 @@ tsr_error* tsr_device_rename(int32_t device_type, tsr_string name) {
   return Guard(__func__, [&]() -> tsr_error* {
     absl::StatusOr<DeviceType> type = ToDeviceType(device_type, "tsr_device_rename");
     if (!type.ok()) return ToError(type.status());
-    return ToError(DeviceNames::Global().Rename(*type, View(name)));
+    absl::StatusOr<std::string_view> text = ReadString(name, "tsr_device_rename", "the name");
+    if (!text.ok()) return ToError(text.status());
+    return ToError(DeviceNames::Global().Rename(*type, *text));
   });
 }
 
 tsr_error* tsr_device_parse(tsr_string text, tsr_device* out) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
-    absl::StatusOr<Device> d = ParseDevice(View(text));
+    absl::StatusOr<std::string_view> read = ReadString(text, "tsr_device_parse", "the text");
+    if (!read.ok()) return ToError(read.status());
+    absl::StatusOr<Device> d = ParseDevice(*read);
     if (!d.ok()) return ToError(d.status());
     *out = tsr_device{static_cast<int32_t>(d->type), d->index};
     return nullptr;

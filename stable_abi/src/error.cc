@@ -43,10 +43,12 @@ tsr_error* tsr_error_create(tsr_code code, tsr_string message) {
   return tessera::capi::Guard("tsr_error_create", [&] {
     const int32_t value = tessera::capi::RawEnum(code);
     const bool known = value > TSR_OK && value <= TSR_UNAUTHENTICATED;
-    std::string text;
-    if (message.data != nullptr) text.assign(message.data, message.size);
+    // A message of a wrong size still makes an error of the caller's code, saying so.
+    absl::StatusOr<std::string_view> text =
+        tessera::capi::ReadString(message, "tsr_error_create", "the message");
     return tessera::capi::MakeError(
-        known ? static_cast<absl::StatusCode>(value) : absl::StatusCode::kUnknown, std::move(text));
+        known ? static_cast<absl::StatusCode>(value) : absl::StatusCode::kUnknown,
+        text.ok() ? std::string(*text) : std::string(text.status().message()));
   });
 }
 

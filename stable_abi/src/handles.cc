@@ -25,6 +25,15 @@ absl::StatusOr<Device> ToDevice(tsr_device device, const char* fn) {
   return Device(static_cast<DeviceType>(device.type), device.index);
 }
 
+absl::StatusOr<std::string_view> ReadString(tsr_string s, const char* fn, const char* what) {
+  if (s.data != nullptr && s.size > kMaxCallerString) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s is %d bytes long; expected at most %d (a wrong size? nothing of it was read)", fn,
+        what, s.size, kMaxCallerString));
+  }
+  return View(s);
+}
+
 tsr_scalar ToC(const Scalar& s) {
   tsr_scalar out{};
   if (s.is_floating_point()) {

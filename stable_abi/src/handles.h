@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/layout.h"
 #include "core/tensor.h"
 #include "dispatcher/op_registry.h"
@@ -70,10 +71,21 @@ inline const tsr_op* Wrap(const OperatorHandle& op) {
   return reinterpret_cast<const tsr_op*>(op.entry());
 }
 
-// View reads a C string (NULL data is the empty string); valid as long as the C string.
+// View reads a C string (NULL data is the empty string); valid as long as the C string. For
+// strings the runtime made itself or has checked: a caller's string goes through ReadString.
 inline std::string_view View(tsr_string s) {
   return s.data ? std::string_view(s.data, s.size) : std::string_view();
 }
+
+// The longest string the runtime reads from a caller (a name, a schema, a path, a message, a
+// string argument): 1 MiB. A larger size is taken for a wrong one (an uninitialised length, -1
+// cast to size_t): reading it would copy or scan far past the caller's text, or ask for
+// terabytes, so nothing of it is read.
+inline constexpr size_t kMaxCallerString = size_t{1} << 20;
+
+// ReadString reads a string a caller passed to `fn` as `what` (NULL data is the empty string,
+// as View), or refuses a size beyond kMaxCallerString with INVALID_ARGUMENT naming both.
+absl::StatusOr<std::string_view> ReadString(tsr_string s, const char* fn, const char* what);
 
 // ToDeviceType / ToDevice validate device arguments; `fn` names the entry point in the error.
 absl::StatusOr<DeviceType> ToDeviceType(int32_t type, const char* fn);

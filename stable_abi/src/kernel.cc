@@ -138,10 +138,12 @@ absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context,
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: expected a kernel function, got NULL", what));
   }
+  absl::StatusOr<std::string_view> text = ReadString(name, what, "the kernel's name");
+  if (!text.ok()) return text.status();
   PluginRecord* plugin = LoadingPlugin();
   KernelFunction kernel;
   kernel.fn = &Trampoline;
-  kernel.name = std::string(View(name));
+  kernel.name = std::string(*text);
   if (kernel.name.empty()) kernel.name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
   if (plugin != nullptr) kernel.plugin = plugin->name;
   auto k = std::make_shared<CKernel>(
@@ -191,7 +193,17 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     }
     absl::StatusOr<DispatchKey> key = ToKey(desc->device_type, fn);
     if (!key.ok()) return ToError(key.status());
-    const std::string op_name(View(desc->op_name));
+    absl::StatusOr<std::string_view> op_text = ReadString(desc->op_name, fn, "desc->op_name");
+    if (!op_text.ok()) return ToError(op_text.status());
+    absl::StatusOr<std::string_view> name_text =
+        ReadString(desc->kernel_name, fn, "desc->kernel_name");
+    if (!name_text.ok()) return ToError(name_text.status());
+    absl::StatusOr<std::string_view> schema_text =
+        TSR_FIELD_FITS(tsr_kernel_desc, schema, desc->struct_size)
+            ? ReadString(desc->schema, fn, "desc->schema")
+            : std::string_view();
+    if (!schema_text.ok()) return ToError(schema_text.status());
+    const std::string op_name(*op_text);
     if (LoadingPlugin() != nullptr && desc->device_type != LoadingPlugin()->desc.device_type) {
       absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
       if (!op.ok()) return ToError(op.status());
@@ -205,9 +217,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     // `typed` (1.0) and `schema` (1.1) exist when the desc is large enough to have them.
     const tsr_typed_kernel_fn typed =
         TSR_FIELD_FITS(tsr_kernel_desc, typed, desc->struct_size) ? desc->typed : nullptr;
-    const std::string_view stated_schema =
-        TSR_FIELD_FITS(tsr_kernel_desc, schema, desc->struct_size) ? View(desc->schema)
-                                                                   : std::string_view();
+    const std::string_view stated_schema = *schema_text;
     // `packed` (1.1) is the optional fast entry of a boxed kernel.
     const tsr_packed_kernel_fn packed =
         TSR_FIELD_FITS(tsr_kernel_desc, packed, desc->struct_size) ? desc->packed : nullptr;
@@ -225,7 +235,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
     if (!op.ok()) return ToError(op.status());
     PluginRecord* plugin = LoadingPlugin();
-    std::string name(View(desc->kernel_name));
+    std::string name(*name_text);
     if (name.empty()) name = plugin ? plugin->name + "::<unnamed>" : "<unnamed>";
     // Note [Kernels built against another schema]
     absl::StatusOr<KernelBinding> binding = BindKernel(*op, stated_schema, plugin);

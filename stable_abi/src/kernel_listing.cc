@@ -53,7 +53,9 @@ tsr_error* tsr_plugin_kernels(tsr_string plugin_name, tsr_kernel_info* infos, si
                           "the caller was built with (at least %d, a multiple of %d)",
                           fn, stride, kMinInfoSize, alignof(tsr_kernel_info)));
     }
-    const std::string name(View(plugin_name));
+    absl::StatusOr<std::string_view> text = ReadString(plugin_name, fn, "the plugin name");
+    if (!text.ok()) return ToError(text.status());
+    const std::string name(*text);
     std::shared_ptr<PluginRecord> plugin = LoadedPlugin(name);
     if (plugin == nullptr) {
       return MakeError(absl::StatusCode::kNotFound,

@@ -119,7 +119,9 @@ tsr_error* FindOp(tsr_string name, const tsr_op** out) {
   return Guard("tsr_op_find", [&]() -> tsr_error* {
     if (out == nullptr) return Invalid("tsr_op_find: expected an output pointer, got NULL");
     *out = nullptr;
-    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(View(name));
+    absl::StatusOr<std::string_view> text = ReadString(name, "tsr_op_find", "the op name");
+    if (!text.ok()) return ToError(text.status());
+    absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(*text);
     if (!op.ok()) return ToError(op.status());
     *out = Wrap(*op);
     return nullptr;
@@ -253,11 +255,13 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
 tsr_error* tsr_op_define(tsr_string schema, tsr_registration** out) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (out) *out = nullptr;
-    absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Define(View(schema));
+    absl::StatusOr<std::string_view> text = ReadString(schema, "tsr_op_define", "the schema");
+    if (!text.ok()) return ToError(text.status());
+    absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Define(*text);
     if (!handle.ok()) return ToError(handle.status());
     if (PluginRecord* plugin = LoadingPlugin()) {
       // Its kernels for this op may have any device type (Note [What a plugin may register]).
-      absl::StatusOr<FunctionSchema> parsed = ParseSchema(View(schema));
+      absl::StatusOr<FunctionSchema> parsed = ParseSchema(*text);
       absl::StatusOr<OperatorHandle> op =
           parsed.ok() ? OpRegistry::Global().Find(parsed->FullName()) : parsed.status();
       if (op.ok()) plugin->defined_ops.insert(op->entry());
@@ -354,7 +358,9 @@ tsr_error* tsr_stack_name_next(tsr_stack* stack, tsr_string name) {
   return Guard(__func__, [&]() -> tsr_error* {
     constexpr const char* fn = "tsr_stack_name_next";
     if (tsr_error* e = CheckStack(stack, fn)) return e;
-    if (name.data == nullptr || name.size == 0) {
+    absl::StatusOr<std::string_view> text = ReadString(name, fn, "the argument name");
+    if (!text.ok()) return ToError(text.status());
+    if (text->empty()) {
       return Invalid("tsr_stack_name_next: expected an argument name, got an empty string");
     }
     const Stack& s = *Unwrap(stack);
@@ -362,9 +368,9 @@ tsr_error* tsr_stack_name_next(tsr_stack* stack, tsr_string name) {
       return Invalid(absl::StrFormat(
           "tsr_stack_name_next: expected a value for argument '%s' before the next name "
           "('%s'), got a name right after it",
-          s.back().argument_name(), View(name)));
+          s.back().argument_name(), *text));
     }
-    return Push(stack, fn, ArgumentName{std::string(View(name))});
+    return Push(stack, fn, ArgumentName{std::string(*text)});
   });
 }
 

@@ -204,9 +204,14 @@ tsr_error* tsr_op_deprecate(const tsr_op* op, tsr_string replacement, tsr_string
       return MakeError(absl::StatusCode::kInvalidArgument,
                        "tsr_op_deprecate: expected an op, got NULL");
     }
+    constexpr const char* fn = "tsr_op_deprecate";
+    absl::StatusOr<std::string_view> instead = ReadString(replacement, fn, "replacement");
+    if (!instead.ok()) return ToError(instead.status());
+    absl::StatusOr<std::string_view> version = ReadString(removed_in, fn, "removed_in");
+    if (!version.ok()) return ToError(version.status());
     const OperatorHandle handle = Unwrap(op);
     return ToError(handle.registry().Deprecate(
-        handle.name(), OpDeprecation{std::string(View(replacement)), std::string(View(removed_in))}));
+        handle.name(), OpDeprecation{std::string(*instead), std::string(*version)}));
   });
 }
 

@@ -707,13 +707,14 @@ tsr_error* tsr_plugin_discovery_disable(void) {
 tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
   return Guard(__func__, [&]() -> tsr_error* {
     if (report) *report = nullptr;
-    if (path.data == nullptr || path.size == 0) {
+    absl::StatusOr<std::string_view> text = ReadString(path, "tsr_plugin_load", "the path");
+    if (!text.ok()) return ToError(text.status());
+    if (text->empty()) {
       return MakeError(absl::StatusCode::kInvalidArgument,
                        "tsr_plugin_load: expected a path, got an empty string");
     }
     std::shared_ptr<PluginRecord> refused;
-    auto [published, status] =
-        PluginLoader::Global().Load(std::string(path.data, path.size), &refused);
+    auto [published, status] = PluginLoader::Global().Load(std::string(*text), &refused);
     if (refused != nullptr) PluginLoader::Global().DisposeOfRefused(std::move(refused));
     if (report) *report = &published->c;
     if (status.ok()) return nullptr;
@@ -731,7 +732,10 @@ tsr_error* tsr_plugin_load_default(void) {
 
 tsr_error* tsr_plugin_unload(tsr_string name) {
   return Guard(__func__, [&]() -> tsr_error* {
-    return ToError(PluginLoader::Global().Unload(std::string(View(name))));
+    absl::StatusOr<std::string_view> text =
+        ReadString(name, "tsr_plugin_unload", "the plugin name");
+    if (!text.ok()) return ToError(text.status());
+    return ToError(PluginLoader::Global().Unload(std::string(*text)));
   });
 }
 

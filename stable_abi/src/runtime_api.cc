@@ -34,7 +34,9 @@ void Log(tsr_log_level level, tsr_string message) {
   const char* name = raw >= 0 && raw <= 3 ? kNames[raw] : "LOG";
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
-  std::cerr << "[tessera " << name << "] " << View(message) << std::endl;
+  absl::StatusOr<std::string_view> text = ReadString(message, "log", "the message");
+  std::cerr << "[tessera " << name << "] "
+            << (text.ok() ? std::string(*text) : std::string(text.status().message())) << std::endl;
 }
 
 tsr_runtime_api MakeApi() {

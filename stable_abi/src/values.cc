@@ -58,6 +58,12 @@ absl::Status AppendFromC(const tsr_value& value, const char* fn, int64_t index, 
       if (value.u.string.data == nullptr && value.u.string.size > 0) {
         return Invalid(fn, index, "expected characters, got NULL");
       }
+      if (value.u.string.size > kMaxCallerString) {
+        return Invalid(fn, index,
+                       absl::StrFormat("expected a string of at most %d bytes, got a size of %d "
+                                       "(a wrong size? nothing of it was read)",
+                                       kMaxCallerString, value.u.string.size));
+      }
       return Append(stack, std::string(View(value.u.string)));
     case TSR_VALUE_INT_LIST: {
       absl::StatusOr<const int64_t*> data = ListData<int64_t>(value, fn, index);

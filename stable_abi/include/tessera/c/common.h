@@ -38,7 +38,12 @@ extern "C" {
 #define TSR_FIELD_FITS(type, field, size) \
   (offsetof(type, field) + sizeof(((type*)0)->field) <= (size))
 
-/* A borrowed string: `size` bytes at `data`, not necessarily NUL-terminated. */
+/* A borrowed string: `size` bytes at `data`, not necessarily NUL-terminated. NULL `data` is the
+ * empty string. The runtime reads at most 1 MiB of a string it is given: a larger `size` is
+ * taken for a wrong one (an uninitialised length, -1 cast to size_t), and the call fails with
+ * TSR_INVALID_ARGUMENT naming the function and the string, without reading any of it
+ * (tsr_error_create keeps its code and says so in the message; the table's log prints what was
+ * wrong instead). A plugin descriptor's strings are held to 256 bytes. */
 typedef struct tsr_string {
   const char* data;
   size_t size;

@@ -1,5 +1,7 @@
 // Matrix products and NN ops. References are direct loops in long double.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "conformance/op_db.h"
 
@@ -888,8 +890,16 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
         int64_t divisor;  // 0: None
         std::vector<int64_t> dilation;
       };
+      // A window of 2^40 + 1 taps a side over a 3 x 3 plane, legal with the padding to match:
+      // its taps inside the input are what count (a loop over every tap would never finish),
+      // and average pooling divides by its padded area, 2^80 (past int64: PyTorch's int64
+      // area overflows there).
+      constexpr int64_t kWide = (int64_t{1} << 40) + 1;
       for (const C& c :
            std::vector<C>{{{2, 3, 7, 7}, {2}, {2}, {0}, false, true, 0, {1}},
+                          {{2, 3, 3}, {kWide}, {1}, {kWide / 2}, false, true, 0, {1}},
+                          {{1, 3, 3}, {kWide}, {1}, {kWide / 2}, false, false, 0, {1}},
+                          {{1, 1, 3, 3}, {kWide, 3}, {1}, {kWide - 1, 1}, false, true, 0, {2, 1}},
                           {{1, 2, 9, 8}, {3}, {2}, {1}, true, true, 0, {1}},
                           {{3, 5, 5}, {3}, {1}, {1}, false, false, 0, {1}},
                           {{1, 1, 6, 6}, {3}, {3}, {1}, true, false, 0, {1}},
@@ -961,13 +971,20 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
             if (is_max) {
               // The first maximum in row-major window order; a NaN beats everything, and a
               // later NaN the earlier one (PyTorch's `val > maxval || isnan(val)`).
+              // The window's taps are the input positions base + i * dil for i in [0, k):
+              // walking the input (not the taps) keeps the order and visits H * W at most.
               double best = -INFINITY;
               int64_t best_i = -1;
-              for (int64_t i = 0; i < k[0]; ++i)
-                for (int64_t j = 0; j < k[1]; ++j) {
-                  const int64_t h = oh * st[0] - pad[0] + i * dil[0];
-                  const int64_t w = ow * st[1] - pad[1] + j * dil[1];
-                  if (h < 0 || h >= H || w < 0 || w >= W) continue;
+              const int64_t h_base = oh * st[0] - pad[0], w_base = ow * st[1] - pad[1];
+              auto is_tap = [](int64_t pos, int64_t base, int64_t d, int64_t taps) {
+                const int64_t t = pos - base;
+                return t >= 0 && t % d == 0 && t / d < taps;
+              };
+              for (int64_t h = 0; h < H; ++h)
+                for (int64_t w = 0; w < W; ++w) {
+                  if (!is_tap(h, h_base, dil[0], k[0]) || !is_tap(w, w_base, dil[1], k[1])) {
+                    continue;
+                  }
                   const double v = x.values[(p * H + h) * W + w];
                   if (best_i < 0 || std::isnan(v) || v > best) {
                     best = v;
@@ -980,7 +997,7 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
             }
             int64_t h0 = oh * st[0] - pad[0], w0 = ow * st[1] - pad[1];
             int64_t h1 = std::min(h0 + k[0], H + pad[0]), w1 = std::min(w0 + k[1], W + pad[1]);
-            const int64_t pool = (h1 - h0) * (w1 - w0);
+            const long double pool = static_cast<long double>(h1 - h0) * (w1 - w0);
             h0 = std::max<int64_t>(h0, 0);
             w0 = std::max<int64_t>(w0, 0);
             h1 = std::min(h1, H);
@@ -988,9 +1005,9 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
             long double acc = 0;
             for (int64_t h = h0; h < h1; ++h)
               for (int64_t w = w0; w < w1; ++w) acc += x.values[(p * H + h) * W + w];
-            const int64_t divisor = has_divisor   ? s.args[6].integer
-                                    : include_pad ? pool
-                                                  : (h1 - h0) * (w1 - w0);
+            const long double divisor = has_divisor   ? s.args[6].integer
+                                        : include_pad ? pool
+                                                      : (h1 - h0) * (w1 - w0);
             // Integer division truncates toward zero, which RoundTo's cast does.
             out.push_back(acc / divisor);
           }
@@ -1012,7 +1029,15 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
              Arg::Ints({3}), Arg::Ints({0})},
             "[1, 1, 1] kernel 3 stride 3"},
            TSR_INVALID_ARGUMENT,
-           "an input smaller than the kernel (a negative span)"}};
+           "an input smaller than the kernel (a negative span)"},
+          // Note [Window arithmetic in 128 bits] in dispatcher/ops/nn_ops.cc: the padded
+          // input, 4 + 2 * (2^62 - 1), passes int64 (signed overflow before the fix).
+          {{{Arg::Tensor(MakeTensor({1, 1, 4, 4}, TSR_DTYPE_FLOAT32, rng)),
+             Arg::Ints({std::numeric_limits<int64_t>::max()}), Arg::Ints({1}),
+             Arg::Ints({(int64_t{1} << 62) - 1})},
+            "[1, 1, 4, 4] kernel INT64_MAX pad 2^62 - 1"},
+           TSR_INVALID_ARGUMENT,
+           "a padded input beyond int64"}};
     };
     db.push_back(std::move(op));
   }

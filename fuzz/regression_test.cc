@@ -12,6 +12,7 @@
 #include "dispatcher/core_ops.h"
 #include "dispatcher/op_registry.h"
 #include "dispatcher/schema.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace tessera {
@@ -127,6 +128,74 @@ TEST(OpCallFuzzRegression, DerivedFormsRunTheMetaChecksBeforeTheFunctionalKernel
   ASSERT_TRUE(tril_.ok()) << tril_.status();
   EXPECT_FALSE(registry.Call(*tril_, &inplace_call).ok());
   EXPECT_EQ(calls, 0);
+}
+
+// CallMeta: `name` on meta tensors of the global registry; the stack holds its results.
+absl::Status CallMeta(std::string_view name, Stack* stack) {
+  absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(name);
+  if (!op.ok()) return op.status();
+  return OpRegistry::Global().Call(*op, stack);
+}
+
+Tensor MetaTensor(std::initializer_list<int64_t> sizes) {
+  return *Empty(sizes, ScalarType::kFloat32, Device(DeviceType::kMeta));
+}
+
+// op_call with TESSERA_FUZZ_HUGE_INTS=1: max_pool2d_with_indices in ceil_mode with a stride
+// of INT64_MAX: PooledSize (dispatcher/ops/nn_ops.cc) added stride - 1 to the span in int64
+// ("9223372036854775807 + 9223372036854775807 cannot be represented"). In 128 bits there is
+// one window per dim, as PyTorch's formula gives where it does not overflow.
+TEST(OpCallFuzzRegression, PoolingInCeilModeWithAHugeStrideHasOneWindow) {
+  Stack stack{MetaTensor({1, 2, 4, 5}), Value(IntList{2}), Value(IntList{kMax}),
+              Value(IntList{0}),        Value(IntList{1}), Value(true)};
+  ASSERT_TRUE(CallMeta("max_pool2d_with_indices", &stack).ok());
+  EXPECT_EQ(stack[0].tensor().sizes(), (DimVector{1, 2, 1, 1}));
+}
+
+// Windows whose arithmetic passes int64 (Note [Window arithmetic in 128 bits]): refused with
+// the sizes named, never computed with a wrapped size.
+TEST(OpCallFuzzRegression, WindowsBeyondInt64AreRefused) {
+  auto message_of = [](std::string_view name, Stack stack,
+                       absl::StatusCode code = absl::StatusCode::kInvalidArgument) {
+    const absl::Status status = CallMeta(name, &stack);
+    EXPECT_EQ(status.code(), code) << name << ": " << status;
+    return std::string(status.message());
+  };
+  // A padded input of 4 + 2 * (2^62 - 1).
+  EXPECT_THAT(message_of("max_pool2d_with_indices",
+                         {MetaTensor({1, 1, 4, 4}), Value(IntList{kMax}), Value(IntList{1}),
+                          Value(IntList{(int64_t{1} << 62) - 1}), Value(IntList{1}), Value(false)}),
+              testing::HasSubstr("input size 4 + 2 * padding 4611686018427387903"));
+  // A kernel's extent of 2^62 * (3 - 1) + 1.
+  EXPECT_THAT(message_of("max_pool2d_with_indices",
+                         {MetaTensor({1, 1, 4, 4}), Value(IntList{3}), Value(IntList{1}),
+                          Value(IntList{0}), Value(IntList{int64_t{1} << 62}), Value(false)}),
+              testing::HasSubstr("overflows int64"));
+  // Convolution: padding 2^62 on a 5-wide input, and a transposed one spanning 2 * INT64_MAX.
+  const Stack conv{MetaTensor({1, 1, 5}),
+                   MetaTensor({1, 1, 3}),
+                   Value(std::nullopt),
+                   Value(IntList{1}),
+                   Value(IntList{int64_t{1} << 62}),
+                   Value(IntList{1}),
+                   Value(false),
+                   Value(IntList{0}),
+                   Value(int64_t{1})};
+  EXPECT_THAT(message_of("convolution", conv),
+              testing::HasSubstr("input size 5 + 2 * padding 4611686018427387904"));
+  Stack transposed = conv;
+  transposed[3] = Value(IntList{kMax});
+  transposed[4] = Value(IntList{0});
+  transposed[6] = Value(true);
+  EXPECT_THAT(message_of("convolution", transposed),
+              testing::HasSubstr("(input size 5 - 1) * stride 9223372036854775807"));
+  // A transposed convolution with an empty weight takes any groups: its output channels,
+  // weight.size(1) * groups, pass int64.
+  Stack groups{MetaTensor({1, 0, 5}), MetaTensor({0, 4, 3}), Value(std::nullopt),
+               Value(IntList{1}),     Value(IntList{0}),     Value(IntList{1}),
+               Value(true),           Value(IntList{0}),     Value(kMax / 2)};
+  EXPECT_THAT(message_of("convolution", groups, absl::StatusCode::kOutOfRange),
+              testing::HasSubstr("output channels (4 * 4611686018427387903) overflows int64"));
 }
 
 }  // namespace

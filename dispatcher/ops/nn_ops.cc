@@ -3,6 +3,10 @@
 // conv2d -> convolution, max_pool2d -> max_pool2d_with_indices, layer_norm ->
 // native_layer_norm, batch_norm -> native_batch_norm, softmax -> _softmax, embedding ->
 // index_select).
+#include <limits>
+#include <string>
+
+#include "absl/numeric/int128.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/views.h"
@@ -40,13 +44,40 @@ absl::StatusOr<std::array<int64_t, 2>> Pair(const OperatorHandle& op, const char
                  absl::StrFormat("expected '%s' to have 1 or 2 values, got %d", arg, list.size()));
 }
 
+// Note [Window arithmetic in 128 bits]
+// Convolution and pooling sizes come from arguments a caller chooses, any int64: input size,
+// padding, kernel size, dilation, stride. Their formulas (input + 2 * padding, dilation *
+// (kernel - 1) + 1, ...) run in 128 bits, and what PyTorch's int64 formulas could not hold is
+// refused: a padded input (input + 2 * padding) or a kernel's extent (dilation * (kernel - 1)
+// + 1) beyond int64, and for transposed convolution the output it spans ((input - 1) * stride
+// + output_padding + the kernel's extent). Any stride is taken. Within those bounds every
+// formula here fits int64, and so does every window index a kernel computes for a window's
+// taps inside the input (position * stride - padding + tap * dilation); the CPU kernels visit
+// those taps alone (plugins/cpu/nn.cc), so a kernel of 2^62 taps over a padded 4 x 4 input is
+// legal and cheap, as in PyTorch.
+using Wide = absl::int128;
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+Wide Abs(Wide v) { return v < 0 ? -v : v; }
+
+absl::Status CheckWindowExtent(const OperatorHandle& op, int64_t dim, Wide extent,
+                               const std::string& what) {
+  if (extent <= kMaxInt64) return absl::OkStatus();
+  return Invalid(op, absl::StrFormat("the window arithmetic of spatial dim %d overflows int64 "
+                                     "(%s); expected sizes whose sum fits int64",
+                                     dim, what));
+}
+
+// PooledSize: PyTorch's pooling_output_shape, in 128 bits (ceil_mode adds stride - 1); the
+// result fits int64 once CheckWindowExtent has bounded the padded input.
 int64_t PooledSize(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation,
                    bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+  const Wide span = Wide(in) + 2 * Wide(pad) - Wide(dilation) * (k - 1) - 1 +
+                    (ceil_mode ? Wide(stride) - 1 : Wide(0));
+  Wide out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
   // With ceil_mode the last window must start inside the input or its left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
+  if (ceil_mode && (out - 1) * stride >= Wide(in) + pad) --out;
+  return static_cast<int64_t>(out);
 }
 
 // ---- convolution ----
@@ -146,7 +177,9 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
                                            ShapeToString(dilation)));
       }
     }
-    out_channels = w.sizes()[1] * groups;
+    // An empty weight (0 at dim 0) passes any groups: the product may not fit.
+    TSR_ASSIGN_OR_RETURN(out_channels,
+                         CheckedMul(w.sizes()[1], groups, op.name(), "output channels"));
   }
   if (!ConvolutionDtype(in.dtype())) {
     return absl::UnimplementedError(
@@ -172,6 +205,23 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
   DimVector out{in.sizes()[0], out_channels};
   for (int64_t i = 0; i < dims; ++i) {
     const int64_t in_size = in.sizes()[2 + i], k = w.sizes()[2 + i];
+    // Note [Window arithmetic in 128 bits]
+    const Wide kernel_extent = Abs(Wide(dilation[i]) * (k - 1) + 1);
+    if (!transposed) {
+      TSR_RETURN_IF_ERROR(CheckWindowExtent(
+          op, i, Wide(in_size) + 2 * Wide(padding[i]),
+          absl::StrFormat("input size %d + 2 * padding %d", in_size, padding[i])));
+      TSR_RETURN_IF_ERROR(CheckWindowExtent(
+          op, i, kernel_extent,
+          absl::StrFormat("dilation %d * (kernel size %d - 1) + 1", dilation[i], k)));
+    } else {
+      TSR_RETURN_IF_ERROR(CheckWindowExtent(
+          op, i,
+          Wide(std::max<int64_t>(in_size - 1, 0)) * stride[i] + output_padding[i] + kernel_extent,
+          absl::StrFormat("(input size %d - 1) * stride %d + output_padding %d + dilation %d * "
+                          "(kernel size %d - 1) + 1",
+                          in_size, stride[i], output_padding[i], dilation[i], k)));
+    }
     if (!transposed) {
       const int64_t padded = in_size + 2 * padding[i], span = dilation[i] * (k - 1) + 1;
       if (padded < span) {
@@ -182,15 +232,17 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
       }
       out.push_back((padded - span) / stride[i] + 1);
     } else {
-      const int64_t o = (in_size - 1) * stride[i] - 2 * padding[i] + dilation[i] * (k - 1) +
-                        output_padding[i] + 1;
+      // An empty input (-1 * stride) with a large padding may pass below int64's range.
+      const Wide o = Wide(in_size - 1) * stride[i] - 2 * Wide(padding[i]) +
+                     Wide(dilation[i]) * (k - 1) + output_padding[i] + 1;
       if (o <= 0) {
         return Invalid(op, absl::StrFormat("Given input size per channel: %s. Calculated output "
                                            "size per channel: %d (dim %d). Output size is too "
                                            "small",
-                                           ShapeToString(in.sizes()), o, i));
+                                           ShapeToString(in.sizes()),
+                                           static_cast<int64_t>(std::max(o, Wide(INT64_MIN))), i));
       }
-      out.push_back(o);
+      out.push_back(static_cast<int64_t>(o));
     }
   }
   return One(Empty(out, in.dtype(), kMetaDevice));
@@ -255,7 +307,12 @@ Out ConvPaddingK(const OperatorHandle& op, const Stack& s) {
   IntList padding;
   std::vector<int> odd;
   for (int i = 0; i < kDims; ++i) {
-    const int64_t total = dilation[i] * (w.sizes()[2 + i] - 1);
+    const Wide wide_total = Wide(dilation[i]) * (w.sizes()[2 + i] - 1);
+    TSR_RETURN_IF_ERROR(
+        CheckWindowExtent(op, i, Abs(wide_total),
+                          absl::StrFormat("padding='same': dilation %d * (kernel size %d - 1)",
+                                          dilation[i], w.sizes()[2 + i])));
+    const int64_t total = static_cast<int64_t>(wide_total);
     padding.push_back(total / 2 + total % 2);
     if (total % 2 != 0) odd.push_back(i);
   }
@@ -306,14 +363,22 @@ absl::StatusOr<PoolArgs> PoolShape(const OperatorHandle& op, const Tensor& in, c
                                          "kernel_size %d, stride %d, dilation %d",
                                          a.kernel[i], a.stride[i], a.dilation[i]));
     }
-    const int64_t effective = a.dilation[i] * (a.kernel[i] - 1) + 1;
+    const Wide effective = Wide(a.dilation[i]) * (a.kernel[i] - 1) + 1;
     if (a.padding[i] < 0 || a.padding[i] > effective / 2) {
       return Invalid(op, absl::StrFormat("pad should be at most half of effective kernel size, "
                                          "but got pad=%d, kernel_size=%d and dilation=%d",
                                          a.padding[i], a.kernel[i], a.dilation[i]));
     }
-    a.out[i] = PooledSize(i == 0 ? h : w, a.kernel[i], a.padding[i], a.stride[i], a.dilation[i],
-                          a.ceil_mode);
+    // Note [Window arithmetic in 128 bits]
+    const int64_t in_size = i == 0 ? h : w;
+    TSR_RETURN_IF_ERROR(CheckWindowExtent(
+        op, i, Wide(in_size) + 2 * Wide(a.padding[i]),
+        absl::StrFormat("input size %d + 2 * padding %d", in_size, a.padding[i])));
+    TSR_RETURN_IF_ERROR(CheckWindowExtent(
+        op, i, effective,
+        absl::StrFormat("dilation %d * (kernel_size %d - 1) + 1", a.dilation[i], a.kernel[i])));
+    a.out[i] =
+        PooledSize(in_size, a.kernel[i], a.padding[i], a.stride[i], a.dilation[i], a.ceil_mode);
     if (a.out[i] <= 0) {
       return Invalid(op, absl::StrFormat("output size is too small (input %s, kernel %d)",
                                          ShapeToString(in.sizes()), a.kernel[i]));

@@ -47,6 +47,35 @@ void parallel(int64_t n, int64_t work, const F& fn) {
       &ctx);
 }
 
+// work_of: the product of its factors as a parallel() effort, saturated: sizes of empty tensors
+// and kernels are what the caller chose (a kernel of 2^40 taps is legal when the input is
+// padded to match) and their product may pass int64.
+int64_t work_of(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors) {
+    if (f <= 0) return 0;
+    if (product > std::numeric_limits<int64_t>::max() / f) {
+      return std::numeric_limits<int64_t>::max();
+    }
+    product *= f;
+  }
+  return product;
+}
+
+// taps_inside: the kernel positions [lo, hi) of a window starting at `base` whose taps
+// base + k * dilation lie in [0, size): the loops visit those alone, as PyTorch's clip the
+// window to the input, so that a kernel far larger than the input costs nothing.
+// (The Meta function bounds size - base by the padded input, Note [Window arithmetic in 128
+// bits] in dispatcher/ops/nn_ops.cc; the divisions round up without adding, which could
+// overflow for a dilation near int64's limit.)
+std::pair<int64_t, int64_t> taps_inside(int64_t base, int64_t kernel, int64_t dilation,
+                                        int64_t size) {
+  auto ceil_div = [dilation](int64_t n) { return n / dilation + (n % dilation != 0); };
+  const int64_t lo = base >= 0 ? 0 : ceil_div(-base);
+  const int64_t hi = base >= size ? 0 : std::min(kernel, ceil_div(size - base));
+  return {lo, std::max(lo, hi)};
+}
+
 // Contiguous copies keep loops simple (pooling: [planes, H, W]) and feed oneDNN the layouts
 // it handles.
 sdk::Tensor dense(const sdk::Tensor& t) {
@@ -238,8 +267,8 @@ void conv_loop(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* b
       Y{y.size[2], y.size[3], y.size[4]};
   const T* b = bias ? bias->data<T>() : nullptr;
   const int64_t bs = bias ? bias->strides()[0] : 0;
-  const int64_t taps = CG * K[0] * K[1] * K[2];
-  parallel(N * O, Y[0] * Y[1] * Y[2] * taps, [&](int64_t no) {
+  const int64_t taps = work_of({CG, K[0], K[1], K[2]});
+  parallel(N * O, work_of({Y[0], Y[1], Y[2], taps}), [&](int64_t no) {
     const int64_t n = no / O, o = no % O, g = o / OG;
     const T* xn = xd + n * x.stride[0] + g * CG * x.stride[1];
     for (int64_t o0 = 0; o0 < Y[0]; ++o0) {
@@ -370,18 +399,21 @@ std::tuple<Tensor, Tensor> max_pool_out(const Tensor& self, IntSpan kernel_size,
     const T* x = in.data<T>();
     T* y = values_dst.get().data<T>();
     int64_t* idx = indices_dst.get().data<int64_t>();
-    parallel(p.planes, p.OH * p.OW * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
+    const int64_t taps = work_of({std::min(p.kernel[0], p.H), std::min(p.kernel[1], p.W)});
+    parallel(p.planes, work_of({p.OH, p.OW, taps}), [&](int64_t plane) {
       const T* xp = x + plane * p.H * p.W;
       for (int64_t oh = 0; oh < p.OH; ++oh) {
+        const int64_t h_base = oh * p.stride[0] - p.padding[0];
+        const auto [kh_lo, kh_hi] = taps_inside(h_base, p.kernel[0], p.dilation[0], p.H);
         for (int64_t ow = 0; ow < p.OW; ++ow) {
+          const int64_t w_base = ow * p.stride[1] - p.padding[1];
+          const auto [kw_lo, kw_hi] = taps_inside(w_base, p.kernel[1], p.dilation[1], p.W);
           C best = -std::numeric_limits<C>::infinity();
           int64_t best_i = -1;
-          for (int64_t kh = 0; kh < p.kernel[0]; ++kh) {
-            const int64_t h = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
-            if (h < 0 || h >= p.H) continue;
-            for (int64_t kw = 0; kw < p.kernel[1]; ++kw) {
-              const int64_t w = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
-              if (w < 0 || w >= p.W) continue;
+          for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+            const int64_t h = h_base + kh * p.dilation[0];
+            for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+              const int64_t w = w_base + kw * p.dilation[1];
               const C v = static_cast<C>(load(xp[h * p.W + w]));
               // PyTorch's rule: a larger value or any NaN takes the place, so the last NaN of
               // the window wins (nothing compares greater than a NaN).
@@ -416,7 +448,11 @@ Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, Int
   const DenseOut dst_out(out);
   const Tensor& dst = dst_out.get();
   const Pool p = pool_of(in, out, kernel_size, stride, padding, {1, 1});
-  if (!divisor && out.numel() > 0 &&
+  // oneDNN visits every tap of a window, inside the input or not: windows much larger than the
+  // input (legal with padding to match, up to 2^62 taps) run in our loop, which visits the
+  // taps inside alone.
+  const bool window_fits = p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1;
+  if (!divisor && out.numel() > 0 && window_fits &&
       pool_onednn(in, dst, PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, count_include_pad})) {
     dst_out.finish();
     return out;
@@ -428,14 +464,20 @@ Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, Int
     using C = std::conditional_t<kIsFloat<T>, float_t_of<T>, int64_t>;
     const T* x = in.data<T>();
     T* y = dst.data<T>();
-    parallel(p.planes, p.OH * p.OW * p.kernel[0] * p.kernel[1], [&](int64_t plane) {
+    const int64_t taps = work_of({std::min(p.kernel[0], p.H), std::min(p.kernel[1], p.W)});
+    parallel(p.planes, work_of({p.OH, p.OW, taps}), [&](int64_t plane) {
       const T* xp = x + plane * p.H * p.W;
       for (int64_t oh = 0; oh < p.OH; ++oh) {
         for (int64_t ow = 0; ow < p.OW; ++ow) {
           int64_t h0 = oh * p.stride[0] - p.padding[0], w0 = ow * p.stride[1] - p.padding[1];
-          int64_t h1 = std::min(h0 + p.kernel[0], p.H + p.padding[0]);
-          int64_t w1 = std::min(w0 + p.kernel[1], p.W + p.padding[1]);
-          const int64_t padded = (h1 - h0) * (w1 - w0);
+          // min(start + kernel, size + padding) without forming start + kernel, which passes
+          // int64 for a kernel near its limit (the window then ends at size + padding).
+          int64_t h1 =
+              p.kernel[0] < p.H + p.padding[0] - h0 ? h0 + p.kernel[0] : p.H + p.padding[0];
+          int64_t w1 =
+              p.kernel[1] < p.W + p.padding[1] - w0 ? w0 + p.kernel[1] : p.W + p.padding[1];
+          // The padded window's area may pass int64 (each side up to 2^62): 128 bits.
+          const __int128 padded = static_cast<__int128>(h1 - h0) * (w1 - w0);
           h0 = std::max<int64_t>(h0, 0);
           w0 = std::max<int64_t>(w0, 0);
           h1 = std::min(h1, p.H);
@@ -444,10 +486,16 @@ Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, Int
           for (int64_t h = h0; h < h1; ++h) {
             for (int64_t w = w0; w < w1; ++w) sum += static_cast<C>(load(xp[h * p.W + w]));
           }
-          const int64_t count = divisor             ? *divisor
-                                : count_include_pad ? padded
-                                                    : (h1 - h0) * (w1 - w0);
-          y[(plane * p.OH + oh) * p.OW + ow] = store<T>(sum / static_cast<C>(count));
+          const __int128 count = divisor             ? *divisor
+                                 : count_include_pad ? padded
+                                                     : static_cast<__int128>(h1 - h0) * (w1 - w0);
+          C mean;
+          if constexpr (kIsFloat<T>) {
+            mean = sum / static_cast<C>(count);
+          } else {
+            mean = static_cast<C>(static_cast<__int128>(sum) / count);  // truncates, as C++'s /
+          }
+          y[(plane * p.OH + oh) * p.OW + ow] = store<T>(mean);
         }
       }
     });

@@ -285,6 +285,20 @@ TSR_GPU_HD TSR_GPU_INLINE int64_t PoolElements(const Pool2dArgs& a) {
   return a.planes * a.OH * a.OW;
 }
 
+// PoolTaps: the kernel positions [*lo, *hi) of a window starting at `base` whose taps base + k *
+// dilation lie in [0, size). The threads visit those alone, as PyTorch's kernels clip their
+// windows to the input: a kernel may have 2^40 taps a side when the input is padded to match
+// (Note [Window arithmetic in 128 bits] in dispatcher/ops/nn_ops.cc bounds size - base). The
+// divisions round up without adding, which could overflow for a dilation near int64's limit.
+TSR_GPU_HD TSR_GPU_INLINE void PoolTaps(int64_t base, int64_t kernel, int64_t dilation,
+                                        int64_t size, int64_t* lo, int64_t* hi) {
+  const int64_t below = -base, inside = size - base;
+  *lo = base >= 0 ? 0 : below / dilation + (below % dilation != 0);
+  *hi = base >= size ? 0 : inside / dilation + (inside % dilation != 0);
+  if (*hi > kernel) *hi = kernel;
+  if (*hi < *lo) *hi = *lo;
+}
+
 // MaxPoolThread: the maximum of output element `o`'s window and its index; a larger value or
 // any NaN takes the place, so the last NaN of the window (row-major) wins, as in PyTorch's CPU
 // and CUDA kernels and the CPU backend.
@@ -295,12 +309,14 @@ TSR_GPU_HD TSR_GPU_INLINE void MaxPoolThread(const Pool2dArgs& a, int64_t o) {
   const S* x = reinterpret_cast<const S*>(a.x) + OffsetOf(a.plane_shape, a.x_plane, plane);
   C best = -C(INFINITY);
   int64_t best_i = -1;
-  for (int64_t kh = 0; kh < a.kernel[0]; ++kh) {
-    const int64_t h = oh * a.stride[0] - a.padding[0] + kh * a.dilation[0];
-    if (h < 0 || h >= a.H) continue;
-    for (int64_t kw = 0; kw < a.kernel[1]; ++kw) {
-      const int64_t w = ow * a.stride[1] - a.padding[1] + kw * a.dilation[1];
-      if (w < 0 || w >= a.W) continue;
+  const int64_t h_base = oh * a.stride[0] - a.padding[0], w_base = ow * a.stride[1] - a.padding[1];
+  int64_t kh_lo, kh_hi, kw_lo, kw_hi;
+  PoolTaps(h_base, a.kernel[0], a.dilation[0], a.H, &kh_lo, &kh_hi);
+  PoolTaps(w_base, a.kernel[1], a.dilation[1], a.W, &kw_lo, &kw_hi);
+  for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+    const int64_t h = h_base + kh * a.dilation[0];
+    for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+      const int64_t w = w_base + kw * a.dilation[1];
       const C v = Widen(x[h * a.x_h + w * a.x_w]);
       if (best_i < 0 || v > best || !(v == v)) {
         best = v;
@@ -323,9 +339,13 @@ TSR_GPU_HD TSR_GPU_INLINE void AvgPoolThread(const Pool2dArgs& a, int64_t o) {
   const int64_t ow = o % a.OW, oh = (o / a.OW) % a.OH, plane = o / (a.OW * a.OH);
   const S* x = reinterpret_cast<const S*>(a.x) + OffsetOf(a.plane_shape, a.x_plane, plane);
   int64_t h0 = oh * a.stride[0] - a.padding[0], w0 = ow * a.stride[1] - a.padding[1];
-  int64_t h1 = h0 + a.kernel[0] < a.H + a.padding[0] ? h0 + a.kernel[0] : a.H + a.padding[0];
-  int64_t w1 = w0 + a.kernel[1] < a.W + a.padding[1] ? w0 + a.kernel[1] : a.W + a.padding[1];
-  const int64_t padded = (h1 - h0) * (w1 - w0);
+  // min(start + kernel, size + padding) without forming start + kernel, which passes int64
+  // for a kernel near its limit (the window then ends at size + padding).
+  int64_t h1 = a.kernel[0] < a.H + a.padding[0] - h0 ? h0 + a.kernel[0] : a.H + a.padding[0];
+  int64_t w1 = a.kernel[1] < a.W + a.padding[1] - w0 ? w0 + a.kernel[1] : a.W + a.padding[1];
+  // The padded window's sides; their product may pass int64 (2^40 a side), so it is never
+  // formed in int64.
+  const int64_t padded_h = h1 - h0, padded_w = w1 - w0;
   h0 = h0 < 0 ? 0 : h0;
   w0 = w0 < 0 ? 0 : w0;
   h1 = h1 > a.H ? a.H : h1;
@@ -334,14 +354,17 @@ TSR_GPU_HD TSR_GPU_INLINE void AvgPoolThread(const Pool2dArgs& a, int64_t o) {
   for (int64_t h = h0; h < h1; ++h) {
     for (int64_t w = w0; w < w1; ++w) sum += static_cast<C>(Widen(x[h * a.x_h + w * a.x_w]));
   }
-  const int64_t count = a.divisor != 0        ? a.divisor
-                        : a.count_include_pad ? padded
-                                              : (h1 - h0) * (w1 - w0);
   C v;
-  if constexpr (kIsFloat<S>) {
-    v = sum / static_cast<C>(count);
+  if (a.divisor != 0) {
+    v = sum / static_cast<C>(a.divisor);
+  } else if (!a.count_include_pad) {
+    const int64_t count = (h1 - h0) * (w1 - w0);          // within the input: fits
+    v = count == 0 ? C(0) : sum / static_cast<C>(count);  // no empty window reaches here
+  } else if constexpr (kIsFloat<S>) {
+    v = sum / static_cast<C>(static_cast<double>(padded_h) * static_cast<double>(padded_w));
   } else {
-    v = count == 0 ? C(0) : sum / count;  // no empty window reaches here (the meta's checks)
+    // Truncating twice is truncating once for positive divisors: no 128-bit product.
+    v = sum / padded_h / padded_w;
   }
   reinterpret_cast<S*>(a.y)[OffsetOf(a.plane_shape, a.y_plane, plane) + oh * a.y_h + ow * a.y_w] =
       Narrow<S>(static_cast<OpMath<S>>(v));

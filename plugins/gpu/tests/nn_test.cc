@@ -18,6 +18,7 @@ namespace tessera {
 namespace gpu {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
@@ -698,6 +699,43 @@ TEST(GpuAvgPool, Int64SumsExactlyAndTruncatesTowardZero) {
   RunElementsOnHost(PoolElements(args), blocks,
                     [&](int64_t o) { AvgPoolThread<int64_t>(args, o); });
   EXPECT_EQ(y.data[0], int64_t{1} << 60);
+}
+
+// A window of 2^40 + 1 taps a side over a 3 x 3 plane, legal with the padding to match: the
+// threads visit the taps inside the input alone (a loop over every tap would never finish),
+// and average pooling with the padding counted divides by the padded area, 2^80, which no
+// int64 holds (float: the sum over 2^80; int64: 0).
+TEST(GpuPool, WindowsFarLargerThanTheInputVisitOnlyTheTapsInside) {
+  constexpr int64_t kWide = (int64_t{1} << 40) + 1;
+  HostTensor<float> x({1, 3, 3}), y({1, 3, 3});
+  HostTensor<int64_t> idx({1, 3, 3});
+  x.data = {1, 9, 2, 4, 8, 3, 7, 5, 6};
+  Pool2dArgs args;
+  uint32_t blocks;
+  std::string error;
+  // Dilated by 2 in height: window rows base + 2k, so each output sees every other row.
+  const PoolWindow wide = Window(kWide, kWide, 1, 1, kWide - 1, kWide / 2, 2, 1);
+  ASSERT_TRUE(MakePool2dArgs(x.Op(), y.Op(), idx.Op(), wide, false, 0, &args, &blocks, &error))
+      << error;
+  RunElementsOnHost(PoolElements(args), blocks, [&](int64_t o) { MaxPoolThread<float>(args, o); });
+  // Output row oh starts at oh - 2^40 (even for oh = 0, 2): rows 0 and 2 (max 9 at index 1);
+  // for oh = 1: row 1 (max 8 at index 4). Every window spans all three columns.
+  EXPECT_THAT(y.data, ElementsAre(9, 9, 9, 8, 8, 8, 9, 9, 9));
+  EXPECT_THAT(idx.data, ElementsAre(1, 1, 1, 4, 4, 4, 1, 1, 1));
+
+  const PoolWindow counted = Window(kWide, kWide, 1, 1, kWide / 2, kWide / 2);
+  ASSERT_TRUE(MakePool2dArgs(x.Op(), y.Op(), {}, counted, true, 0, &args, &blocks, &error))
+      << error;
+  RunElementsOnHost(PoolElements(args), blocks, [&](int64_t o) { AvgPoolThread<float>(args, o); });
+  const float area = static_cast<float>(std::ldexp(1.0, 80));  // (2^40 + 1)^2, within an ulp
+  for (float v : y.data) EXPECT_FLOAT_EQ(v, 45.0f / area);
+  HostTensor<int64_t> xi({1, 3, 3}), yi({1, 3, 3});
+  xi.data = {1, 9, 2, 4, 8, 3, 7, 5, 6};
+  ASSERT_TRUE(MakePool2dArgs(xi.Op(), yi.Op(), {}, counted, true, 0, &args, &blocks, &error))
+      << error;
+  RunElementsOnHost(PoolElements(args), blocks,
+                    [&](int64_t o) { AvgPoolThread<int64_t>(args, o); });
+  EXPECT_THAT(yi.data, ElementsAre(0, 0, 0, 0, 0, 0, 0, 0, 0));
 }
 
 TEST(GpuPool, EmptyBatchLaunchesNothingAndRefusesOtherRanks) {

@@ -191,16 +191,25 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       s.push_back({{Arg::Tensor(MakeTensor({3, 5}, dtype, rng)), Arg::Int(1), Arg::Tensor(index),
                     Arg::Tensor(MakeTensor({3, 4}, dtype, rng))},
                    "[3, 5] dim 1"});
+      // A 0-dim self and src count as [1] (PyTorch: zeros(()).scatter(0, [0], 5.) is 5.).
+      HostTensor zero_index{TSR_DTYPE_INT64, {1}, {0}};
+      s.push_back({{Arg::Tensor(MakeTensor({}, dtype, rng)), Arg::Int(0), Arg::Tensor(zero_index),
+                    Arg::Tensor(MakeTensor({}, dtype, rng))},
+                   "0-dim self and src, index [1]"});
       return s;
     };
     op.reference = [add](const Sample& s) {
       HostTensor out = s.args[0].tensor;
       const HostTensor &index = s.args[2].tensor, &src = s.args[3].tensor;
+      // A 0-dim tensor's one element is at offset 0, whatever the index says.
+      auto at = [](const HostTensor& t, const std::vector<int64_t>& idx) {
+        return t.shape.empty() ? int64_t{0} : Ravel(idx, t.shape);
+      };
       for (int64_t f = 0; f < index.numel(); ++f) {
         std::vector<int64_t> idx = Unravel(f, index.shape);
-        const double v = src.values[Ravel(idx, src.shape)];
+        const double v = src.values[at(src, idx)];
         idx[s.args[1].integer] = static_cast<int64_t>(index.values[f]);
-        double& dst = out.values[Ravel(idx, out.shape)];
+        double& dst = out.values[at(out, idx)];
         dst = RoundTo(out.dtype, add ? dst + v : v);
       }
       return std::vector<HostTensor>{out};

@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/tensor.h"
+#include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/op_registry.h"
 #include "dispatcher/schema.h"
@@ -30,7 +31,7 @@ TEST(SchemaFuzzRegression, OversizedFixedListSizeIsAnError) {
   }
 }
 
-// schema_parser with TESSERA_FUZZ_SCHEMA_IDENTITY=1, the seed `f(Device d="cpu", ...)`: the
+// schema_parser (the print/parse identity oracle), the seed `f(Device d="cpu", ...)`: the
 // canonical form prints the default bare (`Device d=cpu`), which does not parse ("unknown
 // default value, found identifier 'cpu'").
 TEST(SchemaFuzzRegression, DeviceDefaultPrintsTextThatParses) {
@@ -50,7 +51,7 @@ absl::Status CallGlobal(std::string_view name, Stack stack) {
   return OpRegistry::Global().Call(*op, &stack);
 }
 
-// op_call with TESSERA_FUZZ_HUGE_INTS=1, minimised: full.out(size=[0, 2, INT64_MAX - 1], 0,
+// op_call (ints beyond int32), minimised: full.out(size=[0, 2, INT64_MAX - 1], 0,
 // out=float32[1]): the element count is 0, so the numel overflow check passes, but the
 // strides multiply the sizes unchecked in ContiguousStrides (core/shape.cc:37, "9223372036854775806
 // * 2 cannot be represented"), called by TensorImpl::ResizeOutput (core/tensor.cc:98) from
@@ -64,7 +65,7 @@ TEST(OpCallFuzzRegression, FullOutWithEmptyShapeOfHugeStridesIsAnError) {
           .ok());
 }
 
-// op_call with TESSERA_FUZZ_HUGE_INTS=1: slice.Tensor with a step near INT64_MAX overflows in
+// op_call (ints beyond int32): slice.Tensor with a step near INT64_MAX overflows in
 // Slice (core/views.cc:238-240: `e - s + step - 1` and `strides[d] *= step`, "2 *
 // 9179743415464624127 cannot be represented"). PyTorch gives one element.
 TEST(OpCallFuzzRegression, SliceWithHugeStepKeepsOneElement) {
@@ -141,7 +142,7 @@ Tensor MetaTensor(std::initializer_list<int64_t> sizes) {
   return *Empty(sizes, ScalarType::kFloat32, Device(DeviceType::kMeta));
 }
 
-// op_call with TESSERA_FUZZ_HUGE_INTS=1: max_pool2d_with_indices in ceil_mode with a stride
+// op_call (ints beyond int32): max_pool2d_with_indices in ceil_mode with a stride
 // of INT64_MAX: PooledSize (dispatcher/ops/nn_ops.cc) added stride - 1 to the span in int64
 // ("9223372036854775807 + 9223372036854775807 cannot be represented"). In 128 bits there is
 // one window per dim, as PyTorch's formula gives where it does not overflow.
@@ -196,6 +197,45 @@ TEST(OpCallFuzzRegression, WindowsBeyondInt64AreRefused) {
                Value(true),           Value(IntList{0}),     Value(kMax / 2)};
   EXPECT_THAT(message_of("convolution", groups, absl::StatusCode::kOutOfRange),
               testing::HasSubstr("output channels (4 * 4611686018427387903) overflows int64"));
+}
+
+// The op_meta fuzz target (Meta tensors of any shape) found shape arithmetic that overflowed
+// int64 where a tensor's sizes or strides are large: each case now gives an error or a view it
+// can compute, never a wrapped size. On Meta tensors: no kernel runs.
+TEST(OpMetaFuzzRegression, ShapeArithmeticOfHugeTensorsIsChecked) {
+  auto status_of = [](std::string_view name, Stack stack) { return CallMeta(name, &stack); };
+  constexpr int64_t kHalf = int64_t{1} << 62;
+  // A view of strides near INT64_MAX: a chunk's row (3 * 2^62) is no stride (flatten copies).
+  EXPECT_FALSE(ComputeViewStrides({2, 3}, {1, kHalf}, {6}).has_value());
+  // matmul: a batch of 2^62 * 2 matrices (empty ones).
+  const Tensor a = *Empty({kHalf, 1, 0, 2}, ScalarType::kFloat32, Device(DeviceType::kMeta));
+  EXPECT_EQ(status_of("matmul", {a, MetaTensor({2, 2, 3})}).code(), absl::StatusCode::kOutOfRange);
+  // cat: dims of empty tensors that sum past int64.
+  const Tensor wide = *Empty({kMax, 0}, ScalarType::kFloat32, Device(DeviceType::kMeta));
+  EXPECT_EQ(
+      status_of("cat", {Value(std::vector<Tensor>{wide, MetaTensor({1, 0})}), Value(0)}).code(),
+      absl::StatusCode::kOutOfRange);
+  // flatten: 2^62 * 4 in an empty tensor.
+  const Tensor empty =
+      *EmptyStrided({0, kHalf, 4}, {1, 4, 1}, ScalarType::kFloat32, Device(DeviceType::kMeta));
+  EXPECT_EQ(status_of("flatten.using_ints", {empty, Value(1), Value(2)}).code(),
+            absl::StatusCode::kOutOfRange);
+  // convolution with a kernel of size 0: the output (INT64_MAX + 1) / 1 + 1 passes int64
+  // (uint8: a float32 tensor of INT64_MAX elements has more bytes than int64 counts).
+  const Device meta(DeviceType::kMeta);
+  EXPECT_THAT(
+      status_of("convolution", {*Empty({1, 1, kMax}, ScalarType::kUInt8, meta),
+                                *Empty({1, 1, 0}, ScalarType::kUInt8, meta), Value(std::nullopt),
+                                Value(IntList{1}), Value(IntList{0}), Value(IntList{2}),
+                                Value(false), Value(IntList{0}), Value(int64_t{1})})
+          .message(),
+      testing::HasSubstr("overflows int64"));
+  // scatter: a 0-dim src counts as [1]; it was read past its sizes beside a 1-D index.
+  const Tensor index = *Empty({2}, ScalarType::kInt64, Device(DeviceType::kMeta));
+  EXPECT_EQ(status_of("scatter.src", {MetaTensor({}), Value(0), index, MetaTensor({})}).code(),
+            absl::StatusCode::kInvalidArgument);
+  const Tensor one = *Empty({1}, ScalarType::kInt64, Device(DeviceType::kMeta));
+  EXPECT_TRUE(status_of("scatter.src", {MetaTensor({}), Value(0), one, MetaTensor({})}).ok());
 }
 
 }  // namespace

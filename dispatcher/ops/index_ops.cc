@@ -52,18 +52,21 @@ absl::Status CheckScatterGatherShapes(const OperatorHandle& op, const Tensor& se
                                        "input tensor (%dD vs %dD)",
                                        index.dim(), self.dim()));
   }
+  // A 0-dim tensor counts as one of size [1] (PyTorch's ensure_nonempty_size): a 0-dim src
+  // beside a 1-D index was read past its sizes (found by the op_meta fuzzer).
+  auto size_at = [](const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.sizes()[d]; };
   for (int64_t d = 0; d < index.dim(); ++d) {
-    if (d != dim && index.sizes()[d] > self.sizes()[d]) {
+    if (d != dim && index.sizes()[d] > size_at(self, d)) {
       return Invalid(
           op, absl::StrFormat("size of dimension %d of index (%d) must not exceed "
                               "that of self (%d); index %s, self %s",
-                              d, index.sizes()[d], self.sizes()[d], ShapeToString(index.sizes()),
+                              d, index.sizes()[d], size_at(self, d), ShapeToString(index.sizes()),
                               ShapeToString(self.sizes())));
     }
-    if (src != nullptr && index.sizes()[d] > src->sizes()[d]) {
+    if (src != nullptr && index.sizes()[d] > size_at(*src, d)) {
       return Invalid(op, absl::StrFormat("size of dimension %d of index (%d) must not exceed "
                                          "that of src (%d)",
-                                         d, index.sizes()[d], src->sizes()[d]));
+                                         d, index.sizes()[d], size_at(*src, d)));
     }
   }
   return absl::OkStatus();
@@ -183,7 +186,9 @@ absl::StatusOr<Tensor> Cat(const OperatorHandle& op, const std::vector<Tensor>& 
                                            dim, first.sizes()[d], t.sizes()[d], i));
       }
     }
-    shape[dim] += t.sizes()[dim];
+    // Sizes of empty tensors may sum past int64 (found by the op_meta fuzzer).
+    TSR_ASSIGN_OR_RETURN(shape[dim], CheckedAdd(shape[dim], t.sizes()[dim], op.name(),
+                                                "the concatenated dimension"));
   }
   Tensor result;
   if (out != nullptr) {

@@ -230,7 +230,13 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
                                            "actual input size",
                                            padded, i, span));
       }
-      out.push_back((padded - span) / stride[i] + 1);
+      // A kernel of size 0 has a span of 1 - dilation: the output may pass int64 (found by
+      // the op_meta fuzzer).
+      const Wide o = (Wide(padded) - span) / stride[i] + 1;
+      TSR_RETURN_IF_ERROR(CheckWindowExtent(
+          op, i, o,
+          absl::StrFormat("output size (%d - %d) / stride %d + 1", padded, span, stride[i])));
+      out.push_back(static_cast<int64_t>(o));
     } else {
       // An empty input (-1 * stride) with a large padding may pass below int64's range.
       const Wide o = Wide(in_size - 1) * stride[i] - 2 * Wide(padding[i]) +
@@ -532,6 +538,8 @@ Out InstanceNormK(const OperatorHandle& op, const Stack& s) {
                                        ShapeToString(in.sizes())));
   }
   const int64_t b = in.sizes()[0], c = in.sizes()[1];
+  // The folded channels b * c may pass int64 for an empty input (found by the op_meta fuzzer).
+  TSR_ASSIGN_OR_RETURN(const int64_t bc, CheckedMul(b, c, op.name(), "batch * channels"));
   // t repeated b times ([c] -> [b * c]), a new tensor (batch norm may write the running stats).
   auto repeat = [&](const Value& v) -> absl::StatusOr<Value> {
     if (!v.is_tensor()) return v;
@@ -544,7 +552,7 @@ Out InstanceNormK(const OperatorHandle& op, const Stack& s) {
     TSR_ASSIGN_OR_RETURN(Tensor row, Unsqueeze(t, 0));
     TSR_ASSIGN_OR_RETURN(Tensor grid, Expand(row, {b, c}));
     TSR_ASSIGN_OR_RETURN(Tensor dense, CallOne(r, "clone", {grid, Value()}));
-    TSR_ASSIGN_OR_RETURN(Tensor flat, View(dense, {b * c}));
+    TSR_ASSIGN_OR_RETURN(Tensor flat, View(dense, {bc}));
     return Value(flat);
   };
   TSR_ASSIGN_OR_RETURN(Value weight, repeat(s[1]));
@@ -553,7 +561,7 @@ Out InstanceNormK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Value running_var, repeat(s[4]));
   DimVector shape(in.sizes().begin(), in.sizes().end());
   shape[0] = 1;
-  shape[1] = b * c;
+  shape[1] = bc;
   TSR_ASSIGN_OR_RETURN(Tensor folded,
                        CallOne(r, "reshape", {in, Value(IntList(shape.begin(), shape.end()))}));
   TSR_ASSIGN_OR_RETURN(const Tensor out, BatchNormOf(r, {folded, weight, bias, running_mean,
@@ -625,8 +633,9 @@ absl::StatusOr<Tensor> Matmul(OpRegistry& r, const Tensor& a, const Tensor& b) {
     TSR_ASSIGN_OR_RETURN(DimVector batch,
                          BroadcastShapes(IntArrayRef(a2.sizes().data(), a2.dim() - 2),
                                          IntArrayRef(b2.sizes().data(), b2.dim() - 2)));
-    int64_t count = 1;
-    for (int64_t d : batch) count *= d;
+    // The broadcast batch may hold more elements than int64 when n or k is 0 (found by the
+    // op_meta fuzzer): refused, as PyTorch refuses a numel past int64.
+    TSR_ASSIGN_OR_RETURN(const int64_t count, ComputeNumel(batch));
     DimVector ea = batch, eb = batch, out_shape = batch;
     ea.insert(ea.end(), {n, k});
     eb.insert(eb.end(), {k2, m});

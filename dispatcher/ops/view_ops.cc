@@ -80,8 +80,9 @@ Out FlattenK(const OperatorHandle& op, const Stack& s) {
         "flatten: start_dim (%d) cannot come after end_dim (%d)", s[1].to_int(), s[2].to_int()));
   }
   DimVector shape(self.sizes().begin(), self.sizes().begin() + start);
-  int64_t merged = 1;
-  for (int64_t d = start; d <= end; ++d) merged *= self.sizes()[d];
+  // An empty tensor's dims outside the 0 may multiply past int64 (found by the op_meta fuzzer).
+  TSR_ASSIGN_OR_RETURN(const int64_t merged,
+                       ComputeNumel(IntArrayRef(self.sizes().data() + start, end - start + 1)));
   shape.push_back(merged);
   shape.insert(shape.end(), self.sizes().begin() + end + 1, self.sizes().end());
   return One(Reshape(op, self, shape));

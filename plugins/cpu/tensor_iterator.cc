@@ -45,9 +45,18 @@ void TensorIterator::add_operand(void* data, size_t itemsize, const int64_t* siz
 }
 
 void TensorIterator::build() {
+  const size_t nops = num_operands_;
+  // An empty shape's other sizes and strides may multiply past int64 (found by the op_meta
+  // fuzzer: ones([2^63 / 3, 3, 0])): it is one dimension of 0 elements, nothing to visit. A
+  // non-empty shape's products fit (its tensors exist).
+  if (std::find(shape_.begin(), shape_.end(), int64_t{0}) != shape_.end()) {
+    numel_ = 0;
+    sizes_ = DimList(1, 0);
+    for (size_t k = 0; k < nops; ++k) strides_[k] = DimList(1, 0);
+    return;
+  }
   numel_ = 1;
   for (int64_t s : shape_) numel_ *= s;
-  const size_t nops = num_operands_;
   // Keep the dimensions with more than one element, outermost first.
   SmallVector<size_t, kInlineDims> dims;
   for (size_t d = 0; d < shape_.size(); ++d) {
@@ -65,10 +74,12 @@ void TensorIterator::build() {
   DimList sizes;
   DimList strides[kMaxOperands];
   for (size_t d : dims) {
-    // Merge into the previous (outer) dimension when it steps exactly one row of this one.
+    // Merge into the previous (outer) dimension when it steps exactly one row of this one (a
+    // row past int64 is no step a dimension takes: a size-1 dim's stride may be anything).
     bool merge = !sizes.empty();
     for (size_t k = 0; k < nops && merge; ++k) {
-      merge = strides[k].back() == strides_[k][d] * shape_[d];
+      int64_t row = 0;
+      merge = !__builtin_mul_overflow(strides_[k][d], shape_[d], &row) && strides[k].back() == row;
     }
     if (merge) {
       sizes.back() *= shape_[d];

@@ -306,6 +306,19 @@ TEST(CpuCopy, CopyCastsAndCloneKeepsLayout) {
   EXPECT_THAT(values<float>(c), ElementsAre(1, 4, 2, 5, 3, 6));
 }
 
+// An empty shape may have other sizes whose product passes int64 (ones([2^63 / 3, 3, 0]) has 0
+// elements): the CPU iterator multiplied them before seeing the 0 (found by the op_meta fuzzer).
+TEST(CpuPointwise, EmptyShapesWhoseOtherSizesOverflowAreEmpty) {
+  const int64_t third = std::numeric_limits<int64_t>::max() / 3 + 1;
+  for (const std::vector<int64_t>& shape :
+       std::vector<std::vector<int64_t>>{{third, 3, 0}, {2147483647, third, 0}, {third, 0, 3}}) {
+    const Tensor ones = op("ones", shape, TSR_DTYPE_FLOAT32);
+    EXPECT_EQ(ones.numel(), 0);
+    EXPECT_EQ(std::vector<int64_t>(ones.sizes().begin(), ones.sizes().end()), shape);
+    EXPECT_EQ(op("add.Tensor", ones, ones).numel(), 0);
+  }
+}
+
 }  // namespace
 }  // namespace cpu_test
 }  // namespace tessera

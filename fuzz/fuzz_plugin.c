@@ -18,11 +18,10 @@
 
 #include "tessera/c/plugin.h"
 
-typedef void (*fuzz_input_fn)(const uint8_t** data, size_t* size, int* lying_strings);
+typedef void (*fuzz_input_fn)(const uint8_t** data, size_t* size);
 
 static const uint8_t* g_data;
 static size_t g_size, g_pos;
-static int g_lying_strings;
 static const tsr_runtime_api* g_api;
 
 static uint8_t next_byte(void) { return g_pos < g_size ? g_data[g_pos++] : 0; }
@@ -60,16 +59,14 @@ static tsr_string fuzz_string(const char* sensible) {
       break;
     }
     case 3:
-      if (g_lying_strings) out.size = (size_t)1 << 40;
+      out.size = (size_t)1 << 40;
       break;
     case 4:
-      if (g_lying_strings) out.size = SIZE_MAX;
+      out.size = SIZE_MAX;
       break;
     case 5:
-      if (g_lying_strings) {
-        out.data = NULL;
-        out.size = 1 + next_byte();
-      }
+      out.data = NULL;
+      out.size = 1 + next_byte();
       break;
     default:
       break;
@@ -266,7 +263,7 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* api, tsr_plu
   void* symbol = dlsym(RTLD_DEFAULT, "tessera_fuzz_plugin_input");
   if (symbol == NULL) return api->error_create(TSR_INTERNAL, literal("not in the fuzzer"));
   memcpy(&input, &symbol, sizeof input); /* ISO C has no object-to-function pointer cast */
-  input(&g_data, &g_size, &g_lying_strings);
+  input(&g_data, &g_size);
   g_pos = 0;
   g_next_text = 0;
   g_api = api;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the generated seed inputs of fuzz/corpus/op_call/ and fuzz/corpus/plugin_desc/.
+"""Writes the generated seed inputs of fuzz/corpus/op_call/, op_meta/ and plugin_desc/.
 
 The schema seeds (schema_parser/, op_define/) are schemas of the registry, copied as text. These
 two targets read binary inputs, so their seeds are made here, deterministically: rerunning the
@@ -18,14 +18,14 @@ def write(target, name, data):
         f.write(bytes(data))
 
 
-def op_call_seeds(count=40):
+def op_call_seeds(target="op_call", count=40):
     # FuzzedDataProvider takes integers from the end of the input: the last two bytes pick the
     # op (as a number modulo the number of ops), the front feeds tensor data and choices.
     rng = random.Random(14)
     for i in range(count):
         pick = i * 65536 // count
         body = [rng.randrange(256) for _ in range(rng.choice([32, 96, 256]))]
-        write("op_call", "seed-%02d" % i, body + [pick & 0xFF, pick >> 8])
+        write(target, "seed-%02d" % i, body + [pick & 0xFF, pick >> 8])
 
 
 # plugin_desc: bytes in the order fuzz_plugin.c reads them. Sensible choices: 1 (init goes on),
@@ -68,4 +68,5 @@ def plugin_desc_seeds():
 
 if __name__ == "__main__":
     op_call_seeds()
+    op_call_seeds("op_meta")  # the same generator, reading Meta tensors of any shape
     plugin_desc_seeds()

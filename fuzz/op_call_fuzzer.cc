@@ -9,7 +9,12 @@
 // sanitizer report, no hang. Sizes stay small so that an input runs in milliseconds; an int
 // argument that is a size (empty, arange, ...) can still ask for a lot, which ASan's
 // max_allocation_size_mb (set below) turns into a failed allocation the runtime must report.
-// Ints beyond int32 are off by default (TESSERA_FUZZ_HUGE_INTS, fuzz/known_issues.h).
+//
+// Built a second time as the op_meta target (TESSERA_FUZZ_META_TENSORS=1): the tensors are
+// Meta tensors, which have shapes and no data, so their sizes and strides may be anything in
+// int64 (edges included) at no cost. That drives every op's Meta function (the dispatcher's
+// shape, stride and dtype arithmetic, where overflow hides) with shapes no real tensor could
+// have; the calls run no kernel.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cfloat>
@@ -18,6 +23,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -25,7 +31,6 @@
 #include "absl/status/statusor.h"
 #include "dispatcher/op_registry.h"
 #include "dispatcher/schema.h"
-#include "fuzz/known_issues.h"
 #include "tessera/c/tessera.h"
 
 // Failed allocations are an outcome the runtime must report, not a crash; 64 MB is the most
@@ -33,6 +38,13 @@
 // thread under ASan and reads as a hang. intercept_tls_get_addr=0 for the reason given in
 // cmake/TesseraHelpers.cmake (oneDNN's thread-local data). detect_odr_violation=0: the
 // dispatcher is linked twice on purpose (Ops() below), its copy in libtessera.so hidden.
+#ifndef TESSERA_FUZZ_META_TENSORS
+#define TESSERA_FUZZ_META_TENSORS 0
+#endif
+// op_meta: the tensors (and mostly the Device arguments) are Meta, else CPU.
+constexpr bool kMetaTensors = TESSERA_FUZZ_META_TENSORS != 0;
+constexpr int32_t kTensorDevice = kMetaTensors ? TSR_DEVICE_META : TSR_DEVICE_CPU;
+
 extern "C" const char* __asan_default_options() {
   return "allocator_may_return_null=1:max_allocation_size_mb=64:intercept_tls_get_addr=0:"
          "detect_odr_violation=0";
@@ -111,7 +123,10 @@ const std::vector<Op>& Ops() {
 
 // TESSERA_FUZZ_VERBOSE=1: name each call and its error (for replaying a crash by hand).
 bool Verbose() {
-  static const bool on = tessera::fuzz::EnvFlag("TESSERA_FUZZ_VERBOSE");
+  static const bool on = [] {
+    const char* value = std::getenv("TESSERA_FUZZ_VERBOSE");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
   return on;
 }
 
@@ -123,28 +138,20 @@ class Generator {
   }
 
   int64_t Int() {
-    const bool huge = tessera::fuzz::HugeIntsOn();
     switch (in_.ConsumeIntegralInRange(0, 3)) {
       case 0:
         return in_.ConsumeIntegralInRange<int64_t>(-4, 4);
-      case 1: {
-        const int64_t edge = in_.PickValueInArray(kEdgeInts);
-        if (huge || (edge >= INT32_MIN && edge <= INT32_MAX)) return edge;
-        return edge < 0 ? INT32_MIN : INT32_MAX;
-      }
+      case 1:
+        return in_.PickValueInArray(kEdgeInts);
       case 2:
         return in_.ConsumeIntegralInRange<int64_t>(0, 2);
       default:
-        return huge ? in_.ConsumeIntegral<int64_t>() : in_.ConsumeIntegral<int32_t>();
+        return in_.ConsumeIntegral<int64_t>();
     }
   }
 
-  // ListInt: an element of an int list; huge ones only with TESSERA_FUZZ_HUGE_INTS=1
-  // (fuzz/known_issues.h).
-  int64_t ListInt() {
-    if (tessera::fuzz::HugeIntsOn()) return Int();
-    return in_.ConsumeIntegralInRange<int64_t>(-4, 64);
-  }
+  // ListInt: an element of an int list (sizes, strides, dims, kernel sizes), drawn as Int().
+  int64_t ListInt() { return Int(); }
 
   double Double() {
     if (in_.ConsumeBool()) return in_.PickValueInArray(kEdgeDoubles);
@@ -154,8 +161,10 @@ class Generator {
   tsr_dtype Dtype() { return static_cast<tsr_dtype>(in_.ConsumeIntegralInRange(0, 9)); }
 
   // Tensor: a CPU tensor of at most 3 dims of at most 4 elements, filled from the input (bool
-  // tensors with 0 and 1 only: any other byte is not a bool, in the runtime or in PyTorch).
+  // tensors with 0 and 1 only: any other byte is not a bool, in the runtime or in PyTorch); in
+  // op_meta, a Meta tensor of any shape.
   tsr_tensor* Tensor() {
+    if (kMetaTensors) return MetaTensor();
     const tsr_dtype dtype = Dtype();
     const size_t ndim = in_.ConsumeIntegralInRange<size_t>(0, 3);
     int64_t sizes[3], strides[3];
@@ -238,6 +247,33 @@ class Generator {
   }
 
  private:
+  // MetaTensor: a Meta tensor of up to 4 dims whose sizes and strides are mostly small and
+  // one time in four any int (the runtime refuses a negative size or stride, or an element
+  // count past int64), with contiguous strides or those; no data.
+  tsr_tensor* MetaTensor() {
+    const tsr_dtype dtype = Dtype();
+    const size_t ndim = in_.ConsumeIntegralInRange<size_t>(0, 4);
+    int64_t sizes[4], strides[4];
+    for (size_t i = 0; i < ndim; ++i) {
+      sizes[i] =
+          in_.ConsumeIntegralInRange(0, 3) != 0 ? in_.ConsumeIntegralInRange<int64_t>(0, 4) : Int();
+      strides[i] = in_.ConsumeIntegralInRange(0, 3) != 0
+                       ? in_.ConsumeIntegralInRange<int64_t>(0, 16)
+                       : Int();
+    }
+    const bool strided = in_.ConsumeBool();
+    const tsr_device meta{TSR_DEVICE_META, 0};
+    tsr_tensor* t = nullptr;
+    tsr_error* error = strided ? tsr_tensor_empty_strided(sizes, strides, ndim, dtype, meta, &t)
+                               : tsr_tensor_empty(sizes, ndim, dtype, meta, &t);
+    if (error != nullptr) {
+      tsr_error_release(error);
+      return nullptr;
+    }
+    tensors_.push_back(t);
+    return t;
+  }
+
   void PushElement(tsr_stack* stack, BaseType base, const tessera::Argument& arg) {
     switch (base) {
       case BaseType::kTensor:
@@ -283,7 +319,8 @@ class Generator {
         return;
       case BaseType::kDevice: {
         tsr_device d{in_.ConsumeIntegralInRange(0, 7), in_.ConsumeIntegralInRange(-1, 1)};
-        if (in_.ConsumeBool()) d = tsr_device{TSR_DEVICE_CPU, 0};  // mostly the CPU
+        // Mostly the device the tensors are on.
+        if (in_.ConsumeBool()) d = tsr_device{kTensorDevice, 0};
         tsr_error_release(tsr_stack_push_device(stack, d));
         return;
       }
@@ -321,16 +358,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (size_t i = 0; i < pushed; ++i) gen.Push(stack, op.schema.arguments[i]);
   if (shape == 2) tsr_error_release(tsr_stack_push_int(stack, 1));
-  if (!tessera::fuzz::Flip0DimOn() && op.schema.name.rfind("flip", 0) == 0) {
-    tsr_tensor* self = nullptr;
-    tsr_error* error = tsr_stack_get_tensor(stack, 0, &self);
-    const bool zero_dim = error == nullptr && self != nullptr && tsr_tensor_dim(self) == 0;
-    tsr_error_release(error);
-    if (zero_dim) {  // a known crash (fuzz/known_issues.h)
-      tsr_stack_release(stack);
-      return 0;
-    }
-  }
   if (Verbose()) {
     std::fprintf(stderr, "op_call: %s with %zu values on the stack\n", op.schema.FullName().c_str(),
                  tsr_stack_size(stack));

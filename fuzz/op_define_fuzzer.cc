@@ -1,11 +1,9 @@
 // Fuzz target: tsr_op_define through the C ABI with arbitrary schema text, then tsr_op_find of
-// the op it defined, a call with no arguments, and tsr_registration_release. Text with huge
-// fixed list sizes is skipped unless TESSERA_FUZZ_HUGE_LIST_SIZES=1 (fuzz/known_issues.h).
+// the op it defined, a call with no arguments, and tsr_registration_release.
 //
 // Checked (besides no crash and no sanitizer report): an op that defines is found by its name;
-// releasing a new definition undefines it again. With TESSERA_FUZZ_SCHEMA_IDENTITY=1, also that
-// the op's canonical schema defines again as the same op (off by default for the reason given
-// in schema_parser_fuzzer.cc).
+// its canonical schema defines again as the same op; releasing a new definition undefines it
+// again.
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +13,6 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz/known_issues.h"
 #include "tessera/c/tessera.h"
 
 namespace {
@@ -51,7 +48,6 @@ std::string OpName(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 4096) return 0;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  if (!tessera::fuzz::HugeListSizesOn() && tessera::fuzz::HasHugeListSize(text)) return 0;
   const std::string name = OpName(text);
   const tsr_op* before = nullptr;
   tsr_error* error = name.empty() ? nullptr : tsr_op_find(Str(name), &before);
@@ -77,13 +73,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       tsr_error_release(tsr_op_call(op, stack));
       tsr_stack_release(stack);
     }
-    if (tessera::fuzz::SchemaIdentityOn()) {
-      const std::string again(canonical.data, canonical.size);
-      tsr_registration* same = nullptr;
-      error = tsr_op_define(Str(again), &same);
-      if (error != nullptr) Fail("its canonical schema does not define the same op", text, error);
-      tsr_registration_release(same);
-    }
+    const std::string again(canonical.data, canonical.size);
+    tsr_registration* same = nullptr;
+    error = tsr_op_define(Str(again), &same);
+    if (error != nullptr) Fail("its canonical schema does not define the same op", text, error);
+    tsr_registration_release(same);
   }
   tsr_registration_release(registration);
   if (!name.empty() && !existed) {

@@ -45,8 +45,9 @@ std::optional<DimVector> ComputeViewStrides(IntArrayRef old_sizes, IntArrayRef o
   int64_t tensor_numel = 1;
   int64_t view_numel = 1;
   // Strides may be any int64 (a Meta tensor's, or a size-1 dim's): a product that overflows
-  // is no stride an old dim can have (a chunk ends there) and no stride a new dim can take
-  // (the view is impossible). Found by the op_meta fuzzer.
+  // is no stride an old dim can have (a chunk ends there) and no stride a new dim of more than
+  // one element can take (the view is impossible); a new dim of one element takes any stride.
+  // Found by the op_meta fuzzer.
   for (int64_t tensor_d = static_cast<int64_t>(old_sizes.size()) - 1; tensor_d >= 0; --tensor_d) {
     tensor_numel *= old_sizes[tensor_d];  // a suffix of a non-empty tensor's sizes: fits
     int64_t contiguous_stride = 0;
@@ -58,7 +59,8 @@ std::optional<DimVector> ComputeViewStrides(IntArrayRef old_sizes, IntArrayRef o
     if (chunk_ends) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
         if (__builtin_mul_overflow(view_numel, chunk_base_stride, &new_strides[view_d])) {
-          return std::nullopt;
+          if (new_sizes[view_d] != 1) return std::nullopt;
+          new_strides[view_d] = chunk_base_stride;
         }
         view_numel *= new_sizes[view_d];
         --view_d;

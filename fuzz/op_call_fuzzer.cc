@@ -33,11 +33,6 @@
 #include "dispatcher/schema.h"
 #include "tessera/c/tessera.h"
 
-// Failed allocations are an outcome the runtime must report, not a crash; 64 MB is the most
-// an input may allocate at once, since filling more (arange.out to 2^31) takes seconds on one
-// thread under ASan and reads as a hang. intercept_tls_get_addr=0 for the reason given in
-// cmake/TesseraHelpers.cmake (oneDNN's thread-local data). detect_odr_violation=0: the
-// dispatcher is linked twice on purpose (Ops() below), its copy in libtessera.so hidden.
 #ifndef TESSERA_FUZZ_META_TENSORS
 #define TESSERA_FUZZ_META_TENSORS 0
 #endif
@@ -45,6 +40,11 @@
 constexpr bool kMetaTensors = TESSERA_FUZZ_META_TENSORS != 0;
 constexpr int32_t kTensorDevice = kMetaTensors ? TSR_DEVICE_META : TSR_DEVICE_CPU;
 
+// Failed allocations are an outcome the runtime must report, not a crash; 64 MB is the most
+// an input may allocate at once, since filling more (arange.out to 2^31) takes seconds on one
+// thread under ASan and reads as a hang. intercept_tls_get_addr=0 for the reason given in
+// cmake/TesseraHelpers.cmake (oneDNN's thread-local data). detect_odr_violation=0: the
+// dispatcher is linked twice on purpose (Ops() below), its copy in libtessera.so hidden.
 extern "C" const char* __asan_default_options() {
   return "allocator_may_return_null=1:max_allocation_size_mb=64:intercept_tls_get_addr=0:"
          "detect_odr_violation=0";

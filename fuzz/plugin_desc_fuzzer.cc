@@ -6,8 +6,8 @@
 // Checked (besides no crash and no sanitizer report): the load report agrees with the result
 // (loaded exactly when tsr_plugin_load returns NULL, with the error's code), formats into
 // buffers of any size, and a plugin that loaded unloads by its name. Descriptor and table
-// strings whose size lies in a way the runtime can see (NULL with a length, 2^40, SIZE_MAX)
-// are refused with an error and a load report (docs/reliability.md).
+// strings whose size lies in a way the runtime can see (2^40, SIZE_MAX) are refused with an
+// error and a load report, and NULL with a length is the empty string (docs/reliability.md).
 #include <dlfcn.h>
 
 #include <cstddef>

@@ -205,8 +205,12 @@ TEST(OpCallFuzzRegression, WindowsBeyondInt64AreRefused) {
 TEST(OpMetaFuzzRegression, ShapeArithmeticOfHugeTensorsIsChecked) {
   auto status_of = [](std::string_view name, Stack stack) { return CallMeta(name, &stack); };
   constexpr int64_t kHalf = int64_t{1} << 62;
-  // A view of strides near INT64_MAX: a chunk's row (3 * 2^62) is no stride (flatten copies).
+  // A view of strides near INT64_MAX: a chunk's row (3 * 2^62) is no stride (flatten copies);
+  // a new dim of one element takes any stride, so [3] of stride 2^62 views as [3, 1].
   EXPECT_FALSE(ComputeViewStrides({2, 3}, {1, kHalf}, {6}).has_value());
+  const std::optional<DimVector> column = ComputeViewStrides({3}, {kHalf}, {3, 1});
+  ASSERT_TRUE(column.has_value());
+  EXPECT_EQ((*column)[0], kHalf);
   // matmul: a batch of 2^62 * 2 matrices (empty ones).
   const Tensor a = *Empty({kHalf, 1, 0, 2}, ScalarType::kFloat32, Device(DeviceType::kMeta));
   EXPECT_EQ(status_of("matmul", {a, MetaTensor({2, 2, 3})}).code(), absl::StatusCode::kOutOfRange);
@@ -230,6 +234,28 @@ TEST(OpMetaFuzzRegression, ShapeArithmeticOfHugeTensorsIsChecked) {
                                 Value(false), Value(IntList{0}), Value(int64_t{1})})
           .message(),
       testing::HasSubstr("overflows int64"));
+  // Convolution groups: an empty weight [2^32, 2^32, 0] takes groups 2^32, whose input
+  // channels 2^32 * 2^32 pass int64.
+  const int64_t k32 = int64_t{1} << 32;
+  EXPECT_EQ(status_of("convolution",
+                      {MetaTensor({1, 4, 5}), *Empty({k32, k32, 0}, ScalarType::kFloat32, meta),
+                       Value(std::nullopt), Value(IntList{1}), Value(IntList{0}), Value(IntList{1}),
+                       Value(false), Value(IntList{0}), Value(k32)})
+                .code(),
+            absl::StatusCode::kOutOfRange);
+  // A transposed convolution whose output fits is taken whatever (input - 1) * stride is:
+  // input 2, stride 2^62, kernel 2^62 + 1, padding 2^61 gives 2^62 + 1 (as PyTorch).
+  Stack wide_transposed{*Empty({1, 1, 2}, ScalarType::kUInt8, meta),
+                        *Empty({1, 1, kHalf + 1}, ScalarType::kUInt8, meta),
+                        Value(std::nullopt),
+                        Value(IntList{kHalf}),
+                        Value(IntList{kHalf / 2}),
+                        Value(IntList{1}),
+                        Value(true),
+                        Value(IntList{0}),
+                        Value(int64_t{1})};
+  ASSERT_TRUE(CallMeta("convolution", &wide_transposed).ok());
+  EXPECT_EQ(wide_transposed[0].tensor().sizes(), (DimVector{1, 1, kHalf + 1}));
   // scatter: a 0-dim src counts as [1]; it was read past its sizes beside a 1-D index.
   const Tensor index = *Empty({2}, ScalarType::kInt64, Device(DeviceType::kMeta));
   EXPECT_EQ(status_of("scatter.src", {MetaTensor({}), Value(0), index, MetaTensor({})}).code(),

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/numeric/int128.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/views.h"
@@ -47,13 +48,15 @@ absl::StatusOr<std::array<int64_t, 2>> Pair(const OperatorHandle& op, const char
 // Note [Window arithmetic in 128 bits]
 // Convolution and pooling sizes come from arguments a caller chooses, any int64: input size,
 // padding, kernel size, dilation, stride. Their formulas (input + 2 * padding, dilation *
-// (kernel - 1) + 1, ...) run in 128 bits, and what PyTorch's int64 formulas could not hold is
-// refused: a padded input (input + 2 * padding) or a kernel's extent (dilation * (kernel - 1)
-// + 1) beyond int64, and for transposed convolution the output it spans ((input - 1) * stride
-// + output_padding + the kernel's extent). Any stride is taken. Within those bounds every
-// formula here fits int64, and so does every window index a kernel computes for a window's
-// taps inside the input (position * stride - padding + tap * dilation); the CPU kernels visit
-// those taps alone (plugins/cpu/nn.cc), so a kernel of 2^62 taps over a padded 4 x 4 input is
+// (kernel - 1) + 1, the output size) run in 128 bits, and what PyTorch's int64 formulas could
+// not hold is refused: a padded input (input + 2 * padding), a kernel's extent (dilation *
+// (kernel - 1) + 1) or an output size beyond int64, and for transposed convolution an output
+// size plus the padding (its kernels solve output position + padding - tap * dilation for the
+// input position). Any stride is taken, and 'same' padding's dilation * (kernel - 1) must fit.
+// Within those bounds every formula here fits int64, and so does every window index a kernel
+// computes (position * stride - padding + tap * dilation, and the offset of a tap inside the
+// input); the CPU and GPU pooling kernels visit the taps inside the input alone
+// (plugins/cpu/nn.cc, plugins/gpu/nn.h), so a kernel of 2^62 taps over a padded 4 x 4 input is
 // legal and cheap, as in PyTorch.
 using Wide = absl::int128;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
@@ -64,7 +67,7 @@ absl::Status CheckWindowExtent(const OperatorHandle& op, int64_t dim, Wide exten
                                const std::string& what) {
   if (extent <= kMaxInt64) return absl::OkStatus();
   return Invalid(op, absl::StrFormat("the window arithmetic of spatial dim %d overflows int64 "
-                                     "(%s); expected sizes whose sum fits int64",
+                                     "(%s); expected it to fit int64",
                                      dim, what));
 }
 
@@ -147,11 +150,14 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
                                          "at dimension 0, but got weight of size %s instead",
                                          groups, groups, wshape));
     }
-    if (in.sizes()[1] != w.sizes()[1] * groups) {
+    // An empty weight ([2^32, 2^32, 0]) passes groups = 2^32 above: the product may not fit.
+    TSR_ASSIGN_OR_RETURN(const int64_t in_channels,
+                         CheckedMul(w.sizes()[1], groups, op.name(), "input channels"));
+    if (in.sizes()[1] != in_channels) {
       return Invalid(op, absl::StrFormat("expected input %s to have %d channels (weight %s, "
                                          "groups %d), but got %d channels instead",
-                                         ShapeToString(in.sizes()), w.sizes()[1] * groups, wshape,
-                                         groups, in.sizes()[1]));
+                                         ShapeToString(in.sizes()), in_channels, wshape, groups,
+                                         in.sizes()[1]));
     }
     out_channels = w.sizes()[0];
   } else {
@@ -216,11 +222,8 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
           absl::StrFormat("dilation %d * (kernel size %d - 1) + 1", dilation[i], k)));
     } else {
       TSR_RETURN_IF_ERROR(CheckWindowExtent(
-          op, i,
-          Wide(std::max<int64_t>(in_size - 1, 0)) * stride[i] + output_padding[i] + kernel_extent,
-          absl::StrFormat("(input size %d - 1) * stride %d + output_padding %d + dilation %d * "
-                          "(kernel size %d - 1) + 1",
-                          in_size, stride[i], output_padding[i], dilation[i], k)));
+          op, i, kernel_extent,
+          absl::StrFormat("dilation %d * (kernel size %d - 1) + 1", dilation[i], k)));
     }
     if (!transposed) {
       const int64_t padded = in_size + 2 * padding[i], span = dilation[i] * (k - 1) + 1;
@@ -241,6 +244,13 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
       // An empty input (-1 * stride) with a large padding may pass below int64's range.
       const Wide o = Wide(in_size - 1) * stride[i] - 2 * Wide(padding[i]) +
                      Wide(dilation[i]) * (k - 1) + output_padding[i] + 1;
+      // The kernels form output position + padding (Note [Window arithmetic in 128 bits]).
+      TSR_RETURN_IF_ERROR(CheckWindowExtent(
+          op, i, o + padding[i],
+          absl::StrFormat("output size (input size %d - 1) * stride %d - 2 * padding %d + "
+                          "dilation %d * (kernel size %d - 1) + output_padding %d + 1, plus the "
+                          "padding",
+                          in_size, stride[i], padding[i], dilation[i], k, output_padding[i])));
       if (o <= 0) {
         return Invalid(op, absl::StrFormat("Given input size per channel: %s. Calculated output "
                                            "size per channel: %d (dim %d). Output size is too "
@@ -633,17 +643,22 @@ absl::StatusOr<Tensor> Matmul(OpRegistry& r, const Tensor& a, const Tensor& b) {
     TSR_ASSIGN_OR_RETURN(DimVector batch,
                          BroadcastShapes(IntArrayRef(a2.sizes().data(), a2.dim() - 2),
                                          IntArrayRef(b2.sizes().data(), b2.dim() - 2)));
-    // The broadcast batch may hold more elements than int64 when n or k is 0 (found by the
-    // op_meta fuzzer): refused, as PyTorch refuses a numel past int64.
-    TSR_ASSIGN_OR_RETURN(const int64_t count, ComputeNumel(batch));
+    // The broadcast batch is flattened to one dim of `count` matrices; with n or k 0 its
+    // product may pass int64 (found by the op_meta fuzzer): refused, even where the result
+    // would be empty (PyTorch's int64 product overflows there).
+    absl::StatusOr<int64_t> count = ComputeNumel(batch);
+    if (!count.ok()) {
+      return absl::Status(count.status().code(),
+                          absl::StrCat("matmul: the broadcast batch: ", count.status().message()));
+    }
     DimVector ea = batch, eb = batch, out_shape = batch;
     ea.insert(ea.end(), {n, k});
     eb.insert(eb.end(), {k2, m});
     out_shape.insert(out_shape.end(), {n, m});
     TSR_ASSIGN_OR_RETURN(Tensor xa, Expand(a2, ea));
     TSR_ASSIGN_OR_RETURN(Tensor xb, Expand(b2, eb));
-    TSR_ASSIGN_OR_RETURN(Tensor ra, CallOne(r, "reshape", {xa, Value(IntList{count, n, k})}));
-    TSR_ASSIGN_OR_RETURN(Tensor rb, CallOne(r, "reshape", {xb, Value(IntList{count, k2, m})}));
+    TSR_ASSIGN_OR_RETURN(Tensor ra, CallOne(r, "reshape", {xa, Value(IntList{*count, n, k})}));
+    TSR_ASSIGN_OR_RETURN(Tensor rb, CallOne(r, "reshape", {xb, Value(IntList{*count, k2, m})}));
     TSR_ASSIGN_OR_RETURN(Tensor prod, CallOne(r, "bmm", {ra, rb}));
     TSR_ASSIGN_OR_RETURN(out, View(prod, out_shape));
   }

@@ -1,6 +1,7 @@
 // The view ops as dispatcher ops: composites over core/views.h, so they run on every device
 // without backend code. reshape and flatten copy (through the `clone` op of the tensor's
 // backend) only when no view can express the new shape.
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
@@ -81,9 +82,13 @@ Out FlattenK(const OperatorHandle& op, const Stack& s) {
   }
   DimVector shape(self.sizes().begin(), self.sizes().begin() + start);
   // An empty tensor's dims outside the 0 may multiply past int64 (found by the op_meta fuzzer).
-  TSR_ASSIGN_OR_RETURN(const int64_t merged,
-                       ComputeNumel(IntArrayRef(self.sizes().data() + start, end - start + 1)));
-  shape.push_back(merged);
+  absl::StatusOr<int64_t> merged =
+      ComputeNumel(IntArrayRef(self.sizes().data() + start, end - start + 1));
+  if (!merged.ok()) {
+    return absl::Status(merged.status().code(), absl::StrCat("flatten: dims ", start, " to ", end,
+                                                             ": ", merged.status().message()));
+  }
+  shape.push_back(*merged);
   shape.insert(shape.end(), self.sizes().begin() + end + 1, self.sizes().end());
   return One(Reshape(op, self, shape));
 }

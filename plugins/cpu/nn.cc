@@ -174,11 +174,22 @@ void onednn_weight(const sdk::Tensor& w, const ConvParams& p, dnnl::memory::dims
   }
 }
 
+// int32_params: whether every stride, padding and dilation fits 32 bits, as oneDNN's kernels
+// keep them in `int`; larger ones (legal: Note [Window arithmetic in 128 bits]) run our loop.
+bool int32_params(const ConvParams& p) {
+  for (int d = 0; d < kSpatial; ++d) {
+    for (int64_t v : {p.stride[d], p.padding[d], p.dilation[d], p.output_padding[d]}) {
+      if (v > std::numeric_limits<int32_t>::max()) return false;
+    }
+  }
+  return true;
+}
+
 bool conv_onednn(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* bias,
                  const sdk::Tensor& out, const ConvParams& p) {
   const tsr_dtype dt = in.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
-  if (in.numel() == 0 || w.numel() == 0) return false;
+  if (in.numel() == 0 || w.numel() == 0 || !int32_params(p)) return false;
   dnnl::memory::dims strides, dil, pad_l, pad_r;
   for (int d = kSpatial - p.dims; d < kSpatial; ++d) {
     strides.push_back(p.stride[d]);
@@ -295,8 +306,10 @@ void conv_loop(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* b
                     }
                     i = t / p.stride[d];
                   }
+                  // Only a tap inside the input has an offset: one in a padding of 2^61 would
+                  // overflow it (Note [Window arithmetic in 128 bits]).
                   inside = i >= 0 && i < I[d];
-                  offset += i * x.stride[2 + d];
+                  if (inside) offset += i * x.stride[2 + d];
                 }
                 if (!inside) continue;
                 const int64_t koff = k0 * k.stride[2] + k1 * k.stride[3] + k2 * k.stride[4];
@@ -451,7 +464,12 @@ Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, Int
   // oneDNN visits every tap of a window, inside the input or not: windows much larger than the
   // input (legal with padding to match, up to 2^62 taps) run in our loop, which visits the
   // taps inside alone.
-  const bool window_fits = p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1;
+  // Its `int` parameters take strides and paddings within 32 bits only.
+  const bool window_fits = p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1 &&
+                           p.stride[0] <= std::numeric_limits<int32_t>::max() &&
+                           p.stride[1] <= std::numeric_limits<int32_t>::max() &&
+                           p.padding[0] <= std::numeric_limits<int32_t>::max() &&
+                           p.padding[1] <= std::numeric_limits<int32_t>::max();
   if (!divisor && out.numel() > 0 && window_fits &&
       pool_onednn(in, dst, PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, count_include_pad})) {
     dst_out.finish();

@@ -441,8 +441,10 @@ TSR_GPU_HD TSR_GPU_INLINE void ConvThread(const ConvArgs& a, int64_t o) {
             }
             i = t / a.stride[d];
           }
+          // Only a tap inside the input has an offset: one in a padding of 2^61 would overflow
+          // it (Note [Window arithmetic in 128 bits] in dispatcher/ops/nn_ops.cc).
           inside = i >= 0 && i < a.I[d];
-          offset += i * a.xs[2 + d];
+          if (inside) offset += i * a.xs[2 + d];
         }
         if (!inside) continue;
         const int64_t koff = k0 * a.ws[2] + k1 * a.ws[3] + k2 * a.ws[4];

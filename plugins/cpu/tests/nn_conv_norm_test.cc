@@ -41,6 +41,23 @@ TEST(CpuConvolution, Int64AsPyTorch) {
                                               1, 1, -17, 18, -1, 4, -3, 8, 27, -12, 7, -6, -1));
 }
 
+// Stride 2^62 and padding 2^61 (legal: Note [Window arithmetic in 128 bits]) leave every tap
+// in the padding: the loop formed each tap's offset (index * row stride, about -2^64) before
+// checking it was inside. Every output is 0; float32 leaves oneDNN (its parameters are `int`).
+TEST(CpuConvolution, TapsInAHugePaddingAreSkippedWithoutOverflow) {
+  ensure_runtime();
+  for (tsr_dtype dtype : {TSR_DTYPE_FLOAT64, TSR_DTYPE_FLOAT32}) {
+    Tensor x = op("_to_copy", f64(cycle<double>(40, 3, -1), {1, 1, 5, 8}), dtype);
+    Tensor w = op("_to_copy", f64(cycle<double>(9, 2, 1), {1, 1, 3, 3}), dtype);
+    Tensor y = op("convolution", x, w, std::nullopt, Dims{int64_t{1} << 62, 1},
+                  Dims{int64_t{1} << 61, 0}, Dims{1}, false, Dims{0}, int64_t{1});
+    EXPECT_THAT(shape(y), ElementsAre(1, 1, 2, 6));
+    for (double v : values<double>(op("_to_copy", y, TSR_DTYPE_FLOAT64))) {
+      EXPECT_EQ(v, 0.0);
+    }
+  }
+}
+
 TEST(CpuConvolution, Grouped3dInt32AndTransposed1dInt64) {
   ensure_runtime();
   Tensor x = op("_to_copy", i64(cycle<int64_t>(54, 4, -1), {1, 2, 3, 3, 3}), TSR_DTYPE_INT32);

@@ -306,6 +306,16 @@ TEST(CpuCopy, CopyCastsAndCloneKeepsLayout) {
   EXPECT_THAT(values<float>(c), ElementsAre(1, 4, 2, 5, 3, 6));
 }
 
+// round.decimals with |decimals| past any power of ten: 10^|d| is inf and every element NaN,
+// as PyTorch's; decimals = INT64_MIN was negated in int64 (found by the op_call fuzzer).
+TEST(CpuPointwise, RoundWithDecimalsBeyondEveryPowerOfTenIsNaN) {
+  for (int64_t d : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+    for (double v : values<double>(op("round.decimals", f64({0.0, 1.5, -2.0}, {3}), d))) {
+      EXPECT_TRUE(std::isnan(v)) << d;
+    }
+  }
+}
+
 // An empty shape may have other sizes whose product passes int64 (ones([2^63 / 3, 3, 0]) has 0
 // elements): the CPU iterator multiplied them before seeing the 0 (found by the op_meta fuzzer).
 TEST(CpuPointwise, EmptyShapesWhoseOtherSizesOverflowAreEmpty) {

@@ -702,9 +702,8 @@ TEST(GpuAvgPool, Int64SumsExactlyAndTruncatesTowardZero) {
 }
 
 // A window of 2^40 + 1 taps a side over a 3 x 3 plane, legal with the padding to match: the
-// threads visit the taps inside the input alone (a loop over every tap would never finish),
-// and average pooling with the padding counted divides by the padded area, 2^80, which no
-// int64 holds (float: the sum over 2^80; int64: 0).
+// threads visit the taps inside the input alone (a loop over every tap would never finish);
+// average pooling with the padding counted divides by a padded area no int64 holds.
 TEST(GpuPool, WindowsFarLargerThanTheInputVisitOnlyTheTapsInside) {
   constexpr int64_t kWide = (int64_t{1} << 40) + 1;
   HostTensor<float> x({1, 3, 3}), y({1, 3, 3});
@@ -723,14 +722,17 @@ TEST(GpuPool, WindowsFarLargerThanTheInputVisitOnlyTheTapsInside) {
   EXPECT_THAT(y.data, ElementsAre(9, 9, 9, 8, 8, 8, 9, 9, 9));
   EXPECT_THAT(idx.data, ElementsAre(1, 1, 1, 4, 4, 4, 1, 1, 1));
 
-  const PoolWindow counted = Window(kWide, kWide, 1, 1, kWide / 2, kWide / 2);
+  // Sides of 2^32 + 1: the padded area (2^32 + 1)^2 wraps in int64 to 2^33 + 1, which would
+  // make the mean of nine 2^37s about 143; it is 9 * 2^37 / 2^64 (float) and 0 (int64).
+  constexpr int64_t kSide = (int64_t{1} << 32) + 1;
+  const PoolWindow counted = Window(kSide, kSide, 1, 1, kSide / 2, kSide / 2);
+  x.data.assign(9, std::ldexp(1.0f, 37));
   ASSERT_TRUE(MakePool2dArgs(x.Op(), y.Op(), {}, counted, true, 0, &args, &blocks, &error))
       << error;
   RunElementsOnHost(PoolElements(args), blocks, [&](int64_t o) { AvgPoolThread<float>(args, o); });
-  const float area = static_cast<float>(std::ldexp(1.0, 80));  // (2^40 + 1)^2, within an ulp
-  for (float v : y.data) EXPECT_FLOAT_EQ(v, 45.0f / area);
+  for (float v : y.data) EXPECT_FLOAT_EQ(v, std::ldexp(9.0f, 37 - 64));
   HostTensor<int64_t> xi({1, 3, 3}), yi({1, 3, 3});
-  xi.data = {1, 9, 2, 4, 8, 3, 7, 5, 6};
+  xi.data.assign(9, int64_t{1} << 37);
   ASSERT_TRUE(MakePool2dArgs(xi.Op(), yi.Op(), {}, counted, true, 0, &args, &blocks, &error))
       << error;
   RunElementsOnHost(PoolElements(args), blocks,

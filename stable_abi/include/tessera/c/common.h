@@ -43,7 +43,9 @@ extern "C" {
  * taken for a wrong one (an uninitialised length, -1 cast to size_t), and the call fails with
  * TSR_INVALID_ARGUMENT naming the function and the string, without reading any of it
  * (tsr_error_create keeps its code and says so in the message; the table's log prints what was
- * wrong instead). A plugin descriptor's strings are held to 256 bytes. */
+ * wrong instead; tsr_fallback_count counts 0; a device's name or arch from its plugin's
+ * get_properties fails tsr_device_get_properties with TSR_INTERNAL: the plugin's fault). A
+ * plugin descriptor's strings are held to 256 bytes. */
 typedef struct tsr_string {
   const char* data;
   size_t size;

@@ -212,20 +212,13 @@ Out ConvolutionMeta(const OperatorHandle& op, const Stack& s) {
   for (int64_t i = 0; i < dims; ++i) {
     const int64_t in_size = in.sizes()[2 + i], k = w.sizes()[2 + i];
     // Note [Window arithmetic in 128 bits]
-    const Wide kernel_extent = Abs(Wide(dilation[i]) * (k - 1) + 1);
+    TSR_RETURN_IF_ERROR(CheckWindowExtent(
+        op, i, Abs(Wide(dilation[i]) * (k - 1) + 1),
+        absl::StrFormat("dilation %d * (kernel size %d - 1) + 1", dilation[i], k)));
     if (!transposed) {
       TSR_RETURN_IF_ERROR(CheckWindowExtent(
           op, i, Wide(in_size) + 2 * Wide(padding[i]),
           absl::StrFormat("input size %d + 2 * padding %d", in_size, padding[i])));
-      TSR_RETURN_IF_ERROR(CheckWindowExtent(
-          op, i, kernel_extent,
-          absl::StrFormat("dilation %d * (kernel size %d - 1) + 1", dilation[i], k)));
-    } else {
-      TSR_RETURN_IF_ERROR(CheckWindowExtent(
-          op, i, kernel_extent,
-          absl::StrFormat("dilation %d * (kernel size %d - 1) + 1", dilation[i], k)));
-    }
-    if (!transposed) {
       const int64_t padded = in_size + 2 * padding[i], span = dilation[i] * (k - 1) + 1;
       if (padded < span) {
         return Invalid(op, absl::StrFormat("Calculated padded input size per channel: %d (dim %d). "

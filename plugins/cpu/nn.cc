@@ -174,13 +174,18 @@ void onednn_weight(const sdk::Tensor& w, const ConvParams& p, dnnl::memory::dims
   }
 }
 
-// int32_params: whether every stride, padding and dilation fits 32 bits, as oneDNN's kernels
-// keep them in `int`; larger ones (legal: Note [Window arithmetic in 128 bits]) run our loop.
+// fit_int32: whether every value fits 32 bits, as oneDNN's kernels keep strides, paddings and
+// dilations in `int`; larger ones (legal: Note [Window arithmetic in 128 bits]) run our loops.
+bool fit_int32(std::initializer_list<int64_t> values) {
+  for (int64_t v : values) {
+    if (v > std::numeric_limits<int32_t>::max()) return false;
+  }
+  return true;
+}
+
 bool int32_params(const ConvParams& p) {
   for (int d = 0; d < kSpatial; ++d) {
-    for (int64_t v : {p.stride[d], p.padding[d], p.dilation[d], p.output_padding[d]}) {
-      if (v > std::numeric_limits<int32_t>::max()) return false;
-    }
+    if (!fit_int32({p.stride[d], p.padding[d], p.dilation[d], p.output_padding[d]})) return false;
   }
   return true;
 }
@@ -466,10 +471,7 @@ Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, Int
   // taps inside alone.
   // Its `int` parameters take strides and paddings within 32 bits only.
   const bool window_fits = p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1 &&
-                           p.stride[0] <= std::numeric_limits<int32_t>::max() &&
-                           p.stride[1] <= std::numeric_limits<int32_t>::max() &&
-                           p.padding[0] <= std::numeric_limits<int32_t>::max() &&
-                           p.padding[1] <= std::numeric_limits<int32_t>::max();
+                           fit_int32({p.stride[0], p.stride[1], p.padding[0], p.padding[1]});
   if (!divisor && out.numel() > 0 && window_fits &&
       pool_onednn(in, dst, PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, count_include_pad})) {
     dst_out.finish();

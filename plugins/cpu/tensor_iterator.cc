@@ -75,7 +75,8 @@ void TensorIterator::build() {
   DimList strides[kMaxOperands];
   for (size_t d : dims) {
     // Merge into the previous (outer) dimension when it steps exactly one row of this one (a
-    // row past int64 is no step a dimension takes: a size-1 dim's stride may be anything).
+    // row past int64 is no step any dimension takes; the operands' byte strides are checked
+    // one by one in add_operand, not their products with the sizes).
     bool merge = !sizes.empty();
     for (size_t k = 0; k < nops && merge; ++k) {
       int64_t row = 0;

@@ -23,7 +23,10 @@ import argparse
 import collections
 import json
 import math
+import os
+import pickle
 import re
+import signal
 import sys
 
 try:
@@ -56,6 +59,11 @@ TESSERA_ONLY_ERROR = "tessera_only_error"  # Tessera refuses what PyTorch comput
 NOT_IN_TORCH = "not_in_torch"  # no such aten op in this PyTorch: nothing to compare
 NOT_IN_TESSERA = "not_in_tessera"  # --replay of a case for an op Tessera lacks
 TOOL_ERROR = "tool_error"  # this script could not compare the case (a bug here, not a finding)
+TORCH_CRASH = "torch_crash"  # PyTorch itself died on the case (its bug; Tessera's side is shown)
+
+# Cases run in forked children, one per op and at most this many cases each
+# (Note [Isolating PyTorch]).
+CASES_PER_CHILD = 400
 
 # Ops whose values are unspecified (uninitialized memory): only dtype and shape compare.
 UNSPECIFIED_VALUES = re.compile(r"^empty")
@@ -392,6 +400,81 @@ def schema_difference(ours, op):
     return "torch:   %s\n  Tessera: %s\n  %s" % (str(op._schema).replace(
         "aten::", "", 1), ours, "\n  ".join(differences))
 
+# Note [Isolating PyTorch]
+# PyTorch 1.13 crashes on some inputs that Tessera refuses with an error (native_batch_norm in
+# evaluation mode without running statistics is a segmentation fault there), and one crash
+# would end the audit with nothing printed. So the cases run in forked children: a child per
+# op (at most CASES_PER_CHILD cases) hands its outcomes back through a
+# pipe; when a child dies, each of its cases runs again in a child of its own, and the cases
+# whose child dies are reported as torch_crash. The parent never runs an op, so no intra-op
+# thread pool exists at a fork (torch.set_num_threads(1) in main keeps it so in the children).
+
+
+def portable_outcome(case):
+    """run_case's answer in a form that crosses a pipe: the overload called, by name."""
+    try:
+        outcome, detail, notes, _ = run_case(case)
+    except Exception as e:  # noqa: BLE001  one odd case must not end the audit
+        return TOOL_ERROR, "%s: %s" % (type(e).__name__, e), [], None, None
+    return outcome, detail, notes, case.get("torch_op"), case.get("torch_args")
+
+
+def in_child(work):
+    """(work()'s result, None) computed in a forked child, or (None, how the child ended)."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the parent's code
+        os.close(read_fd)
+        status = 1
+        try:
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(pickle.dumps(work()))
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as result:
+        data = result.read()  # before waiting: a full pipe would block the child
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return pickle.loads(data), None
+    if os.WIFSIGNALED(status):
+        number_ = os.WTERMSIG(status)
+        try:
+            return None, "signal %d (%s)" % (number_, signal.Signals(number_).name)
+        except ValueError:
+            return None, "signal %d" % number_
+    return None, "exit status %d" % os.WEXITSTATUS(status)
+
+
+def crash_outcome(case, how):
+    tessera = case["tessera"]
+    if tessera.get("error") is not None:
+        mine = "refuses: %s: %s" % (tessera["error"]["code"], tessera["error"]["message"])
+    else:
+        mine = "computes %s" % describe_dumped(tessera["outputs"])
+    return TORCH_CRASH, "torch died (%s); Tessera %s" % (how, mine), [], None, None
+
+
+def run_isolated(cases):
+    """portable_outcome of every case, in order, each computed in a child process."""
+    by_op = collections.OrderedDict()
+    for i, case in enumerate(cases):
+        by_op.setdefault(case["op"], []).append(i)
+    outcomes = [None] * len(cases)
+    for indices in by_op.values():
+        for start in range(0, len(indices), CASES_PER_CHILD):
+            chunk = indices[start:start + CASES_PER_CHILD]
+            results, _ = in_child(lambda: [portable_outcome(cases[i]) for i in chunk])
+            if results is None:  # a case killed the child: find it
+                results = []
+                for i in chunk:
+                    one, how = in_child(lambda: portable_outcome(cases[i]))
+                    results.append(one if one is not None else crash_outcome(cases[i], how))
+            for i, result in zip(chunk, results):
+                outcomes[i] = result
+    return outcomes
+
 
 def describe(outs):
     return ", ".join("%s%s" % (DTYPE_NAMES.get(t.dtype, t.dtype), list(t.shape)) for t in outs)
@@ -414,24 +497,27 @@ def main():
         sys.stderr.write("torch_side_by_side: cannot read %s: %s\n" % (args.cases, e))
         return 2
     out_path = args.disagreements or args.cases + ".disagreements.txt"
+    torch.set_num_threads(1)  # Note [Isolating PyTorch]
 
     per_op = collections.OrderedDict()
     schema_notes = collections.OrderedDict()
     unreadable = 0
-    records = []
+    cases = []
     for number_, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            case = load(line)
+            cases.append(load(line))
         except ValueError as e:
             unreadable += 1
             sys.stderr.write("torch_side_by_side: line %d is not JSON: %s\n" % (number_, e))
-            continue
-        try:
-            outcome, detail, notes, op = run_case(case)
-        except Exception as e:  # noqa: BLE001  one odd case must not end the audit
-            outcome, detail, notes, op = TOOL_ERROR, "%s: %s" % (type(e).__name__, e), [], None
+
+    records = []
+    for case, (outcome, detail, notes, torch_op, torch_args) in zip(cases, run_isolated(cases)):
+        if torch_op is not None:  # the overload run_case called instead (bool Scalars)
+            case["torch_op"], case["torch_args"] = torch_op, torch_args
+        op = None if outcome in (NOT_IN_TORCH, TOOL_ERROR) else resolve(
+            case.get("torch_op", case["op"]))
         counts = per_op.setdefault(case["op"], collections.Counter())
         counts[outcome] += 1
         if case["op"] not in schema_notes:
@@ -449,7 +535,8 @@ def main():
     total = collections.Counter()
     for c in per_op.values():
         total.update(c)
-    for extra, title in ((NOT_IN_TESSERA, "no_tessera"), (TOOL_ERROR, "tool_error")):
+    for extra, title in ((NOT_IN_TESSERA, "no_tessera"), (TOOL_ERROR, "tool_error"),
+                         (TORCH_CRASH, "torch_crash")):
         if total[extra]:
             columns.append(extra)
             titles.append(title)

@@ -153,6 +153,7 @@ TensorView div_mode_out(const KernelContext& ctx, TensorView self, TensorView ot
           }
           return floor_mode ? div_floor(x, y) : div_trunc_int(x, y);
         } else {
+          static_cast<void>(flag);  // only integers divide by zero into an error
           return floor_mode ? div_floor(x, y) : std::trunc(x / y);
         }
       };
@@ -173,6 +174,7 @@ TensorView mod_out(const KernelContext& ctx, TensorView self, Other other, Tenso
           }
           return kRemainder ? remainder(x, y) : mod_trunc_int(x, y);
         } else {
+          static_cast<void>(flag);  // only integers divide by zero into an error
           return kRemainder ? remainder(x, y) : std::fmod(x, y);
         }
       };

@@ -264,5 +264,19 @@ TEST(OpMetaFuzzRegression, ShapeArithmeticOfHugeTensorsIsChecked) {
   EXPECT_TRUE(status_of("scatter.src", {MetaTensor({}), Value(0), one, MetaTensor({})}).ok());
 }
 
+// op_meta, minimised: eye.m(1, INT64_MAX, dtype=uint8, device=meta) formed its diagonal's
+// stride m + 1 in int64 (dispatcher/ops/factory_ops.cc, "9223372036854775807 + 1 cannot be
+// represented"); a diagonal of one element takes any stride.
+TEST(OpMetaFuzzRegression, EyeOfOneRowAndInt64MaxColumns) {
+  for (const auto& [n, m] : {std::pair{int64_t{1}, kMax}, std::pair{kMax, int64_t{1}}}) {
+    Stack stack{Value(n),           Value(m),
+                Value(ScalarType::kUInt8), Value(std::nullopt),
+                Value(Device(DeviceType::kMeta)), Value(std::nullopt)};
+    const absl::Status status = CallMeta("eye.m", &stack);
+    ASSERT_TRUE(status.ok()) << n << " x " << m << ": " << status;
+    EXPECT_EQ(stack[0].tensor().sizes(), (DimVector{n, m}));
+  }
+}
+
 }  // namespace
 }  // namespace tessera

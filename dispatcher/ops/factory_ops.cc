@@ -268,7 +268,9 @@ Out LinspaceOutK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{s[3].tensor()};
 }
 
-// EyeInto: zeros, then ones on the diagonal (a strided view of stride m + 1).
+// EyeInto: zeros, then ones on the diagonal (a strided view of stride m + 1). A diagonal of
+// one element takes stride 1: its m + 1 may pass int64 (1 x INT64_MAX, found by op_meta); with
+// two or more rows n * m fits, so m + 1 does.
 absl::Status EyeInto(const OperatorHandle& op, int64_t n, int64_t m, const Tensor& out) {
   if (n < 0 || m < 0) {
     return absl::InvalidArgumentError(
@@ -277,8 +279,9 @@ absl::Status EyeInto(const OperatorHandle& op, int64_t n, int64_t m, const Tenso
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {n, m}));
   TSR_RETURN_IF_ERROR(Fill(op, out, Scalar(int64_t{0})));
   if (n == 0 || m == 0) return absl::OkStatus();
+  const int64_t length = std::min(n, m);
   TSR_ASSIGN_OR_RETURN(Tensor diagonal,
-                       AsStrided(out, {std::min(n, m)}, {m + 1}, out.storage_offset()));
+                       AsStrided(out, {length}, {length == 1 ? 1 : m + 1}, out.storage_offset()));
   return Fill(op, diagonal, Scalar(int64_t{1}));
 }
 // eye(n, *, dtype, layout, device, pin_memory), eye.m(n, m, *, ...)

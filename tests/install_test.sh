@@ -48,10 +48,18 @@ cc -std=c99 -Wall -Werror $(pkg-config --cflags tessera-plugin) "$examples/c/c_p
 cc -std=c99 -Wall -Werror $(pkg-config --cflags tessera) "$examples/c/c_embedding.c" \
    $(pkg-config --libs tessera) -Wl,-rpath,"$(pkg-config --variable=libdir tessera)" \
    -o "$work/pc/c_embedding"
+# The sample C++ plugin, by docs/cmake_package.md's commands (its C kernels compiled as C).
+cc -std=c99 -Wall -Werror $(pkg-config --cflags tessera-plugin) -c "$examples/npu/npu_c_kernels.c" \
+   -o "$work/pc/npu_c_kernels.o"
+c++ -std=c++17 -fvisibility-inlines-hidden -Wall -Werror $(pkg-config --cflags tessera-plugin) \
+    "$examples/npu/npu_device.cc" "$examples/npu/npu_plugin.cc" "$work/pc/npu_c_kernels.o" \
+    $(pkg-config --libs tessera-plugin) -o "$work/pc/libnpu.so"
 "$src/stable_abi/tests/check_plugin_symbols.sh" "$work/pc/libcdemo.so"
+"$src/stable_abi/tests/check_plugin_symbols.sh" "$work/pc/libnpu.so"
 "$work/pc/c_embedding" "$work/pc/libcdemo.so" > "$work/pc/run.log" ||
   { cat "$work/pc/run.log"; fail "the pkg-config-built C example"; }
-echo "ok: built the C plugin and the C application with pkg-config, and ran them"
+echo "ok: built the C plugin, the sample C++ plugin and the C application with pkg-config," \
+     "and ran the C ones (the C++ one runs in step 4)"
 
 # 3. CMake, as docs/cmake_package.md says: the installed examples' own projects (the sample
 # plugin in C++, a C plugin and a C application in a C-only project), each plugin built with
@@ -104,6 +112,10 @@ grep -q '"device": *"npu"' "$work/npu.json" ||
   { cat "$work/conformance.log"; fail "conformance did not test the npu device"; }
 echo "ok: the installed conformance passed the out-of-tree npu plugin:" \
      "$(grep -c '' "$work/conformance.log") lines of output"
+"$prefix/bin/conformance" --plugin "$work/pc/libnpu.so" --op '^neg$' --dtype float32 \
+  > "$work/conformance_pc.log" 2>&1 ||
+  { cat "$work/conformance_pc.log"; fail "installed conformance --plugin of the pkg-config npu"; }
+echo "ok: the installed conformance passed the npu plugin built with pkg-config"
 
 # Same-major compatibility: asking for Tessera 2 must fail.
 if cmake -S "$src/tests/install_consumer" -B "$work/consumer2" -G Ninja \

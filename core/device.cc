@@ -9,6 +9,15 @@ namespace {
 
 constexpr std::array<std::string_view, kNumDeviceTypes> kDefaultNames = {
     "cpu", "cuda", "hip", "privateuseone", "privateusetwo", "privateusethree", "meta"};
+// The manifest, tessera-plugin-info and the docs number the PrivateUse types (privateuse1..3);
+// the parser takes those names too, beside PyTorch's privateuseone/two/three.
+constexpr std::array<std::string_view, kNumDeviceTypes> kNumberedNames = {
+    "", "", "", "privateuse1", "privateuse2", "privateuse3", ""};
+
+bool IsReservedName(int slot, std::string_view name) {
+  return kDefaultNames[slot] == name ||
+         (!kNumberedNames[slot].empty() && kNumberedNames[slot] == name);
+}
 
 bool IsValidBackendName(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
@@ -49,7 +58,7 @@ absl::Status DeviceNames::Rename(DeviceType type, std::string_view name) {
                         kDefaultNames[slot], names_[slot], name));
   }
   for (int i = 0; i < kNumDeviceTypes; ++i) {
-    if (names_[i] == name || kDefaultNames[i] == name) {
+    if (names_[i] == name || IsReservedName(i, name)) {
       return absl::AlreadyExistsError(
           absl::StrFormat("rename_device: the name '%s' is already taken by device type %s", name,
                           kDefaultNames[i]));
@@ -70,13 +79,15 @@ std::string DeviceNames::Name(DeviceType type) const {
 absl::StatusOr<DeviceType> DeviceNames::ParseType(std::string_view name) const {
   absl::ReaderMutexLock lock(&mu_);
   for (int i = 0; i < kNumDeviceTypes; ++i) {
-    // A renamed PrivateUse type still answers to its reserved name.
-    if (names_[i] == name || kDefaultNames[i] == name) return static_cast<DeviceType>(i);
+    // A renamed PrivateUse type still answers to its reserved names.
+    if (names_[i] == name || IsReservedName(i, name)) return static_cast<DeviceType>(i);
   }
   std::string known;
   for (int i = 0; i < kNumDeviceTypes; ++i) absl::StrAppend(&known, i ? ", " : "", names_[i]);
-  return absl::InvalidArgumentError(
-      absl::StrFormat("unknown device type '%s' (expected one of: %s)", name, known));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown device type '%s' (expected one of: %s; privateuse1..3 name the PrivateUse "
+      "types too)",
+      name, known));
 }
 
 absl::StatusOr<Device> DeviceNames::Parse(std::string_view text) const {

@@ -48,6 +48,22 @@ TEST(Device, RenamedPrivateUseParsesAndPrintsUnderItsNewName) {
   EXPECT_TRUE(names.Rename(DeviceType::kPrivateUse1, "npu").ok()) << "same name again is a no-op";
 }
 
+// The manifest and tessera-plugin-info number the PrivateUse types; a device string with those
+// names parses too, renamed or not, and no other type may take them.
+TEST(Device, NumberedPrivateUseNamesParse) {
+  DeviceNames names;
+  EXPECT_EQ(*names.Parse("privateuse1"), Device(DeviceType::kPrivateUse1, 0));
+  EXPECT_EQ(*names.Parse("privateuse3:4"), Device(DeviceType::kPrivateUse3, 4));
+  ASSERT_TRUE(names.Rename(DeviceType::kPrivateUse2, "edev").ok());
+  EXPECT_EQ(*names.Parse("privateuse2:1"), Device(DeviceType::kPrivateUse2, 1));
+  EXPECT_EQ(names.ToString(Device(DeviceType::kPrivateUse2, 1)), "edev:1");
+  EXPECT_EQ(names.Rename(DeviceType::kPrivateUse1, "privateuse3").code(),
+            absl::StatusCode::kAlreadyExists);
+  absl::StatusOr<Device> d = names.Parse("privateuse4");
+  ASSERT_FALSE(d.ok());
+  EXPECT_THAT(d.status().message(), HasSubstr("privateuse1..3 name the PrivateUse types too"));
+}
+
 TEST(Device, RenameConflictsAreErrors) {
   DeviceNames names;
   ASSERT_TRUE(names.Rename(DeviceType::kPrivateUse1, "npu").ok());

@@ -789,8 +789,14 @@ size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
                           r->plugin_op_set_minor);
   }
   if (r->loaded) {
-    absl::StrAppendFormat(&text, "  kernels registered: %d for %d ops\n", r->kernels_registered,
-                          r->ops_registered);
+    // The count includes fallbacks (loader.h), which serve no op of their own, and an op's
+    // kernels for several device types: say so where the counts differ, or a plugin of 3
+    // kernels and a fallback reads "4 for 3 ops" unexplained.
+    absl::StrAppendFormat(&text, "  kernels registered: %d for %d op%s%s\n", r->kernels_registered,
+                          r->ops_registered, r->ops_registered == 1 ? "" : "s",
+                          r->kernels_registered > r->ops_registered
+                              ? " (each fallback and each op's kernel per device type count one)"
+                              : "");
   } else {
     absl::StrAppendFormat(&text, "  reason (%s): %s\n",
                           absl::StatusCodeToString(static_cast<absl::StatusCode>(r->code)),

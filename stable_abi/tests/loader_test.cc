@@ -94,6 +94,7 @@ TEST(Loader, GoodPluginLoadsAndItsKernelsRun) {
   EXPECT_EQ(report->device_type, TSR_DEVICE_PRIVATEUSE3);
   EXPECT_EQ(report->kernels_registered, 2);
   EXPECT_EQ(report->ops_registered, 2);
+  EXPECT_THAT(Format(report), HasSubstr("  kernels registered: 2 for 2 ops\n"));
   EXPECT_EQ(report->runtime_abi_major, static_cast<uint32_t>(TSR_ABI_VERSION_MAJOR));
 
   std::vector<float> out;
@@ -676,6 +677,10 @@ TEST(Loader, PluginWithoutACopyKernelIsToldWhereItsDerivedFormsCopy) {
               "register a copy_ kernel for copydev to keep them on the device");
     EXPECT_THAT(Format(report), HasSubstr("  notes:\n    no copy_ kernel for copydev"));
     EXPECT_THAT(Format(report), ::testing::Not(HasSubstr("built against another schema")));
+    // Its kernels and its fallback: the count says why it passes the ops.
+    EXPECT_GT(report->kernels_registered, report->ops_registered);
+    EXPECT_THAT(Format(report), HasSubstr(" ops (each fallback and each op's kernel per device "
+                                          "type count one)\n"));
 
     tsr_tensor* a = OnCopydev({1, -2, 3});
     tsr_tensor* b = OnCopydev({0, 0, 0});

@@ -128,9 +128,10 @@ TEST(SdkSignature, AKernelWithTheWrongSignatureRefusesThePluginLoad) {
   EXPECT_FALSE(report->loaded);
   EXPECT_THAT(std::string(report->reason.data, report->reason.size),
               ::testing::HasSubstr(
-                  "impl<kernel>(\"badsig::scale\"): parameter 1 does not match argument 'factor' "
-                  "of type float (see tessera/sdk/signature.hpp for the C++ type of each schema "
-                  "type); the op's schema is badsig::scale(Tensor self, float factor) -> Tensor"));
+                  "impl<kernel>(\"badsig::scale\"): parameter 2 (a KernelContext not counted) "
+                  "is int64_t, but argument 'factor' of type float needs double "
+                  "(tessera/sdk/signature.hpp maps each schema type); the op's schema is "
+                  "badsig::scale(Tensor self, float factor) -> Tensor"));
 }
 
 // bool[] for typed kernels (ABI 1.1): sdk::BoolSpan, optional too.

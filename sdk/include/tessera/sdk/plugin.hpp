@@ -136,12 +136,16 @@ class Library {
     static_assert(!schema.empty(),
                   "TESSERA_OP names an op that is not in the SDK's op set (tessera/opset/): "
                   "for a plugin's own op, use impl<&kernel>(\"ns::op\")");
-    constexpr int mismatch = signature::Mismatch<Kernel>(schema);
-    static_assert(mismatch == -1,
+    // A name outside the op set has no schema to compare with: the assertion above alone.
+    constexpr int mismatch = schema.empty() ? -1 : signature::Mismatch<Kernel>(schema);
+    static_assert(signature::FirstMismatch<mismatch>::none,
                   "the kernel's parameters do not follow the op's schema: one parameter per "
                   "schema argument, in order (Tensor -> sdk::Tensor, int -> int64_t, float -> "
                   "double, T? -> std::optional; see tessera/sdk/signature.hpp), and its return "
-                  "type one sdk::Tensor per schema return");
+                  "type one sdk::Tensor per schema return. The compiler's note names "
+                  "FirstMismatch<N>: N is the first parameter that differs, counting from 0 "
+                  "without a leading KernelContext (the kernel's parameter count where the counts "
+                  "differ; -2: the return type)");
     (void)op_name;
     const std::string name(op);
     register_kernel(name.c_str(), &Boxed<Kernel>, nullptr, nullptr, name.c_str(), -1,
@@ -370,10 +374,16 @@ class Library {
       tsr_arg_info arg{};
       arg.struct_size = sizeof arg;
       check(api().op_argument(handle, i, &arg));
-      if (params[i].kind < 0 || !(params[i] == signature::KindOfType(from_c(arg.type)))) {
-        refuse("parameter " + std::to_string(i) + " does not match argument '" +
+      const signature::ArgKind wanted = signature::KindOfType(from_c(arg.type));
+      if (params[i].kind < 0 || !(params[i] == wanted)) {
+        // Counted from 1 without a leading KernelContext, as impl_typed counts after its context.
+        refuse("parameter " + std::to_string(i + 1) + " (a KernelContext not counted) is " +
+               signature::CppTypeName(params[i]) + ", but argument '" +
                std::string(from_c(arg.name)) + "' of type " + std::string(from_c(arg.type)) +
-               " (see tessera/sdk/signature.hpp for the C++ type of each schema type)");
+               " needs " +
+               (wanted.kind < 0 ? "a boxed kernel (no typed C++ mapping)"
+                                : signature::CppTypeName(wanted)) +
+               " (tessera/sdk/signature.hpp maps each schema type)");
       }
     }
     if (signature::ReturnCount<Kernel>() != static_cast<int>(info.num_returns)) {

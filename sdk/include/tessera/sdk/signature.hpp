@@ -24,6 +24,7 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -248,6 +249,53 @@ constexpr int Mismatch(std::string_view schema) {
   if (params.size() != text.ArgumentCount()) return static_cast<int>(params.size());
   if (ReturnCount<Kernel>() != static_cast<int>(text.ReturnCount())) return -2;
   return -1;
+}
+
+// FirstMismatch<Mismatch>: the condition of Library::impl's compile-time check, a template so
+// that the compiler's note names the parameter ("FirstMismatch<2>::none evaluates to false").
+template <int kMismatch>
+struct FirstMismatch {
+  static constexpr bool none = kMismatch == -1;
+};
+
+// CppTypeName: the C++ parameter type the mapping above gives a schema type's ArgKind.
+inline std::string CppTypeName(ArgKind k) {
+  std::string name;
+  switch (k.kind) {
+    case TSR_VALUE_TENSOR:
+      name = "sdk::Tensor (or sdk::TensorView)";
+      break;
+    case TSR_VALUE_INT:
+      name = "int64_t";
+      break;
+    case TSR_VALUE_DOUBLE:
+      name = "double";
+      break;
+    case TSR_VALUE_BOOL:
+      name = "bool";
+      break;
+    case TSR_VALUE_STRING:
+      name = "std::string_view";
+      break;
+    case TSR_VALUE_SCALAR:
+      name = "sdk::Scalar";
+      break;
+    case TSR_VALUE_INT_LIST:
+      name = "sdk::IntSpan";
+      break;
+    case TSR_VALUE_BOOL_LIST:
+      name = "sdk::BoolSpan";
+      break;
+    case TSR_VALUE_DTYPE:
+      name = "tsr_dtype";
+      break;
+    case TSR_VALUE_DEVICE:
+      name = "tsr_device";
+      break;
+    default:
+      return k.optional ? "an optional of a type" : "a type";  // no typed mapping
+  }
+  return k.optional ? "std::optional<" + name + ">" : name;
 }
 
 }  // namespace signature

@@ -269,9 +269,12 @@ TEST(OpMetaFuzzRegression, ShapeArithmeticOfHugeTensorsIsChecked) {
 // represented"); a diagonal of one element takes any stride.
 TEST(OpMetaFuzzRegression, EyeOfOneRowAndInt64MaxColumns) {
   for (const auto& [n, m] : {std::pair{int64_t{1}, kMax}, std::pair{kMax, int64_t{1}}}) {
-    Stack stack{Value(n),           Value(m),
-                Value(ScalarType::kUInt8), Value(std::nullopt),
-                Value(Device(DeviceType::kMeta)), Value(std::nullopt)};
+    Stack stack{Value(n),
+                Value(m),
+                Value(ScalarType::kUInt8),
+                Value(std::nullopt),
+                Value(Device(DeviceType::kMeta)),
+                Value(std::nullopt)};
     const absl::Status status = CallMeta("eye.m", &stack);
     ASSERT_TRUE(status.ok()) << n << " x " << m << ": " << status;
     EXPECT_EQ(stack[0].tensor().sizes(), (DimVector{n, m}));

@@ -4,9 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -50,9 +53,21 @@ bool SpinUntil(const Ready& ready) {
 
 class Pool {
  public:
+  // A thread the system refuses to start (a process or container thread limit) leaves the pool
+  // smaller, with a warning: std::thread throws, and unwinding here with threads already
+  // started would end the process (std::terminate from a joinable thread's destructor).
+  // ParallelFor stays correct with fewer workers: the caller runs queued chunks itself.
   explicit Pool(int threads) {
     for (int i = 0; i < threads - 1; ++i) {  // the caller is the last worker
-      workers_.emplace_back([this] { Work(); });
+      try {
+        workers_.emplace_back([this] { Work(); });
+      } catch (const std::system_error& e) {
+        std::fprintf(stderr,
+                     "[tessera WARNING] thread pool: the system refused to start thread %d of %d "
+                     "(%s); running with %d\n",
+                     i + 2, threads, e.what(), i + 1);
+        break;
+      }
     }
   }
   // Never destroyed (see Instance): workers may be busy while the process exits.
@@ -118,13 +133,40 @@ class Pool {
 
 }  // namespace
 
+namespace internal {
+
+int MaxThreads(int cores) { return std::max(kMaxThreads, cores); }
+
+int ParseNumThreads(const char* value, int cores, std::string* warning) {
+  warning->clear();
+  if (value == nullptr || *value == '\0') return cores;  // unset, or set to nothing
+  int threads = 0;
+  if (!absl::SimpleAtoi(value, &threads) || threads < 1) {
+    *warning = absl::StrFormat(
+        "TESSERA_NUM_THREADS=%s: expected a whole number of threads from 1 to %d; using the %d "
+        "cores",
+        value, MaxThreads(cores), cores);
+    return cores;
+  }
+  if (threads > MaxThreads(cores)) {
+    *warning = absl::StrFormat(
+        "TESSERA_NUM_THREADS=%s: more than the %d threads a pool may have; "
+        "using %d",
+        value, MaxThreads(cores), MaxThreads(cores));
+    return MaxThreads(cores);
+  }
+  return threads;
+}
+
+}  // namespace internal
+
 int NumThreads() {
   static const int n = [] {
-    int threads = 0;
-    if (const char* env = std::getenv("TESSERA_NUM_THREADS")) {
-      if (!absl::SimpleAtoi(env, &threads) || threads < 1) threads = 0;
-    }
-    if (threads == 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::string warning;
+    const int threads =
+        internal::ParseNumThreads(std::getenv("TESSERA_NUM_THREADS"), cores, &warning);
+    if (!warning.empty()) std::fprintf(stderr, "[tessera WARNING] %s\n", warning.c_str());
     return threads;
   }();
   return n;

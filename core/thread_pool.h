@@ -11,13 +11,28 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 #include "absl/status/status.h"
 
 namespace tessera {
 
 // NumThreads: the pool's size: TESSERA_NUM_THREADS when set (>= 1), else the number of cores.
+// A value that is not a whole number >= 1 is logged and the cores are used; one above
+// max(kMaxThreads, cores) is logged and capped there.
 int NumThreads();
+
+// The most threads a pool may have where the machine has fewer cores: more only wait on each
+// other (and a value such as 100000 would ask the system for more threads than it gives).
+inline constexpr int kMaxThreads = 1024;
+
+namespace internal {
+// MaxThreads: max(kMaxThreads, cores).
+int MaxThreads(int cores);
+// ParseNumThreads: NumThreads' reading of TESSERA_NUM_THREADS (`value`, NULL when unset) on a
+// machine of `cores`; *warning says what was wrong with the value, empty when nothing was.
+int ParseNumThreads(const char* value, int cores, std::string* warning);
+}  // namespace internal
 
 // InParallelTask: whether this thread is running a ParallelFor chunk (a pool worker always is).
 bool InParallelTask();

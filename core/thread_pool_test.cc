@@ -5,6 +5,7 @@
 #include <chrono>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -137,6 +138,47 @@ TEST(ParallelFor, FinishesWhetherThreadsSpinOrSleep) {
       std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
     }
   }
+}
+
+TEST(NumThreads, ReadsTheVariableAndSaysWhatWasWrongWithIt) {
+  std::string warning;
+  EXPECT_EQ(internal::ParseNumThreads(nullptr, 8, &warning), 8);
+  EXPECT_EQ(warning, "");
+  EXPECT_EQ(internal::ParseNumThreads("", 8, &warning), 8);  // set to nothing: as if unset
+  EXPECT_EQ(warning, "");
+  EXPECT_EQ(internal::ParseNumThreads("3", 8, &warning), 3);
+  EXPECT_EQ(warning, "");
+  for (const char* bad : {"0", "-2", "abc", "2x", "99999999999"}) {
+    EXPECT_EQ(internal::ParseNumThreads(bad, 8, &warning), 8) << bad;
+    EXPECT_THAT(warning, HasSubstr("TESSERA_NUM_THREADS=" + std::string(bad) +
+                                   ": expected a whole number of threads from 1 to 1024; "
+                                   "using the 8 cores"));
+  }
+  EXPECT_EQ(internal::ParseNumThreads("100000", 8, &warning), kMaxThreads);
+  EXPECT_THAT(warning, HasSubstr("TESSERA_NUM_THREADS=100000: more than the 1024 threads a pool "
+                                 "may have; using 1024"));
+  // A machine of more cores than the cap may use them all.
+  EXPECT_EQ(internal::ParseNumThreads("2000", 4096, &warning), 2000);
+  EXPECT_EQ(warning, "");
+}
+
+// TESSERA_NUM_THREADS=100000 asked the system for 99,999 threads: when it refused one,
+// std::thread threw inside the pool's constructor and the process ended (std::terminate) at
+// the first parallel loop. Now the value is capped and a refused thread leaves the pool
+// smaller. Run in a child process of its own (the pool is made once per process).
+TEST(NumThreadsDeathTest, AHugeThreadCountIsCappedNotFatal) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("TESSERA_NUM_THREADS", "100000", 1);
+        std::atomic<int64_t> sum{0};
+        const absl::Status s = ParallelFor(0, 1 << 20, 1, [&](int64_t b, int64_t e) {
+          sum.fetch_add(e - b);
+          return absl::OkStatus();
+        });
+        std::exit(s.ok() && sum.load() == (1 << 20) && NumThreads() == kMaxThreads ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "more than the 1024 threads a pool may have");
 }
 
 }  // namespace

@@ -14,6 +14,8 @@ namespace capi {
 namespace {
 
 // TESSERA_LOG_LEVEL=debug|info|warning|error (default warning): the least severe level logged.
+// Another value is said once on stderr (a misspelt level would otherwise hide the messages its
+// user asked for) and read as the default.
 tsr_log_level MinLogLevel() {
   static const tsr_log_level level = [] {
     const char* env = std::getenv("TESSERA_LOG_LEVEL");
@@ -21,6 +23,10 @@ tsr_log_level MinLogLevel() {
     if (v == "debug") return TSR_LOG_DEBUG;
     if (v == "info") return TSR_LOG_INFO;
     if (v == "error") return TSR_LOG_ERROR;
+    if (!v.empty() && v != "warning") {
+      std::cerr << "[tessera WARNING] TESSERA_LOG_LEVEL=" << v
+                << ": expected debug, info, warning or error; using warning" << std::endl;
+    }
     return TSR_LOG_WARNING;
   }();
   return level;

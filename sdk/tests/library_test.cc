@@ -109,6 +109,30 @@ class LibraryTest : public ::testing::Test {
 const tsr_load_report* LibraryTest::report_ = nullptr;
 tsr_device LibraryTest::sdkdev_{};
 
+// Host elements must be the dtype's C++ type: a float32 tensor read as int32_t gave the floats'
+// bits as integers (only the sizes were compared), and written from int32_t, integers' bits as
+// floats.
+TEST_F(LibraryTest, HostElementsMustBeTheDtypesType) {
+  const Tensor f = Tensor::from_host(std::vector<float>{1.0f, 2.5f}, {2}, TSR_DTYPE_FLOAT32);
+  EXPECT_THAT(ErrorOf([&] { f.to_vector<int32_t>(); }),
+              HasSubstr("to_vector: host elements of 4 bytes that are not the C++ type of dtype "
+                        "float32 (4 bytes)"));
+  EXPECT_THAT(ErrorOf([] {
+                Tensor::from_host(std::vector<int32_t>{1, 2}, {2}, TSR_DTYPE_FLOAT32);
+              }),
+              HasSubstr("from_host: host elements of 4 bytes that are not the C++ type of dtype "
+                        "float32"));
+  EXPECT_THAT(f.to_vector<float>(), ElementsAre(1.0f, 2.5f));
+  // bool reads as uint8_t (std::vector<bool> has no data()); a float16's bits as uint16_t,
+  // which is the type of no dtype.
+  const Tensor b = Tensor::from_host(std::vector<uint8_t>{1, 0}, {2}, TSR_DTYPE_BOOL);
+  EXPECT_THAT(b.to_vector<uint8_t>(), ElementsAre(1, 0));
+  const Tensor h = Tensor::from_host(std::vector<uint16_t>{0x3C00}, {1}, TSR_DTYPE_FLOAT16);
+  EXPECT_THAT(h.to_vector<uint16_t>(), ElementsAre(0x3C00));
+  EXPECT_EQ(h.to_vector<Half>()[0].bits, 0x3C00);
+  EXPECT_THAT(ErrorOf([&] { h.to_vector<int16_t>(); }), HasSubstr("dtype float16"));
+}
+
 TEST_F(LibraryTest, RegistrationHookRunsOnceInTheRegistrationPass) {
   ASSERT_TRUE(report_->loaded);
   // The block ran twice (describe, then register); the hook once, in the second run.

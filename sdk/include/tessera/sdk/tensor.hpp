@@ -4,13 +4,52 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/error.hpp"
 
 namespace tessera {
 namespace sdk {
+
+struct Half;      // dispatch.hpp
+struct BFloat16;  // dispatch.hpp
+
+namespace internal {
+// HostElementFits<T>(dtype): whether host elements of type T hold a tensor of `dtype` value for
+// value: T is the dtype's own C++ type (uint8_t also reads bool, whose elements are 0 or 1;
+// std::vector<bool> has no data() to copy through).
+// Another T (uint16_t for a float16's bits, a struct) is taken on its size alone. A float
+// tensor read as int32_t gave its bits as integers, silently, when only sizes were compared.
+template <typename T>
+bool HostElementFits(tsr_dtype d) {
+  if constexpr (std::is_same_v<T, float>) return d == TSR_DTYPE_FLOAT32;
+  if constexpr (std::is_same_v<T, double>) return d == TSR_DTYPE_FLOAT64;
+  if constexpr (std::is_same_v<T, uint8_t>) return d == TSR_DTYPE_UINT8 || d == TSR_DTYPE_BOOL;
+  if constexpr (std::is_same_v<T, int8_t>) return d == TSR_DTYPE_INT8;
+  if constexpr (std::is_same_v<T, int16_t>) return d == TSR_DTYPE_INT16;
+  if constexpr (std::is_same_v<T, int32_t>) return d == TSR_DTYPE_INT32;
+  if constexpr (std::is_same_v<T, int64_t>) return d == TSR_DTYPE_INT64;
+  if constexpr (std::is_same_v<T, Half>) return d == TSR_DTYPE_FLOAT16;
+  if constexpr (std::is_same_v<T, BFloat16>) return d == TSR_DTYPE_BFLOAT16;
+  return sizeof(T) == element_size(d);
+}
+// CheckHostElements refuses host elements of type T for a tensor of `dtype`, naming both.
+template <typename T>
+void CheckHostElements(const char* what, tsr_dtype d) {
+  if (HostElementFits<T>(d)) return;
+  fail(TSR_INVALID_ARGUMENT,
+       std::string(what) + ": host elements of " + std::to_string(sizeof(T)) +
+           " bytes that are not the C++ type of dtype " + dtype_name(d) + " (" +
+           std::to_string(element_size(d)) +
+           " bytes): expected float for float32, double for float64, int64_t for int64, "
+           "uint8_t for bool, sdk::Half for float16, ... (a type of no dtype is taken "
+           "by its size)");
+}
+}  // namespace internal
 
 // IntSpan: a borrowed array of int64 (sizes, strides, int list arguments).
 struct IntSpan {
@@ -69,6 +108,7 @@ class Tensor {
   template <typename T>
   static Tensor from_host(const std::vector<T>& values, const std::vector<int64_t>& sizes,
                           tsr_dtype dtype, tsr_device device = kCpu) {
+    internal::CheckHostElements<T>("from_host", dtype);
     Tensor t = empty(sizes, dtype, device);
     t.copy_from_host(values.data(), values.size() * sizeof(T));
     return t;
@@ -80,12 +120,10 @@ class Tensor {
   void copy_to_host(void* dst, size_t nbytes) const {
     check(api().tensor_copy_to_host(t_, dst, nbytes));
   }
-  // to_vector copies the elements to the host; T must match the dtype's size.
+  // to_vector copies the elements to the host; T is the dtype's C++ type (HostElementFits).
   template <typename T>
   std::vector<T> to_vector() const {
-    if (sizeof(T) != api().dtype_size(dtype())) {
-      fail(TSR_INVALID_ARGUMENT, "to_vector: the element type's size does not match the dtype");
-    }
+    internal::CheckHostElements<T>("to_vector", dtype());
     std::vector<T> out(static_cast<size_t>(numel()));
     copy_to_host(out.data(), out.size() * sizeof(T));
     return out;

@@ -683,7 +683,10 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
 
 tsr_error* tsr_device_count(int32_t device_type, int32_t* out) {
   return Guard(__func__, [&]() -> tsr_error* {
-    if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
+    if (out == nullptr) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       "tsr_device_count: expected an output pointer, got NULL");
+    }
     absl::StatusOr<DeviceType> checked = ToDeviceType(device_type, "tsr_device_count");
     if (!checked.ok()) return ToError(checked.status());
     const DeviceType type = *checked;
@@ -793,7 +796,10 @@ tsr_error* tsr_device_rename(int32_t device_type, tsr_string name) {
 
 tsr_error* tsr_device_parse(tsr_string text, tsr_device* out) {
   return Guard(__func__, [&]() -> tsr_error* {
-    if (out == nullptr) return MakeError(absl::StatusCode::kInvalidArgument, "out is NULL");
+    if (out == nullptr) {
+      return MakeError(absl::StatusCode::kInvalidArgument,
+                       "tsr_device_parse: expected an output pointer, got NULL");
+    }
     absl::StatusOr<std::string_view> read = ReadString(text, "tsr_device_parse", "the text");
     if (!read.ok()) return ToError(read.status());
     absl::StatusOr<Device> d = ParseDevice(*read);

@@ -292,12 +292,19 @@ absl::StatusOr<Device> FromDLDevice(DLDevice d, const Options& options, Allocato
   const Device device(type, d.device_id);
   const int32_t count = DeviceCount(type);
   Allocator* registered = GetAllocator(type);
-  if (count == 0 || registered == nullptr) {
+  if (registered == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s: the DLPack tensor is on %s device %d, which is Tessera's %s, but no plugin provides "
         "%s devices (loaded plugins: %s)",
         fn, DLDeviceName(d.device_type), d.device_id, DeviceToString(device), DeviceTypeName(type),
         LoadedPluginNames()));
+  }
+  if (count == 0) {  // a plugin provides the type, and sees no device of it on this machine
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: the DLPack tensor is on %s device %d, which is Tessera's %s, but %s has 0 devices "
+        "on this machine",
+        fn, DLDeviceName(d.device_type), d.device_id, DeviceToString(device),
+        DeviceTypeName(type)));
   }
   if (d.device_id >= count) {
     return absl::InvalidArgumentError(absl::StrFormat(

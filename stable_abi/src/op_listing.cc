@@ -99,7 +99,7 @@ tsr_string S(const std::string& s) { return tsr_string{s.data(), s.size()}; }
 
 // Fill writes `value` into `field` of the caller's struct when the caller's struct_size has it
 // (the caller may be built against an older minor with a smaller struct).
-#define TSR_FILL(out, field, value) \
+#define TSR_FILL(out, field, value)                                                    \
   if (TSR_FIELD_FITS(std::remove_pointer_t<decltype(out)>, field, (out)->struct_size)) \
   (out)->field = (value)
 
@@ -130,9 +130,8 @@ tsr_error* DescribeArgument(const char* fn, const tsr_op* op, size_t index, tsr_
     const std::vector<Argument>& args = is_return ? entry.schema.returns : entry.schema.arguments;
     if (index >= args.size()) {
       return MakeError(absl::StatusCode::kOutOfRange,
-                       absl::StrFormat("%s: %s has %d %s; index %d is out of range", fn,
-                                       entry.name, args.size(),
-                                       is_return ? "returns" : "arguments", index));
+                       absl::StrFormat("%s: %s has %d %s; index %d is out of range", fn, entry.name,
+                                       args.size(), is_return ? "returns" : "arguments", index));
     }
     const Argument& arg = args[index];
     const OpText& text = TextFor(entry);
@@ -180,7 +179,8 @@ tsr_error* tsr_op_list(const tsr_op** ops, size_t capacity, size_t* count) {
 tsr_error* tsr_op_describe(const tsr_op* op, tsr_op_info* out) {
   return Guard(__func__, [&]() -> tsr_error* {
     constexpr size_t kMin = offsetof(tsr_op_info, name) + sizeof(tsr_string);
-    if (tsr_error* e = CheckOut(__func__, op, out ? &out->struct_size : nullptr, kMin)) return e;
+    if (tsr_error* e = CheckOut("tsr_op_describe", op, out ? &out->struct_size : nullptr, kMin))
+      return e;
     const internal::OperatorEntry& entry = *Unwrap(op).entry();
     const size_t size = out->struct_size;
     std::memset(out, 0, std::min(size, sizeof *out));

@@ -353,7 +353,8 @@ TEST(CApiOpListing, BadArgumentsAreErrors) {
               HasSubstr("out->struct_size is 0, expected at least"));
   info.struct_size = sizeof info;
   EXPECT_THAT(Consume(tsr_op_describe(nullptr, &info)), HasSubstr("expected an op, got NULL"));
-  EXPECT_THAT(Consume(tsr_op_describe(add, nullptr)), HasSubstr("expected an output struct"));
+  EXPECT_THAT(Consume(tsr_op_describe(add, nullptr)),
+              HasSubstr("tsr_op_describe: expected an output struct"));
   tsr_arg_info arg{};
   arg.struct_size = sizeof arg;
   EXPECT_THAT(Consume(tsr_op_argument(add, 3, &arg)),
@@ -624,6 +625,10 @@ TEST(CApiDevice, RegisteredDevicesAllocateAndCopyOnlyThroughTheirInterface) {
   char name[32];
   tsr_device_format(dev, name, sizeof name);
   EXPECT_STREQ(name, "capidev:1");
+  EXPECT_EQ(Consume(tsr_device_count(TSR_DEVICE_PRIVATEUSE2, nullptr)),
+            "3: tsr_device_count: expected an output pointer, got NULL");
+  EXPECT_EQ(Consume(tsr_device_parse(S("capidev:1"), nullptr)),
+            "3: tsr_device_parse: expected an output pointer, got NULL");
 
   // Contiguous and strided tensors round-trip; device memory holds scrambled bytes.
   const int64_t sizes[] = {3, 2};

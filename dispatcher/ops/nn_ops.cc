@@ -625,6 +625,15 @@ absl::StatusOr<Tensor> Matmul(OpRegistry& r, const Tensor& a, const Tensor& b) {
     TSR_ASSIGN_OR_RETURN(Tensor prod, CallOne(r, "mul.Tensor", {a, b}));
     return CallOne(r, "sum", {prod, Value(prod.dtype())});  // dot keeps the dtype
   }
+  // The contracted sizes, checked here so that the error names matmul and its own operands,
+  // not the mm or bmm it becomes and their unsqueezed shapes.
+  const int64_t k_a = a.sizes()[a.dim() - 1];
+  const int64_t k_b = b.sizes()[b.dim() == 1 ? 0 : b.dim() - 2];
+  if (k_a != k_b) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("matmul: shapes %s and %s cannot be multiplied (%d != %d)",
+                        ShapeToString(a.sizes()), ShapeToString(b.sizes()), k_a, k_b));
+  }
   TSR_ASSIGN_OR_RETURN(Tensor a2, a.dim() == 1 ? Unsqueeze(a, 0) : absl::StatusOr<Tensor>(a));
   TSR_ASSIGN_OR_RETURN(Tensor b2, b.dim() == 1 ? Unsqueeze(b, 1) : absl::StatusOr<Tensor>(b));
   Tensor out;

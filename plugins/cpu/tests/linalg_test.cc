@@ -175,6 +175,11 @@ TEST(CpuLinalg, ShapeAndDtypeErrorsNameTheOp) {
               HasSubstr("expected both matrices to have the same dtype"));
   EXPECT_THAT(error_of("mm", b8({1}, {1, 1}), b8({1}, {1, 1})),
               HasSubstr("not implemented for dtype bool"));
+  // matmul names itself and its own operands, not the mm or bmm it becomes ([2] unsqueezed).
+  EXPECT_THAT(error_of("matmul", f32(std::vector<float>(6, 1), {2, 3}), f32({1, 2}, {2})),
+              HasSubstr("matmul: shapes [2, 3] and [2] cannot be multiplied (3 != 2)"));
+  EXPECT_THAT(error_of("matmul", f32({1, 2}, {2}), f32(std::vector<float>(12, 1), {2, 3, 2})),
+              HasSubstr("matmul: shapes [2] and [2, 3, 2] cannot be multiplied (2 != 3)"));
 }
 
 }  // namespace

@@ -670,8 +670,16 @@ void EnsureDefaultPluginsLoaded() {
     for (const std::string& dir : DefaultPluginDirs()) {
       for (const std::string& file : SharedObjectsIn(dir)) {
         std::shared_ptr<PluginRecord> record;
-        PluginLoader::Global().Load(file, &record);
+        const absl::Status status = PluginLoader::Global().Load(file, &record).second;
         if (record != nullptr) refused.push_back(std::move(record));
+        // Nobody asked for this plugin by path, so nobody sees the error: say it (the load
+        // report has the details), or an application runs on without it, silently.
+        if (!status.ok()) {
+          const std::string message = absl::StrFormat(
+              "default discovery: refused %s: %s (tsr_load_reports has its load report)", file,
+              status.message());
+          RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
+        }
       }
     }
   });

@@ -133,6 +133,13 @@ TEST_F(LibraryTest, HostElementsMustBeTheDtypesType) {
   EXPECT_THAT(ErrorOf([&] { h.to_vector<int16_t>(); }), HasSubstr("dtype float16"));
 }
 
+// An undefined Tensor is refused in C++ terms (the C ABI's own message says TSR_VALUE_NONE).
+TEST_F(LibraryTest, AnUndefinedTensorArgumentSaysPassNullopt) {
+  const Tensor a = Tensor::from_host(std::vector<float>{1.0f}, {1}, TSR_DTYPE_FLOAT32);
+  EXPECT_EQ(ErrorOf([&] { call1(find_op("add.Tensor"), a, Tensor()); }),
+            "call1: add.Tensor: argument 1 is an undefined Tensor (pass std::nullopt for None)");
+}
+
 TEST_F(LibraryTest, RegistrationHookRunsOnceInTheRegistrationPass) {
   ASSERT_TRUE(report_->loaded);
   // The block ran twice (describe, then register); the hook once, in the second run.

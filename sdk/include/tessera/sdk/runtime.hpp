@@ -244,6 +244,14 @@ Tensor call1(const tsr_op* op, const Args&... args) {
   if constexpr ((internal::kPacked<Args> && ...)) {
     if (TSR_API_HAS(&sdk::api(), op_call_values)) {
       const tsr_value values[sizeof...(Args) + 1] = {internal::to_packed(args)...};
+      for (size_t i = 0; i < sizeof...(Args); ++i) {  // said in C++ terms, not the C ABI's
+        if (values[i].kind == TSR_VALUE_TENSOR && values[i].u.tensor == nullptr) {
+          throw sdk::Error(TSR_INVALID_ARGUMENT,
+                           "call1: " + std::string(sdk::from_c(sdk::api().op_name(op))) +
+                               ": argument " + std::to_string(i) +
+                               " is an undefined Tensor (pass std::nullopt for None)");
+        }
+      }
       // Room for every return (call1 of an op with several returns gives the first, as on the
       // stack); the others are released.
       constexpr size_t kRoom = 8;

@@ -51,6 +51,9 @@ absl::Status DeviceNames::Rename(DeviceType type, std::string_view name) {
   }
   absl::MutexLock lock(&mu_);
   const int slot = static_cast<int>(type);
+  // A type's own reserved names (a plugin of PrivateUse1 that names its device "privateuse1")
+  // rename nothing: the type answers to them already.
+  if (!renamed_[slot] && IsReservedName(slot, name)) return absl::OkStatus();
   if (renamed_[slot]) {
     if (names_[slot] == name) return absl::OkStatus();
     return absl::FailedPreconditionError(

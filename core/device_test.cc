@@ -59,6 +59,13 @@ TEST(Device, NumberedPrivateUseNamesParse) {
   EXPECT_EQ(names.ToString(Device(DeviceType::kPrivateUse2, 1)), "edev:1");
   EXPECT_EQ(names.Rename(DeviceType::kPrivateUse1, "privateuse3").code(),
             absl::StatusCode::kAlreadyExists);
+  // A type's own reserved names rename nothing (a plugin naming its device "privateuse1" loads
+  // as before these names were reserved), and a real rename may follow.
+  EXPECT_TRUE(names.Rename(DeviceType::kPrivateUse1, "privateuse1").ok());
+  EXPECT_TRUE(names.Rename(DeviceType::kPrivateUse1, "privateuseone").ok());
+  EXPECT_EQ(names.ToString(Device(DeviceType::kPrivateUse1, 0)), "privateuseone:0");
+  EXPECT_TRUE(names.Rename(DeviceType::kPrivateUse1, "npu").ok());
+  EXPECT_EQ(names.ToString(Device(DeviceType::kPrivateUse1, 0)), "npu:0");
   absl::StatusOr<Device> d = names.Parse("privateuse4");
   ASSERT_FALSE(d.ok());
   EXPECT_THAT(d.status().message(), HasSubstr("privateuse1..3 name the PrivateUse types too"));

@@ -58,19 +58,29 @@ class Pool {
   // started would end the process (std::terminate from a joinable thread's destructor).
   // ParallelFor stays correct with fewer workers: the caller runs queued chunks itself.
   explicit Pool(int threads) {
+    try {
+      workers_.reserve(threads - 1);  // so that no emplace_back below reallocates (or throws)
+    } catch (const std::exception& e) {
+      Refused(1, threads, e.what());
+      return;
+    }
     for (int i = 0; i < threads - 1; ++i) {  // the caller is the last worker
       try {
         workers_.emplace_back([this] { Work(); });
-      } catch (const std::system_error& e) {
-        std::fprintf(stderr,
-                     "[tessera WARNING] thread pool: the system refused to start thread %d of %d "
-                     "(%s); running with %d\n",
-                     i + 2, threads, e.what(), i + 1);
-        break;
+      } catch (const std::exception& e) {  // std::system_error, or std::bad_alloc
+        Refused(i + 2, threads, e.what());
+        return;
       }
     }
   }
   // Never destroyed (see Instance): workers may be busy while the process exits.
+
+  static void Refused(int thread, int threads, const char* why) {
+    std::fprintf(stderr,
+                 "[tessera WARNING] thread pool: could not start thread %d of %d (%s); running "
+                 "with %d\n",
+                 thread, threads, why, thread - 1);
+  }
 
   static Pool& Instance() {
     static Pool* pool = new Pool(NumThreads());
@@ -140,22 +150,20 @@ int MaxThreads(int cores) { return std::max(kMaxThreads, cores); }
 int ParseNumThreads(const char* value, int cores, std::string* warning) {
   warning->clear();
   if (value == nullptr || *value == '\0') return cores;  // unset, or set to nothing
-  int threads = 0;
+  int64_t threads = 0;
   if (!absl::SimpleAtoi(value, &threads) || threads < 1) {
     *warning = absl::StrFormat(
-        "TESSERA_NUM_THREADS=%s: expected a whole number of threads from 1 to %d; using the %d "
-        "cores",
-        value, MaxThreads(cores), cores);
+        "TESSERA_NUM_THREADS=%s: expected a whole number of threads >= 1; using the %d cores",
+        value, cores);
     return cores;
   }
   if (threads > MaxThreads(cores)) {
     *warning = absl::StrFormat(
-        "TESSERA_NUM_THREADS=%s: more than the %d threads a pool may have; "
-        "using %d",
-        value, MaxThreads(cores), MaxThreads(cores));
+        "TESSERA_NUM_THREADS=%s: more than the %d threads a pool may have; using %d", value,
+        MaxThreads(cores), MaxThreads(cores));
     return MaxThreads(cores);
   }
-  return threads;
+  return static_cast<int>(threads);
 }
 
 }  // namespace internal

@@ -22,8 +22,8 @@ namespace tessera {
 // max(kMaxThreads, cores) is logged and capped there.
 int NumThreads();
 
-// The most threads a pool may have where the machine has fewer cores: more only wait on each
-// other (and a value such as 100000 would ask the system for more threads than it gives).
+// kMaxThreads: the most threads a pool may have where the machine has fewer cores: more only
+// wait on each other (and a value such as 100000 asks the system for more than it gives).
 inline constexpr int kMaxThreads = 1024;
 
 namespace internal {

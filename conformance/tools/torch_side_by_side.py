@@ -28,6 +28,7 @@ import pickle
 import re
 import signal
 import sys
+import traceback
 
 try:
     import torch
@@ -64,6 +65,10 @@ TORCH_CRASH = "torch_crash"  # PyTorch itself died on the case (its bug; Tessera
 # Cases run in forked children, one per op and at most this many cases each
 # (Note [Isolating PyTorch]).
 CASES_PER_CHILD = 400
+# A child that failed in this script (an exception, printed) exits with this status; a child
+# that PyTorch killed dies of a signal, or exits with PyTorch's own status.
+CHILD_TOOL_FAILURE = 97
+TOOL_FAILED = "tool failure"
 
 # Ops whose values are unspecified (uninitialized memory): only dtype and shape compare.
 UNSPECIFIED_VALUES = re.compile(r"^empty")
@@ -425,11 +430,13 @@ def in_child(work):
     pid = os.fork()
     if pid == 0:  # the child: never returns into the parent's code
         os.close(read_fd)
-        status = 1
+        status = CHILD_TOOL_FAILURE
         try:
             with os.fdopen(write_fd, "wb") as out:
                 out.write(pickle.dumps(work()))
             status = 0
+        except BaseException:  # noqa: BLE001  this script's own failure, not PyTorch's
+            traceback.print_exc()
         finally:
             os._exit(status)
     os.close(write_fd)
@@ -444,10 +451,15 @@ def in_child(work):
             return None, "signal %d (%s)" % (number_, signal.Signals(number_).name)
         except ValueError:
             return None, "signal %d" % number_
+    if os.WEXITSTATUS(status) == CHILD_TOOL_FAILURE:
+        return None, TOOL_FAILED
     return None, "exit status %d" % os.WEXITSTATUS(status)
 
 
 def crash_outcome(case, how):
+    if how == TOOL_FAILED:
+        return (TOOL_ERROR, "the child running the case failed in this script (its traceback is "
+                "on stderr)", [], None, None)
     tessera = case["tessera"]
     if tessera.get("error") is not None:
         mine = "refuses: %s: %s" % (tessera["error"]["code"], tessera["error"]["message"])

@@ -114,30 +114,43 @@ tsr_device LibraryTest::sdkdev_{};
 // floats.
 TEST_F(LibraryTest, HostElementsMustBeTheDtypesType) {
   const Tensor f = Tensor::from_host(std::vector<float>{1.0f, 2.5f}, {2}, TSR_DTYPE_FLOAT32);
-  EXPECT_THAT(ErrorOf([&] { f.to_vector<int32_t>(); }),
-              HasSubstr("to_vector: host elements of 4 bytes that are not the C++ type of dtype "
-                        "float32 (4 bytes)"));
-  EXPECT_THAT(ErrorOf([] {
-                Tensor::from_host(std::vector<int32_t>{1, 2}, {2}, TSR_DTYPE_FLOAT32);
-              }),
-              HasSubstr("from_host: host elements of 4 bytes that are not the C++ type of dtype "
-                        "float32"));
+  EXPECT_EQ(ErrorOf([&] { f.to_vector<int32_t>(); }),
+            "to_vector: host elements of type int (4 bytes) for a tensor of dtype float32, "
+            "expected float");
+  EXPECT_EQ(ErrorOf([&] { f.to_vector<uint32_t>(); }),
+            "to_vector: host elements of type unsigned int (4 bytes) for a tensor of dtype "
+            "float32, expected float");
+  EXPECT_EQ(ErrorOf([] {
+              Tensor::from_host(std::vector<int32_t>{1, 2}, {2}, TSR_DTYPE_FLOAT32);
+            }),
+            "from_host: host elements of type int (4 bytes) for a tensor of dtype float32, "
+            "expected float");
   EXPECT_THAT(f.to_vector<float>(), ElementsAre(1.0f, 2.5f));
-  // bool reads as uint8_t (std::vector<bool> has no data()); a float16's bits as uint16_t,
-  // which is the type of no dtype.
+  // Integers of the dtype's size and signedness: long long for int64 too, not unsigned.
+  const Tensor i = Tensor::from_host(std::vector<int64_t>{-3}, {1}, TSR_DTYPE_INT64);
+  EXPECT_THAT(i.to_vector<long long>(), ElementsAre(-3));
+  EXPECT_THAT(ErrorOf([&] { i.to_vector<uint64_t>(); }), HasSubstr("expected int64_t"));
+  EXPECT_THAT(ErrorOf([&] { i.to_vector<double>(); }), HasSubstr("expected int64_t"));
+  // bool reads as uint8_t (std::vector<bool> has no data()); a float16's bits as uint16_t.
   const Tensor b = Tensor::from_host(std::vector<uint8_t>{1, 0}, {2}, TSR_DTYPE_BOOL);
   EXPECT_THAT(b.to_vector<uint8_t>(), ElementsAre(1, 0));
+  EXPECT_THAT(ErrorOf([&] { b.to_vector<int8_t>(); }), HasSubstr("expected uint8_t"));
   const Tensor h = Tensor::from_host(std::vector<uint16_t>{0x3C00}, {1}, TSR_DTYPE_FLOAT16);
   EXPECT_THAT(h.to_vector<uint16_t>(), ElementsAre(0x3C00));
   EXPECT_EQ(h.to_vector<Half>()[0].bits, 0x3C00);
-  EXPECT_THAT(ErrorOf([&] { h.to_vector<int16_t>(); }), HasSubstr("dtype float16"));
+  EXPECT_THAT(ErrorOf([&] { h.to_vector<int16_t>(); }),
+              HasSubstr("expected sdk::Half (or uint16_t for its bits)"));
+  EXPECT_THAT(ErrorOf([&] { h.to_vector<BFloat16>(); }), HasSubstr("dtype float16"));
 }
 
 // An undefined Tensor is refused in C++ terms (the C ABI's own message says TSR_VALUE_NONE).
 TEST_F(LibraryTest, AnUndefinedTensorArgumentSaysPassNullopt) {
   const Tensor a = Tensor::from_host(std::vector<float>{1.0f}, {1}, TSR_DTYPE_FLOAT32);
   EXPECT_EQ(ErrorOf([&] { call1(find_op("add.Tensor"), a, Tensor()); }),
-            "call1: add.Tensor: argument 1 is an undefined Tensor (pass std::nullopt for None)");
+            "call1: add.Tensor: argument 2 is an undefined Tensor (pass std::nullopt for None)");
+  // call() pushes on a stack.
+  EXPECT_EQ(ErrorOf([&] { call(find_op("add.Tensor"), Tensor(), a); }),
+            "an argument is an undefined Tensor (pass std::nullopt for None)");
 }
 
 TEST_F(LibraryTest, RegistrationHookRunsOnceInTheRegistrationPass) {

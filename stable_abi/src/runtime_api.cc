@@ -15,7 +15,8 @@ namespace {
 
 // TESSERA_LOG_LEVEL=debug|info|warning|error (default warning): the least severe level logged.
 // Another value is said once on stderr (a misspelt level would otherwise hide the messages its
-// user asked for) and read as the default.
+// user asked for) and read as the default; MakeApi reads it, so that is when the table is first
+// made (the first plugin load), whether or not anything logs.
 tsr_log_level MinLogLevel() {
   static const tsr_log_level level = [] {
     const char* env = std::getenv("TESSERA_LOG_LEVEL");
@@ -46,6 +47,7 @@ void Log(tsr_log_level level, tsr_string message) {
 }
 
 tsr_runtime_api MakeApi() {
+  MinLogLevel();  // read (and a wrong value said) now, not at the first message, if any
   tsr_runtime_api api = {};
   api.struct_size = sizeof(tsr_runtime_api);
   api.abi_major = TSR_ABI_VERSION_MAJOR;

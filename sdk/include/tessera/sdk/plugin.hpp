@@ -361,6 +361,7 @@ class Library {
     info.struct_size = sizeof info;
     check(api().op_describe(handle, &info));
     constexpr auto params = signature::ParamKinds<Kernel>();
+    constexpr auto param_types = signature::ParamTypeNames<Kernel>();
     auto refuse = [&](const std::string& what) {
       throw Error(TSR_INVALID_ARGUMENT, "impl<kernel>(\"" + std::string(op) + "\"): " + what +
                                             "; the op's schema is " +
@@ -378,7 +379,7 @@ class Library {
       if (params[i].kind < 0 || !(params[i] == wanted)) {
         // Counted from 1 without a leading KernelContext, as impl_typed counts after its context.
         refuse("parameter " + std::to_string(i + 1) + " (a KernelContext not counted) is " +
-               signature::CppTypeName(params[i]) + ", but argument '" +
+               signature::CppTypeName(params[i], param_types[i]) + ", but argument '" +
                std::string(from_c(arg.name)) + "' of type " + std::string(from_c(arg.type)) +
                " needs " +
                (wanted.kind < 0 ? "a boxed kernel (no typed C++ mapping)"

@@ -59,6 +59,10 @@ inline constexpr DefaultArg default_arg{};
 namespace internal {
 
 inline void push(tsr_stack* s, const Tensor& v) {
+  if (!v.defined()) {  // said in C++ terms, not the C ABI's (tsr_stack_push_none)
+    throw sdk::Error(TSR_INVALID_ARGUMENT,
+                     "an argument is an undefined Tensor (pass std::nullopt for None)");
+  }
   sdk::check(sdk::api().stack_push_tensor(s, v.get()));
 }
 inline void push(tsr_stack* s, const std::vector<Tensor>& v) {
@@ -248,7 +252,7 @@ Tensor call1(const tsr_op* op, const Args&... args) {
         if (values[i].kind == TSR_VALUE_TENSOR && values[i].u.tensor == nullptr) {
           throw sdk::Error(TSR_INVALID_ARGUMENT,
                            "call1: " + std::string(sdk::from_c(sdk::api().op_name(op))) +
-                               ": argument " + std::to_string(i) +
+                               ": argument " + std::to_string(i + 1) +
                                " is an undefined Tensor (pass std::nullopt for None)");
         }
       }

@@ -31,6 +31,7 @@
 
 #include "tessera/c/op.h"
 #include "tessera/sdk/boxing.hpp"
+#include "tessera/sdk/type_name.hpp"
 
 namespace tessera {
 namespace sdk {
@@ -108,6 +109,19 @@ constexpr std::array<ArgKind, sizeof...(I)> ParamKindsOf(std::index_sequence<I..
 template <auto Kernel>
 constexpr auto ParamKinds() {
   return ParamKindsOf<Kernel>(
+      std::make_index_sequence<internal::Signature<decltype(Kernel)>::kArity>{});
+}
+
+// ParamTypeNames<&kernel>: each parameter's C++ type as the compiler spells it (type_name.hpp),
+// for the registration's error where a parameter has no schema mapping.
+template <auto Kernel, size_t... I>
+constexpr std::array<std::string_view, sizeof...(I)> ParamTypeNamesOf(std::index_sequence<I...>) {
+  using Params = typename internal::Signature<decltype(Kernel)>::Params;
+  return {type_name<std::tuple_element_t<I, Params>>()...};
+}
+template <auto Kernel>
+constexpr auto ParamTypeNames() {
+  return ParamTypeNamesOf<Kernel>(
       std::make_index_sequence<internal::Signature<decltype(Kernel)>::kArity>{});
 }
 
@@ -258,8 +272,9 @@ struct FirstMismatch {
   static constexpr bool none = kMismatch == -1;
 };
 
-// CppTypeName: the C++ parameter type the mapping above gives a schema type's ArgKind.
-inline std::string CppTypeName(ArgKind k) {
+// CppTypeName: the C++ parameter type the mapping above gives a schema type's ArgKind (for a
+// kind no schema type has, `unmapped`: the parameter's own type, as type_name spells it).
+inline std::string CppTypeName(ArgKind k, std::string_view unmapped = "a C++ type") {
   std::string name;
   switch (k.kind) {
     case TSR_VALUE_TENSOR:
@@ -293,7 +308,7 @@ inline std::string CppTypeName(ArgKind k) {
       name = "tsr_device";
       break;
     default:
-      return k.optional ? "an optional of a type" : "a type";  // no typed mapping
+      return std::string(unmapped) + " (no schema type maps to it)";
   }
   return k.optional ? "std::optional<" + name + ">" : name;
 }

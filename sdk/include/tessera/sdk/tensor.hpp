@@ -9,45 +9,74 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/sdk/dispatch.hpp"
 #include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/error.hpp"
+#include "tessera/sdk/type_name.hpp"
 
 namespace tessera {
 namespace sdk {
 
-struct Half;      // dispatch.hpp
-struct BFloat16;  // dispatch.hpp
-
 namespace internal {
+// HostTypeName: the C++ type of dtype `d`'s host elements, for messages.
+inline const char* HostTypeName(tsr_dtype d) {
+  switch (d) {
+    case TSR_DTYPE_BOOL:
+      return "uint8_t";
+    case TSR_DTYPE_UINT8:
+      return "uint8_t";
+    case TSR_DTYPE_INT8:
+      return "int8_t";
+    case TSR_DTYPE_INT16:
+      return "int16_t";
+    case TSR_DTYPE_INT32:
+      return "int32_t";
+    case TSR_DTYPE_INT64:
+      return "int64_t";
+    case TSR_DTYPE_FLOAT16:
+      return "sdk::Half (or uint16_t for its bits)";
+    case TSR_DTYPE_BFLOAT16:
+      return "sdk::BFloat16 (or uint16_t for its bits)";
+    case TSR_DTYPE_FLOAT32:
+      return "float";
+    case TSR_DTYPE_FLOAT64:
+      return "double";
+    default:
+      return "no type (not a dtype)";
+  }
+}
+
 // HostElementFits<T>(dtype): whether host elements of type T hold a tensor of `dtype` value for
-// value: T is the dtype's own C++ type (uint8_t also reads bool, whose elements are 0 or 1;
-// std::vector<bool> has no data() to copy through).
-// Another T (uint16_t for a float16's bits, a struct) is taken on its size alone. A float
-// tensor read as int32_t gave its bits as integers, silently, when only sizes were compared.
+// value. A float tensor read as int32_t gave its bits as integers, silently, when only sizes
+// were compared. So a number type must be the dtype's own: float for float32, double for
+// float64, an integer of the dtype's size and signedness for an integer dtype (int64_t or
+// long long for int64; uint8_t also for bool, whose elements are 0 or 1; std::vector<bool> has
+// no data() to copy through), sdk::Half or sdk::BFloat16 for theirs, or uint16_t for those
+// two's bits. Another type (a struct) is taken on its size alone.
 template <typename T>
 bool HostElementFits(tsr_dtype d) {
-  if constexpr (std::is_same_v<T, float>) return d == TSR_DTYPE_FLOAT32;
-  if constexpr (std::is_same_v<T, double>) return d == TSR_DTYPE_FLOAT64;
-  if constexpr (std::is_same_v<T, uint8_t>) return d == TSR_DTYPE_UINT8 || d == TSR_DTYPE_BOOL;
-  if constexpr (std::is_same_v<T, int8_t>) return d == TSR_DTYPE_INT8;
-  if constexpr (std::is_same_v<T, int16_t>) return d == TSR_DTYPE_INT16;
-  if constexpr (std::is_same_v<T, int32_t>) return d == TSR_DTYPE_INT32;
-  if constexpr (std::is_same_v<T, int64_t>) return d == TSR_DTYPE_INT64;
+  if (sizeof(T) != element_size(d)) return false;
   if constexpr (std::is_same_v<T, Half>) return d == TSR_DTYPE_FLOAT16;
   if constexpr (std::is_same_v<T, BFloat16>) return d == TSR_DTYPE_BFLOAT16;
-  return sizeof(T) == element_size(d);
+  if constexpr (std::is_floating_point_v<T>) {
+    return d == (sizeof(T) == 4 ? TSR_DTYPE_FLOAT32 : TSR_DTYPE_FLOAT64);
+  }
+  if constexpr (std::is_same_v<T, bool>) return false;  // std::vector<bool>: see above
+  if constexpr (std::is_integral_v<T>) {
+    if (d == TSR_DTYPE_FLOAT16 || d == TSR_DTYPE_BFLOAT16) return std::is_unsigned_v<T>;  // bits
+    if (d == TSR_DTYPE_BOOL || d == TSR_DTYPE_UINT8) return std::is_unsigned_v<T>;
+    return is_integral(d, /*include_bool=*/false) && std::is_signed_v<T>;
+  }
+  return true;  // a type of no dtype, of the right size
 }
 // CheckHostElements refuses host elements of type T for a tensor of `dtype`, naming both.
 template <typename T>
 void CheckHostElements(const char* what, tsr_dtype d) {
   if (HostElementFits<T>(d)) return;
-  fail(TSR_INVALID_ARGUMENT,
-       std::string(what) + ": host elements of " + std::to_string(sizeof(T)) +
-           " bytes that are not the C++ type of dtype " + dtype_name(d) + " (" +
-           std::to_string(element_size(d)) +
-           " bytes): expected float for float32, double for float64, int64_t for int64, "
-           "uint8_t for bool, sdk::Half for float16, ... (a type of no dtype is taken "
-           "by its size)");
+  fail(TSR_INVALID_ARGUMENT, std::string(what) + ": host elements of type " +
+                                 std::string(type_name<T>()) + " (" + std::to_string(sizeof(T)) +
+                                 " bytes) for a tensor of dtype " + dtype_name(d) + ", expected " +
+                                 HostTypeName(d));
 }
 }  // namespace internal
 

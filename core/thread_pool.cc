@@ -61,7 +61,7 @@ class Pool {
     try {
       workers_.reserve(threads - 1);  // so that no emplace_back below reallocates (or throws)
     } catch (const std::exception& e) {
-      Refused(1, threads, e.what());
+      Refused(2, threads, e.what());  // no worker: the caller alone
       return;
     }
     for (int i = 0; i < threads - 1; ++i) {  // the caller is the last worker
@@ -75,6 +75,8 @@ class Pool {
   }
   // Never destroyed (see Instance): workers may be busy while the process exits.
 
+  // Refused: thread number `thread` (the caller is number 1) could not start; the pool runs
+  // with the ones before it.
   static void Refused(int thread, int threads, const char* why) {
     std::fprintf(stderr,
                  "[tessera WARNING] thread pool: could not start thread %d of %d (%s); running "

@@ -18,7 +18,9 @@ namespace tessera {
 namespace sdk {
 
 namespace internal {
-// HostTypeName: the C++ type of dtype `d`'s host elements, for messages.
+// HostTypeName: the C++ type of dtype `d`'s host elements, for messages: dispatch.hpp's types,
+// spelt as a user writes them (type_name would say "long int" for int64_t).
+static_assert(kNumDtypes == 10, "HostTypeName and HostElementFits need a case for the new dtype");
 inline const char* HostTypeName(tsr_dtype d) {
   switch (d) {
     case TSR_DTYPE_BOOL:

@@ -39,7 +39,7 @@ install(TARGETS tessera_plugin_info EXPORT TesseraTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS conformance RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
-# The GPU backends that this build made (plugins/gpu: libtessera_cuda.so, libtessera_hip.so).
+# The GPU backends that this build made (plugins/cuda: libtessera_cuda.so; plugins/hip: libtessera_hip.so).
 foreach(gpu_plugin IN LISTS TESSERA_GPU_PLUGINS)
   install(TARGETS ${gpu_plugin} LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
 endforeach()

@@ -7,16 +7,14 @@
 namespace tessera {
 namespace {
 
-constexpr std::array<std::string_view, kNumDeviceTypes> kDefaultNames = {
-    "cpu", "cuda", "hip", "privateuseone", "privateusetwo", "privateusethree", "meta"};
-// The manifest, tessera-plugin-info and the docs number the PrivateUse types (privateuse1..3);
-// the parser takes those names too, beside PyTorch's privateuseone/two/three.
-constexpr std::array<std::string_view, kNumDeviceTypes> kNumberedNames = {
-    "", "", "", "privateuse1", "privateuse2", "privateuse3", ""};
+// The default names ("privateuseone", as PyTorch), and the numbered ones that manifests,
+// tessera-plugin-info and the docs print (privateuse1..3), which the parser takes too
+// (TSR_FOR_EACH_DEVICE_TYPE).
+std::string_view DefaultName(int slot) { return base::kDeviceTypeFacts[slot].name; }
+std::string_view NumberedName(int slot) { return base::kDeviceTypeFacts[slot].numbered; }
 
 bool IsReservedName(int slot, std::string_view name) {
-  return kDefaultNames[slot] == name ||
-         (!kNumberedNames[slot].empty() && kNumberedNames[slot] == name);
+  return DefaultName(slot) == name || (!NumberedName(slot).empty() && NumberedName(slot) == name);
 }
 
 bool IsValidBackendName(std::string_view name) {
@@ -31,7 +29,7 @@ bool IsValidBackendName(std::string_view name) {
 }  // namespace
 
 DeviceNames::DeviceNames() {
-  for (int i = 0; i < kNumDeviceTypes; ++i) names_[i] = std::string(kDefaultNames[i]);
+  for (int i = 0; i < kNumDeviceTypes; ++i) names_[i] = std::string(DefaultName(i));
 }
 
 DeviceNames& DeviceNames::Global() {
@@ -43,7 +41,7 @@ absl::Status DeviceNames::Rename(DeviceType type, std::string_view name) {
   if (!IsPrivateUse(type)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rename_device: only privateuseone/two/three can be renamed, got '%s'",
-                        kDefaultNames[static_cast<int>(type)]));
+                        DefaultName(static_cast<int>(type))));
   }
   if (!IsValidBackendName(name)) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -58,13 +56,12 @@ absl::Status DeviceNames::Rename(DeviceType type, std::string_view name) {
     if (names_[slot] == name) return absl::OkStatus();
     return absl::FailedPreconditionError(
         absl::StrFormat("rename_device: %s is already named '%s'; cannot rename it to '%s'",
-                        kDefaultNames[slot], names_[slot], name));
+                        DefaultName(slot), names_[slot], name));
   }
   for (int i = 0; i < kNumDeviceTypes; ++i) {
     if (names_[i] == name || IsReservedName(i, name)) {
-      return absl::AlreadyExistsError(
-          absl::StrFormat("rename_device: the name '%s' is already taken by device type %s", name,
-                          kDefaultNames[i]));
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "rename_device: the name '%s' is already taken by device type %s", name, DefaultName(i)));
     }
   }
   names_[slot] = std::string(name);

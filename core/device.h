@@ -14,21 +14,20 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "tessera/base/device_types.hpp"
 
 namespace tessera {
 
-// The numeric values are part of the stable ABI (TSR_DEVICE_* will equal them): append only.
+// One enumerator per entry of TSR_FOR_EACH_DEVICE_TYPE (tessera/c/common.h), equal to its
+// TSR_DEVICE_* value: kCPU, kCUDA, kHIP, kPrivateUse1..3, kMeta (shape and dtype only; no
+// memory behind it).
 enum class DeviceType : int8_t {
-  kCPU = 0,
-  kCUDA = 1,
-  kHIP = 2,
-  kPrivateUse1 = 3,
-  kPrivateUse2 = 4,
-  kPrivateUse3 = 5,
-  kMeta = 6,  // shape and dtype only; no memory behind it
+#define TESSERA_DEVICE_TYPE_ENUMERATOR_(NAME, Name, value, name, numbered) k##Name = value,
+  TSR_FOR_EACH_DEVICE_TYPE(TESSERA_DEVICE_TYPE_ENUMERATOR_)
+#undef TESSERA_DEVICE_TYPE_ENUMERATOR_
 };
 
-inline constexpr int kNumDeviceTypes = 7;
+inline constexpr int kNumDeviceTypes = base::kNumDeviceTypes;
 
 constexpr bool IsPrivateUse(DeviceType t) {
   return t == DeviceType::kPrivateUse1 || t == DeviceType::kPrivateUse2 ||

@@ -2,7 +2,7 @@
 
 namespace tessera {
 
-std::string_view ScalarTypeName(ScalarType t) { return sdk::dtype_name(ToTsrDtype(t)); }
+std::string_view ScalarTypeName(ScalarType t) { return base::dtype_name(ToTsrDtype(t)); }
 
 std::optional<ScalarType> ParseScalarType(std::string_view name) {
   for (ScalarType t : kAllScalarTypes) {

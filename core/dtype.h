@@ -1,7 +1,7 @@
 // ScalarType: the ten element types of Tessera (DESIGN.md, "Op set v1"), generated with
 // everything else about them from the C ABI's one list, TSR_FOR_EACH_DTYPE
 // (tessera/c/dtypes.h): a ScalarType's value is its TSR_DTYPE_* value. Sizes, categories and
-// names come from the SDK's dependency-free tessera/sdk/dtypes.hpp, generated from the same list,
+// names come from the SDK's dependency-free tessera/base/dtypes.hpp, generated from the same list,
 // so that the runtime and plugins cannot disagree.
 #pragma once
 
@@ -11,8 +11,8 @@
 #include <string_view>
 
 #include "core/half.h"
+#include "tessera/base/dtypes.hpp"
 #include "tessera/c/dtypes.h"
-#include "tessera/sdk/dtypes.hpp"
 
 namespace tessera {
 
@@ -29,7 +29,7 @@ enum class ScalarType : int8_t {
 TSR_FOR_EACH_DTYPE(TESSERA_SCALAR_TYPE_IS_TSR_DTYPE_)
 #undef TESSERA_SCALAR_TYPE_IS_TSR_DTYPE_
 
-inline constexpr int kNumScalarTypes = sdk::kNumDtypes;
+inline constexpr int kNumScalarTypes = base::kNumDtypes;
 
 // Every dtype in enum order, for table-driven code and tests.
 inline constexpr ScalarType kAllScalarTypes[kNumScalarTypes] = {
@@ -42,16 +42,16 @@ inline constexpr ScalarType kAllScalarTypes[kNumScalarTypes] = {
 constexpr tsr_dtype ToTsrDtype(ScalarType t) { return static_cast<tsr_dtype>(t); }
 
 // ElementSize is the size in bytes of one element.
-constexpr size_t ElementSize(ScalarType t) { return sdk::element_size(ToTsrDtype(t)); }
+constexpr size_t ElementSize(ScalarType t) { return base::element_size(ToTsrDtype(t)); }
 
-constexpr bool IsFloatingType(ScalarType t) { return sdk::is_floating(ToTsrDtype(t)); }
+constexpr bool IsFloatingType(ScalarType t) { return base::is_floating(ToTsrDtype(t)); }
 
 // IsIntegralType: the integer types, with or without bool (PyTorch's isIntegralType).
 constexpr bool IsIntegralType(ScalarType t, bool include_bool) {
-  return sdk::is_integral(ToTsrDtype(t), include_bool);
+  return base::is_integral(ToTsrDtype(t), include_bool);
 }
 
-constexpr bool IsValidScalarType(int value) { return sdk::is_valid_dtype(value); }
+constexpr bool IsValidScalarType(int value) { return base::is_valid_dtype(value); }
 
 // ScalarTypeName is the PyTorch spelling without the "torch." prefix ("float32", "bool").
 std::string_view ScalarTypeName(ScalarType t);

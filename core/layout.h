@@ -2,7 +2,7 @@
 //
 // On the stack both are ints (PyTorch's c10::Layout and c10::MemoryFormat values), and the
 // numbers are part of the stable ABI: tsr_layout and tsr_memory_format in
-// tessera/c/common.h equal them (checked by static_asserts in stable_abi/src/handles.h).
+// tessera/c/common.h equal them (checked by static_asserts in runtime/handles.h).
 // Append only.
 #pragma once
 

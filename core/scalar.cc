@@ -4,11 +4,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tessera/sdk/float_to_int.hpp"
+#include "tessera/base/float_to_int.hpp"
 
 namespace tessera {
 
-int64_t Scalar::DoubleToInt(double v) { return sdk::float_to_int64(v); }
+int64_t Scalar::DoubleToInt(double v) { return base::float_to_int64(v); }
 
 namespace {
 

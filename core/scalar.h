@@ -28,7 +28,7 @@ class Scalar {
 
   bool to_bool() const { return kind_ == Kind::kDouble ? v_.d != 0 : v_.i != 0; }
   // to_int truncates a double toward zero; one int64 cannot hold (NaN, infinities,
-  // |v| >= 2^63) gives INT64_MIN, as x86 and PyTorch on x86 do (sdk::float_to_int64, the rule
+  // |v| >= 2^63) gives INT64_MIN, as x86 and PyTorch on x86 do (base::float_to_int64, the rule
   // the CPU plugin's conversions share), never C++'s undefined behaviour.
   int64_t to_int() const { return kind_ == Kind::kDouble ? DoubleToInt(v_.d) : v_.i; }
   double to_double() const { return kind_ == Kind::kDouble ? v_.d : static_cast<double>(v_.i); }

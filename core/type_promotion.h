@@ -9,41 +9,41 @@
 
 #include "core/dtype.h"
 #include "core/scalar.h"
-#include "tessera/sdk/dtypes.hpp"
+#include "tessera/base/dtypes.hpp"
 
 namespace tessera {
 
 // PromoteTypes: the smallest type both a and b convert to without losing category or range
 // (PyTorch's promoteTypes): uint8 with int8 is int16, float16 with bfloat16 is float32. The
-// table is the SDK's (tessera/sdk/dtypes.hpp), so the runtime and plugins promote alike.
+// table is the SDK's (tessera/base/dtypes.hpp), so the runtime and plugins promote alike.
 inline ScalarType PromoteTypes(ScalarType a, ScalarType b) {
-  return static_cast<ScalarType>(sdk::promote_types(ToTsrDtype(a), ToTsrDtype(b)));
+  return static_cast<ScalarType>(base::promote_types(ToTsrDtype(a), ToTsrDtype(b)));
 }
 
 // CanCast: whether an op computing in `from` may write into a `to` output (in-place and out=):
 // no floating to integral, no non-bool to bool.
 inline bool CanCast(ScalarType from, ScalarType to) {
-  return sdk::can_cast(ToTsrDtype(from), ToTsrDtype(to));
+  return base::can_cast(ToTsrDtype(from), ToTsrDtype(to));
 }
 
 // ResultTypeBuilder accumulates operands in any order and answers torch.result_type (the SDK's
-// sdk::ResultTypeState, which plugins use too). Inline: every pointwise call's plan runs it.
+// base::ResultTypeState, which plugins use too). Inline: every pointwise call's plan runs it.
 class ResultTypeBuilder {
  public:
   void AddTensor(ScalarType dtype, int64_t dim) {
     state_.add(ToTsrDtype(dtype),
-               dim > 0 ? sdk::ResultTypeState::kDimTensor : sdk::ResultTypeState::kZeroDimTensor);
+               dim > 0 ? base::ResultTypeState::kDimTensor : base::ResultTypeState::kZeroDimTensor);
   }
   void AddScalar(const Scalar& value) {
     const tsr_dtype dtype =
-        value.is_floating_point() ? sdk::kDefaultDtype : ToTsrDtype(value.dtype());
-    state_.add(dtype, sdk::ResultTypeState::kWrappedNumber);
+        value.is_floating_point() ? base::kDefaultDtype : ToTsrDtype(value.dtype());
+    state_.add(dtype, base::ResultTypeState::kWrappedNumber);
   }
   // Result: the promoted dtype. With no operand at all, float32 (the default dtype).
   ScalarType Result() const { return static_cast<ScalarType>(state_.result()); }
 
  private:
-  sdk::ResultTypeState state_;
+  base::ResultTypeState state_;
 };
 
 }  // namespace tessera

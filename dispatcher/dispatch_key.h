@@ -11,17 +11,15 @@
 
 namespace tessera {
 
+// One key per device type, generated from the same list (TSR_FOR_EACH_DEVICE_TYPE) with the
+// same values, so that DispatchKeyFor and DeviceTypeFor are casts.
 enum class DispatchKey : uint8_t {
-  kCPU = 0,
-  kCUDA = 1,
-  kHIP = 2,
-  kPrivateUse1 = 3,
-  kPrivateUse2 = 4,
-  kPrivateUse3 = 5,
-  kMeta = 6,
+#define TESSERA_DISPATCH_KEY_ENUMERATOR_(NAME, Name, value, name, numbered) k##Name = value,
+  TSR_FOR_EACH_DEVICE_TYPE(TESSERA_DISPATCH_KEY_ENUMERATOR_)
+#undef TESSERA_DISPATCH_KEY_ENUMERATOR_
 };
 
-inline constexpr int kNumDispatchKeys = 7;
+inline constexpr int kNumDispatchKeys = kNumDeviceTypes;
 
 constexpr DispatchKey DispatchKeyFor(DeviceType type) {
   return static_cast<DispatchKey>(static_cast<int>(type));

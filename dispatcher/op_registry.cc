@@ -9,7 +9,7 @@
 #include "core/status_macros.h"
 #include "dispatcher/argument_binding.h"
 #include "dispatcher/core_ops.h"
-#include "dispatcher/internal/call_epoch.h"
+#include "dispatcher/call_epoch.h"
 #include "dispatcher/internal/operator_entry.h"
 
 namespace tessera {
@@ -28,11 +28,11 @@ namespace tessera {
 // Registries used to keep every kernel record they ever published (a few hundred bytes per
 // registration, with its plugin's gate): a plugin loaded and unloaded in a loop grew the
 // process without bound (issue 14, item 19: 13-26 MiB per reload of a 100k-op plugin). Now a
-// record is freed once no call can reach it, by an epoch scheme (internal::CallEpochs, a
+// record is freed once no call can reach it, by an epoch scheme (CallEpochs, a
 // quiescent-state scheme as in RCU and Linux's SRCU, without their grace-period threads):
 //   - Call and CallWithKey run inside a CallScope. On entering, the outermost call of a thread
 //     announces the current epoch in that thread's slot, then a barrier (Note [Asymmetric
-//     call barrier] in internal/call_epoch.cc: a compiler barrier that the sweep's membarrier
+//     call barrier] in call_epoch.cc: a compiler barrier that the sweep's membarrier
 //     turns into a fence, or a seq_cst fence where there is none); nested calls
 //     (a composite, a derived form, a kernel calling ops) announce nothing. On leaving, the
 //     slot goes back to 0 (release). Everything a call reads of a kernel record (its slot,
@@ -96,6 +96,27 @@ std::string_view KernelSourceName(KernelSource source) {
 const FunctionSchema& OperatorHandle::schema() const { return entry_->schema; }
 const std::string& OperatorHandle::name() const { return entry_->name; }
 OpRegistry& OperatorHandle::registry() const { return *entry_->registry; }
+const std::string& OperatorHandle::schema_text() const { return entry_->schema_text; }
+const OpDeprecation* OperatorHandle::deprecation() const {
+  return entry_->deprecation.load(std::memory_order_acquire);
+}
+bool OperatorHandle::TakeDeprecationWarning() const {
+  return !entry_->deprecation_warned.exchange(true, std::memory_order_relaxed);
+}
+int OperatorHandle::first_borrowing_return() const { return entry_->first_borrowing_return; }
+bool OperatorHandle::returns_only_written() const { return entry_->returns_only_written; }
+VariantKind OperatorHandle::variant() const { return entry_->variant; }
+std::optional<OperatorHandle> OperatorHandle::out_form() const {
+  if (entry_->out == nullptr) return std::nullopt;
+  return OperatorHandle(entry_->out);
+}
+std::optional<OperatorHandle> OperatorHandle::inplace_form() const {
+  if (entry_->inplace == nullptr) return std::nullopt;
+  return OperatorHandle(entry_->inplace);
+}
+bool DerivedThroughCopy(OperatorHandle op, DispatchKey key) {
+  return internal::DerivedThroughCopy(*op.entry(), static_cast<int>(key));
+}
 
 OpRegistry::OpRegistry() {
   const char* trace = std::getenv("TESSERA_DISPATCH_TRACE");
@@ -135,7 +156,7 @@ RegistrationHandle OpRegistry::Publish(std::atomic<const KernelFunction*>& slot,
     auto it = kernels_.find(kept);
     if (it == kernels_.end()) return;
     // Retired, freed once no call can be running it (Note [Reclaiming deregistered kernels]).
-    retired_.push_back(Retired{std::move(it->second), internal::CallEpochs::Retire()});
+    retired_.push_back(Retired{std::move(it->second), CallEpochs::Retire()});
     kernels_.erase(it);
     FreeRetired();
   });
@@ -160,7 +181,7 @@ void OpRegistry::FreeRetired() {
   if (retired_.empty()) return;
   // Retired in epoch order: what retired before the oldest running call entered is out of
   // every call's reach.
-  const uint64_t oldest = internal::CallEpochs::OldestCall();
+  const uint64_t oldest = CallEpochs::OldestCall();
   size_t freed = 0;
   while (freed < retired_.size() && retired_[freed].epoch < oldest) ++freed;
   retired_.erase(retired_.begin(), retired_.begin() + freed);
@@ -434,7 +455,7 @@ absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle
 }
 
 absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
-  internal::CallScope scope;  // Note [Reclaiming deregistered kernels]
+  CallScope scope;  // Note [Reclaiming deregistered kernels]
   const internal::OperatorEntry& entry = *op.entry_;
   TSR_RETURN_IF_ERROR(NormalizeArguments(entry, stack));
   absl::StatusOr<DispatchKey> key = ComputeDispatchKey(op, *stack);
@@ -453,7 +474,7 @@ absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
 
 absl::Status OpRegistry::CallWithKey(const OperatorHandle& op, DispatchKey key,
                                      Stack* stack) const {
-  internal::CallScope scope;  // Note [Reclaiming deregistered kernels]
+  CallScope scope;  // Note [Reclaiming deregistered kernels]
   TSR_RETURN_IF_ERROR(CheckKey(key, op.name()));
   TSR_RETURN_IF_ERROR(NormalizeArguments(*op.entry_, stack));
   return Dispatch(*op.entry_, key, stack);

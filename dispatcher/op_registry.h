@@ -40,6 +40,9 @@ namespace internal {
 class OperatorEntry;
 }
 
+// The three forms of a PyTorch op (Note [Variants] in dispatcher/variants.cc).
+enum class VariantKind : uint8_t { kNone, kFunctional, kOut, kInplace };
+
 // OperatorHandle names one op of a registry; cheap to copy, valid as long as the registry.
 // Look it up once (Find) and keep it: calls through a handle do no name lookup.
 class OperatorHandle {
@@ -48,7 +51,25 @@ class OperatorHandle {
   const std::string& name() const;  // "add.Tensor"
   OpRegistry& registry() const;
 
-  // For the C ABI, whose op handle is the entry pointer itself.
+  // What the runtime host (runtime/, the C ABI) reads of an op beside its schema; everything
+  // else of the entry stays internal to the dispatcher.
+  const std::string& schema_text() const;  // as defined ("add.Tensor(Tensor self, ...) -> Tensor")
+  // deprecation: the op's deprecation, or nullptr (docs/op_schema_policy.md).
+  const OpDeprecation* deprecation() const;
+  // TakeDeprecationWarning: true the first time only, for the runtime's once-per-op warning.
+  bool TakeDeprecationWarning() const;
+  // first_borrowing_return: the first return that is a list or a string (a value that refers
+  // into the stack it is left on), or -1.
+  int first_borrowing_return() const;
+  // returns_only_written: every return is a written argument (out= forms, in-place ops).
+  bool returns_only_written() const;
+  // variant: which of the three forms of a PyTorch op this is (Note [Variants]); out_form and
+  // inplace_form: a functional op's sibling forms, where it has them.
+  VariantKind variant() const;
+  std::optional<OperatorHandle> out_form() const;
+  std::optional<OperatorHandle> inplace_form() const;
+
+  // For the C ABI, whose op handle is the entry pointer itself (opaque outside the dispatcher).
   internal::OperatorEntry* entry() const { return entry_; }
   static OperatorHandle FromEntry(internal::OperatorEntry* entry) { return OperatorHandle(entry); }
 
@@ -81,13 +102,21 @@ class RegistrationHandle {
   std::function<void()> undo_;
 };
 
+// kMaxPackedReturns: the most returns a packed call has (a kernel for an op with more gets no
+// packed entry; Note [Packed kernel calls] in dispatcher/kernel_results.cc).
+inline constexpr size_t kMaxPackedReturns = 4;
+
+// DerivedThroughCopy: whether a call of `op` on `key` runs a derived form (the form has no
+// kernel of its own there) that copies its result into the caller's tensor with copy_ on `key`
+// (out= and in-place forms derived from a functional kernel), so that a key without a copy_
+// kernel of its own runs that copy elsewhere (Note [Plugins without a copy_ kernel] in
+// runtime/plugin_loader.cc).
+bool DerivedThroughCopy(OperatorHandle op, DispatchKey key);
+
 // kDerived: the op's form was derived from a sibling form's kernel (Note [Variants]).
 // kCrossDevice: the op's cross-device kernel ran (tensors on several devices; no key).
 enum class KernelSource { kKernel, kDerived, kComposite, kFallback, kCrossDevice };
 std::string_view KernelSourceName(KernelSource source);
-
-// The three forms of a PyTorch op (Note [Variants] in dispatcher/variants.cc).
-enum class VariantKind : uint8_t { kNone, kFunctional, kOut, kInplace };
 
 // How an out= (or in-place) output's dtype must relate to the dtype the op computes.
 enum class OutDtypeRule : uint8_t {
@@ -221,7 +250,7 @@ class OpRegistry {
       ABSL_GUARDED_BY(mu_);  // published and not retired
   struct Retired {
     std::unique_ptr<KernelFunction> kernel;
-    uint64_t epoch;  // internal::CallEpochs::Retire
+    uint64_t epoch;  // CallEpochs::Retire
   };
   std::vector<Retired> retired_ ABSL_GUARDED_BY(mu_);
   // Every deprecation ever set: calls may still read a replaced one.

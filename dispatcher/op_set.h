@@ -7,7 +7,7 @@
 // `tessera_ops_lock --update` records that change: an op set the lock already records never
 // changes. Op set 1.1 adds the out= forms of the native NN ops (convolution.out,
 // max_pool2d_with_indices.out, native_layer_norm.out, native_batch_norm.out). The SDK headers
-// sdk/include/tessera/opset/ are generated from the lock and state the same version
+// stable_abi/include/tessera/opset/ are generated from the lock and state the same version
 // (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
 #pragma once
 

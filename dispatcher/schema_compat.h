@@ -33,7 +33,7 @@ struct SchemaChange {
   std::vector<std::string> findings;
   // added_arguments: the positions, in the new schema's arguments, of the arguments it added
   // with defaults (before the out arguments): what an old kernel lacks (Note [Kernels built
-  // against another schema] in stable_abi/src/kernel_schema.cc).
+  // against another schema] in runtime/kernel_schema.cc).
   std::vector<size_t> added_arguments;
 };
 

@@ -32,8 +32,8 @@ done
 
 gpu="$prefix/share/tessera/gpu"
 mkdir -p "$gpu/src" "$gpu/bench"
-cp "$TESSERA_ROOT"/plugins/gpu/CMakeLists.txt "$TESSERA_ROOT"/plugins/gpu/*.h \
-  "$TESSERA_ROOT"/plugins/gpu/*.cc "$TESSERA_ROOT"/plugins/gpu/*.cu "$gpu/src/"
+cp "$TESSERA_ROOT"/plugins/cuda/CMakeLists.txt "$TESSERA_ROOT"/plugins/cuda/*.h \
+  "$TESSERA_ROOT"/plugins/cuda/*.cc "$TESSERA_ROOT"/plugins/cuda/*.cu "$gpu/src/"
 cp "$TESSERA_ROOT"/benchmarks/gpu/gpu_torch_peer.py "$TESSERA_ROOT"/benchmarks/gpu/gpu_bare_launch.cu \
   "$TESSERA_ROOT"/benchmarks/gpu/gpu_cublas_peer.cu "$gpu/bench/"
 cp "$TESSERA_ROOT/scripts/gpu-check.sh" "$gpu/"

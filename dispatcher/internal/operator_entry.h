@@ -145,11 +145,7 @@ class alignas(64) OperatorEntry {
 // DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a
 // real kernel there, or NULL.
 const KernelFunction* DerivedKernel(const OperatorEntry& entry, int key);
-// DerivedThroughCopy: whether a call of `entry` on `key` runs a derived form (the form has no
-// kernel of its own there) that copies its result into the caller's tensor with copy_ on `key`
-// (out= and in-place forms derived from a functional kernel), so that a key without a copy_ kernel
-// of its own runs that copy elsewhere (the plugin loader's note, Note [Plugins without a copy_
-// kernel] in stable_abi/src/plugin_loader.cc).
+// DerivedThroughCopy (op_registry.h) on an entry.
 bool DerivedThroughCopy(const OperatorEntry& entry, int key);
 // ComputePlan computes the plan of a call of `functional` from the first values of `args` (Note
 // [Call plans]): with its plan function, else from its Meta kernel's results, else a plan
@@ -185,8 +181,7 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
 // returns, and leaves the returns on `stack`. `caller` names the op the user called.
 absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
                         const KernelFunction& kernel, const CallPlan& plan, Stack* stack);
-// The most returns a packed call has (a kernel for an op with more gets no packed entry).
-inline constexpr size_t kMaxPackedReturns = 4;
+using ::tessera::kMaxPackedReturns;
 
 // CheckWrittenMemory refuses a call whose written tensors overlap themselves or its inputs
 // (Note [Memory overlap], dispatcher/memory_overlap_check.cc).

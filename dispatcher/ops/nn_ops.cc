@@ -56,7 +56,7 @@ absl::StatusOr<std::array<int64_t, 2>> Pair(const OperatorHandle& op, const char
 // Within those bounds every formula here fits int64, and so does every window index a kernel
 // computes (position * stride - padding + tap * dilation, and the offset of a tap inside the
 // input); the CPU and GPU pooling kernels visit the taps inside the input alone
-// (plugins/cpu/nn.cc, plugins/gpu/nn.h), so a kernel of 2^62 taps over a padded 4 x 4 input is
+// (plugins/cpu/nn.cc, plugins/cuda/nn.h), so a kernel of 2^62 taps over a padded 4 x 4 input is
 // legal and cheap, as in PyTorch.
 using Wide = absl::int128;
 constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "conformance/json.h"
+#include "tessera/base/device_types.hpp"
 #include "tessera/c/tessera.h"
 #include "tessera/opset/opset.h"
 #include "tools/plugin_info/elf_section.h"
@@ -32,12 +33,10 @@ std::string Version(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
 }
 
-// The tsr_device_type names, as the runtime prints them (core/device.h's DeviceTypeName).
+// The tsr_device_type names as manifests print them (the numbered PrivateUse names).
 std::string DeviceTypeName(int32_t type) {
-  static const char* const kNames[] = {"cpu",         "cuda",        "hip", "privateuse1",
-                                       "privateuse2", "privateuse3", "meta"};
-  if (type >= 0 && type < static_cast<int32_t>(std::size(kNames))) return kNames[type];
-  return "device_type_" + std::to_string(type);
+  const char* label = base::device_type_label(type);
+  return label != nullptr ? label : "device_type_" + std::to_string(type);
 }
 
 const char* StatusName(int32_t status) {

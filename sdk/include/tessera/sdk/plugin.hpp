@@ -26,6 +26,7 @@
 #include <string>
 #include <utility>
 
+#include "tessera/base/device_types.hpp"
 #include "tessera/opset/opset.h"
 #include "tessera/sdk/boxing.hpp"
 #include "tessera/sdk/signature.hpp"
@@ -66,9 +67,8 @@ inline void RunUnload(void* /*state*/) noexcept {
 
 // DeviceTypeName: "privateuse1", for messages.
 inline std::string DeviceTypeName(int32_t type) {
-  static const char* const kNames[] = {"cpu",         "cuda",        "hip", "privateuse1",
-                                       "privateuse2", "privateuse3", "meta"};
-  return type >= 0 && type < 7 ? kNames[type] : "device type " + std::to_string(type);
+  const char* label = base::device_type_label(type);
+  return label != nullptr ? label : "device type " + std::to_string(type);
 }
 
 }  // namespace internal

@@ -82,17 +82,35 @@ typedef enum tsr_dtype {
 } tsr_dtype;
 #undef TSR_DTYPE_ENUMERATOR_
 
-/* Device types. PrivateUse1..3 are reserved for out-of-tree backends and renameable. */
+/* Device types. PrivateUse1..3 are reserved for out-of-tree backends and renameable.
+ *
+ * TSR_FOR_EACH_DEVICE_TYPE(X) expands to X(NAME, Name, value, name, numbered) once per device
+ * type, in enum order (since 1.2; the values are those of 1.0, frozen in abi.lock):
+ *   NAME      the enumerator's suffix: `TSR_DEVICE_<NAME> = value` of tsr_device_type
+ *   Name      the same in CamelCase, for generated C++ identifiers (the runtime's kPrivateUse1)
+ *   value     the enumerator's value; a new device type takes the next one
+ *   name      the type's default name in device strings and messages, as PyTorch spells it
+ *             ("privateuseone"; a plugin renames PrivateUse1..3 to its own, "npu")
+ *   numbered  another name a device string may use for the type ("privateuse1", the name
+ *             manifests print), or "" for none
+ * Everything that knows the device types (this enum, the runtime's DeviceType, dispatch keys and
+ * names, the SDK's and tessera-plugin-info's names) is generated from this list. */
+/* clang-format off */
+#define TSR_FOR_EACH_DEVICE_TYPE(X)                                                         \
+  X(CPU,         CPU,         0, "cpu",             "")                                     \
+  X(CUDA,        CUDA,        1, "cuda",            "")                                     \
+  X(HIP,         HIP,         2, "hip",             "")                                     \
+  X(PRIVATEUSE1, PrivateUse1, 3, "privateuseone",   "privateuse1")                          \
+  X(PRIVATEUSE2, PrivateUse2, 4, "privateusetwo",   "privateuse2")                          \
+  X(PRIVATEUSE3, PrivateUse3, 5, "privateusethree", "privateuse3")                          \
+  X(META,        Meta,        6, "meta",            "")
+/* clang-format on */
+
+#define TSR_DEVICE_ENUMERATOR_(NAME, Name, value, name, numbered) TSR_DEVICE_##NAME = value,
 typedef enum tsr_device_type {
-  TSR_DEVICE_CPU = 0,
-  TSR_DEVICE_CUDA = 1,
-  TSR_DEVICE_HIP = 2,
-  TSR_DEVICE_PRIVATEUSE1 = 3,
-  TSR_DEVICE_PRIVATEUSE2 = 4,
-  TSR_DEVICE_PRIVATEUSE3 = 5,
-  TSR_DEVICE_META = 6,
-  TSR_DEVICE_TYPE_FORCE_INT32 = 0x7fffffff
+  TSR_FOR_EACH_DEVICE_TYPE(TSR_DEVICE_ENUMERATOR_) TSR_DEVICE_TYPE_FORCE_INT32 = 0x7fffffff
 } tsr_device_type;
+#undef TSR_DEVICE_ENUMERATOR_
 
 /* Layouts: the values of the schema type `Layout` (`Layout? layout=None` of the factory ops and
  * _to_copy), pushed with tsr_stack_push_int and read with tsr_stack_get_int. PyTorch's

@@ -1,6 +1,6 @@
-// The plugin loader: dlopen, the two-way version handshake, registration on the plugin's
-// behalf, load reports, default discovery and unloading.
-#include <dirent.h>
+// The plugin loader: dlopen, the two-way version handshake and the descriptor's checks,
+// registration on the plugin's behalf, the load reports' list, and unloading. Default
+// discovery is plugin_discovery.cc; a load report's text, load_report_format.cc.
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -56,6 +56,40 @@ constexpr size_t kMaxDescriptorString = 256;
 static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per released minor");
 
 thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
+
+// Note [Loads do not nest]
+// A load holds the loader's lock from dlopen (the plugin's static constructors) through
+// tsr_plugin_init and register_fn, so that two loads, or a load and an unload, never interleave
+// their checks and registrations. Plugin code that a load runs on the loading thread and that
+// asks the loader to load, unload or discover (through the exported tsr_plugin_* functions,
+// which a plugin can reach with dlsym) would wait for that lock, held by its own thread:
+// Abseil's deadlock detector ended the process. So such a call fails at once with
+// FAILED_PRECONDITION naming the plugin being loaded, and what only reads the loader's lists
+// (tsr_load_reports, the loaded plugins' names in messages) reads them under the lock this
+// thread already holds. tsr_op_find from there finds the op without starting discovery.
+// LoadInProgress: what this thread is loading, while it is (a scope in PluginLoader::Load).
+struct LoadInProgress;
+thread_local const LoadInProgress* tls_load_in_progress = nullptr;
+struct LoadInProgress {
+  explicit LoadInProgress(std::string p) : path(std::move(p)) { tls_load_in_progress = this; }
+  ~LoadInProgress() { tls_load_in_progress = nullptr; }
+  LoadInProgress(const LoadInProgress&) = delete;
+  LoadInProgress& operator=(const LoadInProgress&) = delete;
+  const std::string path;  // as the caller gave it
+};
+
+// NestedLoadError: FAILED_PRECONDITION for `call` made while this thread loads a plugin.
+absl::Status NestedLoadError(std::string_view call) {
+  std::string plugin = tls_load_in_progress->path;
+  if (tls_loading_plugin != nullptr && !tls_loading_plugin->name.empty()) {
+    plugin = absl::StrFormat("'%s' (%s)", tls_loading_plugin->name, plugin);
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s: called from inside the load of plugin %s (code that its dlopen, %s or register_fn "
+      "ran); plugin loads, unloads and discovery do not nest: call it from the application, "
+      "before or after that load",
+      call, plugin, TSR_PLUGIN_INIT_SYMBOL));
+}
 
 // Note [Registration window]
 // A plugin registers (ops, kernels, fallbacks, its device) only from its register_fn, on the
@@ -192,6 +226,7 @@ class PluginLoader {
       }
       auto report = std::make_unique<LoadReport>();
       report->path = path;
+      const LoadInProgress in_progress(path);
       report->c.runtime_abi_major = TSR_ABI_VERSION_MAJOR;
       report->c.runtime_abi_minor = TSR_ABI_VERSION_MINOR;
       report->c.device_type = -1;
@@ -240,6 +275,7 @@ class PluginLoader {
   }
 
   absl::Status Unload(const std::string& name) {
+    TSR_RETURN_IF_ERROR(CheckNotLoading(absl::StrFormat("unload of plugin '%s'", name)));
     // Note [Gating kernel calls] in plugin_gate.h: the unload waits for every op call in
     // flight. From inside one it would wait for itself; from a parallel task, for the call that
     // may be waiting for the task.
@@ -274,15 +310,16 @@ class PluginLoader {
     return absl::OkStatus();  // the record (and dlclose) goes with the last reference
   }
 
+  // The readers below run also from plugin code that a load runs (Note [Loads do not nest]).
   std::shared_ptr<PluginRecord> Find(std::string_view name) {
-    absl::MutexLock lock(&mu_);
+    ReaderLock lock(mu_);
     auto it = plugins_.find(absl::string_view(name.data(), name.size()));
     return it == plugins_.end() ? nullptr : it->second;
   }
 
   // LoadedNames: the loaded plugins' names, sorted, for messages.
   std::string LoadedNames() {
-    absl::MutexLock lock(&mu_);
+    ReaderLock lock(mu_);
     std::vector<std::string> names;
     for (const auto& [name, record] : plugins_) names.push_back(name);
     std::sort(names.begin(), names.end());
@@ -290,12 +327,31 @@ class PluginLoader {
   }
 
   void Reports(const tsr_load_report* const** out, size_t* count) {
-    absl::MutexLock lock(&mu_);
+    ReaderLock lock(mu_);
     *out = views_.get();
     *count = view_count_;
   }
 
  private:
+  // ReaderLock: takes the loader's lock, unless this thread holds it already for the load in
+  // progress (then the loader's lists cannot change under the reader: only the holder changes
+  // them, and it is the reader, waiting in plugin code). Note [Loads do not nest].
+  class ABSL_SCOPED_LOCKABLE ReaderLock {
+   public:
+    explicit ReaderLock(absl::Mutex& mu) ABSL_EXCLUSIVE_LOCK_FUNCTION(mu)
+        : mu_(tls_load_in_progress == nullptr ? &mu : nullptr) {
+      if (mu_ != nullptr) mu_->Lock();
+    }
+    ~ReaderLock() ABSL_UNLOCK_FUNCTION() {
+      if (mu_ != nullptr) mu_->Unlock();
+    }
+    ReaderLock(const ReaderLock&) = delete;
+    ReaderLock& operator=(const ReaderLock&) = delete;
+
+   private:
+    absl::Mutex* const mu_;
+  };
+
   // Note [Load report lists]
   // tsr_load_reports hands out an array that the caller reads without any lock, maybe while
   // another thread loads a plugin; a std::vector reallocated by the next load left it pointing
@@ -528,41 +584,19 @@ class PluginLoader {
   std::vector<std::shared_ptr<PluginRecord>> parked_ ABSL_GUARDED_BY(mu_);
 };
 
-// DefaultPluginDirs: TESSERA_PLUGIN_PATH's entries, then lib/tessera/plugins beside
-// libtessera.so.
-std::vector<std::string> DefaultPluginDirs() {
-  std::vector<std::string> dirs;
-  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH")) {
-    for (absl::string_view dir : absl::StrSplit(env, ':', absl::SkipEmpty())) {
-      dirs.emplace_back(dir);
-    }
-  }
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&tsr_plugin_load_default), &info) && info.dli_fname) {
-    std::string lib(info.dli_fname);
-    const size_t slash = lib.rfind('/');
-    dirs.push_back((slash == std::string::npos ? std::string(".") : lib.substr(0, slash)) +
-                   "/tessera/plugins");
-  }
-  return dirs;
-}
-
-std::vector<std::string> SharedObjectsIn(const std::string& dir) {
-  std::vector<std::string> files;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return files;
-  while (dirent* entry = readdir(d)) {
-    const std::string name = entry->d_name;
-    if (name.size() > 3 && name.compare(name.size() - 3, 3, ".so") == 0) {
-      files.push_back(dir + "/" + name);
-    }
-  }
-  closedir(d);
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
 }  // namespace
+
+absl::Status CheckNotLoading(std::string_view call) {
+  return tls_load_in_progress == nullptr ? absl::OkStatus() : NestedLoadError(call);
+}
+
+absl::Status LoadPlugin(const std::string& path, std::shared_ptr<PluginRecord>* refused) {
+  return PluginLoader::Global().Load(path, refused).second;
+}
+
+void DisposeOfRefusedPlugin(std::shared_ptr<PluginRecord> record) {
+  PluginLoader::Global().DisposeOfRefused(std::move(record));
+}
 
 PluginRecord::~PluginRecord() {
   if (image_base != nullptr) {
@@ -645,50 +679,6 @@ tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out) {
   return nullptr;
 }
 
-// DefaultDiscoveryOff: TESSERA_NO_DEFAULT_PLUGINS is set to anything but "" or "0", so that
-// an application (or its user) gets only the plugins it loads by path (docs/embedding_guide.md).
-bool DefaultDiscoveryOff() {
-  const char* env = std::getenv("TESSERA_NO_DEFAULT_PLUGINS");
-  return env != nullptr && env[0] != '\0' && std::strcmp(env, "0") != 0;
-}
-
-// The state of default discovery: it runs at most once, and tsr_plugin_discovery_disable can
-// stop it only before it started.
-enum DiscoveryState : int { kNotYet, kDisabled, kStarted };
-std::atomic<int> g_discovery{kNotYet};
-
-void EnsureDefaultPluginsLoaded() {
-  static std::once_flag once;
-  std::vector<std::shared_ptr<PluginRecord>> refused;  // Note [Refused after registering]
-  std::call_once(once, [&] {
-    int expected = kNotYet;
-    if (!g_discovery.compare_exchange_strong(expected, kStarted)) return;  // disabled
-    if (DefaultDiscoveryOff()) return;
-    for (const std::string& dir : DefaultPluginDirs()) {
-      for (const std::string& file : SharedObjectsIn(dir)) {
-        std::shared_ptr<PluginRecord> record;
-        const absl::Status status = PluginLoader::Global().Load(file, &record).second;
-        if (record != nullptr) refused.push_back(std::move(record));
-        // Nobody asked for this plugin by path, so nobody sees the error: say it (the load
-        // report has the details), or an application runs on without it, silently.
-        if (!status.ok()) {
-          const std::string message = absl::StrFormat(
-              "default discovery: refused %s: %s (tsr_load_reports has its load report)", file,
-              status.message());
-          RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
-        }
-      }
-    }
-  });
-  for (auto& record : refused) PluginLoader::Global().DisposeOfRefused(std::move(record));
-}
-
-}  // namespace capi
-}  // namespace tessera
-
-namespace tessera {
-namespace capi {
-size_t FormatReport(const tsr_load_report* r, char* buf, size_t size);
 }  // namespace capi
 }  // namespace tessera
 
@@ -696,18 +686,6 @@ using namespace tessera;        // NOLINT: this file only implements the C entry
 using namespace tessera::capi;  // NOLINT
 
 extern "C" {
-
-tsr_error* tsr_plugin_discovery_disable(void) {
-  return Guard(__func__, []() -> tsr_error* {
-    int expected = kNotYet;
-    if (g_discovery.compare_exchange_strong(expected, kDisabled) || expected == kDisabled) {
-      return nullptr;
-    }
-    return MakeError(absl::StatusCode::kFailedPrecondition,
-                     "tsr_plugin_discovery_disable: default plugin discovery has already run "
-                     "(call it before the first tsr_op_find or tsr_plugin_load_default)");
-  });
-}
 
 tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
   return Guard(__func__, [&]() -> tsr_error* {
@@ -718,6 +696,9 @@ tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
       return MakeError(absl::StatusCode::kInvalidArgument,
                        "tsr_plugin_load: expected a path, got an empty string");
     }
+    if (absl::Status s = CheckNotLoading(absl::StrFormat("tsr_plugin_load(%s)", *text)); !s.ok()) {
+      return ToError(s);
+    }
     std::shared_ptr<PluginRecord> refused;
     auto [published, status] = PluginLoader::Global().Load(std::string(*text), &refused);
     if (refused != nullptr) PluginLoader::Global().DisposeOfRefused(std::move(refused));
@@ -725,13 +706,6 @@ tsr_error* tsr_plugin_load(tsr_string path, const tsr_load_report** report) {
     if (status.ok()) return nullptr;
     return MakeError(status.code(), absl::StrFormat("refused to load plugin %s: %s",
                                                     published->path, status.message()));
-  });
-}
-
-tsr_error* tsr_plugin_load_default(void) {
-  return Guard(__func__, [&]() -> tsr_error* {
-    EnsureDefaultPluginsLoaded();
-    return nullptr;
   });
 }
 
@@ -749,80 +723,4 @@ void tsr_load_reports(const tsr_load_report* const** reports, size_t* count) {
   PluginLoader::Global().Reports(reports, count);
 }
 
-size_t tsr_load_report_format(const tsr_load_report* r, char* buf, size_t size) {
-  if (r == nullptr) return 0;
-  try {
-    return FormatReport(r, buf, size);
-  } catch (...) {  // out of memory: nothing was written
-    if (buf != nullptr && size > 0) buf[0] = '\0';
-    return 0;
-  }
-}
-
 }  // extern "C"
-
-namespace tessera {
-namespace capi {
-size_t FormatReport(const tsr_load_report* r, char* buf, size_t size) {
-  auto str = [](tsr_string s) { return std::string(View(s)); };
-  std::string text =
-      absl::StrFormat("plugin %s: %s\n", str(r->path), r->loaded ? "loaded" : "REFUSED");
-  if (r->plugin_abi_major == 0) {  // the descriptor was never read
-    absl::StrAppendFormat(&text, "  plugin ABI: unknown; runtime ABI: %u.%u\n",
-                          r->runtime_abi_major, r->runtime_abi_minor);
-  } else {
-    absl::StrAppendFormat(&text,
-                          "  name: %s  version: %s\n"
-                          "  plugin ABI: built against %u.%u, needs >= %u.%u; runtime ABI: %u.%u\n",
-                          r->plugin_name.size ? str(r->plugin_name) : "(empty)",
-                          r->plugin_version.size ? str(r->plugin_version) : "(empty)",
-                          r->plugin_abi_major, r->plugin_abi_minor, r->plugin_abi_major,
-                          r->plugin_min_abi_minor, r->runtime_abi_major, r->runtime_abi_minor);
-  }
-  const size_t has = r->struct_size;
-  if (r->device_type >= 0) {
-    absl::StrAppendFormat(&text, "  device: %s (type %d)\n",
-                          r->device_name.size ? str(r->device_name) : "?", r->device_type);
-    if (r->loaded && TSR_FIELD_FITS(tsr_load_report, device_count, has) && r->device_count >= 0) {
-      absl::StrAppendFormat(&text, "  devices: %d%s\n", r->device_count,
-                            r->device_count == 0 ? " (none present on this machine)" : "");
-    }
-  }
-  if (TSR_FIELD_FITS(tsr_load_report, plugin_op_set_minor, has) &&
-      (r->plugin_op_set_major != 0 || r->plugin_op_set_minor != 0)) {
-    absl::StrAppendFormat(&text, "  op set: built against %u.%u\n", r->plugin_op_set_major,
-                          r->plugin_op_set_minor);
-  }
-  if (r->loaded) {
-    // The count includes fallbacks (loader.h), which serve no op of their own, and an op's
-    // kernels for several device types: say so where the counts differ, or a plugin of 3
-    // kernels and a fallback reads "4 for 3 ops" unexplained.
-    absl::StrAppendFormat(&text, "  kernels registered: %d for %d op%s%s\n", r->kernels_registered,
-                          r->ops_registered, r->ops_registered == 1 ? "" : "s",
-                          r->kernels_registered > r->ops_registered
-                              ? " (each fallback and each op's kernel per device type count one)"
-                              : "");
-  } else {
-    absl::StrAppendFormat(&text, "  reason (%s): %s\n",
-                          absl::StatusCodeToString(static_cast<absl::StatusCode>(r->code)),
-                          str(r->reason));
-  }
-  if (TSR_FIELD_FITS(tsr_load_report, kernel_notes, has)) {
-    if (r->kernels_adapted != 0 || r->kernels_refused != 0) {
-      absl::StrAppendFormat(&text,
-                            "  kernels built against another schema: %d adapted, %d refused\n",
-                            r->kernels_adapted, r->kernels_refused);
-    }
-    if (r->kernel_notes.size != 0) {
-      text += "  notes:\n";
-      const std::string notes(View(r->kernel_notes));
-      for (absl::string_view line : absl::StrSplit(notes, '\n')) {
-        absl::StrAppendFormat(&text, "    %s\n", line);
-      }
-    }
-  }
-  return CopyToBuffer(text, buf, size);
-}
-
-}  // namespace capi
-}  // namespace tessera

@@ -93,8 +93,20 @@ std::string LoadedPluginNames();
 // FindOp is tsr_op_find without default discovery.
 tsr_error* FindOp(tsr_string name, const tsr_op** out);
 
-// EnsureDefaultPluginsLoaded runs tsr_plugin_load_default once per process.
+// EnsureDefaultPluginsLoaded runs default discovery once per process (plugin_discovery.cc);
+// nothing from plugin code that a load runs (Note [Loads do not nest]).
 void EnsureDefaultPluginsLoaded();
+
+// The loader's side of discovery (plugin_loader.cc). LoadPlugin loads `path` as
+// tsr_plugin_load does; a plugin refused after its register_fn ran comes back in *refused, for
+// DisposeOfRefusedPlugin once the caller holds nothing that an op call in flight may wait for
+// (Note [Refused after registering]).
+absl::Status LoadPlugin(const std::string& path, std::shared_ptr<PluginRecord>* refused);
+void DisposeOfRefusedPlugin(std::shared_ptr<PluginRecord> record);
+// CheckNotLoading: FAILED_PRECONDITION naming the plugin when this thread is inside a plugin's
+// load (plugin code that the load runs), for `call` ("tsr_plugin_load(x.so)"); OK elsewhere.
+// Note [Loads do not nest] in plugin_loader.cc.
+absl::Status CheckNotLoading(std::string_view call);
 
 // RuntimeApi is the function table of applications (tsr_runtime_api_get).
 const tsr_runtime_api& RuntimeApi();

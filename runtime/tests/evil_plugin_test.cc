@@ -496,6 +496,43 @@ TEST(EvilChild, OpFindAsFirstCall) {
   EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
 }
 
+// A plugin whose own code loads, unloads or discovers plugins while it is being loaded (from
+// tsr_plugin_init and from register_fn, through the exported functions) gets FAILED_PRECONDITION
+// naming it, and its load goes on: the loader's lock, held by the loading thread, made Abseil's
+// deadlock detector end the process (Note [Loads do not nest] in runtime/plugin_loader.cc). The
+// plugin checks each answer itself and refuses its load with the first wrong one.
+TEST(EvilPlugin, NestedLoadsFromPluginCodeAreRefusedByName) { RunChild("NestedLoadByPath"); }
+TEST(EvilChild, NestedLoadByPath) {
+  CHILD_ONLY();
+  const tsr_load_report* report = nullptr;
+  ASSERT_EQ(Consume(tsr_plugin_load(S(PluginPath("nested_load")), &report)), "");
+  ASSERT_NE(report, nullptr);
+  EXPECT_TRUE(report->loaded);
+  EXPECT_EQ(FindCode("evil_nested::op"), TSR_OK);
+  // The loader is whole afterwards: unload and load again from the application.
+  EXPECT_EQ(Consume(tsr_plugin_unload(S("evil_nested_load"))), "");
+  EXPECT_EQ(Consume(tsr_plugin_load(S(PluginPath("nested_load")), nullptr)), "");
+}
+
+TEST(EvilPlugin, NestedLoadsUnderDefaultDiscoveryAreRefusedByName) {
+  const std::string dir = PluginDir("evil_nested_plugins", {PluginPath("nested_load")});
+  RunChild("NestedLoadUnderDiscovery", {"TESSERA_PLUGIN_PATH=" + dir});
+}
+TEST(EvilChild, NestedLoadUnderDiscovery) {
+  CHILD_ONLY();
+  EXPECT_EQ(FindCode("evil_nested::op"), TSR_OK);  // discovery loaded it
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  std::string reason = "no report for evil_nested_load";
+  for (size_t i = 0; i < count; ++i) {
+    if (Str(reports[i]->plugin_name) == "evil_nested_load") {
+      reason = reports[i]->loaded ? "" : Str(reports[i]->reason);
+    }
+  }
+  EXPECT_EQ(reason, "");
+}
+
 namespace {
 
 // ExpectRefused loads `variant` and expects the refusal `code` whose message and load report

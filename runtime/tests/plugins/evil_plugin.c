@@ -3,11 +3,16 @@
  * evil_plugin_test.cc in a child process of its own, which asserts the exact outcome: a clean
  * error, a refusal with its load report, a process that goes on. Every variant provides privateuse3
  * as "evildev". */
+/* RTLD_DEFAULT (NESTED_LOAD finds the runtime's exported functions as plugin code can). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tessera/c/loader.h" /* tsr_load_report: NESTED_LOAD calls the loader */
 #include "tessera/c/plugin.h"
 
 #define EVIL_SLOW_SYNC 1        /* a device whose synchronize takes a while */
@@ -29,6 +34,7 @@
 #define EVIL_BAD_RESULTS 17     /* an evildev exp kernel that returns its input */
 #define EVIL_SLOW_KERNEL 18     /* a cpu kernel that stays inside until the test lets it go */
 #define EVIL_SLOW_REFUSED 19    /* registers SLOW_KERNEL's kernel, then register_fn fails */
+#define EVIL_NESTED_LOAD 20     /* loads, unloads, discovers from tsr_plugin_init and register_fn */
 
 /* Every variant provides privateuse3 as "evildev" but the twin, so that both can be loaded. */
 #if EVIL_VARIANT == EVIL_SHARED_OP_TWIN
@@ -248,6 +254,82 @@ static void* thread_main(void* out) {
   return NULL;
 }
 
+#if EVIL_VARIANT == EVIL_NESTED_LOAD
+/* What the nested calls answered: the first that was not the FAILED_PRECONDITION naming this
+ * plugin ("" while each was), for register_fn to refuse the load with. Loading, unloading and
+ * discovery from inside a load used to end the process (the loader's lock, held by this
+ * thread). */
+static char nested_wrong[1024] = "";
+
+static void expect_nested_refusal(const char* call, tsr_error* err, const char* names) {
+  tsr_string message;
+  if (nested_wrong[0] != '\0') {
+    if (err != NULL) api->error_release(err);
+    return;
+  }
+  if (err == NULL) {
+    snprintf(nested_wrong, sizeof nested_wrong, "%s succeeded from inside the load", call);
+    return;
+  }
+  message = api->error_message(err);
+  if (api->error_code(err) != TSR_FAILED_PRECONDITION) {
+    snprintf(nested_wrong, sizeof nested_wrong, "%s: code %d, expected FAILED_PRECONDITION: %.*s",
+             call, (int)api->error_code(err), (int)message.size, message.data);
+  } else {
+    /* The message names the plugin being loaded and says that loads do not nest. */
+    char text[1024];
+    snprintf(text, sizeof text, "%.*s", (int)message.size, message.data);
+    if (strstr(text, names) == NULL || strstr(text, "do not nest") == NULL) {
+      snprintf(nested_wrong, sizeof nested_wrong, "%s: the message does not name %s: %.900s", call,
+               names, text);
+    }
+  }
+  api->error_release(err);
+}
+
+typedef tsr_error* (*load_fn)(tsr_string path, const tsr_load_report** report);
+typedef tsr_error* (*unload_fn)(tsr_string name);
+typedef tsr_error* (*load_default_fn)(void);
+typedef void (*reports_fn)(const tsr_load_report* const** reports, size_t* count);
+typedef tsr_error* (*op_find_fn)(tsr_string name, const tsr_op** out);
+
+/* nested_calls: what plugin code may try while its own load runs, through the runtime's
+ * exported functions. `names`: what each refusal must name (the library; in register_fn the
+ * plugin's name too). */
+static void nested_calls(const char* names) {
+  load_fn load = (load_fn)dlsym(RTLD_DEFAULT, "tsr_plugin_load");
+  unload_fn unload_plugin = (unload_fn)dlsym(RTLD_DEFAULT, "tsr_plugin_unload");
+  load_default_fn load_default = (load_default_fn)dlsym(RTLD_DEFAULT, "tsr_plugin_load_default");
+  reports_fn reports = (reports_fn)dlsym(RTLD_DEFAULT, "tsr_load_reports");
+  op_find_fn op_find = (op_find_fn)dlsym(RTLD_DEFAULT, "tsr_op_find");
+  const char* other = getenv("EVIL_NESTED_OTHER");
+  const tsr_load_report* const* list = NULL;
+  size_t count = 0;
+  const tsr_op* op = NULL;
+  tsr_error* err;
+  if (!load || !unload_plugin || !load_default || !reports || !op_find) {
+    snprintf(nested_wrong, sizeof nested_wrong, "dlsym found no tsr_plugin_* function");
+    return;
+  }
+  expect_nested_refusal("tsr_plugin_load", load(str(other != NULL ? other : "/nonexistent"), NULL),
+                        names);
+  expect_nested_refusal("tsr_plugin_unload", unload_plugin(str("evil_nested_load")), names);
+  expect_nested_refusal("tsr_plugin_load_default", load_default(), names);
+  /* Reading the reports and finding an op (without discovery) work from there. */
+  reports(&list, &count);
+  if (count > 0 && list == NULL && nested_wrong[0] == '\0') {
+    snprintf(nested_wrong, sizeof nested_wrong, "tsr_load_reports gave %zu reports and NULL",
+             count);
+  }
+  err = op_find(str("add.Tensor"), &op);
+  if ((err != NULL || op == NULL) && nested_wrong[0] == '\0') {
+    snprintf(nested_wrong, sizeof nested_wrong,
+             "tsr_op_find(add.Tensor) failed from inside the load");
+  }
+  if (err != NULL) api->error_release(err);
+}
+#endif
+
 static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   tsr_error* err = NULL;
   (void)state;
@@ -256,6 +338,12 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
 #if EVIL_VARIANT == EVIL_SLOW_SYNC || EVIL_VARIANT == EVIL_NULL_ALLOC || \
     EVIL_VARIANT == EVIL_MANY_DEVICES || EVIL_VARIANT == EVIL_DEVICE
   return register_device(TSR_DEVICE_PRIVATEUSE3);
+#endif
+#if EVIL_VARIANT == EVIL_NESTED_LOAD
+  nested_calls("'evil_nested_load' (");
+  if (nested_wrong[0] != '\0') return fail(TSR_INTERNAL, nested_wrong);
+  if ((err = define("evil_nested::op(Tensor self) -> Tensor")) != NULL) return err;
+  return register_kernel("evil_nested::op", EVIL_DEVICE_TYPE, identity_kernel);
 #endif
 #if EVIL_VARIANT == EVIL_SHARED_OP || EVIL_VARIANT == EVIL_SHARED_OP_TWIN
   /* A newer version of the plugin (the test sets EVIL_SCHEMA_V2 before loading it again)
@@ -355,6 +443,10 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   tsr_string device_name = TSR_STR(EVIL_DEVICE_NAME);
   tsr_string version = TSR_STR("0.1-evil");
   api = runtime;
+#if EVIL_VARIANT == EVIL_NESTED_LOAD
+  /* Before the descriptor is read the runtime knows the library only by its path. */
+  nested_calls("libtsr_evil_plugin_nested_load.so");
+#endif
 #if EVIL_VARIANT == EVIL_INIT_REGISTERS
   {
     /* Before the handshake: the runtime has not checked this plugin's versions yet. The

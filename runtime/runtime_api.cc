@@ -1,4 +1,5 @@
 // The function table handed to plugins, and the logging service behind its `log` slot.
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -46,88 +47,119 @@ void Log(tsr_log_level level, tsr_string message) {
             << (text.ok() ? std::string(*text) : std::string(text.status().message())) << std::endl;
 }
 
+// Note [One list of the runtime's slots]
+// TESSERA_RUNTIME_API_SLOTS(X) is X(slot, implementation) for every function slot of
+// tsr_runtime_api (plugin.h), in declaration order: what fills the application's table
+// (MakeApi). The static_asserts below hold it to the struct, so a slot added to plugin.h and
+// not here, or listed out of order, is a compile error rather than a NULL slot that a plugin
+// finds at run time (the struct's comments stay in plugin.h, where a vendor reads them).
+#define TESSERA_RUNTIME_API_SLOTS(X)                       \
+  X(error_create, &tsr_error_create)                       \
+  X(error_code, &tsr_error_code)                           \
+  X(error_message, &tsr_error_message)                     \
+  X(error_release, &tsr_error_release)                     \
+  X(tensor_empty, &tsr_tensor_empty)                       \
+  X(tensor_empty_strided, &tsr_tensor_empty_strided)       \
+  X(tensor_from_host_memory, &tsr_tensor_from_host_memory) \
+  X(tensor_copy_from_host, &tsr_tensor_copy_from_host)     \
+  X(tensor_copy_to_host, &tsr_tensor_copy_to_host)         \
+  X(tensor_retain, &tsr_tensor_retain)                     \
+  X(tensor_release, &tsr_tensor_release)                   \
+  X(tensor_dim, &tsr_tensor_dim)                           \
+  X(tensor_sizes, &tsr_tensor_sizes)                       \
+  X(tensor_strides, &tsr_tensor_strides)                   \
+  X(tensor_storage_offset, &tsr_tensor_storage_offset)     \
+  X(tensor_numel, &tsr_tensor_numel)                       \
+  X(tensor_dtype, &tsr_tensor_dtype)                       \
+  X(tensor_device, &tsr_tensor_device)                     \
+  X(tensor_is_contiguous, &tsr_tensor_is_contiguous)       \
+  X(tensor_data_ptr, &tsr_tensor_data_ptr)                 \
+  X(dtype_size, &tsr_dtype_size)                           \
+  X(op_find, &tsr_op_find)                                 \
+  X(op_name, &tsr_op_name)                                 \
+  X(op_schema, &tsr_op_schema)                             \
+  X(op_call, &tsr_op_call)                                 \
+  X(op_define, &tsr_op_define)                             \
+  X(registration_release, &tsr_registration_release)       \
+  X(stack_create, &tsr_stack_create)                       \
+  X(stack_release, &tsr_stack_release)                     \
+  X(stack_size, &tsr_stack_size)                           \
+  X(stack_clear, &tsr_stack_clear)                         \
+  X(stack_kind, &tsr_stack_kind)                           \
+  X(stack_push_none, &tsr_stack_push_none)                 \
+  X(stack_push_tensor, &tsr_stack_push_tensor)             \
+  X(stack_push_int, &tsr_stack_push_int)                   \
+  X(stack_push_double, &tsr_stack_push_double)             \
+  X(stack_push_bool, &tsr_stack_push_bool)                 \
+  X(stack_push_string, &tsr_stack_push_string)             \
+  X(stack_push_int_list, &tsr_stack_push_int_list)         \
+  X(stack_push_double_list, &tsr_stack_push_double_list)   \
+  X(stack_push_tensor_list, &tsr_stack_push_tensor_list)   \
+  X(stack_push_scalar, &tsr_stack_push_scalar)             \
+  X(stack_push_dtype, &tsr_stack_push_dtype)               \
+  X(stack_push_device, &tsr_stack_push_device)             \
+  X(stack_get_tensor, &tsr_stack_get_tensor)               \
+  X(stack_get_int, &tsr_stack_get_int)                     \
+  X(stack_get_double, &tsr_stack_get_double)               \
+  X(stack_get_bool, &tsr_stack_get_bool)                   \
+  X(stack_get_string, &tsr_stack_get_string)               \
+  X(stack_get_int_list, &tsr_stack_get_int_list)           \
+  X(stack_get_double_list, &tsr_stack_get_double_list)     \
+  X(stack_get_tensor_list, &tsr_stack_get_tensor_list)     \
+  X(stack_get_scalar, &tsr_stack_get_scalar)               \
+  X(stack_get_dtype, &tsr_stack_get_dtype)                 \
+  X(stack_get_device, &tsr_stack_get_device)               \
+  X(kernel_register, &tsr_kernel_register)                 \
+  X(fallback_register, &tsr_fallback_register)             \
+  X(device_register, &tsr_device_register)                 \
+  X(device_count, &tsr_device_count)                       \
+  X(device_synchronize, &tsr_device_synchronize)           \
+  X(fallback_register_cpu, &tsr_fallback_register_cpu)     \
+  X(fallback_count, &tsr_fallback_count)                   \
+  X(log, &Log)                                             \
+  X(parallel_for, &tsr_parallel_for)                       \
+  X(num_threads, &tsr_num_threads)                         \
+  X(op_list, &tsr_op_list)                                 \
+  X(op_describe, &tsr_op_describe)                         \
+  X(op_argument, &tsr_op_argument)                         \
+  X(op_return, &tsr_op_return)                             \
+  X(plugin_kernels, &tsr_plugin_kernels)                   \
+  X(stack_get_tensor_views, &tsr_stack_get_tensor_views)   \
+  X(stack_get_call_plan, &tsr_stack_get_call_plan)         \
+  X(stack_push_bool_list, &tsr_stack_push_bool_list)       \
+  X(stack_get_bool_list, &tsr_stack_get_bool_list)         \
+  X(stream_current_native, &tsr_stream_current_native)     \
+  X(op_call_values, &tsr_op_call_values)
+
+// The slots' offsets, in list order.
+constexpr size_t kSlotOffsets[] = {
+#define TESSERA_SLOT_OFFSET_(slot, fn) offsetof(tsr_runtime_api, slot),
+    TESSERA_RUNTIME_API_SLOTS(TESSERA_SLOT_OFFSET_)
+#undef TESSERA_SLOT_OFFSET_
+};
+constexpr size_t kNumSlots = sizeof kSlotOffsets / sizeof kSlotOffsets[0];
+// Every slot is a function pointer; the list covers the table from its first slot to its end,
+// each slot right after the one before it.
+constexpr bool SlotsCoverTheTable() {
+  for (size_t i = 0; i < kNumSlots; ++i) {
+    if (kSlotOffsets[i] != kSlotOffsets[0] + i * sizeof(void (*)())) return false;
+  }
+  return kSlotOffsets[0] == offsetof(tsr_runtime_api, error_create) &&
+         kSlotOffsets[0] + kNumSlots * sizeof(void (*)()) == sizeof(tsr_runtime_api);
+}
+static_assert(SlotsCoverTheTable(),
+              "TESSERA_RUNTIME_API_SLOTS must list every slot of tsr_runtime_api (plugin.h), in "
+              "declaration order: a slot was added to the struct and not to the list, or moved");
+
 tsr_runtime_api MakeApi() {
   MinLogLevel();  // read (and a wrong value said) now, not at the first message, if any
   tsr_runtime_api api = {};
   api.struct_size = sizeof(tsr_runtime_api);
   api.abi_major = TSR_ABI_VERSION_MAJOR;
   api.abi_minor = TSR_ABI_VERSION_MINOR;
-  api.error_create = &tsr_error_create;
-  api.error_code = &tsr_error_code;
-  api.error_message = &tsr_error_message;
-  api.error_release = &tsr_error_release;
-  api.tensor_empty = &tsr_tensor_empty;
-  api.tensor_empty_strided = &tsr_tensor_empty_strided;
-  api.tensor_from_host_memory = &tsr_tensor_from_host_memory;
-  api.tensor_copy_from_host = &tsr_tensor_copy_from_host;
-  api.tensor_copy_to_host = &tsr_tensor_copy_to_host;
-  api.tensor_retain = &tsr_tensor_retain;
-  api.tensor_release = &tsr_tensor_release;
-  api.tensor_dim = &tsr_tensor_dim;
-  api.tensor_sizes = &tsr_tensor_sizes;
-  api.tensor_strides = &tsr_tensor_strides;
-  api.tensor_storage_offset = &tsr_tensor_storage_offset;
-  api.tensor_numel = &tsr_tensor_numel;
-  api.tensor_dtype = &tsr_tensor_dtype;
-  api.tensor_device = &tsr_tensor_device;
-  api.tensor_is_contiguous = &tsr_tensor_is_contiguous;
-  api.tensor_data_ptr = &tsr_tensor_data_ptr;
-  api.dtype_size = &tsr_dtype_size;
-  api.op_find = &tsr_op_find;
-  api.op_name = &tsr_op_name;
-  api.op_schema = &tsr_op_schema;
-  api.op_call = &tsr_op_call;
-  api.op_define = &tsr_op_define;
-  api.registration_release = &tsr_registration_release;
-  api.stack_create = &tsr_stack_create;
-  api.stack_release = &tsr_stack_release;
-  api.stack_size = &tsr_stack_size;
-  api.stack_clear = &tsr_stack_clear;
-  api.stack_kind = &tsr_stack_kind;
-  api.stack_push_none = &tsr_stack_push_none;
-  api.stack_push_tensor = &tsr_stack_push_tensor;
-  api.stack_push_int = &tsr_stack_push_int;
-  api.stack_push_double = &tsr_stack_push_double;
-  api.stack_push_bool = &tsr_stack_push_bool;
-  api.stack_push_string = &tsr_stack_push_string;
-  api.stack_push_int_list = &tsr_stack_push_int_list;
-  api.stack_push_double_list = &tsr_stack_push_double_list;
-  api.stack_push_tensor_list = &tsr_stack_push_tensor_list;
-  api.stack_push_scalar = &tsr_stack_push_scalar;
-  api.stack_push_dtype = &tsr_stack_push_dtype;
-  api.stack_push_device = &tsr_stack_push_device;
-  api.stack_get_tensor = &tsr_stack_get_tensor;
-  api.stack_get_int = &tsr_stack_get_int;
-  api.stack_get_double = &tsr_stack_get_double;
-  api.stack_get_bool = &tsr_stack_get_bool;
-  api.stack_get_string = &tsr_stack_get_string;
-  api.stack_get_int_list = &tsr_stack_get_int_list;
-  api.stack_get_double_list = &tsr_stack_get_double_list;
-  api.stack_get_tensor_list = &tsr_stack_get_tensor_list;
-  api.stack_get_scalar = &tsr_stack_get_scalar;
-  api.stack_get_dtype = &tsr_stack_get_dtype;
-  api.stack_get_device = &tsr_stack_get_device;
-  api.kernel_register = &tsr_kernel_register;
-  api.fallback_register = &tsr_fallback_register;
-  api.device_register = &tsr_device_register;
-  api.device_count = &tsr_device_count;
-  api.device_synchronize = &tsr_device_synchronize;
-  api.fallback_register_cpu = &tsr_fallback_register_cpu;
-  api.fallback_count = &tsr_fallback_count;
-  api.log = &Log;
-  api.parallel_for = &tsr_parallel_for;
-  api.num_threads = &tsr_num_threads;
-  api.op_list = &tsr_op_list;
-  api.op_describe = &tsr_op_describe;
-  api.op_argument = &tsr_op_argument;
-  api.op_return = &tsr_op_return;
-  api.plugin_kernels = &tsr_plugin_kernels;
-  api.stack_get_tensor_views = &tsr_stack_get_tensor_views;
-  api.stack_get_call_plan = &tsr_stack_get_call_plan;
-  api.stack_push_bool_list = &tsr_stack_push_bool_list;
-  api.stack_get_bool_list = &tsr_stack_get_bool_list;
-  api.stream_current_native = &tsr_stream_current_native;
-  api.op_call_values = &tsr_op_call_values;
+#define TESSERA_FILL_SLOT_(slot, fn) api.slot = fn;
+  TESSERA_RUNTIME_API_SLOTS(TESSERA_FILL_SLOT_)
+#undef TESSERA_FILL_SLOT_
   return api;
 }
 

@@ -85,7 +85,8 @@ typedef enum tsr_dtype {
 /* Device types. PrivateUse1..3 are reserved for out-of-tree backends and renameable.
  *
  * TSR_FOR_EACH_DEVICE_TYPE(X) expands to X(NAME, Name, value, name, numbered) once per device
- * type, in enum order (since 1.2; the values are those of 1.0, frozen in abi.lock):
+ * type, in enum order (added after 1.1: a macro only, so a plugin that uses it loads in every
+ * runtime; the values are those of 1.0, frozen in abi.lock):
  *   NAME      the enumerator's suffix: `TSR_DEVICE_<NAME> = value` of tsr_device_type
  *   Name      the same in CamelCase, for generated C++ identifiers (the runtime's kPrivateUse1)
  *   value     the enumerator's value; a new device type takes the next one

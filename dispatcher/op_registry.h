@@ -80,7 +80,9 @@ class OperatorHandle {
 };
 
 // RegistrationHandle undoes one registration (a definition, a kernel, a fallback) when it is
-// destroyed. Release() makes the registration permanent. Must not outlive its registry.
+// destroyed or Reset. KeepForever() makes the registration permanent instead (it was called
+// Release, which elsewhere means dropping a reference or undoing: tsr_registration_release
+// undoes). Must not outlive its registry.
 class RegistrationHandle {
  public:
   RegistrationHandle() = default;
@@ -93,7 +95,7 @@ class RegistrationHandle {
   }
   ~RegistrationHandle() { Reset(); }
 
-  void Release() { undo_ = nullptr; }
+  void KeepForever() { undo_ = nullptr; }
   void Reset() {
     if (undo_) std::exchange(undo_, nullptr)();
   }

@@ -61,7 +61,7 @@ class OpRegistryTest : public ::testing::Test {
   OperatorHandle Define(const char* schema) {
     absl::StatusOr<RegistrationHandle> h = registry_.Define(schema);
     EXPECT_TRUE(h.ok()) << h.status();
-    h->Release();
+    h->KeepForever();
     return *registry_.Find(ParseSchema(schema)->FullName());
   }
 

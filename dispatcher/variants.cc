@@ -479,8 +479,8 @@ absl::Status OpRegistry::DefineVariants(std::string_view functional_name, std::s
   functional->variant = VariantKind::kFunctional;
   out->variant = VariantKind::kOut;
   if (inplace != nullptr) inplace->variant = VariantKind::kInplace;
-  out_def.Release();
-  inplace_def.Release();
+  out_def.KeepForever();
+  inplace_def.KeepForever();
   return absl::OkStatus();
 }
 

@@ -116,7 +116,7 @@ TEST_F(VariantsTest, GivenOutSchemaMustBeTheGeneratedOneButForNamesAndAliasSets)
   absl::StatusOr<RegistrationHandle> two =
       registry_.Define("test::two(Tensor(a!) self, int n) -> (Tensor, Tensor)");
   ASSERT_TRUE(two.ok()) << two.status();
-  two->Release();  // the out= form defined below links to it
+  two->KeepForever();  // the out= form defined below links to it
   const absl::Status renamed = registry_.DefineVariants(
       "test::two",
       "test::two.out(Tensor(a!) self, int m, *, Tensor(b!) x, Tensor(c!) y) -> (Tensor(b!), "

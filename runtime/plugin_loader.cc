@@ -674,7 +674,7 @@ tsr_error* HandOut(RegistrationHandle handle, tsr_registration** out) {
   if (out) {
     *out = new tsr_registration{std::move(shared)};
   } else if (LoadingPlugin() == nullptr) {
-    shared->Release();  // kept for the process
+    shared->KeepForever();
   }
   return nullptr;
 }

@@ -35,8 +35,8 @@ absl::Status DefineAll(OpRegistry& registry, std::vector<OpDefinition> defs, Ker
             ? registry.ImplComposite(schema.FullName(), std::move(def.kernel))
             : registry.Impl(schema.FullName(), DispatchKey::kMeta, std::move(def.kernel));
     if (!impl.ok()) return impl.status();
-    defined.Release();
-    impl->Release();
+    defined.KeepForever();
+    impl->KeepForever();
   }
   return absl::OkStatus();
 }

@@ -144,7 +144,7 @@ absl::Status DefineCopyOps(OpRegistry& registry) {
   TSR_ASSIGN_OR_RETURN(RegistrationHandle across,
                        registry.ImplCrossDevice(
                            "copy_", MakeKernel<CopyAcrossDevicesK>("core::copy_across_devices")));
-  across.Release();
+  across.KeepForever();
   // x.copy_(x) copies nothing; x.copy_(x.t()) is refused as a partial overlap.
   return registry.SetOutputAliasing("copy_", OutputAliasing::kElementwise);
 }

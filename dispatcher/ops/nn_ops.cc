@@ -791,7 +791,7 @@ absl::Status DefineNNOps(OpRegistry& registry) {
                                               OutputAliasing::kDisjoint));
   TSR_ASSIGN_OR_RETURN(RegistrationHandle linear_composite,
                        registry.ImplComposite("linear", MakeKernel<LinearK>("core::linear")));
-  linear_composite.Release();
+  linear_composite.KeepForever();
   TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
@@ -855,7 +855,7 @@ absl::Status DefineNNOps(OpRegistry& registry) {
   TSR_ASSIGN_OR_RETURN(RegistrationHandle meta,
                        registry.Impl("max_pool2d", DispatchKey::kMeta,
                                      MakeKernel<MaxPool2dMeta>("meta::max_pool2d")));
-  meta.Release();
+  meta.KeepForever();
   return absl::OkStatus();
 }
 

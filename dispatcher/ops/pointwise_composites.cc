@@ -65,7 +65,7 @@ absl::Status DefinePointwiseComposites(OpRegistry& registry) {
        }) {
     TSR_ASSIGN_OR_RETURN(RegistrationHandle handle,
                          registry.ImplComposite(name, std::move(kernel)));
-    handle.Release();
+    handle.KeepForever();
   }
   return absl::OkStatus();
 }

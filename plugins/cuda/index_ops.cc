@@ -14,7 +14,7 @@
 
 #include "gpu_device.h"
 #include "kernels_index.h"
-#include "plugin_shared.h"
+#include "op_support.h"
 #include "tessera/sdk/stream.hpp"
 
 namespace tessera {

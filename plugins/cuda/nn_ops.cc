@@ -15,7 +15,7 @@
 
 #include "gpu_device.h"
 #include "kernels_nn.h"
-#include "plugin_shared.h"
+#include "op_support.h"
 #include "shape_text.h"
 #include "tessera/sdk/dtypes.hpp"
 #include "tessera/sdk/stream.hpp"

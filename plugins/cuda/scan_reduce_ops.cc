@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "gpu_device.h"
-#include "plugin_shared.h"
+#include "op_support.h"
 #include "scan.h"
 #include "shape_text.h"
 #include "tessera/sdk/dtypes.hpp"
@@ -139,9 +139,112 @@ Tensor NormOut(const Tensor& self, std::optional<Scalar> p, sdk::IntSpan dim, bo
   return out;
 }
 
+// --- reductions and softmax (reduce.h, kernels_reduce.cu; Note [GPU reductions]) -----------
+
+std::vector<int64_t> DimsOf(const std::optional<sdk::IntSpan>& dim) {
+  return dim ? dim->vec() : std::vector<int64_t>{};
+}
+
+// sum / mean / prod: the input is read in the output's dtype (the meta function resolved
+// `dtype` into it).
+Tensor SumOut(const Tensor& self, std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  RunReduce("sum.out", ReduceKind::kSum, out.dtype(), self, out,
+            ReducedDims("sum.out", self.dim(), {}), false);
+  return out;
+}
+Tensor SumDimOut(const Tensor& self, std::optional<sdk::IntSpan> dim, bool keepdim,
+                 std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  const char* op = "sum.IntList_out";
+  RunReduce(op, ReduceKind::kSum, out.dtype(), self, out, ReducedDims(op, self.dim(), DimsOf(dim)),
+            keepdim);
+  return out;
+}
+Tensor MeanOut(const Tensor& self, std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  RunReduce("mean.dtype_out", ReduceKind::kMean, out.dtype(), self, out,
+            ReducedDims("mean.dtype_out", self.dim(), {}), false);
+  return out;
+}
+Tensor MeanDimOut(const Tensor& self, std::optional<sdk::IntSpan> dim, bool keepdim,
+                  std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  const char* op = "mean.out";
+  RunReduce(op, ReduceKind::kMean, out.dtype(), self, out, ReducedDims(op, self.dim(), DimsOf(dim)),
+            keepdim);
+  return out;
+}
+Tensor ProdOut(const Tensor& self, std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  RunReduce("prod.out", ReduceKind::kProd, out.dtype(), self, out,
+            ReducedDims("prod.out", self.dim(), {}), false);
+  return out;
+}
+Tensor ProdDimOut(const Tensor& self, int64_t dim, bool keepdim,
+                  std::optional<tsr_dtype> /*dtype: out's*/, const Tensor& out) {
+  const char* op = "prod.int_out";
+  RunReduce(op, ReduceKind::kProd, out.dtype(), self, out, ReducedDims(op, self.dim(), {dim}),
+            keepdim);
+  return out;
+}
+
+// amax.out / amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out)
+template <bool kMax>
+Tensor AmaxOut(const Tensor& self, sdk::IntSpan dim, bool keepdim, const Tensor& out) {
+  const char* op = kMax ? "amax.out" : "amin.out";
+  RunReduce(op, kMax ? ReduceKind::kAmax : ReduceKind::kAmin, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), dim.vec()), keepdim);
+  return out;
+}
+
+// argmax.out / argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out):
+// dim=None counts indices in the flattened input.
+template <bool kMax>
+Tensor ArgmaxOut(const Tensor& self, std::optional<int64_t> dim, bool keepdim, const Tensor& out) {
+  const char* op = kMax ? "argmax.out" : "argmin.out";
+  std::vector<int64_t> dims;
+  if (dim) dims.push_back(*dim);
+  RunReduce(op, kMax ? ReduceKind::kArgmax : ReduceKind::kArgmin, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), dims), keepdim);
+  return out;
+}
+
+// var.correction_out / std.correction_out(Tensor self, int[1]? dim=None, *, Scalar?
+// correction=None, bool keepdim=False, Tensor(a!) out)
+template <bool kStd>
+Tensor VarOut(const Tensor& self, std::optional<sdk::IntSpan> dim, std::optional<Scalar> correction,
+              bool keepdim, const Tensor& out) {
+  const char* op = kStd ? "std.correction_out" : "var.correction_out";
+  RunReduce(op, kStd ? ReduceKind::kStd : ReduceKind::kVar, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), DimsOf(dim)), keepdim,
+            correction ? correction->to_double() : 1.0);
+  return out;
+}
+
+// _softmax.out / _log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out):
+// computed in float (double for float64), written in out's dtype (float32 when half_to_float).
+template <bool kLog>
+Tensor SoftmaxOut(const Tensor& self, int64_t dim, bool /*half_to_float: out's dtype*/,
+                  const Tensor& out) {
+  const char* op = kLog ? "_log_softmax.out" : "_softmax.out";
+  RunReduce(op, kLog ? ReduceKind::kLogSoftmax : ReduceKind::kSoftmax, self.dtype(), self, out,
+            ReducedDims(op, self.dim(), {dim}), true);
+  return out;
+}
+
 }  // namespace
 
 void RegisterScanReduceOps(sdk::Library& lib) {
+  lib.impl<&SumOut>(TESSERA_OP("sum.out"));
+  lib.impl<&SumDimOut>(TESSERA_OP("sum.IntList_out"));
+  lib.impl<&MeanOut>(TESSERA_OP("mean.dtype_out"));
+  lib.impl<&MeanDimOut>(TESSERA_OP("mean.out"));
+  lib.impl<&ProdOut>(TESSERA_OP("prod.out"));
+  lib.impl<&ProdDimOut>(TESSERA_OP("prod.int_out"));
+  lib.impl<&AmaxOut<true>>(TESSERA_OP("amax.out"));
+  lib.impl<&AmaxOut<false>>(TESSERA_OP("amin.out"));
+  lib.impl<&ArgmaxOut<true>>(TESSERA_OP("argmax.out"));
+  lib.impl<&ArgmaxOut<false>>(TESSERA_OP("argmin.out"));
+  lib.impl<&VarOut<false>>(TESSERA_OP("var.correction_out"));
+  lib.impl<&VarOut<true>>(TESSERA_OP("std.correction_out"));
+  lib.impl<&SoftmaxOut<false>>(TESSERA_OP("_softmax.out"));
+  lib.impl<&SoftmaxOut<true>>(TESSERA_OP("_log_softmax.out"));
   lib.impl<&CumulativeOut<ScanKind::kCumsum>>(TESSERA_OP("cumsum.out"));
   lib.impl<&CumulativeOut<ScanKind::kCumprod>>(TESSERA_OP("cumprod.out"));
   lib.impl<&MaxAllOut<true>>(TESSERA_OP("max.unary_out"));

@@ -1,6 +1,6 @@
-// The helpers plugin_shared.h declares: dtype refusals, launch checks, and the planning and
+// The helpers op_support.h declares: dtype refusals, launch checks, and the planning and
 // launch of a reduction (reduce.h; Note [GPU reductions]).
-#include "plugin_shared.h"
+#include "op_support.h"
 
 #include <string>
 #include <vector>
@@ -84,7 +84,7 @@ void Check(const char* op, const std::string& launch_error) {
   }
 }
 
-// ReducedDims (plugin_shared.h).
+// ReducedDims (op_support.h).
 std::vector<bool> ReducedDims(const char* op, int64_t ndim, const std::vector<int64_t>& dims) {
   const int64_t wrap = ndim == 0 ? 1 : ndim;  // a 0-dim tensor takes dim 0 and -1
   std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
@@ -106,7 +106,7 @@ std::vector<bool> ReducedDims(const char* op, int64_t ndim, const std::vector<in
   return reduced;
 }
 
-// PlanReduce (plugin_shared.h).
+// PlanReduce (op_support.h).
 ReducePlan PlanReduce(const char* op, const Tensor& self, const Tensor& out,
                       const std::vector<bool>& reduced, bool keepdim, bool write_reduced,
                       const Tensor* indices) {
@@ -141,7 +141,7 @@ ReducePlan PlanReduce(const char* op, const Tensor& self, const Tensor& out,
   return plan;
 }
 
-// RunReduce (plugin_shared.h).
+// RunReduce (op_support.h).
 void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& self,
                const Tensor& out, const std::vector<bool>& reduced, bool keepdim, double param,
                const Tensor* indices) {

@@ -1,0 +1,702 @@
+// The GPU plugin's elementwise ops as typed out= kernels on the GPU elementwise iterator (Note
+// [GPU elementwise iterator] in elementwise_plan.h): the binary arithmetic, comparison,
+// logical and bitwise ops and their Scalar forms, the unary ops, the other pointwise ops
+// (pointwise_ops.h, kernels_pointwise.cu), and copy_ and fill_ (a copy is the identity on the
+// same iterator). The runtime derives the functional and in-place forms.
+#include "elementwise_ops.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpu_device.h"
+#include "kernels.h"
+#include "op_support.h"
+#include "tessera/sdk/plugin.hpp"
+#include "tessera/sdk/promotion.hpp"
+#include "tessera/sdk/stream.hpp"
+
+namespace tessera {
+namespace gpu {
+namespace {
+
+namespace sdk = ::tessera::sdk;
+using sdk::Scalar;
+using sdk::Tensor;
+
+ConstantValue ValueOf(const Scalar& s) {
+  ConstantValue v;
+  v.kind = s.c.kind == TSR_SCALAR_DOUBLE ? ConstantValue::kDouble
+           : s.c.kind == TSR_SCALAR_BOOL ? ConstantValue::kBool
+                                         : ConstantValue::kInt;
+  v.i = s.c.i;
+  v.d = s.c.d;
+  return v;
+}
+
+// The value of a 0-dim CPU tensor, read from host memory.
+ConstantValue ValueOfHost(const Tensor& t) {
+  const char* p = static_cast<const char*>(t.data_ptr());
+  ConstantValue v;
+  auto as_int = [&v](int64_t i) {
+    v.kind = ConstantValue::kInt;
+    v.i = i;
+  };
+  auto as_double = [&v](double d) {
+    v.kind = ConstantValue::kDouble;
+    v.d = d;
+  };
+  switch (t.dtype()) {
+    case TSR_DTYPE_BOOL:
+      v.kind = ConstantValue::kBool;
+      v.i = *reinterpret_cast<const bool*>(p) ? 1 : 0;
+      break;
+    case TSR_DTYPE_UINT8:
+      as_int(*reinterpret_cast<const uint8_t*>(p));
+      break;
+    case TSR_DTYPE_INT8:
+      as_int(*reinterpret_cast<const int8_t*>(p));
+      break;
+    case TSR_DTYPE_INT16:
+      as_int(*reinterpret_cast<const int16_t*>(p));
+      break;
+    case TSR_DTYPE_INT32:
+      as_int(*reinterpret_cast<const int32_t*>(p));
+      break;
+    case TSR_DTYPE_INT64:
+      as_int(*reinterpret_cast<const int64_t*>(p));
+      break;
+    case TSR_DTYPE_FLOAT16:
+      as_double(ToFloat(*reinterpret_cast<const Half*>(p)));
+      break;
+    case TSR_DTYPE_BFLOAT16:
+      as_double(ToFloat(*reinterpret_cast<const BFloat16*>(p)));
+      break;
+    case TSR_DTYPE_FLOAT32:
+      as_double(*reinterpret_cast<const float*>(p));
+      break;
+    default:
+      as_double(*reinterpret_cast<const double*>(p));
+      break;
+  }
+  return v;
+}
+
+// An operand from a tensor argument: memory of the call's device, or a 0-dim CPU tensor, which
+// PyTorch lets join any device's op and which travels as a constant.
+OperandSpec TensorOperand(const char* op, const Tensor& t, const char* arg) {
+  OperandSpec o;
+  o.dtype = t.dtype();
+  if (t.device().type == TSR_DEVICE_CPU) {
+    if (t.dim() != 0) {
+      sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": expected '" + arg + "' on " +
+                                          TESSERA_GPU_PLUGIN_NAME +
+                                          " or a 0-dim CPU tensor, got a CPU tensor of " +
+                                          std::to_string(t.dim()) + " dimensions");
+    }
+    o.constant = true;
+    o.value = ValueOfHost(t);
+    return o;
+  }
+  o.data = static_cast<char*>(t.data_ptr());
+  o.sizes = t.sizes().vec();
+  o.strides = t.strides().vec();
+  return o;
+}
+
+OperandSpec ScalarOperand(const Scalar& s, int32_t compute) {
+  OperandSpec o;
+  o.dtype = compute;
+  o.constant = true;
+  o.value = ValueOf(s);
+  return o;
+}
+
+ElementwisePlan Plan(const char* op, const Tensor& out, std::vector<OperandSpec> operands) {
+  operands.insert(operands.begin(), TensorOperand(op, out, "out"));
+  ElementwisePlan plan;
+  std::string error;
+  if (!MakeElementwisePlan(out.sizes().vec(), operands, &plan, &error)) {
+    sdk::fail(TSR_UNIMPLEMENTED, std::string(op) + ": " + error);
+  }
+  return plan;
+}
+
+void RunBinary(const char* op, BinaryKind kind, int32_t compute, const Tensor& out, OperandSpec a,
+               OperandSpec b, const ConstantValue& alpha) {
+  RequireDtype(op, compute, BinaryDtypes(kind));
+  const ElementwisePlan plan = Plan(op, out, {std::move(a), std::move(b)});
+  if (plan.chunks.empty()) return;
+  DeviceGuard guard(out.device().index);
+  Check(op, LaunchBinary(kind, compute, plan, alpha, sdk::current_stream(out.device())));
+}
+
+void RunUnary(const char* op, UnaryKind kind, int32_t compute, const Tensor& out, OperandSpec a) {
+  RequireDtype(op, compute, UnaryDtypes(kind));
+  const ElementwisePlan plan = Plan(op, out, {std::move(a)});
+  if (plan.chunks.empty()) return;
+  DeviceGuard guard(out.device().index);
+  Check(op, LaunchUnary(kind, compute, plan, sdk::current_stream(out.device())));
+}
+
+// alpha of add/sub, checked as PyTorch (and the CPU plugin) do.
+ConstantValue Alpha(const char* op, const Scalar& alpha, int32_t compute) {
+  if (sdk::is_integral(static_cast<tsr_dtype>(compute), true) &&
+      alpha.c.kind == TSR_SCALAR_DOUBLE) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) +
+                  ": for integral input tensors, argument alpha must not be a floating point "
+                  "number");
+  }
+  if (compute != TSR_DTYPE_BOOL && alpha.c.kind == TSR_SCALAR_BOOL) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": boolean alpha only supported for boolean results");
+  }
+  return ValueOf(alpha);
+}
+
+int32_t Promoted(const Tensor& a, const Tensor& b) { return sdk::ResultType().add(a).add(b).get(); }
+int32_t Promoted(const Tensor& a, const Scalar& b) { return sdk::ResultType().add(a).add(b).get(); }
+// True division computes in a floating dtype: integers and bool as float32.
+int32_t FloatOf(int32_t promoted) {
+  return sdk::is_floating(static_cast<tsr_dtype>(promoted)) ? promoted : TSR_DTYPE_FLOAT32;
+}
+
+// --- binary ops: add.out, sub.out, mul.out, div.out and their Scalar_out forms ---------------
+
+Tensor AddOut(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+  const int32_t c = Promoted(self, other);
+  RunBinary("add.out", BinaryKind::kAdd, c, out, TensorOperand("add.out", self, "self"),
+            TensorOperand("add.out", other, "other"), Alpha("add.out", alpha, c));
+  return out;
+}
+Tensor AddScalarOut(const Tensor& self, Scalar other, Scalar alpha, const Tensor& out) {
+  const int32_t c = Promoted(self, other);
+  RunBinary("add.Scalar_out", BinaryKind::kAdd, c, out,
+            TensorOperand("add.Scalar_out", self, "self"), ScalarOperand(other, c),
+            Alpha("add.Scalar_out", alpha, c));
+  return out;
+}
+Tensor SubOut(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
+  const int32_t c = Promoted(self, other);
+  RunBinary("sub.out", BinaryKind::kSub, c, out, TensorOperand("sub.out", self, "self"),
+            TensorOperand("sub.out", other, "other"), Alpha("sub.out", alpha, c));
+  return out;
+}
+Tensor SubScalarOut(const Tensor& self, Scalar other, Scalar alpha, const Tensor& out) {
+  const int32_t c = Promoted(self, other);
+  RunBinary("sub.Scalar_out", BinaryKind::kSub, c, out,
+            TensorOperand("sub.Scalar_out", self, "self"), ScalarOperand(other, c),
+            Alpha("sub.Scalar_out", alpha, c));
+  return out;
+}
+Tensor MulOut(const Tensor& self, const Tensor& other, const Tensor& out) {
+  RunBinary("mul.out", BinaryKind::kMul, Promoted(self, other), out,
+            TensorOperand("mul.out", self, "self"), TensorOperand("mul.out", other, "other"),
+            ConstantValue());
+  return out;
+}
+Tensor MulScalarOut(const Tensor& self, Scalar other, const Tensor& out) {
+  const int32_t c = Promoted(self, other);
+  RunBinary("mul.Scalar_out", BinaryKind::kMul, c, out,
+            TensorOperand("mul.Scalar_out", self, "self"), ScalarOperand(other, c),
+            ConstantValue());
+  return out;
+}
+Tensor DivOut(const Tensor& self, const Tensor& other, const Tensor& out) {
+  RunBinary("div.out", BinaryKind::kDiv, FloatOf(Promoted(self, other)), out,
+            TensorOperand("div.out", self, "self"), TensorOperand("div.out", other, "other"),
+            ConstantValue());
+  return out;
+}
+Tensor DivScalarOut(const Tensor& self, Scalar other, const Tensor& out) {
+  const int32_t c = FloatOf(Promoted(self, other));
+  RunBinary("div.Scalar_out", BinaryKind::kDiv, c, out,
+            TensorOperand("div.Scalar_out", self, "self"), ScalarOperand(other, c),
+            ConstantValue());
+  return out;
+}
+
+// --- unary ops ------------------------------------------------------------------------------
+
+// Same: computes in the input's dtype (neg, abs, relu). Float: in a floating dtype, integers
+// and bool as float32 (exp, sqrt, ...).
+template <UnaryKind kKind, bool kFloat>
+Tensor UnaryOut(const char* op, const Tensor& self, const Tensor& out) {
+  const int32_t compute = kFloat ? FloatOf(self.dtype()) : self.dtype();
+  RunUnary(op, kKind, compute, out, TensorOperand(op, self, "self"));
+  return out;
+}
+
+#define TESSERA_GPU_UNARY(NAME, KIND, FLOAT)                          \
+  Tensor NAME##Out(const Tensor& self, const Tensor& out) {           \
+    return UnaryOut<UnaryKind::KIND, FLOAT>(#NAME ".out", self, out); \
+  }
+TESSERA_GPU_UNARY(neg, kNeg, false)
+TESSERA_GPU_UNARY(abs, kAbs, false)
+TESSERA_GPU_UNARY(relu, kRelu, false)
+TESSERA_GPU_UNARY(exp, kExp, true)
+TESSERA_GPU_UNARY(log, kLog, true)
+TESSERA_GPU_UNARY(sqrt, kSqrt, true)
+TESSERA_GPU_UNARY(rsqrt, kRsqrt, true)
+TESSERA_GPU_UNARY(sin, kSin, true)
+TESSERA_GPU_UNARY(cos, kCos, true)
+TESSERA_GPU_UNARY(tanh, kTanh, true)
+TESSERA_GPU_UNARY(sigmoid, kSigmoid, true)
+TESSERA_GPU_UNARY(reciprocal, kReciprocal, true)
+#undef TESSERA_GPU_UNARY
+
+// --- the other pointwise ops (pointwise_ops.h, kernels_pointwise.cu) ------------------------
+
+using K = PointwiseKind;
+
+// RunPointwise checks the compute dtype against `supported` (by default the kind's own set),
+// plans `inputs` against `out` and launches.
+void RunPointwise(const char* op, PointwiseKind kind, int32_t compute, const Tensor& out,
+                  std::vector<OperandSpec> inputs, const PointwiseParams& params = {},
+                  uint32_t supported = 0) {
+  if (supported == 0) supported = PointwiseDtypes(kind);
+  supported &= PointwiseDtypes(kind);
+  RequireDtype(op, compute, supported);
+  const ElementwisePlan plan = Plan(op, out, std::move(inputs));
+  if (plan.chunks.empty()) return;
+  DeviceGuard guard(out.device().index);
+  Check(op, LaunchPointwise(kind, compute, plan, params, sdk::current_stream(out.device())));
+}
+
+// Integer division by a zero known on the host (a Scalar or a 0-dim CPU tensor) is refused, as
+// the CPU backend refuses it; a zero inside a GPU tensor cannot be (Note [GPU pointwise
+// families]).
+void CheckDivisor(const char* op, int32_t compute, const OperandSpec& divisor) {
+  if (!divisor.constant || !sdk::is_integral(static_cast<tsr_dtype>(compute), true)) return;
+  const ConstantValue& v = divisor.value;
+  const bool zero = v.kind == ConstantValue::kDouble ? FloatToInt64(v.d) == 0 : v.i == 0;
+  if (zero) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": ZeroDivisionError (integer division by zero)");
+  }
+}
+
+// Binary ops whose Tensor and Scalar forms compute in the promoted dtype.
+template <PointwiseKind kKind>
+struct BinaryOp {
+  static Tensor TensorOut(const char* op, const Tensor& self, const Tensor& other,
+                          const Tensor& out) {
+    const int32_t c = Promoted(self, other);
+    OperandSpec b = TensorOperand(op, other, "other");
+    if (kKind >= K::kRemainder && kKind <= K::kDivFloor) CheckDivisor(op, c, b);
+    RunPointwise(op, kKind, c, out, {TensorOperand(op, self, "self"), std::move(b)});
+    return out;
+  }
+  static Tensor ScalarOut(const char* op, const Tensor& self, const Scalar& other,
+                          const Tensor& out) {
+    const int32_t c = Promoted(self, other);
+    OperandSpec b = ScalarOperand(other, c);
+    if (kKind >= K::kRemainder && kKind <= K::kDivFloor) CheckDivisor(op, c, b);
+    RunPointwise(op, kKind, c, out, {TensorOperand(op, self, "self"), std::move(b)});
+    return out;
+  }
+};
+
+#define TESSERA_GPU_BINARY_TENSOR(FN, OP, KIND)                           \
+  Tensor FN(const Tensor& self, const Tensor& other, const Tensor& out) { \
+    return BinaryOp<K::KIND>::TensorOut(OP, self, other, out);            \
+  }
+#define TESSERA_GPU_BINARY_SCALAR(FN, OP, KIND)                    \
+  Tensor FN(const Tensor& self, Scalar other, const Tensor& out) { \
+    return BinaryOp<K::KIND>::ScalarOut(OP, self, other, out);     \
+  }
+TESSERA_GPU_BINARY_TENSOR(EqOut, "eq.Tensor_out", kEq)
+TESSERA_GPU_BINARY_TENSOR(NeOut, "ne.Tensor_out", kNe)
+TESSERA_GPU_BINARY_TENSOR(LtOut, "lt.Tensor_out", kLt)
+TESSERA_GPU_BINARY_TENSOR(LeOut, "le.Tensor_out", kLe)
+TESSERA_GPU_BINARY_TENSOR(GtOut, "gt.Tensor_out", kGt)
+TESSERA_GPU_BINARY_TENSOR(GeOut, "ge.Tensor_out", kGe)
+TESSERA_GPU_BINARY_SCALAR(EqScalarOut, "eq.Scalar_out", kEq)
+TESSERA_GPU_BINARY_SCALAR(NeScalarOut, "ne.Scalar_out", kNe)
+TESSERA_GPU_BINARY_SCALAR(LtScalarOut, "lt.Scalar_out", kLt)
+TESSERA_GPU_BINARY_SCALAR(LeScalarOut, "le.Scalar_out", kLe)
+TESSERA_GPU_BINARY_SCALAR(GtScalarOut, "gt.Scalar_out", kGt)
+TESSERA_GPU_BINARY_SCALAR(GeScalarOut, "ge.Scalar_out", kGe)
+TESSERA_GPU_BINARY_TENSOR(LogicalAndOut, "logical_and.out", kLogicalAnd)
+TESSERA_GPU_BINARY_TENSOR(LogicalOrOut, "logical_or.out", kLogicalOr)
+TESSERA_GPU_BINARY_TENSOR(LogicalXorOut, "logical_xor.out", kLogicalXor)
+TESSERA_GPU_BINARY_TENSOR(BitwiseAndOut, "bitwise_and.Tensor_out", kBitwiseAnd)
+TESSERA_GPU_BINARY_TENSOR(BitwiseOrOut, "bitwise_or.Tensor_out", kBitwiseOr)
+TESSERA_GPU_BINARY_TENSOR(BitwiseXorOut, "bitwise_xor.Tensor_out", kBitwiseXor)
+TESSERA_GPU_BINARY_SCALAR(BitwiseAndScalarOut, "bitwise_and.Scalar_out", kBitwiseAnd)
+TESSERA_GPU_BINARY_SCALAR(BitwiseOrScalarOut, "bitwise_or.Scalar_out", kBitwiseOr)
+TESSERA_GPU_BINARY_SCALAR(BitwiseXorScalarOut, "bitwise_xor.Scalar_out", kBitwiseXor)
+TESSERA_GPU_BINARY_TENSOR(MaximumOut, "maximum.out", kMaximum)
+TESSERA_GPU_BINARY_TENSOR(MinimumOut, "minimum.out", kMinimum)
+TESSERA_GPU_BINARY_TENSOR(RemainderOut, "remainder.Tensor_out", kRemainder)
+TESSERA_GPU_BINARY_SCALAR(RemainderScalarOut, "remainder.Scalar_out", kRemainder)
+TESSERA_GPU_BINARY_TENSOR(FmodOut, "fmod.Tensor_out", kFmod)
+TESSERA_GPU_BINARY_SCALAR(FmodScalarOut, "fmod.Scalar_out", kFmod)
+TESSERA_GPU_BINARY_TENSOR(PowTensorOut, "pow.Tensor_Tensor_out", kPow)
+#undef TESSERA_GPU_BINARY_TENSOR
+#undef TESSERA_GPU_BINARY_SCALAR
+
+Tensor Atan2Out(const Tensor& self, const Tensor& other, const Tensor& out) {
+  RunPointwise(
+      "atan2.out", K::kAtan2, FloatOf(Promoted(self, other)), out,
+      {TensorOperand("atan2.out", self, "self"), TensorOperand("atan2.out", other, "other")});
+  return out;
+}
+
+// div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out)
+Tensor DivModeOut(const Tensor& self, const Tensor& other,
+                  std::optional<std::string_view> rounding_mode, const Tensor& out) {
+  const char* op = "div.out_mode";
+  if (!rounding_mode) return DivOut(self, other, out);
+  if (*rounding_mode != "trunc" && *rounding_mode != "floor") {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": expected rounding_mode to be None, 'trunc' or 'floor', got '" +
+                  std::string(*rounding_mode) + "'");
+  }
+  if (*rounding_mode == "trunc") return BinaryOp<K::kDivTrunc>::TensorOut(op, self, other, out);
+  return BinaryOp<K::kDivFloor>::TensorOut(op, self, other, out);
+}
+
+// PowModeOf: PyTorch's CUDA kernel computes these floating exponents without pow.
+PowMode PowModeOf(const Scalar& exponent, int32_t compute) {
+  if (!sdk::is_floating(static_cast<tsr_dtype>(compute))) return PowMode::kGeneral;
+  const double e =
+      exponent.c.kind == TSR_SCALAR_DOUBLE ? exponent.c.d : static_cast<double>(exponent.c.i);
+  if (e == 2) return PowMode::kSquare;
+  if (e == 3) return PowMode::kCube;
+  if (e == -2) return PowMode::kInverseSquare;
+  if (e == 0.5) return PowMode::kSqrt;
+  if (e == -0.5) return PowMode::kRsqrt;
+  if (e == -1) return PowMode::kReciprocal;
+  return PowMode::kGeneral;
+}
+
+// pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out)
+Tensor PowTensorScalarOut(const Tensor& self, Scalar exponent, const Tensor& out) {
+  const char* op = "pow.Tensor_Scalar_out";
+  if (sdk::is_integral(self.dtype(), true) && exponent.c.kind == TSR_SCALAR_INT &&
+      exponent.c.i < 0) {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": integers to negative integer powers are not allowed");
+  }
+  const int32_t c = Promoted(self, exponent);
+  PointwiseParams params;
+  params.pow = PowModeOf(exponent, c);
+  RunPointwise(op, K::kPow, c, out, {TensorOperand(op, self, "self"), ScalarOperand(exponent, c)},
+               params);
+  return out;
+}
+
+// pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
+Tensor PowScalarOut(Scalar self, const Tensor& exponent, const Tensor& out) {
+  const char* op = "pow.Scalar_out";
+  const int32_t c = sdk::ResultType().add(self).add(exponent).get();
+  RunPointwise(op, K::kPow, c, out,
+               {ScalarOperand(self, c), TensorOperand(op, exponent, "exponent")});
+  return out;
+}
+
+// where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
+Tensor WhereOut(const Tensor& condition, const Tensor& self, const Tensor& other,
+                const Tensor& out) {
+  const char* op = "where.self_out";
+  RunPointwise(op, K::kWhere, Promoted(self, other), out,
+               {TensorOperand(op, condition, "condition"), TensorOperand(op, self, "self"),
+                TensorOperand(op, other, "other")});
+  return out;
+}
+
+// masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out): where(mask,
+// value, self) in self's dtype.
+Tensor MaskedFillOut(const Tensor& self, const Tensor& mask, Scalar value, const Tensor& out) {
+  const char* op = "masked_fill.Scalar_out";
+  const int32_t c = self.dtype();
+  RunPointwise(
+      op, K::kWhere, c, out,
+      {TensorOperand(op, mask, "mask"), ScalarOperand(value, c), TensorOperand(op, self, "self")});
+  return out;
+}
+
+// clamp with at most two bounds: both as ClampOp, one as maximum (min) or minimum (max), whose
+// NaN rule is clamp's; computed in clamp's dtypes (no bool).
+void Clamp(const char* op, int32_t compute, const Tensor& out, OperandSpec self,
+           std::optional<OperandSpec> lo, std::optional<OperandSpec> hi) {
+  const uint32_t dtypes = PointwiseDtypes(K::kClamp);
+  if (lo && hi) {
+    RunPointwise(op, K::kClamp, compute, out, {std::move(self), std::move(*lo), std::move(*hi)});
+  } else if (lo) {
+    RunPointwise(op, K::kMaximum, compute, out, {std::move(self), std::move(*lo)}, {}, dtypes);
+  } else if (hi) {
+    RunPointwise(op, K::kMinimum, compute, out, {std::move(self), std::move(*hi)}, {}, dtypes);
+  } else {
+    sdk::fail(TSR_INVALID_ARGUMENT,
+              std::string(op) + ": at least one of 'min' or 'max' must not be None");
+  }
+}
+
+// clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out)
+Tensor ClampOut(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
+                const Tensor& out) {
+  const char* op = "clamp.out";
+  sdk::ResultType rt;
+  rt.add(self);
+  if (min) rt.add(*min);
+  if (max) rt.add(*max);
+  const int32_t c = rt.get();
+  // A NaN bound alone is ignored (PyTorch's clamp_out fills NaN only when both bounds are
+  // given): as the unbounded side's infinity, where maximum / minimum leave every x as it is.
+  if (min.has_value() != max.has_value()) {
+    std::optional<Scalar>& bound = min ? min : max;
+    if (std::isnan(bound->to_double())) bound = Scalar(min ? -INFINITY : INFINITY);
+  }
+  std::optional<OperandSpec> lo, hi;
+  if (min) lo = ScalarOperand(*min, c);
+  if (max) hi = ScalarOperand(*max, c);
+  Clamp(op, c, out, TensorOperand(op, self, "self"), std::move(lo), std::move(hi));
+  return out;
+}
+
+// clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out)
+Tensor ClampTensorOut(const Tensor& self, std::optional<Tensor> min, std::optional<Tensor> max,
+                      const Tensor& out) {
+  const char* op = "clamp.Tensor_out";
+  sdk::ResultType rt;
+  rt.add(self);
+  if (min) rt.add(*min);
+  if (max) rt.add(*max);
+  std::optional<OperandSpec> lo, hi;
+  if (min) lo = TensorOperand(op, *min, "min");
+  if (max) hi = TensorOperand(op, *max, "max");
+  Clamp(op, rt.get(), out, TensorOperand(op, self, "self"), std::move(lo), std::move(hi));
+  return out;
+}
+
+// addcmul.out / addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1,
+// Tensor(a!) out)
+template <PointwiseKind kKind>
+Tensor AddcOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, Scalar value,
+               const Tensor& out) {
+  const char* op = kKind == K::kAddcdiv ? "addcdiv.out" : "addcmul.out";
+  const int32_t c = sdk::ResultType().add(self).add(tensor1).add(tensor2).get();
+  if (kKind == K::kAddcdiv && sdk::is_integral(static_cast<tsr_dtype>(c), true)) {
+    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
+                                        ": integer division with addcdiv is not supported; "
+                                        "use true division (floating point inputs) instead");
+  }
+  PointwiseParams params;
+  params.value = ValueOf(value);
+  RunPointwise(op, kKind, c, out,
+               {TensorOperand(op, self, "self"), TensorOperand(op, tensor1, "tensor1"),
+                TensorOperand(op, tensor2, "tensor2")},
+               params);
+  return out;
+}
+
+// lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out)
+Tensor LerpScalarOut(const Tensor& self, const Tensor& end, Scalar weight, const Tensor& out) {
+  const char* op = "lerp.Scalar_out";
+  const int32_t c = Promoted(self, end);
+  RunPointwise(
+      op, K::kLerp, c, out,
+      {TensorOperand(op, self, "self"), TensorOperand(op, end, "end"), ScalarOperand(weight, c)});
+  return out;
+}
+
+// lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out)
+Tensor LerpTensorOut(const Tensor& self, const Tensor& end, const Tensor& weight,
+                     const Tensor& out) {
+  const char* op = "lerp.Tensor_out";
+  RunPointwise(op, K::kLerp, sdk::ResultType().add(self).add(end).add(weight).get(), out,
+               {TensorOperand(op, self, "self"), TensorOperand(op, end, "end"),
+                TensorOperand(op, weight, "weight")});
+  return out;
+}
+
+// Unary: kFloat computes integers and bool as float32 (exp2), otherwise in the input's dtype.
+template <PointwiseKind kKind, bool kFloat>
+Tensor PointwiseUnaryOut(const char* op, const Tensor& self, const Tensor& out,
+                         const PointwiseParams& params = {}) {
+  const int32_t compute = kFloat ? FloatOf(self.dtype()) : self.dtype();
+  RunPointwise(op, kKind, compute, out, {TensorOperand(op, self, "self")}, params);
+  return out;
+}
+
+#define TESSERA_GPU_POINTWISE_UNARY(NAME, KIND, FLOAT)                 \
+  Tensor NAME##Out(const Tensor& self, const Tensor& out) {            \
+    return PointwiseUnaryOut<K::KIND, FLOAT>(#NAME ".out", self, out); \
+  }
+TESSERA_GPU_POINTWISE_UNARY(exp2, kExp2, true)
+TESSERA_GPU_POINTWISE_UNARY(expm1, kExpm1, true)
+TESSERA_GPU_POINTWISE_UNARY(log2, kLog2, true)
+TESSERA_GPU_POINTWISE_UNARY(log10, kLog10, true)
+TESSERA_GPU_POINTWISE_UNARY(log1p, kLog1p, true)
+TESSERA_GPU_POINTWISE_UNARY(tan, kTan, true)
+TESSERA_GPU_POINTWISE_UNARY(asin, kAsin, true)
+TESSERA_GPU_POINTWISE_UNARY(acos, kAcos, true)
+TESSERA_GPU_POINTWISE_UNARY(atan, kAtan, true)
+TESSERA_GPU_POINTWISE_UNARY(sinh, kSinh, true)
+TESSERA_GPU_POINTWISE_UNARY(cosh, kCosh, true)
+TESSERA_GPU_POINTWISE_UNARY(erf, kErf, true)
+TESSERA_GPU_POINTWISE_UNARY(silu, kSilu, false)
+TESSERA_GPU_POINTWISE_UNARY(floor, kFloor, false)
+TESSERA_GPU_POINTWISE_UNARY(ceil, kCeil, false)
+TESSERA_GPU_POINTWISE_UNARY(round, kRound, false)
+TESSERA_GPU_POINTWISE_UNARY(trunc, kTrunc, false)
+TESSERA_GPU_POINTWISE_UNARY(sign, kSign, false)
+TESSERA_GPU_POINTWISE_UNARY(bitwise_not, kBitwiseNot, false)
+TESSERA_GPU_POINTWISE_UNARY(isnan, kIsNan, false)
+TESSERA_GPU_POINTWISE_UNARY(isinf, kIsInf, false)
+TESSERA_GPU_POINTWISE_UNARY(isfinite, kIsFinite, false)
+TESSERA_GPU_POINTWISE_UNARY(logical_not, kLogicalNot, false)
+#undef TESSERA_GPU_POINTWISE_UNARY
+
+// gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
+Tensor GeluOut(const Tensor& self, std::string_view approximate, const Tensor& out) {
+  if (approximate == "none") return PointwiseUnaryOut<K::kGelu, false>("gelu.out", self, out);
+  if (approximate == "tanh") return PointwiseUnaryOut<K::kGeluTanh, false>("gelu.out", self, out);
+  sdk::fail(TSR_INVALID_ARGUMENT, "gelu.out: expected approximate to be 'none' or 'tanh', got '" +
+                                      std::string(approximate) + "'");
+}
+
+// round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out): floating dtypes only,
+// whatever `decimals` (as PyTorch).
+Tensor RoundDecimalsOut(const Tensor& self, int64_t decimals, const Tensor& out) {
+  PointwiseParams params;
+  params.decimals = decimals;
+  return PointwiseUnaryOut<K::kRoundDecimals, false>("round.decimals_out", self, out, params);
+}
+
+// --- copy_ and fill_ ------------------------------------------------------------------------
+
+// copy_ on one device (the runtime moves data between devices itself): any dtype to any
+// dtype, src broadcast to self. A dense copy of equal dtypes and layouts is one memcpy on the
+// current stream.
+Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking: always queued*/) {
+  if (self.numel() == 0) return self;
+  const bool same_layout = src.device().type != TSR_DEVICE_CPU && self.dtype() == src.dtype() &&
+                           self.is_contiguous() && src.is_contiguous() &&
+                           self.sizes().vec() == src.sizes().vec();
+  if (same_layout) {
+    if (self.data_ptr() == src.data_ptr()) return self;
+    const tsr_device d = self.device();
+    DeviceGuard guard(d.index);
+    const cudaError_t e = cudaMemcpyAsync(
+        self.data_ptr(), src.data_ptr(), static_cast<size_t>(self.numel()) * self.itemsize(),
+        cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(sdk::current_stream(d)));
+    if (e != cudaSuccess) Check("copy_", ErrorText(e));
+    return self;
+  }
+  RunUnary("copy_", UnaryKind::kIdentity, self.dtype(), self, TensorOperand("copy_", src, "src"));
+  return self;
+}
+
+Tensor Fill(const Tensor& self, Scalar value) {
+  RunUnary("fill_.Scalar", UnaryKind::kIdentity, self.dtype(), self,
+           ScalarOperand(value, self.dtype()));
+  return self;
+}
+
+}  // namespace
+
+Tensor CopyOnDevice(const Tensor& self, const Tensor& src, bool non_blocking) {
+  return Copy(self, src, non_blocking);
+}
+
+void RegisterElementwiseOps(sdk::Library& lib) {
+  lib.impl<&AddOut>(TESSERA_OP("add.out"));
+  lib.impl<&AddScalarOut>(TESSERA_OP("add.Scalar_out"));
+  lib.impl<&SubOut>(TESSERA_OP("sub.out"));
+  lib.impl<&SubScalarOut>(TESSERA_OP("sub.Scalar_out"));
+  lib.impl<&MulOut>(TESSERA_OP("mul.out"));
+  lib.impl<&MulScalarOut>(TESSERA_OP("mul.Scalar_out"));
+  lib.impl<&DivOut>(TESSERA_OP("div.out"));
+  lib.impl<&DivScalarOut>(TESSERA_OP("div.Scalar_out"));
+  lib.impl<&negOut>(TESSERA_OP("neg.out"));
+  lib.impl<&absOut>(TESSERA_OP("abs.out"));
+  lib.impl<&reluOut>(TESSERA_OP("relu.out"));
+  lib.impl<&expOut>(TESSERA_OP("exp.out"));
+  lib.impl<&logOut>(TESSERA_OP("log.out"));
+  lib.impl<&sqrtOut>(TESSERA_OP("sqrt.out"));
+  lib.impl<&rsqrtOut>(TESSERA_OP("rsqrt.out"));
+  lib.impl<&sinOut>(TESSERA_OP("sin.out"));
+  lib.impl<&cosOut>(TESSERA_OP("cos.out"));
+  lib.impl<&tanhOut>(TESSERA_OP("tanh.out"));
+  lib.impl<&sigmoidOut>(TESSERA_OP("sigmoid.out"));
+  lib.impl<&reciprocalOut>(TESSERA_OP("reciprocal.out"));
+  lib.impl<&EqOut>(TESSERA_OP("eq.Tensor_out"));
+  lib.impl<&NeOut>(TESSERA_OP("ne.Tensor_out"));
+  lib.impl<&LtOut>(TESSERA_OP("lt.Tensor_out"));
+  lib.impl<&LeOut>(TESSERA_OP("le.Tensor_out"));
+  lib.impl<&GtOut>(TESSERA_OP("gt.Tensor_out"));
+  lib.impl<&GeOut>(TESSERA_OP("ge.Tensor_out"));
+  lib.impl<&EqScalarOut>(TESSERA_OP("eq.Scalar_out"));
+  lib.impl<&NeScalarOut>(TESSERA_OP("ne.Scalar_out"));
+  lib.impl<&LtScalarOut>(TESSERA_OP("lt.Scalar_out"));
+  lib.impl<&LeScalarOut>(TESSERA_OP("le.Scalar_out"));
+  lib.impl<&GtScalarOut>(TESSERA_OP("gt.Scalar_out"));
+  lib.impl<&GeScalarOut>(TESSERA_OP("ge.Scalar_out"));
+  lib.impl<&LogicalAndOut>(TESSERA_OP("logical_and.out"));
+  lib.impl<&LogicalOrOut>(TESSERA_OP("logical_or.out"));
+  lib.impl<&LogicalXorOut>(TESSERA_OP("logical_xor.out"));
+  lib.impl<&BitwiseAndOut>(TESSERA_OP("bitwise_and.Tensor_out"));
+  lib.impl<&BitwiseOrOut>(TESSERA_OP("bitwise_or.Tensor_out"));
+  lib.impl<&BitwiseXorOut>(TESSERA_OP("bitwise_xor.Tensor_out"));
+  lib.impl<&BitwiseAndScalarOut>(TESSERA_OP("bitwise_and.Scalar_out"));
+  lib.impl<&BitwiseOrScalarOut>(TESSERA_OP("bitwise_or.Scalar_out"));
+  lib.impl<&BitwiseXorScalarOut>(TESSERA_OP("bitwise_xor.Scalar_out"));
+  lib.impl<&MaximumOut>(TESSERA_OP("maximum.out"));
+  lib.impl<&MinimumOut>(TESSERA_OP("minimum.out"));
+  lib.impl<&RemainderOut>(TESSERA_OP("remainder.Tensor_out"));
+  lib.impl<&RemainderScalarOut>(TESSERA_OP("remainder.Scalar_out"));
+  lib.impl<&FmodOut>(TESSERA_OP("fmod.Tensor_out"));
+  lib.impl<&FmodScalarOut>(TESSERA_OP("fmod.Scalar_out"));
+  lib.impl<&DivModeOut>(TESSERA_OP("div.out_mode"));
+  lib.impl<&PowTensorOut>(TESSERA_OP("pow.Tensor_Tensor_out"));
+  lib.impl<&PowTensorScalarOut>(TESSERA_OP("pow.Tensor_Scalar_out"));
+  lib.impl<&PowScalarOut>(TESSERA_OP("pow.Scalar_out"));
+  lib.impl<&Atan2Out>(TESSERA_OP("atan2.out"));
+  lib.impl<&WhereOut>(TESSERA_OP("where.self_out"));
+  lib.impl<&MaskedFillOut>(TESSERA_OP("masked_fill.Scalar_out"));
+  lib.impl<&ClampOut>(TESSERA_OP("clamp.out"));
+  lib.impl<&ClampTensorOut>(TESSERA_OP("clamp.Tensor_out"));
+  lib.impl<&AddcOut<gpu::PointwiseKind::kAddcmul>>(TESSERA_OP("addcmul.out"));
+  lib.impl<&AddcOut<gpu::PointwiseKind::kAddcdiv>>(TESSERA_OP("addcdiv.out"));
+  lib.impl<&LerpScalarOut>(TESSERA_OP("lerp.Scalar_out"));
+  lib.impl<&LerpTensorOut>(TESSERA_OP("lerp.Tensor_out"));
+  lib.impl<&exp2Out>(TESSERA_OP("exp2.out"));
+  lib.impl<&expm1Out>(TESSERA_OP("expm1.out"));
+  lib.impl<&log2Out>(TESSERA_OP("log2.out"));
+  lib.impl<&log10Out>(TESSERA_OP("log10.out"));
+  lib.impl<&log1pOut>(TESSERA_OP("log1p.out"));
+  lib.impl<&tanOut>(TESSERA_OP("tan.out"));
+  lib.impl<&asinOut>(TESSERA_OP("asin.out"));
+  lib.impl<&acosOut>(TESSERA_OP("acos.out"));
+  lib.impl<&atanOut>(TESSERA_OP("atan.out"));
+  lib.impl<&sinhOut>(TESSERA_OP("sinh.out"));
+  lib.impl<&coshOut>(TESSERA_OP("cosh.out"));
+  lib.impl<&erfOut>(TESSERA_OP("erf.out"));
+  lib.impl<&siluOut>(TESSERA_OP("silu.out"));
+  lib.impl<&GeluOut>(TESSERA_OP("gelu.out"));
+  lib.impl<&floorOut>(TESSERA_OP("floor.out"));
+  lib.impl<&ceilOut>(TESSERA_OP("ceil.out"));
+  lib.impl<&roundOut>(TESSERA_OP("round.out"));
+  lib.impl<&RoundDecimalsOut>(TESSERA_OP("round.decimals_out"));
+  lib.impl<&truncOut>(TESSERA_OP("trunc.out"));
+  lib.impl<&signOut>(TESSERA_OP("sign.out"));
+  lib.impl<&bitwise_notOut>(TESSERA_OP("bitwise_not.out"));
+  lib.impl<&isnanOut>(TESSERA_OP("isnan.out"));
+  lib.impl<&isinfOut>(TESSERA_OP("isinf.out"));
+  lib.impl<&isfiniteOut>(TESSERA_OP("isfinite.out"));
+  lib.impl<&logical_notOut>(TESSERA_OP("logical_not.out"));
+  lib.impl<&Copy>(TESSERA_OP("copy_"));
+  lib.impl<&Fill>(TESSERA_OP("fill_.Scalar"));
+}
+
+}  // namespace gpu
+}  // namespace tessera

@@ -8,6 +8,7 @@
 #define TESSERA_C_KERNEL_H_
 
 #include "tessera/c/common.h"
+#include "tessera/c/kernel_call.h"
 #include "tessera/c/op.h"
 
 #ifdef __cplusplus
@@ -37,13 +38,6 @@ typedef tsr_error* (*tsr_boxed_kernel_fn)(void* context, const tsr_op* op, tsr_s
  * Library::impl_typed checks them against this mapping (tessera/sdk/typed_c.hpp);
  * docs/plugin_guide.md ("Typed C kernels") has the table and an example. */
 typedef void (*tsr_typed_kernel_fn)(void);
-
-/* tsr_packed_kernel_fn (since 1.1): the fast entry of a boxed kernel for an op whose returns
- * are all arguments it writes (out= forms, in-place ops). It reads its arguments, their views
- * and the call plan from `call` (borrowed, defined below with the views) with no table call,
- * and stores its returns in call->returns. Return NULL or a new error, as a boxed kernel. */
-typedef struct tsr_kernel_call tsr_kernel_call;
-typedef tsr_error* (*tsr_packed_kernel_fn)(void* context, const tsr_kernel_call* call);
 
 /* tsr_kernel_desc describes one kernel registration. Zero-initialize, set struct_size to
  * sizeof(tsr_kernel_desc), fill the fields, and set exactly one of `boxed` and `typed`. */
@@ -136,32 +130,10 @@ typedef struct tsr_kernel_info {
 TSR_API tsr_error* tsr_plugin_kernels(tsr_string plugin_name, tsr_kernel_info* infos,
                                       size_t capacity, size_t* count);
 
-/* --- tensor views and the call plan (since 1.1) ---------------------------------------------
+/* --- tensor views and the call plan from a stack (since 1.1) ---------------------------------
  *
- * What a kernel's hot path reads, in one call each instead of one table call per property
- * (Note [Call plans] in the runtime: the dispatcher computes a call's outputs and compute dtype
- * once, before the kernel runs, and hands them on). */
-
-/* tsr_tensor_view: a borrowed description of a tensor, shaped like DLPack's DLTensor. For a
- * kernel's argument it stays valid until the kernel returns. */
-typedef struct tsr_tensor_view {
-  size_t struct_size;
-  tsr_tensor* tensor;     /* the tensor itself (borrowed): NULL when the value is no tensor */
-  void* data;             /* the address of element 0 (storage offset applied); NULL for a meta
-                           * tensor or a planned output; a device address on other devices */
-  const int64_t* sizes;   /* ndim entries; borrowed */
-  const int64_t* strides; /* ndim entries, in elements; borrowed */
-  int64_t storage_offset; /* in elements */
-  int64_t numel;
-  tsr_device device;
-  int32_t dtype; /* a tsr_dtype */
-  int32_t ndim;
-  uint32_t flags; /* TSR_VIEW_* bits */
-  uint32_t reserved;
-} tsr_tensor_view;
-
-/* The view is row-major dense (tsr_tensor_is_contiguous). */
-#define TSR_VIEW_CONTIGUOUS 1u
+ * For a boxed kernel: the views and the plan that a packed kernel receives in its
+ * tsr_kernel_call (kernel_call.h), read from the kernel's stack in one call each. */
 
 /* tsr_stack_get_tensor_views fills views[k] for the stack values first + k, k in [0, count):
  * a view of each defined tensor, and for any other value (None, an int, ...) a view whose
@@ -170,48 +142,6 @@ typedef struct tsr_tensor_view {
  * when first + count exceeds the stack's size. stack, views: borrowed. */
 TSR_API tsr_error* tsr_stack_get_tensor_views(const tsr_stack* stack, size_t first, size_t count,
                                               tsr_tensor_view* views);
-
-/* tsr_call_plan: what the dispatcher computed for the running kernel's call. */
-typedef struct tsr_call_plan {
-  size_t struct_size;
-  /* The dtype the op computes in (a tsr_dtype), or -1 where the plan does not say: the promoted
-   * dtype of a pointwise op's operands, also for a comparison (whose output is bool), float32
-   * for true division of integers. */
-  int32_t compute_dtype;
-  /* How many outputs the plan describes: one per return of the op's functional form; 0 when
-   * the call has no plan (an op without a Meta function, a stack that is no kernel's). */
-  int32_t num_outputs;
-  tsr_device device; /* the call's device */
-} tsr_call_plan;
-
-/* tsr_kernel_call: what a packed kernel receives (tsr_packed_kernel_fn); every pointer is
- * borrowed for the kernel's call. The arguments are the ones a boxed kernel finds on its stack:
- * schema order, defaults filled in, kinds as the schema says (a double where a float is due);
- * out= outputs allocated or resized as planned. The runtime states struct_size; a kernel reads
- * only the fields within it. */
-struct tsr_kernel_call {
-  size_t struct_size;
-  const tsr_op* op; /* the op whose kernel runs */
-  /* The same arguments as a stack, with the call plan attached (tsr_stack_get_call_plan, the
-   * planned outputs): for what the fields below lack. Read-only: the values below point into
-   * it. */
-  const tsr_stack* stack;
-  const tsr_value* args; /* num_args arguments; tensors, lists and strings borrowed */
-  /* views[i]: the view of args[i], NULL when it is no tensor. The runtime fills the views and
-   * states each one's struct_size (the size it was built with): a kernel built against a later
-   * minor reads only the fields within it. */
-  const tsr_tensor_view* const* views;
-  size_t num_args;
-  /* The call's plan: compute dtype, device and num_outputs. Never NULL: a call without a plan
-   * (an op without a Meta function) has compute_dtype -1 and num_outputs 0, as
-   * tsr_stack_get_call_plan says. */
-  const tsr_call_plan* plan;
-  /* num_returns slots, each zeroed (TSR_VALUE_NONE) on entry: the kernel stores each return
-   * there as the written argument's tensor (borrowed, as in args). The runtime checks that each
-   * one is the argument the schema names, with the planned shape. */
-  tsr_value* returns;
-  size_t num_returns;
-};
 
 /* tsr_stack_get_call_plan: the plan of the call whose kernel runs on `stack`. Fills *plan (the
  * caller sets plan->struct_size) and outputs[0, min(capacity, num_outputs)) with the planned

@@ -19,52 +19,14 @@
 #define TESSERA_C_OP_H_
 
 #include "tessera/c/common.h"
+#include "tessera/c/kernel_call.h" /* tsr_op, tsr_stack, tsr_value, tsr_scalar */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Opaque handles. A tsr_op is owned by the runtime and valid for the whole process. */
-typedef struct tsr_op tsr_op;
-typedef struct tsr_stack tsr_stack;
+/* Opaque handles (tsr_op and tsr_stack: kernel_call.h). */
 typedef struct tsr_registration tsr_registration;
-
-/* The kind of a boxed value. */
-typedef enum tsr_value_kind {
-  TSR_VALUE_NONE = 0,
-  TSR_VALUE_TENSOR = 1,
-  TSR_VALUE_INT = 2,
-  TSR_VALUE_DOUBLE = 3,
-  TSR_VALUE_BOOL = 4,
-  TSR_VALUE_STRING = 5,
-  TSR_VALUE_INT_LIST = 6,
-  TSR_VALUE_DOUBLE_LIST = 7,
-  TSR_VALUE_BOOL_LIST = 8,
-  TSR_VALUE_TENSOR_LIST = 9,
-  TSR_VALUE_SCALAR = 10,
-  TSR_VALUE_DTYPE = 11,
-  TSR_VALUE_DEVICE = 12,
-  /* since 1.1: the markers of tsr_stack_push_default and tsr_stack_name_next. They occupy a slot
-   * of a caller's stack until tsr_op_call binds it; a kernel never sees them. */
-  TSR_VALUE_DEFAULT = 13,
-  TSR_VALUE_NAME = 14,
-  TSR_VALUE_KIND_FORCE_INT32 = 0x7fffffff
-} tsr_value_kind;
-
-/* A Scalar: a number that remembers whether it is a bool, an integer or a double. */
-typedef enum tsr_scalar_kind {
-  TSR_SCALAR_BOOL = 0,
-  TSR_SCALAR_INT = 1,
-  TSR_SCALAR_DOUBLE = 2,
-  TSR_SCALAR_KIND_FORCE_INT32 = 0x7fffffff
-} tsr_scalar_kind;
-
-typedef struct tsr_scalar {
-  int32_t kind; /* a tsr_scalar_kind */
-  int32_t reserved;
-  int64_t i; /* the value for TSR_SCALAR_BOOL (0 or 1) and TSR_SCALAR_INT */
-  double d;  /* the value for TSR_SCALAR_DOUBLE */
-} tsr_scalar;
 
 /* --- ops ----------------------------------------------------------------------------------- */
 
@@ -86,29 +48,6 @@ TSR_API tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack);
  *
  * One call with every argument in an array, instead of one table call per pushed value: for
  * applications on a hot path (Note [Packed calls] in the runtime). */
-
-/* tsr_value: one argument or return of a packed call, tagged by its kind. It never grows (an
- * array element: a later minor adds kinds, not fields). Lists and strings are borrowed for the
- * call; `list.data` points at int64_t (INT_LIST), double (DOUBLE_LIST), uint8_t 0 or 1
- * (BOOL_LIST) or tsr_tensor* (TENSOR_LIST) elements. */
-typedef struct tsr_value {
-  int32_t kind;     /* a tsr_value_kind: NONE for None, DEFAULT for a defaulted argument skipped */
-  int32_t reserved; /* 0 */
-  union {
-    tsr_tensor* tensor; /* TENSOR: borrowed; a new reference in tsr_op_call_values' returns */
-    int64_t i;          /* INT */
-    double d;           /* DOUBLE */
-    int32_t b;          /* BOOL: 0 or 1 */
-    int32_t dtype;      /* DTYPE: a tsr_dtype */
-    tsr_device device;  /* DEVICE */
-    tsr_scalar scalar;  /* SCALAR */
-    tsr_string string;  /* STRING */
-    struct {
-      const void* data;
-      size_t size;
-    } list; /* INT_LIST, DOUBLE_LIST, BOOL_LIST, TENSOR_LIST */
-  } u;
-} tsr_value;
 
 /* tsr_op_call_values runs `op` as tsr_op_call does, on the arguments args[0, num_args) in
  * schema order (trailing defaulted arguments may be left out; TSR_VALUE_DEFAULT skips one in

@@ -7,6 +7,7 @@
 #include "tessera/c/dlpack.h"
 #include "tessera/c/error.h"
 #include "tessera/c/kernel.h"
+#include "tessera/c/kernel_call.h"
 #include "tessera/c/loader.h"
 #include "tessera/c/op.h"
 #include "tessera/c/parallel.h"

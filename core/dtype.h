@@ -1,7 +1,7 @@
 // ScalarType: the ten element types of Tessera (DESIGN.md, "Op set v1"), generated with
 // everything else about them from the C ABI's one list, TSR_FOR_EACH_DTYPE
 // (tessera/c/dtypes.h): a ScalarType's value is its TSR_DTYPE_* value. Sizes, categories and
-// names come from the SDK's dependency-free tessera/base/dtypes.hpp, generated from the same list,
+// names come from the header-only base's tessera/base/dtypes.hpp, generated from the same list,
 // so that the runtime and plugins cannot disagree.
 #pragma once
 

@@ -3,7 +3,7 @@
 // Both are stored as 16 bits and converted through float. Conversion from float rounds to
 // nearest, ties to even; NaN stays NaN (quiet, sign kept) and infinities stay infinite, so a
 // value survives a float -> half -> float round trip whenever it is representable. The
-// conversions are the SDK's dependency-free tessera/base/float16.hpp, which plugins use too.
+// conversions are the header-only base's tessera/base/float16.hpp, which plugins use too.
 #pragma once
 
 #include <cstdint>

@@ -16,8 +16,8 @@ void UnpackHost(const void* src, const Tensor& dst);
 
 // Copies between a tensor on any device and a dense host buffer (row-major logical order).
 // Host tensors copy directly; other devices through the functions that the layer owning the
-// device interfaces (stable_abi) installs with SetDeviceHostCopies. Used by composites that
-// move tensors between devices (`_to_copy`).
+// device interfaces (runtime/device_copy.cc) installs with SetDeviceHostCopies. Used by composites
+// that move tensors between devices (`_to_copy`).
 using DeviceToHostFn = absl::Status (*)(const Tensor& src, void* dst);
 using HostToDeviceFn = absl::Status (*)(const void* src, const Tensor& dst);
 void SetDeviceHostCopies(DeviceToHostFn to_host, HostToDeviceFn from_host);

@@ -15,7 +15,7 @@ namespace tessera {
 
 // PromoteTypes: the smallest type both a and b convert to without losing category or range
 // (PyTorch's promoteTypes): uint8 with int8 is int16, float16 with bfloat16 is float32. The
-// table is the SDK's (tessera/base/dtypes.hpp), so the runtime and plugins promote alike.
+// table is the base's (tessera/base/dtypes.hpp), so the runtime and plugins promote alike.
 inline ScalarType PromoteTypes(ScalarType a, ScalarType b) {
   return static_cast<ScalarType>(base::promote_types(ToTsrDtype(a), ToTsrDtype(b)));
 }
@@ -26,8 +26,8 @@ inline bool CanCast(ScalarType from, ScalarType to) {
   return base::can_cast(ToTsrDtype(from), ToTsrDtype(to));
 }
 
-// ResultTypeBuilder accumulates operands in any order and answers torch.result_type (the SDK's
-// base::ResultTypeState, which plugins use too). Inline: every pointwise call's plan runs it.
+// ResultTypeBuilder accumulates operands in any order and answers torch.result_type (the base's
+// ResultTypeState, which plugins use too). Inline: every pointwise call's plan runs it.
 class ResultTypeBuilder {
  public:
   void AddTensor(ScalarType dtype, int64_t dim) {

@@ -75,7 +75,7 @@ void EnsureDefaultPluginsLoaded() {
   // From plugin code that a load runs, discovery would wait for the loader's lock (or for its
   // own std::call_once) held by this thread: the caller goes on without it (tsr_op_find) or
   // refuses (tsr_plugin_load_default). Note [Loads do not nest].
-  if (!CheckNotLoading("default discovery").ok()) return;
+  if (LoadingOnThisThread()) return;
   static std::once_flag once;
   std::vector<std::shared_ptr<PluginRecord>> refused;  // Note [Refused after registering]
   std::call_once(once, [&] {

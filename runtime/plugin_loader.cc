@@ -57,6 +57,22 @@ static_assert(std::size(kPluginDescSize) == kRuntimeMinor + 1, "one size per rel
 
 thread_local std::shared_ptr<PluginRecord> tls_loading_plugin;
 
+// ScopedThreadLocal sets a thread-local for a scope and clears it on the way out, also when the
+// plugin code the scope runs throws (which the ABI forbids, and a C++ plugin without the SDK can
+// still do): a window left open would point at a dead frame, and later registrations on this
+// thread would be credited to a dead plugin.
+template <typename T>
+class ScopedThreadLocal {
+ public:
+  ScopedThreadLocal(T& slot, T value) : slot_(slot) { slot_ = std::move(value); }
+  ~ScopedThreadLocal() { slot_ = T(); }
+  ScopedThreadLocal(const ScopedThreadLocal&) = delete;
+  ScopedThreadLocal& operator=(const ScopedThreadLocal&) = delete;
+
+ private:
+  T& slot_;
+};
+
 // Note [Loads do not nest]
 // A load holds the loader's lock from dlopen (the plugin's static constructors) through
 // tsr_plugin_init and register_fn, so that two loads, or a load and an unload, never interleave
@@ -285,7 +301,7 @@ class PluginLoader {
           "flight, so unload from outside every op call and parallel task",
           name,
           CallEpochs::InCall() ? "an op call (a kernel, or code it called)"
-                                         : "a parallel task (tsr_parallel_for)"));
+                               : "a parallel task (tsr_parallel_for)"));
     }
     std::shared_ptr<PluginRecord> record;
     {
@@ -402,9 +418,11 @@ class PluginLoader {
     auto* offered = new (scratch->bytes) tsr_plugin_desc{};
     offered->struct_size = sizeof(tsr_plugin_desc);  // the capacity (Note [Descriptor capacity])
     InitWindow window;
-    tls_init_window = &window;
-    absl::Status init_status = StatusFrom(init(&PluginApi(), offered));
-    tls_init_window = nullptr;
+    absl::Status init_status;
+    {
+      const ScopedThreadLocal<InitWindow*> in_init(tls_init_window, &window);
+      init_status = StatusFrom(init(&PluginApi(), offered));
+    }
     if (!window.violation.ok()) return window.violation;
     if (!init_status.ok()) {
       return absl::Status(init_status.code(),
@@ -436,9 +454,12 @@ class PluginLoader {
     if (desc.register_fn == nullptr) {
       return absl::InvalidArgumentError("the descriptor's register_fn is NULL");
     }
-    tls_loading_plugin = record;
-    absl::Status registered = StatusFrom(desc.register_fn(desc.state, &PluginApi()));
-    tls_loading_plugin = nullptr;
+    absl::Status registered;
+    {
+      const ScopedThreadLocal<std::shared_ptr<PluginRecord>> in_register(tls_loading_plugin,
+                                                                         record);
+      registered = StatusFrom(desc.register_fn(desc.state, &PluginApi()));
+    }
     if (registered.ok() && record->refusal.ok()) {
       if (std::string note = CopyNote(*record); !note.empty()) {
         RuntimeApi().log(TSR_LOG_INFO, tsr_string{note.data(), note.size()});
@@ -550,10 +571,15 @@ class PluginLoader {
     }
     if (desc.device_type < 0 || desc.device_type >= kNumDeviceTypes ||
         desc.device_type == static_cast<int32_t>(DeviceType::kMeta)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "plugin '%s' claims device type %d; expected cpu (0), cuda (1), hip (2) or "
-          "privateuse1..3 (3..5)",
-          report->plugin_name, desc.device_type));
+      std::string expected;  // every type a plugin may provide, from TSR_FOR_EACH_DEVICE_TYPE
+      for (const base::DeviceTypeFacts& f : base::kDeviceTypeFacts) {
+        if (f.type == TSR_DEVICE_META) continue;
+        absl::StrAppendFormat(&expected, "%s%s (%d)", expected.empty() ? "" : ", ",
+                              base::device_type_label(f.type), static_cast<int>(f.type));
+      }
+      return absl::InvalidArgumentError(
+          absl::StrFormat("plugin '%s' claims device type %d; expected one of %s",
+                          report->plugin_name, desc.device_type, expected));
     }
     const auto type = static_cast<DeviceType>(desc.device_type);
     if (!IsPrivateUse(type) && !report->device_name.empty() &&
@@ -585,6 +611,8 @@ class PluginLoader {
 };
 
 }  // namespace
+
+bool LoadingOnThisThread() { return tls_load_in_progress != nullptr; }
 
 absl::Status CheckNotLoading(std::string_view call) {
   return tls_load_in_progress == nullptr ? absl::OkStatus() : NestedLoadError(call);

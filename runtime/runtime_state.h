@@ -103,9 +103,11 @@ void EnsureDefaultPluginsLoaded();
 // (Note [Refused after registering]).
 absl::Status LoadPlugin(const std::string& path, std::shared_ptr<PluginRecord>* refused);
 void DisposeOfRefusedPlugin(std::shared_ptr<PluginRecord> record);
-// CheckNotLoading: FAILED_PRECONDITION naming the plugin when this thread is inside a plugin's
-// load (plugin code that the load runs), for `call` ("tsr_plugin_load(x.so)"); OK elsewhere.
-// Note [Loads do not nest] in plugin_loader.cc.
+// LoadingOnThisThread: whether this thread is inside a plugin's load (plugin code that the load
+// runs); CheckNotLoading: FAILED_PRECONDITION naming the plugin when this thread is inside a
+// plugin's load (plugin code that the load runs), for `call` ("tsr_plugin_load(x.so)"); OK
+// elsewhere. Note [Loads do not nest] in plugin_loader.cc.
+bool LoadingOnThisThread();
 absl::Status CheckNotLoading(std::string_view call);
 
 // RuntimeApi is the function table of applications (tsr_runtime_api_get).

@@ -65,7 +65,7 @@ fi
 build="$work/build-cuda"
 if step build_plugin 300 env -u LD_LIBRARY_PATH sh -c "cmake -S '$prefix/share/tessera/gpu/src' -B '$build' -G Ninja \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH='$prefix' -DTESSERA_WITH_CUDA=ON \
-      -DTESSERA_WITH_HIP=OFF -DTESSERA_PLUGIN_MANIFEST=OFF && cmake --build '$build'"; then
+      -DTESSERA_PLUGIN_MANIFEST=OFF && cmake --build '$build'"; then
   plugin="$build/libtessera_cuda.so"
   cp "$plugin" "$prefix/lib/tessera/plugins/"
   plugin="$prefix/lib/tessera/plugins/libtessera_cuda.so"

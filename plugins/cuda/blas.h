@@ -11,7 +11,7 @@
 // our tiled kernel (gemm.h) when the library or a symbol is missing, saying once in the log which
 // path the products take. TESSERA_GPU_BLAS=auto|cublas|own forces a path; `cublas` without the
 // library is an error naming what was searched. The types below are cuBLAS's public ones,
-// declared here (values from cublas_api.h and library_types.h; gpu_plugin.cc asserts them
+// declared here (values from cublas_api.h and library_types.h; linalg_ops.cc asserts them
 // against the real headers where the toolkit is present) so that nothing needs the header.
 //
 // Layout: cuBLAS is column-major and ours row-major. A row-major M x N matrix with row stride ld

@@ -1,6 +1,7 @@
-// What the GPU plugin's op files (gpu_plugin.cc, scan_reduce_ops.cc, nn_ops.cc, index_ops.cc)
-// share: the refusal of an unsupported dtype, the check of a launch, and the planning and launch
-// of a reduction (reduce.h; Note [GPU reductions]). Defined in op_support.cc.
+// What the GPU plugin's op files (elementwise_ops.cc, linalg_ops.cc, scan_reduce_ops.cc,
+// nn_ops.cc, index_ops.cc) share: the refusal of an unsupported dtype, the check of a launch, and
+// the planning and launch of a reduction (reduce.h; Note [GPU reductions]). Defined in
+// op_support.cc.
 #pragma once
 
 #include <cstdint>

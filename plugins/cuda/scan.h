@@ -1,5 +1,5 @@
 // The GPU scans (cumsum, cumprod): their per-thread work, as code that compiles for the device
-// (kernels_scan.cu) and for the host (tests/scan_test.cc runs it for every thread of every
+// (kernels_scan.cu) and for the host (tests/scan_reduce_test.cc runs it for every thread of every
 // block, phase by phase between the barriers, as a GPU would).
 //
 // Note [GPU scans]

@@ -496,12 +496,17 @@ TEST(EvilChild, OpFindAsFirstCall) {
   EXPECT_EQ(FindCode("evil_find::op"), TSR_OK);
 }
 
-// A plugin whose own code loads, unloads or discovers plugins while it is being loaded (from
-// tsr_plugin_init and from register_fn, through the exported functions) gets FAILED_PRECONDITION
+// A plugin whose own code loads, unloads or discovers plugins while it is being loaded (from its
+// constructor, which dlopen runs, from tsr_plugin_init and from register_fn, through the
+// exported functions) gets FAILED_PRECONDITION
 // naming it, and its load goes on: the loader's lock, held by the loading thread, made Abseil's
 // deadlock detector end the process (Note [Loads do not nest] in runtime/plugin_loader.cc). The
 // plugin checks each answer itself and refuses its load with the first wrong one.
-TEST(EvilPlugin, NestedLoadsFromPluginCodeAreRefusedByName) { RunChild("NestedLoadByPath"); }
+TEST(EvilPlugin, NestedLoadsFromPluginCodeAreRefusedByName) {
+  // A real plugin for the nested load to try, so that a refusal is the runtime's and not a
+  // missing file's.
+  RunChild("NestedLoadByPath", {"EVIL_NESTED_OTHER=" + PluginPath("device")});
+}
 TEST(EvilChild, NestedLoadByPath) {
   CHILD_ONLY();
   const tsr_load_report* report = nullptr;
@@ -516,7 +521,8 @@ TEST(EvilChild, NestedLoadByPath) {
 
 TEST(EvilPlugin, NestedLoadsUnderDefaultDiscoveryAreRefusedByName) {
   const std::string dir = PluginDir("evil_nested_plugins", {PluginPath("nested_load")});
-  RunChild("NestedLoadUnderDiscovery", {"TESSERA_PLUGIN_PATH=" + dir});
+  RunChild("NestedLoadUnderDiscovery",
+           {"TESSERA_PLUGIN_PATH=" + dir, "EVIL_NESTED_OTHER=" + PluginPath("device")});
 }
 TEST(EvilChild, NestedLoadUnderDiscovery) {
   CHILD_ONLY();

@@ -661,7 +661,7 @@ int64_t CopyFallbacks() { return tsr_fallback_count(S("copy_")); }
 // out= kernel: abs and abs_ derive from it without a copy).
 TEST(Loader, PluginWithoutACopyKernelIsToldWhereItsDerivedFormsCopy) {
   // The CPU fallback runs the CPU backend's copy_; this test program runs without default
-  // discovery (stable_abi/CMakeLists.txt), so it loads the backend by path.
+  // discovery (runtime/CMakeLists.txt), so it loads the backend by path.
   ASSERT_EQ(Consume(tsr_plugin_load(S(TESSERA_CPU_PLUGIN), nullptr)), "");
   std::vector<float> out;
   {

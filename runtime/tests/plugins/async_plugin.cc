@@ -9,7 +9,7 @@
 // that memory used on another stream is overwritten early unless record_stream holds it.
 // Asynchronous errors (adev::fault_) are kept and returned by the next synchronizing call.
 //
-// Built twice (stable_abi/CMakeLists.txt):
+// Built twice (runtime/CMakeLists.txt):
 //   ASYNC_FULL  (device "adev",  PrivateUse2): every 1.1 slot of tsr_device_interface;
 //   ASYNC_V1_0  (device "adev10", PrivateUse3): a 1.0-sized interface (streams and events as
 //               1.0 has them, no 1.1 slot), so that the runtime's documented defaults run.

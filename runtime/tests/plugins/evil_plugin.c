@@ -1,5 +1,5 @@
 /* Adversarial test plugins (issue 14, sections B and C): one C source, one variant per
- * misbehaviour, chosen by EVIL_VARIANT (see ../CMakeLists.txt). Each is loaded by
+ * misbehaviour, chosen by EVIL_VARIANT (see runtime/CMakeLists.txt). Each is loaded by
  * evil_plugin_test.cc in a child process of its own, which asserts the exact outcome: a clean
  * error, a refusal with its load report, a process that goes on. Every variant provides privateuse3
  * as "evildev". */
@@ -258,23 +258,36 @@ static void* thread_main(void* out) {
 /* What the nested calls answered: the first that was not the FAILED_PRECONDITION naming this
  * plugin ("" while each was), for register_fn to refuse the load with. Loading, unloading and
  * discovery from inside a load used to end the process (the loader's lock, held by this
- * thread). */
+ * thread). The runtime's functions are reached as plugin code can, through dlsym: in the
+ * library's constructor (run by dlopen) there is no table yet. */
 static char nested_wrong[1024] = "";
 
+typedef tsr_code (*error_code_fn)(const tsr_error* error);
+typedef tsr_string (*error_message_fn)(const tsr_error* error);
+typedef void (*error_release_fn)(tsr_error* error);
+typedef tsr_error* (*load_fn)(tsr_string path, const tsr_load_report** report);
+typedef tsr_error* (*unload_fn)(tsr_string name);
+typedef tsr_error* (*load_default_fn)(void);
+typedef void (*reports_fn)(const tsr_load_report* const** reports, size_t* count);
+typedef tsr_error* (*op_find_fn)(tsr_string name, const tsr_op** out);
+
 static void expect_nested_refusal(const char* call, tsr_error* err, const char* names) {
+  error_code_fn code_of = (error_code_fn)dlsym(RTLD_DEFAULT, "tsr_error_code");
+  error_message_fn message_of = (error_message_fn)dlsym(RTLD_DEFAULT, "tsr_error_message");
+  error_release_fn release = (error_release_fn)dlsym(RTLD_DEFAULT, "tsr_error_release");
   tsr_string message;
   if (nested_wrong[0] != '\0') {
-    if (err != NULL) api->error_release(err);
+    if (err != NULL) release(err);
     return;
   }
   if (err == NULL) {
     snprintf(nested_wrong, sizeof nested_wrong, "%s succeeded from inside the load", call);
     return;
   }
-  message = api->error_message(err);
-  if (api->error_code(err) != TSR_FAILED_PRECONDITION) {
+  message = message_of(err);
+  if (code_of(err) != TSR_FAILED_PRECONDITION) {
     snprintf(nested_wrong, sizeof nested_wrong, "%s: code %d, expected FAILED_PRECONDITION: %.*s",
-             call, (int)api->error_code(err), (int)message.size, message.data);
+             call, (int)code_of(err), (int)message.size, message.data);
   } else {
     /* The message names the plugin being loaded and says that loads do not nest. */
     char text[1024];
@@ -284,31 +297,27 @@ static void expect_nested_refusal(const char* call, tsr_error* err, const char* 
                names, text);
     }
   }
-  api->error_release(err);
+  release(err);
 }
-
-typedef tsr_error* (*load_fn)(tsr_string path, const tsr_load_report** report);
-typedef tsr_error* (*unload_fn)(tsr_string name);
-typedef tsr_error* (*load_default_fn)(void);
-typedef void (*reports_fn)(const tsr_load_report* const** reports, size_t* count);
-typedef tsr_error* (*op_find_fn)(tsr_string name, const tsr_op** out);
 
 /* nested_calls: what plugin code may try while its own load runs, through the runtime's
  * exported functions. `names`: what each refusal must name (the library; in register_fn the
- * plugin's name too). */
-static void nested_calls(const char* names) {
+ * plugin's name too). $EVIL_NESTED_OTHER: a real plugin to try to load (else a missing path). */
+static void nested_calls(const char* phase, const char* names) {
   load_fn load = (load_fn)dlsym(RTLD_DEFAULT, "tsr_plugin_load");
   unload_fn unload_plugin = (unload_fn)dlsym(RTLD_DEFAULT, "tsr_plugin_unload");
   load_default_fn load_default = (load_default_fn)dlsym(RTLD_DEFAULT, "tsr_plugin_load_default");
   reports_fn reports = (reports_fn)dlsym(RTLD_DEFAULT, "tsr_load_reports");
   op_find_fn op_find = (op_find_fn)dlsym(RTLD_DEFAULT, "tsr_op_find");
+  error_release_fn release = (error_release_fn)dlsym(RTLD_DEFAULT, "tsr_error_release");
   const char* other = getenv("EVIL_NESTED_OTHER");
   const tsr_load_report* const* list = NULL;
   size_t count = 0;
   const tsr_op* op = NULL;
   tsr_error* err;
-  if (!load || !unload_plugin || !load_default || !reports || !op_find) {
-    snprintf(nested_wrong, sizeof nested_wrong, "dlsym found no tsr_plugin_* function");
+  if (nested_wrong[0] != '\0') return;
+  if (!load || !unload_plugin || !load_default || !reports || !op_find || !release) {
+    snprintf(nested_wrong, sizeof nested_wrong, "%s: dlsym found no tsr_* function", phase);
     return;
   }
   expect_nested_refusal("tsr_plugin_load", load(str(other != NULL ? other : "/nonexistent"), NULL),
@@ -318,15 +327,25 @@ static void nested_calls(const char* names) {
   /* Reading the reports and finding an op (without discovery) work from there. */
   reports(&list, &count);
   if (count > 0 && list == NULL && nested_wrong[0] == '\0') {
-    snprintf(nested_wrong, sizeof nested_wrong, "tsr_load_reports gave %zu reports and NULL",
-             count);
+    snprintf(nested_wrong, sizeof nested_wrong, "%s: tsr_load_reports gave %zu reports and NULL",
+             phase, count);
   }
   err = op_find(str("add.Tensor"), &op);
   if ((err != NULL || op == NULL) && nested_wrong[0] == '\0') {
-    snprintf(nested_wrong, sizeof nested_wrong,
-             "tsr_op_find(add.Tensor) failed from inside the load");
+    snprintf(nested_wrong, sizeof nested_wrong, "%s: tsr_op_find(add.Tensor) failed", phase);
   }
-  if (err != NULL) api->error_release(err);
+  if (err != NULL) release(err);
+  if (nested_wrong[0] != '\0') {
+    /* Say in which phase: the first wrong answer is what refuses the load. */
+    char text[1024];
+    snprintf(text, sizeof text, "%s: %.1000s", phase, nested_wrong);
+    memcpy(nested_wrong, text, sizeof nested_wrong);
+  }
+}
+
+/* dlopen runs this (the loader holds its lock from there on, too). */
+__attribute__((constructor)) static void nested_calls_at_dlopen(void) {
+  nested_calls("at dlopen", "libtsr_evil_plugin_nested_load.so");
 }
 #endif
 
@@ -340,7 +359,7 @@ static tsr_error* register_all(void* state, const tsr_runtime_api* runtime) {
   return register_device(TSR_DEVICE_PRIVATEUSE3);
 #endif
 #if EVIL_VARIANT == EVIL_NESTED_LOAD
-  nested_calls("'evil_nested_load' (");
+  nested_calls("in register_fn", "'evil_nested_load' (");
   if (nested_wrong[0] != '\0') return fail(TSR_INTERNAL, nested_wrong);
   if ((err = define("evil_nested::op(Tensor self) -> Tensor")) != NULL) return err;
   return register_kernel("evil_nested::op", EVIL_DEVICE_TYPE, identity_kernel);
@@ -445,7 +464,7 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* runtime,
   api = runtime;
 #if EVIL_VARIANT == EVIL_NESTED_LOAD
   /* Before the descriptor is read the runtime knows the library only by its path. */
-  nested_calls("libtsr_evil_plugin_nested_load.so");
+  nested_calls("in tsr_plugin_init", "libtsr_evil_plugin_nested_load.so");
 #endif
 #if EVIL_VARIANT == EVIL_INIT_REGISTERS
   {

@@ -1,5 +1,5 @@
 /* Test plugins for the loader, one source with variants chosen by PLUGIN_VARIANT (see
- * ../CMakeLists.txt). Written in C99 against the public headers only, linking nothing of the
+ * runtime/CMakeLists.txt). Written in C99 against the public headers only, linking nothing of the
  * runtime: every service comes through the tsr_runtime_api table. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // The float -> int64 rule for plugins: the header-only base's tessera/base/float_to_int.hpp,
-// re-exported into tessera::sdk (sdk::dtype_name, sdk::promote_types, ...), where plugins have
-// always found them. The base sits below core and the SDK alike (DESIGN.md's layers); this header
+// re-exported into tessera::sdk (sdk::float_to_int64), where plugins have always
+// found it. The base sits below core and the SDK alike (DESIGN.md's layers); this header
 // adds nothing of its own.
 #pragma once
 

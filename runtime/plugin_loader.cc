@@ -83,16 +83,12 @@ class ScopedThreadLocal {
 // FAILED_PRECONDITION naming the plugin being loaded, and what only reads the loader's lists
 // (tsr_load_reports, the loaded plugins' names in messages) reads them under the lock this
 // thread already holds. tsr_op_find from there finds the op without starting discovery.
-// LoadInProgress: what this thread is loading, while it is (a scope in PluginLoader::Load).
-struct LoadInProgress;
-thread_local const LoadInProgress* tls_load_in_progress = nullptr;
+
+// LoadInProgress: what this thread is loading, while it is (PluginLoader::Load's scope).
 struct LoadInProgress {
-  explicit LoadInProgress(std::string p) : path(std::move(p)) { tls_load_in_progress = this; }
-  ~LoadInProgress() { tls_load_in_progress = nullptr; }
-  LoadInProgress(const LoadInProgress&) = delete;
-  LoadInProgress& operator=(const LoadInProgress&) = delete;
-  const std::string path;  // as the caller gave it
+  std::string path;  // as the caller gave it
 };
+thread_local const LoadInProgress* tls_load_in_progress = nullptr;
 
 // NestedLoadError: FAILED_PRECONDITION for `call` made while this thread loads a plugin.
 absl::Status NestedLoadError(std::string_view call) {
@@ -242,7 +238,8 @@ class PluginLoader {
       }
       auto report = std::make_unique<LoadReport>();
       report->path = path;
-      const LoadInProgress in_progress(path);
+      const LoadInProgress in_progress{path};
+      const ScopedThreadLocal<const LoadInProgress*> loading(tls_load_in_progress, &in_progress);
       report->c.runtime_abi_major = TSR_ABI_VERSION_MAJOR;
       report->c.runtime_abi_minor = TSR_ABI_VERSION_MINOR;
       report->c.device_type = -1;

@@ -66,6 +66,7 @@ static const tsr_op* op = NULL;
 static tsr_tensor* a = NULL;
 static tsr_tensor* b = NULL;
 static tsr_tensor* out = NULL;
+static tsr_tensor* cond = NULL;
 static char cpu_plugin_path[4096];
 
 static tsr_scalar one(void) {
@@ -81,6 +82,25 @@ static tsr_tensor* filled(tsr_device device, float value) {
   tsr_tensor* t = NULL;
   check(tsr_tensor_empty(sizes, 1, TSR_DTYPE_FLOAT32, device, &t), "tsr_tensor_empty");
   check(tsr_tensor_copy_from_host(t, &value, sizeof value), "tsr_tensor_copy_from_host");
+  return t;
+}
+
+/* shaped: a CPU float32 tensor of `ndim` dims of size 1 holding `value`; a bool one (value != 0)
+ * for `is_bool`. */
+static tsr_tensor* shaped(size_t ndim, float value, int is_bool) {
+  tsr_device cpu;
+  const int64_t sizes[2] = {1, 1};
+  const unsigned char flag = value != 0;
+  tsr_tensor* t = NULL;
+  cpu.type = TSR_DEVICE_CPU;
+  cpu.index = 0;
+  check(tsr_tensor_empty(sizes, ndim, is_bool ? TSR_DTYPE_BOOL : TSR_DTYPE_FLOAT32, cpu, &t),
+        "tsr_tensor_empty");
+  if (is_bool) {
+    check(tsr_tensor_copy_from_host(t, &flag, sizeof flag), "tsr_tensor_copy_from_host");
+  } else {
+    check(tsr_tensor_copy_from_host(t, &value, sizeof value), "tsr_tensor_copy_from_host");
+  }
   return t;
 }
 
@@ -275,6 +295,112 @@ static void plugin_load_verify(void) {
   }
 }
 
+/* ---- one op on 1-element CPU tensors, each a family of the CPU plugin's kernels (issue 29's
+ * targets): abs (unary), where (ternary), sum (reduction), mm (1x1 matrices), cat (two) ---- */
+
+static void call_and_clear(void) {
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  (void)result();
+  tsr_stack_clear(stack);
+}
+
+static void abs_setup(void) {
+  op = find("abs");
+  a = filled(device("cpu"), -1.0f);
+}
+static void abs_run(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  call_and_clear();
+}
+static void abs_verify(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (value_of(result()) != 1.0f) die("abs(-1) is not 1");
+  tsr_stack_clear(stack);
+}
+
+static void where_setup(void) {
+  op = find("where.self");
+  cond = shaped(1, 1.0f, 1);
+  a = filled(device("cpu"), 1.0f);
+  b = filled(device("cpu"), 2.0f);
+}
+static void where_push(void) {
+  check(tsr_stack_push_tensor(stack, cond), "push condition");
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push other");
+}
+static void where_run(void) {
+  where_push();
+  call_and_clear();
+}
+static void where_verify(void) {
+  where_push();
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (value_of(result()) != 1.0f) die("where(true, 1, 2) is not 1");
+  tsr_stack_clear(stack);
+}
+
+static void sum_setup(void) {
+  op = find("sum");
+  a = filled(device("cpu"), 3.0f);
+}
+static void sum_run(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  call_and_clear();
+}
+static void sum_verify(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (value_of(result()) != 3.0f) die("sum([3]) is not 3");
+  tsr_stack_clear(stack);
+}
+
+static void mm_setup(void) {
+  op = find("mm");
+  a = shaped(2, 2.0f, 0);
+  b = shaped(2, 3.0f, 0);
+}
+static void mm_push(void) {
+  check(tsr_stack_push_tensor(stack, a), "push self");
+  check(tsr_stack_push_tensor(stack, b), "push mat2");
+}
+static void mm_run(void) {
+  mm_push();
+  call_and_clear();
+}
+static void mm_verify(void) {
+  mm_push();
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (value_of(result()) != 6.0f) die("mm([[2]], [[3]]) is not [[6]]");
+  tsr_stack_clear(stack);
+}
+
+static void cat_setup(void) {
+  op = find("cat");
+  a = filled(device("cpu"), 1.0f);
+  b = filled(device("cpu"), 2.0f);
+}
+static void cat_push(void) {
+  tsr_tensor* both[2];
+  both[0] = a;
+  both[1] = b;
+  check(tsr_stack_push_tensor_list(stack, both, 2), "push tensors");
+}
+static void cat_run(void) {
+  cat_push();
+  call_and_clear();
+}
+static void cat_verify(void) {
+  float v[2] = {0, 0};
+  cat_push();
+  check(tsr_op_call(op, stack), "tsr_op_call");
+  if (tsr_tensor_numel(result()) != 2) die("cat of two 1-element tensors has not 2 elements");
+  check(tsr_tensor_copy_to_host(result(), v, sizeof v), "tsr_tensor_copy_to_host");
+  if (v[0] != 1.0f || v[1] != 2.0f) die("cat([1], [2]) is not [1, 2]");
+  tsr_stack_clear(stack);
+}
+
 /* ---- the table ---- */
 
 typedef struct workload {
@@ -300,6 +426,15 @@ static const workload kWorkloads[] = {
      derived_out_setup, derived_out_run, derived_out_verify, 100},
     {"plugin_load", "one unload + load of the CPU plugin (dlopen, handshake, every kernel)",
      plugin_load_setup, plugin_load_run, plugin_load_verify, 2},
+    {"abs", "1-element float32 abs on the CPU plugin (unary out= kernel, functional derived)",
+     abs_setup, abs_run, abs_verify, 100},
+    {"where", "1-element where.self on the CPU plugin (bool condition, two float32 operands)",
+     where_setup, where_run, where_verify, 100},
+    {"sum", "sum of a 1-element float32 tensor on the CPU plugin (a reduction)", sum_setup, sum_run,
+     sum_verify, 100},
+    {"mm", "mm of two 1x1 float32 matrices on the CPU plugin", mm_setup, mm_run, mm_verify, 100},
+    {"cat", "cat of two 1-element float32 tensors on the CPU plugin", cat_setup, cat_run,
+     cat_verify, 100},
 };
 #define NUM_WORKLOADS (sizeof kWorkloads / sizeof kWorkloads[0])
 
@@ -384,6 +519,7 @@ int main(int argc, char** argv) {
   if (a != NULL) tsr_tensor_release(a);
   if (b != NULL) tsr_tensor_release(b);
   if (out != NULL) tsr_tensor_release(out);
+  if (cond != NULL) tsr_tensor_release(cond);
   tsr_stack_release(stack);
   return 0;
 }

@@ -253,6 +253,36 @@ TEST(MetaFunctions, PointwiseErrorsMatchPyTorchChecks) {
               HasSubstr("does not broadcast"));
 }
 
+// The checks that are op semantics beyond shapes and dtypes are the plan's too, so that no
+// backend repeats them (issue 29): on the meta device no kernel runs at all.
+TEST(MetaFunctions, PointwiseArgumentChecksAreThePlans) {
+  using S = ScalarType;
+  EXPECT_THAT(
+      ErrorOf("add.Tensor", {MetaT({2}, S::kInt32), MetaT({2}, S::kInt32), Value(Scalar(0.5))}),
+      HasSubstr("add.Tensor: for integral input tensors, argument alpha must not be a "
+                "floating point number"));
+  EXPECT_THAT(
+      ErrorOf("sub.Scalar", {MetaT({2}, S::kInt64), Value(Scalar(int64_t{1})), Value(Scalar(1.5))}),
+      HasSubstr("alpha must not be a floating point number"));
+  EXPECT_THAT(ErrorOf("add.Tensor", {MetaT({2}), MetaT({2}), Value(Scalar(true))}),
+              HasSubstr("add.Tensor: boolean alpha only supported for boolean results"));
+  EXPECT_TRUE(
+      CallGlobal("add.Tensor", {MetaT({2}, S::kBool), MetaT({2}, S::kBool), Value(Scalar(true))})
+          .ok());
+  EXPECT_TRUE(
+      CallGlobal("add.Tensor", {MetaT({2}), MetaT({2}, S::kInt32), Value(Scalar(0.5))}).ok());
+  EXPECT_THAT(ErrorOf("gelu", {MetaT({2}), Value("exact")}),
+              HasSubstr("gelu: expected approximate to be 'none' or 'tanh', got 'exact'"));
+  EXPECT_THAT(ErrorOf("pow.Tensor_Scalar", {MetaT({2}, S::kInt64), Value(Scalar(int64_t{-1}))}),
+              HasSubstr("pow.Tensor_Scalar: integers to negative integer powers are not allowed"));
+  EXPECT_TRUE(CallGlobal("pow.Tensor_Scalar", {MetaT({2}, S::kInt64), Value(Scalar(-1.0))}).ok());
+  EXPECT_TRUE(CallGlobal("pow.Tensor_Scalar", {MetaT({2}), Value(Scalar(int64_t{-1}))}).ok());
+  EXPECT_THAT(
+      ErrorOf("addcdiv", {MetaT({2}, S::kInt32), MetaT({2}, S::kInt32), MetaT({2}, S::kInt32)}),
+      HasSubstr("addcdiv: integer division with addcdiv is not supported"));
+  EXPECT_TRUE(CallGlobal("addcdiv", {MetaT({2}, S::kInt32), MetaT({2}), MetaT({2})}).ok());
+}
+
 TEST(MetaFunctions, ReductionsHandleDimsKeepdimAndDtypes) {
   using S = ScalarType;
   Tensor x = MetaT({2, 3, 4}, S::kInt32);

@@ -3,7 +3,8 @@
 // One table row per op: its schema, how many leading arguments are operands (they broadcast
 // together and, as tensors or Scalars, take part in type promotion), and the rule that turns
 // the promoted type into the output type. The checks PyTorch makes in its meta functions
-// (bool negation, bitwise ops on floats, rounding modes) are made here, on every device.
+// (bool negation, bitwise ops on floats, rounding modes, alpha, gelu's approximate) are made
+// here, on every device; kernels make none of them again.
 #include <cmath>
 
 #include "absl/strings/str_format.h"
@@ -29,15 +30,65 @@ enum class Rule {
   kSameDtype,   // lerp: every tensor operand has self's dtype (no promotion, as in PyTorch)
 };
 
+// ArgCheck: a check of an op's other arguments that is op semantics (alpha, gelu's
+// approximate), against the dtype the op computes in: made here once for every backend, as
+// PyTorch's structured meta functions make it, so that no kernel repeats it.
+using ArgCheck = absl::Status (*)(const OperatorHandle& op, const Stack& s, ScalarType compute);
+
 struct PointwiseSpec {
   const char* schema;
   int operands;
   Rule rule;
   const char* out;      // the out= form's name
   const char* inplace;  // the in-place form's name, "" for none
+  ArgCheck check = nullptr;
 };
 
 constexpr ScalarType kDefaultFloat = ScalarType::kFloat32;
+
+// add/sub's alpha (argument 2), as PyTorch's alpha_check.
+absl::Status CheckAlpha(const OperatorHandle& op, const Stack& s, ScalarType compute) {
+  if (!s[2].is_scalar()) return absl::OkStatus();
+  const Scalar& alpha = s[2].scalar();
+  if (IsIntegralType(compute, /*include_bool=*/true) && alpha.is_floating_point()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: for integral input tensors, argument alpha must not be a floating point number",
+        op.name()));
+  }
+  if (compute != ScalarType::kBool && alpha.is_bool()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: boolean alpha only supported for boolean results", op.name()));
+  }
+  return absl::OkStatus();
+}
+
+// gelu's approximate (argument 1).
+absl::Status CheckGeluApproximate(const OperatorHandle& op, const Stack& s, ScalarType) {
+  const std::string& a = s[1].string();
+  if (a == "none" || a == "tanh") return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: expected approximate to be 'none' or 'tanh', got '%s'", op.name(), a));
+}
+
+// pow.Tensor_Scalar: an integral self to a negative integral power has no integral result.
+absl::Status CheckIntegerPower(const OperatorHandle& op, const Stack& s, ScalarType) {
+  const Scalar& exponent = s[1].scalar();
+  if (IsIntegralType(s[0].tensor().dtype(), /*include_bool=*/true) && exponent.is_integral() &&
+      exponent.to_double() < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: integers to negative integer powers are not allowed", op.name()));
+  }
+  return absl::OkStatus();
+}
+
+// addcdiv divides in the computed dtype: not integers (PyTorch removed its integer division).
+absl::Status CheckAddcdivFloating(const OperatorHandle& op, const Stack&, ScalarType compute) {
+  if (!IsIntegralType(compute, /*include_bool=*/true)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: integer division with addcdiv is not supported; use true division (floating point "
+      "inputs) instead",
+      op.name()));
+}
 
 absl::Status RequireBool(const OperatorHandle& op, const char* arg, const Tensor& t) {
   if (t.dtype() == ScalarType::kBool) return absl::OkStatus();
@@ -184,6 +235,7 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
   }
+  if (spec.check != nullptr) TSR_RETURN_IF_ERROR(spec.check(op, s, dtype));
   if (absl::Status s = ContiguousStridesInto(shape, &out.strides); ABSL_PREDICT_FALSE(!s.ok())) {
     return absl::Status(s.code(), absl::StrFormat("%s: %s", op.name(), s.message()));
   }
@@ -222,15 +274,15 @@ constexpr UnarySpec kUnary[] = {
 // Ops with other schemas, written out.
 constexpr PointwiseSpec kOther[] = {
     {"gelu(Tensor self, *, str approximate='none') -> Tensor", 1, Rule::kPromote, "gelu.out",
-     "gelu_"},
+     "gelu_", &CheckGeluApproximate},
     {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kPromote,
-     "add.out", "add_.Tensor"},
+     "add.out", "add_.Tensor", &CheckAlpha},
     {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kPromote,
-     "add.Scalar_out", "add_.Scalar"},
+     "add.Scalar_out", "add_.Scalar", &CheckAlpha},
     {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool,
-     "sub.out", "sub_.Tensor"},
+     "sub.out", "sub_.Tensor", &CheckAlpha},
     {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool,
-     "sub.Scalar_out", "sub_.Scalar"},
+     "sub.Scalar_out", "sub_.Scalar", &CheckAlpha},
     {"mul.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "mul.out",
      "mul_.Tensor"},
     {"mul.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kPromote, "mul.Scalar_out",
@@ -244,7 +296,7 @@ constexpr PointwiseSpec kOther[] = {
     {"pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", 2, Rule::kPromote,
      "pow.Tensor_Tensor_out", "pow_.Tensor"},
     {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", 2, Rule::kPromote,
-     "pow.Tensor_Scalar_out", "pow_.Scalar"},
+     "pow.Tensor_Scalar_out", "pow_.Scalar", &CheckIntegerPower},
     {"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", 2, Rule::kPromote, "pow.Scalar_out", ""},
     {"maximum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "maximum.out", ""},
     {"minimum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "minimum.out", ""},
@@ -308,7 +360,7 @@ constexpr PointwiseSpec kOther[] = {
     {"addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
      Rule::kPromote, "addcmul.out", "addcmul_"},
     {"addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
-     Rule::kPromote, "addcdiv.out", "addcdiv_"},
+     Rule::kPromote, "addcdiv.out", "addcdiv_", &CheckAddcdivFloating},
     {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kSameDtype,
      "lerp.Scalar_out", "lerp_.Scalar"},
     {"lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", 3, Rule::kSameDtype,

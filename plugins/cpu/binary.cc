@@ -44,39 +44,17 @@ sdk::TensorView binary(const sdk::KernelContext& ctx, const sdk::TensorView& va,
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     const auto f = make(tag, compute);
     const tsr_dtype result = K == Kind::kBool ? TSR_DTYPE_BOOL : compute;
-    if constexpr (!kScalar) {
-      if (dense_alike(vout, result, va, other, compute)) {
-        // The common case (same dtypes, same shape, all dense): one loop, no iterator.
-        dense_loop<R, T, T>(f, vout.numel(), vout.data_ptr(), {va.data_ptr(), other.data_ptr()});
-        return;
-      }
-    }
-    PointwiseFrame frame(vout.tensor(), result);
-    frame.input(operand(va), compute);
+    PointwiseFrame frame(vout, result);
+    frame.input(va, compute);
     if constexpr (kScalar) {
       const compute_t<T> value = scalar_value<T>(other);
-      pointwise<R, T>(frame.build(), [&f, value](compute_t<T> x) { return f(x, value); });
+      frame.run<R, T>([&f, value](compute_t<T> x) { return f(x, value); });
     } else {
-      frame.input(operand(other), compute);
-      pointwise<R, T, T>(frame.build(), f);
+      frame.input(other, compute);
+      frame.run<R, T, T>(f);
     }
-    frame.finish();
   });
   return vout;
-}
-
-// alpha of add/sub, checked as PyTorch does.
-template <typename T>
-compute_t<T> alpha_value(const sdk::KernelContext& ctx, const sdk::Scalar& alpha,
-                         tsr_dtype compute) {
-  if (sdk::is_integral(compute, true) && alpha.c.kind == TSR_SCALAR_DOUBLE) {
-    ctx.fail(TSR_INVALID_ARGUMENT,
-             "for integral input tensors, argument alpha must not be a floating point number");
-  }
-  if (compute != TSR_DTYPE_BOOL && alpha.c.kind == TSR_SCALAR_BOOL) {
-    ctx.fail(TSR_INVALID_ARGUMENT, "boolean alpha only supported for boolean results");
-  }
-  return scalar_value<T>(alpha);
 }
 
 using sdk::KernelContext;
@@ -88,9 +66,9 @@ using sdk::TensorView;
 template <bool kSub, typename Other>
 TensorView add_out(const KernelContext& ctx, TensorView self, Other other, Scalar alpha,
                    TensorView out) {
-  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [&](auto tag, tsr_dtype compute) {
+  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [&](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
-    const C a = alpha_value<typename decltype(tag)::type>(ctx, alpha, compute);
+    const C a = scalar_value<typename decltype(tag)::type>(alpha);  // checked by the plan
     const bool unit = alpha.to_double() == 1;
     return [a, unit](C x, C y) -> C {
       const C scaled = unit ? y : wrap_mul(a, y);
@@ -192,31 +170,28 @@ C pow_of(C x, C y) {
 }
 
 // pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
-sdk::Tensor pow_scalar_base_out(const KernelContext& ctx, Scalar self, const sdk::Tensor& exponent,
-                                const sdk::Tensor& out) {
-  sdk::ResultType rt;
-  rt.add(self).add(exponent);
-  const tsr_dtype compute = rt.get();
+TensorView pow_scalar_base_out(const KernelContext& ctx, Scalar self, TensorView exponent,
+                               TensorView out) {
+  const tsr_dtype compute = compute_dtype(ctx, [&] {
+    sdk::ResultType rt;
+    rt.add(self).add(exponent);
+    return rt.get();
+  });
   dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const C b = scalar_value<T>(self);
     PointwiseFrame frame(out, compute);
-    frame.input(operand(exponent), compute);
-    pointwise<T, T>(frame.build(), [b](C y) { return pow_of(b, y); });
-    frame.finish();
+    frame.input(exponent, compute);
+    frame.run<T, T>([b](C y) { return pow_of(b, y); });
   });
   return out;
 }
 
-// pow.Tensor_Tensor_out and pow.Tensor_Scalar_out.
+// pow.Tensor_Tensor_out and pow.Tensor_Scalar_out (an integer to a negative integer Scalar
+// power: refused by the plan).
 template <typename Other>
 TensorView pow_out(const KernelContext& ctx, TensorView self, Other exponent, TensorView out) {
-  if constexpr (std::is_same_v<Other, Scalar>) {
-    if (sdk::is_integral(self.dtype(), true) && !exponent.is_floating_point() && exponent.c.i < 0) {
-      ctx.fail(TSR_INVALID_ARGUMENT, "integers to negative integer powers are not allowed");
-    }
-  }
   return binary<Kind::kPromote, kNumeric>(ctx, self, exponent, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return pow_of(x, y); };

@@ -4,10 +4,10 @@
 namespace tessera {
 namespace cpu {
 
-void copy_cast(const sdk::Tensor& dst, const sdk::Tensor& src) {
-  TensorIterator it(dst.sizes().vec());
-  it.add_tensor(dst);
-  it.add_tensor(src);
+void copy_cast(const sdk::TensorView& dst, const sdk::TensorView& src) {
+  TensorIterator it(dst.sizes());
+  it.add_view(dst);
+  it.add_view(src);
   it.build();
   dispatch<kAll>(dst.dtype(), "copy_", [&](auto to) {
     using To = typename decltype(to)::type;
@@ -53,24 +53,40 @@ void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst) {
 
 namespace {
 
+using sdk::TensorView;
+
 // True when the strides cover the elements densely without overlap, in any dimension order.
-bool is_non_overlapping_and_dense(const sdk::Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
+bool is_non_overlapping_and_dense(const TensorView& t) {
+  struct Dim {
+    int64_t stride, size;
+    bool operator<(const Dim& o) const {
+      return stride != o.stride ? stride < o.stride : size < o.size;
+    }
+  };
+  SmallVector<Dim, kInlineDims> dims;
   for (int64_t d = 0; d < t.dim(); ++d) {
     if (t.sizes()[d] != 1) dims.push_back({t.strides()[d], t.sizes()[d]});
   }
   std::sort(dims.begin(), dims.end());
   int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
+  for (const Dim& d : dims) {
+    if (d.stride != expected) return false;
+    expected *= d.size;
+  }
+  return true;
+}
+
+bool same_strides(const TensorView& a, const TensorView& b) {
+  if (a.dim() != b.dim()) return false;
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (a.strides()[d] != b.strides()[d]) return false;
   }
   return true;
 }
 
 // copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
-sdk::Tensor copy_kernel(const sdk::Tensor& self, const sdk::Tensor& src, bool /*non_blocking*/) {
-  if (self.data_ptr() != src.data_ptr() || self.strides().vec() != src.strides().vec() ||
+TensorView copy_kernel(TensorView self, TensorView src, bool /*non_blocking*/) {
+  if (self.data_ptr() != src.data_ptr() || !same_strides(self, src) ||
       self.dtype() != src.dtype()) {
     copy_cast(self, src);
   }
@@ -78,7 +94,7 @@ sdk::Tensor copy_kernel(const sdk::Tensor& self, const sdk::Tensor& src, bool /*
 }
 
 // clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
-sdk::Tensor clone_kernel(const sdk::Tensor& self, std::optional<int64_t> memory_format) {
+sdk::Tensor clone_kernel(TensorView self, std::optional<int64_t> memory_format) {
   const bool preserve = !memory_format || *memory_format == TSR_MEMORY_FORMAT_PRESERVE;
   sdk::Tensor out;
   if (preserve && is_non_overlapping_and_dense(self)) {
@@ -89,18 +105,23 @@ sdk::Tensor clone_kernel(const sdk::Tensor& self, std::optional<int64_t> memory_
   } else {
     out = sdk::Tensor::empty(self.sizes().vec(), self.dtype());
   }
-  copy_cast(out, self);
+  copy_cast(sdk::view_of(out), self);
   return out;
 }
 
 // fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
-sdk::Tensor fill_kernel(const sdk::KernelContext& ctx, const sdk::Tensor& self, sdk::Scalar value) {
+TensorView fill_kernel(const sdk::KernelContext& ctx, TensorView self, sdk::Scalar value) {
   dispatch<kAll>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T v;
     scalar_to(value, self.dtype(), &v);
-    TensorIterator it(self.sizes().vec());
-    it.add_tensor(self);
+    if (self.is_contiguous() && self.numel() <= kGrain) {  // one thread's share: no iterator
+      T* out = self.data<T>();
+      for (int64_t i = 0, n = self.numel(); i < n; ++i) out[i] = v;
+      return;
+    }
+    TensorIterator it(self.sizes());
+    it.add_view(self);
     it.build();
     it.for_each([v](char** data, const int64_t* strides, int64_t n) {
       if (strides[0] == static_cast<int64_t>(sizeof(T))) {

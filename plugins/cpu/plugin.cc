@@ -2,8 +2,10 @@
 // and the C ABI headers, and the runtime loads it by default discovery.
 #include "kernel_support.hpp"
 
+// It needs a 1.1 runtime (min_abi_minor 1): its kernels leave the checks that are op semantics
+// (alpha, gelu's approximate, ...) to the call plan, which a 1.0 runtime does not make.
 TESSERA_PLUGIN(lib) {
-  lib.describe("cpu", TESSERA_CPU_PLUGIN_VERSION, TSR_DEVICE_CPU, "");
+  lib.describe("cpu", TESSERA_CPU_PLUGIN_VERSION, TSR_DEVICE_CPU, "", /*min_abi_minor=*/1);
   tessera::cpu::register_copy(lib);
   tessera::cpu::register_unary(lib);
   tessera::cpu::register_binary(lib);

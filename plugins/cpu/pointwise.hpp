@@ -1,9 +1,12 @@
-// The frame of every pointwise out= kernel: operands (tensors or Scalars) converted to the
-// dtype the op computes in, the output written directly when its dtype is the result's and
-// through a staged result otherwise, and the typed loop over a TensorIterator.
+// The frame of every pointwise out= kernel (PointwiseFrame): its operands (the arguments'
+// views, or Scalars) read in the dtype the op computes in, the output written directly when
+// its dtype is the result's and through a staged result otherwise, and the typed loop, flat
+// over dense operands or over a TensorIterator.
 #pragma once
 
 #include <array>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -17,24 +20,23 @@ namespace tessera {
 namespace cpu {
 
 // copy_cast: dst = src converted to dst's dtype, src broadcast to dst's shape (copy.cc).
-void copy_cast(const sdk::Tensor& dst, const sdk::Tensor& src);
+void copy_cast(const sdk::TensorView& dst, const sdk::TensorView& src);
+inline void copy_cast(const sdk::Tensor& dst, const sdk::Tensor& src) {
+  copy_cast(sdk::view_of(dst), sdk::view_of(src));
+}
 // to_dtype: `t` itself when it has `dtype`, else a converted copy.
 sdk::Tensor to_dtype(const sdk::Tensor& t, tsr_dtype dtype);
 // scalar_to writes `s` converted to `dtype` at `dst` (at least 8 bytes).
 void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst);
 
-// Operand: a tensor argument or a Scalar argument (operand() makes one of either).
-struct Operand {
+// Temporary: a new contiguous tensor and its view, for an operand converted to another dtype
+// or a result staged in one (the table calls of a pointwise kernel happen here, and only here).
+struct Temporary {
+  Temporary(sdk::IntSpan sizes, tsr_dtype dtype)
+      : tensor(sdk::Tensor::empty(sizes.vec(), dtype)), view(sdk::view_of(tensor)) {}
   sdk::Tensor tensor;
-  sdk::Scalar scalar;
-  bool is_scalar = false;
+  sdk::TensorView view;
 };
-inline Operand operand(const sdk::Tensor& t) { return Operand{t, {}, false}; }
-inline Operand operand(const sdk::TensorView& v) { return Operand{v.tensor(), {}, false}; }
-inline Operand operand(const sdk::Scalar& s) { return Operand{{}, s, true}; }
-inline sdk::ResultType& operator<<(sdk::ResultType& r, const Operand& o) {
-  return o.is_scalar ? r.add(o.scalar) : r.add(o.tensor);
-}
 
 // compute_dtype: the dtype the call computes in, as the dispatcher planned it (Note [Call
 // plans]); from `promote()` (the operands' promotion, as PyTorch's) where the call has no plan
@@ -44,50 +46,6 @@ tsr_dtype compute_dtype(const sdk::KernelContext& ctx, const Promote& promote) {
   tsr_dtype planned;
   return ctx.compute_dtype(&planned) ? planned : promote();
 }
-
-class PointwiseFrame {
- public:
-  // The loop writes `result` dtype values into `out` (staged if out has another dtype).
-  PointwiseFrame(const sdk::Tensor& out, tsr_dtype result) : out_(out), iter_(out.sizes()) {
-    if (out.dtype() == result) {
-      iter_.add_tensor(out);
-    } else {
-      staged_ = sdk::Tensor::empty(out.sizes().vec(), result);
-      iter_.add_tensor(staged_);
-    }
-  }
-  // input adds an operand read as `dtype`.
-  void input(const Operand& o, tsr_dtype dtype) {
-    if (o.is_scalar) {
-      auto& slot = scalars_.at(num_scalars_++);
-      scalar_to(o.scalar, dtype, slot.data());
-      iter_.add_scalar(slot.data(), sdk::api().dtype_size(dtype));
-    } else {
-      if (o.tensor.dtype() == dtype) {
-        iter_.add_tensor(o.tensor);  // the caller's handle keeps it alive
-      } else {
-        sdk::Tensor& kept = keep_.at(num_kept_++);
-        kept = to_dtype(o.tensor, dtype);
-        iter_.add_tensor(kept);
-      }
-    }
-  }
-  TensorIterator& build() {
-    iter_.build();
-    return iter_;
-  }
-  void finish() {
-    if (staged_.defined()) copy_cast(out_, staged_);
-  }
-
- private:
-  sdk::Tensor out_, staged_;
-  std::array<sdk::Tensor, 4> keep_;  // converted inputs
-  int num_kept_ = 0;
-  std::array<std::array<unsigned char, 8>, 4> scalars_{};
-  int num_scalars_ = 0;
-  TensorIterator iter_;
-};
 
 namespace internal {
 
@@ -108,16 +66,6 @@ inline void apply_loop(const F& f, char** data, const int64_t* s, int64_t n,
 }
 
 }  // namespace internal
-
-// dense_alike: `out` has dtype `result`, the inputs dtype `compute`, and all three are dense
-// with the same shape, so one flat loop covers them (the fast path of small and large calls).
-inline bool dense_alike(const sdk::TensorView& out, tsr_dtype result, const sdk::TensorView& a,
-                        const sdk::TensorView& b, tsr_dtype compute) {
-  if (!a.defined() || !b.defined()) return false;
-  if (out.dtype() != result || a.dtype() != compute || b.dtype() != compute) return false;
-  if (!out.is_contiguous() || !a.is_contiguous() || !b.is_contiguous()) return false;
-  return out.same_shape(a) && out.same_shape(b);
-}
 
 // dense_loop runs out = f(in...) over dense buffers of `n` elements, split like for_each.
 template <typename Out, typename... In, typename F>
@@ -148,6 +96,108 @@ void pointwise(TensorIterator& it, const F& f) {
   it.for_each([&f](char** data, const int64_t* strides, int64_t n) {
     internal::apply_loop<Out, In...>(f, data, strides, n, std::index_sequence_for<In...>{});
   });
+}
+
+// PointwiseFrame: the frame of every pointwise out= kernel, over its arguments' views.
+//
+//   PointwiseFrame frame(out, result);     // the loop writes `result` values into out
+//   frame.input(self, compute);            // each operand, read as `compute`
+//   frame.run<R, T>(f);                    // out = f(self)
+//
+// The frame keeps the addresses of the views and Scalars it is given (the kernel's arguments:
+// they outlive it). When every operand is a dense tensor of the output's shape and of the dtype
+// it is read as (the common case, small or large), run() is one flat loop: nothing allocated,
+// no table call. Otherwise (broadcast, strides, Scalars, another dtype) a TensorIterator walks
+// the operands, an operand of another dtype is converted into a Temporary first and a result
+// of another dtype than the output's is staged in one and copied back.
+class PointwiseFrame {
+ public:
+  PointwiseFrame(const sdk::TensorView& out, tsr_dtype result) : out_(out), result_(result) {}
+  // input adds a tensor operand read as `dtype`.
+  void input(const sdk::TensorView& v, tsr_dtype dtype) { add(Input{&v, nullptr, dtype}); }
+  // input of a Scalar: one value, converted to `dtype`, read for every element.
+  void input(const sdk::Scalar& s, tsr_dtype dtype) { add(Input{nullptr, &s, dtype}); }
+  // Not temporaries: the frame keeps their addresses.
+  PointwiseFrame(const sdk::TensorView&&, tsr_dtype) = delete;
+  void input(const sdk::TensorView&&, tsr_dtype) = delete;
+  void input(const sdk::Scalar&&, tsr_dtype) = delete;
+
+  // run: out = f(in...) (Out, In: the operands' element types; f takes and returns compute
+  // types).
+  template <typename Out, typename... In, typename F>
+  void run(const F& f) {
+    static_assert(sizeof...(In) <= kMaxInputs, "PointwiseFrame: too many inputs");
+    if (num_inputs_ != sizeof...(In)) {
+      sdk::fail(TSR_INTERNAL, "PointwiseFrame: the loop takes " + std::to_string(sizeof...(In)) +
+                                  " inputs, the frame has " + std::to_string(num_inputs_));
+    }
+    if (dense()) {
+      std::array<void*, sizeof...(In)> in;
+      for (size_t k = 0; k < sizeof...(In); ++k) in[k] = inputs_[k].view->data_ptr();
+      dense_loop<Out, In...>(f, out_.numel(), out_.data_ptr(), in);
+    } else {
+      run_iterated<Out, In...>(f);
+    }
+  }
+
+ private:
+  static constexpr size_t kMaxInputs = kMaxOperands - 1;
+  struct Input {
+    const sdk::TensorView* view;  // a tensor operand, or
+    const sdk::Scalar* scalar;    // a Scalar one
+    tsr_dtype dtype;              // read as
+  };
+  void add(const Input& in) {
+    if (num_inputs_ == kMaxInputs) sdk::fail(TSR_INTERNAL, "PointwiseFrame: too many inputs");
+    inputs_[num_inputs_++] = in;
+  }
+  bool dense() const {
+    if (out_.dtype() != result_ || !out_.is_contiguous()) return false;
+    for (size_t k = 0; k < num_inputs_; ++k) {
+      const sdk::TensorView* v = inputs_[k].view;
+      if (v == nullptr || v->dtype() != inputs_[k].dtype || !v->is_contiguous() ||
+          !v->same_shape(out_)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  template <typename Out, typename... In, typename F>
+  void run_iterated(const F& f);
+
+  const sdk::TensorView& out_;
+  tsr_dtype result_;
+  std::array<Input, kMaxInputs> inputs_;
+  size_t num_inputs_ = 0;
+};
+
+template <typename Out, typename... In, typename F>
+void PointwiseFrame::run_iterated(const F& f) {
+  std::optional<Temporary> staged;
+  std::array<std::optional<Temporary>, kMaxInputs> converted;
+  std::array<std::array<unsigned char, 8>, kMaxInputs> scalars;
+  TensorIterator it(out_.sizes());
+  if (out_.dtype() == result_) {
+    it.add_view(out_);
+  } else {
+    it.add_view(staged.emplace(out_.sizes(), result_).view);
+  }
+  for (size_t k = 0; k < num_inputs_; ++k) {
+    const Input& in = inputs_[k];
+    if (in.scalar != nullptr) {
+      scalar_to(*in.scalar, in.dtype, scalars[k].data());
+      it.add_scalar(scalars[k].data(), sdk::element_size(in.dtype));
+    } else if (in.view->dtype() == in.dtype) {
+      it.add_view(*in.view);
+    } else {
+      const Temporary& t = converted[k].emplace(in.view->sizes(), in.dtype);
+      copy_cast(t.view, *in.view);
+      it.add_view(t.view);
+    }
+  }
+  it.build();
+  pointwise<Out, In...>(it, f);
+  if (staged) copy_cast(out_, staged->view);
 }
 
 }  // namespace cpu

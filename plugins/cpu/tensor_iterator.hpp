@@ -20,6 +20,7 @@
 #include "small_vector.hpp"
 #include "tessera/sdk/error.hpp"
 #include "tessera/sdk/tensor.hpp"
+#include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -49,6 +50,11 @@ class TensorIterator {
   }
   void add_tensor(const sdk::Tensor& t) {
     add_operand(t.data_ptr(), t.itemsize(), t.sizes().data, t.strides().data, t.sizes().size);
+  }
+  // add_view: a kernel's argument as its view (no table call).
+  void add_view(const sdk::TensorView& v) {
+    add_operand(v.data_ptr(), sdk::element_size(v.dtype()), v.sizes().data, v.strides().data,
+                v.sizes().size);
   }
   // add_scalar: one value read for every element (stride 0).
   void add_scalar(const void* data, size_t itemsize) {

@@ -17,32 +17,34 @@ enum class Kind {
 };
 
 using sdk::KernelContext;
-using sdk::Tensor;
+using sdk::TensorView;
 
-// unary: out = f(self).
+// unary: out = f(self), computed in the planned dtype.
 template <Kind K, sdk::DtypeSet Set, typename F>
-Tensor unary(const KernelContext& ctx, const Tensor& self, const Tensor& out, const F& f) {
-  tsr_dtype compute = self.dtype();
-  if (K == Kind::kFloat && !sdk::is_floating(compute)) compute = TSR_DTYPE_FLOAT32;
+TensorView unary(const KernelContext& ctx, const TensorView& self, const TensorView& out,
+                 const F& f) {
+  const tsr_dtype compute = compute_dtype(ctx, [&] {
+    const tsr_dtype d = self.dtype();
+    return K == Kind::kFloat && !sdk::is_floating(d) ? TSR_DTYPE_FLOAT32 : d;
+  });
   dispatch<Set>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     PointwiseFrame frame(out, K == Kind::kBool ? TSR_DTYPE_BOOL : compute);
-    frame.input(operand(self), compute);
-    pointwise<R, T>(frame.build(), f);
-    frame.finish();
+    frame.input(self, compute);
+    frame.run<R, T>(f);
   });
   return out;
 }
 
 // NAME.out(Tensor self, *, Tensor(a!) out)
 #define TESSERA_UNARY(NAME, KIND, SET, EXPR)                                                   \
-  Tensor NAME##_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {         \
+  TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {           \
     return unary<Kind::KIND, SET>(                                                             \
         ctx, self, out, [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }); \
   }
 #define TESSERA_PREDICATE(NAME, SET, EXPR)                                               \
-  Tensor NAME##_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {   \
+  TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {     \
     return unary<Kind::kBool, SET>(ctx, self, out, [](auto a) -> bool { return EXPR; }); \
   }
 
@@ -144,8 +146,8 @@ TESSERA_PREDICATE(isinf, kAll, infinite(a))
 TESSERA_PREDICATE(isfinite, kAll, finite(a))
 
 // gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
-Tensor gelu_out(const KernelContext& ctx, const Tensor& self, std::string_view approximate,
-                const Tensor& out) {
+TensorView gelu_out(const KernelContext& ctx, TensorView self, std::string_view approximate,
+                    TensorView out) {
   if (approximate == "none") {
     return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
       using C = decltype(a);
@@ -158,8 +160,8 @@ Tensor gelu_out(const KernelContext& ctx, const Tensor& self, std::string_view a
       return C(0.5) * a * (1 + std::tanh(inner));
     });
   }
-  ctx.fail(TSR_INVALID_ARGUMENT,
-           "expected approximate to be 'none' or 'tanh', got '" + std::string(approximate) + "'");
+  // The plan refused every other value (PointwisePlan's CheckGeluApproximate).
+  ctx.fail(TSR_INTERNAL, "unplanned approximate '" + std::string(approximate) + "'");
 }
 
 // round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out), as PyTorch's CPU kernel:
@@ -167,8 +169,8 @@ Tensor gelu_out(const KernelContext& ctx, const Tensor& self, std::string_view a
 // 10^-d), computed in float for the 16-bit floats; decimals = 0 is round itself. Floating
 // dtypes only, for every `decimals` (PyTorch's round.decimals refuses integers even with
 // decimals = 0, where plain round passes them through).
-Tensor round_decimals_out(const KernelContext& ctx, const Tensor& self, int64_t decimals,
-                          const Tensor& out) {
+TensorView round_decimals_out(const KernelContext& ctx, TensorView self, int64_t decimals,
+                              TensorView out) {
   if (decimals == 0) {
     return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) { return round_of(a); });
   }

@@ -21,8 +21,11 @@
 
 namespace gpu = ::tessera::gpu;
 
+// A 1.1 runtime at least (min_abi_minor 1): the kernels leave the checks that are op semantics
+// (alpha, gelu's approximate, ...) to the call plan, which a 1.0 runtime does not make.
 TESSERA_PLUGIN(lib) {
-  lib.describe(TESSERA_GPU_PLUGIN_NAME, TESSERA_GPU_PLUGIN_VERSION, TESSERA_GPU_DEVICE_TYPE, "");
+  lib.describe(TESSERA_GPU_PLUGIN_NAME, TESSERA_GPU_PLUGIN_VERSION, TESSERA_GPU_DEVICE_TYPE, "",
+               /*min_abi_minor=*/1);
   if (const std::string error = gpu::CheckAllocatorSetting(); !error.empty()) {
     tessera::sdk::fail(TSR_INVALID_ARGUMENT, error);  // refuses the load, with the reason
   }

@@ -47,6 +47,11 @@ TEST(CpuPointwise, PromotesTypesLikePyTorch) {
   EXPECT_THAT(values<int32_t>(d), ElementsAre(2, 4, 6));
   EXPECT_THAT(error_of("add.Tensor", ints, ints, Scalar(0.5)),
               HasSubstr("alpha must not be a floating point number"));
+  EXPECT_THAT(error_of("add.Tensor", ints, ints, Scalar(true)),
+              HasSubstr("boolean alpha only supported for boolean results"));
+  EXPECT_THAT(error_of("pow.Tensor_Scalar", ints, Scalar(-1)),
+              HasSubstr("integers to negative integer powers are not allowed"));
+  EXPECT_THAT(values<float>(op("pow.Tensor_Scalar", f32({2}, {1}), Scalar(-1))), ElementsAre(0.5));
 }
 
 TEST(CpuPointwise, DivisionModesAndIntegerDivisionByZero) {

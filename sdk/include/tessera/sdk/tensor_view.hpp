@@ -80,16 +80,9 @@ static_assert(sizeof(TensorView) == sizeof(tsr_tensor_view), "TensorView is the 
 
 namespace internal {
 
-// ViewFromProperties: a view through the 1.0 per-property calls.
-inline void ViewFromProperties(const tsr_stack* s, size_t i, tsr_tensor_view* v) {
+// FillView fills `v` with the view of `t` through the per-property calls (ABI 1.0).
+inline void FillView(tsr_tensor* t, tsr_tensor_view* v) {
   const tsr_runtime_api& a = api();
-  *v = tsr_tensor_view{};
-  v->struct_size = sizeof *v;
-  v->ndim = -1;
-  if (a.stack_kind(s, i) != TSR_VALUE_TENSOR) return;
-  tsr_tensor* t = nullptr;
-  check(a.stack_get_tensor(s, i, &t));
-  if (t == nullptr) return;
   v->tensor = t;
   v->data = a.tensor_data_ptr(t);
   v->ndim = static_cast<int32_t>(a.tensor_dim(t));
@@ -102,7 +95,26 @@ inline void ViewFromProperties(const tsr_stack* s, size_t i, tsr_tensor_view* v)
   v->flags = a.tensor_is_contiguous(t) ? TSR_VIEW_CONTIGUOUS : 0u;
 }
 
+// ViewFromProperties: the view of stack value i through the 1.0 per-property calls.
+inline void ViewFromProperties(const tsr_stack* s, size_t i, tsr_tensor_view* v) {
+  *v = tsr_tensor_view{};
+  v->struct_size = sizeof *v;
+  v->ndim = -1;
+  if (api().stack_kind(s, i) != TSR_VALUE_TENSOR) return;
+  tsr_tensor* t = nullptr;
+  check(api().stack_get_tensor(s, i, &t));
+  if (t != nullptr) FillView(t, v);
+}
+
 }  // namespace internal
+
+// view_of: the view of a tensor the caller holds (a kernel's temporary), valid while `t` is;
+// one table call per property (a kernel's arguments come as views already).
+inline TensorView view_of(const Tensor& t) {
+  TensorView v;
+  if (t.defined()) internal::FillView(t.get(), &v.c());
+  return v;
+}
 
 // read_views fills views[k] for the stack values first + k, k in [0, count): a view of each
 // defined tensor, an undefined view for any other value.

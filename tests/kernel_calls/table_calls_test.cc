@@ -1,0 +1,145 @@
+// The kernel convention, counted (issue 29, docs/plugin_guide.md "The kernel convention"): a
+// CPU kernel makes no more than one table call per op call. The CPU plugin runs behind the
+// counting plugin (counting_plugin.cc), which hands it a table whose every slot counts its
+// calls; each case calls an op through the public API, as an application does, and reads what
+// the plugin's kernels called meanwhile.
+//
+// The cases are the common ones the convention is for: dense operands of one dtype, broadcast
+// and strided operands, Scalars. A call that converts an operand to another dtype or stages a
+// result allocates a temporary (table calls, by design; PointwiseFrame says why); families not
+// yet in the convention are listed with the counts they make today (kNotYetConverted), so that
+// the list can only shrink.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tessera/sdk/runtime.hpp"
+
+namespace tessera {
+namespace {
+
+struct Counter {
+  size_t (*num_slots)() = nullptr;
+  int64_t (*slot)(size_t, const char**) = nullptr;
+  void (*reset)() = nullptr;
+};
+
+// The runtime with the counting plugin (and through it the CPU plugin) loaded once.
+const Counter& counter() {
+  static const Counter c = [] {
+    static Runtime* runtime = new Runtime();  // TESSERA_NO_DEFAULT_PLUGINS=1 (CMakeLists.txt)
+    runtime->load_plugin(TESSERA_COUNTING_PLUGIN_PATH);
+    void* h = dlopen(TESSERA_COUNTING_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (h == nullptr) throw sdk::Error(TSR_INTERNAL, "the counting plugin is not loaded");
+    Counter k;
+    k.num_slots = reinterpret_cast<size_t (*)()>(dlsym(h, "tsr_counting_num_slots"));
+    k.slot = reinterpret_cast<int64_t (*)(size_t, const char**)>(dlsym(h, "tsr_counting_slot"));
+    k.reset = reinterpret_cast<void (*)()>(dlsym(h, "tsr_counting_reset"));
+    if (!k.num_slots || !k.slot || !k.reset) throw sdk::Error(TSR_INTERNAL, "counting symbols");
+    return k;
+  }();
+  return c;
+}
+
+struct Counted {
+  int64_t per_call = 0;
+  std::string slots;  // "tensor_dim x2, ..." for messages
+};
+
+constexpr int kCalls = 4;
+
+// count runs `call` once to warm up, then kCalls times, and returns the table calls per call.
+Counted count(const std::function<void()>& call) {
+  const Counter& c = counter();
+  call();
+  c.reset();
+  for (int i = 0; i < kCalls; ++i) call();
+  Counted r;
+  int64_t total = 0;
+  for (size_t i = 0; i < c.num_slots(); ++i) {
+    const char* name = nullptr;
+    const int64_t n = c.slot(i, &name);
+    if (n == 0) continue;
+    total += n;
+    r.slots += std::string(r.slots.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  }
+  r.per_call = total / kCalls;
+  return r;
+}
+
+Tensor f32(std::vector<float> v, std::vector<int64_t> sizes) {
+  counter();
+  return Tensor::from_host(v, sizes, TSR_DTYPE_FLOAT32);
+}
+Tensor b8(std::vector<uint8_t> v, std::vector<int64_t> sizes) {
+  counter();
+  return Tensor::from_host(v, sizes, TSR_DTYPE_BOOL);
+}
+Tensor i64(std::vector<int64_t> v, std::vector<int64_t> sizes) {
+  counter();
+  return Tensor::from_host(v, sizes, TSR_DTYPE_INT64);
+}
+
+struct Case {
+  std::string name;
+  std::function<void()> call;
+};
+
+template <typename... Args>
+std::function<void()> calling(const std::string& op, Args... args) {
+  return [op, args...] { call(find_op(op), args...); };
+}
+
+// The convention's cases: each at most one table call per call.
+std::vector<Case> Converted() {
+  const Tensor a = f32({1.5f}, {1}), b = f32({-2}, {1});
+  const Tensor m = f32({1, 2, 3, 4, 5, 6}, {2, 3}), row = f32({1, 2, 3}, {3});
+  const Tensor mt = call1(find_op("t"), m);  // strided (3, 2)
+  const Tensor c = b8({1}, {1});
+  const Tensor out = f32({0}, {1});
+  const Tensor n = i64({-3}, {1});
+  return {
+      {"add 1-element", calling("add.Tensor", a, b)},
+      {"add_ 1-element", calling("add_.Tensor", Tensor(f32({1}, {1})), b)},
+      {"add.out 1-element", calling("add.out", a, b, Scalar(1), out)},
+      {"add broadcast", calling("add.Tensor", m, row)},
+      {"add strided", calling("add.Tensor", mt, mt)},
+      {"mul.Scalar", calling("mul.Scalar", m, Scalar(2.0))},
+      {"abs 1-element", calling("abs", a)},
+      {"abs int64", calling("abs", n)},
+      {"neg strided", calling("neg", mt)},
+      {"exp", calling("exp", m)},
+      {"isnan", calling("isnan", m)},
+      {"gelu", calling("gelu", m, std::string_view("tanh"))},
+      {"where 1-element", calling("where.self", c, a, b)},
+      {"where broadcast", calling("where.self", b8({1, 0, 1}, {3}), m, row)},
+      {"clamp", calling("clamp", m, Scalar(2), std::nullopt)},
+      {"addcmul", calling("addcmul", m, m, row, Scalar(2))},
+      {"lerp.Scalar", calling("lerp.Scalar", m, m, Scalar(0.5))},
+      {"masked_fill", calling("masked_fill.Scalar", m, b8({1, 0, 1}, {3}), Scalar(0))},
+      {"fill_", calling("fill_.Scalar", Tensor(f32({1}, {1})), Scalar(3))},
+      {"copy_", calling("copy_", Tensor(f32({1, 2, 3}, {3})), row)},
+  };
+}
+
+TEST(KernelTableCalls, ConventionKernelsMakeAtMostOneTableCallPerCall) {
+  for (const Case& k : Converted()) {
+    const Counted c = count(k.call);
+    EXPECT_LE(c.per_call, 1) << k.name << ": " << c.per_call << " table calls per call (" << c.slots
+                             << " over " << kCalls << " calls)";
+  }
+}
+
+TEST(KernelTableCalls, TheCountingTableSeesWhatAKernelCalls) {
+  // An int64 operand of a float32 add is converted into a temporary, which the kernel
+  // allocates and releases through the table: the counts above are not vacuously zero.
+  const Counted c = count(calling("add.Tensor", i64({1, 2, 3}, {3}), f32({1, 2, 3}, {3})));
+  EXPECT_GE(c.per_call, 2) << c.slots;
+}
+
+}  // namespace
+}  // namespace tessera

@@ -16,11 +16,12 @@
 // are equal run to run and thread count to thread count.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "tensor_iterator.hpp"
-#include "tessera/sdk/tensor.hpp"
+#include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -29,27 +30,37 @@ inline constexpr int64_t kReduceChunk = 16384;
 // Up to this many outputs, long reductions are chunked (a constant: see Determinism above).
 inline constexpr int64_t kFewOutputs = 8;
 
+// The most outputs one reduction writes (max.dim: values and indices).
+inline constexpr size_t kMaxReduceOutputs = 2;
+using OutputPointers = std::array<char*, kMaxReduceOutputs>;
+
 // ReduceLayout: the input's dimensions split into kept (one per output element) and reduced.
+// Inline storage (DimList): a small reduction allocates nothing.
 struct ReduceLayout {
-  std::vector<int64_t> kept_sizes;
-  std::vector<int64_t> kept_in_strides;                // bytes
-  std::vector<std::vector<int64_t>> kept_out_strides;  // per output, bytes
-  std::vector<int64_t> red_sizes;                      // coalesced, outer..inner
-  std::vector<int64_t> red_strides;                    // bytes
-  int64_t num_outputs = 1;
+  DimList kept_sizes;
+  DimList kept_in_strides;                                  // bytes
+  std::array<DimList, kMaxReduceOutputs> kept_out_strides;  // per output, bytes
+  DimList red_sizes;                                        // coalesced, outer..inner
+  DimList red_strides;                                      // bytes
+  size_t num_outs = 1;
+  int64_t num_outputs = 1;  // output elements
   int64_t red_numel = 1;
 };
 
-// make_layout: `reduced[d]` marks the input's reduced dimensions; each output has the kept
-// dimensions, in order, with or without size-1 dimensions in the reduced places (keepdim).
-// With `reorder`, the reduced dimensions are walked in memory order (faster for transposed
-// inputs); without, in row-major order (what arg reductions' indices count in).
-ReduceLayout make_layout(const sdk::Tensor& in, const std::vector<bool>& reduced,
-                         const std::vector<sdk::Tensor>& outs, bool reorder);
+// DimMask: which of the input's dimensions a reduction folds.
+using DimMask = SmallVector<bool, kInlineDims>;
 
-// reduced_dims reads a reduction's dim argument: an int list (empty or None: all dims), an
-// int, or None; wraps negative dims and refuses out-of-range ones.
-std::vector<bool> reduced_dims(std::string_view op, int64_t ndim, const std::vector<int64_t>& dims);
+// reduced_dims: the mask of a reduction's dim argument (an int list; empty: all dims), its
+// negative dims wrapped. The call plan has checked the dims' range (the op's Meta function);
+// one outside it is the plan's bug, said as such.
+DimMask reduced_dims(int64_t ndim, sdk::IntSpan dims);
+
+// make_layout: `reduced[d]` marks the input's reduced dimensions; each of the `num_outs`
+// outputs has the kept dimensions, in order, with or without size-1 dimensions in the reduced
+// places (keepdim). With `reorder`, the reduced dimensions are walked in memory order (faster
+// for transposed inputs); without, in row-major order (what arg reductions' indices count in).
+ReduceLayout make_layout(const sdk::TensorView& in, const DimMask& reduced,
+                         const sdk::TensorView* outs, size_t num_outs, bool reorder);
 
 namespace internal {
 
@@ -85,13 +96,12 @@ Acc combine_tree(const Reducer& r, const std::vector<Acc>& parts, size_t lo, siz
 }  // namespace internal
 
 template <typename Reducer>
-void reduce(const Reducer& r, const ReduceLayout& L, const char* in,
-            const std::vector<char*>& outs) {
+void reduce(const Reducer& r, const ReduceLayout& L, const char* in, const OutputPointers& outs) {
   using Acc = decltype(r.init());
   const int nk = static_cast<int>(L.kept_sizes.size());
-  const size_t nouts = outs.size();
+  const size_t nouts = L.num_outs;
   // The input and output addresses of output element o.
-  auto locate = [&](int64_t o, std::vector<char*>& out_ptrs) {
+  auto locate = [&](int64_t o, OutputPointers& out_ptrs) {
     const char* p = in;
     for (size_t k = 0; k < nouts; ++k) out_ptrs[k] = outs[k];
     for (int d = nk - 1; d >= 0; --d) {
@@ -105,7 +115,7 @@ void reduce(const Reducer& r, const ReduceLayout& L, const char* in,
   if (L.num_outputs <= kFewOutputs && L.red_numel > 2 * kReduceChunk) {
     // Few outputs, long reductions: chunk each output's reduced space.
     const int64_t chunks = (L.red_numel + kReduceChunk - 1) / kReduceChunk;
-    std::vector<char*> out_ptrs(nouts);
+    OutputPointers out_ptrs{};
     for (int64_t o = 0; o < L.num_outputs; ++o) {
       const char* base = locate(o, out_ptrs);
       std::vector<Acc> parts(static_cast<size_t>(chunks), r.init());
@@ -134,15 +144,14 @@ void reduce(const Reducer& r, const ReduceLayout& L, const char* in,
     const Reducer* r;
     const ReduceLayout* L;
     decltype(locate)* find;
-    size_t nouts;
-  } ctx{&r, &L, &locate, nouts};
+  } ctx{&r, &L, &locate};
   // Enough outputs per chunk that each chunk folds at least kGrain elements.
   const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, L.red_numel));
   TensorIterator::run_parallel(
       L.num_outputs, grain,
       [](void* c, int64_t b, int64_t e) {
         auto* x = static_cast<Ctx*>(c);
-        std::vector<char*> out_ptrs(x->nouts);
+        OutputPointers out_ptrs{};
         for (int64_t o = b; o < e; ++o) {
           const char* base = (*x->find)(o, out_ptrs);
           auto acc = x->r->init();

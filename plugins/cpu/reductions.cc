@@ -6,9 +6,11 @@
 // in float; var/std use Welford's update with Chan's combination in double; logsumexp folds (max,
 // scaled sum) so it never overflows. The engine (reduce.hpp) keeps the order of operations a
 // function of the shapes alone.
+#include <array>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include "lane_sum.hpp"
 #include "math.hpp"
@@ -283,35 +285,45 @@ struct LogSumExpReducer {
 using sdk::IntSpan;
 using sdk::KernelContext;
 using sdk::Scalar;
-using sdk::Tensor;
+using sdk::TensorView;
 
-std::vector<int64_t> dim_list(const std::optional<IntSpan>& dims) {
-  return dims ? dims->vec() : std::vector<int64_t>{};
-}
+IntSpan all_dims() { return IntSpan{nullptr, 0}; }
+IntSpan dims_of(const std::optional<IntSpan>& dims) { return dims ? *dims : all_dims(); }
+IntSpan one_dim(const int64_t& dim) { return IntSpan{&dim, 1}; }
 
-template <typename MakeReducer>
-void run(const Tensor& in, const std::vector<bool>& reduced, const std::vector<Tensor>& outs,
+// run folds `in` over `dims` into `outs` (one, or values and indices).
+template <typename MakeReducer, size_t N>
+void run(const TensorView& in, IntSpan dims, const std::array<const TensorView*, N>& outs,
          bool reorder, const MakeReducer& make) {
-  std::vector<char*> ptrs;
-  for (const Tensor& o : outs) ptrs.push_back(static_cast<char*>(o.data_ptr()));
-  const ReduceLayout L = make_layout(in, reduced, outs, reorder);
+  static_assert(N <= kMaxReduceOutputs, "reduction outputs");
+  TensorView out_views[N];
+  OutputPointers ptrs{};
+  for (size_t k = 0; k < N; ++k) {
+    out_views[k] = *outs[k];
+    ptrs[k] = static_cast<char*>(outs[k]->data_ptr());
+  }
+  const ReduceLayout L = make_layout(in, reduced_dims(in.dim(), dims), out_views, N, reorder);
   reduce(make(), L, static_cast<const char*>(in.data_ptr()), ptrs);
+}
+template <typename MakeReducer>
+void run(const TensorView& in, IntSpan dims, const TensorView& out, bool reorder,
+         const MakeReducer& make) {
+  run(in, dims, std::array<const TensorView*, 1>{&out}, reorder, make);
 }
 
 // sum / mean / prod, over all dims or a list: the input is read in the output's dtype (the
 // runtime planned `out` from the op's `dtype` argument, which the kernels need not read).
 template <int kKind>  // 0 sum, 1 mean, 2 prod
-Tensor sum_like(const KernelContext& ctx, const Tensor& self, const std::vector<int64_t>& dims,
-                const Tensor& out) {
+TensorView sum_like(const KernelContext& ctx, const TensorView& self, IntSpan dims,
+                    const TensorView& out) {
   constexpr sdk::DtypeSet kSet = kKind == 1 ? kFloating : kAll;
   dispatch<kSet>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const Tensor in = to_dtype(self, out.dtype());
-    const std::vector<bool> reduced = reduced_dims(ctx.op_name(), in.dim(), dims);
+    const AsDtype in(self, out.dtype());
     if constexpr (kKind == 2) {
-      run(in, reduced, {out}, true, [] { return ProdReducer<T>{}; });
+      run(in.view(), dims, out, true, [] { return ProdReducer<T>{}; });
     } else {
-      run(in, reduced, {out}, true, [] { return SumReducer<T, kKind == 1>{}; });
+      run(in.view(), dims, out, true, [] { return SumReducer<T, kKind == 1>{}; });
     }
   });
   return out;
@@ -319,124 +331,124 @@ Tensor sum_like(const KernelContext& ctx, const Tensor& self, const std::vector<
 
 // sum.out / mean.dtype_out / prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out)
 template <int kKind>
-Tensor sum_all_out(const KernelContext& ctx, const Tensor& self, std::optional<tsr_dtype>,
-                   const Tensor& out) {
-  return sum_like<kKind>(ctx, self, {}, out);
+TensorView sum_all_out(const KernelContext& ctx, TensorView self, std::optional<tsr_dtype>,
+                       TensorView out) {
+  return sum_like<kKind>(ctx, self, all_dims(), out);
 }
 // sum.IntList_out / mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType?
 // dtype=None, Tensor(a!) out)
 template <int kKind>
-Tensor sum_dims_out(const KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
-                    bool /*keepdim*/, std::optional<tsr_dtype>, const Tensor& out) {
-  return sum_like<kKind>(ctx, self, dim_list(dim), out);
+TensorView sum_dims_out(const KernelContext& ctx, TensorView self, std::optional<IntSpan> dim,
+                        bool /*keepdim*/, std::optional<tsr_dtype>, TensorView out) {
+  return sum_like<kKind>(ctx, self, dims_of(dim), out);
 }
 // prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!)
 // out)
-Tensor prod_dim_out(const KernelContext& ctx, const Tensor& self, int64_t dim, bool /*keepdim*/,
-                    std::optional<tsr_dtype>, const Tensor& out) {
-  return sum_like<2>(ctx, self, {dim}, out);
+TensorView prod_dim_out(const KernelContext& ctx, TensorView self, int64_t dim, bool /*keepdim*/,
+                        std::optional<tsr_dtype>, TensorView out) {
+  return sum_like<2>(ctx, self, one_dim(dim), out);
 }
 
 // amax/amin/max/min/max.dim/min.dim/argmax/argmin.
-template <bool kMax, int kMode>
-void extremum(const KernelContext& ctx, const Tensor& self, const std::vector<int64_t>& dims,
-              const std::vector<Tensor>& outs) {
+template <bool kMax, int kMode, size_t N>
+void extremum(const KernelContext& ctx, const TensorView& self, IntSpan dims,
+              const std::array<const TensorView*, N>& outs) {
   // argmax/argmin refuse bool, as PyTorch's CPU kernels do; max/min take every dtype.
   constexpr sdk::DtypeSet kSet = kMode == 2 ? kNumeric : kAll;
   dispatch<kSet>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(ctx.op_name(), self.dim(), dims), outs, kMode == 0,
-        [] { return ExtremumReducer<T, kMax>{kMode}; });
+    run(self, dims, outs, kMode == 0, [] { return ExtremumReducer<T, kMax>{kMode}; });
   });
+}
+template <bool kMax, int kMode>
+void extremum(const KernelContext& ctx, const TensorView& self, IntSpan dims,
+              const TensorView& out) {
+  extremum<kMax, kMode>(ctx, self, dims, std::array<const TensorView*, 1>{&out});
 }
 // amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out); amin likewise.
 template <bool kMax>
-Tensor amax_out(const KernelContext& ctx, const Tensor& self, IntSpan dim, bool /*keepdim*/,
-                const Tensor& out) {
-  extremum<kMax, 0>(ctx, self, dim.vec(), {out});
+TensorView amax_out(const KernelContext& ctx, TensorView self, IntSpan dim, bool /*keepdim*/,
+                    TensorView out) {
+  extremum<kMax, 0>(ctx, self, dim, out);
   return out;
 }
 // max.unary_out(Tensor self, *, Tensor(a!) out); min likewise.
 template <bool kMax>
-Tensor max_all_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {
-  extremum<kMax, 0>(ctx, self, {}, {out});
+TensorView max_all_out(const KernelContext& ctx, TensorView self, TensorView out) {
+  extremum<kMax, 0>(ctx, self, all_dims(), out);
   return out;
 }
 // max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!)
 // indices) -> (Tensor(a!) values, Tensor(b!) indices); min.dim_min likewise.
 template <bool kMax>
-std::tuple<Tensor, Tensor> max_dim_out(const KernelContext& ctx, const Tensor& self, int64_t dim,
-                                       bool /*keepdim*/, const Tensor& values,
-                                       const Tensor& indices) {
-  extremum<kMax, 1>(ctx, self, {dim}, {values, indices});
+std::tuple<TensorView, TensorView> max_dim_out(const KernelContext& ctx, TensorView self,
+                                               int64_t dim, bool /*keepdim*/, TensorView values,
+                                               TensorView indices) {
+  extremum<kMax, 1>(ctx, self, one_dim(dim), std::array<const TensorView*, 2>{&values, &indices});
   return {values, indices};
 }
 // argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out); argmin
 // likewise. dim=None: over all dims, indices counted row-major as in the flattened input.
 template <bool kMax>
-Tensor argmax_out(const KernelContext& ctx, const Tensor& self, std::optional<int64_t> dim,
-                  bool /*keepdim*/, const Tensor& out) {
-  extremum<kMax, 2>(ctx, self, dim ? std::vector<int64_t>{*dim} : std::vector<int64_t>{}, {out});
+TensorView argmax_out(const KernelContext& ctx, TensorView self, std::optional<int64_t> dim,
+                      bool /*keepdim*/, TensorView out) {
+  extremum<kMax, 2>(ctx, self, dim ? one_dim(*dim) : all_dims(), out);
   return out;
 }
 
 // var.correction_out / std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction,
 // bool keepdim, Tensor(a!) out)
 template <bool kStd>
-Tensor var_out(const KernelContext& ctx, const Tensor& self, std::optional<IntSpan> dim,
-               std::optional<Scalar> correction_arg, bool /*keepdim*/, const Tensor& out) {
+TensorView var_out(const KernelContext& ctx, TensorView self, std::optional<IntSpan> dim,
+                   std::optional<Scalar> correction_arg, bool /*keepdim*/, TensorView out) {
   const double correction = correction_arg ? correction_arg->to_double() : 1.0;
   dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(ctx.op_name(), self.dim(), dim_list(dim)), {out}, true,
-        [correction] { return VarReducer<T, kStd>{correction}; });
+    run(self, dims_of(dim), out, true, [correction] { return VarReducer<T, kStd>{correction}; });
   });
   return out;
 }
 
 // any/all (all dims, or .dim): bool output, uint8 for uint8 input.
 template <bool kAny>
-Tensor any_out(const KernelContext& ctx, const Tensor& self, const std::vector<int64_t>& dims,
-               const Tensor& out) {
+TensorView any_out(const KernelContext& ctx, const TensorView& self, IntSpan dims,
+                   const TensorView& out) {
   dispatch<kAll>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(ctx.op_name(), self.dim(), dims), {out}, true,
-        [] { return AnyAllReducer<T, kAny>{}; });
+    run(self, dims, out, true, [] { return AnyAllReducer<T, kAny>{}; });
   });
   return out;
 }
 // any.all_out(Tensor self, *, Tensor(a!) out); all likewise.
 template <bool kAny>
-Tensor any_all_out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {
-  return any_out<kAny>(ctx, self, {}, out);
+TensorView any_all_out(const KernelContext& ctx, TensorView self, TensorView out) {
+  return any_out<kAny>(ctx, self, all_dims(), out);
 }
 // any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out); all likewise.
 template <bool kAny>
-Tensor any_dim_out(const KernelContext& ctx, const Tensor& self, int64_t dim, bool /*keepdim*/,
-                   const Tensor& out) {
-  return any_out<kAny>(ctx, self, {dim}, out);
+TensorView any_dim_out(const KernelContext& ctx, TensorView self, int64_t dim, bool /*keepdim*/,
+                       TensorView out) {
+  return any_out<kAny>(ctx, self, one_dim(dim), out);
 }
 
 // norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out)
-Tensor norm_out(const KernelContext& ctx, const Tensor& self, std::optional<Scalar> p_arg,
-                IntSpan dim, bool /*keepdim*/, const Tensor& out) {
+TensorView norm_out(const KernelContext& ctx, TensorView self, std::optional<Scalar> p_arg,
+                    IntSpan dim, bool /*keepdim*/, TensorView out) {
   const double p = p_arg ? p_arg->to_double() : 2.0;
   dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, reduced_dims(ctx.op_name(), self.dim(), dim.vec()), {out}, true,
-        [p] { return NormReducer<T>{p}; });
+    run(self, dim, out, true, [p] { return NormReducer<T>{p}; });
   });
   return out;
 }
 
 // logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out)
-Tensor logsumexp_out(const KernelContext& ctx, const Tensor& self, IntSpan dim, bool /*keepdim*/,
-                     const Tensor& out) {
-  const Tensor in = to_dtype(self, out.dtype());
-  dispatch<kFloating>(in.dtype(), ctx, [&](auto tag) {
+TensorView logsumexp_out(const KernelContext& ctx, TensorView self, IntSpan dim, bool /*keepdim*/,
+                         TensorView out) {
+  const AsDtype in(self, out.dtype());
+  dispatch<kFloating>(in.view().dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(in, reduced_dims(ctx.op_name(), in.dim(), dim.vec()), {out}, true,
-        [] { return LogSumExpReducer<T>{}; });
+    run(in.view(), dim, out, true, [] { return LogSumExpReducer<T>{}; });
   });
   return out;
 }

@@ -123,6 +123,16 @@ std::vector<Case> Converted() {
       {"masked_fill", calling("masked_fill.Scalar", m, b8({1, 0, 1}, {3}), Scalar(0))},
       {"fill_", calling("fill_.Scalar", Tensor(f32({1}, {1})), Scalar(3))},
       {"copy_", calling("copy_", Tensor(f32({1, 2, 3}, {3})), row)},
+      {"sum 1-element", calling("sum", a)},
+      {"sum.dim_IntList", calling("sum.dim_IntList", m, std::vector<int64_t>{-1})},
+      {"mean strided", calling("mean.dim", mt, std::vector<int64_t>{0})},
+      {"amax", calling("amax", m, std::vector<int64_t>{1})},
+      {"max.dim", calling("max.dim", m, int64_t{1})},
+      {"argmax", calling("argmax", m, std::nullopt)},
+      {"var", calling("var.correction", m, std::vector<int64_t>{1})},
+      {"any", calling("any", b8({1, 0, 1}, {3}))},
+      {"norm", calling("norm.ScalarOpt_dim", m, Scalar(2), std::vector<int64_t>{1})},
+      {"logsumexp", calling("logsumexp", m, std::vector<int64_t>{1})},
   };
 }
 

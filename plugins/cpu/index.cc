@@ -1,10 +1,12 @@
-// Indexing, sorting and reordering ops as out= kernels: index_select, gather, scatter (src,
-// value, with reduce), scatter_add, sort (and sort.stable), topk, flip, tril, triu.
+// Indexing, sorting and reordering ops as out= kernels over their arguments' views: index_select,
+// gather, scatter (src, value, with reduce), scatter_add, sort (and sort.stable), topk, flip, tril,
+// triu.
 //
 // index_select, gather and scatter run on a TensorIterator whose indexed operand is
 // "restrided": its stride along `dim` is set to 0, and the loop adds index * stride itself, so
 // any strides work without copies (as PyTorch's TensorIterator-based kernels do).
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <numeric>
@@ -19,7 +21,7 @@ namespace {
 
 using sdk::KernelContext;
 using sdk::Scalar;
-using sdk::Tensor;
+using sdk::TensorView;
 
 // An unsigned type of each element size: copies move bytes, whatever the dtype.
 template <typename F>
@@ -58,12 +60,12 @@ struct BadIndex {
   }
 };
 
-std::vector<int64_t> sizes_or_scalar(const sdk::Tensor& t) {
+std::vector<int64_t> sizes_or_scalar(const TensorView& t) {
   std::vector<int64_t> v = t.sizes().vec();
   if (v.empty()) v.push_back(1);
   return v;
 }
-std::vector<int64_t> strides_or_scalar(const sdk::Tensor& t) {
+std::vector<int64_t> strides_or_scalar(const TensorView& t) {
   std::vector<int64_t> v = t.strides().vec();
   if (v.empty()) v.push_back(0);
   return v;
@@ -76,7 +78,7 @@ struct IndexedDim {
   int64_t step;                  // bytes between consecutive indices along `dim`
   int64_t size;
 };
-IndexedDim indexed_dim(const sdk::Tensor& t, int64_t dim) {
+IndexedDim indexed_dim(const TensorView& t, int64_t dim) {
   IndexedDim r{strides_or_scalar(t), 0, sizes_or_scalar(t)[dim]};
   r.step = r.strides[dim] * static_cast<int64_t>(t.itemsize());
   r.strides[dim] = 0;
@@ -84,9 +86,9 @@ IndexedDim indexed_dim(const sdk::Tensor& t, int64_t dim) {
 }
 
 // index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out)
-Tensor index_select_out(const KernelContext& ctx, const Tensor& self, int64_t dim_arg,
-                        const Tensor& index, const Tensor& out) {
-  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
+TensorView index_select_out(const KernelContext& ctx, const TensorView& self, int64_t dim_arg,
+                            const TensorView& index, const TensorView& out) {
+  const int64_t dim = wrap_dim(dim_arg, self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(out);
   const IndexedDim src = indexed_dim(self, dim);
   const int64_t size = src.size, self_dim_stride = src.step;
@@ -95,7 +97,7 @@ Tensor index_select_out(const KernelContext& ctx, const Tensor& self, int64_t di
   index_strides[dim] = index.dim() == 0 ? 0 : index.strides()[0];
   const tsr_dtype index_dtype = index.dtype();
   TensorIterator it(shape);
-  it.add_tensor(out);
+  it.add_view(out);
   it.add_operand(self.data_ptr(), self.itemsize(), shape, src.strides);
   it.add_operand(index.data_ptr(), index.itemsize(), shape, index_strides);
   it.build();
@@ -119,9 +121,9 @@ Tensor index_select_out(const KernelContext& ctx, const Tensor& self, int64_t di
 }
 
 // gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
-Tensor gather_out(const KernelContext& ctx, const Tensor& self, int64_t dim_arg,
-                  const Tensor& index, bool /*sparse_grad*/, const Tensor& out) {
-  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
+TensorView gather_out(const KernelContext& ctx, const TensorView& self, int64_t dim_arg,
+                      const TensorView& index, bool /*sparse_grad*/, const TensorView& out) {
+  const int64_t dim = wrap_dim(dim_arg, self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(index);
   const IndexedDim src = indexed_dim(self, dim);
   const int64_t size = src.size, self_dim_stride = src.step;
@@ -159,9 +161,10 @@ enum class Combine { kReplace, kAdd, kMultiply };
 // additions) must not depend on scheduling.
 // Src: the Tensor src or the Scalar value.
 template <typename Src>
-Tensor scatter(const KernelContext& ctx, const Tensor& self, int64_t dim_arg, const Tensor& index,
-               const Src& src_arg, Combine combine, const Tensor& out) {
-  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
+TensorView scatter(const KernelContext& ctx, const TensorView& self, int64_t dim_arg,
+                   const TensorView& index, const Src& src_arg, Combine combine,
+                   const TensorView& out) {
+  const int64_t dim = wrap_dim(dim_arg, self.dim());
   if (self.data_ptr() != out.data_ptr()) copy_cast(out, self);
   if (index.numel() == 0) return out;
   const std::vector<int64_t> shape = sizes_or_scalar(index);
@@ -171,7 +174,7 @@ Tensor scatter(const KernelContext& ctx, const Tensor& self, int64_t dim_arg, co
   it.add_operand(out.data_ptr(), out.itemsize(), shape, dst.strides);
   it.add_operand(index.data_ptr(), index.itemsize(), shape, strides_or_scalar(index));
   alignas(8) unsigned char value[8] = {};
-  if constexpr (std::is_same_v<Src, Tensor>) {
+  if constexpr (std::is_same_v<Src, TensorView>) {
     it.add_operand(src_arg.data_ptr(), src_arg.itemsize(), shape, strides_or_scalar(src_arg));
   } else {
     scalar_to(src_arg, out.dtype(), value);
@@ -212,33 +215,34 @@ Tensor scatter(const KernelContext& ctx, const Tensor& self, int64_t dim_arg, co
 // scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out),
 // scatter.value_out (Scalar value), scatter_add.out (Tensor src).
 template <Combine kCombine, typename Src>
-Tensor scatter_out(const KernelContext& ctx, const Tensor& self, int64_t dim, const Tensor& index,
-                   const Src& src, const Tensor& out) {
+TensorView scatter_out(const KernelContext& ctx, const TensorView& self, int64_t dim,
+                       const TensorView& index, const Src& src, const TensorView& out) {
   return scatter(ctx, self, dim, index, src, kCombine, out);
 }
 // scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!)
 // out), scatter.value_reduce_out (Scalar value): `reduce` is "add" or "multiply" (the meta
 // function has checked it).
 template <typename Src>
-Tensor scatter_reduce_out(const KernelContext& ctx, const Tensor& self, int64_t dim,
-                          const Tensor& index, const Src& src, std::string_view reduce,
-                          const Tensor& out) {
+TensorView scatter_reduce_out(const KernelContext& ctx, const TensorView& self, int64_t dim,
+                              const TensorView& index, const Src& src, std::string_view reduce,
+                              const TensorView& out) {
   return scatter(ctx, self, dim, index, src, reduce == "add" ? Combine::kAdd : Combine::kMultiply,
                  out);
 }
 
 // Lines along `dim` of several same-shaped tensors: fn(ptrs, byte strides along dim, n).
-template <typename F>
-void for_each_lines(const std::vector<sdk::Tensor>& ts, const std::vector<int64_t>& line_shape,
+template <size_t N, typename F>
+void for_each_lines(const std::array<const TensorView*, N>& ts, sdk::IntSpan line_shape,
                     int64_t dim, int64_t n, const F& fn) {
-  std::vector<int64_t> shape = line_shape;
+  std::vector<int64_t> shape = line_shape.vec();
   if (shape.empty()) shape.push_back(1);
   shape[dim] = 1;
-  std::vector<int64_t> along;
+  std::array<int64_t, N> along;
   TensorIterator it(shape);
-  for (const sdk::Tensor& t : ts) {
+  for (size_t k = 0; k < N; ++k) {
+    const TensorView& t = *ts[k];
     std::vector<int64_t> st = strides_or_scalar(t);
-    along.push_back(st[dim] * static_cast<int64_t>(t.itemsize()));
+    along[k] = st[dim] * static_cast<int64_t>(t.itemsize());
     std::vector<int64_t> sz = sizes_or_scalar(t);
     sz[dim] = 1;
     it.add_operand(t.data_ptr(), t.itemsize(), sz, st);
@@ -246,9 +250,9 @@ void for_each_lines(const std::vector<sdk::Tensor>& ts, const std::vector<int64_
   it.build();
   it.for_each(
       [&](char** d, const int64_t* st, int64_t lines) {
-        std::vector<char*> p(ts.size());
+        std::array<char*, N> p;
         for (int64_t l = 0; l < lines; ++l) {
-          for (size_t k = 0; k < ts.size(); ++k) p[k] = d[k] + l * st[k];
+          for (size_t k = 0; k < N; ++k) p[k] = d[k] + l * st[k];
           fn(p.data(), along.data(), n);
         }
       },
@@ -272,10 +276,10 @@ bool less_nan(C a, C b) {
 // indices). Always stable: equal values keep their order, which is what stable=True asks and
 // what stable=False allows. k: topk's, or -1 (sort: all).
 template <bool kTopk>
-std::tuple<Tensor, Tensor> sort_lines(const KernelContext& ctx, const Tensor& self, int64_t k_arg,
-                                      int64_t dim_arg, bool descending, const Tensor& values,
-                                      const Tensor& indices) {
-  const int64_t dim = wrap_dim(ctx.op_name(), dim_arg, self.dim());
+std::tuple<TensorView, TensorView> sort_lines(const KernelContext& ctx, const TensorView& self,
+                                              int64_t k_arg, int64_t dim_arg, bool descending,
+                                              const TensorView& values, const TensorView& indices) {
+  const int64_t dim = wrap_dim(dim_arg, self.dim());
   const int64_t n = sizes_or_scalar(self)[dim];
   const int64_t k = kTopk ? k_arg : n;
   if (values.numel() == 0) return {values, indices};
@@ -284,7 +288,7 @@ std::tuple<Tensor, Tensor> sort_lines(const KernelContext& ctx, const Tensor& se
   dispatch<kSet>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    for_each_lines({self, values, indices}, self.sizes().vec(), dim, n,
+    for_each_lines(std::array<const TensorView*, 3>{&self, &values, &indices}, self.sizes(), dim, n,
                    [&](char** p, const int64_t* st, int64_t len) {
                      std::vector<std::pair<C, int64_t>> line(static_cast<size_t>(len));
                      for (int64_t i = 0; i < len; ++i) {
@@ -311,42 +315,42 @@ std::tuple<Tensor, Tensor> sort_lines(const KernelContext& ctx, const Tensor& se
 }
 
 // topk's "largest" is sort's "descending"; the values come out sorted whatever `sorted` says.
-std::tuple<Tensor, Tensor> topk_out(const KernelContext& ctx, const Tensor& self, int64_t k,
-                                    int64_t dim, bool largest, bool /*sorted*/,
-                                    const Tensor& values, const Tensor& indices) {
+std::tuple<TensorView, TensorView> topk_out(const KernelContext& ctx, const TensorView& self,
+                                            int64_t k, int64_t dim, bool largest, bool /*sorted*/,
+                                            const TensorView& values, const TensorView& indices) {
   return sort_lines<true>(ctx, self, k, dim, largest, values, indices);
 }
-std::tuple<Tensor, Tensor> sort_values_out(const KernelContext& ctx, const Tensor& self,
-                                           int64_t dim, bool descending, const Tensor& values,
-                                           const Tensor& indices) {
+std::tuple<TensorView, TensorView> sort_values_out(const KernelContext& ctx, const TensorView& self,
+                                                   int64_t dim, bool descending,
+                                                   const TensorView& values,
+                                                   const TensorView& indices) {
   return sort_lines<false>(ctx, self, -1, dim, descending, values, indices);
 }
-std::tuple<Tensor, Tensor> sort_values_stable_out(const KernelContext& ctx, const Tensor& self,
-                                                  std::optional<bool> /*stable*/, int64_t dim,
-                                                  bool descending, const Tensor& values,
-                                                  const Tensor& indices) {
+std::tuple<TensorView, TensorView> sort_values_stable_out(
+    const KernelContext& ctx, const TensorView& self, std::optional<bool> /*stable*/, int64_t dim,
+    bool descending, const TensorView& values, const TensorView& indices) {
   return sort_lines<false>(ctx, self, -1, dim, descending, values, indices);
 }
 
 // flip.out(Tensor self, int[] dims, *, Tensor(a!) out): the input read backwards (negative
 // strides from its last element) along the flipped dims.
-Tensor flip_out(const KernelContext& ctx, const Tensor& self, sdk::IntSpan dims,
-                const Tensor& out) {
+TensorView flip_out(const KernelContext& ctx, const TensorView& self, sdk::IntSpan dims,
+                    const TensorView& out) {
   std::vector<int64_t> strides = self.strides().vec();
   char* base = static_cast<char*>(self.data_ptr());
   if (self.numel() > 0) {
     // A 0-dim tensor takes dims 0 and -1 as PyTorch does (wrap_dim treats it as 1-dim), and
     // its flip is itself: one slot keeps that mark in bounds, and no stride reads it.
     std::vector<bool> flipped(std::max<size_t>(strides.size(), 1), false);
-    for (int64_t d : dims) flipped[wrap_dim(ctx.op_name(), d, self.dim())] = true;
+    for (int64_t d : dims) flipped[wrap_dim(d, self.dim())] = true;
     for (size_t d = 0; d < strides.size(); ++d) {
       if (!flipped[d] || self.sizes()[d] <= 1) continue;
       base += (self.sizes()[d] - 1) * strides[d] * static_cast<int64_t>(self.itemsize());
       strides[d] = -strides[d];
     }
   }
-  TensorIterator it(out.sizes().vec());
-  it.add_tensor(out);
+  TensorIterator it(out.sizes());
+  it.add_view(out);
   it.add_operand(base, self.itemsize(), self.sizes().vec(), strides);
   it.build();
   by_itemsize(self.itemsize(), [&](auto tag) {
@@ -363,7 +367,7 @@ Tensor flip_out(const KernelContext& ctx, const Tensor& self, sdk::IntSpan dims,
 // tril.out / triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out): keep element (i, j)
 // of each matrix when j - i <= diagonal (tril) or >= diagonal (triu); zero the rest.
 template <bool kUpper>
-Tensor tri_out(const Tensor& self, int64_t diagonal, const Tensor& out) {
+TensorView tri_out(const TensorView& self, int64_t diagonal, const TensorView& out) {
   const int64_t nd = self.dim();
   const int64_t rows = self.sizes()[nd - 2], cols = self.sizes()[nd - 1];
   const int64_t batch = rows * cols == 0 ? 0 : self.numel() / (rows * cols);
@@ -401,10 +405,10 @@ Tensor tri_out(const Tensor& self, int64_t diagonal, const Tensor& out) {
 void register_index(sdk::Library& lib) {
   lib.impl<&index_select_out>(TESSERA_OP("index_select.out"));
   lib.impl<&gather_out>(TESSERA_OP("gather.out"));
-  lib.impl<&scatter_out<Combine::kReplace, Tensor>>(TESSERA_OP("scatter.src_out"));
+  lib.impl<&scatter_out<Combine::kReplace, TensorView>>(TESSERA_OP("scatter.src_out"));
   lib.impl<&scatter_out<Combine::kReplace, Scalar>>(TESSERA_OP("scatter.value_out"));
-  lib.impl<&scatter_out<Combine::kAdd, Tensor>>(TESSERA_OP("scatter_add.out"));
-  lib.impl<&scatter_reduce_out<Tensor>>(TESSERA_OP("scatter.reduce_out"));
+  lib.impl<&scatter_out<Combine::kAdd, TensorView>>(TESSERA_OP("scatter_add.out"));
+  lib.impl<&scatter_reduce_out<TensorView>>(TESSERA_OP("scatter.reduce_out"));
   lib.impl<&scatter_reduce_out<Scalar>>(TESSERA_OP("scatter.value_reduce_out"));
   lib.impl<&sort_values_out>(TESSERA_OP("sort.values"));
   lib.impl<&sort_values_stable_out>(TESSERA_OP("sort.values_stable"));

@@ -1,8 +1,8 @@
-// Matrix products as out= kernels: mm, bmm, addmm. float32 in BLAS layouts runs on
-// dnnl_sgemm; other float32 layouts, and bfloat16 where oneDNN has a native kernel for it (not
-// only its reference one), on oneDNN's matmul (primitives cached by shape, strides, dtype and
-// attributes); float16 and the other bfloat16 on dnnl_sgemm over float32 copies; every other
-// dtype, and any case oneDNN refuses, on our own loop accumulating in double for float64 and
+// Matrix products as out= kernels over their arguments' views: mm, bmm, addmm. float32 in BLAS
+// layouts runs on dnnl_sgemm; other float32 layouts, and bfloat16 where oneDNN has a native kernel
+// for it (not only its reference one), on oneDNN's matmul (primitives cached by shape, strides,
+// dtype and attributes); float16 and the other bfloat16 on dnnl_sgemm over float32 copies; every
+// other dtype, and any case oneDNN refuses, on our own loop accumulating in double for float64 and
 // int64 for integers.
 #include <algorithm>
 #include <optional>
@@ -19,8 +19,8 @@ namespace {
 
 // out (+)= alpha * a @ b over batches; a [B, M, K], b [B, K, N], out [B, M, N] (B may be
 // absent). With `accumulate`, out already holds self and gets beta * out + alpha * a @ b.
-bool gemm_onednn(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out, double alpha,
-                 double beta, bool accumulate) {
+bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
+                 double alpha, double beta, bool accumulate) {
   const tsr_dtype dt = out.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
   if (dt == TSR_DTYPE_BFLOAT16 && !onednn::native_bf16_matmul()) return false;
@@ -61,7 +61,7 @@ struct BlasOperand {
 // blas_layout: how a 2-D float32 matrix is seen by BLAS, if it can be: one unit stride and
 // the other at least the length of that row or column (size-1 dimensions accept any stride,
 // since BLAS never steps along them, but ld must still be at least 1).
-std::optional<BlasOperand> blas_layout(const sdk::Tensor& t) {
+std::optional<BlasOperand> blas_layout(const sdk::TensorView& t) {
   const int64_t rows = t.size(0), cols = t.size(1);
   const int64_t s0 = t.strides()[0], s1 = t.strides()[1];
   if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(cols, 1)))
@@ -75,8 +75,8 @@ std::optional<BlasOperand> blas_layout(const sdk::Tensor& t) {
 // BLAS layouts, on dnnl_sgemm: no primitive to look up, and its own blocking for the plain
 // case every mm/addmm/linear on contiguous matrices is. A column-major out is computed as
 // out^T = b^T @ a^T. Returns false when a layout does not fit (the matmul primitive runs).
-bool gemm_sgemm(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out, double alpha,
-                double beta, bool accumulate) {
+bool gemm_sgemm(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
+                double alpha, double beta, bool accumulate) {
   if (out.dtype() != TSR_DTYPE_FLOAT32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2)
     return false;
   const int64_t M = out.size(0), N = out.size(1), K = a.size(1);
@@ -104,7 +104,7 @@ using mm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
 struct MatrixStrides {
   int64_t batch, row, col;
 };
-MatrixStrides matrix_strides(const sdk::Tensor& t) {
+MatrixStrides matrix_strides(const sdk::TensorView& t) {
   const auto& s = t.strides();
   return t.dim() == 3 ? MatrixStrides{s[0], s[1], s[2]} : MatrixStrides{0, s[0], s[1]};
 }
@@ -114,12 +114,12 @@ MatrixStrides matrix_strides(const sdk::Tensor& t) {
 // product accumulates in float32 and is rounded once into out, as PyTorch's CPU kernels for
 // these dtypes accumulate; with `accumulate`, beta * out + alpha * a @ b likewise in float32.
 template <typename T>
-void gemm_float32_copies(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
-                         double alpha, double beta, bool accumulate) {
+void gemm_float32_copies(const sdk::TensorView& a, const sdk::TensorView& b,
+                         const sdk::TensorView& out, double alpha, double beta, bool accumulate) {
   const int64_t B = out.dim() == 3 ? out.size(0) : 1;
   const int64_t M = out.size(-2), N = out.size(-1), K = a.size(-1);
   // copy(t, rows, cols, into, back): t's matrices to (or, back, from) contiguous float32.
-  auto copy = [B](const sdk::Tensor& t, int64_t rows, int64_t cols, float* f, bool back) {
+  auto copy = [B](const sdk::TensorView& t, int64_t rows, int64_t cols, float* f, bool back) {
     const MatrixStrides s = matrix_strides(t);
     T* p = t.data<T>();
     for (int64_t bi = 0; bi < B; ++bi) {
@@ -161,7 +161,7 @@ void gemm_float32_copies(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::
 // stride when contiguous, and the inner loop vectorizes); every element's sum still runs over k
 // in order.
 template <typename T>
-void gemm_loop(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& out,
+void gemm_loop(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
                const sdk::Scalar& alpha_s, const sdk::Scalar& beta_s, bool accumulate) {
   using Acc = mm_acc_t<T>;
   const int64_t B = out.dim() == 3 ? out.size(0) : 1;
@@ -219,8 +219,8 @@ void gemm_loop(const sdk::Tensor& a, const sdk::Tensor& b, const sdk::Tensor& ou
       &ctx);
 }
 
-void gemm(const sdk::KernelContext& ctx, const sdk::Tensor& a, const sdk::Tensor& b,
-          const sdk::Tensor& out, const sdk::Scalar& alpha, const sdk::Scalar& beta,
+void gemm(const sdk::KernelContext& ctx, const sdk::TensorView& a, const sdk::TensorView& b,
+          const sdk::TensorView& out, const sdk::Scalar& alpha, const sdk::Scalar& beta,
           bool accumulate) {
   if (out.numel() == 0) return;
   dispatch<kNumeric>(out.dtype(), ctx, [&](auto tag) {
@@ -241,17 +241,17 @@ void gemm(const sdk::KernelContext& ctx, const sdk::Tensor& a, const sdk::Tensor
 }
 
 // mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out); bmm.out likewise.
-sdk::Tensor mm_out(const sdk::KernelContext& ctx, const sdk::Tensor& self, const sdk::Tensor& mat2,
-                   const sdk::Tensor& out) {
+sdk::TensorView mm_out(const sdk::KernelContext& ctx, sdk::TensorView self, sdk::TensorView mat2,
+                       sdk::TensorView out) {
   gemm(ctx, self, mat2, out, sdk::Scalar(int64_t{1}), sdk::Scalar(int64_t{0}), false);
   return out;
 }
 
 // addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1,
 // Tensor(a!) out)
-sdk::Tensor addmm_out(const sdk::KernelContext& ctx, const sdk::Tensor& self, const sdk::Tensor& a,
-                      const sdk::Tensor& b, sdk::Scalar beta, sdk::Scalar alpha,
-                      const sdk::Tensor& out) {
+sdk::TensorView addmm_out(const sdk::KernelContext& ctx, sdk::TensorView self, sdk::TensorView a,
+                          sdk::TensorView b, sdk::Scalar beta, sdk::Scalar alpha,
+                          sdk::TensorView out) {
   const bool accumulate = beta.to_double() != 0;
   // beta == 0 ignores self entirely (NaN and Inf in it do not propagate), as in PyTorch.
   if (accumulate && self.data_ptr() != out.data_ptr()) copy_cast(out, self);

@@ -30,7 +30,7 @@ dnnl::memory::data_type data_type(tsr_dtype dtype) {
   }
 }
 
-dnnl::memory::desc desc(const sdk::Tensor& t) {
+dnnl::memory::desc desc(const sdk::TensorView& t) {
   dnnl::memory::dims sizes = t.sizes().vec(), strides = t.strides().vec();
   if (sizes.empty()) {
     sizes = {1};
@@ -39,11 +39,11 @@ dnnl::memory::desc desc(const sdk::Tensor& t) {
   return dnnl::memory::desc(sizes, data_type(t.dtype()), strides);
 }
 
-dnnl::memory memory(const sdk::Tensor& t, const dnnl::memory::desc& md) {
+dnnl::memory memory(const sdk::TensorView& t, const dnnl::memory::desc& md) {
   return dnnl::memory(md, engine(), t.data_ptr());
 }
 
-std::string key_of(const sdk::Tensor& t) {
+std::string key_of(const sdk::TensorView& t) {
   std::string k = std::to_string(static_cast<int>(t.dtype())) + ":";
   for (int64_t s : t.sizes()) k += std::to_string(s) + ",";
   k += "/";

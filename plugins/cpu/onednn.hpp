@@ -8,6 +8,7 @@
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "tessera/sdk/tensor.hpp"
+#include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -20,15 +21,23 @@ dnnl::stream& stream();
 dnnl::memory::data_type data_type(tsr_dtype dtype);
 
 // desc: a plain strided memory descriptor of the tensor as it is (a 0-dim tensor as [1]).
-dnnl::memory::desc desc(const sdk::Tensor& t);
-dnnl::memory memory(const sdk::Tensor& t, const dnnl::memory::desc& md);
+dnnl::memory::desc desc(const sdk::TensorView& t);
+dnnl::memory memory(const sdk::TensorView& t, const dnnl::memory::desc& md);
 
 // cached returns the primitive for `key`, creating it with `make` the first time. `make` may
 // throw dnnl::error (unsupported case); nothing is cached then.
 dnnl::primitive cached(const std::string& key, const std::function<dnnl::primitive()>& make);
 
 // key_of describes a tensor's dtype, sizes and strides for cache keys.
-std::string key_of(const sdk::Tensor& t);
+std::string key_of(const sdk::TensorView& t);
+
+// The same of an sdk::Tensor (through its view: a table call per property), for the nn
+// kernels, which do not take views yet.
+inline dnnl::memory::desc desc(const sdk::Tensor& t) { return desc(sdk::view_of(t)); }
+inline dnnl::memory memory(const sdk::Tensor& t, const dnnl::memory::desc& md) {
+  return memory(sdk::view_of(t), md);
+}
+inline std::string key_of(const sdk::Tensor& t) { return key_of(sdk::view_of(t)); }
 
 // native_bf16_matmul: whether oneDNN has a bfloat16 matmul better than its reference
 // implementation on this CPU (it has one with AVX-512 BF16 or AMX, not on AVX2 machines, where

@@ -8,7 +8,7 @@
 namespace tessera {
 namespace cpu {
 
-bool softmax_onednn(const sdk::Tensor& in, const sdk::Tensor& out, int64_t dim, bool log) {
+bool softmax_onednn(const sdk::TensorView& in, const sdk::TensorView& out, int64_t dim, bool log) {
   if (in.dtype() != TSR_DTYPE_FLOAT32 || out.dtype() != TSR_DTYPE_FLOAT32 || in.numel() == 0 ||
       !in.is_contiguous() || !out.is_contiguous()) {
     return false;

@@ -102,6 +102,13 @@ std::vector<Case> Converted() {
   const Tensor c = b8({1}, {1});
   const Tensor out = f32({0}, {1});
   const Tensor n = i64({-3}, {1});
+  const Tensor m64 = call1(find_op("to.dtype"), m, TSR_DTYPE_FLOAT64);
+  const Tensor m64t = call1(find_op("t"), m64);
+  const Tensor one_by_one = f32({2}, {1, 1});
+  const Tensor idx = i64({2, 0}, {2});
+  const Tensor idx2 = i64({0, 2, 1, 1, 0, 2}, {2, 3});
+  const Tensor batch = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
+  const Tensor batch_t = call1(find_op("transpose.int"), batch, int64_t{1}, int64_t{2});
   return {
       {"add 1-element", calling("add.Tensor", a, b)},
       {"add_ 1-element", calling("add_.Tensor", Tensor(f32({1}, {1})), b)},
@@ -133,6 +140,23 @@ std::vector<Case> Converted() {
       {"any", calling("any", b8({1, 0, 1}, {3}))},
       {"norm", calling("norm.ScalarOpt_dim", m, Scalar(2), std::vector<int64_t>{1})},
       {"logsumexp", calling("logsumexp", m, std::vector<int64_t>{1})},
+      {"cumsum", calling("cumsum", m, int64_t{1})},
+      {"cumprod strided", calling("cumprod", mt, int64_t{0})},
+      {"_softmax (oneDNN)", calling("_softmax", m, int64_t{1}, false)},
+      {"_log_softmax float64", calling("_log_softmax", m64, int64_t{-1}, false)},
+      {"mm 1x1", calling("mm", one_by_one, one_by_one)},
+      {"mm strided", calling("mm", mt, m)},
+      {"mm float64", calling("mm", m64t, m64)},
+      {"bmm", calling("bmm", batch, batch_t)},
+      {"addmm", calling("addmm", row, mt, m, Scalar(1), Scalar(2))},
+      {"index_select", calling("index_select", m, int64_t{1}, idx)},
+      {"gather", calling("gather", m, int64_t{1}, idx2)},
+      {"scatter.src", calling("scatter.src", m, int64_t{1}, idx2, m)},
+      {"scatter.value", calling("scatter.value", m, int64_t{1}, idx2, Scalar(1.0))},
+      {"sort", calling("sort", m, int64_t{-1}, true)},
+      {"topk", calling("topk", m, int64_t{2})},
+      {"flip", calling("flip", mt, std::vector<int64_t>{0})},
+      {"tril", calling("tril", m)},
   };
 }
 

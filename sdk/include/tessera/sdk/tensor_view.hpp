@@ -54,6 +54,7 @@ class TensorView {
   int64_t numel() const { return v_.numel; }
   int64_t storage_offset() const { return v_.storage_offset; }
   tsr_dtype dtype() const { return static_cast<tsr_dtype>(v_.dtype); }
+  size_t itemsize() const { return element_size(dtype()); }
   tsr_device device() const { return v_.device; }
   bool is_contiguous() const { return (v_.flags & TSR_VIEW_CONTIGUOUS) != 0; }
   void* data_ptr() const { return v_.data; }

@@ -29,13 +29,6 @@ void copy_cast(const sdk::TensorView& dst, const sdk::TensorView& src) {
   });
 }
 
-sdk::Tensor to_dtype(const sdk::Tensor& t, tsr_dtype dtype) {
-  if (t.dtype() == dtype) return t;
-  sdk::Tensor out = sdk::Tensor::empty(t.sizes().vec(), dtype);
-  copy_cast(out, t);
-  return out;
-}
-
 void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst) {
   dispatch<kAll>(dtype, "scalar", [&](auto tag) {
     using T = typename decltype(tag)::type;

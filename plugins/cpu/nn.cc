@@ -20,8 +20,8 @@ namespace {
 
 using Pair = std::array<int64_t, 2>;
 using sdk::IntSpan;
-using sdk::Tensor;
-using OptTensor = std::optional<sdk::Tensor>;
+using Tensor = sdk::TensorView;  // every kernel here takes views
+using OptTensor = std::optional<sdk::TensorView>;
 
 // A pair argument (int[2]): one value applies to both dims, [] means `fallback`.
 Pair pair_of(IntSpan v, Pair fallback) {
@@ -76,32 +76,41 @@ std::pair<int64_t, int64_t> taps_inside(int64_t base, int64_t kernel, int64_t di
   return {lo, std::max(lo, hi)};
 }
 
-// Contiguous copies keep loops simple (pooling: [planes, H, W]) and feed oneDNN the layouts
-// it handles.
-sdk::Tensor dense(const sdk::Tensor& t) {
-  if (t.is_contiguous()) return t;
-  sdk::Tensor c = sdk::Tensor::empty(t.sizes().vec(), t.dtype());
-  copy_cast(c, t);
-  return c;
-}
+// Dense: an argument's view made contiguous (and of `dtype`, when given), which keeps loops
+// simple (pooling: [planes, H, W]) and feeds oneDNN the layouts it handles: the argument's own
+// view when it already is, else the view of a copy the object owns (a Temporary, the only
+// table calls). An undefined argument (a None weight) gives an undefined view.
+class Dense : public sdk::TensorView {
+ public:
+  Dense() = default;
+  explicit Dense(const sdk::TensorView& t) : Dense(t, t.dtype()) {}
+  Dense(const sdk::TensorView& t, tsr_dtype dtype) : sdk::TensorView(t) {
+    if (t.is_contiguous() && t.dtype() == dtype) return;
+    copy_.emplace(t.sizes(), dtype);
+    static_cast<sdk::TensorView&>(*this) = copy_->view;
+    copy_cast(copy_->view, t);
+  }
+
+ private:
+  std::optional<Temporary> copy_;
+};
+Dense dense(const sdk::TensorView& t) { return Dense(t); }
 
 // DenseOut: where a loop that writes row-major computes an out= output: the output itself when
 // it is contiguous, else a contiguous temporary that finish() copies into it.
 class DenseOut {
  public:
-  explicit DenseOut(const sdk::Tensor& out)
-      : out_(out),
-        staged_(!out.is_contiguous()),
-        dense_(staged_ ? sdk::Tensor::empty(out.sizes().vec(), out.dtype()) : out) {}
-  const sdk::Tensor& get() const { return dense_; }
+  explicit DenseOut(const sdk::TensorView& out) : out_(out) {
+    if (!out.is_contiguous()) staged_.emplace(out.sizes(), out.dtype());
+  }
+  const sdk::TensorView& get() const { return staged_ ? staged_->view : out_; }
   void finish() const {
-    if (staged_) copy_cast(out_, dense_);
+    if (staged_) copy_cast(out_, staged_->view);
   }
 
  private:
-  sdk::Tensor out_;
-  bool staged_;
-  sdk::Tensor dense_;
+  sdk::TensorView out_;
+  std::optional<Temporary> staged_;
 };
 
 // ---- convolution ----
@@ -131,7 +140,7 @@ Spatial spatial_of(IntSpan v, int dims, int64_t fallback) {
 // Sizes and strides of a [N, C, *spatial] tensor padded to 3 spatial dims.
 struct View5 {
   std::array<int64_t, 5> size, stride;
-  View5(const sdk::Tensor& t) {
+  View5(const sdk::TensorView& t) {
     const int extra = 5 - static_cast<int>(t.dim());
     for (int d = 0; d < 5; ++d) {
       const int src = d < 2 ? d : d - extra;
@@ -145,7 +154,7 @@ struct View5 {
 // oneDNN's logical weight for (de)convolution: [G, O/G, I/G, *k] when grouped, else [O, I, *k];
 // ours is [O, I/G, *k] (forward) or [I, O/G, *k] (transposed): the same memory seen through
 // strides.
-void onednn_weight(const sdk::Tensor& w, const ConvParams& p, dnnl::memory::dims* dims,
+void onednn_weight(const sdk::TensorView& w, const ConvParams& p, dnnl::memory::dims* dims,
                    dnnl::memory::dims* strides) {
   const std::vector<int64_t> ws = w.sizes().vec(), st = w.strides().vec();
   const int64_t g = p.groups;
@@ -190,8 +199,8 @@ bool int32_params(const ConvParams& p) {
   return true;
 }
 
-bool conv_onednn(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* bias,
-                 const sdk::Tensor& out, const ConvParams& p) {
+bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk::TensorView* bias,
+                 const sdk::TensorView& out, const ConvParams& p) {
   const tsr_dtype dt = in.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
   if (in.numel() == 0 || w.numel() == 0 || !int32_params(p)) return false;
@@ -270,8 +279,8 @@ conv_acc_t<T> conv_load(T v) {
 // gathers the inputs whose strided positions land on it (so outputs are written once, in
 // parallel, without scatter races).
 template <typename T>
-void conv_loop(const sdk::Tensor& in, const sdk::Tensor& w, const sdk::Tensor* bias,
-               const sdk::Tensor& out, const ConvParams& p) {
+void conv_loop(const sdk::TensorView& in, const sdk::TensorView& w, const sdk::TensorView* bias,
+               const sdk::TensorView& out, const ConvParams& p) {
   using A = conv_acc_t<T>;
   const View5 x(in), k(w), y(out);
   const T* xd = in.data<T>();
@@ -353,21 +362,19 @@ Tensor convolution_out(const Tensor& input, const Tensor& weight, const OptTenso
                      groups};
   // oneDNN 2.6's deconvolution reads a strided bias as a dense one (NaN from the poisoned gaps
   // of an interleaved bias in the conformance layouts): it gets a dense copy.
-  std::optional<Tensor> dense_bias;
-  if (bias && p.transposed) dense_bias = dense(*bias);
+  std::optional<Dense> dense_bias;
+  if (bias && p.transposed) dense_bias.emplace(*bias);
   const Tensor* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
   if (out.numel() == 0 || conv_onednn(input, weight, b, out, p)) return out;
   if (input.dtype() == TSR_DTYPE_FLOAT16 || input.dtype() == TSR_DTYPE_BFLOAT16) {
     // oneDNN 2.6 has no float16 convolution, and a bfloat16 one only with AVX-512: float32
     // copies (exact) on its float32 convolution, rounded once into out. The same numerics as
     // our loop (float accumulation, bias added before the rounding), some 20 times faster.
-    const Tensor in32 = to_dtype(input, TSR_DTYPE_FLOAT32),
-                 w32 = to_dtype(weight, TSR_DTYPE_FLOAT32);
-    const std::optional<Tensor> b32 =
-        b ? std::optional<Tensor>(to_dtype(*b, TSR_DTYPE_FLOAT32)) : std::nullopt;
-    const Tensor out32 = Tensor::empty(out.sizes().vec(), TSR_DTYPE_FLOAT32);
-    if (conv_onednn(in32, w32, b32 ? &*b32 : nullptr, out32, p)) {
-      copy_cast(out, out32);
+    const Dense in32(input, TSR_DTYPE_FLOAT32), w32(weight, TSR_DTYPE_FLOAT32);
+    const Dense b32 = b ? Dense(*b, TSR_DTYPE_FLOAT32) : Dense();
+    const Temporary out32(out.sizes(), TSR_DTYPE_FLOAT32);
+    if (conv_onednn(in32, w32, b ? &b32 : nullptr, out32.view, p)) {
+      copy_cast(out, out32.view);
       return out;
     }
   }
@@ -408,7 +415,7 @@ Pool pool_of(const Tensor& in, const Tensor& out, IntSpan kernel_size, IntSpan s
 std::tuple<Tensor, Tensor> max_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride,
                                         IntSpan padding, IntSpan dilation, bool /*ceil_mode*/,
                                         const Tensor& out, const Tensor& indices) {
-  const Tensor in = dense(self);
+  const Dense in(self);
   const Pool p = pool_of(in, out, kernel_size, stride, padding, pair_of(dilation, {1, 1}));
   const DenseOut values_dst(out), indices_dst(indices);
   dispatch<kFloating>(in.dtype(), "max_pool2d_with_indices.out", [&](auto tag) {
@@ -462,7 +469,7 @@ constexpr sdk::DtypeSet kAvgPoolDtypes = kFloating | sdk::dtype_bit(TSR_DTYPE_IN
 Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, IntSpan padding,
                     bool /*ceil_mode*/, bool count_include_pad,
                     const std::optional<int64_t>& divisor, const Tensor& out) {
-  const Tensor in = dense(self);
+  const Dense in(self);
   const DenseOut dst_out(out);
   const Tensor& dst = dst_out.get();
   const Pool p = pool_of(in, out, kernel_size, stride, padding, {1, 1});
@@ -533,13 +540,13 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_out(const Tensor& input, IntSpan n
                                                   const OptTensor& weight, const OptTensor& bias,
                                                   double eps, const Tensor& out0,
                                                   const Tensor& out1, const Tensor& out2) {
-  const Tensor in = dense(input);
+  const Dense in(input);
   int64_t N = 1;
   for (int64_t d : normalized_shape) N *= d;
   const int64_t M = N == 0 ? 0 : in.numel() / N;
   const DenseOut out_dst(out0), mean_dst(out1), rstd_dst(out2);
   const Tensor &out = out_dst.get(), &mean = mean_dst.get(), &rstd = rstd_dst.get();
-  const Tensor w = weight ? dense(*weight) : Tensor(), b = bias ? dense(*bias) : Tensor();
+  const Dense w = weight ? Dense(*weight) : Dense(), b = bias ? Dense(*bias) : Dense();
   auto finish = [&] {
     out_dst.finish();
     mean_dst.finish();
@@ -547,12 +554,12 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_out(const Tensor& input, IntSpan n
     return std::tuple<Tensor, Tensor, Tensor>{out0, out1, out2};
   };
   if (in.dtype() == TSR_DTYPE_FLOAT32) {
-    const Tensor var = Tensor::empty(mean.sizes().vec(), in.dtype());
+    // oneDNN writes the variance into rstd's buffer (float32, the mean's shape), which then
+    // becomes 1 / sqrt(var + eps) in place: no scratch tensor.
     if (layer_norm_onednn(in, M, N, weight ? &w : nullptr, bias ? &b : nullptr, eps, out, mean,
-                          var)) {
+                          rstd)) {
       float* r = rstd.data<float>();
-      const float* v = var.data<float>();
-      for (int64_t k = 0; k < M; ++k) r[k] = 1.0f / std::sqrt(v[k] + static_cast<float>(eps));
+      for (int64_t k = 0; k < M; ++k) r[k] = 1.0f / std::sqrt(r[k] + static_cast<float>(eps));
       return finish();
     }
   }
@@ -600,13 +607,13 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
     const Tensor& input, const OptTensor& weight, const OptTensor& bias,
     const OptTensor& running_mean, const OptTensor& running_var, bool training, double momentum,
     double eps, const Tensor& out, const Tensor& save_mean, const Tensor& save_invstd) {
-  const Tensor in = dense(input);
+  const Dense in(input);
   const int64_t N = in.size(0), C = in.size(1);
   const int64_t inner = N * C == 0 ? 0 : in.numel() / (N * C);
   const DenseOut out_dst(out), mean_dst(save_mean), invstd_dst(save_invstd);
   const Tensor &dense_out = out_dst.get(), &dense_mean = mean_dst.get(),
                &dense_invstd = invstd_dst.get();
-  const Tensor w = weight ? dense(*weight) : Tensor(), b = bias ? dense(*bias) : Tensor();
+  const Dense w = weight ? Dense(*weight) : Dense(), b = bias ? Dense(*bias) : Dense();
   auto finish = [&] {
     out_dst.finish();
     mean_dst.finish();
@@ -614,7 +621,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
     return std::tuple<Tensor, Tensor, Tensor>{out, save_mean, save_invstd};
   };
   if (!training) {
-    const Tensor rm = dense(*running_mean), rv = dense(*running_var);
+    const Dense rm(*running_mean), rv(*running_var);
     if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, dense_out)) {
       return finish();
     }
@@ -755,11 +762,11 @@ Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bi
       sdk::api().stack_clear(st);
       return result;
     };
-    sdk::Tensor a2 = dense(input);
-    sdk::check(sdk::api().stack_push_tensor(st, a2.get()));
+    const Dense dense_input(input);
+    sdk::check(sdk::api().stack_push_tensor(st, dense_input.get()));
     const int64_t dims[2] = {M, K};
     sdk::check(sdk::api().stack_push_int_list(st, dims, 2));
-    a2 = call(view);
+    const sdk::Tensor a2 = call(view);
     sdk::check(sdk::api().stack_push_tensor(st, weight.get()));
     const sdk::Tensor wt = call(t);
     sdk::Tensor r;
@@ -778,7 +785,8 @@ Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bi
       sdk::check(sdk::api().stack_push_tensor(st, out.get()));
       const int64_t mn[2] = {M, N};
       sdk::check(sdk::api().stack_push_int_list(st, mn, 2));
-      copy_cast(call(view), r);
+      const sdk::Tensor out_mn = call(view);
+      copy_cast(sdk::view_of(out_mn), sdk::view_of(r));
     }
   }
   out_dst.finish();

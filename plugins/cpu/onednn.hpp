@@ -7,7 +7,6 @@
 #include <string>
 
 #include "oneapi/dnnl/dnnl.hpp"
-#include "tessera/sdk/tensor.hpp"
 #include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
@@ -30,14 +29,6 @@ dnnl::primitive cached(const std::string& key, const std::function<dnnl::primiti
 
 // key_of describes a tensor's dtype, sizes and strides for cache keys.
 std::string key_of(const sdk::TensorView& t);
-
-// The same of an sdk::Tensor (through its view: a table call per property), for the nn
-// kernels, which do not take views yet.
-inline dnnl::memory::desc desc(const sdk::Tensor& t) { return desc(sdk::view_of(t)); }
-inline dnnl::memory memory(const sdk::Tensor& t, const dnnl::memory::desc& md) {
-  return memory(sdk::view_of(t), md);
-}
-inline std::string key_of(const sdk::Tensor& t) { return key_of(sdk::view_of(t)); }
 
 // native_bf16_matmul: whether oneDNN has a bfloat16 matmul better than its reference
 // implementation on this CPU (it has one with AVX-512 BF16 or AMX, not on AVX2 machines, where

@@ -16,7 +16,9 @@ memory::desc plain(const memory::dims& dims) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
-bool dense_f32(const sdk::Tensor& t) { return t.dtype() == TSR_DTYPE_FLOAT32 && t.is_contiguous(); }
+bool dense_f32(const sdk::TensorView& t) {
+  return t.dtype() == TSR_DTYPE_FLOAT32 && t.is_contiguous();
+}
 
 template <typename F>
 bool guarded(const F& f) {
@@ -37,7 +39,7 @@ std::string key(const char* what, std::initializer_list<int64_t> values) {
 
 }  // namespace
 
-bool pool_onednn(const sdk::Tensor& in, const sdk::Tensor& out, const PoolSpec& p) {
+bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const PoolSpec& p) {
   if (!dense_f32(in) || !dense_f32(out) || in.numel() == 0) return false;
   const int64_t nd = in.dim();
   const int64_t N = nd == 4 ? in.size(0) : 1, C = in.size(nd - 3);
@@ -72,9 +74,10 @@ bool pool_onednn(const sdk::Tensor& in, const sdk::Tensor& out, const PoolSpec& 
   });
 }
 
-bool layer_norm_onednn(const sdk::Tensor& in, int64_t rows, int64_t cols, const sdk::Tensor* w,
-                       const sdk::Tensor* b, double eps, const sdk::Tensor& out,
-                       const sdk::Tensor& mean, const sdk::Tensor& var) {
+bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
+                       const sdk::TensorView* w, const sdk::TensorView* b, double eps,
+                       const sdk::TensorView& out, const sdk::TensorView& mean,
+                       const sdk::TensorView& var) {
   if (!dense_f32(in) || rows == 0 || cols == 0 || (w && !dense_f32(*w)) || (b && !dense_f32(*b))) {
     return false;
   }
@@ -102,10 +105,10 @@ bool layer_norm_onednn(const sdk::Tensor& in, int64_t rows, int64_t cols, const 
   });
 }
 
-bool batch_norm_onednn(const sdk::Tensor& in, const sdk::Tensor* w, const sdk::Tensor* b,
-                       const sdk::Tensor& running_mean, const sdk::Tensor& running_var, double eps,
-                       const sdk::Tensor& out) {
-  for (const sdk::Tensor* t : {&in, w, b, &running_mean, &running_var}) {
+bool batch_norm_onednn(const sdk::TensorView& in, const sdk::TensorView* w,
+                       const sdk::TensorView* b, const sdk::TensorView& running_mean,
+                       const sdk::TensorView& running_var, double eps, const sdk::TensorView& out) {
+  for (const sdk::TensorView* t : {&in, w, b, &running_mean, &running_var}) {
     if (t && !dense_f32(*t)) return false;
   }
   const int64_t N = in.size(0), C = in.size(1);

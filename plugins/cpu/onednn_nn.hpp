@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "tessera/sdk/tensor.hpp"
+#include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -16,15 +16,16 @@ struct PoolSpec {
 };
 
 // in [N, C, H, W] or [C, H, W]; out the pooled shape.
-bool pool_onednn(const sdk::Tensor& in, const sdk::Tensor& out, const PoolSpec& p);
+bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const PoolSpec& p);
 // in viewed as [rows, cols]; writes out, mean and variance (biased) per row.
-bool layer_norm_onednn(const sdk::Tensor& in, int64_t rows, int64_t cols, const sdk::Tensor* w,
-                       const sdk::Tensor* b, double eps, const sdk::Tensor& out,
-                       const sdk::Tensor& mean, const sdk::Tensor& var);
+bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
+                       const sdk::TensorView* w, const sdk::TensorView* b, double eps,
+                       const sdk::TensorView& out, const sdk::TensorView& mean,
+                       const sdk::TensorView& var);
 // Inference with the running statistics.
-bool batch_norm_onednn(const sdk::Tensor& in, const sdk::Tensor* w, const sdk::Tensor* b,
-                       const sdk::Tensor& running_mean, const sdk::Tensor& running_var, double eps,
-                       const sdk::Tensor& out);
+bool batch_norm_onednn(const sdk::TensorView& in, const sdk::TensorView* w,
+                       const sdk::TensorView* b, const sdk::TensorView& running_mean,
+                       const sdk::TensorView& running_var, double eps, const sdk::TensorView& out);
 
 }  // namespace cpu
 }  // namespace tessera

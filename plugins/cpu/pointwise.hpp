@@ -21,11 +21,6 @@ namespace cpu {
 
 // copy_cast: dst = src converted to dst's dtype, src broadcast to dst's shape (copy.cc).
 void copy_cast(const sdk::TensorView& dst, const sdk::TensorView& src);
-inline void copy_cast(const sdk::Tensor& dst, const sdk::Tensor& src) {
-  copy_cast(sdk::view_of(dst), sdk::view_of(src));
-}
-// to_dtype: `t` itself when it has `dtype`, else a converted copy.
-sdk::Tensor to_dtype(const sdk::Tensor& t, tsr_dtype dtype);
 // scalar_to writes `s` converted to `dtype` at `dst` (at least 8 bytes).
 void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst);
 

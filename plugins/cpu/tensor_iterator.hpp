@@ -48,9 +48,6 @@ class TensorIterator {
                    const std::vector<int64_t>& strides) {
     add_operand(data, itemsize, sizes.data(), strides.data(), sizes.size());
   }
-  void add_tensor(const sdk::Tensor& t) {
-    add_operand(t.data_ptr(), t.itemsize(), t.sizes().data, t.strides().data, t.sizes().size);
-  }
   // add_view: a kernel's argument as its view (no table call).
   void add_view(const sdk::TensorView& v) {
     add_operand(v.data_ptr(), sdk::element_size(v.dtype()), v.sizes().data, v.strides().data,

@@ -1,14 +1,14 @@
-// The kernel convention, counted (issue 29, docs/plugin_guide.md "The kernel convention"): a
-// CPU kernel makes no more than one table call per op call. The CPU plugin runs behind the
-// counting plugin (counting_plugin.cc), which hands it a table whose every slot counts its
-// calls; each case calls an op through the public API, as an application does, and reads what
-// the plugin's kernels called meanwhile.
+// The kernel convention, counted (issue 29, docs/plugin_guide.md): a CPU kernel makes no more
+// than one table call per op call. The CPU plugin runs behind the counting plugin
+// (counting_plugin.cc), which hands it a table whose every slot counts its calls; each case
+// calls an op through the public API, as an application does, and reads what the plugin's
+// kernels called meanwhile.
 //
-// The cases are the common ones the convention is for: dense operands of one dtype, broadcast
-// and strided operands, Scalars. A call that converts an operand to another dtype or stages a
-// result allocates a temporary (table calls, by design; PointwiseFrame says why); families not
-// yet in the convention are listed with the counts they make today (kNotYetConverted), so that
-// the list can only shrink.
+// The cases cover every kernel family of the CPU plugin (pointwise, copies, reductions, scans,
+// products, indexing, nn) on the inputs the convention is for: dense operands of one dtype,
+// broadcast and strided operands, Scalars. Only a call that converts an operand to another
+// dtype or stages a result in one allocates a temporary through the table (PointwiseFrame,
+// Dense), which the last test checks the counting sees.
 #include <dlfcn.h>
 
 #include <cstdlib>
@@ -106,6 +106,9 @@ std::vector<Case> Converted() {
   const Tensor m64t = call1(find_op("t"), m64);
   const Tensor one_by_one = f32({2}, {1, 1});
   const Tensor idx = i64({2, 0}, {2});
+  const Tensor image = f32(std::vector<float>(2 * 3 * 4 * 4, 0.5f), {2, 3, 4, 4});
+  const Tensor filter = f32(std::vector<float>(2 * 3 * 3 * 3, 0.25f), {2, 3, 3, 3});
+  const Tensor channel = f32({0, 0, 0}, {3}), channel_var = f32({1, 1, 1}, {3});
   const Tensor idx2 = i64({0, 2, 1, 1, 0, 2}, {2, 3});
   const Tensor batch = f32({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2});
   const Tensor batch_t = call1(find_op("transpose.int"), batch, int64_t{1}, int64_t{2});
@@ -157,6 +160,17 @@ std::vector<Case> Converted() {
       {"topk", calling("topk", m, int64_t{2})},
       {"flip", calling("flip", mt, std::vector<int64_t>{0})},
       {"tril", calling("tril", m)},
+      {"conv2d (oneDNN)",
+       calling("convolution", image, filter, std::nullopt, std::vector<int64_t>{1, 1},
+               std::vector<int64_t>{0, 0}, std::vector<int64_t>{1, 1}, false,
+               std::vector<int64_t>{0, 0}, int64_t{1})},
+      {"max_pool2d", calling("max_pool2d_with_indices", image, std::vector<int64_t>{2, 2})},
+      {"avg_pool2d", calling("avg_pool2d", image, std::vector<int64_t>{2, 2})},
+      {"layer_norm",
+       calling("native_layer_norm", m, std::vector<int64_t>{3}, std::nullopt, std::nullopt, 1e-5)},
+      {"batch_norm", calling("native_batch_norm", image, std::nullopt, std::nullopt, channel,
+                             channel_var, false, 0.1, 1e-5)},
+      {"linear", calling("linear", m, m, std::nullopt)},
   };
 }
 

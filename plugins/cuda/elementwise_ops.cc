@@ -18,7 +18,6 @@
 #include "kernels.h"
 #include "op_support.h"
 #include "tessera/sdk/plugin.hpp"
-#include "tessera/sdk/promotion.hpp"
 #include "tessera/sdk/stream.hpp"
 
 namespace tessera {
@@ -26,8 +25,17 @@ namespace gpu {
 namespace {
 
 namespace sdk = ::tessera::sdk;
+using sdk::KernelContext;
 using sdk::Scalar;
-using sdk::Tensor;
+using Tensor = sdk::TensorView;  // every kernel here takes its tensors as views
+
+// Compute: the dtype the call computes in, as the call plan says (every op here has a plan
+// function, and the plugin needs a 1.1 runtime, which plans every call: nothing to promote).
+int32_t Compute(const KernelContext& ctx) {
+  tsr_dtype planned;
+  if (!ctx.compute_dtype(&planned)) ctx.fail(TSR_INTERNAL, "the call has no planned compute dtype");
+  return planned;
+}
 
 ConstantValue ValueOf(const Scalar& s) {
   ConstantValue v;
@@ -147,60 +155,57 @@ void RunUnary(const char* op, UnaryKind kind, int32_t compute, const Tensor& out
 // alpha of add/sub (the call plan checked it against the compute dtype, for every backend).
 ConstantValue Alpha(const Scalar& alpha) { return ValueOf(alpha); }
 
-int32_t Promoted(const Tensor& a, const Tensor& b) { return sdk::ResultType().add(a).add(b).get(); }
-int32_t Promoted(const Tensor& a, const Scalar& b) { return sdk::ResultType().add(a).add(b).get(); }
-// True division computes in a floating dtype: integers and bool as float32.
-int32_t FloatOf(int32_t promoted) {
-  return sdk::is_floating(static_cast<tsr_dtype>(promoted)) ? promoted : TSR_DTYPE_FLOAT32;
-}
-
 // --- binary ops: add.out, sub.out, mul.out, div.out and their Scalar_out forms ---------------
 
-Tensor AddOut(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
-  const int32_t c = Promoted(self, other);
+Tensor AddOut(const KernelContext& ctx, const Tensor& self, const Tensor& other, Scalar alpha,
+              const Tensor& out) {
+  const int32_t c = Compute(ctx);
   RunBinary("add.out", BinaryKind::kAdd, c, out, TensorOperand("add.out", self, "self"),
             TensorOperand("add.out", other, "other"), Alpha(alpha));
   return out;
 }
-Tensor AddScalarOut(const Tensor& self, Scalar other, Scalar alpha, const Tensor& out) {
-  const int32_t c = Promoted(self, other);
+Tensor AddScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, Scalar alpha,
+                    const Tensor& out) {
+  const int32_t c = Compute(ctx);
   RunBinary("add.Scalar_out", BinaryKind::kAdd, c, out,
             TensorOperand("add.Scalar_out", self, "self"), ScalarOperand(other, c), Alpha(alpha));
   return out;
 }
-Tensor SubOut(const Tensor& self, const Tensor& other, Scalar alpha, const Tensor& out) {
-  const int32_t c = Promoted(self, other);
+Tensor SubOut(const KernelContext& ctx, const Tensor& self, const Tensor& other, Scalar alpha,
+              const Tensor& out) {
+  const int32_t c = Compute(ctx);
   RunBinary("sub.out", BinaryKind::kSub, c, out, TensorOperand("sub.out", self, "self"),
             TensorOperand("sub.out", other, "other"), Alpha(alpha));
   return out;
 }
-Tensor SubScalarOut(const Tensor& self, Scalar other, Scalar alpha, const Tensor& out) {
-  const int32_t c = Promoted(self, other);
+Tensor SubScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, Scalar alpha,
+                    const Tensor& out) {
+  const int32_t c = Compute(ctx);
   RunBinary("sub.Scalar_out", BinaryKind::kSub, c, out,
             TensorOperand("sub.Scalar_out", self, "self"), ScalarOperand(other, c), Alpha(alpha));
   return out;
 }
-Tensor MulOut(const Tensor& self, const Tensor& other, const Tensor& out) {
-  RunBinary("mul.out", BinaryKind::kMul, Promoted(self, other), out,
-            TensorOperand("mul.out", self, "self"), TensorOperand("mul.out", other, "other"),
-            ConstantValue());
+Tensor MulOut(const KernelContext& ctx, const Tensor& self, const Tensor& other,
+              const Tensor& out) {
+  RunBinary("mul.out", BinaryKind::kMul, Compute(ctx), out, TensorOperand("mul.out", self, "self"),
+            TensorOperand("mul.out", other, "other"), ConstantValue());
   return out;
 }
-Tensor MulScalarOut(const Tensor& self, Scalar other, const Tensor& out) {
-  const int32_t c = Promoted(self, other);
+Tensor MulScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, const Tensor& out) {
+  const int32_t c = Compute(ctx);
   RunBinary("mul.Scalar_out", BinaryKind::kMul, c, out,
             TensorOperand("mul.Scalar_out", self, "self"), ScalarOperand(other, c),
             ConstantValue());
   return out;
 }
-Tensor DivOut(const Tensor& self, const Tensor& other, const Tensor& out) {
-  RunBinary("div.out", BinaryKind::kDiv, FloatOf(Promoted(self, other)), out,
-            TensorOperand("div.out", self, "self"), TensorOperand("div.out", other, "other"),
-            ConstantValue());
+Tensor DivOut(const KernelContext& ctx, const Tensor& self, const Tensor& other,
+              const Tensor& out) {
+  RunBinary("div.out", BinaryKind::kDiv, Compute(ctx), out, TensorOperand("div.out", self, "self"),
+            TensorOperand("div.out", other, "other"), ConstantValue());
   return out;
 }
-Tensor DivScalarOut(const Tensor& self, Scalar other, const Tensor& out) {
-  const int32_t c = FloatOf(Promoted(self, other));
+Tensor DivScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, const Tensor& out) {
+  const int32_t c = Compute(ctx);
   RunBinary("div.Scalar_out", BinaryKind::kDiv, c, out,
             TensorOperand("div.Scalar_out", self, "self"), ScalarOperand(other, c),
             ConstantValue());
@@ -211,16 +216,15 @@ Tensor DivScalarOut(const Tensor& self, Scalar other, const Tensor& out) {
 
 // Same: computes in the input's dtype (neg, abs, relu). Float: in a floating dtype, integers
 // and bool as float32 (exp, sqrt, ...).
-template <UnaryKind kKind, bool kFloat>
-Tensor UnaryOut(const char* op, const Tensor& self, const Tensor& out) {
-  const int32_t compute = kFloat ? FloatOf(self.dtype()) : self.dtype();
-  RunUnary(op, kKind, compute, out, TensorOperand(op, self, "self"));
+template <UnaryKind kKind>
+Tensor UnaryOut(const KernelContext& ctx, const char* op, const Tensor& self, const Tensor& out) {
+  RunUnary(op, kKind, Compute(ctx), out, TensorOperand(op, self, "self"));
   return out;
 }
 
-#define TESSERA_GPU_UNARY(NAME, KIND, FLOAT)                          \
-  Tensor NAME##Out(const Tensor& self, const Tensor& out) {           \
-    return UnaryOut<UnaryKind::KIND, FLOAT>(#NAME ".out", self, out); \
+#define TESSERA_GPU_UNARY(NAME, KIND, FLOAT)                                             \
+  Tensor NAME##Out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {    \
+    return UnaryOut<UnaryKind::KIND>(ctx, #NAME ".out", self, out); /* FLOAT: planned */ \
   }
 TESSERA_GPU_UNARY(neg, kNeg, false)
 TESSERA_GPU_UNARY(abs, kAbs, false)
@@ -270,17 +274,17 @@ void CheckDivisor(const char* op, int32_t compute, const OperandSpec& divisor) {
 // Binary ops whose Tensor and Scalar forms compute in the promoted dtype.
 template <PointwiseKind kKind>
 struct BinaryOp {
-  static Tensor TensorOut(const char* op, const Tensor& self, const Tensor& other,
-                          const Tensor& out) {
-    const int32_t c = Promoted(self, other);
+  static Tensor TensorOut(const KernelContext& ctx, const char* op, const Tensor& self,
+                          const Tensor& other, const Tensor& out) {
+    const int32_t c = Compute(ctx);
     OperandSpec b = TensorOperand(op, other, "other");
     if (kKind >= K::kRemainder && kKind <= K::kDivFloor) CheckDivisor(op, c, b);
     RunPointwise(op, kKind, c, out, {TensorOperand(op, self, "self"), std::move(b)});
     return out;
   }
-  static Tensor ScalarOut(const char* op, const Tensor& self, const Scalar& other,
-                          const Tensor& out) {
-    const int32_t c = Promoted(self, other);
+  static Tensor ScalarOut(const KernelContext& ctx, const char* op, const Tensor& self,
+                          const Scalar& other, const Tensor& out) {
+    const int32_t c = Compute(ctx);
     OperandSpec b = ScalarOperand(other, c);
     if (kKind >= K::kRemainder && kKind <= K::kDivFloor) CheckDivisor(op, c, b);
     RunPointwise(op, kKind, c, out, {TensorOperand(op, self, "self"), std::move(b)});
@@ -288,13 +292,14 @@ struct BinaryOp {
   }
 };
 
-#define TESSERA_GPU_BINARY_TENSOR(FN, OP, KIND)                           \
-  Tensor FN(const Tensor& self, const Tensor& other, const Tensor& out) { \
-    return BinaryOp<K::KIND>::TensorOut(OP, self, other, out);            \
+#define TESSERA_GPU_BINARY_TENSOR(FN, OP, KIND)                                \
+  Tensor FN(const KernelContext& ctx, const Tensor& self, const Tensor& other, \
+            const Tensor& out) {                                               \
+    return BinaryOp<K::KIND>::TensorOut(ctx, OP, self, other, out);            \
   }
-#define TESSERA_GPU_BINARY_SCALAR(FN, OP, KIND)                    \
-  Tensor FN(const Tensor& self, Scalar other, const Tensor& out) { \
-    return BinaryOp<K::KIND>::ScalarOut(OP, self, other, out);     \
+#define TESSERA_GPU_BINARY_SCALAR(FN, OP, KIND)                                              \
+  Tensor FN(const KernelContext& ctx, const Tensor& self, Scalar other, const Tensor& out) { \
+    return BinaryOp<K::KIND>::ScalarOut(ctx, OP, self, other, out);                          \
   }
 TESSERA_GPU_BINARY_TENSOR(EqOut, "eq.Tensor_out", kEq)
 TESSERA_GPU_BINARY_TENSOR(NeOut, "ne.Tensor_out", kNe)
@@ -327,28 +332,25 @@ TESSERA_GPU_BINARY_TENSOR(PowTensorOut, "pow.Tensor_Tensor_out", kPow)
 #undef TESSERA_GPU_BINARY_TENSOR
 #undef TESSERA_GPU_BINARY_SCALAR
 
-Tensor Atan2Out(const Tensor& self, const Tensor& other, const Tensor& out) {
+Tensor Atan2Out(const KernelContext& ctx, const Tensor& self, const Tensor& other,
+                const Tensor& out) {
   RunPointwise(
-      "atan2.out", K::kAtan2, FloatOf(Promoted(self, other)), out,
+      "atan2.out", K::kAtan2, Compute(ctx), out,
       {TensorOperand("atan2.out", self, "self"), TensorOperand("atan2.out", other, "other")});
   return out;
 }
 
 // div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out)
-Tensor DivModeOut(const Tensor& self, const Tensor& other,
+Tensor DivModeOut(const KernelContext& ctx, const Tensor& self, const Tensor& other,
                   std::optional<std::string_view> rounding_mode, const Tensor& out) {
-  const char* op = "div.out_mode";
-  if (!rounding_mode) return DivOut(self, other, out);
-  if (*rounding_mode != "trunc" && *rounding_mode != "floor") {
-    sdk::fail(TSR_INVALID_ARGUMENT,
-              std::string(op) + ": expected rounding_mode to be None, 'trunc' or 'floor', got '" +
-                  std::string(*rounding_mode) + "'");
+  const char* op = "div.out_mode";  // rounding_mode is None, "trunc" or "floor": the plan's check
+  if (!rounding_mode) return DivOut(ctx, self, other, out);
+  if (*rounding_mode == "trunc") {
+    return BinaryOp<K::kDivTrunc>::TensorOut(ctx, op, self, other, out);
   }
-  if (*rounding_mode == "trunc") return BinaryOp<K::kDivTrunc>::TensorOut(op, self, other, out);
-  return BinaryOp<K::kDivFloor>::TensorOut(op, self, other, out);
+  return BinaryOp<K::kDivFloor>::TensorOut(ctx, op, self, other, out);
 }
 
-// PowModeOf: PyTorch's CUDA kernel computes these floating exponents without pow.
 PowMode PowModeOf(const Scalar& exponent, int32_t compute) {
   if (!sdk::is_floating(static_cast<tsr_dtype>(compute))) return PowMode::kGeneral;
   const double e =
@@ -363,9 +365,10 @@ PowMode PowModeOf(const Scalar& exponent, int32_t compute) {
 }
 
 // pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out)
-Tensor PowTensorScalarOut(const Tensor& self, Scalar exponent, const Tensor& out) {
+Tensor PowTensorScalarOut(const KernelContext& ctx, const Tensor& self, Scalar exponent,
+                          const Tensor& out) {
   const char* op = "pow.Tensor_Scalar_out";  // a negative integer power: refused by the plan
-  const int32_t c = Promoted(self, exponent);
+  const int32_t c = Compute(ctx);
   PointwiseParams params;
   params.pow = PowModeOf(exponent, c);
   RunPointwise(op, K::kPow, c, out, {TensorOperand(op, self, "self"), ScalarOperand(exponent, c)},
@@ -374,19 +377,20 @@ Tensor PowTensorScalarOut(const Tensor& self, Scalar exponent, const Tensor& out
 }
 
 // pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
-Tensor PowScalarOut(Scalar self, const Tensor& exponent, const Tensor& out) {
+Tensor PowScalarOut(const KernelContext& ctx, Scalar self, const Tensor& exponent,
+                    const Tensor& out) {
   const char* op = "pow.Scalar_out";
-  const int32_t c = sdk::ResultType().add(self).add(exponent).get();
+  const int32_t c = Compute(ctx);
   RunPointwise(op, K::kPow, c, out,
                {ScalarOperand(self, c), TensorOperand(op, exponent, "exponent")});
   return out;
 }
 
 // where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
-Tensor WhereOut(const Tensor& condition, const Tensor& self, const Tensor& other,
-                const Tensor& out) {
+Tensor WhereOut(const KernelContext& ctx, const Tensor& condition, const Tensor& self,
+                const Tensor& other, const Tensor& out) {
   const char* op = "where.self_out";
-  RunPointwise(op, K::kWhere, Promoted(self, other), out,
+  RunPointwise(op, K::kWhere, Compute(ctx), out,
                {TensorOperand(op, condition, "condition"), TensorOperand(op, self, "self"),
                 TensorOperand(op, other, "other")});
   return out;
@@ -394,9 +398,10 @@ Tensor WhereOut(const Tensor& condition, const Tensor& self, const Tensor& other
 
 // masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out): where(mask,
 // value, self) in self's dtype.
-Tensor MaskedFillOut(const Tensor& self, const Tensor& mask, Scalar value, const Tensor& out) {
+Tensor MaskedFillOut(const KernelContext& ctx, const Tensor& self, const Tensor& mask, Scalar value,
+                     const Tensor& out) {
   const char* op = "masked_fill.Scalar_out";
-  const int32_t c = self.dtype();
+  const int32_t c = Compute(ctx);  // self's dtype
   RunPointwise(
       op, K::kWhere, c, out,
       {TensorOperand(op, mask, "mask"), ScalarOperand(value, c), TensorOperand(op, self, "self")});
@@ -414,21 +419,16 @@ void Clamp(const char* op, int32_t compute, const Tensor& out, OperandSpec self,
     RunPointwise(op, K::kMaximum, compute, out, {std::move(self), std::move(*lo)}, {}, dtypes);
   } else if (hi) {
     RunPointwise(op, K::kMinimum, compute, out, {std::move(self), std::move(*hi)}, {}, dtypes);
-  } else {
-    sdk::fail(TSR_INVALID_ARGUMENT,
-              std::string(op) + ": at least one of 'min' or 'max' must not be None");
+  } else {  // the plan refuses min = max = None
+    sdk::fail(TSR_INTERNAL, std::string(op) + ": neither bound reached the kernel");
   }
 }
 
 // clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out)
-Tensor ClampOut(const Tensor& self, std::optional<Scalar> min, std::optional<Scalar> max,
-                const Tensor& out) {
+Tensor ClampOut(const KernelContext& ctx, const Tensor& self, std::optional<Scalar> min,
+                std::optional<Scalar> max, const Tensor& out) {
   const char* op = "clamp.out";
-  sdk::ResultType rt;
-  rt.add(self);
-  if (min) rt.add(*min);
-  if (max) rt.add(*max);
-  const int32_t c = rt.get();
+  const int32_t c = Compute(ctx);
   // A NaN bound alone is ignored (PyTorch's clamp_out fills NaN only when both bounds are
   // given): as the unbounded side's infinity, where maximum / minimum leave every x as it is.
   if (min.has_value() != max.has_value()) {
@@ -443,27 +443,23 @@ Tensor ClampOut(const Tensor& self, std::optional<Scalar> min, std::optional<Sca
 }
 
 // clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out)
-Tensor ClampTensorOut(const Tensor& self, std::optional<Tensor> min, std::optional<Tensor> max,
-                      const Tensor& out) {
+Tensor ClampTensorOut(const KernelContext& ctx, const Tensor& self, std::optional<Tensor> min,
+                      std::optional<Tensor> max, const Tensor& out) {
   const char* op = "clamp.Tensor_out";
-  sdk::ResultType rt;
-  rt.add(self);
-  if (min) rt.add(*min);
-  if (max) rt.add(*max);
   std::optional<OperandSpec> lo, hi;
   if (min) lo = TensorOperand(op, *min, "min");
   if (max) hi = TensorOperand(op, *max, "max");
-  Clamp(op, rt.get(), out, TensorOperand(op, self, "self"), std::move(lo), std::move(hi));
+  Clamp(op, Compute(ctx), out, TensorOperand(op, self, "self"), std::move(lo), std::move(hi));
   return out;
 }
 
 // addcmul.out / addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1,
 // Tensor(a!) out)
 template <PointwiseKind kKind>
-Tensor AddcOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2, Scalar value,
-               const Tensor& out) {
+Tensor AddcOut(const KernelContext& ctx, const Tensor& self, const Tensor& tensor1,
+               const Tensor& tensor2, Scalar value, const Tensor& out) {
   const char* op = kKind == K::kAddcdiv ? "addcdiv.out" : "addcmul.out";
-  const int32_t c = sdk::ResultType().add(self).add(tensor1).add(tensor2).get();
+  const int32_t c = Compute(ctx);
   PointwiseParams params;
   params.value = ValueOf(value);
   RunPointwise(op, kKind, c, out,
@@ -474,9 +470,10 @@ Tensor AddcOut(const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,
 }
 
 // lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out)
-Tensor LerpScalarOut(const Tensor& self, const Tensor& end, Scalar weight, const Tensor& out) {
+Tensor LerpScalarOut(const KernelContext& ctx, const Tensor& self, const Tensor& end, Scalar weight,
+                     const Tensor& out) {
   const char* op = "lerp.Scalar_out";
-  const int32_t c = Promoted(self, end);
+  const int32_t c = Compute(ctx);
   RunPointwise(
       op, K::kLerp, c, out,
       {TensorOperand(op, self, "self"), TensorOperand(op, end, "end"), ScalarOperand(weight, c)});
@@ -484,27 +481,26 @@ Tensor LerpScalarOut(const Tensor& self, const Tensor& end, Scalar weight, const
 }
 
 // lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out)
-Tensor LerpTensorOut(const Tensor& self, const Tensor& end, const Tensor& weight,
-                     const Tensor& out) {
+Tensor LerpTensorOut(const KernelContext& ctx, const Tensor& self, const Tensor& end,
+                     const Tensor& weight, const Tensor& out) {
   const char* op = "lerp.Tensor_out";
-  RunPointwise(op, K::kLerp, sdk::ResultType().add(self).add(end).add(weight).get(), out,
+  RunPointwise(op, K::kLerp, Compute(ctx), out,
                {TensorOperand(op, self, "self"), TensorOperand(op, end, "end"),
                 TensorOperand(op, weight, "weight")});
   return out;
 }
 
 // Unary: kFloat computes integers and bool as float32 (exp2), otherwise in the input's dtype.
-template <PointwiseKind kKind, bool kFloat>
-Tensor PointwiseUnaryOut(const char* op, const Tensor& self, const Tensor& out,
-                         const PointwiseParams& params = {}) {
-  const int32_t compute = kFloat ? FloatOf(self.dtype()) : self.dtype();
-  RunPointwise(op, kKind, compute, out, {TensorOperand(op, self, "self")}, params);
+template <PointwiseKind kKind>
+Tensor PointwiseUnaryOut(const KernelContext& ctx, const char* op, const Tensor& self,
+                         const Tensor& out, const PointwiseParams& params = {}) {
+  RunPointwise(op, kKind, Compute(ctx), out, {TensorOperand(op, self, "self")}, params);
   return out;
 }
 
-#define TESSERA_GPU_POINTWISE_UNARY(NAME, KIND, FLOAT)                 \
-  Tensor NAME##Out(const Tensor& self, const Tensor& out) {            \
-    return PointwiseUnaryOut<K::KIND, FLOAT>(#NAME ".out", self, out); \
+#define TESSERA_GPU_POINTWISE_UNARY(NAME, KIND, FLOAT)                                    \
+  Tensor NAME##Out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {     \
+    return PointwiseUnaryOut<K::KIND>(ctx, #NAME ".out", self, out); /* FLOAT: planned */ \
   }
 TESSERA_GPU_POINTWISE_UNARY(exp2, kExp2, true)
 TESSERA_GPU_POINTWISE_UNARY(expm1, kExpm1, true)
@@ -532,19 +528,21 @@ TESSERA_GPU_POINTWISE_UNARY(logical_not, kLogicalNot, false)
 #undef TESSERA_GPU_POINTWISE_UNARY
 
 // gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
-Tensor GeluOut(const Tensor& self, std::string_view approximate, const Tensor& out) {
-  if (approximate == "none") return PointwiseUnaryOut<K::kGelu, false>("gelu.out", self, out);
-  if (approximate == "tanh") return PointwiseUnaryOut<K::kGeluTanh, false>("gelu.out", self, out);
+Tensor GeluOut(const KernelContext& ctx, const Tensor& self, std::string_view approximate,
+               const Tensor& out) {
+  if (approximate == "none") return PointwiseUnaryOut<K::kGelu>(ctx, "gelu.out", self, out);
+  if (approximate == "tanh") return PointwiseUnaryOut<K::kGeluTanh>(ctx, "gelu.out", self, out);
   // The plan refused every other value.
   sdk::fail(TSR_INTERNAL, "gelu.out: unplanned approximate '" + std::string(approximate) + "'");
 }
 
 // round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out): floating dtypes only,
 // whatever `decimals` (as PyTorch).
-Tensor RoundDecimalsOut(const Tensor& self, int64_t decimals, const Tensor& out) {
+Tensor RoundDecimalsOut(const KernelContext& ctx, const Tensor& self, int64_t decimals,
+                        const Tensor& out) {
   PointwiseParams params;
   params.decimals = decimals;
-  return PointwiseUnaryOut<K::kRoundDecimals, false>("round.decimals_out", self, out, params);
+  return PointwiseUnaryOut<K::kRoundDecimals>(ctx, "round.decimals_out", self, out, params);
 }
 
 // --- copy_ and fill_ ------------------------------------------------------------------------
@@ -555,8 +553,7 @@ Tensor RoundDecimalsOut(const Tensor& self, int64_t decimals, const Tensor& out)
 Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking: always queued*/) {
   if (self.numel() == 0) return self;
   const bool same_layout = src.device().type != TSR_DEVICE_CPU && self.dtype() == src.dtype() &&
-                           self.is_contiguous() && src.is_contiguous() &&
-                           self.sizes().vec() == src.sizes().vec();
+                           self.is_contiguous() && src.is_contiguous() && self.same_shape(src);
   if (same_layout) {
     if (self.data_ptr() == src.data_ptr()) return self;
     const tsr_device d = self.device();
@@ -579,8 +576,9 @@ Tensor Fill(const Tensor& self, Scalar value) {
 
 }  // namespace
 
-Tensor CopyOnDevice(const Tensor& self, const Tensor& src, bool non_blocking) {
-  return Copy(self, src, non_blocking);
+sdk::Tensor CopyOnDevice(const sdk::Tensor& self, const sdk::Tensor& src, bool non_blocking) {
+  Copy(sdk::view_of(self), sdk::view_of(src), non_blocking);
+  return self;
 }
 
 void RegisterElementwiseOps(sdk::Library& lib) {

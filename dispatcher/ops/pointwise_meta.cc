@@ -11,6 +11,7 @@
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "tessera/base/op_checks.hpp"
 
 namespace tessera {
 namespace ops {
@@ -46,48 +47,42 @@ struct PointwiseSpec {
 
 constexpr ScalarType kDefaultFloat = ScalarType::kFloat32;
 
-// add/sub's alpha (argument 2), as PyTorch's alpha_check.
+// The checks of tessera/base/op_checks.hpp (written once for the plan and the bundled kernels),
+// as the plan's errors.
+absl::Status Refused(const OperatorHandle& op, const char* why) {
+  if (why == nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), why));
+}
+int32_t KindOf(const Scalar& s) {
+  return s.is_bool() ? TSR_SCALAR_BOOL : s.is_floating_point() ? TSR_SCALAR_DOUBLE : TSR_SCALAR_INT;
+}
+tsr_dtype CDtype(ScalarType t) { return static_cast<tsr_dtype>(t); }
+
+// add/sub's alpha (argument 2).
 absl::Status CheckAlpha(const OperatorHandle& op, const Stack& s, ScalarType compute) {
   if (!s[2].is_scalar()) return absl::OkStatus();
-  const Scalar& alpha = s[2].scalar();
-  if (IsIntegralType(compute, /*include_bool=*/true) && alpha.is_floating_point()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: for integral input tensors, argument alpha must not be a floating point number",
-        op.name()));
-  }
-  if (compute != ScalarType::kBool && alpha.is_bool()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: boolean alpha only supported for boolean results", op.name()));
-  }
-  return absl::OkStatus();
+  return Refused(op, base::alpha_error(CDtype(compute), KindOf(s[2].scalar())));
 }
 
 // gelu's approximate (argument 1).
 absl::Status CheckGeluApproximate(const OperatorHandle& op, const Stack& s, ScalarType) {
   const std::string& a = s[1].string();
-  if (a == "none" || a == "tanh") return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrFormat("%s: expected approximate to be 'none' or 'tanh', got '%s'", op.name(), a));
+  if (const char* why = base::gelu_approximate_error(a)) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %s, got '%s'", op.name(), why, a));
+  }
+  return absl::OkStatus();
 }
 
 // pow.Tensor_Scalar: an integral self to a negative integral power has no integral result.
 absl::Status CheckIntegerPower(const OperatorHandle& op, const Stack& s, ScalarType) {
   const Scalar& exponent = s[1].scalar();
-  if (IsIntegralType(s[0].tensor().dtype(), /*include_bool=*/true) && exponent.is_integral() &&
-      exponent.to_double() < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: integers to negative integer powers are not allowed", op.name()));
-  }
-  return absl::OkStatus();
+  return Refused(op, base::integer_power_error(CDtype(s[0].tensor().dtype()), KindOf(exponent),
+                                               exponent.to_double() < 0));
 }
 
-// addcdiv divides in the computed dtype: not integers (PyTorch removed its integer division).
+// addcdiv on integers.
 absl::Status CheckAddcdivFloating(const OperatorHandle& op, const Stack&, ScalarType compute) {
-  if (!IsIntegralType(compute, /*include_bool=*/true)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "%s: integer division with addcdiv is not supported; use true division (floating point "
-      "inputs) instead",
-      op.name()));
+  return Refused(op, base::addcdiv_error(CDtype(compute)));
 }
 
 absl::Status RequireBool(const OperatorHandle& op, const char* arg, const Tensor& t) {

@@ -6,6 +6,7 @@
 
 #include "math.hpp"
 #include "pointwise.hpp"
+#include "tessera/base/op_checks.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -33,12 +34,7 @@ template <Kind K, sdk::DtypeSet Set, typename Other, typename Make>
 sdk::TensorView binary(const sdk::KernelContext& ctx, const sdk::TensorView& va, const Other& other,
                        const sdk::TensorView& vout, const Make& make) {
   constexpr bool kScalar = std::is_same_v<Other, sdk::Scalar>;
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(va).add(other);
-    const tsr_dtype promoted = rt.get();
-    return K == Kind::kFloat && !sdk::is_floating(promoted) ? TSR_DTYPE_FLOAT32 : promoted;
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();  // kFloat: float32 for integers
   dispatch<Set>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
@@ -66,9 +62,14 @@ using sdk::TensorView;
 template <bool kSub, typename Other>
 TensorView add_out(const KernelContext& ctx, TensorView self, Other other, Scalar alpha,
                    TensorView out) {
-  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [&](auto tag, tsr_dtype) {
+  return binary<Kind::kPromote, kAll>(ctx, self, other, out, [&](auto tag, tsr_dtype compute) {
     using C = compute_t<typename decltype(tag)::type>;
-    const C a = scalar_value<typename decltype(tag)::type>(alpha);  // checked by the plan
+    // The plan checks alpha; a runtime whose plan predates that check does not
+    // (tessera/base/op_checks.hpp says why the kernel asks again).
+    if (const char* why = base::alpha_error(compute, alpha.c.kind)) {
+      ctx.fail(TSR_INVALID_ARGUMENT, why);
+    }
+    const C a = scalar_value<typename decltype(tag)::type>(alpha);
     const bool unit = alpha.to_double() == 1;
     return [a, unit](C x, C y) -> C {
       const C scaled = unit ? y : wrap_mul(a, y);
@@ -172,11 +173,7 @@ C pow_of(C x, C y) {
 // pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
 TensorView pow_scalar_base_out(const KernelContext& ctx, Scalar self, TensorView exponent,
                                TensorView out) {
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(self).add(exponent);
-    return rt.get();
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();
   dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -188,10 +185,15 @@ TensorView pow_scalar_base_out(const KernelContext& ctx, Scalar self, TensorView
   return out;
 }
 
-// pow.Tensor_Tensor_out and pow.Tensor_Scalar_out (an integer to a negative integer Scalar
-// power: refused by the plan).
+// pow.Tensor_Tensor_out and pow.Tensor_Scalar_out.
 template <typename Other>
 TensorView pow_out(const KernelContext& ctx, TensorView self, Other exponent, TensorView out) {
+  if constexpr (std::is_same_v<Other, Scalar>) {  // asked again: tessera/base/op_checks.hpp
+    if (const char* why =
+            base::integer_power_error(self.dtype(), exponent.c.kind, exponent.to_double() < 0)) {
+      ctx.fail(TSR_INVALID_ARGUMENT, why);
+    }
+  }
   return binary<Kind::kPromote, kNumeric>(ctx, self, exponent, out, [](auto tag, tsr_dtype) {
     using C = compute_t<typename decltype(tag)::type>;
     return [](C x, C y) -> C { return pow_of(x, y); };

@@ -88,7 +88,7 @@ IndexedDim indexed_dim(const TensorView& t, int64_t dim) {
 // index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out)
 TensorView index_select_out(const KernelContext& ctx, const TensorView& self, int64_t dim_arg,
                             const TensorView& index, const TensorView& out) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  const int64_t dim = wrap_dim(ctx, dim_arg, self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(out);
   const IndexedDim src = indexed_dim(self, dim);
   const int64_t size = src.size, self_dim_stride = src.step;
@@ -123,7 +123,7 @@ TensorView index_select_out(const KernelContext& ctx, const TensorView& self, in
 // gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out)
 TensorView gather_out(const KernelContext& ctx, const TensorView& self, int64_t dim_arg,
                       const TensorView& index, bool /*sparse_grad*/, const TensorView& out) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  const int64_t dim = wrap_dim(ctx, dim_arg, self.dim());
   const std::vector<int64_t> shape = sizes_or_scalar(index);
   const IndexedDim src = indexed_dim(self, dim);
   const int64_t size = src.size, self_dim_stride = src.step;
@@ -164,7 +164,7 @@ template <typename Src>
 TensorView scatter(const KernelContext& ctx, const TensorView& self, int64_t dim_arg,
                    const TensorView& index, const Src& src_arg, Combine combine,
                    const TensorView& out) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  const int64_t dim = wrap_dim(ctx, dim_arg, self.dim());
   if (self.data_ptr() != out.data_ptr()) copy_cast(out, self);
   if (index.numel() == 0) return out;
   const std::vector<int64_t> shape = sizes_or_scalar(index);
@@ -279,7 +279,7 @@ template <bool kTopk>
 std::tuple<TensorView, TensorView> sort_lines(const KernelContext& ctx, const TensorView& self,
                                               int64_t k_arg, int64_t dim_arg, bool descending,
                                               const TensorView& values, const TensorView& indices) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  const int64_t dim = wrap_dim(ctx, dim_arg, self.dim());
   const int64_t n = sizes_or_scalar(self)[dim];
   const int64_t k = kTopk ? k_arg : n;
   if (values.numel() == 0) return {values, indices};
@@ -342,7 +342,7 @@ TensorView flip_out(const KernelContext& ctx, const TensorView& self, sdk::IntSp
     // A 0-dim tensor takes dims 0 and -1 as PyTorch does (wrap_dim treats it as 1-dim), and
     // its flip is itself: one slot keeps that mark in bounds, and no stride reads it.
     std::vector<bool> flipped(std::max<size_t>(strides.size(), 1), false);
-    for (int64_t d : dims) flipped[wrap_dim(d, self.dim())] = true;
+    for (int64_t d : dims) flipped[wrap_dim(ctx, d, self.dim())] = true;
     for (size_t d = 0; d < strides.size(); ++d) {
       if (!flipped[d] || self.sizes()[d] <= 1) continue;
       base += (self.sizes()[d] - 1) * strides[d] * static_cast<int64_t>(self.itemsize());

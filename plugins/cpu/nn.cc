@@ -20,8 +20,8 @@ namespace {
 
 using Pair = std::array<int64_t, 2>;
 using sdk::IntSpan;
-using Tensor = sdk::TensorView;  // every kernel here takes views
-using OptTensor = std::optional<sdk::TensorView>;
+using sdk::TensorView;
+using OptView = std::optional<sdk::TensorView>;
 
 // A pair argument (int[2]): one value applies to both dims, [] means `fallback`.
 Pair pair_of(IntSpan v, Pair fallback) {
@@ -76,25 +76,10 @@ std::pair<int64_t, int64_t> taps_inside(int64_t base, int64_t kernel, int64_t di
   return {lo, std::max(lo, hi)};
 }
 
-// Dense: an argument's view made contiguous (and of `dtype`, when given), which keeps loops
-// simple (pooling: [planes, H, W]) and feeds oneDNN the layouts it handles: the argument's own
-// view when it already is, else the view of a copy the object owns (a Temporary, the only
-// table calls). An undefined argument (a None weight) gives an undefined view.
-class Dense : public sdk::TensorView {
- public:
-  Dense() = default;
-  explicit Dense(const sdk::TensorView& t) : Dense(t, t.dtype()) {}
-  Dense(const sdk::TensorView& t, tsr_dtype dtype) : sdk::TensorView(t) {
-    if (t.is_contiguous() && t.dtype() == dtype) return;
-    copy_.emplace(t.sizes(), dtype);
-    static_cast<sdk::TensorView&>(*this) = copy_->view;
-    copy_cast(copy_->view, t);
-  }
-
- private:
-  std::optional<Temporary> copy_;
-};
-Dense dense(const sdk::TensorView& t) { return Dense(t); }
+// dense: an argument's contiguous view (of its dtype, or of `dtype`), which keeps loops simple
+// (pooling: [planes, H, W]) and feeds oneDNN the layouts it handles.
+ViewAs dense(const TensorView& t) { return ViewAs(t, t.dtype(), Layout::kContiguous); }
+ViewAs dense(const TensorView& t, tsr_dtype dtype) { return ViewAs(t, dtype, Layout::kContiguous); }
 
 // DenseOut: where a loop that writes row-major computes an out= output: the output itself when
 // it is contiguous, else a contiguous temporary that finish() copies into it.
@@ -349,9 +334,9 @@ void conv_loop(const sdk::TensorView& in, const sdk::TensorView& w, const sdk::T
 // convolution.out(input, weight, bias, stride, padding, dilation, transposed, output_padding,
 // groups, *, out), for 1, 2 or 3 spatial dims, every numeric dtype. The Meta function has
 // checked the arguments and sized `out`; both paths read its sizes and strides as given.
-Tensor convolution_out(const Tensor& input, const Tensor& weight, const OptTensor& bias,
-                       IntSpan stride, IntSpan padding, IntSpan dilation, bool transposed,
-                       IntSpan output_padding, int64_t groups, const Tensor& out) {
+TensorView convolution_out(const TensorView& input, const TensorView& weight, const OptView& bias,
+                           IntSpan stride, IntSpan padding, IntSpan dilation, bool transposed,
+                           IntSpan output_padding, int64_t groups, const TensorView& out) {
   const int dims = static_cast<int>(weight.dim()) - 2;
   const ConvParams p{dims,
                      transposed,
@@ -362,16 +347,16 @@ Tensor convolution_out(const Tensor& input, const Tensor& weight, const OptTenso
                      groups};
   // oneDNN 2.6's deconvolution reads a strided bias as a dense one (NaN from the poisoned gaps
   // of an interleaved bias in the conformance layouts): it gets a dense copy.
-  std::optional<Dense> dense_bias;
-  if (bias && p.transposed) dense_bias.emplace(*bias);
-  const Tensor* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
+  std::optional<ViewAs> dense_bias;
+  if (bias && p.transposed) dense_bias = dense(*bias);
+  const TensorView* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
   if (out.numel() == 0 || conv_onednn(input, weight, b, out, p)) return out;
   if (input.dtype() == TSR_DTYPE_FLOAT16 || input.dtype() == TSR_DTYPE_BFLOAT16) {
     // oneDNN 2.6 has no float16 convolution, and a bfloat16 one only with AVX-512: float32
     // copies (exact) on its float32 convolution, rounded once into out. The same numerics as
     // our loop (float accumulation, bias added before the rounding), some 20 times faster.
-    const Dense in32(input, TSR_DTYPE_FLOAT32), w32(weight, TSR_DTYPE_FLOAT32);
-    const Dense b32 = b ? Dense(*b, TSR_DTYPE_FLOAT32) : Dense();
+    const ViewAs in32 = dense(input, TSR_DTYPE_FLOAT32), w32 = dense(weight, TSR_DTYPE_FLOAT32);
+    const ViewAs b32 = b ? dense(*b, TSR_DTYPE_FLOAT32) : ViewAs();
     const Temporary out32(out.sizes(), TSR_DTYPE_FLOAT32);
     if (conv_onednn(in32, w32, b ? &b32 : nullptr, out32.view, p)) {
       copy_cast(out, out32.view);
@@ -393,7 +378,7 @@ struct Pool {
   int64_t planes, H, W, OH, OW;
 };
 
-Pool pool_of(const Tensor& in, const Tensor& out, IntSpan kernel_size, IntSpan stride,
+Pool pool_of(const TensorView& in, const TensorView& out, IntSpan kernel_size, IntSpan stride,
              IntSpan padding, Pair dilation) {
   Pool p;
   p.kernel = pair_of(kernel_size, {1, 1});
@@ -412,10 +397,11 @@ Pool pool_of(const Tensor& in, const Tensor& out, IntSpan kernel_size, IntSpan s
 // max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, *, out,
 // indices): indices are flat positions h * W + w in the input plane; NaN wins. ceil_mode is in
 // the size of `out` already.
-std::tuple<Tensor, Tensor> max_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride,
-                                        IntSpan padding, IntSpan dilation, bool /*ceil_mode*/,
-                                        const Tensor& out, const Tensor& indices) {
-  const Dense in(self);
+std::tuple<TensorView, TensorView> max_pool_out(const TensorView& self, IntSpan kernel_size,
+                                                IntSpan stride, IntSpan padding, IntSpan dilation,
+                                                bool /*ceil_mode*/, const TensorView& out,
+                                                const TensorView& indices) {
+  const ViewAs in = dense(self);
   const Pool p = pool_of(in, out, kernel_size, stride, padding, pair_of(dilation, {1, 1}));
   const DenseOut values_dst(out), indices_dst(indices);
   dispatch<kFloating>(in.dtype(), "max_pool2d_with_indices.out", [&](auto tag) {
@@ -466,12 +452,12 @@ constexpr sdk::DtypeSet kAvgPoolDtypes = kFloating | sdk::dtype_bit(TSR_DTYPE_IN
 
 // avg_pool2d.out(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
 // divisor_override, *, out): PyTorch's divisor rules.
-Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, IntSpan padding,
-                    bool /*ceil_mode*/, bool count_include_pad,
-                    const std::optional<int64_t>& divisor, const Tensor& out) {
-  const Dense in(self);
+TensorView avg_pool_out(const TensorView& self, IntSpan kernel_size, IntSpan stride,
+                        IntSpan padding, bool /*ceil_mode*/, bool count_include_pad,
+                        const std::optional<int64_t>& divisor, const TensorView& out) {
+  const ViewAs in = dense(self);
   const DenseOut dst_out(out);
-  const Tensor& dst = dst_out.get();
+  const TensorView& dst = dst_out.get();
   const Pool p = pool_of(in, out, kernel_size, stride, padding, {1, 1});
   // oneDNN visits every tap of a window, inside the input or not: windows much larger than the
   // input (legal with padding to match, up to 2^62 taps) run in our loop, which visits the
@@ -536,22 +522,21 @@ Tensor avg_pool_out(const Tensor& self, IntSpan kernel_size, IntSpan stride, Int
 // native_layer_norm.out(input, normalized_shape, weight, bias, eps, *, out0, out1, out2): the
 // normalized input, and per row its mean and 1 / sqrt(biased var + eps), in two passes in
 // float (double for float64).
-std::tuple<Tensor, Tensor, Tensor> layer_norm_out(const Tensor& input, IntSpan normalized_shape,
-                                                  const OptTensor& weight, const OptTensor& bias,
-                                                  double eps, const Tensor& out0,
-                                                  const Tensor& out1, const Tensor& out2) {
-  const Dense in(input);
+std::tuple<TensorView, TensorView, TensorView> layer_norm_out(
+    const TensorView& input, IntSpan normalized_shape, const OptView& weight, const OptView& bias,
+    double eps, const TensorView& out0, const TensorView& out1, const TensorView& out2) {
+  const ViewAs in = dense(input);
   int64_t N = 1;
   for (int64_t d : normalized_shape) N *= d;
   const int64_t M = N == 0 ? 0 : in.numel() / N;
   const DenseOut out_dst(out0), mean_dst(out1), rstd_dst(out2);
-  const Tensor &out = out_dst.get(), &mean = mean_dst.get(), &rstd = rstd_dst.get();
-  const Dense w = weight ? Dense(*weight) : Dense(), b = bias ? Dense(*bias) : Dense();
+  const TensorView &out = out_dst.get(), &mean = mean_dst.get(), &rstd = rstd_dst.get();
+  const ViewAs w = weight ? dense(*weight) : ViewAs(), b = bias ? dense(*bias) : ViewAs();
   auto finish = [&] {
     out_dst.finish();
     mean_dst.finish();
     rstd_dst.finish();
-    return std::tuple<Tensor, Tensor, Tensor>{out0, out1, out2};
+    return std::tuple<TensorView, TensorView, TensorView>{out0, out1, out2};
   };
   if (in.dtype() == TSR_DTYPE_FLOAT32) {
     // oneDNN writes the variance into rstd's buffer (float32, the mean's shape), which then
@@ -603,25 +588,25 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_out(const Tensor& input, IntSpan n
 // (accumulated in double), save_invstd = 1 / sqrt(var + eps) (0 when var and eps are both 0),
 // and, when given, running_mean and running_var updated in place with momentum, the variance
 // unbiased (var_sum / (n - 1)).
-std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
-    const Tensor& input, const OptTensor& weight, const OptTensor& bias,
-    const OptTensor& running_mean, const OptTensor& running_var, bool training, double momentum,
-    double eps, const Tensor& out, const Tensor& save_mean, const Tensor& save_invstd) {
-  const Dense in(input);
+std::tuple<TensorView, TensorView, TensorView> batch_norm_out(
+    const TensorView& input, const OptView& weight, const OptView& bias,
+    const OptView& running_mean, const OptView& running_var, bool training, double momentum,
+    double eps, const TensorView& out, const TensorView& save_mean, const TensorView& save_invstd) {
+  const ViewAs in = dense(input);
   const int64_t N = in.size(0), C = in.size(1);
   const int64_t inner = N * C == 0 ? 0 : in.numel() / (N * C);
   const DenseOut out_dst(out), mean_dst(save_mean), invstd_dst(save_invstd);
-  const Tensor &dense_out = out_dst.get(), &dense_mean = mean_dst.get(),
-               &dense_invstd = invstd_dst.get();
-  const Dense w = weight ? Dense(*weight) : Dense(), b = bias ? Dense(*bias) : Dense();
+  const TensorView &dense_out = out_dst.get(), &dense_mean = mean_dst.get(),
+                   &dense_invstd = invstd_dst.get();
+  const ViewAs w = weight ? dense(*weight) : ViewAs(), b = bias ? dense(*bias) : ViewAs();
   auto finish = [&] {
     out_dst.finish();
     mean_dst.finish();
     invstd_dst.finish();
-    return std::tuple<Tensor, Tensor, Tensor>{out, save_mean, save_invstd};
+    return std::tuple<TensorView, TensorView, TensorView>{out, save_mean, save_invstd};
   };
   if (!training) {
-    const Dense rm(*running_mean), rv(*running_var);
+    const ViewAs rm = dense(*running_mean), rv = dense(*running_var);
     if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, dense_out)) {
       return finish();
     }
@@ -696,13 +681,13 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_out(
 // linear.out(input, weight, bias=None, *, out): float32 (and bfloat16 where oneDNN's bfloat16
 // matmul is native) through one oneDNN matmul with the bias in the primitive; other dtypes (or
 // shapes oneDNN refuses) through the runtime's ops.
-Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bias,
-                  const Tensor& out_arg) {
+TensorView linear_out(const TensorView& input, const TensorView& weight, const OptView& bias,
+                      const TensorView& out_arg) {
   const int64_t K = input.size(-1), N = weight.size(0);
   int64_t M = 1;  // the rows: every dim but the last (also when that one is 0)
   for (int64_t d = 0; d + 1 < input.dim(); ++d) M *= input.size(d);
   const DenseOut out_dst(out_arg);
-  const Tensor& out = out_dst.get();
+  const TensorView& out = out_dst.get();
   const tsr_dtype dt = input.dtype();
   bool done = false;
   if ((dt == TSR_DTYPE_FLOAT32 || (dt == TSR_DTYPE_BFLOAT16 && onednn::native_bf16_matmul())) &&
@@ -762,7 +747,7 @@ Tensor linear_out(const Tensor& input, const Tensor& weight, const OptTensor& bi
       sdk::api().stack_clear(st);
       return result;
     };
-    const Dense dense_input(input);
+    const ViewAs dense_input = dense(input);
     sdk::check(sdk::api().stack_push_tensor(st, dense_input.get()));
     const int64_t dims[2] = {M, K};
     sdk::check(sdk::api().stack_push_int_list(st, dims, 2));

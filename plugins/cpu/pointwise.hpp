@@ -1,7 +1,7 @@
-// The frame of every pointwise out= kernel (PointwiseFrame): its operands (the arguments'
-// views, or Scalars) read in the dtype the op computes in, the output written directly when
-// its dtype is the result's and through a staged result otherwise, and the typed loop, flat
-// over dense operands or over a TensorIterator.
+// The frame of every pointwise out= kernel (PointwiseFrame): its tensor operands (the
+// arguments' views) read in the dtype the op computes in, the output written directly when its
+// dtype is the result's and through a staged result otherwise, and the typed loop, flat over
+// dense operands or over a TensorIterator. A Scalar operand is a value the loop captures.
 #pragma once
 
 #include <array>
@@ -15,51 +15,13 @@
 #include "tensor_iterator.hpp"
 #include "tessera/sdk/promotion.hpp"
 #include "tessera/sdk/tensor_view.hpp"
+#include "views.hpp"
 
 namespace tessera {
 namespace cpu {
 
-// copy_cast: dst = src converted to dst's dtype, src broadcast to dst's shape (copy.cc).
-void copy_cast(const sdk::TensorView& dst, const sdk::TensorView& src);
 // scalar_to writes `s` converted to `dtype` at `dst` (at least 8 bytes).
 void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst);
-
-// Temporary: a new contiguous tensor and its view, for an operand converted to another dtype
-// or a result staged in one (the table calls of a pointwise kernel happen here, and only here).
-struct Temporary {
-  Temporary(sdk::IntSpan sizes, tsr_dtype dtype)
-      : tensor(sdk::Tensor::empty(sizes.vec(), dtype)), view(sdk::view_of(tensor)) {}
-  sdk::Tensor tensor;
-  sdk::TensorView view;
-};
-
-// AsDtype: a kernel's argument read as `dtype`: its own view, or a converted Temporary's.
-class AsDtype {
- public:
-  AsDtype(const sdk::TensorView& v, tsr_dtype dtype) : view_(&v) {
-    if (v.dtype() != dtype) {
-      copy_cast(converted_.emplace(v.sizes(), dtype).view, v);
-      view_ = &converted_->view;
-    }
-  }
-  AsDtype(const sdk::TensorView&&, tsr_dtype) = delete;  // it keeps the view's address
-  AsDtype(const AsDtype&) = delete;
-  AsDtype& operator=(const AsDtype&) = delete;
-  const sdk::TensorView& view() const { return *view_; }
-
- private:
-  std::optional<Temporary> converted_;
-  const sdk::TensorView* view_;
-};
-
-// compute_dtype: the dtype the call computes in, as the dispatcher planned it (Note [Call
-// plans]); from `promote()` (the operands' promotion, as PyTorch's) where the call has no plan
-// (a 1.0 runtime).
-template <typename Promote>
-tsr_dtype compute_dtype(const sdk::KernelContext& ctx, const Promote& promote) {
-  tsr_dtype planned;
-  return ctx.compute_dtype(&planned) ? planned : promote();
-}
 
 namespace internal {
 
@@ -118,23 +80,21 @@ void pointwise(TensorIterator& it, const F& f) {
 //   frame.input(self, compute);            // each operand, read as `compute`
 //   frame.run<R, T>(f);                    // out = f(self)
 //
-// The frame keeps the addresses of the views and Scalars it is given (the kernel's arguments:
-// they outlive it). When every operand is a dense tensor of the output's shape and of the dtype
-// it is read as (the common case, small or large), run() is one flat loop: nothing allocated,
-// no table call. Otherwise (broadcast, strides, Scalars, another dtype) a TensorIterator walks
-// the operands, an operand of another dtype is converted into a Temporary first and a result
-// of another dtype than the output's is staged in one and copied back.
+// The frame keeps the addresses of the views it is given (the kernel's arguments: they outlive
+// it). When every operand is a dense tensor of the output's shape and of the dtype it is read
+// as (the common case, small or large), run() is one flat loop: nothing allocated, no table
+// call (but parallel_for past one thread's share). Otherwise (broadcast, strides, another
+// dtype) a TensorIterator walks the operands, an operand of another dtype is converted into a
+// Temporary first and a result of another dtype than the output's is staged in one and copied
+// back.
 class PointwiseFrame {
  public:
   PointwiseFrame(const sdk::TensorView& out, tsr_dtype result) : out_(out), result_(result) {}
-  // input adds a tensor operand read as `dtype`.
-  void input(const sdk::TensorView& v, tsr_dtype dtype) { add(Input{&v, nullptr, dtype}); }
-  // input of a Scalar: one value, converted to `dtype`, read for every element.
-  void input(const sdk::Scalar& s, tsr_dtype dtype) { add(Input{nullptr, &s, dtype}); }
+  // input adds a tensor operand read as `dtype` (a Scalar operand is the loop's to capture).
+  void input(const sdk::TensorView& v, tsr_dtype dtype) { add(Input{&v, dtype}); }
   // Not temporaries: the frame keeps their addresses.
   PointwiseFrame(const sdk::TensorView&&, tsr_dtype) = delete;
   void input(const sdk::TensorView&&, tsr_dtype) = delete;
-  void input(const sdk::Scalar&&, tsr_dtype) = delete;
 
   // run: out = f(in...) (Out, In: the operands' element types; f takes and returns compute
   // types).
@@ -157,9 +117,8 @@ class PointwiseFrame {
  private:
   static constexpr size_t kMaxInputs = kMaxOperands - 1;
   struct Input {
-    const sdk::TensorView* view;  // a tensor operand, or
-    const sdk::Scalar* scalar;    // a Scalar one
-    tsr_dtype dtype;              // read as
+    const sdk::TensorView* view;
+    tsr_dtype dtype;  // read as
   };
   void add(const Input& in) {
     if (num_inputs_ == kMaxInputs) sdk::fail(TSR_INTERNAL, "PointwiseFrame: too many inputs");
@@ -170,8 +129,7 @@ class PointwiseFrame {
     if (out_.dtype() != result_ || !out_.is_contiguous()) return false;
     for (size_t k = 0; k < num_inputs_; ++k) {
       const sdk::TensorView* v = inputs_[k].view;
-      if (v == nullptr || v->dtype() != inputs_[k].dtype || !v->is_contiguous() ||
-          !v->same_shape(out_)) {
+      if (v->dtype() != inputs_[k].dtype || !v->is_contiguous() || !v->same_shape(out_)) {
         return false;
       }
     }
@@ -190,7 +148,6 @@ template <typename Out, typename... In, typename F>
 void PointwiseFrame::run_iterated(const F& f) {
   std::optional<Temporary> staged;
   std::array<std::optional<Temporary>, kMaxInputs> converted;
-  std::array<std::array<unsigned char, 8>, kMaxInputs> scalars;
   TensorIterator it(out_.sizes());
   if (out_.dtype() == result_) {
     it.add_view(out_);
@@ -199,10 +156,7 @@ void PointwiseFrame::run_iterated(const F& f) {
   }
   for (size_t k = 0; k < num_inputs_; ++k) {
     const Input& in = inputs_[k];
-    if (in.scalar != nullptr) {
-      scalar_to(*in.scalar, in.dtype, scalars[k].data());
-      it.add_scalar(scalars[k].data(), sdk::element_size(in.dtype));
-    } else if (in.view->dtype() == in.dtype) {
+    if (in.view->dtype() == in.dtype) {
       it.add_view(*in.view);
     } else {
       const Temporary& t = converted[k].emplace(in.view->sizes(), in.dtype);

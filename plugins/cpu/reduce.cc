@@ -7,15 +7,14 @@
 namespace tessera {
 namespace cpu {
 
-DimMask reduced_dims(int64_t ndim, sdk::IntSpan dims) {
+DimMask reduced_dims(const sdk::KernelContext& ctx, int64_t ndim, sdk::IntSpan dims) {
   DimMask reduced(static_cast<size_t>(ndim), dims.size == 0);
   for (size_t k = 0; k < dims.size; ++k) {
     const int64_t d = dims.data[k];
     const int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
     if (d < lo || d > hi) {
-      sdk::fail(TSR_INTERNAL, "reduction: dim " + std::to_string(d) + " of a " +
-                                  std::to_string(ndim) +
-                                  "-dim input reached the kernel (the plan checks the range)");
+      ctx.fail(TSR_INTERNAL, "dim " + std::to_string(d) + " of a " + std::to_string(ndim) +
+                                 "-dim input reached the kernel (the plan checks the range)");
     }
     if (ndim > 0) reduced[static_cast<size_t>(d < 0 ? d + ndim : d)] = true;
   }
@@ -28,7 +27,7 @@ ReduceLayout make_layout(const sdk::TensorView& in, const DimMask& reduced,
   if (num_outs > kMaxReduceOutputs) sdk::fail(TSR_INTERNAL, "reduction: too many outputs");
   L.num_outs = num_outs;
   const int64_t nd = in.dim();
-  const int64_t itemsize = static_cast<int64_t>(sdk::element_size(in.dtype()));
+  const int64_t itemsize = static_cast<int64_t>(in.itemsize());
   struct Run {
     int64_t size, stride;  // stride in bytes
   };
@@ -46,8 +45,7 @@ ReduceLayout make_layout(const sdk::TensorView& in, const DimMask& reduced,
     for (size_t k = 0; k < num_outs; ++k) {
       const sdk::TensorView& o = outs[k];
       const int64_t od = o.dim() == nd ? d : kept;  // keepdim keeps every position
-      L.kept_out_strides[k].push_back(o.strides()[od] *
-                                      static_cast<int64_t>(sdk::element_size(o.dtype())));
+      L.kept_out_strides[k].push_back(o.strides()[od] * static_cast<int64_t>(o.itemsize()));
     }
     L.num_outputs *= size;
     ++kept;

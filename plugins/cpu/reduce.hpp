@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tensor_iterator.hpp"
+#include "tessera/sdk/boxing.hpp"
 #include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
@@ -52,8 +53,8 @@ using DimMask = SmallVector<bool, kInlineDims>;
 
 // reduced_dims: the mask of a reduction's dim argument (an int list; empty: all dims), its
 // negative dims wrapped. The call plan has checked the dims' range (the op's Meta function);
-// one outside it is the plan's bug, said as such.
-DimMask reduced_dims(int64_t ndim, sdk::IntSpan dims);
+// one outside it is the plan's bug, said as such (INTERNAL, naming the op).
+DimMask reduced_dims(const sdk::KernelContext& ctx, int64_t ndim, sdk::IntSpan dims);
 
 // make_layout: `reduced[d]` marks the input's reduced dimensions; each of the `num_outs`
 // outputs has the kept dimensions, in order, with or without size-1 dimensions in the reduced

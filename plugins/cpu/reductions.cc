@@ -289,12 +289,13 @@ using sdk::TensorView;
 
 IntSpan all_dims() { return IntSpan{nullptr, 0}; }
 IntSpan dims_of(const std::optional<IntSpan>& dims) { return dims ? *dims : all_dims(); }
-IntSpan one_dim(const int64_t& dim) { return IntSpan{&dim, 1}; }
+IntSpan one_dim(const int64_t& dim) { return IntSpan{&dim, 1}; }  // keeps dim's address
+IntSpan one_dim(const int64_t&&) = delete;
 
 // run folds `in` over `dims` into `outs` (one, or values and indices).
 template <typename MakeReducer, size_t N>
-void run(const TensorView& in, IntSpan dims, const std::array<const TensorView*, N>& outs,
-         bool reorder, const MakeReducer& make) {
+void run(const KernelContext& ctx, const TensorView& in, IntSpan dims,
+         const std::array<const TensorView*, N>& outs, bool reorder, const MakeReducer& make) {
   static_assert(N <= kMaxReduceOutputs, "reduction outputs");
   TensorView out_views[N];
   OutputPointers ptrs{};
@@ -302,13 +303,13 @@ void run(const TensorView& in, IntSpan dims, const std::array<const TensorView*,
     out_views[k] = *outs[k];
     ptrs[k] = static_cast<char*>(outs[k]->data_ptr());
   }
-  const ReduceLayout L = make_layout(in, reduced_dims(in.dim(), dims), out_views, N, reorder);
+  const ReduceLayout L = make_layout(in, reduced_dims(ctx, in.dim(), dims), out_views, N, reorder);
   reduce(make(), L, static_cast<const char*>(in.data_ptr()), ptrs);
 }
 template <typename MakeReducer>
-void run(const TensorView& in, IntSpan dims, const TensorView& out, bool reorder,
-         const MakeReducer& make) {
-  run(in, dims, std::array<const TensorView*, 1>{&out}, reorder, make);
+void run(const KernelContext& ctx, const TensorView& in, IntSpan dims, const TensorView& out,
+         bool reorder, const MakeReducer& make) {
+  run(ctx, in, dims, std::array<const TensorView*, 1>{&out}, reorder, make);
 }
 
 // sum / mean / prod, over all dims or a list: the input is read in the output's dtype (the
@@ -319,11 +320,11 @@ TensorView sum_like(const KernelContext& ctx, const TensorView& self, IntSpan di
   constexpr sdk::DtypeSet kSet = kKind == 1 ? kFloating : kAll;
   dispatch<kSet>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const AsDtype in(self, out.dtype());
+    const ViewAs in(self, out.dtype());
     if constexpr (kKind == 2) {
-      run(in.view(), dims, out, true, [] { return ProdReducer<T>{}; });
+      run(ctx, in, dims, out, true, [] { return ProdReducer<T>{}; });
     } else {
-      run(in.view(), dims, out, true, [] { return SumReducer<T, kKind == 1>{}; });
+      run(ctx, in, dims, out, true, [] { return SumReducer<T, kKind == 1>{}; });
     }
   });
   return out;
@@ -357,7 +358,7 @@ void extremum(const KernelContext& ctx, const TensorView& self, IntSpan dims,
   constexpr sdk::DtypeSet kSet = kMode == 2 ? kNumeric : kAll;
   dispatch<kSet>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, dims, outs, kMode == 0, [] { return ExtremumReducer<T, kMax>{kMode}; });
+    run(ctx, self, dims, outs, kMode == 0, [] { return ExtremumReducer<T, kMax>{kMode}; });
   });
 }
 template <bool kMax, int kMode>
@@ -404,7 +405,8 @@ TensorView var_out(const KernelContext& ctx, TensorView self, std::optional<IntS
   const double correction = correction_arg ? correction_arg->to_double() : 1.0;
   dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, dims_of(dim), out, true, [correction] { return VarReducer<T, kStd>{correction}; });
+    run(ctx, self, dims_of(dim), out, true,
+        [correction] { return VarReducer<T, kStd>{correction}; });
   });
   return out;
 }
@@ -415,7 +417,7 @@ TensorView any_out(const KernelContext& ctx, const TensorView& self, IntSpan dim
                    const TensorView& out) {
   dispatch<kAll>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, dims, out, true, [] { return AnyAllReducer<T, kAny>{}; });
+    run(ctx, self, dims, out, true, [] { return AnyAllReducer<T, kAny>{}; });
   });
   return out;
 }
@@ -437,7 +439,7 @@ TensorView norm_out(const KernelContext& ctx, TensorView self, std::optional<Sca
   const double p = p_arg ? p_arg->to_double() : 2.0;
   dispatch<kFloating>(self.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(self, dim, out, true, [p] { return NormReducer<T>{p}; });
+    run(ctx, self, dim, out, true, [p] { return NormReducer<T>{p}; });
   });
   return out;
 }
@@ -445,10 +447,10 @@ TensorView norm_out(const KernelContext& ctx, TensorView self, std::optional<Sca
 // logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out)
 TensorView logsumexp_out(const KernelContext& ctx, TensorView self, IntSpan dim, bool /*keepdim*/,
                          TensorView out) {
-  const AsDtype in(self, out.dtype());
-  dispatch<kFloating>(in.view().dtype(), ctx, [&](auto tag) {
+  const ViewAs in(self, out.dtype());
+  dispatch<kFloating>(in.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    run(in.view(), dim, out, true, [] { return LogSumExpReducer<T>{}; });
+    run(ctx, in, dim, out, true, [] { return LogSumExpReducer<T>{}; });
   });
   return out;
 }

@@ -12,11 +12,11 @@
 namespace tessera {
 namespace cpu {
 
-int64_t wrap_dim(int64_t dim, int64_t ndim) {
+int64_t wrap_dim(const sdk::KernelContext& ctx, int64_t dim, int64_t ndim) {
   const int64_t n = ndim == 0 ? 1 : ndim;
   if (dim < -n || dim >= n) {
-    sdk::fail(TSR_INTERNAL, "dim " + std::to_string(dim) + " of a " + std::to_string(ndim) +
-                                "-dim tensor reached the kernel (the plan checks the range)");
+    ctx.fail(TSR_INTERNAL, "dim " + std::to_string(dim) + " of a " + std::to_string(ndim) +
+                               "-dim tensor reached the kernel (the plan checks the range)");
   }
   return dim < 0 ? dim + n : dim;
 }
@@ -37,20 +37,19 @@ T& elem(char* p, int64_t i, int64_t stride) {
 template <bool kProd>
 sdk::TensorView cumulative_out(const sdk::KernelContext& ctx, sdk::TensorView self, int64_t dim_arg,
                                std::optional<tsr_dtype> /*dtype*/, sdk::TensorView out) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
-  const AsDtype in(self, out.dtype());
+  const int64_t dim = wrap_dim(ctx, dim_arg, self.dim());
+  const ViewAs in(self, out.dtype());
   dispatch<kAll>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using Acc = line_acc_t<T>;
-    for_each_line(out, in.view(), dim,
-                  [](char* o, int64_t os, const char* i, int64_t is, int64_t n) {
-                    Acc acc = kProd ? Acc(1) : Acc(0);
-                    for (int64_t k = 0; k < n; ++k) {
-                      const Acc x = static_cast<Acc>(load(*reinterpret_cast<const T*>(i + k * is)));
-                      acc = kProd ? wrap_mul<Acc>(acc, x) : wrap_add<Acc>(acc, x);
-                      elem<T>(o, k, os) = store<T>(acc);
-                    }
-                  });
+    for_each_line(out, in, dim, [](char* o, int64_t os, const char* i, int64_t is, int64_t n) {
+      Acc acc = kProd ? Acc(1) : Acc(0);
+      for (int64_t k = 0; k < n; ++k) {
+        const Acc x = static_cast<Acc>(load(*reinterpret_cast<const T*>(i + k * is)));
+        acc = kProd ? wrap_mul<Acc>(acc, x) : wrap_add<Acc>(acc, x);
+        elem<T>(o, k, os) = store<T>(acc);
+      }
+    });
   });
   return out;
 }
@@ -60,7 +59,7 @@ sdk::TensorView cumulative_out(const sdk::KernelContext& ctx, sdk::TensorView se
 template <bool kLog>
 sdk::TensorView softmax_out(const sdk::KernelContext& ctx, sdk::TensorView self, int64_t dim_arg,
                             bool half_to_float, sdk::TensorView out) {
-  const int64_t dim = wrap_dim(dim_arg, self.dim());
+  const int64_t dim = wrap_dim(ctx, dim_arg, self.dim());
   if (half_to_float) {
     ctx.fail(TSR_UNIMPLEMENTED, "softmax with half to float conversion is not supported on cpu");
   }
@@ -70,8 +69,8 @@ sdk::TensorView softmax_out(const sdk::KernelContext& ctx, sdk::TensorView self,
     // Computed in float32 (exact copies) on oneDNN's vectorized softmax and rounded once, as
     // our loop computes these dtypes in float: several times faster than the loop.
     const Temporary out32(out.sizes(), TSR_DTYPE_FLOAT32);
-    const AsDtype in32(self, TSR_DTYPE_FLOAT32);
-    if (softmax_onednn(in32.view(), out32.view, dim, kLog)) {
+    const ViewAs in32(self, TSR_DTYPE_FLOAT32);
+    if (softmax_onednn(in32, out32.view, dim, kLog)) {
       copy_cast(out, out32.view);
       return out;
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tensor_iterator.hpp"
+#include "tessera/sdk/boxing.hpp"
 #include "tessera/sdk/tensor_view.hpp"
 
 namespace tessera {
@@ -11,8 +12,8 @@ namespace cpu {
 
 // wrap_dim: `dim` made non-negative, for a tensor of `ndim` dims (0-dim tensors count as
 // 1-dim). The call plan has checked its range (the op's Meta function); one outside it is the
-// plan's bug, said as such.
-int64_t wrap_dim(int64_t dim, int64_t ndim);
+// plan's bug, said as such (INTERNAL, naming the op).
+int64_t wrap_dim(const sdk::KernelContext& ctx, int64_t dim, int64_t ndim);
 
 // for_each_line calls fn(out_line, out_stride, in_line, in_stride, n) for every line of `out`
 // and `in` (same shape) along `dim`, lines split across threads. Strides are in bytes.
@@ -30,7 +31,7 @@ void for_each_line(const sdk::TensorView& out, const sdk::TensorView& in, int64_
   const int64_t n = shape[dim];
   if (n == 0) return;
   shape[dim] = 1;
-  const size_t out_size = sdk::element_size(out.dtype()), in_size = sdk::element_size(in.dtype());
+  const size_t out_size = out.itemsize(), in_size = in.itemsize();
   const int64_t os = out_strides[dim] * static_cast<int64_t>(out_size);
   const int64_t is = in_strides[dim] * static_cast<int64_t>(in_size);
   TensorIterator it(shape.data(), shape.size());

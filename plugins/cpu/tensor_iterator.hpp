@@ -50,8 +50,7 @@ class TensorIterator {
   }
   // add_view: a kernel's argument as its view (no table call).
   void add_view(const sdk::TensorView& v) {
-    add_operand(v.data_ptr(), sdk::element_size(v.dtype()), v.sizes().data, v.strides().data,
-                v.sizes().size);
+    add_operand(v.data_ptr(), v.itemsize(), v.sizes().data, v.strides().data, v.sizes().size);
   }
   // add_scalar: one value read for every element (stride 0).
   void add_scalar(const void* data, size_t itemsize) {

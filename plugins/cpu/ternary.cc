@@ -4,6 +4,7 @@
 
 #include "math.hpp"
 #include "pointwise.hpp"
+#include "tessera/base/op_checks.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -23,11 +24,7 @@ using sdk::TensorView;
 // where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
 TensorView where_out(const KernelContext& ctx, TensorView condition, TensorView self,
                      TensorView other, TensorView out) {
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(self).add(other);
-    return rt.get();
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();
   dispatch<kAll>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     PointwiseFrame frame(out, compute);
@@ -59,13 +56,7 @@ C clamp_above(C x, C hi) {
 // kernels computing max(x, nan) = x).
 TensorView clamp_out(const KernelContext& ctx, TensorView self, std::optional<Scalar> lo,
                      std::optional<Scalar> hi, TensorView out) {
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(self);
-    if (lo) rt.add(*lo);
-    if (hi) rt.add(*hi);
-    return rt.get();
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();
   dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -89,13 +80,7 @@ TensorView clamp_tensor_out(const KernelContext& ctx, TensorView self,
                             std::optional<TensorView> min, std::optional<TensorView> max,
                             TensorView out) {
   const bool has_lo = min.has_value(), has_hi = max.has_value();
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(self);
-    if (has_lo) rt.add(*min);
-    if (has_hi) rt.add(*max);
-    return rt.get();
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();
   dispatch<kNumeric>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -119,11 +104,10 @@ TensorView clamp_tensor_out(const KernelContext& ctx, TensorView self,
 template <bool kDiv>
 TensorView addc_out(const KernelContext& ctx, TensorView self, TensorView tensor1,
                     TensorView tensor2, Scalar value, TensorView out) {
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(self).add(tensor1).add(tensor2);
-    return rt.get();
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();
+  if (kDiv) {  // the plan's check, asked again: tessera/base/op_checks.hpp
+    if (const char* why = base::addcdiv_error(compute)) ctx.fail(TSR_INVALID_ARGUMENT, why);
+  }
   constexpr sdk::DtypeSet kSet = kDiv ? kFloating : kNumeric;
   dispatch<kSet>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -157,12 +141,7 @@ template <typename Weight>
 TensorView lerp_out(const KernelContext& ctx, TensorView self, TensorView end, const Weight& weight,
                     TensorView out) {
   constexpr bool kScalarWeight = std::is_same_v<Weight, Scalar>;
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    sdk::ResultType rt;
-    rt.add(self).add(end);
-    if constexpr (!kScalarWeight) rt.add(weight);
-    return rt.get();
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();
   dispatch<kFloating>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
@@ -183,7 +162,7 @@ TensorView lerp_out(const KernelContext& ctx, TensorView self, TensorView end, c
 // masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out)
 TensorView masked_fill_out(const KernelContext& ctx, TensorView self, TensorView mask, Scalar value,
                            TensorView out) {
-  const tsr_dtype dtype = compute_dtype(ctx, [&] { return self.dtype(); });
+  const tsr_dtype dtype = ctx.planned_compute_dtype();  // self's
   dispatch<kAll>(dtype, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;

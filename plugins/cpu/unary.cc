@@ -5,6 +5,7 @@
 
 #include "math.hpp"
 #include "pointwise.hpp"
+#include "tessera/base/op_checks.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -23,10 +24,7 @@ using sdk::TensorView;
 template <Kind K, sdk::DtypeSet Set, typename F>
 TensorView unary(const KernelContext& ctx, const TensorView& self, const TensorView& out,
                  const F& f) {
-  const tsr_dtype compute = compute_dtype(ctx, [&] {
-    const tsr_dtype d = self.dtype();
-    return K == Kind::kFloat && !sdk::is_floating(d) ? TSR_DTYPE_FLOAT32 : d;
-  });
+  const tsr_dtype compute = ctx.planned_compute_dtype();  // kFloat: float32 for integers
   dispatch<Set>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
@@ -160,8 +158,10 @@ TensorView gelu_out(const KernelContext& ctx, TensorView self, std::string_view 
       return C(0.5) * a * (1 + std::tanh(inner));
     });
   }
-  // The plan refused every other value (PointwisePlan's CheckGeluApproximate).
-  ctx.fail(TSR_INTERNAL, "unplanned approximate '" + std::string(approximate) + "'");
+  // The plan refuses every other value; a runtime whose plan predates that check does not
+  // (tessera/base/op_checks.hpp says why the kernel asks again).
+  ctx.fail(TSR_INVALID_ARGUMENT, std::string(base::gelu_approximate_error(approximate)) +
+                                     ", got '" + std::string(approximate) + "'");
 }
 
 // round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out), as PyTorch's CPU kernel:

@@ -17,6 +17,7 @@
 #include "gpu_device.h"
 #include "kernels.h"
 #include "op_support.h"
+#include "tessera/base/op_checks.hpp"
 #include "tessera/sdk/plugin.hpp"
 #include "tessera/sdk/stream.hpp"
 
@@ -27,14 +28,16 @@ namespace {
 namespace sdk = ::tessera::sdk;
 using sdk::KernelContext;
 using sdk::Scalar;
-using Tensor = sdk::TensorView;  // every kernel here takes its tensors as views
+using sdk::TensorView;
 
 // Compute: the dtype the call computes in, as the call plan says (every op here has a plan
 // function, and the plugin needs a 1.1 runtime, which plans every call: nothing to promote).
-int32_t Compute(const KernelContext& ctx) {
-  tsr_dtype planned;
-  if (!ctx.compute_dtype(&planned)) ctx.fail(TSR_INTERNAL, "the call has no planned compute dtype");
-  return planned;
+int32_t Compute(const KernelContext& ctx) { return ctx.planned_compute_dtype(); }
+
+// Refuse: the arguments' error of a tessera/base/op_checks.hpp check, which the plan makes and
+// the kernels ask again (that header says why).
+void Refuse(const char* op, const char* why) {
+  if (why != nullptr) sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": " + why);
 }
 
 ConstantValue ValueOf(const Scalar& s) {
@@ -48,7 +51,7 @@ ConstantValue ValueOf(const Scalar& s) {
 }
 
 // The value of a 0-dim CPU tensor, read from host memory.
-ConstantValue ValueOfHost(const Tensor& t) {
+ConstantValue ValueOfHost(const TensorView& t) {
   const char* p = static_cast<const char*>(t.data_ptr());
   ConstantValue v;
   auto as_int = [&v](int64_t i) {
@@ -97,7 +100,7 @@ ConstantValue ValueOfHost(const Tensor& t) {
 
 // An operand from a tensor argument: memory of the call's device, or a 0-dim CPU tensor, which
 // PyTorch lets join any device's op and which travels as a constant.
-OperandSpec TensorOperand(const char* op, const Tensor& t, const char* arg) {
+OperandSpec TensorOperand(const char* op, const TensorView& t, const char* arg) {
   OperandSpec o;
   o.dtype = t.dtype();
   if (t.device().type == TSR_DEVICE_CPU) {
@@ -125,7 +128,7 @@ OperandSpec ScalarOperand(const Scalar& s, int32_t compute) {
   return o;
 }
 
-ElementwisePlan Plan(const char* op, const Tensor& out, std::vector<OperandSpec> operands) {
+ElementwisePlan Plan(const char* op, const TensorView& out, std::vector<OperandSpec> operands) {
   operands.insert(operands.begin(), TensorOperand(op, out, "out"));
   ElementwisePlan plan;
   std::string error;
@@ -135,8 +138,8 @@ ElementwisePlan Plan(const char* op, const Tensor& out, std::vector<OperandSpec>
   return plan;
 }
 
-void RunBinary(const char* op, BinaryKind kind, int32_t compute, const Tensor& out, OperandSpec a,
-               OperandSpec b, const ConstantValue& alpha) {
+void RunBinary(const char* op, BinaryKind kind, int32_t compute, const TensorView& out,
+               OperandSpec a, OperandSpec b, const ConstantValue& alpha) {
   RequireDtype(op, compute, BinaryDtypes(kind));
   const ElementwisePlan plan = Plan(op, out, {std::move(a), std::move(b)});
   if (plan.chunks.empty()) return;
@@ -144,7 +147,8 @@ void RunBinary(const char* op, BinaryKind kind, int32_t compute, const Tensor& o
   Check(op, LaunchBinary(kind, compute, plan, alpha, sdk::current_stream(out.device())));
 }
 
-void RunUnary(const char* op, UnaryKind kind, int32_t compute, const Tensor& out, OperandSpec a) {
+void RunUnary(const char* op, UnaryKind kind, int32_t compute, const TensorView& out,
+              OperandSpec a) {
   RequireDtype(op, compute, UnaryDtypes(kind));
   const ElementwisePlan plan = Plan(op, out, {std::move(a)});
   if (plan.chunks.empty()) return;
@@ -152,59 +156,66 @@ void RunUnary(const char* op, UnaryKind kind, int32_t compute, const Tensor& out
   Check(op, LaunchUnary(kind, compute, plan, sdk::current_stream(out.device())));
 }
 
-// alpha of add/sub (the call plan checked it against the compute dtype, for every backend).
-ConstantValue Alpha(const Scalar& alpha) { return ValueOf(alpha); }
+// Alpha: add/sub's alpha, checked against the compute dtype.
+ConstantValue Alpha(const char* op, const Scalar& alpha, int32_t compute) {
+  Refuse(op, base::alpha_error(static_cast<tsr_dtype>(compute), alpha.c.kind));
+  return ValueOf(alpha);
+}
 
 // --- binary ops: add.out, sub.out, mul.out, div.out and their Scalar_out forms ---------------
 
-Tensor AddOut(const KernelContext& ctx, const Tensor& self, const Tensor& other, Scalar alpha,
-              const Tensor& out) {
+TensorView AddOut(const KernelContext& ctx, const TensorView& self, const TensorView& other,
+                  Scalar alpha, const TensorView& out) {
   const int32_t c = Compute(ctx);
   RunBinary("add.out", BinaryKind::kAdd, c, out, TensorOperand("add.out", self, "self"),
-            TensorOperand("add.out", other, "other"), Alpha(alpha));
+            TensorOperand("add.out", other, "other"), Alpha("add.out", alpha, c));
   return out;
 }
-Tensor AddScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, Scalar alpha,
-                    const Tensor& out) {
+TensorView AddScalarOut(const KernelContext& ctx, const TensorView& self, Scalar other,
+                        Scalar alpha, const TensorView& out) {
   const int32_t c = Compute(ctx);
   RunBinary("add.Scalar_out", BinaryKind::kAdd, c, out,
-            TensorOperand("add.Scalar_out", self, "self"), ScalarOperand(other, c), Alpha(alpha));
+            TensorOperand("add.Scalar_out", self, "self"), ScalarOperand(other, c),
+            Alpha("add.Scalar_out", alpha, c));
   return out;
 }
-Tensor SubOut(const KernelContext& ctx, const Tensor& self, const Tensor& other, Scalar alpha,
-              const Tensor& out) {
+TensorView SubOut(const KernelContext& ctx, const TensorView& self, const TensorView& other,
+                  Scalar alpha, const TensorView& out) {
   const int32_t c = Compute(ctx);
   RunBinary("sub.out", BinaryKind::kSub, c, out, TensorOperand("sub.out", self, "self"),
-            TensorOperand("sub.out", other, "other"), Alpha(alpha));
+            TensorOperand("sub.out", other, "other"), Alpha("sub.out", alpha, c));
   return out;
 }
-Tensor SubScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, Scalar alpha,
-                    const Tensor& out) {
+TensorView SubScalarOut(const KernelContext& ctx, const TensorView& self, Scalar other,
+                        Scalar alpha, const TensorView& out) {
   const int32_t c = Compute(ctx);
   RunBinary("sub.Scalar_out", BinaryKind::kSub, c, out,
-            TensorOperand("sub.Scalar_out", self, "self"), ScalarOperand(other, c), Alpha(alpha));
+            TensorOperand("sub.Scalar_out", self, "self"), ScalarOperand(other, c),
+            Alpha("sub.Scalar_out", alpha, c));
   return out;
 }
-Tensor MulOut(const KernelContext& ctx, const Tensor& self, const Tensor& other,
-              const Tensor& out) {
+TensorView MulOut(const KernelContext& ctx, const TensorView& self, const TensorView& other,
+                  const TensorView& out) {
   RunBinary("mul.out", BinaryKind::kMul, Compute(ctx), out, TensorOperand("mul.out", self, "self"),
             TensorOperand("mul.out", other, "other"), ConstantValue());
   return out;
 }
-Tensor MulScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, const Tensor& out) {
+TensorView MulScalarOut(const KernelContext& ctx, const TensorView& self, Scalar other,
+                        const TensorView& out) {
   const int32_t c = Compute(ctx);
   RunBinary("mul.Scalar_out", BinaryKind::kMul, c, out,
             TensorOperand("mul.Scalar_out", self, "self"), ScalarOperand(other, c),
             ConstantValue());
   return out;
 }
-Tensor DivOut(const KernelContext& ctx, const Tensor& self, const Tensor& other,
-              const Tensor& out) {
+TensorView DivOut(const KernelContext& ctx, const TensorView& self, const TensorView& other,
+                  const TensorView& out) {
   RunBinary("div.out", BinaryKind::kDiv, Compute(ctx), out, TensorOperand("div.out", self, "self"),
             TensorOperand("div.out", other, "other"), ConstantValue());
   return out;
 }
-Tensor DivScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, const Tensor& out) {
+TensorView DivScalarOut(const KernelContext& ctx, const TensorView& self, Scalar other,
+                        const TensorView& out) {
   const int32_t c = Compute(ctx);
   RunBinary("div.Scalar_out", BinaryKind::kDiv, c, out,
             TensorOperand("div.Scalar_out", self, "self"), ScalarOperand(other, c),
@@ -214,30 +225,31 @@ Tensor DivScalarOut(const KernelContext& ctx, const Tensor& self, Scalar other, 
 
 // --- unary ops ------------------------------------------------------------------------------
 
-// Same: computes in the input's dtype (neg, abs, relu). Float: in a floating dtype, integers
-// and bool as float32 (exp, sqrt, ...).
+// A unary op in the planned compute dtype: the input's (neg, abs, relu), or a floating one,
+// integers and bool as float32 (exp, sqrt, ...).
 template <UnaryKind kKind>
-Tensor UnaryOut(const KernelContext& ctx, const char* op, const Tensor& self, const Tensor& out) {
+TensorView UnaryOut(const KernelContext& ctx, const char* op, const TensorView& self,
+                    const TensorView& out) {
   RunUnary(op, kKind, Compute(ctx), out, TensorOperand(op, self, "self"));
   return out;
 }
 
-#define TESSERA_GPU_UNARY(NAME, KIND, FLOAT)                                             \
-  Tensor NAME##Out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {    \
-    return UnaryOut<UnaryKind::KIND>(ctx, #NAME ".out", self, out); /* FLOAT: planned */ \
+#define TESSERA_GPU_UNARY(NAME, KIND)                                                             \
+  TensorView NAME##Out(const KernelContext& ctx, const TensorView& self, const TensorView& out) { \
+    return UnaryOut<UnaryKind::KIND>(ctx, #NAME ".out", self, out);                               \
   }
-TESSERA_GPU_UNARY(neg, kNeg, false)
-TESSERA_GPU_UNARY(abs, kAbs, false)
-TESSERA_GPU_UNARY(relu, kRelu, false)
-TESSERA_GPU_UNARY(exp, kExp, true)
-TESSERA_GPU_UNARY(log, kLog, true)
-TESSERA_GPU_UNARY(sqrt, kSqrt, true)
-TESSERA_GPU_UNARY(rsqrt, kRsqrt, true)
-TESSERA_GPU_UNARY(sin, kSin, true)
-TESSERA_GPU_UNARY(cos, kCos, true)
-TESSERA_GPU_UNARY(tanh, kTanh, true)
-TESSERA_GPU_UNARY(sigmoid, kSigmoid, true)
-TESSERA_GPU_UNARY(reciprocal, kReciprocal, true)
+TESSERA_GPU_UNARY(neg, kNeg)
+TESSERA_GPU_UNARY(abs, kAbs)
+TESSERA_GPU_UNARY(relu, kRelu)
+TESSERA_GPU_UNARY(exp, kExp)
+TESSERA_GPU_UNARY(log, kLog)
+TESSERA_GPU_UNARY(sqrt, kSqrt)
+TESSERA_GPU_UNARY(rsqrt, kRsqrt)
+TESSERA_GPU_UNARY(sin, kSin)
+TESSERA_GPU_UNARY(cos, kCos)
+TESSERA_GPU_UNARY(tanh, kTanh)
+TESSERA_GPU_UNARY(sigmoid, kSigmoid)
+TESSERA_GPU_UNARY(reciprocal, kReciprocal)
 #undef TESSERA_GPU_UNARY
 
 // --- the other pointwise ops (pointwise_ops.h, kernels_pointwise.cu) ------------------------
@@ -246,7 +258,7 @@ using K = PointwiseKind;
 
 // RunPointwise checks the compute dtype against `supported` (by default the kind's own set),
 // plans `inputs` against `out` and launches.
-void RunPointwise(const char* op, PointwiseKind kind, int32_t compute, const Tensor& out,
+void RunPointwise(const char* op, PointwiseKind kind, int32_t compute, const TensorView& out,
                   std::vector<OperandSpec> inputs, const PointwiseParams& params = {},
                   uint32_t supported = 0) {
   if (supported == 0) supported = PointwiseDtypes(kind);
@@ -274,16 +286,16 @@ void CheckDivisor(const char* op, int32_t compute, const OperandSpec& divisor) {
 // Binary ops whose Tensor and Scalar forms compute in the promoted dtype.
 template <PointwiseKind kKind>
 struct BinaryOp {
-  static Tensor TensorOut(const KernelContext& ctx, const char* op, const Tensor& self,
-                          const Tensor& other, const Tensor& out) {
+  static TensorView TensorOut(const KernelContext& ctx, const char* op, const TensorView& self,
+                              const TensorView& other, const TensorView& out) {
     const int32_t c = Compute(ctx);
     OperandSpec b = TensorOperand(op, other, "other");
     if (kKind >= K::kRemainder && kKind <= K::kDivFloor) CheckDivisor(op, c, b);
     RunPointwise(op, kKind, c, out, {TensorOperand(op, self, "self"), std::move(b)});
     return out;
   }
-  static Tensor ScalarOut(const KernelContext& ctx, const char* op, const Tensor& self,
-                          const Scalar& other, const Tensor& out) {
+  static TensorView ScalarOut(const KernelContext& ctx, const char* op, const TensorView& self,
+                              const Scalar& other, const TensorView& out) {
     const int32_t c = Compute(ctx);
     OperandSpec b = ScalarOperand(other, c);
     if (kKind >= K::kRemainder && kKind <= K::kDivFloor) CheckDivisor(op, c, b);
@@ -292,14 +304,15 @@ struct BinaryOp {
   }
 };
 
-#define TESSERA_GPU_BINARY_TENSOR(FN, OP, KIND)                                \
-  Tensor FN(const KernelContext& ctx, const Tensor& self, const Tensor& other, \
-            const Tensor& out) {                                               \
-    return BinaryOp<K::KIND>::TensorOut(ctx, OP, self, other, out);            \
+#define TESSERA_GPU_BINARY_TENSOR(FN, OP, KIND)                                            \
+  TensorView FN(const KernelContext& ctx, const TensorView& self, const TensorView& other, \
+                const TensorView& out) {                                                   \
+    return BinaryOp<K::KIND>::TensorOut(ctx, OP, self, other, out);                        \
   }
-#define TESSERA_GPU_BINARY_SCALAR(FN, OP, KIND)                                              \
-  Tensor FN(const KernelContext& ctx, const Tensor& self, Scalar other, const Tensor& out) { \
-    return BinaryOp<K::KIND>::ScalarOut(ctx, OP, self, other, out);                          \
+#define TESSERA_GPU_BINARY_SCALAR(FN, OP, KIND)                                 \
+  TensorView FN(const KernelContext& ctx, const TensorView& self, Scalar other, \
+                const TensorView& out) {                                        \
+    return BinaryOp<K::KIND>::ScalarOut(ctx, OP, self, other, out);             \
   }
 TESSERA_GPU_BINARY_TENSOR(EqOut, "eq.Tensor_out", kEq)
 TESSERA_GPU_BINARY_TENSOR(NeOut, "ne.Tensor_out", kNe)
@@ -332,8 +345,8 @@ TESSERA_GPU_BINARY_TENSOR(PowTensorOut, "pow.Tensor_Tensor_out", kPow)
 #undef TESSERA_GPU_BINARY_TENSOR
 #undef TESSERA_GPU_BINARY_SCALAR
 
-Tensor Atan2Out(const KernelContext& ctx, const Tensor& self, const Tensor& other,
-                const Tensor& out) {
+TensorView Atan2Out(const KernelContext& ctx, const TensorView& self, const TensorView& other,
+                    const TensorView& out) {
   RunPointwise(
       "atan2.out", K::kAtan2, Compute(ctx), out,
       {TensorOperand("atan2.out", self, "self"), TensorOperand("atan2.out", other, "other")});
@@ -341,8 +354,8 @@ Tensor Atan2Out(const KernelContext& ctx, const Tensor& self, const Tensor& othe
 }
 
 // div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out)
-Tensor DivModeOut(const KernelContext& ctx, const Tensor& self, const Tensor& other,
-                  std::optional<std::string_view> rounding_mode, const Tensor& out) {
+TensorView DivModeOut(const KernelContext& ctx, const TensorView& self, const TensorView& other,
+                      std::optional<std::string_view> rounding_mode, const TensorView& out) {
   const char* op = "div.out_mode";  // rounding_mode is None, "trunc" or "floor": the plan's check
   if (!rounding_mode) return DivOut(ctx, self, other, out);
   if (*rounding_mode == "trunc") {
@@ -351,6 +364,7 @@ Tensor DivModeOut(const KernelContext& ctx, const Tensor& self, const Tensor& ot
   return BinaryOp<K::kDivFloor>::TensorOut(ctx, op, self, other, out);
 }
 
+// PowModeOf: PyTorch's CUDA kernel computes these floating exponents without pow.
 PowMode PowModeOf(const Scalar& exponent, int32_t compute) {
   if (!sdk::is_floating(static_cast<tsr_dtype>(compute))) return PowMode::kGeneral;
   const double e =
@@ -365,9 +379,10 @@ PowMode PowModeOf(const Scalar& exponent, int32_t compute) {
 }
 
 // pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out)
-Tensor PowTensorScalarOut(const KernelContext& ctx, const Tensor& self, Scalar exponent,
-                          const Tensor& out) {
-  const char* op = "pow.Tensor_Scalar_out";  // a negative integer power: refused by the plan
+TensorView PowTensorScalarOut(const KernelContext& ctx, const TensorView& self, Scalar exponent,
+                              const TensorView& out) {
+  const char* op = "pow.Tensor_Scalar_out";
+  Refuse(op, base::integer_power_error(self.dtype(), exponent.c.kind, exponent.to_double() < 0));
   const int32_t c = Compute(ctx);
   PointwiseParams params;
   params.pow = PowModeOf(exponent, c);
@@ -377,8 +392,8 @@ Tensor PowTensorScalarOut(const KernelContext& ctx, const Tensor& self, Scalar e
 }
 
 // pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out): a Scalar base.
-Tensor PowScalarOut(const KernelContext& ctx, Scalar self, const Tensor& exponent,
-                    const Tensor& out) {
+TensorView PowScalarOut(const KernelContext& ctx, Scalar self, const TensorView& exponent,
+                        const TensorView& out) {
   const char* op = "pow.Scalar_out";
   const int32_t c = Compute(ctx);
   RunPointwise(op, K::kPow, c, out,
@@ -387,8 +402,8 @@ Tensor PowScalarOut(const KernelContext& ctx, Scalar self, const Tensor& exponen
 }
 
 // where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out)
-Tensor WhereOut(const KernelContext& ctx, const Tensor& condition, const Tensor& self,
-                const Tensor& other, const Tensor& out) {
+TensorView WhereOut(const KernelContext& ctx, const TensorView& condition, const TensorView& self,
+                    const TensorView& other, const TensorView& out) {
   const char* op = "where.self_out";
   RunPointwise(op, K::kWhere, Compute(ctx), out,
                {TensorOperand(op, condition, "condition"), TensorOperand(op, self, "self"),
@@ -398,8 +413,8 @@ Tensor WhereOut(const KernelContext& ctx, const Tensor& condition, const Tensor&
 
 // masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out): where(mask,
 // value, self) in self's dtype.
-Tensor MaskedFillOut(const KernelContext& ctx, const Tensor& self, const Tensor& mask, Scalar value,
-                     const Tensor& out) {
+TensorView MaskedFillOut(const KernelContext& ctx, const TensorView& self, const TensorView& mask,
+                         Scalar value, const TensorView& out) {
   const char* op = "masked_fill.Scalar_out";
   const int32_t c = Compute(ctx);  // self's dtype
   RunPointwise(
@@ -410,7 +425,7 @@ Tensor MaskedFillOut(const KernelContext& ctx, const Tensor& self, const Tensor&
 
 // clamp with at most two bounds: both as ClampOp, one as maximum (min) or minimum (max), whose
 // NaN rule is clamp's; computed in clamp's dtypes (no bool).
-void Clamp(const char* op, int32_t compute, const Tensor& out, OperandSpec self,
+void Clamp(const char* op, int32_t compute, const TensorView& out, OperandSpec self,
            std::optional<OperandSpec> lo, std::optional<OperandSpec> hi) {
   const uint32_t dtypes = PointwiseDtypes(K::kClamp);
   if (lo && hi) {
@@ -425,8 +440,8 @@ void Clamp(const char* op, int32_t compute, const Tensor& out, OperandSpec self,
 }
 
 // clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out)
-Tensor ClampOut(const KernelContext& ctx, const Tensor& self, std::optional<Scalar> min,
-                std::optional<Scalar> max, const Tensor& out) {
+TensorView ClampOut(const KernelContext& ctx, const TensorView& self, std::optional<Scalar> min,
+                    std::optional<Scalar> max, const TensorView& out) {
   const char* op = "clamp.out";
   const int32_t c = Compute(ctx);
   // A NaN bound alone is ignored (PyTorch's clamp_out fills NaN only when both bounds are
@@ -443,8 +458,9 @@ Tensor ClampOut(const KernelContext& ctx, const Tensor& self, std::optional<Scal
 }
 
 // clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out)
-Tensor ClampTensorOut(const KernelContext& ctx, const Tensor& self, std::optional<Tensor> min,
-                      std::optional<Tensor> max, const Tensor& out) {
+TensorView ClampTensorOut(const KernelContext& ctx, const TensorView& self,
+                          std::optional<TensorView> min, std::optional<TensorView> max,
+                          const TensorView& out) {
   const char* op = "clamp.Tensor_out";
   std::optional<OperandSpec> lo, hi;
   if (min) lo = TensorOperand(op, *min, "min");
@@ -456,10 +472,11 @@ Tensor ClampTensorOut(const KernelContext& ctx, const Tensor& self, std::optiona
 // addcmul.out / addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1,
 // Tensor(a!) out)
 template <PointwiseKind kKind>
-Tensor AddcOut(const KernelContext& ctx, const Tensor& self, const Tensor& tensor1,
-               const Tensor& tensor2, Scalar value, const Tensor& out) {
+TensorView AddcOut(const KernelContext& ctx, const TensorView& self, const TensorView& tensor1,
+                   const TensorView& tensor2, Scalar value, const TensorView& out) {
   const char* op = kKind == K::kAddcdiv ? "addcdiv.out" : "addcmul.out";
   const int32_t c = Compute(ctx);
+  if (kKind == K::kAddcdiv) Refuse(op, base::addcdiv_error(static_cast<tsr_dtype>(c)));
   PointwiseParams params;
   params.value = ValueOf(value);
   RunPointwise(op, kKind, c, out,
@@ -470,8 +487,8 @@ Tensor AddcOut(const KernelContext& ctx, const Tensor& self, const Tensor& tenso
 }
 
 // lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out)
-Tensor LerpScalarOut(const KernelContext& ctx, const Tensor& self, const Tensor& end, Scalar weight,
-                     const Tensor& out) {
+TensorView LerpScalarOut(const KernelContext& ctx, const TensorView& self, const TensorView& end,
+                         Scalar weight, const TensorView& out) {
   const char* op = "lerp.Scalar_out";
   const int32_t c = Compute(ctx);
   RunPointwise(
@@ -481,8 +498,8 @@ Tensor LerpScalarOut(const KernelContext& ctx, const Tensor& self, const Tensor&
 }
 
 // lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out)
-Tensor LerpTensorOut(const KernelContext& ctx, const Tensor& self, const Tensor& end,
-                     const Tensor& weight, const Tensor& out) {
+TensorView LerpTensorOut(const KernelContext& ctx, const TensorView& self, const TensorView& end,
+                         const TensorView& weight, const TensorView& out) {
   const char* op = "lerp.Tensor_out";
   RunPointwise(op, K::kLerp, Compute(ctx), out,
                {TensorOperand(op, self, "self"), TensorOperand(op, end, "end"),
@@ -490,56 +507,57 @@ Tensor LerpTensorOut(const KernelContext& ctx, const Tensor& self, const Tensor&
   return out;
 }
 
-// Unary: kFloat computes integers and bool as float32 (exp2), otherwise in the input's dtype.
+// A unary pointwise op in the planned compute dtype (as UnaryOut).
 template <PointwiseKind kKind>
-Tensor PointwiseUnaryOut(const KernelContext& ctx, const char* op, const Tensor& self,
-                         const Tensor& out, const PointwiseParams& params = {}) {
+TensorView PointwiseUnaryOut(const KernelContext& ctx, const char* op, const TensorView& self,
+                             const TensorView& out, const PointwiseParams& params = {}) {
   RunPointwise(op, kKind, Compute(ctx), out, {TensorOperand(op, self, "self")}, params);
   return out;
 }
 
-#define TESSERA_GPU_POINTWISE_UNARY(NAME, KIND, FLOAT)                                    \
-  Tensor NAME##Out(const KernelContext& ctx, const Tensor& self, const Tensor& out) {     \
-    return PointwiseUnaryOut<K::KIND>(ctx, #NAME ".out", self, out); /* FLOAT: planned */ \
+#define TESSERA_GPU_POINTWISE_UNARY(NAME, KIND)                                                   \
+  TensorView NAME##Out(const KernelContext& ctx, const TensorView& self, const TensorView& out) { \
+    return PointwiseUnaryOut<K::KIND>(ctx, #NAME ".out", self, out);                              \
   }
-TESSERA_GPU_POINTWISE_UNARY(exp2, kExp2, true)
-TESSERA_GPU_POINTWISE_UNARY(expm1, kExpm1, true)
-TESSERA_GPU_POINTWISE_UNARY(log2, kLog2, true)
-TESSERA_GPU_POINTWISE_UNARY(log10, kLog10, true)
-TESSERA_GPU_POINTWISE_UNARY(log1p, kLog1p, true)
-TESSERA_GPU_POINTWISE_UNARY(tan, kTan, true)
-TESSERA_GPU_POINTWISE_UNARY(asin, kAsin, true)
-TESSERA_GPU_POINTWISE_UNARY(acos, kAcos, true)
-TESSERA_GPU_POINTWISE_UNARY(atan, kAtan, true)
-TESSERA_GPU_POINTWISE_UNARY(sinh, kSinh, true)
-TESSERA_GPU_POINTWISE_UNARY(cosh, kCosh, true)
-TESSERA_GPU_POINTWISE_UNARY(erf, kErf, true)
-TESSERA_GPU_POINTWISE_UNARY(silu, kSilu, false)
-TESSERA_GPU_POINTWISE_UNARY(floor, kFloor, false)
-TESSERA_GPU_POINTWISE_UNARY(ceil, kCeil, false)
-TESSERA_GPU_POINTWISE_UNARY(round, kRound, false)
-TESSERA_GPU_POINTWISE_UNARY(trunc, kTrunc, false)
-TESSERA_GPU_POINTWISE_UNARY(sign, kSign, false)
-TESSERA_GPU_POINTWISE_UNARY(bitwise_not, kBitwiseNot, false)
-TESSERA_GPU_POINTWISE_UNARY(isnan, kIsNan, false)
-TESSERA_GPU_POINTWISE_UNARY(isinf, kIsInf, false)
-TESSERA_GPU_POINTWISE_UNARY(isfinite, kIsFinite, false)
-TESSERA_GPU_POINTWISE_UNARY(logical_not, kLogicalNot, false)
+TESSERA_GPU_POINTWISE_UNARY(exp2, kExp2)
+TESSERA_GPU_POINTWISE_UNARY(expm1, kExpm1)
+TESSERA_GPU_POINTWISE_UNARY(log2, kLog2)
+TESSERA_GPU_POINTWISE_UNARY(log10, kLog10)
+TESSERA_GPU_POINTWISE_UNARY(log1p, kLog1p)
+TESSERA_GPU_POINTWISE_UNARY(tan, kTan)
+TESSERA_GPU_POINTWISE_UNARY(asin, kAsin)
+TESSERA_GPU_POINTWISE_UNARY(acos, kAcos)
+TESSERA_GPU_POINTWISE_UNARY(atan, kAtan)
+TESSERA_GPU_POINTWISE_UNARY(sinh, kSinh)
+TESSERA_GPU_POINTWISE_UNARY(cosh, kCosh)
+TESSERA_GPU_POINTWISE_UNARY(erf, kErf)
+TESSERA_GPU_POINTWISE_UNARY(silu, kSilu)
+TESSERA_GPU_POINTWISE_UNARY(floor, kFloor)
+TESSERA_GPU_POINTWISE_UNARY(ceil, kCeil)
+TESSERA_GPU_POINTWISE_UNARY(round, kRound)
+TESSERA_GPU_POINTWISE_UNARY(trunc, kTrunc)
+TESSERA_GPU_POINTWISE_UNARY(sign, kSign)
+TESSERA_GPU_POINTWISE_UNARY(bitwise_not, kBitwiseNot)
+TESSERA_GPU_POINTWISE_UNARY(isnan, kIsNan)
+TESSERA_GPU_POINTWISE_UNARY(isinf, kIsInf)
+TESSERA_GPU_POINTWISE_UNARY(isfinite, kIsFinite)
+TESSERA_GPU_POINTWISE_UNARY(logical_not, kLogicalNot)
 #undef TESSERA_GPU_POINTWISE_UNARY
 
 // gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
-Tensor GeluOut(const KernelContext& ctx, const Tensor& self, std::string_view approximate,
-               const Tensor& out) {
+TensorView GeluOut(const KernelContext& ctx, const TensorView& self, std::string_view approximate,
+                   const TensorView& out) {
   if (approximate == "none") return PointwiseUnaryOut<K::kGelu>(ctx, "gelu.out", self, out);
   if (approximate == "tanh") return PointwiseUnaryOut<K::kGeluTanh>(ctx, "gelu.out", self, out);
-  // The plan refused every other value.
-  sdk::fail(TSR_INTERNAL, "gelu.out: unplanned approximate '" + std::string(approximate) + "'");
+  sdk::fail(TSR_INVALID_ARGUMENT,
+            "gelu.out: " + std::string(base::gelu_approximate_error(approximate)) + ", got '" +
+                std::string(approximate) + "'");
 }
 
 // round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out): floating dtypes only,
 // whatever `decimals` (as PyTorch).
-Tensor RoundDecimalsOut(const KernelContext& ctx, const Tensor& self, int64_t decimals,
-                        const Tensor& out) {
+TensorView RoundDecimalsOut(const KernelContext& ctx, const TensorView& self, int64_t decimals,
+                            const TensorView& out) {
   PointwiseParams params;
   params.decimals = decimals;
   return PointwiseUnaryOut<K::kRoundDecimals>(ctx, "round.decimals_out", self, out, params);
@@ -550,7 +568,8 @@ Tensor RoundDecimalsOut(const KernelContext& ctx, const Tensor& self, int64_t de
 // copy_ on one device (the runtime moves data between devices itself): any dtype to any
 // dtype, src broadcast to self. A dense copy of equal dtypes and layouts is one memcpy on the
 // current stream.
-Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking: always queued*/) {
+TensorView Copy(const TensorView& self, const TensorView& src,
+                bool /*non_blocking: always queued*/) {
   if (self.numel() == 0) return self;
   const bool same_layout = src.device().type != TSR_DEVICE_CPU && self.dtype() == src.dtype() &&
                            self.is_contiguous() && src.is_contiguous() && self.same_shape(src);
@@ -568,7 +587,7 @@ Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking: always q
   return self;
 }
 
-Tensor Fill(const Tensor& self, Scalar value) {
+TensorView Fill(const TensorView& self, Scalar value) {
   RunUnary("fill_.Scalar", UnaryKind::kIdentity, self.dtype(), self,
            ScalarOperand(value, self.dtype()));
   return self;

@@ -2,7 +2,9 @@
 // a copy of the runtime's function table whose every slot counts its calls before forwarding
 // them, so that a test can tell how many table calls that plugin's kernels make per op call
 // (table_calls_test.cc). The counted plugin's descriptor is passed through as this plugin's
-// own; only its register_fn is wrapped, to hand it the counting table too.
+// own; only its register_fn is wrapped, to hand it the counting table too. Each kernel it
+// registers is wrapped as well, to count its calls: a test can tell that the plugin's own
+// kernel ran, not a composite of the runtime's.
 #include <dlfcn.h>
 
 #include <atomic>
@@ -31,6 +33,24 @@ const tsr_runtime_api* g_runtime = nullptr;  // the real table
 tsr_runtime_api g_counting;                  // what the counted plugin gets
 std::atomic<int64_t> g_calls[kNumSlots];
 tsr_error* (*g_register)(void*, const tsr_runtime_api*) = nullptr;
+std::atomic<int64_t> g_kernel_calls{0};
+
+// A registered kernel's own entries, which the counting ones call.
+struct Entries {
+  tsr_boxed_kernel_fn boxed;
+  tsr_packed_kernel_fn packed;
+  void* context;
+};
+tsr_error* CountedBoxed(void* context, const tsr_op* op, tsr_stack* stack) {
+  g_kernel_calls.fetch_add(1, std::memory_order_relaxed);
+  const Entries& e = *static_cast<const Entries*>(context);
+  return e.boxed(e.context, op, stack);
+}
+tsr_error* CountedPacked(void* context, const tsr_kernel_call* call) {
+  g_kernel_calls.fetch_add(1, std::memory_order_relaxed);
+  const Entries& e = *static_cast<const Entries*>(context);
+  return e.packed(e.context, call);
+}
 
 // Forward<I, F, M>::Call: slot M (of type F) that counts into g_calls[I], then calls the
 // runtime's own slot with the same arguments.
@@ -46,6 +66,20 @@ struct Forward<I, R (*)(A...), M> {
 
 tsr_error* Fail(const tsr_runtime_api* api, const char* message) {
   return api->error_create(TSR_FAILED_PRECONDITION, tsr_string{message, std::strlen(message)});
+}
+
+// kernel_register of the counting table: the kernel registered with counting entries (its
+// own kept for the process, as registrations may be). Typed C kernels pass as they are.
+tsr_error* RegisterKernel(const tsr_kernel_desc* desc, tsr_registration** out) {
+  g_calls[kSlot_kernel_register].fetch_add(1, std::memory_order_relaxed);
+  if (desc == nullptr || desc->boxed == nullptr || desc->struct_size != sizeof(tsr_kernel_desc)) {
+    return g_runtime->kernel_register(desc, out);
+  }
+  tsr_kernel_desc counted = *desc;
+  counted.context = new Entries{desc->boxed, desc->packed, desc->context};
+  counted.boxed = &CountedBoxed;
+  if (desc->packed != nullptr) counted.packed = &CountedPacked;
+  return g_runtime->kernel_register(&counted, out);
 }
 
 tsr_error* RegisterCounted(void* state, const tsr_runtime_api* /*api*/) {
@@ -73,6 +107,7 @@ TSR_PLUGIN_EXPORT tsr_error* tsr_plugin_init(const tsr_runtime_api* api, tsr_plu
       &Forward<kSlot_##slot, decltype(tsr_runtime_api::slot), &tsr_runtime_api::slot>::Call;
   TESSERA_RUNTIME_API_SLOTS(TESSERA_SLOT_FORWARD_)
 #undef TESSERA_SLOT_FORWARD_
+  g_counting.kernel_register = &RegisterKernel;
   if (tsr_error* e = init(&g_counting, desc)) return e;
   g_register = desc->register_fn;
   desc->register_fn = &RegisterCounted;
@@ -88,6 +123,11 @@ TSR_PLUGIN_EXPORT int64_t tsr_counting_slot(size_t i, const char** name) {
 }
 TSR_PLUGIN_EXPORT void tsr_counting_reset(void) {
   for (auto& c : g_calls) c.store(0, std::memory_order_relaxed);
+  g_kernel_calls.store(0, std::memory_order_relaxed);
+}
+// The calls of the counted plugin's kernels since the last reset.
+TSR_PLUGIN_EXPORT int64_t tsr_counting_kernel_calls(void) {
+  return g_kernel_calls.load(std::memory_order_relaxed);
 }
 
 }  // extern "C"

@@ -85,6 +85,14 @@ class KernelContext {
     *out = static_cast<tsr_dtype>(plan_->compute_dtype);
     return true;
   }
+  // planned_compute_dtype: the compute dtype of a call of an op with a plan function (every
+  // pointwise op); a call without one fails (INTERNAL) rather than guess. A plugin relying on
+  // it states min_abi_minor 1 in describe(): a 1.0 runtime plans no call.
+  tsr_dtype planned_compute_dtype() const {
+    tsr_dtype planned;
+    if (!compute_dtype(&planned)) fail(TSR_INTERNAL, "the call has no planned compute dtype");
+    return planned;
+  }
   // fail throws an Error whose message starts with the op's name: "add.out: <message>".
   [[noreturn]] void fail(tsr_code code, std::string_view message) const {
     throw Error(code, std::string(op_name()) + ": " + std::string(message));

@@ -16,6 +16,7 @@
 #include "runtime/handles.h"
 #include "runtime/plugin_device.h"
 #include "runtime/runtime_state.h"
+#include "runtime/struct_sizes.h"
 
 namespace tessera {
 namespace capi {
@@ -220,7 +221,7 @@ std::vector<std::unique_ptr<PluginDevice>>* const g_all_devices ABSL_GUARDED_BY(
 
 absl::Status CheckInterface(const tsr_device_interface* iface) {
   if (iface == nullptr) return absl::InvalidArgumentError("tsr_device_register: iface is NULL");
-  constexpr size_t kMinSize = offsetof(tsr_device_interface, event_synchronize) + sizeof(void*);
+  constexpr size_t kMinSize = size_in_1_0::tsr_device_interface;
   if (iface->struct_size < kMinSize) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "tsr_device_register: iface->struct_size is %d, expected at least %d (the 1.0 "

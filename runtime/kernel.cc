@@ -15,6 +15,7 @@
 #include "runtime/runtime_state.h"
 #include "runtime/typed_kernel.h"
 #include "runtime/values.h"
+#include "runtime/struct_sizes.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
 using namespace tessera::capi;  // NOLINT
@@ -181,8 +182,9 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
     if (desc == nullptr) {
       return MakeError(absl::StatusCode::kInvalidArgument, "tsr_kernel_register: desc is NULL");
     }
-    // Fields up to `kernel_name` exist since 1.0: a smaller struct is not a kernel desc.
-    constexpr size_t kMinSize = offsetof(tsr_kernel_desc, kernel_name) + sizeof(tsr_string);
+    // A desc is at least 1.0's (struct_sizes.h; it accepted 64 bytes, 1.0's without `typed`,
+    // which no release had).
+    constexpr size_t kMinSize = size_in_1_0::tsr_kernel_desc;
     if (desc->struct_size < kMinSize) {
       return MakeError(absl::StatusCode::kInvalidArgument,
                        absl::StrFormat("%s: desc->struct_size is %d, expected at least %d (the "
@@ -212,9 +214,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
         return ToError(s);
       }
     }
-    // `typed` (1.0) and `schema` (1.1) exist when the desc is large enough to have them.
-    const tsr_typed_kernel_fn typed =
-        TSR_FIELD_FITS(tsr_kernel_desc, typed, desc->struct_size) ? desc->typed : nullptr;
+    const tsr_typed_kernel_fn typed = desc->typed;  // 1.0's, as the size check above ensures
     const std::string_view stated_schema = *schema_text;
     // `packed` (1.1) is the optional fast entry of a boxed kernel.
     const tsr_packed_kernel_fn packed =

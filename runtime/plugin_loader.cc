@@ -24,6 +24,7 @@
 #include "dispatcher/call_epoch.h"
 #include "runtime/handles.h"
 #include "runtime/runtime_state.h"
+#include "runtime/struct_sizes.h"
 #include "tessera/c/loader.h"
 
 namespace tessera {
@@ -34,8 +35,8 @@ namespace {
 // was built against minor N must fill exactly that many bytes (more or less means a corrupt or
 // mismatched descriptor). Newer minors than the runtime's may only be larger.
 constexpr size_t kPluginDescSize[] = {
-    /* 1.0 */ TSR_PLUGIN_DESC_SIZE_1_0,
-    /* 1.1 */ sizeof(tsr_plugin_desc),
+    /* 1.0 */ size_in_1_0::tsr_plugin_desc,
+    /* 1.1 */ size_in_1_1::tsr_plugin_desc,
 };
 
 // Note [Descriptor capacity] (plugin.h) states the rule; here is the runtime's side of it. The

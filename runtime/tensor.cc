@@ -11,6 +11,7 @@
 #include "runtime/device_registry.h"
 #include "runtime/handles.h"
 #include "runtime/runtime_state.h"
+#include "runtime/struct_sizes.h"
 
 namespace tessera {
 namespace capi {
@@ -213,8 +214,7 @@ tsr_error* tsr_tensor_from_host_memory_desc(const tsr_host_memory_desc* desc, ts
     }
     // Every field is 1.1's: a caller's struct must hold them all (a later minor's fields, read
     // only within struct_size, would default to zero).
-    constexpr size_t kSize_1_1 =
-        offsetof(tsr_host_memory_desc, deleter_context) + sizeof(desc->deleter_context);
+    constexpr size_t kSize_1_1 = size_in_1_1::tsr_host_memory_desc;
     if (desc->struct_size < kSize_1_1) {
       return ToError(absl::InvalidArgumentError(absl::StrFormat(
           "%s: expected desc->struct_size >= %d (sizeof(tsr_host_memory_desc) of ABI 1.1), got %d",

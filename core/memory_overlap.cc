@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tessera/base/layout.hpp"
+
 namespace tessera {
 namespace {
 
@@ -26,20 +28,8 @@ bool SameView(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 bool IsNonOverlappingAndDense(const Tensor& t) {
-  DimVector dims;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.sizes()[d] != 1) dims.push_back(d);
-  }
-  std::sort(dims.begin(), dims.end(),
-            [&](int64_t x, int64_t y) { return t.strides()[x] < t.strides()[y]; });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (t.strides()[d] != expected) return false;
-    // Only an empty tensor's sizes (any strides allowed) can overflow the product; no stride
-    // matches a product past INT64_MAX, so only the last dim may make it.
-    if (__builtin_mul_overflow(expected, t.sizes()[d], &expected)) return d == dims.back();
-  }
-  return true;
+  return base::is_non_overlapping_and_dense(t.sizes().data(), t.strides().data(),
+                                            static_cast<size_t>(t.dim()));
 }
 
 InternalOverlap HasInternalOverlap(const Tensor& t) {

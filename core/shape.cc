@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "tessera/base/layout.hpp"
 
 namespace tessera {
 
@@ -102,13 +103,14 @@ absl::StatusOr<int64_t> StorageElementsFor(IntArrayRef sizes, IntArrayRef stride
 }
 
 absl::StatusOr<int64_t> WrapDim(int64_t dim, int64_t ndim, std::string_view op) {
-  const int64_t n = std::max<int64_t>(ndim, 1);
-  if (dim < -n || dim >= n) {
+  const int64_t wrapped = base::wrap_dim(dim, ndim);
+  if (wrapped < 0) {
+    const int64_t n = std::max<int64_t>(ndim, 1);
     return absl::OutOfRangeError(absl::StrFormat(
         "%s: dimension out of range (expected to be in range of [%d, %d], but got %d)", op, -n,
         n - 1, dim));
   }
-  return dim < 0 ? dim + n : dim;
+  return wrapped;
 }
 
 absl::StatusOr<DimVector> BroadcastShapes(IntArrayRef a, IntArrayRef b) {

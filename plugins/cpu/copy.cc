@@ -1,5 +1,6 @@
 // Copies and conversions: copy_ (any dtype to any dtype, broadcasting), clone.
 #include "pointwise.hpp"
+#include "tessera/base/layout.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -50,23 +51,7 @@ using sdk::TensorView;
 
 // True when the strides cover the elements densely without overlap, in any dimension order.
 bool is_non_overlapping_and_dense(const TensorView& t) {
-  struct Dim {
-    int64_t stride, size;
-    bool operator<(const Dim& o) const {
-      return stride != o.stride ? stride < o.stride : size < o.size;
-    }
-  };
-  SmallVector<Dim, kInlineDims> dims;
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.sizes()[d] != 1) dims.push_back({t.strides()[d], t.sizes()[d]});
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (const Dim& d : dims) {
-    if (d.stride != expected) return false;
-    expected *= d.size;
-  }
-  return true;
+  return base::is_non_overlapping_and_dense(t.sizes().data, t.strides().data, t.sizes().size);
 }
 
 bool same_strides(const TensorView& a, const TensorView& b) {

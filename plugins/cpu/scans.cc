@@ -8,17 +8,18 @@
 #include "math.hpp"
 #include "pointwise.hpp"
 #include "reduce.hpp"
+#include "tessera/base/layout.hpp"
 
 namespace tessera {
 namespace cpu {
 
 int64_t wrap_dim(const sdk::KernelContext& ctx, int64_t dim, int64_t ndim) {
-  const int64_t n = ndim == 0 ? 1 : ndim;
-  if (dim < -n || dim >= n) {
+  const int64_t wrapped = base::wrap_dim(dim, ndim);
+  if (wrapped < 0) {
     ctx.fail(TSR_INTERNAL, "dim " + std::to_string(dim) + " of a " + std::to_string(ndim) +
                                "-dim tensor reached the kernel (the plan checks the range)");
   }
-  return dim < 0 ? dim + n : dim;
+  return wrapped;
 }
 
 namespace {

@@ -15,6 +15,7 @@
 #include "gpu_device.h"
 #include "kernels_index.h"
 #include "op_support.h"
+#include "tessera/base/layout.hpp"
 #include "tessera/sdk/stream.hpp"
 
 namespace tessera {
@@ -48,14 +49,15 @@ void CheckCuda(const char* op, const char* what, cudaError_t e) {
 }
 
 int64_t WrapDim(const char* op, int64_t dim, int64_t ndim) {
-  const int64_t n = ndim == 0 ? 1 : ndim;
-  if (dim < -n || dim >= n) {
+  const int64_t wrapped = base::wrap_dim(dim, ndim);
+  if (wrapped < 0) {
+    const int64_t n = ndim == 0 ? 1 : ndim;
     sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
                                         ": dimension out of range (expected to be in range of [" +
                                         std::to_string(-n) + ", " + std::to_string(n - 1) +
                                         "], but got " + std::to_string(dim) + ")");
   }
-  return dim < 0 ? dim + n : dim;
+  return wrapped;
 }
 
 // A 0-dim tensor as one element of one dimension (as the CPU backend iterates it).
@@ -276,17 +278,7 @@ Tensor TriOut(const Tensor& self, int64_t diagonal, const Tensor& out) {
 
 // Whether the strides cover the elements densely without overlap, in any dimension order.
 bool NonOverlappingAndDense(const Tensor& t) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    if (t.sizes()[d] != 1) dims.push_back({t.strides()[d], t.sizes()[d]});
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return false;
-    expected *= size;
-  }
-  return true;
+  return base::is_non_overlapping_and_dense(t.sizes().data, t.strides().data, t.sizes().size);
 }
 
 // clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor: a dense input's strides

@@ -60,9 +60,16 @@ struct CallPlan {
 using PlanFn = absl::Status (*)(const void* context, const OperatorHandle& op, const Stack& args,
                                 CallPlan* plan);
 
+class UnboxedArgs;
+// UnboxedPlanFn: the same plan function over an unboxed call's arguments (Note [The unboxed fast
+// path] in dispatcher/unboxed_call.cc); both are instances of one template.
+using UnboxedPlanFn = absl::Status (*)(const void* context, const OperatorHandle& op,
+                                       const UnboxedArgs& args, CallPlan* plan);
+
 struct PlanFunction {
   PlanFn fn = nullptr;
   const void* context = nullptr;
+  UnboxedPlanFn unboxed = nullptr;  // optional: the op's calls then may take the fast path
 };
 
 // PlanScope attaches `plan` to `stack` while a kernel runs on it, and restores what was there.

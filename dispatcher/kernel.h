@@ -29,10 +29,17 @@ using BoxedKernelFn = absl::Status (*)(void* context, const OperatorHandle& op, 
 using PackedKernelFn = absl::Status (*)(void* context, const OperatorHandle& op, Stack* stack,
                                         const CallPlan* plan,
                                         absl::Span<const TensorImpl*> returned);
+class UnboxedArgs;
+// The packed entry over an unboxed call's arguments (Note [The unboxed fast path] in
+// dispatcher/unboxed_call.cc): the same kernel, reading `args` instead of a stack.
+using UnboxedKernelFn = absl::Status (*)(void* context, const OperatorHandle& op,
+                                         const UnboxedArgs& args, const CallPlan* plan,
+                                         absl::Span<const TensorImpl*> returned);
 
 struct KernelFunction {
   BoxedKernelFn fn = nullptr;
   PackedKernelFn packed = nullptr;    // optional: set only for ops that return written arguments
+  UnboxedKernelFn unboxed = nullptr;  // optional: with `packed`, for the unboxed fast path
   void* context = nullptr;            // passed back to fn and packed
   std::shared_ptr<const void> owner;  // keeps `context` (and its provider) alive
   std::string name;                   // for traces and reports, e.g. "cpu::add_kernel"

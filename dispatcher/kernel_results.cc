@@ -2,6 +2,7 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "dispatcher/internal/operator_entry.h"
+#include "dispatcher/unboxed_call.h"
 
 namespace tessera {
 
@@ -139,6 +140,13 @@ void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call
 // entry stays the contract (a runtime before 1.1, an adapted kernel, the CPU fallback's
 // redispatch all use it), and must compute the same.
 
+// CheckPackedReturns: each return of a packed call is the argument the schema says (`args`: a
+// Stack or UnboxedArgs), still of the planned shape.
+template <typename Args>
+absl::Status CheckPackedReturns(const OperatorEntry& caller, const OperatorEntry& entry,
+                                const KernelFunction& kernel, const CallPlan& plan,
+                                const Args& args, absl::Span<const TensorImpl* const> returned);
+
 absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
                         const KernelFunction& kernel, const CallPlan& plan, Stack* stack) {
   const size_t n = entry.returned_argument.size();
@@ -157,11 +165,42 @@ absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
         "%s: %s changed its stack from %d to %d values (a packed kernel reads the stack only)",
         caller.name, Who(caller, entry, kernel), num_args, stack->size()));
   }
+  TSR_RETURN_IF_ERROR(
+      CheckPackedReturns(caller, entry, kernel, plan, *stack, absl::MakeConstSpan(returned, n)));
+  // The returns replace the arguments: each written argument moves to its return's place (a
+  // move, not a reference count round trip), then the rest is dropped.
+  if (n == 1 && entry.returned_argument[0] != 0) {
+    (*stack)[0] = std::move((*stack)[entry.returned_argument[0]]);
+  } else if (n > 1) {
+    Value results[kMaxPackedReturns];
+    for (size_t r = 0; r < n; ++r) results[r] = std::move((*stack)[entry.returned_argument[r]]);
+    for (size_t r = 0; r < n; ++r) (*stack)[r] = std::move(results[r]);
+  }
+  stack->erase(stack->begin() + static_cast<std::ptrdiff_t>(n), stack->end());
+  return absl::OkStatus();
+}
+
+absl::Status CallUnboxedPacked(const OperatorEntry& caller, const OperatorEntry& entry,
+                               const KernelFunction& kernel, const CallPlan& plan,
+                               const UnboxedArgs& args) {
+  const size_t n = entry.returned_argument.size();
+  const TensorImpl* returned[kMaxPackedReturns] = {};
+  TSR_RETURN_IF_ERROR(
+      kernel.unboxed(kernel.context, OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)),
+                     args, plan.has_outputs() ? &plan : nullptr, absl::MakeSpan(returned, n)));
+  return CheckPackedReturns(caller, entry, kernel, plan, args, absl::MakeConstSpan(returned, n));
+}
+
+template <typename Args>
+absl::Status CheckPackedReturns(const OperatorEntry& caller, const OperatorEntry& entry,
+                                const KernelFunction& kernel, const CallPlan& plan,
+                                const Args& args, absl::Span<const TensorImpl* const> returned) {
+  const size_t n = returned.size();
   const bool has_meta = plan.outputs.size() == n;
   for (size_t r = 0; r < n; ++r) {
     const int index = entry.returned_argument[r];
     const Argument& arg = entry.schema.arguments[index];
-    const Value& written = (*stack)[index];
+    const auto& written = args[index];
     if (!written.is_tensor() || !written.tensor().defined()) continue;  // None: an optional out
     const Tensor& t = written.tensor();
     if (ABSL_PREDICT_FALSE(returned[r] != t.impl())) {
@@ -179,16 +218,6 @@ absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
           ShapeToString(plan.outputs[r].sizes)));
     }
   }
-  // The returns replace the arguments: each written argument moves to its return's place (a
-  // move, not a reference count round trip), then the rest is dropped.
-  if (n == 1 && entry.returned_argument[0] != 0) {
-    (*stack)[0] = std::move((*stack)[entry.returned_argument[0]]);
-  } else if (n > 1) {
-    Value results[kMaxPackedReturns];
-    for (size_t r = 0; r < n; ++r) results[r] = std::move((*stack)[entry.returned_argument[r]]);
-    for (size_t r = 0; r < n; ++r) (*stack)[r] = std::move(results[r]);
-  }
-  stack->erase(stack->begin() + static_cast<std::ptrdiff_t>(n), stack->end());
   return absl::OkStatus();
 }
 

@@ -26,6 +26,7 @@
 #include "core/shape.h"
 #include "core/status_macros.h"
 #include "dispatcher/internal/operator_entry.h"
+#include "dispatcher/unboxed_call.h"
 
 namespace tessera {
 namespace internal {
@@ -63,7 +64,8 @@ absl::Status CheckAgainstInput(const OperatorEntry& entry, size_t w, const Tenso
 
 }  // namespace
 
-absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack) {
+template <typename Args>
+absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Args& stack) {
   const std::vector<Argument>& args = entry.schema.arguments;
   for (size_t w : entry.written) {
     if (w >= stack.size() || !stack[w].is_tensor()) continue;
@@ -78,7 +80,7 @@ absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack) 
     }
     for (size_t i : entry.read_tensors) {
       if (i >= stack.size()) break;  // indices ascend
-      const Value& v = stack[i];
+      const auto& v = stack[i];
       if (v.is_tensor()) {
         TSR_RETURN_IF_ERROR(CheckAgainstInput(entry, w, out, i, v.tensor()));
       } else if (v.is_tensor_list()) {
@@ -89,6 +91,9 @@ absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack) 
   }
   return absl::OkStatus();
 }
+
+template absl::Status CheckWrittenMemory(const OperatorEntry&, const Stack&);
+template absl::Status CheckWrittenMemory(const OperatorEntry&, const UnboxedArgs&);
 
 }  // namespace internal
 }  // namespace tessera

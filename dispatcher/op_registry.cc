@@ -494,7 +494,7 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   const bool backend = lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta;
   internal::KernelCall call;
   if (backend) {
-    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, stack, &call.plan));
+    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, *stack, &call.plan));
     if (lookup.kernel->packed != nullptr) {  // Note [Packed kernel calls]
       if (!entry.written.empty()) TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
       return internal::CallPacked(entry, entry, *lookup.kernel, call.plan, stack);

@@ -35,6 +35,8 @@
 namespace tessera {
 
 class OpRegistry;
+class UnboxedArgs;
+struct UnboxedReturns;
 
 namespace internal {
 class OperatorEntry;
@@ -201,6 +203,14 @@ class OpRegistry {
   absl::Status Call(const OperatorHandle& op, Stack* stack) const;
   // CallWithKey skips the device check and uses `key` (for fallbacks that redispatch).
   absl::Status CallWithKey(const OperatorHandle& op, DispatchKey key, Stack* stack) const;
+  // CallUnboxed runs a call whose arguments are unboxed (every argument of the schema, each of
+  // its kind, dispatcher/unboxed_call.h) the short way, when the call is of the common case
+  // the fast path serves, and sets `*taken`; with `*taken` false it did nothing, and the caller
+  // makes the call through Call. A call it takes has the results and errors Call would give
+  // (Note [The unboxed fast path] in unboxed_call.cc). It may append the outputs it makes to
+  // `args` (which must have room for the op's returns beyond its arguments).
+  absl::Status CallUnboxed(const OperatorHandle& op, UnboxedArgs* args, UnboxedReturns* returns,
+                           bool* taken) const;
 
   // ComputeDispatchKey applies the device rule to a normalized stack: all tensors on one
   // device, except 0-dim CPU tensors, which join any device (see Note in op_registry.cc).

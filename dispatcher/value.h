@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 #include "core/device.h"
 #include "core/dtype.h"
@@ -154,9 +155,26 @@ class Stack : public absl::InlinedVector<Value, 8> {
   // calls without a plan (ops without a Meta function, composites, fallbacks).
   const CallPlan* plan() const { return plan_; }
 
+  // Materialized: the stack with its values. An unboxed call (Note [The unboxed fast path] in
+  // dispatcher/unboxed_call.cc) hands its kernel an empty stack that fills itself from the
+  // call's arguments the first time a kernel reads it through the C ABI (the stack readers call
+  // this); a kernel that reads only its packed arguments never pays for it. Not for concurrent
+  // first reads: a kernel reads its stack on its own thread.
+  const Stack& Materialized() const {
+    if (ABSL_PREDICT_FALSE(fill_ != nullptr)) {
+      Stack* self = const_cast<Stack*>(this);
+      void (*fill)(const void*, Stack*) = std::exchange(self->fill_, nullptr);
+      fill(fill_source_, self);
+    }
+    return *this;
+  }
+
  private:
   friend class PlanScope;
+  friend class UnboxedStack;
   const CallPlan* plan_ = nullptr;
+  void (*fill_)(const void* source, Stack* stack) = nullptr;  // set while unfilled
+  const void* fill_source_ = nullptr;
 };
 
 }  // namespace tessera

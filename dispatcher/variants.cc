@@ -4,6 +4,7 @@
 #include "core/type_promotion.h"
 #include "dispatcher/internal/operator_entry.h"
 #include "dispatcher/op_registry.h"
+#include "dispatcher/unboxed_call.h"
 
 namespace tessera {
 
@@ -86,8 +87,10 @@ absl::Status PlanFromMeta(const OperatorEntry& functional, const KernelFunction&
   return absl::OkStatus();
 }
 
-// RequirePlan: the plan of a derivation, which cannot run without outputs to allocate or check.
-absl::Status RequirePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
+}  // namespace
+
+template <typename Args>
+absl::Status RequirePlan(const OperatorEntry& functional, const Args& args, CallPlan* plan) {
   TSR_RETURN_IF_ERROR(ComputePlan(functional, args, plan));
   if (ABSL_PREDICT_FALSE(!plan->has_outputs())) {
     return absl::InternalError(
@@ -95,6 +98,10 @@ absl::Status RequirePlan(const OperatorEntry& functional, const Stack& args, Cal
   }
   return absl::OkStatus();
 }
+template absl::Status RequirePlan(const OperatorEntry&, const Stack&, CallPlan*);
+template absl::Status RequirePlan(const OperatorEntry&, const UnboxedArgs&, CallPlan*);
+
+namespace {
 
 absl::Status CheckDtype(const OperatorEntry& op, const Argument& arg, const Tensor& out,
                         ScalarType computed) {
@@ -110,8 +117,10 @@ absl::Status CheckDtype(const OperatorEntry& op, const Argument& arg, const Tens
       ScalarTypeName(computed), ScalarTypeName(out.dtype()), arg.name));
 }
 
-// CheckOutput checks one out= output against the computed one and resizes it if needed.
-absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out_value,
+// CheckOutput checks one out= output (a Value or an UnboxedArg) against the computed one and
+// resizes it if needed.
+template <typename V>
+absl::Status CheckOutput(const OperatorEntry& op, size_t index, const V& out_value,
                          const TensorSpec& computed, Device device) {
   const Argument& arg = op.schema.arguments[index];
   if (!out_value.is_tensor()) {
@@ -131,7 +140,8 @@ absl::Status CheckOutput(const OperatorEntry& op, size_t index, const Value& out
   return absl::OkStatus();
 }
 
-// CheckInplace: an in-place result must have self's shape and a dtype castable to self's.
+}  // namespace
+
 absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const TensorSpec& computed) {
   if (!SameDims(self.sizes(), computed.sizes)) {
     return absl::InvalidArgumentError(
@@ -140,6 +150,8 @@ absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const Ten
   }
   return CheckDtype(op, op.schema.arguments[0], self, computed.dtype);
 }
+
+namespace {
 
 // CheckInplaceResult: the same check of a result a functional kernel computed.
 absl::Status CheckInplaceResult(const OperatorEntry& op, const Tensor& self, const Tensor& result) {
@@ -151,11 +163,12 @@ absl::Status CheckInplaceResult(const OperatorEntry& op, const Tensor& self, con
 // The device of the op's outputs: that of its first tensor that is not a 0-dim CPU tensor, as
 // the dispatch key is computed; else of its Device argument; else the CPU.
 // `count` limits the search to the first values (an out= form's inputs).
-Device OutputDevice(const Stack& stack, size_t count = SIZE_MAX) {
+template <typename Args>
+Device OutputDevice(const Args& stack, size_t count = SIZE_MAX) {
   const Device cpu(DeviceType::kCPU, 0);
   std::optional<Device> device_arg;
   for (size_t i = 0; i < stack.size() && i < count; ++i) {
-    const Value& v = stack[i];
+    const auto& v = stack[i];
     if (v.is_tensor() && v.tensor().defined()) {
       if (!(v.tensor().dim() == 0 && v.tensor().device() == cpu)) return v.tensor().device();
     } else if (v.is_device() && !device_arg) {
@@ -302,47 +315,66 @@ bool DerivedThroughCopy(const OperatorEntry& entry, int key) {
 
 namespace {
 
-absl::Status PrepareOutputs(const OperatorEntry& out_entry, Stack* stack, CallPlan* plan) {
+template <typename Args>
+absl::Status PrepareOutputs(const OperatorEntry& out_entry, const Args& args, CallPlan* plan) {
   const OperatorEntry& functional = *out_entry.functional;
-  TSR_RETURN_IF_ERROR(ComputePlan(functional, *stack, plan));
+  TSR_RETURN_IF_ERROR(ComputePlan(functional, args, plan));
   const size_t inputs = NumInputs(functional);
   for (size_t j = 0; j < plan->outputs.size(); ++j) {
     TSR_RETURN_IF_ERROR(
-        CheckOutput(out_entry, inputs + j, (*stack)[inputs + j], plan->outputs[j], plan->device));
+        CheckOutput(out_entry, inputs + j, args[inputs + j], plan->outputs[j], plan->device));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status ComputePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
+template <typename Args>
+absl::Status ComputePlan(const OperatorEntry& functional, const Args& args, CallPlan* plan) {
   // The device matters only to a plan with outputs: an op without either costs nothing here.
-  if (const PlanFunction* f = functional.plan.load(std::memory_order_acquire)) {
+  const OperatorHandle op = OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional));
+  const PlanFunction* f = functional.plan.load(std::memory_order_acquire);
+  if constexpr (std::is_same_v<Args, UnboxedArgs>) {
+    // The fast path takes only ops with an unboxed plan function (OpRegistry::CallUnboxed).
+    if (ABSL_PREDICT_FALSE(f == nullptr || f->unboxed == nullptr)) {
+      return absl::InternalError(absl::StrFormat(
+          "%s: an unboxed call of an op without an unboxed plan function", functional.name));
+    }
     plan->device = OutputDevice(args, NumInputs(functional));
-    return f->fn(f->context, OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&functional)),
-                 args, plan);
+    return f->unboxed(f->context, op, args, plan);
+  } else {
+    if (f != nullptr) {
+      plan->device = OutputDevice(args, NumInputs(functional));
+      return f->fn(f->context, op, args, plan);
+    }
+    if (const KernelFunction* meta = KernelAt(&functional, kMetaKey)) {
+      plan->device = OutputDevice(args, NumInputs(functional));
+      return PlanFromMeta(functional, *meta, args, plan);
+    }
+    return absl::OkStatus();
   }
-  if (const KernelFunction* meta = KernelAt(&functional, kMetaKey)) {
-    plan->device = OutputDevice(args, NumInputs(functional));
-    return PlanFromMeta(functional, *meta, args, plan);
+}
+
+template <typename Args>
+absl::Status ValidateCall(const OperatorEntry& entry, const Args& args, CallPlan* plan) {
+  switch (entry.variant) {
+    case VariantKind::kOut:
+      return PrepareOutputs(entry, args, plan);
+    case VariantKind::kInplace: {
+      TSR_RETURN_IF_ERROR(RequirePlan(*entry.functional, args, plan));
+      return CheckInplace(entry, args[0].tensor(), plan->outputs[0]);
+    }
+    case VariantKind::kFunctional:
+    case VariantKind::kNone:
+      return ComputePlan(entry, args, plan);
   }
   return absl::OkStatus();
 }
 
-absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, CallPlan* plan) {
-  switch (entry.variant) {
-    case VariantKind::kOut:
-      return PrepareOutputs(entry, stack, plan);
-    case VariantKind::kInplace: {
-      TSR_RETURN_IF_ERROR(RequirePlan(*entry.functional, *stack, plan));
-      return CheckInplace(entry, (*stack)[0].tensor(), plan->outputs[0]);
-    }
-    case VariantKind::kFunctional:
-    case VariantKind::kNone:
-      return ComputePlan(entry, *stack, plan);
-  }
-  return absl::OkStatus();
-}
+template absl::Status ComputePlan(const OperatorEntry&, const Stack&, CallPlan*);
+template absl::Status ComputePlan(const OperatorEntry&, const UnboxedArgs&, CallPlan*);
+template absl::Status ValidateCall(const OperatorEntry&, const Stack&, CallPlan*);
+template absl::Status ValidateCall(const OperatorEntry&, const UnboxedArgs&, CallPlan*);
 
 }  // namespace internal
 

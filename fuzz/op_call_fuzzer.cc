@@ -130,6 +130,66 @@ bool Verbose() {
   return on;
 }
 
+// Transcript: with TESSERA_FUZZ_TRANSCRIPT=FILE, one line per input: the input's hash, the op,
+// and the call's outcome (its error, or each return's kind, dtype, sizes, strides and a hash of
+// its bytes). scripts/fuzz.sh replays the grown corpus with the unboxed fast path on and off
+// (TESSERA_FAST_PATH=0) and requires the same lines (Note [The unboxed fast path]).
+FILE* Transcript() {
+  static FILE* const file = [] {
+    const char* path = std::getenv("TESSERA_FUZZ_TRANSCRIPT");
+    return path == nullptr ? nullptr : std::fopen(path, "a");
+  }();
+  return file;
+}
+
+uint64_t Fnv1a(const void* data, size_t n, uint64_t h = 14695981039346656037ull) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+// Outcome: the call's outcome as the transcript writes it.
+std::string Outcome(tsr_error* error, const tsr_stack* stack) {
+  if (error != nullptr) {
+    const tsr_string message = tsr_error_message(error);
+    return "error " + std::to_string(tsr_error_code(error)) + " " +
+           std::string(message.data, message.size);
+  }
+  std::string out = "ok";
+  for (size_t i = 0; i < tsr_stack_size(stack); ++i) {
+    out += " | kind " + std::to_string(tsr_stack_kind(stack, i));
+    tsr_tensor* t = nullptr;
+    if (tsr_stack_kind(stack, i) != TSR_VALUE_TENSOR ||
+        tsr_stack_get_tensor(stack, i, &t) != nullptr || t == nullptr) {
+      continue;
+    }
+    const int64_t dim = tsr_tensor_dim(t);
+    out += " dtype " + std::to_string(tsr_tensor_dtype(t)) + " sizes";
+    for (int64_t d = 0; d < dim; ++d) out += " " + std::to_string(tsr_tensor_sizes(t)[d]);
+    out += " strides";
+    for (int64_t d = 0; d < dim; ++d) out += " " + std::to_string(tsr_tensor_strides(t)[d]);
+    // The elements, read through the strides (a dense copy would be another call to compare).
+    const tsr_device device = tsr_tensor_device(t);
+    const int64_t numel = tsr_tensor_numel(t);
+    if (device.type != TSR_DEVICE_CPU || numel == 0) continue;
+    const size_t item = tsr_dtype_size(tsr_tensor_dtype(t));
+    const char* base = static_cast<const char*>(tsr_tensor_data_ptr(t));
+    uint64_t h = Fnv1a(nullptr, 0);
+    std::vector<int64_t> index(static_cast<size_t>(dim), 0);
+    for (int64_t e = 0; e < numel; ++e) {
+      int64_t offset = 0;
+      for (int64_t d = 0; d < dim; ++d) offset += index[d] * tsr_tensor_strides(t)[d];
+      h = Fnv1a(base + offset * static_cast<int64_t>(item), item, h);
+      for (int64_t d = dim - 1; d >= 0; --d) {
+        if (++index[d] < tsr_tensor_sizes(t)[d]) break;
+        index[d] = 0;
+      }
+    }
+    out += " data " + std::to_string(h);
+  }
+  return out;
+}
+
 class Generator {
  public:
   explicit Generator(FuzzedDataProvider& in) : in_(in) {}
@@ -363,6 +423,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  tsr_stack_size(stack));
   }
   tsr_error* error = tsr_op_call(op.handle, stack);
+  if (FILE* transcript = Transcript()) {
+    std::fprintf(transcript, "%016llx %s %s\n", static_cast<unsigned long long>(Fnv1a(data, size)),
+                 op.schema.FullName().c_str(), Outcome(error, stack).c_str());
+    std::fflush(transcript);
+  }
   if (Verbose() && error != nullptr) {
     const tsr_string message = tsr_error_message(error);
     std::fprintf(stderr, "op_call:   -> %.*s\n", static_cast<int>(message.size), message.data);

@@ -8,14 +8,15 @@
 #include <memory>
 
 #include "absl/strings/str_format.h"
+#include "dispatcher/unboxed_call.h"
 #include "runtime/call_views.h"
 #include "runtime/device_registry.h"
 #include "runtime/handles.h"
 #include "runtime/kernel_schema.h"
 #include "runtime/runtime_state.h"
+#include "runtime/struct_sizes.h"
 #include "runtime/typed_kernel.h"
 #include "runtime/values.h"
-#include "runtime/struct_sizes.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
 using namespace tessera::capi;  // NOLINT
@@ -65,6 +66,39 @@ bool PackedKernelsEnabled() {
 // values and views live on PackedTrampoline's frame.
 constexpr size_t kMaxPackedArguments = 16;
 
+// CallPackedEntry calls `k`'s packed entry with the call's arguments and their views (filled by
+// the caller from a Stack or from unboxed arguments) and reads what it returns.
+absl::Status CallPackedEntry(const CKernel& k, const OperatorHandle& op, tsr_stack* stack,
+                             const tsr_value* args, const tsr_tensor_view* const* views, size_t n,
+                             const CallPlan* plan, absl::Span<const TensorImpl*> returned) {
+  const tsr_call_plan c_plan = PlanToC(plan);
+  tsr_value returns[kMaxPackedReturns];
+  for (size_t r = 0; r < returned.size(); ++r) {  // TSR_VALUE_NONE, as kernel.h promises
+    std::memset(&returns[r], 0, sizeof returns[r]);
+  }
+  tsr_kernel_call call;
+  call.struct_size = sizeof call;
+  call.op = Wrap(op);
+  call.stack = stack;
+  call.args = args;
+  call.views = views;
+  call.num_args = n;
+  call.plan = &c_plan;
+  call.returns = returns;
+  call.num_returns = returned.size();
+  if (k.gate && !k.gate->MayEnterCall()) return PluginUnloaded(op.name(), *k.gate);
+  absl::Status status;
+  try {
+    status = StatusFrom(k.packed(k.context, &call));
+  } catch (...) {  // Note [Exceptions from plugin code]
+    return KernelThrew(op.name(), k.name, k.gate.get());
+  }
+  for (size_t r = 0; r < returned.size(); ++r) {
+    returned[r] = returns[r].kind == TSR_VALUE_TENSOR ? Unwrap(returns[r].u.tensor) : nullptr;
+  }
+  return status;
+}
+
 // PackedTrampoline: the packed entry of a C kernel (Note [Packed kernel calls] in
 // dispatcher/kernel_results.cc): the stack's values and views in one tsr_kernel_call.
 absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* stack,
@@ -103,32 +137,46 @@ absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* st
   if (has_list) {  // the lists' tensors: rare on a packed call
     if (absl::Status s = CheckArguments(*stack, op.name(), k.name); !s.ok()) return s;
   }
-  const tsr_call_plan c_plan = PlanToC(plan);
-  tsr_value returns[kMaxPackedReturns];
-  for (size_t r = 0; r < returned.size(); ++r) {  // TSR_VALUE_NONE, as kernel.h promises
-    std::memset(&returns[r], 0, sizeof returns[r]);
+  return CallPackedEntry(k, op, Wrap(stack), args, views, n, plan, returned);
+}
+
+// UnboxedTrampoline: the same packed entry for an unboxed call (Note [The unboxed fast path] in
+// dispatcher/unboxed_call.cc): its values and views come from the call's arguments, and its
+// stack is one that fills itself only if the kernel reads it.
+absl::Status UnboxedTrampoline(void* context, const OperatorHandle& op, const UnboxedArgs& uargs,
+                               const CallPlan* plan, absl::Span<const TensorImpl*> returned) {
+  const CKernel& k = *static_cast<const CKernel*>(context);
+  const size_t n = uargs.size();  // <= UnboxedArgs::kMax < kMaxPackedArguments
+  tsr_value args[UnboxedArgs::kMax];
+  tsr_tensor_view view_storage[UnboxedArgs::kMax];
+  const tsr_tensor_view* views[UnboxedArgs::kMax];
+  for (size_t i = 0; i < n; ++i) {
+    const UnboxedArg& a = uargs[i];
+    args[i].reserved = 0;
+    views[i] = nullptr;
+    switch (a.kind()) {
+      case UnboxedArg::Kind::kTensor:
+        // Note [Device memory belongs to its plugin instance], as CheckArguments checks it.
+        if (ABSL_PREDICT_FALSE(Orphaned(a.tensor()))) {
+          return OrphanedError(
+              a.tensor(), absl::StrFormat("%s: argument %d of kernel '%s'", op.name(), i, k.name));
+        }
+        args[i].kind = TSR_VALUE_TENSOR;
+        args[i].u.tensor = reinterpret_cast<tsr_tensor*>(a.tensor().impl());
+        FillView(*a.tensor().impl(), &view_storage[i]);
+        views[i] = &view_storage[i];
+        break;
+      case UnboxedArg::Kind::kScalar:
+        args[i] = ValueToC(Value(a.scalar()));
+        break;
+      case UnboxedArg::Kind::kNone:
+        std::memset(&args[i], 0, sizeof args[i]);
+        break;
+    }
   }
-  tsr_kernel_call call;
-  call.struct_size = sizeof call;
-  call.op = Wrap(op);
-  call.stack = Wrap(stack);
-  call.args = args;
-  call.views = views;
-  call.num_args = n;
-  call.plan = &c_plan;
-  call.returns = returns;
-  call.num_returns = returned.size();
-  if (k.gate && !k.gate->MayEnterCall()) return PluginUnloaded(op.name(), *k.gate);
-  absl::Status status;
-  try {
-    status = StatusFrom(k.packed(k.context, &call));
-  } catch (...) {  // Note [Exceptions from plugin code]
-    return KernelThrew(op.name(), k.name, k.gate.get());
-  }
-  for (size_t r = 0; r < returned.size(); ++r) {
-    returned[r] = returns[r].kind == TSR_VALUE_TENSOR ? Unwrap(returns[r].u.tensor) : nullptr;
-  }
-  return status;
+  UnboxedStack stack(uargs);
+  PlanScope scope(stack.get(), plan);
+  return CallPackedEntry(k, op, Wrap(stack.get()), args, views, n, plan, returned);
 }
 
 absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,
@@ -163,6 +211,7 @@ void UsePacked(const OperatorHandle& op, KernelFunction* kernel) {
     return;
   }
   kernel->packed = &PackedTrampoline;
+  kernel->unboxed = &UnboxedTrampoline;
 }
 
 absl::StatusOr<DispatchKey> ToKey(int32_t device_type, const char* what) {

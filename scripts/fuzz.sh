@@ -135,6 +135,34 @@ $(ls "$corpus" | wc -l) seed inputs"
       break
     fi
   done
+  # The unboxed fast path against the boxed one (Note [The unboxed fast path] in
+  # dispatcher/unboxed_call.cc): every input of the grown op_call corpus replayed once with
+  # each, and the transcripts (each call's error or returns, fuzz/op_call_fuzzer.cc) compared.
+  if [ "$target" = op_call ] && [[ " ${failed[*]:-} " != *" op_call "* ]]; then
+    for path in fast boxed; do
+      fast_path=1
+      [ "$path" = boxed ] && fast_path=0
+      rm -f "$work/op_call.$path.transcript"
+      if ! TESSERA_FAST_PATH=$fast_path TESSERA_FUZZ_TRANSCRIPT="$work/op_call.$path.transcript" \
+          TESSERA_NUM_THREADS=1 OMP_NUM_THREADS=1 "$binary" -runs=0 -timeout=10 \
+          -rss_limit_mb=4096 "$corpus" >"$work/op_call.$path.log" 2>&1; then
+        tail -n 30 "$work/op_call.$path.log" >&2
+        tessera_log "replaying the op_call corpus on the $path path FAILED"
+        failed+=("op_call-$path-replay")
+        continue 2
+      fi
+      sort -o "$work/op_call.$path.transcript" "$work/op_call.$path.transcript"
+    done
+    calls=$(wc -l <"$work/op_call.fast.transcript")
+    if cmp -s "$work/op_call.fast.transcript" "$work/op_call.boxed.transcript"; then
+      tessera_log "  op_call: the fast and boxed paths agree on all $calls corpus inputs"
+    else
+      diff "$work/op_call.boxed.transcript" "$work/op_call.fast.transcript" | head -n 20 >&2
+      tessera_log "op_call: the fast path (TESSERA_FAST_PATH unset) and the boxed path \
+(TESSERA_FAST_PATH=0) differ on the inputs above (< boxed, > fast)"
+      failed+=("op_call-paths")
+    fi
+  fi
 done
 
 if [ -n "$keep_corpus" ]; then

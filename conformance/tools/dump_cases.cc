@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <regex>
 #include <sstream>
@@ -23,12 +24,13 @@ namespace conformance {
 namespace {
 
 const char* kUsage =
-    "usage: tessera_dump_cases --out FILE [--op REGEX] [--dtype LIST] [--seed N]\n"
+    "usage: tessera_dump_cases --out FILE [--op REGEX] [--dtype LIST] [--seed N] [--forms]\n"
     "       tessera_dump_cases --out FILE --replay CASES\n"
     "Runs every sample of the op database on the CPU backend and writes one JSON line per case\n"
     "(arguments, Tessera's returns or error) for conformance/tools/torch_side_by_side.py.\n"
     "--replay runs the cases of a file of such lines instead (their op and args), for inputs\n"
-    "that come from elsewhere, such as PyTorch's own OpInfo samples.\n";
+    "that come from elsewhere, such as PyTorch's own OpInfo samples.\n"
+    "--forms also runs each case's out= form (into outputs of shape [0]) and in-place form.\n";
 
 [[noreturn]] void Usage(const std::string& error) {
   std::fprintf(stderr, "tessera_dump_cases: %s\n%s", error.c_str(), kUsage);
@@ -41,6 +43,7 @@ struct Options {
   std::vector<tsr_dtype> dtypes;
   uint64_t seed = 0;
   std::string replay;
+  bool forms = false;  // also the out= and in-place forms of each case
 };
 
 Options Parse(int argc, char** argv) {
@@ -75,6 +78,8 @@ Options Parse(int argc, char** argv) {
       if (end == v.c_str() || *end != '\0') Usage("expected a number after --seed, got " + v);
     } else if (a == "--replay") {
       o.replay = value();
+    } else if (a == "--forms") {
+      o.forms = true;
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -223,6 +228,54 @@ Json RunOnTessera(const std::string& op_name, const Sample& s) {
   }
 }
 
+// RunForms adds to `j` the case's out= form ("tessera_out": what it wrote into outputs of
+// shape [0], which it must resize, of the functional results' dtypes) and its in-place form
+// ("tessera_inplace": self afterwards), each as RunOnTessera writes a result or an error.
+void RunForms(const OpInfo& op, const Sample& s, Json* j) {
+  auto run = [](const std::function<std::vector<Tensor>()>& call) {
+    try {
+      std::vector<HostTensor> outs;
+      for (const Tensor& t : call()) outs.push_back(FromDevice(t));
+      Json r = Json::Object();
+      r.set("outputs", TensorsJson(outs));
+      return r;
+    } catch (const sdk::Error& e) {
+      return ErrorJson(CodeName(e.code()), e.what());
+    } catch (const std::exception& e) {
+      return ErrorJson("EXCEPTION", e.what());
+    }
+  };
+  if (!op.out.empty()) {
+    j->set("tessera_out", run([&] {
+             std::vector<tsr_dtype> dtypes;
+             try {
+               for (const Tensor& t : Invoke(op.name, s, kCpu, Layout::kContiguous))
+                 dtypes.push_back(t.dtype());
+             } catch (const sdk::Error&) {
+               // The functional form fails: one output of the first tensor's dtype meets the error.
+               dtypes.push_back(TSR_DTYPE_FLOAT32);
+               for (const Arg& a : s.args) {
+                 if (a.kind == Arg::Kind::kTensor) {
+                   dtypes.back() = a.tensor.dtype;
+                   break;
+                 }
+               }
+             }
+             std::vector<Tensor> outs;
+             for (tsr_dtype d : dtypes) outs.push_back(EmptyOn({0}, d, kCpu));
+             Invoke(op.out, WithDefaults(op.name, s), kCpu, Layout::kContiguous, outs);
+             return outs;
+           }));
+  }
+  if (!op.inplace.empty() && !s.args.empty() && s.args[0].kind == Arg::Kind::kTensor) {
+    j->set("tessera_inplace", run([&] {
+             std::vector<Tensor> inputs;
+             Invoke(op.inplace, s, kCpu, Layout::kContiguous, {}, &inputs);
+             return std::vector<Tensor>{inputs[0]};
+           }));
+  }
+}
+
 // The reverse of ArgJson, for --replay: a malformed argument throws std::runtime_error.
 double NumberFrom(const Json& v) {
   if (v.kind() == Json::Kind::kString) return std::strtod(v.as_string().c_str(), nullptr);
@@ -325,7 +378,7 @@ int Replay(const Options& o, std::ofstream& out) {
 // PyTorch applies its own and a difference in defaults shows), Tessera's returns or error, and
 // the suite's fp64 reference where it has one, to tell a wrong kernel from a wrong reference.
 Json CaseJson(const OpInfo& op, const std::string& schema, const std::string& dtype,
-              const std::string& kind, const Sample& s) {
+              const std::string& kind, const Sample& s, bool forms) {
   const std::vector<std::string> decls = SchemaArguments(schema);
   Json j = Json::Object();
   j.set("op", op.name);
@@ -339,6 +392,7 @@ Json CaseJson(const OpInfo& op, const std::string& schema, const std::string& dt
     args.push(ArgJson(s.args[i], i < decls.size() ? DeclName(decls[i]) : ""));
   j.set("args", args);
   j.set("tessera", RunOnTessera(op.name, s));
+  if (forms) RunForms(op, s, &j);
   if (kind == "sample") {
     try {
       j.set("reference", TensorsJson(op.reference(s)));
@@ -393,15 +447,17 @@ int Main(int argc, char** argv) {
         // As the dtype_claims oracle: the first sample of a dtype the op does not declare,
         // which Tessera must refuse; PyTorch says whether it refuses it too.
         if (!samples.empty())
-          emit(CaseJson(op, schema, DtypeName(dtype), "undeclared_dtype", samples.front()));
+          emit(
+              CaseJson(op, schema, DtypeName(dtype), "undeclared_dtype", samples.front(), o.forms));
         continue;
       }
-      for (const Sample& s : samples) emit(CaseJson(op, schema, DtypeName(dtype), "sample", s));
+      for (const Sample& s : samples)
+        emit(CaseJson(op, schema, DtypeName(dtype), "sample", s, o.forms));
     }
     if (op.errors) {
       Rng rng(SampleSeed(op.name, o.seed, TSR_DTYPE_FLOAT32) + kErrorInputsSeedOffset);
       for (const ErrorInput& e : op.errors(rng)) {
-        Json j = CaseJson(op, schema, "*", "error_input", e.sample);
+        Json j = CaseJson(op, schema, "*", "error_input", e.sample, o.forms);
         j.set("sample", e.sample.desc + " (" + e.what + ")");
         j.set("expected_code", CodeName(e.code));
         emit(j);

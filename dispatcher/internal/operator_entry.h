@@ -150,12 +150,21 @@ bool DerivedThroughCopy(const OperatorEntry& entry, int key);
 // ComputePlan computes the plan of a call of `functional` from the first values of `args` (Note
 // [Call plans]): with its plan function, else from its Meta kernel's results, else a plan
 // without outputs.
-absl::Status ComputePlan(const OperatorEntry& functional, const Stack& args, CallPlan* plan);
+// `Args`: a Stack or UnboxedArgs (dispatcher/unboxed_call.h), which needs a plan function.
+template <typename Args>
+absl::Status ComputePlan(const OperatorEntry& functional, const Args& args, CallPlan* plan);
+// RequirePlan: ComputePlan for a derivation, which cannot run without outputs to allocate or
+// check: an op without a Meta function is an INTERNAL error.
+template <typename Args>
+absl::Status RequirePlan(const OperatorEntry& functional, const Args& args, CallPlan* plan);
 // ValidateCall runs before every backend kernel (Note [Variants]): the op's plan checks the
 // arguments (shapes, dtypes, dims) so that no backend sees input the op refuses; an out= form
 // also gets its outputs checked and resized, an in-place form its self checked. The plan is
 // left in `*plan` for the kernel and for CheckKernelResults.
-absl::Status ValidateCall(const OperatorEntry& entry, Stack* stack, CallPlan* plan);
+template <typename Args>
+absl::Status ValidateCall(const OperatorEntry& entry, const Args& args, CallPlan* plan);
+// CheckInplace: an in-place result must have self's shape and a dtype castable to self's.
+absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const TensorSpec& computed);
 
 // KernelCall: what a backend kernel's results are checked against (Note [Kernel results]),
 // taken from the arguments before the kernel consumes them.
@@ -181,11 +190,18 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
 // returns, and leaves the returns on `stack`. `caller` names the op the user called.
 absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
                         const KernelFunction& kernel, const CallPlan& plan, Stack* stack);
+// CallUnboxedPacked: the same for an unboxed call (Note [The unboxed fast path]): the kernel's
+// unboxed entry on `args`, whose outputs are prepared as `plan` says, and the same checks of
+// what it returns; the returns are the written arguments, which the caller reads from `args`.
+absl::Status CallUnboxedPacked(const OperatorEntry& caller, const OperatorEntry& entry,
+                               const KernelFunction& kernel, const CallPlan& plan,
+                               const UnboxedArgs& args);
 using ::tessera::kMaxPackedReturns;
 
 // CheckWrittenMemory refuses a call whose written tensors overlap themselves or its inputs
 // (Note [Memory overlap], dispatcher/memory_overlap_check.cc).
-absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Stack& stack);
+template <typename Args>
+absl::Status CheckWrittenMemory(const OperatorEntry& entry, const Args& args);
 
 }  // namespace internal
 }  // namespace tessera

@@ -11,6 +11,7 @@
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/unboxed_call.h"
 #include "tessera/base/op_checks.hpp"
 
 namespace tessera {
@@ -34,7 +35,25 @@ enum class Rule {
 // ArgCheck: a check of an op's other arguments that is op semantics (alpha, gelu's
 // approximate), against the dtype the op computes in: made here once for every backend, as
 // PyTorch's structured meta functions make it, so that no kernel repeats it.
-using ArgCheck = absl::Status (*)(const OperatorHandle& op, const Stack& s, ScalarType compute);
+// Each check is one template over the arguments' form (a Stack, or UnboxedArgs on the fast path:
+// Note [The unboxed fast path]), instantiated for both (ARG_CHECK).
+template <typename Args>
+using ArgCheckOf = absl::Status (*)(const OperatorHandle& op, const Args& s, ScalarType compute);
+struct ArgCheck {
+  ArgCheckOf<Stack> boxed = nullptr;
+  ArgCheckOf<UnboxedArgs> unboxed = nullptr;
+
+  template <typename Args>
+  ArgCheckOf<Args> For() const {
+    if constexpr (std::is_same_v<Args, Stack>) {
+      return boxed;
+    } else {
+      return unboxed;
+    }
+  }
+};
+#define ARG_CHECK(f) \
+  ArgCheck { &f<Stack>, &f<UnboxedArgs> }
 
 struct PointwiseSpec {
   const char* schema;
@@ -42,7 +61,7 @@ struct PointwiseSpec {
   Rule rule;
   const char* out;      // the out= form's name
   const char* inplace;  // the in-place form's name, "" for none
-  ArgCheck check = nullptr;
+  ArgCheck check = {};
 };
 
 constexpr ScalarType kDefaultFloat = ScalarType::kFloat32;
@@ -59,13 +78,15 @@ int32_t KindOf(const Scalar& s) {
 tsr_dtype CDtype(ScalarType t) { return static_cast<tsr_dtype>(t); }
 
 // add/sub's alpha (argument 2).
-absl::Status CheckAlpha(const OperatorHandle& op, const Stack& s, ScalarType compute) {
+template <typename Args>
+absl::Status CheckAlpha(const OperatorHandle& op, const Args& s, ScalarType compute) {
   if (!s[2].is_scalar()) return absl::OkStatus();
   return Refused(op, base::alpha_error(CDtype(compute), KindOf(s[2].scalar())));
 }
 
 // gelu's approximate (argument 1).
-absl::Status CheckGeluApproximate(const OperatorHandle& op, const Stack& s, ScalarType) {
+template <typename Args>
+absl::Status CheckGeluApproximate(const OperatorHandle& op, const Args& s, ScalarType) {
   const std::string& a = s[1].string();
   if (const char* why = base::gelu_approximate_error(a)) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %s, got '%s'", op.name(), why, a));
@@ -74,14 +95,16 @@ absl::Status CheckGeluApproximate(const OperatorHandle& op, const Stack& s, Scal
 }
 
 // pow.Tensor_Scalar: an integral self to a negative integral power has no integral result.
-absl::Status CheckIntegerPower(const OperatorHandle& op, const Stack& s, ScalarType) {
+template <typename Args>
+absl::Status CheckIntegerPower(const OperatorHandle& op, const Args& s, ScalarType) {
   const Scalar& exponent = s[1].scalar();
   return Refused(op, base::integer_power_error(CDtype(s[0].tensor().dtype()), KindOf(exponent),
                                                exponent.to_double() < 0));
 }
 
 // addcdiv on integers.
-absl::Status CheckAddcdivFloating(const OperatorHandle& op, const Stack&, ScalarType compute) {
+template <typename Args>
+absl::Status CheckAddcdivFloating(const OperatorHandle& op, const Args&, ScalarType compute) {
   return Refused(op, base::addcdiv_error(CDtype(compute)));
 }
 
@@ -106,7 +129,8 @@ namespace {
 // PointwisePlan: the op's plan (Note [Call plans]): the broadcast shape, contiguous, in the
 // dtype the rule gives; the compute dtype is the promoted one (before kBool makes the output
 // bool).
-absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const Stack& s,
+template <typename Args>
+absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const Args& s,
                            CallPlan* plan) {
   const PointwiseSpec& spec = *static_cast<const PointwiseSpec*>(context);
   // The one output is filled in place: its shape grows as the operands broadcast, so nothing is
@@ -122,7 +146,7 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
   bool have_shape = false;
   ResultTypeBuilder promotion;
   for (int i = 0; i < spec.operands; ++i) {
-    const Value& v = s[i];
+    const auto& v = s[i];
     if (v.is_tensor()) {
       const Tensor& t = v.tensor();
       if (!(spec.rule == Rule::kWhere && i == 0)) promotion.AddTensor(t.dtype(), t.dim());
@@ -164,7 +188,7 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       // Each operand, before promotion, as PyTorch's sub_check: sub(bool, int) promotes to
       // int64 but is refused all the same; a bool Scalar counts as a bool operand.
       for (int i = 0; i < spec.operands; ++i) {
-        const Value& v = s[i];
+        const auto& v = s[i];
         if ((v.is_tensor() && v.tensor().dtype() == ScalarType::kBool) ||
             (v.is_scalar() && v.scalar().is_bool())) {
           return absl::InvalidArgumentError(absl::StrFormat(
@@ -177,7 +201,7 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
     case Rule::kDivMode: {
-      const Value& mode = s[2];
+      const auto& mode = s[2];
       if (mode.is_none()) {
         if (IsIntegralType(dtype, true)) dtype = kDefaultFloat;
       } else if (mode.string() != "trunc" && mode.string() != "floor") {
@@ -230,7 +254,9 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
   }
-  if (spec.check != nullptr) TSR_RETURN_IF_ERROR(spec.check(op, s, dtype));
+  if (const ArgCheckOf<Args> check = spec.check.template For<Args>()) {
+    TSR_RETURN_IF_ERROR(check(op, s, dtype));
+  }
   if (absl::Status s = ContiguousStridesInto(shape, &out.strides); ABSL_PREDICT_FALSE(!s.ok())) {
     return absl::Status(s.code(), absl::StrFormat("%s: %s", op.name(), s.message()));
   }
@@ -269,15 +295,15 @@ constexpr UnarySpec kUnary[] = {
 // Ops with other schemas, written out.
 constexpr PointwiseSpec kOther[] = {
     {"gelu(Tensor self, *, str approximate='none') -> Tensor", 1, Rule::kPromote, "gelu.out",
-     "gelu_", &CheckGeluApproximate},
+     "gelu_", ARG_CHECK(CheckGeluApproximate)},
     {"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kPromote,
-     "add.out", "add_.Tensor", &CheckAlpha},
+     "add.out", "add_.Tensor", ARG_CHECK(CheckAlpha)},
     {"add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kPromote,
-     "add.Scalar_out", "add_.Scalar", &CheckAlpha},
+     "add.Scalar_out", "add_.Scalar", ARG_CHECK(CheckAlpha)},
     {"sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool,
-     "sub.out", "sub_.Tensor", &CheckAlpha},
+     "sub.out", "sub_.Tensor", ARG_CHECK(CheckAlpha)},
     {"sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", 2, Rule::kNoBool,
-     "sub.Scalar_out", "sub_.Scalar", &CheckAlpha},
+     "sub.Scalar_out", "sub_.Scalar", ARG_CHECK(CheckAlpha)},
     {"mul.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "mul.out",
      "mul_.Tensor"},
     {"mul.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kPromote, "mul.Scalar_out",
@@ -291,7 +317,7 @@ constexpr PointwiseSpec kOther[] = {
     {"pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", 2, Rule::kPromote,
      "pow.Tensor_Tensor_out", "pow_.Tensor"},
     {"pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor", 2, Rule::kPromote,
-     "pow.Tensor_Scalar_out", "pow_.Scalar", &CheckIntegerPower},
+     "pow.Tensor_Scalar_out", "pow_.Scalar", ARG_CHECK(CheckIntegerPower)},
     {"pow.Scalar(Scalar self, Tensor exponent) -> Tensor", 2, Rule::kPromote, "pow.Scalar_out", ""},
     {"maximum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "maximum.out", ""},
     {"minimum(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "minimum.out", ""},
@@ -355,7 +381,7 @@ constexpr PointwiseSpec kOther[] = {
     {"addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
      Rule::kPromote, "addcmul.out", "addcmul_"},
     {"addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", 3,
-     Rule::kPromote, "addcdiv.out", "addcdiv_", &CheckAddcdivFloating},
+     Rule::kPromote, "addcdiv.out", "addcdiv_", ARG_CHECK(CheckAddcdivFloating)},
     {"lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor", 2, Rule::kSameDtype,
      "lerp.Scalar_out", "lerp_.Scalar"},
     {"lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", 3, Rule::kSameDtype,
@@ -389,7 +415,9 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
   }();
   static const std::vector<PlanFunction>* const plans = [] {
     auto* v = new std::vector<PlanFunction>();
-    for (const PointwiseSpec& spec : *specs) v->push_back({&PointwisePlan, &spec});
+    for (const PointwiseSpec& spec : *specs) {
+      v->push_back({&PointwisePlan<Stack>, &spec, &PointwisePlan<UnboxedArgs>});
+    }
     return v;
   }();
   std::vector<OpDefinition> defs;

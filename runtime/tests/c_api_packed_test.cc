@@ -470,3 +470,104 @@ TEST(CApiCallValues, BadInputIsAnErrorNamingWhatWasExpected) {
 }
 
 }  // namespace
+
+namespace {
+
+// --- the unboxed fast path (Note [The unboxed fast path] in dispatcher/unboxed_call.cc) -----
+
+// A packed add.out that reads its arguments through call->stack instead of call->args: on the
+// fast path that stack fills itself at the first read, and must hold the same values.
+int stack_reads_matching = 0;
+tsr_error* PackedAddFromStack(void*, const tsr_kernel_call* call) {
+  if (tsr_stack_size(call->stack) != call->num_args) {
+    return tsr_error_create(TSR_INTERNAL, S("packed_test: the stack's size is not num_args"));
+  }
+  for (size_t i : {0u, 1u, 3u}) {
+    tsr_tensor* t = nullptr;
+    if (tsr_error* e = tsr_stack_get_tensor(call->stack, i, &t)) return e;
+    if (t != call->args[i].u.tensor) {
+      return tsr_error_create(TSR_INTERNAL, S("packed_test: the stack holds another tensor"));
+    }
+  }
+  tsr_scalar alpha{};
+  if (tsr_error* e = tsr_stack_get_scalar(call->stack, 2, &alpha)) return e;
+  if (alpha.kind != call->args[2].u.scalar.kind || alpha.d != call->args[2].u.scalar.d ||
+      alpha.i != call->args[2].u.scalar.i) {
+    return tsr_error_create(TSR_INTERNAL, S("packed_test: the stack holds another alpha"));
+  }
+  ++stack_reads_matching;
+  AddFloats(*call->views[0], *call->views[1],
+            alpha.kind == TSR_SCALAR_DOUBLE ? alpha.d : static_cast<double>(alpha.i),
+            *call->views[3]);
+  call->returns[0] = call->args[3];
+  return nullptr;
+}
+
+TEST(CApiUnboxedPath, AKernelThatReadsItsStackFindsTheCallsArguments) {
+  tsr_kernel_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S("add.out");
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = &BoxedAdd;
+  desc.packed = &PackedAddFromStack;
+  desc.kernel_name = S("packed_test::add_out_from_stack");
+  tsr_registration* registration = nullptr;
+  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "");
+  stack_reads_matching = 0;
+  tsr_tensor* a = Floats({1, 2});
+  tsr_tensor* b = Floats({3, 4});
+  const tsr_value args[] = {TensorValue(a), TensorValue(b), ScalarValue(2)};
+  tsr_value ret = Kind(TSR_VALUE_NONE);
+  size_t n = 0;
+  // Functional (derived: the output made by the call) and in place (self as the output).
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("add.Tensor"), args, 3, &ret, 1, &n)), "");
+  EXPECT_EQ(Values(ret.u.tensor), (std::vector<float>{7, 10}));
+  tsr_tensor_release(ret.u.tensor);
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("add_.Tensor"), args, 3, &ret, 1, &n)), "");
+  EXPECT_EQ(ret.u.tensor, a);
+  EXPECT_EQ(Values(a), (std::vector<float>{7, 10}));
+  tsr_tensor_release(ret.u.tensor);
+  EXPECT_EQ(stack_reads_matching, 2);
+  tsr_registration_release(registration);
+  tsr_tensor_release(a);
+  tsr_tensor_release(b);
+}
+
+// Calls the fast path takes (alpha as a tsr_scalar) and calls it leaves to the boxed path (the
+// same alpha as a plain double, which the boxed path converts) give the same results and the
+// same errors.
+TEST(CApiUnboxedPath, TakenAndBoxedCallsAgree) {
+  AddOutKernel kernel;
+  ASSERT_EQ(kernel.error(), "");
+  tsr_value double_alpha = Kind(TSR_VALUE_DOUBLE);
+  double_alpha.u.d = 0.5;
+  struct Shapes {
+    std::vector<float> a, b;
+  };
+  for (const Shapes& s : {Shapes{{1, 2, 3}, {10, 20, 30}}, Shapes{{1, 2, 3}, {10, 20}}}) {
+    std::vector<std::string> outcomes;
+    for (const tsr_value& alpha : {ScalarValue(0.5), double_alpha}) {
+      for (const char* op : {"add.Tensor", "add_.Tensor"}) {
+        tsr_tensor* a = Floats(s.a);
+        tsr_tensor* b = Floats(s.b);
+        const tsr_value args[] = {TensorValue(a), TensorValue(b), alpha};
+        tsr_value ret = Kind(TSR_VALUE_NONE);
+        size_t n = 0;
+        std::string outcome = Consume(tsr_op_call_values(Find(op), args, 3, &ret, 1, &n));
+        if (outcome.empty()) {
+          for (float v : Values(ret.u.tensor)) outcome += std::to_string(v) + " ";
+          tsr_tensor_release(ret.u.tensor);
+        }
+        outcomes.push_back(std::string(op) + ": " + outcome);
+        tsr_tensor_release(a);
+        tsr_tensor_release(b);
+      }
+    }
+    ASSERT_EQ(outcomes.size(), 4u);
+    EXPECT_EQ(outcomes[0], outcomes[2]);
+    EXPECT_EQ(outcomes[1], outcomes[3]);
+  }
+  EXPECT_EQ(seen.packed_calls, 4) << "the two calls of the same shapes ran the kernel";
+}
+
+}  // namespace

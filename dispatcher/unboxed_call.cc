@@ -1,0 +1,170 @@
+// The unboxed fast path of an op call: OpRegistry::CallUnboxed.
+#include "dispatcher/unboxed_call.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "core/status_macros.h"
+#include "dispatcher/call_epoch.h"
+#include "dispatcher/internal/operator_entry.h"
+
+namespace tessera {
+
+// Note [The unboxed fast path]
+// A 1-element add through the boxed path spent most of its instructions on the call's form,
+// not its work: its arguments became a Stack of Values (a reference taken per tensor), were
+// normalized against the schema, dispatched through the functional form's derivation, handed
+// to the kernel's packed entry as tsr_values rebuilt from that Stack, and moved back into
+// returns. A call of the common case skips that form and none of the semantics:
+//
+//   - the runtime decodes the caller's arguments into UnboxedArgs only when each already has
+//     its schema argument's kind (a Tensor, a tsr_scalar for a Scalar, None where the type is
+//     optional; defaults filled in from the schema); anything else (ints or doubles for a
+//     Scalar, strings, lists, named or default markers) takes the boxed path, which converts,
+//     binds or refuses it;
+//   - CallUnboxed takes a call whose tensors are all on one device (not Meta), of an op whose
+//     functional form has an unboxed plan function (the pointwise ops), whose kernel on that
+//     device is the form's own packed kernel or the out= form's packed kernel under the
+//     functional or in-place derivation (Note [Variants]); anything else returns not taken,
+//     having done nothing;
+//   - what it runs is the boxed path's own code over the other argument form: the same plan
+//     function and checks (templates instantiated for Stack and UnboxedArgs: the plan, the
+//     output and in-place checks, the memory-overlap check, the packed returns' check), in the
+//     same order, so that a call gives the same results and the same errors on both paths;
+//   - the kernel's unboxed entry builds its tsr_values and views from UnboxedArgs directly; its
+//     tsr_kernel_call.stack is an UnboxedStack, which fills itself only if the kernel reads it.
+//
+// tessera_unboxed_path_diff (tests/unboxed_path/) holds the two paths to that: every sample of
+// the op database and the fuzzers' corpora, run with TESSERA_FAST_PATH=0 and without, must give
+// the same bytes. Not built: a cache of call recipes keyed by argument metadata (DESIGN.md: a
+// small gain, and keys that go stale silently).
+
+const std::string& UnboxedArg::string() const {
+  static const std::string* const kNone = new std::string();
+  return *kNone;
+}
+
+const std::vector<Tensor>& UnboxedArg::tensor_list() const {
+  static const std::vector<Tensor>* const kNone = new std::vector<Tensor>();
+  return *kNone;
+}
+
+void UnboxedArgs::ToStack(Stack* stack) const {
+  for (size_t i = 0; i < size_; ++i) {
+    const UnboxedArg& a = args_[i];
+    switch (a.kind()) {
+      case UnboxedArg::Kind::kTensor:
+        stack->emplace_back(a.tensor());  // a reference of its own
+        break;
+      case UnboxedArg::Kind::kScalar:
+        stack->emplace_back(a.scalar());
+        break;
+      case UnboxedArg::Kind::kNone:
+        stack->emplace_back();
+        break;
+    }
+  }
+}
+
+bool UnboxedPathEnabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TESSERA_FAST_PATH");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
+}
+
+namespace {
+
+// WrittenReturns: the returns of a form whose returns are its written arguments.
+void WrittenReturns(const internal::OperatorEntry& entry, const UnboxedArgs& args,
+                    UnboxedReturns* returns) {
+  returns->size = entry.returned_argument.size();
+  for (size_t r = 0; r < returns->size; ++r) {
+    const UnboxedArg& written = args[entry.returned_argument[r]];
+    returns->tensors[r] = written.is_tensor() ? written.tensor() : Tensor();
+  }
+}
+
+const KernelFunction* UnboxedKernelAt(const internal::OperatorEntry* entry, int key) {
+  if (entry == nullptr) return nullptr;
+  const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
+  return k != nullptr && k->unboxed != nullptr ? k : nullptr;
+}
+
+}  // namespace
+
+absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args,
+                                     UnboxedReturns* returns, bool* taken) const {
+  *taken = false;
+  const internal::OperatorEntry& entry = *op.entry_;
+  if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) return absl::OkStatus();
+  if (entry.variant == VariantKind::kNone || args->size() != entry.schema.arguments.size()) {
+    return absl::OkStatus();
+  }
+  const internal::OperatorEntry& functional =
+      entry.variant == VariantKind::kFunctional ? entry : *entry.functional;
+  const PlanFunction* plan_fn = functional.plan.load(std::memory_order_acquire);
+  if (plan_fn == nullptr || plan_fn->unboxed == nullptr) return absl::OkStatus();
+  if (args->size() + functional.schema.returns.size() > UnboxedArgs::kMax) {
+    return absl::OkStatus();
+  }
+  // The device rule's common case: every tensor on one device. (Where a 0-dim CPU tensor joins
+  // another device's call, the boxed path applies the rule.)
+  const TensorImpl* first = nullptr;
+  for (size_t i = 0; i < args->size(); ++i) {
+    const UnboxedArg& a = (*args)[i];
+    if (!a.is_tensor()) continue;
+    const TensorImpl* t = a.tensor().impl();
+    if (first == nullptr) {
+      first = t;
+    } else if (t->device() != first->device()) {
+      return absl::OkStatus();
+    }
+  }
+  if (first == nullptr || first->device().type == DeviceType::kMeta) return absl::OkStatus();
+  const int key = static_cast<int>(DispatchKeyFor(first->device().type));
+
+  CallScope scope;  // Note [Reclaiming deregistered kernels]: the kernels below stay alive
+  if (ABSL_PREDICT_FALSE(!entry.defined.load(std::memory_order_acquire))) return absl::OkStatus();
+  CallPlan plan;
+  if (const KernelFunction* own = entry.kernels[key].load(std::memory_order_acquire)) {
+    // The form's own kernel (Dispatch: a backend kernel): an out= or in-place one, the forms
+    // that have packed entries.
+    if (own->unboxed == nullptr) return absl::OkStatus();
+    *taken = true;
+    TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, *args, &plan));
+    if (!entry.written.empty()) TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *args));
+    TSR_RETURN_IF_ERROR(internal::CallUnboxedPacked(entry, entry, *own, plan, *args));
+    WrittenReturns(entry, *args, returns);
+    return absl::OkStatus();
+  }
+  const KernelFunction* out_kernel = UnboxedKernelAt(entry.out, key);
+  if (out_kernel == nullptr) return absl::OkStatus();
+  if (entry.variant == VariantKind::kFunctional) {  // FunctionalFromOut
+    *taken = true;
+    TSR_RETURN_IF_ERROR(internal::RequirePlan(entry, *args, &plan));
+    for (const TensorSpec& spec : plan.outputs) {
+      TSR_ASSIGN_OR_RETURN(Tensor out,
+                           EmptyStrided(spec.sizes, spec.strides, spec.dtype, plan.device));
+      args->AddTensor(out.impl());  // room checked above
+      returns->tensors[returns->size++] = std::move(out);
+    }
+    return internal::CallUnboxedPacked(entry, *entry.out, *out_kernel, plan, *args);
+  }
+  if (entry.variant == VariantKind::kInplace) {  // InplaceFromOut, after Dispatch's check
+    *taken = true;
+    TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *args));
+    TSR_RETURN_IF_ERROR(internal::RequirePlan(*entry.functional, *args, &plan));
+    const Tensor& self = (*args)[0].tensor();
+    TSR_RETURN_IF_ERROR(internal::CheckInplace(entry, self, plan.outputs[0]));
+    args->AddTensor(self.impl());  // self is the out= form's output
+    TSR_RETURN_IF_ERROR(internal::CallUnboxedPacked(entry, *entry.out, *out_kernel, plan, *args));
+    returns->tensors[0] = self;
+    returns->size = 1;
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();  // an out= form without its own kernel: OutFromFunctional, boxed
+}
+
+}  // namespace tessera

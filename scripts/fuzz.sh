@@ -143,15 +143,18 @@ $(ls "$corpus" | wc -l) seed inputs"
       fast_path=1
       [ "$path" = boxed ] && fast_path=0
       rm -f "$work/op_call.$path.transcript"
-      if ! TESSERA_FAST_PATH=$fast_path TESSERA_FUZZ_TRANSCRIPT="$work/op_call.$path.transcript" \
-          TESSERA_NUM_THREADS=1 OMP_NUM_THREADS=1 "$binary" -runs=0 -timeout=10 \
-          -rss_limit_mb=4096 "$corpus" >"$work/op_call.$path.log" 2>&1; then
+      # Each input file once (libFuzzer runs the files it is given); no leak check, which
+      # reruns an input whose allocations look unbalanced, and which ones depends on the path.
+      if ! find "$corpus" -type f -print0 | sort -z | TESSERA_FAST_PATH=$fast_path \
+          TESSERA_FUZZ_TRANSCRIPT="$work/op_call.$path.transcript" TESSERA_NUM_THREADS=1 \
+          OMP_NUM_THREADS=1 xargs -0 "$binary" -detect_leaks=0 -timeout=10 -rss_limit_mb=4096 \
+          >"$work/op_call.$path.log" 2>&1; then
         tail -n 30 "$work/op_call.$path.log" >&2
         tessera_log "replaying the op_call corpus on the $path path FAILED"
         failed+=("op_call-$path-replay")
         continue 2
       fi
-      sort -o "$work/op_call.$path.transcript" "$work/op_call.$path.transcript"
+      sort -u -o "$work/op_call.$path.transcript" "$work/op_call.$path.transcript"
     done
     calls=$(wc -l <"$work/op_call.fast.transcript")
     if cmp -s "$work/op_call.fast.transcript" "$work/op_call.boxed.transcript"; then

@@ -72,6 +72,10 @@ class OperatorHandle {
   std::optional<OperatorHandle> inplace_form() const;
 
   // For the C ABI, whose op handle is the entry pointer itself (opaque outside the dispatcher).
+  // may_call_unboxed: whether a call of this op can take the unboxed fast path at all (its
+  // functional form has an unboxed plan function, Note [The unboxed fast path]): a cheap test
+  // before the arguments are decoded.
+  bool may_call_unboxed() const;
   internal::OperatorEntry* entry() const { return entry_; }
   static OperatorHandle FromEntry(internal::OperatorEntry* entry) { return OperatorHandle(entry); }
 

@@ -94,6 +94,15 @@ const KernelFunction* UnboxedKernelAt(const internal::OperatorEntry* entry, int 
 
 }  // namespace
 
+bool OperatorHandle::may_call_unboxed() const {
+  const internal::OperatorEntry& entry = *entry_;
+  if (entry.variant == VariantKind::kNone) return false;
+  const internal::OperatorEntry* functional =
+      entry.variant == VariantKind::kFunctional ? &entry : entry.functional;
+  const PlanFunction* plan = functional->plan.load(std::memory_order_acquire);
+  return plan != nullptr && plan->unboxed != nullptr;
+}
+
 absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args,
                                      UnboxedReturns* returns, bool* taken) const {
   *taken = false;
@@ -124,6 +133,14 @@ absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args
   }
   if (first == nullptr || first->device().type == DeviceType::kMeta) return absl::OkStatus();
   const int key = static_cast<int>(DispatchKeyFor(first->device().type));
+  // Without a kernel the fast path runs (the form's own, or the out= form's under a
+  // derivation), the call is not taken: said before the call epoch is entered, which only a
+  // kernel to run needs.
+  if (entry.kernels[key].load(std::memory_order_relaxed) == nullptr &&
+      (entry.variant == VariantKind::kOut || entry.out == nullptr ||
+       entry.out->kernels[key].load(std::memory_order_relaxed) == nullptr)) {
+    return absl::OkStatus();
+  }
 
   CallScope scope;  // Note [Reclaiming deregistered kernels]: the kernels below stay alive
   if (ABSL_PREDICT_FALSE(!entry.defined.load(std::memory_order_acquire))) return absl::OkStatus();

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -18,34 +20,18 @@
 
 namespace tessera {
 
-// BorrowedTensor: a Tensor over an impl that the caller keeps alive for the call, made and
-// dropped without touching its reference count. A copy of it is an ordinary Tensor with a
-// reference of its own, so code that keeps what it reads stays correct.
-class BorrowedTensor {
- public:
-  BorrowedTensor() = default;
-  explicit BorrowedTensor(TensorImpl* impl) : t_(Ref<TensorImpl>::Adopt(impl)) {}
-  ~BorrowedTensor() {
-    // Hands the pointer back without the release that ~Tensor would make.
-    Ref<TensorImpl> ref = std::move(const_cast<Ref<TensorImpl>&>(t_.impl_ref()));
-    ref.Leak();
-  }
-  BorrowedTensor(const BorrowedTensor&) = delete;
-  BorrowedTensor& operator=(const BorrowedTensor&) = delete;
-
-  const Tensor& get() const { return t_; }
-
- private:
-  Tensor t_;
-};
-
-// UnboxedArg: one argument of an unboxed call: a tensor (borrowed), a Scalar or None. Its
-// accessors are Value's, so that a plan function or a check is written once for both.
+// UnboxedArg: one argument of an unboxed call: a tensor, a Scalar or None. Its accessors are
+// Value's, so that a plan function or a check is written once for both. A tensor argument is a
+// Tensor over the caller's impl made without taking a reference and never destroyed (so never
+// released): the caller keeps the tensor alive for the call. A copy of it is an ordinary
+// Tensor with a reference of its own, so code that keeps what it reads stays correct. Nothing
+// of a slot is constructed before it is added, or destroyed after: UnboxedArgs costs nothing
+// for the slots a call leaves unused.
 class UnboxedArg {
  public:
   enum class Kind : uint8_t { kNone, kTensor, kScalar };
 
-  UnboxedArg() = default;
+  UnboxedArg() {}  // NOLINT: deliberately leaves the slot uninitialized
   UnboxedArg(const UnboxedArg&) = delete;
   UnboxedArg& operator=(const UnboxedArg&) = delete;
 
@@ -55,19 +41,21 @@ class UnboxedArg {
   bool is_scalar() const { return kind_ == Kind::kScalar; }
   bool is_tensor_list() const { return false; }
   bool is_device() const { return false; }
-  const Tensor& tensor() const { return tensor_.get(); }
-  const Scalar& scalar() const { return scalar_; }
-  // string: an unboxed call has none (an op with a str argument takes the boxed path); here
-  // so that the plan functions compile for both argument kinds.
+  const Tensor& tensor() const { return *std::launder(reinterpret_cast<const Tensor*>(bytes_)); }
+  const Scalar& scalar() const { return *std::launder(reinterpret_cast<const Scalar*>(bytes_)); }
+  // string, tensor_list, device: an unboxed call has none (an op with such an argument takes
+  // the boxed path); here so that the plan functions and checks compile for both forms.
   const std::string& string() const;
-  const std::vector<Tensor>& tensor_list() const;                // likewise: never called
-  Device device() const { return Device(DeviceType::kCPU, 0); }  // likewise: never called
+  const std::vector<Tensor>& tensor_list() const;
+  Device device() const { return Device(DeviceType::kCPU, 0); }
 
  private:
   friend class UnboxedArgs;
-  Kind kind_ = Kind::kNone;
-  BorrowedTensor tensor_;
-  Scalar scalar_;
+  static_assert(std::is_trivially_destructible_v<Scalar>, "a Scalar slot is never destroyed");
+  Kind kind_;
+  alignas(Tensor) alignas(
+      Scalar) unsigned char bytes_[sizeof(Tensor) > sizeof(Scalar) ? sizeof(Tensor)
+                                                                   : sizeof(Scalar)];
 };
 
 // UnboxedArgs: every argument of a call in schema order (defaults filled in), each of the kind
@@ -77,6 +65,10 @@ class UnboxedArgs {
   // The most arguments an unboxed call takes (an out= form with its outputs included).
   static constexpr size_t kMax = 8;
 
+  UnboxedArgs() {}  // NOLINT: the slots stay uninitialized until added
+  UnboxedArgs(const UnboxedArgs&) = delete;
+  UnboxedArgs& operator=(const UnboxedArgs&) = delete;
+
   size_t size() const { return size_; }
   const UnboxedArg& operator[](size_t i) const { return args_[i]; }
 
@@ -85,19 +77,19 @@ class UnboxedArgs {
     if (ABSL_PREDICT_FALSE(size_ == kMax)) return false;
     UnboxedArg& a = args_[size_++];
     a.kind_ = UnboxedArg::Kind::kTensor;
-    new (&a.tensor_) BorrowedTensor(impl);  // over the default (null) one: nothing to drop
+    new (a.bytes_) Tensor(Ref<TensorImpl>::Adopt(impl));  // borrowed: never destroyed
     return true;
   }
   bool AddScalar(const Scalar& s) {
     if (ABSL_PREDICT_FALSE(size_ == kMax)) return false;
     UnboxedArg& a = args_[size_++];
     a.kind_ = UnboxedArg::Kind::kScalar;
-    a.scalar_ = s;
+    new (a.bytes_) Scalar(s);
     return true;
   }
   bool AddNone() {
     if (ABSL_PREDICT_FALSE(size_ == kMax)) return false;
-    ++size_;
+    args_[size_++].kind_ = UnboxedArg::Kind::kNone;
     return true;
   }
 

@@ -115,14 +115,14 @@ void WarnDeprecatedOnce(const OperatorHandle& op) {
 
 // AddAs appends argument `param`'s value when it is one an unboxed call takes: a tensor for a
 // Tensor, a Scalar for a Scalar, None where the type is optional.
-bool AddAs(const Argument& param, const Tensor* tensor, const Scalar* scalar, bool none,
+bool AddAs(const Argument& param, TensorImpl* tensor, const Scalar* scalar, bool none,
            UnboxedArgs* out) {
   const SchemaType& type = param.type;
   if (type.is_list) return false;
   if (none) return type.optional && out->AddNone();
   switch (type.base) {
     case BaseType::kTensor:
-      return tensor != nullptr && tensor->defined() && out->AddTensor(tensor->impl());
+      return tensor != nullptr && out->AddTensor(tensor);
     case BaseType::kScalar:
       return scalar != nullptr && out->AddScalar(*scalar);
     default:
@@ -152,8 +152,7 @@ bool DecodeValues(const FunctionSchema& schema, const tsr_value* args, size_t n,
     bool ok = false;
     if (v.kind == TSR_VALUE_TENSOR) {
       if (v.u.tensor == nullptr) return false;  // the boxed path's error
-      const BorrowedTensor t(Unwrap(v.u.tensor));
-      ok = AddAs(params[i], &t.get(), nullptr, false, out);
+      ok = AddAs(params[i], Unwrap(v.u.tensor), nullptr, false, out);
     } else if (v.kind == TSR_VALUE_SCALAR) {
       const tsr_scalar& c = v.u.scalar;
       if (c.kind != TSR_SCALAR_BOOL && c.kind != TSR_SCALAR_INT && c.kind != TSR_SCALAR_DOUBLE) {
@@ -180,7 +179,7 @@ bool DecodeStack(const FunctionSchema& schema, const Stack& stack, UnboxedArgs* 
     bool ok = false;
     if (v.is_tensor()) {
       const bool undefined = !v.tensor().defined();  // None where optional, as normalized
-      ok = AddAs(params[i], undefined ? nullptr : &v.tensor(), nullptr, undefined, out);
+      ok = AddAs(params[i], v.tensor().impl(), nullptr, undefined, out);
     } else if (v.is_scalar()) {
       ok = AddAs(params[i], nullptr, &v.scalar(), false, out);
     } else if (v.is_none()) {
@@ -242,7 +241,7 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
     const OperatorHandle handle = Unwrap(op);
     if (ABSL_PREDICT_FALSE(handle.deprecation() != nullptr)) WarnDeprecatedOnce(handle);
     Stack* s = Unwrap(stack);
-    if (UnboxedPathEnabled()) {
+    if (UnboxedPathEnabled() && handle.may_call_unboxed()) {
       UnboxedArgs args;
       UnboxedReturns returns;
       bool taken = false;
@@ -297,7 +296,7 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
           "tsr_op_call",
           fn, handle.name(), schema_returns[r].type.ToString(), r));
     }
-    if (UnboxedPathEnabled()) {
+    if (UnboxedPathEnabled() && handle.may_call_unboxed()) {
       UnboxedArgs unboxed;
       UnboxedReturns results;
       bool taken = false;

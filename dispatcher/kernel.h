@@ -32,8 +32,10 @@ using PackedKernelFn = absl::Status (*)(void* context, const OperatorHandle& op,
 class UnboxedArgs;
 // The packed entry over an unboxed call's arguments (Note [The unboxed fast path] in
 // dispatcher/unboxed_call.cc): the same kernel, reading `args` instead of a stack.
+// `stack` is the call's stack as the kernel may read it (empty until read: UnboxedStack).
 using UnboxedKernelFn = absl::Status (*)(void* context, const OperatorHandle& op,
-                                         const UnboxedArgs& args, const CallPlan* plan,
+                                         const UnboxedArgs& args, Stack* stack,
+                                         const CallPlan* plan,
                                          absl::Span<const TensorImpl*> returned);
 
 struct KernelFunction {

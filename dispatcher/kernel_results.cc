@@ -140,6 +140,14 @@ void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call
 // entry stays the contract (a runtime before 1.1, an adapted kernel, the CPU fallback's
 // redispatch all use it), and must compute the same.
 
+// StackChanged: the error for a packed kernel that changed its stack.
+absl::Status StackChanged(const OperatorEntry& caller, const OperatorEntry& entry,
+                          const KernelFunction& kernel, size_t before, size_t after) {
+  return absl::InternalError(absl::StrFormat(
+      "%s: %s changed its stack from %d to %d values (a packed kernel reads the stack only)",
+      caller.name, Who(caller, entry, kernel), before, after));
+}
+
 // CheckPackedReturns: each return of a packed call is the argument the schema says (`args`: a
 // Stack or UnboxedArgs), still of the planned shape.
 template <typename Args>
@@ -161,9 +169,7 @@ absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
                                       stack, attached, absl::MakeSpan(returned, n)));
   }
   if (ABSL_PREDICT_FALSE(stack->size() != num_args)) {  // the one thing it must not touch
-    return absl::InternalError(absl::StrFormat(
-        "%s: %s changed its stack from %d to %d values (a packed kernel reads the stack only)",
-        caller.name, Who(caller, entry, kernel), num_args, stack->size()));
+    return StackChanged(caller, entry, kernel, num_args, stack->size());
   }
   TSR_RETURN_IF_ERROR(
       CheckPackedReturns(caller, entry, kernel, plan, *stack, absl::MakeConstSpan(returned, n)));
@@ -185,9 +191,17 @@ absl::Status CallUnboxedPacked(const OperatorEntry& caller, const OperatorEntry&
                                const UnboxedArgs& args) {
   const size_t n = entry.returned_argument.size();
   const TensorImpl* returned[kMaxPackedReturns] = {};
-  TSR_RETURN_IF_ERROR(
-      kernel.unboxed(kernel.context, OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)),
-                     args, plan.has_outputs() ? &plan : nullptr, absl::MakeSpan(returned, n)));
+  const CallPlan* attached = plan.has_outputs() ? &plan : nullptr;
+  UnboxedStack stack(args);  // filled only if the kernel reads or writes it
+  {
+    PlanScope scope(stack.get(), attached);
+    TSR_RETURN_IF_ERROR(kernel.unboxed(
+        kernel.context, OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), args,
+        stack.get(), attached, absl::MakeSpan(returned, n)));
+  }
+  if (ABSL_PREDICT_FALSE(!stack.get()->unfilled() && stack.get()->size() != args.size())) {
+    return StackChanged(caller, entry, kernel, args.size(), stack.get()->size());
+  }
   return CheckPackedReturns(caller, entry, kernel, plan, args, absl::MakeConstSpan(returned, n));
 }
 

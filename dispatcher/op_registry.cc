@@ -8,8 +8,8 @@
 #include "absl/strings/str_format.h"
 #include "core/status_macros.h"
 #include "dispatcher/argument_binding.h"
-#include "dispatcher/core_ops.h"
 #include "dispatcher/call_epoch.h"
+#include "dispatcher/core_ops.h"
 #include "dispatcher/internal/operator_entry.h"
 
 namespace tessera {

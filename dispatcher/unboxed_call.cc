@@ -1,6 +1,7 @@
 // The unboxed fast path of an op call: OpRegistry::CallUnboxed.
 #include "dispatcher/unboxed_call.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -34,20 +35,25 @@ namespace tessera {
 //   - the kernel's unboxed entry builds its tsr_values and views from UnboxedArgs directly; its
 //     tsr_kernel_call.stack is an UnboxedStack, which fills itself only if the kernel reads it.
 //
-// tessera_unboxed_path_diff (tests/unboxed_path/) holds the two paths to that: every sample of
-// the op database and the fuzzers' corpora, run with TESSERA_FAST_PATH=0 and without, must give
-// the same bytes. Not built: a cache of call recipes keyed by argument metadata (DESIGN.md: a
+// Two tests hold the paths to that, each run with TESSERA_FAST_PATH=0 and without: the ctest
+// tessera_unboxed_path_diff (tests/unboxed_path/) over every op-database case in its
+// functional, out= and in-place forms, and scripts/fuzz.sh over the grown op_call corpus; both
+// call through tsr_op_call (runtime/tests/c_api_packed_test.cc covers tsr_op_call_values' own
+// decoding). Not built: a cache of call recipes keyed by argument metadata (DESIGN.md: a
 // small gain, and keys that go stale silently).
 
-const std::string& UnboxedArg::string() const {
-  static const std::string* const kNone = new std::string();
-  return *kNone;
+// Never called: the decoders refuse such arguments (UnboxedArg). Were one called, it would be a
+// fast path widened without its checks: stop rather than compute with a made-up value.
+[[noreturn]] void NotAnUnboxedArgument(const char* what) {
+  std::fprintf(stderr, "tessera: internal error: an unboxed call read %s argument\n", what);
+  std::abort();
 }
 
-const std::vector<Tensor>& UnboxedArg::tensor_list() const {
-  static const std::vector<Tensor>* const kNone = new std::vector<Tensor>();
-  return *kNone;
-}
+const std::string& UnboxedArg::string() const { NotAnUnboxedArgument("a str"); }
+
+const std::vector<Tensor>& UnboxedArg::tensor_list() const { NotAnUnboxedArgument("a Tensor[]"); }
+
+Device UnboxedArg::device() const { NotAnUnboxedArgument("a Device"); }
 
 void UnboxedArgs::ToStack(Stack* stack) const {
   for (size_t i = 0; i < size_; ++i) {

@@ -44,10 +44,11 @@ class UnboxedArg {
   const Tensor& tensor() const { return *std::launder(reinterpret_cast<const Tensor*>(bytes_)); }
   const Scalar& scalar() const { return *std::launder(reinterpret_cast<const Scalar*>(bytes_)); }
   // string, tensor_list, device: an unboxed call has none (an op with such an argument takes
-  // the boxed path); here so that the plan functions and checks compile for both forms.
-  const std::string& string() const;
-  const std::vector<Tensor>& tensor_list() const;
-  Device device() const { return Device(DeviceType::kCPU, 0); }
+  // the boxed path); here so that the plan functions and checks compile for both forms, and
+  // ending the process if ever called.
+  [[noreturn]] const std::string& string() const;
+  [[noreturn]] const std::vector<Tensor>& tensor_list() const;
+  [[noreturn]] Device device() const;
 
  private:
   friend class UnboxedArgs;
@@ -108,6 +109,7 @@ class UnboxedStack {
   explicit UnboxedStack(const UnboxedArgs& args) {
     stack_.fill_ = &Fill;
     stack_.fill_source_ = &args;
+    stack_.fill_state_.store(Stack::kPending, std::memory_order_relaxed);
   }
   Stack* get() { return &stack_; }
 

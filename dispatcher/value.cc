@@ -1,9 +1,21 @@
 #include "dispatcher/value.h"
 
+#include <thread>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace tessera {
+
+void Stack::Fill() const {
+  uint8_t expected = kPending;
+  if (fill_state_.compare_exchange_strong(expected, kFilling, std::memory_order_acquire)) {
+    fill_(fill_source_, const_cast<Stack*>(this));
+    fill_state_.store(kFilled, std::memory_order_release);
+    return;
+  }
+  while (fill_state_.load(std::memory_order_acquire) != kFilled) std::this_thread::yield();
+}
 
 // Every kind but tensor lists, strings and long lists lives inside the Value (value.h).
 static_assert(sizeof(Value) <= 48, "a Value stays small: Stack keeps 8 of them inline");

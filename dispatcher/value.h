@@ -7,6 +7,7 @@
 // for the arguments.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -140,14 +141,15 @@ class Stack : public absl::InlinedVector<Value, 8> {
   using Base = absl::InlinedVector<Value, 8>;
   using Base::Base;
   Stack() = default;
-  Stack(const Stack& o) : Base(o) {}
-  Stack(Stack&& o) noexcept : Base(std::move(o)) {}
+  // A copy or a move has the values (an unfilled stack fills first) and no plan.
+  Stack(const Stack& o) : Base(o.Materialized()) {}
+  Stack(Stack&& o) noexcept : Base(std::move(o.MaterializedForMove())) {}
   Stack& operator=(const Stack& o) {
-    Base::operator=(o);
+    Base::operator=(o.Materialized());
     return *this;
   }
   Stack& operator=(Stack&& o) noexcept {
-    Base::operator=(std::move(o));
+    Base::operator=(std::move(o.MaterializedForMove()));
     return *this;
   }
 
@@ -157,24 +159,32 @@ class Stack : public absl::InlinedVector<Value, 8> {
 
   // Materialized: the stack with its values. An unboxed call (Note [The unboxed fast path] in
   // dispatcher/unboxed_call.cc) hands its kernel an empty stack that fills itself from the
-  // call's arguments the first time a kernel reads it through the C ABI (the stack readers call
-  // this); a kernel that reads only its packed arguments never pays for it. Not for concurrent
-  // first reads: a kernel reads its stack on its own thread.
+  // call's arguments the first time it is read or written through the C ABI (the stack entry
+  // points call this; a kernel may read its stack from several threads, so the fill happens
+  // once, the others waiting for it); a kernel that reads only its packed arguments never pays
+  // for it.
   const Stack& Materialized() const {
-    if (ABSL_PREDICT_FALSE(fill_ != nullptr)) {
-      Stack* self = const_cast<Stack*>(this);
-      void (*fill)(const void*, Stack*) = std::exchange(self->fill_, nullptr);
-      fill(fill_source_, self);
-    }
+    if (ABSL_PREDICT_FALSE(fill_state_.load(std::memory_order_acquire) != kFilled)) Fill();
     return *this;
   }
+  Stack& Materialized() {
+    if (ABSL_PREDICT_FALSE(fill_state_.load(std::memory_order_acquire) != kFilled)) Fill();
+    return *this;
+  }
+  // unfilled: the stack of an unboxed call that nobody has read or written yet.
+  bool unfilled() const { return fill_state_.load(std::memory_order_acquire) != kFilled; }
 
  private:
   friend class PlanScope;
   friend class UnboxedStack;
+  enum : uint8_t { kFilled = 0, kPending = 1, kFilling = 2 };
+  Base& MaterializedForMove() const { return const_cast<Stack&>(Materialized()); }
+  void Fill() const;  // value.cc
+
   const CallPlan* plan_ = nullptr;
-  void (*fill_)(const void* source, Stack* stack) = nullptr;  // set while unfilled
+  void (*fill_)(const void* source, Stack* stack) = nullptr;
   const void* fill_source_ = nullptr;
+  mutable std::atomic<uint8_t> fill_state_{kFilled};
 };
 
 }  // namespace tessera

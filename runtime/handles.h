@@ -60,9 +60,11 @@ static_assert(Same(TSR_MEMORY_FORMAT_CONTIGUOUS, MemoryFormat::kContiguous) &&
                   kNumMemoryFormats == 4,
               "tsr_memory_format must equal MemoryFormat (core/layout.h)");
 
-inline Stack* Unwrap(tsr_stack* s) { return reinterpret_cast<Stack*>(s); }
-// A stack read through the ABI is a kernel's or a caller's: an unboxed call's kernel stack fills
-// itself here, at its first read (Stack::Materialized).
+inline Stack* Unwrap(tsr_stack* s) {
+  return s == nullptr ? nullptr : &reinterpret_cast<Stack*>(s)->Materialized();
+}
+// A stack read or written through the ABI is a kernel's or a caller's: an unboxed call's kernel
+// stack fills itself here, at its first use (Stack::Materialized).
 inline const Stack* Unwrap(const tsr_stack* s) {
   return s == nullptr ? nullptr : &reinterpret_cast<const Stack*>(s)->Materialized();
 }

@@ -142,9 +142,10 @@ absl::Status PackedTrampoline(void* context, const OperatorHandle& op, Stack* st
 
 // UnboxedTrampoline: the same packed entry for an unboxed call (Note [The unboxed fast path] in
 // dispatcher/unboxed_call.cc): its values and views come from the call's arguments, and its
-// stack is one that fills itself only if the kernel reads it.
+// stack (CallUnboxedPacked's) is one that fills itself only if the kernel reads or writes it.
 absl::Status UnboxedTrampoline(void* context, const OperatorHandle& op, const UnboxedArgs& uargs,
-                               const CallPlan* plan, absl::Span<const TensorImpl*> returned) {
+                               Stack* stack, const CallPlan* plan,
+                               absl::Span<const TensorImpl*> returned) {
   const CKernel& k = *static_cast<const CKernel*>(context);
   const size_t n = uargs.size();  // <= UnboxedArgs::kMax < kMaxPackedArguments
   tsr_value args[UnboxedArgs::kMax];
@@ -174,9 +175,7 @@ absl::Status UnboxedTrampoline(void* context, const OperatorHandle& op, const Un
         break;
     }
   }
-  UnboxedStack stack(uargs);
-  PlanScope scope(stack.get(), plan);
-  return CallPackedEntry(k, op, Wrap(stack.get()), args, views, n, plan, returned);
+  return CallPackedEntry(k, op, Wrap(stack), args, views, n, plan, returned);
 }
 
 absl::StatusOr<KernelFunction> MakeKernel(tsr_boxed_kernel_fn fn, void* context, tsr_string name,

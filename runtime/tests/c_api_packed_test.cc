@@ -533,6 +533,40 @@ TEST(CApiUnboxedPath, AKernelThatReadsItsStackFindsTheCallsArguments) {
   tsr_tensor_release(b);
 }
 
+// A packed kernel that breaks the contract and clears its stack (through a cast): refused the
+// same way on both paths, though the fast path's stack is empty until the kernel touches it.
+tsr_error* PackedAddClearingStack(void*, const tsr_kernel_call* call) {
+  tsr_stack_clear(const_cast<tsr_stack*>(call->stack));
+  call->returns[0] = call->args[3];
+  return nullptr;
+}
+
+TEST(CApiUnboxedPath, AKernelThatChangesItsStackIsRefused) {
+  tsr_kernel_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S("add.out");
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = &BoxedAdd;
+  desc.packed = &PackedAddClearingStack;
+  desc.kernel_name = S("packed_test::add_out_clearing");
+  tsr_registration* registration = nullptr;
+  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "");
+  tsr_tensor* a = Floats({1, 2});
+  tsr_tensor* b = Floats({3, 4});
+  tsr_value double_alpha = Kind(TSR_VALUE_DOUBLE);
+  double_alpha.u.d = 1;
+  for (const tsr_value& alpha : {ScalarValue(1), double_alpha}) {  // fast, then boxed
+    const tsr_value args[] = {TensorValue(a), TensorValue(b), alpha};
+    tsr_value ret = Kind(TSR_VALUE_NONE);
+    EXPECT_THAT(Consume(tsr_op_call_values(Find("add.Tensor"), args, 3, &ret, 1, nullptr)),
+                HasSubstr("add.Tensor: kernel 'packed_test::add_out_clearing' of add.out changed "
+                          "its stack from 4 to 0 values (a packed kernel reads the stack only)"));
+  }
+  tsr_registration_release(registration);
+  tsr_tensor_release(a);
+  tsr_tensor_release(b);
+}
+
 // Calls the fast path takes (alpha as a tsr_scalar) and calls it leaves to the boxed path (the
 // same alpha as a plain double, which the boxed path converts) give the same results and the
 // same errors.

@@ -40,7 +40,8 @@ TSR_API tsr_string tsr_op_name(const tsr_op* op);
 TSR_API tsr_string tsr_op_schema(const tsr_op* op);
 
 /* tsr_op_call checks the arguments on `stack` against the op's schema, dispatches on the
- * devices of its tensors and runs the kernel; on success the stack holds the returns.
+ * devices of its tensors and runs the kernel; on success the stack holds the returns, and after
+ * an error what it holds is unspecified (clear it before the next call).
  * op, stack: borrowed. */
 TSR_API tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack);
 

@@ -325,14 +325,16 @@ tsr_error* Unused(void*, const tsr_op*, tsr_stack*) {
   return tsr_error_create(TSR_INTERNAL, S("packed_test: the boxed entry ran"));
 }
 
-tsr_registration* RegisterPacked(const char* op, tsr_packed_kernel_fn packed) {
+tsr_registration* RegisterPacked(const char* op, tsr_packed_kernel_fn packed,
+                                 tsr_boxed_kernel_fn boxed = &Unused,
+                                 const char* name = "packed_test::other") {
   tsr_kernel_desc desc{};
   desc.struct_size = sizeof desc;
   desc.op_name = S(op);
   desc.device_type = TSR_DEVICE_CPU;
-  desc.boxed = &Unused;
+  desc.boxed = boxed;
   desc.packed = packed;
-  desc.kernel_name = S("packed_test::other");
+  desc.kernel_name = S(name);
   tsr_registration* registration = nullptr;
   EXPECT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "") << op;
   return registration;
@@ -504,15 +506,9 @@ tsr_error* PackedAddFromStack(void*, const tsr_kernel_call* call) {
 }
 
 TEST(CApiUnboxedPath, AKernelThatReadsItsStackFindsTheCallsArguments) {
-  tsr_kernel_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.op_name = S("add.out");
-  desc.device_type = TSR_DEVICE_CPU;
-  desc.boxed = &BoxedAdd;
-  desc.packed = &PackedAddFromStack;
-  desc.kernel_name = S("packed_test::add_out_from_stack");
-  tsr_registration* registration = nullptr;
-  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "");
+  tsr_registration* registration =
+      RegisterPacked("add.out", &PackedAddFromStack, &BoxedAdd, "packed_test::add_out_from_stack");
+  ASSERT_NE(registration, nullptr);
   stack_reads_matching = 0;
   tsr_tensor* a = Floats({1, 2});
   tsr_tensor* b = Floats({3, 4});
@@ -542,15 +538,9 @@ tsr_error* PackedAddClearingStack(void*, const tsr_kernel_call* call) {
 }
 
 TEST(CApiUnboxedPath, AKernelThatChangesItsStackIsRefused) {
-  tsr_kernel_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.op_name = S("add.out");
-  desc.device_type = TSR_DEVICE_CPU;
-  desc.boxed = &BoxedAdd;
-  desc.packed = &PackedAddClearingStack;
-  desc.kernel_name = S("packed_test::add_out_clearing");
-  tsr_registration* registration = nullptr;
-  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &registration)), "");
+  tsr_registration* registration = RegisterPacked("add.out", &PackedAddClearingStack, &BoxedAdd,
+                                                  "packed_test::add_out_clearing");
+  ASSERT_NE(registration, nullptr);
   tsr_tensor* a = Floats({1, 2});
   tsr_tensor* b = Floats({3, 4});
   tsr_value double_alpha = Kind(TSR_VALUE_DOUBLE);

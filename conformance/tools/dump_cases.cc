@@ -212,12 +212,12 @@ Json ErrorJson(const std::string& code, const std::string& message) {
   return j;
 }
 
-// Tessera's side of a case: {"outputs": [...]} or {"error": {"code", "message"}}.
-Json RunOnTessera(const std::string& op_name, const Sample& s) {
+// Outcome: what `call` returns as {"outputs": [...]}, or its error as {"error": {"code",
+// "message"}}.
+Json Outcome(const std::function<std::vector<Tensor>()>& call) {
   try {
     std::vector<HostTensor> outs;
-    for (const Tensor& t : Invoke(op_name, s, kCpu, Layout::kContiguous))
-      outs.push_back(FromDevice(t));
+    for (const Tensor& t : call()) outs.push_back(FromDevice(t));
     Json j = Json::Object();
     j.set("outputs", TensorsJson(outs));
     return j;
@@ -228,25 +228,17 @@ Json RunOnTessera(const std::string& op_name, const Sample& s) {
   }
 }
 
+// Tessera's side of a case: the functional form's Outcome.
+Json RunOnTessera(const std::string& op_name, const Sample& s) {
+  return Outcome([&] { return Invoke(op_name, s, kCpu, Layout::kContiguous); });
+}
+
 // RunForms adds to `j` the case's out= form ("tessera_out": what it wrote into outputs of
 // shape [0], which it must resize, of the functional results' dtypes) and its in-place form
-// ("tessera_inplace": self afterwards), each as RunOnTessera writes a result or an error.
+// ("tessera_inplace": self afterwards), each as an Outcome.
 void RunForms(const OpInfo& op, const Sample& s, Json* j) {
-  auto run = [](const std::function<std::vector<Tensor>()>& call) {
-    try {
-      std::vector<HostTensor> outs;
-      for (const Tensor& t : call()) outs.push_back(FromDevice(t));
-      Json r = Json::Object();
-      r.set("outputs", TensorsJson(outs));
-      return r;
-    } catch (const sdk::Error& e) {
-      return ErrorJson(CodeName(e.code()), e.what());
-    } catch (const std::exception& e) {
-      return ErrorJson("EXCEPTION", e.what());
-    }
-  };
   if (!op.out.empty()) {
-    j->set("tessera_out", run([&] {
+    j->set("tessera_out", Outcome([&] {
              std::vector<tsr_dtype> dtypes;
              try {
                for (const Tensor& t : Invoke(op.name, s, kCpu, Layout::kContiguous))
@@ -268,7 +260,7 @@ void RunForms(const OpInfo& op, const Sample& s, Json* j) {
            }));
   }
   if (!op.inplace.empty() && !s.args.empty() && s.args[0].kind == Arg::Kind::kTensor) {
-    j->set("tessera_inplace", run([&] {
+    j->set("tessera_inplace", Outcome([&] {
              std::vector<Tensor> inputs;
              Invoke(op.inplace, s, kCpu, Layout::kContiguous, {}, &inputs);
              return std::vector<Tensor>{inputs[0]};

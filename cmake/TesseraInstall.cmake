@@ -32,12 +32,17 @@ install(DIRECTORY stable_abi/include/tessera sdk/include/tessera conformance/inc
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 # The executables find libtessera.so beside them, in ../lib, wherever the prefix is.
 # tessera-plugin-info is exported as Tessera::plugin_info for the package's tessera_add_plugin().
-set_target_properties(tessera_plugin_info conformance PROPERTIES
+set_target_properties(tessera_plugin_info conformance tessera_run PROPERTIES
   INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 set_target_properties(tessera_plugin_info PROPERTIES EXPORT_NAME plugin_info)
 install(TARGETS tessera_plugin_info EXPORT TesseraTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS conformance RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS conformance tessera_run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The exporter (docs/model_format.md): a Python package beside the ops.lock it names ops by
+# (share/tessera/python/tessera_export finds share/tessera/ops.lock).
+install(DIRECTORY tools/exporter/tessera_export DESTINATION ${TESSERA_INSTALL_DATA_DIR}/python
+  PATTERN __pycache__ EXCLUDE)
+install(FILES dispatcher/ops.lock DESTINATION ${TESSERA_INSTALL_DATA_DIR})
 install(TARGETS tessera_cpu LIBRARY DESTINATION ${TESSERA_INSTALL_PLUGIN_DIR})
 # The GPU backends that this build made (plugins/cuda: libtessera_cuda.so; plugins/hip: libtessera_hip.so).
 foreach(gpu_plugin IN LISTS TESSERA_GPU_PLUGINS)

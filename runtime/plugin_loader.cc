@@ -37,6 +37,7 @@ namespace {
 constexpr size_t kPluginDescSize[] = {
     /* 1.0 */ size_in_1_0::tsr_plugin_desc,
     /* 1.1 */ size_in_1_1::tsr_plugin_desc,
+    /* 1.2 */ size_in_1_1::tsr_plugin_desc,  // 1.2 added models (model.h), no descriptor field
 };
 
 // Note [Descriptor capacity] (plugin.h) states the rule; here is the runtime's side of it. The

@@ -125,30 +125,40 @@ TEST(Loader, GoodPluginLoadsAndItsKernelsRun) {
 struct Refusal {
   const char* variant;
   tsr_code code;
-  const char* reason;
+  std::string reason;
 };
+
+// The runtime's ABI and the newer minor the test plugins claim (test_plugin.c's NEWER_MINOR),
+// as the refusals print them.
+const std::string kRuntimeAbi = "1." + std::to_string(TSR_ABI_VERSION_MINOR);
+const std::string kNewerAbi = "1." + std::to_string(TSR_ABI_VERSION_MINOR + 7);
 
 TEST(Loader, BrokenPluginsAreRefusedWithAPreciseReport) {
   LoadGood();  // for the duplicate-name and taken-device cases
   const Refusal kRefusals[] = {
       {"wrong_major", TSR_FAILED_PRECONDITION,
-       "was built against ABI 2.0, but this runtime provides ABI 1.1: major versions differ"},
+       "was built against ABI 2.0, but this runtime provides ABI " + kRuntimeAbi +
+           ": major versions differ"},
       {"needs_newer_minor", TSR_FAILED_PRECONDITION,
-       "needs ABI >= 1.8 (built against 1.8), but this runtime provides ABI 1.1"},
+       "needs ABI >= " + kNewerAbi + " (built against " + kNewerAbi +
+           "), but this runtime provides ABI " + kRuntimeAbi},
       {"no_entry", TSR_INVALID_ARGUMENT, "does not export the entry symbol 'tsr_plugin_init'"},
       {"init_error", TSR_UNAVAILABLE,
        "tsr_plugin_init returned an error: UNAVAILABLE: no test device is attached"},
       {"small_desc", TSR_INVALID_ARGUMENT, "struct_size is 16 bytes, smaller than the"},
       {"large_desc", TSR_INVALID_ARGUMENT,
-       "the plugin (built against ABI 1.1) filled a 168-byte descriptor, but the runtime (ABI "
-       "1.1) offered 104 bytes (desc->struct_size on entry to tsr_plugin_init)"},
+       "the plugin (built against ABI " + kRuntimeAbi +
+           ") filled a 168-byte descriptor, but the runtime (ABI " + kRuntimeAbi +
+           ") offered 104 bytes (desc->struct_size on entry to tsr_plugin_init)"},
       // Issue 10, section 1: a plugin that writes its newer fields whatever the runtime offers
       // is refused, and the runtime's own memory is untouched (ASan runs this test too).
       {"naive_newer_minor", TSR_INVALID_ARGUMENT,
-       "the plugin (built against ABI 1.8) filled a 120-byte descriptor, but the runtime (ABI "
-       "1.1) offered 104 bytes"},
+       "the plugin (built against ABI " + kNewerAbi +
+           ") filled a 120-byte descriptor, but the runtime (ABI " + kRuntimeAbi +
+           ") offered 104 bytes"},
       {"missized_desc", TSR_INVALID_ARGUMENT,
-       "the plugin descriptor's struct_size is 96 bytes, but an ABI 1.1 descriptor has 104"},
+       "the plugin descriptor's struct_size is 96 bytes, but an ABI " + kRuntimeAbi +
+           " descriptor has 104"},
       {"register_error", TSR_RESOURCE_EXHAUSTED,
        "register_fn returned an error: RESOURCE_EXHAUSTED: out of device memory while "
        "registering"},

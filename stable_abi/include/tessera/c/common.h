@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define TSR_ABI_VERSION_MAJOR 1
-#define TSR_ABI_VERSION_MINOR 1
+#define TSR_ABI_VERSION_MINOR 2
 
 #if defined(__GNUC__)
 #define TSR_API __attribute__((visibility("default")))

@@ -9,6 +9,7 @@
 #include "tessera/c/kernel.h"
 #include "tessera/c/kernel_call.h"
 #include "tessera/c/loader.h"
+#include "tessera/c/model.h"
 #include "tessera/c/op.h"
 #include "tessera/c/parallel.h"
 #include "tessera/c/plugin.h"

@@ -1,0 +1,251 @@
+#include "runtime/model/compiled_model.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/status_macros.h"
+#include "dispatcher/dispatch_key.h"
+#include "dispatcher/schema.h"
+#include "dispatcher/schema_compat.h"
+
+namespace tessera {
+namespace model {
+namespace {
+
+std::string NodeName(size_t index, const GraphNode& node) {
+  return absl::StrFormat("node %d (%s)", index, node.op);
+}
+
+// ToValue: a literal argument as the schema type wants it (Note [Compiling a model]).
+Value ToValue(const GraphArg& a, const SchemaType& type, Device device) {
+  using K = GraphArg::Kind;
+  const bool scalar = type.base == BaseType::kScalar && !type.is_list;
+  switch (a.kind) {
+    case K::kNone:
+    case K::kTensor:
+    case K::kTensors:
+      return Value();
+    case K::kInt:
+      if (scalar) return Value(Scalar(a.i));
+      if (type.base == BaseType::kFloat && !type.is_list) return Value(static_cast<double>(a.i));
+      return Value(a.i);
+    case K::kFloat:
+      return scalar ? Value(Scalar(a.d)) : Value(a.d);
+    case K::kBool:
+      return scalar ? Value(Scalar(a.b)) : Value(a.b);
+    case K::kStr:
+      return Value(a.s);
+    case K::kDtype:
+      return Value(a.dtype);
+    case K::kDevice:
+      return Value(device);
+    case K::kMemoryFormat:
+    case K::kLayout:
+      return Value(a.i);
+    case K::kInts:
+      if (type.base == BaseType::kFloat) {
+        return Value(std::vector<double>(a.ints.begin(), a.ints.end()));
+      }
+      return Value(IntList(a.ints.begin(), a.ints.end()));
+    case K::kFloats:
+      return Value(a.floats);
+    case K::kBools:
+      return Value(a.bools);
+  }
+  return Value();
+}
+
+absl::StatusOr<Tensor> ToDevice(const Tensor& t, Device device, OpRegistry& registry) {
+  if (t.device() == device) return t;
+  TSR_ASSIGN_OR_RETURN(OperatorHandle to_copy, registry.Find("_to_copy"));
+  // _to_copy(Tensor self, *, ScalarType? dtype, Layout? layout, Device? device, ...)
+  Stack stack;
+  stack.push_back(Value(t));
+  stack.push_back(Value(ArgumentName{"device"}));
+  stack.push_back(Value(device));
+  TSR_RETURN_IF_ERROR(registry.Call(to_copy, &stack));
+  return stack[0].tensor();
+}
+
+}  // namespace
+
+std::string_view NodeRouteName(NodeRoute route) {
+  switch (route) {
+    case NodeRoute::kNative:
+      return "native";
+    case NodeRoute::kComposite:
+      return "composite";
+    case NodeRoute::kFallback:
+      return "fallback";
+  }
+  return "?";
+}
+
+absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
+    std::shared_ptr<const Model> model, Device device, OpRegistry& registry) {
+  std::unique_ptr<CompiledModel> compiled(new CompiledModel(model, device, registry));
+  const DispatchKey key = DispatchKeyFor(device.type);
+  std::vector<std::string> refused;  // every node that cannot run, named in one error
+  std::vector<int32_t> last_reader(model->value_names.size(), -1);
+
+  for (size_t n = 0; n < model->nodes.size(); ++n) {
+    const GraphNode& node = model->nodes[n];
+    const std::string where = NodeName(n, node);
+    absl::StatusOr<OperatorHandle> op = registry.Find(node.op);
+    if (!op.ok()) {
+      refused.push_back(absl::StrCat(where, ": the runtime does not define this op"));
+      continue;
+    }
+    absl::StatusOr<FunctionSchema> saved = ParseSchema(node.schema);
+    if (!saved.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the file's schema does not parse: ", saved.status().message()));
+    }
+    if (saved->FullName() != node.op) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the file's schema is of %s, not of the node's op", where, saved->FullName()));
+    }
+    const SchemaChange change = CompareSchemas(*saved, op->schema());
+    if (change.change_class == SchemaChangeClass::kBreaking) {
+      refused.push_back(absl::StrFormat(
+          "%s: the op's schema changed incompatibly since the file was written (file: `%s`; "
+          "runtime: `%s`: %s)",
+          where, node.schema, op->schema_text(), absl::StrJoin(change.findings, "; ")));
+      continue;
+    }
+    if (node.args.size() != saved->arguments.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: expected %d arguments (the file's schema `%s`), found %d", where,
+          saved->arguments.size(), node.schema, node.args.size()));
+    }
+    if (node.outputs.size() != op->schema().returns.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: expected %d outputs (the schema's returns), found %d", where,
+          op->schema().returns.size(), node.outputs.size()));
+    }
+    absl::StatusOr<KernelLookup> lookup = registry.Lookup(*op, key);
+    if (!lookup.ok()) {
+      refused.push_back(absl::StrFormat("%s: nothing runs it on %s: %s", where,
+                                        DeviceToString(device), lookup.status().message()));
+      continue;
+    }
+    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}};
+    switch (lookup->source) {
+      case KernelSource::kComposite:
+        bound.route = NodeRoute::kComposite;
+        break;
+      case KernelSource::kFallback:
+        bound.route = NodeRoute::kFallback;
+        break;
+      default:
+        bound.route = NodeRoute::kNative;
+        break;
+    }
+    for (size_t i = 0; i < node.args.size(); ++i) {
+      const GraphArg& a = node.args[i];
+      bound.arguments.push_back(ToValue(a, saved->arguments[i].type, device));
+      if (a.kind == GraphArg::Kind::kTensor || a.kind == GraphArg::Kind::kTensors) {
+        bound.tensors.push_back({i, a.values, a.kind == GraphArg::Kind::kTensors});
+        for (int32_t v : a.values) {
+          if (v >= 0) last_reader[v] = static_cast<int32_t>(n);
+        }
+      }
+    }
+    // An argument today's schema added with a default: the default, as for an older kernel.
+    for (size_t position : change.added_arguments) {
+      bound.arguments.insert(bound.arguments.begin() + position, Value(DefaultArgument{}));
+      for (TensorSlot& slot : bound.tensors) {
+        if (slot.arg >= position) ++slot.arg;
+      }
+    }
+    for (int32_t v : node.outputs) last_reader[v] = static_cast<int32_t>(n);  // if none reads it
+    compiled->nodes_.push_back(std::move(bound));
+  }
+  if (!refused.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "model '%s' cannot run on %s: %d of its %d nodes have no way to run:\n  %s", model->name,
+        DeviceToString(device), refused.size(), model->nodes.size(),
+        absl::StrJoin(refused, "\n  ")));
+  }
+  // Outputs live to the end; every other value is dropped after its last reader.
+  for (const GraphOutput& out : model->outputs) last_reader[out.value] = -1;
+  for (size_t v = 0; v < last_reader.size(); ++v) {
+    if (last_reader[v] >= 0) {
+      compiled->nodes_[last_reader[v]].release_after.push_back(static_cast<int32_t>(v));
+    }
+  }
+  for (const auto& [id, host] : model->constants) {
+    absl::StatusOr<Tensor> on_device = ToDevice(host, device, registry);
+    if (!on_device.ok()) {
+      return absl::Status(on_device.status().code(),
+                          absl::StrFormat("copying constant \"%s\" to %s: %s",
+                                          model->value_names[id], DeviceToString(device),
+                                          on_device.status().message()));
+    }
+    compiled->constants_.emplace_back(id, *std::move(on_device));
+  }
+  return compiled;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs) const {
+  const Model& m = *model_;
+  if (inputs.size() != m.inputs.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "model '%s': expected %d inputs, got %d", m.name, m.inputs.size(), inputs.size()));
+  }
+  std::vector<Tensor> values(m.value_names.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const GraphInput& want = m.inputs[i];
+    const Tensor& x = inputs[i];
+    if (!x.defined()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "model '%s': input %d ('%s'): expected a tensor, got an undefined one", m.name, i,
+          want.name));
+    }
+    if (x.dtype() != want.dtype || !(x.sizes() == IntArrayRef(want.sizes)) ||
+        x.device() != device_) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "model '%s': input %d ('%s'): expected %s %s on %s, got %s %s on %s", m.name, i,
+          want.name, ScalarTypeName(want.dtype), ShapeToString(want.sizes),
+          DeviceToString(device_), ScalarTypeName(x.dtype()), ShapeToString(x.sizes()),
+          DeviceToString(x.device())));
+    }
+    values[want.value] = x;
+  }
+  for (const auto& [id, t] : constants_) values[id] = t;
+
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const BoundNode& node = nodes_[n];
+    Stack stack = node.arguments;
+    for (const TensorSlot& slot : node.tensors) {
+      if (!slot.list) {
+        stack[slot.arg] = Value(values[slot.values[0]]);
+        continue;
+      }
+      std::vector<Tensor> list;
+      list.reserve(slot.values.size());
+      for (int32_t v : slot.values) list.push_back(v >= 0 ? values[v] : Tensor());
+      stack[slot.arg] = Value(std::move(list));
+    }
+    if (absl::Status s = registry_.Call(node.op, &stack); !s.ok()) {
+      return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", m.name,
+                                                    NodeName(n, m.nodes[n]), s.message()));
+    }
+    const std::vector<int32_t>& outs = m.nodes[n].outputs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (!stack[k].is_tensor()) {
+        return absl::InternalError(absl::StrFormat("model '%s': %s: return %d is not a tensor",
+                                                   m.name, NodeName(n, m.nodes[n]), k));
+      }
+      values[outs[k]] = stack[k].tensor();
+    }
+    for (int32_t v : node.release_after) values[v] = Tensor();
+  }
+  std::vector<Tensor> outputs;
+  outputs.reserve(m.outputs.size());
+  for (const GraphOutput& out : m.outputs) outputs.push_back(values[out.value]);
+  return outputs;
+}
+
+}  // namespace model
+}  // namespace tessera

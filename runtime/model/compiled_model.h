@@ -1,0 +1,85 @@
+// A model compiled for one device: every node bound to its op once, its argument block built
+// once, its intermediates released at their last use; then run any number of times.
+//
+// Note [Compiling a model]
+// Compile does, once, what an eager program does on every call of every op:
+//  - finds each node's op by name and holds the file's schema against today's (CompareSchemas,
+//    the rule kernels follow): the same schema is bound as is; a backward-compatible change
+//    (an argument added with a default) is bound with that default; a breaking change or an op
+//    the runtime does not define is refused, every such node named in one error;
+//  - asks the registry what runs each node on the device (a kernel, a derived form, a
+//    composite, the device's fallback) and refuses nodes nothing runs, by node and op;
+//  - converts every literal argument to its schema type (an int for a Scalar, a dtype, a device:
+//    a device argument is the device the program was traced on and becomes the compile
+//    device), so a run only copies the block and puts the tensors in;
+//  - copies the constants to the device;
+//  - computes each value's last reader, so a run drops an intermediate (and the memory returns
+//    to the device's allocator) as soon as no later node reads it.
+// A run keeps its values in its own table: runs of one compiled model may go on in several
+// threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/device.h"
+#include "dispatcher/op_registry.h"
+#include "dispatcher/value.h"
+#include "runtime/model/model.h"
+
+namespace tessera {
+namespace model {
+
+// How a node runs on the compiled device.
+enum class NodeRoute : int32_t {
+  kNative = 0,     // a kernel of the device (or a form derived from one)
+  kComposite = 1,  // the op's composite: other ops, each dispatched on its own
+  kFallback = 2,   // the device's fallback (e.g. copied to the CPU and back)
+};
+std::string_view NodeRouteName(NodeRoute route);
+
+class CompiledModel {
+ public:
+  static absl::StatusOr<std::unique_ptr<CompiledModel>> Compile(
+      std::shared_ptr<const Model> model, Device device, OpRegistry& registry);
+
+  const Model& model() const { return *model_; }
+  Device device() const { return device_; }
+  size_t num_nodes() const { return nodes_.size(); }
+  NodeRoute route(size_t node) const { return nodes_[node].route; }
+  const std::string& op_name(size_t node) const { return nodes_[node].op.name(); }
+
+  // Run checks `inputs` (one per model input: its dtype and sizes, on the compiled device) and
+  // returns the model's outputs. An error from a node names the node and its op.
+  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs) const;
+
+ private:
+  struct TensorSlot {
+    size_t arg;                   // index in the argument block
+    std::vector<int32_t> values;  // one value (a Tensor argument) or a list's (-1: None)
+    bool list = false;
+  };
+  struct BoundNode {
+    OperatorHandle op;
+    NodeRoute route;
+    Stack arguments;  // literals converted; tensor slots None until a run fills them
+    std::vector<TensorSlot> tensors;
+    std::vector<int32_t> release_after;  // values no later node or output reads
+  };
+
+  CompiledModel(std::shared_ptr<const Model> model, Device device, OpRegistry& registry)
+      : model_(std::move(model)), device_(device), registry_(registry) {}
+
+  std::shared_ptr<const Model> model_;
+  Device device_;
+  OpRegistry& registry_;
+  std::vector<BoundNode> nodes_;
+  std::vector<std::pair<int32_t, Tensor>> constants_;  // on device_
+};
+
+}  // namespace model
+}  // namespace tessera

@@ -1,0 +1,87 @@
+/* Tessera stable C ABI: models, since 1.2. A model file (docs/model_format.md, written by the
+ * exporter tessera_export) is loaded once, compiled for a device once, and run many times:
+ *
+ *     tsr_model* model;                       tsr_compiled_model* compiled;
+ *     tsr_model_load(path, &model);           tsr_model_compile(model, device, &compiled);
+ *     tsr_compiled_model_run(compiled, inputs, 1, outputs, 1);   ... as often as needed
+ *     tsr_compiled_model_release(compiled);   tsr_model_release(model);
+ *
+ * Loading reads and checks the whole file (a malformed, truncated or newer-format file is an
+ * error naming the field or byte; nothing is run). Compiling binds every node to its op and to
+ * what runs it on the device, copies the constants there, and refuses a model with nodes that
+ * cannot run, naming each node and op. A compiled model holds its model; either may be released
+ * first. Runs of one compiled model may go on in several threads at once. */
+#ifndef TESSERA_C_MODEL_H_
+#define TESSERA_C_MODEL_H_
+
+#include "tessera/c/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tsr_model tsr_model;
+typedef struct tsr_compiled_model tsr_compiled_model;
+
+/* tsr_model_load reads the model file at `path` (borrowed). out: new, release with
+ * tsr_model_release. NOT_FOUND: no such file; INVALID_ARGUMENT: not a valid model file;
+ * FAILED_PRECONDITION: a format version newer than this runtime reads (both are named). */
+TSR_API tsr_error* tsr_model_load(tsr_string path, tsr_model** out);
+/* tsr_model_load_from_memory reads a model file's bytes (borrowed; not needed after the call). */
+TSR_API tsr_error* tsr_model_load_from_memory(const void* data, size_t nbytes, tsr_model** out);
+TSR_API void tsr_model_release(tsr_model* model);
+
+/* The model's name, inputs, outputs and nodes; names are borrowed, valid as long as the model.
+ * A name asked for an index out of range is empty. */
+TSR_API tsr_string tsr_model_name(const tsr_model* model);
+TSR_API size_t tsr_model_num_inputs(const tsr_model* model);
+TSR_API size_t tsr_model_num_outputs(const tsr_model* model);
+TSR_API size_t tsr_model_num_nodes(const tsr_model* model);
+TSR_API tsr_string tsr_model_input_name(const tsr_model* model, size_t index);
+TSR_API tsr_string tsr_model_output_name(const tsr_model* model, size_t index);
+
+/* tsr_model_example_input / tsr_model_expected_output: the file's example input `index` and
+ * PyTorch's output `index` for the example inputs, as CPU tensors. out: a new reference (the
+ * tensor is the model's; do not write to it). NOT_FOUND when the file has none;
+ * OUT_OF_RANGE for an index past the inputs or outputs. */
+TSR_API tsr_error* tsr_model_example_input(const tsr_model* model, size_t index,
+                                           tsr_tensor** out);
+TSR_API tsr_error* tsr_model_expected_output(const tsr_model* model, size_t index,
+                                             tsr_tensor** out);
+
+/* tsr_model_compile binds `model` for `device` (Note [Compiling a model] in
+ * runtime/model/compiled_model.h). out: new, release with tsr_compiled_model_release.
+ * FAILED_PRECONDITION: nodes that cannot run on the device (an op the runtime does not define,
+ * a schema changed incompatibly since the file was written, nothing registered for the device),
+ * each named by node index and op. */
+TSR_API tsr_error* tsr_model_compile(const tsr_model* model, tsr_device device,
+                                     tsr_compiled_model** out);
+TSR_API void tsr_compiled_model_release(tsr_compiled_model* compiled);
+
+/* tsr_compiled_model_run runs the model on inputs[0, num_inputs), one per model input with its
+ * dtype and sizes, on the compiled device (borrowed), and stores a new reference to each output
+ * in outputs[0, num_outputs) (num_outputs must be tsr_model_num_outputs). On error nothing is
+ * stored; an error from a node names the node and its op. */
+TSR_API tsr_error* tsr_compiled_model_run(const tsr_compiled_model* compiled,
+                                          tsr_tensor* const* inputs, size_t num_inputs,
+                                          tsr_tensor** outputs, size_t num_outputs);
+
+/* How a compiled node runs on its device. */
+typedef enum tsr_node_route {
+  TSR_NODE_NATIVE = 0,    /* a kernel of the device's plugin */
+  TSR_NODE_COMPOSITE = 1, /* the op's composite of other ops, each dispatched on its own */
+  TSR_NODE_FALLBACK = 2,  /* the device's fallback (for example, copied to the CPU and back) */
+  TSR_NODE_ROUTE_FORCE_INT32 = 0x7fffffff
+} tsr_node_route;
+
+/* tsr_compiled_model_node_route / _node_op: how node `index` runs and its op ("add.Tensor",
+ * borrowed, valid as long as the compiled model); FALLBACK and empty for an index out of range. */
+TSR_API tsr_node_route tsr_compiled_model_node_route(const tsr_compiled_model* compiled,
+                                                     size_t index);
+TSR_API tsr_string tsr_compiled_model_node_op(const tsr_compiled_model* compiled, size_t index);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TESSERA_C_MODEL_H_ */

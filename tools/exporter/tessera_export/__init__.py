@@ -1,0 +1,304 @@
+"""tessera_export: a PyTorch program, traced once to ATen ops, written as one Tessera model file.
+
+    import tessera_export
+    tessera_export.export(model.eval(), (x,), "resnet18.tsrm")
+
+The file (docs/model_format.md) is a safetensors file: its tensors are the program's constants
+(``constant/...``), the example inputs (``input/...``) and PyTorch's outputs for them
+(``expected/...``); its ``__metadata__`` holds the format's name and version and the graph as
+JSON. Every node names its op by its ``ops.lock`` schema. A node whose op Tessera does not define
+is still written (with PyTorch's schema), so that ``tessera-run`` can name what is missing.
+
+The tracer is ``make_fx`` (PyTorch 1.13 and later), which records the program below autograd
+as ATen ops with exact overloads; ``torch.no_grad`` is on unless ``grad=True`` (a training step
+that calls ``torch.autograd.grad`` itself needs it off).
+"""
+
+import json
+import math
+import operator
+import os
+import struct
+
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import schemas
+
+__all__ = ["export", "ExportError", "FORMAT", "FORMAT_VERSION"]
+
+FORMAT = "tessera.model"
+FORMAT_VERSION = 1
+
+# torch dtype -> (safetensors dtype, Tessera dtype name as ops and the C ABI name it)
+_DTYPES = {
+    torch.float64: ("F64", "float64"),
+    torch.float32: ("F32", "float32"),
+    torch.float16: ("F16", "float16"),
+    torch.bfloat16: ("BF16", "bfloat16"),
+    torch.int64: ("I64", "int64"),
+    torch.int32: ("I32", "int32"),
+    torch.int16: ("I16", "int16"),
+    torch.int8: ("I8", "int8"),
+    torch.uint8: ("U8", "uint8"),
+    torch.bool: ("BOOL", "bool"),
+}
+
+_MEMORY_FORMATS = {
+    torch.contiguous_format: "contiguous_format",
+    torch.preserve_format: "preserve_format",
+    torch.channels_last: "channels_last",
+    torch.channels_last_3d: "channels_last_3d",
+}
+
+
+class ExportError(Exception):
+    """The program cannot be written as a Tessera model; the message names the node."""
+
+
+def _dtype_name(dtype):
+    if dtype not in _DTYPES:
+        raise ExportError(f"dtype {dtype} has no Tessera equivalent (expected one of "
+                          f"{', '.join(v[1] for v in _DTYPES.values())})")
+    return _DTYPES[dtype][1]
+
+
+def _flatten(value, what):
+    """The tensors of a tensor, or of a (nested) list/tuple/dict of them, in order."""
+    if isinstance(value, (torch.Tensor, torch.fx.Node)):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _flatten(v, what)]
+    if isinstance(value, dict):
+        return [t for k in value for t in _flatten(value[k], what)]
+    raise ExportError(f"{what}: expected tensors (or lists, tuples, dicts of them), "
+                      f"got {type(value).__name__}")
+
+
+def _number(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+class _Writer:
+    """Turns a make_fx graph into the format's graph JSON."""
+
+    def __init__(self, gm, input_names, lock):
+        self.gm = gm
+        self.lock = lock
+        self.names = {}  # fx.Node -> value name (or list of names for a multi-return node)
+        self.constants = {}  # value name -> tensor
+        self.nodes = []
+        self.input_names = input_names
+
+    def value(self, arg, where):
+        if arg not in self.names:
+            raise ExportError(f"{where}: uses {arg.name}, which no earlier node defines")
+        name = self.names[arg]
+        if isinstance(name, list):
+            raise ExportError(f"{where}: uses all returns of {arg.name} as one tensor")
+        return name
+
+    def encode(self, arg, where):
+        """One argument as the format's tagged JSON (docs/model_format.md, "Arguments")."""
+        if arg is None:
+            return {"none": None}
+        if isinstance(arg, torch.fx.Node):
+            return {"tensor": self.value(arg, where)}
+        if isinstance(arg, bool):
+            return {"bool": arg}
+        if isinstance(arg, int):
+            return {"int": arg}
+        if isinstance(arg, float):
+            return {"float": _number(arg)}
+        if isinstance(arg, str):
+            return {"str": arg}
+        if isinstance(arg, torch.dtype):
+            return {"dtype": _dtype_name(arg)}
+        if isinstance(arg, torch.device):
+            return {"device": str(arg)}
+        if isinstance(arg, torch.memory_format):
+            return {"memory_format": _MEMORY_FORMATS[arg]}
+        if isinstance(arg, torch.layout):
+            if arg != torch.strided:
+                raise ExportError(f"{where}: layout {arg}: Tessera tensors are strided")
+            return {"layout": "strided"}
+        if isinstance(arg, (list, tuple)):
+            if all(isinstance(a, bool) for a in arg) and arg:
+                return {"bools": list(arg)}
+            if all(isinstance(a, int) and not isinstance(a, bool) for a in arg):
+                return {"ints": list(arg)}
+            if all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in arg):
+                return {"floats": [_number(float(a)) for a in arg]}
+            if all(a is None or isinstance(a, torch.fx.Node) for a in arg):
+                return {"tensors": [None if a is None else self.value(a, where) for a in arg]}
+        raise ExportError(f"{where}: an argument of type {type(arg).__name__} ({arg!r}) has no "
+                          "encoding in the model format")
+
+    def call(self, node, index):
+        target = node.target
+        if target is operator.getitem:
+            source, item = node.args
+            outs = self.names.get(source)
+            if not isinstance(outs, list) or not 0 <= item < len(outs):
+                raise ExportError(f"node {node.name}: getitem {item} of {source.name}, which "
+                                  "does not have that many returns")
+            self.names[node] = outs[item]
+            return
+        if not isinstance(target, torch._ops.OpOverload):
+            raise ExportError(f"node {node.name}: calls {target}, not an ATen op "
+                              "(make_fx should have traced it to ATen ops)")
+        op, target, args, kwargs = schemas.normalize(target, node.args, node.kwargs)
+        where = f"node {node.name} ({op})"
+        schema = self.lock.get(op)
+        torch_schema = schemas.torch_schema_text(target)
+        if schema is None:
+            # Not in Tessera's op set: written with PyTorch's schema so the runtime can name it.
+            arg_names = [a.name for a in target._schema.arguments]
+            schema = torch_schema
+        else:
+            arg_names = schemas.argument_names(schema)
+        bound = schemas.bind(target, args, kwargs)
+        encoded = []
+        for name in arg_names:
+            if name not in bound:
+                raise ExportError(f"{where}: Tessera's schema `{schema}` has argument '{name}', "
+                                  f"which PyTorch's `{torch_schema}` lacks")
+            value = bound.pop(name)
+            encoded.append(self.encode(value.value if isinstance(value, schemas.Default)
+                                       else value, where))
+        for name, value in bound.items():
+            if not isinstance(value, schemas.Default):
+                raise ExportError(f"{where}: PyTorch passes '{name}' = {value!r}, which "
+                                  f"Tessera's schema `{schema}` lacks")
+        returns = len(target._schema.returns)
+        if returns == 1:
+            outs = f"v{index}"
+            self.names[node] = outs
+            out_list = [outs]
+        else:
+            out_list = [f"v{index}.{k}" for k in range(returns)]
+            self.names[node] = out_list
+        self.nodes.append({"op": op, "schema": schema, "args": encoded, "outputs": out_list})
+
+    def run(self):
+        placeholders = 0
+        outputs = None
+        for index, node in enumerate(self.gm.graph.nodes):
+            if node.op == "placeholder":
+                self.names[node] = self.input_names[placeholders]
+                placeholders += 1
+            elif node.op == "get_attr":
+                tensor = getattr(self.gm, node.target)
+                if not isinstance(tensor, torch.Tensor):
+                    raise ExportError(f"constant {node.target}: expected a tensor, got "
+                                      f"{type(tensor).__name__}")
+                name = f"c.{node.target}"
+                self.names[node] = name
+                self.constants[name] = tensor.detach()
+            elif node.op == "call_function":
+                self.call(node, index)
+            elif node.op == "output":
+                outputs = [self.value(o, "output") for o in _flatten(node.args[0], "output")]
+            else:
+                raise ExportError(f"node {node.name}: {node.op} is not expected in a make_fx "
+                                  "graph")
+        return outputs
+
+
+def _remove_dead_nodes(graph):
+    """Removes functional nodes nothing reads; an op that writes an argument always stays."""
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(list(graph.nodes)):
+            if node.op not in ("call_function", "get_attr") or node.users:
+                continue
+            target = node.target
+            if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable:
+                continue
+            graph.erase_node(node)
+            changed = True
+
+
+def _safetensors_bytes(tensors, metadata):
+    """The safetensors layout: an 8-byte little-endian header size, the JSON header, the data."""
+    header = {"__metadata__": metadata}
+    blobs = []
+    offset = 0
+    for name, t in tensors.items():
+        t = t.detach().to("cpu").contiguous()
+        st_dtype = _DTYPES.get(t.dtype, (None,))[0]
+        if st_dtype is None:
+            raise ExportError(f"tensor {name}: dtype {t.dtype} has no Tessera equivalent")
+        data = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": st_dtype, "shape": list(t.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()
+    text += b" " * (-len(text) % 8)  # the data starts 8-byte aligned, as safetensors pads
+    return struct.pack("<Q", len(text)) + text + b"".join(blobs)
+
+
+def export(program, example_inputs, path, *, input_names=None, output_names=None, grad=False,
+           ops_lock=None, name=None):
+    """Traces `program` on `example_inputs` and writes the model file `path`.
+
+    program: an nn.Module or a function of tensors returning a tensor or a list/tuple/dict of
+    them. example_inputs: a tuple of tensors. input_names / output_names: the names the file
+    gives them ("input0", ... / "output0", ... when not given). grad: trace with autograd on (a
+    training step). ops_lock: the ops.lock to name ops by (the installed one when not given).
+    Returns the graph as a dict (what the file's metadata holds).
+    """
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    for i, x in enumerate(example_inputs):
+        if not isinstance(x, torch.Tensor):
+            raise ExportError(f"example input {i}: expected a tensor, got {type(x).__name__}")
+    input_names = list(input_names or [f"input{i}" for i in range(len(example_inputs))])
+    if len(input_names) != len(example_inputs):
+        raise ExportError(f"expected {len(example_inputs)} input names, got {len(input_names)}")
+    lock = schemas.read_ops_lock(ops_lock)
+
+    with torch.set_grad_enabled(grad):
+        gm = make_fx(program)(*example_inputs)
+        # The expected outputs come from PyTorch's own eager run of the same program.
+        expected = _flatten(program(*[x.clone() for x in example_inputs]), "program output")
+    _remove_dead_nodes(gm.graph)
+
+    writer = _Writer(gm, input_names, lock)
+    outputs = writer.run()
+    if len(outputs) != len(expected):
+        raise ExportError(f"the traced graph has {len(outputs)} outputs, the eager run "
+                          f"{len(expected)}")
+    output_names = list(output_names or [f"output{i}" for i in range(len(outputs))])
+    if len(output_names) != len(outputs):
+        raise ExportError(f"expected {len(outputs)} output names, got {len(output_names)}")
+
+    graph = {
+        "name": name or getattr(type(program), "__name__", "program"),
+        "producer": f"tessera_export {FORMAT_VERSION} (torch {torch.__version__})",
+        "op_set": lock.version,
+        "inputs": [{"name": n, "dtype": _dtype_name(x.dtype), "sizes": list(x.shape)}
+                   for n, x in zip(input_names, example_inputs)],
+        "nodes": writer.nodes,
+        "outputs": [{"name": n, "value": v} for n, v in zip(output_names, outputs)],
+    }
+    tensors = {}
+    for cname, t in writer.constants.items():
+        tensors[f"constant/{cname}"] = t
+    for n, x in zip(input_names, example_inputs):
+        tensors[f"input/{n}"] = x
+    for n, y in zip(output_names, expected):
+        tensors[f"expected/{n}"] = y
+    metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),
+                "graph": json.dumps(graph, separators=(",", ":"), allow_nan=False)}
+    blob = _safetensors_bytes(tensors, metadata)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(blob)
+    os.replace(tmp, path)  # a reader never sees half a file
+    return graph

@@ -1,0 +1,212 @@
+// tessera-run: runs a model file (docs/model_format.md) on a device, through the public
+// embedding API only (tessera/sdk/model.hpp). docs/tessera_run.md.
+//
+//   tessera-run MODEL [--device D] [--plugin P]... [--check] [--rtol R --atol A] [--bench N]
+//
+// It compiles the model, prints how its nodes run on the device (native, composite, fallback),
+// runs the file's example inputs, and with --check compares the outputs with the PyTorch
+// outputs the file stores (exit 1 on a mismatch); --bench N times N more runs.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessera/sdk/model.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: tessera-run MODEL [--device D] [--plugin P]... [--check] [--rtol R] [--atol A] "
+    "[--bench N]\n";
+
+struct Options {
+  std::string model;
+  std::string device = "cpu";
+  std::vector<std::string> plugins;
+  bool check = false;
+  double rtol = -1, atol = -1;  // < 0: the dtype's default (PyTorch's assert_close)
+  int bench = 0;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr, "tessera-run: %s\n%s", why.c_str(), kUsage);
+  std::exit(2);
+}
+
+double ParseNumber(const std::string& flag, const char* text, bool integer) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= 0) || (integer && v != std::floor(v))) {
+    Usage(flag + ": expected a non-negative " + (integer ? "integer" : "number") + ", got '" +
+          text + "'");
+  }
+  return v;
+}
+
+Options Parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) Usage(a + ": expected a value");
+      return argv[++i];
+    };
+    if (a == "--device") {
+      o.device = value();
+    } else if (a == "--plugin") {
+      o.plugins.push_back(value());
+    } else if (a == "--check") {
+      o.check = true;
+    } else if (a == "--rtol") {
+      o.rtol = ParseNumber(a, value(), false);
+    } else if (a == "--atol") {
+      o.atol = ParseNumber(a, value(), false);
+    } else if (a == "--bench") {
+      o.bench = static_cast<int>(ParseNumber(a, value(), true));
+    } else if (a == "-h" || a == "--help") {
+      std::printf("%s", kUsage);
+      std::exit(0);
+    } else if (!a.empty() && a[0] == '-') {
+      Usage("unknown option '" + a + "'");
+    } else if (o.model.empty()) {
+      o.model = a;
+    } else {
+      Usage("expected one MODEL, got '" + o.model + "' and '" + a + "'");
+    }
+  }
+  if (o.model.empty()) Usage("expected a MODEL file");
+  return o;
+}
+
+// PyTorch's assert_close defaults by dtype (torch.testing._comparison): (rtol, atol).
+std::pair<double, double> DefaultTolerance(tsr_dtype dtype) {
+  switch (dtype) {
+    case TSR_DTYPE_FLOAT16:
+      return {1e-3, 1e-5};
+    case TSR_DTYPE_BFLOAT16:
+      return {1.6e-2, 1e-5};
+    case TSR_DTYPE_FLOAT32:
+      return {1.3e-6, 1e-5};
+    case TSR_DTYPE_FLOAT64:
+      return {1e-7, 1e-7};
+    default:
+      return {0, 0};
+  }
+}
+
+// HostValues: the elements of `t` as float64 on the CPU, in row-major order.
+std::vector<double> HostValues(const tessera::Tensor& t) {
+  static const tsr_op* to_copy = tessera::find_op("_to_copy");
+  static const tsr_op* contiguous = tessera::find_op("contiguous");
+  tessera::Tensor dense = tessera::call1(contiguous, t);
+  tessera::Tensor wide = tessera::call1(to_copy, dense, tessera::kw("dtype", TSR_DTYPE_FLOAT64));
+  return tessera::to(wide, "cpu").to_vector<double>();
+}
+
+// Compare: whether `got` matches `want` within (rtol, atol) as torch.testing.assert_close
+// decides (|got - want| <= atol + rtol * |want|, NaN equal to NaN); prints the worst element.
+bool Compare(const std::string& name, const tessera::Tensor& got, const tessera::Tensor& want,
+             const Options& o) {
+  if (got.dtype() != want.dtype() || got.sizes().vec() != want.sizes().vec()) {
+    std::printf("  %s: MISMATCH: expected %s of %zu dims, got %s of %zu dims\n", name.c_str(),
+                tessera::sdk::dtype_name(want.dtype()), want.sizes().size,
+                tessera::sdk::dtype_name(got.dtype()), got.sizes().size);
+    return false;
+  }
+  auto [rtol, atol] = DefaultTolerance(want.dtype());
+  if (o.rtol >= 0) rtol = o.rtol;
+  if (o.atol >= 0) atol = o.atol;
+  const std::vector<double> g = HostValues(got), w = HostValues(want);
+  size_t bad = 0, worst = 0;
+  double worst_excess = -1;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
+    const double diff = std::fabs(g[i] - w[i]);
+    const double allowed = atol + rtol * std::fabs(w[i]);
+    const double excess = std::isnan(diff) ? INFINITY : diff - allowed;
+    if (excess > 0) ++bad;
+    if (excess > worst_excess) worst_excess = excess, worst = i;
+  }
+  if (bad == 0) {
+    std::printf("  %s: ok (%zu elements, rtol %g, atol %g)\n", name.c_str(), g.size(), rtol, atol);
+    return true;
+  }
+  std::printf("  %s: MISMATCH: %zu of %zu elements differ beyond rtol %g, atol %g; the worst, "
+              "element %zu: expected %.9g, got %.9g\n",
+              name.c_str(), bad, g.size(), rtol, atol, worst, w[worst], g[worst]);
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = Parse(argc, argv);
+  try {
+    tessera::Runtime runtime;
+    for (const std::string& p : o.plugins) runtime.load_plugin(p);
+    const tsr_device device = tessera::parse_device(o.device);
+
+    auto t0 = std::chrono::steady_clock::now();
+    tessera::Model model = tessera::Model::load(o.model);
+    auto t1 = std::chrono::steady_clock::now();
+    tessera::CompiledModel compiled = model.compile(device);
+    auto t2 = std::chrono::steady_clock::now();
+    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::printf("model %s: %zu inputs, %zu nodes, %zu outputs; loaded in %.1f ms, compiled for "
+                "%s in %.1f ms\n",
+                model.name().c_str(), model.num_inputs(), model.num_nodes(), model.num_outputs(),
+                ms(t0, t1), o.device.c_str(), ms(t1, t2));
+
+    std::map<std::string, int> fallback_ops;
+    int routes[3] = {0, 0, 0};
+    for (size_t i = 0; i < compiled.num_nodes(); ++i) {
+      const tsr_node_route r = compiled.node_route(i);
+      ++routes[r];
+      if (r == TSR_NODE_FALLBACK) ++fallback_ops[compiled.node_op(i)];
+    }
+    std::printf("nodes on %s: %d native, %d composite, %d fallback\n", o.device.c_str(),
+                routes[TSR_NODE_NATIVE], routes[TSR_NODE_COMPOSITE], routes[TSR_NODE_FALLBACK]);
+    for (const auto& [op, n] : fallback_ops) std::printf("  fallback: %s x%d\n", op.c_str(), n);
+
+    std::vector<tessera::Tensor> inputs;
+    for (size_t i = 0; i < model.num_inputs(); ++i) {
+      inputs.push_back(tessera::to(model.example_input(i), device));
+    }
+    auto r0 = std::chrono::steady_clock::now();
+    std::vector<tessera::Tensor> outputs = compiled.run(inputs);
+    auto r1 = std::chrono::steady_clock::now();
+    std::printf("first run: %.2f ms\n", ms(r0, r1));
+
+    bool ok = true;
+    if (o.check) {
+      std::printf("check against the file's PyTorch outputs:\n");
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        ok = Compare(model.output_name(i), outputs[i], model.expected_output(i), o) && ok;
+      }
+    }
+    if (o.bench > 0) {
+      std::vector<double> times;
+      for (int i = 0; i < o.bench; ++i) {
+        auto b0 = std::chrono::steady_clock::now();
+        compiled.run(inputs);
+        times.push_back(ms(b0, std::chrono::steady_clock::now()));
+      }
+      std::sort(times.begin(), times.end());
+      std::printf("bench: %d runs on %s, %d threads: median %.3f ms, min %.3f ms\n", o.bench,
+                  o.device.c_str(), tsr_num_threads(), times[times.size() / 2], times[0]);
+    }
+    if (!ok) {
+      std::printf("check: FAILED\n");
+      return 1;
+    }
+    if (o.check) std::printf("check: passed\n");
+    return 0;
+  } catch (const tessera::sdk::Error& e) {
+    std::fprintf(stderr, "tessera-run: %s\n", e.what());
+    return 1;
+  }
+}

@@ -74,22 +74,24 @@ namespace model = tessera::model;
 extern "C" {
 
 tsr_error* tsr_model_load(tsr_string path, tsr_model** out) {
-  return Guard(__func__, [&]() -> tsr_error* {
-    if (auto s = NeedHandle(out, "an output pointer", __func__); !s.ok()) return ToError(s);
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&]() -> tsr_error* {
+    if (auto s = NeedHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
     *out = nullptr;
-    absl::StatusOr<std::string_view> text = ReadString(path, __func__, "the path");
+    absl::StatusOr<std::string_view> text = ReadString(path, fn, "the path");
     if (!text.ok()) return ToError(text.status());
     return Loaded(model::ReadModelFile(std::string(*text)), out);
   });
 }
 
 tsr_error* tsr_model_load_from_memory(const void* data, size_t nbytes, tsr_model** out) {
-  return Guard(__func__, [&]() -> tsr_error* {
-    if (auto s = NeedHandle(out, "an output pointer", __func__); !s.ok()) return ToError(s);
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&]() -> tsr_error* {
+    if (auto s = NeedHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
     *out = nullptr;
     if (data == nullptr && nbytes > 0) {
       return ToError(absl::InvalidArgumentError(
-          absl::StrFormat("%s: expected %d bytes, got NULL", __func__, nbytes)));
+          absl::StrFormat("%s: expected %d bytes, got NULL", fn, nbytes)));
     }
     return Loaded(model::ReadModel(std::string_view(static_cast<const char*>(data), nbytes)),
                   out);
@@ -116,19 +118,22 @@ tsr_string tsr_model_output_name(const tsr_model* m, size_t index) {
 }
 
 tsr_error* tsr_model_example_input(const tsr_model* m, size_t index, tsr_tensor** out) {
-  return Guard(__func__, [&] { return FileTensor(m, index, true, out, __func__); });
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&] { return FileTensor(m, index, true, out, fn); });
 }
 
 tsr_error* tsr_model_expected_output(const tsr_model* m, size_t index, tsr_tensor** out) {
-  return Guard(__func__, [&] { return FileTensor(m, index, false, out, __func__); });
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&] { return FileTensor(m, index, false, out, fn); });
 }
 
 tsr_error* tsr_model_compile(const tsr_model* m, tsr_device device, tsr_compiled_model** out) {
-  return Guard(__func__, [&]() -> tsr_error* {
-    if (auto s = NeedHandle(out, "an output pointer", __func__); !s.ok()) return ToError(s);
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&]() -> tsr_error* {
+    if (auto s = NeedHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
     *out = nullptr;
-    if (auto s = NeedHandle(m, "a model", __func__); !s.ok()) return ToError(s);
-    absl::StatusOr<tessera::Device> dev = ToDevice(device, __func__);
+    if (auto s = NeedHandle(m, "a model", fn); !s.ok()) return ToError(s);
+    absl::StatusOr<tessera::Device> dev = ToDevice(device, fn);
     if (!dev.ok()) return ToError(dev.status());
     EnsureDefaultPluginsLoaded();
     auto compiled =
@@ -143,18 +148,19 @@ void tsr_compiled_model_release(tsr_compiled_model* compiled) { delete compiled;
 
 tsr_error* tsr_compiled_model_run(const tsr_compiled_model* compiled, tsr_tensor* const* inputs,
                                   size_t num_inputs, tsr_tensor** outputs, size_t num_outputs) {
-  return Guard(__func__, [&]() -> tsr_error* {
-    if (auto s = NeedHandle(compiled, "a compiled model", __func__); !s.ok()) return ToError(s);
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&]() -> tsr_error* {
+    if (auto s = NeedHandle(compiled, "a compiled model", fn); !s.ok()) return ToError(s);
     const model::CompiledModel& c = *compiled->compiled;
     const size_t want = c.model().outputs.size();
     if (num_outputs != want || (want > 0 && outputs == nullptr)) {
       return ToError(absl::InvalidArgumentError(absl::StrFormat(
-          "%s: expected room for the model's %d outputs, got %s", __func__, want,
+          "%s: expected room for the model's %d outputs, got %s", fn, want,
           outputs == nullptr ? "NULL" : absl::StrFormat("%d", num_outputs))));
     }
     if (num_inputs > 0 && inputs == nullptr) {
       return ToError(absl::InvalidArgumentError(
-          absl::StrFormat("%s: expected %d inputs, got NULL", __func__, num_inputs)));
+          absl::StrFormat("%s: expected %d inputs, got NULL", fn, num_inputs)));
     }
     std::vector<tessera::Tensor> in;
     in.reserve(num_inputs);

@@ -15,9 +15,10 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # and llvm brings llvm-symbolizer, without which sanitizer stacks are bare addresses.
 # binutils: objcopy, which embeds each plugin's manifest (TESSERA_PLUGIN_MANIFEST); g++ pulls it
 # in today, named here because the build calls it itself.
-# python3-numpy: the DLPack interop test's consumer (tessera_dlpack_numpy; PyTorch's twin,
-# tessera_dlpack_torch, runs where python3-torch is installed and is skipped otherwise: it is
-# large). libdlpack-dev: Debian's dlpack.h (0.6), which the DLPack tests check the runtime's
+# python3-numpy: the DLPack interop test's consumer (tessera_dlpack_numpy; PyTorch's twin is
+# tessera_dlpack_torch). python3-torch and python3-torchvision: the model exporter's input
+# (tools/exporter) and the model zoo's models (tests/models, tessera_model_zoo); large, and
+# never a dependency of the runtime itself. libdlpack-dev: Debian's dlpack.h (0.6), which the DLPack tests check the runtime's
 # own mirror of the spec against and compile a C embedder with.
 # valgrind and python3: the instruction-count gate (docs/performance.md) counts under callgrind
 # (valgrind also ships valgrind/callgrind.h, which marks the measured region) and its driver is
@@ -30,7 +31,7 @@ TESSERA_PACKAGES=(
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev
   clang libclang-rt-14-dev llvm
-  python3 python3-numpy libdlpack-dev valgrind
+  python3 python3-numpy python3-torch python3-torchvision libdlpack-dev valgrind
   hipcc libamdhip64-dev
 )
 

@@ -102,9 +102,10 @@ std::pair<double, double> DefaultTolerance(tsr_dtype dtype) {
 std::vector<double> HostValues(const tessera::Tensor& t) {
   static const tsr_op* to_copy = tessera::find_op("_to_copy");
   static const tsr_op* contiguous = tessera::find_op("contiguous");
-  tessera::Tensor dense = tessera::call1(contiguous, t);
-  tessera::Tensor wide = tessera::call1(to_copy, dense, tessera::kw("dtype", TSR_DTYPE_FLOAT64));
-  return tessera::to(wide, "cpu").to_vector<double>();
+  // Dense on its device, then to the CPU, then widened there (a device may lack float64).
+  tessera::Tensor host = tessera::to(tessera::call1(contiguous, t), "cpu");
+  tessera::Tensor wide = tessera::call1(to_copy, host, tessera::kw("dtype", TSR_DTYPE_FLOAT64));
+  return wide.to_vector<double>();
 }
 
 // Compare: whether `got` matches `want` within (rtol, atol) as torch.testing.assert_close

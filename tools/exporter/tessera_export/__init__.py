@@ -10,8 +10,10 @@ JSON. Every node names its op by its ``ops.lock`` schema. A node whose op Tesser
 is still written (with PyTorch's schema), so that ``tessera-run`` can name what is missing.
 
 The tracer is ``make_fx`` (PyTorch 1.13 and later), which records the program below autograd
-as ATen ops with exact overloads; ``torch.no_grad`` is on unless ``grad=True`` (a training step
-that calls ``torch.autograd.grad`` itself needs it off).
+as ATen ops with exact overloads. It traces with autograd on: PyTorch takes its fused inference
+kernels (``_transformer_encoder_layer_fwd``, ``_native_multi_head_attention``) only under
+``no_grad``, so with autograd on an encoder layer comes out as the ATen ops it is made of, and a
+training step that calls ``torch.autograd.grad`` itself traces whole.
 """
 
 import json
@@ -84,8 +86,9 @@ def _number(x):
 class _Writer:
     """Turns a make_fx graph into the format's graph JSON."""
 
-    def __init__(self, gm, input_names, lock):
+    def __init__(self, gm, input_names, lock, list_lengths):
         self.gm = gm
+        self.list_lengths = list_lengths  # fx.Node -> length of the Tensor[] it returned
         self.lock = lock
         self.names = {}  # fx.Node -> value name (or list of names for a multi-return node)
         self.constants = {}  # value name -> tensor
@@ -149,6 +152,8 @@ class _Writer:
         if not isinstance(target, torch._ops.OpOverload):
             raise ExportError(f"node {node.name}: calls {target}, not an ATen op "
                               "(make_fx should have traced it to ATen ops)")
+        if self.split_into_views(node, index) or self.rsub_as_add(node, index):
+            return
         op, target, args, kwargs = schemas.normalize(target, node.args, node.kwargs)
         where = f"node {node.name} ({op})"
         schema = self.lock.get(op)
@@ -173,7 +178,11 @@ class _Writer:
                 raise ExportError(f"{where}: PyTorch passes '{name}' = {value!r}, which "
                                   f"Tessera's schema `{schema}` lacks")
         returns = len(target._schema.returns)
-        if returns == 1:
+        if returns == 1 and isinstance(target._schema.returns[0].type, torch.ListType):
+            # A Tensor[] return (split, unbind): one value per element, as many as the trace made.
+            out_list = [f"v{index}.{k}" for k in range(self.list_lengths[node])]
+            self.names[node] = out_list
+        elif returns == 1:
             outs = f"v{index}"
             self.names[node] = outs
             out_list = [outs]
@@ -181,6 +190,65 @@ class _Writer:
             out_list = [f"v{index}.{k}" for k in range(returns)]
             self.names[node] = out_list
         self.nodes.append({"op": op, "schema": schema, "args": encoded, "outputs": out_list})
+
+    def view_node(self, op, args, output):
+        self.nodes.append({"op": op, "schema": self.lock[op], "args": args, "outputs": [output]})
+
+    def rsub_as_add(self, node, index):
+        """rsub.Scalar(self, other, alpha) = other - alpha * self, written as
+        add.Scalar(mul.Scalar(self, -alpha), other): negation is exact, so the two round alike."""
+        if node.target is not torch.ops.aten.rsub.Scalar:
+            return False
+        bound = schemas.bind(node.target, node.args, node.kwargs)
+        value = lambda name: (bound[name].value if isinstance(bound[name], schemas.Default)
+                              else bound[name])
+        where = f"node {node.name} (rsub.Scalar)"
+        scaled, out = f"v{index}.scaled", f"v{index}"
+        self.nodes.append({"op": "mul.Scalar", "schema": self.lock["mul.Scalar"],
+                           "args": [self.encode(value("self"), where),
+                                    self.encode(-value("alpha"), where)],
+                           "outputs": [scaled]})
+        self.nodes.append({"op": "add.Scalar", "schema": self.lock["add.Scalar"],
+                           "args": [{"tensor": scaled}, self.encode(value("other"), where),
+                                    {"int": 1}],
+                           "outputs": [out]})
+        self.names[node] = out
+        return True
+
+    def split_into_views(self, node, index):
+        """split / split_with_sizes / unbind written as one slice or select per piece.
+
+        Each piece is the very view the op returns (the same sizes, strides and storage), so
+        the rewrite is exact; it keeps list-returning ops out of the graph.
+        """
+        aten = torch.ops.aten
+        target = node.target
+        if target not in (aten.split.Tensor, aten.split_with_sizes.default, aten.unbind.int):
+            return False
+        bound = schemas.bind(target, node.args, node.kwargs)
+        value = lambda name: (bound[name].value if isinstance(bound[name], schemas.Default)
+                              else bound[name])
+        where = f"node {node.name} ({schemas.op_name(target)})"
+        self_arg = self.encode(value("self"), where)
+        dim = value("dim")
+        pieces = self.list_lengths[node]
+        outs = [f"v{index}.{k}" for k in range(pieces)]
+        self.names[node] = outs
+        if target is aten.unbind.int:
+            for k, out in enumerate(outs):
+                self.view_node("select.int", [self_arg, {"int": dim}, {"int": k}], out)
+            return True
+        if target is aten.split.Tensor:
+            size = value("split_size")
+            bounds = [(k * size, (k + 1) * size) for k in range(pieces)]
+        else:
+            ends = [sum(value("split_sizes")[:k + 1]) for k in range(pieces)]
+            bounds = [(end - size, end) for end, size in zip(ends, value("split_sizes"))]
+        for (start, end), out in zip(bounds, outs):
+            # slice clamps `end` to the dim's size, as the last piece of split is shorter
+            self.view_node("slice.Tensor", [self_arg, {"int": dim}, {"int": start},
+                                            {"int": end}, {"int": 1}], out)
+        return True
 
     def run(self):
         placeholders = 0
@@ -222,6 +290,22 @@ def _remove_dead_nodes(graph):
             changed = True
 
 
+def _list_lengths(gm, example_inputs):
+    """The length of each list a node returns in a run on the example inputs."""
+    lengths = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            result = super().run_node(n)
+            if isinstance(result, (list, tuple)):
+                lengths[n] = len(result)
+            return result
+
+    with torch.no_grad():
+        Recorder(gm).run(*[x.clone() for x in example_inputs])
+    return lengths
+
+
 def _safetensors_bytes(tensors, metadata):
     """The safetensors layout: an 8-byte little-endian header size, the JSON header, the data."""
     header = {"__metadata__": metadata}
@@ -242,14 +326,13 @@ def _safetensors_bytes(tensors, metadata):
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
-def export(program, example_inputs, path, *, input_names=None, output_names=None, grad=False,
+def export(program, example_inputs, path, *, input_names=None, output_names=None,
            ops_lock=None, name=None):
     """Traces `program` on `example_inputs` and writes the model file `path`.
 
     program: an nn.Module or a function of tensors returning a tensor or a list/tuple/dict of
     them. example_inputs: a tuple of tensors. input_names / output_names: the names the file
-    gives them ("input0", ... / "output0", ... when not given). grad: trace with autograd on (a
-    training step). ops_lock: the ops.lock to name ops by (the installed one when not given).
+    gives them ("input0", ... / "output0", ... when not given). ops_lock: the ops.lock to name ops by (the installed one when not given).
     Returns the graph as a dict (what the file's metadata holds).
     """
     if isinstance(example_inputs, torch.Tensor):
@@ -263,13 +346,13 @@ def export(program, example_inputs, path, *, input_names=None, output_names=None
         raise ExportError(f"expected {len(example_inputs)} input names, got {len(input_names)}")
     lock = schemas.read_ops_lock(ops_lock)
 
-    with torch.set_grad_enabled(grad):
+    with torch.enable_grad():  # fused fast paths off (the module's docstring)
         gm = make_fx(program)(*example_inputs)
         # The expected outputs come from PyTorch's own eager run of the same program.
         expected = _flatten(program(*[x.clone() for x in example_inputs]), "program output")
     _remove_dead_nodes(gm.graph)
 
-    writer = _Writer(gm, input_names, lock)
+    writer = _Writer(gm, input_names, lock, _list_lengths(gm, example_inputs))
     outputs = writer.run()
     if len(outputs) != len(expected):
         raise ExportError(f"the traced graph has {len(outputs)} outputs, the eager run "

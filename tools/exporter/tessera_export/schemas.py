@@ -112,8 +112,24 @@ def normalize(target, args, kwargs):
     """(Tessera op name, overload, args, kwargs), rewriting PyTorch-internal ops to the public op they are.
 
     Each rewrite is exact: `_reshape_alias(x, size, stride)` is emitted only where `view(x,
-    size)` gives that very stride (reshape's own rule), so it is written as `view`.
+    size)` gives that very stride (reshape's own rule), so it is written as `view`; split and
+    unbind are written as views by _Writer.split_into_views.
     """
     if target is torch.ops.aten._reshape_alias.default:
         return "view", torch.ops.aten.view.default, (args[0], args[1]), {}
+    numbers = [a.name for i, a in enumerate(target._schema.arguments)
+               if isinstance(a.type, torch.TensorType)
+               and isinstance(args[i] if i < len(args) else kwargs.get(a.name), (int, float))]
+    if numbers and target._overloadname == "Tensor":
+        # A Python number where the overload takes a Tensor (`x / 8.0` traces as div.Tensor with
+        # a wrapped number, which type promotion treats as a scalar): the Scalar overload is the
+        # same computation.
+        packet = getattr(torch.ops.aten, target._schema.name.split("::", 1)[-1])
+        if "Scalar" in packet.overloads():
+            scalar = packet.Scalar
+            return op_name(scalar), scalar, args, kwargs
+    if target is torch.ops.aten._unsafe_view.default:
+        # reshape's copy path: a view of the fresh copy it made (reshape gives the same values,
+        # and the same view where one is possible).
+        return "reshape", torch.ops.aten.reshape.default, args, kwargs
     return op_name(target), target, args, kwargs

@@ -1,0 +1,289 @@
+// Models through the C ABI (tessera/c/model.h): a file built here byte by byte loads, compiles
+// and runs; every malformed, truncated, lying or newer file is refused with an error naming
+// what was expected and where; compile names every node that cannot run; a run checks its
+// inputs. (The model zoo, exported from PyTorch, is tests/models/.)
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/tests/c_test_support.h"
+#include "tessera/c/tessera.h"
+
+namespace {
+
+using tessera_test::Consume;
+using tessera_test::S;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+struct FileTensor {
+  std::string name;
+  std::string dtype;  // safetensors' name
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+std::string Floats(std::vector<float> v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// SafetensorsFile lays out a file as the format says: size, header, data.
+std::string SafetensorsFile(const std::map<std::string, std::string>& metadata,
+                            const std::vector<FileTensor>& tensors) {
+  std::string header = "{\"__metadata__\":{";
+  bool first = true;
+  for (const auto& [k, v] : metadata) {
+    header += (first ? "" : ",") + Quote(k) + ":" + Quote(v);
+    first = false;
+  }
+  header += "}";
+  std::string data;
+  for (const FileTensor& t : tensors) {
+    header += "," + Quote(t.name) + ":{\"dtype\":\"" + t.dtype + "\",\"shape\":[";
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      header += (i ? "," : "") + std::to_string(t.shape[i]);
+    }
+    header += "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
+              std::to_string(data.size() + t.bytes.size()) + "]}";
+    data += t.bytes;
+  }
+  header += "}";
+  while (header.size() % 8) header += ' ';
+  std::string file(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>(n >> (8 * i));
+  return file + header + data;
+}
+
+// The graph of y = x + 2 * w: one input x (float32 [3]), a constant w, add.Tensor with alpha 2.
+const char* kAddGraph =
+    R"({"name":"axpy","producer":"test","op_set":"1.1",)"
+    R"("inputs":[{"name":"x","dtype":"float32","sizes":[3]}],)"
+    R"("nodes":[{"op":"add.Tensor","schema":"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",)"
+    R"("args":[{"tensor":"x"},{"tensor":"w"},{"int":2}],"outputs":["y"]}],)"
+    R"("outputs":[{"name":"out","value":"y"}]})";
+
+std::string ModelFile(const std::string& graph = kAddGraph, const std::string& version = "1",
+                      std::vector<FileTensor> extra = {}) {
+  std::vector<FileTensor> tensors = {
+      {"constant/w", "F32", {3}, Floats({1, 2, 3})},
+      {"input/x", "F32", {3}, Floats({10, 20, 30})},
+      {"expected/out", "F32", {3}, Floats({12, 24, 36})},
+  };
+  for (FileTensor& t : extra) tensors.push_back(std::move(t));
+  return SafetensorsFile({{"format", "tessera.model"}, {"format_version", version},
+                          {"graph", graph}},
+                         tensors);
+}
+
+// LoadError: the error loading `bytes` gives ("" when it loads).
+std::string LoadError(const std::string& bytes) {
+  tsr_model* model = nullptr;
+  std::string error = Consume(tsr_model_load_from_memory(bytes.data(), bytes.size(), &model));
+  tsr_model_release(model);
+  return error;
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  const size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? s : s.replace(at, from.size(), to);
+}
+
+class ModelApi : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
+  tsr_device cpu_{TSR_DEVICE_CPU, 0};
+};
+
+std::vector<float> Values(tsr_tensor* t) {
+  std::vector<float> v(static_cast<size_t>(tsr_tensor_numel(t)));
+  EXPECT_EQ(Consume(tsr_tensor_copy_to_host(t, v.data(), v.size() * sizeof(float))), "");
+  return v;
+}
+
+TEST_F(ModelApi, LoadsCompilesAndRunsAFile) {
+  const std::string file = ModelFile();
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  EXPECT_EQ(std::string(tsr_model_name(model).data, tsr_model_name(model).size), "axpy");
+  EXPECT_EQ(tsr_model_num_inputs(model), 1u);
+  EXPECT_EQ(tsr_model_num_outputs(model), 1u);
+  EXPECT_EQ(tsr_model_num_nodes(model), 1u);
+  EXPECT_EQ(std::string(tsr_model_input_name(model, 0).data, 1), "x");
+  EXPECT_EQ(tsr_model_input_name(model, 1).size, 0u);
+
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  tsr_model_release(model);  // the compiled model holds it
+  EXPECT_EQ(tsr_compiled_model_node_route(compiled, 0), TSR_NODE_NATIVE);
+  EXPECT_EQ(std::string(tsr_compiled_model_node_op(compiled, 0).data), "add.Tensor");
+
+  tsr_tensor* y = nullptr;
+  ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)), "");
+  EXPECT_EQ(Values(y), (std::vector<float>{12, 24, 36}));
+  tsr_tensor_release(y);
+  // Runs are independent: the second gives the same.
+  ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)), "");
+  EXPECT_EQ(Values(y), (std::vector<float>{12, 24, 36}));
+  tsr_tensor_release(y);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+}
+
+TEST_F(ModelApi, ARunChecksItsInputs) {
+  const std::string file = ModelFile();
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  tsr_tensor* y = nullptr;
+  int64_t four[] = {4};
+  tsr_tensor* wrong = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(four, 1, TSR_DTYPE_FLOAT32, cpu_, &wrong)), "");
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, &wrong, 1, &y, 1)),
+              HasSubstr("input 0 ('x'): expected float32 [3] on cpu, got float32 [4] on cpu"));
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, &wrong, 0, &y, 1)),
+              HasSubstr("expected 1 inputs, got 0"));
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, &wrong, 1, &y, 2)),
+              HasSubstr("expected room for the model's 1 outputs"));
+  EXPECT_EQ(y, nullptr);
+  tsr_tensor_release(wrong);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
+  const std::string good = ModelFile();
+  EXPECT_THAT(LoadError(""), HasSubstr("expected at least 8 bytes"));
+  std::string huge = good;
+  huge[7] = 0x7f;  // a header size near 2^63
+  EXPECT_THAT(LoadError(huge), HasSubstr("the first 8 bytes give a header of"));
+  std::string not_object = good;
+  not_object[8] = '[';
+  EXPECT_THAT(LoadError(not_object), HasSubstr("expected the header (at byte 8) to start with"));
+  EXPECT_THAT(LoadError(Replace(good, "\"F32\"", "\"F31\"")),
+              HasSubstr("dtype \"F31\" is not one Tessera has"));
+  EXPECT_THAT(LoadError(Replace(good, "\"shape\":[3]", "\"shape\":[4]")),
+              HasSubstr("a F32 tensor of shape [4] has 16 bytes, but data_offsets [0, 12] hold 12"));
+  EXPECT_THAT(LoadError(Replace(good, "\"data_offsets\":[0,12]", "\"data_offsets\":[4,16]")),
+              HasSubstr("must tile the data"));
+  EXPECT_THAT(LoadError(good.substr(0, good.size() - 1)), HasSubstr("end past the data"));
+  EXPECT_THAT(LoadError(Replace(good, "\"tessera.model\"", "\"tessera.modex\"")),
+              HasSubstr("expected a Tessera model (__metadata__ \"format\": \"tessera.model\"), "
+                        "found format \"tessera.modex\""));
+  EXPECT_THAT(LoadError(ModelFile(kAddGraph, "2")),
+              AllOf(StartsWith("9: "),  // FAILED_PRECONDITION
+                    HasSubstr("format version 2, newer than this runtime reads (up to 1)")));
+  EXPECT_THAT(LoadError(ModelFile(kAddGraph, "one")),
+              HasSubstr("expected __metadata__ \"format_version\" to be a positive integer"));
+  // The graph: JSON errors name the byte, graph errors the field.
+  EXPECT_THAT(LoadError(ModelFile("{\"name\":}")),
+              HasSubstr("graph: byte 8: expected a value, found '}'"));
+  EXPECT_THAT(LoadError(ModelFile(std::string(100, '[') + std::string(100, ']'))),
+              HasSubstr("expected at most 64 levels of nesting"));
+  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "\"op_set\"", "\"opset\""))),
+              HasSubstr("expected a field \"op_set\""));
+  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "\"producer\"", "\"name\":\"a\",\"x\""))),
+              HasSubstr("\"name\" is repeated"));
+  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "{\"tensor\":\"w\"}", "{\"tensor\":\"y\"}"))),
+              HasSubstr("nodes[0] (add.Tensor).args[1].tensor: uses \"y\", which no input, "
+                        "constant or earlier node defines"));
+  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "\"outputs\":[\"y\"]", "\"outputs\":[\"x\"]"))),
+              HasSubstr("value \"x\" is defined twice"));
+  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "{\"int\":2}", "{\"complex\":2}"))),
+              HasSubstr("unknown argument kind \"complex\""));
+  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "{\"int\":2}", "{\"int\":99999999999999999999}"))),
+              HasSubstr("expected an integer that fits in 64 bits"));
+  EXPECT_THAT(LoadError(ModelFile(kAddGraph, "1", {{"other/z", "F32", {0}, ""}})),
+              HasSubstr("tensor \"other/z\": expected a name in constant/, input/ or expected/"));
+}
+
+TEST_F(ModelApi, EveryTruncationIsAnErrorNotACrash) {
+  const std::string good = ModelFile();
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_NE(LoadError(good.substr(0, n)), "") << n;
+  }
+}
+
+TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
+  const std::string graph = Replace(
+      Replace(kAddGraph, "\"outputs\":[{\"name\"", "\"outputs\":[{\"name\""),
+      R"("outputs":["y"]}])",
+      R"("outputs":["y"]},{"op":"frobnicate","schema":"frobnicate(Tensor self) -> Tensor",)"
+      R"("args":[{"tensor":"y"}],"outputs":["z"]},)"
+      R"({"op":"abs","schema":"abs(Tensor self, int extra) -> Tensor",)"
+      R"("args":[{"tensor":"y"},{"int":1}],"outputs":["u"]}])");
+  const std::string file = ModelFile(graph);
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  const std::string error = Consume(tsr_model_compile(model, cpu_, &compiled));
+  EXPECT_THAT(error, HasSubstr("2 of its 3 nodes have no way to run"));
+  EXPECT_THAT(error, HasSubstr("node 1 (frobnicate): the runtime does not define this op"));
+  EXPECT_THAT(error, HasSubstr("node 2 (abs): the op's schema changed incompatibly"));
+  EXPECT_EQ(compiled, nullptr);
+  tsr_model_release(model);
+}
+
+TEST_F(ModelApi, AnOlderSchemaWithoutADefaultedArgumentIsAdapted) {
+  // gelu gained `*, str approximate='none'` after this pretend file was written.
+  const std::string graph = Replace(
+      kAddGraph, R"("outputs":[{"name":"out","value":"y"}])",
+      R"("outputs":[{"name":"out","value":"g"}])");
+  const std::string with_gelu =
+      Replace(graph, R"("outputs":["y"]}])",
+              R"("outputs":["y"]},{"op":"gelu","schema":"gelu(Tensor self) -> Tensor",)"
+              R"("args":[{"tensor":"y"}],"outputs":["g"]}])");
+  const std::string file = ModelFile(with_gelu);
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  tsr_tensor* y = nullptr;
+  ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)), "");
+  EXPECT_EQ(Values(y), (std::vector<float>{12, 24, 36}));  // gelu(x) = x for large x
+  tsr_tensor_release(y);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+TEST_F(ModelApi, BadArgumentsAreErrors) {
+  tsr_model* model = nullptr;
+  EXPECT_THAT(Consume(tsr_model_load(S("/nonexistent/model.tsrm"), &model)),
+              HasSubstr("model '/nonexistent/model.tsrm': cannot open it"));
+  EXPECT_THAT(Consume(tsr_model_load(S("/"), &model)), HasSubstr("expected a regular file"));
+  EXPECT_THAT(Consume(tsr_model_load_from_memory(nullptr, 5, &model)),
+              HasSubstr("expected 5 bytes, got NULL"));
+  EXPECT_THAT(Consume(tsr_model_compile(nullptr, cpu_, nullptr)),
+              HasSubstr("expected an output pointer"));
+  tsr_compiled_model* compiled = nullptr;
+  EXPECT_THAT(Consume(tsr_model_compile(nullptr, cpu_, &compiled)), HasSubstr("expected a model"));
+  const std::string file = ModelFile();
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_tensor* t = nullptr;
+  EXPECT_THAT(Consume(tsr_model_expected_output(model, 3, &t)),
+              HasSubstr("index 3 is past the model's 1 outputs"));
+  EXPECT_THAT(Consume(tsr_model_compile(model, tsr_device{99, 0}, &compiled)),
+              HasSubstr("tsr_model_compile: expected a device"));
+  tsr_model_release(model);
+}
+
+}  // namespace

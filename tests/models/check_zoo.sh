@@ -1,0 +1,40 @@
+#!/bin/sh
+# The model zoo through the whole path: tests/models/zoo.py exports each model from PyTorch
+# (weights from a fixed seed, PyTorch's outputs stored in the file), and tessera-run --check runs
+# it on the CPU plugin and on the sample npu plugin (whose missing kernels run through the
+# fallback) and compares with PyTorch's outputs under assert_close's float32 defaults.
+#
+#   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR
+#
+# PyTorch and torchvision are requirements of this test, not options: without them it fails,
+# naming the Debian packages (scripts/lib/common.sh installs them).
+set -eu
+python=$1 run=$2 npu=$3 out=$4
+here=$(cd "$(dirname "$0")" && pwd)
+
+if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
+  echo "FAIL: $python cannot import torch and torchvision: install python3-torch and" \
+       "python3-torchvision (scripts/test.sh does)" >&2
+  exit 1
+fi
+rm -rf "$out"
+"$python" "$here/zoo.py" "$out"
+
+status=0
+for model in "$out"/*.tsrm; do
+  for target in cpu npu; do
+    if [ "$target" = cpu ]; then
+      set -- --device cpu
+    else
+      set -- --plugin "$npu" --device npu:0
+    fi
+    if log=$("$run" "$model" "$@" --check 2>&1); then
+      echo "ok: $(basename "$model") on $target: $(echo "$log" | grep '^nodes')"
+    else
+      echo "FAIL: $(basename "$model") on $target:"
+      echo "$log" | sed 's/^/  /'
+      status=1
+    fi
+  done
+done
+exit $status

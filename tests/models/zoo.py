@@ -1,0 +1,124 @@
+"""The model zoo: in-tree model definitions, weights from a fixed seed, exported for tessera-run.
+
+    /usr/bin/python3 tests/models/zoo.py OUT_DIR [NAME ...]
+
+writes OUT_DIR/NAME.tsrm for each model (all when none are named). Nothing is downloaded: the
+torchvision models are built with random weights. Each model is in eval mode and traced on the
+example inputs given here.
+"""
+
+import math
+import os
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "exporter"))
+import tessera_export  # noqa: E402
+
+
+def mlp():
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    return net, (torch.randn(8, 16),)
+
+
+def resnet18():
+    import torchvision
+    return torchvision.models.resnet18(), (torch.randn(1, 3, 224, 224),)
+
+
+def vit():
+    # A reduced torchvision VisionTransformer: 32x32 images, 8x8 patches, 2 layers.
+    import torchvision
+    net = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
+                                               num_heads=2, hidden_dim=32, mlp_dim=64,
+                                               num_classes=10)
+    return net, (torch.randn(2, 3, 32, 32),)
+
+
+class BertLayer(torch.nn.Module):
+    """A BERT-base encoder layer (hidden 768, 12 heads) with an additive attention mask."""
+
+    def __init__(self, hidden=768, heads=12, ffn=3072):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.proj = torch.nn.Linear(hidden, hidden)
+        self.norm1 = torch.nn.LayerNorm(hidden, eps=1e-12)
+        self.ffn1 = torch.nn.Linear(hidden, ffn)
+        self.ffn2 = torch.nn.Linear(ffn, hidden)
+        self.norm2 = torch.nn.LayerNorm(hidden, eps=1e-12)
+
+    def forward(self, x, mask):
+        b, t, h = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, h // self.heads).permute(2, 0, 3, 1, 4)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(h // self.heads)
+        scores = scores + (1.0 - mask[:, None, None, :]) * -10000.0
+        ctx = (scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, h)
+        x = self.norm1(x + self.proj(ctx))
+        return self.norm2(x + self.ffn2(torch.nn.functional.gelu(self.ffn1(x))))
+
+
+def bert_layer():
+    mask = torch.ones(2, 32)
+    mask[1, 20:] = 0
+    return BertLayer(), (torch.randn(2, 32, 768), mask)
+
+
+class Gpt2Step(torch.nn.Module):
+    """One GPT-2-style decoder step: a new token's hidden state attends to a KV cache."""
+
+    def __init__(self, hidden=256, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = torch.nn.LayerNorm(hidden)
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.proj = torch.nn.Linear(hidden, hidden)
+        self.norm2 = torch.nn.LayerNorm(hidden)
+        self.fc = torch.nn.Linear(hidden, 4 * hidden)
+        self.out = torch.nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, past_k, past_v):
+        b, _, h = x.shape
+        d = h // self.heads
+        q, k, v = self.qkv(self.norm1(x)).split(h, dim=-1)
+        q, k, v = (t.view(b, 1, self.heads, d).transpose(1, 2) for t in (q, k, v))
+        k = torch.cat([past_k, k], dim=2)
+        v = torch.cat([past_v, v], dim=2)
+        att = (q @ k.transpose(-1, -2) / math.sqrt(d)).softmax(-1)
+        y = (att @ v).transpose(1, 2).reshape(b, 1, h)
+        x = x + self.proj(y)
+        x = x + self.out(torch.nn.functional.gelu(self.fc(self.norm2(x)), approximate="tanh"))
+        return x, k, v
+
+
+def gpt2_step():
+    return Gpt2Step(), (torch.randn(1, 1, 256), torch.randn(1, 4, 31, 64), torch.randn(1, 4, 31, 64))
+
+
+ZOO = {"mlp": mlp, "resnet18": resnet18, "vit": vit, "bert_layer": bert_layer,
+       "gpt2_step": gpt2_step}
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir, names = argv[1], argv[2:] or list(ZOO)
+    os.makedirs(out_dir, exist_ok=True)
+    for name in names:
+        if name not in ZOO:
+            print(f"zoo.py: unknown model '{name}' (expected one of {', '.join(ZOO)})",
+                  file=sys.stderr)
+            return 2
+        torch.manual_seed(0)
+        net, inputs = ZOO[name]()
+        tessera_export.export(net.eval(), inputs, os.path.join(out_dir, f"{name}.tsrm"),
+                              name=name)
+        print(f"exported {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -9,9 +9,9 @@
 #   scripts/fuzz.sh --runs 50000 --seed 1  # a fixed number of inputs from a fixed seed: the same
 #                                          # inputs every time (what scripts/test.sh runs in CI)
 #
-# Targets: schema_parser, op_define, op_call, op_meta, plugin_desc. The corpus in the tree is never
-# written; inputs a run finds new coverage with stay in its temporary copy (printed at the
-# end; pass --keep-corpus DIR to keep them). A crashing input is saved to
+# Targets: schema_parser, op_define, op_call, op_meta, plugin_desc, model_load. The corpus in
+# the tree is never written; inputs a run finds new coverage with stay in its temporary copy
+# (printed at the end; pass --keep-corpus DIR to keep them). A crashing input is saved to
 # build-fuzz/fuzz-artifacts/<target>/ and its replay command printed.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
@@ -21,7 +21,7 @@ runs=""
 seed=""
 keep_corpus=""
 targets=()
-all_targets=(schema_parser op_define op_call op_meta plugin_desc)
+all_targets=(schema_parser op_define op_call op_meta plugin_desc model_load)
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds)

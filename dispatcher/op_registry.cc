@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "dispatcher/argument_binding.h"
 #include "dispatcher/call_epoch.h"
@@ -240,8 +241,17 @@ absl::StatusOr<internal::OperatorEntry*> OpRegistry::FindEntry(std::string_view 
 }
 
 absl::StatusOr<OperatorHandle> OpRegistry::Find(std::string_view name) const {
-  TSR_ASSIGN_OR_RETURN(internal::OperatorEntry * entry, FindEntry(name));
-  return OperatorHandle(entry);
+  absl::StatusOr<internal::OperatorEntry*> entry = FindEntry(name);
+  if (entry.ok()) return OperatorHandle(*entry);
+  // A name without its overload ("softmax") or with a wrong one: the overloads of that name.
+  const std::string_view base = name.substr(0, name.find('.'));
+  std::vector<std::string> overloads;
+  for (std::string& op : ListOps()) {
+    if (std::string_view(op).substr(0, op.find('.')) == base) overloads.push_back(std::move(op));
+  }
+  if (overloads.empty()) return entry.status();
+  return absl::NotFoundError(absl::StrFormat("%s; did you mean %s?", entry.status().message(),
+                                             absl::StrJoin(overloads, ", ")));
 }
 
 namespace {

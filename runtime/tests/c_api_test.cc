@@ -250,6 +250,12 @@ TEST(CApiOp, FindsOpsAndCallsThemThroughAStack) {
   tsr_tensor_release(t);
 
   EXPECT_THAT(Consume(tsr_op_find(S("no_such_op"), &op)), HasSubstr("unknown op 'no_such_op'"));
+  // A name without its overload, or with a wrong one, lists the overloads there are.
+  EXPECT_THAT(Consume(tsr_op_find(S("softmax"), &op)),
+              HasSubstr("unknown op 'softmax' (not defined in this registry); did you mean "
+                        "softmax.int?"));
+  EXPECT_THAT(Consume(tsr_op_find(S("add.Tnsor"), &op)),
+              HasSubstr("did you mean add.Scalar, add.Scalar_out, add.Tensor, add.out?"));
   EXPECT_THAT(Consume(tsr_op_call(nullptr, nullptr)), HasSubstr("expected an op, got NULL"));
 }
 

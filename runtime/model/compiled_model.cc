@@ -7,6 +7,8 @@
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/schema.h"
 #include "dispatcher/schema_compat.h"
+#include "dispatcher/unboxed_call.h"
+#include "runtime/unboxed_decode.h"
 
 namespace tessera {
 namespace model {
@@ -158,6 +160,12 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
         if (slot.arg >= position) ++slot.arg;
       }
     }
+    bound.unboxed = op->may_call_unboxed() && change.added_arguments.empty();
+    bound.tensor_of.assign(node.args.size(), -1);
+    for (const TensorSlot& slot : bound.tensors) {
+      if (slot.list) bound.unboxed = false;
+      bound.tensor_of[slot.arg] = slot.values[0];
+    }
     for (int32_t v : node.outputs) last_reader[v] = static_cast<int32_t>(n);  // if none reads it
     compiled->nodes_.push_back(std::move(bound));
   }
@@ -187,6 +195,47 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   return compiled;
 }
 
+absl::Status CompiledModel::StoreReturns(size_t n, Tensor* returns, size_t count,
+                                         std::vector<Tensor>& values) const {
+  const std::vector<int32_t>& outs = model_->nodes[n].outputs;
+  if (count != outs.size()) {
+    return absl::InternalError(absl::StrFormat("model '%s': %s: %d returns for %d outputs",
+                                               model_->name, NodeName(n, model_->nodes[n]), count,
+                                               outs.size()));
+  }
+  for (size_t k = 0; k < count; ++k) values[outs[k]] = std::move(returns[k]);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
+                                               std::vector<Tensor>& values) const {
+  const std::vector<Argument>& params = node.op.schema().arguments;
+  UnboxedArgs args;
+  for (size_t i = 0; i < node.tensor_of.size(); ++i) {
+    bool ok;
+    if (node.tensor_of[i] >= 0) {
+      const Tensor& t = values[node.tensor_of[i]];
+      ok = t.defined() && capi::AddAs(params[i], t.impl(), nullptr, false, &args);
+    } else {
+      const Value& v = node.arguments[i];
+      ok = v.is_scalar()  ? capi::AddAs(params[i], nullptr, &v.scalar(), false, &args)
+           : v.is_none() ? capi::AddAs(params[i], nullptr, nullptr, true, &args)
+                         : false;
+    }
+    if (!ok) return false;
+  }
+  UnboxedReturns returns;
+  bool taken = false;
+  absl::Status s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
+  if (!taken) return false;
+  if (!s.ok()) {
+    return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", model_->name,
+                                                  NodeName(n, model_->nodes[n]), s.message()));
+  }
+  TSR_RETURN_IF_ERROR(StoreReturns(n, returns.tensors, returns.size, values));
+  return true;
+}
+
 absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs) const {
   const Model& m = *model_;
   if (inputs.size() != m.inputs.size()) {
@@ -214,8 +263,16 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
   }
   for (const auto& [id, t] : constants_) values[id] = t;
 
+  const bool fast_path = UnboxedPathEnabled();
   for (size_t n = 0; n < nodes_.size(); ++n) {
     const BoundNode& node = nodes_[n];
+    if (node.unboxed && fast_path) {
+      TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
+      if (done) {
+        for (int32_t v : node.release_after) values[v] = Tensor();
+        continue;
+      }
+    }
     Stack stack = node.arguments;
     for (const TensorSlot& slot : node.tensors) {
       if (!slot.list) {

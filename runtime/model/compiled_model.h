@@ -14,7 +14,12 @@
 //    device), so a run only copies the block and puts the tensors in;
 //  - copies the constants to the device;
 //  - computes each value's last reader, so a run drops an intermediate (and the memory returns
-//    to the device's allocator) as soon as no later node reads it.
+//    to the device's allocator) as soon as no later node reads it;
+//  - marks the nodes whose calls may take the unboxed fast path (Note [The unboxed fast path]
+//    in dispatcher/unboxed_call.cc): the op has an unboxed plan and every argument is a tensor,
+//    a Scalar or None as the schema has it. A run hands those their tensors in place, with no
+//    Stack; a call the fast path does not take (a dtype or device it does not serve) goes the
+//    boxed way, with the same results and errors.
 // A run keeps its values in its own table: runs of one compiled model may go on in several
 // threads at once.
 #pragma once
@@ -69,7 +74,18 @@ class CompiledModel {
     Stack arguments;  // literals converted; tensor slots None until a run fills them
     std::vector<TensorSlot> tensors;
     std::vector<int32_t> release_after;  // values no later node or output reads
+    // unboxed: the node may take the unboxed fast path (Note [Compiling a model]); then
+    // tensor_of[i] is the value argument i reads, or -1 for a literal.
+    bool unboxed = false;
+    std::vector<int32_t> tensor_of;
   };
+
+  // RunUnboxed makes node `n`'s call the short way when the fast path takes it, storing its
+  // returns in `values`; false: not taken, nothing done.
+  absl::StatusOr<bool> RunUnboxed(const BoundNode& node, size_t n,
+                                  std::vector<Tensor>& values) const;
+  absl::Status StoreReturns(size_t n, Tensor* returns, size_t count,
+                            std::vector<Tensor>& values) const;
 
   CompiledModel(std::shared_ptr<const Model> model, Device device, OpRegistry& registry)
       : model_(std::move(model)), device_(device), registry_(registry) {}

@@ -2,7 +2,9 @@
 # The model zoo through the whole path: tests/models/zoo.py exports each model from PyTorch
 # (weights from a fixed seed, PyTorch's outputs stored in the file), and tessera-run --check runs
 # it on the CPU plugin and on the sample npu plugin (whose missing kernels run through the
-# fallback) and compares with PyTorch's outputs under assert_close's float32 defaults.
+# fallback) and compares with PyTorch's outputs under assert_close's float32 defaults. The CPU
+# runs go once with the unboxed fast path and once without (TESSERA_FAST_PATH=0): compiled nodes
+# take the fast path where it serves them, and both ways must agree with PyTorch.
 #
 #   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR
 #
@@ -22,13 +24,14 @@ rm -rf "$out"
 
 status=0
 for model in "$out"/*.tsrm; do
-  for target in cpu npu; do
-    if [ "$target" = cpu ]; then
-      set -- --device cpu
-    else
-      set -- --plugin "$npu" --device npu:0
-    fi
-    if log=$("$run" "$model" "$@" --check 2>&1); then
+  for target in cpu cpu-boxed npu; do
+    fast=1
+    case $target in
+      cpu) set -- --device cpu ;;
+      cpu-boxed) set -- --device cpu; fast=0 ;;
+      npu) set -- --plugin "$npu" --device npu:0 ;;
+    esac
+    if log=$(TESSERA_FAST_PATH=$fast "$run" "$model" "$@" --check 2>&1); then
       echo "ok: $(basename "$model") on $target: $(echo "$log" | grep '^nodes')"
     else
       echo "FAIL: $(basename "$model") on $target:"

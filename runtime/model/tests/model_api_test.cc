@@ -9,63 +9,19 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/model/tests/model_file_writer.h"
 #include "runtime/tests/c_test_support.h"
 #include "tessera/c/tessera.h"
 
 namespace {
 
 using tessera_test::Consume;
+using tessera_test::FileTensor;
+using tessera_test::Floats;
+using tessera_test::ModelFile;
 using tessera_test::S;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct FileTensor {
-  std::string name;
-  std::string dtype;  // safetensors' name
-  std::vector<int64_t> shape;
-  std::string bytes;
-};
-
-std::string Floats(std::vector<float> v) {
-  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
-}
-
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
-// SafetensorsFile lays out a file as the format says: size, header, data.
-std::string SafetensorsFile(const std::map<std::string, std::string>& metadata,
-                            const std::vector<FileTensor>& tensors) {
-  std::string header = "{\"__metadata__\":{";
-  bool first = true;
-  for (const auto& [k, v] : metadata) {
-    header += (first ? "" : ",") + Quote(k) + ":" + Quote(v);
-    first = false;
-  }
-  header += "}";
-  std::string data;
-  for (const FileTensor& t : tensors) {
-    header += "," + Quote(t.name) + ":{\"dtype\":\"" + t.dtype + "\",\"shape\":[";
-    for (size_t i = 0; i < t.shape.size(); ++i) {
-      header += (i ? "," : "") + std::to_string(t.shape[i]);
-    }
-    header += "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
-              std::to_string(data.size() + t.bytes.size()) + "]}";
-    data += t.bytes;
-  }
-  header += "}";
-  while (header.size() % 8) header += ' ';
-  std::string file(8, '\0');
-  uint64_t n = header.size();
-  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>(n >> (8 * i));
-  return file + header + data;
-}
 
 // The graph of y = x + 2 * w: one input x (float32 [3]), a constant w, add.Tensor with alpha 2.
 const char* kAddGraph =
@@ -75,17 +31,15 @@ const char* kAddGraph =
     R"("args":[{"tensor":"x"},{"tensor":"w"},{"int":2}],"outputs":["y"]}],)"
     R"("outputs":[{"name":"out","value":"y"}]})";
 
-std::string ModelFile(const std::string& graph = kAddGraph, const std::string& version = "1",
-                      std::vector<FileTensor> extra = {}) {
+std::string AxpyFile(const std::string& graph = kAddGraph, const std::string& version = "1",
+                     std::vector<FileTensor> extra = {}) {
   std::vector<FileTensor> tensors = {
       {"constant/w", "F32", {3}, Floats({1, 2, 3})},
       {"input/x", "F32", {3}, Floats({10, 20, 30})},
       {"expected/out", "F32", {3}, Floats({12, 24, 36})},
   };
   for (FileTensor& t : extra) tensors.push_back(std::move(t));
-  return SafetensorsFile({{"format", "tessera.model"}, {"format_version", version},
-                          {"graph", graph}},
-                         tensors);
+  return ModelFile(graph, tensors, version);
 }
 
 // LoadError: the error loading `bytes` gives ("" when it loads).
@@ -115,7 +69,7 @@ std::vector<float> Values(tsr_tensor* t) {
 }
 
 TEST_F(ModelApi, LoadsCompilesAndRunsAFile) {
-  const std::string file = ModelFile();
+  const std::string file = AxpyFile();
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   EXPECT_EQ(std::string(tsr_model_name(model).data, tsr_model_name(model).size), "axpy");
@@ -146,7 +100,7 @@ TEST_F(ModelApi, LoadsCompilesAndRunsAFile) {
 }
 
 TEST_F(ModelApi, ARunChecksItsInputs) {
-  const std::string file = ModelFile();
+  const std::string file = AxpyFile();
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_compiled_model* compiled = nullptr;
@@ -168,7 +122,7 @@ TEST_F(ModelApi, ARunChecksItsInputs) {
 }
 
 TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
-  const std::string good = ModelFile();
+  const std::string good = AxpyFile();
   EXPECT_THAT(LoadError(""), HasSubstr("expected at least 8 bytes"));
   std::string huge = good;
   huge[7] = 0x7f;  // a header size near 2^63
@@ -186,35 +140,35 @@ TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
   EXPECT_THAT(LoadError(Replace(good, "\"tessera.model\"", "\"tessera.modex\"")),
               HasSubstr("expected a Tessera model (__metadata__ \"format\": \"tessera.model\"), "
                         "found format \"tessera.modex\""));
-  EXPECT_THAT(LoadError(ModelFile(kAddGraph, "2")),
+  EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "2")),
               AllOf(StartsWith("9: "),  // FAILED_PRECONDITION
                     HasSubstr("format version 2, newer than this runtime reads (up to 1)")));
-  EXPECT_THAT(LoadError(ModelFile(kAddGraph, "one")),
+  EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "one")),
               HasSubstr("expected __metadata__ \"format_version\" to be a positive integer"));
   // The graph: JSON errors name the byte, graph errors the field.
-  EXPECT_THAT(LoadError(ModelFile("{\"name\":}")),
+  EXPECT_THAT(LoadError(AxpyFile("{\"name\":}")),
               HasSubstr("graph: byte 8: expected a value, found '}'"));
-  EXPECT_THAT(LoadError(ModelFile(std::string(100, '[') + std::string(100, ']'))),
+  EXPECT_THAT(LoadError(AxpyFile(std::string(100, '[') + std::string(100, ']'))),
               HasSubstr("expected at most 64 levels of nesting"));
-  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "\"op_set\"", "\"opset\""))),
+  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "\"op_set\"", "\"opset\""))),
               HasSubstr("expected a field \"op_set\""));
-  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "\"producer\"", "\"name\":\"a\",\"x\""))),
+  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "\"producer\"", "\"name\":\"a\",\"x\""))),
               HasSubstr("\"name\" is repeated"));
-  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "{\"tensor\":\"w\"}", "{\"tensor\":\"y\"}"))),
+  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "{\"tensor\":\"w\"}", "{\"tensor\":\"y\"}"))),
               HasSubstr("nodes[0] (add.Tensor).args[1].tensor: uses \"y\", which no input, "
                         "constant or earlier node defines"));
-  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "\"outputs\":[\"y\"]", "\"outputs\":[\"x\"]"))),
+  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "\"outputs\":[\"y\"]", "\"outputs\":[\"x\"]"))),
               HasSubstr("value \"x\" is defined twice"));
-  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "{\"int\":2}", "{\"complex\":2}"))),
+  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "{\"int\":2}", "{\"complex\":2}"))),
               HasSubstr("unknown argument kind \"complex\""));
-  EXPECT_THAT(LoadError(ModelFile(Replace(kAddGraph, "{\"int\":2}", "{\"int\":99999999999999999999}"))),
+  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "{\"int\":2}", "{\"int\":99999999999999999999}"))),
               HasSubstr("expected an integer that fits in 64 bits"));
-  EXPECT_THAT(LoadError(ModelFile(kAddGraph, "1", {{"other/z", "F32", {0}, ""}})),
+  EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "1", {{"other/z", "F32", {0}, ""}})),
               HasSubstr("tensor \"other/z\": expected a name in constant/, input/ or expected/"));
 }
 
 TEST_F(ModelApi, EveryTruncationIsAnErrorNotACrash) {
-  const std::string good = ModelFile();
+  const std::string good = AxpyFile();
   for (size_t n = 0; n < good.size(); ++n) {
     EXPECT_NE(LoadError(good.substr(0, n)), "") << n;
   }
@@ -228,7 +182,7 @@ TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
       R"("args":[{"tensor":"y"}],"outputs":["z"]},)"
       R"({"op":"abs","schema":"abs(Tensor self, int extra) -> Tensor",)"
       R"("args":[{"tensor":"y"},{"int":1}],"outputs":["u"]}])");
-  const std::string file = ModelFile(graph);
+  const std::string file = AxpyFile(graph);
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_compiled_model* compiled = nullptr;
@@ -249,7 +203,7 @@ TEST_F(ModelApi, AnOlderSchemaWithoutADefaultedArgumentIsAdapted) {
       Replace(graph, R"("outputs":["y"]}])",
               R"("outputs":["y"]},{"op":"gelu","schema":"gelu(Tensor self) -> Tensor",)"
               R"("args":[{"tensor":"y"}],"outputs":["g"]}])");
-  const std::string file = ModelFile(with_gelu);
+  const std::string file = AxpyFile(with_gelu);
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_compiled_model* compiled = nullptr;
@@ -276,7 +230,7 @@ TEST_F(ModelApi, BadArgumentsAreErrors) {
               HasSubstr("expected an output pointer"));
   tsr_compiled_model* compiled = nullptr;
   EXPECT_THAT(Consume(tsr_model_compile(nullptr, cpu_, &compiled)), HasSubstr("expected a model"));
-  const std::string file = ModelFile();
+  const std::string file = AxpyFile();
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_tensor* t = nullptr;
   EXPECT_THAT(Consume(tsr_model_expected_output(model, 3, &t)),

@@ -1,6 +1,7 @@
 // The C entry points of tessera/c/model.h over runtime/model/.
 #include "tessera/c/model.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -61,6 +62,34 @@ tsr_error* FileTensor(const tsr_model* model, size_t index, bool input, tsr_tens
                         input ? "example" : "expected output", what, index)));
   }
   *out = Wrap(tensors[index]);
+  return nullptr;
+}
+
+// RunCompiled: the body of tsr_compiled_model_run(_profiled), `fn` naming the entry point.
+tsr_error* RunCompiled(const tsr_compiled_model* compiled, tsr_tensor* const* inputs,
+                       size_t num_inputs, tsr_tensor** outputs, size_t num_outputs,
+                       model::RunStats* stats, const char* fn) {
+  if (auto s = NeedHandle(compiled, "a compiled model", fn); !s.ok()) return ToError(s);
+  const model::CompiledModel& c = *compiled->compiled;
+  const size_t want = c.model().outputs.size();
+  if (num_outputs != want || (want > 0 && outputs == nullptr)) {
+    return ToError(absl::InvalidArgumentError(absl::StrFormat(
+        "%s: expected room for the model's %d outputs, got %s", fn, want,
+        outputs == nullptr ? "NULL" : absl::StrFormat("%d", num_outputs))));
+  }
+  if (num_inputs > 0 && inputs == nullptr) {
+    return ToError(
+        absl::InvalidArgumentError(absl::StrFormat("%s: expected %d inputs, got NULL", fn,
+                                                   num_inputs)));
+  }
+  std::vector<Tensor> in;
+  in.reserve(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) {
+    in.push_back(inputs[i] == nullptr ? Tensor() : Borrow(inputs[i]));
+  }
+  absl::StatusOr<std::vector<Tensor>> out = c.Run(in, stats);
+  if (!out.ok()) return ToError(out.status());
+  for (size_t i = 0; i < want; ++i) outputs[i] = Wrap((*out)[i]);
   return nullptr;
 }
 
@@ -149,27 +178,36 @@ void tsr_compiled_model_release(tsr_compiled_model* compiled) { delete compiled;
 tsr_error* tsr_compiled_model_run(const tsr_compiled_model* compiled, tsr_tensor* const* inputs,
                                   size_t num_inputs, tsr_tensor** outputs, size_t num_outputs) {
   static constexpr const char* fn = __func__;
+  return Guard(fn, [&] {
+    return RunCompiled(compiled, inputs, num_inputs, outputs, num_outputs, nullptr, fn);
+  });
+}
+
+tsr_error* tsr_compiled_model_run_profiled(const tsr_compiled_model* compiled,
+                                           tsr_tensor* const* inputs, size_t num_inputs,
+                                           tsr_tensor** outputs, size_t num_outputs,
+                                           tsr_model_run_stats* stats) {
+  static constexpr const char* fn = __func__;
   return Guard(fn, [&]() -> tsr_error* {
-    if (auto s = NeedHandle(compiled, "a compiled model", fn); !s.ok()) return ToError(s);
-    const model::CompiledModel& c = *compiled->compiled;
-    const size_t want = c.model().outputs.size();
-    if (num_outputs != want || (want > 0 && outputs == nullptr)) {
+    if (auto s = NeedHandle(stats, "a tsr_model_run_stats", fn); !s.ok()) return ToError(s);
+    if (!TSR_FIELD_FITS(tsr_model_run_stats, node_ns_capacity, stats->struct_size)) {
       return ToError(absl::InvalidArgumentError(absl::StrFormat(
-          "%s: expected room for the model's %d outputs, got %s", fn, want,
-          outputs == nullptr ? "NULL" : absl::StrFormat("%d", num_outputs))));
+          "%s: expected stats->struct_size >= %d (the 1.2 tsr_model_run_stats), got %d", fn,
+          sizeof(tsr_model_run_stats), stats->struct_size)));
     }
-    if (num_inputs > 0 && inputs == nullptr) {
-      return ToError(absl::InvalidArgumentError(
-          absl::StrFormat("%s: expected %d inputs, got NULL", fn, num_inputs)));
+    if (stats->node_ns == nullptr && stats->node_ns_capacity > 0) {
+      return ToError(absl::InvalidArgumentError(absl::StrFormat(
+          "%s: expected stats->node_ns for %d entries, got NULL", fn, stats->node_ns_capacity)));
     }
-    std::vector<tessera::Tensor> in;
-    in.reserve(num_inputs);
-    for (size_t i = 0; i < num_inputs; ++i) {
-      in.push_back(inputs[i] == nullptr ? tessera::Tensor() : Borrow(inputs[i]));
+    model::RunStats measured;
+    if (tsr_error* e =
+            RunCompiled(compiled, inputs, num_inputs, outputs, num_outputs, &measured, fn)) {
+      return e;
     }
-    absl::StatusOr<std::vector<tessera::Tensor>> out = c.Run(in);
-    if (!out.ok()) return ToError(out.status());
-    for (size_t i = 0; i < want; ++i) outputs[i] = Wrap((*out)[i]);
+    stats->peak_intermediate_bytes = measured.peak_intermediate_bytes;
+    stats->total_intermediate_bytes = measured.total_intermediate_bytes;
+    const size_t n = std::min<size_t>(measured.node_ns.size(), stats->node_ns_capacity);
+    for (size_t i = 0; i < n; ++i) stats->node_ns[i] = measured.node_ns[i];
     return nullptr;
   });
 }

@@ -1,5 +1,10 @@
 #include "runtime/model/compiled_model.h"
 
+#include <algorithm>
+#include <chrono>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -68,6 +73,41 @@ absl::StatusOr<Tensor> ToDevice(const Tensor& t, Device device, OpRegistry& regi
   TSR_RETURN_IF_ERROR(registry.Call(to_copy, &stack));
   return stack[0].tensor();
 }
+
+// LiveBytes: the bytes of the intermediates' storages a run holds, for RunStats.
+class LiveBytes {
+ public:
+  explicit LiveBytes(RunStats* stats) : stats_(stats) {}
+  // Outside: the storages of inputs and constants, which are not intermediates.
+  void Outside(const Tensor& t) {
+    if (t.defined()) outside_.insert(t.impl()->storage().get());
+  }
+  void Hold(const Tensor& t) {
+    if (!t.defined()) return;
+    const StorageImpl* s = t.impl()->storage().get();
+    if (outside_.contains(s)) return;
+    if (++held_[s] == 1) {
+      live_ += s->nbytes();
+      stats_->total_intermediate_bytes += s->nbytes();
+      stats_->peak_intermediate_bytes = std::max(stats_->peak_intermediate_bytes, live_);
+    }
+  }
+  // Drop: a value let go of its tensor. A storage no value holds is forgotten (its address
+  // may come back as a new storage's).
+  void Drop(const Tensor& t) {
+    if (!t.defined()) return;
+    auto it = held_.find(t.impl()->storage().get());
+    if (it == held_.end() || --it->second > 0) return;
+    live_ -= it->first->nbytes();
+    held_.erase(it);
+  }
+
+ private:
+  RunStats* stats_;
+  uint64_t live_ = 0;
+  absl::flat_hash_set<const StorageImpl*> outside_;
+  absl::flat_hash_map<const StorageImpl*, int> held_;  // values holding each storage
+};
 
 }  // namespace
 
@@ -236,7 +276,8 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   return true;
 }
 
-absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs) const {
+absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs,
+                                                       RunStats* stats) const {
   const Model& m = *model_;
   if (inputs.size() != m.inputs.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -262,46 +303,77 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     values[want.value] = x;
   }
   for (const auto& [id, t] : constants_) values[id] = t;
+  if (stats != nullptr) return RunMeasured(std::move(values), *stats);
 
   const bool fast_path = UnboxedPathEnabled();
   for (size_t n = 0; n < nodes_.size(); ++n) {
-    const BoundNode& node = nodes_[n];
-    if (node.unboxed && fast_path) {
-      TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
-      if (done) {
-        for (int32_t v : node.release_after) values[v] = Tensor();
-        continue;
-      }
-    }
-    Stack stack = node.arguments;
-    for (const TensorSlot& slot : node.tensors) {
-      if (!slot.list) {
-        stack[slot.arg] = Value(values[slot.values[0]]);
-        continue;
-      }
-      std::vector<Tensor> list;
-      list.reserve(slot.values.size());
-      for (int32_t v : slot.values) list.push_back(v >= 0 ? values[v] : Tensor());
-      stack[slot.arg] = Value(std::move(list));
-    }
-    if (absl::Status s = registry_.Call(node.op, &stack); !s.ok()) {
-      return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", m.name,
-                                                    NodeName(n, m.nodes[n]), s.message()));
-    }
-    const std::vector<int32_t>& outs = m.nodes[n].outputs;
-    for (size_t k = 0; k < outs.size(); ++k) {
-      if (!stack[k].is_tensor()) {
-        return absl::InternalError(absl::StrFormat("model '%s': %s: return %d is not a tensor",
-                                                   m.name, NodeName(n, m.nodes[n]), k));
-      }
-      values[outs[k]] = stack[k].tensor();
-    }
-    for (int32_t v : node.release_after) values[v] = Tensor();
+    TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
+    for (int32_t v : nodes_[n].release_after) values[v] = Tensor();
   }
+  return Outputs(values);
+}
+
+std::vector<Tensor> CompiledModel::Outputs(std::vector<Tensor>& values) const {
   std::vector<Tensor> outputs;
-  outputs.reserve(m.outputs.size());
-  for (const GraphOutput& out : m.outputs) outputs.push_back(values[out.value]);
+  outputs.reserve(model_->outputs.size());
+  for (const GraphOutput& out : model_->outputs) outputs.push_back(values[out.value]);
   return outputs;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompiledModel::RunMeasured(std::vector<Tensor> values,
+                                                               RunStats& stats) const {
+  stats = RunStats();
+  stats.node_ns.reserve(nodes_.size());
+  LiveBytes live(&stats);
+  for (const Tensor& t : values) live.Outside(t);
+  const bool fast_path = UnboxedPathEnabled();
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    const auto start = std::chrono::steady_clock::now();
+    TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
+    stats.node_ns.push_back(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                             start)
+            .count()));
+    for (int32_t v : model_->nodes[n].outputs) live.Hold(values[v]);
+    for (int32_t v : nodes_[n].release_after) {
+      live.Drop(values[v]);
+      values[v] = Tensor();
+    }
+  }
+  return Outputs(values);
+}
+
+absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const {
+  const Model& m = *model_;
+  const BoundNode& node = nodes_[n];
+  if (node.unboxed && fast_path) {
+    TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
+    if (done) return absl::OkStatus();
+  }
+  Stack stack = node.arguments;
+  for (const TensorSlot& slot : node.tensors) {
+    if (!slot.list) {
+      stack[slot.arg] = Value(values[slot.values[0]]);
+      continue;
+    }
+    std::vector<Tensor> list;
+    list.reserve(slot.values.size());
+    for (int32_t v : slot.values) list.push_back(v >= 0 ? values[v] : Tensor());
+    stack[slot.arg] = Value(std::move(list));
+  }
+  if (absl::Status s = registry_.Call(node.op, &stack); !s.ok()) {
+    return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", m.name,
+                                                  NodeName(n, m.nodes[n]), s.message()));
+  }
+  const std::vector<int32_t>& outs = m.nodes[n].outputs;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!stack[k].is_tensor()) {
+      return absl::InternalError(absl::StrFormat("model '%s': %s: return %d is not a tensor",
+                                                 m.name, NodeName(n, m.nodes[n]), k));
+    }
+    values[outs[k]] = stack[k].tensor();
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace model

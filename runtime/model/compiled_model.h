@@ -47,6 +47,17 @@ enum class NodeRoute : int32_t {
 };
 std::string_view NodeRouteName(NodeRoute route);
 
+// RunStats: what a profiled run measured (tsr_compiled_model_run_profiled).
+struct RunStats {
+  // Bytes of the intermediates' storages (node outputs that are not views of inputs or
+  // constants; a storage counted once however many views share it): the most alive at once,
+  // and the sum over the run as if none were freed.
+  uint64_t peak_intermediate_bytes = 0;
+  uint64_t total_intermediate_bytes = 0;
+  // Each node's wall time in ns (on an asynchronous device: the time to enqueue it).
+  std::vector<uint64_t> node_ns;
+};
+
 class CompiledModel {
  public:
   static absl::StatusOr<std::unique_ptr<CompiledModel>> Compile(
@@ -60,7 +71,9 @@ class CompiledModel {
 
   // Run checks `inputs` (one per model input: its dtype and sizes, on the compiled device) and
   // returns the model's outputs. An error from a node names the node and its op.
-  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs) const;
+  // With `stats`, the run also measures it (at some cost per node).
+  absl::StatusOr<std::vector<Tensor>> Run(absl::Span<const Tensor> inputs,
+                                          RunStats* stats = nullptr) const;
 
  private:
   struct TensorSlot {
@@ -80,6 +93,11 @@ class CompiledModel {
     std::vector<int32_t> tensor_of;
   };
 
+  // RunNode makes node `n`'s call and stores its returns in `values`.
+  absl::Status RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const;
+  absl::StatusOr<std::vector<Tensor>> RunMeasured(std::vector<Tensor> values,
+                                                  RunStats& stats) const;
+  std::vector<Tensor> Outputs(std::vector<Tensor>& values) const;
   // RunUnboxed makes node `n`'s call the short way when the fast path takes it, storing its
   // returns in `values`; false: not taken, nothing done.
   absl::StatusOr<bool> RunUnboxed(const BoundNode& node, size_t n,

@@ -128,6 +128,14 @@ int main(void) {
   FIELD(tsr_plugin_desc, op_set_minor);
   END(tsr_plugin_desc);
 
+  BEGIN(tsr_model_run_stats);
+  FIELD(tsr_model_run_stats, struct_size);
+  FIELD(tsr_model_run_stats, peak_intermediate_bytes);
+  FIELD(tsr_model_run_stats, total_intermediate_bytes);
+  FIELD(tsr_model_run_stats, node_ns);
+  FIELD(tsr_model_run_stats, node_ns_capacity);
+  END(tsr_model_run_stats);
+
   BEGIN(tsr_op_info);
   FIELD(tsr_op_info, struct_size);
   FIELD(tsr_op_info, name);

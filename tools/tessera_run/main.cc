@@ -181,6 +181,31 @@ int main(int argc, char** argv) {
     std::vector<tessera::Tensor> outputs = compiled.run(inputs);
     auto r1 = std::chrono::steady_clock::now();
     std::printf("first run: %.2f ms\n", ms(r0, r1));
+    // A second run, measured: memory of the intermediates and the slowest ops.
+    tessera::CompiledModel::Stats stats;
+    compiled.run_profiled(inputs, stats);
+    std::printf("intermediates: peak %.2f MB alive at once, %.2f MB in all (%.2fx)\n",
+                stats.peak_intermediate_bytes / 1e6, stats.total_intermediate_bytes / 1e6,
+                stats.total_intermediate_bytes
+                    ? double(stats.peak_intermediate_bytes) / stats.total_intermediate_bytes
+                    : 0.0);
+    std::map<std::string, std::pair<uint64_t, int>> by_op;  // op -> (ns, nodes)
+    uint64_t all_ns = 0;
+    for (size_t i = 0; i < stats.node_ns.size(); ++i) {
+      auto& [ns, count] = by_op[compiled.node_op(i)];
+      ns += stats.node_ns[i];
+      ++count;
+      all_ns += stats.node_ns[i];
+    }
+    std::vector<std::pair<uint64_t, std::string>> slowest;
+    for (const auto& [op, t] : by_op) slowest.emplace_back(t.first, op);
+    std::sort(slowest.rbegin(), slowest.rend());
+    std::printf("slowest ops (profiled run, %.2f ms):\n", all_ns / 1e6);
+    for (size_t i = 0; i < slowest.size() && i < 5; ++i) {
+      std::printf("  %-28s %8.3f ms  %5.1f%%  (%d nodes)\n", slowest[i].second.c_str(),
+                  slowest[i].first / 1e6, 100.0 * slowest[i].first / (all_ns ? all_ns : 1),
+                  by_op[slowest[i].second].second);
+    }
 
     bool ok = true;
     if (o.check) {

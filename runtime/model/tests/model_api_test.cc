@@ -99,6 +99,36 @@ TEST_F(ModelApi, LoadsCompilesAndRunsAFile) {
   tsr_compiled_model_release(compiled);
 }
 
+TEST_F(ModelApi, AProfiledRunMeasuresMemoryAndNodes) {
+  const std::string file = AxpyFile();
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  tsr_tensor* y = nullptr;
+  tsr_model_run_stats stats{};
+  EXPECT_THAT(Consume(tsr_compiled_model_run_profiled(compiled, &x, 1, &y, 1, &stats)),
+              HasSubstr("expected stats->struct_size >= 40"));
+  stats.struct_size = sizeof stats;
+  stats.node_ns_capacity = 2;
+  EXPECT_THAT(Consume(tsr_compiled_model_run_profiled(compiled, &x, 1, &y, 1, &stats)),
+              HasSubstr("expected stats->node_ns for 2 entries, got NULL"));
+  uint64_t ns[2] = {0, 777};
+  stats.node_ns = ns;
+  ASSERT_EQ(Consume(tsr_compiled_model_run_profiled(compiled, &x, 1, &y, 1, &stats)), "");
+  EXPECT_EQ(Values(y), (std::vector<float>{12, 24, 36}));
+  // One intermediate, the output: 3 floats, alive at the end.
+  EXPECT_EQ(stats.peak_intermediate_bytes, 12u);
+  EXPECT_EQ(stats.total_intermediate_bytes, 12u);
+  EXPECT_EQ(ns[1], 777u) << "one node: the second entry is left alone";
+  tsr_tensor_release(y);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
 TEST_F(ModelApi, ARunChecksItsInputs) {
   const std::string file = AxpyFile();
   tsr_model* model = nullptr;

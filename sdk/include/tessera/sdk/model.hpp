@@ -9,6 +9,7 @@
 // Errors are thrown as tessera::sdk::Error with the runtime's message.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,6 +74,32 @@ class CompiledModel {
     for (const Tensor& t : inputs) in.push_back(t.get());
     std::vector<tsr_tensor*> out(num_outputs_, nullptr);
     sdk::check(tsr_compiled_model_run(get(), in.data(), in.size(), out.data(), out.size()));
+    std::vector<Tensor> outputs;
+    outputs.reserve(out.size());
+    for (tsr_tensor* t : out) outputs.push_back(Tensor::adopt(t));
+    return outputs;
+  }
+
+  // run_profiled runs as run() does and fills `stats` (node_ns gets one entry per node).
+  struct Stats {
+    uint64_t peak_intermediate_bytes = 0;
+    uint64_t total_intermediate_bytes = 0;
+    std::vector<uint64_t> node_ns;
+  };
+  std::vector<Tensor> run_profiled(const std::vector<Tensor>& inputs, Stats& stats) const {
+    std::vector<tsr_tensor*> in;
+    in.reserve(inputs.size());
+    for (const Tensor& t : inputs) in.push_back(t.get());
+    std::vector<tsr_tensor*> out(num_outputs_, nullptr);
+    stats.node_ns.assign(num_nodes_, 0);
+    tsr_model_run_stats c{};
+    c.struct_size = sizeof c;
+    c.node_ns = stats.node_ns.data();
+    c.node_ns_capacity = stats.node_ns.size();
+    sdk::check(tsr_compiled_model_run_profiled(get(), in.data(), in.size(), out.data(),
+                                               out.size(), &c));
+    stats.peak_intermediate_bytes = c.peak_intermediate_bytes;
+    stats.total_intermediate_bytes = c.total_intermediate_bytes;
     std::vector<Tensor> outputs;
     outputs.reserve(out.size());
     for (tsr_tensor* t : out) outputs.push_back(Tensor::adopt(t));

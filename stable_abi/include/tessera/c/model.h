@@ -66,6 +66,31 @@ TSR_API tsr_error* tsr_compiled_model_run(const tsr_compiled_model* compiled,
                                           tsr_tensor* const* inputs, size_t num_inputs,
                                           tsr_tensor** outputs, size_t num_outputs);
 
+/* tsr_model_run_stats: what tsr_compiled_model_run_profiled measured. The caller zero-fills it
+ * and sets struct_size to sizeof (a later minor may append fields; the runtime writes only the
+ * fields that fit in struct_size). */
+typedef struct tsr_model_run_stats {
+  uint64_t struct_size;
+  /* Bytes of the intermediates' storages (node outputs that are not views of inputs or
+   * constants; a storage counted once however many views share it): the most alive at once
+   * (intermediates are released at their last use), and the sum over the run as if none were
+   * freed. */
+  uint64_t peak_intermediate_bytes;
+  uint64_t total_intermediate_bytes;
+  /* node_ns: NULL, or the caller's array of node_ns_capacity entries, which receives each
+   * node's wall time in ns (on an asynchronous device: the time to enqueue it), in node order;
+   * entries past the node count are left alone. */
+  uint64_t* node_ns;
+  uint64_t node_ns_capacity;
+} tsr_model_run_stats;
+
+/* tsr_compiled_model_run_profiled runs as tsr_compiled_model_run does and fills `stats`
+ * (required); measuring costs a little per node. */
+TSR_API tsr_error* tsr_compiled_model_run_profiled(const tsr_compiled_model* compiled,
+                                                   tsr_tensor* const* inputs, size_t num_inputs,
+                                                   tsr_tensor** outputs, size_t num_outputs,
+                                                   tsr_model_run_stats* stats);
+
 /* How a compiled node runs on its device. */
 typedef enum tsr_node_route {
   TSR_NODE_NATIVE = 0,    /* a kernel of the device's plugin */

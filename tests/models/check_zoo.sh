@@ -4,7 +4,8 @@
 # it on the CPU plugin and on the sample npu plugin (whose missing kernels run through the
 # fallback) and compares with PyTorch's outputs under assert_close's float32 defaults. The CPU
 # runs go once with the unboxed fast path and once without (TESSERA_FAST_PATH=0): compiled nodes
-# take the fast path where it serves them, and both ways must agree with PyTorch.
+# take the fast path where it serves them, and both ways must agree with PyTorch. Last,
+# npy_check.py feeds tessera-run a .npy input and reads its saved .npy outputs with NumPy.
 #
 #   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR
 #
@@ -40,4 +41,6 @@ for model in "$out"/*.tsrm; do
     fi
   done
 done
+# tessera-run's .npy inputs and outputs, with NumPy on the other side.
+"$python" "$here/npy_check.py" "$run" "$out/mlp.tsrm" "$out/npy" || status=1
 exit $status

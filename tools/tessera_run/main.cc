@@ -1,11 +1,13 @@
 // tessera-run: runs a model file (docs/model_format.md) on a device, through the public
 // embedding API only (tessera/sdk/model.hpp). docs/tessera_run.md.
 //
-//   tessera-run MODEL [--device D] [--plugin P]... [--check] [--rtol R --atol A] [--bench N]
+//   tessera-run MODEL [--device D] [--plugin P]... [--input NAME=FILE.npy]... [--check]
+//               [--rtol R --atol A] [--bench N] [--save-outputs DIR]
 //
 // It compiles the model, prints how its nodes run on the device (native, composite, fallback),
-// runs the file's example inputs, and with --check compares the outputs with the PyTorch
-// outputs the file stores (exit 1 on a mismatch); --bench N times N more runs.
+// runs the file's example inputs (or .npy files given for them), and with --check compares the
+// outputs with the PyTorch outputs the file stores (exit 1 on a mismatch); --bench N times N
+// more runs; --save-outputs writes each output as DIR/NAME.npy.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,12 +18,13 @@
 #include <vector>
 
 #include "tessera/sdk/model.hpp"
+#include "tools/tessera_run/npy.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: tessera-run MODEL [--device D] [--plugin P]... [--check] [--rtol R] [--atol A] "
-    "[--bench N]\n";
+    "usage: tessera-run MODEL [--device D] [--plugin P]... [--input NAME=FILE.npy]... [--check] "
+    "[--rtol R] [--atol A] [--bench N] [--save-outputs DIR]\n";
 
 struct Options {
   std::string model;
@@ -30,6 +33,8 @@ struct Options {
   bool check = false;
   double rtol = -1, atol = -1;  // < 0: the dtype's default (PyTorch's assert_close)
   int bench = 0;
+  std::map<std::string, std::string> inputs;  // input name -> .npy path
+  std::string save_outputs;
 };
 
 [[noreturn]] void Usage(const std::string& why) {
@@ -65,6 +70,17 @@ Options Parse(int argc, char** argv) {
       o.rtol = ParseNumber(a, value(), false);
     } else if (a == "--atol") {
       o.atol = ParseNumber(a, value(), false);
+    } else if (a == "--input") {
+      const std::string spec = value();
+      const size_t eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+        Usage("--input: expected NAME=FILE.npy, got '" + spec + "'");
+      }
+      if (!o.inputs.emplace(spec.substr(0, eq), spec.substr(eq + 1)).second) {
+        Usage("--input: input '" + spec.substr(0, eq) + "' given twice");
+      }
+    } else if (a == "--save-outputs") {
+      o.save_outputs = value();
     } else if (a == "--bench") {
       o.bench = static_cast<int>(ParseNumber(a, value(), true));
     } else if (a == "-h" || a == "--help") {
@@ -142,6 +158,32 @@ bool Compare(const std::string& name, const tessera::Tensor& got, const tessera:
   return false;
 }
 
+[[noreturn]] void Die(const std::string& message) {
+  std::fprintf(stderr, "tessera-run: %s\n", message.c_str());
+  std::exit(1);
+}
+
+tessera::Tensor LoadNpy(const std::string& path) {
+  tessera_run::NpyArray array;
+  std::string error;
+  if (!tessera_run::ReadNpy(path, &array, &error)) Die(error);
+  tessera::Tensor t = tessera::Tensor::empty(array.shape, array.dtype, tessera::parse_device("cpu"));
+  t.copy_from_host(array.data.data(), array.data.size());
+  return t;
+}
+
+void SaveNpy(const std::string& path, const tessera::Tensor& t) {
+  static const tsr_op* contiguous = tessera::find_op("contiguous");
+  tessera::Tensor host = tessera::to(tessera::call1(contiguous, t), "cpu");
+  tessera_run::NpyArray array;
+  array.dtype = host.dtype();
+  array.shape = host.sizes().vec();
+  array.data.resize(static_cast<size_t>(host.numel()) * host.itemsize());
+  host.copy_to_host(array.data.data(), array.data.size());
+  std::string error;
+  if (!tessera_run::WriteNpy(path, array, &error)) Die(error);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -174,8 +216,25 @@ int main(int argc, char** argv) {
     for (const auto& [op, n] : fallback_ops) std::printf("  fallback: %s x%d\n", op.c_str(), n);
 
     std::vector<tessera::Tensor> inputs;
+    std::map<std::string, std::string> npy = o.inputs;
     for (size_t i = 0; i < model.num_inputs(); ++i) {
-      inputs.push_back(tessera::to(model.example_input(i), device));
+      auto it = npy.find(model.input_name(i));
+      if (it == npy.end()) {
+        inputs.push_back(tessera::to(model.example_input(i), device));
+        continue;
+      }
+      inputs.push_back(tessera::to(LoadNpy(it->second), device));
+      npy.erase(it);
+    }
+    if (!npy.empty()) {
+      std::fprintf(stderr, "tessera-run: --input %s: the model has no input of that name\n",
+                   npy.begin()->first.c_str());
+      return 2;
+    }
+    if (o.check && !o.inputs.empty()) {
+      std::fprintf(stderr, "tessera-run: --check compares the file's example inputs' outputs; "
+                           "it does not go with --input\n");
+      return 2;
     }
     auto r0 = std::chrono::steady_clock::now();
     std::vector<tessera::Tensor> outputs = compiled.run(inputs);
@@ -207,6 +266,12 @@ int main(int argc, char** argv) {
                   by_op[slowest[i].second].second);
     }
 
+    if (!o.save_outputs.empty()) {
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        SaveNpy(o.save_outputs + "/" + model.output_name(i) + ".npy", outputs[i]);
+      }
+      std::printf("outputs saved in %s\n", o.save_outputs.c_str());
+    }
     bool ok = true;
     if (o.check) {
       std::printf("check against the file's PyTorch outputs:\n");

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/optimization.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 
@@ -57,14 +58,29 @@ class Pool {
   // smaller, with a warning: std::thread throws, and unwinding here with threads already
   // started would end the process (std::terminate from a joinable thread's destructor).
   // ParallelFor stays correct with fewer workers: the caller runs queued chunks itself.
-  explicit Pool(int threads) {
+  explicit Pool(int threads) { Grow(threads); }
+
+  // EnsureWorkers: at least threads - 1 workers (the caller is the last), started now if a
+  // SetNumThreads asked for more than the pool has. Cheap when there are enough.
+  void EnsureWorkers(int threads) {
+    if (ABSL_PREDICT_TRUE(threads <= wanted_.load(std::memory_order_acquire))) return;
+    Grow(threads);
+  }
+  // Never destroyed (see Instance): workers may be busy while the process exits.
+
+  // Grow starts workers up to threads - 1. A thread the system refuses is said once; the pool
+  // runs with the ones before it and does not ask again for that count.
+  void Grow(int threads) {
+    std::lock_guard<std::mutex> lock(grow_mu_);
+    if (threads <= wanted_.load(std::memory_order_relaxed)) return;
+    wanted_.store(threads, std::memory_order_release);
     try {
       workers_.reserve(threads - 1);  // so that no emplace_back below reallocates (or throws)
     } catch (const std::exception& e) {
-      Refused(2, threads, e.what());  // no worker: the caller alone
+      Refused(static_cast<int>(workers_.size()) + 2, threads, e.what());
       return;
     }
-    for (int i = 0; i < threads - 1; ++i) {  // the caller is the last worker
+    for (int i = static_cast<int>(workers_.size()); i < threads - 1; ++i) {
       try {
         workers_.emplace_back([this] { Work(); });
       } catch (const std::exception& e) {  // std::system_error, or std::bad_alloc
@@ -73,7 +89,6 @@ class Pool {
       }
     }
   }
-  // Never destroyed (see Instance): workers may be busy while the process exits.
 
   // Refused: thread number `thread` (the caller is number 1) could not start; the pool runs
   // with the ones before it.
@@ -140,6 +155,8 @@ class Pool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> tasks_;
   std::atomic<int64_t> queued_{0};  // tasks_.size(), readable without mu_ for spinning
+  std::mutex grow_mu_;               // held while workers_ grows
+  std::atomic<int> wanted_{1};       // the most threads asked for (workers_ + the caller)
   std::vector<std::thread> workers_;
 };
 
@@ -170,16 +187,36 @@ int ParseNumThreads(const char* value, int cores, std::string* warning) {
 
 }  // namespace internal
 
-int NumThreads() {
-  static const int n = [] {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+namespace {
+
+int Cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// ThreadCount: the count ParallelFor uses; TESSERA_NUM_THREADS (or the cores) until a
+// SetNumThreads.
+std::atomic<int>& ThreadCount() {
+  static std::atomic<int> n{[] {
     std::string warning;
     const int threads =
-        internal::ParseNumThreads(std::getenv("TESSERA_NUM_THREADS"), cores, &warning);
+        internal::ParseNumThreads(std::getenv("TESSERA_NUM_THREADS"), Cores(), &warning);
     if (!warning.empty()) std::fprintf(stderr, "[tessera WARNING] %s\n", warning.c_str());
     return threads;
-  }();
+  }()};
   return n;
+}
+
+}  // namespace
+
+int NumThreads() { return ThreadCount().load(std::memory_order_relaxed); }
+
+absl::Status SetNumThreads(int threads) {
+  const int cap = internal::MaxThreads(Cores());
+  if (threads < 1 || threads > cap) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "expected a number of threads in [1, %d] (at least 1, at most max(%d, the cores)), got %d",
+        cap, kMaxThreads, threads));
+  }
+  ThreadCount().store(threads, std::memory_order_relaxed);
+  return absl::OkStatus();
 }
 
 bool InParallelTask() { return tls_in_pool_task; }
@@ -220,6 +257,7 @@ absl::Status ParallelFor(int64_t begin, int64_t end, int64_t grain,
     if (shared.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) shared.done.notify_all();
   };
   Pool& pool = Pool::Instance();
+  pool.EnsureWorkers(threads);
   for (int64_t c = 1; c < chunks; ++c) {
     const int64_t b = begin + c * chunk;
     const int64_t e = b + std::min(chunk, end - b);  // not min(end, b + chunk): that may overflow

@@ -22,6 +22,12 @@ namespace tessera {
 // max(kMaxThreads, cores) is logged and capped there.
 int NumThreads();
 
+// SetNumThreads: the count ParallelFor uses from now on, in [1, max(kMaxThreads, cores)]
+// (INVALID_ARGUMENT otherwise, naming the range). The pool starts the workers a larger count
+// needs at the next ParallelFor; a smaller one leaves the extra workers asleep. A ParallelFor
+// already running keeps the count it started with.
+absl::Status SetNumThreads(int threads);
+
 // kMaxThreads: the most threads a pool may have where the machine has fewer cores: more only
 // wait on each other (and a value such as 100000 asks the system for more than it gives).
 inline constexpr int kMaxThreads = 1024;

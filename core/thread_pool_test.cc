@@ -107,6 +107,31 @@ TEST(ParallelFor, HugeRangesAndGrainsSplitWithoutOverflow) {
   }
 }
 
+// SetNumThreads changes the count ParallelFor splits by, growing the pool when asked for more
+// than it has, and refuses a count outside [1, max(kMaxThreads, cores)].
+TEST(ParallelFor, SetNumThreadsChangesTheSplit) {
+  const int before = NumThreads();
+  EXPECT_THAT(std::string(SetNumThreads(0).message()),
+              ::testing::HasSubstr("expected a number of threads in [1, "));
+  EXPECT_FALSE(SetNumThreads(internal::MaxThreads(1 << 20) + 1).ok());
+  for (int threads : {3, 1, 5}) {
+    ASSERT_TRUE(SetNumThreads(threads).ok());
+    EXPECT_EQ(NumThreads(), threads);
+    std::mutex mu;
+    std::set<std::thread::id> ids;
+    int chunks = 0;
+    ASSERT_TRUE(ParallelFor(0, 1000, 1, [&](int64_t, int64_t) {
+                  std::lock_guard<std::mutex> lock(mu);
+                  ids.insert(std::this_thread::get_id());
+                  ++chunks;
+                  return absl::OkStatus();
+                }).ok());
+    EXPECT_EQ(chunks, threads) << "one chunk per thread";
+    EXPECT_LE(static_cast<int>(ids.size()), threads);
+  }
+  ASSERT_TRUE(SetNumThreads(before).ok());
+}
+
 // A range wider than INT64_MAX iterations cannot be counted in int64: a clear error.
 TEST(ParallelFor, RefusesARangeWiderThanInt64) {
   bool called = false;

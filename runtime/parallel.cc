@@ -1,5 +1,6 @@
 #include "tessera/c/parallel.h"
 
+#include "absl/strings/str_format.h"
 #include "core/thread_pool.h"
 #include "runtime/handles.h"
 
@@ -22,5 +23,15 @@ tsr_error* tsr_parallel_for(int64_t begin, int64_t end, int64_t grain, tsr_paral
 }
 
 int32_t tsr_num_threads(void) { return NumThreads(); }
+
+tsr_error* tsr_set_num_threads(int32_t threads) {
+  return Guard(__func__, [&]() -> tsr_error* {
+    absl::Status s = SetNumThreads(threads);
+    if (!s.ok()) {
+      return MakeError(s.code(), absl::StrFormat("tsr_set_num_threads: %s", s.message()));
+    }
+    return nullptr;
+  });
+}
 
 }  // extern "C"

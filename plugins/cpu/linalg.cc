@@ -41,6 +41,7 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
       dnnl::matmul::desc d(a_md, b_md, o_md);
       return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, onednn::engine()));
     });
+    onednn::Threads threads;  // oneDNN on the runtime's thread count
     p.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(a, a_md)},
                                  {DNNL_ARG_WEIGHTS, onednn::memory(b, b_md)},
                                  {DNNL_ARG_DST, onednn::memory(out, o_md)}});
@@ -83,6 +84,7 @@ bool gemm_sgemm(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::T
   const auto la = blas_layout(a), lb = blas_layout(b), lo = blas_layout(out);
   if (!la || !lb || !lo) return false;
   const float al = static_cast<float>(alpha), be = accumulate ? static_cast<float>(beta) : 0.f;
+  onednn::Threads threads;  // oneDNN on the runtime's thread count
   dnnl_status_t st;
   if (lo->trans == 'N') {
     st = dnnl_sgemm(la->trans, lb->trans, M, N, K, al, a.data<float>(), la->ld, b.data<float>(),
@@ -141,6 +143,7 @@ void gemm_float32_copies(const sdk::TensorView& a, const sdk::TensorView& b,
   copy(a, M, K, af.data(), false);
   copy(b, K, N, bf.data(), false);
   if (accumulate) copy(out, M, N, of.data(), false);
+  onednn::Threads threads;  // oneDNN on the runtime's thread count
   for (int64_t bi = 0; bi < B; ++bi) {
     const dnnl_status_t st =
         dnnl_sgemm('N', 'N', M, N, K, static_cast<float>(alpha), af.data() + bi * M * K, K,

@@ -237,6 +237,7 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
                                                {DNNL_ARG_WEIGHTS, onednn::memory(w, w_md)},
                                                {DNNL_ARG_DST, onednn::memory(out, out_md)}};
     if (bias) args.emplace(DNNL_ARG_BIAS, onednn::memory(*bias, b_md));
+    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), args);
     onednn::stream().wait();
     return true;
@@ -714,6 +715,7 @@ TensorView linear_out(const TensorView& input, const TensorView& weight, const O
           {DNNL_ARG_WEIGHTS, dnnl::memory(w_md, onednn::engine(), weight.data_ptr())},
           {DNNL_ARG_DST, dnnl::memory(o_md, onednn::engine(), out.data_ptr())}};
       if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(b_md, onednn::engine(), bias->data_ptr()));
+      onednn::Threads threads;  // oneDNN on the runtime's thread count
       prim.execute(onednn::stream(), args);
       onednn::stream().wait();
       done = true;

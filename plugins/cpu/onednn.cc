@@ -1,5 +1,8 @@
 #include "onednn.hpp"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <mutex>
 #include <unordered_map>
 
@@ -15,6 +18,55 @@ dnnl::engine& engine() {
 dnnl::stream& stream() {
   thread_local dnnl::stream s(engine());
   return s;
+}
+
+namespace {
+
+// OpenMP's two calls, taken from the OpenMP runtime oneDNN already loaded (RTLD_NOLOAD: never
+// loading one) rather than linked, so that the plugin builds and loads whatever threading
+// runtime oneDNN has. (Not dlsym(RTLD_DEFAULT): the plugin and what it loaded are local to it.)
+struct OpenMp {
+  int (*get_max_threads)() = nullptr;
+  void (*set_num_threads)(int) = nullptr;
+  int cap = 0;  // OMP_NUM_THREADS as the process started (its first entry), 0 when unset
+};
+
+const OpenMp& Omp() {
+  static const OpenMp omp = [] {
+    OpenMp o;
+    for (const char* lib : {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so"}) {
+      void* handle = dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+      if (handle == nullptr) continue;
+      o.get_max_threads = reinterpret_cast<int (*)()>(dlsym(handle, "omp_get_max_threads"));
+      o.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(handle, "omp_set_num_threads"));
+      if (o.get_max_threads != nullptr && o.set_num_threads != nullptr) break;
+      o = OpenMp();
+    }
+    // OMP_NUM_THREADS, from the environment (never from OpenMP's setting, which another
+    // library may have changed since), caps oneDNN's threads: the sanitizer builds run
+    // uninstrumented libgomp on one thread this way, with the runtime's pool on several.
+    if (const char* env = std::getenv("OMP_NUM_THREADS")) o.cap = std::atoi(env);
+    if (o.cap < 0) o.cap = 0;
+    return o;
+  }();
+  return omp;
+}
+
+}  // namespace
+
+Threads::Threads() {
+  const OpenMp& omp = Omp();
+  if (omp.set_num_threads == nullptr) return;
+  const int threads = sdk::api().num_threads();
+  const int want = omp.cap > 0 && omp.cap < threads ? omp.cap : threads;
+  const int now = omp.get_max_threads();
+  if (now == want) return;
+  omp.set_num_threads(want);
+  previous_ = now;
+}
+
+Threads::~Threads() {
+  if (previous_ != 0) Omp().set_num_threads(previous_);
 }
 
 dnnl::memory::data_type data_type(tsr_dtype dtype) {

@@ -16,6 +16,25 @@ namespace onednn {
 dnnl::engine& engine();
 dnnl::stream& stream();
 
+// Threads: for the lifetime of one oneDNN call on this thread, oneDNN's OpenMP threads are the
+// runtime's thread count (tsr_num_threads: TESSERA_NUM_THREADS or tsr_set_num_threads; at most
+// OMP_NUM_THREADS where the environment sets it), and the thread's OpenMP setting is put back
+// after. OpenMP keeps one setting per thread that every
+// library in the process shares (libtorch's torch::set_num_threads writes it), so without this
+// an application's libtorch setting would decide Tessera's convolutions, and Tessera's would
+// decide libtorch's. Where oneDNN is not built on OpenMP (no omp_* symbols in the process) it
+// does nothing. Place one around every primitive execution and dnnl_sgemm call.
+class Threads {
+ public:
+  Threads();
+  ~Threads();
+  Threads(const Threads&) = delete;
+  Threads& operator=(const Threads&) = delete;
+
+ private:
+  int previous_ = 0;  // 0: nothing to put back
+};
+
 // data_type: oneDNN's type for a dtype, or undef where oneDNN has none we use.
 dnnl::memory::data_type data_type(tsr_dtype dtype);
 

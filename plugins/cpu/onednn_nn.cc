@@ -69,6 +69,7 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
           return dnnl::pooling_v2_forward(
               dnnl::pooling_v2_forward::primitive_desc(d, onednn::engine()));
         });
+    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(in, src)},
                                     {DNNL_ARG_DST, onednn::memory(out, dst)}});
   });
@@ -101,6 +102,7 @@ bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
                                          {DNNL_ARG_VARIANCE, onednn::memory(var, stat)}};
     if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, ss));
     if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, ss));
+    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), args);
   });
 }
@@ -134,6 +136,7 @@ bool batch_norm_onednn(const sdk::TensorView& in, const sdk::TensorView* w,
                                          {DNNL_ARG_VARIANCE, onednn::memory(running_var, stat)}};
     if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, stat));
     if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, stat));
+    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), args);
   });
 }

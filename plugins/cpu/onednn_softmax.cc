@@ -27,6 +27,7 @@ bool softmax_onednn(const sdk::TensorView& in, const sdk::TensorView& out, int64
       dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);
       return dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
     });
+    onednn::Threads threads;  // oneDNN on the runtime's thread count
     p.execute(onednn::stream(),
               {{DNNL_ARG_SRC, onednn::memory(in, md)}, {DNNL_ARG_DST, onednn::memory(out, md)}});
     onednn::stream().wait();

@@ -50,7 +50,8 @@ const Counter& counter() {
 }
 
 struct Counted {
-  int64_t table_calls = 0;   // over kCalls op calls
+  int64_t table_calls = 0;   // over kCalls op calls, but for num_threads
+  int64_t num_threads = 0;   // num_threads calls (onednn::Threads: one per oneDNN call)
   int64_t kernel_calls = 0;  // of the CPU plugin's kernels, over kCalls op calls
   std::string slots;         // "tensor_dim x2, ..." for messages
 };
@@ -69,7 +70,11 @@ Counted count(const std::function<void()>& call) {
     const char* name = nullptr;
     const int64_t n = c.slot(i, &name);
     if (n == 0) continue;
-    r.table_calls += n;
+    if (std::string(name) == "num_threads") {
+      r.num_threads += n;
+    } else {
+      r.table_calls += n;
+    }
     r.slots += std::string(r.slots.empty() ? "" : ", ") + name + " x" + std::to_string(n);
   }
   return r;
@@ -190,6 +195,10 @@ TEST(KernelTableCalls, KernelsMakeNoTableCallOnTheirCommonPath) {
     const Counted c = count(k.call);
     EXPECT_GE(c.kernel_calls, kCalls) << k.name << ": the CPU plugin's kernel did not run";
     EXPECT_EQ(c.table_calls, 0) << k.name << ": " << c.slots << " over " << kCalls << " calls";
+    // A kernel on oneDNN asks the runtime's thread count once per call (onednn::Threads in
+    // plugins/cpu/onednn.hpp: the count may change at any time, tsr_set_num_threads), and no
+    // kernel more than that.
+    EXPECT_LE(c.num_threads, kCalls) << k.name << ": " << c.slots;
   }
 }
 

@@ -1,7 +1,13 @@
 // Convolution (1-D to 3-D, transposed, integer dtypes), training-mode batch norm, instance norm
 // and integer avg_pool2d on the CPU plugin. Expected values are PyTorch 1.13's for the same
 // inputs (computed once with python3-torch, a development aid; Tessera does not use it).
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
 
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
@@ -291,6 +297,53 @@ TEST(CpuInstanceNorm, PerInstanceStatisticsAndRunningStatsMean) {
   EXPECT_THAT(error_of("instance_norm", x, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                        false, 0.1, 1e-5, false),
               HasSubstr("Expected running_mean and running_var to be defined"));
+}
+
+// Note [oneDNN's threads] (onednn.hpp, Threads): OpenMP's per-thread setting is shared by every
+// library in the process. A co-resident library's setting (what libtorch's
+// torch::set_num_threads(1) does: omp_set_num_threads(1)) must neither decide Tessera's
+// convolutions nor be changed by them, and Tessera's own count is tsr_set_num_threads'.
+TEST(CpuOneDnnThreads, AnotherLibrarysOpenMpSettingStaysItsOwn) {
+  ensure_runtime();
+  void* gomp = dlopen("libgomp.so.1", RTLD_LAZY | RTLD_NOLOAD);  // oneDNN's (Debian's: OpenMP)
+  ASSERT_NE(gomp, nullptr) << "oneDNN is expected on libgomp here";
+  auto omp_set = reinterpret_cast<void (*)(int)>(dlsym(gomp, "omp_set_num_threads"));
+  auto omp_get = reinterpret_cast<int (*)()>(dlsym(gomp, "omp_get_max_threads"));
+  ASSERT_TRUE(omp_set != nullptr && omp_get != nullptr);
+  const int before = tsr_num_threads();
+  // More threads than any earlier OpenMP team of this process had (those were at most the
+  // cores): the team oneDNN starts for Tessera's count shows in the process's threads.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = 2 * cores + 3;
+  auto process_threads = [] {
+    int n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+      (void)entry;
+      ++n;
+    }
+    return n;
+  };
+  omp_set(1);  // the other library's choice
+  ASSERT_EQ(tsr_set_num_threads(threads), nullptr);
+  const int threads_before = process_threads();
+  Tensor y = op("convolution", f32(cycle<float>(8 * 3 * 32 * 32, 7, -3.f), {8, 3, 32, 32}),
+                f32(cycle<float>(16 * 3 * 3 * 3, 5, -2.f), {16, 3, 3, 3}), std::nullopt,
+                Dims{1}, Dims{1}, Dims{1}, false, Dims{0}, int64_t{1});
+  EXPECT_THAT(shape(y), ElementsAre(8, 16, 32, 32));
+  // OMP_NUM_THREADS in the environment caps oneDNN's threads (the sanitizer builds set 1).
+  const char* cap_text = std::getenv("OMP_NUM_THREADS");
+  const int cap = cap_text != nullptr ? std::atoi(cap_text) : 0;
+  const int team = cap > 0 ? std::min(cap, threads) : threads;
+  EXPECT_GE(process_threads() - threads_before, team - cores)
+      << "oneDNN did not run on Tessera's " << team << " threads";
+  EXPECT_EQ(omp_get(), 1) << "Tessera's convolution changed the process's OpenMP setting";
+  EXPECT_EQ(tsr_num_threads(), threads) << "the other library's setting changed Tessera's";
+  tsr_error* bad = tsr_set_num_threads(0);
+  ASSERT_NE(bad, nullptr);
+  EXPECT_THAT(std::string(tsr_error_message(bad).data, tsr_error_message(bad).size),
+              HasSubstr("tsr_set_num_threads: expected a number of threads in [1, "));
+  tsr_error_release(bad);
+  ASSERT_EQ(tsr_set_num_threads(before), nullptr);
 }
 
 }  // namespace

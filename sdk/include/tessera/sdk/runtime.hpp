@@ -19,6 +19,7 @@
 
 #include "tessera/c/device.h"
 #include "tessera/c/loader.h"
+#include "tessera/c/parallel.h"
 #include "tessera/sdk/boxing.hpp"
 
 namespace tessera {
@@ -312,6 +313,11 @@ inline Tensor operator-(const Tensor& a, const Tensor& b) { return tessera::sub(
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return tessera::mul(a, b); }
 inline Tensor operator-(const Tensor& a) { return tessera::neg(a); }
 }  // namespace sdk
+
+// set_num_threads: the thread count of every backend's parallel loops from now on
+// (tsr_set_num_threads; Tessera's own, apart from any other library's in the process).
+inline void set_num_threads(int threads) { sdk::check(tsr_set_num_threads(threads)); }
+inline int num_threads() { return tsr_num_threads(); }
 
 // parse_device reads "npu:0", "cpu", ...
 inline tsr_device parse_device(std::string_view text) {

@@ -21,8 +21,16 @@ typedef tsr_error* (*tsr_parallel_fn)(void* context, int64_t begin, int64_t end)
 TSR_API tsr_error* tsr_parallel_for(int64_t begin, int64_t end, int64_t grain, tsr_parallel_fn fn,
                                     void* context);
 
-/* tsr_num_threads: the pool's size (TESSERA_NUM_THREADS, else the number of cores). */
+/* tsr_num_threads: the pool's size (TESSERA_NUM_THREADS, else the number of cores, until
+ * tsr_set_num_threads). */
 TSR_API int32_t tsr_num_threads(void);
+
+/* tsr_set_num_threads (since 1.2) sets the thread count every backend's parallel loops use from
+ * now on (tsr_parallel_for, and the CPU backend's oneDNN calls), in [1, max(1024, cores)];
+ * INVALID_ARGUMENT otherwise. Loops already running keep the count they started with. It is
+ * Tessera's alone: it does not change, and is not changed by, another library's setting in the
+ * same process (libtorch's torch::set_num_threads, OpenMP's omp_set_num_threads). */
+TSR_API tsr_error* tsr_set_num_threads(int32_t threads);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -5,36 +5,6 @@
 namespace tessera {
 namespace capi {
 
-// AddAs appends argument `param`'s value when it is one an unboxed call takes: a tensor for a
-// Tensor, a Scalar for a Scalar, None where the type is optional.
-bool AddAs(const Argument& param, TensorImpl* tensor, const Scalar* scalar, bool none,
-           UnboxedArgs* out) {
-  const SchemaType& type = param.type;
-  if (type.is_list) return false;
-  if (none) return type.optional && out->AddNone();
-  switch (type.base) {
-    case BaseType::kTensor:
-      return tensor != nullptr && out->AddTensor(tensor);
-    case BaseType::kScalar:
-      return scalar != nullptr && out->AddScalar(*scalar);
-    default:
-      return false;
-  }
-}
-
-// AddDefaults appends the defaults of the parameters from `first` on (none: not unboxed).
-bool AddDefaults(const std::vector<Argument>& params, size_t first, UnboxedArgs* out) {
-  for (size_t i = first; i < params.size(); ++i) {
-    const std::optional<Value>& d = params[i].default_value;
-    if (!d) return false;
-    const bool ok = d->is_scalar() ? AddAs(params[i], nullptr, &d->scalar(), false, out)
-                    : d->is_none() ? AddAs(params[i], nullptr, nullptr, true, out)
-                                   : false;
-    if (!ok) return false;
-  }
-  return true;
-}
-
 // DecodeValues: the caller's tsr_values (tsr_op_call_values) as an unboxed call's arguments.
 bool DecodeValues(const FunctionSchema& schema, const tsr_value* args, size_t n, UnboxedArgs* out) {
   const std::vector<Argument>& params = schema.arguments;

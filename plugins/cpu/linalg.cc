@@ -30,6 +30,7 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
   try {
     const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
                              o_md = onednn::desc(out);
+    onednn::Threads threads;  // the primitive made and run on it
     dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
       dnnl::primitive_attr attr;
       if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
@@ -41,7 +42,6 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
       dnnl::matmul::desc d(a_md, b_md, o_md);
       return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, onednn::engine()));
     });
-    onednn::Threads threads;  // oneDNN on the runtime's thread count
     p.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(a, a_md)},
                                  {DNNL_ARG_WEIGHTS, onednn::memory(b, b_md)},
                                  {DNNL_ARG_DST, onednn::memory(out, o_md)}});

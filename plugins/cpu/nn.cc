@@ -214,6 +214,7 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
     const dnnl::memory::desc w_md(wdims, onednn::data_type(dt), wstrides);
     dnnl::memory::desc b_md;
     if (bias) b_md = onednn::desc(*bias);
+    onednn::Threads threads;  // the primitive made and run on it
     dnnl::primitive prim = onednn::cached(key, [&]() -> dnnl::primitive {
       const auto kind = dnnl::prop_kind::forward_inference;
       if (p.transposed) {
@@ -237,7 +238,6 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
                                                {DNNL_ARG_WEIGHTS, onednn::memory(w, w_md)},
                                                {DNNL_ARG_DST, onednn::memory(out, out_md)}};
     if (bias) args.emplace(DNNL_ARG_BIAS, onednn::memory(*bias, b_md));
-    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), args);
     onednn::stream().wait();
     return true;
@@ -705,6 +705,7 @@ TensorView linear_out(const TensorView& input, const TensorView& weight, const O
                                   {0, bias->strides().size ? bias->strides()[0] : 1});
       const std::string key = "linear:" + std::to_string(M) + "," + onednn::key_of(weight) + "|" +
                               (bias ? onednn::key_of(*bias) : "-");
+      onednn::Threads threads;  // the primitive made and run on it
       dnnl::primitive prim = onednn::cached(key, [&]() -> dnnl::primitive {
         auto d = bias ? dnnl::matmul::desc(a_md, w_md, b_md, o_md)
                       : dnnl::matmul::desc(a_md, w_md, o_md);
@@ -715,7 +716,6 @@ TensorView linear_out(const TensorView& input, const TensorView& weight, const O
           {DNNL_ARG_WEIGHTS, dnnl::memory(w_md, onednn::engine(), weight.data_ptr())},
           {DNNL_ARG_DST, dnnl::memory(o_md, onednn::engine(), out.data_ptr())}};
       if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(b_md, onednn::engine(), bias->data_ptr()));
-      onednn::Threads threads;  // oneDNN on the runtime's thread count
       prim.execute(onednn::stream(), args);
       onednn::stream().wait();
       done = true;

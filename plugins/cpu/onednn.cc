@@ -54,11 +54,15 @@ const OpenMp& Omp() {
 
 }  // namespace
 
-Threads::Threads() {
+// The count the innermost Threads of this thread set (0: none), which cached() keys by.
+thread_local int tls_threads = 0;
+
+Threads::Threads() : outer_(tls_threads) {
   const OpenMp& omp = Omp();
   if (omp.set_num_threads == nullptr) return;
   const int threads = sdk::api().num_threads();
   const int want = omp.cap > 0 && omp.cap < threads ? omp.cap : threads;
+  tls_threads = want;
   const int now = omp.get_max_threads();
   if (now == want) return;
   omp.set_num_threads(want);
@@ -67,6 +71,7 @@ Threads::Threads() {
 
 Threads::~Threads() {
   if (previous_ != 0) Omp().set_num_threads(previous_);
+  tls_threads = outer_;
 }
 
 dnnl::memory::data_type data_type(tsr_dtype dtype) {
@@ -103,9 +108,13 @@ std::string key_of(const sdk::TensorView& t) {
   return k;
 }
 
-dnnl::primitive cached(const std::string& key, const std::function<dnnl::primitive()>& make) {
+dnnl::primitive cached(const std::string& shape_key,
+                       const std::function<dnnl::primitive()>& make) {
   static std::mutex mu;
   static auto* cache = new std::unordered_map<std::string, dnnl::primitive>();
+  // A primitive splits its work for the thread count it was made with (oneDNN's own cache keys
+  // by it too): made again for another count.
+  const std::string key = shape_key + "|threads=" + std::to_string(tls_threads);
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache->find(key);

@@ -23,7 +23,8 @@ dnnl::stream& stream();
 // library in the process shares (libtorch's torch::set_num_threads writes it), so without this
 // an application's libtorch setting would decide Tessera's convolutions, and Tessera's would
 // decide libtorch's. Where oneDNN is not built on OpenMP (no omp_* symbols in the process) it
-// does nothing. Place one around every primitive execution and dnnl_sgemm call.
+// does nothing. Place one before every cached() primitive (which is made for, and keyed by, the
+// count) and around every execution and dnnl_sgemm call.
 class Threads {
  public:
   Threads();
@@ -33,6 +34,7 @@ class Threads {
 
  private:
   int previous_ = 0;  // 0: nothing to put back
+  int outer_;         // the count of an enclosing Threads of this thread
 };
 
 // data_type: oneDNN's type for a dtype, or undef where oneDNN has none we use.
@@ -42,8 +44,9 @@ dnnl::memory::data_type data_type(tsr_dtype dtype);
 dnnl::memory::desc desc(const sdk::TensorView& t);
 dnnl::memory memory(const sdk::TensorView& t, const dnnl::memory::desc& md);
 
-// cached returns the primitive for `key`, creating it with `make` the first time. `make` may
-// throw dnnl::error (unsupported case); nothing is cached then.
+// cached returns the primitive for `key` and the thread count of the enclosing Threads,
+// creating it with `make` the first time. `make` may throw dnnl::error (unsupported case);
+// nothing is cached then.
 dnnl::primitive cached(const std::string& key, const std::function<dnnl::primitive()>& make);
 
 // key_of describes a tensor's dtype, sizes and strides for cache keys.

@@ -57,6 +57,7 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
   const dnnl::algorithm alg = p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                                   : dnnl::algorithm::pooling_avg_exclude_padding;
   return guarded([&] {
+    onednn::Threads threads;  // the primitive made and run on it
     dnnl::primitive prim = onednn::cached(
         key("pool",
             {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0],
@@ -69,7 +70,6 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
           return dnnl::pooling_v2_forward(
               dnnl::pooling_v2_forward::primitive_desc(d, onednn::engine()));
         });
-    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(in, src)},
                                     {DNNL_ARG_DST, onednn::memory(out, dst)}});
   });
@@ -87,6 +87,7 @@ bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
   if (w) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
   if (b) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
   return guarded([&] {
+    onednn::Threads threads;  // the primitive made and run on it
     dnnl::primitive prim = onednn::cached(
         key("layer_norm", {rows, cols, static_cast<int64_t>(flags)}) + "," + std::to_string(eps),
         [&]() -> dnnl::primitive {
@@ -102,7 +103,6 @@ bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
                                          {DNNL_ARG_VARIANCE, onednn::memory(var, stat)}};
     if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, ss));
     if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, ss));
-    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), args);
   });
 }
@@ -121,6 +121,7 @@ bool batch_norm_onednn(const sdk::TensorView& in, const sdk::TensorView* w,
   if (w) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
   if (b) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
   return guarded([&] {
+    onednn::Threads threads;  // the primitive made and run on it
     dnnl::primitive prim = onednn::cached(
         key("batch_norm", {N, C, inner, static_cast<int64_t>(flags)}) + "," + std::to_string(eps),
         [&]() -> dnnl::primitive {
@@ -136,7 +137,6 @@ bool batch_norm_onednn(const sdk::TensorView& in, const sdk::TensorView* w,
                                          {DNNL_ARG_VARIANCE, onednn::memory(running_var, stat)}};
     if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, stat));
     if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, stat));
-    onednn::Threads threads;  // oneDNN on the runtime's thread count
     prim.execute(onednn::stream(), args);
   });
 }

@@ -18,6 +18,7 @@ bool softmax_onednn(const sdk::TensorView& in, const sdk::TensorView& out, int64
   try {
     const dnnl::memory::desc md = onednn::desc(in);
     const int axis = in.dim() == 0 ? 0 : static_cast<int>(dim);
+    onednn::Threads threads;  // the primitive made and run on it
     dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
       if (log) {
         dnnl::logsoftmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);
@@ -27,7 +28,6 @@ bool softmax_onednn(const sdk::TensorView& in, const sdk::TensorView& out, int64
       dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);
       return dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
     });
-    onednn::Threads threads;  // oneDNN on the runtime's thread count
     p.execute(onednn::stream(),
               {{DNNL_ARG_SRC, onednn::memory(in, md)}, {DNNL_ARG_DST, onednn::memory(out, md)}});
     onednn::stream().wait();

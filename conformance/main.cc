@@ -21,6 +21,7 @@
 
 #include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
+#include "conformance/model_checks.h"
 #include "conformance/oracles.h"
 #include "conformance/report.h"
 
@@ -47,6 +48,8 @@ struct Options {
   std::string expect, baseline, json, junit, markdown;
   JsonDetail json_detail = JsonDetail::kAll;
   bool list = false;
+  std::string models;  // --models: a model file or a folder of them
+  bool op_given = false;
 };
 
 const char* kUsage =
@@ -54,8 +57,10 @@ const char* kUsage =
     "                   [--dtype LIST] [--seed N] [--jobs N] [--isolate] [--timeout S]\n"
     "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
-    "                   [--junit FILE] [--markdown FILE] [--list]\n"
-    "Runs Tessera's op database against one device and reports its coverage.\n"
+    "                   [--junit FILE] [--markdown FILE] [--list] [--models PATH]\n"
+    "Runs Tessera's op database against one device and reports its coverage. --models runs\n"
+    "each model file in PATH (a file or a folder of .tsrm files) on the device against\n"
+    "PyTorch's stored outputs and the CPU plugin's; alone (no --op), it runs the models only.\n"
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
     "error, 77 the device is not present on this machine (nothing was tested).\n";
 
@@ -99,6 +104,7 @@ Options Parse(int argc, char** argv) {
       o.device = value();
     } else if (a == "--op") {
       o.op_regex = value();
+      o.op_given = true;
     } else if (a == "--dtype") {
       std::stringstream list(value());
       std::string name;
@@ -146,6 +152,8 @@ Options Parse(int argc, char** argv) {
       o.markdown = value();
     } else if (a == "--list") {
       o.list = true;
+    } else if (a == "--models") {
+      o.models = value();
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(kExitOk);
@@ -507,8 +515,10 @@ int Main(int argc, char** argv) {
     Usage("--op: not a valid regular expression: " + o.op_regex);
   }
   std::vector<const OpInfo*> ops;
+  // --models without --op: the models alone.
+  const bool models_only = !o.models.empty() && !o.op_given;
   for (const OpInfo& op : OpDatabase()) {
-    if (std::regex_search(op.name, pattern)) ops.push_back(&op);
+    if (!models_only && std::regex_search(op.name, pattern)) ops.push_back(&op);
   }
   // --list without cases libraries needs no plugin; with them it lists their ops too, after
   // loading them below.
@@ -577,7 +587,7 @@ int Main(int argc, char** argv) {
   }
   NoteIdle();
   for (const OpInfo& op : *vendor_ops) {
-    if (std::regex_search(op.name, pattern)) ops.push_back(&op);
+    if (!models_only && std::regex_search(op.name, pattern)) ops.push_back(&op);
   }
   if (o.list) return List(ops);
   if (device_name.empty()) device_name = "cpu";
@@ -633,14 +643,30 @@ int Main(int argc, char** argv) {
     }
     NoteIdle();
   }
+  // The model checks (--models): in this process, after the op cases.
+  std::vector<ModelResult> models;
+  if (!o.models.empty()) {
+    std::string error;
+    const std::vector<std::string> files = ModelFiles(o.models, &error);
+    if (!error.empty()) Usage(error);
+    for (const std::string& file : files) {
+      NoteLoading("model", file);
+      models.push_back(CheckModel(file, config.device, config.cpu_available, 3));
+      std::printf("model %s: %s\n", models.back().model.c_str(), models.back().status.c_str());
+    }
+    NoteIdle();
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ApplyExpectations(expectations, &cases);
   const std::vector<OpSummary> summary = Summarize(cases);
 
-  std::fputs(ToTerminal(info, summary).c_str(), stdout);
+  if (!ops.empty()) std::fputs(ToTerminal(info, summary).c_str(), stdout);
+  if (!models.empty()) std::fputs(ModelsTerminal(models).c_str(), stdout);
   std::printf("time: %.1f s\n", seconds);
   int failures = 0;
+  int model_failures = 0;
+  for (const ModelResult& m : models) model_failures += ModelFailed(m);
   for (const CaseResult& c : cases) {
     if (!IsFailure(c.status)) continue;
     if (++failures <= 20) {
@@ -654,10 +680,20 @@ int Main(int argc, char** argv) {
       std::printf("XPASS %s %s %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
                   c.message.c_str());
   }
-  if (!o.json.empty())
-    WriteFile(o.json, ToJson(info, summary, cases, o.json_detail).Dump(1) + "\n");
-  if (!o.junit.empty()) WriteFile(o.junit, ToJUnit(info, summary, cases));
-  if (!o.markdown.empty()) WriteFile(o.markdown, ToMarkdown(info, summary, cases));
+  if (!o.json.empty()) {
+    Json report = ToJson(info, summary, cases, o.json_detail);
+    if (!o.models.empty()) report.set("models", ModelsJson(models));
+    WriteFile(o.json, report.Dump(1) + "\n");
+  }
+  if (!o.junit.empty()) {
+    WriteFile(o.junit, ToJUnit(info, summary, cases,
+                               models.empty() ? "" : ModelsJUnitSuite(info.device, models),
+                               static_cast<int>(models.size()), model_failures));
+  }
+  if (!o.markdown.empty()) {
+    WriteFile(o.markdown,
+              ToMarkdown(info, summary, cases) + (models.empty() ? "" : ModelsMarkdown(models)));
+  }
   if (!o.baseline.empty()) {
     const BaselineDiff d = CompareBaseline(baseline, cases);
     std::printf("against the baseline: %zu new failures, %zu fixes, %zu flakes\n",
@@ -665,9 +701,9 @@ int Main(int argc, char** argv) {
     for (const std::string& s : d.regressions) std::printf("  NEW FAILURE %s\n", s.c_str());
     for (const std::string& s : d.fixes) std::printf("  FIXED %s\n", s.c_str());
     for (const std::string& s : d.flakes) std::printf("  CHANGED %s\n", s.c_str());
-    return d.regressions.empty() ? kExitOk : kExitFailures;
+    return d.regressions.empty() && model_failures == 0 ? kExitOk : kExitFailures;
   }
-  return failures == 0 ? kExitOk : kExitFailures;
+  return failures == 0 && model_failures == 0 ? kExitOk : kExitFailures;
 }
 
 }  // namespace

@@ -188,7 +188,8 @@ CaseResult CaseFromJson(const Json& j) {
 // unique per op: a repeated dtype/oracle/layout/sample gets " (#2)", " (#3)", ... in the order
 // of the cases.
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
-                    const std::vector<CaseResult>& cases) {
+                    const std::vector<CaseResult>& cases, const std::string& extra_suites,
+                    int extra_tests, int extra_failures) {
   auto skipped_status = [](Status s) {
     return s == Status::kSkipped || s == Status::kUnsupported || s == Status::kFallback ||
            s == Status::kXfail;
@@ -202,8 +203,8 @@ std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
   }
   std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuites name=\"tessera-conformance\" tests=\"" << cases.size() << "\" failures=\""
-      << failures << "\" skipped=\"" << skipped << "\">\n";
+  out << "<testsuites name=\"tessera-conformance\" tests=\"" << cases.size() + extra_tests
+      << "\" failures=\"" << failures + extra_failures << "\" skipped=\"" << skipped << "\">\n";
   for (const OpSummary& s : ops) {
     const std::vector<const CaseResult*>& op_cases = by_op[s.op];
     int op_failures = 0, op_skipped = 0;
@@ -236,7 +237,7 @@ std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
     }
     out << "  </testsuite>\n";
   }
-  out << "</testsuites>\n";
+  out << extra_suites << "</testsuites>\n";
   return out.str();
 }
 

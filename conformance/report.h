@@ -55,8 +55,10 @@ bool InJsonDetail(JsonDetail detail, Status s);
 Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
             const std::vector<CaseResult>& cases, JsonDetail detail = JsonDetail::kAll);
 CaseResult CaseFromJson(const Json& j);
+// extra_suites: more <testsuite> elements (the models'), with their tests and failures.
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
-                    const std::vector<CaseResult>& cases);
+                    const std::vector<CaseResult>& cases, const std::string& extra_suites = "",
+                    int extra_tests = 0, int extra_failures = 0);
 std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
                        const std::vector<CaseResult>& cases);
 std::string ToTerminal(const RunInfo& info, const std::vector<OpSummary>& ops);

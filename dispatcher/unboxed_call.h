@@ -16,6 +16,7 @@
 #include "core/scalar.h"
 #include "core/tensor.h"
 #include "dispatcher/op_registry.h"
+#include "dispatcher/schema.h"
 #include "dispatcher/value.h"
 
 namespace tessera {
@@ -101,6 +102,38 @@ class UnboxedArgs {
   UnboxedArg args_[kMax];
   size_t size_ = 0;
 };
+
+// AddAs and AddDefaults build an unboxed call's arguments one by one (the C entry points,
+// compiled models' nodes); inline: they run on every fast-path call.
+// AddAs appends argument `param`'s value when it is one an unboxed call takes: a tensor for a
+// Tensor, a Scalar for a Scalar, None where the type is optional.
+inline bool AddAs(const Argument& param, TensorImpl* tensor, const Scalar* scalar, bool none,
+                  UnboxedArgs* out) {
+  const SchemaType& type = param.type;
+  if (type.is_list) return false;
+  if (none) return type.optional && out->AddNone();
+  switch (type.base) {
+    case BaseType::kTensor:
+      return tensor != nullptr && out->AddTensor(tensor);
+    case BaseType::kScalar:
+      return scalar != nullptr && out->AddScalar(*scalar);
+    default:
+      return false;
+  }
+}
+
+// AddDefaults appends the defaults of the parameters from `first` on (none: not unboxed).
+inline bool AddDefaults(const std::vector<Argument>& params, size_t first, UnboxedArgs* out) {
+  for (size_t i = first; i < params.size(); ++i) {
+    const std::optional<Value>& d = params[i].default_value;
+    if (!d) return false;
+    const bool ok = d->is_scalar() ? AddAs(params[i], nullptr, &d->scalar(), false, out)
+                    : d->is_none() ? AddAs(params[i], nullptr, nullptr, true, out)
+                                   : false;
+    if (!ok) return false;
+  }
+  return true;
+}
 
 // UnboxedStack: the stack an unboxed call hands its kernel (tsr_kernel_call.stack): empty
 // until read (Stack::Materialized), then the call's arguments. It lives for the kernel's call.

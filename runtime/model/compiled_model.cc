@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -13,7 +14,6 @@
 #include "dispatcher/schema.h"
 #include "dispatcher/schema_compat.h"
 #include "dispatcher/unboxed_call.h"
-#include "runtime/unboxed_decode.h"
 
 namespace tessera {
 namespace model {
@@ -62,10 +62,80 @@ Value ToValue(const GraphArg& a, const SchemaType& type, Device device) {
   return Value();
 }
 
-absl::StatusOr<Tensor> ToDevice(const Tensor& t, Device device, OpRegistry& registry) {
-  if (t.device() == device) return t;
+// KindName: an argument kind as the format writes it.
+std::string_view KindName(GraphArg::Kind k) {
+  using K = GraphArg::Kind;
+  switch (k) {
+    case K::kNone: return "none";
+    case K::kTensor: return "tensor";
+    case K::kTensors: return "tensors";
+    case K::kInt: return "int";
+    case K::kFloat: return "float";
+    case K::kBool: return "bool";
+    case K::kStr: return "str";
+    case K::kDtype: return "dtype";
+    case K::kDevice: return "device";
+    case K::kMemoryFormat: return "memory_format";
+    case K::kLayout: return "layout";
+    case K::kInts: return "ints";
+    case K::kFloats: return "floats";
+    case K::kBools: return "bools";
+  }
+  return "?";
+}
+
+// KindFits: whether an argument the file gives as `k` is one the schema type `t` takes (the
+// table in docs/model_format.md, "The graph"), so that a file that does not fit its schema is
+// refused at compile, naming the argument, not at its first run.
+bool KindFits(GraphArg::Kind k, const SchemaType& t) {
+  using K = GraphArg::Kind;
+  if (k == K::kNone) return t.optional || t.base == BaseType::kGenerator;
+  if (t.is_list) {
+    switch (t.base) {
+      case BaseType::kTensor:
+        return k == K::kTensors;
+      case BaseType::kInt:
+        return k == K::kInts || (k == K::kInt && t.list_size.has_value());
+      case BaseType::kFloat:
+        return k == K::kFloats || k == K::kInts;
+      case BaseType::kBool:
+        return k == K::kBools;
+      default:
+        return true;  // lists the format has no kind for: the run decides
+    }
+  }
+  switch (t.base) {
+    case BaseType::kTensor:
+      return k == K::kTensor;
+    case BaseType::kInt:
+      return k == K::kInt;
+    case BaseType::kFloat:
+      return k == K::kFloat || k == K::kInt;
+    case BaseType::kBool:
+      return k == K::kBool;
+    case BaseType::kStr:
+      return k == K::kStr;
+    case BaseType::kScalar:
+      return k == K::kInt || k == K::kFloat || k == K::kBool;
+    case BaseType::kScalarType:
+      return k == K::kDtype;
+    case BaseType::kDevice:
+      return k == K::kDevice;
+    case BaseType::kLayout:
+      return k == K::kLayout;
+    case BaseType::kMemoryFormat:
+      return k == K::kMemoryFormat;
+    case BaseType::kGenerator:
+      return false;
+  }
+  return false;
+}
+
+// CopyTo: `t` on `device`, a copy of its own when `copy` (else `t` itself where it already is).
+absl::StatusOr<Tensor> CopyTo(const Tensor& t, Device device, bool copy, OpRegistry& registry) {
+  if (t.device() == device && !copy) return t;
   TSR_ASSIGN_OR_RETURN(OperatorHandle to_copy, registry.Find("_to_copy"));
-  // _to_copy(Tensor self, *, ScalarType? dtype, Layout? layout, Device? device, ...)
+  // _to_copy(Tensor self, *, ScalarType? dtype, Layout? layout, Device? device, ...): a copy.
   Stack stack;
   stack.push_back(Value(t));
   stack.push_back(Value(ArgumentName{"device"}));
@@ -73,6 +143,38 @@ absl::StatusOr<Tensor> ToDevice(const Tensor& t, Device device, OpRegistry& regi
   TSR_RETURN_IF_ERROR(registry.Call(to_copy, &stack));
   return stack[0].tensor();
 }
+
+// ConstantRoots follows the schemas' alias annotations: root[v] is the constant value `v` is
+// (or is a view of, or was written in place from), -1 for none. It returns the constants some
+// node writes (an argument `Tensor(a!)` whose value has a root).
+class ConstantRoots {
+ public:
+  explicit ConstantRoots(const Model& m) : root_(m.value_names.size(), -1) {
+    for (const auto& [id, t] : m.constants) root_[id] = id;
+  }
+  // Node: the node's arguments (as the file's schema types them) and outputs (as `returns`).
+  void Node(const GraphNode& node, const FunctionSchema& saved,
+            const std::vector<Argument>& returns) {
+    for (size_t i = 0; i < node.args.size() && i < saved.arguments.size(); ++i) {
+      const std::optional<AliasInfo>& alias = saved.arguments[i].alias;
+      if (!alias) continue;
+      for (int32_t v : node.args[i].values) {
+        if (v < 0 || root_[v] < 0) continue;
+        if (alias->is_write) written_.insert(root_[v]);
+        for (size_t k = 0; k < returns.size() && k < node.outputs.size(); ++k) {
+          if (returns[k].alias && returns[k].alias->set == alias->set) {
+            root_[node.outputs[k]] = root_[v];
+          }
+        }
+      }
+    }
+  }
+  const absl::flat_hash_set<int32_t>& written() const { return written_; }
+
+ private:
+  std::vector<int32_t> root_;
+  absl::flat_hash_set<int32_t> written_;
+};
 
 // LiveBytes: the bytes of the intermediates' storages a run holds, for RunStats.
 class LiveBytes {
@@ -129,19 +231,21 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   const DispatchKey key = DispatchKeyFor(device.type);
   std::vector<std::string> refused;  // every node that cannot run, named in one error
   std::vector<int32_t> last_reader(model->value_names.size(), -1);
+  ConstantRoots roots(*model);
 
   for (size_t n = 0; n < model->nodes.size(); ++n) {
     const GraphNode& node = model->nodes[n];
     const std::string where = NodeName(n, node);
     absl::StatusOr<OperatorHandle> op = registry.Find(node.op);
     if (!op.ok()) {
-      refused.push_back(absl::StrCat(where, ": the runtime does not define this op"));
+      // Find's message names the op, and the overloads of its name where there are some.
+      refused.push_back(absl::StrFormat("%s: %s", where, op.status().message()));
       continue;
     }
     absl::StatusOr<FunctionSchema> saved = ParseSchema(node.schema);
     if (!saved.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": the file's schema does not parse: ", saved.status().message()));
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: the file's schema does not parse: %s", where, saved.status().message()));
     }
     if (saved->FullName() != node.op) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -160,10 +264,12 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
           "%s: expected %d arguments (the file's schema `%s`), found %d", where,
           saved->arguments.size(), node.schema, node.args.size()));
     }
-    if (node.outputs.size() != op->schema().returns.size()) {
+    const std::vector<Argument>& returns = op->schema().returns;
+    const bool list_return = returns.size() == 1 && returns[0].type.is_list;
+    if (!list_return && node.outputs.size() != returns.size()) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: expected %d outputs (the schema's returns), found %d", where,
-          op->schema().returns.size(), node.outputs.size()));
+          "%s: expected %d outputs (the schema's returns), found %d", where, returns.size(),
+          node.outputs.size()));
     }
     absl::StatusOr<KernelLookup> lookup = registry.Lookup(*op, key);
     if (!lookup.ok()) {
@@ -172,6 +278,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
       continue;
     }
     BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}};
+    bound.list_return = list_return;
     switch (lookup->source) {
       case KernelSource::kComposite:
         bound.route = NodeRoute::kComposite;
@@ -185,7 +292,13 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
     for (size_t i = 0; i < node.args.size(); ++i) {
       const GraphArg& a = node.args[i];
-      bound.arguments.push_back(ToValue(a, saved->arguments[i].type, device));
+      const Argument& param = saved->arguments[i];
+      if (!KindFits(a.kind, param.type)) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: argument '%s' is a %s, but the file gives a '%s' value", where, param.name,
+            param.type.ToString(), KindName(a.kind)));
+      }
+      bound.arguments.push_back(ToValue(a, param.type, device));
       if (a.kind == GraphArg::Kind::kTensor || a.kind == GraphArg::Kind::kTensors) {
         bound.tensors.push_back({i, a.values, a.kind == GraphArg::Kind::kTensors});
         for (int32_t v : a.values) {
@@ -193,6 +306,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
         }
       }
     }
+    roots.Node(node, *saved, returns);
     // An argument today's schema added with a default: the default, as for an older kernel.
     for (size_t position : change.added_arguments) {
       bound.arguments.insert(bound.arguments.begin() + position, Value(DefaultArgument{}));
@@ -200,11 +314,17 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
         if (slot.arg >= position) ++slot.arg;
       }
     }
+    // The fast path takes single tensors, Scalars and None in today's schema's order.
     bound.unboxed = op->may_call_unboxed() && change.added_arguments.empty();
-    bound.tensor_of.assign(node.args.size(), -1);
-    for (const TensorSlot& slot : bound.tensors) {
-      if (slot.list) bound.unboxed = false;
-      bound.tensor_of[slot.arg] = slot.values[0];
+    if (bound.unboxed) {
+      bound.tensor_of.assign(bound.arguments.size(), -1);
+      for (const TensorSlot& slot : bound.tensors) {
+        if (slot.list) {
+          bound.unboxed = false;
+          break;
+        }
+        bound.tensor_of[slot.arg] = slot.values[0];  // a kTensor argument has one value
+      }
     }
     for (int32_t v : node.outputs) last_reader[v] = static_cast<int32_t>(n);  // if none reads it
     compiled->nodes_.push_back(std::move(bound));
@@ -222,8 +342,11 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
       compiled->nodes_[last_reader[v]].release_after.push_back(static_cast<int32_t>(v));
     }
   }
+  compiled->writes_constants_ = !roots.written().empty();
   for (const auto& [id, host] : model->constants) {
-    absl::StatusOr<Tensor> on_device = ToDevice(host, device, registry);
+    // A constant a node writes is this compiled model's own copy; the others may be shared.
+    absl::StatusOr<Tensor> on_device =
+        CopyTo(host, device, roots.written().contains(id), registry);
     if (!on_device.ok()) {
       return absl::Status(on_device.status().code(),
                           absl::StrFormat("copying constant \"%s\" to %s: %s",
@@ -235,13 +358,18 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   return compiled;
 }
 
+absl::Status CompiledModel::NodeError(size_t n, const absl::Status& s) const {
+  return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", model_->name,
+                                                NodeName(n, model_->nodes[n]), s.message()));
+}
+
 absl::Status CompiledModel::StoreReturns(size_t n, Tensor* returns, size_t count,
                                          std::vector<Tensor>& values) const {
   const std::vector<int32_t>& outs = model_->nodes[n].outputs;
   if (count != outs.size()) {
-    return absl::InternalError(absl::StrFormat("model '%s': %s: %d returns for %d outputs",
-                                               model_->name, NodeName(n, model_->nodes[n]), count,
-                                               outs.size()));
+    return NodeError(n, absl::InvalidArgumentError(absl::StrFormat(
+                            "it returned %d tensors, where the file names %d outputs", count,
+                            outs.size())));
   }
   for (size_t k = 0; k < count; ++k) values[outs[k]] = std::move(returns[k]);
   return absl::OkStatus();
@@ -255,11 +383,11 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
     bool ok;
     if (node.tensor_of[i] >= 0) {
       const Tensor& t = values[node.tensor_of[i]];
-      ok = t.defined() && capi::AddAs(params[i], t.impl(), nullptr, false, &args);
+      ok = t.defined() && AddAs(params[i], t.impl(), nullptr, false, &args);
     } else {
       const Value& v = node.arguments[i];
-      ok = v.is_scalar()  ? capi::AddAs(params[i], nullptr, &v.scalar(), false, &args)
-           : v.is_none() ? capi::AddAs(params[i], nullptr, nullptr, true, &args)
+      ok = v.is_scalar()  ? AddAs(params[i], nullptr, &v.scalar(), false, &args)
+           : v.is_none() ? AddAs(params[i], nullptr, nullptr, true, &args)
                          : false;
     }
     if (!ok) return false;
@@ -268,12 +396,45 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   bool taken = false;
   absl::Status s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
   if (!taken) return false;
-  if (!s.ok()) {
-    return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", model_->name,
-                                                  NodeName(n, model_->nodes[n]), s.message()));
-  }
+  if (!s.ok()) return NodeError(n, s);
   TSR_RETURN_IF_ERROR(StoreReturns(n, returns.tensors, returns.size, values));
   return true;
+}
+
+absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const {
+  const BoundNode& node = nodes_[n];
+  if (node.unboxed && fast_path) {
+    TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
+    if (done) return absl::OkStatus();
+  }
+  Stack stack = node.arguments;
+  for (const TensorSlot& slot : node.tensors) {
+    if (!slot.list) {
+      stack[slot.arg] = Value(values[slot.values[0]]);
+      continue;
+    }
+    std::vector<Tensor> list;
+    list.reserve(slot.values.size());
+    for (int32_t v : slot.values) list.push_back(v >= 0 ? values[v] : Tensor());
+    stack[slot.arg] = Value(std::move(list));
+  }
+  if (absl::Status s = registry_.Call(node.op, &stack); !s.ok()) return NodeError(n, s);
+  std::vector<Tensor> returned;
+  if (node.list_return) {
+    if (stack.empty() || !stack[0].is_tensor_list()) {
+      return NodeError(n, absl::InternalError("its Tensor[] return is not a list of tensors"));
+    }
+    returned = stack[0].tensor_list();
+  } else {
+    for (size_t k = 0; k < stack.size(); ++k) {
+      if (!stack[k].is_tensor()) {
+        return NodeError(n, absl::InternalError(
+                                absl::StrFormat("its return %d is not a tensor", k)));
+      }
+      returned.push_back(stack[k].tensor());
+    }
+  }
+  return StoreReturns(n, returned.data(), returned.size(), values);
 }
 
 absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs,
@@ -302,78 +463,41 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     }
     values[want.value] = x;
   }
+  // A model that writes its constants runs one run at a time (Note [Compiling a model]).
+  std::unique_lock<std::mutex> turn(run_mu_, std::defer_lock);
+  if (writes_constants_) turn.lock();
   for (const auto& [id, t] : constants_) values[id] = t;
-  if (stats != nullptr) return RunMeasured(std::move(values), *stats);
 
-  const bool fast_path = UnboxedPathEnabled();
-  for (size_t n = 0; n < nodes_.size(); ++n) {
-    TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
-    for (int32_t v : nodes_[n].release_after) values[v] = Tensor();
+  std::optional<LiveBytes> live;
+  if (stats != nullptr) {
+    *stats = RunStats();
+    stats->node_ns.reserve(nodes_.size());
+    live.emplace(stats);
+    for (const Tensor& t : values) live->Outside(t);
   }
-  return Outputs(values);
-}
-
-std::vector<Tensor> CompiledModel::Outputs(std::vector<Tensor>& values) const {
-  std::vector<Tensor> outputs;
-  outputs.reserve(model_->outputs.size());
-  for (const GraphOutput& out : model_->outputs) outputs.push_back(values[out.value]);
-  return outputs;
-}
-
-absl::StatusOr<std::vector<Tensor>> CompiledModel::RunMeasured(std::vector<Tensor> values,
-                                                               RunStats& stats) const {
-  stats = RunStats();
-  stats.node_ns.reserve(nodes_.size());
-  LiveBytes live(&stats);
-  for (const Tensor& t : values) live.Outside(t);
   const bool fast_path = UnboxedPathEnabled();
   for (size_t n = 0; n < nodes_.size(); ++n) {
+    if (!live) {
+      TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
+      for (int32_t v : nodes_[n].release_after) values[v] = Tensor();
+      continue;
+    }
     const auto start = std::chrono::steady_clock::now();
     TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
-    stats.node_ns.push_back(static_cast<uint64_t>(
+    stats->node_ns.push_back(static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
                                                              start)
             .count()));
-    for (int32_t v : model_->nodes[n].outputs) live.Hold(values[v]);
+    for (int32_t v : m.nodes[n].outputs) live->Hold(values[v]);
     for (int32_t v : nodes_[n].release_after) {
-      live.Drop(values[v]);
+      live->Drop(values[v]);
       values[v] = Tensor();
     }
   }
-  return Outputs(values);
-}
-
-absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const {
-  const Model& m = *model_;
-  const BoundNode& node = nodes_[n];
-  if (node.unboxed && fast_path) {
-    TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
-    if (done) return absl::OkStatus();
-  }
-  Stack stack = node.arguments;
-  for (const TensorSlot& slot : node.tensors) {
-    if (!slot.list) {
-      stack[slot.arg] = Value(values[slot.values[0]]);
-      continue;
-    }
-    std::vector<Tensor> list;
-    list.reserve(slot.values.size());
-    for (int32_t v : slot.values) list.push_back(v >= 0 ? values[v] : Tensor());
-    stack[slot.arg] = Value(std::move(list));
-  }
-  if (absl::Status s = registry_.Call(node.op, &stack); !s.ok()) {
-    return absl::Status(s.code(), absl::StrFormat("model '%s': %s: %s", m.name,
-                                                  NodeName(n, m.nodes[n]), s.message()));
-  }
-  const std::vector<int32_t>& outs = m.nodes[n].outputs;
-  for (size_t k = 0; k < outs.size(); ++k) {
-    if (!stack[k].is_tensor()) {
-      return absl::InternalError(absl::StrFormat("model '%s': %s: return %d is not a tensor",
-                                                 m.name, NodeName(n, m.nodes[n]), k));
-    }
-    values[outs[k]] = stack[k].tensor();
-  }
-  return absl::OkStatus();
+  std::vector<Tensor> outputs;
+  outputs.reserve(m.outputs.size());
+  for (const GraphOutput& out : m.outputs) outputs.push_back(values[out.value]);
+  return outputs;
 }
 
 }  // namespace model

@@ -12,7 +12,11 @@
 //  - converts every literal argument to its schema type (an int for a Scalar, a dtype, a device:
 //    a device argument is the device the program was traced on and becomes the compile
 //    device), so a run only copies the block and puts the tensors in;
-//  - copies the constants to the device;
+//  - copies the constants to the device, and gives the compiled model its own copy of every
+//    constant a node writes in place (an optimizer's update, batch norm's running statistics;
+//    found by following the schemas' alias annotations through views): the model and its other
+//    compiled forms never see the writes, and each run sees the previous run's, as the PyTorch
+//    program would;
 //  - computes each value's last reader, so a run drops an intermediate (and the memory returns
 //    to the device's allocator) as soon as no later node reads it;
 //  - marks the nodes whose calls may take the unboxed fast path (Note [The unboxed fast path]
@@ -21,11 +25,13 @@
 //    Stack; a call the fast path does not take (a dtype or device it does not serve) goes the
 //    boxed way, with the same results and errors.
 // A run keeps its values in its own table: runs of one compiled model may go on in several
-// threads at once.
+// threads at once, except for a model that writes its constants, whose runs take turns (a
+// lock), since each reads what the last one wrote.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -69,6 +75,9 @@ class CompiledModel {
   NodeRoute route(size_t node) const { return nodes_[node].route; }
   const std::string& op_name(size_t node) const { return nodes_[node].op.name(); }
 
+  // writes_constants: whether nodes write constants in place (its runs take turns).
+  bool writes_constants() const { return writes_constants_; }
+
   // Run checks `inputs` (one per model input: its dtype and sizes, on the compiled device) and
   // returns the model's outputs. An error from a node names the node and its op.
   // With `stats`, the run also measures it (at some cost per node).
@@ -91,13 +100,14 @@ class CompiledModel {
     // tensor_of[i] is the value argument i reads, or -1 for a literal.
     bool unboxed = false;
     std::vector<int32_t> tensor_of;
+    // list_return: the op's one return is a Tensor[], whose elements are the node's outputs.
+    bool list_return = false;
   };
 
   // RunNode makes node `n`'s call and stores its returns in `values`.
   absl::Status RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const;
-  absl::StatusOr<std::vector<Tensor>> RunMeasured(std::vector<Tensor> values,
-                                                  RunStats& stats) const;
-  std::vector<Tensor> Outputs(std::vector<Tensor>& values) const;
+  // NodeError: `s` from node `n`, its message prefixed with the model, the node and its op.
+  absl::Status NodeError(size_t n, const absl::Status& s) const;
   // RunUnboxed makes node `n`'s call the short way when the fast path takes it, storing its
   // returns in `values`; false: not taken, nothing done.
   absl::StatusOr<bool> RunUnboxed(const BoundNode& node, size_t n,
@@ -113,6 +123,8 @@ class CompiledModel {
   OpRegistry& registry_;
   std::vector<BoundNode> nodes_;
   std::vector<std::pair<int32_t, Tensor>> constants_;  // on device_
+  bool writes_constants_ = false;
+  mutable std::mutex run_mu_;  // held by a run when writes_constants_
 };
 
 }  // namespace model

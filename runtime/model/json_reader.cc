@@ -77,6 +77,9 @@ class JsonParser {
   absl::Status Parse(JsonValue* out, int depth) {
     SkipSpace();
     out->offset_ = pos_;
+    if (++values_ > kMaxJsonValues) {
+      return Error(absl::StrFormat("expected at most %d values in all", kMaxJsonValues));
+    }
     if (pos_ >= text_.size()) return Error("expected a value");
     const char c = text_[pos_];
     if (c == '{' || c == '[') {
@@ -312,6 +315,7 @@ class JsonParser {
   std::string_view text_;
   std::string_view what_;
   size_t pos_ = 0;
+  size_t values_ = 0;
 };
 
 absl::StatusOr<JsonValue> ParseJson(std::string_view text, std::string_view what) {

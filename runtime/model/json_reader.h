@@ -51,9 +51,15 @@ class JsonValue {
 std::string_view JsonKindName(JsonValue::Kind kind);
 
 inline constexpr int kMaxJsonDepth = 64;
+// kMaxJsonValues: the most values (numbers, strings, arrays, ...) one text may hold. A value
+// costs far more memory than its text (`0,` is two bytes), so the count, not the text's size,
+// bounds what reading allocates: a million values is some hundred MB at worst, and a
+// ResNet-50's graph and header hold a few ten thousand.
+inline constexpr size_t kMaxJsonValues = 1'000'000;
 
-// ParseJson reads one JSON value that spans all of `text` (whitespace aside). `what` names the
-// text in errors: "<what>: byte 17: expected ':' after an object key, found '}'".
+// ParseJson reads one JSON value that spans all of `text` (whitespace aside), of at most
+// kMaxJsonValues values. `what` names the text in errors: "<what>: byte 17: expected ':' after
+// an object key, found '}'".
 absl::StatusOr<JsonValue> ParseJson(std::string_view text, std::string_view what);
 
 }  // namespace model

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -431,8 +432,11 @@ absl::StatusOr<std::shared_ptr<const Model>> ReadModel(std::string_view file,
 absl::StatusOr<std::shared_ptr<const Model>> ReadModelFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return absl::NotFoundError(absl::StrFormat("model '%s': cannot open it: %s", path,
-                                               std::strerror(errno)));
+    const int why = errno;
+    const std::string message =
+        absl::StrFormat("model '%s': cannot open it: %s", path, std::strerror(why));
+    return why == ENOENT || why == ENOTDIR ? absl::NotFoundError(message)
+                                           : absl::PermissionDeniedError(message);
   }
   struct stat info;
   if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {

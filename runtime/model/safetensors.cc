@@ -96,10 +96,6 @@ absl::Status ReadTensor(const std::string& name, const JsonValue& entry, std::st
 
 }  // namespace
 
-std::string_view SafetensorsDtypeName(ScalarType dtype) {
-  return kDtypeNames[static_cast<int>(dtype)].second;
-}
-
 absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view file) {
   if (file.size() < 8) {
     return Invalid(absl::StrFormat(
@@ -110,12 +106,16 @@ absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view file) {
   if (header_size > kMaxSafetensorsHeader || header_size > file.size() - 8) {
     return Invalid(absl::StrFormat(
         "the first 8 bytes give a header of %d bytes, but at most %d (the format's limit) and "
-        "%d (what the file holds after them) are possible",
+        "%d (what the file holds after them) are possible: the file is truncated, or not a "
+        "safetensors file (a Tessera model is one)",
         header_size, kMaxSafetensorsHeader, file.size() - 8));
   }
   const std::string_view header = file.substr(8, header_size);
   if (header.empty() || header[0] != '{') {
-    return Invalid("expected the header (at byte 8) to start with '{'");
+    return Invalid(absl::StrFormat(
+        "expected the header (at byte 8) to start with '{', found byte 0x%02x: not a "
+        "safetensors file (a Tessera model is one)",
+        static_cast<uint8_t>(header.empty() ? 0 : header[0])));
   }
   absl::StatusOr<JsonValue> json = ParseJson(header, "safetensors header");
   if (!json.ok()) return json.status();

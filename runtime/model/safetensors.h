@@ -40,8 +40,5 @@ struct SafetensorsFile {
 // ParseSafetensors reads `file` (which must outlive the result: tensors' bytes point into it).
 absl::StatusOr<SafetensorsFile> ParseSafetensors(std::string_view file);
 
-// SafetensorsDtypeName: "F32" for kFloat32 and so on; the format's names for Tessera's dtypes.
-std::string_view SafetensorsDtypeName(ScalarType dtype);
-
 }  // namespace model
 }  // namespace tessera

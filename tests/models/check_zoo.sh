@@ -7,12 +7,12 @@
 # take the fast path where it serves them, and both ways must agree with PyTorch. Last,
 # npy_check.py feeds tessera-run a .npy input and reads its saved .npy outputs with NumPy.
 #
-#   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR
+#   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR CONFORMANCE
 #
 # PyTorch and torchvision are requirements of this test, not options: without them it fails,
 # naming the Debian packages (scripts/lib/common.sh installs them).
 set -eu
-python=$1 run=$2 npu=$3 out=$4
+python=$1 run=$2 npu=$3 out=$4 conformance=$5
 here=$(cd "$(dirname "$0")" && pwd)
 
 if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
@@ -41,6 +41,22 @@ for model in "$out"/*.tsrm; do
     fi
   done
 done
+# The conformance suite's model checks on the npu sample: every model agrees with PyTorch and
+# with the CPU plugin, in the JSON report too.
+if "$conformance" --plugin "$npu" --models "$out" --json "$out/models.json" > "$out/models.log" &&
+   "$python" - "$out/models.json" <<'PY'
+import json, sys
+models = json.load(open(sys.argv[1]))["models"]
+assert len(models) == 5 and all(m["status"] == "pass" and m["agrees_cpu"] for m in models), models
+PY
+then
+  echo "ok: conformance --models on npu: $(grep -c ' pass ' "$out/models.log") models pass"
+else
+  echo "FAIL: conformance --models on npu:"
+  sed 's/^/  /' "$out/models.log"
+  status=1
+fi
+
 # tessera-run's .npy inputs and outputs, with NumPy on the other side.
 "$python" "$here/npy_check.py" "$run" "$out/mlp.tsrm" "$out/npy" || status=1
 exit $status

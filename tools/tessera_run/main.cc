@@ -8,7 +8,11 @@
 // runs the file's example inputs (or .npy files given for them), and with --check compares the
 // outputs with the PyTorch outputs the file stores (exit 1 on a mismatch); --bench N times N
 // more runs; --save-outputs writes each output as DIR/NAME.npy.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +22,8 @@
 #include <vector>
 
 #include "tessera/sdk/model.hpp"
+#include "conformance/compare.h"
+#include "conformance/host_tensor.h"
 #include "tools/tessera_run/npy.h"
 
 namespace {
@@ -98,64 +104,24 @@ Options Parse(int argc, char** argv) {
   return o;
 }
 
-// PyTorch's assert_close defaults by dtype (torch.testing._comparison): (rtol, atol).
-std::pair<double, double> DefaultTolerance(tsr_dtype dtype) {
-  switch (dtype) {
-    case TSR_DTYPE_FLOAT16:
-      return {1e-3, 1e-5};
-    case TSR_DTYPE_BFLOAT16:
-      return {1.6e-2, 1e-5};
-    case TSR_DTYPE_FLOAT32:
-      return {1.3e-6, 1e-5};
-    case TSR_DTYPE_FLOAT64:
-      return {1e-7, 1e-7};
-    default:
-      return {0, 0};
-  }
-}
-
-// HostValues: the elements of `t` as float64 on the CPU, in row-major order.
-std::vector<double> HostValues(const tessera::Tensor& t) {
-  static const tsr_op* to_copy = tessera::find_op("_to_copy");
-  static const tsr_op* contiguous = tessera::find_op("contiguous");
-  // Dense on its device, then to the CPU, then widened there (a device may lack float64).
-  tessera::Tensor host = tessera::to(tessera::call1(contiguous, t), "cpu");
-  tessera::Tensor wide = tessera::call1(to_copy, host, tessera::kw("dtype", TSR_DTYPE_FLOAT64));
-  return wide.to_vector<double>();
-}
-
-// Compare: whether `got` matches `want` within (rtol, atol) as torch.testing.assert_close
-// decides (|got - want| <= atol + rtol * |want|, NaN equal to NaN); prints the worst element.
+// Compare: whether `got` matches `want` as torch.testing.assert_close decides, with the
+// conformance suite's comparison (dtype, shape, |got - want| <= atol + rtol * |want|, NaN equal
+// to NaN, infinities exactly; --rtol/--atol replace the dtype's defaults); prints the outcome.
 bool Compare(const std::string& name, const tessera::Tensor& got, const tessera::Tensor& want,
              const Options& o) {
-  if (got.dtype() != want.dtype() || got.sizes().vec() != want.sizes().vec()) {
-    std::printf("  %s: MISMATCH: expected %s of %zu dims, got %s of %zu dims\n", name.c_str(),
-                tessera::sdk::dtype_name(want.dtype()), want.sizes().size,
-                tessera::sdk::dtype_name(got.dtype()), got.sizes().size);
-    return false;
+  using tessera::conformance::FromDevice;
+  tessera::conformance::Tolerance tol = tessera::conformance::ToleranceFor(want.dtype(), 1);
+  if (o.rtol >= 0) tol.rtol = o.rtol;
+  if (o.atol >= 0) tol.atol = o.atol;
+  const tessera::conformance::Comparison c =
+      tessera::conformance::Compare(FromDevice(got), FromDevice(want), tol, name);
+  if (c.ok) {
+    std::printf("  %s: ok (max abs diff %.3g; rtol %g, atol %g)\n", name.c_str(), c.max_abs,
+                tol.rtol, tol.atol);
+  } else {
+    std::printf("  MISMATCH %s (rtol %g, atol %g)\n", c.message.c_str(), tol.rtol, tol.atol);
   }
-  auto [rtol, atol] = DefaultTolerance(want.dtype());
-  if (o.rtol >= 0) rtol = o.rtol;
-  if (o.atol >= 0) atol = o.atol;
-  const std::vector<double> g = HostValues(got), w = HostValues(want);
-  size_t bad = 0, worst = 0;
-  double worst_excess = -1;
-  for (size_t i = 0; i < g.size(); ++i) {
-    if (std::isnan(g[i]) && std::isnan(w[i])) continue;
-    const double diff = std::fabs(g[i] - w[i]);
-    const double allowed = atol + rtol * std::fabs(w[i]);
-    const double excess = std::isnan(diff) ? INFINITY : diff - allowed;
-    if (excess > 0) ++bad;
-    if (excess > worst_excess) worst_excess = excess, worst = i;
-  }
-  if (bad == 0) {
-    std::printf("  %s: ok (%zu elements, rtol %g, atol %g)\n", name.c_str(), g.size(), rtol, atol);
-    return true;
-  }
-  std::printf("  %s: MISMATCH: %zu of %zu elements differ beyond rtol %g, atol %g; the worst, "
-              "element %zu: expected %.9g, got %.9g\n",
-              name.c_str(), bad, g.size(), rtol, atol, worst, w[worst], g[worst]);
-  return false;
+  return c.ok;
 }
 
 [[noreturn]] void Die(const std::string& message) {
@@ -215,6 +181,11 @@ int main(int argc, char** argv) {
                 routes[TSR_NODE_NATIVE], routes[TSR_NODE_COMPOSITE], routes[TSR_NODE_FALLBACK]);
     for (const auto& [op, n] : fallback_ops) std::printf("  fallback: %s x%d\n", op.c_str(), n);
 
+    if (!o.save_outputs.empty() && mkdir(o.save_outputs.c_str(), 0777) != 0 && errno != EEXIST) {
+      std::fprintf(stderr, "tessera-run: --save-outputs %s: cannot make the folder: %s\n",
+                   o.save_outputs.c_str(), std::strerror(errno));
+      return 1;
+    }
     std::vector<tessera::Tensor> inputs;
     std::map<std::string, std::string> npy = o.inputs;
     for (size_t i = 0; i < model.num_inputs(); ++i) {

@@ -129,6 +129,54 @@ TEST_F(ModelApi, AProfiledRunMeasuresMemoryAndNodes) {
   tsr_model_release(model);
 }
 
+// A node that writes a constant in place (an optimizer's update) writes the compiled model's
+// own copy: each run sees the last one's write, as the PyTorch program would, and another
+// compiled form of the same model starts from the file's value.
+TEST_F(ModelApi, WritesToConstantsStayInTheirCompiledModel) {
+  const std::string graph =
+      R"({"name":"accumulate","producer":"test","op_set":"1.1",)"
+      R"("inputs":[{"name":"x","dtype":"float32","sizes":[3]}],)"
+      R"j("nodes":[{"op":"add_.Tensor","schema":"add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",)j"
+      R"("args":[{"tensor":"w"},{"tensor":"x"},{"int":1}],"outputs":["y"]}],)"
+      R"("outputs":[{"name":"out","value":"y"}]})";
+  const std::string file = ModelFile(graph, {{"constant/w", "F32", {3}, Floats({1, 2, 3})},
+                                            {"input/x", "F32", {3}, Floats({10, 20, 30})}});
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  auto run = [&](tsr_compiled_model* c) {
+    tsr_tensor* y = nullptr;
+    EXPECT_EQ(Consume(tsr_compiled_model_run(c, &x, 1, &y, 1)), "");
+    std::vector<float> v = y ? Values(y) : std::vector<float>{};
+    tsr_tensor_release(y);
+    return v;
+  };
+  tsr_compiled_model* first = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &first)), "");
+  EXPECT_EQ(run(first), (std::vector<float>{11, 22, 33}));
+  EXPECT_EQ(run(first), (std::vector<float>{21, 42, 63})) << "the second run sees the first's";
+  tsr_compiled_model* second = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &second)), "");
+  EXPECT_EQ(run(second), (std::vector<float>{11, 22, 33})) << "a fresh copy of the constant";
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(first);
+  tsr_compiled_model_release(second);
+  tsr_model_release(model);
+}
+
+// A file whose argument does not fit its schema is refused at compile, naming the argument.
+TEST_F(ModelApi, AnArgumentOfTheWrongKindIsRefusedAtCompile) {
+  const std::string file = AxpyFile(Replace(kAddGraph, "{\"tensor\":\"w\"}", "{\"float\":0.5}"));
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  EXPECT_THAT(Consume(tsr_model_compile(model, cpu_, &compiled)),
+              HasSubstr("node 0 (add.Tensor): argument 'other' is a Tensor, but the file gives "
+                        "a 'float' value"));
+  tsr_model_release(model);
+}
+
 TEST_F(ModelApi, ARunChecksItsInputs) {
   const std::string file = AxpyFile();
   tsr_model* model = nullptr;
@@ -193,6 +241,10 @@ TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
               HasSubstr("unknown argument kind \"complex\""));
   EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "{\"int\":2}", "{\"int\":99999999999999999999}"))),
               HasSubstr("expected an integer that fits in 64 bits"));
+  // A value budget bounds what reading a header or graph may allocate.
+  std::string many = "{\"name\":[";
+  for (int i = 0; i < 1000001; ++i) many += i ? ",0" : "0";
+  EXPECT_THAT(LoadError(AxpyFile(many + "]}")), HasSubstr("expected at most 1000000 values"));
   EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "1", {{"other/z", "F32", {0}, ""}})),
               HasSubstr("tensor \"other/z\": expected a name in constant/, input/ or expected/"));
 }
@@ -218,7 +270,7 @@ TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
   tsr_compiled_model* compiled = nullptr;
   const std::string error = Consume(tsr_model_compile(model, cpu_, &compiled));
   EXPECT_THAT(error, HasSubstr("2 of its 3 nodes have no way to run"));
-  EXPECT_THAT(error, HasSubstr("node 1 (frobnicate): the runtime does not define this op"));
+  EXPECT_THAT(error, HasSubstr("node 1 (frobnicate): unknown op 'frobnicate'"));
   EXPECT_THAT(error, HasSubstr("node 2 (abs): the op's schema changed incompatibly"));
   EXPECT_EQ(compiled, nullptr);
   tsr_model_release(model);

@@ -154,7 +154,10 @@ class _Writer:
                               "(make_fx should have traced it to ATen ops)")
         if self.split_into_views(node, index) or self.rsub_as_add(node, index):
             return
-        op, target, args, kwargs = schemas.normalize(target, node.args, node.kwargs)
+        try:
+            op, target, args, kwargs = schemas.normalize(target, node.args, node.kwargs)
+        except ValueError as e:
+            raise ExportError(f"node {node.name}: {e}") from None
         where = f"node {node.name} ({op})"
         schema = self.lock.get(op)
         torch_schema = schemas.torch_schema_text(target)
@@ -223,7 +226,9 @@ class _Writer:
         """
         aten = torch.ops.aten
         target = node.target
-        if target not in (aten.split.Tensor, aten.split_with_sizes.default, aten.unbind.int):
+        splits = (aten.split.Tensor, aten.unsafe_split.Tensor)
+        sized = (aten.split_with_sizes.default, aten.unsafe_split_with_sizes.default)
+        if target not in splits + sized + (aten.unbind.int,):
             return False
         bound = schemas.bind(target, node.args, node.kwargs)
         value = lambda name: (bound[name].value if isinstance(bound[name], schemas.Default)
@@ -238,7 +243,7 @@ class _Writer:
             for k, out in enumerate(outs):
                 self.view_node("select.int", [self_arg, {"int": dim}, {"int": k}], out)
             return True
-        if target is aten.split.Tensor:
+        if target in splits:
             size = value("split_size")
             bounds = [(k * size, (k + 1) * size) for k in range(pieces)]
         else:
@@ -307,11 +312,16 @@ def _list_lengths(gm, example_inputs):
 
 
 def _safetensors_bytes(tensors, metadata):
-    """The safetensors layout: an 8-byte little-endian header size, the JSON header, the data."""
+    """The safetensors layout: an 8-byte little-endian header size, the JSON header, the data.
+
+    The data starts 8-byte aligned and the tensors follow in decreasing element size (as
+    safetensors' own writer orders them), so every tensor starts aligned to its element and
+    the runtime views it in place instead of copying it.
+    """
     header = {"__metadata__": metadata}
     blobs = []
     offset = 0
-    for name, t in tensors.items():
+    for name, t in sorted(tensors.items(), key=lambda kv: -kv[1].element_size()):
         t = t.detach().to("cpu").contiguous()
         st_dtype = _DTYPES.get(t.dtype, (None,))[0]
         if st_dtype is None:

@@ -112,22 +112,29 @@ def normalize(target, args, kwargs):
     """(Tessera op name, overload, args, kwargs), rewriting PyTorch-internal ops to the public op they are.
 
     Each rewrite is exact: `_reshape_alias(x, size, stride)` is emitted only where `view(x,
-    size)` gives that very stride (reshape's own rule), so it is written as `view`; split and
-    unbind are written as views by _Writer.split_into_views.
+    size)` gives that very stride (reshape's own rule), so it is written as `view`; split,
+    unsafe_split and unbind are written as views by _Writer.split_into_views.
     """
     if target is torch.ops.aten._reshape_alias.default:
         return "view", torch.ops.aten.view.default, (args[0], args[1]), {}
     numbers = [a.name for i, a in enumerate(target._schema.arguments)
                if isinstance(a.type, torch.TensorType)
                and isinstance(args[i] if i < len(args) else kwargs.get(a.name), (int, float))]
-    if numbers and target._overloadname == "Tensor":
+    if numbers and "Tensor" in target._overloadname:
         # A Python number where the overload takes a Tensor (`x / 8.0` traces as div.Tensor with
-        # a wrapped number, which type promotion treats as a scalar): the Scalar overload is the
-        # same computation.
+        # a wrapped number, which type promotion treats as a scalar): the Scalar overload
+        # (div.Tensor -> div.Scalar, div.Tensor_mode -> div.Scalar_mode) is the same
+        # computation. Without one the number cannot be written (ExportError).
         packet = getattr(torch.ops.aten, target._schema.name.split("::", 1)[-1])
-        if "Scalar" in packet.overloads():
-            scalar = packet.Scalar
-            return op_name(scalar), scalar, args, kwargs
+        name = target._overloadname.replace("Tensor", "Scalar")
+        if name not in packet.overloads():
+            raise ValueError(f"{op_name(target)}: a Python number for the Tensor argument "
+                             f"'{numbers[0]}', and PyTorch has no {name} overload to take it")
+        scalar = getattr(packet, name)
+        return op_name(scalar), scalar, args, kwargs
+    if target is torch.ops.aten.lift_fresh_copy.default:
+        # A constant tensor the program made (`x[:, 0] = 0.0`) lifted as a fresh copy: a clone.
+        return "clone", torch.ops.aten.clone.default, (args[0],), {}
     if target is torch.ops.aten._unsafe_view.default:
         # reshape's copy path: a view of the fresh copy it made (reshape gives the same values,
         # and the same view where one is possible).

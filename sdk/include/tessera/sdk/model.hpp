@@ -1,5 +1,6 @@
 // Models in the C++ embedding API (tessera/c/model.h, ABI 1.2): load a model file once,
-// compile it for a device once, run it many times.
+// compile it for a device once, run it many times. A tessera::Runtime must exist first (it
+// finds the runtime and loads the default plugins).
 //
 //   tessera::Runtime rt;
 //   tessera::Model model = tessera::Model::load("resnet18.tsrm");
@@ -69,15 +70,9 @@ class Model {
 class CompiledModel {
  public:
   std::vector<Tensor> run(const std::vector<Tensor>& inputs) const {
-    std::vector<tsr_tensor*> in;
-    in.reserve(inputs.size());
-    for (const Tensor& t : inputs) in.push_back(t.get());
-    std::vector<tsr_tensor*> out(num_outputs_, nullptr);
-    sdk::check(tsr_compiled_model_run(get(), in.data(), in.size(), out.data(), out.size()));
-    std::vector<Tensor> outputs;
-    outputs.reserve(out.size());
-    for (tsr_tensor* t : out) outputs.push_back(Tensor::adopt(t));
-    return outputs;
+    return call(inputs, [&](tsr_tensor* const* in, size_t n, tsr_tensor** out, size_t m) {
+      return tsr_compiled_model_run(get(), in, n, out, m);
+    });
   }
 
   // run_profiled runs as run() does and fills `stats` (node_ns gets one entry per node).
@@ -87,22 +82,17 @@ class CompiledModel {
     std::vector<uint64_t> node_ns;
   };
   std::vector<Tensor> run_profiled(const std::vector<Tensor>& inputs, Stats& stats) const {
-    std::vector<tsr_tensor*> in;
-    in.reserve(inputs.size());
-    for (const Tensor& t : inputs) in.push_back(t.get());
-    std::vector<tsr_tensor*> out(num_outputs_, nullptr);
     stats.node_ns.assign(num_nodes_, 0);
     tsr_model_run_stats c{};
     c.struct_size = sizeof c;
     c.node_ns = stats.node_ns.data();
     c.node_ns_capacity = stats.node_ns.size();
-    sdk::check(tsr_compiled_model_run_profiled(get(), in.data(), in.size(), out.data(),
-                                               out.size(), &c));
+    std::vector<Tensor> outputs =
+        call(inputs, [&](tsr_tensor* const* in, size_t n, tsr_tensor** out, size_t m) {
+          return tsr_compiled_model_run_profiled(get(), in, n, out, m, &c);
+        });
     stats.peak_intermediate_bytes = c.peak_intermediate_bytes;
     stats.total_intermediate_bytes = c.total_intermediate_bytes;
-    std::vector<Tensor> outputs;
-    outputs.reserve(out.size());
-    for (tsr_tensor* t : out) outputs.push_back(Tensor::adopt(t));
     return outputs;
   }
 
@@ -116,6 +106,20 @@ class CompiledModel {
 
  private:
   friend class Model;
+  // call: the inputs as handles in, the outputs adopted out, around one run entry point.
+  template <typename Run>
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs, const Run& run) const {
+    std::vector<tsr_tensor*> in;
+    in.reserve(inputs.size());
+    for (const Tensor& t : inputs) in.push_back(t.get());
+    std::vector<tsr_tensor*> out(num_outputs_, nullptr);
+    sdk::check(run(in.data(), in.size(), out.data(), out.size()));
+    std::vector<Tensor> outputs;
+    outputs.reserve(out.size());
+    for (tsr_tensor* t : out) outputs.push_back(Tensor::adopt(t));
+    return outputs;
+  }
+
   CompiledModel(tsr_compiled_model* c, size_t num_outputs, size_t num_nodes)
       : compiled_(c, &tsr_compiled_model_release),
         num_outputs_(num_outputs),

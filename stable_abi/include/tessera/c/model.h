@@ -10,7 +10,8 @@
  * error naming the field or byte; nothing is run). Compiling binds every node to its op and to
  * what runs it on the device, copies the constants there, and refuses a model with nodes that
  * cannot run, naming each node and op. A compiled model holds its model; either may be released
- * first. Runs of one compiled model may go on in several threads at once. */
+ * first. Runs of one compiled model may go on in several threads at once, except those of a
+ * model whose nodes write its constants in place (a training step), which take turns. */
 #ifndef TESSERA_C_MODEL_H_
 #define TESSERA_C_MODEL_H_
 
@@ -24,8 +25,9 @@ typedef struct tsr_model tsr_model;
 typedef struct tsr_compiled_model tsr_compiled_model;
 
 /* tsr_model_load reads the model file at `path` (borrowed). out: new, release with
- * tsr_model_release. NOT_FOUND: no such file; INVALID_ARGUMENT: not a valid model file;
- * FAILED_PRECONDITION: a format version newer than this runtime reads (both are named). */
+ * tsr_model_release. NOT_FOUND: no such file; PERMISSION_DENIED: it cannot be opened;
+ * INVALID_ARGUMENT: not a valid model file; FAILED_PRECONDITION: a format version newer than
+ * this runtime reads (both are named). */
 TSR_API tsr_error* tsr_model_load(tsr_string path, tsr_model** out);
 /* tsr_model_load_from_memory reads a model file's bytes (borrowed; not needed after the call). */
 TSR_API tsr_error* tsr_model_load_from_memory(const void* data, size_t nbytes, tsr_model** out);
@@ -49,11 +51,13 @@ TSR_API tsr_error* tsr_model_example_input(const tsr_model* model, size_t index,
 TSR_API tsr_error* tsr_model_expected_output(const tsr_model* model, size_t index,
                                              tsr_tensor** out);
 
-/* tsr_model_compile binds `model` for `device` (Note [Compiling a model] in
- * runtime/model/compiled_model.h). out: new, release with tsr_compiled_model_release.
- * FAILED_PRECONDITION: nodes that cannot run on the device (an op the runtime does not define,
- * a schema changed incompatibly since the file was written, nothing registered for the device),
- * each named by node index and op. */
+/* tsr_model_compile binds `model` for `device`: every node's op and what runs it there, each
+ * literal argument converted to its schema type, the constants copied to the device (those a
+ * node writes in place: a copy of the compiled model's own). out: new, release with
+ * tsr_compiled_model_release. FAILED_PRECONDITION: nodes that cannot run on the device (an op
+ * the runtime does not define, a schema changed incompatibly since the file was written,
+ * nothing registered for the device), each named by node index and op; INVALID_ARGUMENT: an
+ * argument that does not fit its schema type, named. */
 TSR_API tsr_error* tsr_model_compile(const tsr_model* model, tsr_device device,
                                      tsr_compiled_model** out);
 TSR_API void tsr_compiled_model_release(tsr_compiled_model* compiled);

@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <unordered_map>
 
 namespace tessera {
@@ -54,8 +53,10 @@ const OpenMp& Omp() {
 
 }  // namespace
 
+namespace {
 // The count the innermost Threads of this thread set (0: none), which cached() keys by.
 thread_local int tls_threads = 0;
+}  // namespace
 
 Threads::Threads() : outer_(tls_threads) {
   const OpenMp& omp = Omp();
@@ -110,20 +111,19 @@ std::string key_of(const sdk::TensorView& t) {
 
 dnnl::primitive cached(const std::string& shape_key,
                        const std::function<dnnl::primitive()>& make) {
-  static std::mutex mu;
-  static auto* cache = new std::unordered_map<std::string, dnnl::primitive>();
+  // One cache per thread: this oneDNN (built without ONEDNN_ENABLE_CONCURRENT_EXEC, as
+  // Debian's is) gives each primitive its own scratchpad, so two threads executing one
+  // primitive at once corrupt each other's scratch memory (a crash, or wrong values). A thread
+  // makes its own primitives, once per shape.
+  thread_local std::unordered_map<std::string, dnnl::primitive> cache;
   // A primitive splits its work for the thread count it was made with (oneDNN's own cache keys
   // by it too): made again for another count.
   const std::string key = shape_key + "|threads=" + std::to_string(tls_threads);
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = cache->find(key);
-    if (it != cache->end()) return it->second;
-  }
-  dnnl::primitive p = make();  // outside the lock: creation may take milliseconds
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache->size() > 4096) cache->clear();  // bound memory under shape churn
-  return cache->emplace(key, std::move(p)).first->second;
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  dnnl::primitive p = make();
+  if (cache.size() > 4096) cache.clear();  // bound memory under shape churn
+  return cache.emplace(key, std::move(p)).first->second;
 }
 
 bool native_bf16_matmul() {

@@ -1,6 +1,6 @@
 // oneDNN inside the CPU plugin: one CPU engine, a stream per thread, and a cache of
-// primitives keyed by everything their creation depends on (shapes, strides, dtypes,
-// attributes), so a repeated call pays only for execution.
+// primitives per thread keyed by everything their creation depends on (shapes, strides, dtypes,
+// attributes, the thread count), so a repeated call pays only for execution.
 #pragma once
 
 #include <functional>

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -297,6 +298,29 @@ TEST(CpuInstanceNorm, PerInstanceStatisticsAndRunningStatsMean) {
   EXPECT_THAT(error_of("instance_norm", x, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
                        false, 0.1, 1e-5, false),
               HasSubstr("Expected running_mean and running_var to be defined"));
+}
+
+// A oneDNN primitive has its own scratchpad in this oneDNN (built without concurrent
+// execution), so threads must not share one: four threads convolving at once get PyTorch's
+// values every time (with one shared primitive cache this crashed, or gave wrong values).
+TEST(CpuOneDnnThreads, ConvolutionsFromSeveralThreadsAtOnce) {
+  ensure_runtime();
+  const Tensor x = f32(cycle<float>(2 * 3 * 8 * 8, 13, -6.f), {2, 3, 8, 8});
+  const Tensor w = f32(cycle<float>(8 * 3 * 3 * 3, 5, -2.f), {8, 3, 3, 3});
+  auto conv = [&] {
+    return floats(op("convolution", x, w, std::nullopt, Dims{1}, Dims{1}, Dims{1}, false,
+                     Dims{0}, int64_t{1}));
+  };
+  const std::vector<float> want = conv();
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) wrong += conv() != want;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 // Note [oneDNN's threads] (onednn.hpp, Threads): OpenMP's per-thread setting is shared by every

@@ -2,6 +2,7 @@
 // and runs; every malformed, truncated, lying or newer file is refused with an error naming
 // what was expected and where; compile names every node that cannot run; a run checks its
 // inputs. (The model zoo, exported from PyTorch, is tests/models/.)
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
@@ -97,6 +98,31 @@ TEST_F(ModelApi, LoadsCompilesAndRunsAFile) {
   tsr_tensor_release(y);
   tsr_tensor_release(x);
   tsr_compiled_model_release(compiled);
+}
+
+// A file of the format's first release (format_version 1: tests/models/zoo.py's mlp, exported
+// by this release's exporter from PyTorch 1.13) keeps loading and running to PyTorch's values
+// in every later runtime (docs/model_format.md, "Versions"). Never regenerate it.
+TEST_F(ModelApi, AFirstReleaseFileKeepsLoading) {
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load(S(TESSERA_MODEL_TEST_DATA "/format1_mlp.tsrm"), &model)), "");
+  EXPECT_EQ(std::string(tsr_model_name(model).data, tsr_model_name(model).size), "mlp");
+  ASSERT_EQ(tsr_model_num_inputs(model), 1u);
+  ASSERT_EQ(tsr_model_num_outputs(model), 1u);
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  tsr_tensor *x = nullptr, *want = nullptr, *y = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  ASSERT_EQ(Consume(tsr_model_expected_output(model, 0, &want)), "");
+  ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)), "");
+  const std::vector<float> got = Values(y), expected = Values(want);
+  ASSERT_EQ(got.size(), 32u);  // [8, 4]
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_NEAR(got[i], expected[i], 1e-5 + 1.3e-6 * std::fabs(expected[i])) << i;
+  }
+  for (tsr_tensor* t : {x, want, y}) tsr_tensor_release(t);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
 }
 
 TEST_F(ModelApi, AProfiledRunMeasuresMemoryAndNodes) {

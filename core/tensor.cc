@@ -1,6 +1,7 @@
 #include "core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -41,6 +42,27 @@ TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device
       device_(device),
       dtype_(dtype),
       is_contiguous_(IsContiguousLayout(sizes_, strides_)) {}
+
+// Note [Frozen tensors]
+// Some kernels spend more on preparing an argument than on using it: a convolution reorders
+// its weights into the blocked layout its fast kernels read, on every call, though the weights
+// of a model never change. A frozen tensor lets a kernel do that once: its elements do not
+// change while it lives, and its frozen_id names it, never reused, so a kernel (through
+// TSR_VIEW_FROZEN and tsr_tensor_frozen_id) may cache what it derived under that id and the
+// view's layout without ever finding a stale entry. The promise is its maker's: a compiled
+// model freezes the constants that no node writes (schema alias annotations) and no output
+// shows (so the application never holds them); nothing else freezes a tensor. An id's
+// entries outlive the tensor in such a cache until evicted (the cache is bounded), and are
+// never found again.
+absl::StatusOr<Tensor> FrozenAlias(const Tensor& t) {
+  if (!t.defined()) return absl::InvalidArgumentError("FrozenAlias: expected a tensor, got none");
+  static std::atomic<uint64_t> next_id{1};
+  const TensorImpl& from = *t.impl();
+  Tensor alias(Ref<TensorImpl>::Make(from.storage(), from.dtype(), from.device(), from.sizes(),
+                                   from.strides(), from.storage_offset(), from.numel()));
+  alias.impl()->frozen_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+  return alias;
+}
 
 std::string Tensor::ToString() const {
   if (!defined()) return "undefined tensor";

@@ -88,4 +88,5 @@
   X(stack_push_bool_list, &tsr_stack_push_bool_list)       \
   X(stack_get_bool_list, &tsr_stack_get_bool_list)         \
   X(stream_current_native, &tsr_stream_current_native)     \
-  X(op_call_values, &tsr_op_call_values)
+  X(op_call_values, &tsr_op_call_values)                   \
+  X(tensor_frozen_id, &tsr_tensor_frozen_id)

@@ -1,16 +1,19 @@
 // NN ops, each an out= kernel that writes the outputs it is given (the dispatcher has sized
 // them from the op's Meta function, and derives the functional forms from these): convolution
-// (oneDNN for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our loop:
-// oneDNN has no PyTorch indices); avg_pool2d, native_layer_norm, native_batch_norm (inference)
-// on oneDNN for float32 (onednn_nn.cc) and our loops otherwise; linear (oneDNN matmul with the
-// bias as part of the primitive).
+// (onednn_conv.cc for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our loop:
+// oneDNN has no PyTorch indices); avg_pool2d and native_layer_norm on oneDNN for float32
+// (onednn_nn.cc) and our loops otherwise; native_batch_norm (our loop); linear (oneDNN matmul
+// with the bias as part of the primitive).
 #include <cmath>
 #include <limits>
 #include <optional>
 #include <tuple>
+#include <vector>
 
+#include "isa.hpp"
 #include "math.hpp"
 #include "onednn.hpp"
+#include "onednn_conv.hpp"
 #include "onednn_nn.hpp"
 #include "pointwise.hpp"
 
@@ -100,18 +103,6 @@ class DenseOut {
 
 // ---- convolution ----
 
-// Convolution with 1, 2 or 3 spatial dims, always seen as 3 ([N, C, D, H, W]; a missing
-// leading spatial dim has size 1), so one loop and one oneDNN call serve all three.
-constexpr int kSpatial = 3;
-using Spatial = std::array<int64_t, kSpatial>;
-
-struct ConvParams {
-  int dims;  // 1, 2 or 3
-  bool transposed;
-  Spatial stride, padding, dilation, output_padding;
-  int64_t groups;
-};
-
 // A per-spatial-dim list argument placed in the last `dims` slots of a Spatial.
 Spatial spatial_of(IntSpan v, int dims, int64_t fallback) {
   Spatial r{1, 1, 1};
@@ -135,116 +126,6 @@ struct View5 {
     }
   }
 };
-
-// oneDNN's logical weight for (de)convolution: [G, O/G, I/G, *k] when grouped, else [O, I, *k];
-// ours is [O, I/G, *k] (forward) or [I, O/G, *k] (transposed): the same memory seen through
-// strides.
-void onednn_weight(const sdk::TensorView& w, const ConvParams& p, dnnl::memory::dims* dims,
-                   dnnl::memory::dims* strides) {
-  const std::vector<int64_t> ws = w.sizes().vec(), st = w.strides().vec();
-  const int64_t g = p.groups;
-  // Rows (ours: dim 0) and columns (dim 1) as oneDNN's O and I.
-  int64_t O, I, sO, sI;
-  if (!p.transposed) {
-    O = ws[0], I = ws[1], sO = st[0], sI = st[1];
-  } else {
-    O = ws[1] * g, I = ws[0], sO = st[1], sI = st[0];
-  }
-  if (g > 1) {
-    if (!p.transposed) {
-      *dims = {g, O / g, I};
-      *strides = {st[0] * (O / g), sO, sI};
-    } else {
-      *dims = {g, O / g, I / g};
-      *strides = {st[0] * (I / g), sO, sI};
-    }
-  } else {
-    *dims = {O, I};
-    *strides = {sO, sI};
-  }
-  for (size_t d = 2; d < ws.size(); ++d) {
-    dims->push_back(ws[d]);
-    strides->push_back(st[d]);
-  }
-}
-
-// fit_int32: whether every value fits 32 bits, as oneDNN's kernels keep strides, paddings and
-// dilations in `int`; larger ones (legal: Note [Window arithmetic in 128 bits]) run our loops.
-bool fit_int32(std::initializer_list<int64_t> values) {
-  for (int64_t v : values) {
-    if (v > std::numeric_limits<int32_t>::max()) return false;
-  }
-  return true;
-}
-
-bool int32_params(const ConvParams& p) {
-  for (int d = 0; d < kSpatial; ++d) {
-    if (!fit_int32({p.stride[d], p.padding[d], p.dilation[d], p.output_padding[d]})) return false;
-  }
-  return true;
-}
-
-bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk::TensorView* bias,
-                 const sdk::TensorView& out, const ConvParams& p) {
-  const tsr_dtype dt = in.dtype();
-  if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
-  if (in.numel() == 0 || w.numel() == 0 || !int32_params(p)) return false;
-  dnnl::memory::dims strides, dil, pad_l, pad_r;
-  for (int d = kSpatial - p.dims; d < kSpatial; ++d) {
-    strides.push_back(p.stride[d]);
-    dil.push_back(p.dilation[d] - 1);  // oneDNN counts dilation from 0
-    pad_l.push_back(p.padding[d]);
-    // The right padding that gives PyTorch's output size; a deconvolution's output_padding
-    // shows as less of it.
-    const int64_t r = p.padding[d] - (p.transposed ? p.output_padding[d] : 0);
-    if (r < 0) return false;  // would crop: our loop handles it
-    pad_r.push_back(r);
-  }
-  dnnl::memory::dims wdims, wstrides;
-  onednn_weight(w, p, &wdims, &wstrides);
-  std::string key = std::string(p.transposed ? "deconv:" : "conv:") + onednn::key_of(in) + "|" +
-                    onednn::key_of(w) + "|" + onednn::key_of(out) + "|" +
-                    (bias ? onednn::key_of(*bias) : "-");
-  for (const auto& v : {strides, dil, pad_l, pad_r}) {
-    for (int64_t x : v) key += "," + std::to_string(x);
-  }
-  key += ",g" + std::to_string(p.groups);
-  try {
-    const dnnl::memory::desc in_md = onednn::desc(in), out_md = onednn::desc(out);
-    const dnnl::memory::desc w_md(wdims, onednn::data_type(dt), wstrides);
-    dnnl::memory::desc b_md;
-    if (bias) b_md = onednn::desc(*bias);
-    onednn::Threads threads;  // the primitive made and run on it
-    dnnl::primitive prim = onednn::cached(key, [&]() -> dnnl::primitive {
-      const auto kind = dnnl::prop_kind::forward_inference;
-      if (p.transposed) {
-        const auto alg = dnnl::algorithm::deconvolution_direct;
-        auto d = bias ? dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, b_md, out_md,
-                                                          strides, dil, pad_l, pad_r)
-                      : dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, out_md, strides,
-                                                          dil, pad_l, pad_r);
-        return dnnl::deconvolution_forward(
-            dnnl::deconvolution_forward::primitive_desc(d, onednn::engine()));
-      }
-      const auto alg = dnnl::algorithm::convolution_direct;
-      auto d = bias ? dnnl::convolution_forward::desc(kind, alg, in_md, w_md, b_md, out_md, strides,
-                                                      dil, pad_l, pad_r)
-                    : dnnl::convolution_forward::desc(kind, alg, in_md, w_md, out_md, strides, dil,
-                                                      pad_l, pad_r);
-      return dnnl::convolution_forward(
-          dnnl::convolution_forward::primitive_desc(d, onednn::engine()));
-    });
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, onednn::memory(in, in_md)},
-                                               {DNNL_ARG_WEIGHTS, onednn::memory(w, w_md)},
-                                               {DNNL_ARG_DST, onednn::memory(out, out_md)}};
-    if (bias) args.emplace(DNNL_ARG_BIAS, onednn::memory(*bias, b_md));
-    prim.execute(onednn::stream(), args);
-    onednn::stream().wait();
-    return true;
-  } catch (const dnnl::error&) {
-    return false;
-  }
-}
 
 // What the convolution loop accumulates T in: float (double for float64) for the floating
 // types; for the integer types a uint64_t, whose wrapping sums and products are the integer
@@ -346,10 +227,11 @@ TensorView convolution_out(const TensorView& input, const TensorView& weight, co
                      spatial_of(dilation, dims, 1),
                      spatial_of(output_padding, dims, 0),
                      groups};
-  // oneDNN 2.6's deconvolution reads a strided bias as a dense one (NaN from the poisoned gaps
-  // of an interleaved bias in the conformance layouts): it gets a dense copy.
+  // oneDNN 2.6's deconvolution, and its blocked-layout convolutions, read a strided bias as a
+  // dense one (NaN from the poisoned gaps of an interleaved bias in the conformance layouts):
+  // it gets a dense copy (none where it is dense already).
   std::optional<ViewAs> dense_bias;
-  if (bias && p.transposed) dense_bias = dense(*bias);
+  if (bias) dense_bias = dense(*bias);
   const TensorView* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
   if (out.numel() == 0 || conv_onednn(input, weight, b, out, p)) return out;
   if (input.dtype() == TSR_DTYPE_FLOAT16 || input.dtype() == TSR_DTYPE_BFLOAT16) {
@@ -395,6 +277,67 @@ Pool pool_of(const TensorView& in, const TensorView& out, IntSpan kernel_size, I
   return p;
 }
 
+// max_pool_taps: one tap across n windows (column j reads src[j * s]): a larger value or a
+// NaN takes the place of bv[j], with its index at + j * s.
+template <typename T, int S>
+TESSERA_CPU_CLONES void max_pool_taps(const T* __restrict src, float_t_of<T>* __restrict bv,
+                                      int64_t* __restrict bi, int64_t n, int64_t s, int64_t at) {
+  using C = float_t_of<T>;
+  if constexpr (S != 0) s = S;
+  for (int64_t j = 0; j < n; ++j) {
+    const C v = static_cast<C>(load(src[j * s]));
+    const bool take = (v > bv[j]) | (v != v);
+    bv[j] = take ? v : bv[j];
+    bi[j] = take ? at + j * s : bi[j];
+  }
+}
+
+// max_pool_row: the windows of one output row whose columns [a, b) lie wholly inside the
+// input row, over the rows [kh_lo, kh_hi) of the window (non-empty), a tap at a time across the
+// whole row: the same taps in the same order as the one-window loop (kh, then kw), with its
+// rule (a larger value or a NaN takes the place) as a branch-free select, so the compiler
+// vectorizes across the row (max_pool_taps, built for AVX2 too: isa.hpp). On random data the
+// one-window loop's branch mispredicts about every other tap. S: the stride along the row when 1 or 2 (a constant: plain or paired
+// loads), else 0 (read from `p`).
+template <typename T, int S>
+void max_pool_row(const T* xp, const Pool& p, int64_t h_base, int64_t kh_lo, int64_t kh_hi,
+                  int64_t a, int64_t b, T* y_row, int64_t* idx_row) {
+  using C = float_t_of<T>;
+  const int64_t s = S != 0 ? S : p.stride[1];
+  const int64_t n = b - a;
+  thread_local std::vector<C> best;
+  thread_local std::vector<int64_t> best_i;
+  if (static_cast<int64_t>(best.size()) < n) {
+    best.resize(static_cast<size_t>(n));
+    best_i.resize(static_cast<size_t>(n));
+  }
+  C* bv = best.data();
+  int64_t* bi = best_i.data();
+  bool first = true;
+  for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+    const int64_t h = h_base + kh * p.dilation[0];
+    for (int64_t kw = 0; kw < p.kernel[1]; ++kw) {
+      // The tap's column for output column a + j is `col + j * s`.
+      const int64_t col = a * s - p.padding[1] + kw * p.dilation[1];
+      const T* src = xp + h * p.W + col;
+      const int64_t at = h * p.W + col;
+      if (first) {
+        for (int64_t j = 0; j < n; ++j) {
+          bv[j] = static_cast<C>(load(src[j * s]));
+          bi[j] = at + j * s;
+        }
+        first = false;
+        continue;
+      }
+      max_pool_taps<T, S>(src, bv, bi, n, s, at);
+    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    y_row[a + j] = store<T>(bv[j]);
+    idx_row[a + j] = bi[j];
+  }
+}
+
 // max_pool2d_with_indices.out(self, kernel_size, stride, padding, dilation, ceil_mode, *, out,
 // indices): indices are flat positions h * W + w in the input plane; NaN wins. ceil_mode is in
 // the size of `out` already.
@@ -412,12 +355,39 @@ std::tuple<TensorView, TensorView> max_pool_out(const TensorView& self, IntSpan 
     T* y = values_dst.get().data<T>();
     int64_t* idx = indices_dst.get().data<int64_t>();
     const int64_t taps = work_of({std::min(p.kernel[0], p.H), std::min(p.kernel[1], p.W)});
+    // [a, b): the output columns whose windows lie wholly inside the input row (most of them),
+    // which max_pool_row takes a row at a time, without clipping; the others are clipped one
+    // by one. `span` is a window's width less one, or -1 when it passes int64 (then no window
+    // is inside).
+    const int64_t span = work_of({p.kernel[1] - 1, p.dilation[1]}) == INT64_MAX
+                             ? -1
+                             : (p.kernel[1] - 1) * p.dilation[1];
+    int64_t a = 0, b = 0;
+    if (span >= 0 && span < p.W) {
+      while (a < p.OW && a * p.stride[1] < p.padding[1]) ++a;
+      b = p.OW;
+      while (b > a && (b - 1) * p.stride[1] - p.padding[1] >= p.W - span) --b;
+    }
     parallel(p.planes, work_of({p.OH, p.OW, taps}), [&](int64_t plane) {
       const T* xp = x + plane * p.H * p.W;
       for (int64_t oh = 0; oh < p.OH; ++oh) {
         const int64_t h_base = oh * p.stride[0] - p.padding[0];
         const auto [kh_lo, kh_hi] = taps_inside(h_base, p.kernel[0], p.dilation[0], p.H);
+        T* y_row = y + (plane * p.OH + oh) * p.OW;
+        int64_t* idx_row = idx + (plane * p.OH + oh) * p.OW;
+        const bool rows = kh_lo < kh_hi;
+        if (rows && b > a) {
+          if (p.stride[1] == 1) {
+            max_pool_row<T, 1>(xp, p, h_base, kh_lo, kh_hi, a, b, y_row, idx_row);
+          } else if (p.stride[1] == 2) {
+            max_pool_row<T, 2>(xp, p, h_base, kh_lo, kh_hi, a, b, y_row, idx_row);
+          } else {
+            max_pool_row<T, 0>(xp, p, h_base, kh_lo, kh_hi, a, b, y_row, idx_row);
+          }
+        }
         for (int64_t ow = 0; ow < p.OW; ++ow) {
+          if (rows && ow == a && b > a) ow = b;  // done above
+          if (ow >= p.OW) break;
           const int64_t w_base = ow * p.stride[1] - p.padding[1];
           const auto [kw_lo, kw_hi] = taps_inside(w_base, p.kernel[1], p.dilation[1], p.W);
           C best = -std::numeric_limits<C>::infinity();
@@ -435,9 +405,8 @@ std::tuple<TensorView, TensorView> max_pool_out(const TensorView& self, IntSpan 
               }
             }
           }
-          const int64_t o = (plane * p.OH + oh) * p.OW + ow;
-          y[o] = store<T>(best);
-          idx[o] = best_i;
+          y_row[ow] = store<T>(best);
+          idx_row[ow] = best_i;
         }
       }
     });
@@ -465,7 +434,7 @@ TensorView avg_pool_out(const TensorView& self, IntSpan kernel_size, IntSpan str
   // taps inside alone.
   // Its `int` parameters take strides and paddings within 32 bits only.
   const bool window_fits = p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1 &&
-                           fit_int32({p.stride[0], p.stride[1], p.padding[0], p.padding[1]});
+                           onednn::fit_int32({p.stride[0], p.stride[1], p.padding[0], p.padding[1]});
   if (!divisor && out.numel() > 0 && window_fits &&
       pool_onednn(in, dst, PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, count_include_pad})) {
     dst_out.finish();
@@ -584,7 +553,8 @@ std::tuple<TensorView, TensorView, TensorView> layer_norm_out(
 
 // native_batch_norm.out(input, weight, bias, running_mean, running_var, training, momentum,
 // eps, *, out, save_mean, save_invstd).
-// Inference: the running statistics (oneDNN for dense float32); save_* are empty ([0]).
+// Inference: the running statistics, folded per channel into y = x * scale + shift; save_* are
+// empty ([0]).
 // Training, as PyTorch's batch_norm_cpu: per channel the batch mean and biased variance
 // (accumulated in double), save_invstd = 1 / sqrt(var + eps) (0 when var and eps are both 0),
 // and, when given, running_mean and running_var updated in place with momentum, the variance
@@ -606,12 +576,6 @@ std::tuple<TensorView, TensorView, TensorView> batch_norm_out(
     invstd_dst.finish();
     return std::tuple<TensorView, TensorView, TensorView>{out, save_mean, save_invstd};
   };
-  if (!training) {
-    const ViewAs rm = dense(*running_mean), rv = dense(*running_var);
-    if (batch_norm_onednn(in, weight ? &w : nullptr, bias ? &b : nullptr, rm, rv, eps, dense_out)) {
-      return finish();
-    }
-  }
   dispatch<kFloating>(in.dtype(), "native_batch_norm.out", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = float_t_of<T>;

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <limits>
 #include <unordered_map>
 
 namespace tessera {
@@ -73,6 +74,15 @@ Threads::Threads() : outer_(tls_threads) {
 Threads::~Threads() {
   if (previous_ != 0) Omp().set_num_threads(previous_);
   tls_threads = outer_;
+}
+
+int threads() { return tls_threads; }
+
+bool fit_int32(std::initializer_list<int64_t> values) {
+  for (int64_t v : values) {
+    if (v > std::numeric_limits<int32_t>::max()) return false;
+  }
+  return true;
 }
 
 dnnl::memory::data_type data_type(tsr_dtype dtype) {

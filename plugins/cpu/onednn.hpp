@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -36,6 +37,14 @@ class Threads {
   int previous_ = 0;  // 0: nothing to put back
   int outer_;         // the count of an enclosing Threads of this thread
 };
+
+// threads: the count the innermost Threads of this thread set (0: none), which primitives
+// made under it are split for (cache keys include it).
+int threads();
+
+// fit_int32: whether every value fits 32 bits, as oneDNN's kernels keep strides, paddings and
+// dilations in `int`; larger ones (legal: Note [Window arithmetic in 128 bits]) run our loops.
+bool fit_int32(std::initializer_list<int64_t> values);
 
 // data_type: oneDNN's type for a dtype, or undef where oneDNN has none we use.
 dnnl::memory::data_type data_type(tsr_dtype dtype);

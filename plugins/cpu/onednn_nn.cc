@@ -107,39 +107,5 @@ bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
   });
 }
 
-bool batch_norm_onednn(const sdk::TensorView& in, const sdk::TensorView* w,
-                       const sdk::TensorView* b, const sdk::TensorView& running_mean,
-                       const sdk::TensorView& running_var, double eps, const sdk::TensorView& out) {
-  for (const sdk::TensorView* t : {&in, w, b, &running_mean, &running_var}) {
-    if (t && !dense_f32(*t)) return false;
-  }
-  const int64_t N = in.size(0), C = in.size(1);
-  const int64_t inner = N * C == 0 ? 0 : in.numel() / (N * C);
-  if (in.numel() == 0) return false;
-  const memory::desc data = plain({N, C, inner, 1}), stat = plain({C});
-  unsigned flags = static_cast<unsigned>(dnnl::normalization_flags::use_global_stats);
-  if (w) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
-  if (b) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
-  return guarded([&] {
-    onednn::Threads threads;  // the primitive made and run on it
-    dnnl::primitive prim = onednn::cached(
-        key("batch_norm", {N, C, inner, static_cast<int64_t>(flags)}) + "," + std::to_string(eps),
-        [&]() -> dnnl::primitive {
-          dnnl::batch_normalization_forward::desc d(dnnl::prop_kind::forward_inference, data,
-                                                    static_cast<float>(eps),
-                                                    static_cast<dnnl::normalization_flags>(flags));
-          return dnnl::batch_normalization_forward(
-              dnnl::batch_normalization_forward::primitive_desc(d, onednn::engine()));
-        });
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, onednn::memory(in, data)},
-                                         {DNNL_ARG_DST, onednn::memory(out, data)},
-                                         {DNNL_ARG_MEAN, onednn::memory(running_mean, stat)},
-                                         {DNNL_ARG_VARIANCE, onednn::memory(running_var, stat)}};
-    if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, stat));
-    if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, stat));
-    prim.execute(onednn::stream(), args);
-  });
-}
-
 }  // namespace cpu
 }  // namespace tessera

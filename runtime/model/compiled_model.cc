@@ -145,7 +145,8 @@ absl::StatusOr<Tensor> CopyTo(const Tensor& t, Device device, bool copy, OpRegis
 
 // ConstantRoots follows the schemas' alias annotations: root[v] is the constant value `v` is
 // (or is a view of, or was written in place from), -1 for none. It returns the constants some
-// node writes (an argument `Tensor(a!)` whose value has a root).
+// node writes (an argument `Tensor(a!)` whose value has a root) and those an output shows (the
+// application holds them after a run, and may write them).
 class ConstantRoots {
  public:
   explicit ConstantRoots(const Model& m) : root_(m.value_names.size(), -1) {
@@ -169,6 +170,13 @@ class ConstantRoots {
     }
   }
   const absl::flat_hash_set<int32_t>& written() const { return written_; }
+  absl::flat_hash_set<int32_t> shown(const std::vector<GraphOutput>& outputs) const {
+    absl::flat_hash_set<int32_t> shown;
+    for (const GraphOutput& out : outputs) {
+      if (out.value >= 0 && root_[out.value] >= 0) shown.insert(root_[out.value]);
+    }
+    return shown;
+  }
 
  private:
   std::vector<int32_t> root_;
@@ -342,10 +350,13 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
   }
   compiled->writes_constants_ = !roots.written().empty();
+  const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
   for (const auto& [id, host] : model->constants) {
-    // A constant a node writes is this compiled model's own copy; the others may be shared.
-    absl::StatusOr<Tensor> on_device =
-        CopyTo(host, device, roots.written().contains(id), registry);
+    // A constant a node writes is this compiled model's own copy; the others may be shared,
+    // and those no output shows are frozen.
+    const bool written = roots.written().contains(id);
+    absl::StatusOr<Tensor> on_device = CopyTo(host, device, written, registry);
+    if (on_device.ok() && !written && !shown.contains(id)) on_device = FrozenAlias(*on_device);
     if (!on_device.ok()) {
       return absl::Status(on_device.status().code(),
                           absl::StrFormat("copying constant \"%s\" to %s: %s",

@@ -17,6 +17,10 @@
 //    found by following the schemas' alias annotations through views): the model and its other
 //    compiled forms never see the writes, and each run sees the previous run's, as the PyTorch
 //    program would;
+//  - freezes the other constants that no output shows (core's FrozenAlias, Note [Frozen
+//    tensors] in core/tensor.cc): nothing writes them while the compiled model lives, so a
+//    kernel may prepare one once and keep it (the CPU backend's convolution weights, reordered
+//    into oneDNN's blocked layout);
 //  - computes each value's last reader, so a run drops an intermediate (and the memory returns
 //    to the device's allocator) as soon as no later node reads it;
 //  - marks the nodes whose calls may take the unboxed fast path (Note [The unboxed fast path]

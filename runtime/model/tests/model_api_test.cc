@@ -191,6 +191,107 @@ TEST_F(ModelApi, WritesToConstantsStayInTheirCompiledModel) {
   tsr_model_release(model);
 }
 
+// FrozenSpy: a CPU kernel of spy::frozen(Tensor a, Tensor b, Tensor c) -> Tensor that records
+// what its tensors' views say of freezing, and returns a copy of `a` (float32, contiguous).
+struct FrozenSpy {
+  std::vector<uint32_t> frozen_bits;  // TSR_VIEW_FROZEN of a, b, c
+  std::vector<uint64_t> ids;          // tsr_tensor_frozen_id of a, b, c
+};
+
+tsr_error* FrozenSpyKernel(void* context, const tsr_op*, tsr_stack* stack) {
+  auto* spy = static_cast<FrozenSpy*>(context);
+  tsr_tensor_view views[3];
+  for (tsr_tensor_view& v : views) v.struct_size = sizeof v;
+  if (tsr_error* e = tsr_stack_get_tensor_views(stack, 0, 3, views)) return e;
+  spy->frozen_bits.clear();
+  spy->ids.clear();
+  for (const tsr_tensor_view& v : views) {
+    spy->frozen_bits.push_back(v.flags & TSR_VIEW_FROZEN);
+    spy->ids.push_back(tsr_tensor_frozen_id(v.tensor));
+  }
+  tsr_tensor* out = nullptr;
+  const tsr_tensor_view& a = views[0];
+  if (tsr_error* e = tsr_tensor_empty(a.sizes, a.ndim, TSR_DTYPE_FLOAT32, a.device, &out)) {
+    return e;
+  }
+  std::memcpy(tsr_tensor_data_ptr(out), a.data, static_cast<size_t>(a.numel) * sizeof(float));
+  tsr_stack_clear(stack);
+  tsr_error* e = tsr_stack_push_tensor(stack, out);
+  tsr_tensor_release(out);
+  return e;
+}
+
+// A compiled model freezes the constants no node writes and no output shows (TSR_VIEW_FROZEN,
+// tsr_tensor_frozen_id: Note [Frozen tensors]); a constant written in place, or returned to the
+// application, is not frozen; each compiled model's frozen constants have ids of their own.
+TEST_F(ModelApi, ConstantsNothingWritesOrShowsAreFrozen) {
+  tsr_registration* def = nullptr;
+  ASSERT_EQ(Consume(tsr_op_define(
+                S("spy::frozen(Tensor a, Tensor b, Tensor c) -> Tensor"), &def)),
+            "");
+  FrozenSpy spy;
+  tsr_kernel_desc desc = {};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S("spy::frozen");
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = &FrozenSpyKernel;
+  desc.context = &spy;
+  desc.kernel_name = S("frozen_spy");
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &reg)), "");
+
+  // w: read only (frozen); v: written by add_ (not frozen); u: an output (not frozen).
+  const std::string graph =
+      R"({"name":"frozen","producer":"test","op_set":"1.1",)"
+      R"("inputs":[{"name":"x","dtype":"float32","sizes":[3]}],"nodes":[)"
+      R"j({"op":"add_.Tensor","schema":"add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",)j"
+      R"("args":[{"tensor":"v"},{"tensor":"x"},{"int":1}],"outputs":["v2"]},)"
+      R"({"op":"spy::frozen","schema":"spy::frozen(Tensor a, Tensor b, Tensor c) -> Tensor",)"
+      R"("args":[{"tensor":"w"},{"tensor":"v2"},{"tensor":"u"}],"outputs":["s"]}],)"
+      R"("outputs":[{"name":"s","value":"s"},{"name":"u","value":"u"}]})";
+  const std::string file = ModelFile(graph, {{"constant/w", "F32", {3}, Floats({1, 2, 3})},
+                                            {"constant/v", "F32", {3}, Floats({4, 5, 6})},
+                                            {"constant/u", "F32", {3}, Floats({7, 8, 9})},
+                                            {"input/x", "F32", {3}, Floats({10, 20, 30})}});
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  std::vector<uint64_t> first_ids;
+  for (int compile = 0; compile < 2; ++compile) {
+    tsr_compiled_model* compiled = nullptr;
+    ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+    tsr_tensor* outs[2] = {nullptr, nullptr};
+    ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, outs, 2)), "");
+    EXPECT_EQ(Values(outs[0]), (std::vector<float>{1, 2, 3}));
+    EXPECT_EQ(spy.frozen_bits, (std::vector<uint32_t>{TSR_VIEW_FROZEN, 0, 0}))
+        << "w is frozen; v (written) and u (shown) are not";
+    ASSERT_EQ(spy.ids.size(), 3u);
+    EXPECT_NE(spy.ids[0], 0u);
+    EXPECT_EQ(spy.ids[1], 0u);
+    EXPECT_EQ(spy.ids[2], 0u);
+    EXPECT_EQ(tsr_tensor_frozen_id(outs[1]), 0u) << "an output is never frozen";
+    if (compile == 0) {
+      first_ids = spy.ids;
+      // A second run sees the same frozen tensor.
+      tsr_tensor* again[2] = {nullptr, nullptr};
+      ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, again, 2)), "");
+      EXPECT_EQ(spy.ids, first_ids);
+      for (tsr_tensor* t : again) tsr_tensor_release(t);
+    } else {
+      EXPECT_NE(spy.ids[0], first_ids[0]) << "another compiled model, another frozen id";
+    }
+    for (tsr_tensor* t : outs) tsr_tensor_release(t);
+    tsr_compiled_model_release(compiled);
+  }
+  EXPECT_EQ(tsr_tensor_frozen_id(x), 0u);
+  EXPECT_EQ(tsr_tensor_frozen_id(nullptr), 0u);
+  tsr_tensor_release(x);
+  tsr_model_release(model);
+  tsr_registration_release(reg);
+  tsr_registration_release(def);
+}
+
 // A file whose argument does not fit its schema is refused at compile, naming the argument.
 TEST_F(ModelApi, AnArgumentOfTheWrongKindIsRefusedAtCompile) {
   const std::string file = AxpyFile(Replace(kAddGraph, "{\"tensor\":\"w\"}", "{\"float\":0.5}"));

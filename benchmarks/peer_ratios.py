@@ -12,6 +12,9 @@ the table gives the range of the rounds' ratios, not one lucky or unlucky pair.
   python3 benchmarks/peer_ratios.py --build build                 # 1 and 2 threads, 5 rounds
   python3 benchmarks/peer_ratios.py --build build --threads 1 --only add,add_
 
+The whole-model pairs need their models' files (--models; written on first use by
+benchmarks/models/bench_models.py, which needs PyTorch and torchvision).
+
 Thread counts: TESSERA_NUM_THREADS and OMP_NUM_THREADS (libtorch's and oneDNN's pools) are set
 to the same value for both sides. Times are real time. Pairs whose benchmarks the build lacks
 (the libtorch peers without libtorch-dev) are listed as not measured, with the reason.
@@ -41,7 +44,16 @@ PAIRS = [
      "BM_TorchSum16M/real_time", "bandwidth", ">= 1.0x libtorch", (1, 2)),
     ("mm1024", "tessera_cpu_plugin_benchmark", "BM_TesseraMm1024/real_time",
      "BM_DnnlSgemm1024/real_time", "time_inverse", ">= 0.95x dnnl_sgemm", (1, 2)),
+] + [
+    # Whole models (the CPU-speed issue): a compiled model against libtorch running the same
+    # traced program, same weights and inputs (model_peer_benchmark.cc; --models).
+    (model, "tessera_model_peer_benchmark", "BM_TesseraModel/%s/real_time" % model,
+     "BM_TorchModel/%s/real_time" % model, "time", target, (1, 2))
+    for model, target in [("resnet18_b1", "<= 0.8x libtorch"), ("resnet18_b8", "<= 0.8x libtorch"),
+                          ("bert_b1", "<= 0.8x libtorch"), ("bert_b8", "<= 0.8x libtorch"),
+                          ("gpt2_h768", "<= 0.6x libtorch"), ("gpt2_h96", "<= 0.7x libtorch")]
 ]
+MODEL_BINARY = "tessera_model_peer_benchmark"
 
 
 def listed(binary):
@@ -93,12 +105,25 @@ def main():
                         help="seconds per repetition (default: 0.1)")
     parser.add_argument("--only", help="comma-separated pair names: " +
                         ", ".join(p[0] for p in PAIRS))
+    parser.add_argument("--models", help="where the whole-model pairs' files are (default: "
+                        "BUILD/bench_models, written by benchmarks/models/bench_models.py with "
+                        "$TESSERA_PYTHON or /usr/bin/python3 when missing)")
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
     only = set(args.only.split(",")) if args.only else None
     if only and not only <= {p[0] for p in PAIRS}:
         sys.exit("peer_ratios: --only expected names among %s, got %s" %
                  (", ".join(p[0] for p in PAIRS), args.only))
+    wanted = [p for p in PAIRS if not only or p[0] in only]
+    if any(p[1] == MODEL_BINARY for p in wanted):
+        models = args.models or os.path.join(args.build, "bench_models")
+        os.environ["TESSERA_BENCH_MODELS"] = models
+        names = [p[0] for p in wanted if p[1] == MODEL_BINARY]
+        if not all(os.path.exists(os.path.join(models, n + ".pt")) for n in names):
+            python = os.environ.get("TESSERA_PYTHON", "/usr/bin/python3")
+            here = os.path.dirname(os.path.abspath(__file__))
+            subprocess.run([python, os.path.join(here, "models", "bench_models.py"), models] +
+                           names, check=True)
     lists = {}
     print("| target | threads | Tessera (best) | peer (best) | ratio per round | target |")
     print("|---|---|---|---|---|---|")

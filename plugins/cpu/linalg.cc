@@ -5,6 +5,7 @@
 // other dtype, and any case oneDNN refuses, on our own loop accumulating in double for float64 and
 // int64 for integers.
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,16 @@
 namespace tessera {
 namespace cpu {
 namespace {
+
+// product_work: the multiply-adds of out = a @ b (out's elements times a's last dim), saturated,
+// which onednn::Threads sizes its threads by.
+int64_t product_work(const sdk::TensorView& a, const sdk::TensorView& out) {
+  const int64_t k = a.dim() > 0 ? a.size(-1) : 1;
+  if (k > 0 && out.numel() > std::numeric_limits<int64_t>::max() / k) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return out.numel() * k;
+}
 
 // out (+)= alpha * a @ b over batches; a [B, M, K], b [B, K, N], out [B, M, N] (B may be
 // absent). With `accumulate`, out already holds self and gets beta * out + alpha * a @ b.
@@ -30,7 +41,7 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
   try {
     const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
                              o_md = onednn::desc(out);
-    onednn::Threads threads;  // the primitive made and run on it
+    onednn::Threads threads(product_work(a, out));  // the primitive made and run on it
     dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
       dnnl::primitive_attr attr;
       if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
@@ -84,7 +95,7 @@ bool gemm_sgemm(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::T
   const auto la = blas_layout(a), lb = blas_layout(b), lo = blas_layout(out);
   if (!la || !lb || !lo) return false;
   const float al = static_cast<float>(alpha), be = accumulate ? static_cast<float>(beta) : 0.f;
-  onednn::Threads threads;  // oneDNN on the runtime's thread count
+  onednn::Threads threads(product_work(a, out));  // oneDNN on the runtime's thread count
   dnnl_status_t st;
   if (lo->trans == 'N') {
     st = dnnl_sgemm(la->trans, lb->trans, M, N, K, al, a.data<float>(), la->ld, b.data<float>(),
@@ -143,7 +154,7 @@ void gemm_float32_copies(const sdk::TensorView& a, const sdk::TensorView& b,
   copy(a, M, K, af.data(), false);
   copy(b, K, N, bf.data(), false);
   if (accumulate) copy(out, M, N, of.data(), false);
-  onednn::Threads threads;  // oneDNN on the runtime's thread count
+  onednn::Threads threads(product_work(a, out));  // oneDNN on the runtime's thread count
   for (int64_t bi = 0; bi < B; ++bi) {
     const dnnl_status_t st =
         dnnl_sgemm('N', 'N', M, N, K, static_cast<float>(alpha), af.data() + bi * M * K, K,

@@ -1,9 +1,9 @@
 // NN ops, each an out= kernel that writes the outputs it is given (the dispatcher has sized
 // them from the op's Meta function, and derives the functional forms from these): convolution
 // (onednn_conv.cc for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our loop:
-// oneDNN has no PyTorch indices); avg_pool2d and native_layer_norm on oneDNN for float32
-// (onednn_nn.cc) and our loops otherwise; native_batch_norm (our loop); linear (oneDNN matmul
-// with the bias as part of the primitive).
+// oneDNN has no PyTorch indices); avg_pool2d on oneDNN for float32 (onednn_nn.cc) and our loop
+// otherwise; native_layer_norm (layer_norm_rows.cc for float32) and native_batch_norm (our
+// loops); linear (oneDNN matmul with the bias as part of the primitive).
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "isa.hpp"
+#include "layer_norm_rows.hpp"
 #include "math.hpp"
 #include "onednn.hpp"
 #include "onednn_conv.hpp"
@@ -508,15 +509,14 @@ std::tuple<TensorView, TensorView, TensorView> layer_norm_out(
     rstd_dst.finish();
     return std::tuple<TensorView, TensorView, TensorView>{out0, out1, out2};
   };
-  if (in.dtype() == TSR_DTYPE_FLOAT32) {
-    // oneDNN writes the variance into rstd's buffer (float32, the mean's shape), which then
-    // becomes 1 / sqrt(var + eps) in place: no scratch tensor.
-    if (layer_norm_onednn(in, M, N, weight ? &w : nullptr, bias ? &b : nullptr, eps, out, mean,
-                          rstd)) {
-      float* r = rstd.data<float>();
-      for (int64_t k = 0; k < M; ++k) r[k] = 1.0f / std::sqrt(r[k] + static_cast<float>(eps));
-      return finish();
-    }
+  if (in.dtype() == TSR_DTYPE_FLOAT32 && N > 0) {
+    const float* wp = w.defined() ? w.data<float>() : nullptr;
+    const float* bp = b.defined() ? b.data<float>() : nullptr;
+    parallel(M, work_of({3, N}), [&](int64_t r) {
+      layer_norm_rows_f32(in.data<float>(), r, r + 1, N, wp, bp, static_cast<float>(eps),
+                          out.data<float>(), mean.data<float>(), rstd.data<float>());
+    });
+    return finish();
   }
   dispatch<kFloating>(in.dtype(), "native_layer_norm.out", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -669,7 +669,7 @@ TensorView linear_out(const TensorView& input, const TensorView& weight, const O
                                   {0, bias->strides().size ? bias->strides()[0] : 1});
       const std::string key = "linear:" + std::to_string(M) + "," + onednn::key_of(weight) + "|" +
                               (bias ? onednn::key_of(*bias) : "-");
-      onednn::Threads threads;  // the primitive made and run on it
+      onednn::Threads threads(work_of({M, N, K}));  // the primitive made and run on it
       dnnl::primitive prim = onednn::cached(key, [&]() -> dnnl::primitive {
         auto d = bias ? dnnl::matmul::desc(a_md, w_md, b_md, o_md)
                       : dnnl::matmul::desc(a_md, w_md, o_md);

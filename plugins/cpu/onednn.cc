@@ -59,10 +59,10 @@ namespace {
 thread_local int tls_threads = 0;
 }  // namespace
 
-Threads::Threads() : outer_(tls_threads) {
+Threads::Threads(int64_t work) : outer_(tls_threads) {
   const OpenMp& omp = Omp();
   if (omp.set_num_threads == nullptr) return;
-  const int threads = sdk::api().num_threads();
+  const int threads = work < kSerialWork ? 1 : sdk::api().num_threads();
   const int want = omp.cap > 0 && omp.cap < threads ? omp.cap : threads;
   tls_threads = want;
   const int now = omp.get_max_threads();

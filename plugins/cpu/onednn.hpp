@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <limits>
 #include <string>
 
 #include "oneapi/dnnl/dnnl.hpp"
@@ -26,9 +27,14 @@ dnnl::stream& stream();
 // decide libtorch's. Where oneDNN is not built on OpenMP (no omp_* symbols in the process) it
 // does nothing. Place one before every cached() primitive (which is made for, and keyed by, the
 // count) and around every execution and dnnl_sgemm call.
+//
+// `work`: about how many multiply-adds (products) or element operations the call does. Below
+// kSerialWork it runs on one thread: OpenMP's fork and join cost microseconds, more than a small
+// call gains (a decoder step over hidden size 96 ran twice as slow on 2 threads as on 1).
 class Threads {
  public:
-  Threads();
+  static constexpr int64_t kSerialWork = int64_t{1} << 16;
+  explicit Threads(int64_t work = std::numeric_limits<int64_t>::max());
   ~Threads();
   Threads(const Threads&) = delete;
   Threads& operator=(const Threads&) = delete;

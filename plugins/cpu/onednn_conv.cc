@@ -1,7 +1,9 @@
 // Convolution on oneDNN, in the layouts the primitive chooses (Note [Convolution layouts]).
 #include "onednn_conv.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -210,7 +212,12 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
     pad_r.push_back(r);
   }
   try {
-    onednn::Threads threads;  // the primitive made and run on it
+    // Multiply-adds: each output element takes one filter's worth (saturated).
+    int64_t work;
+    if (__builtin_mul_overflow(out.numel(), w.numel() / std::max<int64_t>(1, w.size(0)), &work)) {
+      work = std::numeric_limits<int64_t>::max();
+    }
+    onednn::Threads threads(work);  // the primitive made and run on it
     thread_local std::unordered_map<std::vector<int64_t>, std::unique_ptr<Entry>, KeyHash> cache;
     thread_local std::vector<int64_t> key;
     key.clear();

@@ -57,7 +57,11 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
   const dnnl::algorithm alg = p.count_include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                                   : dnnl::algorithm::pooling_avg_exclude_padding;
   return guarded([&] {
-    onednn::Threads threads;  // the primitive made and run on it
+    int64_t work;  // taps visited, saturated
+    if (__builtin_mul_overflow(out.numel(), p.kernel[0] * p.kernel[1], &work)) {
+      work = std::numeric_limits<int64_t>::max();
+    }
+    onednn::Threads threads(work);  // the primitive made and run on it
     dnnl::primitive prim = onednn::cached(
         key("pool",
             {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0],
@@ -72,38 +76,6 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
         });
     prim.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(in, src)},
                                     {DNNL_ARG_DST, onednn::memory(out, dst)}});
-  });
-}
-
-bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
-                       const sdk::TensorView* w, const sdk::TensorView* b, double eps,
-                       const sdk::TensorView& out, const sdk::TensorView& mean,
-                       const sdk::TensorView& var) {
-  if (!dense_f32(in) || rows == 0 || cols == 0 || (w && !dense_f32(*w)) || (b && !dense_f32(*b))) {
-    return false;
-  }
-  const memory::desc data = plain({rows, cols}), stat = plain({rows}), ss = plain({cols});
-  unsigned flags = 0;
-  if (w) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_scale);
-  if (b) flags |= static_cast<unsigned>(dnnl::normalization_flags::use_shift);
-  return guarded([&] {
-    onednn::Threads threads;  // the primitive made and run on it
-    dnnl::primitive prim = onednn::cached(
-        key("layer_norm", {rows, cols, static_cast<int64_t>(flags)}) + "," + std::to_string(eps),
-        [&]() -> dnnl::primitive {
-          dnnl::layer_normalization_forward::desc d(dnnl::prop_kind::forward_training, data, stat,
-                                                    static_cast<float>(eps),
-                                                    static_cast<dnnl::normalization_flags>(flags));
-          return dnnl::layer_normalization_forward(
-              dnnl::layer_normalization_forward::primitive_desc(d, onednn::engine()));
-        });
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, onednn::memory(in, data)},
-                                         {DNNL_ARG_DST, onednn::memory(out, data)},
-                                         {DNNL_ARG_MEAN, onednn::memory(mean, stat)},
-                                         {DNNL_ARG_VARIANCE, onednn::memory(var, stat)}};
-    if (w) args.emplace(DNNL_ARG_SCALE, onednn::memory(*w, ss));
-    if (b) args.emplace(DNNL_ARG_SHIFT, onednn::memory(*b, ss));
-    prim.execute(onednn::stream(), args);
   });
 }
 

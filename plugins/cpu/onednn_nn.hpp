@@ -1,6 +1,5 @@
-// oneDNN paths for average pooling and layer normalization (float32, dense tensors); each
-// returns whether it ran. (Inference batch norm is nn.cc's loop, one multiply-add per element:
-// oneDNN's plain-layout kernel took 2.5 times libtorch's loop in the CPU-speed issue's profile.)
+// oneDNN's average pooling (float32, dense tensors); returns whether it ran. (Batch and layer
+// norm are our loops: nn.cc, layer_norm_rows.cc; docs/cpu_backend.md says why.)
 #pragma once
 
 #include <array>
@@ -18,10 +17,5 @@ struct PoolSpec {
 
 // in [N, C, H, W] or [C, H, W]; out the pooled shape.
 bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const PoolSpec& p);
-// in viewed as [rows, cols]; writes out, mean and variance (biased) per row.
-bool layer_norm_onednn(const sdk::TensorView& in, int64_t rows, int64_t cols,
-                       const sdk::TensorView* w, const sdk::TensorView* b, double eps,
-                       const sdk::TensorView& out, const sdk::TensorView& mean,
-                       const sdk::TensorView& var);
 }  // namespace cpu
 }  // namespace tessera

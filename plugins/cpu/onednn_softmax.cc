@@ -18,7 +18,7 @@ bool softmax_onednn(const sdk::TensorView& in, const sdk::TensorView& out, int64
   try {
     const dnnl::memory::desc md = onednn::desc(in);
     const int axis = in.dim() == 0 ? 0 : static_cast<int>(dim);
-    onednn::Threads threads;  // the primitive made and run on it
+    onednn::Threads threads(in.numel());  // the primitive made and run on it
     dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
       if (log) {
         dnnl::logsoftmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);

@@ -96,6 +96,27 @@ class PointwiseFrame {
   PointwiseFrame(const sdk::TensorView&&, tsr_dtype) = delete;
   void input(const sdk::TensorView&&, tsr_dtype) = delete;
 
+  // run_vector: out = vec(in) where the frame is one dense float32 input read as float32 into
+  // a float32 output (vec: an array function of vector_math.hpp, run on ranges of the
+  // runtime's threads); returns false, having done nothing, otherwise.
+  bool run_vector(void (*vec)(const float*, float*, int64_t)) {
+    if (num_inputs_ != 1 || result_ != TSR_DTYPE_FLOAT32 || !dense()) return false;
+    struct Ctx {
+      void (*vec)(const float*, float*, int64_t);
+      const float* in;
+      float* out;
+    } ctx{vec, static_cast<const float*>(inputs_[0].view->data_ptr()),
+          static_cast<float*>(out_.data_ptr())};
+    TensorIterator::run_parallel(
+        out_.numel(), kGrain,
+        [](void* c, int64_t begin, int64_t end) {
+          auto* x = static_cast<Ctx*>(c);
+          x->vec(x->in + begin, x->out + begin, end - begin);
+        },
+        &ctx);
+    return true;
+  }
+
   // run: out = f(in...) (Out, In: the operands' element types; f takes and returns compute
   // types).
   template <typename Out, typename... In, typename F>

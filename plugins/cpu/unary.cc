@@ -5,6 +5,7 @@
 
 #include "math.hpp"
 #include "pointwise.hpp"
+#include "vector_math.hpp"
 #include "tessera/base/op_checks.hpp"
 
 namespace tessera {
@@ -20,16 +21,23 @@ enum class Kind {
 using sdk::KernelContext;
 using sdk::TensorView;
 
-// unary: out = f(self), computed in the planned dtype.
+// A float32 array function (vector_math.hpp) for dense float32 operands, or none.
+using VectorFn = void (*)(const float*, float*, int64_t);
+
+// unary: out = f(self), computed in the planned dtype; `vec` instead where it is given and the
+// operands are dense float32.
 template <Kind K, sdk::DtypeSet Set, typename F>
 TensorView unary(const KernelContext& ctx, const TensorView& self, const TensorView& out,
-                 const F& f) {
+                 const F& f, VectorFn vec = nullptr) {
   const tsr_dtype compute = ctx.planned_compute_dtype();  // kFloat: float32 for integers
   dispatch<Set>(compute, ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = std::conditional_t<K == Kind::kBool, bool, T>;
     PointwiseFrame frame(out, K == Kind::kBool ? TSR_DTYPE_BOOL : compute);
     frame.input(self, compute);
+    if constexpr (std::is_same_v<T, float> && K != Kind::kBool) {
+      if (vec != nullptr && frame.run_vector(vec)) return;
+    }
     frame.run<R, T>(f);
   });
   return out;
@@ -40,6 +48,13 @@ TensorView unary(const KernelContext& ctx, const TensorView& self, const TensorV
   TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {           \
     return unary<Kind::KIND, SET>(                                                             \
         ctx, self, out, [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }); \
+  }
+// The same, with a vector_math function for dense float32.
+#define TESSERA_UNARY_VECTOR(NAME, KIND, SET, EXPR)                                           \
+  TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {           \
+    return unary<Kind::KIND, SET>(                                                             \
+        ctx, self, out, [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }, \
+        &vector_math::NAME);                                                                   \
   }
 #define TESSERA_PREDICATE(NAME, SET, EXPR)                                               \
   TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {     \
@@ -112,7 +127,7 @@ TESSERA_UNARY(neg, kSame, kNumericNoBool, wrap_neg(a))
 TESSERA_UNARY(sign, kSame, kAll, sign_of(a))
 TESSERA_UNARY(sqrt, kFloat, kFloatCompute, std::sqrt(a))
 TESSERA_UNARY(rsqrt, kFloat, kFloatCompute, 1 / std::sqrt(a))
-TESSERA_UNARY(exp, kFloat, kFloatCompute, std::exp(a))
+TESSERA_UNARY_VECTOR(exp, kFloat, kFloatCompute, std::exp(a))
 TESSERA_UNARY(exp2, kFloat, kFloatCompute, std::exp2(a))
 TESSERA_UNARY(expm1, kFloat, kFloatCompute, std::expm1(a))
 TESSERA_UNARY(log, kFloat, kFloatCompute, std::log(a))
@@ -127,12 +142,12 @@ TESSERA_UNARY(acos, kFloat, kFloatCompute, std::acos(a))
 TESSERA_UNARY(atan, kFloat, kFloatCompute, std::atan(a))
 TESSERA_UNARY(sinh, kFloat, kFloatCompute, std::sinh(a))
 TESSERA_UNARY(cosh, kFloat, kFloatCompute, std::cosh(a))
-TESSERA_UNARY(tanh, kFloat, kFloatCompute, std::tanh(a))
-TESSERA_UNARY(sigmoid, kFloat, kFloatCompute, 1 / (1 + std::exp(-a)))
-TESSERA_UNARY(erf, kFloat, kFloatCompute, std::erf(a))
+TESSERA_UNARY_VECTOR(tanh, kFloat, kFloatCompute, std::tanh(a))
+TESSERA_UNARY_VECTOR(sigmoid, kFloat, kFloatCompute, 1 / (1 + std::exp(-a)))
+TESSERA_UNARY_VECTOR(erf, kFloat, kFloatCompute, std::erf(a))
 TESSERA_UNARY(reciprocal, kFloat, kFloatCompute, 1 / a)
 TESSERA_UNARY(relu, kSame, kNumericNoBool, is_nan(a) || a > 0 ? a : decltype(a)(0))
-TESSERA_UNARY(silu, kSame, kFloating, a / (1 + std::exp(-a)))
+TESSERA_UNARY_VECTOR(silu, kSame, kFloating, a / (1 + std::exp(-a)))
 TESSERA_UNARY(floor, kSame, kNumericNoBool, floor_of(a))
 TESSERA_UNARY(ceil, kSame, kNumericNoBool, ceil_of(a))
 TESSERA_UNARY(round, kSame, kNumericNoBool, round_of(a))
@@ -150,13 +165,13 @@ TensorView gelu_out(const KernelContext& ctx, TensorView self, std::string_view 
     return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
       using C = decltype(a);
       return a * C(0.5) * (1 + std::erf(a * C(M_SQRT1_2)));
-    });
+    }, &vector_math::gelu);
   } else if (approximate == "tanh") {
     return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
       using C = decltype(a);
       const C inner = C(M_2_SQRTPI * M_SQRT1_2) * (a + C(0.044715) * a * a * a);
       return C(0.5) * a * (1 + std::tanh(inner));
-    });
+    }, &vector_math::gelu_tanh);
   }
   // The plan refuses every other value; a runtime whose plan predates that check does not
   // (tessera/base/op_checks.hpp says why the kernel asks again).

@@ -29,7 +29,7 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 TESSERA_PACKAGES=(
   cmake ninja-build g++ binutils ccache pkg-config git
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libdnnl-dev ocl-icd-opencl-dev
+  libdnnl-dev ocl-icd-opencl-dev libsleef-dev
   clang libclang-rt-14-dev llvm
   python3 python3-numpy python3-torch python3-torchvision libdlpack-dev valgrind
   hipcc libamdhip64-dev

@@ -1,0 +1,38 @@
+// Vectorized float32 math for the unary ops' dense loops, on SLEEF (Debian's libsleef-dev; the
+// library PyTorch's CPU kernels use too), whose u10 functions are within 1.0 ULP.
+//
+// Each function computes y[i] = f(x[i]) for i in [0, n) (y may be x). The plugin is built for
+// any x86-64, so each is built three times, on SLEEF's AVX-512 functions (16 lanes), its AVX2
+// ones (8 lanes, FMA) and its SSE2 ones (4 lanes), and the best the CPU has runs (asked once). Every
+// element, the last ones of an array too, goes through the same vector function (a partial
+// vector is padded), so a value's result does not depend on where it lies; it may differ in the
+// last place between machines with different vector units (as PyTorch's does).
+// Elsewhere (not x86-64) they are std:: loops.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera {
+namespace cpu {
+namespace vector_math {
+
+void exp(const float* x, float* y, int64_t n);
+void tanh(const float* x, float* y, int64_t n);
+void erf(const float* x, float* y, int64_t n);
+void sigmoid(const float* x, float* y, int64_t n);     // 1 / (1 + exp(-x))
+void silu(const float* x, float* y, int64_t n);        // x / (1 + exp(-x))
+void gelu(const float* x, float* y, int64_t n);        // x / 2 * (1 + erf(x / sqrt(2)))
+void gelu_tanh(const float* x, float* y, int64_t n);   // x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
+
+// Which functions run: "avx512", "avx2", "sse2" or "scalar".
+const char* isa();
+
+namespace internal {
+// For the tests: use no unit above `isa` ("avx512", "avx2", "sse2"); false (nothing changed)
+// where this CPU or build lacks it.
+bool limit_isa(const char* isa);
+}  // namespace internal
+
+}  // namespace vector_math
+}  // namespace cpu
+}  // namespace tessera

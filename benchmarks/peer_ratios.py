@@ -30,7 +30,8 @@ import tempfile
 
 # name, binary, tessera benchmark, peer benchmark, how they compare, target, thread counts
 #   "time": Tessera's time / the peer's (lower is better); "bandwidth": Tessera's bytes per
-#   second / the peer's (higher is better); "overhead": Tessera's time - the peer's, in ns.
+#   second / the peer's (higher is better); "overhead": Tessera's time - the peer's, in ns;
+#   "scaling": the benchmark's time on 1 thread / its time on t threads (higher is better).
 PAIRS = [
     ("add", "tessera_cpu_plugin_benchmark", "BM_TesseraAdd1", "BM_TorchAdd1", "time",
      "<= 0.25x libtorch", (1,)),
@@ -54,6 +55,26 @@ PAIRS = [
                           ("gpt2_h768", "<= 0.6x libtorch"), ("gpt2_h96", "<= 0.7x libtorch")]
 ]
 MODEL_BINARY = "tessera_model_peer_benchmark"
+# The math functions against libtorch (throughput: libtorch's time / Tessera's), and the
+# scaling targets: a benchmark at 2 threads against itself at 1 ("scaling": time at 1 thread /
+# time at 2).
+PAIRS += [
+    ("gelu1M", "tessera_cpu_math_benchmark", "BM_TesseraGelu1M/none/real_time",
+     "BM_TorchGelu1M/none/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
+    ("gelu_tanh1M", "tessera_cpu_math_benchmark", "BM_TesseraGelu1M/tanh/real_time",
+     "BM_TorchGelu1M/tanh/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
+    ("exp1M", "tessera_cpu_math_benchmark", "BM_TesseraUnary1M/exp/real_time",
+     "BM_TorchExp1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
+    ("tanh1M", "tessera_cpu_math_benchmark", "BM_TesseraUnary1M/tanh/real_time",
+     "BM_TorchTanh1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
+] + [
+    ("scale_" + name, "tessera_cpu_math_benchmark", bench, bench, "scaling",
+     ">= 1.8x one thread", (2,))
+    for name, bench in [("add1M", "BM_TesseraAdd1M/real_time"),
+                        ("relu_1M", "BM_TesseraRelu_1M/real_time"),
+                        ("batch_norm1M", "BM_TesseraBatchNorm1M/real_time"),
+                        ("layer_norm1M", "BM_TesseraLayerNorm1M/real_time")]
+]
 
 
 def listed(binary):
@@ -84,7 +105,7 @@ def best(binary, name, threads, reps, min_time):
 def ratio(kind, tessera, peer):
     if kind == "time":
         return tessera[0] / peer[0]
-    if kind == "time_inverse":  # a throughput ratio from times: the peer's time / Tessera's
+    if kind in ("time_inverse", "scaling"):  # a throughput ratio: the peer's time / Tessera's
         return peer[0] / tessera[0]
     if kind == "bandwidth":
         return tessera[1] / peer[1]
@@ -146,7 +167,9 @@ def main():
                     order.reverse()
                 got = {}
                 for bench, side in order:
-                    got[side] = best(path, bench, t, args.reps, args.min_time)
+                    # "scaling": the peer is the same benchmark on one thread.
+                    threads_for = 1 if kind == "scaling" and side == "peer" else t
+                    got[side] = best(path, bench, threads_for, args.reps, args.min_time)
                 rounds.append(ratio(kind, got["ours"], got["peer"]))
                 if ours_best is None or got["ours"][0] < ours_best[0]:
                     ours_best = got["ours"]

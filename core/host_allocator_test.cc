@@ -1,7 +1,9 @@
 #include "core/host_allocator.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -37,6 +39,63 @@ TEST(HostAllocator, ReusesSmallBlocksAndTracksLiveBytes) {
   EXPECT_EQ(b.data, first);
   EXPECT_EQ(alloc.GetStats().cache_hits, hits_before + 1);
   Free(b);
+}
+
+// Note [Large blocks]: a freed large block is kept and handed out again for a size of its class
+// (an eighth of a power of two), from any thread; TESSERA_HOST_CACHE_MB=0 (tessera_core_test_
+// no_large_cache) keeps none; under AddressSanitizer nothing is kept.
+bool KeepsLargeBlocks() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#endif
+#endif
+  const char* env = std::getenv("TESSERA_HOST_CACHE_MB");
+  return env == nullptr || std::string(env) != "0";
+}
+
+TEST(HostAllocator, KeepsLargeBlocksForReuse) {
+  HostAllocator& alloc = HostAllocator::Global();
+  const size_t four_mb = size_t{4} << 20;
+  DataPtr a = *alloc.Allocate(Device(DeviceType::kCPU), four_mb);
+  void* first = a.data;
+  const int64_t kept_before = alloc.GetStats().large_cached_bytes;
+  Free(a);
+  const int64_t hits_before = alloc.GetStats().cache_hits;
+  // Another size of the same class (4 MiB - 1000 rounds up to 4 MiB: classes step by 256 KiB
+  // from 2 MiB), taken on another thread.
+  DataPtr b;
+  std::thread([&] { b = *alloc.Allocate(Device(DeviceType::kCPU), four_mb - 1000); }).join();
+  if (KeepsLargeBlocks()) {
+    EXPECT_EQ(alloc.GetStats().large_cached_bytes, kept_before);
+    EXPECT_EQ(b.data, first) << "the freed block, reused";
+    EXPECT_EQ(alloc.GetStats().cache_hits, hits_before + 1);
+  } else {
+    EXPECT_EQ(alloc.GetStats().large_cached_bytes, 0);
+    EXPECT_EQ(alloc.GetStats().cache_hits, hits_before);
+  }
+  std::memset(b.data, 0xcd, four_mb - 1000);
+  Free(b);
+  // A size of another class (4.5 MiB + 1 rounds up to 5 MiB) is not served by it.
+  DataPtr c = *alloc.Allocate(Device(DeviceType::kCPU), four_mb + (size_t{1} << 19) + 1);
+  EXPECT_NE(c.data, first);
+  Free(c);
+}
+
+TEST(HostAllocator, KeepsNoMoreLargeBlocksThanItsBound) {
+  HostAllocator& alloc = HostAllocator::Global();
+  std::vector<DataPtr> blocks;
+  for (int i = 0; i < 40; ++i) {  // 40 x 16 MiB: past the 256 MiB default
+    blocks.push_back(*alloc.Allocate(Device(DeviceType::kCPU), size_t{16} << 20));
+  }
+  for (const DataPtr& p : blocks) Free(p);
+  EXPECT_LE(alloc.GetStats().large_cached_bytes,
+            static_cast<int64_t>(HostAllocator::kDefaultLargeCacheBytes));
+  if (KeepsLargeBlocks()) {
+    EXPECT_GT(alloc.GetStats().large_cached_bytes, 0);
+  }
 }
 
 TEST(HostAllocator, RejectsOtherDevicesAndImpossibleSizes) {

@@ -8,6 +8,8 @@
 //     no float16 mm on the CPU)
 //   - one 3x3 conv2d layer (N=8, C=64->64, 56x56, padding 1) vs libtorch, in float32, and in
 //     bfloat16 and float16 (the libtorch peer: bfloat16 only)
+//   - a small bmm through the plugin's cached oneDNN primitive vs that primitive executed
+//     directly (the glue per call)
 //   - loading the CPU plugin (dlopen + registering every kernel)
 // libtorch runs only where the benchmark was built with libtorch-dev (TESSERA_HAVE_TORCH).
 //
@@ -126,6 +128,57 @@ void BM_TesseraSum16M(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kBig * 4);
 }
 BENCHMARK(BM_TesseraSum16M)->UseRealTime();
+
+// ---- a small cached oneDNN call: the glue around the primitive ----
+// bmm [4, 1, 24] @ [4, 24, 32] float32 (a decoder step's attention at hidden 96): through the
+// runtime into the CPU plugin's oneDNN matmul primitive, against the same primitive created
+// once and executed directly on one thread (memory objects made once, the C API's argument
+// array). The difference is the dispatcher's and the plugin's cost per call.
+
+void BM_TesseraBmmSmall(benchmark::State& state) {
+  Tensor a = Filled({4, 1, 24}, 0.5f), b = Filled({4, 24, 32}, 0.25f), out = Filled({4, 1, 32}, 0);
+  static const tsr_op* bmm_out = tessera::find_op("bmm.out");
+  for (auto _ : state) {
+    Tensor c = tessera::call1(bmm_out, a, b, out);
+    benchmark::DoNotOptimize(c.get());
+  }
+}
+BENCHMARK(BM_TesseraBmmSmall);
+
+void BM_DnnlMatmulSmall(benchmark::State& state) {
+  dnnl_engine_t engine;
+  dnnl_stream_t stream;
+  dnnl_engine_create(&engine, dnnl_cpu, 0);
+  dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+  dnnl_memory_desc_t a_md, b_md, o_md;
+  const dnnl_dims_t ad = {4, 1, 24}, bd = {4, 24, 32}, od = {4, 1, 32};
+  dnnl_memory_desc_init_by_tag(&a_md, 3, ad, dnnl_f32, dnnl_abc);
+  dnnl_memory_desc_init_by_tag(&b_md, 3, bd, dnnl_f32, dnnl_abc);
+  dnnl_memory_desc_init_by_tag(&o_md, 3, od, dnnl_f32, dnnl_abc);
+  dnnl_matmul_desc_t desc;
+  dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &o_md);
+  dnnl_primitive_desc_t pd;
+  dnnl_primitive_desc_create(&pd, &desc, nullptr, engine, nullptr);
+  dnnl_primitive_t prim;
+  dnnl_primitive_create(&prim, pd);
+  std::vector<float> a(4 * 24, 0.5f), b(4 * 24 * 32, 0.25f), o(4 * 32);
+  dnnl_memory_t am, bm, om;
+  dnnl_memory_create(&am, &a_md, engine, a.data());
+  dnnl_memory_create(&bm, &b_md, engine, b.data());
+  dnnl_memory_create(&om, &o_md, engine, o.data());
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, om}};
+  for (auto _ : state) {
+    dnnl_primitive_execute(prim, stream, 3, args);
+    dnnl_stream_wait(stream);
+    benchmark::DoNotOptimize(o.data());
+  }
+  for (dnnl_memory_t m : {am, bm, om}) dnnl_memory_destroy(m);
+  dnnl_primitive_destroy(prim);
+  dnnl_primitive_desc_destroy(pd);
+  dnnl_stream_destroy(stream);
+  dnnl_engine_destroy(engine);
+}
+BENCHMARK(BM_DnnlMatmulSmall);
 
 // ---- mm 1024^2 ----
 

@@ -43,6 +43,8 @@ PAIRS = [
      "BM_PlainLoopAdd16M/real_time", "bandwidth", ">= 0.9x a plain loop", (1, 2)),
     ("sum16M", "tessera_cpu_plugin_benchmark", "BM_TesseraSum16M/real_time",
      "BM_TorchSum16M/real_time", "bandwidth", ">= 1.0x libtorch", (1, 2)),
+    ("onednn_glue", "tessera_cpu_plugin_benchmark", "BM_TesseraBmmSmall", "BM_DnnlMatmulSmall",
+     "overhead", "<= 1000 ns over the primitive", (1,)),
     ("mm1024", "tessera_cpu_plugin_benchmark", "BM_TesseraMm1024/real_time",
      "BM_DnnlSgemm1024/real_time", "time_inverse", ">= 0.95x dnnl_sgemm", (1, 2)),
 ] + [

@@ -35,14 +35,13 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
   const tsr_dtype dt = out.dtype();
   if (dt != TSR_DTYPE_FLOAT32 && dt != TSR_DTYPE_BFLOAT16) return false;
   if (dt == TSR_DTYPE_BFLOAT16 && !onednn::native_bf16_matmul()) return false;
-  const std::string key = "matmul:" + onednn::key_of(a) + "|" + onednn::key_of(b) + "|" +
-                          onednn::key_of(out) + "|" + std::to_string(alpha) + "|" +
-                          (accumulate ? std::to_string(beta) : "-");
   try {
-    const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
-                             o_md = onednn::desc(out);
     onednn::Threads threads(product_work(a, out));  // the primitive made and run on it
-    dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
+    onednn::Key key(onednn::kMatmul);
+    key.add(a).add(b).add(out).add(alpha).add(accumulate ? beta : 0.0);
+    onednn::Call& call = onednn::cached_call(key, [&] {
+      const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
+                               o_md = onednn::desc(out);
       dnnl::primitive_attr attr;
       if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
       if (accumulate) {
@@ -51,12 +50,10 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
         attr.set_post_ops(ops);
       }
       dnnl::matmul::desc d(a_md, b_md, o_md);
-      return dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, onednn::engine()));
+      return onednn::Call(dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, onednn::engine())),
+                          {{DNNL_ARG_SRC, a_md}, {DNNL_ARG_WEIGHTS, b_md}, {DNNL_ARG_DST, o_md}});
     });
-    p.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(a, a_md)},
-                                 {DNNL_ARG_WEIGHTS, onednn::memory(b, b_md)},
-                                 {DNNL_ARG_DST, onednn::memory(out, o_md)}});
-    onednn::stream().wait();
+    call.run({a.data_ptr(), b.data_ptr(), out.data_ptr()});
     return true;
   } catch (const dnnl::error&) {
     return false;

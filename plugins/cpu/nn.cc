@@ -667,21 +667,23 @@ TensorView linear_out(const TensorView& input, const TensorView& weight, const O
       if (bias)
         b_md = dnnl::memory::desc({1, N}, onednn::data_type(dt),
                                   {0, bias->strides().size ? bias->strides()[0] : 1});
-      const std::string key = "linear:" + std::to_string(M) + "," + onednn::key_of(weight) + "|" +
-                              (bias ? onednn::key_of(*bias) : "-");
       onednn::Threads threads(work_of({M, N, K}));  // the primitive made and run on it
-      dnnl::primitive prim = onednn::cached(key, [&]() -> dnnl::primitive {
+      onednn::Key key(onednn::kLinear);
+      key.add(M).add(weight).add(static_cast<int64_t>(bias.has_value()));
+      if (bias) key.add(*bias);
+      onednn::Call& call = onednn::cached_call(key, [&] {
         auto d = bias ? dnnl::matmul::desc(a_md, w_md, b_md, o_md)
                       : dnnl::matmul::desc(a_md, w_md, o_md);
-        return dnnl::matmul(dnnl::matmul::primitive_desc(d, onednn::engine()));
+        onednn::Call c(dnnl::matmul(dnnl::matmul::primitive_desc(d, onednn::engine())),
+                       {{DNNL_ARG_SRC, a_md}, {DNNL_ARG_WEIGHTS, w_md}, {DNNL_ARG_DST, o_md}});
+        if (bias) {
+          c.args.emplace_back(DNNL_ARG_BIAS,
+                              dnnl::memory(b_md, onednn::engine(), DNNL_MEMORY_NONE));
+        }
+        return c;
       });
-      std::unordered_map<int, dnnl::memory> args{
-          {DNNL_ARG_SRC, dnnl::memory(a_md, onednn::engine(), input.data_ptr())},
-          {DNNL_ARG_WEIGHTS, dnnl::memory(w_md, onednn::engine(), weight.data_ptr())},
-          {DNNL_ARG_DST, dnnl::memory(o_md, onednn::engine(), out.data_ptr())}};
-      if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(b_md, onednn::engine(), bias->data_ptr()));
-      prim.execute(onednn::stream(), args);
-      onednn::stream().wait();
+      call.run({input.data_ptr(), weight.data_ptr(), out.data_ptr(),
+                bias ? bias->data_ptr() : nullptr});
       done = true;
     } catch (const dnnl::error&) {
       done = false;

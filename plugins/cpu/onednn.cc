@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <unordered_map>
 
@@ -107,33 +108,61 @@ dnnl::memory::desc desc(const sdk::TensorView& t) {
   return dnnl::memory::desc(sizes, data_type(t.dtype()), strides);
 }
 
-dnnl::memory memory(const sdk::TensorView& t, const dnnl::memory::desc& md) {
-  return dnnl::memory(md, engine(), t.data_ptr());
+Key& Key::add(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return add(bits);
 }
 
-std::string key_of(const sdk::TensorView& t) {
-  std::string k = std::to_string(static_cast<int>(t.dtype())) + ":";
-  for (int64_t s : t.sizes()) k += std::to_string(s) + ",";
-  k += "/";
-  for (int64_t s : t.strides()) k += std::to_string(s) + ",";
-  return k;
+Key& Key::add(const sdk::TensorView& t) {
+  v_.push_back(t.dtype());
+  v_.push_back(t.dim());
+  for (int64_t s : t.sizes()) v_.push_back(s);
+  for (int64_t s : t.strides()) v_.push_back(s);
+  return *this;
 }
 
-dnnl::primitive cached(const std::string& shape_key,
-                       const std::function<dnnl::primitive()>& make) {
+Call::Call(dnnl::primitive p, std::initializer_list<std::pair<int, dnnl::memory::desc>> mds)
+    : prim(std::move(p)) {
+  for (const auto& [arg, md] : mds) {
+    args.emplace_back(arg, dnnl::memory(md, engine(), DNNL_MEMORY_NONE));
+  }
+}
+
+void run_primitive(const dnnl::primitive& p, const dnnl_exec_arg_t* args, int n) {
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), stream().get(), n, args),
+                          "could not execute a primitive");
+  stream().wait();
+}
+
+void Call::run(std::initializer_list<void*> data) {
+  dnnl_exec_arg_t exec[8];
+  int n = 0;
+  size_t i = 0;
+  for (void* d : data) {
+    if (i == args.size() || n == 8) break;
+    if (d != nullptr) {
+      args[i].second.set_data_handle(d);
+      exec[n++] = {args[i].first, args[i].second.get()};
+    }
+    ++i;
+  }
+  run_primitive(prim, exec, n);
+}
+
+Call& cached_call(Key& key, const std::function<Call()>& make) {
   // One cache per thread: this oneDNN (built without ONEDNN_ENABLE_CONCURRENT_EXEC, as
   // Debian's is) gives each primitive its own scratchpad, so two threads executing one
   // primitive at once corrupt each other's scratch memory (a crash, or wrong values). A thread
-  // makes its own primitives, once per shape.
-  thread_local std::unordered_map<std::string, dnnl::primitive> cache;
-  // A primitive splits its work for the thread count it was made with (oneDNN's own cache keys
-  // by it too): made again for another count.
-  const std::string key = shape_key + "|threads=" + std::to_string(tls_threads);
-  auto it = cache.find(key);
+  // makes its own primitives, once per shape. A primitive splits its work for the thread count
+  // it was made with (oneDNN's own cache keys by it too): made again for another count.
+  thread_local std::unordered_map<std::vector<int64_t>, Call, KeyHash> cache;
+  key.add(static_cast<int64_t>(tls_threads));
+  auto it = cache.find(key.values());
   if (it != cache.end()) return it->second;
-  dnnl::primitive p = make();
-  if (cache.size() > 4096) cache.clear();  // bound memory under shape churn
-  return cache.emplace(key, std::move(p)).first->second;
+  Call made = make();
+  if (cache.size() >= 4096) cache.clear();  // bound memory under shape churn
+  return cache.emplace(key.values(), std::move(made)).first->second;
 }
 
 bool native_bf16_matmul() {

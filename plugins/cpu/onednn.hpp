@@ -3,10 +3,13 @@
 // attributes, the thread count), so a repeated call pays only for execution.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "oneapi/dnnl/dnnl.hpp"
 #include "tessera/sdk/tensor_view.hpp"
@@ -57,15 +60,56 @@ dnnl::memory::data_type data_type(tsr_dtype dtype);
 
 // desc: a plain strided memory descriptor of the tensor as it is (a 0-dim tensor as [1]).
 dnnl::memory::desc desc(const sdk::TensorView& t);
-dnnl::memory memory(const sdk::TensorView& t, const dnnl::memory::desc& md);
 
-// cached returns the primitive for `key` and the thread count of the enclosing Threads,
-// creating it with `make` the first time. `make` may throw dnnl::error (unsupported case);
-// nothing is cached then.
-dnnl::primitive cached(const std::string& key, const std::function<dnnl::primitive()>& make);
+// Key: the integers a primitive's creation depends on, gathered per call: no strings, no
+// printf on the call path (a decoder step spent 8 % of its time building string keys).
+// The primitive families, each key's first value.
+enum Family : int64_t { kMatmul = 1, kLinear, kSoftmax, kLogSoftmax, kAvgPool, kConv, kDeconv };
 
-// key_of describes a tensor's dtype, sizes and strides for cache keys.
-std::string key_of(const sdk::TensorView& t);
+class Key {
+ public:
+  explicit Key(int64_t family) { v_.reserve(48), v_.push_back(family); }
+  Key& add(int64_t v) {
+    v_.push_back(v);
+    return *this;
+  }
+  Key& add(double v);                 // its bits
+  Key& add(const sdk::TensorView& t);  // dtype, dims, sizes, strides
+  const std::vector<int64_t>& values() const { return v_; }
+
+ private:
+  std::vector<int64_t> v_;
+};
+
+// Call: a primitive and a memory object per argument, each created once with no buffer and
+// pointed at the call's data by run(), which executes through oneDNN's C API (an argument
+// array; the C++ API takes an unordered_map per call) and waits.
+struct Call {
+  dnnl::primitive prim;
+  std::vector<std::pair<int, dnnl::memory>> args;  // DNNL_ARG_* and its memory, in run's order
+
+  Call() = default;
+  Call(dnnl::primitive p, std::initializer_list<std::pair<int, dnnl::memory::desc>> mds);
+  // run: data[i] is args[i]'s buffer (null: an argument this call does not pass).
+  void run(std::initializer_list<void*> data);
+};
+
+// cached_call returns this thread's Call for `key` (the thread count of the enclosing Threads
+// added to it), creating it with `make` the first time. `make` may throw dnnl::error
+// (unsupported case); nothing is cached then.
+Call& cached_call(Key& key, const std::function<Call()>& make);
+
+// run_primitive: one execution through the C API, waited for.
+void run_primitive(const dnnl::primitive& p, const dnnl_exec_arg_t* args, int n);
+
+// Entries of a per-thread cache, keyed by Key values.
+struct KeyHash {
+  size_t operator()(const std::vector<int64_t>& k) const {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the integers
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
 
 // native_bf16_matmul: whether oneDNN has a bfloat16 matmul better than its reference
 // implementation on this CPU (it has one with AVX-512 BF16 or AMX, not on AVX2 machines, where

@@ -39,22 +39,6 @@ struct Entry {
   bool has_bias = false;
 };
 
-// The integers a primitive's creation depends on; one vector per thread, refilled per call.
-struct KeyHash {
-  size_t operator()(const std::vector<int64_t>& k) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the integers
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
-void add_view(std::vector<int64_t>& key, const sdk::TensorView& t) {
-  key.push_back(t.dtype());
-  key.push_back(t.dim());
-  for (int64_t s : t.sizes()) key.push_back(s);
-  for (int64_t s : t.strides()) key.push_back(s);
-}
-
 // Scratch: a thread's buffer for one role, grown as needed, 64-byte aligned as oneDNN likes.
 class Scratch {
  public:
@@ -181,12 +165,9 @@ std::unique_ptr<Entry> make_entry(const sdk::TensorView& in, const dnnl::memory:
 }
 
 // run: one primitive execution through the C API, whose argument array costs nothing (the C++
-// API takes an unordered_map per call).
+// API takes an unordered_map per call), waited for.
 void run(const dnnl::primitive& p, std::initializer_list<dnnl_exec_arg_t> args) {
-  dnnl::error::wrap_c_api(
-      dnnl_primitive_execute(p.get(), onednn::stream().get(), static_cast<int>(args.size()),
-                             args.begin()),
-      "could not execute a primitive");
+  onednn::run_primitive(p, args.begin(), static_cast<int>(args.size()));
 }
 
 void reorder(const dnnl::primitive& r, const dnnl::memory& from, const dnnl::memory& to) {
@@ -218,18 +199,17 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
       work = std::numeric_limits<int64_t>::max();
     }
     onednn::Threads threads(work);  // the primitive made and run on it
-    thread_local std::unordered_map<std::vector<int64_t>, std::unique_ptr<Entry>, KeyHash> cache;
-    thread_local std::vector<int64_t> key;
-    key.clear();
-    key.push_back(p.transposed);
-    key.push_back(p.groups);
-    key.push_back(onednn::threads());
-    add_view(key, in);
-    add_view(key, w);
-    add_view(key, out);
-    key.push_back(bias != nullptr);
-    if (bias) add_view(key, *bias);
-    for (const auto* v : {&strides, &dil, &pad_l, &pad_r}) key.insert(key.end(), v->begin(), v->end());
+    thread_local std::unordered_map<std::vector<int64_t>, std::unique_ptr<Entry>,
+                                     onednn::KeyHash>
+        cache;
+    onednn::Key k(p.transposed ? onednn::kDeconv : onednn::kConv);
+    k.add(p.groups).add(static_cast<int64_t>(onednn::threads())).add(in).add(w).add(out);
+    k.add(static_cast<int64_t>(bias != nullptr));
+    if (bias) k.add(*bias);
+    for (const auto* v : {&strides, &dil, &pad_l, &pad_r}) {
+      for (int64_t x : *v) k.add(x);
+    }
+    const std::vector<int64_t>& key = k.values();
     auto it = cache.find(key);
     if (it == cache.end()) {
       dnnl::memory::dims wdims, wstrides;
@@ -258,7 +238,6 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
         kept = frozen_weights::get(w, id, e.weights_md, [&](void* dst) {
           e.weights_scratch.set_data_handle(dst);
           reorder(e.weights_reorder, e.weights_user, e.weights_scratch);
-          onednn::stream().wait();
         });
       }
       e.weights_scratch.set_data_handle(kept.data ? kept.data.get()
@@ -284,7 +263,6 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
                    {DNNL_ARG_DST, dst->get()}});
     }
     if (e.dst_reorder) reorder(e.dst_reorder, e.dst_scratch, e.dst_user);
-    onednn::stream().wait();
     return true;
   } catch (const dnnl::error&) {
     return false;

@@ -31,12 +31,6 @@ bool guarded(const F& f) {
   }
 }
 
-std::string key(const char* what, std::initializer_list<int64_t> values) {
-  std::string k = what;
-  for (int64_t v : values) k += "," + std::to_string(v);
-  return k;
-}
-
 }  // namespace
 
 bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const PoolSpec& p) {
@@ -62,20 +56,22 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
       work = std::numeric_limits<int64_t>::max();
     }
     onednn::Threads threads(work);  // the primitive made and run on it
-    dnnl::primitive prim = onednn::cached(
-        key("pool",
-            {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0],
-             p.padding[1], p.dilation[0], p.dilation[1], pr_h, pr_w, static_cast<int64_t>(alg)}),
-        [&]() -> dnnl::primitive {
-          dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst,
-                                           {p.stride[0], p.stride[1]}, {p.kernel[0], p.kernel[1]},
-                                           {p.dilation[0] - 1, p.dilation[1] - 1},
-                                           {p.padding[0], p.padding[1]}, {pr_h, pr_w});
-          return dnnl::pooling_v2_forward(
-              dnnl::pooling_v2_forward::primitive_desc(d, onednn::engine()));
-        });
-    prim.execute(onednn::stream(), {{DNNL_ARG_SRC, onednn::memory(in, src)},
-                                    {DNNL_ARG_DST, onednn::memory(out, dst)}});
+    onednn::Key key(onednn::kAvgPool);
+    for (int64_t v : {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1],
+                      p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], pr_h, pr_w,
+                      static_cast<int64_t>(alg)}) {
+      key.add(v);
+    }
+    onednn::Call& call = onednn::cached_call(key, [&] {
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst,
+                                       {p.stride[0], p.stride[1]}, {p.kernel[0], p.kernel[1]},
+                                       {p.dilation[0] - 1, p.dilation[1] - 1},
+                                       {p.padding[0], p.padding[1]}, {pr_h, pr_w});
+      return onednn::Call(
+          dnnl::pooling_v2_forward(dnnl::pooling_v2_forward::primitive_desc(d, onednn::engine())),
+          {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    });
+    call.run({in.data_ptr(), out.data_ptr()});
   });
 }
 

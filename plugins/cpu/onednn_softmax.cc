@@ -13,24 +13,24 @@ bool softmax_onednn(const sdk::TensorView& in, const sdk::TensorView& out, int64
       !in.is_contiguous() || !out.is_contiguous()) {
     return false;
   }
-  const std::string key = std::string(log ? "logsoftmax:" : "softmax:") + onednn::key_of(in) + "@" +
-                          std::to_string(dim);
   try {
-    const dnnl::memory::desc md = onednn::desc(in);
-    const int axis = in.dim() == 0 ? 0 : static_cast<int>(dim);
     onednn::Threads threads(in.numel());  // the primitive made and run on it
-    dnnl::primitive p = onednn::cached(key, [&]() -> dnnl::primitive {
+    onednn::Key key(log ? onednn::kLogSoftmax : onednn::kSoftmax);
+    key.add(in).add(dim);
+    onednn::Call& call = onednn::cached_call(key, [&] {
+      const dnnl::memory::desc md = onednn::desc(in);
+      const int axis = in.dim() == 0 ? 0 : static_cast<int>(dim);
+      dnnl::primitive p;
       if (log) {
         dnnl::logsoftmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);
-        return dnnl::logsoftmax_forward(
-            dnnl::logsoftmax_forward::primitive_desc(d, onednn::engine()));
+        p = dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc(d, onednn::engine()));
+      } else {
+        dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);
+        p = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
       }
-      dnnl::softmax_forward::desc d(dnnl::prop_kind::forward_inference, md, axis);
-      return dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc(d, onednn::engine()));
+      return onednn::Call(p, {{DNNL_ARG_SRC, md}, {DNNL_ARG_DST, md}});
     });
-    p.execute(onednn::stream(),
-              {{DNNL_ARG_SRC, onednn::memory(in, md)}, {DNNL_ARG_DST, onednn::memory(out, md)}});
-    onednn::stream().wait();
+    call.run({in.data_ptr(), out.data_ptr()});
   } catch (const dnnl::error&) {
     return false;  // a case this oneDNN does not support: our own loop runs
   }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #if defined(__x86_64__)
+#include <dlfcn.h>
 #include <emmintrin.h>
 #include <sleef.h>
 #endif
@@ -63,6 +64,18 @@ struct V {
 };
 
 #include "vector_math_kernels.inc"
+
+// SLEEF stays loaded once the plugin has loaded it (RTLD_NODELETE on the library that holds its
+// functions): unloading the plugin would unload it too, and each load after relocates its
+// thousands of symbols again (2.3M instructions, +37 % of the plugin_load workload in
+// docs/performance.md's gate). Marked when the plugin is loaded, before any kernel runs.
+const bool kSleefResident = [] {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&Sleef_expf4_u10sse2), &info) != 0 && info.dli_fname) {
+    dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+  }
+  return true;
+}();
 
 enum Unit { kSse2 = 1, kAvx2 = 2, kAvx512 = 3 };
 

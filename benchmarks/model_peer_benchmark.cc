@@ -5,7 +5,8 @@
 // (torch.jit.trace) for libtorch, into the folder TESSERA_BENCH_MODELS names. Tessera runs the
 // compiled model on the CPU plugin; libtorch runs the traced module under NoGradGuard with the
 // graph executor's optimizations off (no fusion, no profiling), so it makes the same ATen calls
-// one by one as eager PyTorch, without Python. Both read their thread count from
+// one by one as eager PyTorch, without Python. The first output of each side is checked against
+// the other's once, before any timing. Both read their thread count from
 // TESSERA_NUM_THREADS / OMP_NUM_THREADS (benchmarks/peer_ratios.py sets both alike).
 //
 //   TESSERA_BENCH_MODELS=/tmp/bm build/bin/tessera_model_peer_benchmark
@@ -67,6 +68,22 @@ TesseraSide& Tessera(const std::string& name) {
   return *side;
 }
 
+// CheckAgree: a timing of wrong answers is no timing. The first output of both sides must agree
+// (within 1e-4, float32 products summed in different orders); the process stops otherwise.
+void CheckAgree(const std::string& name, TesseraSide& t, const torch::jit::IValue& out) {
+  const torch::Tensor want =
+      (out.isTuple() ? out.toTuple()->elements()[0] : out).toTensor().contiguous();
+  const tessera::Tensor got = t.compiled.run(t.inputs)[0];
+  const torch::Tensor got_t =
+      torch::from_blob(got.data_ptr(), want.sizes(), torch::kFloat32).clone();
+  if (got.numel() != want.numel() || !torch::allclose(got_t, want, 1e-4, 1e-4)) {
+    std::fprintf(stderr, "%s: Tessera's output does not agree with libtorch's (max |diff| %g)\n",
+                 name.c_str(),
+                 got.numel() == want.numel() ? (got_t - want).abs().max().item<double>() : -1.0);
+    std::abort();
+  }
+}
+
 TorchSide& Torch(const std::string& name) {
   static auto* sides = new std::map<std::string, std::unique_ptr<TorchSide>>();
   auto& side = (*sides)[name];
@@ -88,7 +105,9 @@ TorchSide& Torch(const std::string& name) {
     }
     side.reset(new TorchSide{std::move(module), std::move(inputs)});
     torch::NoGradGuard no_grad;
-    for (int i = 0; i < kWarmUpRuns; ++i) side->module.forward(side->inputs);
+    torch::jit::IValue out;
+    for (int i = 0; i < kWarmUpRuns; ++i) out = side->module.forward(side->inputs);
+    CheckAgree(name, t, out);
   }
   return *side;
 }
@@ -114,8 +133,8 @@ void BM_TorchModel(benchmark::State& state, const std::string& name) {
 
 const bool registered = [] {
   for (const char* name : kModels) {
-    benchmark::RegisterBenchmark((std::string("BM_TesseraModel/") + name).c_str(),
-                                 BM_TesseraModel, std::string(name))
+    benchmark::RegisterBenchmark((std::string("BM_TesseraModel/") + name).c_str(), BM_TesseraModel,
+                                 std::string(name))
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark((std::string("BM_TorchModel/") + name).c_str(), BM_TorchModel,

@@ -101,10 +101,29 @@ struct ThreadCleanup {
 #define TESSERA_KEEP_LARGE_BLOCKS 1
 #endif
 
-struct LargeBlocks {
-  absl::Mutex mu;
-  std::multimap<size_t, void*> free ABSL_GUARDED_BY(mu);  // by block size
-  size_t bytes ABSL_GUARDED_BY(mu) = 0;
+// The kept large blocks, last freed first out per size class (its pages are the likeliest to
+// be in cache). Its lock is taken alone, never with another.
+class LargeBlocks {
+ public:
+  void* Take(size_t block) {
+    absl::MutexLock lock(&mu_);
+    auto it = free_.find(block);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* data = it->second.back();
+    it->second.pop_back();
+    bytes_ -= block;
+    return data;
+  }
+  bool Keep(size_t block, void* data);  // false: past the bound, not kept
+  size_t Bytes() {
+    absl::MutexLock lock(&mu_);
+    return bytes_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::map<size_t, std::vector<void*>> free_ ABSL_GUARDED_BY(mu_);  // by block size
+  size_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 LargeBlocks& Large() {
@@ -121,8 +140,8 @@ size_t LargeBound() {
     const long long mb = std::strtoll(env, &end, 10);
     if (*end != '\0' || mb < 0 || mb > (1ll << 40)) {
       std::fprintf(stderr,
-                   "tessera: TESSERA_HOST_CACHE_MB: expected a number of MiB >= 0, got '%s'; "
-                   "using %zu\n",
+                   "[tessera WARNING] TESSERA_HOST_CACHE_MB: expected a number of MiB >= 0, "
+                   "got '%s'; using %zu\n",
                    env, HostAllocator::kDefaultLargeCacheBytes >> 20);
       return HostAllocator::kDefaultLargeCacheBytes;
     }
@@ -131,10 +150,21 @@ size_t LargeBound() {
   return bound;
 }
 
+bool LargeBlocks::Keep(size_t block, void* data) {
+  absl::MutexLock lock(&mu_);
+  if (bytes_ + block > LargeBound()) return false;
+  free_[block].push_back(data);
+  bytes_ += block;
+  return true;
+}
+
 // LargeClass: nbytes (> kMaxCachedBlock) rounded up to its size class, a multiple of an
-// eighth of the power of two below it (and so of kAlignment); SIZE_MAX past what fits.
+// eighth of the power of two below it (and so of kAlignment); SIZE_MAX past what fits. Only
+// where blocks are kept: otherwise (and so under AddressSanitizer) a block is nbytes rounded
+// to kAlignment alone, so that a write past the tensor is still caught as an overflow.
 size_t LargeClass(size_t nbytes) {
-  const size_t step = (size_t{1} << (absl::bit_width(nbytes) - 1)) / 8;
+  const size_t step = LargeBound() > 0 ? (size_t{1} << (absl::bit_width(nbytes) - 1)) / 8
+                                       : HostAllocator::kAlignment;
   if (nbytes > SIZE_MAX - step) return SIZE_MAX;
   return (nbytes + step - 1) / step * step;
 }
@@ -165,6 +195,8 @@ void Count(ThreadState* s, std::atomic<int64_t> Counters::*field, int64_t delta)
 }
 
 }  // namespace
+
+bool HostAllocator::KeepsLargeBlocks() { return LargeBound() > 0; }
 
 HostAllocator& HostAllocator::Global() {
   static HostAllocator* allocator = new HostAllocator();  // never destroyed: used during exit
@@ -199,15 +231,8 @@ absl::StatusOr<DataPtr> HostAllocator::Allocate(Device device, size_t nbytes) {
       Count(s, &Counters::cache_hits, 1);
     }
   } else if (block > kMaxCachedBlock && LargeBound() > 0) {
-    LargeBlocks& large = Large();
-    absl::MutexLock lock(&large.mu);
-    auto it = large.free.find(block);
-    if (it != large.free.end()) {
-      data = it->second;
-      large.free.erase(it);
-      large.bytes -= block;
-      Count(s, &Counters::cache_hits, 1);
-    }
+    data = Large().Take(block);
+    if (data != nullptr) Count(s, &Counters::cache_hits, 1);  // outside the lock
   }
   if (data == nullptr) data = std::aligned_alloc(kAlignment, block);
   if (data == nullptr) {
@@ -233,22 +258,17 @@ void HostAllocator::Free(void* data, void* context) {
       s->blocks[c][s->counts[c]++] = data;
       return;
     }
-  } else if (block > kMaxCachedBlock) {
-    LargeBlocks& large = Large();
-    absl::MutexLock lock(&large.mu);
-    if (large.bytes + block <= LargeBound()) {
-      large.free.emplace(block, data);
-      large.bytes += block;
-      return;
-    }
+  } else if (block > kMaxCachedBlock && Large().Keep(block, data)) {
+    return;
   }
   std::free(data);
 }
 
 HostAllocator::Stats HostAllocator::GetStats() const {
+  Stats s;
+  s.large_cached_bytes = static_cast<int64_t>(Large().Bytes());  // one lock at a time
   CounterRegistry& r = Registry();
   absl::MutexLock lock(&r.mu);
-  Stats s;
   auto add = [&s](const Counters& c) {
     s.allocations += c.allocations.load(std::memory_order_relaxed);
     s.cache_hits += c.cache_hits.load(std::memory_order_relaxed);
@@ -256,9 +276,6 @@ HostAllocator::Stats HostAllocator::GetStats() const {
   };
   add(r.retired);
   for (const Counters* c : r.live) add(*c);
-  LargeBlocks& large = Large();
-  absl::MutexLock large_lock(&large.mu);
-  s.large_cached_bytes = static_cast<int64_t>(large.bytes);
   return s;
 }
 

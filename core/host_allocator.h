@@ -29,12 +29,15 @@ class HostAllocator final : public Allocator {
   absl::StatusOr<DataPtr> Allocate(Device device, size_t nbytes) override;
 
   struct Stats {
-    int64_t allocations = 0;  // calls to Allocate
-    int64_t cache_hits = 0;   // of which served from the cache
-    int64_t live_bytes = 0;   // bytes of blocks handed out and not yet freed
+    int64_t allocations = 0;         // calls to Allocate
+    int64_t cache_hits = 0;          // of which served from the cache
+    int64_t live_bytes = 0;          // bytes of blocks handed out and not yet freed
     int64_t large_cached_bytes = 0;  // bytes of free large blocks kept for reuse
   };
   Stats GetStats() const;
+  // KeepsLargeBlocks: whether freed large blocks are kept (the bound is not 0, and the build is
+  // not under AddressSanitizer).
+  static bool KeepsLargeBlocks();
 
  private:
   static void Free(void* data, void* context);

@@ -44,18 +44,6 @@ TEST(HostAllocator, ReusesSmallBlocksAndTracksLiveBytes) {
 // Note [Large blocks]: a freed large block is kept and handed out again for a size of its class
 // (an eighth of a power of two), from any thread; TESSERA_HOST_CACHE_MB=0 (tessera_core_test_
 // no_large_cache) keeps none; under AddressSanitizer nothing is kept.
-bool KeepsLargeBlocks() {
-#if defined(__SANITIZE_ADDRESS__)
-  return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return false;
-#endif
-#endif
-  const char* env = std::getenv("TESSERA_HOST_CACHE_MB");
-  return env == nullptr || std::string(env) != "0";
-}
-
 TEST(HostAllocator, KeepsLargeBlocksForReuse) {
   HostAllocator& alloc = HostAllocator::Global();
   const size_t four_mb = size_t{4} << 20;
@@ -68,7 +56,7 @@ TEST(HostAllocator, KeepsLargeBlocksForReuse) {
   // from 2 MiB), taken on another thread.
   DataPtr b;
   std::thread([&] { b = *alloc.Allocate(Device(DeviceType::kCPU), four_mb - 1000); }).join();
-  if (KeepsLargeBlocks()) {
+  if (HostAllocator::KeepsLargeBlocks()) {
     EXPECT_EQ(alloc.GetStats().large_cached_bytes, kept_before);
     EXPECT_EQ(b.data, first) << "the freed block, reused";
     EXPECT_EQ(alloc.GetStats().cache_hits, hits_before + 1);
@@ -93,7 +81,7 @@ TEST(HostAllocator, KeepsNoMoreLargeBlocksThanItsBound) {
   for (const DataPtr& p : blocks) Free(p);
   EXPECT_LE(alloc.GetStats().large_cached_bytes,
             static_cast<int64_t>(HostAllocator::kDefaultLargeCacheBytes));
-  if (KeepsLargeBlocks()) {
+  if (HostAllocator::KeepsLargeBlocks()) {
     EXPECT_GT(alloc.GetStats().large_cached_bytes, 0);
   }
 }

@@ -43,24 +43,25 @@ TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device
       dtype_(dtype),
       is_contiguous_(IsContiguousLayout(sizes_, strides_)) {}
 
-// Note [Frozen tensors]
+// Note [Immutable tensors]
 // Some kernels spend more on preparing an argument than on using it: a convolution reorders
 // its weights into the blocked layout its fast kernels read, on every call, though the weights
-// of a model never change. A frozen tensor lets a kernel do that once: its elements do not
-// change while it lives, and its frozen_id names it, never reused, so a kernel (through
-// TSR_VIEW_FROZEN and tsr_tensor_frozen_id) may cache what it derived under that id and the
+// of a model never change. An immutable tensor lets a kernel do that once: its elements do not
+// change while it lives, and its immutable_id names it, never reused, so a kernel (through
+// TSR_VIEW_IMMUTABLE and tsr_tensor_immutable_id) may cache what it derived under that id and the
 // view's layout without ever finding a stale entry. The promise is its maker's: a compiled
-// model freezes the constants that no node writes (schema alias annotations) and no output
-// shows (so the application never holds them); nothing else freezes a tensor. An id's
+// model marks immutable the constants that no node writes (schema alias annotations) and no output
+// shows (so the application never holds them); nothing else makes one. An id's
 // entries outlive the tensor in such a cache until evicted (the cache is bounded), and are
 // never found again.
-absl::StatusOr<Tensor> FrozenAlias(const Tensor& t) {
-  if (!t.defined()) return absl::InvalidArgumentError("FrozenAlias: expected a tensor, got none");
+absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t) {
+  if (!t.defined())
+    return absl::InvalidArgumentError("ImmutableAlias: expected a tensor, got none");
   static std::atomic<uint64_t> next_id{1};
   const TensorImpl& from = *t.impl();
   Tensor alias(Ref<TensorImpl>::Make(from.storage(), from.dtype(), from.device(), from.sizes(),
-                                   from.strides(), from.storage_offset(), from.numel()));
-  alias.impl()->frozen_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
+                                     from.strides(), from.storage_offset(), from.numel()));
+  alias.impl()->immutable_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   return alias;
 }
 

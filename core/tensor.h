@@ -19,7 +19,11 @@
 namespace tessera {
 
 class Tensor;
-absl::StatusOr<Tensor> FrozenAlias(const Tensor& t);
+// ImmutableAlias: a new tensor of `t`'s storage, shape and strides with an immutable_id of its
+// own (Note [Immutable tensors] in tensor.cc). Its maker promises that nothing writes those
+// elements while the alias lives: a compiled model gives one to each constant that no node
+// writes and no output shows.
+absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t);
 
 class TensorImpl final : public RefCounted {
  public:
@@ -60,13 +64,13 @@ class TensorImpl final : public RefCounted {
   // this tensor, as in PyTorch.
   absl::Status ResizeOutput(std::string_view op, IntArrayRef sizes);
 
-  // frozen_id: nonzero when this tensor's elements do not change while it lives, unique in the
+  // immutable_id: nonzero when this tensor's elements do not change while it lives, unique in the
   // process (never reused), so that a kernel may keep data derived from it under this key
-  // (Note [Frozen tensors] in core/tensor.cc). 0 for every tensor but those FrozenAlias made.
-  uint64_t frozen_id() const { return frozen_id_; }
+  // (Note [Immutable tensors] in core/tensor.cc). 0 for every tensor but those ImmutableAlias made.
+  uint64_t immutable_id() const { return immutable_id_; }
 
  private:
-  friend absl::StatusOr<Tensor> FrozenAlias(const Tensor& t);
+  friend absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t);
   Ref<StorageImpl> storage_;
   DimVector sizes_;
   DimVector strides_;
@@ -75,7 +79,7 @@ class TensorImpl final : public RefCounted {
   Device device_;
   ScalarType dtype_;
   bool is_contiguous_;
-  uint64_t frozen_id_ = 0;
+  uint64_t immutable_id_ = 0;
 };
 
 class Tensor {
@@ -124,10 +128,5 @@ absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, Scal
 // FromStorage views an existing storage; the view must lie within it.
 absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,
                                    IntArrayRef strides, int64_t storage_offset);
-
-// FrozenAlias: a new tensor of `t`'s storage, shape and strides with a frozen_id of its own.
-// Its maker promises that nothing writes those elements while the alias lives: a compiled
-// model gives one to each constant that no node writes and no output shows.
-absl::StatusOr<Tensor> FrozenAlias(const Tensor& t);
 
 }  // namespace tessera

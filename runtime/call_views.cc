@@ -81,7 +81,8 @@ void FillView(const TensorImpl& t, tsr_tensor_view* v, size_t size) {
   v->device = tsr_device{static_cast<int32_t>(t.device().type), t.device().index};
   v->dtype = static_cast<int32_t>(t.dtype());
   v->ndim = static_cast<int32_t>(t.dim());
-  v->flags = (t.is_contiguous() ? TSR_VIEW_CONTIGUOUS : 0u) | (t.frozen_id() ? TSR_VIEW_FROZEN : 0u);
+  v->flags =
+      (t.is_contiguous() ? TSR_VIEW_CONTIGUOUS : 0u) | (t.immutable_id() ? TSR_VIEW_IMMUTABLE : 0u);
   v->reserved = 0;
 }
 

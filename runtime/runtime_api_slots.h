@@ -89,4 +89,4 @@
   X(stack_get_bool_list, &tsr_stack_get_bool_list)         \
   X(stream_current_native, &tsr_stream_current_native)     \
   X(op_call_values, &tsr_op_call_values)                   \
-  X(tensor_frozen_id, &tsr_tensor_frozen_id)
+  X(tensor_immutable_id, &tsr_tensor_immutable_id)

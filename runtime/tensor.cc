@@ -323,7 +323,7 @@ tsr_device tsr_tensor_device(const tsr_tensor* t) {
   return tsr_device{static_cast<int32_t>(d.type), d.index};
 }
 int32_t tsr_tensor_is_contiguous(const tsr_tensor* t) { return t ? Unwrap(t)->is_contiguous() : 0; }
-uint64_t tsr_tensor_frozen_id(const tsr_tensor* t) { return t ? Unwrap(t)->frozen_id() : 0; }
+uint64_t tsr_tensor_immutable_id(const tsr_tensor* t) { return t ? Unwrap(t)->immutable_id() : 0; }
 void* tsr_tensor_data_ptr(const tsr_tensor* t) { return t ? Unwrap(t)->data_ptr() : nullptr; }
 
 size_t tsr_dtype_size(tsr_dtype dtype) {

@@ -38,7 +38,7 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
   try {
     onednn::Threads threads(product_work(a, out));  // the primitive made and run on it
     onednn::Key key(onednn::kMatmul);
-    key.add(a).add(b).add(out).add(alpha).add(accumulate ? beta : 0.0);
+    key.add(a).add(b).add(out).add(alpha).add(int64_t{accumulate}).add(accumulate ? beta : 0.0);
     onednn::Call& call = onednn::cached_call(key, [&] {
       const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
                                o_md = onednn::desc(out);

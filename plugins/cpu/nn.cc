@@ -1,8 +1,8 @@
 // NN ops, each an out= kernel that writes the outputs it is given (the dispatcher has sized
 // them from the op's Meta function, and derives the functional forms from these): convolution
-// (onednn_conv.cc for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our loop:
-// oneDNN has no PyTorch indices); avg_pool2d on oneDNN for float32 (onednn_nn.cc) and our loop
-// otherwise; native_layer_norm (layer_norm_rows.cc for float32) and native_batch_norm (our
+// (onednn_conv.cc for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our
+// loop: oneDNN has no PyTorch indices); avg_pool2d on oneDNN for float32 (onednn_nn.cc) and our
+// loop otherwise; native_layer_norm (layer_norm_rows.cc for float32) and native_batch_norm (our
 // loops); linear (oneDNN matmul with the bias as part of the primitive).
 #include <cmath>
 #include <limits>
@@ -298,8 +298,8 @@ TESSERA_CPU_CLONES void max_pool_taps(const T* __restrict src, float_t_of<T>* __
 // whole row: the same taps in the same order as the one-window loop (kh, then kw), with its
 // rule (a larger value or a NaN takes the place) as a branch-free select, so the compiler
 // vectorizes across the row (max_pool_taps, built for AVX2 too: isa.hpp). On random data the
-// one-window loop's branch mispredicts about every other tap. S: the stride along the row when 1 or 2 (a constant: plain or paired
-// loads), else 0 (read from `p`).
+// one-window loop's branch mispredicts about every other tap. S: the stride along the row when 1 or
+// 2 (a constant: plain or paired loads), else 0 (read from `p`).
 template <typename T, int S>
 void max_pool_row(const T* xp, const Pool& p, int64_t h_base, int64_t kh_lo, int64_t kh_hi,
                   int64_t a, int64_t b, T* y_row, int64_t* idx_row) {
@@ -434,8 +434,9 @@ TensorView avg_pool_out(const TensorView& self, IntSpan kernel_size, IntSpan str
   // input (legal with padding to match, up to 2^62 taps) run in our loop, which visits the
   // taps inside alone.
   // Its `int` parameters take strides and paddings within 32 bits only.
-  const bool window_fits = p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1 &&
-                           onednn::fit_int32({p.stride[0], p.stride[1], p.padding[0], p.padding[1]});
+  const bool window_fits =
+      p.kernel[0] <= 2 * p.H + 1 && p.kernel[1] <= 2 * p.W + 1 &&
+      onednn::fit_int32({p.stride[0], p.stride[1], p.padding[0], p.padding[1]});
   if (!divisor && out.numel() > 0 && window_fits &&
       pool_onednn(in, dst, PoolSpec{p.kernel, p.stride, p.padding, {1, 1}, count_include_pad})) {
     dst_out.finish();
@@ -682,8 +683,11 @@ TensorView linear_out(const TensorView& input, const TensorView& weight, const O
         }
         return c;
       });
-      call.run({input.data_ptr(), weight.data_ptr(), out.data_ptr(),
-                bias ? bias->data_ptr() : nullptr});
+      if (bias) {
+        call.run({input.data_ptr(), weight.data_ptr(), out.data_ptr(), bias->data_ptr()});
+      } else {
+        call.run({input.data_ptr(), weight.data_ptr(), out.data_ptr()});
+      }
       done = true;
     } catch (const dnnl::error&) {
       done = false;

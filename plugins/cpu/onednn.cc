@@ -56,7 +56,7 @@ const OpenMp& Omp() {
 }  // namespace
 
 namespace {
-// The count the innermost Threads of this thread set (0: none), which cached() keys by.
+// The count the innermost Threads of this thread set (0: none), which cached_call keys by.
 thread_local int tls_threads = 0;
 }  // namespace
 
@@ -136,18 +136,18 @@ void run_primitive(const dnnl::primitive& p, const dnnl_exec_arg_t* args, int n)
 }
 
 void Call::run(std::initializer_list<void*> data) {
-  dnnl_exec_arg_t exec[8];
-  int n = 0;
+  constexpr size_t kMaxArgs = 8;
+  if (data.size() != args.size() || args.size() > kMaxArgs) {
+    throw dnnl::error(dnnl_invalid_arguments, "a primitive call with the wrong argument count");
+  }
+  dnnl_exec_arg_t exec[kMaxArgs];
   size_t i = 0;
   for (void* d : data) {
-    if (i == args.size() || n == 8) break;
-    if (d != nullptr) {
-      args[i].second.set_data_handle(d);
-      exec[n++] = {args[i].first, args[i].second.get()};
-    }
+    args[i].second.set_data_handle(d);
+    exec[i] = {args[i].first, args[i].second.get()};
     ++i;
   }
-  run_primitive(prim, exec, n);
+  run_primitive(prim, exec, static_cast<int>(args.size()));
 }
 
 Call& cached_call(Key& key, const std::function<Call()>& make) {
@@ -161,7 +161,7 @@ Call& cached_call(Key& key, const std::function<Call()>& make) {
   auto it = cache.find(key.values());
   if (it != cache.end()) return it->second;
   Call made = make();
-  if (cache.size() >= 4096) cache.clear();  // bound memory under shape churn
+  if (cache.size() >= kMaxCachedPrimitives) cache.clear();  // bound memory under shape churn
   return cache.emplace(key.values(), std::move(made)).first->second;
 }
 

@@ -28,8 +28,8 @@ dnnl::stream& stream();
 // library in the process shares (libtorch's torch::set_num_threads writes it), so without this
 // an application's libtorch setting would decide Tessera's convolutions, and Tessera's would
 // decide libtorch's. Where oneDNN is not built on OpenMP (no omp_* symbols in the process) it
-// does nothing. Place one before every cached() primitive (which is made for, and keyed by, the
-// count) and around every execution and dnnl_sgemm call.
+// does nothing. Place one before every cached_call (whose primitive is made for, and keyed by,
+// the count) and around every execution and dnnl_sgemm call.
 //
 // `work`: about how many multiply-adds (products) or element operations the call does. Below
 // kSerialWork it runs on one thread: OpenMP's fork and join cost microseconds, more than a small
@@ -73,7 +73,7 @@ class Key {
     v_.push_back(v);
     return *this;
   }
-  Key& add(double v);                 // its bits
+  Key& add(double v);                  // its bits
   Key& add(const sdk::TensorView& t);  // dtype, dims, sizes, strides
   const std::vector<int64_t>& values() const { return v_; }
 
@@ -90,17 +90,21 @@ struct Call {
 
   Call() = default;
   Call(dnnl::primitive p, std::initializer_list<std::pair<int, dnnl::memory::desc>> mds);
-  // run: data[i] is args[i]'s buffer (null: an argument this call does not pass).
+  // run: data[i] is args[i]'s buffer, one for each argument.
   void run(std::initializer_list<void*> data);
 };
 
 // cached_call returns this thread's Call for `key` (the thread count of the enclosing Threads
 // added to it), creating it with `make` the first time. `make` may throw dnnl::error
-// (unsupported case); nothing is cached then.
+// (unsupported case); nothing is cached then. The reference is valid until this thread's next
+// cached_call (a full cache is emptied to make room).
 Call& cached_call(Key& key, const std::function<Call()>& make);
 
 // run_primitive: one execution through the C API, waited for.
 void run_primitive(const dnnl::primitive& p, const dnnl_exec_arg_t* args, int n);
+
+// The most primitives a thread's cache holds; past it the cache is emptied (shape churn).
+constexpr size_t kMaxCachedPrimitives = 4096;
 
 // Entries of a per-thread cache, keyed by Key values.
 struct KeyHash {

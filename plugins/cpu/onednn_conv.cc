@@ -8,8 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "frozen_weights.hpp"
 #include "onednn.hpp"
+#include "weight_cache.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -21,7 +21,7 @@ namespace {
 // im2col + GEMM, about twice as slow on ResNet's 3x3 layers. So the primitive is created with
 // every layout left to it (format_tag::any), and each call reorders what is not already in the
 // chosen layout: the input into a blocked scratch buffer, the weights likewise (or once, for a
-// frozen tensor: frozen_weights.hpp), and the result from a blocked buffer into `out`. Tensors
+// immutable tensor: weight_cache.hpp), and the result from a blocked buffer into `out`. Tensors
 // stay plain between ops, so every other kernel and plugin sees what it always saw; the
 // reorders of activations cost a few percent of the convolution. (PyTorch's mkldnn path does
 // the same per call, weights included.)
@@ -106,8 +106,7 @@ dnnl::memory::desc any_of(const dnnl::memory::desc& md) {
 
 dnnl::primitive reorder_or_null(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   if (from == to) return dnnl::primitive();
-  return dnnl::reorder(
-      dnnl::reorder::primitive_desc(onednn::engine(), from, onednn::engine(), to));
+  return dnnl::reorder(dnnl::reorder::primitive_desc(onednn::engine(), from, onednn::engine(), to));
 }
 
 // make_entry creates the primitive for the call's shapes. Forward convolutions leave every
@@ -127,10 +126,10 @@ std::unique_ptr<Entry> make_entry(const sdk::TensorView& in, const dnnl::memory:
   entry->has_bias = bias != nullptr;
   if (p.transposed) {
     const auto alg = dnnl::algorithm::deconvolution_direct;
-    auto d = bias ? dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, b_md, out_md,
-                                                      strides, dil, pad_l, pad_r)
-                  : dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, out_md, strides,
-                                                      dil, pad_l, pad_r);
+    auto d = bias ? dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, b_md, out_md, strides,
+                                                      dil, pad_l, pad_r)
+                  : dnnl::deconvolution_forward::desc(kind, alg, in_md, w_md, out_md, strides, dil,
+                                                      pad_l, pad_r);
     const dnnl::deconvolution_forward::primitive_desc pd(d, eng);
     entry->conv = dnnl::deconvolution_forward(pd);
     entry->src_md = pd.src_desc();
@@ -193,14 +192,15 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
     pad_r.push_back(r);
   }
   try {
-    // Multiply-adds: each output element takes one filter's worth (saturated).
+    // Multiply-adds (saturated): each element of the side the weight's dim 0 indexes (the
+    // output's channels forward, the input's transposed) meets one filter's worth.
+    const int64_t elements = p.transposed ? in.numel() : out.numel();
     int64_t work;
-    if (__builtin_mul_overflow(out.numel(), w.numel() / std::max<int64_t>(1, w.size(0)), &work)) {
+    if (__builtin_mul_overflow(elements, w.numel() / std::max<int64_t>(1, w.size(0)), &work)) {
       work = std::numeric_limits<int64_t>::max();
     }
     onednn::Threads threads(work);  // the primitive made and run on it
-    thread_local std::unordered_map<std::vector<int64_t>, std::unique_ptr<Entry>,
-                                     onednn::KeyHash>
+    thread_local std::unordered_map<std::vector<int64_t>, std::unique_ptr<Entry>, onednn::KeyHash>
         cache;
     onednn::Key k(p.transposed ? onednn::kDeconv : onednn::kConv);
     k.add(p.groups).add(static_cast<int64_t>(onednn::threads())).add(in).add(w).add(out);
@@ -216,7 +216,7 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
       onednn_weight(w, p, &wdims, &wstrides);
       const dnnl::memory::desc w_md(wdims, onednn::data_type(dt), wstrides);
       auto entry = make_entry(in, w_md, bias, out, p, strides, dil, pad_l, pad_r);
-      if (cache.size() >= 1024) cache.clear();  // bound memory under shape churn
+      if (cache.size() >= onednn::kMaxCachedPrimitives) cache.clear();  // bound under shape churn
       it = cache.emplace(key, std::move(entry)).first;
     }
     Entry& e = *it->second;
@@ -231,19 +231,22 @@ bool conv_onednn(const sdk::TensorView& in, const sdk::TensorView& w, const sdk:
     }
     e.weights_user.set_data_handle(w.data_ptr());
     const dnnl::memory* weights = &e.weights_user;
-    frozen_weights::Copy kept;  // holds a kept copy for the call
+    weight_cache::Copy kept;  // holds a kept copy for the call
     if (e.weights_reorder) {
-      // A frozen tensor's copy in the primitive's layout is made once (frozen_weights.hpp).
-      if (const uint64_t id = w.frozen_id()) {
-        kept = frozen_weights::get(w, id, e.weights_md, [&](void* dst) {
+      // An immutable tensor's copy in the primitive's layout is made once (weight_cache.hpp).
+      if (const uint64_t id = w.immutable_id()) {
+        kept = weight_cache::get(w, id, e.weights_md, [&](void* dst) {
           e.weights_scratch.set_data_handle(dst);
           reorder(e.weights_reorder, e.weights_user, e.weights_scratch);
         });
       }
-      e.weights_scratch.set_data_handle(kept.data ? kept.data.get()
-                                                  : weights_buf.get(e.weights_md.get_size()));
-      if (!kept.data) reorder(e.weights_reorder, e.weights_user, e.weights_scratch);
-      weights = &e.weights_scratch;
+      if (kept.data) {
+        weights = &kept.memory;  // its own memory object: never re-pointed (weight_cache.hpp)
+      } else {
+        e.weights_scratch.set_data_handle(weights_buf.get(e.weights_md.get_size()));
+        reorder(e.weights_reorder, e.weights_user, e.weights_scratch);
+        weights = &e.weights_scratch;
+      }
     }
     e.dst_user.set_data_handle(out.data_ptr());
     const dnnl::memory* dst = &e.dst_user;

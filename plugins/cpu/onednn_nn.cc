@@ -1,5 +1,5 @@
-// float32 average pooling and normalization through oneDNN, for dense NCHW-style tensors. Each
-// returns false when oneDNN does not take the case; nn.cc then runs its own loop.
+// float32 average pooling through oneDNN, for dense NCHW-style tensors. It returns false when
+// oneDNN does not take the case; nn.cc then runs its own loop.
 #include "onednn_nn.hpp"
 
 #include "onednn.hpp"
@@ -57,9 +57,9 @@ bool pool_onednn(const sdk::TensorView& in, const sdk::TensorView& out, const Po
     }
     onednn::Threads threads(work);  // the primitive made and run on it
     onednn::Key key(onednn::kAvgPool);
-    for (int64_t v : {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1],
-                      p.padding[0], p.padding[1], p.dilation[0], p.dilation[1], pr_h, pr_w,
-                      static_cast<int64_t>(alg)}) {
+    for (int64_t v :
+         {N, C, H, W, OH, OW, p.kernel[0], p.kernel[1], p.stride[0], p.stride[1], p.padding[0],
+          p.padding[1], p.dilation[0], p.dilation[1], pr_h, pr_w, static_cast<int64_t>(alg)}) {
       key.add(v);
     }
     onednn::Call& call = onednn::cached_call(key, [&] {

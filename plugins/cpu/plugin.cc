@@ -1,6 +1,7 @@
 // libtessera_cpu.so: the CPU backend, a plugin like any vendor's. It is built only on the SDK
 // and the C ABI headers, and the runtime loads it by default discovery.
 #include "kernel_support.hpp"
+#include "weight_cache.hpp"
 
 // It needs a 1.1 runtime (min_abi_minor 1): its kernels leave the checks that are op semantics
 // (alpha, gelu's approximate, ...) to the call plan, which a 1.0 runtime does not make.
@@ -15,4 +16,6 @@ TESSERA_PLUGIN(lib) {
   tessera::cpu::register_linalg(lib);
   tessera::cpu::register_index(lib);
   tessera::cpu::register_nn(lib);
+  // The reordered weights kept for immutable tensors go with the plugin.
+  lib.on_unload([] { tessera::cpu::weight_cache::clear(); });
 }

@@ -5,8 +5,8 @@
 
 #include "math.hpp"
 #include "pointwise.hpp"
-#include "vector_math.hpp"
 #include "tessera/base/op_checks.hpp"
+#include "vector_math.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -51,10 +51,10 @@ TensorView unary(const KernelContext& ctx, const TensorView& self, const TensorV
   }
 // The same, with a vector_math function for dense float32.
 #define TESSERA_UNARY_VECTOR(NAME, KIND, SET, EXPR)                                           \
-  TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {           \
-    return unary<Kind::KIND, SET>(                                                             \
+  TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {          \
+    return unary<Kind::KIND, SET>(                                                            \
         ctx, self, out, [](auto a) -> decltype(a) { return static_cast<decltype(a)>(EXPR); }, \
-        &vector_math::NAME);                                                                   \
+        &vector_math::NAME);                                                                  \
   }
 #define TESSERA_PREDICATE(NAME, SET, EXPR)                                               \
   TensorView NAME##_out(const KernelContext& ctx, TensorView self, TensorView out) {     \
@@ -162,16 +162,22 @@ TESSERA_PREDICATE(isfinite, kAll, finite(a))
 TensorView gelu_out(const KernelContext& ctx, TensorView self, std::string_view approximate,
                     TensorView out) {
   if (approximate == "none") {
-    return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
-      using C = decltype(a);
-      return a * C(0.5) * (1 + std::erf(a * C(M_SQRT1_2)));
-    }, &vector_math::gelu);
+    return unary<Kind::kSame, kFloating>(
+        ctx, self, out,
+        [](auto a) -> decltype(a) {
+          using C = decltype(a);
+          return a * C(0.5) * (1 + std::erf(a * C(M_SQRT1_2)));
+        },
+        &vector_math::gelu);
   } else if (approximate == "tanh") {
-    return unary<Kind::kSame, kFloating>(ctx, self, out, [](auto a) -> decltype(a) {
-      using C = decltype(a);
-      const C inner = C(M_2_SQRTPI * M_SQRT1_2) * (a + C(0.044715) * a * a * a);
-      return C(0.5) * a * (1 + std::tanh(inner));
-    }, &vector_math::gelu_tanh);
+    return unary<Kind::kSame, kFloating>(
+        ctx, self, out,
+        [](auto a) -> decltype(a) {
+          using C = decltype(a);
+          const C inner = C(M_2_SQRTPI * M_SQRT1_2) * (a + C(0.044715) * a * a * a);
+          return C(0.5) * a * (1 + std::tanh(inner));
+        },
+        &vector_math::gelu_tanh);
   }
   // The plan refuses every other value; a runtime whose plan predates that check does not
   // (tessera/base/op_checks.hpp says why the kernel asks again).

@@ -20,19 +20,12 @@ namespace vector_math {
 #if defined(__x86_64__)
 
 // The AVX2 and AVX-512 units' functions (vector_math_avx2.cc, vector_math_avx512.cc).
-#define TESSERA_VECTOR_MATH_DECLARE(UNIT)                 \
-  namespace UNIT {                                        \
-  void exp(const float* x, float* y, int64_t n);          \
-  void tanh(const float* x, float* y, int64_t n);         \
-  void erf(const float* x, float* y, int64_t n);          \
-  void sigmoid(const float* x, float* y, int64_t n);      \
-  void silu(const float* x, float* y, int64_t n);         \
-  void gelu(const float* x, float* y, int64_t n);         \
-  void gelu_tanh(const float* x, float* y, int64_t n);    \
-  }
-TESSERA_VECTOR_MATH_DECLARE(avx2)
-TESSERA_VECTOR_MATH_DECLARE(avx512)
-#undef TESSERA_VECTOR_MATH_DECLARE
+namespace avx2 {
+TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)
+}  // namespace avx2
+namespace avx512 {
+TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)
+}  // namespace avx512
 
 namespace {
 
@@ -81,15 +74,18 @@ enum Unit { kSse2 = 1, kAvx2 = 2, kAvx512 = 3 };
 
 // The best unit this CPU has (asked once): AVX-512 needs AVX-512F, AVX2 needs AVX2 and FMA.
 Unit Best() {
-  static const Unit best = __builtin_cpu_supports("avx512f")                               ? kAvx512
-                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? kAvx2
-                                                                                             : kSse2;
+  static const Unit best = __builtin_cpu_supports("avx512f") ? kAvx512
+                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                               ? kAvx2
+                               : kSse2;
   return best;
 }
 
 std::atomic<int> cap{kAvx512};  // internal::limit_isa
 
-Unit Chosen() { return static_cast<Unit>(std::min<int>(Best(), cap.load(std::memory_order_relaxed))); }
+Unit Chosen() {
+  return static_cast<Unit>(std::min<int>(Best(), cap.load(std::memory_order_relaxed)));
+}
 
 }  // namespace
 
@@ -101,24 +97,18 @@ bool internal::limit_isa(const char* isa) {
   return true;
 }
 
-#define TESSERA_VECTOR_MATH(NAME)                     \
-  void NAME(const float* x, float* y, int64_t n) {    \
-    switch (Chosen()) {                               \
-      case kAvx512:                                   \
-        return avx512::NAME(x, y, n);                 \
-      case kAvx2:                                     \
-        return avx2::NAME(x, y, n);                   \
-      case kSse2:                                     \
-        return NAME##_kernel(x, y, n);                \
-    }                                                 \
+#define TESSERA_VECTOR_MATH(NAME)                  \
+  void NAME(const float* x, float* y, int64_t n) { \
+    switch (Chosen()) {                            \
+      case kAvx512:                                \
+        return avx512::NAME(x, y, n);              \
+      case kAvx2:                                  \
+        return avx2::NAME(x, y, n);                \
+      case kSse2:                                  \
+        return NAME##_kernel(x, y, n);             \
+    }                                              \
   }
-TESSERA_VECTOR_MATH(exp)
-TESSERA_VECTOR_MATH(tanh)
-TESSERA_VECTOR_MATH(erf)
-TESSERA_VECTOR_MATH(sigmoid)
-TESSERA_VECTOR_MATH(silu)
-TESSERA_VECTOR_MATH(gelu)
-TESSERA_VECTOR_MATH(gelu_tanh)
+TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH)
 #undef TESSERA_VECTOR_MATH
 
 const char* isa() {
@@ -135,12 +125,12 @@ const char* isa() {
 
 #else  // not x86-64: the scalar forms
 
-#define TESSERA_VECTOR_MATH(NAME, EXPR)                                  \
-  void NAME(const float* x, float* y, int64_t n) {                       \
-    for (int64_t i = 0; i < n; ++i) {                                    \
-      const float a = x[i];                                              \
-      y[i] = (EXPR);                                                     \
-    }                                                                    \
+#define TESSERA_VECTOR_MATH(NAME, EXPR)            \
+  void NAME(const float* x, float* y, int64_t n) { \
+    for (int64_t i = 0; i < n; ++i) {              \
+      const float a = x[i];                        \
+      y[i] = (EXPR);                               \
+    }                                              \
   }
 TESSERA_VECTOR_MATH(exp, std::exp(a))
 TESSERA_VECTOR_MATH(tanh, std::tanh(a))
@@ -148,10 +138,9 @@ TESSERA_VECTOR_MATH(erf, std::erf(a))
 TESSERA_VECTOR_MATH(sigmoid, 1 / (1 + std::exp(-a)))
 TESSERA_VECTOR_MATH(silu, a / (1 + std::exp(-a)))
 TESSERA_VECTOR_MATH(gelu, a * 0.5f * (1 + std::erf(a * static_cast<float>(M_SQRT1_2))))
-TESSERA_VECTOR_MATH(gelu_tanh,
-                    0.5f * a *
-                        (1 + std::tanh(static_cast<float>(M_2_SQRTPI * M_SQRT1_2) *
-                                       (a + 0.044715f * a * a * a))))
+TESSERA_VECTOR_MATH(gelu_tanh, 0.5f * a *
+                                   (1 + std::tanh(static_cast<float>(M_2_SQRTPI * M_SQRT1_2) *
+                                                  (a + 0.044715f * a * a * a))))
 #undef TESSERA_VECTOR_MATH
 
 const char* isa() { return "scalar"; }

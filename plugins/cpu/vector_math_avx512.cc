@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "vector_math.hpp"
+
 namespace tessera {
 namespace cpu {
 namespace vector_math {
@@ -45,13 +47,10 @@ struct V {
 }  // namespace
 
 namespace avx512 {
-void exp(const float* x, float* y, int64_t n) { exp_kernel(x, y, n); }
-void tanh(const float* x, float* y, int64_t n) { tanh_kernel(x, y, n); }
-void erf(const float* x, float* y, int64_t n) { erf_kernel(x, y, n); }
-void sigmoid(const float* x, float* y, int64_t n) { sigmoid_kernel(x, y, n); }
-void silu(const float* x, float* y, int64_t n) { silu_kernel(x, y, n); }
-void gelu(const float* x, float* y, int64_t n) { gelu_kernel(x, y, n); }
-void gelu_tanh(const float* x, float* y, int64_t n) { gelu_tanh_kernel(x, y, n); }
+#define TESSERA_VECTOR_MATH_DEFINE(NAME) \
+  void NAME(const float* x, float* y, int64_t n) { NAME##_kernel(x, y, n); }
+TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DEFINE)
+#undef TESSERA_VECTOR_MATH_DEFINE
 }  // namespace avx512
 
 }  // namespace vector_math

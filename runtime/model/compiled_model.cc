@@ -65,20 +65,34 @@ Value ToValue(const GraphArg& a, const SchemaType& type, Device device) {
 std::string_view KindName(GraphArg::Kind k) {
   using K = GraphArg::Kind;
   switch (k) {
-    case K::kNone: return "none";
-    case K::kTensor: return "tensor";
-    case K::kTensors: return "tensors";
-    case K::kInt: return "int";
-    case K::kFloat: return "float";
-    case K::kBool: return "bool";
-    case K::kStr: return "str";
-    case K::kDtype: return "dtype";
-    case K::kDevice: return "device";
-    case K::kMemoryFormat: return "memory_format";
-    case K::kLayout: return "layout";
-    case K::kInts: return "ints";
-    case K::kFloats: return "floats";
-    case K::kBools: return "bools";
+    case K::kNone:
+      return "none";
+    case K::kTensor:
+      return "tensor";
+    case K::kTensors:
+      return "tensors";
+    case K::kInt:
+      return "int";
+    case K::kFloat:
+      return "float";
+    case K::kBool:
+      return "bool";
+    case K::kStr:
+      return "str";
+    case K::kDtype:
+      return "dtype";
+    case K::kDevice:
+      return "device";
+    case K::kMemoryFormat:
+      return "memory_format";
+    case K::kLayout:
+      return "layout";
+    case K::kInts:
+      return "ints";
+    case K::kFloats:
+      return "floats";
+    case K::kBools:
+      return "bools";
   }
   return "?";
 }
@@ -161,10 +175,12 @@ class ConstantRoots {
       for (int32_t v : node.args[i].values) {
         if (v < 0 || root_[v] < 0) continue;
         if (alias->is_write) written_.insert(root_[v]);
-        for (size_t k = 0; k < returns.size() && k < node.outputs.size(); ++k) {
-          if (returns[k].alias && returns[k].alias->set == alias->set) {
-            root_[node.outputs[k]] = root_[v];
-          }
+        // A single list return (Tensor(a)[]) is every output of the node; otherwise output k
+        // is return k.
+        const bool list_return = returns.size() == 1 && returns[0].type.is_list;
+        for (size_t k = 0; k < node.outputs.size() && (list_return || k < returns.size()); ++k) {
+          const Argument& ret = returns[list_return ? 0 : k];
+          if (ret.alias && ret.alias->set == alias->set) root_[node.outputs[k]] = root_[v];
         }
       }
     }
@@ -251,8 +267,8 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
     absl::StatusOr<FunctionSchema> saved = ParseSchema(node.schema);
     if (!saved.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: the file's schema does not parse: %s", where, saved.status().message()));
+      return absl::InvalidArgumentError(absl::StrFormat("%s: the file's schema does not parse: %s",
+                                                        where, saved.status().message()));
     }
     if (saved->FullName() != node.op) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -267,16 +283,16 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
       continue;
     }
     if (node.args.size() != saved->arguments.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: expected %d arguments (the file's schema `%s`), found %d", where,
-          saved->arguments.size(), node.schema, node.args.size()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: expected %d arguments (the file's schema `%s`), found %d", where,
+                          saved->arguments.size(), node.schema, node.args.size()));
     }
     const std::vector<Argument>& returns = op->schema().returns;
     const bool list_return = returns.size() == 1 && returns[0].type.is_list;
     if (!list_return && node.outputs.size() != returns.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: expected %d outputs (the schema's returns), found %d", where, returns.size(),
-          node.outputs.size()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: expected %d outputs (the schema's returns), found %d", where,
+                          returns.size(), node.outputs.size()));
     }
     absl::StatusOr<KernelLookup> lookup = registry.Lookup(*op, key);
     if (!lookup.ok()) {
@@ -301,9 +317,9 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
       const GraphArg& a = node.args[i];
       const Argument& param = saved->arguments[i];
       if (!KindFits(a.kind, param.type)) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: argument '%s' is a %s, but the file gives a '%s' value", where, param.name,
-            param.type.ToString(), KindName(a.kind)));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: argument '%s' is a %s, but the file gives a '%s' value", where,
+                            param.name, param.type.ToString(), KindName(a.kind)));
       }
       bound.arguments.push_back(ToValue(a, param.type, device));
       if (a.kind == GraphArg::Kind::kTensor || a.kind == GraphArg::Kind::kTensors) {
@@ -337,10 +353,10 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     compiled->nodes_.push_back(std::move(bound));
   }
   if (!refused.empty()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "model '%s' cannot run on %s: %d of its %d nodes have no way to run:\n  %s", model->name,
-        DeviceToString(device), refused.size(), model->nodes.size(),
-        absl::StrJoin(refused, "\n  ")));
+    return absl::FailedPreconditionError(
+        absl::StrFormat("model '%s' cannot run on %s: %d of its %d nodes have no way to run:\n  %s",
+                        model->name, DeviceToString(device), refused.size(), model->nodes.size(),
+                        absl::StrJoin(refused, "\n  ")));
   }
   // Outputs live to the end; every other value is dropped after its last reader.
   for (const GraphOutput& out : model->outputs) last_reader[out.value] = -1;
@@ -353,15 +369,15 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
   for (const auto& [id, host] : model->constants) {
     // A constant a node writes is this compiled model's own copy; the others may be shared,
-    // and those no output shows are frozen.
+    // and those no output shows are immutable.
     const bool written = roots.written().contains(id);
     absl::StatusOr<Tensor> on_device = CopyTo(host, device, written, registry);
-    if (on_device.ok() && !written && !shown.contains(id)) on_device = FrozenAlias(*on_device);
+    if (on_device.ok() && !written && !shown.contains(id)) on_device = ImmutableAlias(*on_device);
     if (!on_device.ok()) {
-      return absl::Status(on_device.status().code(),
-                          absl::StrFormat("copying constant \"%s\" to %s: %s",
-                                          model->value_names[id], DeviceToString(device),
-                                          on_device.status().message()));
+      return absl::Status(
+          on_device.status().code(),
+          absl::StrFormat("copying constant \"%s\" to %s: %s", model->value_names[id],
+                          DeviceToString(device), on_device.status().message()));
     }
     compiled->constants_.emplace_back(id, *std::move(on_device));
   }
@@ -377,9 +393,9 @@ absl::Status CompiledModel::StoreReturns(size_t n, Tensor* returns, size_t count
                                          std::vector<Tensor>& values) const {
   const std::vector<int32_t>& outs = model_->nodes[n].outputs;
   if (count != outs.size()) {
-    return NodeError(n, absl::InvalidArgumentError(absl::StrFormat(
-                            "it returned %d tensors, where the file names %d outputs", count,
-                            outs.size())));
+    return NodeError(
+        n, absl::InvalidArgumentError(absl::StrFormat(
+               "it returned %d tensors, where the file names %d outputs", count, outs.size())));
   }
   for (size_t k = 0; k < count; ++k) values[outs[k]] = std::move(returns[k]);
   return absl::OkStatus();
@@ -396,7 +412,7 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
       ok = t.defined() && AddAs(params[i], t.impl(), nullptr, false, &args);
     } else {
       const Value& v = node.arguments[i];
-      ok = v.is_scalar()  ? AddAs(params[i], nullptr, &v.scalar(), false, &args)
+      ok = v.is_scalar() ? AddAs(params[i], nullptr, &v.scalar(), false, &args)
            : v.is_none() ? AddAs(params[i], nullptr, nullptr, true, &args)
                          : false;
     }
@@ -438,8 +454,8 @@ absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor
   } else {
     for (size_t k = 0; k < stack.size(); ++k) {
       if (!stack[k].is_tensor()) {
-        return NodeError(n, absl::InternalError(
-                                absl::StrFormat("its return %d is not a tensor", k)));
+        return NodeError(n,
+                         absl::InternalError(absl::StrFormat("its return %d is not a tensor", k)));
       }
       returned.push_back(stack[k].tensor());
     }
@@ -451,25 +467,24 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
                                                        RunStats* stats) const {
   const Model& m = *model_;
   if (inputs.size() != m.inputs.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "model '%s': expected %d inputs, got %d", m.name, m.inputs.size(), inputs.size()));
+    return absl::InvalidArgumentError(absl::StrFormat("model '%s': expected %d inputs, got %d",
+                                                      m.name, m.inputs.size(), inputs.size()));
   }
   std::vector<Tensor> values(m.value_names.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const GraphInput& want = m.inputs[i];
     const Tensor& x = inputs[i];
     if (!x.defined()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "model '%s': input %d ('%s'): expected a tensor, got an undefined one", m.name, i,
-          want.name));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("model '%s': input %d ('%s'): expected a tensor, got an undefined one",
+                          m.name, i, want.name));
     }
     if (x.dtype() != want.dtype || !(x.sizes() == IntArrayRef(want.sizes)) ||
         x.device() != device_) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "model '%s': input %d ('%s'): expected %s %s on %s, got %s %s on %s", m.name, i,
-          want.name, ScalarTypeName(want.dtype), ShapeToString(want.sizes),
-          DeviceToString(device_), ScalarTypeName(x.dtype()), ShapeToString(x.sizes()),
-          DeviceToString(x.device())));
+          want.name, ScalarTypeName(want.dtype), ShapeToString(want.sizes), DeviceToString(device_),
+          ScalarTypeName(x.dtype()), ShapeToString(x.sizes()), DeviceToString(x.device())));
     }
     values[want.value] = x;
   }
@@ -494,10 +509,10 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     }
     const auto start = std::chrono::steady_clock::now();
     TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
-    stats->node_ns.push_back(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                             start)
-            .count()));
+    stats->node_ns.push_back(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::steady_clock::now() - start)
+                                  .count()));
     for (int32_t v : m.nodes[n].outputs) live->Hold(values[v]);
     for (int32_t v : nodes_[n].release_after) {
       live->Drop(values[v]);

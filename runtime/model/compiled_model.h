@@ -17,7 +17,8 @@
 //    found by following the schemas' alias annotations through views): the model and its other
 //    compiled forms never see the writes, and each run sees the previous run's, as the PyTorch
 //    program would;
-//  - freezes the other constants that no output shows (core's FrozenAlias, Note [Frozen
+//  - marks immutable the other constants that no output shows (core's ImmutableAlias, Note
+//  [Immutable
 //    tensors] in core/tensor.cc): nothing writes them while the compiled model lives, so a
 //    kernel may prepare one once and keep it (the CPU backend's convolution weights, reordered
 //    into oneDNN's blocked layout);
@@ -70,8 +71,9 @@ struct RunStats {
 
 class CompiledModel {
  public:
-  static absl::StatusOr<std::unique_ptr<CompiledModel>> Compile(
-      std::shared_ptr<const Model> model, Device device, OpRegistry& registry);
+  static absl::StatusOr<std::unique_ptr<CompiledModel>> Compile(std::shared_ptr<const Model> model,
+                                                                Device device,
+                                                                OpRegistry& registry);
 
   const Model& model() const { return *model_; }
   Device device() const { return device_; }

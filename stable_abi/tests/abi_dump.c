@@ -215,7 +215,7 @@ int main(void) {
   FIELD(tsr_tensor_view, reserved);
   END(tsr_tensor_view);
   ENUM(TSR_VIEW_CONTIGUOUS);
-  ENUM(TSR_VIEW_FROZEN);
+  ENUM(TSR_VIEW_IMMUTABLE);
 
   BEGIN(tsr_call_plan);
   FIELD(tsr_call_plan, struct_size);
@@ -348,7 +348,7 @@ int main(void) {
   FIELD(tsr_runtime_api, stack_get_bool_list);
   FIELD(tsr_runtime_api, stream_current_native);
   FIELD(tsr_runtime_api, op_call_values);
-  FIELD(tsr_runtime_api, tensor_frozen_id);
+  FIELD(tsr_runtime_api, tensor_immutable_id);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);

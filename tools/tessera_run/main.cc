@@ -12,18 +12,18 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "tessera/sdk/model.hpp"
 #include "conformance/compare.h"
 #include "conformance/host_tensor.h"
+#include "tessera/sdk/model.hpp"
 #include "tools/tessera_run/npy.h"
 
 namespace {
@@ -133,7 +133,8 @@ tessera::Tensor LoadNpy(const std::string& path) {
   tessera_run::NpyArray array;
   std::string error;
   if (!tessera_run::ReadNpy(path, &array, &error)) Die(error);
-  tessera::Tensor t = tessera::Tensor::empty(array.shape, array.dtype, tessera::parse_device("cpu"));
+  tessera::Tensor t =
+      tessera::Tensor::empty(array.shape, array.dtype, tessera::parse_device("cpu"));
   t.copy_from_host(array.data.data(), array.data.size());
   return t;
 }
@@ -164,11 +165,14 @@ int main(int argc, char** argv) {
     auto t1 = std::chrono::steady_clock::now();
     tessera::CompiledModel compiled = model.compile(device);
     auto t2 = std::chrono::steady_clock::now();
-    auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    std::printf("model %s: %zu inputs, %zu nodes, %zu outputs; loaded in %.1f ms, compiled for "
-                "%s in %.1f ms\n",
-                model.name().c_str(), model.num_inputs(), model.num_nodes(), model.num_outputs(),
-                ms(t0, t1), o.device.c_str(), ms(t1, t2));
+    auto ms = [](auto a, auto b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    std::printf(
+        "model %s: %zu inputs, %zu nodes, %zu outputs; loaded in %.1f ms, compiled for "
+        "%s in %.1f ms\n",
+        model.name().c_str(), model.num_inputs(), model.num_nodes(), model.num_outputs(),
+        ms(t0, t1), o.device.c_str(), ms(t1, t2));
 
     std::map<std::string, int> fallback_ops;
     int routes[3] = {0, 0, 0};
@@ -203,8 +207,9 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (o.check && !o.inputs.empty()) {
-      std::fprintf(stderr, "tessera-run: --check compares the file's example inputs' outputs; "
-                           "it does not go with --input\n");
+      std::fprintf(stderr,
+                   "tessera-run: --check compares the file's example inputs' outputs; "
+                   "it does not go with --input\n");
       return 2;
     }
     auto r0 = std::chrono::steady_clock::now();

@@ -166,7 +166,7 @@ TEST_F(ModelApi, WritesToConstantsStayInTheirCompiledModel) {
       R"("args":[{"tensor":"w"},{"tensor":"x"},{"int":1}],"outputs":["y"]}],)"
       R"("outputs":[{"name":"out","value":"y"}]})";
   const std::string file = ModelFile(graph, {{"constant/w", "F32", {3}, Floats({1, 2, 3})},
-                                            {"input/x", "F32", {3}, Floats({10, 20, 30})}});
+                                             {"input/x", "F32", {3}, Floats({10, 20, 30})}});
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_tensor* x = nullptr;
@@ -191,23 +191,24 @@ TEST_F(ModelApi, WritesToConstantsStayInTheirCompiledModel) {
   tsr_model_release(model);
 }
 
-// FrozenSpy: a CPU kernel of spy::frozen(Tensor a, Tensor b, Tensor c) -> Tensor that records
-// what its tensors' views say of freezing, and returns a copy of `a` (float32, contiguous).
-struct FrozenSpy {
-  std::vector<uint32_t> frozen_bits;  // TSR_VIEW_FROZEN of a, b, c
-  std::vector<uint64_t> ids;          // tsr_tensor_frozen_id of a, b, c
+// ImmutableSpy: a CPU kernel of spy::immutable(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e) ->
+// Tensor that records what its tensors' views say of immutability, and returns a copy of `a`
+// (float32, contiguous).
+struct ImmutableSpy {
+  std::vector<uint32_t> immutable_bits;  // TSR_VIEW_IMMUTABLE of a ... e
+  std::vector<uint64_t> ids;             // tsr_tensor_immutable_id of a ... e
 };
 
-tsr_error* FrozenSpyKernel(void* context, const tsr_op*, tsr_stack* stack) {
-  auto* spy = static_cast<FrozenSpy*>(context);
-  tsr_tensor_view views[3];
+tsr_error* ImmutableSpyKernel(void* context, const tsr_op*, tsr_stack* stack) {
+  auto* spy = static_cast<ImmutableSpy*>(context);
+  tsr_tensor_view views[5];
   for (tsr_tensor_view& v : views) v.struct_size = sizeof v;
-  if (tsr_error* e = tsr_stack_get_tensor_views(stack, 0, 3, views)) return e;
-  spy->frozen_bits.clear();
+  if (tsr_error* e = tsr_stack_get_tensor_views(stack, 0, 5, views)) return e;
+  spy->immutable_bits.clear();
   spy->ids.clear();
   for (const tsr_tensor_view& v : views) {
-    spy->frozen_bits.push_back(v.flags & TSR_VIEW_FROZEN);
-    spy->ids.push_back(tsr_tensor_frozen_id(v.tensor));
+    spy->immutable_bits.push_back(v.flags & TSR_VIEW_IMMUTABLE);
+    spy->ids.push_back(tsr_tensor_immutable_id(v.tensor));
   }
   tsr_tensor* out = nullptr;
   const tsr_tensor_view& a = views[0];
@@ -221,38 +222,48 @@ tsr_error* FrozenSpyKernel(void* context, const tsr_op*, tsr_stack* stack) {
   return e;
 }
 
-// A compiled model freezes the constants no node writes and no output shows (TSR_VIEW_FROZEN,
-// tsr_tensor_frozen_id: Note [Frozen tensors]); a constant written in place, or returned to the
-// application, is not frozen; each compiled model's frozen constants have ids of their own.
-TEST_F(ModelApi, ConstantsNothingWritesOrShowsAreFrozen) {
+// A compiled model makes immutable the constants no node writes and no output shows
+// (TSR_VIEW_IMMUTABLE, tsr_tensor_immutable_id: Note [Immutable tensors]); a constant written in
+// place, or returned to the application, is not immutable; each compiled model's immutable
+// constants have ids of their own.
+TEST_F(ModelApi, ConstantsNothingWritesOrShowsAreImmutable) {
   tsr_registration* def = nullptr;
-  ASSERT_EQ(Consume(tsr_op_define(
-                S("spy::frozen(Tensor a, Tensor b, Tensor c) -> Tensor"), &def)),
-            "");
-  FrozenSpy spy;
+  ASSERT_EQ(
+      Consume(tsr_op_define(
+          S("spy::immutable(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e) -> Tensor"), &def)),
+      "");
+  ImmutableSpy spy;
   tsr_kernel_desc desc = {};
   desc.struct_size = sizeof desc;
-  desc.op_name = S("spy::frozen");
+  desc.op_name = S("spy::immutable");
   desc.device_type = TSR_DEVICE_CPU;
-  desc.boxed = &FrozenSpyKernel;
+  desc.boxed = &ImmutableSpyKernel;
   desc.context = &spy;
-  desc.kernel_name = S("frozen_spy");
+  desc.kernel_name = S("immutable_spy");
   tsr_registration* reg = nullptr;
   ASSERT_EQ(Consume(tsr_kernel_register(&desc, &reg)), "");
 
-  // w: read only (frozen); v: written by add_ (not frozen); u: an output (not frozen).
+  // w: read only (immutable); v: written by add_; u: an output; p: shown through a view (t);
+  // q: written through a view. Only w is immutable.
   const std::string graph =
-      R"({"name":"frozen","producer":"test","op_set":"1.1",)"
+      R"({"name":"immutable","producer":"test","op_set":"1.1",)"
       R"("inputs":[{"name":"x","dtype":"float32","sizes":[3]}],"nodes":[)"
       R"j({"op":"add_.Tensor","schema":"add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",)j"
       R"("args":[{"tensor":"v"},{"tensor":"x"},{"int":1}],"outputs":["v2"]},)"
-      R"({"op":"spy::frozen","schema":"spy::frozen(Tensor a, Tensor b, Tensor c) -> Tensor",)"
-      R"("args":[{"tensor":"w"},{"tensor":"v2"},{"tensor":"u"}],"outputs":["s"]}],)"
-      R"("outputs":[{"name":"s","value":"s"},{"name":"u","value":"u"}]})";
+      R"j({"op":"t","schema":"t(Tensor(a) self) -> Tensor(a)","args":[{"tensor":"p"}],"outputs":["pv"]},)j"
+      R"j({"op":"t","schema":"t(Tensor(a) self) -> Tensor(a)","args":[{"tensor":"q"}],"outputs":["qv"]},)j"
+      R"j({"op":"add_.Tensor","schema":"add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)",)j"
+      R"("args":[{"tensor":"qv"},{"tensor":"x"},{"int":1}],"outputs":["qv2"]},)"
+      R"({"op":"spy::immutable","schema":"spy::immutable(Tensor a, Tensor b, Tensor c, Tensor d, Tensor e) -> Tensor",)"
+      R"("args":[{"tensor":"w"},{"tensor":"v2"},{"tensor":"u"},{"tensor":"p"},{"tensor":"q"}],)"
+      R"("outputs":["s"]}],)"
+      R"("outputs":[{"name":"s","value":"s"},{"name":"u","value":"u"},{"name":"pv","value":"pv"}]})";
   const std::string file = ModelFile(graph, {{"constant/w", "F32", {3}, Floats({1, 2, 3})},
-                                            {"constant/v", "F32", {3}, Floats({4, 5, 6})},
-                                            {"constant/u", "F32", {3}, Floats({7, 8, 9})},
-                                            {"input/x", "F32", {3}, Floats({10, 20, 30})}});
+                                             {"constant/v", "F32", {3}, Floats({4, 5, 6})},
+                                             {"constant/u", "F32", {3}, Floats({7, 8, 9})},
+                                             {"constant/p", "F32", {3}, Floats({1, 1, 1})},
+                                             {"constant/q", "F32", {3}, Floats({2, 2, 2})},
+                                             {"input/x", "F32", {3}, Floats({10, 20, 30})}});
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_tensor* x = nullptr;
@@ -261,31 +272,31 @@ TEST_F(ModelApi, ConstantsNothingWritesOrShowsAreFrozen) {
   for (int compile = 0; compile < 2; ++compile) {
     tsr_compiled_model* compiled = nullptr;
     ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
-    tsr_tensor* outs[2] = {nullptr, nullptr};
-    ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, outs, 2)), "");
+    tsr_tensor* outs[3] = {nullptr, nullptr, nullptr};
+    ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, outs, 3)), "");
     EXPECT_EQ(Values(outs[0]), (std::vector<float>{1, 2, 3}));
-    EXPECT_EQ(spy.frozen_bits, (std::vector<uint32_t>{TSR_VIEW_FROZEN, 0, 0}))
-        << "w is frozen; v (written) and u (shown) are not";
-    ASSERT_EQ(spy.ids.size(), 3u);
+    EXPECT_EQ(spy.immutable_bits, (std::vector<uint32_t>{TSR_VIEW_IMMUTABLE, 0, 0, 0, 0}))
+        << "w is immutable; v (written), u (shown), p (shown through a view) and q (written "
+           "through a view) are not";
+    ASSERT_EQ(spy.ids.size(), 5u);
     EXPECT_NE(spy.ids[0], 0u);
-    EXPECT_EQ(spy.ids[1], 0u);
-    EXPECT_EQ(spy.ids[2], 0u);
-    EXPECT_EQ(tsr_tensor_frozen_id(outs[1]), 0u) << "an output is never frozen";
+    for (size_t i = 1; i < 5; ++i) EXPECT_EQ(spy.ids[i], 0u) << i;
+    EXPECT_EQ(tsr_tensor_immutable_id(outs[1]), 0u) << "an output is never immutable";
     if (compile == 0) {
       first_ids = spy.ids;
-      // A second run sees the same frozen tensor.
-      tsr_tensor* again[2] = {nullptr, nullptr};
-      ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, again, 2)), "");
+      // A second run sees the same immutable tensor.
+      tsr_tensor* again[3] = {nullptr, nullptr, nullptr};
+      ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, again, 3)), "");
       EXPECT_EQ(spy.ids, first_ids);
       for (tsr_tensor* t : again) tsr_tensor_release(t);
     } else {
-      EXPECT_NE(spy.ids[0], first_ids[0]) << "another compiled model, another frozen id";
+      EXPECT_NE(spy.ids[0], first_ids[0]) << "another compiled model, another immutable id";
     }
     for (tsr_tensor* t : outs) tsr_tensor_release(t);
     tsr_compiled_model_release(compiled);
   }
-  EXPECT_EQ(tsr_tensor_frozen_id(x), 0u);
-  EXPECT_EQ(tsr_tensor_frozen_id(nullptr), 0u);
+  EXPECT_EQ(tsr_tensor_immutable_id(x), 0u);
+  EXPECT_EQ(tsr_tensor_immutable_id(nullptr), 0u);
   tsr_tensor_release(x);
   tsr_model_release(model);
   tsr_registration_release(reg);
@@ -337,8 +348,9 @@ TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
   EXPECT_THAT(LoadError(not_object), HasSubstr("expected the header (at byte 8) to start with"));
   EXPECT_THAT(LoadError(Replace(good, "\"F32\"", "\"F31\"")),
               HasSubstr("dtype \"F31\" is not one Tessera has"));
-  EXPECT_THAT(LoadError(Replace(good, "\"shape\":[3]", "\"shape\":[4]")),
-              HasSubstr("a F32 tensor of shape [4] has 16 bytes, but data_offsets [0, 12] hold 12"));
+  EXPECT_THAT(
+      LoadError(Replace(good, "\"shape\":[3]", "\"shape\":[4]")),
+      HasSubstr("a F32 tensor of shape [4] has 16 bytes, but data_offsets [0, 12] hold 12"));
   EXPECT_THAT(LoadError(Replace(good, "\"data_offsets\":[0,12]", "\"data_offsets\":[4,16]")),
               HasSubstr("must tile the data"));
   EXPECT_THAT(LoadError(good.substr(0, good.size() - 1)), HasSubstr("end past the data"));
@@ -366,8 +378,9 @@ TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
               HasSubstr("value \"x\" is defined twice"));
   EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "{\"int\":2}", "{\"complex\":2}"))),
               HasSubstr("unknown argument kind \"complex\""));
-  EXPECT_THAT(LoadError(AxpyFile(Replace(kAddGraph, "{\"int\":2}", "{\"int\":99999999999999999999}"))),
-              HasSubstr("expected an integer that fits in 64 bits"));
+  EXPECT_THAT(
+      LoadError(AxpyFile(Replace(kAddGraph, "{\"int\":2}", "{\"int\":99999999999999999999}"))),
+      HasSubstr("expected an integer that fits in 64 bits"));
   // A value budget bounds what reading a header or graph may allocate.
   std::string many = "{\"name\":[";
   for (int i = 0; i < 1000001; ++i) many += i ? ",0" : "0";
@@ -384,13 +397,13 @@ TEST_F(ModelApi, EveryTruncationIsAnErrorNotACrash) {
 }
 
 TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
-  const std::string graph = Replace(
-      Replace(kAddGraph, "\"outputs\":[{\"name\"", "\"outputs\":[{\"name\""),
-      R"("outputs":["y"]}])",
-      R"("outputs":["y"]},{"op":"frobnicate","schema":"frobnicate(Tensor self) -> Tensor",)"
-      R"("args":[{"tensor":"y"}],"outputs":["z"]},)"
-      R"({"op":"abs","schema":"abs(Tensor self, int extra) -> Tensor",)"
-      R"("args":[{"tensor":"y"},{"int":1}],"outputs":["u"]}])");
+  const std::string graph =
+      Replace(Replace(kAddGraph, "\"outputs\":[{\"name\"", "\"outputs\":[{\"name\""),
+              R"("outputs":["y"]}])",
+              R"("outputs":["y"]},{"op":"frobnicate","schema":"frobnicate(Tensor self) -> Tensor",)"
+              R"("args":[{"tensor":"y"}],"outputs":["z"]},)"
+              R"({"op":"abs","schema":"abs(Tensor self, int extra) -> Tensor",)"
+              R"("args":[{"tensor":"y"},{"int":1}],"outputs":["u"]}])");
   const std::string file = AxpyFile(graph);
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
@@ -405,9 +418,8 @@ TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
 
 TEST_F(ModelApi, AnOlderSchemaWithoutADefaultedArgumentIsAdapted) {
   // gelu gained `*, str approximate='none'` after this pretend file was written.
-  const std::string graph = Replace(
-      kAddGraph, R"("outputs":[{"name":"out","value":"y"}])",
-      R"("outputs":[{"name":"out","value":"g"}])");
+  const std::string graph = Replace(kAddGraph, R"("outputs":[{"name":"out","value":"y"}])",
+                                    R"("outputs":[{"name":"out","value":"g"}])");
   const std::string with_gelu =
       Replace(graph, R"("outputs":["y"]}])",
               R"("outputs":["y"]},{"op":"gelu","schema":"gelu(Tensor self) -> Tensor",)"

@@ -57,12 +57,12 @@ class TensorView {
   size_t itemsize() const { return element_size(dtype()); }
   tsr_device device() const { return v_.device; }
   bool is_contiguous() const { return (v_.flags & TSR_VIEW_CONTIGUOUS) != 0; }
-  // frozen_id: nonzero when the tensor is frozen (TSR_VIEW_FROZEN: its elements do not change
-  // while it lives), an id never reused; a kernel may cache what it derives from the tensor
-  // under it and the view's layout. One table call, made only for a frozen view.
-  uint64_t frozen_id() const {
-    if ((v_.flags & TSR_VIEW_FROZEN) == 0 || !TSR_API_HAS(&api(), tensor_frozen_id)) return 0;
-    return api().tensor_frozen_id(v_.tensor);
+  // immutable_id: nonzero when the tensor is immutable (TSR_VIEW_IMMUTABLE: its elements do not
+  // change while it lives), an id never reused; a kernel may cache what it derives from the tensor
+  // under it and the view's layout. One table call, made only for an immutable view.
+  uint64_t immutable_id() const {
+    if ((v_.flags & TSR_VIEW_IMMUTABLE) == 0 || !TSR_API_HAS(&api(), tensor_immutable_id)) return 0;
+    return api().tensor_immutable_id(v_.tensor);
   }
   void* data_ptr() const { return v_.data; }
   template <typename T>

@@ -104,19 +104,19 @@ typedef struct tsr_tensor_view {
   tsr_device device;
   int32_t dtype; /* a tsr_dtype */
   int32_t ndim;
-  uint32_t flags; /* TSR_VIEW_* bits */
+  uint32_t flags; /* TSR_VIEW_* bits; test each with &: later minors add bits */
   uint32_t reserved;
 } tsr_tensor_view;
 
 /* The view is row-major dense (tsr_tensor_is_contiguous). */
 #define TSR_VIEW_CONTIGUOUS 1u
-/* Since 1.2: the tensor is frozen: its elements do not change while it lives, and
- * tsr_tensor_frozen_id (tensor.h; the runtime table's tensor_frozen_id) names it, never reused.
- * A kernel may keep data it derives from a frozen argument (a convolution's weights reordered
- * into its kernels' layout, say) under that id and the view's dtype, offset, sizes and strides.
- * A compiled model's constants are frozen where no node writes them and no output shows them
- * (model.h); runtimes before 1.2 never set the bit. */
-#define TSR_VIEW_FROZEN 2u
+/* Since 1.2: the tensor is immutable: its elements do not change while it lives, and
+ * tsr_tensor_immutable_id (tensor.h; the runtime table's tensor_immutable_id) names it, never
+ * reused. A kernel may keep data it derives from an immutable argument (a convolution's weights
+ * reordered into its kernels' layout, say) under that id and the view's dtype, offset, sizes
+ * and strides. A compiled model's constants are immutable where no node writes them and no
+ * output shows them (model.h, tsr_model_compile); runtimes before 1.2 never set the bit. */
+#define TSR_VIEW_IMMUTABLE 2u
 
 /* tsr_call_plan: what the dispatcher computed for the running kernel's call. */
 typedef struct tsr_call_plan {

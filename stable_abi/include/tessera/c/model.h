@@ -46,16 +46,17 @@ TSR_API tsr_string tsr_model_output_name(const tsr_model* model, size_t index);
  * PyTorch's output `index` for the example inputs, as CPU tensors. out: a new reference (the
  * tensor is the model's; do not write to it). NOT_FOUND when the file has none;
  * OUT_OF_RANGE for an index past the inputs or outputs. */
-TSR_API tsr_error* tsr_model_example_input(const tsr_model* model, size_t index,
-                                           tsr_tensor** out);
+TSR_API tsr_error* tsr_model_example_input(const tsr_model* model, size_t index, tsr_tensor** out);
 TSR_API tsr_error* tsr_model_expected_output(const tsr_model* model, size_t index,
                                              tsr_tensor** out);
 
 /* tsr_model_compile binds `model` for `device`: every node's op and what runs it there, each
  * literal argument converted to its schema type, the constants copied to the device (those a
- * node writes in place: a copy of the compiled model's own). out: new, release with
- * tsr_compiled_model_release. FAILED_PRECONDITION: nodes that cannot run on the device (an op
- * the runtime does not define, a schema changed incompatibly since the file was written,
+ * node writes in place: a copy of the compiled model's own; those no node writes and no output
+ * shows reach kernels immutable, TSR_VIEW_IMMUTABLE in kernel_call.h, since 1.2: the model's
+ * weights never change while it is compiled, so a backend may prepare each once). out: new,
+ * release with tsr_compiled_model_release. FAILED_PRECONDITION: nodes that cannot run on the device
+ * (an op the runtime does not define, a schema changed incompatibly since the file was written,
  * nothing registered for the device), each named by node index and op; INVALID_ARGUMENT: an
  * argument that does not fit its schema type, named. */
 TSR_API tsr_error* tsr_model_compile(const tsr_model* model, tsr_device device,

@@ -169,9 +169,9 @@ typedef struct tsr_runtime_api {
    * no slot: call through a stack (op_call). */
   tsr_error* (*op_call_values)(const tsr_op* op, const tsr_value* args, size_t num_args,
                                tsr_value* returns, size_t capacity, size_t* num_returns);
-  /* since 1.2: frozen tensors (TSR_VIEW_FROZEN, kernel_call.h). A runtime before 1.2 has no
-   * slot and freezes nothing. */
-  uint64_t (*tensor_frozen_id)(const tsr_tensor* tensor);
+  /* since 1.2: immutable tensors (TSR_VIEW_IMMUTABLE, kernel_call.h). A runtime before 1.2 has no
+   * slot and marks nothing immutable. */
+  uint64_t (*tensor_immutable_id)(const tsr_tensor* tensor);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

@@ -1,9 +1,9 @@
-// The CPU plugin's cache of reordered frozen tensors (plugins/cpu/frozen_weights.hpp): a copy
-// is made once per (frozen id, view layout, target layout) and found again; another id or
-// target layout makes another; past the bound (TESSERA_CPU_FROZEN_CACHE_MB) the least recently
+// The CPU plugin's cache of reordered immutable tensors (plugins/cpu/weight_cache.hpp): a copy
+// is made once per (immutable id, view layout, target layout) and found again; another id or
+// target layout makes another; past the bound (TESSERA_CPU_WEIGHT_CACHE_MB) the least recently
 // used go, and a copy larger than the bound is not kept. Compiled in (the plugin is a module
 // that exports one symbol).
-#include "frozen_weights.hpp"
+#include "weight_cache.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -27,7 +27,7 @@ struct FakeView {
     c.strides = strides.data();
     c.ndim = static_cast<int32_t>(sizes.size());
     c.dtype = TSR_DTYPE_FLOAT32;
-    c.flags = TSR_VIEW_CONTIGUOUS | TSR_VIEW_FROZEN;
+    c.flags = TSR_VIEW_CONTIGUOUS | TSR_VIEW_IMMUTABLE;
   }
   sdk::TensorView view() const { return sdk::TensorView(c); }
 };
@@ -38,31 +38,31 @@ dnnl::memory::desc Blocked(int64_t o, int64_t i) {
 }
 
 // Get: the copy for (view, id, md), counting the reorders the cache asked for.
-frozen_weights::Copy Get(const FakeView& v, uint64_t id, const dnnl::memory::desc& md,
-                         int* reorders) {
-  return frozen_weights::get(v.view(), id, md, [&](void* dst) {
+weight_cache::Copy Get(const FakeView& v, uint64_t id, const dnnl::memory::desc& md,
+                       int* reorders) {
+  return weight_cache::get(v.view(), id, md, [&](void* dst) {
     ++*reorders;
     std::memset(dst, 0x5a, md.get_size());
   });
 }
 
 size_t BoundMb() {
-  const char* env = std::getenv("TESSERA_CPU_FROZEN_CACHE_MB");
+  const char* env = std::getenv("TESSERA_CPU_WEIGHT_CACHE_MB");
   return env ? std::strtoull(env, nullptr, 10) : 512;
 }
 
-TEST(FrozenWeights, ACopyIsMadeOncePerIdAndLayout) {
+TEST(WeightCache, ACopyIsMadeOncePerIdAndLayout) {
   if (BoundMb() < 16) GTEST_SKIP() << "needs the default bound";
   const FakeView w({32, 16, 3, 3});
   int reorders = 0;
-  const frozen_weights::Copy a = Get(w, 101, Blocked(32, 16), &reorders);
+  const weight_cache::Copy a = Get(w, 101, Blocked(32, 16), &reorders);
   ASSERT_NE(a.data, nullptr);
   EXPECT_EQ(static_cast<const unsigned char*>(a.data.get())[0], 0x5a);
-  const frozen_weights::Copy b = Get(w, 101, Blocked(32, 16), &reorders);
+  const weight_cache::Copy b = Get(w, 101, Blocked(32, 16), &reorders);
   EXPECT_EQ(reorders, 1) << "the second call finds the first's copy";
   EXPECT_EQ(a.data.get(), b.data.get());
   Get(w, 102, Blocked(32, 16), &reorders);
-  EXPECT_EQ(reorders, 2) << "another frozen id";
+  EXPECT_EQ(reorders, 2) << "another immutable id";
   const dnnl::memory::desc other({32, 16, 3, 3}, dnnl::memory::data_type::f32,
                                  dnnl::memory::format_tag::Ohwi16o);
   Get(w, 101, other, &reorders);
@@ -72,17 +72,24 @@ TEST(FrozenWeights, ACopyIsMadeOncePerIdAndLayout) {
   strided.c.strides = strided.strides.data();
   Get(strided, 101, Blocked(32, 16), &reorders);
   EXPECT_EQ(reorders, 4) << "another view of the same id";
-  const frozen_weights::Stats s = frozen_weights::stats();
+  const weight_cache::Stats s = weight_cache::stats();
   EXPECT_GE(s.hits, 1);
   EXPECT_GE(s.copies, 4);
+  EXPECT_EQ(b.memory.get_data_handle(), b.data.get()) << "the copy's own memory object";
+  // The plugin's unload lets every copy go; one handed out lives on.
+  weight_cache::clear();
+  EXPECT_EQ(weight_cache::stats().bytes, 0);
+  Get(w, 101, Blocked(32, 16), &reorders);
+  EXPECT_EQ(reorders, 5) << "made again after clear()";
+  EXPECT_EQ(static_cast<const unsigned char*>(a.data.get())[0], 0x5a);
 }
 
-// Run with TESSERA_CPU_FROZEN_CACHE_MB=1 (its own ctest): 576 KiB copies, two do not fit.
-TEST(FrozenWeights, TheBoundEvictsTheLeastRecentlyUsed) {
-  if (BoundMb() != 1) GTEST_SKIP() << "runs under TESSERA_CPU_FROZEN_CACHE_MB=1";
+// Run with TESSERA_CPU_WEIGHT_CACHE_MB=1 (its own ctest): 576 KiB copies, two do not fit.
+TEST(WeightCache, TheBoundEvictsTheLeastRecentlyUsed) {
+  if (BoundMb() != 1) GTEST_SKIP() << "runs under TESSERA_CPU_WEIGHT_CACHE_MB=1";
   const FakeView w({128, 128, 3, 3});  // 576 KiB in float32
   int reorders = 0;
-  const frozen_weights::Copy first = Get(w, 201, Blocked(128, 128), &reorders);
+  const weight_cache::Copy first = Get(w, 201, Blocked(128, 128), &reorders);
   Get(w, 202, Blocked(128, 128), &reorders);  // evicts 201
   EXPECT_EQ(reorders, 2);
   Get(w, 202, Blocked(128, 128), &reorders);
@@ -92,10 +99,10 @@ TEST(FrozenWeights, TheBoundEvictsTheLeastRecentlyUsed) {
   EXPECT_EQ(static_cast<const unsigned char*>(first.data.get())[0], 0x5a)
       << "a copy handed out outlives its eviction";
   const FakeView big({256, 256, 3, 3});  // 2.25 MiB: over the bound
-  const frozen_weights::Copy none = Get(big, 203, Blocked(256, 256), &reorders);
+  const weight_cache::Copy none = Get(big, 203, Blocked(256, 256), &reorders);
   EXPECT_EQ(none.data, nullptr) << "not kept: the caller reorders into its scratch";
   EXPECT_EQ(reorders, 3) << "and the cache asks for no reorder";
-  EXPECT_LE(frozen_weights::stats().bytes, 1 << 20);
+  EXPECT_LE(weight_cache::stats().bytes, 1 << 20);
 }
 
 }  // namespace

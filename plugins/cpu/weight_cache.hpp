@@ -1,10 +1,10 @@
-// FrozenWeights: oneDNN-layout copies of frozen tensors (TSR_VIEW_FROZEN), made once and kept.
+// WeightCache: oneDNN-layout copies of immutable tensors (TSR_VIEW_IMMUTABLE), made once and kept.
 //
-// A frozen tensor's elements do not change while it lives and its id is never reused
-// (Note [Frozen tensors] in core/tensor.cc), so a copy reordered into a primitive's layout,
+// An immutable tensor's elements do not change while it lives and its id is never reused
+// (Note [Immutable tensors] in core/tensor.cc), so a copy reordered into a primitive's layout,
 // found again under (id, the view's dtype, offset, sizes and strides, the target layout), is
 // always what a fresh reorder would give. The copies are shared by every thread and bounded in
-// bytes (TESSERA_CPU_FROZEN_CACHE_MB, default 512; 0 turns the cache off): past the bound the
+// bytes (TESSERA_CPU_WEIGHT_CACHE_MB, default 512; 0 turns the cache off): past the bound the
 // least recently used go. A copy outlives its tensor until then; it is never found again.
 #pragma once
 
@@ -18,26 +18,31 @@
 
 namespace tessera {
 namespace cpu {
-namespace frozen_weights {
+namespace weight_cache {
 
-// A reordered copy: `md` over `data`.
+// A reordered copy: `md` over `data`, and a memory object over it made once (an argument to
+// pass as is: re-pointing a shared one from several threads would not be safe).
 struct Copy {
   dnnl::memory::desc md;
   std::shared_ptr<void> data;
+  dnnl::memory memory;
 };
 
-// get: the copy of the frozen tensor `t` (whose frozen_id is `id`, nonzero) in layout `md`,
+// get: the copy of the immutable tensor `t` (whose immutable_id is `id`, nonzero) in layout `md`,
 // made by `reorder(dst)` (which writes md.get_size() bytes at dst) the first time. Returns a
 // null data where the copy may not be kept (larger than the bound, or the cache off): the
 // caller reorders into its own scratch then.
 Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
          const std::function<void(void* dst)>& reorder);
 
+// clear: lets every copy go (the plugin's unload; copies handed out live on until dropped).
+void clear();
+
 struct Stats {
   int64_t hits = 0, misses = 0, copies = 0, bytes = 0;
 };
 Stats stats();
 
-}  // namespace frozen_weights
+}  // namespace weight_cache
 }  // namespace cpu
 }  // namespace tessera

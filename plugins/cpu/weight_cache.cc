@@ -1,4 +1,4 @@
-#include "frozen_weights.hpp"
+#include "weight_cache.hpp"
 
 #include <cstdlib>
 #include <list>
@@ -7,22 +7,24 @@
 #include <unordered_map>
 #include <vector>
 
+#include "onednn.hpp"
+
 namespace tessera {
 namespace cpu {
-namespace frozen_weights {
+namespace weight_cache {
 namespace {
 
 size_t BoundBytes() {
   static const size_t bound = [] {
-    const char* env = std::getenv("TESSERA_CPU_FROZEN_CACHE_MB");
+    const char* env = std::getenv("TESSERA_CPU_WEIGHT_CACHE_MB");
     long long mb = 512;
     if (env != nullptr && *env != '\0') {
       char* end = nullptr;
       mb = std::strtoll(env, &end, 10);
-      if (*end != '\0' || mb < 0) {
+      if (*end != '\0' || mb < 0 || mb > (1ll << 30)) {
         const std::string message =
-            "TESSERA_CPU_FROZEN_CACHE_MB: expected a number of MiB >= 0, got '" +
-            std::string(env) + "'; using 512";
+            "TESSERA_CPU_WEIGHT_CACHE_MB: expected a number of MiB >= 0, got '" + std::string(env) +
+            "'; using 512";
         sdk::api().log(TSR_LOG_WARNING, sdk::to_c(message));
         mb = 512;
       }
@@ -32,16 +34,9 @@ size_t BoundBytes() {
   return bound;
 }
 
-// Key: the frozen id and the view's layout; the target layouts under it are compared with
+// Key: the immutable id and the view's layout; the target layouts under it are compared with
 // memory::desc's ==.
 using Key = std::vector<int64_t>;
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the integers
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
 
 struct Item {
   Key key;
@@ -52,7 +47,7 @@ struct Item {
 struct Cache {
   std::mutex mu;
   std::list<Item> lru;  // most recently used first
-  std::unordered_multimap<Key, std::list<Item>::iterator, KeyHash> index;
+  std::unordered_multimap<Key, std::list<Item>::iterator, onednn::KeyHash> index;
   size_t bytes = 0;
   Stats stats;
 
@@ -96,7 +91,7 @@ Key KeyOf(const sdk::TensorView& t, uint64_t id) {
 Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
          const std::function<void(void* dst)>& reorder) {
   const size_t bytes = md.get_size();
-  if (bytes > BoundBytes()) return Copy{md, nullptr};
+  if (bytes > BoundBytes()) return Copy{md, nullptr, dnnl::memory()};
   Cache& c = Global();
   const Key key = KeyOf(t, id);
   {
@@ -112,12 +107,13 @@ Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
   // Made outside the lock (a reorder of megabytes); two threads may both make one, and the
   // second keeps the first's.
   std::shared_ptr<void> data(std::aligned_alloc(64, (bytes + 63) / 64 * 64), &std::free);
-  if (!data) return Copy{md, nullptr};
+  if (!data) return Copy{md, nullptr, dnnl::memory()};
   reorder(data.get());
+  dnnl::memory memory(md, onednn::engine(), data.get());
   std::lock_guard<std::mutex> lock(c.mu);
   auto it = c.find(key, md);
   if (it != c.lru.end()) return it->copy;
-  c.lru.push_front(Item{key, Copy{md, std::move(data)}, bytes});
+  c.lru.push_front(Item{key, Copy{md, std::move(data), std::move(memory)}, bytes});
   c.index.emplace(key, c.lru.begin());
   c.bytes += bytes;
   ++c.stats.copies;
@@ -127,12 +123,21 @@ Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
   return c.lru.front().copy;
 }
 
+void clear() {
+  Cache& c = Global();
+  std::lock_guard<std::mutex> lock(c.mu);
+  c.index.clear();
+  c.lru.clear();
+  c.bytes = 0;
+  c.stats.bytes = 0;
+}
+
 Stats stats() {
   Cache& c = Global();
   std::lock_guard<std::mutex> lock(c.mu);
   return c.stats;
 }
 
-}  // namespace frozen_weights
+}  // namespace weight_cache
 }  // namespace cpu
 }  // namespace tessera

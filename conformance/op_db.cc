@@ -246,6 +246,7 @@ const std::vector<OpInfo>& OpDatabase() {
     AddReductionOps(*v);
     AddLinalgNNOps(*v);
     AddIndexFactoryOps(*v);
+    AddActivationOps(*v);
     return v;
   }();
   return *db;

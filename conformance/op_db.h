@@ -113,6 +113,7 @@ void AddPointwiseOps(std::vector<OpInfo>& db);
 void AddReductionOps(std::vector<OpInfo>& db);
 void AddLinalgNNOps(std::vector<OpInfo>& db);
 void AddIndexFactoryOps(std::vector<OpInfo>& db);
+void AddActivationOps(std::vector<OpInfo>& db);  // op set 1.2
 
 // Shared helpers for references.
 // ResultDtype: torch.result_type, on the references' own promotion (reference_promotion.h).

@@ -30,6 +30,7 @@ absl::Status DefineLinalgOps(OpRegistry& registry);
 absl::Status DefineFactoryOps(OpRegistry& registry);
 absl::Status DefineNNOps(OpRegistry& registry);
 absl::Status DefineIndexOps(OpRegistry& registry);
+absl::Status DefineActivationOps(OpRegistry& registry);  // after the pointwise ops
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

@@ -6,7 +6,9 @@
 // lock first recorded it. Bump the minor version in the change that needs it, before
 // `tessera_ops_lock --update` records that change: an op set the lock already records never
 // changes. Op set 1.1 adds the out= forms of the native NN ops (convolution.out,
-// max_pool2d_with_indices.out, native_layer_norm.out, native_batch_norm.out). The SDK headers
+// max_pool2d_with_indices.out, native_layer_norm.out, native_batch_norm.out). Op set 1.2 adds
+// PyTorch's Core ATen operator set, the backward ops of training and the random ops, family
+// by family (docs/op_set.md lists what each version holds). The SDK headers
 // stable_abi/include/tessera/opset/ are generated from the lock and state the same version
 // (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
 #pragma once
@@ -16,6 +18,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 1;
+inline constexpr int32_t kOpSetVersionMinor = 2;
 
 }  // namespace tessera

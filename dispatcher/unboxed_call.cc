@@ -51,6 +51,8 @@ namespace tessera {
 
 const std::string& UnboxedArg::string() const { NotAnUnboxedArgument("a str"); }
 
+bool UnboxedArg::to_bool() const { NotAnUnboxedArgument("a bool"); }
+
 const std::vector<Tensor>& UnboxedArg::tensor_list() const { NotAnUnboxedArgument("a Tensor[]"); }
 
 Device UnboxedArg::device() const { NotAnUnboxedArgument("a Device"); }

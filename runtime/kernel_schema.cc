@@ -11,6 +11,7 @@
 #include "runtime/runtime_state.h"
 #include "tessera/opset/opset.h"
 #include "tessera/opset/v1_0.h"
+#include "tessera/opset/v1_1.h"
 
 namespace tessera {
 namespace capi {
@@ -50,6 +51,7 @@ struct KnownOpSet {
 constexpr KnownOpSet kKnownOpSets[] = {
     {{1, 0}, &opset::v1_0::FindSchema},
     {{1, 1}, &opset::v1_1::FindSchema},
+    {{1, 2}, &opset::v1_2::FindSchema},
 };
 static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
                       TSR_OP_SET_VERSION_MAJOR &&

@@ -1,8 +1,7 @@
-// Pointwise ops (unary, binary, ternary; op set v1): schemas and meta functions.
+// Pointwise ops (unary, binary, ternary; op set v1): schemas and meta functions, and the plan
+// every pointwise table's rows share (pointwise_table.h).
 //
-// One table row per op: its schema, how many leading arguments are operands (they broadcast
-// together and, as tensors or Scalars, take part in type promotion), and the rule that turns
-// the promoted type into the output type. The checks PyTorch makes in its meta functions
+// The checks PyTorch makes in its meta functions
 // (bool negation, bitwise ops on floats, rounding modes, alpha, gelu's approximate) are made
 // here, on every device; kernels make none of them again.
 #include <cmath>
@@ -11,6 +10,7 @@
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/pointwise_table.h"
 #include "dispatcher/unboxed_call.h"
 #include "tessera/base/op_checks.hpp"
 
@@ -18,60 +18,8 @@ namespace tessera {
 namespace ops {
 namespace {
 
-enum class Rule {
-  kPromote,     // the promoted type
-  kIntToFloat,  // the promoted type, integers and bool computed in the default float
-  kBool,        // comparisons and predicates: bool
-  kIntegral,    // bitwise ops: integral or bool only
-  kNoBool,      // neg and sub: not defined for bool
-  kDivMode,     // div with rounding_mode: kIntToFloat for None, kPromote for trunc/floor
-  kMaskedSelf,  // masked_fill: self's dtype; mask (bool) and self broadcast together (the
-                // out-of-place form expands self, as PyTorch's does); a value tensor is 0-dim
-  kWhere,       // where: first operand is the bool condition; it broadcasts, not promotes
-  kClamp,       // clamp: kPromote, and min and max may not both be None
-  kSameDtype,   // lerp: every tensor operand has self's dtype (no promotion, as in PyTorch)
-};
-
-// ArgCheck: a check of an op's other arguments that is op semantics (alpha, gelu's
-// approximate), against the dtype the op computes in: made here once for every backend, as
-// PyTorch's structured meta functions make it, so that no kernel repeats it.
-// Each check is one template over the arguments' form (a Stack, or UnboxedArgs on the fast path:
-// Note [The unboxed fast path]), instantiated for both (ARG_CHECK).
-template <typename Args>
-using ArgCheckOf = absl::Status (*)(const OperatorHandle& op, const Args& s, ScalarType compute);
-struct ArgCheck {
-  ArgCheckOf<Stack> boxed = nullptr;
-  ArgCheckOf<UnboxedArgs> unboxed = nullptr;
-
-  template <typename Args>
-  ArgCheckOf<Args> For() const {
-    if constexpr (std::is_same_v<Args, Stack>) {
-      return boxed;
-    } else {
-      return unboxed;
-    }
-  }
-};
-#define ARG_CHECK(f) \
-  ArgCheck { &f<Stack>, &f<UnboxedArgs> }
-
-struct PointwiseSpec {
-  const char* schema;
-  int operands;
-  Rule rule;
-  const char* out;      // the out= form's name
-  const char* inplace;  // the in-place form's name, "" for none
-  ArgCheck check = {};
-};
-
 constexpr ScalarType kDefaultFloat = ScalarType::kFloat32;
 
-// The checks of tessera/base/op_checks.hpp (written once for the plan and the bundled kernels),
-// as the plan's errors.
-absl::Status Refused(const OperatorHandle& op, const char* why) {
-  if (why == nullptr) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), why));
-}
 int32_t KindOf(const Scalar& s) {
   return s.is_bool() ? TSR_SCALAR_BOOL : s.is_floating_point() ? TSR_SCALAR_DOUBLE : TSR_SCALAR_INT;
 }
@@ -81,7 +29,7 @@ tsr_dtype CDtype(ScalarType t) { return static_cast<tsr_dtype>(t); }
 template <typename Args>
 absl::Status CheckAlpha(const OperatorHandle& op, const Args& s, ScalarType compute) {
   if (!s[2].is_scalar()) return absl::OkStatus();
-  return Refused(op, base::alpha_error(CDtype(compute), KindOf(s[2].scalar())));
+  return RefusedBy(op, base::alpha_error(CDtype(compute), KindOf(s[2].scalar())));
 }
 
 // gelu's approximate (argument 1).
@@ -98,14 +46,14 @@ absl::Status CheckGeluApproximate(const OperatorHandle& op, const Args& s, Scala
 template <typename Args>
 absl::Status CheckIntegerPower(const OperatorHandle& op, const Args& s, ScalarType) {
   const Scalar& exponent = s[1].scalar();
-  return Refused(op, base::integer_power_error(CDtype(s[0].tensor().dtype()), KindOf(exponent),
-                                               exponent.to_double() < 0));
+  return RefusedBy(op, base::integer_power_error(CDtype(s[0].tensor().dtype()), KindOf(exponent),
+                                                 exponent.to_double() < 0));
 }
 
 // addcdiv on integers.
 template <typename Args>
 absl::Status CheckAddcdivFloating(const OperatorHandle& op, const Args&, ScalarType compute) {
-  return Refused(op, base::addcdiv_error(CDtype(compute)));
+  return RefusedBy(op, base::addcdiv_error(CDtype(compute)));
 }
 
 absl::Status RequireBool(const OperatorHandle& op, const char* arg, const Tensor& t) {
@@ -145,7 +93,8 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
   shape.clear();
   bool have_shape = false;
   ResultTypeBuilder promotion;
-  for (int i = 0; i < spec.operands; ++i) {
+  for (int k = 0; k < spec.operands; ++k) {
+    const int i = spec.at[k];
     const auto& v = s[i];
     if (v.is_tensor()) {
       const Tensor& t = v.tensor();
@@ -397,10 +346,43 @@ constexpr PointwiseSpec kOther[] = {
 
 }  // namespace
 
+absl::Status RefusedBy(const OperatorHandle& op, const char* why) {
+  if (why == nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), why));
+}
+
+PointwiseTable::PointwiseTable(std::vector<PointwiseSpec> specs) : specs_(std::move(specs)) {
+  plans_.reserve(specs_.size());  // the rows stay put: the plans point at them
+  for (const PointwiseSpec& spec : specs_) {
+    plans_.push_back({&PointwisePlan<Stack>, &spec, &PointwisePlan<UnboxedArgs>});
+  }
+}
+
+absl::Status PointwiseTable::Define(OpRegistry& registry) const {
+  std::vector<OpDefinition> defs;
+  for (const PointwiseSpec& spec : specs_) {
+    KernelFunction k;
+    k.fn = &MetaFromPlan;
+    k.name = "meta::pointwise";
+    defs.push_back({spec.schema, std::move(k)});
+  }
+  TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    const PointwiseSpec& spec = specs_[i];
+    TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
+    TSR_RETURN_IF_ERROR(registry.SetPlanFunction(schema.FullName(), &plans_[i]));
+    if (*spec.out == '\0') continue;  // a functional op alone (ATen has no out= form)
+    TSR_RETURN_IF_ERROR(registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
+                                                OutDtypeRule::kCastable,
+                                                OutputAliasing::kElementwise));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DefinePointwiseOps(OpRegistry& registry) {
-  // Specs must outlive the registry: they are the meta kernels' contexts.
-  static const std::vector<PointwiseSpec>* const specs = [] {
-    auto* v = new std::vector<PointwiseSpec>(std::begin(kOther), std::end(kOther));
+  // The table must outlive the registry: its rows are the plans' contexts.
+  static const PointwiseTable* const table = [] {
+    std::vector<PointwiseSpec> specs(std::begin(kOther), std::end(kOther));
     static std::vector<std::string>* const unary_schemas = new std::vector<std::string>();
     unary_schemas->reserve(3 * std::size(kUnary));  // c_str()s must stay put
     for (const UnarySpec& u : kUnary) {
@@ -409,34 +391,11 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
       unary_schemas->push_back(absl::StrFormat("%s.out", u.name));
       const char* out = unary_schemas->back().c_str();
       unary_schemas->push_back(u.inplace ? absl::StrFormat("%s_", u.name) : "");
-      v->push_back({schema, 1, u.rule, out, unary_schemas->back().c_str()});
+      specs.push_back({schema, 1, u.rule, out, unary_schemas->back().c_str()});
     }
-    return v;
+    return new PointwiseTable(std::move(specs));
   }();
-  static const std::vector<PlanFunction>* const plans = [] {
-    auto* v = new std::vector<PlanFunction>();
-    for (const PointwiseSpec& spec : *specs) {
-      v->push_back({&PointwisePlan<Stack>, &spec, &PointwisePlan<UnboxedArgs>});
-    }
-    return v;
-  }();
-  std::vector<OpDefinition> defs;
-  for (const PointwiseSpec& spec : *specs) {
-    KernelFunction k;
-    k.fn = &MetaFromPlan;
-    k.name = "meta::pointwise";
-    defs.push_back({spec.schema, std::move(k)});
-  }
-  TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
-  for (size_t i = 0; i < specs->size(); ++i) {
-    const PointwiseSpec& spec = (*specs)[i];
-    TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
-    TSR_RETURN_IF_ERROR(registry.SetPlanFunction(schema.FullName(), &(*plans)[i]));
-    TSR_RETURN_IF_ERROR(registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
-                                                OutDtypeRule::kCastable,
-                                                OutputAliasing::kElementwise));
-  }
-  return absl::OkStatus();
+  return table->Define(registry);
 }
 
 }  // namespace ops

@@ -62,6 +62,7 @@ void register_scans(sdk::Library& lib);
 void register_linalg(sdk::Library& lib);
 void register_index(sdk::Library& lib);
 void register_nn(sdk::Library& lib);
+void register_activations(sdk::Library& lib);
 
 }  // namespace cpu
 }  // namespace tessera

@@ -72,6 +72,20 @@ inline C min_nan(C a, C b) {
   return a < b ? a : b;
 }
 
+// clamp's bounds, one at a time (clamp, hardtanh): a NaN self stays, a NaN bound becomes the
+// result (PyTorch's rule when both bounds are given; clamp_out drops a lone NaN Scalar bound
+// first).
+template <typename C>
+inline C clamp_below(C x, C lo) {
+  if (is_nan(x) || is_nan(lo)) return is_nan(x) ? x : lo;
+  return x < lo ? lo : x;
+}
+template <typename C>
+inline C clamp_above(C x, C hi) {
+  if (is_nan(x) || is_nan(hi)) return is_nan(x) ? x : hi;
+  return x > hi ? hi : x;
+}
+
 // Integer division that cannot trap: the caller has refused b == 0; MIN / -1 wraps.
 template <typename C>
 inline C div_trunc_int(C a, C b) {

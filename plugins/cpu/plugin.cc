@@ -16,6 +16,7 @@ TESSERA_PLUGIN(lib) {
   tessera::cpu::register_linalg(lib);
   tessera::cpu::register_index(lib);
   tessera::cpu::register_nn(lib);
+  tessera::cpu::register_activations(lib);
   // The reordered weights kept for immutable tensors go with the plugin.
   lib.on_unload([] { tessera::cpu::weight_cache::clear(); });
 }

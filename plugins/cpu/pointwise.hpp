@@ -23,6 +23,14 @@ namespace cpu {
 // scalar_to writes `s` converted to `dtype` at `dst` (at least 8 bytes).
 void scalar_to(const sdk::Scalar& s, tsr_dtype dtype, void* dst);
 
+// scalar_as: `s` as the type a kernel computes T in (a loop's captured constant).
+template <typename T>
+compute_t<T> scalar_as(const sdk::Scalar& s) {
+  using C = compute_t<T>;
+  if (s.c.kind == TSR_SCALAR_DOUBLE) return convert<C>(s.c.d);
+  return convert<C>(s.c.i);
+}
+
 namespace internal {
 
 template <typename Out, typename... In, typename F, size_t... K>

@@ -10,13 +10,6 @@ namespace tessera {
 namespace cpu {
 namespace {
 
-template <typename T>
-compute_t<T> scalar_as(const sdk::Scalar& s) {
-  using C = compute_t<T>;
-  if (s.c.kind == TSR_SCALAR_DOUBLE) return convert<C>(s.c.d);
-  return convert<C>(s.c.i);
-}
-
 using sdk::KernelContext;
 using sdk::Scalar;
 using sdk::TensorView;
@@ -34,19 +27,6 @@ TensorView where_out(const KernelContext& ctx, TensorView condition, TensorView 
     frame.run<T, bool, T, T>([](bool c, compute_t<T> x, compute_t<T> y) { return c ? x : y; });
   });
   return out;
-}
-
-// clamp's bounds, one at a time: a NaN self stays, a NaN bound becomes the result (PyTorch's
-// rule when both bounds are given; clamp_out drops a lone NaN Scalar bound first).
-template <typename C>
-C clamp_below(C x, C lo) {
-  if (is_nan(x) || is_nan(lo)) return is_nan(x) ? x : lo;
-  return x < lo ? lo : x;
-}
-template <typename C>
-C clamp_above(C x, C hi) {
-  if (is_nan(x) || is_nan(hi)) return is_nan(x) ? x : hi;
-  return x > hi ? hi : x;
 }
 
 // clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out). The meta

@@ -30,15 +30,19 @@ using sdk::KernelContext;
 using sdk::Scalar;
 using sdk::TensorView;
 
-// Compute: the dtype the call computes in, as the call plan says (every op here has a plan
-// function, and the plugin needs a 1.1 runtime, which plans every call: nothing to promote).
+}  // namespace
+
 int32_t Compute(const KernelContext& ctx) { return ctx.planned_compute_dtype(); }
+
+namespace {
 
 // Refuse: the arguments' error of a tessera/base/op_checks.hpp check, which the plan makes and
 // the kernels ask again (that header says why).
 void Refuse(const char* op, const char* why) {
   if (why != nullptr) sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) + ": " + why);
 }
+
+}  // namespace
 
 ConstantValue ValueOf(const Scalar& s) {
   ConstantValue v;
@@ -49,6 +53,8 @@ ConstantValue ValueOf(const Scalar& s) {
   v.d = s.c.d;
   return v;
 }
+
+namespace {
 
 // The value of a 0-dim CPU tensor, read from host memory.
 ConstantValue ValueOfHost(const TensorView& t) {
@@ -98,8 +104,8 @@ ConstantValue ValueOfHost(const TensorView& t) {
   return v;
 }
 
-// An operand from a tensor argument: memory of the call's device, or a 0-dim CPU tensor, which
-// PyTorch lets join any device's op and which travels as a constant.
+}  // namespace
+
 OperandSpec TensorOperand(const char* op, const TensorView& t, const char* arg) {
   OperandSpec o;
   o.dtype = t.dtype();
@@ -127,6 +133,8 @@ OperandSpec ScalarOperand(const Scalar& s, int32_t compute) {
   o.value = ValueOf(s);
   return o;
 }
+
+namespace {
 
 ElementwisePlan Plan(const char* op, const TensorView& out, std::vector<OperandSpec> operands) {
   operands.insert(operands.begin(), TensorOperand(op, out, "out"));
@@ -256,11 +264,11 @@ TESSERA_GPU_UNARY(reciprocal, kReciprocal)
 
 using K = PointwiseKind;
 
-// RunPointwise checks the compute dtype against `supported` (by default the kind's own set),
-// plans `inputs` against `out` and launches.
+}  // namespace
+
 void RunPointwise(const char* op, PointwiseKind kind, int32_t compute, const TensorView& out,
-                  std::vector<OperandSpec> inputs, const PointwiseParams& params = {},
-                  uint32_t supported = 0) {
+                  std::vector<OperandSpec> inputs, const PointwiseParams& params,
+                  uint32_t supported) {
   if (supported == 0) supported = PointwiseDtypes(kind);
   supported &= PointwiseDtypes(kind);
   RequireDtype(op, compute, supported);
@@ -269,6 +277,8 @@ void RunPointwise(const char* op, PointwiseKind kind, int32_t compute, const Ten
   DeviceGuard guard(out.device().index);
   Check(op, LaunchPointwise(kind, compute, plan, params, sdk::current_stream(out.device())));
 }
+
+namespace {
 
 // Integer division by a zero known on the host (a Scalar or a 0-dim CPU tensor) is refused, as
 // the CPU backend refuses it; a zero inside a GPU tensor cannot be (Note [GPU pointwise
@@ -423,21 +433,26 @@ TensorView MaskedFillOut(const KernelContext& ctx, const TensorView& self, const
   return out;
 }
 
-// clamp with at most two bounds: both as ClampOp, one as maximum (min) or minimum (max), whose
-// NaN rule is clamp's; computed in clamp's dtypes (no bool).
+}  // namespace
+
 void Clamp(const char* op, int32_t compute, const TensorView& out, OperandSpec self,
            std::optional<OperandSpec> lo, std::optional<OperandSpec> hi) {
-  const uint32_t dtypes = PointwiseDtypes(K::kClamp);
+  const uint32_t dtypes = PointwiseDtypes(PointwiseKind::kClamp);
   if (lo && hi) {
-    RunPointwise(op, K::kClamp, compute, out, {std::move(self), std::move(*lo), std::move(*hi)});
+    RunPointwise(op, PointwiseKind::kClamp, compute, out,
+                 {std::move(self), std::move(*lo), std::move(*hi)});
   } else if (lo) {
-    RunPointwise(op, K::kMaximum, compute, out, {std::move(self), std::move(*lo)}, {}, dtypes);
+    RunPointwise(op, PointwiseKind::kMaximum, compute, out, {std::move(self), std::move(*lo)}, {},
+                 dtypes);
   } else if (hi) {
-    RunPointwise(op, K::kMinimum, compute, out, {std::move(self), std::move(*hi)}, {}, dtypes);
+    RunPointwise(op, PointwiseKind::kMinimum, compute, out, {std::move(self), std::move(*hi)}, {},
+                 dtypes);
   } else {  // the plan refuses min = max = None
     sdk::fail(TSR_INTERNAL, std::string(op) + ": neither bound reached the kernel");
   }
 }
+
+namespace {
 
 // clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out)
 TensorView ClampOut(const KernelContext& ctx, const TensorView& self, std::optional<Scalar> min,

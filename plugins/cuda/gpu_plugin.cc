@@ -45,6 +45,7 @@ TESSERA_PLUGIN(lib) {
   (void)logged;
   lib.device(gpu::DeviceInterface());
   gpu::RegisterElementwiseOps(lib);
+  gpu::RegisterActivationOps(lib);
   gpu::RegisterScanReduceOps(lib);
   gpu::RegisterLinalgOps(lib);
   gpu::RegisterNnOps(lib);

@@ -52,6 +52,22 @@ enum class PointwiseKind : int32_t {
   kDivFloor,
   kPow,
   kAtan2,
+  // binary, the activations' backward ops (ActivationBackwardOp): gradient and the forward's
+  // input (or result)
+  kThresholdBackward,  // numeric; the rest floating
+  kGeluBackward,
+  kGeluTanhBackward,
+  kSiluBackward,
+  kSigmoidBackward,  // of the result
+  kTanhBackward,     // of the result
+  kHardtanhBackward,
+  kLeakyReluBackward,
+  kEluBackward,
+  kEluBackwardOfResult,
+  kHardswishBackward,
+  kHardsigmoidBackward,
+  kSoftplusBackward,
+  kShrinkBackward,  // hardshrink and softshrink
   // ternary: output and three inputs
   kWhere,  // condition, self, other (masked_fill: mask, value, self)
   kClamp,  // self, min, max
@@ -74,12 +90,21 @@ enum class PointwiseKind : int32_t {
   kSilu,
   kGelu,
   kGeluTanh,
+  kLeakyRelu,
+  kElu,
+  kHardswish,
+  kHardsigmoid,
+  kSoftplus,
+  kMish,
+  kHardshrink,
+  kSoftshrink,
   kRoundDecimals,
   // unary, exact in the input's dtype
   kFloor,
   kCeil,
   kRound,
   kTrunc,
+  kThreshold,
   kSign,
   kBitwiseNot,
   // unary, bool-valued
@@ -106,6 +131,9 @@ struct PointwiseParams {
   ConstantValue value;  // addcmul / addcdiv: `value`
   PowMode pow = PowMode::kGeneral;
   int64_t decimals = 0;  // round.decimals
+  // The activations' Scalars, in schema order (leaky_relu's slope; elu's alpha, scale,
+  // input_scale; softplus's beta, threshold; threshold's threshold, value; ...).
+  ConstantValue args[3];
 };
 
 // PointwiseArity: the op's inputs (the launch has one operand more, the output).
@@ -122,10 +150,12 @@ constexpr uint32_t PointwiseDtypes(PointwiseKind kind) {
   if (kind <= K::kMinimum) return kAllDtypes;
   if (kind <= K::kPow) return kNumericDtypes;
   if (kind == K::kAtan2) return kFloatingDtypes;
+  if (kind == K::kThresholdBackward) return kNumericDtypes;
+  if (kind <= K::kShrinkBackward) return kFloatingDtypes;
   if (kind == K::kWhere) return kAllDtypes;
   if (kind == K::kClamp || kind == K::kAddcmul) return kNumericDtypes;
   if (kind <= K::kRoundDecimals) return kFloatingDtypes;  // addcdiv, lerp, the floating unary
-  if (kind <= K::kTrunc) return kNumericDtypes;
+  if (kind <= K::kThreshold) return kNumericDtypes;
   if (kind == K::kSign || kind >= K::kIsNan) return kAllDtypes;
   return kIntegralAndBoolDtypes;  // bitwise_not
 }
@@ -163,6 +193,12 @@ TSR_GPU_HD TSR_GPU_INLINE C MinNan(C a, C b) {
   if (IsNan(a)) return a;
   if (IsNan(b)) return b;
   return a < b ? a : b;
+}
+
+// Relu6: min(max(x, 0), 6), NaN staying NaN (hardswish, hardsigmoid).
+template <typename C>
+TSR_GPU_HD TSR_GPU_INLINE C Relu6(C x) {
+  return x < C(0) ? C(0) : x > C(6) ? C(6) : x;
 }
 
 // --- binary -------------------------------------------------------------------------------
@@ -345,6 +381,64 @@ struct Atan2Op {
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const { return std::atan2(a, b); }
 };
 
+// ActivationBackwardOp: the gradient of an activation at x (the forward's input, or its
+// result for sigmoid, tanh and elu of the result) times g, PyTorch's formulas
+// (plugins/cpu/activations.cc computes the same). a, b, c: the op's Scalars in schema order.
+template <typename C>
+struct ActivationBackwardOp {
+  static constexpr int kArity = 2;
+  PointwiseKind kind;
+  C a = 0, b = 0, c = 0;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C g, C x) const {
+    if constexpr (!std::is_floating_point_v<C>) {
+      return x <= a ? C(0) : g;  // kThresholdBackward, the only integral one
+    } else {
+      switch (kind) {
+        case PointwiseKind::kThresholdBackward:
+          return x <= a ? C(0) : g;
+        case PointwiseKind::kGeluBackward: {  // Phi(x) + x phi(x)
+          const C cdf = C(0.5) * (C(1) + std::erf(x * C(0.70710678118654752440)));
+          const C pdf = std::exp(C(-0.5) * x * x) * C(0.39894228040143267794);
+          return g * (cdf + x * pdf);
+        }
+        case PointwiseKind::kGeluTanhBackward: {
+          const C beta = C(0.79788456080286535588), kappa = C(0.044715);
+          const C t = std::tanh(beta * (x + kappa * x * x * x));
+          const C inner = beta * (C(1) + C(3) * kappa * x * x);
+          return g * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * inner);
+        }
+        case PointwiseKind::kSiluBackward: {
+          const C s = C(1) / (C(1) + std::exp(-x));
+          return g * s * (C(1) + x * (C(1) - s));
+        }
+        case PointwiseKind::kSigmoidBackward:
+          return g * (C(1) - x) * x;
+        case PointwiseKind::kTanhBackward:
+          return g * (C(1) - x * x);
+        case PointwiseKind::kHardtanhBackward:  // a, b: min_val, max_val
+          return x <= a || x >= b ? C(0) : g;
+        case PointwiseKind::kLeakyReluBackward:  // a: negative_slope
+          return x > C(0) ? g : g * a;
+        case PointwiseKind::kEluBackward:  // a, b, c: alpha, scale, input_scale
+          return x > C(0) ? g * b : g * c * a * b * std::exp(x * c);
+        case PointwiseKind::kEluBackwardOfResult:
+          return x > C(0) ? g * b : g * c * (x + a * b);
+        case PointwiseKind::kHardswishBackward:
+          if (x < C(-3)) return C(0);
+          return x <= C(3) ? g * (x / C(3) + C(0.5)) : g;
+        case PointwiseKind::kHardsigmoidBackward:
+          return x > C(-3) && x < C(3) ? g / C(6) : C(0);
+        case PointwiseKind::kSoftplusBackward: {  // a, b: beta, threshold
+          const C z = std::exp(x * a);
+          return x * a > b ? g : g * z / (z + C(1));
+        }
+        default:  // kShrinkBackward; a: lambd
+          return x >= -a && x <= a ? C(0) : g;
+      }
+    }
+  }
+};
+
 // --- ternary ------------------------------------------------------------------------------
 
 // WhereOp: condition ? a : b, the condition read in the compute dtype (0 or 1).
@@ -399,6 +493,7 @@ struct FloatUnaryOp {
   PointwiseKind kind;
   C ten_pow = 1;  // round.decimals: 10^|decimals|
   bool negative_decimals = false;
+  C k0 = 0, k1 = 0, k2 = 0;  // the activations' Scalars, in schema order
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
     switch (kind) {
       case PointwiseKind::kExp2:
@@ -433,6 +528,22 @@ struct FloatUnaryOp {
         const C inner = C(0.79788456080286535588) * (a + C(0.044715) * a * a * a);
         return C(0.5) * a * (C(1) + std::tanh(inner));
       }
+      case PointwiseKind::kLeakyRelu:  // k0: negative_slope
+        return a > C(0) ? a : a * k0;
+      case PointwiseKind::kElu:  // k0, k1, k2: alpha, scale, input_scale
+        return a > C(0) ? a * k1 : std::expm1(a * k2) * k0 * k1;
+      case PointwiseKind::kHardswish:
+        return a * Relu6(a + C(3)) / C(6);
+      case PointwiseKind::kHardsigmoid:
+        return Relu6(a + C(3)) / C(6);
+      case PointwiseKind::kSoftplus:  // k0, k1: beta, threshold
+        return a * k0 > k1 ? a : std::log1p(std::exp(a * k0)) / k0;
+      case PointwiseKind::kMish:
+        return a * std::tanh(std::log1p(std::exp(a)));
+      case PointwiseKind::kHardshrink:  // k0: lambd
+        return a >= -k0 && a <= k0 ? C(0) : a;
+      case PointwiseKind::kSoftshrink:  // k0: lambd; NaN stays NaN (a * 0)
+        return a > k0 ? a - k0 : a < -k0 ? a + k0 : a * C(0);
       default:  // kRoundDecimals
         return negative_decimals ? std::nearbyint(a / ten_pow) * ten_pow
                                  : std::nearbyint(a * ten_pow) / ten_pow;
@@ -440,17 +551,20 @@ struct FloatUnaryOp {
   }
 };
 
-// ExactUnaryOp: floor, ceil, round (halves to even), trunc (integers pass through), sign and
-// bitwise_not (integers and bool), in the input's dtype.
+// ExactUnaryOp: floor, ceil, round (halves to even), trunc (integers pass through), threshold
+// (value where x <= threshold), sign and bitwise_not (integers and bool), in the input's dtype.
 template <typename C>
 struct ExactUnaryOp {
   static constexpr int kArity = 1;
   PointwiseKind kind;
+  C threshold = 0, value = 0;  // threshold's Scalars
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
     if constexpr (std::is_same_v<C, bool>) {
       return kind == PointwiseKind::kBitwiseNot ? !a : a;
     } else if constexpr (std::is_floating_point_v<C>) {
       switch (kind) {
+        case PointwiseKind::kThreshold:
+          return a <= threshold ? value : a;
         case PointwiseKind::kFloor:
           return std::floor(a);
         case PointwiseKind::kCeil:
@@ -463,6 +577,7 @@ struct ExactUnaryOp {
           return static_cast<C>((C(0) < a) - (a < C(0)));
       }
     } else {
+      if (kind == PointwiseKind::kThreshold) return a <= threshold ? value : a;
       if (kind == PointwiseKind::kSign) return static_cast<C>((C(0) < a) - IsNegative(a));
       if (kind == PointwiseKind::kBitwiseNot) return static_cast<C>(~a);
       return a;
@@ -525,6 +640,12 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
     if constexpr ((kNumericDtypes & kSelf) != 0) return f(PowOp<C>{p.pow}, fast);
   } else if (kind == K::kAtan2) {
     if constexpr ((kFloatingDtypes & kSelf) != 0) return f(Atan2Op<C>{}, fast);
+  } else if (kind <= K::kShrinkBackward) {
+    if constexpr ((kNumericDtypes & kSelf) != 0) {
+      return f(ActivationBackwardOp<C>{kind, ConstantAs<C>(p.args[0]), ConstantAs<C>(p.args[1]),
+                                       ConstantAs<C>(p.args[2])},
+               fast);
+    }
   } else if (kind == K::kWhere) {
     return f(WhereOp<C>{}, general);
   } else if (kind == K::kClamp) {
@@ -538,6 +659,9 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
   } else if (kind <= K::kRoundDecimals) {
     if constexpr ((kFloatingDtypes & kSelf) != 0) {
       FloatUnaryOp<C> op{kind};
+      op.k0 = ConstantAs<C>(p.args[0]);
+      op.k1 = ConstantAs<C>(p.args[1]);
+      op.k2 = ConstantAs<C>(p.args[2]);
       if (kind == K::kRoundDecimals) {
         const double n = std::fabs(static_cast<double>(p.decimals));  // -INT64_MIN: no int64_t
         op.ten_pow = static_cast<C>(std::pow(10.0, n));
@@ -546,7 +670,7 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
       return f(op, fast);
     }
   } else if (kind <= K::kBitwiseNot) {
-    return f(ExactUnaryOp<C>{kind}, fast);
+    return f(ExactUnaryOp<C>{kind, ConstantAs<C>(p.args[0]), ConstantAs<C>(p.args[1])}, fast);
   } else {
     return f(PredicateOp<C>{kind}, general);
   }

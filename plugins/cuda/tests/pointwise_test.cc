@@ -446,6 +446,115 @@ TEST(GpuPointwise, PredicatesOfEveryClassOfValue) {
   EXPECT_THAT(Unary(K::kLogicalNot, {0, 1, 2}, TSR_DTYPE_UINT8), ElementsAre(1, 0, 0));
 }
 
+// The activations and their backward ops, against the formulas written out here (the
+// conformance suite checks the plugin's kernels against fp64 references on a device).
+PointwiseParams ActivationArgs(double a, double b = 0, double c = 0) {
+  PointwiseParams p;
+  const double v[3] = {a, b, c};
+  for (int i = 0; i < 3; ++i) {
+    p.args[i].kind = ConstantValue::kDouble;
+    p.args[i].d = v[i];
+  }
+  return p;
+}
+
+TEST(GpuPointwise, ActivationsPieceByPiece) {
+  const std::vector<double> x = {-4, -3, -0.5, 0, 0.5, 3, 4, kNan};
+  EXPECT_THAT(Unary(K::kLeakyRelu, x, TSR_DTYPE_FLOAT64, ActivationArgs(0.5)),
+              DoublesAre(std::vector<double>{-2, -1.5, -0.25, 0, 0.5, 3, 4, kNan}));
+  EXPECT_THAT(Unary(K::kHardswish, x), DoublesAre(std::vector<double>{-0.0, -0.0, -0.5 * 2.5 / 6, 0,
+                                                                      0.5 * 3.5 / 6, 3, 4, kNan}));
+  EXPECT_THAT(Unary(K::kHardsigmoid, x),
+              DoublesAre(std::vector<double>{0, 0, 2.5 / 6, 0.5, 3.5 / 6, 1, 1, kNan}));
+  EXPECT_THAT(Unary(K::kHardshrink, x, TSR_DTYPE_FLOAT64, ActivationArgs(0.5)),
+              DoublesAre(std::vector<double>{-4, -3, 0, 0, 0, 3, 4, kNan}));
+  EXPECT_THAT(Unary(K::kSoftshrink, x, TSR_DTYPE_FLOAT64, ActivationArgs(0.5)),
+              DoublesAre(std::vector<double>{-3.5, -2.5, -0.0, 0, 0, 2.5, 3.5, kNan}));
+  const std::vector<double> elu = Unary(K::kElu, x, TSR_DTYPE_FLOAT64, ActivationArgs(2, 3, 0.5));
+  for (size_t i = 0; i + 1 < x.size(); ++i) {
+    const double want = x[i] > 0 ? 3 * x[i] : 2 * 3 * std::expm1(0.5 * x[i]);
+    EXPECT_NEAR(elu[i], want, 1e-15) << i;
+  }
+  const std::vector<double> sp =
+      Unary(K::kSoftplus, {-1, 1, 2.5, 3}, TSR_DTYPE_FLOAT64, ActivationArgs(2, 5));
+  EXPECT_NEAR(sp[0], std::log1p(std::exp(-2.0)) / 2, 1e-15);
+  EXPECT_NEAR(sp[2], std::log1p(std::exp(5.0)) / 2, 1e-15);  // beta x = threshold: not above
+  EXPECT_EQ(sp[3], 3);                                       // past it: x
+  EXPECT_NEAR(Unary(K::kMish, {1.5})[0], 1.5 * std::tanh(std::log1p(std::exp(1.5))), 1e-15);
+  // threshold on integers: value where x <= threshold.
+  std::vector<int32_t> ints = {-3, 1, 2, 5}, out(4);
+  PointwiseParams t;
+  t.args[0].i = 1;
+  t.args[1].i = 9;
+  EXPECT_EQ(RunPointwise(K::kThreshold, TSR_DTYPE_INT32,
+                         MustPlan({4}, {Operand(out, TSR_DTYPE_INT32, {4}),
+                                        Operand(ints, TSR_DTYPE_INT32, {4})}),
+                         t),
+            "");
+  EXPECT_THAT(out, ElementsAre(9, 9, 2, 5));
+}
+
+TEST(GpuPointwise, ActivationBackwardOpsPieceByPiece) {
+  const std::vector<double> g = {2, 2, 2, 2, 2, 2, 2};
+  const std::vector<double> x = {-4, -3, -0.5, 0, 0.5, 3, 4};
+  EXPECT_THAT(Binary(K::kThresholdBackward, g, x, TSR_DTYPE_FLOAT64, ActivationArgs(0)),
+              ElementsAre(0, 0, 0, 0, 2, 2, 2));
+  EXPECT_THAT(Binary(K::kHardtanhBackward, g, x, TSR_DTYPE_FLOAT64, ActivationArgs(-3, 3)),
+              ElementsAre(0, 0, 2, 2, 2, 0, 0));
+  EXPECT_THAT(Binary(K::kLeakyReluBackward, g, x, TSR_DTYPE_FLOAT64, ActivationArgs(0.25)),
+              ElementsAre(0.5, 0.5, 0.5, 0.5, 2, 2, 2));
+  EXPECT_THAT(
+      Binary(K::kHardswishBackward, g, x),
+      ElementsAre(0, 2 * (-1 + 0.5), 2 * (-0.5 / 3 + 0.5), 1, 2 * (0.5 / 3 + 0.5), 2 * 1.5, 2));
+  EXPECT_THAT(Binary(K::kHardsigmoidBackward, g, x),
+              ElementsAre(0, 0, 2.0 / 6, 2.0 / 6, 2.0 / 6, 0, 0));
+  EXPECT_THAT(Binary(K::kShrinkBackward, g, x, TSR_DTYPE_FLOAT64, ActivationArgs(0.5)),
+              ElementsAre(2, 2, 0, 0, 0, 2, 2));
+  EXPECT_THAT(Binary(K::kSigmoidBackward, {2}, {0.25}), ElementsAre(2 * 0.25 * 0.75));
+  EXPECT_THAT(Binary(K::kTanhBackward, {2}, {0.5}), ElementsAre(2 * 0.75));
+  // The smooth ones against their derivatives written out.
+  struct Case {
+    PointwiseKind kind;
+    PointwiseParams p;
+    double (*d)(double);
+  };
+  const Case cases[] = {
+      {K::kSiluBackward,
+       {},
+       [](double v) {
+         const double s = 1 / (1 + std::exp(-v));
+         return s * (1 + v * (1 - s));
+       }},
+      {K::kGeluBackward,
+       {},
+       [](double v) {
+         return 0.5 * (1 + std::erf(v / std::sqrt(2.0))) +
+                v * std::exp(-v * v / 2) / std::sqrt(2 * M_PI);
+       }},
+      {K::kGeluTanhBackward,
+       {},
+       [](double v) {
+         const double k = std::sqrt(2 / M_PI), u = k * (v + 0.044715 * v * v * v);
+         const double t = std::tanh(u);
+         return 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * k * (1 + 3 * 0.044715 * v * v);
+       }},
+      {K::kEluBackward, ActivationArgs(2, 3, 0.5),
+       [](double v) { return v > 0 ? 3 : 0.5 * 2 * 3 * std::exp(0.5 * v); }},
+      {K::kSoftplusBackward, ActivationArgs(2, 5),
+       [](double v) { return 2 * v > 5 ? 1 : 1 / (1 + std::exp(-2 * v)); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.kind));
+    const std::vector<double> got = Binary(c.kind, g, x, TSR_DTYPE_FLOAT64, c.p);
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(got[i], 2 * c.d(x[i]), 1e-14) << i;
+  }
+  // elu of the result y = 2 * 3 * expm1(0.5 x) below 0: 0.5 * (y + 2 * 3) = the same slope.
+  const double y = 2 * 3 * std::expm1(0.5 * -1.0);
+  EXPECT_NEAR(
+      Binary(K::kEluBackwardOfResult, {2}, {y}, TSR_DTYPE_FLOAT64, ActivationArgs(2, 3, 0.5))[0],
+      2 * 0.5 * 2 * 3 * std::exp(-0.5), 1e-14);
+}
+
 }  // namespace
 }  // namespace gpu
 }  // namespace tessera

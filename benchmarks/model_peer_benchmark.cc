@@ -25,8 +25,14 @@
 
 namespace {
 
-const char* const kModels[] = {"resnet18_b1", "resnet18_b8", "bert_b1",
-                               "bert_b8",     "gpt2_h768",   "gpt2_h96"};
+const char* const kModels[] = {"resnet18_b1",
+                               "resnet18_b8",
+                               "mobilenet_v3_small_b1",
+                               "mobilenet_v3_small_b8",
+                               "bert_b1",
+                               "bert_b8",
+                               "gpt2_h768",
+                               "gpt2_h96"};
 
 constexpr int kWarmUpRuns = 3;
 

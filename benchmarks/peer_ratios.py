@@ -53,6 +53,8 @@ PAIRS = [
     (model, "tessera_model_peer_benchmark", "BM_TesseraModel/%s/real_time" % model,
      "BM_TorchModel/%s/real_time" % model, "time", target, (1, 2))
     for model, target in [("resnet18_b1", "<= 0.8x libtorch"), ("resnet18_b8", "<= 0.8x libtorch"),
+                          ("mobilenet_v3_small_b1", "<= 0.8x libtorch"),
+                          ("mobilenet_v3_small_b8", "<= 0.8x libtorch"),
                           ("bert_b1", "<= 0.8x libtorch"), ("bert_b8", "<= 0.8x libtorch"),
                           ("gpt2_h768", "<= 0.6x libtorch"), ("gpt2_h96", "<= 0.7x libtorch")]
 ]

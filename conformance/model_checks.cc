@@ -206,14 +206,18 @@ std::string ModelsMarkdown(const std::vector<ModelResult>& results) {
 std::string ModelsTerminal(const std::vector<ModelResult>& results) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof line, "\n%-16s %-6s %8s %6s %7s %8s %10s %7s\n", "model", "status",
-                "pytorch", "cpu", "native", "fallback", "time", "vs cpu");
+  // The model column as wide as its longest name (at least 16), up to what a line holds.
+  int width = 16;
+  for (const ModelResult& r : results) width = std::max(width, static_cast<int>(r.model.size()));
+  width = std::min(width, 200);
+  std::snprintf(line, sizeof line, "\n%-*s %-6s %8s %6s %7s %8s %10s %7s\n", width, "model",
+                "status", "pytorch", "cpu", "native", "fallback", "time", "vs cpu");
   out << line;
   for (const ModelResult& r : results) {
     char time[32];
     std::snprintf(time, sizeof time, "%.2f ms", r.ms);
-    std::snprintf(line, sizeof line, "%-16s %-6s %8s %6s %7s %8zu %10s %7s\n", r.model.c_str(),
-                  r.status.c_str(), r.agrees_pytorch ? "agrees" : "DIFFERS",
+    std::snprintf(line, sizeof line, "%-*s %-6s %8s %6s %7s %8zu %10s %7s\n", width,
+                  r.model.c_str(), r.status.c_str(), r.agrees_pytorch ? "agrees" : "DIFFERS",
                   r.agrees_cpu ? "agrees" : "DIFFERS", NativeShare(r).c_str(), r.fallback,
                   r.ms > 0 ? time : "-", VsCpu(r).c_str());
     out << line;

@@ -8,7 +8,8 @@ libtorch side of tessera_model_peer_benchmark runs the .pt file with the graph e
 optimizations off, so libtorch runs the traced ATen calls one by one as eager PyTorch would,
 without Python's per-op cost. Weights come from a fixed seed; nothing is downloaded.
 
-The models are the ones the CPU-speed issue measured: ResNet-18 at batch 1 and 8, a BERT-base
+The models are the ones the CPU-speed issue measured: ResNet-18 and MobileNetV3-small at batch
+1 and 8, a BERT-base
 encoder layer (hidden 768, 128 tokens) at batch 1 and 8, and a GPT-2-style decode step over a
 31-token KV cache at hidden 768 (12 heads) and hidden 96 (4 heads, tiny tensors: per-op cost).
 """
@@ -28,6 +29,11 @@ import tessera_export  # noqa: E402
 def resnet18(batch):
     import torchvision
     return lambda: (torchvision.models.resnet18(), (torch.randn(batch, 3, 224, 224),))
+
+
+def mobilenet_v3_small(batch):
+    import torchvision
+    return lambda: (torchvision.models.mobilenet_v3_small(), (torch.randn(batch, 3, 224, 224),))
 
 
 def bert(batch, tokens=128):
@@ -50,6 +56,8 @@ def gpt2(hidden, heads, past=31):
 MODELS = {
     "resnet18_b1": resnet18(1),
     "resnet18_b8": resnet18(8),
+    "mobilenet_v3_small_b1": mobilenet_v3_small(1),
+    "mobilenet_v3_small_b8": mobilenet_v3_small(8),
     "bert_b1": bert(1),
     "bert_b8": bert(8),
     "gpt2_h768": gpt2(768, 12),

@@ -300,7 +300,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
                                         DeviceToString(device), lookup.status().message()));
       continue;
     }
-    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}};
+    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}, false, {}, false};
     bound.list_return = list_return;
     switch (lookup->source) {
       case KernelSource::kComposite:

@@ -28,6 +28,12 @@ def resnet18():
     return torchvision.models.resnet18(), (torch.randn(1, 3, 224, 224),)
 
 
+def mobilenet_v3_small():
+    # hardswish and hardsigmoid (op set 1.2) in its blocks and squeeze-excitation.
+    import torchvision
+    return torchvision.models.mobilenet_v3_small(), (torch.randn(1, 3, 224, 224),)
+
+
 def vit():
     # A reduced torchvision VisionTransformer: 32x32 images, 8x8 patches, 2 layers.
     import torchvision
@@ -97,8 +103,8 @@ def gpt2_step():
     return Gpt2Step(), (torch.randn(1, 1, 256), torch.randn(1, 4, 31, 64), torch.randn(1, 4, 31, 64))
 
 
-ZOO = {"mlp": mlp, "resnet18": resnet18, "vit": vit, "bert_layer": bert_layer,
-       "gpt2_step": gpt2_step}
+ZOO = {"mlp": mlp, "resnet18": resnet18, "mobilenet_v3_small": mobilenet_v3_small, "vit": vit,
+       "bert_layer": bert_layer, "gpt2_step": gpt2_step}
 
 
 def main(argv):

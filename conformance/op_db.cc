@@ -247,6 +247,7 @@ const std::vector<OpInfo>& OpDatabase() {
     AddLinalgNNOps(*v);
     AddIndexFactoryOps(*v);
     AddActivationOps(*v);
+    AddTrainingOps(*v);
     return v;
   }();
   return *db;

@@ -114,6 +114,7 @@ void AddReductionOps(std::vector<OpInfo>& db);
 void AddLinalgNNOps(std::vector<OpInfo>& db);
 void AddIndexFactoryOps(std::vector<OpInfo>& db);
 void AddActivationOps(std::vector<OpInfo>& db);  // op set 1.2
+void AddTrainingOps(std::vector<OpInfo>& db);    // op set 1.2
 
 // Shared helpers for references.
 // ResultDtype: torch.result_type, on the references' own promotion (reference_promotion.h).

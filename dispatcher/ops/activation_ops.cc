@@ -213,15 +213,9 @@ Out MishBackwardK(const OperatorHandle& op, const Stack& s) {
   OpRegistry& r = op.registry();
   ResultTypeBuilder promotion;  // as the plan promotes the two operands
   for (int i : {0, 1}) promotion.AddTensor(s[i].tensor().dtype(), s[i].tensor().dim());
-  const ScalarType result = promotion.Result();
-  const bool widen = result == ScalarType::kFloat16 || result == ScalarType::kBFloat16;
-  auto as_computed = [&](const Value& v) -> absl::StatusOr<Value> {
-    if (!widen) return v;
-    TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(r, "_to_copy", {v, Value(ScalarType::kFloat32)}));
-    return Value(std::move(t));
-  };
-  TSR_ASSIGN_OR_RETURN(const Value grad, as_computed(s[0]));
-  TSR_ASSIGN_OR_RETURN(const Value x, as_computed(s[1]));
+  const Opmath opmath(promotion.Result());
+  TSR_ASSIGN_OR_RETURN(const Value grad, opmath.In(r, s[0]));
+  TSR_ASSIGN_OR_RETURN(const Value x, opmath.In(r, s[1]));
   TSR_ASSIGN_OR_RETURN(Tensor sp, CallOne(r, "softplus", {x}));
   TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(r, "tanh", {Value(sp)}));
   TSR_ASSIGN_OR_RETURN(Tensor sig, CallOne(r, "sigmoid", {x}));
@@ -233,8 +227,7 @@ Out MishBackwardK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor term, CallOne(r, "mul.Tensor", {Value(xs), Value(one_minus)}));
   TSR_ASSIGN_OR_RETURN(Tensor sum, CallOne(r, "add.Tensor", {Value(t), Value(term)}));
   TSR_ASSIGN_OR_RETURN(Tensor g, CallOne(r, "mul.Tensor", {grad, Value(sum)}));
-  if (!widen) return std::vector<Tensor>{std::move(g)};
-  return One(CallOne(r, "_to_copy", {Value(std::move(g)), Value(result)}));
+  return One(opmath.Out(r, std::move(g)));
 }
 
 }  // namespace

@@ -26,6 +26,28 @@ absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stac
   return args[0].tensor();
 }
 
+absl::Status CopyIntoOut(const OperatorHandle& op, const Tensor& result, const Tensor& out) {
+  if (out.dtype() != result.dtype()) {
+    return Invalid(
+        op, absl::StrFormat("expected out to have dtype %s, got %s", ScalarTypeName(result.dtype()),
+                            ScalarTypeName(out.dtype())));
+  }
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), result.sizes()));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Value> Opmath::In(OpRegistry& r, const Value& v) const {
+  if (!widen || v.tensor().dtype() == ScalarType::kFloat32) return v;
+  TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(r, "_to_copy", {v, Value(ScalarType::kFloat32)}));
+  return Value(std::move(t));
+}
+
+absl::StatusOr<Tensor> Opmath::Out(OpRegistry& r, Tensor t) const {
+  if (t.dtype() == result) return t;
+  return CallOne(r, "_to_copy", {Value(std::move(t)), Value(result)});
+}
+
 absl::Status DefineAll(OpRegistry& registry, std::vector<OpDefinition> defs, KernelSlot slot) {
   for (OpDefinition& def : defs) {
     TSR_ASSIGN_OR_RETURN(RegistrationHandle defined, registry.Define(def.schema));

@@ -58,6 +58,30 @@ absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, I
 // CallOne calls the op named `name` with `args` and returns its first return (composites).
 absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stack args);
 
+// ComputeIntoOut: an out= form written as a composite: F computes the result, then `out`
+// (argument kOut) is resized to it and it is copied in; `out` must have the result's dtype.
+absl::Status CopyIntoOut(const OperatorHandle& op, const Tensor& result, const Tensor& out);
+template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&), int kOut>
+TensorsOr ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(Tensor result, F(op, s));
+  const Tensor& out = s[kOut].tensor();
+  TSR_RETURN_IF_ERROR(CopyIntoOut(op, result, out));
+  return std::vector<Tensor>{out};
+}
+
+// Opmath: a composite over pointwise ops computes the 16-bit floats in float32 and rounds
+// once at the end, as a fused kernel (and PyTorch's opmath) does; other dtypes as they are.
+struct Opmath {
+  explicit Opmath(ScalarType result)
+      : result(result), widen(result == ScalarType::kFloat16 || result == ScalarType::kBFloat16) {}
+  // In: `v` (a tensor) in the dtype the composite computes in.
+  absl::StatusOr<Value> In(OpRegistry& r, const Value& v) const;
+  // Out: the computed `t` in the result dtype.
+  absl::StatusOr<Tensor> Out(OpRegistry& r, Tensor t) const;
+  ScalarType result;
+  bool widen;
+};
+
 // DefineAll defines each schema and registers its kernel (composite or Meta) permanently.
 struct OpDefinition {
   const char* schema;

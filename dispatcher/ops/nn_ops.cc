@@ -687,20 +687,6 @@ Out LinearK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
-// Out= forms written as composites: compute, then resize `out` and copy into it.
-template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&), int kOut>
-Out ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
-  TSR_ASSIGN_OR_RETURN(Tensor result, F(op, s));
-  const Tensor& out = s[kOut].tensor();
-  if (out.dtype() != result.dtype()) {
-    return Invalid(
-        op, absl::StrFormat("expected out to have dtype %s, got %s", ScalarTypeName(result.dtype()),
-                            ScalarTypeName(out.dtype())));
-  }
-  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), result.sizes()));
-  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
-  return std::vector<Tensor>{out};
-}
 absl::StatusOr<Tensor> MatmulOf(const OperatorHandle& op, const Stack& s) {
   return Matmul(op.registry(), s[0].tensor(), s[1].tensor());
 }

@@ -21,7 +21,16 @@ using Params = std::vector<double>;
 struct ParamSet {
   std::vector<Arg> args;
   std::string desc;
+  // Where the function changes its piece for these arguments (softplus's threshold / beta,
+  // the shrinks' lambd); the spec's points serve the first set when it names none.
+  std::vector<double> points = {};
 };
+
+// The boundary points of parameter set i.
+const std::vector<double>& PointsOf(const std::vector<ParamSet>& params, size_t i,
+                                    const std::vector<double>& first) {
+  return i == 0 && params[0].points.empty() ? first : params[i].points;
+}
 
 // The numbers of a ParamSet's Scalar arguments, truncated for an integral dtype (ATen converts
 // Scalars to the dtype it computes in).
@@ -80,7 +89,10 @@ void AddForward(std::vector<OpInfo>& db, const ForwardSpec& spec) {
     for (size_t i = 1; i < params.size(); ++i) {
       with(MakeTensor({7, 11}, dtype, rng), params[i], "[7, 11]");
     }
-    if (!points.empty()) with(Points(dtype, points), params[0], "piece boundaries");
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::vector<double>& at = PointsOf(params, i, points);
+      if (!at.empty()) with(Points(dtype, at), params[i], "piece boundaries");
+    }
     if (IsFloating(dtype)) with(ExtremeTensor(dtype), params[0], "extremes");
     return out;
   };
@@ -108,6 +120,8 @@ struct BackwardSpec {
   // Where x goes: after the parameters (elu_backward's self_or_result) instead of second.
   bool x_last = false;
   double tolerance_scale = 1;
+  // The result's dtype is x's (mish_backward, as ATen allocates it), not the promoted one.
+  bool result_of_x = false;
 };
 
 std::vector<Arg> BackwardArgs(Arg g, Arg x, const ParamSet& p, bool x_last) {
@@ -128,6 +142,7 @@ void AddBackward(std::vector<OpInfo>& db, const BackwardSpec& spec) {
   const std::vector<ParamSet> params = spec.params;
   const std::vector<double> points = spec.points;
   const bool x_last = spec.x_last;
+  const bool result_of_x = spec.result_of_x;
   op.samples = [params, points, x_last](tsr_dtype dtype, Rng& rng) {
     std::vector<Sample> out;
     auto with = [&](HostTensor g, HostTensor x, const ParamSet& p, std::string what) {
@@ -145,18 +160,31 @@ void AddBackward(std::vector<OpInfo>& db, const BackwardSpec& spec) {
     for (size_t i = 1; i < params.size(); ++i) {
       with(MakeTensor({7, 11}, dtype, rng), MakeTensor({7, 11}, dtype, rng), params[i], "[7, 11]");
     }
-    if (!points.empty()) {
-      HostTensor x = Points(dtype, points);
-      with(MakeTensor(x.shape, dtype, rng), x, params[0], "piece boundaries");
+    for (size_t i = 0; i < params.size(); ++i) {
+      const std::vector<double>& at = PointsOf(params, i, points);
+      if (at.empty()) continue;
+      HostTensor x = Points(dtype, at);
+      with(MakeTensor(x.shape, dtype, rng), x, params[i], "piece boundaries");
+    }
+    if (IsFloating(dtype)) {
+      // NaN, the infinities and signed zeros at x (not ExtremeTensor's huge finite values,
+      // where float and double intermediates overflow apart: no reference could be both).
+      HostTensor x = Points(dtype, {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1, -1.5});
+      with(MakeTensor(x.shape, dtype, rng), x, params[0], "nan, inf, -inf, 0, -0 at x");
+    }
+    if (dtype == TSR_DTYPE_FLOAT32) {
+      // A float64 gradient for float32 x: the two promote (mish_backward: x's dtype).
+      with(MakeTensor({7}, TSR_DTYPE_FLOAT64, rng), MakeTensor({7}, dtype, rng), params[0],
+           "float64 grad with float32 x");
     }
     return out;
   };
   const auto f = spec.f;
-  op.reference = [f, x_last](const Sample& s) {
+  op.reference = [f, x_last, result_of_x](const Sample& s) {
     const Arg& g = s.args[0];
     const size_t xi = x_last ? s.args.size() - 1 : 1;
     const Arg& x = s.args[xi];
-    const tsr_dtype dtype = ResultDtype({&g, &x});
+    const tsr_dtype dtype = result_of_x ? x.tensor.dtype : ResultDtype({&g, &x});
     const Params p = NumbersOf(s.args, x_last ? 1 : 2, dtype);
     return std::vector<HostTensor>{
         Elementwise({&g, &x}, dtype, [&](const double* v) { return f(v[0], v[1], p); })};
@@ -227,8 +255,11 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   "hardtanh.out",
                   "hardtanh_",
                   kNumericMask & ~Bit(TSR_DTYPE_UINT8),
-                  {{{S(-1), S(1)}, ""}, {{S(-2.5), S(4.5)}, "in [-2.5, 4.5]"}},
-                  {-1, 1, -0.5, 0.5},
+                  {{{S(-1), S(1)}, "", {-1, 1, -0.5, 0.5}},
+                   {{S(-2.5), S(4.5)}, "in [-2.5, 4.5]", {-2.5, 4.5, -3, 5}},
+                   // On integers ATen truncates the limits first: [-1, 100] for int8 too.
+                   {{S(-1.5), S(100.5)}, "in [-1.5, 100.5]"}},
+                  {},
                   [](double x, const Params& p) { return Hardtanh(x, p[0], p[1]); },
                   [](Rng& rng) {
                     return std::vector<ErrorInput>{
@@ -290,8 +321,8 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   "softplus.out",
                   "",
                   kFloatingMask,
-                  {{{S(1), S(20)}, ""}, {{S(2), S(5)}, "beta 2 threshold 5"}},
-                  {2.5},
+                  {{{S(1), S(20)}, "", {20, 0}}, {{S(2), S(5)}, "beta 2 threshold 5", {2.5, 0}}},
+                  {},
                   [](double x, const Params& p) { return Softplus(x, p[0], p[1]); }});
   AddForward(
       db,
@@ -316,15 +347,15 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   "hardshrink.out",
                   "",
                   kFloatingMask,
-                  {{{S(0.5)}, ""}, {{S(2)}, "lambd 2"}},
-                  {-0.5, 0.5},
+                  {{{S(0.5)}, "", {-0.5, 0.5}}, {{S(2)}, "lambd 2", {-2, 2}}},
+                  {},
                   [](double x, const Params& p) { return x >= -p[0] && x <= p[0] ? 0 : x; }});
   AddForward(db, {"softshrink",
                   "softshrink.out",
                   "",
                   kFloatingMask,
-                  {{{S(0.5)}, ""}, {{S(2)}, "lambd 2"}},
-                  {-0.5, 0.5},
+                  {{{S(0.5)}, "", {-0.5, 0.5}}, {{S(2)}, "lambd 2", {-2, 2}}},
+                  {},
                   [](double x, const Params& p) {
                     return x > p[0] ? x - p[0] : x < -p[0] ? x + p[0] : x * 0;
                   },
@@ -338,8 +369,8 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
   AddBackward(db, {"threshold_backward",
                    "threshold_backward.grad_input",
                    kNumericMask,
-                   {{{S(0)}, "threshold 0"}, {{S(1.5)}, "threshold 1.5"}},
-                   {0, 1.5},
+                   {{{S(0)}, "threshold 0", {0, -1, 1}}, {{S(1.5)}, "threshold 1.5", {1.5, 1, 2}}},
+                   {},
                    [](double g, double x, const Params& p) { return x <= p[0] ? 0 : g; }});
   {
     BackwardSpec gelu{"gelu_backward",
@@ -392,8 +423,8 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
               {"hardtanh_backward",
                "hardtanh_backward.grad_input",
                kFloatingMask,
-               {{{S(-1), S(1)}, ""}, {{S(-2.5), S(4.5)}, "in [-2.5, 4.5]"}},
-               {-1, 1},
+               {{{S(-1), S(1)}, "", {-1, 1}}, {{S(-2.5), S(4.5)}, "in [-2.5, 4.5]", {-2.5, 4.5}}},
+               {},
                [](double g, double x, const Params& p) { return x <= p[0] || x >= p[1] ? 0 : g; }});
   AddBackward(db, {"leaky_relu_backward",
                    "leaky_relu_backward.grad_input",
@@ -434,7 +465,7 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
       return std::vector<HostTensor>{
           Elementwise({&g, &v}, ResultDtype({&g, &v}), [&](const double* a) {
             const double gv = a[0], x = a[1];
-            if (x > 0) return gv * scale;
+            if (!(x <= 0)) return gv * scale;  // NaN too, as ATen's x <= 0 test has it
             // From the result y = alpha scale (exp(x input_scale) - 1):
             // alpha scale input_scale exp(x input_scale) = input_scale (y + alpha scale).
             return is_result ? gv * input_scale * (x + alpha * scale)
@@ -463,23 +494,25 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
   AddBackward(db, {"softplus_backward",
                    "softplus_backward.grad_input",
                    kFloatingMask,
-                   {{{S(1), S(20)}, ""}, {{S(2), S(5)}, "beta 2 threshold 5"}},
-                   {2.5},
+                   {{{S(1), S(20)}, "", {20, 0}}, {{S(2), S(5)}, "beta 2 threshold 5", {2.5, 0}}},
+                   {},
                    [](double g, double x, const Params& p) {
                      return x * p[0] > p[1] ? g : g * Sigmoid(x * p[0]);
                    }});
-  AddBackward(
-      db,
-      {"mish_backward", "", kFloatingMask, {{{}, ""}}, {0}, [](double g, double x, const Params&) {
-         return g * MishGrad(x);
-       }});
+  {
+    BackwardSpec mish{
+        "mish_backward", "",  kFloatingMask,
+        {{{}, ""}},      {0}, [](double g, double x, const Params&) { return g * MishGrad(x); }};
+    mish.result_of_x = true;  // as ATen allocates it
+    AddBackward(db, mish);
+  }
   for (const char* name : {"hardshrink_backward", "softshrink_backward"}) {
     AddBackward(
         db, {name,
              std::string(name) + ".grad_input",
              kFloatingMask,
-             {{{S(0.5)}, ""}, {{S(2)}, "lambd 2"}},
-             {-0.5, 0.5},
+             {{{S(0.5)}, "", {-0.5, 0.5}}, {{S(2)}, "lambd 2", {-2, 2}}},
+             {},
              [](double g, double x, const Params& p) { return x >= -p[0] && x <= p[0] ? 0 : g; }});
   }
 }

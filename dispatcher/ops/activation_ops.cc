@@ -7,8 +7,9 @@
 // out=/in-place forms with ATen's names (the backward ops' out= forms are ATen's
 // `.grad_input`, whose out argument is `grad_input`). A backward op's operands are the incoming
 // gradient and the forward's input or result; they broadcast and promote as a binary op's, as
-// ATen's TensorIterator builds them. celu, selu and mish_backward are composites, as ATen
-// defines them, so that a backend needs no kernel for them.
+// ATen's TensorIterator builds them. celu and selu are composites over elu, as ATen defines
+// them, and mish_backward is one over softplus/tanh/sigmoid (ATen's math fallback for it), so
+// that a backend needs no kernel for them.
 #include <cmath>
 
 #include "absl/strings/str_format.h"
@@ -35,15 +36,28 @@ absl::Status CheckScalarsFit(const OperatorHandle& op, const Args& s, ScalarType
   return absl::OkStatus();
 }
 
-// hardtanh's limits on integers are truncated to integers first (ATen's hardtanh_out), and an
-// unsigned self takes no negative limit.
+// hardtanh (ATen's hardtanh_out): not for bool; on integers the limits are truncated to
+// integers first (toLong), so only the truncated limits must fit, and an unsigned self takes
+// no negative one.
 template <typename Args>
 absl::Status CheckHardtanh(const OperatorHandle& op, const Args& s, ScalarType compute) {
-  if (compute == ScalarType::kUInt8 &&
-      (s[1].scalar().to_double() <= -1 || s[2].scalar().to_double() <= -1)) {
-    return Invalid(op, "cannot do hardtanh on an unsigned type with negative limits");
+  if (compute == ScalarType::kBool) return Invalid(op, "Bool inputs not supported for hardtanh");
+  if (!IsIntegralType(compute, /*include_bool=*/false)) return CheckScalarsFit(op, s, compute);
+  const std::vector<Argument>& params = op.schema().arguments;
+  for (int i : {1, 2}) {
+    const Scalar& limit = s[i].scalar();
+    const double t = std::trunc(limit.to_double());  // NaN and the huge stay (and overflow)
+    const Scalar truncated = limit.is_floating_point() && std::fabs(t) < 9.2e18
+                                 ? Scalar(static_cast<int64_t>(t))
+                                 : limit;
+    if (compute == ScalarType::kUInt8 && truncated.to_double() < 0) {
+      return Invalid(op, absl::StrFormat("cannot do hardtanh on an unsigned type with negative "
+                                         "limits, got %s = %s",
+                                         params[i].name, limit.ToString()));
+    }
+    TSR_RETURN_IF_ERROR(CheckScalarFits(truncated, compute, op.name(), params[i].name));
   }
-  return CheckScalarsFit(op, s, compute);
+  return absl::OkStatus();
 }
 
 // softshrink's lambd is a half-width: never negative.
@@ -166,7 +180,8 @@ std::vector<PointwiseSpec> ActivationSpecs() {
       {TSR_GRAD_INPUT("softshrink_backward", "Tensor grad_output, Tensor self, Scalar lambd"),
        kScalarsFit},
       // A composite (below) without an out= form in ATen; this row is its Meta.
-      {"mish_backward(Tensor grad_output, Tensor self) -> Tensor", 2, Rule::kPromote, "", ""},
+      {"mish_backward(Tensor grad_output, Tensor self) -> Tensor", 2, Rule::kSecondOperandDtype, "",
+       ""},
   };
 }
 #undef TSR_GRAD_INPUT
@@ -213,7 +228,7 @@ Out MishBackwardK(const OperatorHandle& op, const Stack& s) {
   OpRegistry& r = op.registry();
   ResultTypeBuilder promotion;  // as the plan promotes the two operands
   for (int i : {0, 1}) promotion.AddTensor(s[i].tensor().dtype(), s[i].tensor().dim());
-  const Opmath opmath(promotion.Result());
+  const Opmath opmath(promotion.Result(), s[1].tensor().dtype());  // returned in self's dtype
   TSR_ASSIGN_OR_RETURN(const Value grad, opmath.In(r, s[0]));
   TSR_ASSIGN_OR_RETURN(const Value x, opmath.In(r, s[1]));
   TSR_ASSIGN_OR_RETURN(Tensor sp, CallOne(r, "softplus", {x}));

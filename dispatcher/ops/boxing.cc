@@ -1,6 +1,7 @@
 #include "dispatcher/ops/boxing.h"
 
 #include "absl/strings/str_format.h"
+#include "core/type_promotion.h"
 
 namespace tessera {
 namespace ops {
@@ -26,11 +27,19 @@ absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stac
   return args[0].tensor();
 }
 
-absl::Status CopyIntoOut(const OperatorHandle& op, const Tensor& result, const Tensor& out) {
-  if (out.dtype() != result.dtype()) {
+absl::Status CopyIntoOut(const OperatorHandle& op, size_t arg, const Tensor& result,
+                         const Tensor& out, bool castable) {
+  const std::string& name = op.schema().arguments[arg].name;
+  if (castable && out.dtype() != result.dtype() && !CanCast(result.dtype(), out.dtype())) {
     return Invalid(
-        op, absl::StrFormat("expected out to have dtype %s, got %s", ScalarTypeName(result.dtype()),
-                            ScalarTypeName(out.dtype())));
+        op, absl::StrFormat("result type %s can't be cast to the desired output type "
+                            "%s of '%s'",
+                            ScalarTypeName(result.dtype()), ScalarTypeName(out.dtype()), name));
+  }
+  if (!castable && out.dtype() != result.dtype()) {
+    return Invalid(op,
+                   absl::StrFormat("expected %s to have dtype %s, got %s", name,
+                                   ScalarTypeName(result.dtype()), ScalarTypeName(out.dtype())));
   }
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), result.sizes()));
   TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
@@ -38,8 +47,8 @@ absl::Status CopyIntoOut(const OperatorHandle& op, const Tensor& result, const T
 }
 
 absl::StatusOr<Value> Opmath::In(OpRegistry& r, const Value& v) const {
-  if (!widen || v.tensor().dtype() == ScalarType::kFloat32) return v;
-  TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(r, "_to_copy", {v, Value(ScalarType::kFloat32)}));
+  if (v.tensor().dtype() == compute) return v;
+  TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(r, "_to_copy", {v, Value(compute)}));
   return Value(std::move(t));
 }
 

@@ -58,28 +58,39 @@ absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, I
 // CallOne calls the op named `name` with `args` and returns its first return (composites).
 absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stack args);
 
-// ComputeIntoOut: an out= form written as a composite: F computes the result, then `out`
-// (argument kOut) is resized to it and it is copied in; `out` must have the result's dtype.
-absl::Status CopyIntoOut(const OperatorHandle& op, const Tensor& result, const Tensor& out);
-template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&), int kOut>
+// CopyIntoOut resizes the out argument `out` (argument `arg` of `op`) to `result` and copies
+// it in: `out` must have the result's dtype, or one it casts to where `castable` (the out=
+// forms of ATen's pointwise ops and losses; its other ops take the exact dtype).
+absl::Status CopyIntoOut(const OperatorHandle& op, size_t arg, const Tensor& result,
+                         const Tensor& out, bool castable);
+// ComputeIntoOut: an out= form written as a composite: F computes the result, then it goes into
+// the out argument kOut (CopyIntoOut).
+template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&), int kOut,
+          bool kCastable = false>
 TensorsOr ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor result, F(op, s));
   const Tensor& out = s[kOut].tensor();
-  TSR_RETURN_IF_ERROR(CopyIntoOut(op, result, out));
+  TSR_RETURN_IF_ERROR(CopyIntoOut(op, kOut, result, out, kCastable));
   return std::vector<Tensor>{out};
 }
 
-// Opmath: a composite over pointwise ops computes the 16-bit floats in float32 and rounds
-// once at the end, as a fused kernel (and PyTorch's opmath) does; other dtypes as they are.
+// Opmath: how a composite over pointwise ops computes: every operand converted to one compute
+// dtype (float32 for the 16-bit floats, as a fused kernel and PyTorch's opmath compute them),
+// and the result rounded once, at the end, to the op's result dtype.
 struct Opmath {
-  explicit Opmath(ScalarType result)
-      : result(result), widen(result == ScalarType::kFloat16 || result == ScalarType::kBFloat16) {}
-  // In: `v` (a tensor) in the dtype the composite computes in.
+  // `dtype`: the operands' promoted dtype; `result`: the op's (by default the same).
+  explicit Opmath(ScalarType dtype) : Opmath(dtype, dtype) {}
+  Opmath(ScalarType dtype, ScalarType result)
+      : compute(dtype == ScalarType::kFloat16 || dtype == ScalarType::kBFloat16
+                    ? ScalarType::kFloat32
+                    : dtype),
+        result(result) {}
+  // In: `v` (a tensor) in the compute dtype.
   absl::StatusOr<Value> In(OpRegistry& r, const Value& v) const;
   // Out: the computed `t` in the result dtype.
   absl::StatusOr<Tensor> Out(OpRegistry& r, Tensor t) const;
+  ScalarType compute;
   ScalarType result;
-  bool widen;
 };
 
 // DefineAll defines each schema and registers its kernel (composite or Meta) permanently.

@@ -67,7 +67,7 @@ template <bool kLog>
 absl::StatusOr<Tensor> SoftmaxBackward(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(const ScalarType result, SoftmaxBackwardDtype(op, s));
   OpRegistry& r = op.registry();
-  const Opmath opmath(s[0].tensor().dtype());
+  const Opmath opmath(s[0].tensor().dtype(), result);
   TSR_ASSIGN_OR_RETURN(const Value grad, opmath.In(r, s[0]));
   TSR_ASSIGN_OR_RETURN(const Value output, opmath.In(r, s[1]));
   const Value dims(IntList{s[2].to_int()});
@@ -84,8 +84,7 @@ absl::StatusOr<Tensor> SoftmaxBackward(const OperatorHandle& op, const Stack& s)
     TSR_ASSIGN_OR_RETURN(Tensor scaled, CallOne(r, "mul.Tensor", {output, Value(sum)}));
     TSR_ASSIGN_OR_RETURN(grad_input, CallOne(r, "sub.Tensor", {Value(weighted), Value(scaled)}));
   }
-  const Opmath back(result);
-  return back.Out(r, std::move(grad_input));
+  return opmath.Out(r, std::move(grad_input));
 }
 template <bool kLog>
 Out SoftmaxBackwardK(const OperatorHandle& op, const Stack& s) {
@@ -183,7 +182,7 @@ absl::Status DefineDecomposedTrainingOps(OpRegistry& registry) {
            MakeKernel<MseLossK>("core::mse_loss")},
           {"mse_loss.out(Tensor self, Tensor target, int reduction=1, *, Tensor(a!) out) -> "
            "Tensor(a!)",
-           MakeKernel<ComputeIntoOut<MseLoss, 3>>("core::mse_loss_out")},
+           MakeKernel<ComputeIntoOut<MseLoss, 3, /*kCastable=*/true>>("core::mse_loss_out")},
           {"mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> "
            "Tensor",
            MakeKernel<MseLossBackwardK>("core::mse_loss_backward")},

@@ -184,6 +184,9 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
       }
       break;
     }
+    case Rule::kSecondOperandDtype:
+      dtype = s[spec.at[1]].tensor().dtype();
+      break;
     case Rule::kClamp:
       if (s[1].is_none() && s[2].is_none()) {
         return absl::InvalidArgumentError(
@@ -209,7 +212,9 @@ absl::Status PointwisePlan(const void* context, const OperatorHandle& op, const 
   if (absl::Status s = ContiguousStridesInto(shape, &out.strides); ABSL_PREDICT_FALSE(!s.ok())) {
     return absl::Status(s.code(), absl::StrFormat("%s: %s", op.name(), s.message()));
   }
-  plan->compute_dtype = spec.rule == Rule::kBool ? promotion.Result() : dtype;
+  plan->compute_dtype = spec.rule == Rule::kBool || spec.rule == Rule::kSecondOperandDtype
+                            ? promotion.Result()
+                            : dtype;
   out.dtype = dtype;
   return absl::OkStatus();
 }

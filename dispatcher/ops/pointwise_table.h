@@ -33,6 +33,8 @@ enum class Rule {
   kWhere,       // where: first operand is the bool condition; it broadcasts, not promotes
   kClamp,       // clamp: kPromote, and min and max may not both be None
   kSameDtype,   // lerp: every tensor operand has self's dtype (no promotion, as in PyTorch)
+  kSecondOperandDtype,  // mish_backward: computed in the promoted dtype, returned in its
+                        // second operand's (self's), as ATen's kernel allocates it
 };
 
 // ArgCheck: a check of an op's other arguments that is op semantics (alpha, gelu's

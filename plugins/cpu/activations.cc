@@ -278,7 +278,8 @@ TensorView elu_backward_out(const KernelContext& ctx, TensorView grad, Scalar al
     const C pos = scalar_as<T>(scale);
     const C in = scalar_as<T>(input_scale);
     return [=](C g, C v) -> C {
-      if (v > 0) return g * pos;
+      // ATen's test (v <= 0 takes the negative piece), so NaN takes the positive one.
+      if (!(v <= 0)) return g * pos;
       return is_result ? g * in * (v + neg) : g * in * neg * std::exp(v * in);
     };
   });
@@ -299,12 +300,12 @@ TensorView hardswish_backward_out(const KernelContext& ctx, TensorView grad, Ten
 }
 
 // hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input):
-// g / 6 strictly inside (-3, 3), 0 elsewhere.
+// g * (1/6) strictly inside (-3, 3), 0 elsewhere (NaN too).
 TensorView hardsigmoid_backward_out(const KernelContext& ctx, TensorView grad, TensorView self,
                                     TensorView out) {
   return backward<kFloating>(ctx, grad, self, out, [](auto tag) {
     using C = TSR_C(tag);
-    return [](C g, C x) -> C { return x > C(-3) && x < C(3) ? g / C(6) : C(0); };
+    return [](C g, C x) -> C { return x > C(-3) && x < C(3) ? g * C(1.0 / 6.0) : C(0); };
   });
 }
 

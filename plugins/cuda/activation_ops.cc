@@ -34,12 +34,13 @@ TensorView Forward(const KernelContext& ctx, const char* op, K kind, const Tenso
   return out;
 }
 
-// A backward op: grad_input = f(grad_output, x).
+// A backward op: grad_input = f(grad_output, x); `x_name`: x's argument (self, output,
+// self_or_result), for the errors.
 TensorView Backward(const KernelContext& ctx, const char* op, K kind, const TensorView& grad,
-                    const TensorView& x, const TensorView& out,
-                    const PointwiseParams& params = {}) {
+                    const TensorView& x, const TensorView& out, const PointwiseParams& params = {},
+                    const char* x_name = "self") {
   RunPointwise(op, kind, Compute(ctx), out,
-               {TensorOperand(op, grad, "grad_output"), TensorOperand(op, x, "self")}, params);
+               {TensorOperand(op, grad, "grad_output"), TensorOperand(op, x, x_name)}, params);
   return out;
 }
 
@@ -106,11 +107,13 @@ TensorView SiluBackwardOut(const KernelContext& ctx, const TensorView& grad, con
 }
 TensorView SigmoidBackwardOut(const KernelContext& ctx, const TensorView& grad,
                               const TensorView& output, const TensorView& out) {
-  return Backward(ctx, "sigmoid_backward.grad_input", K::kSigmoidBackward, grad, output, out);
+  return Backward(ctx, "sigmoid_backward.grad_input", K::kSigmoidBackward, grad, output, out, {},
+                  "output");
 }
 TensorView TanhBackwardOut(const KernelContext& ctx, const TensorView& grad,
                            const TensorView& output, const TensorView& out) {
-  return Backward(ctx, "tanh_backward.grad_input", K::kTanhBackward, grad, output, out);
+  return Backward(ctx, "tanh_backward.grad_input", K::kTanhBackward, grad, output, out, {},
+                  "output");
 }
 TensorView HardtanhBackwardOut(const KernelContext& ctx, const TensorView& grad,
                                const TensorView& self, Scalar min_val, Scalar max_val,
@@ -130,7 +133,7 @@ TensorView EluBackwardOut(const KernelContext& ctx, const TensorView& grad, Scal
                           const TensorView& self_or_result, const TensorView& out) {
   return Backward(ctx, "elu_backward.grad_input",
                   is_result ? K::kEluBackwardOfResult : K::kEluBackward, grad, self_or_result, out,
-                  Args({alpha, scale, input_scale}));
+                  Args({alpha, scale, input_scale}), "self_or_result");
 }
 TensorView HardswishBackwardOut(const KernelContext& ctx, const TensorView& grad,
                                 const TensorView& self, const TensorView& out) {

@@ -419,15 +419,15 @@ struct ActivationBackwardOp {
           return x <= a || x >= b ? C(0) : g;
         case PointwiseKind::kLeakyReluBackward:  // a: negative_slope
           return x > C(0) ? g : g * a;
-        case PointwiseKind::kEluBackward:  // a, b, c: alpha, scale, input_scale
-          return x > C(0) ? g * b : g * c * a * b * std::exp(x * c);
+        case PointwiseKind::kEluBackward:  // a, b, c: alpha, scale, input_scale; NaN: g * b
+          return x <= C(0) ? g * c * (a * b) * std::exp(x * c) : g * b;
         case PointwiseKind::kEluBackwardOfResult:
-          return x > C(0) ? g * b : g * c * (x + a * b);
+          return x <= C(0) ? g * c * (x + a * b) : g * b;
         case PointwiseKind::kHardswishBackward:
           if (x < C(-3)) return C(0);
           return x <= C(3) ? g * (x / C(3) + C(0.5)) : g;
         case PointwiseKind::kHardsigmoidBackward:
-          return x > C(-3) && x < C(3) ? g / C(6) : C(0);
+          return x > C(-3) && x < C(3) ? g * C(1.0 / 6.0) : C(0);
         case PointwiseKind::kSoftplusBackward: {  // a, b: beta, threshold
           const C z = std::exp(x * a);
           return x * a > b ? g : g * z / (z + C(1));
@@ -531,7 +531,7 @@ struct FloatUnaryOp {
       case PointwiseKind::kLeakyRelu:  // k0: negative_slope
         return a > C(0) ? a : a * k0;
       case PointwiseKind::kElu:  // k0, k1, k2: alpha, scale, input_scale
-        return a > C(0) ? a * k1 : std::expm1(a * k2) * k0 * k1;
+        return a > C(0) ? a * k1 : std::expm1(a * k2) * (k0 * k1);
       case PointwiseKind::kHardswish:
         return a * Relu6(a + C(3)) / C(6);
       case PointwiseKind::kHardsigmoid:

@@ -548,6 +548,12 @@ TEST(GpuPointwise, ActivationBackwardOpsPieceByPiece) {
     const std::vector<double> got = Binary(c.kind, g, x, TSR_DTYPE_FLOAT64, c.p);
     for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(got[i], 2 * c.d(x[i]), 1e-14) << i;
   }
+  // NaN takes elu's positive piece (ATen tests x <= 0), threshold's and hardtanh's pass g.
+  EXPECT_THAT(Binary(K::kEluBackward, {2}, {kNan}, TSR_DTYPE_FLOAT64, ActivationArgs(2, 3, 0.5)),
+              ElementsAre(6));
+  EXPECT_THAT(Binary(K::kThresholdBackward, {2}, {kNan}, TSR_DTYPE_FLOAT64, ActivationArgs(0)),
+              ElementsAre(2));
+  EXPECT_THAT(Binary(K::kHardsigmoidBackward, {2}, {kNan}), ElementsAre(0));
   // elu of the result y = 2 * 3 * expm1(0.5 x) below 0: 0.5 * (y + 2 * 3) = the same slope.
   const double y = 2 * 3 * std::expm1(0.5 * -1.0);
   EXPECT_NEAR(

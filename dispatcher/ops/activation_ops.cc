@@ -18,7 +18,6 @@
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
 #include "dispatcher/ops/pointwise_table.h"
-#include "tessera/base/op_checks.hpp"
 
 namespace tessera {
 namespace ops {
@@ -83,11 +82,7 @@ absl::Status CheckCelu(const OperatorHandle& op, const Args& s, ScalarType compu
 // gelu_backward's approximate (argument 2).
 template <typename Args>
 absl::Status CheckGeluBackward(const OperatorHandle& op, const Args& s, ScalarType) {
-  const std::string& a = s[2].string();
-  if (const char* why = base::gelu_approximate_error(a)) {
-    return Invalid(op, absl::StrFormat("%s, got '%s'", why, a));
-  }
-  return absl::OkStatus();
+  return CheckGeluApproximateAt(op, s[2].string());
 }
 
 // A backward op given the forward's result instead of its input (the in-place forward kept

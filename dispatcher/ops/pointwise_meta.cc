@@ -35,11 +35,7 @@ absl::Status CheckAlpha(const OperatorHandle& op, const Args& s, ScalarType comp
 // gelu's approximate (argument 1).
 template <typename Args>
 absl::Status CheckGeluApproximate(const OperatorHandle& op, const Args& s, ScalarType) {
-  const std::string& a = s[1].string();
-  if (const char* why = base::gelu_approximate_error(a)) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: %s, got '%s'", op.name(), why, a));
-  }
-  return absl::OkStatus();
+  return CheckGeluApproximateAt(op, s[1].string());
 }
 
 // pow.Tensor_Scalar: an integral self to a negative integral power has no integral result.
@@ -350,6 +346,14 @@ constexpr PointwiseSpec kOther[] = {
 };
 
 }  // namespace
+
+absl::Status CheckGeluApproximateAt(const OperatorHandle& op, const std::string& approximate) {
+  if (const char* why = base::gelu_approximate_error(approximate)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %s, got '%s'", op.name(), why, approximate));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status RefusedBy(const OperatorHandle& op, const char* why) {
   if (why == nullptr) return absl::OkStatus();

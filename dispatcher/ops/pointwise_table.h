@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -95,6 +96,9 @@ class PointwiseTable {
 // RefusedBy: OK for no reason, otherwise INVALID_ARGUMENT "<op>: <why>" (the checks of
 // tessera/base/op_checks.hpp return a reason or nullptr).
 absl::Status RefusedBy(const OperatorHandle& op, const char* why);
+
+// CheckGeluApproximateAt: gelu's and gelu_backward's `approximate`, "none" or "tanh".
+absl::Status CheckGeluApproximateAt(const OperatorHandle& op, const std::string& approximate);
 
 }  // namespace ops
 }  // namespace tessera

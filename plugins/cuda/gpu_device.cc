@@ -77,8 +77,13 @@ class Backing final : public BackingAllocator {
   }
   bool EventDone(void* event) override {
     // Not ready: false. Done, or an error (the device's sticky error, which its next
-    // synchronizing call reports): the block may go back to its pool.
-    return cudaEventQuery(static_cast<cudaEvent_t>(event)) != cudaErrorNotReady;
+    // synchronizing call reports): the block may go back to its pool. The runtime also keeps
+    // any status but success as its last error, which the next kernel launch's check
+    // (cudaGetLastError) would report as that op's failure: cleared here, as PyTorch's
+    // allocator does. A sticky error survives the clearing.
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e != cudaErrorNotReady;
   }
   void DestroyEvent(void* event) override {
     (void)cudaEventDestroy(static_cast<cudaEvent_t>(event));

@@ -1023,6 +1023,32 @@ TEST_P(GpuPluginTest, StreamsEventsAndRecordStream) {
   EXPECT_TRUE(arch.rfind("sm_", 0) == 0 || arch.rfind("gfx", 0) == 0) << arch;
 }
 
+// A block freed while a stream it was recorded on is still busy waits in the allocator; the
+// next allocation asks the block's event, which is not ready. That answer must not stay behind
+// as the runtime's last error, where the next launch's check would report it as its own
+// failure (the review of issue 34 found it left there).
+TEST_P(GpuPluginTest, AFreedBlockWhoseStreamIsBusyLeavesNoErrorForTheNextLaunch) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  static const tsr_op* mm = tessera::find_op("mm");
+  tessera::Stream side = tessera::Stream::create(gpu);
+  const Tensor a = tessera::to(Random({1024, 1024}, TSR_DTYPE_FLOAT32, 11), gpu);
+  Tensor busy;
+  {
+    Tensor recorded = tessera::to(Random({1024, 1024}, TSR_DTYPE_FLOAT32, 12), gpu);
+    tessera::record_stream(recorded, side);
+    tessera::StreamGuard guard(side);
+    busy = recorded * recorded;
+    for (int i = 0; i < 8; ++i) busy = tessera::call1(mm, a, busy);
+  }  // `recorded` freed while `side` runs its products: its block waits on an event
+  // Same size: the allocator asks the waiting block's event (not ready) before taking memory.
+  const Tensor fresh = tessera::to(Random({1024, 1024}, TSR_DTYPE_FLOAT32, 13), gpu);
+  const Tensor sum = fresh + fresh;  // a launch on the default stream, checked at once
+  ExpectClose(sum, tessera::to(fresh, "cpu") + tessera::to(fresh, "cpu"),
+              "the launch after a not-ready event query");
+  side.synchronize();
+}
+
 TEST_P(GpuPluginTest, LargeTensorsSplitInto32BitLaunches) {
   REQUIRE_DEVICE(1);
   const tsr_device gpu = Gpu();

@@ -21,6 +21,7 @@
 
 #include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
+#include "conformance/isolate.h"
 #include "conformance/model_checks.h"
 #include "conformance/oracles.h"
 #include "conformance/report.h"
@@ -162,6 +163,9 @@ Options Parse(int argc, char** argv) {
     }
   }
   if (o.dtypes.empty()) o.dtypes.assign(std::begin(kAllDtypes), std::end(kAllDtypes));
+  // Jobs are child processes: --jobs N above 1 runs isolated (it was silently ignored without
+  // --isolate).
+  if (o.jobs > 1) o.isolate = true;
   return o;
 }
 
@@ -212,79 +216,6 @@ void CheckRegex(const std::string& pattern) {
   }
 }
 
-// ProbePluginLoads loads the plugins under test and the cases libraries in a child process
-// first (--isolate), so that one that crashes or hangs while loading is reported, not fatal to
-// the run: a load that is refused is left to the real load, which prints why. The child notes
-// what it is loading in memory shared with us, so that the message names it.
-void ProbePluginLoads(const std::vector<std::string>& plugins,
-                      const std::vector<std::string>& cases, double timeout, const RunInfo& info) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  RunningNotes* notes = CreateSharedNotes();
-  const pid_t pid = fork();
-  if (pid < 0) {
-    std::perror("conformance: fork");
-    std::exit(kExitUsage);
-  }
-  if (pid == 0) {
-    InstallCrashHandler(CrashReport::kPipe, -1, info, notes);
-    sdk::api_slot() = tsr_runtime_api_get();
-    NoteLoading("the default plugins", "");
-    if (tsr_plugin_load_default() != nullptr) _exit(0);
-    for (const std::string& path : plugins) {
-      NoteLoading("plugin", path);
-      const tsr_load_report* report = nullptr;
-      if (tsr_plugin_load(sdk::to_c(path), &report) != nullptr) _exit(0);
-    }
-    std::set<std::string> taken;
-    std::vector<OpInfo> vendor_ops;
-    for (const std::string& path : cases) {
-      NoteLoading("cases library", path);
-      std::string error;
-      if (!LoadCasesLibrary(path, taken, &vendor_ops, &error)) _exit(0);
-    }
-    NoteIdle();
-    _exit(0);
-  }
-  // What the child was loading, from the notes: ", while loading plugin 'x.so'".
-  auto loading = [&]() -> std::string {
-    Json line;
-    const std::string noted = ReadNotes(notes);
-    if (noted.empty() || !Json::Parse(noted, &line, nullptr) || !line.find(kCrashedInKey))
-      return "";
-    return ", while " + CrashedInText(line[kCrashedInKey]);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      std::fprintf(stderr,
-                   "conformance: loading the plugins ran past --timeout %g s and was killed%s (a "
-                   "plugin hangs in tsr_plugin_init or register_fn, or a cases library in "
-                   "tsr_conformance_cases)\n",
-                   timeout, loading().c_str());
-      std::exit(kExitUsage);
-    }
-    usleep(10000);
-  }
-  // The child exits 0 on every path it controls; anything else is a crash: a signal, or a
-  // sanitizer's report of one, which exits with its own status.
-  if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) {
-    const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) +
-                                                      " (" + strsignal(WTERMSIG(status)) + ")"
-                                                : "the process exiting with status " +
-                                                      std::to_string(WEXITSTATUS(status));
-    std::fprintf(stderr,
-                 "conformance: loading the plugins crashed, with %s%s: a plugin crashes in "
-                 "tsr_plugin_init or register_fn, or a cases library in tsr_conformance_cases\n",
-                 how.c_str(), loading().c_str());
-    std::exit(kExitUsage);
-  }
-  ReleaseSharedNotes(notes);
-}
-
 void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   out << text;
@@ -328,167 +259,81 @@ class Progress {
   bool tty_;
 };
 
-// One child process per op (--isolate): cases come back as JSON lines through a pipe; a
-// child that dies by a signal is a `crash`, one that outlives --timeout a `timeout`.
-// A child's crash handler writes the case it was running as a last line ({"crashed_in": ...}),
-// which the crash case's message repeats.
-void RunIsolated(const std::vector<const OpInfo*>& ops, const RunConfig& config, const Options& o,
-                 const RunInfo& info, std::vector<CaseResult>* cases, Progress* progress) {
-  struct Child {
-    const OpInfo* op;
-    int fd;
-    std::string buffer;
-    std::chrono::steady_clock::time_point start;
-    std::string crashed_in;     // what the child was running when it died, if it said
-    std::string running_dtype;  // and its dtype
-    RunningNotes* notes;        // what it is running, in memory shared with it
-  };
-  std::map<pid_t, Child> children;
-  size_t next = 0;
-  std::fflush(stdout);
-  std::fflush(stderr);
-  // finish reaps a child that closed its pipe (forced: kPass) or ran past --timeout (forced:
-  // kTimeout, already killed). A crash or timeout names the case the child was running: from
-  // the line its crash handler wrote, else from the notes it shares with us (a SIGKILL, or a
-  // death before the line got out).
-  auto finish = [&](pid_t pid, Child& c, Status forced) {
-    close(c.fd);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (c.crashed_in.empty()) {
-      Json line;
-      const std::string noted = ReadNotes(c.notes);
-      if (!noted.empty() && Json::Parse(noted, &line, nullptr)) {
-        if (const Json* crashed_in = line.find(kCrashedInKey)) {
-          c.crashed_in = CrashedInText(*crashed_in);
-          c.running_dtype = CrashedInDtype(*crashed_in);
-        }
-      }
-    }
-    ReleaseSharedNotes(c.notes);
-    CaseResult r;
-    r.op = c.op->name;
-    r.dtype = "*";
-    r.layout = "-";
-    r.oracle = "process";
-    if (forced == Status::kTimeout) {
-      r.status = Status::kTimeout;
-      char why[128];
-      std::snprintf(why, sizeof why, "the op ran past --timeout %g s and was killed", o.timeout);
-      r.message = why;
-    } else if (WIFSIGNALED(status)) {
-      r.status = Status::kCrash;
-      r.message = std::string("the op's process died of signal ") +
-                  std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
-    } else if (WEXITSTATUS(status) != 0) {
-      r.status = Status::kCrash;
-      r.message = "the op's process exited with status " + std::to_string(WEXITSTATUS(status));
-    }
-    if (r.status != Status::kPass && !c.crashed_in.empty()) {
-      r.message += " while running " + c.crashed_in;
-      r.running_dtype = c.running_dtype;
-    }
-    if (r.status != Status::kPass) cases->push_back(r);
-    progress->Done(c.op->name, *cases);
-  };
-  while (next < ops.size() || !children.empty()) {
-    while (next < ops.size() && static_cast<int>(children.size()) < o.jobs) {
-      int fds[2];
-      if (pipe(fds) != 0) {
-        std::perror("conformance: pipe");
-        std::exit(kExitUsage);
-      }
-      const OpInfo* op = ops[next++];
-      RunningNotes* notes = CreateSharedNotes();
-      const pid_t pid = fork();
-      if (pid < 0) {
-        std::perror("conformance: fork");
-        std::exit(kExitUsage);
-      }
-      if (pid == 0) {
-        close(fds[0]);
-        InstallCrashHandler(CrashReport::kPipe, fds[1], info, notes);
-        RunOp(*op, config, [&](const CaseResult& c) {
-          Json j = Json::Object();
-          j.set("op", c.op);
-          j.set("dtype", c.dtype);
-          j.set("layout", c.layout);
-          j.set("oracle", c.oracle);
-          j.set("sample", c.sample);
-          j.set("status", StatusName(c.status));
-          j.set("message", c.message);
-          j.set("max_abs", c.max_abs);
-          j.set("max_rel", c.max_rel);
-          j.set("atol", c.atol);
-          j.set("rtol", c.rtol);
-          const std::string line = j.Dump() + "\n";
-          for (size_t off = 0; off < line.size();) {
-            const ssize_t w = write(fds[1], line.data() + off, line.size() - off);
-            if (w <= 0) _exit(3);
-            off += static_cast<size_t>(w);
-          }
-        });
-        _exit(0);
-      }
-      close(fds[1]);
-      children[pid] = Child{op, fds[0], "", std::chrono::steady_clock::now(), "", "", notes};
-    }
-    std::vector<pollfd> polls;
-    std::vector<pid_t> pids;
-    for (auto& [pid, c] : children) {
-      polls.push_back({c.fd, POLLIN, 0});
-      pids.push_back(pid);
-    }
-    poll(polls.data(), polls.size(), 100);
-    for (size_t i = 0; i < polls.size(); ++i) {
-      Child& c = children[pids[i]];
-      bool eof = false;
-      if (polls[i].revents & (POLLIN | POLLHUP)) {
-        char buf[65536];
-        const ssize_t n = read(c.fd, buf, sizeof buf);
-        if (n <= 0) {
-          eof = true;
-        } else {
-          c.buffer.append(buf, static_cast<size_t>(n));
-          size_t nl;
-          while ((nl = c.buffer.find('\n')) != std::string::npos) {
-            Json j;
-            if (!Json::Parse(c.buffer.substr(0, nl), &j, nullptr)) {
-              // not a line of ours (cannot happen): ignored
-            } else if (const Json* crashed_in = j.find(kCrashedInKey)) {
-              c.crashed_in = CrashedInText(*crashed_in);
-              c.running_dtype = CrashedInDtype(*crashed_in);
-            } else {
-              CaseResult r;
-              r.op = j["op"].as_string();
-              r.dtype = j["dtype"].as_string();
-              r.layout = j["layout"].as_string();
-              r.oracle = j["oracle"].as_string();
-              r.sample = j["sample"].as_string();
-              StatusFromName(j["status"].as_string(), &r.status);
-              r.message = j["message"].as_string();
-              r.max_abs = j["max_abs"].as_number();
-              r.max_rel = j["max_rel"].as_number();
-              r.atol = j["atol"].as_number();
-              r.rtol = j["rtol"].as_number();
-              cases->push_back(r);
-            }
-            c.buffer.erase(0, nl + 1);
-          }
-        }
-      }
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start).count();
-      if (eof) {
-        finish(pids[i], c, Status::kPass);
-        children.erase(pids[i]);
-      } else if (elapsed > o.timeout) {
-        kill(pids[i], SIGKILL);
-        finish(pids[i], c, Status::kTimeout);
-        children.erase(pids[i]);
-      }
-    }
+// LoadUnderTest loads what the run tests in this process: the runtime's default plugins (the
+// CPU backend), the plugins under test, then the cases libraries (vendor op database entries,
+// whose ops the plugins define); and checks the device. 0 with `*config`, `*device_name` and
+// `*vendor_ops` (kept for the process: their functions call into the libraries), else the
+// run's exit code, having said why. A crash while loading names what was loading (the crash
+// handler's notes).
+int LoadUnderTest(const Options& o, RunConfig* config, std::string* device_name,
+                  std::vector<OpInfo>* vendor_ops) {
+  NoteLoading("the default plugins", "");
+  if (tsr_error* e = tsr_plugin_load_default()) {
+    std::fprintf(stderr, "conformance: loading the default plugins failed: %s\n",
+                 std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
+    sdk::api().error_release(e);
+    return kExitUsage;
   }
+  *device_name = o.device;
+  for (const std::string& path : o.plugins) {
+    NoteLoading("plugin", path);
+    const tsr_load_report* report = nullptr;
+    tsr_error* e = tsr_plugin_load(sdk::to_c(path), &report);
+    if (e != nullptr) {
+      const std::string why =
+          report ? LoadReportText(report) : std::string(sdk::from_c(sdk::api().error_message(e)));
+      sdk::api().error_release(e);
+      std::fprintf(stderr, "conformance: cannot load plugin '%s'\n%s\n", path.c_str(), why.c_str());
+      return kExitUsage;
+    }
+    if (o.device.empty()) *device_name = std::string(sdk::from_c(report->device_name));
+  }
+  std::set<std::string> taken;
+  for (const OpInfo& op : OpDatabase()) taken.insert(op.name);
+  for (const std::string& path : o.cases) {
+    NoteLoading("cases library", path);
+    std::string error;
+    if (!LoadCasesLibrary(path, taken, vendor_ops, &error)) {
+      std::fprintf(stderr, "conformance: %s\n", error.c_str());
+      return kExitUsage;
+    }
+    for (const OpInfo& op : *vendor_ops) taken.insert(op.name);
+  }
+  NoteIdle();
+  if (o.list) return kExitOk;
+  if (device_name->empty()) *device_name = "cpu";
+  try {
+    config->device = parse_device(*device_name);
+  } catch (const sdk::Error& e) {
+    Usage(std::string("--device: ") + e.what());
+  }
+  config->seed = o.seed;
+  config->dtypes = o.dtypes;
+  for (const OpInfo& op : *vendor_ops) config->vendor_ops.push_back(op.name);
+  config->cpu_available = false;
+  const tsr_load_report* const* reports = nullptr;
+  size_t count = 0;
+  tsr_load_reports(&reports, &count);
+  for (size_t i = 0; i < count; ++i) {
+    if (reports[i]->loaded && sdk::from_c(reports[i]->plugin_name) == "cpu")
+      config->cpu_available = true;
+  }
+  // A loaded plugin provides the device type, but this machine lacks the device (a GPU plugin
+  // without a GPU): say so with its own exit code instead of failing every case.
+  int32_t present = 0;
+  if (tsr_error* e = tsr_device_count(config->device.type, &present)) sdk::api().error_release(e);
+  for (size_t i = 0; i < count; ++i) {
+    if (!reports[i]->loaded || reports[i]->device_type != config->device.type) continue;
+    if (config->device.index < present) break;
+    char name[64];
+    tsr_device_format(config->device, name, sizeof name);
+    std::printf(
+        "conformance: no device %s is present on this machine (plugin '%s' reports %d); "
+        "nothing was tested\n",
+        name, std::string(sdk::from_c(reports[i]->plugin_name)).c_str(), present);
+    return kExitNoDevice;
+  }
+  return kExitOk;
 }
 
 // List prints the ops with their forms and declared dtypes (--list).
@@ -514,11 +359,14 @@ int Main(int argc, char** argv) {
   } catch (const std::regex_error& e) {
     Usage("--op: not a valid regular expression: " + o.op_regex);
   }
-  std::vector<const OpInfo*> ops;
   // --models without --op: the models alone.
   const bool models_only = !o.models.empty() && !o.op_given;
+  auto selected = [&](const std::string& name) {
+    return !models_only && std::regex_search(name, pattern);
+  };
+  std::vector<const OpInfo*> ops;
   for (const OpInfo& op : OpDatabase()) {
-    if (!models_only && std::regex_search(op.name, pattern)) ops.push_back(&op);
+    if (selected(op.name)) ops.push_back(&op);
   }
   // --list without cases libraries needs no plugin; with them it lists their ops too, after
   // loading them below.
@@ -543,99 +391,53 @@ int Main(int argc, char** argv) {
   info.plugins = o.plugins;
   info.seed = o.seed;
   info.cases_libraries = o.cases;
-  if (o.isolate && (!o.plugins.empty() || !o.cases.empty()))
-    ProbePluginLoads(o.plugins, o.cases, o.timeout, info);
-
-  // The runtime, its default plugins (the CPU backend), then the plugins under test. A crash
-  // while loading names what was loading (under --isolate, ProbePluginLoads tried them first).
-  InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
   sdk::api_slot() = tsr_runtime_api_get();
-  NoteLoading("the default plugins", "");
-  if (tsr_error* e = tsr_plugin_load_default()) {
-    std::fprintf(stderr, "conformance: loading the default plugins failed: %s\n",
-                 std::string(sdk::from_c(sdk::api().error_message(e))).c_str());
-    sdk::api().error_release(e);
-    return kExitUsage;
-  }
-  std::string device_name = o.device;
-  for (const std::string& path : o.plugins) {
-    NoteLoading("plugin", path);
-    const tsr_load_report* report = nullptr;
-    tsr_error* e = tsr_plugin_load(sdk::to_c(path), &report);
-    if (e != nullptr) {
-      const std::string why =
-          report ? LoadReportText(report) : std::string(sdk::from_c(sdk::api().error_message(e)));
-      sdk::api().error_release(e);
-      std::fprintf(stderr, "conformance: cannot load plugin '%s'\n%s\n", path.c_str(), why.c_str());
-      return kExitUsage;
-    }
-    if (o.device.empty()) device_name = std::string(sdk::from_c(report->device_name));
-  }
-  // The cases libraries' ops (vendor op database entries), once the plugins defining them are
-  // loaded. Kept for the process: their functions call into the libraries.
-  static std::vector<OpInfo>* vendor_ops = new std::vector<OpInfo>();
-  std::set<std::string> taken;
-  for (const OpInfo& op : OpDatabase()) taken.insert(op.name);
-  for (const std::string& path : o.cases) {
-    NoteLoading("cases library", path);
-    std::string error;
-    if (!LoadCasesLibrary(path, taken, vendor_ops, &error)) {
-      std::fprintf(stderr, "conformance: %s\n", error.c_str());
-      return kExitUsage;
-    }
-    for (const OpInfo& op : *vendor_ops) taken.insert(op.name);
-  }
-  NoteIdle();
-  for (const OpInfo& op : *vendor_ops) {
-    if (!models_only && std::regex_search(op.name, pattern)) ops.push_back(&op);
-  }
-  if (o.list) return List(ops);
-  if (device_name.empty()) device_name = "cpu";
-  RunConfig config;
-  try {
-    config.device = parse_device(device_name);
-  } catch (const sdk::Error& e) {
-    Usage(std::string("--device: ") + e.what());
-  }
-  config.seed = o.seed;
-  config.dtypes = o.dtypes;
-  for (const OpInfo& op : *vendor_ops) config.vendor_ops.push_back(op.name);
-  config.cpu_available = false;
-  const tsr_load_report* const* reports = nullptr;
-  size_t count = 0;
-  tsr_load_reports(&reports, &count);
-  for (size_t i = 0; i < count; ++i) {
-    if (reports[i]->loaded && sdk::from_c(reports[i]->plugin_name) == "cpu")
-      config.cpu_available = true;
-  }
-  // A loaded plugin provides the device type, but this machine lacks the device (a GPU plugin
-  // without a GPU): say so with its own exit code instead of failing every case.
-  int32_t present = 0;
-  if (tsr_error* e = tsr_device_count(config.device.type, &present)) sdk::api().error_release(e);
-  for (size_t i = 0; i < count; ++i) {
-    if (!reports[i]->loaded || reports[i]->device_type != config.device.type) continue;
-    if (config.device.index < present) break;
-    char name[64];
-    tsr_device_format(config.device, name, sizeof name);
-    std::printf(
-        "conformance: no device %s is present on this machine (plugin '%s' reports %d); "
-        "nothing was tested\n",
-        name, std::string(sdk::from_c(reports[i]->plugin_name)).c_str(), present);
-    return kExitNoDevice;
-  }
-
-  info.device = device_name;
   info.abi_version =
       std::to_string(sdk::api().abi_major) + "." + std::to_string(sdk::api().abi_minor);
+  const LoadFn load = [&o](RunConfig* config, std::string* device_name,
+                           std::vector<OpInfo>* vendor_ops) {
+    return LoadUnderTest(o, config, device_name, vendor_ops);
+  };
+  // The plugins under test are loaded here, or (--isolate) in child processes only: Note
+  // [Children load the plugins themselves] in isolate.h.
+  const bool isolate = o.isolate && !o.list;
+  RunConfig config;
+  static std::vector<OpInfo>* vendor_ops = new std::vector<OpInfo>();
+  std::vector<std::string> names;  // the ops to run
+  for (const OpInfo* op : ops) names.push_back(op->name);
+  bool loaded = false;
+  if (isolate) {
+    const Probe probe = ProbeLoad(load, o.timeout, info);
+    if (probe.exit_code != kExitOk) return probe.exit_code;
+    info.device = probe.device_name;
+    for (const std::string& name : probe.vendor_ops) {
+      if (selected(name)) names.push_back(name);
+    }
+  } else {
+    // A crash while loading names what was loading.
+    InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
+    std::string device_name;
+    if (const int code = load(&config, &device_name, vendor_ops); code != kExitOk) return code;
+    loaded = true;
+    for (const OpInfo& op : *vendor_ops) {
+      if (selected(op.name)) {
+        ops.push_back(&op);
+        names.push_back(op.name);
+      }
+    }
+    if (o.list) return List(ops);
+    info.device = device_name;
+  }
 
   std::vector<CaseResult> cases;
-  Progress progress(ops.size());
+  Progress progress(names.size());
   const auto start = std::chrono::steady_clock::now();
-  if (o.isolate) {
-    RunIsolated(ops, config, o, info, &cases, &progress);
+  if (isolate) {
+    RunIsolated(names, load, o.jobs, o.timeout, info, &cases,
+                [&](const std::string& op) { progress.Done(op, cases); });
   } else {
     // A crash ends the run: the handler says which op and case it was, and about --isolate
-    // (installed above; this gives it the device for its repro lines).
+    // (installed again: this gives it the device for its repro lines).
     InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
     for (const OpInfo* op : ops) {
       RunOp(*op, config, [&](const CaseResult& c) { cases.push_back(c); });
@@ -643,9 +445,15 @@ int Main(int argc, char** argv) {
     }
     NoteIdle();
   }
-  // The model checks (--models): in this process, after the op cases.
+  // The model checks (--models): in this process, after the op cases (under --isolate, with
+  // the plugins loaded here only now, after the last child was forked).
   std::vector<ModelResult> models;
   if (!o.models.empty()) {
+    if (!loaded) {
+      InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
+      std::string device_name;
+      if (const int code = load(&config, &device_name, vendor_ops); code != kExitOk) return code;
+    }
     std::string error;
     const std::vector<std::string> files = ModelFiles(o.models, &error);
     if (!error.empty()) Usage(error);
@@ -661,7 +469,7 @@ int Main(int argc, char** argv) {
   ApplyExpectations(expectations, &cases);
   const std::vector<OpSummary> summary = Summarize(cases);
 
-  if (!ops.empty()) std::fputs(ToTerminal(info, summary).c_str(), stdout);
+  if (!names.empty()) std::fputs(ToTerminal(info, summary).c_str(), stdout);
   if (!models.empty()) std::fputs(ModelsTerminal(models).c_str(), stdout);
   std::printf("time: %.1f s\n", seconds);
   int failures = 0;

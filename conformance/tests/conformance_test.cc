@@ -187,6 +187,28 @@ TEST(PlantedBugs, ASlowOpTimesOutUnderIsolate) {
   std::remove(markdown.c_str());
 }
 
+// A device that does not survive fork (CUDA's, HIP's): under --isolate the plugin is loaded
+// in each op's child, never in the parent that forks them, so every case passes. --jobs above
+// 1 runs isolated too (it was ignored without --isolate).
+TEST(PlantedBugs, IsolatedOpsLoadThePluginInTheirOwnProcess) {
+  for (const char* flags : {" --isolate", " --isolate --jobs 2", " --jobs 2"}) {
+    const CliRun r =
+        Conformance(Plugin("fork_unsafe") + " --op '^(neg|abs)$' --dtype float32" + flags);
+    EXPECT_EQ(r.exit_code, 0) << flags << "\n" << r.output;
+    EXPECT_EQ(CoverageOf(r, "neg"), "full") << flags;
+    EXPECT_EQ(CoverageOf(r, "abs"), "full") << flags;
+  }
+  // Without --isolate nothing forks: the same plugin passes in one process.
+  const CliRun plain = Conformance(Plugin("fork_unsafe") + " --op '^neg$' --dtype float32");
+  EXPECT_EQ(plain.exit_code, 0) << plain.output;
+  // And --jobs 2 alone turns a crash into a case, as --isolate does.
+  const CliRun crash =
+      Conformance(Plugin("crashes") + " --op '^(sqrt|neg)$' --dtype float32 --jobs 2");
+  EXPECT_EQ(crash.exit_code, 1) << crash.output;
+  EXPECT_TRUE(All(Statuses(crash, "sqrt", "*", "process"), Status::kCrash)) << crash.output;
+  EXPECT_EQ(CoverageOf(crash, "neg"), "full");
+}
+
 TEST(PlantedBugs, APluginThatCrashesOrHangsWhileLoadingIsAUsageErrorUnderIsolate) {
   const CliRun crash = Conformance(Plugin("crashes_loading") + " --op '^neg$' --isolate");
   EXPECT_EQ(crash.exit_code, 2) << crash.output;

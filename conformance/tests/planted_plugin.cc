@@ -14,12 +14,18 @@
 //                     updates running_mean and running_var
 //   8 crashes_loading tsr_plugin_init dies of SIGSEGV
 //   9 hangs_loading   tsr_plugin_init never returns (sleeps for an hour)
+//  10 fork_unsafe     no bug in its ops: its device, like CUDA's, cannot be used in a process
+//                     forked after the plugin was loaded (every allocation there is refused),
+//                     so a suite that forks after loading it fails every case
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -27,7 +33,7 @@
 #include "tessera/sdk/plugin.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..9)"
+#error "define TESSERA_PLANTED_BUG (1..10)"
 #endif
 
 namespace {
@@ -44,7 +50,16 @@ tsr_error* Count(void*, int32_t* out) {
   *out = 1;
   return nullptr;
 }
+// The process that loaded the plugin (fork_unsafe: the only one whose allocations succeed).
+pid_t loaded_in = 0;
+
 tsr_error* Allocate(void*, int32_t, size_t nbytes, void** out) {
+  if (kBug == 10 && getpid() != loaded_in) {
+    const std::string why = "the device was initialized in process " + std::to_string(loaded_in) +
+                            "; it cannot be used in this forked child (process " +
+                            std::to_string(getpid()) + ")";
+    return sdk::api().error_create(TSR_FAILED_PRECONDITION, sdk::to_c(why));
+  }
   // Generous padding: the planted out-of-bounds reads and writes stay inside the allocation,
   // so that sanitizer builds see the conformance suite catch them, not a heap overflow.
   *out = std::malloc(nbytes + 4096);
@@ -219,6 +234,7 @@ std::tuple<Tensor, Tensor, Tensor> BatchNorm(const Tensor& in, const std::option
 TESSERA_PLUGIN(lib) {
   if (kBug == 8) std::raise(SIGSEGV);
   if (kBug == 9) std::this_thread::sleep_for(std::chrono::hours(1));
+  loaded_in = getpid();
   lib.describe("planted", "1.0", kType, "bug");
   lib.device(Interface());
   lib.impl<&AddOut>("add.out");

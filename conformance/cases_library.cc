@@ -480,6 +480,7 @@ int32_t Guarded(const tsr_cases_sink& sink, const Callback& callback) {
 
 OpInfo MakeOpInfo(const std::string& name, std::shared_ptr<const LibraryOp> lop) {
   OpInfo info;
+  info.family = "cases";
   info.name = name;
   info.dtypes = lop->op.dtypes;
   info.elementwise = lop->op.elementwise != 0;

@@ -41,6 +41,7 @@ struct Options {
   std::vector<std::string> cases;  // --cases: cases libraries
   std::string device;
   std::string op_regex = ".*";
+  std::set<std::string> families;  // --family: empty, every family
   std::vector<tsr_dtype> dtypes;
   uint64_t seed = 0;
   int jobs = 1;
@@ -55,7 +56,8 @@ struct Options {
 
 const char* kUsage =
     "usage: conformance [--plugin PATH]... [--cases PATH]... [--device NAME] [--op REGEX]\n"
-    "                   [--dtype LIST] [--seed N] [--jobs N] [--isolate] [--timeout S]\n"
+    "                   [--family LIST] [--dtype LIST] [--seed N] [--jobs N] [--isolate]\n"
+    "                   [--timeout S]\n"
     "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list] [--models PATH]\n"
@@ -105,6 +107,20 @@ Options Parse(int argc, char** argv) {
       o.device = value();
     } else if (a == "--op") {
       o.op_regex = value();
+      o.op_given = true;
+    } else if (a == "--family") {
+      std::stringstream list(value());
+      std::string name;
+      while (std::getline(list, name, ',')) {
+        std::string known;
+        for (const char* family : kOpFamilies) {
+          if (name == family) o.families.insert(name);
+          known += std::string(known.empty() ? "" : ", ") + family;
+        }
+        if (o.families.count(name) == 0)
+          Usage("--family: unknown family '" + name + "' (expected " + known + ")");
+      }
+      if (o.families.empty()) Usage("--family: expected a family name, got an empty list");
       o.op_given = true;
     } else if (a == "--dtype") {
       std::stringstream list(value());
@@ -361,12 +377,13 @@ int Main(int argc, char** argv) {
   }
   // --models without --op: the models alone.
   const bool models_only = !o.models.empty() && !o.op_given;
-  auto selected = [&](const std::string& name) {
-    return !models_only && std::regex_search(name, pattern);
+  auto selected = [&](const std::string& name, const std::string& family) {
+    return !models_only && std::regex_search(name, pattern) &&
+           (o.families.empty() || o.families.count(family) > 0);
   };
   std::vector<const OpInfo*> ops;
   for (const OpInfo& op : OpDatabase()) {
-    if (selected(op.name)) ops.push_back(&op);
+    if (selected(op.name, op.family)) ops.push_back(&op);
   }
   // --list without cases libraries needs no plugin; with them it lists their ops too, after
   // loading them below.
@@ -411,7 +428,7 @@ int Main(int argc, char** argv) {
     if (probe.exit_code != kExitOk) return probe.exit_code;
     info.device = probe.device_name;
     for (const std::string& name : probe.vendor_ops) {
-      if (selected(name)) names.push_back(name);
+      if (selected(name, "cases")) names.push_back(name);
     }
   } else {
     // A crash while loading names what was loading.
@@ -420,7 +437,7 @@ int Main(int argc, char** argv) {
     if (const int code = load(&config, &device_name, vendor_ops); code != kExitOk) return code;
     loaded = true;
     for (const OpInfo& op : *vendor_ops) {
-      if (selected(op.name)) {
+      if (selected(op.name, op.family)) {
         ops.push_back(&op);
         names.push_back(op.name);
       }

@@ -1,6 +1,7 @@
 #include "conformance/op_db.h"
 
 #include <cmath>
+#include <iterator>
 
 #include "conformance/reference_promotion.h"
 
@@ -239,15 +240,21 @@ const std::vector<std::vector<int64_t>>& UnaryShapes() {
   return shapes;
 }
 
+const char* const kOpFamilies[7] = {"pointwise",   "reductions", "linalg_nn", "index",
+                                    "activations", "training",   "cases"};
+
 const std::vector<OpInfo>& OpDatabase() {
   static const std::vector<OpInfo>* db = [] {
     auto* v = new std::vector<OpInfo>();
-    AddPointwiseOps(*v);
-    AddReductionOps(*v);
-    AddLinalgNNOps(*v);
-    AddIndexFactoryOps(*v);
-    AddActivationOps(*v);
-    AddTrainingOps(*v);
+    using Add = void (*)(std::vector<OpInfo>&);
+    const Add parts[] = {&AddPointwiseOps,    &AddReductionOps,  &AddLinalgNNOps,
+                         &AddIndexFactoryOps, &AddActivationOps, &AddTrainingOps};
+    static_assert(std::size(parts) + 1 == std::size(kOpFamilies), "a family per part, and cases");
+    for (size_t i = 0; i < std::size(parts); ++i) {
+      const size_t first = v->size();
+      parts[i](*v);
+      for (size_t k = first; k < v->size(); ++k) (*v)[k].family = kOpFamilies[i];
+    }
     return v;
   }();
   return *db;

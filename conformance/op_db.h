@@ -80,9 +80,12 @@ constexpr DtypeMask kAllMask = sdk::kAllTypes;
 using sdk::kAllDtypes;
 
 struct OpInfo {
-  std::string name;      // the functional form: "add.Tensor"
-  std::string out;       // its out= form, or ""
-  std::string inplace;   // its in-place form, or ""
+  std::string name;     // the functional form: "add.Tensor"
+  std::string out;      // its out= form, or ""
+  std::string inplace;  // its in-place form, or ""
+  // family: the part of the database it comes from (kOpFamilies; "cases" for a cases
+  // library's op), which --family selects by.
+  std::string family;
   DtypeMask dtypes = 0;  // what the op supports (PyTorch's CPU backend among Tessera's ten)
   std::function<std::vector<Sample>(tsr_dtype, Rng&)> samples;
   // reference: the expected returns for a sample, computed in double and rounded to each
@@ -107,6 +110,10 @@ struct OpInfo {
 
 // OpDatabase: every op, in a stable order.
 const std::vector<OpInfo>& OpDatabase();
+
+// The families of the database, in its order (op_db_<family>.cc), then "cases": the names
+// --family takes.
+extern const char* const kOpFamilies[7];
 
 // Parts of the database, one per family (op_db_*.cc).
 void AddPointwiseOps(std::vector<OpInfo>& db);

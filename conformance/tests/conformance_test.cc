@@ -22,6 +22,7 @@ namespace conformance {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct CliRun {
   int exit_code = -1;  // -1 when the process died of a signal (term_signal)
@@ -266,6 +267,28 @@ TEST(ConformanceCli, ACrashIsExpectedOnlyByAProcessLine) {
   std::remove(expect.c_str());
 }
 
+// --family selects the ops of parts of the database (a GPU check's shards), with --op.
+TEST(ConformanceCli, FamiliesSelectPartsOfTheDatabase) {
+  const CliRun r = Conformance("--family reductions,index --op '^(sum|neg|sort|gather)$' --list");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("sum "));
+  EXPECT_THAT(r.output, HasSubstr("sort "));
+  EXPECT_THAT(r.output, HasSubstr("gather "));
+  EXPECT_THAT(r.output, Not(HasSubstr("neg ")));  // pointwise
+  const CliRun all = Conformance("--list");
+  size_t total = 0, parts = 0;
+  for (char c : all.output) total += c == '\n';
+  for (const char* family :
+       {"pointwise", "reductions", "linalg_nn", "index", "activations", "training"}) {
+    const CliRun one = Conformance(std::string("--list --family ") + family);
+    size_t n = 0;
+    for (char c : one.output) n += c == '\n';
+    EXPECT_GT(n, 0u) << family;
+    parts += n;
+  }
+  EXPECT_EQ(parts, total);  // every op in exactly one family
+}
+
 TEST(ConformanceCli, BadNumbersPatternsAndFilesAreUsageErrors) {
   for (const char* flags : {"--timeout nan", "--timeout inf", "--timeout -1", "--seed -1",
                             "--seed nan", "--seed 1e300", "--seed 1.5", "--jobs 0", "--jobs x"}) {
@@ -275,6 +298,12 @@ TEST(ConformanceCli, BadNumbersPatternsAndFilesAreUsageErrors) {
   EXPECT_THAT(
       Conformance("--seed -1").output,
       HasSubstr("expected an integer from 0 to 18446744073709551615 after --seed, got '-1'"));
+  const CliRun family = Conformance("--family pointwise,nope");
+  EXPECT_EQ(family.exit_code, 2);
+  EXPECT_THAT(family.output,
+              HasSubstr("--family: unknown family 'nope' (expected pointwise, reductions, "
+                        "linalg_nn, index, activations, training, cases)"));
+  EXPECT_EQ(Conformance("--family ''").exit_code, 2);
   const CliRun nested =
       Conformance("--op '" + std::string(5000, '(') + std::string(5000, ')') + "'");
   EXPECT_EQ(nested.exit_code, 2);

@@ -10,18 +10,37 @@
 #
 # Default OUT: build-gpu-bundle/tessera-gpu-bundle.tar.xz (ignored by git; pass it to the device
 # tool with carry: ["build-gpu-bundle"]). Builds build/ first (scripts/lib/common.sh's flags).
+#
+# scripts/gpu-bundle.sh --dir DIR [--build-dir BUILD]: the same contents unpacked into
+# DIR/tessera, neither stripped nor packed, from BUILD as it is (default build/; nothing is
+# installed or built): what gpu-check.sh's dry run (tests/gpu_check/dry_run.sh) checks.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 
-out="${1:-${TESSERA_ROOT}/build-gpu-bundle/tessera-gpu-bundle.tar.xz}"
 limit=$((64 * 1024 * 1024))
+dir=""
+if [ "${1:-}" = "--dir" ]; then
+  [ $# -ge 2 ] || { tessera_log "--dir needs a folder"; exit 2; }
+  dir="$2"
+  if [ "${3:-}" = "--build-dir" ]; then
+    [ $# -ge 4 ] || { tessera_log "--build-dir needs a folder"; exit 2; }
+    TESSERA_BUILD_DIR="$(cd "$4" && pwd)"
+  fi
+else
+  out="${1:-${TESSERA_ROOT}/build-gpu-bundle/tessera-gpu-bundle.tar.xz}"
+  tessera_install_packages
+  # The install needs every installed target, and the bundle the GPU test and benchmark programs.
+  tessera_build -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_BENCHMARKS=ON
+fi
 
-tessera_install_packages
-# The install needs every installed target, and the bundle the GPU test and benchmark programs.
-tessera_build -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_BENCHMARKS=ON
-
-stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
+if [ -n "$dir" ]; then
+  mkdir -p "$dir"
+  stage="$(cd "$dir" && pwd)"
+  rm -rf "$stage/tessera"
+else
+  stage="$(mktemp -d)"
+  trap 'rm -rf "$stage"' EXIT
+fi
 prefix="$stage/tessera"
 cmake --install "$TESSERA_BUILD_DIR" --prefix "$prefix" > "$stage/install.log"
 # The GPU plugins are built on the GPU machine, from the bundle's headers, by its own nvcc.
@@ -35,7 +54,8 @@ mkdir -p "$gpu/src" "$gpu/bench"
 cp "$TESSERA_ROOT"/plugins/cuda/CMakeLists.txt "$TESSERA_ROOT"/plugins/cuda/*.h \
   "$TESSERA_ROOT"/plugins/cuda/*.cc "$TESSERA_ROOT"/plugins/cuda/*.cu "$gpu/src/"
 cp "$TESSERA_ROOT"/benchmarks/gpu/gpu_torch_peer.py "$TESSERA_ROOT"/benchmarks/gpu/gpu_bare_launch.cu \
-  "$TESSERA_ROOT"/benchmarks/gpu/gpu_cublas_peer.cu "$gpu/bench/"
+  "$TESSERA_ROOT"/benchmarks/gpu/gpu_cublas_peer.cu "$TESSERA_ROOT"/benchmarks/gpu/gpu_ratios.py \
+  "$gpu/bench/"
 cp "$TESSERA_ROOT/scripts/gpu-check.sh" "$gpu/"
 git -C "$TESSERA_ROOT" rev-parse HEAD > "$gpu/commit" 2>/dev/null || echo unknown > "$gpu/commit"
 
@@ -60,6 +80,11 @@ done | sort -u | while read -r lib; do
   esac
 done
 [ -e "$system/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$system/"
+
+if [ -n "$dir" ]; then
+  tessera_log "bundle contents in $prefix ($(du -sm "$prefix" | cut -f1) MiB, $(find "$prefix" -type f | wc -l) files)"
+  exit 0
+fi
 
 # Debug information is most of the size; symbols stay for backtraces.
 find "$prefix" -type f -exec sh -c 'head -c 4 "$1" | grep -q ELF && strip --strip-debug "$1"' _ {} \;

@@ -1,77 +1,125 @@
 #!/usr/bin/env bash
-# scripts/gpu-check.sh [BUNDLE.tar.xz]: the GPU backend's checks on a machine with an NVIDIA GPU,
-# nvcc, CMake, Ninja and PyTorch with CUDA but none of Debian's packages, in one run (one call
-# of the device tool; docs/gpu_backends.md, "On a GPU machine"):
-#   1. unpack the bundle that scripts/gpu-bundle.sh made (default:
-#      build-gpu-bundle/tessera-gpu-bundle.tar.xz) and pick how to run its programs;
-#   2. build libtessera_cuda.so from the bundle's headers with this machine's nvcc (timed);
-#   3. run the GPU plugin's tests (tessera_gpu_plugin_test, JUnit XML) with the products on
-#      cuBLAS where a libcublas is found (PyTorch's wheel ships one; TESSERA_GPU_BLAS=auto), then
-#      its matrix-product tests again on our tiled kernel (TESSERA_GPU_BLAS=own), and say which
-#      path each run took;
-#   4. run its conformance with reports (JSON, JUnit, Markdown), then compute-sanitizer's
-#      memcheck on a few ops when compute-sanitizer is there;
-#   5. run the benchmarks, Tessera's, PyTorch's CUDA ops, cuBLAS called directly and a bare
-#      kernel launch, and print the issue's ratios.
-# Results go to $OUT (the device tool's folder) or ./gpu-check-out. Each step has a time limit
-# (the device tool allows 600 s per call); a failing step is reported and the others still run.
-# Exit status: 0 when every step passed, 1 when one failed, 77 when there is no GPU.
+# scripts/gpu-check.sh [BUNDLE]: the GPU backend's checks on a machine with an NVIDIA GPU, nvcc,
+# CMake, Ninja and PyTorch with CUDA but none of Debian's packages, in one call of the device
+# tool (docs/gpu_backends.md, "On a GPU machine"). BUNDLE: what scripts/gpu-bundle.sh made, a
+# .tar.xz (default: build-gpu-bundle/tessera-gpu-bundle.tar.xz) or a folder holding its
+# unpacked tessera/ (gpu-bundle.sh --dir).
+#
+# The device tool gives one command 10 minutes and a session 15 minutes of device time, machine
+# start included, and returns at most 8 files. So the whole run has one deadline
+# (TESSERA_GPU_CHECK_DEADLINE seconds, default 330: a rerun still fits), every step's limit is
+# cut to what is left of it, and the steps run most telling first:
+#   1. build libtessera_cuda.so from the bundle's headers with this machine's nvcc;
+#   2. the device tests, each test of tessera_gpu_plugin_test in its own process (a device fault
+#      poisons its process's context, not the next test's), products on cuBLAS where PyTorch's
+#      libcublas is found, then the product tests on our tiled kernel (TESSERA_GPU_BLAS=own);
+#   3. the benchmarks: Tessera's, PyTorch's CUDA ops, cuBLAS called directly and a bare launch,
+#      and the targets' ratios (benchmarks/gpu/gpu_ratios.py);
+#   4. conformance, one process per op family (conformance --family), each isolated per op;
+#   5. compute-sanitizer's memcheck on the elementwise, index, sort and convolution ops.
+# Results: $OUT (the device tool's folder) or ./gpu-check-out holds two files, rewritten after
+# every step so that a run cut short still returns what finished: summary.txt (each step's
+# outcome, the test and conformance tallies, the ratios) and gpu-check.tar.xz (every log and
+# report). Exit status: 0 when every step passed (a step with no device to run on counts as
+# passed only in the summary's words: "no device"), 1 when one failed or was cut by the
+# deadline, 77 when there is no GPU (no nvidia-smi, or it lists none).
 set -uo pipefail
 
 bundle="${1:-build-gpu-bundle/tessera-gpu-bundle.tar.xz}"
-results="${OUT:-$PWD/gpu-check-out}"
+deadline="${TESSERA_GPU_CHECK_DEADLINE:-330}"
+case "$deadline" in
+  '' | *[!0-9]*) echo "gpu-check: TESSERA_GPU_CHECK_DEADLINE must be whole seconds, got '$deadline'" >&2
+    exit 2 ;;
+esac
+out="${OUT:-$PWD/gpu-check-out}"
 work="${TMPDIR:-/tmp}/tessera-gpu-check"
-mkdir -p "$results"
-summary="$results/summary.txt"
+logs="$work/logs"  # everything the archive holds
+rm -rf "$work"
+mkdir -p "$out" "$logs"
+summary="$out/summary.txt"
 : > "$summary"
 status=0
+started=$(date +%s)
+# Seconds kept back from the last step for the final archive.
+reserve=10
 
 log() { printf '[gpu-check] %s\n' "$*" | tee -a "$summary" >&2; }
-step() {  # step NAME SECONDS COMMAND...: run, time, log the outcome
-  local name="$1" limit="$2" start rc ms
+left() { echo $((deadline - ($(date +%s) - started))); }
+# archive: every log and report into $out/gpu-check.tar.xz, replaced whole (a run killed while
+# archiving keeps the previous one).
+archive() {
+  tar -C "$work" -cf - logs 2> /dev/null | xz -T0 -3 > "$out/gpu-check.tar.xz.tmp" &&
+    mv "$out/gpu-check.tar.xz.tmp" "$out/gpu-check.tar.xz"
+}
+# step NAME SECONDS COMMAND...: run with a limit of SECONDS or what the deadline leaves, log the
+# outcome, archive. Returns the command's status; 124 when it ran out of time or was not started.
+step() {
+  local name="$1" limit="$2" start rc ms remaining
   shift 2
+  remaining=$(($(left) - reserve))
+  if [ "$remaining" -lt 5 ]; then
+    log "$name: not run: the deadline (${deadline} s) is reached"
+    return 124
+  fi
+  [ "$limit" -le "$remaining" ] || limit=$remaining
   start=$(date +%s%N)
-  timeout --kill-after=10 "$limit" "$@" > "$results/$name.log" 2>&1
+  timeout --kill-after=5 "$limit" "$@" > "$logs/$name.log" 2>&1
   rc=$?
   ms=$((($(date +%s%N) - start) / 1000000))
-  log "$name: exit $rc in $((ms / 1000)).$((ms % 1000 / 100)) s (log: $name.log)"
+  case $rc in
+    0) log "$name: passed in $((ms / 1000)).$((ms % 1000 / 100)) s" ;;
+    77) log "$name: no device to run on (exit 77) in $((ms / 1000)).$((ms % 1000 / 100)) s" ;;
+    124 | 137) log "$name: killed at its limit of $limit s" ;;
+    *) log "$name: FAILED with exit $rc in $((ms / 1000)).$((ms % 1000 / 100)) s (log: $name.log)" ;;
+  esac
+  archive
   return $rc
 }
+# judged STATUS: a step's status for the run's (0 and 77 pass).
+judged() { [ "$1" -eq 0 ] || [ "$1" -eq 77 ] || status=1; }
 
-if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > "$results/gpus.txt" 2>&1; then
-  log "no NVIDIA GPU here (nvidia-smi -L failed); nothing to check"
+if ! command -v nvidia-smi > /dev/null || ! nvidia-smi -L > "$logs/gpus.txt" 2>&1 ||
+  ! grep -q '^GPU ' "$logs/gpus.txt"; then
+  log "no NVIDIA GPU here (nvidia-smi -L lists none); nothing to check"
+  archive
   exit 77
 fi
-log "GPUs: $(tr '\n' ';' < "$results/gpus.txt")"
+log "GPUs: $(tr '\n' ';' < "$logs/gpus.txt")"
+log "deadline: ${deadline} s for the whole run"
 
-# 1. The bundle.
-rm -rf "$work"
-mkdir -p "$work"
-tar -C "$work" -xJf "$bundle" || { log "cannot unpack $bundle"; exit 1; }
-prefix="$work/tessera"
-log "bundle: $bundle (commit $(cat "$prefix/share/tessera/gpu/commit"))"
+# The bundle: a .tar.xz, or a folder that holds its tessera/ unpacked.
+if [ -d "$bundle" ]; then
+  prefix="$(cd "$bundle" && pwd)/tessera"
+elif tar -C "$work" -xJf "$bundle"; then
+  prefix="$work/tessera"
+else
+  log "cannot unpack $bundle"
+  archive
+  exit 1
+fi
+[ -d "$prefix/bin" ] || { log "$bundle holds no tessera/bin: not a bundle of gpu-bundle.sh"; archive; exit 1; }
+log "bundle: $bundle (commit $(cat "$prefix/share/tessera/gpu/commit" 2> /dev/null || echo unknown))"
 deps="$prefix/lib/deps"
 system="$prefix/lib/system"
 export LD_LIBRARY_PATH="$prefix/lib:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Debian 12's binaries need glibc >= 2.36; on an older machine they run under the bundled
 # loader and C library (and so does the plugin built here, which then needs nothing newer).
 run=()
-if ! "$prefix/bin/conformance" --list > /dev/null 2> "$results/loader_probe.log"; then
+if ! "$prefix/bin/conformance" --list > /dev/null 2> "$logs/loader_probe.log"; then
   run=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system")
   log "this machine's C library is older than Debian 12's: using the bundled one"
 fi
 
-# 2. Build the CUDA plugin here, from the installed headers and CMake package.
+# 1. Build the CUDA plugin here, from the installed headers and CMake package.
 build="$work/build-cuda"
-if step build_plugin 300 env -u LD_LIBRARY_PATH sh -c "cmake -S '$prefix/share/tessera/gpu/src' -B '$build' -G Ninja \
+if step build_plugin 180 env -u LD_LIBRARY_PATH sh -c "cmake -S '$prefix/share/tessera/gpu/src' -B '$build' -G Ninja \
       -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH='$prefix' -DTESSERA_WITH_CUDA=ON \
       -DTESSERA_PLUGIN_MANIFEST=OFF && cmake --build '$build'"; then
-  plugin="$build/libtessera_cuda.so"
-  cp "$plugin" "$prefix/lib/tessera/plugins/"
+  cp "$build/libtessera_cuda.so" "$prefix/lib/tessera/plugins/"
   plugin="$prefix/lib/tessera/plugins/libtessera_cuda.so"
-  grep -E 'Building CUDA|Linking' "$results/build_plugin.log" >> "$summary"
 else
-  log "the CUDA plugin did not build; see build_plugin.log"
+  log "the CUDA plugin did not build: nothing else can run (build_plugin.log)"
+  archive
   exit 1
 fi
 
@@ -103,111 +151,101 @@ if [ ${#run[@]} -gt 0 ] && [ -n "$blas_dir" ]; then
   run_blas=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system:$blas_dir")
 fi
 blas_path() {  # blas_path LOG: the plugin's one line on the products' path, or why there is none
-  grep -m1 -o 'cuda: matrix products on .*' "$results/$1" || echo "(no product ran: no path logged)"
+  grep -m1 -o 'cuda: matrix products on .*' "$logs/$1" 2> /dev/null || echo "(no product ran: no path logged)"
 }
+plugin_test=(env "${blas_env[@]}" TESSERA_LOG_LEVEL=info TESSERA_GPU_TEST_PLUGINS="cuda=$plugin"
+  "${run_blas[@]}" "$prefix/bin/tessera_gpu_plugin_test")
 
-# 3. The plugin's tests (those that need a device run here), products on cuBLAS where found.
-step plugin_test 240 env "${blas_env[@]}" TESSERA_LOG_LEVEL=info \
-  TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" \
-  "${run_blas[@]}" "$prefix/bin/tessera_gpu_plugin_test" --gtest_output="xml:$results/plugin_test.xml" ||
-  status=1
-grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$results/plugin_test.log" >> "$summary"
-log "plugin_test, TESSERA_GPU_BLAS=auto: $(blas_path plugin_test.log)"
+# 2. The device tests, one process each.
+mapfile -t tests < <("${plugin_test[@]}" --gtest_list_tests 2> /dev/null |
+  awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}')
+log "device tests: ${#tests[@]} (each in its own process)"
+passed=0 failed=0 skipped=0
+for test in "${tests[@]}"; do
+  name="test_${test//[^A-Za-z0-9]/_}"
+  step "$name" 90 "${plugin_test[@]}" --gtest_filter="$test" \
+    --gtest_output="xml:$logs/$name.xml"
+  rc=$?
+  if [ $rc -eq 124 ] && ! [ -e "$logs/$name.log" ]; then break; fi  # the deadline
+  if [ $rc -ne 0 ]; then
+    failed=$((failed + 1))
+  elif grep -q '^\[  SKIPPED \]' "$logs/$name.log"; then
+    skipped=$((skipped + 1))
+  else
+    passed=$((passed + 1))
+  fi
+done
+log "device tests: $passed passed, $skipped skipped (no device), $failed failed, of ${#tests[@]}"
+[ "$failed" -eq 0 ] || status=1
+log "products, TESSERA_GPU_BLAS=auto: $(cat "$logs"/test_*MatrixProducts*.log 2> /dev/null | grep -m1 -o 'cuda: matrix products on .*' || echo '(no product ran: no path logged)')"
 # The same products on the tiled kernel (the HIP backend's, and CUDA's without cuBLAS).
-step plugin_test_own_gemm 120 env TESSERA_GPU_BLAS=own TESSERA_LOG_LEVEL=info \
+step products_own_gemm 60 env TESSERA_GPU_BLAS=own TESSERA_LOG_LEVEL=info \
   TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" \
-  --gtest_filter='*MatrixProducts*' --gtest_output="xml:$results/plugin_test_own_gemm.xml" ||
-  status=1
-grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$results/plugin_test_own_gemm.log" >> "$summary"
-log "plugin_test_own_gemm, TESSERA_GPU_BLAS=own: $(blas_path plugin_test_own_gemm.log)"
-# TESSERA_GPU_BLAS=cublas without PyTorch's directory: an error naming what was searched, unless
-# this machine's loader finds a libcublas of its own (then the products pass on it). Reported,
-# not judged.
-step blas_forced 60 env TESSERA_GPU_BLAS=cublas TESSERA_LOG_LEVEL=info \
-  TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" \
-  --gtest_filter='*MatrixProducts*'
-log "TESSERA_GPU_BLAS=cublas, no added library path: $(grep -m1 -o 'TESSERA_GPU_BLAS=cublas but.*' \
-  "$results/blas_forced.log" || blas_path blas_forced.log)"
+  --gtest_filter='*MatrixProducts*' --gtest_output="xml:$logs/products_own_gemm.xml"
+judged $?
+log "products, TESSERA_GPU_BLAS=own: $(blas_path products_own_gemm.log)"
 
-# 4. Conformance, with reports; memcheck on a few ops with the direct allocator (every tensor
-# its own cudaMalloc, so that an out-of-bounds access is not inside a cached block).
-step conformance 420 env "${blas_env[@]}" "${run_blas[@]}" "$prefix/bin/conformance" \
-  --plugin "$plugin" --jobs 4 \
-  --json "$results/conformance.json" --junit "$results/conformance.xml" \
-  --markdown "$results/conformance.md" || status=1
-tail -n 25 "$results/conformance.log" >> "$summary"
-if command -v compute-sanitizer > /dev/null; then
-  step memcheck 240 env "${blas_env[@]}" TESSERA_GPU_ALLOCATOR=direct compute-sanitizer \
-    --tool memcheck --error-exitcode 1 "${run_blas[@]}" "$prefix/bin/conformance" --plugin "$plugin" \
-    --op '^(add|sub|mul|div|neg|exp|sigmoid|relu|copy_|fill_|mm|bmm|addmm)$' || status=1
-  grep -E 'ERROR SUMMARY|Program hit' "$results/memcheck.log" | head -5 >> "$summary"
-fi
-
-# 5. Benchmarks: Tessera's, PyTorch's CUDA ops, cuBLAS called directly and a bare launch, in
-# this one run. Tessera's products take the cuBLAS path when the plugin finds one (as PyTorch's).
-step benchmark 180 env "${blas_env[@]}" TESSERA_LOG_LEVEL=info "${run_blas[@]}" \
-  "$prefix/bin/tessera_gpu_benchmark" cuda:0 || status=1
-log "benchmark: $(blas_path benchmark.log)"
-(unset LD_LIBRARY_PATH; step torch_peer 120 python3 "$prefix/share/tessera/gpu/bench/gpu_torch_peer.py" cuda:0) ||
-  status=1
-if step bare_launch_build 120 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_bare_launch" \
+# 3. Benchmarks, in this one run: Tessera's products take the cuBLAS path when the plugin finds
+# one (as PyTorch's).
+step benchmark 90 env "${blas_env[@]}" TESSERA_LOG_LEVEL=info "${run_blas[@]}" \
+  "$prefix/bin/tessera_gpu_benchmark" cuda:0
+judged $?
+log "benchmark products: $(blas_path benchmark.log)"
+(unset LD_LIBRARY_PATH; step torch_peer 60 python3 "$prefix/share/tessera/gpu/bench/gpu_torch_peer.py" cuda:0)
+judged $?
+if step bare_launch_build 60 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_bare_launch" \
     "$prefix/share/tessera/gpu/bench/gpu_bare_launch.cu"; then
-  step bare_launch 60 env -u LD_LIBRARY_PATH "$work/gpu_bare_launch" || status=1
+  step bare_launch 30 env -u LD_LIBRARY_PATH "$work/gpu_bare_launch"
+  judged $?
 fi
 # The cuBLAS peer links the toolkit's cuBLAS, else PyTorch's (then found through an rpath).
 peer_src="$prefix/share/tessera/gpu/bench/gpu_cublas_peer.cu"
-if step cublas_peer_build 120 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_cublas_peer" \
+if step cublas_peer_build 60 env -u LD_LIBRARY_PATH nvcc -O2 -o "$work/gpu_cublas_peer" \
     "$peer_src" -lcublas ||
-  { [ -n "$blas_dir" ] && step cublas_peer_build_torch 120 env -u LD_LIBRARY_PATH nvcc -O2 \
+  { [ -n "$blas_dir" ] && step cublas_peer_build_torch 60 env -u LD_LIBRARY_PATH nvcc -O2 \
       -o "$work/gpu_cublas_peer" "$peer_src" -L"$blas_dir" -l:libcublas.so.13 \
       -Xlinker -rpath="$blas_dir"; }; then
-  step cublas_peer 120 env -u LD_LIBRARY_PATH "$work/gpu_cublas_peer" || status=1
+  step cublas_peer 60 env -u LD_LIBRARY_PATH "$work/gpu_cublas_peer"
+  judged $?
 else
   log "the cuBLAS peer did not build (no cuBLAS to link): mm is compared with PyTorch's only"
 fi
-cat "$results"/benchmark.log "$results"/torch_peer.log "$results"/bare_launch.log \
-  "$results"/cublas_peer.log 2> /dev/null |
-  grep '^{' > "$results/benchmarks.jsonl"
-python3 - "$results/benchmarks.jsonl" <<'PY' | tee -a "$summary"
-import json, sys
-r = {}
-for line in open(sys.argv[1]):
-    d = json.loads(line)
-    r[d["name"]] = d
-def t(n): return r[n]["seconds_per_iter"] if n in r else None
-def bw(n): return r[n]["gb_per_s"] if n in r else None
-rows = [
-    ("add 64M float32 / device copy bandwidth (target >= 0.85)",
-     bw("add_out_float32_64M"), bw("copy_float32_64M"), lambda a, b: a / b),
-    ("torch.add / Tessera add.out time, 64M float32 (target >= 1.0)",
-     t("torch_add_out_float32_64M"), t("add_out_float32_64M"), lambda a, b: a / b),
-    ("1-element add.out minus a bare launch, us (target <= 2)",
-     t("add_out_float32_1"), t("bare_launch_add_float32_1"), lambda a, b: (a - b) * 1e6),
-    ("1-element add (functional) minus a bare launch, us",
-     t("add_float32_1"), t("bare_launch_add_float32_1"), lambda a, b: (a - b) * 1e6),
-    ("torch 1-element add.out (Python) / Tessera's (C++)",
-     t("torch_add_out_float32_1"), t("add_out_float32_1"), lambda a, b: a / b),
-    ("cuBLAS / Tessera mm.out time, 4096^2 float32 (target >= 0.9)",
-     t("cublas_mm_float32_4096"), t("mm_out_float32_4096"), lambda a, b: a / b),
-    ("cuBLAS / Tessera mm.out time, 4096^2 bfloat16 (target >= 0.9)",
-     t("cublas_mm_bfloat16_4096"), t("mm_out_bfloat16_4096"), lambda a, b: a / b),
-    ("torch.mm / Tessera mm.out time, 4096^2 float32",
-     t("torch_mm_out_float32_4096"), t("mm_out_float32_4096"), lambda a, b: a / b),
-    ("torch.mm / Tessera mm.out time, 4096^2 bfloat16",
-     t("torch_mm_out_bfloat16_4096"), t("mm_out_bfloat16_4096"), lambda a, b: a / b),
-    ("torch.softmax / Tessera _softmax time, [8192, 4096] bfloat16 (target >= 1.0)",
-     t("torch_softmax_bfloat16_8192x4096"), t("softmax_bfloat16_8192x4096"), lambda a, b: a / b),
-    ("torch layer_norm / Tessera native_layer_norm time, [8192, 4096] bfloat16 (target >= 1.0)",
-     t("torch_layer_norm_bfloat16_8192x4096"), t("layer_norm_bfloat16_8192x4096"),
-     lambda a, b: a / b),
-]
-for name, a, b, f in rows:
-    print(f"{name}: " + (f"{f(a, b):.3f}" if a is not None and b is not None else "not measured"))
-for name in sorted(r):
-    d = r[name]
-    print(f"  {name}: {d['seconds_per_iter'] * 1e6:.2f} us/iter" +
-          (f", {d['gb_per_s']:.1f} GB/s" if d["gb_per_s"] else ""))
-PY
+cat "$logs"/benchmark.log "$logs"/torch_peer.log "$logs"/bare_launch.log \
+  "$logs"/cublas_peer.log 2> /dev/null | grep '^{' > "$logs/benchmarks.jsonl"
+python3 "$prefix/share/tessera/gpu/bench/gpu_ratios.py" "$logs/benchmarks.jsonl" 2>&1 |
+  tee -a "$summary" >&2
+archive
 
-log "done: $([ $status -eq 0 ] && echo 'every step passed' || echo 'some step failed') (results in $results)"
+# 4. Conformance, one family per process; within it each op in its own child (--isolate: the
+# children load the plugin themselves), four at a time. Reports keep the failing cases' details.
+for family in pointwise reductions linalg_nn index activations training; do
+  step "conformance_$family" 90 env "${blas_env[@]}" "${run_blas[@]}" "$prefix/bin/conformance" \
+    --plugin "$plugin" --family "$family" --jobs 4 --timeout 60 --json-detail failures \
+    --json "$logs/conformance_$family.json" --junit "$logs/conformance_$family.xml" \
+    --markdown "$logs/conformance_$family.md"
+  rc=$?
+  judged $rc
+  grep -E '^(cases|ops|time):' "$logs/conformance_$family.log" 2> /dev/null |
+    sed "s/^/  $family /" | tee -a "$summary" >&2
+  [ $rc -ne 124 ] || [ -e "$logs/conformance_$family.log" ] || break  # the deadline
+done
+
+# 5. memcheck with the direct allocator (every tensor its own cudaMalloc, so that an
+# out-of-bounds access is not inside a cached block), on the families where an index or a
+# window goes out of bounds: elementwise (broadcasting and 32-bit splits), index, sort,
+# convolution and pooling. Op names carry their overloads (add.Tensor).
+if command -v compute-sanitizer > /dev/null; then
+  step memcheck 120 env "${blas_env[@]}" TESSERA_GPU_ALLOCATOR=direct compute-sanitizer \
+    --tool memcheck --error-exitcode 1 "${run_blas[@]}" "$prefix/bin/conformance" \
+    --plugin "$plugin" --dtype float32,int64 --json-detail failures \
+    --json "$logs/memcheck.json" \
+    --op '^(add\.Tensor|mul\.Tensor|where\.self|copy_|fill_\.Scalar|index_select|gather|scatter\.src|scatter_add|embedding|sort|topk|cat|conv2d|conv_transpose2d\.input|max_pool2d_with_indices|avg_pool2d)$'
+  judged $?
+  grep -E 'ERROR SUMMARY|Program hit' "$logs/memcheck.log" 2> /dev/null | head -5 >> "$summary"
+else
+  log "memcheck: not run: no compute-sanitizer on this machine"
+fi
+
+log "done in $(($(date +%s) - started)) s: $([ $status -eq 0 ] && echo 'every step passed' || echo 'some step failed or was cut') (results in $out: summary.txt, gpu-check.tar.xz)"
+archive
 exit $status

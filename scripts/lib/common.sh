@@ -23,6 +23,8 @@ TESSERA_BUILD_DIR="${TESSERA_ROOT}/build"
 # valgrind and python3: the instruction-count gate (docs/performance.md) counts under callgrind
 # (valgrind also ships valgrind/callgrind.h, which marks the measured region) and its driver is
 # a Python 3 script (standard library only).
+# xz-utils: scripts/gpu-bundle.sh packs the GPU bundle with xz, and gpu-check.sh (and its dry
+# run, a test) its results.
 # hipcc, libamdhip64-dev: the HIP backend, libtessera_hip.so (ROCm 5.2, with its own clang 15;
 # docs/gpu_backends.md). CUDA is not a Debian package: the CUDA backend is built where
 # /usr/local/cuda (or nvcc in PATH) is.
@@ -31,7 +33,7 @@ TESSERA_PACKAGES=(
   libabsl-dev libffi-dev libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev ocl-icd-opencl-dev libsleef-dev
   clang libclang-rt-14-dev llvm
-  python3 python3-numpy python3-torch python3-torchvision libdlpack-dev valgrind
+  python3 python3-numpy python3-torch python3-torchvision libdlpack-dev valgrind xz-utils
   hipcc libamdhip64-dev
 )
 

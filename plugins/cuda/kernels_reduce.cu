@@ -6,13 +6,14 @@ namespace tessera {
 namespace gpu {
 namespace {
 
-// One output per group of T threads: partials, the tree in shared memory, lane 0 writes.
-template <typename R>
-__global__ void __launch_bounds__(kReduceThreads) ReduceKernel(ReduceArgs a, R r) {
+// One output per group of T threads: partials, the tree in shared memory, lane 0 writes. A:
+// ReduceArgs or WideReduceArgs (64-bit indices).
+template <typename A, typename R>
+__global__ void __launch_bounds__(kReduceThreads) ReduceKernel(A a, R r) {
   using Acc = typename R::Acc;
   __shared__ Acc shared[kReduceThreads];  // Acc is trivially constructible
   const uint32_t t = threadIdx.x, lane = t % a.threads_per_output;
-  const uint32_t o = OutputOf(a, blockIdx.x, t);
+  const typename A::Index o = OutputOf(a, blockIdx.x, t);
   shared[t] = ThreadPartial(a, r, o, lane);
   __syncthreads();
   for (uint32_t half = a.threads_per_output / 2; half > 0; half /= 2) {
@@ -24,13 +25,13 @@ __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(ReduceArgs a, R r
 
 // Softmax over each row (the reduced dimension): the maximum, the sum of exp(x - max), then
 // every lane writes its elements.
-template <typename S>
-__global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(ReduceArgs a, bool log) {
+template <typename S, typename A>
+__global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(A a, bool log) {
   using C = OpMath<S>;
   __shared__ C shared[kReduceThreads];
   const uint32_t t = threadIdx.x, lane = t % a.threads_per_output;
   const uint32_t first = t - lane;  // lane 0 of this row
-  const uint32_t o = OutputOf(a, blockIdx.x, t);
+  const typename A::Index o = OutputOf(a, blockIdx.x, t);
   const RowMaxReducer<S> max_reducer;
   shared[t] = ThreadPartial(a, max_reducer, o, lane);
   __syncthreads();
@@ -52,8 +53,12 @@ __global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(ReduceArgs a, bo
 
 template <typename R>
 std::string LaunchWith(const ReducePlan& plan, const R& r, void* stream) {
-  ReduceKernel<R>
-      <<<plan.blocks, kReduceThreads, 0, static_cast<cudaStream_t>(stream)>>>(plan.args, r);
+  const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (plan.wide) {
+    ReduceKernel<WideReduceArgs, R><<<plan.blocks, kReduceThreads, 0, s>>>(plan.wide_args, r);
+  } else {
+    ReduceKernel<ReduceArgs, R><<<plan.blocks, kReduceThreads, 0, s>>>(plan.args, r);
+  }
   const cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? "" : ErrorText(e);
 }
@@ -121,8 +126,14 @@ std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& pla
     default:
       return Dispatch<ReduceDtypes(K::kSoftmax)>(compute, [&](auto tag) -> std::string {
         using S = typename decltype(tag)::type;
-        SoftmaxKernel<S><<<plan.blocks, kReduceThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-            plan.args, kind == K::kLogSoftmax);
+        const cudaStream_t s = static_cast<cudaStream_t>(stream);
+        const bool log = kind == K::kLogSoftmax;
+        if (plan.wide) {
+          SoftmaxKernel<S, WideReduceArgs>
+              <<<plan.blocks, kReduceThreads, 0, s>>>(plan.wide_args, log);
+        } else {
+          SoftmaxKernel<S, ReduceArgs><<<plan.blocks, kReduceThreads, 0, s>>>(plan.args, log);
+        }
         const cudaError_t e = cudaGetLastError();
         return e == cudaSuccess ? "" : ErrorText(e);
       });

@@ -19,7 +19,9 @@
 // Welford's update and Chan's combination. Softmax is three passes over a row in one kernel:
 // the maximum, the sum of exp(x - max), then each lane writes its elements. max.dim / min.dim
 // write a second output, the winner's int64 index (ReduceArgs::indices). The scans (cumsum,
-// cumprod: scan.h) run on the same plans.
+// cumprod: scan.h) run on the same plans. A launch whose elements or byte offsets reach 2^31
+// runs the same code over 64-bit indices (WideReduceArgs: plain division instead of
+// FastDivmod); every other one keeps 32-bit arithmetic, the fast case.
 #pragma once
 
 #include <cstdint>
@@ -74,58 +76,76 @@ constexpr uint32_t ReduceDtypes(ReduceKind kind) {
   }
 }
 
-// ReduceArgs: one reduction launch. Sizes innermost first; strides in bytes.
-struct ReduceArgs {
+// WideDivmod: FastDivmod's interface over 64-bit indices, by plain division (the wide launches
+// are the rare ones: 2^31 elements or bytes and more).
+struct WideDivmod {
+  uint64_t divisor = 1;
+  WideDivmod() = default;
+  explicit WideDivmod(uint64_t d) : divisor(d) {}
+  TSR_GPU_HD TSR_GPU_INLINE uint64_t Div(uint64_t n) const { return n / divisor; }
+};
+
+// ReduceArgsT: one reduction launch, its element indices and byte offsets of type I: uint32_t
+// (ReduceArgs, every launch whose elements and bytes stay below 2^31) or uint64_t
+// (WideReduceArgs, the others: an LLM's logits of 8192 x 128256 bfloat16 span 2.1 GB). Sizes
+// innermost first; strides in bytes.
+template <typename I>
+struct ReduceArgsT {
+  using Index = I;
+  using Divmod = std::conditional_t<std::is_same_v<I, uint32_t>, FastDivmod, WideDivmod>;
   const char* in;
   char* out;
   int32_t in_dtype;
   int32_t out_dtype;
-  uint32_t outputs;
-  uint32_t reduced;
+  I outputs;
+  I reduced;
   uint32_t threads_per_output;  // T
   int32_t kept_ndim;
   int32_t reduced_ndim;
-  FastDivmod kept_sizes[kMaxDims];
-  uint32_t kept_in[kMaxDims];
-  uint32_t kept_out[kMaxDims];
-  FastDivmod reduced_sizes[kMaxDims];
-  uint32_t reduced_in[kMaxDims];
-  uint32_t reduced_out[kMaxDims];  // softmax: the output's strides along the reduced dimension
-  char* indices;                   // max.dim / min.dim: the int64 indices; null otherwise
-  uint32_t kept_indices[kMaxDims];
+  Divmod kept_sizes[kMaxDims];
+  I kept_in[kMaxDims];
+  I kept_out[kMaxDims];
+  Divmod reduced_sizes[kMaxDims];
+  I reduced_in[kMaxDims];
+  I reduced_out[kMaxDims];  // softmax: the output's strides along the reduced dimension
+  char* indices;            // max.dim / min.dim: the int64 indices; null otherwise
+  I kept_indices[kMaxDims];
 };
+using ReduceArgs = ReduceArgsT<uint32_t>;
+using WideReduceArgs = ReduceArgsT<uint64_t>;
 
 // The byte offsets of output `o`'s first input element and of its output element.
-TSR_GPU_HD TSR_GPU_INLINE void KeptOffsets(const ReduceArgs& a, uint32_t o, uint32_t* in,
-                                           uint32_t* out) {
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE void KeptOffsets(const A& a, I o, I* in, I* out) {
   *in = 0;
   *out = 0;
   for (int d = 0; d < a.kept_ndim; ++d) {
-    const uint32_t q = a.kept_sizes[d].Div(o);
-    const uint32_t r = o - q * a.kept_sizes[d].divisor;
+    const I q = a.kept_sizes[d].Div(o);
+    const I r = o - q * a.kept_sizes[d].divisor;
     *in += r * a.kept_in[d];
     *out += r * a.kept_out[d];
     o = q;
   }
 }
 // The byte offset of output `o`'s element of the indices (max.dim / min.dim).
-TSR_GPU_HD TSR_GPU_INLINE uint32_t KeptIndexOffset(const ReduceArgs& a, uint32_t o) {
-  uint32_t offset = 0;
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE I KeptIndexOffset(const A& a, I o) {
+  I offset = 0;
   for (int d = 0; d < a.kept_ndim; ++d) {
-    const uint32_t q = a.kept_sizes[d].Div(o);
+    const I q = a.kept_sizes[d].Div(o);
     offset += (o - q * a.kept_sizes[d].divisor) * a.kept_indices[d];
     o = q;
   }
   return offset;
 }
 // The byte offsets of reduced element `i` in the input and (softmax) the output.
-TSR_GPU_HD TSR_GPU_INLINE void ReducedOffsets(const ReduceArgs& a, uint32_t i, uint32_t* in,
-                                              uint32_t* out) {
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE void ReducedOffsets(const A& a, I i, I* in, I* out) {
   *in = 0;
   *out = 0;
   for (int d = 0; d < a.reduced_ndim; ++d) {
-    const uint32_t q = a.reduced_sizes[d].Div(i);
-    const uint32_t r = i - q * a.reduced_sizes[d].divisor;
+    const I q = a.reduced_sizes[d].Div(i);
+    const I r = i - q * a.reduced_sizes[d].divisor;
     *in += r * a.reduced_in[d];
     *out += r * a.reduced_out[d];
     i = q;
@@ -133,21 +153,22 @@ TSR_GPU_HD TSR_GPU_INLINE void ReducedOffsets(const ReduceArgs& a, uint32_t i, u
 }
 
 // The group of threads of an output, and the output, of thread `thread` of block `block`.
-TSR_GPU_HD TSR_GPU_INLINE uint32_t OutputOf(const ReduceArgs& a, uint32_t block, uint32_t thread) {
-  return block * (kReduceThreads / a.threads_per_output) + thread / a.threads_per_output;
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE I OutputOf(const A& a, uint32_t block, uint32_t thread) {
+  return I{block} * (kReduceThreads / a.threads_per_output) + thread / a.threads_per_output;
 }
 
 // ThreadPartial: what thread `lane` of output `o` accumulates. R::Value is what an input
 // element is read as (in its own dtype, converted).
-template <typename R>
-TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const ReduceArgs& a, const R& r, uint32_t o,
+template <typename A, typename R, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const A& a, const R& r, I o,
                                                         uint32_t lane) {
   typename R::Acc acc = r.Init();
   if (o >= a.outputs) return acc;
-  uint32_t in_base, out_base;
+  I in_base, out_base;
   KeptOffsets(a, o, &in_base, &out_base);
-  for (uint32_t i = lane; i < a.reduced; i += a.threads_per_output) {
-    uint32_t in, out;
+  for (I i = lane; i < a.reduced; i += a.threads_per_output) {
+    I in, out;
     ReducedOffsets(a, i, &in, &out);
     acc = r.Add(acc, Widen(LoadAs<typename R::Value>(a.in + in_base + in, a.in_dtype)), i);
   }
@@ -169,11 +190,11 @@ template <typename R>
 struct WritesIndex<R, std::void_t<decltype(&R::Index)>> : std::true_type {};
 
 // WriteResult: lane 0 of output `o` stores the result (and its index).
-template <typename R>
-TSR_GPU_HD TSR_GPU_INLINE void WriteResult(const ReduceArgs& a, const R& r,
-                                           const typename R::Acc& acc, uint32_t o) {
+template <typename A, typename R, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE void WriteResult(const A& a, const R& r, const typename R::Acc& acc,
+                                           I o) {
   if (o >= a.outputs) return;
-  uint32_t in_base, out_base;
+  I in_base, out_base;
   KeptOffsets(a, o, &in_base, &out_base);
   StoreAs(a.out + out_base, a.out_dtype, r.Finish(acc, a.reduced));
   if constexpr (WritesIndex<R>::value) {
@@ -197,14 +218,14 @@ struct SumReducer {
   using Acc = SumAcc<S>;
   int kind;
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return kind == 2 ? Acc(1) : Acc(0); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint64_t) const {
     const Acc x = static_cast<Acc>(v);
     return kind == 2 ? WrapMul(acc, x) : WrapAdd(acc, x);
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
     return kind == 2 ? WrapMul(a, b) : WrapAdd(a, b);
   }
-  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc acc, uint32_t n) const {
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc acc, uint64_t n) const {
     if constexpr (kIsFloat<S>) {
       if (kind == 1) return Narrow<S>(static_cast<OpMath<S>>(acc / static_cast<Acc>(n)));
       return Narrow<S>(static_cast<OpMath<S>>(acc));
@@ -233,8 +254,8 @@ struct ExtremumReducer {
     if (x == y) return i < j;
     return max ? x > y : x < y;
   }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, C v, uint32_t i) const {
-    if (acc.index < 0 || Better(v, i, acc.value, acc.index)) return Acc{v, int64_t{i}};
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, C v, uint64_t i) const {
+    if (acc.index < 0 || Better(v, i, acc.value, acc.index)) return Acc{v, static_cast<int64_t>(i)};
     return acc;
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
@@ -242,7 +263,7 @@ struct ExtremumReducer {
     if (a.index < 0) return b;
     return Better(b.value, b.index, a.value, a.index) ? b : a;
   }
-  TSR_GPU_HD TSR_GPU_INLINE C Finish(Acc acc, uint32_t) const { return acc.value; }
+  TSR_GPU_HD TSR_GPU_INLINE C Finish(Acc acc, uint64_t) const { return acc.value; }
 };
 
 // ArgReducer: argmax / argmin, ExtremumReducer's winner's index (int64).
@@ -253,11 +274,11 @@ struct ArgReducer {
   using Acc = typename Inner::Acc;
   Inner inner;
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return inner.Init(); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint32_t i) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint64_t i) const {
     return inner.Add(acc, v, i);
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return inner.Combine(a, b); }
-  TSR_GPU_HD TSR_GPU_INLINE int64_t Finish(Acc acc, uint32_t) const { return acc.index; }
+  TSR_GPU_HD TSR_GPU_INLINE int64_t Finish(Acc acc, uint64_t) const { return acc.index; }
 };
 
 // ValueIndexReducer: max.dim / min.dim, ExtremumReducer's winner and its index (a second output).
@@ -275,11 +296,11 @@ struct AnyAllReducer {
   using Acc = uint32_t;
   bool any;
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return any ? 0u : 1u; }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, OpMath<S> v, uint64_t) const {
     return Combine(acc, v != OpMath<S>(0) ? 1u : 0u);
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return any ? (a | b) : (a & b); }
-  TSR_GPU_HD TSR_GPU_INLINE bool Finish(Acc acc, uint32_t) const { return acc != 0; }
+  TSR_GPU_HD TSR_GPU_INLINE bool Finish(Acc acc, uint64_t) const { return acc != 0; }
 };
 
 // LogSumExpReducer: log(sum(exp(x))) in one pass, as a running (max, sum of exp(x - max)) that
@@ -294,7 +315,7 @@ struct LogSumExpReducer {
     F max, sum;
   };
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{-F(INFINITY), F(0)}; }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, F x, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, F x, uint64_t) const {
     if (x == -F(INFINITY)) return a;
     if (x > a.max) return Acc{x, a.sum * std::exp(a.max - x) + F(1)};
     if (x == a.max) return Acc{a.max, a.sum + F(1)};
@@ -308,7 +329,7 @@ struct LogSumExpReducer {
     const F sb = b.max == m ? b.sum : b.sum * std::exp(b.max - m);
     return Acc{m, sa + sb};
   }
-  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint64_t) const {
     return Narrow<S>(a.sum == F(0) ? -F(INFINITY) : a.max + std::log(a.sum));
   }
 };
@@ -325,7 +346,7 @@ struct NormReducer {
   F p;
   TSR_GPU_HD TSR_GPU_INLINE bool Inf() const { return p == F(INFINITY) || p == -F(INFINITY); }
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return p == -F(INFINITY) ? F(INFINITY) : F(0); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, F x, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, F x, uint64_t) const {
     const F a = std::fabs(x);
     if (p == F(2)) return acc + a * a;
     if (p == F(1)) return acc + a;
@@ -339,7 +360,7 @@ struct NormReducer {
     if (!(b == b)) return b;
     return (p > F(0)) == (a > b) ? a : b;
   }
-  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc acc, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc acc, uint64_t) const {
     if (p == F(2)) return Narrow<S>(std::sqrt(acc));
     if (p == F(1) || p == F(0) || Inf()) return Narrow<S>(acc);
     return Narrow<S>(std::pow(acc, F(1) / p));
@@ -358,7 +379,7 @@ struct VarReducer {
   F correction;
   bool root;  // std
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{0, 0, 0}; }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, OpMath<S> v, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, OpMath<S> v, uint64_t) const {
     const F x = static_cast<F>(v);
     const F n = a.n + 1;
     const F delta = x - a.mean;
@@ -373,7 +394,7 @@ struct VarReducer {
     const F nb_over_n = b.n / n;
     return Acc{n, a.mean + delta * nb_over_n, a.m2 + b.m2 + delta * delta * a.n * nb_over_n};
   }
-  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint64_t) const {
     const F divisor = a.n - correction > 0 ? a.n - correction : F(0);
     const F var = a.m2 / divisor;
     return Narrow<S>(static_cast<OpMath<S>>(root ? std::sqrt(var) : var));
@@ -387,7 +408,7 @@ struct RowMaxReducer {
   using Value = S;
   using Acc = OpMath<S>;
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return -Acc(INFINITY); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint32_t) const { return Combine(acc, v); }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint64_t) const { return Combine(acc, v); }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
     if (!(a == a)) return a;
     if (!(b == b)) return b;
@@ -400,7 +421,7 @@ struct ExpSumReducer {
   using Acc = OpMath<S>;
   Acc max;
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc(0); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint32_t) const {
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint64_t) const {
     return acc + std::exp(v - max);
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return a + b; }
@@ -408,15 +429,15 @@ struct ExpSumReducer {
 
 // SoftmaxWrite: the third pass, thread `lane` of row `o` writes its elements: exp(x - max) /
 // sum, or (log) x - max - log(sum).
-template <typename S>
-TSR_GPU_HD TSR_GPU_INLINE void SoftmaxWrite(const ReduceArgs& a, uint32_t o, uint32_t lane,
-                                            OpMath<S> max, OpMath<S> sum, bool log) {
+template <typename S, typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE void SoftmaxWrite(const A& a, I o, uint32_t lane, OpMath<S> max,
+                                            OpMath<S> sum, bool log) {
   if (o >= a.outputs) return;
-  uint32_t in_base, out_base;
+  I in_base, out_base;
   KeptOffsets(a, o, &in_base, &out_base);
   const OpMath<S> log_sum = log ? std::log(sum) : OpMath<S>(0);
-  for (uint32_t i = lane; i < a.reduced; i += a.threads_per_output) {
-    uint32_t in, out;
+  for (I i = lane; i < a.reduced; i += a.threads_per_output) {
+    I in, out;
     ReducedOffsets(a, i, &in, &out);
     const OpMath<S> x = Widen(LoadAs<S>(a.in + in_base + in, a.in_dtype));
     const OpMath<S> y = log ? x - max - log_sum : std::exp(x - max) / sum;

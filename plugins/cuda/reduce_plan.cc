@@ -31,6 +31,38 @@ std::vector<Dim> Merge(const std::vector<Dim>& dims) {
   return merged;
 }
 
+// Fill writes one launch's arguments in A's index type (dimensions innermost first).
+template <typename A>
+void Fill(const ReduceSpec& spec, const std::vector<Dim>& kept, const std::vector<Dim>& reduced,
+          int64_t outputs, int64_t count, uint32_t threads, A* args) {
+  using I = typename A::Index;
+  using Divmod = typename A::Divmod;
+  A& a = *args;
+  a.in = spec.in;
+  a.out = spec.out;
+  a.in_dtype = spec.in_dtype;
+  a.out_dtype = spec.out_dtype;
+  a.indices = spec.indices;
+  a.outputs = static_cast<I>(outputs);
+  a.reduced = static_cast<I>(count);
+  a.threads_per_output = threads;
+  a.kept_ndim = static_cast<int32_t>(kept.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const Dim& d = kept[kept.size() - 1 - i];
+    a.kept_sizes[i] = Divmod(static_cast<I>(d.size));
+    a.kept_in[i] = static_cast<I>(d.in);
+    a.kept_out[i] = static_cast<I>(d.out);
+    a.kept_indices[i] = static_cast<I>(d.index);
+  }
+  a.reduced_ndim = static_cast<int32_t>(reduced.size());
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    const Dim& d = reduced[reduced.size() - 1 - i];
+    a.reduced_sizes[i] = Divmod(static_cast<I>(d.size));
+    a.reduced_in[i] = static_cast<I>(d.in);
+    a.reduced_out[i] = static_cast<I>(d.out);
+  }
+}
+
 }  // namespace
 
 uint32_t ThreadsPerOutput(int64_t reduced) {
@@ -74,23 +106,10 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     }
   }
   if (outputs == 0) return true;  // nothing to write
-  // What exceeds 32-bit indexing: the input's element count, or the byte extent (the largest
-  // byte offset) of the input, the output or the indices.
-  std::string too_large;
-  if (outputs * count > INT32_MAX) {
-    too_large = "the input has " + std::to_string(outputs * count) + " elements";
-  } else if (in_extent > INT32_MAX) {
-    too_large = "the input spans " + std::to_string(in_extent) + " bytes";
-  } else if (out_extent > INT32_MAX) {
-    too_large = "the output spans " + std::to_string(out_extent) + " bytes";
-  } else if (index_extent > INT32_MAX) {
-    too_large = "the indices span " + std::to_string(index_extent) + " bytes";
-  }
-  if (!too_large.empty()) {
-    *error = too_large +
-             "; reductions of 2^31 elements or bytes and more are not implemented on the GPU yet";
-    return false;
-  }
+  // 64-bit indices where 32 bits do not reach: the input's element count, or the byte extent
+  // (the largest byte offset) of the input, the output or the indices.
+  plan->wide = spec.force_wide || outputs * count > INT32_MAX || in_extent > INT32_MAX ||
+               out_extent > INT32_MAX || index_extent > INT32_MAX;
   if (count == 0) reduced.clear();
   kept = Merge(kept);
   reduced = Merge(reduced);
@@ -99,32 +118,20 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     *error = "more than " + std::to_string(kMaxDims) + " dimensions after merging";
     return false;
   }
-  ReduceArgs& a = plan->args;
-  a.in = spec.in;
-  a.out = spec.out;
-  a.in_dtype = spec.in_dtype;
-  a.out_dtype = spec.out_dtype;
-  a.indices = spec.indices;
-  a.outputs = static_cast<uint32_t>(outputs);
-  a.reduced = static_cast<uint32_t>(count);
-  a.threads_per_output = ThreadsPerOutput(count);
-  a.kept_ndim = static_cast<int32_t>(kept.size());
-  for (size_t i = 0; i < kept.size(); ++i) {  // innermost first
-    const Dim& d = kept[kept.size() - 1 - i];
-    a.kept_sizes[i] = FastDivmod(static_cast<uint32_t>(d.size));
-    a.kept_in[i] = static_cast<uint32_t>(d.in);
-    a.kept_out[i] = static_cast<uint32_t>(d.out);
-    a.kept_indices[i] = static_cast<uint32_t>(d.index);
+  const uint32_t threads = ThreadsPerOutput(count);
+  const int64_t per_block = kReduceThreads / threads;
+  const int64_t blocks = (outputs + per_block - 1) / per_block;
+  if (blocks > INT32_MAX) {  // a launch's grid
+    *error = std::to_string(outputs) + " outputs need " + std::to_string(blocks) +
+             " blocks, more than a launch's 2^31 - 1";
+    return false;
   }
-  a.reduced_ndim = static_cast<int32_t>(reduced.size());
-  for (size_t i = 0; i < reduced.size(); ++i) {
-    const Dim& d = reduced[reduced.size() - 1 - i];
-    a.reduced_sizes[i] = FastDivmod(static_cast<uint32_t>(d.size));
-    a.reduced_in[i] = static_cast<uint32_t>(d.in);
-    a.reduced_out[i] = static_cast<uint32_t>(d.out);
+  plan->blocks = static_cast<uint32_t>(blocks);
+  if (plan->wide) {
+    Fill(spec, kept, reduced, outputs, count, threads, &plan->wide_args);
+  } else {
+    Fill(spec, kept, reduced, outputs, count, threads, &plan->args);
   }
-  const uint32_t per_block = kReduceThreads / a.threads_per_output;
-  plan->blocks = (a.outputs + per_block - 1) / per_block;
   return true;
 }
 

@@ -57,30 +57,33 @@ struct ScanOp {
 };
 
 // ScanRow: where row `o` starts in the input and the output; `valid` false past the last row
-// (its threads still pass every barrier).
+// (its threads still pass every barrier). I: the plan's index type (ReduceArgsT).
+template <typename I>
 struct ScanRow {
   bool valid;
-  uint32_t in, out;
+  I in, out;
 };
-TSR_GPU_HD TSR_GPU_INLINE ScanRow ScanRowOf(const ReduceArgs& a, uint32_t o) {
-  ScanRow row{o < a.outputs, 0, 0};
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE ScanRow<I> ScanRowOf(const A& a, I o) {
+  ScanRow<I> row{o < a.outputs, 0, 0};
   if (row.valid) KeptOffsets(a, o, &row.in, &row.out);
   return row;
 }
 
 // The number of chunks of T elements a row is walked in.
-TSR_GPU_HD TSR_GPU_INLINE uint32_t ScanChunks(const ReduceArgs& a) {
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE I ScanChunks(const A& a) {
   return (a.reduced + a.threads_per_output - 1) / a.threads_per_output;
 }
 
 // ScanLoad: what thread `lane` of `row` puts in shared memory for chunk `chunk`.
-template <typename S>
-TSR_GPU_HD TSR_GPU_INLINE typename ScanOp<S>::Acc ScanLoad(const ReduceArgs& a, const ScanOp<S>& op,
-                                                           const ScanRow& row, uint32_t chunk,
+template <typename S, typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE typename ScanOp<S>::Acc ScanLoad(const A& a, const ScanOp<S>& op,
+                                                           const ScanRow<I>& row, I chunk,
                                                            uint32_t lane) {
-  const uint32_t i = chunk * a.threads_per_output + lane;
+  const I i = chunk * a.threads_per_output + lane;
   if (!row.valid || i >= a.reduced) return op.Init();
-  uint32_t in, out;
+  I in, out;
   ReducedOffsets(a, i, &in, &out);
   return op.Load(a.in + row.in + in, a.in_dtype);
 }
@@ -97,13 +100,12 @@ TSR_GPU_HD TSR_GPU_INLINE typename ScanOp<S>::Acc ScanStep(const ScanOp<S>& op,
 
 // ScanWrite: thread `lane` of `row` stores its element of chunk `chunk`, `value` (the carry
 // combined with the chunk's inclusive scan).
-template <typename S>
-TSR_GPU_HD TSR_GPU_INLINE void ScanWrite(const ReduceArgs& a, const ScanOp<S>& op,
-                                         const ScanRow& row, uint32_t chunk, uint32_t lane,
-                                         typename ScanOp<S>::Acc value) {
-  const uint32_t i = chunk * a.threads_per_output + lane;
+template <typename S, typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE void ScanWrite(const A& a, const ScanOp<S>& op, const ScanRow<I>& row,
+                                         I chunk, uint32_t lane, typename ScanOp<S>::Acc value) {
+  const I i = chunk * a.threads_per_output + lane;
   if (!row.valid || i >= a.reduced) return;
-  uint32_t in, out;
+  I in, out;
   ReducedOffsets(a, i, &in, &out);
   StoreAs(a.out + row.out + out, a.out_dtype, op.Store(value));
 }

@@ -54,7 +54,7 @@ Tensor CumulativeOut(const Tensor& self, int64_t dim, std::optional<tsr_dtype> /
                                         ShapeOf(self) + ", got " + ShapeOf(out));
   }
   const ReducePlan plan = PlanReduce(op, self, out, reduced, false, /*write_reduced=*/true);
-  if (plan.blocks == 0 || plan.args.reduced == 0) return out;
+  if (plan.blocks == 0 || plan.reduced() == 0) return out;
   DeviceGuard guard(out.device().index);
   Check(op, LaunchScan(kKind, out.dtype(), plan, sdk::current_stream(out.device())));
   return out;

@@ -1064,6 +1064,52 @@ TEST_P(GpuPluginTest, LargeTensorsSplitInto32BitLaunches) {
   }
 }
 
+// Reductions, softmax and scans past 32-bit indexing run as 64-bit launches (reduce_plan.h);
+// they were refused with UNIMPLEMENTED. About 22 GB of device memory at its peak.
+TEST_P(GpuPluginTest, ReductionsSoftmaxAndScansOfMoreThan2To31Elements) {
+  REQUIRE_DEVICE(1);
+  const tsr_device gpu = Gpu();
+  const int64_t n = (int64_t{1} << 31) + 8;
+  static const tsr_op* full = tessera::find_op("full");
+  static const tsr_op* slice = tessera::find_op("slice.Tensor");
+  static const tsr_op* sum = tessera::find_op("sum");
+  static const tsr_op* log_softmax = tessera::find_op("_log_softmax");
+  static const tsr_op* cumsum = tessera::find_op("cumsum");
+  static const tsr_op* amax = tessera::find_op("amax");
+  static const tsr_op* to_dtype = tessera::find_op("to.dtype");
+  auto ones = [&](std::vector<int64_t> sizes, tsr_dtype dtype, int64_t value) {
+    return tessera::call1(full, sizes, tessera::Scalar(value), dtype, std::nullopt, gpu);
+  };
+  auto last = [&](const Tensor& t, int64_t count) {  // the last `count` elements of a 1-d t
+    const int64_t end = t.sizes().vec().back();
+    return tessera::call1(slice, t, int64_t{-1}, end - count, end, int64_t{1});
+  };
+  {
+    const Tensor x = ones({n}, TSR_DTYPE_UINT8, 1);
+    const Tensor total = tessera::call1(sum, x, std::nullopt);  // int64
+    EXPECT_EQ(tessera::to(total, "cpu").to_vector<int64_t>(), std::vector<int64_t>{n});
+    const Tensor most = tessera::call1(amax, x, std::vector<int64_t>{0}, false);
+    EXPECT_EQ(tessera::to(most, "cpu").to_vector<uint8_t>(), std::vector<uint8_t>{1});
+  }
+  {
+    // Logits of 8 rows of 2^28 + 1 bfloat16 zeros: log_softmax is -log(2^28 + 1) everywhere.
+    const Tensor logits = ones({8, (n - 8) / 8 + 1}, TSR_DTYPE_BFLOAT16, 0);
+    const Tensor out = tessera::call1(log_softmax, logits, int64_t{1}, false);
+    const std::vector<float> tail =
+        tessera::to(tessera::call1(to_dtype, last(out, 4), TSR_DTYPE_FLOAT32), "cpu")
+            .to_vector<float>();
+    for (float v : tail) EXPECT_NEAR(v, -std::log(double((n - 8) / 8 + 1)), 0.1);
+  }
+  {
+    // Two rows of 2^30 + 4 ones, scanned: each row's last prefix is its length.
+    const int64_t row = n / 2;
+    const Tensor x = ones({2, row}, TSR_DTYPE_UINT8, 1);
+    const Tensor scanned = tessera::call1(cumsum, x, int64_t{1}, std::nullopt);  // int64
+    const std::vector<int64_t> tail = tessera::to(last(scanned, 1), "cpu").to_vector<int64_t>();
+    EXPECT_EQ(tail, (std::vector<int64_t>{row, row}));
+  }
+}
+
 TEST_P(GpuPluginTest, KernelsRunOnTheTensorsDeviceWhateverTheCurrentOne) {
   REQUIRE_DEVICE(2);
   const Tensor x = Random({1000}, TSR_DTYPE_FLOAT32, 8);

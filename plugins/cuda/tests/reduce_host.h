@@ -14,13 +14,13 @@
 namespace tessera {
 namespace gpu {
 
-// RunReduceOnHost: ReduceKernel, every thread of every block.
-template <typename R>
-void RunReduceOnHost(const ReducePlan& plan, const R& r) {
-  const ReduceArgs& a = plan.args;
+// RunReduceOnHost: ReduceKernel, every thread of every block, with the plan's 32-bit or 64-bit
+// arguments as the launch would take them.
+template <typename A, typename R>
+void RunReduceOnHost(const A& a, uint32_t blocks, const R& r) {
   const uint32_t T = a.threads_per_output;
   std::vector<typename R::Acc> shared(kReduceThreads);
-  for (uint32_t b = 0; b < plan.blocks; ++b) {
+  for (uint32_t b = 0; b < blocks; ++b) {
     for (uint32_t t = 0; t < kReduceThreads; ++t) {
       shared[t] = ThreadPartial(a, r, OutputOf(a, b, t), t % T);
     }
@@ -33,20 +33,29 @@ void RunReduceOnHost(const ReducePlan& plan, const R& r) {
   }
 }
 
+template <typename R>
+void RunReduceOnHost(const ReducePlan& plan, const R& r) {
+  if (plan.wide) {
+    RunReduceOnHost(plan.wide_args, plan.blocks, r);
+  } else {
+    RunReduceOnHost(plan.args, plan.blocks, r);
+  }
+}
+
 // RunScanOnHost: ScanKernel, every thread of every block, chunk by chunk.
-template <typename S>
-void RunScanOnHost(const ReducePlan& plan, const ScanOp<S>& op) {
+template <typename S, typename A>
+void RunScanOnHost(const A& a, uint32_t blocks, const ScanOp<S>& op) {
   using Acc = typename ScanOp<S>::Acc;
-  const ReduceArgs& a = plan.args;
+  using I = typename A::Index;
   const uint32_t T = a.threads_per_output;
   std::vector<Acc> shared(kReduceThreads), next(kReduceThreads), carry(kReduceThreads);
-  std::vector<ScanRow> rows(kReduceThreads);
-  for (uint32_t b = 0; b < plan.blocks; ++b) {
+  std::vector<ScanRow<I>> rows(kReduceThreads);
+  for (uint32_t b = 0; b < blocks; ++b) {
     for (uint32_t t = 0; t < kReduceThreads; ++t) {
       rows[t] = ScanRowOf(a, OutputOf(a, b, t));
       carry[t] = op.Init();
     }
-    for (uint32_t c = 0; c < ScanChunks(a); ++c) {
+    for (I c = 0; c < ScanChunks(a); ++c) {
       for (uint32_t t = 0; t < kReduceThreads; ++t) shared[t] = ScanLoad(a, op, rows[t], c, t % T);
       for (uint32_t d = 1; d < T; d *= 2) {
         for (uint32_t t = 0; t < kReduceThreads; ++t) {
@@ -63,12 +72,21 @@ void RunScanOnHost(const ReducePlan& plan, const ScanOp<S>& op) {
     }
   }
 }
+template <typename S>
+void RunScanOnHost(const ReducePlan& plan, const ScanOp<S>& op) {
+  if (plan.wide) {
+    RunScanOnHost(plan.wide_args, plan.blocks, op);
+  } else {
+    RunScanOnHost(plan.args, plan.blocks, op);
+  }
+}
 
 template <typename In, typename Out>
 ReducePlan MustPlan(std::vector<In>& in, int32_t in_dtype, const std::vector<int64_t>& sizes,
                     std::vector<Out>& out, int32_t out_dtype, const std::vector<bool>& reduced,
                     std::vector<int64_t> in_strides = {}, std::vector<int64_t> out_strides = {},
-                    bool write_reduced = false, std::vector<int64_t>* indices = nullptr) {
+                    bool write_reduced = false, std::vector<int64_t>* indices = nullptr,
+                    bool force_wide = false) {
   ReduceSpec spec;
   spec.in = reinterpret_cast<const char*>(in.data());
   spec.in_dtype = in_dtype;
@@ -90,6 +108,7 @@ ReducePlan MustPlan(std::vector<In>& in, int32_t in_dtype, const std::vector<int
     spec.indices = reinterpret_cast<char*>(indices->data());
     spec.indices_strides = out_strides;
   }
+  spec.force_wide = force_wide;
   ReducePlan plan;
   std::string error;
   EXPECT_TRUE(MakeReducePlan(spec, &plan, &error)) << error;

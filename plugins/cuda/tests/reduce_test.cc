@@ -1,6 +1,7 @@
 // The GPU reductions on the host (Note [GPU reductions] in reduce.h): the plans, and each
 // kernel's per-thread work run for every thread of every block, phase by phase between the
 // barriers, as kernels_reduce.cu runs it on a GPU.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -23,14 +24,13 @@ using ::testing::HasSubstr;
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// RunSoftmaxOnHost: SoftmaxKernel, phase by phase.
-template <typename S>
-void RunSoftmaxOnHost(const ReducePlan& plan, bool log) {
+// RunSoftmaxOnHost: SoftmaxKernel, phase by phase, with the plan's 32-bit or 64-bit arguments.
+template <typename S, typename A>
+void RunSoftmaxOnHost(const A& a, uint32_t blocks, bool log) {
   using C = OpMath<S>;
-  const ReduceArgs& a = plan.args;
   const uint32_t T = a.threads_per_output;
   std::vector<C> shared(kReduceThreads), max(kReduceThreads);
-  for (uint32_t b = 0; b < plan.blocks; ++b) {
+  for (uint32_t b = 0; b < blocks; ++b) {
     const RowMaxReducer<S> m;
     for (uint32_t t = 0; t < kReduceThreads; ++t) {
       shared[t] = ThreadPartial(a, m, OutputOf(a, b, t), t % T);
@@ -50,6 +50,14 @@ void RunSoftmaxOnHost(const ReducePlan& plan, bool log) {
     for (uint32_t t = 0; t < kReduceThreads; ++t) {
       SoftmaxWrite<S>(a, OutputOf(a, b, t), t % T, max[t], shared[t - t % T], log);
     }
+  }
+}
+template <typename S>
+void RunSoftmaxOnHost(const ReducePlan& plan, bool log) {
+  if (plan.wide) {
+    RunSoftmaxOnHost<S>(plan.wide_args, plan.blocks, log);
+  } else {
+    RunSoftmaxOnHost<S>(plan.args, plan.blocks, log);
   }
 }
 
@@ -88,11 +96,25 @@ TEST(GpuReducePlan, MergesDimensionsOfEachKindAndRefusesWhatItCannotIndex) {
   std::string error;
   EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
   EXPECT_THAT(error, HasSubstr("negative stride"));
+  // 2^31 elements: a launch in 64-bit indices (the plan never reads memory).
   spec.sizes = {int64_t{1} << 31};
   spec.in_strides = {1};
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_TRUE(p.wide);
+  EXPECT_EQ(p.wide_args.reduced, uint64_t{1} << 31);
+  EXPECT_EQ(p.reduced(), uint64_t{1} << 31);
+  EXPECT_EQ(p.blocks, 1u);
+  // 2^29 - 1 float32 elements (bytes below 2^31) stay in 32 bits.
+  spec.sizes = {(int64_t{1} << 29) - 1};
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_FALSE(p.wide);
+  // More outputs than a launch's blocks can take (2^40 outputs, 256 per block).
+  spec.sizes = {int64_t{1} << 40};
+  spec.out_strides = {1};
+  spec.reduced = {false};
   EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
-  EXPECT_THAT(error, HasSubstr("the input has 2147483648 elements"));
-  EXPECT_THAT(error, HasSubstr("2^31"));
+  EXPECT_THAT(error, HasSubstr("1099511627776 outputs need 4294967296 blocks, more than a "
+                               "launch's 2^31 - 1"));
   // No output element: nothing to launch.
   spec.sizes = {0, 4};
   spec.in_strides = {4, 1};
@@ -102,9 +124,9 @@ TEST(GpuReducePlan, MergesDimensionsOfEachKindAndRefusesWhatItCannotIndex) {
   EXPECT_EQ(p.blocks, 0u);
 }
 
-TEST(GpuReducePlan, NamesTheExtentThatExceeds32BitIndexing) {
-  // Few elements, but a byte extent past INT32_MAX: the message says whose (the plan never
-  // reads memory, so the pointers need not span it).
+TEST(GpuReducePlan, ExtentsPast32BitIndexingPlanA64BitLaunch) {
+  // Few elements, but a byte extent past INT32_MAX: the launch's offsets are 64-bit, and reach
+  // (the plan never reads memory, so the pointers need not span it).
   float in[8] = {}, out[8] = {};
   int64_t indices[8] = {};
   ReduceSpec spec;
@@ -114,26 +136,87 @@ TEST(GpuReducePlan, NamesTheExtentThatExceeds32BitIndexing) {
   spec.reduced = {false, true};
   ReducePlan p;
   std::string error;
+  uint64_t in_offset = 0, out_offset = 0;
   // The input: 3 * 2^30 elements * 4 bytes past its start.
   spec.in_strides = {int64_t{1} << 30, 1};
   spec.out_strides = {1, 0};
-  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
-  EXPECT_THAT(error, HasSubstr("the input spans 12884901892 bytes"));
-  EXPECT_THAT(error, HasSubstr("2^31"));
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_TRUE(p.wide);
+  KeptOffsets(p.wide_args, uint64_t{3}, &in_offset, &out_offset);
+  EXPECT_EQ(in_offset, uint64_t{3} << 32);
+  EXPECT_EQ(out_offset, 12u);
   // The output.
   spec.in_strides = {2, 1};
   spec.out_strides = {int64_t{1} << 30, 0};
-  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
-  EXPECT_THAT(error, HasSubstr("the output spans 12884901888 bytes"));
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_TRUE(p.wide);
+  KeptOffsets(p.wide_args, uint64_t{3}, &in_offset, &out_offset);
+  EXPECT_EQ(out_offset, uint64_t{3} << 32);
   // max.dim's indices (int64): 3 * 2^29 * 8 bytes.
   spec.out_strides = {1, 0};
   spec.indices = reinterpret_cast<char*>(indices);
   spec.indices_strides = {int64_t{1} << 29, 0};
-  EXPECT_FALSE(MakeReducePlan(spec, &p, &error));
-  EXPECT_THAT(error, HasSubstr("the indices span 12884901888 bytes"));
-  // Within bounds, the same shapes plan.
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_TRUE(p.wide);
+  EXPECT_EQ(KeptIndexOffset(p.wide_args, uint64_t{3}), uint64_t{3} << 32);
+  // Within bounds, the same shapes plan in 32 bits.
   spec.indices_strides = {1, 0};
-  EXPECT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+  EXPECT_FALSE(p.wide);
+}
+
+// The 64-bit launches (force_wide) give the 32-bit ones' results, bit for bit, on shapes with
+// several kept and reduced dimensions, strides, rows longer than a block and a partial block.
+TEST(GpuReducePlan, WideLaunchesAgreeWithNarrowOnes) {
+  const std::vector<int64_t> sizes = {3, 5, 300};
+  std::vector<float> in(3 * 5 * 300);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = std::sin(0.37f * static_cast<float>(i)) * 5;
+  for (const std::vector<bool>& reduced :
+       {std::vector<bool>{false, false, true}, std::vector<bool>{true, false, true},
+        std::vector<bool>{false, true, false}, std::vector<bool>{true, true, true}}) {
+    std::vector<float> narrow(in.size()), wide(in.size());
+    std::vector<int64_t> narrow_index(in.size()), wide_index(in.size());
+    auto both = [&](auto&& run) {
+      std::fill(narrow.begin(), narrow.end(), 0.f);
+      std::fill(wide.begin(), wide.end(), 0.f);
+      run(MustPlan(in, TSR_DTYPE_FLOAT32, sizes, narrow, TSR_DTYPE_FLOAT32, reduced, {}, {}, false,
+                   &narrow_index));
+      const ReducePlan w = MustPlan(in, TSR_DTYPE_FLOAT32, sizes, wide, TSR_DTYPE_FLOAT32, reduced,
+                                    {}, {}, false, &wide_index, /*force_wide=*/true);
+      EXPECT_TRUE(w.wide);
+      run(w);
+      EXPECT_EQ(narrow, wide);
+    };
+    both([](const ReducePlan& p) { RunReduceOnHost(p, SumReducer<float>{1}); });
+    both([](const ReducePlan& p) { RunReduceOnHost(p, VarReducer<float>{1, true}); });
+    both([](const ReducePlan& p) { RunReduceOnHost(p, ValueIndexReducer<float>{{true}}); });
+    EXPECT_EQ(narrow_index, wide_index);
+    both([](const ReducePlan& p) { RunReduceOnHost(p, LogSumExpReducer<float>{}); });
+  }
+  // Softmax and the scans: the output has the input's shape.
+  for (int dim = 0; dim < 3; ++dim) {
+    std::vector<bool> reduced(3, false);
+    reduced[static_cast<size_t>(dim)] = true;
+    const std::vector<int64_t> strides = {1500, 300, 1};
+    for (bool log : {false, true}) {
+      std::vector<float> narrow(in.size()), wide(in.size());
+      RunSoftmaxOnHost<float>(MustPlan(in, TSR_DTYPE_FLOAT32, sizes, narrow, TSR_DTYPE_FLOAT32,
+                                       reduced, {}, strides, true),
+                              log);
+      RunSoftmaxOnHost<float>(MustPlan(in, TSR_DTYPE_FLOAT32, sizes, wide, TSR_DTYPE_FLOAT32,
+                                       reduced, {}, strides, true, nullptr, true),
+                              log);
+      EXPECT_EQ(narrow, wide) << dim << log;
+    }
+    std::vector<float> narrow(in.size()), wide(in.size());
+    RunScanOnHost(MustPlan(in, TSR_DTYPE_FLOAT32, sizes, narrow, TSR_DTYPE_FLOAT32, reduced, {},
+                           strides, true),
+                  ScanOp<float>{false});
+    RunScanOnHost(MustPlan(in, TSR_DTYPE_FLOAT32, sizes, wide, TSR_DTYPE_FLOAT32, reduced, {},
+                           strides, true, nullptr, true),
+                  ScanOp<float>{false});
+    EXPECT_EQ(narrow, wide) << dim;
+  }
 }
 
 TEST(GpuReduce, SumMeanProdOverDimListsAndManyBlocks) {

@@ -11,8 +11,9 @@
 # cut to what is left of it, and the steps run most telling first:
 #   1. build libtessera_cuda.so from the bundle's headers with this machine's nvcc;
 #   2. the device tests, each test of tessera_gpu_plugin_test in its own process (a device fault
-#      poisons its process's context, not the next test's), products on cuBLAS where PyTorch's
-#      libcublas is found, then the product tests on our tiled kernel (TESSERA_GPU_BLAS=own);
+#      poisons its process's context, not the next test's), products on cuBLAS and convolutions
+#      on cuDNN where PyTorch's libraries are found, then the product tests on our tiled kernel
+#      (TESSERA_GPU_BLAS=own) and the nn tests on the direct convolution (TESSERA_GPU_DNN=own);
 #   3. the benchmarks: Tessera's, PyTorch's CUDA ops, cuBLAS called directly and a bare launch,
 #      and the targets' ratios (benchmarks/gpu/gpu_ratios.py);
 #   4. conformance, one process per op family (conformance --family), each isolated per op;
@@ -123,32 +124,43 @@ else
   exit 1
 fi
 
-# The plugin loads cuBLAS at its first product (docs/gpu_backends.md, "The matrix products"): a
-# machine with only the driver has none, but PyTorch's CUDA wheel ships libcublas.so.13 (in
-# torch/lib or site-packages/nvidia/.../lib). Found, it goes on the library path of the runs that
-# should use it; not found, the products run on the tiled kernel and the summary says so.
-blas_dir=$(python3 - 2> /dev/null <<'PY'
-import glob, os, torch
+# The plugin loads cuBLAS at its first product and cuDNN at its first convolution
+# (docs/gpu_backends.md, "The matrix products", "Convolutions on cuDNN"): a machine with only the
+# driver has neither, but PyTorch's CUDA wheel ships libcublas.so.13 and libcudnn.so.9 (in
+# torch/lib or site-packages/nvidia/.../lib). Found, their folders go on the library path of the
+# runs that should use them; not found, the products run on the tiled kernel and the
+# convolutions on the direct one, and the summary says so.
+find_beside_torch() {  # find_beside_torch LIBRARY: the folder holding it beside PyTorch, or ""
+  python3 - "$1" 2> /dev/null <<'PY'
+import glob, os, sys, torch
+name = sys.argv[1]
 torch_dir = os.path.dirname(torch.__file__)
 site = os.path.dirname(torch_dir)
-for pattern in (os.path.join(torch_dir, "lib", "libcublas.so.13*"),
-                os.path.join(site, "nvidia", "cublas", "lib", "libcublas.so.13*"),
-                os.path.join(site, "nvidia", "**", "libcublas.so.13*")):
+for pattern in (os.path.join(torch_dir, "lib", name + "*"),
+                os.path.join(site, "nvidia", "**", name + "*")):
     found = sorted(glob.glob(pattern, recursive=True))
     if found:
         print(os.path.dirname(found[0]))
         break
 PY
-)
+}
+blas_dir=$(find_beside_torch libcublas.so.13)
+dnn_dir=$(find_beside_torch libcudnn.so.9)
 if [ -n "$blas_dir" ]; then
   log "cuBLAS for the products: $blas_dir (PyTorch's)"
 else
   log "no libcublas.so.13 beside PyTorch: the products use the system's cuBLAS if the loader finds one, else the tiled kernel"
 fi
-blas_env=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH${blas_dir:+:$blas_dir}")
+if [ -n "$dnn_dir" ]; then
+  log "cuDNN for the convolutions: $dnn_dir (PyTorch's)"
+else
+  log "no libcudnn.so.9 beside PyTorch: the convolutions use the system's cuDNN if the loader finds one, else the direct kernel"
+fi
+vendor_dirs="${blas_dir}${dnn_dir:+${blas_dir:+:}$dnn_dir}"
+blas_env=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH${vendor_dirs:+:$vendor_dirs}")
 run_blas=("${run[@]}")
-if [ ${#run[@]} -gt 0 ] && [ -n "$blas_dir" ]; then
-  run_blas=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system:$blas_dir")
+if [ ${#run[@]} -gt 0 ] && [ -n "$vendor_dirs" ]; then
+  run_blas=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system:$vendor_dirs")
 fi
 blas_path() {  # blas_path LOG: the plugin's one line on the products' path, or why there is none
   grep -m1 -o 'cuda: matrix products on .*' "$logs/$1" 2> /dev/null || echo "(no product ran: no path logged)"
@@ -178,12 +190,18 @@ done
 log "device tests: $passed passed, $skipped skipped (no device), $failed failed, of ${#tests[@]}"
 [ "$failed" -eq 0 ] || status=1
 log "products, TESSERA_GPU_BLAS=auto: $(cat "$logs"/test_*MatrixProducts*.log 2> /dev/null | grep -m1 -o 'cuda: matrix products on .*' || echo '(no product ran: no path logged)')"
+log "convolutions, TESSERA_GPU_DNN=auto: $(cat "$logs"/test_*NnOps*.log 2> /dev/null | grep -m1 -o 'cuda: convolutions on .*' || echo '(no convolution ran: no path logged)')"
 # The same products on the tiled kernel (the HIP backend's, and CUDA's without cuBLAS).
 step products_own_gemm 60 env TESSERA_GPU_BLAS=own TESSERA_LOG_LEVEL=info \
   TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" \
   --gtest_filter='*MatrixProducts*' --gtest_output="xml:$logs/products_own_gemm.xml"
 judged $?
 log "products, TESSERA_GPU_BLAS=own: $(blas_path products_own_gemm.log)"
+# The convolutions on the direct kernel (the HIP backend's, and CUDA's without cuDNN).
+step convolutions_own_kernel 60 env TESSERA_GPU_DNN=own TESSERA_LOG_LEVEL=info \
+  TESSERA_GPU_TEST_PLUGINS="cuda=$plugin" "${run[@]}" "$prefix/bin/tessera_gpu_plugin_test" \
+  --gtest_filter='*NnOps*' --gtest_output="xml:$logs/convolutions_own_kernel.xml"
+judged $?
 
 # 3. Benchmarks, in this one run: Tessera's products take the cuBLAS path when the plugin finds
 # one (as PyTorch's).

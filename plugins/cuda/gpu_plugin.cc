@@ -7,6 +7,7 @@
 // conformance reports as such. docs/gpu_backends.md.
 #include <string>
 
+#include "dnn_ops.h"
 #include "elementwise_ops.h"
 #include "gpu_device.h"
 #include "index_ops.h"
@@ -30,6 +31,9 @@ TESSERA_PLUGIN(lib) {
     tessera::sdk::fail(TSR_INVALID_ARGUMENT, error);  // refuses the load, with the reason
   }
   if (const std::string error = gpu::CheckBlasSetting(); !error.empty()) {
+    tessera::sdk::fail(TSR_INVALID_ARGUMENT, error);
+  }
+  if (const std::string error = gpu::CheckDnnSetting(); !error.empty()) {
     tessera::sdk::fail(TSR_INVALID_ARGUMENT, error);
   }
   static const bool logged = [] {  // once, though the block runs at init and at registration

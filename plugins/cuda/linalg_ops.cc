@@ -19,6 +19,7 @@
 #include "op_support.h"
 #include "tessera/sdk/plugin.hpp"
 #include "tessera/sdk/stream.hpp"
+#include "vendor_handles.h"
 
 #if !defined(TESSERA_GPU_HIP) && __has_include(<cublas_api.h>)
 // blas.h declares cuBLAS's types itself (the HIP build and the host tests have no header); here
@@ -114,55 +115,18 @@ const BlasState& Blas() {
   return state;
 }
 
-// One cuBLAS handle per (device, thread): a thread takes a device's handle from the pool at its
-// first product there and gives it back when it ends. Handles are never destroyed (a process's
-// end may come after the driver's), so there are at most as many as threads ever ran products
-// at once.
-struct BlasHandlePool {
-  std::mutex mu;
-  std::vector<std::vector<cublas_handle>> free;  // per device index
-};
-
-BlasHandlePool& HandlePool() {
-  static BlasHandlePool* pool = new BlasHandlePool;  // leaked: outlives thread_local holders
-  return *pool;
-}
-
-struct ThreadBlasHandles {
-  std::vector<cublas_handle> by_device;
-  ~ThreadBlasHandles() {
-    BlasHandlePool& pool = HandlePool();
-    std::lock_guard<std::mutex> lock(pool.mu);
-    for (size_t d = 0; d < by_device.size(); ++d) {
-      if (by_device[d] == nullptr) continue;
-      if (pool.free.size() <= d) pool.free.resize(d + 1);
-      pool.free[d].push_back(by_device[d]);
-    }
-  }
-};
-
-// The calling thread's handle on `device` (the current device, by the caller's guard).
+// The calling thread's cuBLAS handle on `device` (the current device, by the caller's guard).
+struct CublasTag {};
 cublas_handle BlasHandle(const char* op, const BlasLibrary& lib, int32_t device) {
-  thread_local ThreadBlasHandles mine;
-  const size_t d = static_cast<size_t>(device);
-  if (mine.by_device.size() <= d) mine.by_device.resize(d + 1, nullptr);
-  if (mine.by_device[d] != nullptr) return mine.by_device[d];
-  BlasHandlePool& pool = HandlePool();
-  {
-    std::lock_guard<std::mutex> lock(pool.mu);
-    if (pool.free.size() > d && !pool.free[d].empty()) {
-      mine.by_device[d] = pool.free[d].back();
-      pool.free[d].pop_back();
-      return mine.by_device[d];
+  return VendorHandles<CublasTag>::Get(device, [&] {
+    cublas_handle h = nullptr;
+    if (const cublas_status s = lib.create(&h); s != kCublasStatusSuccess) {
+      sdk::fail(TSR_INTERNAL, std::string(op) + ": cublasCreate_v2 failed on " +
+                                  TESSERA_GPU_PLUGIN_NAME ":" + std::to_string(device) + ": " +
+                                  StatusText(lib, s));
     }
-  }
-  cublas_handle h = nullptr;
-  if (const cublas_status s = lib.create(&h); s != kCublasStatusSuccess) {
-    sdk::fail(TSR_INTERNAL, std::string(op) + ": cublasCreate_v2 failed on " +
-                                TESSERA_GPU_PLUGIN_NAME ":" + std::to_string(device) + ": " +
-                                StatusText(lib, s));
-  }
-  return mine.by_device[d] = h;
+    return h;
+  });
 }
 
 // Strides of a contiguous tensor of `sizes`.

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "dnn_ops.h"
 #include "gpu_device.h"
 #include "kernels_nn.h"
 #include "op_support.h"
@@ -309,8 +310,14 @@ Tensor ConvolutionOut(const Tensor& input, const Tensor& weight, const OptTensor
                     " dims), got " + ShapeText(y.sizes));
   }
   if (bias) ExpectShape(op, "bias", b, {channels});
-  RunConv(op, dt, x, w, b, y, SpatialOf(stride, dims, 1), SpatialOf(padding, dims, 0),
-          SpatialOf(dilation, dims, 1), transposed, groups, out);
+  const std::vector<int64_t> strides = SpatialOf(stride, dims, 1);
+  const std::vector<int64_t> paddings = SpatialOf(padding, dims, 0);
+  const std::vector<int64_t> dilations = SpatialOf(dilation, dims, 1);
+  // cuDNN where it is loaded and takes the convolution (dnn.h), the direct kernel otherwise.
+  if (RunOnCudnn(op, input, weight, bias, strides, paddings, dilations, transposed, groups, out)) {
+    return out;
+  }
+  RunConv(op, dt, x, w, b, y, strides, paddings, dilations, transposed, groups, out);
   return out;
 }
 

@@ -659,6 +659,22 @@ TEST_P(GpuPluginTest, NnOpsMatchTheCpu) {
       return tessera::call1(convolution, on(x1, g), on(k1, g), std::nullopt, V{2}, V{2}, V{2},
                             false, V{0}, int64_t{1});
     });
+    // Strided operands (cuDNN takes the input's and output's strides; a weight view is copied
+    // contiguous first) and three spatial dims; on cuDNN for the floating dtypes where it is
+    // loaded (gpu-check.sh runs this test again with TESSERA_GPU_DNN=own).
+    const Tensor back = tessera::call1(transpose, xt, int64_t{1}, int64_t{3});  // x's values
+    const Tensor kv = tessera::call1(transpose, Random({6, 2, 2, 3}, dtype, 65), int64_t{2},
+                                     int64_t{3});  // [6, 2, 3, 2], not contiguous
+    CompareWithCpu("convolution strided input and weight", [&](bool g) {
+      return tessera::call1(convolution, on(back, g), on(kv, g), on(kb, g), V{1, 2}, V{0, 1},
+                            V{2, 1}, false, V{0}, int64_t{2});
+    });
+    const Tensor x3 = Random({2, 2, 5, 4, 6}, dtype, 66), k3 = Random({3, 2, 2, 3, 2}, dtype, 67);
+    const Tensor b3 = Random({3}, dtype, 68);
+    CompareWithCpu("convolution 3d", [&](bool g) {
+      return tessera::call1(convolution, on(x3, g), on(k3, g), on(b3, g), V{1, 2, 1}, V{1, 0, 1},
+                            V{1, 1, 2}, false, V{0}, int64_t{1});
+    });
     const Tensor lw = Random({6, 17}, dtype, 63), lb = Random({6}, dtype, 64);
     CompareWithCpu("linear",
                    [&](bool g) { return tessera::call1(linear, on(x1, g), on(lw, g), on(lb, g)); });

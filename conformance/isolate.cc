@@ -59,39 +59,6 @@ struct Lines {
   }
 };
 
-// The child's side of a case: one JSON line.
-std::string CaseLine(const CaseResult& c) {
-  Json j = Json::Object();
-  j.set("op", c.op);
-  j.set("dtype", c.dtype);
-  j.set("layout", c.layout);
-  j.set("oracle", c.oracle);
-  j.set("sample", c.sample);
-  j.set("status", StatusName(c.status));
-  j.set("message", c.message);
-  j.set("max_abs", c.max_abs);
-  j.set("max_rel", c.max_rel);
-  j.set("atol", c.atol);
-  j.set("rtol", c.rtol);
-  return j.Dump() + "\n";
-}
-
-CaseResult CaseFromLine(const Json& j) {
-  CaseResult r;
-  r.op = j["op"].as_string();
-  r.dtype = j["dtype"].as_string();
-  r.layout = j["layout"].as_string();
-  r.oracle = j["oracle"].as_string();
-  r.sample = j["sample"].as_string();
-  StatusFromName(j["status"].as_string(), &r.status);
-  r.message = j["message"].as_string();
-  r.max_abs = j["max_abs"].as_number();
-  r.max_rel = j["max_rel"].as_number();
-  r.atol = j["atol"].as_number();
-  r.rtol = j["rtol"].as_number();
-  return r;
-}
-
 // FindOp: the op database's entry named `name`, else the cases libraries' (loaded by `load`).
 const OpInfo* FindOp(const std::string& name, const std::vector<OpInfo>& vendor_ops) {
   for (const OpInfo& op : OpDatabase()) {
@@ -266,7 +233,8 @@ void RunIsolated(const std::vector<std::string>& ops, const LoadFn& load, int jo
                        name.c_str());
           _exit(kExitUsage);
         }
-        RunOp(*op, config, [&](const CaseResult& c) { WriteAll(fds[1], CaseLine(c)); });
+        RunOp(*op, config,
+              [&](const CaseResult& c) { WriteAll(fds[1], CaseToJson(c).Dump() + "\n"); });
         _exit(0);
       }
       close(fds[1]);
@@ -292,7 +260,7 @@ void RunIsolated(const std::vector<std::string>& ops, const LoadFn& load, int jo
             c.crashed_in = CrashedInText(*crashed_in);
             c.running_dtype = CrashedInDtype(*crashed_in);
           } else {
-            cases->push_back(CaseFromLine(j));
+            cases->push_back(CaseFromJson(j));
           }
         }
       }

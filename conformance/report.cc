@@ -139,28 +139,33 @@ Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
   Json records = Json::Array();
   for (const CaseResult& c : cases) {
     if (!InJsonDetail(detail, c.status)) continue;
-    Json r = Json::Object();
-    const size_t dot = c.op.find('.');
-    r.set("op", c.op.substr(0, dot));
-    r.set("overload", dot == std::string::npos ? "" : c.op.substr(dot + 1));
-    r.set("dtype", c.dtype);
-    r.set("layout", c.layout);
-    r.set("oracle", c.oracle);
-    r.set("sample", c.sample);
-    r.set("status", StatusName(c.status));
-    r.set("max_abs_error", c.max_abs);
-    r.set("max_rel_error", c.max_rel);
-    Json tol = Json::Object();
-    tol.set("atol", c.atol);
-    tol.set("rtol", c.rtol);
-    r.set("tolerance", tol);
-    if (!c.message.empty()) r.set("message", c.message);
-    if (!c.running_dtype.empty()) r.set("running_dtype", c.running_dtype);
+    Json r = CaseToJson(c);
     r.set("repro", ReproCommand(info, c));
     records.push(r);
   }
   root.set("cases", records);
   return root;
+}
+
+Json CaseToJson(const CaseResult& c) {
+  Json r = Json::Object();
+  const size_t dot = c.op.find('.');
+  r.set("op", c.op.substr(0, dot));
+  r.set("overload", dot == std::string::npos ? "" : c.op.substr(dot + 1));
+  r.set("dtype", c.dtype);
+  r.set("layout", c.layout);
+  r.set("oracle", c.oracle);
+  r.set("sample", c.sample);
+  r.set("status", StatusName(c.status));
+  r.set("max_abs_error", c.max_abs);
+  r.set("max_rel_error", c.max_rel);
+  Json tol = Json::Object();
+  tol.set("atol", c.atol);
+  tol.set("rtol", c.rtol);
+  r.set("tolerance", tol);
+  if (!c.message.empty()) r.set("message", c.message);
+  if (!c.running_dtype.empty()) r.set("running_dtype", c.running_dtype);
+  return r;
 }
 
 CaseResult CaseFromJson(const Json& j) {

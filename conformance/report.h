@@ -55,6 +55,9 @@ bool InJsonDetail(JsonDetail detail, Status s);
 Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
             const std::vector<CaseResult>& cases, JsonDetail detail = JsonDetail::kAll);
 CaseResult CaseFromJson(const Json& j);
+// CaseToJson: one case as a record of the report's "cases" (without its "repro"); CaseFromJson
+// reads it back.
+Json CaseToJson(const CaseResult& c);
 // extra_suites: more <testsuite> elements (the models'), with their tests and failures.
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
                     const std::vector<CaseResult>& cases, const std::string& extra_suites = "",

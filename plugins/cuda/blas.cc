@@ -2,62 +2,35 @@
 // (blas.h; Note [cuBLAS at first use]).
 #include "blas.h"
 
-#include <dlfcn.h>
-
 #include <climits>
 
 #include "tessera/c/common.h"
+#include "vendor_library.h"
 
 namespace tessera {
 namespace gpu {
 
 std::vector<std::string> DefaultCublasNames() { return {"libcublas.so.13", "libcublas.so"}; }
 
-namespace {
-
-template <typename Fn>
-bool Resolve(void* dl, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(dl, name));
-  return *fn != nullptr;
-}
-
-}  // namespace
-
 bool LoadBlasLibrary(const std::vector<std::string>& names, BlasLibrary* lib, std::string* error) {
-  std::string tried;
-  for (const std::string& name : names) {
-    if (!tried.empty()) tried += "; ";
-    void* dl = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (dl == nullptr) {
-      const char* why = dlerror();
-      tried += name + ": " + (why != nullptr ? why : "not loadable");
-      continue;
-    }
-    BlasLibrary l;
-    l.dl = dl;
-    l.path = name;
-    const char* missing = nullptr;
-    if (!Resolve(dl, "cublasCreate_v2", &l.create)) missing = "cublasCreate_v2";
-    if (!missing && !Resolve(dl, "cublasSetStream_v2", &l.set_stream)) {
-      missing = "cublasSetStream_v2";
-    }
-    if (!missing && !Resolve(dl, "cublasGemmEx", &l.gemm_ex)) missing = "cublasGemmEx";
-    if (!missing && !Resolve(dl, "cublasGemmStridedBatchedEx", &l.gemm_strided_batched_ex)) {
-      missing = "cublasGemmStridedBatchedEx";
-    }
-    if (missing != nullptr) {
-      tried += name + ": loaded, but has no symbol " + missing;
-      dlclose(dl);
-      continue;
-    }
-    Resolve(dl, "cublasDestroy_v2", &l.destroy);
-    Resolve(dl, "cublasGetStatusString", &l.get_status_string);
-    *lib = l;
-    return true;
-  }
-  *error = "no usable cuBLAS library (searched, in order: " +
-           (tried.empty() ? std::string("nothing") : tried) + ")";
-  return false;
+  BlasLibrary l;
+  l.dl = OpenLibrary(
+      "cuBLAS", names,
+      [&l](void* dl) -> const char* {
+        if (!Resolve(dl, "cublasCreate_v2", &l.create)) return "cublasCreate_v2";
+        if (!Resolve(dl, "cublasSetStream_v2", &l.set_stream)) return "cublasSetStream_v2";
+        if (!Resolve(dl, "cublasGemmEx", &l.gemm_ex)) return "cublasGemmEx";
+        if (!Resolve(dl, "cublasGemmStridedBatchedEx", &l.gemm_strided_batched_ex)) {
+          return "cublasGemmStridedBatchedEx";
+        }
+        Resolve(dl, "cublasDestroy_v2", &l.destroy);
+        Resolve(dl, "cublasGetStatusString", &l.get_status_string);
+        return nullptr;
+      },
+      &l.path, error);
+  if (l.dl == nullptr) return false;
+  *lib = l;
+  return true;
 }
 
 std::string StatusText(const BlasLibrary& lib, cublas_status status) {
@@ -70,24 +43,10 @@ std::string StatusText(const BlasLibrary& lib, cublas_status status) {
 }
 
 bool ParseBlasMode(const char* value, bool has_blas, BlasMode* mode, std::string* error) {
-  const std::string v = value != nullptr ? value : "";
-  if (v.empty() || v == "auto") {
-    *mode = BlasMode::kAuto;
-    return true;
-  }
-  if (v == "own") {
-    *mode = BlasMode::kOwn;
-    return true;
-  }
-  if (v == "cublas" && has_blas) {
-    *mode = BlasMode::kCublas;
-    return true;
-  }
-  *error = "TESSERA_GPU_BLAS is '" + v + "'; expected " +
-           (has_blas ? "auto, cublas or own"
-                     : "auto or own (this backend has no BLAS library; its products always run "
-                       "on the tiled kernel)");
-  return false;
+  static const LibraryKnob knob{
+      "TESSERA_GPU_BLAS", "cublas",
+      "this backend has no BLAS library; its products always run on the tiled kernel"};
+  return ParseLibraryMode(knob, value, has_blas, mode, error);
 }
 
 const void* BlasGemmCall::alpha() const {

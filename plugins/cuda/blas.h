@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gemm.h"
+#include "vendor_library.h"
 
 namespace tessera {
 namespace gpu {
@@ -81,8 +82,8 @@ bool LoadBlasLibrary(const std::vector<std::string>& names, BlasLibrary* lib, st
 // StatusText: "CUBLAS_STATUS_...: description" from the library when it can say, else the number.
 std::string StatusText(const BlasLibrary& lib, cublas_status status);
 
-// TESSERA_GPU_BLAS: which path the products take.
-enum class BlasMode { kAuto, kCublas, kOwn };
+// TESSERA_GPU_BLAS: which path the products take (kLibrary: cuBLAS or an error).
+using BlasMode = LibraryMode;
 
 // ParseBlasMode reads a value of TESSERA_GPU_BLAS (null or "" is auto). `has_blas` says whether
 // the backend can use a BLAS library at all (CUDA: yes; HIP: no, and `cublas` is refused). false

@@ -2,11 +2,10 @@
 // (dnn.h; Note [cuDNN at first use]).
 #include "dnn.h"
 
-#include <dlfcn.h>
-
 #include <climits>
 
 #include "tessera/c/common.h"
+#include "vendor_library.h"
 
 namespace tessera {
 namespace gpu {
@@ -14,12 +13,6 @@ namespace gpu {
 std::vector<std::string> DefaultCudnnNames() { return {"libcudnn.so.9", "libcudnn.so"}; }
 
 namespace {
-
-template <typename Fn>
-bool Resolve(void* dl, const char* name, Fn* fn) {
-  *fn = reinterpret_cast<Fn>(dlsym(dl, name));
-  return *fn != nullptr;
-}
 
 // ResolveAll: every required entry point of `l`, or the name of the first one missing.
 const char* ResolveAll(void* dl, DnnLibrary* l) {
@@ -67,29 +60,12 @@ const char* ResolveAll(void* dl, DnnLibrary* l) {
 }  // namespace
 
 bool LoadDnnLibrary(const std::vector<std::string>& names, DnnLibrary* lib, std::string* error) {
-  std::string tried;
-  for (const std::string& name : names) {
-    if (!tried.empty()) tried += "; ";
-    void* dl = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (dl == nullptr) {
-      const char* why = dlerror();
-      tried += name + ": " + (why != nullptr ? why : "not loadable");
-      continue;
-    }
-    DnnLibrary l;
-    l.dl = dl;
-    l.path = name;
-    if (const char* missing = ResolveAll(dl, &l)) {
-      tried += name + ": loaded, but has no symbol " + missing;
-      dlclose(dl);
-      continue;
-    }
-    *lib = l;
-    return true;
-  }
-  *error = "no usable cuDNN library (searched, in order: " +
-           (tried.empty() ? std::string("nothing") : tried) + ")";
-  return false;
+  DnnLibrary l;
+  l.dl = OpenLibrary(
+      "cuDNN", names, [&l](void* dl) { return ResolveAll(dl, &l); }, &l.path, error);
+  if (l.dl == nullptr) return false;
+  *lib = l;
+  return true;
 }
 
 std::string DnnStatusText(const DnnLibrary& lib, cudnn_status status) {
@@ -102,24 +78,10 @@ std::string DnnStatusText(const DnnLibrary& lib, cudnn_status status) {
 }
 
 bool ParseDnnMode(const char* value, bool has_dnn, DnnMode* mode, std::string* error) {
-  const std::string v = value != nullptr ? value : "";
-  if (v.empty() || v == "auto") {
-    *mode = DnnMode::kAuto;
-    return true;
-  }
-  if (v == "own") {
-    *mode = DnnMode::kOwn;
-    return true;
-  }
-  if (v == "cudnn" && has_dnn) {
-    *mode = DnnMode::kCudnn;
-    return true;
-  }
-  *error = "TESSERA_GPU_DNN is '" + v + "'; expected " +
-           (has_dnn ? "auto, cudnn or own"
-                    : "auto or own (this backend has no cuDNN; its convolutions always run on "
-                      "the direct kernel)");
-  return false;
+  static const LibraryKnob knob{
+      "TESSERA_GPU_DNN", "cudnn",
+      "this backend has no cuDNN; its convolutions always run on the direct kernel"};
+  return ParseLibraryMode(knob, value, has_dnn, mode, error);
 }
 
 const void* DnnConvCall::alpha() const {

@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "vendor_library.h"
+
 namespace tessera {
 namespace gpu {
 
@@ -122,8 +124,8 @@ bool LoadDnnLibrary(const std::vector<std::string>& names, DnnLibrary* lib, std:
 // DnnStatusText: "cuDNN status N (CUDNN_STATUS_...)" from the library when it can say.
 std::string DnnStatusText(const DnnLibrary& lib, cudnn_status status);
 
-// TESSERA_GPU_DNN: which path the convolutions take.
-enum class DnnMode { kAuto, kCudnn, kOwn };
+// TESSERA_GPU_DNN: which path the convolutions take (kLibrary: cuDNN or an error).
+using DnnMode = LibraryMode;
 
 // ParseDnnMode reads a value of TESSERA_GPU_DNN (null or "" is auto). `has_dnn` says whether the
 // backend can use cuDNN at all (CUDA: yes; HIP: no, and `cudnn` is refused). false with *error

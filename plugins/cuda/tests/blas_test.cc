@@ -62,7 +62,7 @@ TEST(BlasMode, ParsesEveryValueAndRefusesOthersNamingTheVariable) {
   EXPECT_TRUE(ParseBlasMode("auto", true, &mode, &error));
   EXPECT_EQ(mode, BlasMode::kAuto);
   EXPECT_TRUE(ParseBlasMode("cublas", true, &mode, &error));
-  EXPECT_EQ(mode, BlasMode::kCublas);
+  EXPECT_EQ(mode, BlasMode::kLibrary);
   EXPECT_FALSE(ParseBlasMode("cuBLAS", true, &mode, &error));
   EXPECT_THAT(error, HasSubstr("TESSERA_GPU_BLAS is 'cuBLAS'; expected auto, cublas or own"));
   EXPECT_FALSE(ParseBlasMode("rocblas", true, &mode, &error));

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_cudnn.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tessera/c/common.h"
@@ -21,17 +22,6 @@ namespace gpu {
 namespace {
 
 using ::testing::HasSubstr;
-
-// What the fake records (fake_cudnn.c).
-struct FakeCudnnRecord {
-  int live_descriptors;
-  int handles;
-  int math_type, compute_type, groups, algo, mode;
-  size_t workspace_bytes;
-  void* workspace;
-  int forward_calls, add_tensor_calls;
-  void* stream;
-};
 
 const DnnLibrary& Fake() {
   static const DnnLibrary lib = [] {
@@ -85,7 +75,7 @@ TEST(GpuDnnKnob, ParsesTesseraGpuDnn) {
     EXPECT_EQ(mode, DnnMode::kAuto);
   }
   ASSERT_TRUE(ParseDnnMode("cudnn", true, &mode, &error));
-  EXPECT_EQ(mode, DnnMode::kCudnn);
+  EXPECT_EQ(mode, DnnMode::kLibrary);
   ASSERT_TRUE(ParseDnnMode("own", false, &mode, &error));
   EXPECT_EQ(mode, DnnMode::kOwn);
   EXPECT_FALSE(ParseDnnMode("CUDNN", true, &mode, &error));
@@ -268,16 +258,25 @@ TEST(GpuDnnConv, OneDimDescriptors) {
               ::testing::ElementsAre(1, 8, 1, 1));
 }
 
+// A 3x3 float32 convolution of [1, 2, 5, 5] into [1, 2, 3, 3], over the tensors' memory.
+struct Small {
+  HostTensor<float> x{{1, 2, 5, 5}, {}, 1}, w{{2, 2, 3, 3}, {}, 2}, y{{1, 2, 3, 3}, {}, 3};
+  DnnConvProblem Problem() const {
+    DnnConvProblem p;
+    p.dtype = TSR_DTYPE_FLOAT32;
+    p.input = x.view;
+    p.weight = w.view;
+    p.output = y.view;
+    p.stride = {1, 1};
+    p.padding = {0, 0};
+    p.dilation = {1, 1};
+    return p;
+  }
+};
+
 TEST(GpuDnnConv, WhatStaysOnTheDirectKernel) {
-  HostTensor<float> x({1, 2, 5, 5}, {}, 1), w({2, 2, 3, 3}, {}, 2), y({1, 2, 3, 3}, {}, 3);
-  DnnConvProblem p;
-  p.dtype = TSR_DTYPE_FLOAT32;
-  p.input = x.view;
-  p.weight = w.view;
-  p.output = y.view;
-  p.stride = {1, 1};
-  p.padding = {0, 0};
-  p.dilation = {1, 1};
+  const Small small;
+  DnnConvProblem p = small.Problem();
   DnnConvCall call;
   std::string why;
   ASSERT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kReady) << why;
@@ -300,22 +299,15 @@ TEST(GpuDnnConv, WhatStaysOnTheDirectKernel) {
   p.transposed = false;
   p.weight.strides = {18, 1, 6, 2};  // not contiguous
   EXPECT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kCopyWeight);
-  p.weight = w.view;
+  p.weight = small.w.view;
   p.input.strides[0] = int64_t{1} << 40;  // beyond int
   EXPECT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kUseOwnKernel);
   EXPECT_THAT(why, HasSubstr("beyond int"));
 }
 
 TEST(GpuDnnConv, AFailingCallIsNamedAndLeavesNoDescriptor) {
-  HostTensor<float> x({1, 2, 5, 5}, {}, 1), w({2, 2, 3, 3}, {}, 2), y({1, 2, 3, 3}, {}, 3);
-  DnnConvProblem p;
-  p.dtype = TSR_DTYPE_FLOAT32;
-  p.input = x.view;
-  p.weight = w.view;
-  p.output = y.view;
-  p.stride = {1, 1};
-  p.padding = {0, 0};
-  p.dilation = {1, 1};
+  Small small;
+  const DnnConvProblem p = small.Problem();
   DnnConvCall call;
   std::string why;
   ASSERT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kReady) << why;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fake_cudnn.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 enum { kSuccess = 0, kBadParam = 3, kMaxDims = 5 };
@@ -20,16 +22,6 @@ struct Desc {
   int pad[3], stride[3], dilation[3], spatial, mode, compute_type, groups, math_type;
 };
 
-/* What the tests read back. */
-struct FakeCudnnRecord {
-  int live_descriptors; /* created and not yet destroyed */
-  int handles;
-  int math_type, compute_type, groups, algo, mode;
-  size_t workspace_bytes;
-  void* workspace;
-  int forward_calls, add_tensor_calls;
-  void* stream;
-};
 static struct FakeCudnnRecord record;
 
 EXPORT struct FakeCudnnRecord* fake_cudnn_record(void) { return &record; }

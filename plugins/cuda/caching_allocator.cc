@@ -60,8 +60,19 @@ void* CachingAllocator::Allocate(size_t nbytes, void* stream, bool* oom, std::st
   if (ptr == nullptr) {
     std::string device_error;
     ptr = backing_->Malloc(size, oom, &device_error);
+    // Out of memory: a ladder, cheapest first. Give the pooled blocks back and try again; then
+    // wait for the streams that blocks freed while in use on other streams are waiting on,
+    // give those back too, and try a last time.
     if (ptr == nullptr && *oom && !pooled_sizes_.empty()) {
-      ReleasePoolsLocked();  // give the cache back and try once more
+      ReleasePoolsLocked();
+      ptr = backing_->Malloc(size, oom, &device_error);
+    }
+    if (ptr == nullptr && *oom && !pending_.empty()) {
+      for (const Pending& p : pending_) {
+        for (void* s : p.block.streams) backing_->SynchronizeStream(s);
+      }
+      ProcessPendingLocked();
+      ReleasePoolsLocked();
       ptr = backing_->Malloc(size, oom, &device_error);
     }
     if (ptr == nullptr) {

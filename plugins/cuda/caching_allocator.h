@@ -15,8 +15,10 @@
 // - A block also used on other streams (RecordStream, tsr_tensor_record_stream) is not pooled
 //   when freed: an event is recorded on each of those streams, and the block returns to its
 //   pool once every event has completed (checked at the next allocation or EmptyCache).
-// - When the device is out of memory, the cached blocks are given back (EmptyCache) and the
-//   allocation is tried once more; then it fails with RESOURCE_EXHAUSTED and the statistics.
+// - When the device is out of memory, the pooled blocks are given back and the allocation is
+//   tried again; then the streams that freed-but-recorded blocks wait on are synchronized, those
+//   blocks given back too, and it is tried a last time; then it fails with RESOURCE_EXHAUSTED
+//   and the statistics.
 // - TESSERA_GPU_ALLOCATOR=direct turns the caching off (every allocation goes to the device and
 //   every free back to it, after synchronizing the streams that used the block), for
 //   compute-sanitizer and for measuring (docs/gpu_backends.md).

@@ -64,7 +64,11 @@ class FakeDevice final : public BackingAllocator {
     recorded_on.erase(event);
     delete static_cast<char*>(event);
   }
-  void SynchronizeStream(void* stream) override { synchronized.push_back(stream); }
+  // A synchronized stream has run its work: its events are done.
+  void SynchronizeStream(void* stream) override {
+    synchronized.push_back(stream);
+    Finish(stream);
+  }
 
   // Complete every event recorded on `stream`.
   void Finish(void* stream) {
@@ -188,6 +192,25 @@ TEST(CachingAllocator, OutOfMemoryGivesTheCacheBackAndRetriesOnce) {
                                "fakeErrorMemoryAllocation: out of memory"));
   EXPECT_THAT(error, HasSubstr("2048 bytes allocated"));
   EXPECT_EQ(a.Stats().device_frees, 1u);
+}
+
+// The ladder's second step: a block freed while recorded on a busy stream waits on its event;
+// when the device is out of memory, the allocator waits for that stream and gives the block
+// back rather than fail.
+TEST(CachingAllocator, OutOfMemoryWaitsForTheStreamsOfFreedRecordedBlocks) {
+  FakeDevice device;
+  device.capacity = 3000;
+  CachingAllocator a(&device, CachingAllocator::Mode::kCaching);
+  void* p = Alloc(a, 2048, kStreamA);
+  a.RecordStream(p, kStreamB);
+  a.Free(p);  // waits for stream B's event, which is not done
+  void* q = Alloc(a, 2048, kStreamB);
+  EXPECT_NE(q, nullptr);
+  EXPECT_EQ(device.synchronized, std::vector<void*>{kStreamB});
+  EXPECT_EQ(device.frees, 1);
+  EXPECT_TRUE(device.events.empty());
+  EXPECT_EQ(a.Stats().reserved_bytes, 2048u);
+  a.Free(q);
 }
 
 TEST(CachingAllocator, EmptyCacheGivesBackWhatNoStreamStillUses) {

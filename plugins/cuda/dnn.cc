@@ -168,6 +168,22 @@ DnnPlan PlanDnnConv(const DnnConvProblem& p, DnnConvCall* call, std::string* why
       return DnnPlan::kUseOwnKernel;
     }
   }
+  // cuDNN's tensor descriptors address at most 2^31 - 1 elements (PyTorch splits the batch
+  // above that), and take no expanded (stride 0) dimension.
+  for (const DnnTensor* t : {&p.input, &p.output}) {
+    int64_t last = 0;
+    for (size_t i = 0; i < t->sizes.size(); ++i) {
+      if (t->sizes[i] > 1 && t->strides[i] == 0) {
+        *why = "an expanded (stride 0) operand";
+        return DnnPlan::kUseOwnKernel;
+      }
+      if (t->strides[i] > 0 && t->sizes[i] - 1 > (INT_MAX - last) / t->strides[i]) {
+        *why = "an operand past 2^31 - 1 elements";
+        return DnnPlan::kUseOwnKernel;
+      }
+      last += (t->sizes[i] - 1) * t->strides[i];
+    }
+  }
   if (!Contiguous(p.weight)) return DnnPlan::kCopyWeight;
   // A 1-d convolution is a 2-d one of height 1: the height goes before the width.
   const int insert = spatial == 1 ? 2 : -1;
@@ -205,74 +221,103 @@ DnnPlan PlanDnnConv(const DnnConvProblem& p, DnnConvCall* call, std::string* why
   return DnnPlan::kReady;
 }
 
-std::string RunDnnConv(const DnnLibrary& lib, cudnn_handle handle, const DnnConvCall& c,
-                       const std::function<void*(size_t bytes)>& workspace) {
-  cudnn_descriptor x = nullptr, w = nullptr, y = nullptr, b = nullptr, conv = nullptr;
-  std::string error;
-  // step: a call of the library; false (and `error` naming it) when it fails.
+namespace {
+
+// Descriptors: the four of one convolution, destroyed on every path out (an exception from the
+// workspace callback included).
+struct Descriptors {
+  const DnnLibrary& lib;
+  cudnn_descriptor x = nullptr, w = nullptr, y = nullptr, conv = nullptr, bias = nullptr;
+  ~Descriptors() {
+    if (bias != nullptr) lib.destroy_tensor(bias);
+    if (conv != nullptr) lib.destroy_convolution(conv);
+    if (w != nullptr) lib.destroy_filter(w);
+    if (y != nullptr) lib.destroy_tensor(y);
+    if (x != nullptr) lib.destroy_tensor(x);
+  }
+};
+
+}  // namespace
+
+DnnRun RunDnnConv(const DnnLibrary& lib, cudnn_handle handle, const DnnConvCall& c,
+                  const std::function<void*(size_t bytes)>& workspace) {
+  Descriptors d{lib};
+  DnnRun run;
+  // step: a call of the library; false (and run.error naming it) when it fails.
   auto step = [&](const char* what, cudnn_status s) {
     if (s == kCudnnStatusSuccess) return true;
-    error = std::string(what) + " failed: " + DnnStatusText(lib, s);
+    run.error = std::string(what) + " failed: " + DnnStatusText(lib, s);
     return false;
   };
   const int spatial = c.nb_dims - 2;
-  bool ok = step("cudnnCreateTensorDescriptor", lib.create_tensor(&x)) &&
-            step("cudnnCreateTensorDescriptor", lib.create_tensor(&y)) &&
-            step("cudnnCreateFilterDescriptor", lib.create_filter(&w)) &&
-            step("cudnnCreateConvolutionDescriptor", lib.create_convolution(&conv)) &&
-            step("cudnnSetTensorNdDescriptor (input)",
-                 lib.set_tensor(x, c.data_type, c.nb_dims, c.x_dims, c.x_strides)) &&
-            step("cudnnSetTensorNdDescriptor (output)",
-                 lib.set_tensor(y, c.data_type, c.nb_dims, c.y_dims, c.y_strides)) &&
-            step("cudnnSetFilterNdDescriptor",
-                 lib.set_filter(w, c.data_type, kCudnnTensorNchw, c.nb_dims, c.w_dims)) &&
-            step("cudnnSetConvolutionNdDescriptor",
-                 lib.set_convolution(conv, spatial, c.pad, c.stride, c.dilation,
-                                     kCudnnCrossCorrelation, c.compute_type)) &&
-            step("cudnnSetConvolutionGroupCount", lib.set_group_count(conv, c.groups)) &&
-            step("cudnnSetConvolutionMathType", lib.set_math_type(conv, c.math_type));
+  // Before anything is queued: a failure here leaves the convolution to the direct kernel.
+  run.outcome = DnnRun::kRefused;
+  if (!step("cudnnCreateTensorDescriptor", lib.create_tensor(&d.x)) ||
+      !step("cudnnCreateTensorDescriptor", lib.create_tensor(&d.y)) ||
+      !step("cudnnCreateFilterDescriptor", lib.create_filter(&d.w)) ||
+      !step("cudnnCreateConvolutionDescriptor", lib.create_convolution(&d.conv)) ||
+      !step("cudnnSetTensorNdDescriptor (input)",
+            lib.set_tensor(d.x, c.data_type, c.nb_dims, c.x_dims, c.x_strides)) ||
+      !step("cudnnSetTensorNdDescriptor (output)",
+            lib.set_tensor(d.y, c.data_type, c.nb_dims, c.y_dims, c.y_strides)) ||
+      !step("cudnnSetFilterNdDescriptor",
+            lib.set_filter(d.w, c.data_type, kCudnnTensorNchw, c.nb_dims, c.w_dims)) ||
+      !step("cudnnSetConvolutionNdDescriptor",
+            lib.set_convolution(d.conv, spatial, c.pad, c.stride, c.dilation,
+                                kCudnnCrossCorrelation, c.compute_type)) ||
+      !step("cudnnSetConvolutionGroupCount", lib.set_group_count(d.conv, c.groups)) ||
+      !step("cudnnSetConvolutionMathType", lib.set_math_type(d.conv, c.math_type))) {
+    return run;
+  }
+  // The heuristic's choices, best first. Each is ranked under a math type, which the descriptor
+  // must carry for its workspace size and its run (PyTorch's Note [behavior of cudnnFind and
+  // cudnnGet]); float32 and float64 take FMA ones only (never TF32). The first whose workspace
+  // size cuDNN can tell and the allocator can give runs.
+  CudnnFwdAlgoPerf perf[8] = {};
+  int returned = 0;
+  if (!step("cudnnGetConvolutionForwardAlgorithm_v7",
+            lib.get_forward_algorithm(handle, d.x, d.w, d.conv, d.y, 8, &returned, perf))) {
+    return run;
+  }
   int algo = -1;
   size_t bytes = 0;
-  if (ok) {
-    // The heuristic's choices, best first: the first that cuDNN says works and whose workspace
-    // size it can tell.
-    CudnnFwdAlgoPerf perf[8] = {};
-    int returned = 0;
-    ok = step("cudnnGetConvolutionForwardAlgorithm_v7",
-              lib.get_forward_algorithm(handle, x, w, conv, y, 8, &returned, perf));
-    for (int i = 0; ok && i < returned && algo < 0; ++i) {
-      if (perf[i].status != kCudnnStatusSuccess) continue;
-      size_t need = 0;
-      if (lib.get_forward_workspace_size(handle, x, w, conv, y, perf[i].algo, &need) ==
-          kCudnnStatusSuccess) {
-        algo = perf[i].algo;
-        bytes = need;
-      }
+  void* space = nullptr;
+  for (int i = 0; i < returned && algo < 0; ++i) {
+    if (perf[i].status != kCudnnStatusSuccess) continue;
+    if (c.math_type == kCudnnFmaMath && perf[i].math_type != kCudnnFmaMath) continue;
+    if (lib.set_math_type(d.conv, perf[i].math_type) != kCudnnStatusSuccess) continue;
+    size_t need = 0;
+    if (lib.get_forward_workspace_size(handle, d.x, d.w, d.conv, d.y, perf[i].algo, &need) !=
+        kCudnnStatusSuccess) {
+      continue;
     }
-    if (ok && algo < 0) {
-      ok = false;
-      error = "cudnnGetConvolutionForwardAlgorithm_v7 offered no usable algorithm (" +
-              std::to_string(returned) + " offered)";
-    }
+    void* got = need > 0 ? workspace(need) : nullptr;
+    if (need > 0 && got == nullptr) continue;  // no memory for it: a leaner choice may do
+    algo = perf[i].algo;
+    bytes = need;
+    space = got;
   }
-  if (ok) {
-    void* space = bytes > 0 ? workspace(bytes) : nullptr;
-    ok = step("cudnnConvolutionForward",
-              lib.convolution_forward(handle, c.alpha(), x, c.x, w, c.w, conv, algo, space, bytes,
-                                      c.beta(), y, c.y));
+  if (algo < 0) {
+    run.error = "cudnnGetConvolutionForwardAlgorithm_v7 offered no algorithm that fits (" +
+                std::to_string(returned) + " offered)";
+    return run;
   }
-  if (ok && c.bias != nullptr) {
-    ok = step("cudnnCreateTensorDescriptor", lib.create_tensor(&b)) &&
-         step("cudnnSetTensorNdDescriptor (bias)",
-              lib.set_tensor(b, c.data_type, c.nb_dims, c.bias_dims, c.bias_strides)) &&
-         step("cudnnAddTensor", lib.add_tensor(handle, c.one(), b, c.bias, c.one(), y, c.y));
+  run.outcome = DnnRun::kFailed;  // from here on, work may be queued
+  if (!step("cudnnConvolutionForward",
+            lib.convolution_forward(handle, c.alpha(), d.x, c.x, d.w, c.w, d.conv, algo, space,
+                                    bytes, c.beta(), d.y, c.y))) {
+    return run;
   }
-  if (b != nullptr) lib.destroy_tensor(b);
-  if (conv != nullptr) lib.destroy_convolution(conv);
-  if (w != nullptr) lib.destroy_filter(w);
-  if (y != nullptr) lib.destroy_tensor(y);
-  if (x != nullptr) lib.destroy_tensor(x);
-  return error;
+  if (c.bias != nullptr &&
+      (!step("cudnnCreateTensorDescriptor", lib.create_tensor(&d.bias)) ||
+       !step("cudnnSetTensorNdDescriptor (bias)",
+             lib.set_tensor(d.bias, c.data_type, c.nb_dims, c.bias_dims, c.bias_strides)) ||
+       !step("cudnnAddTensor",
+             lib.add_tensor(handle, c.one(), d.bias, c.bias, c.one(), d.y, c.y)))) {
+    return run;
+  }
+  run.outcome = DnnRun::kDone;
+  return run;
 }
 
 }  // namespace gpu

@@ -13,17 +13,21 @@
 // direct kernel.
 //
 // What goes to cuDNN: a forward (not transposed) convolution of 1, 2 or 3 spatial dims, any
-// groups, stride, padding and dilation, in float32, float64, float16 or bfloat16, whose sizes
-// and strides fit int; a 1-d convolution as a 2-d one of height 1 (cuDNN takes 4 or 5 dims).
+// groups, stride, padding and dilation, in float32, float64, float16 or bfloat16, whose input
+// and output each address fewer than 2^31 elements and have no expanded (stride 0) dimension;
+// a 1-d convolution as a 2-d one of height 1 (cuDNN takes 4 or 5 dims). A convolution cuDNN
+// refuses before anything is queued (a descriptor, no algorithm, no workspace) runs on the
+// direct kernel in auto mode.
 // Input and output may have any strides (cuDNN's tensor descriptors take them); the weight must
 // be contiguous (a filter descriptor has none), else it is copied first. The bias is added
 // afterwards by cudnnAddTensor (a [1, C, 1...] tensor broadcast over the output). The
 // algorithm is cuDNN's heuristic first choice (cudnnGetConvolutionForwardAlgorithm_v7) among
-// those that succeed, its workspace from the caching allocator. Math: float32 and float64 with
-// CUDNN_FMA_MATH, so that float32 is never computed in TF32 (as Tessera's float32 products,
-// and as PyTorch with torch.backends.cudnn.allow_tf32 = False); the 16-bit floats with
-// CUDNN_TENSOR_OP_MATH, accumulating in float32. Everything else (integer dtypes, transposed
-// convolutions, sizes beyond int) runs on the direct kernel, as before.
+// those that succeed, under the math type it was ranked with, its workspace from the caching
+// allocator (a choice whose workspace cannot be had gives way to the next). Math: float32 and
+// float64 with CUDNN_FMA_MATH, so that float32 is never computed in TF32 (as Tessera's float32
+// products, and as PyTorch with torch.backends.cudnn.allow_tf32 = False); the 16-bit floats
+// with CUDNN_TENSOR_OP_MATH, accumulating in float32. Everything else (integer dtypes,
+// transposed convolutions, sizes beyond int) runs on the direct kernel, as before.
 //
 // The types below are cuDNN's public ones, declared here (values from cudnn_graph.h and
 // cudnn_cnn.h; dnn_ops.cc asserts them against the real headers where the toolkit has them).
@@ -182,12 +186,23 @@ enum class DnnPlan {
 
 DnnPlan PlanDnnConv(const DnnConvProblem& p, DnnConvCall* call, std::string* why);
 
+// DnnRun: how RunDnnConv ended: kDone; kRefused, before anything was queued (a descriptor
+// cuDNN does not take, no algorithm, no workspace), so the direct kernel may run the
+// convolution instead; kFailed, after (the call fails). `error` names the cuDNN call and its
+// status.
+struct DnnRun {
+  enum Outcome { kDone, kRefused, kFailed } outcome = kDone;
+  std::string error;
+};
+
 // RunDnnConv queues `call` on `handle` (its stream already set) through `lib`: descriptors, the
-// algorithm, a workspace from `workspace(bytes)` (kept alive by the caller until the stream has
-// run; null only for 0 bytes), the convolution, the bias. "" or what failed, with the library's
-// status text. Descriptors are destroyed on every path.
-std::string RunDnnConv(const DnnLibrary& lib, cudnn_handle handle, const DnnConvCall& call,
-                       const std::function<void*(size_t bytes)>& workspace);
+// algorithm (the heuristic's first that works, under the math type it was ranked with; FMA only
+// for float32 and float64), its workspace from `workspace(bytes)` (null when it cannot be had:
+// the next choice is tried; the caller keeps it alive until the stream has run), the
+// convolution, the bias. Descriptors are destroyed on every path, an exception from
+// `workspace` included.
+DnnRun RunDnnConv(const DnnLibrary& lib, cudnn_handle handle, const DnnConvCall& call,
+                  const std::function<void*(size_t bytes)>& workspace);
 
 }  // namespace gpu
 }  // namespace tessera

@@ -162,14 +162,22 @@ bool RunOnCudnn(const char* op, const Tensor& input, const Tensor& weight,
               std::string(op) + ": cudnnSetStream failed: " + DnnStatusText(dnn.lib, s));
   }
   // The workspace: a block of the caching allocator on this stream, freed when this returns;
-  // the stream runs the convolution before any later use of the block.
+  // the stream runs the convolution before any later use of the block. None when the device
+  // has no memory for it (RunDnnConv tries a leaner algorithm).
   std::optional<Tensor> workspace;
-  const std::string error = RunDnnConv(dnn.lib, handle, call, [&](size_t bytes) {
-    workspace = Tensor::empty({static_cast<int64_t>(bytes)}, TSR_DTYPE_UINT8, device);
+  const DnnRun run = RunDnnConv(dnn.lib, handle, call, [&](size_t bytes) -> void* {
+    try {
+      workspace = Tensor::empty({static_cast<int64_t>(bytes)}, TSR_DTYPE_UINT8, device);
+    } catch (const sdk::Error& e) {
+      if (e.code() != TSR_RESOURCE_EXHAUSTED) throw;
+      return nullptr;
+    }
     return workspace->data_ptr();
   });
-  if (!error.empty()) sdk::fail(TSR_INTERNAL, std::string(op) + ": " + error);
-  return true;
+  if (run.outcome == DnnRun::kDone) return true;
+  // Refused before anything was queued: the direct kernel, unless cuDNN was required.
+  if (run.outcome == DnnRun::kRefused && dnn.mode == DnnMode::kAuto) return false;
+  sdk::fail(TSR_INTERNAL, std::string(op) + ": " + run.error);
 #endif
 }
 

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <numeric>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fake_cudnn.h"
@@ -190,13 +192,14 @@ void Check(int32_t dtype, const std::vector<int64_t>& x_sizes, std::vector<size_
   ASSERT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kReady) << why;
   Record() = FakeCudnnRecord{};
   std::vector<char> space;
-  const std::string error = RunDnnConv(Fake(), nullptr, call, [&](size_t bytes) {
+  const DnnRun run = RunDnnConv(Fake(), nullptr, call, [&](size_t bytes) {
     space.resize(bytes);
     return static_cast<void*>(space.data());
   });
-  ASSERT_EQ(error, "");
+  ASSERT_EQ(run.outcome, DnnRun::kDone) << run.error;
   EXPECT_EQ(Record().live_descriptors, 0);  // every descriptor destroyed
-  EXPECT_EQ(Record().algo, 7);              // the first choice that works, its workspace
+  // The first choice that works under FMA math (algo 5 is ranked under TF32), its workspace.
+  EXPECT_EQ(Record().algo, 7);
   EXPECT_EQ(Record().workspace, space.data());
   EXPECT_EQ(Record().groups, groups);
   EXPECT_EQ(Record().mode, kCudnnCrossCorrelation);
@@ -313,16 +316,59 @@ TEST(GpuDnnConv, AFailingCallIsNamedAndLeavesNoDescriptor) {
   ASSERT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kReady) << why;
   std::vector<char> space(64);
   auto workspace = [&](size_t) { return static_cast<void*>(space.data()); };
-  for (const char* entry : {"cudnnCreateTensorDescriptor", "cudnnGetConvolutionForwardAlgorithm_v7",
-                            "cudnnConvolutionForward"}) {
+  // Before anything is queued the convolution is refused (the direct kernel may take it); after,
+  // it failed.
+  const std::pair<const char*, DnnRun::Outcome> entries[] = {
+      {"cudnnCreateTensorDescriptor", DnnRun::kRefused},
+      {"cudnnGetConvolutionForwardAlgorithm_v7", DnnRun::kRefused},
+      {"cudnnConvolutionForward", DnnRun::kFailed}};
+  for (const auto& [entry, outcome] : entries) {
     setenv("FAKE_CUDNN_FAIL", entry, 1);
     Record() = FakeCudnnRecord{};
-    const std::string error = RunDnnConv(Fake(), nullptr, call, workspace);
+    const DnnRun run = RunDnnConv(Fake(), nullptr, call, workspace);
     unsetenv("FAKE_CUDNN_FAIL");
-    EXPECT_THAT(error,
+    EXPECT_EQ(run.outcome, outcome) << entry;
+    EXPECT_THAT(run.error,
                 HasSubstr(std::string(entry) + " failed: cuDNN status 3 (CUDNN_STATUS_BAD_PARAM)"));
     EXPECT_EQ(Record().live_descriptors, 0) << entry;
   }
+  // An exception from the workspace callback leaves no descriptor either.
+  Record() = FakeCudnnRecord{};
+  EXPECT_THROW(RunDnnConv(Fake(), nullptr, call,
+                          [](size_t) -> void* { throw std::runtime_error("no memory"); }),
+               std::runtime_error);
+  EXPECT_EQ(Record().live_descriptors, 0);
+}
+
+// A workspace the allocator cannot give: the next choice that needs less (algo 1, none) runs.
+TEST(GpuDnnConv, NoMemoryForAWorkspaceTakesALeanerAlgorithm) {
+  Small small;
+  const DnnConvProblem p = small.Problem();
+  DnnConvCall call;
+  std::string why;
+  ASSERT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kReady) << why;
+  Record() = FakeCudnnRecord{};
+  const DnnRun run = RunDnnConv(Fake(), nullptr, call, [](size_t) -> void* { return nullptr; });
+  ASSERT_EQ(run.outcome, DnnRun::kDone) << run.error;
+  EXPECT_EQ(Record().algo, 1);
+  EXPECT_EQ(Record().workspace_bytes, 0u);
+}
+
+// What cuDNN's descriptors cannot take stays on the direct kernel: an expanded input, an
+// operand past 2^31 - 1 elements.
+TEST(GpuDnnConv, ExpandedAndHugeOperandsStayOnTheDirectKernel) {
+  const Small small;
+  DnnConvProblem p = small.Problem();
+  DnnConvCall call;
+  std::string why;
+  p.input.strides = {50, 0, 5, 1};  // the channel dim expanded
+  EXPECT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kUseOwnKernel);
+  EXPECT_EQ(why, "an expanded (stride 0) operand");
+  p = small.Problem();
+  p.output.sizes = {3, 2, 3, 3};
+  p.output.strides = {int64_t{1} << 30, 9, 3, 1};  // its last element past 2^31
+  EXPECT_EQ(PlanDnnConv(p, &call, &why), DnnPlan::kUseOwnKernel);
+  EXPECT_EQ(why, "an operand past 2^31 - 1 elements");
 }
 
 }  // namespace

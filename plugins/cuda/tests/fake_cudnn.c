@@ -131,24 +131,34 @@ struct AlgoPerf {
   int determinism, math_type, reserved[3];
 };
 
-/* Two choices: the first "not supported" (the caller must skip it), the second algo 7. */
+/* Four choices, in this order: algo 3 "not supported"; algo 5, ranked under the default math
+ * (TF32 for float32: a caller wanting FMA must skip it), 32 bytes of workspace; algo 7 and
+ * algo 1, ranked under the descriptor's math type, with 64 and 0 bytes. */
+static size_t Need(int algo) { return algo == 7 ? 64 : algo == 5 ? 32 : 0; }
+
 EXPORT int cudnnGetConvolutionForwardAlgorithm_v7(void* handle, void* x, void* w, void* conv,
                                                   void* y, int requested, int* returned,
                                                   struct AlgoPerf* results) {
-  (void)handle, (void)x, (void)w, (void)conv, (void)y;
+  (void)handle, (void)x, (void)w, (void)y;
   FAIL_IF_ASKED("cudnnGetConvolutionForwardAlgorithm_v7");
-  if (requested < 2) return kBadParam;
-  memset(results, 0, 2 * sizeof *results);
-  results[0].algo = 3;
-  results[0].status = 9; /* CUDNN_STATUS_NOT_SUPPORTED */
-  results[1].algo = 7;
-  *returned = 2;
+  if (requested < 4) return kBadParam;
+  const int math = ((struct Desc*)conv)->math_type;
+  const int algos[4] = {3, 5, 7, 1}, statuses[4] = {9 /* NOT_SUPPORTED */, 0, 0, 0};
+  const int maths[4] = {math, 0 /* CUDNN_DEFAULT_MATH */, math, math};
+  memset(results, 0, 4 * sizeof *results);
+  for (int i = 0; i < 4; ++i) {
+    results[i].algo = algos[i];
+    results[i].status = statuses[i];
+    results[i].math_type = maths[i];
+    results[i].memory = Need(algos[i]);
+  }
+  *returned = 4;
   return kSuccess;
 }
 EXPORT int cudnnGetConvolutionForwardWorkspaceSize(void* handle, void* x, void* w, void* conv,
                                                    void* y, int algo, size_t* bytes) {
   (void)handle, (void)x, (void)w, (void)conv, (void)y;
-  *bytes = algo == 7 ? 64 : 0;
+  *bytes = Need(algo);
   return kSuccess;
 }
 
@@ -173,8 +183,8 @@ EXPORT int cudnnConvolutionForward(void* handle, const void* alpha, void* xd, co
   const int n = X->nb_dims, s = n - 2;
   if (W->nb_dims != n || Y->nb_dims != n || C->spatial != s) return kBadParam;
   if (X->data_type != 0 && X->data_type != 1) return kBadParam; /* float32, float64 only */
-  if (workspace_bytes < 64 || workspace == NULL) return kBadParam;
-  memset(workspace, 0xAB, workspace_bytes); /* a workspace too small or freed shows */
+  if (workspace_bytes < Need(algo) || (Need(algo) > 0 && workspace == NULL)) return kBadParam;
+  if (workspace_bytes > 0) memset(workspace, 0xAB, workspace_bytes); /* a bad one shows */
   record.math_type = C->math_type;
   record.compute_type = C->compute_type;
   record.groups = C->groups;

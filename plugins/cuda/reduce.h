@@ -33,6 +33,8 @@ namespace tessera {
 namespace gpu {
 
 inline constexpr int kReduceThreads = 256;
+// The elements a thread of a wide (64-bit) launch folds into one partial (ThreadPartial).
+inline constexpr uint32_t kWideChunk = 4096;
 
 // Every reduction of kernels_reduce.cu.
 enum class ReduceKind : int32_t {
@@ -167,10 +169,27 @@ TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const A& a, const R& r, 
   if (o >= a.outputs) return acc;
   I in_base, out_base;
   KeptOffsets(a, o, &in_base, &out_base);
-  for (I i = lane; i < a.reduced; i += a.threads_per_output) {
-    I in, out;
-    ReducedOffsets(a, i, &in, &out);
-    acc = r.Add(acc, Widen(LoadAs<typename R::Value>(a.in + in_base + in, a.in_dtype)), i);
+  const uint32_t T = a.threads_per_output;
+  auto fold = [&](typename R::Acc part, I from, I to) {
+    for (I i = from; i < to; i += T) {
+      I in, out;
+      ReducedOffsets(a, i, &in, &out);
+      part = r.Add(part, Widen(LoadAs<typename R::Value>(a.in + in_base + in, a.in_dtype)), i);
+    }
+    return part;
+  };
+  if constexpr (std::is_same_v<I, uint32_t>) {
+    acc = fold(acc, lane, a.reduced);  // at most 2^23 elements a thread
+  } else {
+    // A wide launch's thread may fold more than 2^24 elements, past which a float accumulator
+    // stops growing by 1 (a float32 sum of 2^33 ones would be 2^32): it folds chunks of
+    // kWideChunk elements into partials of their own and combines those, so every partial
+    // stays short. Bit for bit the narrow fold for rows of up to kWideChunk elements a thread.
+    const I span = I{kWideChunk} * T;
+    for (I start = lane; start < a.reduced; start += span) {
+      const I end = a.reduced - start > span ? start + span : a.reduced;
+      acc = r.Combine(acc, fold(r.Init(), start, end));
+    }
   }
   return acc;
 }
@@ -374,28 +393,31 @@ struct VarReducer {
   using Value = S;
   using F = std::conditional_t<std::is_same_v<S, double>, double, float>;
   struct Acc {
-    F n, mean, m2;
+    uint64_t n;  // a count: a float one stops growing at 2^24
+    F mean, m2;
   };
   F correction;
   bool root;  // std
   TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{0, 0, 0}; }
   TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, OpMath<S> v, uint64_t) const {
     const F x = static_cast<F>(v);
-    const F n = a.n + 1;
+    const uint64_t n = a.n + 1;
     const F delta = x - a.mean;
-    const F mean = a.mean + delta / n;
+    const F mean = a.mean + delta / static_cast<F>(n);
     return Acc{n, mean, a.m2 + delta * (x - mean)};
   }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
     if (b.n == 0) return a;
     if (a.n == 0) return b;
-    const F n = a.n + b.n;
+    const uint64_t n = a.n + b.n;
     const F delta = b.mean - a.mean;
-    const F nb_over_n = b.n / n;
-    return Acc{n, a.mean + delta * nb_over_n, a.m2 + b.m2 + delta * delta * a.n * nb_over_n};
+    const F nb_over_n = static_cast<F>(b.n) / static_cast<F>(n);
+    return Acc{n, a.mean + delta * nb_over_n,
+               a.m2 + b.m2 + delta * delta * static_cast<F>(a.n) * nb_over_n};
   }
   TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint64_t) const {
-    const F divisor = a.n - correction > 0 ? a.n - correction : F(0);
+    const F count = static_cast<F>(a.n);
+    const F divisor = count - correction > 0 ? count - correction : F(0);
     const F var = a.m2 / divisor;
     return Narrow<S>(static_cast<OpMath<S>>(root ? std::sqrt(var) : var));
   }

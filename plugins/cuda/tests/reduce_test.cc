@@ -219,6 +219,44 @@ TEST(GpuReducePlan, WideLaunchesAgreeWithNarrowOnes) {
   }
 }
 
+// A wide launch's thread may fold more than 2^24 elements (rows past 2^32 with 256 threads):
+// its float partials are folded in chunks (kWideChunk), and var's count is an integer, so
+// neither stops growing at 2^24. One thread (T = 1) over 2^25 + 2^21 elements of a stride-0
+// (expanded) input shows it on the host.
+TEST(GpuReducePlan, AWideThreadFoldsMoreThan2To24ElementsExactly) {
+  const int64_t n = (int64_t{1} << 25) + (int64_t{1} << 21);
+  float one = 1, out = 0;
+  ReduceSpec spec;
+  spec.in = reinterpret_cast<const char*>(&one);
+  spec.out = reinterpret_cast<char*>(&out);
+  spec.sizes = {n};
+  spec.in_strides = {0};
+  spec.out_strides = {0};
+  spec.reduced = {true};
+  spec.force_wide = true;
+  ReducePlan plan;
+  std::string error;
+  ASSERT_TRUE(MakeReducePlan(spec, &plan, &error)) << error;
+  WideReduceArgs a = plan.wide_args;
+  a.threads_per_output = 1;
+  const float sum = ThreadPartial(a, SumReducer<float>{0}, uint64_t{0}, 0);
+  EXPECT_EQ(sum, static_cast<float>(n));  // not 2^24
+  // var of 0, 2, 0, 2, ...: 1.
+  const float pattern[2] = {0, 2};
+  spec.in = reinterpret_cast<const char*>(pattern);
+  spec.sizes = {n / 2, 2};
+  spec.in_strides = {0, 1};
+  spec.out_strides = {0, 0};
+  spec.reduced = {true, true};
+  ASSERT_TRUE(MakeReducePlan(spec, &plan, &error)) << error;
+  a = plan.wide_args;
+  a.threads_per_output = 1;
+  const auto acc = ThreadPartial(a, VarReducer<float>{0, false}, uint64_t{0}, 0);
+  EXPECT_EQ(acc.n, static_cast<uint64_t>(n));
+  const VarReducer<float> var{0, false};
+  EXPECT_NEAR(var.Finish(acc, 0), 1.0, 1e-3);
+}
+
 TEST(GpuReduce, SumMeanProdOverDimListsAndManyBlocks) {
   // [300, 7] summed over dim 1 (300 outputs, 8 threads each: 10 blocks) and over dim 0.
   std::vector<float> in(300 * 7);

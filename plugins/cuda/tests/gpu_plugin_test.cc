@@ -1042,25 +1042,43 @@ TEST_P(GpuPluginTest, StreamsEventsAndRecordStream) {
 // A block freed while a stream it was recorded on is still busy waits in the allocator; the
 // next allocation asks the block's event, which is not ready. That answer must not stay behind
 // as the runtime's last error, where the next launch's check would report it as its own
-// failure (the review of issue 34 found it left there).
+// failure (the review of issue 34 found it left there). The side stream is kept busy with
+// float32 products of 4096^2 (FMA, no TF32: tens of milliseconds), every host tensor made
+// first; the allocation statistics show that the freed block was still waiting.
 TEST_P(GpuPluginTest, AFreedBlockWhoseStreamIsBusyLeavesNoErrorForTheNextLaunch) {
   REQUIRE_DEVICE(1);
   const tsr_device gpu = Gpu();
   static const tsr_op* mm = tessera::find_op("mm");
+  const Tensor host_a = Random({4096, 4096}, TSR_DTYPE_FLOAT32, 11);
+  const Tensor host_recorded = Random({1024, 1024}, TSR_DTYPE_FLOAT32, 12);
+  const Tensor host_fresh = Random({1024, 1024}, TSR_DTYPE_FLOAT32, 13);
+  const Tensor a = tessera::to(host_a, gpu);
+  Tensor fresh_source = tessera::to(host_fresh, gpu);
   tessera::Stream side = tessera::Stream::create(gpu);
-  const Tensor a = tessera::to(Random({1024, 1024}, TSR_DTYPE_FLOAT32, 11), gpu);
+  tessera::synchronize(gpu);
+  tsr_memory_stats before{};
+  before.struct_size = sizeof before;
   Tensor busy;
   {
-    Tensor recorded = tessera::to(Random({1024, 1024}, TSR_DTYPE_FLOAT32, 12), gpu);
+    Tensor recorded = tessera::to(host_recorded, gpu);
+    tessera::synchronize(gpu);
     tessera::record_stream(recorded, side);
     tessera::StreamGuard guard(side);
     busy = recorded * recorded;
-    for (int i = 0; i < 8; ++i) busy = tessera::call1(mm, a, busy);
+    for (int i = 0; i < 8; ++i) busy = tessera::call1(mm, a, a);
+    ASSERT_EQ(tsr_device_memory_stats(gpu, &before), nullptr);  // every side allocation made
   }  // `recorded` freed while `side` runs its products: its block waits on an event
-  // Same size: the allocator asks the waiting block's event (not ready) before taking memory.
-  const Tensor fresh = tessera::to(Random({1024, 1024}, TSR_DTYPE_FLOAT32, 13), gpu);
+  // The same size on the default stream: the allocator asks the waiting block's event (not
+  // ready) and, finding it busy, takes new memory from the device.
+  const Tensor fresh = fresh_source * fresh_source;
+  tsr_memory_stats after{};
+  after.struct_size = sizeof after;
+  ASSERT_EQ(tsr_device_memory_stats(gpu, &after), nullptr);
+  EXPECT_GT(after.device_allocations, before.device_allocations)
+      << "the freed block was already reusable: the event query this test is about did not "
+         "answer 'not ready'";
   const Tensor sum = fresh + fresh;  // a launch on the default stream, checked at once
-  ExpectClose(sum, tessera::to(fresh, "cpu") + tessera::to(fresh, "cpu"),
+  ExpectClose(sum, (host_fresh * host_fresh) + (host_fresh * host_fresh),
               "the launch after a not-ready event query");
   side.synchronize();
 }

@@ -13,13 +13,12 @@
 #include <map>
 
 #include "conformance/crash_handler.h"
+#include "conformance/exit_codes.h"
 #include "conformance/json.h"
 
 namespace tessera {
 namespace conformance {
 namespace {
-
-constexpr int kExitUsage = 2;
 
 // WriteAll writes `line` to `fd` whole, or ends the child (its parent sees the crash).
 void WriteAll(int fd, const std::string& line) {
@@ -220,12 +219,18 @@ void RunIsolated(const std::vector<std::string>& ops, const LoadFn& load, int jo
       if (pid < 0) Fail("conformance: fork");
       if (pid == 0) {
         close(fds[0]);
+        for (auto& [sibling, c] : children) close(c.out.fd);  // the running siblings' pipes
         InstallCrashHandler(CrashReport::kPipe, fds[1], info, notes);
         RunConfig config;
         std::string device_name;
         std::vector<OpInfo> vendor_ops;
-        // The probe child loaded the same: a failure here (said on stderr) is this op's crash.
-        if (const int code = load(&config, &device_name, &vendor_ops); code != 0) _exit(code);
+        // The probe child loaded the same: a failure here (said on stderr or stdout) is this
+        // op's crash.
+        if (const int code = load(&config, &device_name, &vendor_ops); code != 0) {
+          std::fflush(stdout);
+          std::fflush(stderr);
+          _exit(code);
+        }
         NoteIdle();
         const OpInfo* op = FindOp(name, vendor_ops);
         if (op == nullptr) {

@@ -21,6 +21,7 @@
 
 #include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
+#include "conformance/exit_codes.h"
 #include "conformance/isolate.h"
 #include "conformance/model_checks.h"
 #include "conformance/oracles.h"
@@ -29,12 +30,6 @@
 namespace tessera {
 namespace conformance {
 namespace {
-
-constexpr int kExitOk = 0, kExitFailures = 1, kExitUsage = 2;
-// The device to test is not present on this machine (a GPU plugin without a GPU): nothing was
-// tested, which is neither a pass nor a failure. 77 is the "skipped" status of Automake and
-// CTest's SKIP_RETURN_CODE convention.
-constexpr int kExitNoDevice = 77;
 
 struct Options {
   std::vector<std::string> plugins;
@@ -67,8 +62,12 @@ const char* kUsage =
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
     "error, 77 the device is not present on this machine (nothing was tested).\n";
 
-[[noreturn]] void Usage(const std::string& error) {
+// PrintUsage says what was wrong and how the CLI is used; Usage then ends the run (exit 2).
+void PrintUsage(const std::string& error) {
   std::fprintf(stderr, "conformance: %s\n%s", error.c_str(), kUsage);
+}
+[[noreturn]] void Usage(const std::string& error) {
+  PrintUsage(error);
   std::exit(kExitUsage);
 }
 
@@ -321,7 +320,10 @@ int LoadUnderTest(const Options& o, RunConfig* config, std::string* device_name,
   try {
     config->device = parse_device(*device_name);
   } catch (const sdk::Error& e) {
-    Usage(std::string("--device: ") + e.what());
+    // Returned, not exited: under --isolate this runs in the probing child, whose exit status
+    // other than 0 the parent reads as a crash while loading.
+    PrintUsage(std::string("--device: ") + e.what());
+    return kExitUsage;
   }
   config->seed = o.seed;
   config->dtypes = o.dtypes;

@@ -202,6 +202,12 @@ TEST(PlantedBugs, IsolatedOpsLoadThePluginInTheirOwnProcess) {
   // Without --isolate nothing forks: the same plugin passes in one process.
   const CliRun plain = Conformance(Plugin("fork_unsafe") + " --op '^neg$' --dtype float32");
   EXPECT_EQ(plain.exit_code, 0) << plain.output;
+  // A bad --device is a usage error under --isolate too (the probing child says it), not a
+  // crash while loading.
+  const CliRun bad = Conformance("--op '^neg$' --isolate --device bogus");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("--device: unknown device type 'bogus'"));
+  EXPECT_THAT(bad.output, Not(HasSubstr("crashed")));
   // And --jobs 2 alone turns a crash into a case, as --isolate does.
   const CliRun crash =
       Conformance(Plugin("crashes") + " --op '^(sqrt|neg)$' --dtype float32 --jobs 2");

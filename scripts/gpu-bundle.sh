@@ -13,7 +13,8 @@
 #
 # scripts/gpu-bundle.sh --dir DIR [--build-dir BUILD]: the same contents unpacked into
 # DIR/tessera, neither stripped nor packed, from BUILD as it is (default build/; nothing is
-# installed or built): what gpu-check.sh's dry run (tests/gpu_check/dry_run.sh) checks.
+# installed or built): what gpu-check.sh's dry run checks
+# (plugins/cuda/tests/gpu_check_dry_run.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 

@@ -46,11 +46,21 @@ reserve=10
 
 log() { printf '[gpu-check] %s\n' "$*" | tee -a "$summary" >&2; }
 left() { echo $((deadline - ($(date +%s) - started))); }
+# bounded COMMAND...: a command outside the steps, held to what is left of the deadline (5 s at
+# least, so that the last archive still gets written).
+bounded() {
+  local limit
+  limit=$(left)
+  [ "$limit" -ge 5 ] || limit=5
+  timeout --kill-after=2 "$limit" "$@"
+}
 # archive: every log and report into $out/gpu-check.tar.xz, replaced whole (a run killed while
 # archiving keeps the previous one).
 archive() {
-  tar -C "$work" -cf - logs 2> /dev/null | xz -T0 -3 > "$out/gpu-check.tar.xz.tmp" &&
+  bounded tar -C "$work" -cf "$work/logs.tar" logs 2> /dev/null &&
+    bounded xz -T0 -3 -c "$work/logs.tar" > "$out/gpu-check.tar.xz.tmp" &&
     mv "$out/gpu-check.tar.xz.tmp" "$out/gpu-check.tar.xz"
+  rm -f "$work/logs.tar"
 }
 # step NAME SECONDS COMMAND...: run with a limit of SECONDS or what the deadline leaves, log the
 # outcome, archive. Returns the command's status; 124 when it ran out of time or was not started.
@@ -91,7 +101,7 @@ log "deadline: ${deadline} s for the whole run"
 # The bundle: a .tar.xz, or a folder that holds its tessera/ unpacked.
 if [ -d "$bundle" ]; then
   prefix="$(cd "$bundle" && pwd)/tessera"
-elif tar -C "$work" -xJf "$bundle"; then
+elif bounded tar -C "$work" -xJf "$bundle"; then
   prefix="$work/tessera"
 else
   log "cannot unpack $bundle"
@@ -105,8 +115,12 @@ system="$prefix/lib/system"
 export LD_LIBRARY_PATH="$prefix/lib:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Debian 12's binaries need glibc >= 2.36; on an older machine they run under the bundled
 # loader and C library (and so does the plugin built here, which then needs nothing newer).
-run=()
-if ! "$prefix/bin/conformance" --list > /dev/null 2> "$logs/loader_probe.log"; then
+# `env` alone runs a program as it is: these arrays are never empty (bash before 4.4 calls an
+# empty array's expansion unbound under set -u).
+run=(env)
+bundled_loader=0
+if ! bounded "$prefix/bin/conformance" --list > /dev/null 2> "$logs/loader_probe.log"; then
+  bundled_loader=1
   run=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system")
   log "this machine's C library is older than Debian 12's: using the bundled one"
 fi
@@ -131,7 +145,7 @@ fi
 # runs that should use them; not found, the products run on the tiled kernel and the
 # convolutions on the direct one, and the summary says so.
 find_beside_torch() {  # find_beside_torch LIBRARY: the folder holding it beside PyTorch, or ""
-  python3 - "$1" 2> /dev/null <<'PY'
+  bounded python3 - "$1" 2> /dev/null <<'PY'
 import glob, os, sys, torch
 name = sys.argv[1]
 torch_dir = os.path.dirname(torch.__file__)
@@ -159,7 +173,7 @@ fi
 vendor_dirs="${blas_dir}${dnn_dir:+${blas_dir:+:}$dnn_dir}"
 blas_env=(LD_LIBRARY_PATH="$LD_LIBRARY_PATH${vendor_dirs:+:$vendor_dirs}")
 run_blas=("${run[@]}")
-if [ ${#run[@]} -gt 0 ] && [ -n "$vendor_dirs" ]; then
+if [ $bundled_loader -eq 1 ] && [ -n "$vendor_dirs" ]; then
   run_blas=("$system/ld-linux-x86-64.so.2" --library-path "$prefix/lib:$deps:$system:$vendor_dirs")
 fi
 blas_path() {  # blas_path LOG: the plugin's one line on the products' path, or why there is none
@@ -169,16 +183,27 @@ plugin_test=(env "${blas_env[@]}" TESSERA_LOG_LEVEL=info TESSERA_GPU_TEST_PLUGIN
   "${run_blas[@]}" "$prefix/bin/tessera_gpu_plugin_test")
 
 # 2. The device tests, one process each.
-mapfile -t tests < <("${plugin_test[@]}" --gtest_list_tests 2> /dev/null |
+mapfile -t tests < <(bounded "${plugin_test[@]}" --gtest_list_tests 2> /dev/null |
   awk '/^[^ ]/ {suite = $1} /^  / {print suite $1}')
 log "device tests: ${#tests[@]} (each in its own process)"
-passed=0 failed=0 skipped=0
-for test in "${tests[@]}"; do
+if [ ${#tests[@]} -eq 0 ]; then
+  log "device tests: FAILED: tessera_gpu_plugin_test listed none (see its --gtest_list_tests)"
+  status=1
+fi
+passed=0 failed=0 skipped=0 not_run=0
+for test in ${tests[@]+"${tests[@]}"}; do
+  if [ "$not_run" -gt 0 ]; then
+    not_run=$((not_run + 1))
+    continue
+  fi
   name="test_${test//[^A-Za-z0-9]/_}"
   step "$name" 90 "${plugin_test[@]}" --gtest_filter="$test" \
     --gtest_output="xml:$logs/$name.xml"
   rc=$?
-  if [ $rc -eq 124 ] && ! [ -e "$logs/$name.log" ]; then break; fi  # the deadline
+  if [ $rc -eq 124 ] && ! [ -e "$logs/$name.log" ]; then  # the deadline: the rest not run
+    not_run=1
+    continue
+  fi
   if [ $rc -ne 0 ]; then
     failed=$((failed + 1))
   elif grep -q '^\[  SKIPPED \]' "$logs/$name.log"; then
@@ -187,8 +212,8 @@ for test in "${tests[@]}"; do
     passed=$((passed + 1))
   fi
 done
-log "device tests: $passed passed, $skipped skipped (no device), $failed failed, of ${#tests[@]}"
-[ "$failed" -eq 0 ] || status=1
+log "device tests: $passed passed, $skipped skipped (no device), $failed failed, $not_run not run (the deadline), of ${#tests[@]}"
+[ "$failed" -eq 0 ] && [ "$not_run" -eq 0 ] || status=1
 log "products, TESSERA_GPU_BLAS=auto: $(cat "$logs"/test_*MatrixProducts*.log 2> /dev/null | grep -m1 -o 'cuda: matrix products on .*' || echo '(no product ran: no path logged)')"
 log "convolutions, TESSERA_GPU_DNN=auto: $(cat "$logs"/test_*NnOps*.log 2> /dev/null | grep -m1 -o 'cuda: convolutions on .*' || echo '(no convolution ran: no path logged)')"
 # The same products on the tiled kernel (the HIP backend's, and CUDA's without cuBLAS).
@@ -230,7 +255,7 @@ else
 fi
 cat "$logs"/benchmark.log "$logs"/torch_peer.log "$logs"/bare_launch.log \
   "$logs"/cublas_peer.log 2> /dev/null | grep '^{' > "$logs/benchmarks.jsonl"
-python3 "$prefix/share/tessera/gpu/bench/gpu_ratios.py" "$logs/benchmarks.jsonl" 2>&1 |
+bounded python3 "$prefix/share/tessera/gpu/bench/gpu_ratios.py" "$logs/benchmarks.jsonl" 2>&1 |
   tee -a "$summary" >&2
 archive
 
@@ -251,13 +276,15 @@ done
 # 5. memcheck with the direct allocator (every tensor its own cudaMalloc, so that an
 # out-of-bounds access is not inside a cached block), on the families where an index or a
 # window goes out of bounds: elementwise (broadcasting and 32-bit splits), index, sort,
-# convolution and pooling. Op names carry their overloads (add.Tensor).
+# convolution (our direct kernel: TESSERA_GPU_DNN=own) and pooling. Op names carry their
+# overloads (add.Tensor).
 if command -v compute-sanitizer > /dev/null; then
-  step memcheck 120 env "${blas_env[@]}" TESSERA_GPU_ALLOCATOR=direct compute-sanitizer \
+  step memcheck 120 env "${blas_env[@]}" TESSERA_GPU_ALLOCATOR=direct TESSERA_GPU_DNN=own \
+    compute-sanitizer \
     --tool memcheck --error-exitcode 1 "${run_blas[@]}" "$prefix/bin/conformance" \
     --plugin "$plugin" --dtype float32,int64 --json-detail failures \
     --json "$logs/memcheck.json" \
-    --op '^(add\.Tensor|mul\.Tensor|where\.self|copy_|fill_\.Scalar|index_select|gather|scatter\.src|scatter_add|embedding|sort|topk|cat|conv2d|conv_transpose2d\.input|max_pool2d_with_indices|avg_pool2d)$'
+    --op '^(add\.Tensor|sub\.Tensor|mul\.Tensor|div\.Tensor|where\.self|copy_|fill_\.Scalar|index_select|gather|scatter\.src|scatter_add|embedding|sort|topk|cat|conv2d|conv_transpose2d\.input|max_pool2d_with_indices|avg_pool2d)$'
   judged $?
   grep -E 'ERROR SUMMARY|Program hit' "$logs/memcheck.log" 2> /dev/null | head -5 >> "$summary"
 else

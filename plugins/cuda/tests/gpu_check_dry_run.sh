@@ -35,7 +35,7 @@ check="$tmp/bundle/tessera/share/tessera/gpu/gpu-check.sh"  # the bundle's own c
 
 # 1. No nvidia-smi on PATH.
 mkdir -p "$tmp/empty-bin"
-for tool in bash sh env tar xz date tee cat mkdir rm mv tr grep sed awk; do
+for tool in bash sh env tar xz date tee cat mkdir rm mv tr grep sed awk timeout; do
   ln -s "$(command -v $tool)" "$tmp/empty-bin/$tool"
 done
 OUT="$tmp/out1" PATH="$tmp/empty-bin" "$check" "$tmp/bundle" > "$tmp/run1.log" 2>&1

@@ -86,8 +86,9 @@ void Record(const std::vector<Difference>& differences, OpSetVersion version, Lo
 
 // GenerateHeaders: file name -> text of the op-set headers for every op set in the lock:
 // `v<MAJOR>_<MINOR>.h` (each op's schema at that op set, as macros and tables) and `opset.h`
-// (TSR_OP_SET_VERSION_MAJOR/MINOR of the newest, and its header). Fails on a name-mangling
-// collision. `lock_name` is quoted in the "generated from" comment.
+// (TSR_OP_SET_VERSION_MAJOR/MINOR of the newest, and its header); from op set 1.2 on also
+// `calls_v<MAJOR>_<MINOR>.h` (typed C calls, calls_header.h) and `calls.h` (the newest one's).
+// Fails on a name-mangling collision. `lock_name` is quoted in the "generated from" comment.
 absl::StatusOr<std::map<std::string, std::string>> GenerateHeaders(const Lock& lock,
                                                                    std::string_view lock_name);
 // MangleOpName: "add_.Tensor" -> "add__Tensor", "npu::foo.out" -> "npu__foo_out".

@@ -4,8 +4,10 @@
 
 #include <iterator>
 #include <string_view>
+#include <type_traits>
 
 #include "gtest/gtest.h"
+#include "tessera/opset/calls.h"
 #include "tessera/opset/v1_0.h"
 
 namespace {
@@ -19,6 +21,14 @@ static_assert(v1_0::FindSchema("add.Tensor") ==
 static_assert(v1_0::FindSchema("abs") == TSR_OP_V1_0_abs);
 static_assert(v1_0::FindSchema("no_such_op").empty());
 static_assert(std::size(v1_0::kOps) == TSR_OP_SET_V1_0_SIZE);
+
+// The typed calls compile as C++ too (tessera_typed_calls_test runs them from C), with the
+// mapping's parameter types.
+static_assert(std::is_same_v<decltype(&tsr_aten_add_Tensor),
+                             tsr_error* (*)(tsr_tensor*, tsr_tensor*, tsr_scalar, tsr_tensor**)>);
+static_assert(std::is_same_v<decltype(&tsr_aten_sum_dim_IntList),
+                             tsr_error* (*)(tsr_tensor*, const int64_t*, size_t, int32_t,
+                                            const tsr_dtype*, tsr_tensor**)>);
 
 TEST(OpSetHeaders, ConstexprTableIsTheCTable) {
   for (size_t i = 0; i < TSR_OP_SET_V1_0_SIZE; ++i) {

@@ -149,7 +149,24 @@ $(ls "$corpus" | wc -l) seed inputs"
           TESSERA_FUZZ_TRANSCRIPT="$work/op_call.$path.transcript" TESSERA_NUM_THREADS=1 \
           OMP_NUM_THREADS=1 xargs -0 "$binary" -detect_leaks=0 -timeout=10 -rss_limit_mb=4096 \
           >"$work/op_call.$path.log" 2>&1; then
-        tail -n 30 "$work/op_call.$path.log" >&2
+        # xargs runs libFuzzer in batches and goes on after a failing one, so the log's tail
+        # may be a later batch's success: show the first report and the input that ran into it.
+        pattern='ERROR: |Sanitizer|deadly signal|ALARM|timeout|out-of-memory|runtime error'
+        report=$(grep -n -m1 -E "$pattern" "$work/op_call.$path.log" | cut -d: -f1 || true)
+        if [ -n "$report" ]; then
+          input=$(head -n "$report" "$work/op_call.$path.log" | grep '^Running: ' | tail -n 1 || true)
+          tessera_log "  the first report, at line $report of the log; the input: ${input:-unknown}"
+          sed -n "$((report > 5 ? report - 5 : 1)),$((report + 40))p" \
+            "$work/op_call.$path.log" >&2
+          input_file=${input#Running: }
+          if [ -n "$input" ] && [ -f "$input_file" ]; then
+            mkdir -p "$artifacts"
+            cp "$input_file" "$artifacts/replay-$path-$(basename "$input_file")"
+            tessera_log "  kept as $artifacts/replay-$path-$(basename "$input_file")"
+          fi
+        else
+          tail -n 30 "$work/op_call.$path.log" >&2
+        fi
         tessera_log "replaying the op_call corpus on the $path path FAILED"
         failed+=("op_call-$path-replay")
         continue 2

@@ -1,6 +1,7 @@
 // Matrix products (op set v1): schemas and meta functions with PyTorch's shape and dtype
 // checks. matmul and linear are composites over these and come with the backends' issue.
 #include "absl/strings/str_format.h"
+#include "core/scalar.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
 
@@ -66,6 +67,10 @@ Out AddmmMeta(const OperatorHandle& op, const Stack& s) {
   TSR_RETURN_IF_ERROR(
       CheckBroadcastsTo(op, "self", self.sizes(), out[0].sizes(), "the product's shape"));
   TSR_RETURN_IF_ERROR(CheckSameDtype(op, self, out[0]));
+  // beta and alpha convert to the product's dtype as PyTorch's Scalar::to does, which refuses a
+  // value the dtype cannot hold; a kernel's plain cast of one would be undefined behaviour.
+  TSR_RETURN_IF_ERROR(CheckScalarFits(s[3].scalar(), self.dtype(), op.name(), "beta"));
+  TSR_RETURN_IF_ERROR(CheckScalarFits(s[4].scalar(), self.dtype(), op.name(), "alpha"));
   return out;
 }
 

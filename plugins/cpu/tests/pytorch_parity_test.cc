@@ -4,6 +4,8 @@
 // reduce, sort.stable.
 #include <cmath>
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
@@ -52,6 +54,34 @@ TEST(PyTorchParity, LinspaceConvertsBoundsToAnIntegralDtypeFirst) {
     EXPECT_THAT(
         e.what(),
         HasSubstr("linspace: argument 'start' (-1) cannot be converted to uint8 without overflow"));
+  }
+}
+
+TEST(PyTorchParity, AddmmConvertsBetaAndAlphaToTheDtypeOrRefuses) {
+  // torch.addmm(a, a, a, alpha=2.5) on int64 ones: alpha truncates to 2 (1 + 2 * 2 = 5).
+  const Tensor ones = i64({1, 1, 1, 1}, {2, 2});
+  EXPECT_THAT(values<int64_t>(op("addmm", ones, ones, ones, Scalar(1), Scalar(2.5))),
+              ElementsAre(5, 5, 5, 5));
+  // A factor the dtype cannot hold is refused as c10's checked conversion refuses it ("value
+  // cannot be converted to type int64_t without overflow"); the kernel's cast of it would be
+  // undefined (found by the op_call fuzzer under UBSan).
+  for (const auto& [beta, alpha, arg] : {std::tuple{1.0, -9.3e18, "alpha"},
+                                         std::tuple{1e30, 1.0, "beta"},
+                                         std::tuple{1.0, std::nan(""), "alpha"}}) {
+    try {
+      op("addmm", ones, ones, ones, Scalar(beta), Scalar(alpha));
+      ADD_FAILURE() << "addmm with beta " << beta << ", alpha " << alpha << " on int64 succeeded";
+    } catch (const sdk::Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("addmm: argument '") + arg));
+      EXPECT_THAT(e.what(), HasSubstr("cannot be converted to int64 without overflow"));
+    }
+  }
+  const Tensor i32s = i32({1, 1, 1, 1}, {2, 2});
+  try {
+    op("addmm", i32s, i32s, i32s, Scalar(1), Scalar(int64_t{3000000000}));
+    ADD_FAILURE() << "addmm with alpha 3e9 on int32 succeeded";
+  } catch (const sdk::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("argument 'alpha' (3000000000) cannot be converted to int32"));
   }
 }
 

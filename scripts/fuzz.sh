@@ -151,7 +151,9 @@ $(ls "$corpus" | wc -l) seed inputs"
           >"$work/op_call.$path.log" 2>&1; then
         # xargs runs libFuzzer in batches and goes on after a failing one, so the log's tail
         # may be a later batch's success: show the first report and the input that ran into it.
-        pattern='ERROR: |Sanitizer|deadly signal|ALARM|timeout|out-of-memory|runtime error'
+        # (Not ASan's "failed to allocate" warning: a refused allocation is an outcome inputs
+        # are meant to reach, max_allocation_size_mb in fuzz/op_call_fuzzer.cc.)
+        pattern='==[0-9]+==ERROR|^SUMMARY: |runtime error: |deadly signal|ALARM: |out-of-memory \(|Timeout'
         report=$(grep -n -m1 -E "$pattern" "$work/op_call.$path.log" | cut -d: -f1 || true)
         if [ -n "$report" ]; then
           input=$(head -n "$report" "$work/op_call.$path.log" | grep '^Running: ' | tail -n 1 || true)

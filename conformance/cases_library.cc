@@ -407,7 +407,8 @@ class SampleView {
           c.d = a.number;
           break;
         case Arg::Kind::kIntList:
-          c.kind = TSR_CASES_ARG_INT_LIST;
+        case Arg::Kind::kBoolList:
+          c.kind = a.kind == Arg::Kind::kIntList ? TSR_CASES_ARG_INT_LIST : TSR_CASES_ARG_BOOL_LIST;
           c.ints = a.ints.data();
           c.count = a.ints.size();
           break;
@@ -426,7 +427,8 @@ class SampleView {
           c.kind = TSR_CASES_ARG_DEVICE;
           break;
       }
-      if (c.count > 0 && c.kind != TSR_CASES_ARG_INT_LIST) c.tensors = tensor_ptrs_.data() + first;
+      if (c.count > 0 && c.kind != TSR_CASES_ARG_INT_LIST && c.kind != TSR_CASES_ARG_BOOL_LIST)
+        c.tensors = tensor_ptrs_.data() + first;
       args_.push_back(c);
     }
     for (const tsr_cases_arg& c : args_) arg_ptrs_.push_back(&c);

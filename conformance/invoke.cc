@@ -49,6 +49,9 @@ void Push(const Arg& a, tsr_device device, Layout layout, Call* call) {
     case Arg::Kind::kIntList:
       internal::push(s, a.ints);
       return;
+    case Arg::Kind::kBoolList:
+      internal::push(s, std::vector<bool>(a.ints.begin(), a.ints.end()));
+      return;
     case Arg::Kind::kString:
       internal::push(s, std::string_view(a.string));
       return;

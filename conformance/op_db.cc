@@ -65,6 +65,12 @@ Arg Arg::Ints(std::vector<int64_t> v) {
   a.ints = std::move(v);
   return a;
 }
+Arg Arg::Bools(const std::vector<bool>& v) {
+  Arg a;
+  a.kind = Kind::kBoolList;
+  a.ints.assign(v.begin(), v.end());
+  return a;
+}
 Arg Arg::String(std::string v) {
   Arg a;
   a.kind = Kind::kString;
@@ -109,6 +115,11 @@ std::string Arg::ToString() const {
       return boolean ? "True" : "False";
     case Kind::kIntList:
       return ShapeString(ints);
+    case Kind::kBoolList: {
+      std::string s = "[";
+      for (size_t i = 0; i < ints.size(); ++i) s += (i ? ", " : "") + std::string(ints[i] ? "True" : "False");
+      return s + "]";
+    }
     case Kind::kString:
       return "'" + string + "'";
     case Kind::kNone:

@@ -25,6 +25,7 @@ struct Arg {
     kBool,
     kDouble,
     kIntList,
+    kBoolList,  // bool[]: `ints`, each 0 or 1
     kString,
     kNone,
     kDtype,
@@ -37,7 +38,7 @@ struct Arg {
   enum class ScalarKind { kInt, kDouble, kBool } scalar_kind = ScalarKind::kDouble;
   int64_t integer = 0;        // kInt
   bool boolean = false;       // kBool
-  std::vector<int64_t> ints;  // kIntList
+  std::vector<int64_t> ints;  // kIntList, kBoolList
   std::string string;         // kString
   tsr_dtype dtype = TSR_DTYPE_FLOAT32;
 
@@ -50,6 +51,7 @@ struct Arg {
   static Arg Bool(bool v);
   static Arg Double(double v);
   static Arg Ints(std::vector<int64_t> v);
+  static Arg Bools(const std::vector<bool>& v);
   static Arg String(std::string v);
   static Arg None();
   static Arg Dtype(tsr_dtype d);
@@ -122,6 +124,7 @@ void AddLinalgNNOps(std::vector<OpInfo>& db);
 void AddIndexFactoryOps(std::vector<OpInfo>& db);
 void AddActivationOps(std::vector<OpInfo>& db);  // op set 1.2
 void AddTrainingOps(std::vector<OpInfo>& db);    // op set 1.2
+void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
 
 // Shared helpers for references.
 // ResultDtype: torch.result_type, on the references' own promotion (reference_promotion.h).

@@ -1,9 +1,11 @@
-// Training ops that the Core ATen IR decomposes (op set 1.2): the softmax backward ops and the
-// mean squared error loss with its backward op. References in double, from the math: the
-// softmax gradient y_k (g_k - sum_j g_j y_j) and the log_softmax gradient
-// g_k - exp(y_k) sum_j g_j along the dim; the loss (x - t)^2 reduced, and its gradient
-// norm (x - t) g. Samples follow PyTorch's OpInfo entries (_softmax_backward_data,
-// nn.functional.mse_loss): real softmax outputs, every reduction, broadcasting.
+// Training ops that the Core ATen IR decomposes: the softmax backward ops and the mean squared
+// error loss with its backward op (op set 1.2), the negative log-likelihood loss and its
+// backward op (op set 1.3). References in double, from the math: the softmax gradient
+// y_k (g_k - sum_j g_j y_j) and the log_softmax gradient g_k - exp(y_k) sum_j g_j along the dim;
+// the loss (x - t)^2 reduced, and its gradient norm (x - t) g; -w[t] x[n, t] per row (ignored
+// rows 0) reduced, and its gradient -w[t] g at [n, t]. Samples follow PyTorch's OpInfo entries
+// (_softmax_backward_data, nn.functional.mse_loss, nn.functional.nll_loss): real softmax
+// outputs, every reduction, broadcasting, weights and ignore_index.
 #include <cmath>
 
 #include "conformance/op_db.h"
@@ -206,12 +208,200 @@ void AddMseLoss(std::vector<OpInfo>& db) {
   }
 }
 
+// ---- nll_loss (op set 1.3) ----
+
+// One nll_loss case: the input's shape ([N, C] or [C]), a weight or none, the reduction, and
+// the ignore_index with whether a row uses it.
+struct NllCase {
+  std::vector<int64_t> shape;
+  bool weight;
+  int64_t reduction;
+  int64_t ignore_index;
+  bool ignores_a_row;
+};
+const std::vector<NllCase>& NllCases() {
+  // After PyTorch's sample_inputs_nll_loss: each reduction, with and without a weight, an
+  // ignore_index that a row uses, a 1-D input with a 0-dim target, an empty batch (the mean of
+  // nothing is 0 / 0).
+  static const std::vector<NllCase> cases{
+      {{5, 4}, false, 1, -100, false}, {{5, 4}, true, 1, -100, false},
+      {{5, 4}, true, 0, -100, false},  {{5, 4}, false, 2, -100, false},
+      {{6, 3}, true, 1, 1, true},      {{6, 3}, false, 0, 2, true},
+      {{4}, true, 1, -100, false},     {{4}, false, 0, -100, false},
+      {{0, 3}, false, 1, -100, false}};
+  return cases;
+}
+
+// The args (self, target, weight, reduction, ignore_index) of a case.
+std::vector<Arg> NllArgsOf(const NllCase& c, tsr_dtype dtype, Rng& rng) {
+  const int64_t classes = c.shape.back();
+  MakeOptions in_range;
+  in_range.low = 0;
+  in_range.high = static_cast<double>(classes);
+  HostTensor target = MakeTensor(c.shape.size() == 2 ? std::vector<int64_t>{c.shape[0]}
+                                                     : std::vector<int64_t>{},
+                                 TSR_DTYPE_INT64, rng, in_range);
+  if (c.ignores_a_row) target.values[1] = static_cast<double>(c.ignore_index);
+  return {Arg::Tensor(MakeTensor(c.shape, dtype, rng)), Arg::Tensor(target),
+          c.weight ? Arg::Tensor(MakeTensor({classes}, dtype, rng)) : Arg::None(),
+          Arg::Int(c.reduction), Arg::Int(c.ignore_index)};
+}
+
+std::string NllDesc(const NllCase& c) {
+  return ShapeString(c.shape) + (c.weight ? " weighted " : " ") + ReductionName(c.reduction) +
+         (c.ignores_a_row ? " ignore_index " + std::to_string(c.ignore_index) : "");
+}
+
+// The forward in double: each row's loss and weight (0 for an ignored row), the output as the
+// reduction gives it and the total weight (0 for a 2-D input's reduction none, as ATen's).
+struct NllForward {
+  std::vector<double> losses, weights;
+  HostTensor output, total_weight;
+};
+NllForward NllReference(const std::vector<Arg>& args) {
+  const HostTensor& x = args[0].tensor;
+  const HostTensor& t = args[1].tensor;
+  const bool weighted = args[2].kind == Arg::Kind::kTensor;
+  const int64_t reduction = args[3].integer, ignore = args[4].integer;
+  const int64_t classes = x.shape.back();
+  NllForward f;
+  long double loss_sum = 0, weight_sum = 0;
+  for (size_t n = 0; n < t.values.size(); ++n) {
+    const int64_t target = static_cast<int64_t>(t.values[n]);
+    const double w = target == ignore ? 0.0 : weighted ? args[2].tensor.values[target] : 1.0;
+    const double loss = target == ignore ? 0.0 : -w * x.values[n * classes + target];
+    f.losses.push_back(loss);
+    f.weights.push_back(w);
+    loss_sum += loss;
+    weight_sum += w;
+  }
+  f.output.dtype = f.total_weight.dtype = x.dtype;
+  if (reduction == 0) {
+    f.output.shape = std::vector<int64_t>(x.shape.begin(), x.shape.end() - 1);
+    for (double v : f.losses) f.output.values.push_back(RoundTo(x.dtype, v));
+  } else {
+    const long double r = reduction == 1 ? loss_sum / weight_sum : loss_sum;
+    f.output.values = {RoundTo(x.dtype, static_cast<double>(r))};
+  }
+  const bool rows = reduction == 0 && x.dim() == 2;
+  f.total_weight.values = {rows ? 0.0 : RoundTo(x.dtype, static_cast<double>(weight_sum))};
+  return f;
+}
+
+std::vector<ErrorInput> NllErrors(Rng& rng, bool backward) {
+  auto f = [&rng](std::vector<int64_t> shape) {
+    return Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng));
+  };
+  auto targets = [](std::vector<double> v, tsr_dtype dtype = TSR_DTYPE_INT64) {
+    HostTensor t;
+    t.dtype = dtype;
+    t.shape = {static_cast<int64_t>(v.size())};
+    t.values = std::move(v);
+    return Arg::Tensor(t);
+  };
+  struct E {
+    std::vector<Arg> args;  // self, target, weight, reduction
+    std::string desc;
+    tsr_code code;
+    std::string what;
+  };
+  const std::vector<E> errors{
+      {{f({3, 4}), targets({1, 0, 4}), Arg::None(), Arg::Int(1)}, "target 4 of 4 classes",
+       TSR_OUT_OF_RANGE, "a target out of bounds (PyTorch's IndexError)"},
+      {{f({3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)}, "2 targets for 3 rows",
+       TSR_INVALID_ARGUMENT, "a target of another batch size"},
+      {{f({2, 3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)}, "a 3-D input",
+       TSR_INVALID_ARGUMENT, "an input of more than 2 dims"},
+      {{f({3, 4}), targets({1, 0, 2}, TSR_DTYPE_INT32), Arg::None(), Arg::Int(1)},
+       "int32 targets", TSR_INVALID_ARGUMENT, "targets that are not int64"},
+      {{f({3, 4}), targets({1, 0, 2}), f({3}), Arg::Int(1)}, "a weight of 3 for 4 classes",
+       TSR_INVALID_ARGUMENT, "a weight that is not one per class"},
+      {{f({3, 4}), targets({1, 0, 2}), Arg::None(), Arg::Int(3)}, "reduction 3",
+       TSR_INVALID_ARGUMENT, "an unknown reduction"}};
+  std::vector<ErrorInput> out;
+  for (const E& e : errors) {
+    std::vector<Arg> args = e.args;
+    args.push_back(Arg::Int(-100));
+    if (backward) {
+      // grad_output first, total_weight last: shaped as a valid call would have them.
+      args.insert(args.begin(), f({}));
+      args.push_back(f({}));
+    }
+    out.push_back({{args, e.desc}, e.code, e.what});
+  }
+  return out;
+}
+
+void AddNllLoss(std::vector<OpInfo>& db) {
+  for (const bool both : {true, false}) {
+    OpInfo op;
+    op.name = both ? "nll_loss_forward" : "nll_loss";
+    op.out = both ? "nll_loss_forward.output" : "nll_loss.out";
+    op.dtypes = kFloatingMask;
+    op.tolerance_scale = 4;  // a sum and a quotient
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const NllCase& c : NllCases()) s.push_back({NllArgsOf(c, dtype, rng), NllDesc(c)});
+      return s;
+    };
+    op.reference = [both](const Sample& s) {
+      NllForward f = NllReference(s.args);
+      if (!both) return std::vector<HostTensor>{f.output};
+      return std::vector<HostTensor>{f.output, f.total_weight};
+    };
+    op.errors = [](Rng& rng) { return NllErrors(rng, false); };
+    db.push_back(std::move(op));
+  }
+  OpInfo op;
+  op.name = "nll_loss_backward";
+  op.out = "nll_loss_backward.grad_input";
+  op.dtypes = kFloatingMask;
+  op.tolerance_scale = 4;
+  op.samples = [](tsr_dtype dtype, Rng& rng) {
+    std::vector<Sample> s;
+    for (const NllCase& c : NllCases()) {
+      std::vector<Arg> args = NllArgsOf(c, dtype, rng);
+      const NllForward f = NllReference(args);
+      const bool rows = c.reduction == 0 && c.shape.size() == 2;
+      args.insert(args.begin(), Arg::Tensor(MakeTensor(rows ? std::vector<int64_t>{c.shape[0]}
+                                                            : std::vector<int64_t>{},
+                                                       dtype, rng)));
+      args.push_back(Arg::Tensor(f.total_weight));
+      s.push_back({args, NllDesc(c)});
+    }
+    return s;
+  };
+  op.reference = [](const Sample& s) {
+    const std::vector<Arg> forward(s.args.begin() + 1, s.args.begin() + 6);
+    const NllForward f = NllReference(forward);
+    const HostTensor& g = s.args[0].tensor;
+    const HostTensor& x = s.args[1].tensor;
+    const HostTensor& t = s.args[2].tensor;
+    const int64_t classes = x.shape.back();
+    const double total = s.args[6].tensor.values[0];
+    HostTensor grad = x;
+    for (double& v : grad.values) v = 0;
+    for (size_t n = 0; n < t.values.size(); ++n) {
+      if (f.weights[n] == 0) continue;
+      const double gn = g.values.size() == 1 ? g.values[0] : g.values[n];
+      double v = -f.weights[n] * gn;
+      if (s.args[4].integer == 1) v /= total;
+      grad.values[n * classes + static_cast<int64_t>(t.values[n])] = RoundTo(x.dtype, v);
+    }
+    return std::vector<HostTensor>{grad};
+  };
+  op.errors = [](Rng& rng) { return NllErrors(rng, true); };
+  db.push_back(std::move(op));
+}
+
 }  // namespace
 
 void AddTrainingOps(std::vector<OpInfo>& db) {
   AddSoftmaxBackward(db, /*log=*/false);
   AddSoftmaxBackward(db, /*log=*/true);
   AddMseLoss(db);
+  AddNllLoss(db);
+  AddNormBackwardOps(db);
 }
 
 }  // namespace conformance

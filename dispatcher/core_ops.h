@@ -32,6 +32,7 @@ absl::Status DefineNNOps(OpRegistry& registry);
 absl::Status DefineIndexOps(OpRegistry& registry);
 absl::Status DefineActivationOps(OpRegistry& registry);  // after the pointwise ops
 absl::Status DefineDecomposedTrainingOps(OpRegistry& registry);
+absl::Status DefineNormBackwardOps(OpRegistry& registry);
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

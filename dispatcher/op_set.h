@@ -18,6 +18,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 2;
+inline constexpr int32_t kOpSetVersionMinor = 3;
 
 }  // namespace tessera

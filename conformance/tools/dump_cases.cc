@@ -175,8 +175,9 @@ Json ArgJson(const Arg& a, const std::string& name) {
       j.set("kind", "double");
       j.set("value", a.number);
       break;
-    case Arg::Kind::kIntList: {
-      j.set("kind", "int_list");
+    case Arg::Kind::kIntList:
+    case Arg::Kind::kBoolList: {
+      j.set("kind", a.kind == Arg::Kind::kIntList ? "int_list" : "bool_list");
       Json ints = Json::Array();
       for (int64_t v : a.ints) ints.push(v);
       j.set("value", ints);

@@ -111,6 +111,8 @@ def torch_value(arg):
         return float(number(arg["value"]))
     if kind == "int_list":
         return [int(v) for v in arg["value"]]
+    if kind == "bool_list":
+        return [bool(v) for v in arg["value"]]
     if kind == "string":
         return arg["value"]
     if kind == "none":

@@ -74,6 +74,23 @@ TensorsOr ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
+// ComputeIntoOuts: the out= form of an op with kCount returns, written as a composite: F
+// computes the results, and each goes into the out argument kFirst + i. An undefined result (a
+// gradient that output_mask leaves out) leaves its out argument unwritten, as ATen's do.
+template <TensorsFn F, int kFirst, int kCount>
+TensorsOr ComputeIntoOuts(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> results, F(op, s));
+  std::vector<Tensor> outs;
+  for (int i = 0; i < kCount; ++i) {
+    const Tensor& out = s[kFirst + i].tensor();
+    if (results[i].defined()) {
+      TSR_RETURN_IF_ERROR(CopyIntoOut(op, kFirst + i, results[i], out, /*castable=*/false));
+    }
+    outs.push_back(out);
+  }
+  return outs;
+}
+
 // Opmath: how a composite over pointwise ops computes: every operand converted to one compute
 // dtype (float32 for the 16-bit floats, as a fused kernel and PyTorch's opmath compute them),
 // and the result rounded once, at the end, to the op's result dtype.

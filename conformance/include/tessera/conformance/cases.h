@@ -80,6 +80,7 @@ typedef enum tsr_cases_arg_kind {
   TSR_CASES_ARG_STRING = 8,      /* str: string */
   TSR_CASES_ARG_DTYPE = 9,       /* ScalarType: i (a tsr_dtype) */
   TSR_CASES_ARG_DEVICE = 10,     /* Device: the device under test */
+  TSR_CASES_ARG_BOOL_LIST = 11,  /* bool[]: ints[0..count), each 0 or 1 (since op set 1.3) */
   TSR_CASES_ARG_KIND_FORCE_INT32 = 0x7fffffff
 } tsr_cases_arg_kind;
 
@@ -89,7 +90,7 @@ typedef struct tsr_cases_arg {
   int32_t kind; /* a tsr_cases_arg_kind */
   int32_t reserved;
   const tsr_cases_tensor* const* tensors; /* TENSOR (1), TENSOR_LIST (count) */
-  const int64_t* ints;                    /* INT_LIST (count) */
+  const int64_t* ints;                    /* INT_LIST, BOOL_LIST (count) */
   size_t count;
   int64_t i;         /* INT, BOOL, DTYPE */
   double d;          /* DOUBLE */

@@ -44,6 +44,8 @@ Sample WithDefaults(const std::string& functional, const Sample& s);
 // regenerates samples with it sees the very inputs of a conformance run with that --seed.
 uint64_t SampleSeed(const std::string& op_name, uint64_t seed, tsr_dtype dtype);
 constexpr uint64_t kErrorInputsSeedOffset = 7;
+// The gradient oracle's samples and directions: the float64 seed plus this.
+constexpr uint64_t kGradientSeedOffset = 13;
 
 }  // namespace conformance
 }  // namespace tessera

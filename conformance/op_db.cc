@@ -266,6 +266,7 @@ const std::vector<OpInfo>& OpDatabase() {
       parts[i](*v);
       for (size_t k = first; k < v->size(); ++k) (*v)[k].family = kOpFamilies[i];
     }
+    AttachGradients(*v);
     return v;
   }();
   return *db;

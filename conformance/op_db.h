@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,23 @@ constexpr DtypeMask kNumericMask = kIntegralMask | kFloatingMask;
 constexpr DtypeMask kAllMask = sdk::kAllTypes;
 using sdk::kAllDtypes;
 
+// GradientSpec: how a backward op's returns follow from its forward op, for the gradient oracle
+// (gradcheck.h): the gradients it returns against central differences of the forward, both run
+// on the device, in float64 (op_db_gradients.cc has one per backward op).
+struct GradientSpec {
+  std::string forward;  // the forward op: "gelu"
+  // The forward's samples in float64, away from where it has no derivative.
+  std::function<std::vector<Sample>(Rng&)> samples;
+  // The forward's arguments the gradients are for, in the order the backward returns them.
+  std::vector<size_t> wrt;
+  size_t output = 0;  // the forward's return the gradient flows back from
+  // The backward's arguments, from the forward's sample, its returns (read back) and the
+  // incoming gradient of return `output`.
+  std::function<std::vector<Arg>(const Sample& forward, const std::vector<HostTensor>& returns,
+                                 const HostTensor& grad_output)>
+      backward_args;
+};
+
 struct OpInfo {
   std::string name;     // the functional form: "add.Tensor"
   std::string out;      // its out= form, or ""
@@ -108,6 +126,8 @@ struct OpInfo {
   // compare_returns: how many returns the oracles compare (sort's indices with ties are not
   // unique, for example); -1: all.
   int compare_returns = -1;
+  // gradient: a backward op's link to its forward op (the gradient oracle), or none.
+  std::optional<GradientSpec> gradient;
 };
 
 // OpDatabase: every op, in a stable order.
@@ -125,6 +145,8 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db);
 void AddActivationOps(std::vector<OpInfo>& db);  // op set 1.2
 void AddTrainingOps(std::vector<OpInfo>& db);    // op set 1.2
 void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
+// AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
+void AttachGradients(std::vector<OpInfo>& db);
 
 // Shared helpers for references.
 // ResultDtype: torch.result_type, on the references' own promotion (reference_promotion.h).

@@ -8,6 +8,7 @@
 #include "conformance/cases_library.h"
 #include "conformance/compare.h"
 #include "conformance/crash_handler.h"
+#include "conformance/gradcheck.h"
 #include "conformance/invoke.h"
 #include "tessera/sdk/promotion.hpp"
 
@@ -123,6 +124,7 @@ class OpRunner {
       return;
     }
     for (tsr_dtype dtype : config_.dtypes) RunDtype(dtype);
+    RunGradients();
     RunErrors();
   }
 
@@ -507,6 +509,60 @@ class OpRunner {
              return Status::kFail;
            });
       return;  // one such case per op
+    }
+  }
+
+  // The gradient oracle (GradientSpec, gradcheck.h): a backward op's returns against central
+  // differences of its forward op, both on the device, in float64; elementwise ("gradient") and
+  // along a random direction ("gradient_fast"). The gradients must have their inputs' dtype and
+  // shape.
+  void RunGradients() {
+    if (!op_.gradient || (op_.dtypes & Bit(TSR_DTYPE_FLOAT64)) == 0 ||
+        std::find(config_.dtypes.begin(), config_.dtypes.end(), TSR_DTYPE_FLOAT64) ==
+            config_.dtypes.end()) {
+      return;
+    }
+    NoteRunningOp(op_.name, "float64");
+    const GradientSpec& spec = *op_.gradient;
+    Rng rng(SeedFor(TSR_DTYPE_FLOAT64) + kGradientSeedOffset);
+    for (const Sample& s : spec.samples(rng)) {
+      for (const bool fast : {false, true}) {
+        Case({"float64", "contiguous", fast ? "gradient_fast" : "gradient", s.desc},
+             [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+               // The forward, an incoming gradient for its return, and the backward's gradients.
+               std::vector<HostTensor> returns;
+               for (const Tensor& t : Invoke(spec.forward, s, config_.device, Layout::kContiguous))
+                 returns.push_back(FromDevice(t));
+               const HostTensor& out = returns.at(spec.output);
+               const HostTensor grad = MakeTensor(out.shape, out.dtype, rng);
+               const Sample backward{spec.backward_args(s, returns, grad), s.desc};
+               std::vector<HostTensor> analytic;
+               for (const Tensor& t :
+                    Invoke(op_.name, backward, config_.device, Layout::kContiguous)) {
+                 analytic.push_back(FromDevice(t));
+               }
+               // L(x) = sum(grad * forward(x)[output]), at other values of the wrt inputs.
+               const GradLoss loss = [&](const std::vector<HostTensor>& inputs) {
+                 Sample at = s;
+                 for (size_t k = 0; k < spec.wrt.size(); ++k) at.args[spec.wrt[k]].tensor = inputs[k];
+                 const HostTensor y = FromDevice(
+                     Invoke(spec.forward, at, config_.device, Layout::kContiguous).at(spec.output));
+                 long double sum = 0;
+                 for (size_t i = 0; i < y.values.size(); ++i) sum += y.values[i] * grad.values[i];
+                 return static_cast<double>(sum);
+               };
+               std::vector<HostTensor> inputs;
+               for (size_t i : spec.wrt) inputs.push_back(s.args[i].tensor);
+               const GradCheck check = fast ? CheckProjection(loss, inputs, analytic, rng)
+                                            : CheckElementwise(loss, inputs, analytic, rng);
+               cmp->max_abs = check.max_abs;
+               cmp->max_rel = check.max_rel;
+               *tol = Tolerance{kGradAtol, kGradRtol};
+               if (check.ok) return Status::kPass;
+               *msg = check.message;
+               return Status::kFail;
+             });
+      }
     }
   }
 

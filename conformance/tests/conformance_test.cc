@@ -360,6 +360,33 @@ TEST(PlantedBugs, RunningStatsLeftUnchangedFailTheReferenceOracle) {
   EXPECT_GT(passed, 0) << r.output;
 }
 
+TEST(PlantedBugs, WrongBackwardFormulasFailTheGradientOracle) {
+  // threshold_backward passing the gradient through below the threshold, and a layer norm
+  // backward without its mean term: their forward ops are right, so central differences of the
+  // forward disagree with the backward, elementwise and along a random direction. The same
+  // kernels without the bug (the wrong_dtype plugin's) pass.
+  for (const auto& [bug, op] : {std::pair<std::string, std::string>{"passes_threshold_grad",
+                                                                    "threshold_backward"},
+                                {"drops_mean_grad", "native_layer_norm_backward"}}) {
+    SCOPED_TRACE(bug);
+    for (const std::string& plugin : {bug, std::string("wrong_dtype")}) {
+      const bool planted = plugin == bug;
+      const CliRun r = Conformance(Plugin(plugin) + " --op '^" + op + "$' --dtype float64");
+      for (const std::string oracle : {"gradient", "gradient_fast"}) {
+        const std::vector<Status> statuses = Statuses(r, op, "float64", oracle);
+        EXPECT_FALSE(statuses.empty()) << oracle << "\n" << r.output;
+        for (Status st : statuses) {
+          EXPECT_EQ(st, planted ? Status::kFail : Status::kPass)
+              << plugin << " " << oracle << "\n" << r.output;
+        }
+      }
+      if (planted) {
+        EXPECT_EQ(r.exit_code, 1) << r.output;
+      }
+    }
+  }
+}
+
 TEST(ConformanceCli, ExpectedFailuresAndBaselines) {
   const std::string expect = TempPath("expect.txt");
   {

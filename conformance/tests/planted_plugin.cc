@@ -1,7 +1,9 @@
 // A small plugin with one bug planted on purpose (TESSERA_PLANTED_BUG), for testing that the
 // conformance suite catches it with the right status and leaves the healthy ops passing.
 // Device: PrivateUse2 renamed "bug", plain host memory. Ops (out= forms, float32; add also
-// int32): add, neg, abs, sqrt, silu, relu; native_batch_norm (float32, dense input). No CPU
+// int32): add, neg, abs, sqrt, silu, relu; native_batch_norm (float32, dense input); and in
+// float64, for the gradient oracle, threshold and threshold_backward (out= forms),
+// native_layer_norm and native_layer_norm_backward (dense inputs, weight and bias given). No CPU
 // fallback: every other op is unsupported.
 //
 //   1 wrong_dtype     add gives wrong int32 results (float32 is right)
@@ -17,6 +19,11 @@
 //  10 fork_unsafe     no bug in its ops: its device, like CUDA's, cannot be used in a process
 //                     forked after the plugin was loaded (every allocation there is refused),
 //                     so a suite that forks after loading it fails every case
+//  11 passes_threshold_grad threshold_backward passes the gradient through where the input is
+//                     <= threshold too (its forward is right)
+//  12 drops_mean_grad native_layer_norm_backward drops the mean term of grad_input,
+//                     -sum(grad * weight) per row (its forward and the other two gradients are
+//                     right)
 #include <unistd.h>
 
 #include <chrono>
@@ -33,7 +40,7 @@
 #include "tessera/sdk/plugin.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..10)"
+#error "define TESSERA_PLANTED_BUG (1..12)"
 #endif
 
 namespace {
@@ -229,6 +236,114 @@ std::tuple<Tensor, Tensor, Tensor> BatchNorm(const Tensor& in, const std::option
   return {out, mean, invstd};
 }
 
+// ---- float64 ops for the gradient oracle ----
+
+void RequireDenseDouble(const Tensor& t, const char* op) {
+  if (t.dtype() != TSR_DTYPE_FLOAT64 || !t.is_contiguous()) {
+    sdk::fail(TSR_UNIMPLEMENTED,
+              std::string(op) + ": the planted plugin does dense float64 tensors only");
+  }
+}
+
+// threshold.out(self, threshold, value, out): x <= threshold ? value : x.
+Tensor ThresholdOut(const Tensor& a, Scalar threshold, Scalar value, const Tensor& out) {
+  RequireDenseDouble(a, "threshold.out");
+  const double th = threshold.to_double(), v = value.to_double();
+  sdk::elementwise(
+      In<double>(out), [th, v](double x) { return x <= th ? v : x; }, In<double>(a));
+  return out;
+}
+
+// threshold_backward.grad_input(grad_output, self, threshold, grad_input): x <= threshold ? 0 :
+// grad; bug 11 passes the gradient through everywhere.
+Tensor ThresholdBackwardOut(const Tensor& grad, const Tensor& a, Scalar threshold,
+                            const Tensor& out) {
+  RequireDenseDouble(a, "threshold_backward.grad_input");
+  const double th = threshold.to_double();
+  sdk::elementwise(
+      In<double>(out), [th](double g, double x) { return x <= th && kBug != 11 ? 0.0 : g; },
+      In<double>(grad), In<double>(a));
+  return out;
+}
+
+// The rows of a layer norm: `rows` of `n` elements each.
+struct LayerNormRows {
+  int64_t rows, n;
+};
+LayerNormRows RowsOf(const Tensor& x, sdk::IntSpan normalized_shape) {
+  int64_t n = 1;
+  for (int64_t d : normalized_shape) n *= d;
+  return {n == 0 ? 0 : x.numel() / n, n};
+}
+
+// native_layer_norm(input, normalized_shape, weight, bias, eps) -> (out, mean, rstd).
+std::tuple<Tensor, Tensor, Tensor> LayerNorm(const Tensor& x, sdk::IntSpan norm,
+                                             const std::optional<Tensor>& w,
+                                             const std::optional<Tensor>& b, double eps) {
+  RequireDenseDouble(x, "native_layer_norm");
+  if (!w || !b) sdk::fail(TSR_UNIMPLEMENTED, "native_layer_norm: the planted plugin wants both");
+  const auto [rows, n] = RowsOf(x, norm);
+  std::vector<int64_t> stat = x.sizes().vec();
+  for (size_t d = stat.size() - norm.size; d < stat.size(); ++d) stat[d] = 1;
+  Tensor out = Tensor::empty(x.sizes().vec(), x.dtype(), x.device());
+  Tensor mean = Tensor::empty(stat, x.dtype(), x.device());
+  Tensor rstd = Tensor::empty(stat, x.dtype(), x.device());
+  const double* xp = x.data<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0, sq = 0;
+    for (int64_t i = 0; i < n; ++i) sum += xp[r * n + i];
+    const double m = sum / static_cast<double>(n);
+    for (int64_t i = 0; i < n; ++i) sq += (xp[r * n + i] - m) * (xp[r * n + i] - m);
+    const double rs = 1 / std::sqrt(sq / static_cast<double>(n) + eps);
+    mean.data<double>()[r] = m;
+    rstd.data<double>()[r] = rs;
+    for (int64_t i = 0; i < n; ++i) {
+      out.data<double>()[r * n + i] =
+          (xp[r * n + i] - m) * rs * w->data<double>()[i] + b->data<double>()[i];
+    }
+  }
+  return {out, mean, rstd};
+}
+
+// native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
+// output_mask) -> (grad_input, grad_weight, grad_bias); bug 12 drops grad_input's mean term.
+std::tuple<Tensor, Tensor, Tensor> LayerNormBackward(
+    const Tensor& g, const Tensor& x, sdk::IntSpan norm, const Tensor& mean,
+    const Tensor& rstd, const std::optional<Tensor>& w, const std::optional<Tensor>& b,
+    sdk::BoolSpan mask) {
+  RequireDenseDouble(x, "native_layer_norm_backward");
+  RequireDenseDouble(g, "native_layer_norm_backward");
+  if (!w || !b || mask.size != 3 || !mask.data[0] || !mask.data[1] || !mask.data[2]) {
+    sdk::fail(TSR_UNIMPLEMENTED,
+              "native_layer_norm_backward: the planted plugin computes all three gradients");
+  }
+  const auto [rows, n] = RowsOf(x, norm);
+  Tensor dx = Tensor::empty(x.sizes().vec(), x.dtype(), x.device());
+  const std::vector<int64_t> norm_shape(norm.begin(), norm.end());
+  Tensor dw = Tensor::empty(norm_shape, x.dtype(), x.device());
+  Tensor db = Tensor::empty(norm_shape, x.dtype(), x.device());
+  for (int64_t i = 0; i < n; ++i) dw.data<double>()[i] = db.data<double>()[i] = 0;
+  const double *gp = g.data<double>(), *xp = x.data<double>(), *wp = w->data<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const double m = mean.data<double>()[r], rs = rstd.data<double>()[r];
+    double sum_gx = 0, sum_gx_xhat = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double x_hat = (xp[r * n + i] - m) * rs, gx = gp[r * n + i] * wp[i];
+      sum_gx += gx;
+      sum_gx_xhat += gx * x_hat;
+      dw.data<double>()[i] += gp[r * n + i] * x_hat;
+      db.data<double>()[i] += gp[r * n + i];
+    }
+    if (kBug == 12) sum_gx = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double x_hat = (xp[r * n + i] - m) * rs, gx = gp[r * n + i] * wp[i];
+      dx.data<double>()[r * n + i] =
+          rs / static_cast<double>(n) * (static_cast<double>(n) * gx - sum_gx - x_hat * sum_gx_xhat);
+    }
+  }
+  return {dx, dw, db};
+}
+
 }  // namespace
 
 TESSERA_PLUGIN(lib) {
@@ -244,4 +359,8 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&SiluOut>("silu.out");
   lib.impl<&ReluOut>("relu.out");
   lib.impl<&BatchNorm>("native_batch_norm");
+  lib.impl<&ThresholdOut>("threshold.out");
+  lib.impl<&ThresholdBackwardOut>("threshold_backward.grad_input");
+  lib.impl<&LayerNorm>("native_layer_norm");
+  lib.impl<&LayerNormBackward>("native_layer_norm_backward");
 }

@@ -145,9 +145,12 @@ $(ls "$corpus" | wc -l) seed inputs"
       rm -f "$work/op_call.$path.transcript"
       # Each input file once (libFuzzer runs the files it is given); no leak check, which
       # reruns an input whose allocations look unbalanced, and which ones depends on the path.
+      # A minute per input, not the fuzzing's 10 s: each xargs batch starts a process whose first
+      # input also loads the plugin under ASan (a fraction of a second here, but 10 s on a loaded
+      # machine: seen here at load 4.5 on 2 cores), and hangs are the fuzzing's to find.
       if ! find "$corpus" -type f -print0 | sort -z | TESSERA_FAST_PATH=$fast_path \
           TESSERA_FUZZ_TRANSCRIPT="$work/op_call.$path.transcript" TESSERA_NUM_THREADS=1 \
-          OMP_NUM_THREADS=1 xargs -0 "$binary" -detect_leaks=0 -timeout=10 -rss_limit_mb=4096 \
+          OMP_NUM_THREADS=1 xargs -0 "$binary" -detect_leaks=0 -timeout=60 -rss_limit_mb=4096 \
           >"$work/op_call.$path.log" 2>&1; then
         # xargs runs libFuzzer in batches and goes on after a failing one, so the log's tail
         # may be a later batch's success: show the first report and the input that ran into it.

@@ -47,6 +47,7 @@ struct Options {
   bool list = false;
   std::string models;  // --models: a model file or a folder of them
   bool op_given = false;
+  bool allow_fallback_only = false;  // --allow-fallback-only
 };
 
 const char* kUsage =
@@ -56,11 +57,13 @@ const char* kUsage =
     "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list] [--models PATH]\n"
+    "                   [--allow-fallback-only]\n"
     "Runs Tessera's op database against one device and reports its coverage. --models runs\n"
     "each model file in PATH (a file or a folder of .tsrm files) on the device against\n"
     "PyTorch's stored outputs and the CPU plugin's; alone (no --op), it runs the models only.\n"
-    "Exit codes: 0 no failure, 1 failures (or regressions against --baseline), 2 usage or load "
-    "error, 77 the device is not present on this machine (nothing was tested).\n";
+    "Exit codes: 0 no failure, 1 failures (or regressions against --baseline, or ops run with no "
+    "value case passing on the device's own kernels, unless --allow-fallback-only), 2 usage or "
+    "load error, 77 the device is not present on this machine (nothing was tested).\n";
 
 // PrintUsage says what was wrong and how the CLI is used; Usage then ends the run (exit 2).
 void PrintUsage(const std::string& error) {
@@ -168,6 +171,8 @@ Options Parse(int argc, char** argv) {
       o.markdown = value();
     } else if (a == "--list") {
       o.list = true;
+    } else if (a == "--allow-fallback-only") {
+      o.allow_fallback_only = true;
     } else if (a == "--models") {
       o.models = value();
     } else if (a == "--help" || a == "-h") {
@@ -521,6 +526,25 @@ int Main(int argc, char** argv) {
     WriteFile(o.markdown,
               ToMarkdown(info, summary, cases) + (models.empty() ? "" : ModelsMarkdown(models)));
   }
+  // A run whose every value case passed through the CPU fallback, or none passed at all, tested
+  // nothing of the backend: it must not read as green (ggml's suite once reported OK over zero
+  // executed cases and hid a corruption for months).
+  bool nothing_native = false;
+  if (!names.empty()) {
+    int native = 0, fallback = 0;
+    for (const OpSummary& s : summary) {
+      native += s.native;
+      fallback += s.fallback;
+    }
+    if (native == 0) {
+      std::printf("no value case passed on %s's own kernels (%d passed through the CPU fallback): "
+                  "nothing native was tested%s\n",
+                  info.device.c_str(), fallback,
+                  o.allow_fallback_only ? " (--allow-fallback-only)"
+                                        : "; pass --allow-fallback-only to accept such a run");
+      nothing_native = !o.allow_fallback_only;
+    }
+  }
   if (!o.baseline.empty()) {
     const BaselineDiff d = CompareBaseline(baseline, cases);
     std::printf("against the baseline: %zu new failures, %zu fixes, %zu flakes\n",
@@ -528,9 +552,10 @@ int Main(int argc, char** argv) {
     for (const std::string& s : d.regressions) std::printf("  NEW FAILURE %s\n", s.c_str());
     for (const std::string& s : d.fixes) std::printf("  FIXED %s\n", s.c_str());
     for (const std::string& s : d.flakes) std::printf("  CHANGED %s\n", s.c_str());
-    return d.regressions.empty() && model_failures == 0 ? kExitOk : kExitFailures;
+    return d.regressions.empty() && model_failures == 0 && !nothing_native ? kExitOk
+                                                                           : kExitFailures;
   }
-  return failures == 0 && model_failures == 0 ? kExitOk : kExitFailures;
+  return failures == 0 && model_failures == 0 && !nothing_native ? kExitOk : kExitFailures;
 }
 
 }  // namespace

@@ -251,8 +251,11 @@ TEST(ConformanceCli, ACrashIsExpectedOnlyByAProcessLine) {
     std::ofstream f(expect);
     f << "sqrt * * # a line for the op's failing cases\n";
   }
-  const std::string args =
-      Plugin("crashes") + " --op '^sqrt$' --dtype float32 --isolate --expect " + expect;
+  // (--allow-fallback-only: the run's only op crashes, so no value case passes natively, which
+  // alone would fail the run; here the expectations are what is tested.)
+  const std::string args = Plugin("crashes") +
+                           " --op '^sqrt$' --dtype float32 --isolate --allow-fallback-only " +
+                           "--expect " + expect;
   const CliRun wildcard = Conformance(args);
   EXPECT_EQ(wildcard.exit_code, 1) << wildcard.output;  // the crash still counts
   EXPECT_TRUE(All(Statuses(wildcard, "sqrt", "*", "process"), Status::kCrash));
@@ -490,6 +493,28 @@ const Json* OpEntry(const CliRun& r, const std::string& op) {
     if (o["op"].as_string() == op) return &o;
   }
   return nullptr;
+}
+
+// Issue 33: a run in which no value case passed on the device's own kernels tested nothing of
+// the backend, so it fails (exit 1) unless --allow-fallback-only says that is what was meant:
+// tanh through the npu's CPU fallback only, and an op the planted plugin does not implement at
+// all (every case unsupported, no fallback). With one native op among them the run passes.
+TEST(ConformanceCli, ARunWithNothingNativeFailsUnlessAllowed) {
+  for (const std::string& args :
+       {std::string("--plugin ") + NPU_PLUGIN + " --op '^tanh$' --dtype float32",
+        Plugin("wrong_dtype") + " --op '^exp$' --dtype float32"}) {
+    SCOPED_TRACE(args);
+    const CliRun r = Conformance(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr("nothing native was tested"));
+    for (const CaseResult& c : r.cases) EXPECT_FALSE(IsFailure(c.status)) << c.Key();
+    const CliRun allowed = Conformance(args + " --allow-fallback-only");
+    EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  }
+  const CliRun mixed = Conformance(std::string("--plugin ") + NPU_PLUGIN +
+                                   " --op '^(tanh|add\\.Tensor)$' --dtype float32");
+  EXPECT_EQ(mixed.exit_code, 0) << mixed.output;
+  EXPECT_THAT(mixed.output, Not(HasSubstr("nothing native was tested")));
 }
 
 // Issue 13: on the sample npu (native add, the CPU fallback for tanh and bitwise_not), a run

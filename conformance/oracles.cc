@@ -311,6 +311,7 @@ class OpRunner {
       if (HasData(s)) RunLayouts(dt, s, expected);
       RunVariants(dt, s, expected);
       RunMeta(dt, s, real);
+      RunDeterminism(dt, s);
       RunMemory(dt, s, expected);
       RunCrossBackend(dt, s, real);
     }
@@ -374,6 +375,42 @@ class OpRunner {
              return Status::kPass;
            });
     }
+  }
+
+  // Determinism: the same call twice gives the same bits, with the runtime on 1 thread and on
+  // 2 (a sum whose partial results are combined in the order threads finish is not), unless the
+  // op declares why it may not (OpInfo::nondeterministic: skipped with that reason). The thread
+  // count is put back afterwards.
+  void RunDeterminism(const std::string& dt, const Sample& s) {
+    if (!op_.nondeterministic.empty()) {
+      Report({dt, "contiguous", "determinism", s.desc}, Status::kSkipped,
+             "declared nondeterministic: " + op_.nondeterministic);
+      return;
+    }
+    Case({dt, "contiguous", "determinism", s.desc}, [&](std::string* msg, Comparison*, Tolerance*) {
+      struct RestoreThreads {
+        int32_t threads = tsr_num_threads();
+        ~RestoreThreads() { tsr_error_release(tsr_set_num_threads(threads)); }
+      } restore;
+      const size_t n = op_.compare_returns < 0 ? SIZE_MAX : static_cast<size_t>(op_.compare_returns);
+      for (const int32_t threads : {1, 2}) {
+        sdk::check(tsr_set_num_threads(threads));
+        const std::vector<Tensor> first = Invoke(op_.name, s, config_.device, Layout::kContiguous);
+        const std::vector<Tensor> second = Invoke(op_.name, s, config_.device, Layout::kContiguous);
+        for (size_t k = 0; k < first.size() && k < second.size() && k < n; ++k) {
+          const HostTensor a = FromDevice(first[k]), b = FromDevice(second[k]);
+          for (size_t i = 0; i < a.values.size() && i < b.values.size(); ++i) {
+            if (std::memcmp(&a.values[i], &b.values[i], sizeof(double)) == 0) continue;
+            *msg = "two identical calls on " + std::to_string(threads) + " thread" +
+                   (threads == 1 ? "" : "s") + " gave different bits: return " +
+                   std::to_string(k) + " element " + std::to_string(i) + " is " +
+                   std::to_string(a.values[i]) + ", then " + std::to_string(b.values[i]);
+            return Status::kFail;
+          }
+        }
+      }
+      return Status::kPass;
+    });
   }
 
   void RunMeta(const std::string& dt, const Sample& s, const std::vector<Tensor>& real) {

@@ -390,6 +390,28 @@ TEST(PlantedBugs, WrongBackwardFormulasFailTheGradientOracle) {
   }
 }
 
+TEST(PlantedBugs, ASumInArrivalOrderFailsTheDeterminismOracle) {
+  // Each result is within tolerance of the reference, but two identical calls differ in their
+  // last bits: only the determinism oracle fails, at 1 thread as at 2. The same kernel adding
+  // its partial sums in a fixed order (the wrong_dtype plugin's) passes.
+  const CliRun r = Conformance(Plugin("sums_in_arrival_order") + " --op '^sum$' --dtype float32");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  int failed = 0;
+  for (const CaseResult& c : r.cases) {
+    if (c.oracle == "determinism") {
+      failed += c.status == Status::kFail;
+    } else if (c.oracle == "reference") {
+      EXPECT_EQ(c.status, Status::kPass) << c.Key() << " " << c.message;
+    }
+  }
+  EXPECT_GT(failed, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("two identical calls on 1 thread gave different bits"));
+  const CliRun healthy = Conformance(Plugin("wrong_dtype") + " --op '^sum$' --dtype float32");
+  const std::vector<Status> statuses = Statuses(healthy, "sum", "float32", "determinism");
+  EXPECT_FALSE(statuses.empty()) << healthy.output;
+  for (Status st : statuses) EXPECT_EQ(st, Status::kPass) << healthy.output;
+}
+
 TEST(ConformanceCli, ExpectedFailuresAndBaselines) {
   const std::string expect = TempPath("expect.txt");
   {

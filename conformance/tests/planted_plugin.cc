@@ -1,7 +1,7 @@
 // A small plugin with one bug planted on purpose (TESSERA_PLANTED_BUG), for testing that the
 // conformance suite catches it with the right status and leaves the healthy ops passing.
 // Device: PrivateUse2 renamed "bug", plain host memory. Ops (out= forms, float32; add also
-// int32): add, neg, abs, sqrt, silu, relu; native_batch_norm (float32, dense input); and in
+// int32): add, neg, abs, sqrt, silu, relu; sum and native_batch_norm (float32, dense input); and in
 // float64, for the gradient oracle, threshold and threshold_backward (out= forms),
 // native_layer_norm and native_layer_norm_backward (dense inputs, weight and bias given). No CPU
 // fallback: every other op is unsupported.
@@ -24,8 +24,12 @@
 //  12 drops_mean_grad native_layer_norm_backward drops the mean term of grad_input,
 //                     -sum(grad * weight) per row (its forward and the other two gradients are
 //                     right)
+//  13 sums_in_arrival_order sum (float32) adds its four partial sums in an order that changes
+//                     from call to call, as adding them in the order threads finish does: every
+//                     result is close, but not the same bits twice
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -40,7 +44,7 @@
 #include "tessera/sdk/plugin.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..12)"
+#error "define TESSERA_PLANTED_BUG (1..13)"
 #endif
 
 namespace {
@@ -180,6 +184,27 @@ Tensor ReluOut(const Tensor& a, const Tensor& out) {
   if (kBug == 6) std::this_thread::sleep_for(std::chrono::seconds(30));
   sdk::elementwise(
       In<float>(out), [](float x) { return std::isnan(x) || x > 0 ? x : 0.0f; }, In<float>(a));
+  return out;
+}
+
+// sum(self, *, dtype=None) (float32, dense): four partial sums, added in a fixed order, or under
+// bug 13 starting from a different one on each call.
+Tensor Sum(const Tensor& a, std::optional<tsr_dtype> dtype) {
+  RequireFloat(a, "sum");
+  if (dtype || !a.is_contiguous()) {
+    sdk::fail(TSR_UNIMPLEMENTED, "sum: the planted plugin sums dense float32, no dtype");
+  }
+  static std::atomic<int> calls{0};
+  const int first = kBug == 13 ? calls++ % 4 : 0;
+  const int64_t n = a.numel();
+  float partial[4] = {0, 0, 0, 0};
+  for (int k = 0; k < 4; ++k) {
+    for (int64_t i = n * k / 4; i < n * (k + 1) / 4; ++i) partial[k] += a.data<float>()[i];
+  }
+  float total = 0;
+  for (int j = 0; j < 4; ++j) total += partial[(first + j) % 4];
+  Tensor out = Tensor::empty({}, TSR_DTYPE_FLOAT32, a.device());
+  *out.data<float>() = total;
   return out;
 }
 
@@ -359,6 +384,7 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&SiluOut>("silu.out");
   lib.impl<&ReluOut>("relu.out");
   lib.impl<&BatchNorm>("native_batch_norm");
+  lib.impl<&Sum>("sum");
   lib.impl<&ThresholdOut>("threshold.out");
   lib.impl<&ThresholdBackwardOut>("threshold_backward.grad_input");
   lib.impl<&LayerNorm>("native_layer_norm");

@@ -72,27 +72,26 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
                                           [](const Sample& s, const Returns&) {
                                             return Args{s.args[0], s.args[1]};
                                           }));
-  add("gelu_backward", PointwiseSpec("gelu", {{Arg::String("none")}, {Arg::String("tanh")}},
-                                     SelfAndParams));
+  add("gelu_backward",
+      PointwiseSpec("gelu", {{Arg::String("none")}, {Arg::String("tanh")}}, SelfAndParams));
   add("silu_backward", PointwiseSpec("silu", {{}}, SelfAndParams));
   add("sigmoid_backward", PointwiseSpec("sigmoid", {{}}, Result));
   add("tanh_backward", PointwiseSpec("tanh", {{}}, Result));
-  add("hardtanh_backward", PointwiseSpec("hardtanh", {{S(-1), S(1)}, {S(-2), S(0.5)}},
-                                         SelfAndParams));
+  add("hardtanh_backward",
+      PointwiseSpec("hardtanh", {{S(-1), S(1)}, {S(-2), S(0.5)}}, SelfAndParams));
   add("leaky_relu_backward",
       PointwiseSpec("leaky_relu", {{S(0.01)}, {S(0.2)}}, [](const Sample& s, const Returns&) {
         return Args{s.args[0], s.args[1], Arg::Bool(false)};  // self_is_result
       }));
-  add("elu_backward", PointwiseSpec("elu", {{S(1), S(1), S(1)}, {S(0.5), S(2), S(1.5)}},
-                                    [](const Sample& s, const Returns&) {
-                                      // (alpha, scale, input_scale, is_result, self_or_result)
-                                      return Args{s.args[1], s.args[2], s.args[3],
-                                                  Arg::Bool(false), s.args[0]};
-                                    }));
+  add("elu_backward",
+      PointwiseSpec("elu", {{S(1), S(1), S(1)}, {S(0.5), S(2), S(1.5)}},
+                    [](const Sample& s, const Returns&) {
+                      // (alpha, scale, input_scale, is_result, self_or_result)
+                      return Args{s.args[1], s.args[2], s.args[3], Arg::Bool(false), s.args[0]};
+                    }));
   add("hardswish_backward", PointwiseSpec("hardswish", {{}}, SelfAndParams));
   add("hardsigmoid_backward", PointwiseSpec("hardsigmoid", {{}}, SelfAndParams));
-  add("softplus_backward", PointwiseSpec("softplus", {{S(1), S(20)}, {S(2), S(5)}},
-                                         SelfAndParams));
+  add("softplus_backward", PointwiseSpec("softplus", {{S(1), S(20)}, {S(2), S(5)}}, SelfAndParams));
   add("mish_backward", PointwiseSpec("mish", {{}}, SelfAndParams));
   add("hardshrink_backward", PointwiseSpec("hardshrink", {{S(0.5)}, {S(2)}}, SelfAndParams));
   add("softshrink_backward", PointwiseSpec("softshrink", {{S(0.5)}, {S(2)}}, SelfAndParams));
@@ -117,9 +116,9 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
     spec.samples = [](Rng& rng) {
       std::vector<Sample> samples;
       for (int64_t reduction : {0, 1, 2}) {
-        samples.push_back({{Arg::Tensor(F64({3, 4}, rng)), Arg::Tensor(F64({3, 4}, rng)),
-                            Arg::Int(reduction)},
-                           "[3, 4] reduction " + std::to_string(reduction)});
+        samples.push_back(
+            {{Arg::Tensor(F64({3, 4}, rng)), Arg::Tensor(F64({3, 4}, rng)), Arg::Int(reduction)},
+             "[3, 4] reduction " + std::to_string(reduction)});
       }
       return samples;
     };
@@ -152,8 +151,8 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
     };
     spec.wrt = {0};
     spec.backward_args = [](const Sample& s, const Returns& r, const HostTensor& g) {
-      return Args{Arg::Tensor(g), s.args[0], s.args[1], s.args[2],
-                  s.args[3], s.args[4], Arg::Tensor(r[1])};
+      return Args{Arg::Tensor(g), s.args[0], s.args[1],        s.args[2],
+                  s.args[3],      s.args[4], Arg::Tensor(r[1])};
     };
     add("nll_loss_backward", std::move(spec));
   }
@@ -174,8 +173,8 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
     };
     spec.wrt = {0, 2, 3};
     spec.backward_args = [](const Sample& s, const Returns& r, const HostTensor& g) {
-      return Args{Arg::Tensor(g),    s.args[0], s.args[1], Arg::Tensor(r[1]), Arg::Tensor(r[2]),
-                  s.args[2],         s.args[3], Arg::Bools({true, true, true})};
+      return Args{Arg::Tensor(g),    s.args[0], s.args[1], Arg::Tensor(r[1]),
+                  Arg::Tensor(r[2]), s.args[2], s.args[3], Arg::Bools({true, true, true})};
     };
     add("native_layer_norm_backward", std::move(spec));
   }
@@ -196,18 +195,13 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
       return samples;
     };
     spec.wrt = {0, 1, 2};
+    // As derivatives.yaml passes them: the forward's saved statistics in inference too ([0]).
     spec.backward_args = [](const Sample& s, const Returns& r, const HostTensor& g) {
-      const bool train = s.args[5].boolean;
-      return Args{Arg::Tensor(g),
-                  s.args[0],
-                  s.args[1],
-                  s.args[3],
-                  s.args[4],
-                  train ? Arg::Tensor(r[1]) : Arg::None(),
-                  train ? Arg::Tensor(r[2]) : Arg::None(),
-                  s.args[5],
-                  s.args[7],
-                  Arg::Bools({true, true, true})};
+      return Args{Arg::Tensor(g),    s.args[0],
+                  s.args[1],         s.args[3],
+                  s.args[4],         Arg::Tensor(r[1]),
+                  Arg::Tensor(r[2]), s.args[5],
+                  s.args[7],         Arg::Bools({true, true, true})};
     };
     add("native_batch_norm_backward", std::move(spec));
   }

@@ -1,7 +1,9 @@
 // The normalizations' backward ops (op set 1.3, family "training"): native_layer_norm_backward
 // and native_batch_norm_backward with their out= forms. References in double from the math
 // (the gradients of y = (x - mean) * invstd * w + b, with the statistics as the forward gave
-// them; docs/conformance.md), independent of the composites' op-by-op formulas:
+// them; docs/conformance.md), loop by loop, where the composites call ops; the formulas are
+// the same derivation, so it is the gradient oracle (op_db_gradients.cc) that checks them
+// independently, against the forward ops:
 //   layer norm, per row of N elements: x_hat = (x - mean) * rstd, gx = g * w,
 //     dx = rstd / N * (N gx - sum gx - x_hat sum(gx x_hat)), dw = sum over rows g x_hat,
 //     db = sum over rows g
@@ -57,11 +59,8 @@ void AddLayerNormBackward(std::vector<OpInfo>& db) {
       std::vector<int64_t> shape, norm;
     };
     std::vector<Sample> s;
-    for (const C& c : std::vector<C>{{{4, 7}, {7}},
-                                     {{2, 3, 5}, {3, 5}},
-                                     {{6}, {6}},
-                                     {{3, 1}, {1}},
-                                     {{0, 7}, {7}}}) {
+    for (const C& c : std::vector<C>{
+             {{4, 7}, {7}}, {{2, 3, 5}, {3, 5}}, {{6}, {6}}, {{3, 1}, {1}}, {{0, 7}, {7}}}) {
       const HostTensor x = MakeTensor(c.shape, dtype, rng);
       int64_t n = 1;
       for (int64_t d : c.norm) n *= d;
@@ -92,7 +91,9 @@ void AddLayerNormBackward(std::vector<OpInfo>& db) {
     std::vector<long double> dw(static_cast<size_t>(n), 0), dbias(static_cast<size_t>(n), 0);
     for (int64_t r = 0; r < rows; ++r) {
       long double sum_gx = 0, sum_gx_xhat = 0;
-      auto x_hat = [&](int64_t i) { return (x.values[r * n + i] - mean.values[r]) * rstd.values[r]; };
+      auto x_hat = [&](int64_t i) {
+        return (x.values[r * n + i] - mean.values[r]) * rstd.values[r];
+      };
       for (int64_t i = 0; i < n; ++i) {
         const double gx = g.values[r * n + i] * w.values[i];
         sum_gx += gx;
@@ -102,8 +103,8 @@ void AddLayerNormBackward(std::vector<OpInfo>& db) {
       }
       for (int64_t i = 0; i < n; ++i) {
         const long double gx = g.values[r * n + i] * w.values[i];
-        dx[r * n + i] = static_cast<double>(rstd.values[r] / n *
-                                            (n * gx - sum_gx - x_hat(i) * sum_gx_xhat));
+        dx[r * n + i] =
+            static_cast<double>(rstd.values[r] / n * (n * gx - sum_gx - x_hat(i) * sum_gx_xhat));
       }
     }
     std::vector<double> dw_d(dw.begin(), dw.end()), db_d(dbias.begin(), dbias.end());
@@ -115,27 +116,26 @@ void AddLayerNormBackward(std::vector<OpInfo>& db) {
       return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
     };
     const Arg mask = Arg::Bools(kAllGradients);
-    return std::vector<ErrorInput>{
-        {{{f({2, 3}), f({2, 3}), Arg::Ints({4}), f({2, 1}), f({2, 1}), Arg::None(), Arg::None(),
-           mask},
-          "[2, 3] over [4]"},
-         TSR_INVALID_ARGUMENT,
-         "normalized_shape that is not the input's trailing shape"},
-        {{{f({2, 4}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}), Arg::None(), Arg::None(),
-           mask},
-          "grad_out [2, 4] for an input [2, 3]"},
-         TSR_INVALID_ARGUMENT,
-         "a gradient of another shape than the input"},
-        {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({3, 1}), f({2, 1}), Arg::None(), Arg::None(),
-           mask},
-          "mean of 3 rows for 2"},
-         TSR_INVALID_ARGUMENT,
-         "a mean with another number of rows"},
-        {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}),
-           f({3}, TSR_DTYPE_FLOAT64), Arg::None(), mask},
-          "a float64 weight for a float32 input"},
-         TSR_INVALID_ARGUMENT,
-         "a weight of another dtype"}};
+    return std::vector<ErrorInput>{{{{f({2, 3}), f({2, 3}), Arg::Ints({4}), f({2, 1}), f({2, 1}),
+                                      Arg::None(), Arg::None(), mask},
+                                     "[2, 3] over [4]"},
+                                    TSR_INVALID_ARGUMENT,
+                                    "normalized_shape that is not the input's trailing shape"},
+                                   {{{f({2, 4}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}),
+                                      Arg::None(), Arg::None(), mask},
+                                     "grad_out [2, 4] for an input [2, 3]"},
+                                    TSR_INVALID_ARGUMENT,
+                                    "a gradient of another shape than the input"},
+                                   {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({3, 1}), f({2, 1}),
+                                      Arg::None(), Arg::None(), mask},
+                                     "mean of 3 rows for 2"},
+                                    TSR_INVALID_ARGUMENT,
+                                    "a mean with another number of rows"},
+                                   {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}),
+                                      f({3}, TSR_DTYPE_FLOAT64), Arg::None(), mask},
+                                     "a float64 weight for a float32 input"},
+                                    TSR_INVALID_ARGUMENT,
+                                    "a weight of another dtype"}};
   };
   db.push_back(std::move(op));
 }
@@ -171,7 +171,8 @@ void AddBatchNormBackward(std::vector<OpInfo>& db) {
         long double sum = 0, sq = 0;
         int64_t count = 0;
         for (int64_t b = 0; b < c.shape[0]; ++b) {
-          for (int64_t i = 0; i < inner; ++i, ++count) sum += x.values[(b * channels + ch) * inner + i];
+          for (int64_t i = 0; i < inner; ++i, ++count)
+            sum += x.values[(b * channels + ch) * inner + i];
         }
         const long double m = count ? sum / count : 0;
         for (int64_t b = 0; b < c.shape[0]; ++b) {
@@ -187,9 +188,8 @@ void AddBatchNormBackward(std::vector<OpInfo>& db) {
       const Arg running_var = Arg::Tensor(MakeTensor({channels}, dtype, rng, positive));
       s.push_back(
           {{Arg::Tensor(MakeTensor(c.shape, dtype, rng)), Arg::Tensor(x),
-            c.weight ? Arg::Tensor(MakeTensor({channels}, dtype, rng)) : Arg::None(),
-            running_mean, running_var,
-            c.train ? Arg::Tensor(Rounded(dtype, {channels}, mean)) : Arg::None(),
+            c.weight ? Arg::Tensor(MakeTensor({channels}, dtype, rng)) : Arg::None(), running_mean,
+            running_var, c.train ? Arg::Tensor(Rounded(dtype, {channels}, mean)) : Arg::None(),
             c.train ? Arg::Tensor(Rounded(dtype, {channels}, invstd)) : Arg::None(),
             Arg::Bool(c.train), Arg::Double(eps), Arg::Bools(kAllGradients)},
            ShapeString(c.shape) + (c.train ? " training" : " inference") +
@@ -232,8 +232,7 @@ void AddBatchNormBackward(std::vector<OpInfo>& db) {
       dw[ch] = static_cast<double>(sum_g_xhat);
       dbias[ch] = static_cast<double>(sum_g);
     }
-    return std::vector<HostTensor>{Rounded(x.dtype, x.shape, dx),
-                                   Rounded(x.dtype, {channels}, dw),
+    return std::vector<HostTensor>{Rounded(x.dtype, x.shape, dx), Rounded(x.dtype, {channels}, dw),
                                    Rounded(x.dtype, {channels}, dbias)};
   };
   op.errors = [](Rng& rng) {

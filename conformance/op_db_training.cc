@@ -210,25 +210,37 @@ void AddMseLoss(std::vector<OpInfo>& db) {
 
 // ---- nll_loss (op set 1.3) ----
 
-// One nll_loss case: the input's shape ([N, C] or [C]), a weight or none, the reduction, and
-// the ignore_index with whether a row uses it.
+// One nll_loss case: the input's shape ([N, C] or [C]), a weight or none, the reduction, the
+// ignore_index with how many rows use it (0, the second row, or all), and whether the ignored
+// row's input is -inf (a log_softmax over masked logits: it must still count for nothing).
 struct NllCase {
   std::vector<int64_t> shape;
   bool weight;
   int64_t reduction;
   int64_t ignore_index;
-  bool ignores_a_row;
+  enum Ignored { kNone, kOne, kAll } ignored = kNone;
+  bool minus_inf = false;
 };
 const std::vector<NllCase>& NllCases() {
   // After PyTorch's sample_inputs_nll_loss: each reduction, with and without a weight, an
   // ignore_index that a row uses, a 1-D input with a 0-dim target, an empty batch (the mean of
   // nothing is 0 / 0).
-  static const std::vector<NllCase> cases{
-      {{5, 4}, false, 1, -100, false}, {{5, 4}, true, 1, -100, false},
-      {{5, 4}, true, 0, -100, false},  {{5, 4}, false, 2, -100, false},
-      {{6, 3}, true, 1, 1, true},      {{6, 3}, false, 0, 2, true},
-      {{4}, true, 1, -100, false},     {{4}, false, 0, -100, false},
-      {{0, 3}, false, 1, -100, false}};
+  // And ignored rows whose input is -inf, and a batch whose every row is ignored (the mean is
+  // 0 / 0, the gradient 0).
+  using I = NllCase::Ignored;
+  static const std::vector<NllCase> cases{{{5, 4}, false, 1, -100},
+                                          {{5, 4}, true, 1, -100},
+                                          {{5, 4}, true, 0, -100},
+                                          {{5, 4}, false, 2, -100},
+                                          {{6, 3}, true, 1, 1, I::kOne},
+                                          {{6, 3}, false, 0, 2, I::kOne},
+                                          {{6, 3}, true, 2, 1, I::kOne, true},
+                                          {{4, 3}, false, 0, -100, I::kOne, true},
+                                          {{3, 4}, false, 1, 0, I::kAll},
+                                          {{3, 4}, true, 2, 0, I::kAll, true},
+                                          {{4}, true, 1, -100},
+                                          {{4}, false, 0, -100},
+                                          {{0, 3}, false, 1, -100}};
   return cases;
 }
 
@@ -238,18 +250,30 @@ std::vector<Arg> NllArgsOf(const NllCase& c, tsr_dtype dtype, Rng& rng) {
   MakeOptions in_range;
   in_range.low = 0;
   in_range.high = static_cast<double>(classes);
-  HostTensor target = MakeTensor(c.shape.size() == 2 ? std::vector<int64_t>{c.shape[0]}
-                                                     : std::vector<int64_t>{},
-                                 TSR_DTYPE_INT64, rng, in_range);
-  if (c.ignores_a_row) target.values[1] = static_cast<double>(c.ignore_index);
-  return {Arg::Tensor(MakeTensor(c.shape, dtype, rng)), Arg::Tensor(target),
+  HostTensor target =
+      MakeTensor(c.shape.size() == 2 ? std::vector<int64_t>{c.shape[0]} : std::vector<int64_t>{},
+                 TSR_DTYPE_INT64, rng, in_range);
+  HostTensor x = MakeTensor(c.shape, dtype, rng);
+  for (size_t n = 0; n < target.values.size(); ++n) {
+    if (c.ignored == NllCase::kAll || (c.ignored == NllCase::kOne && n == 1)) {
+      target.values[n] = static_cast<double>(c.ignore_index);
+      if (c.minus_inf) {
+        for (int64_t k = 0; k < classes; ++k) x.values[n * classes + k] = -INFINITY;
+      }
+    }
+  }
+  return {Arg::Tensor(x), Arg::Tensor(target),
           c.weight ? Arg::Tensor(MakeTensor({classes}, dtype, rng)) : Arg::None(),
           Arg::Int(c.reduction), Arg::Int(c.ignore_index)};
 }
 
 std::string NllDesc(const NllCase& c) {
   return ShapeString(c.shape) + (c.weight ? " weighted " : " ") + ReductionName(c.reduction) +
-         (c.ignores_a_row ? " ignore_index " + std::to_string(c.ignore_index) : "");
+         (c.ignored == NllCase::kNone ? ""
+          : c.ignored == NllCase::kOne
+              ? " ignore_index " + std::to_string(c.ignore_index) + " on a row"
+              : " ignore_index " + std::to_string(c.ignore_index) + " on every row") +
+         (c.minus_inf ? " (-inf there)" : "");
 }
 
 // The forward in double: each row's loss and weight (0 for an ignored row), the output as the
@@ -306,18 +330,34 @@ std::vector<ErrorInput> NllErrors(Rng& rng, bool backward) {
     std::string what;
   };
   const std::vector<E> errors{
-      {{f({3, 4}), targets({1, 0, 4}), Arg::None(), Arg::Int(1)}, "target 4 of 4 classes",
-       TSR_OUT_OF_RANGE, "a target out of bounds (PyTorch's IndexError)"},
-      {{f({3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)}, "2 targets for 3 rows",
-       TSR_INVALID_ARGUMENT, "a target of another batch size"},
-      {{f({2, 3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)}, "a 3-D input",
-       TSR_INVALID_ARGUMENT, "an input of more than 2 dims"},
+      {{f({3, 4}), targets({1, 0, 4}), Arg::None(), Arg::Int(1)},
+       "target 4 of 4 classes",
+       TSR_OUT_OF_RANGE,
+       "a target out of bounds (PyTorch's IndexError)"},
+      {{f({3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)},
+       "2 targets for 3 rows",
+       TSR_INVALID_ARGUMENT,
+       "a target of another batch size"},
+      {{f({2, 3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)},
+       "a 3-D input",
+       TSR_INVALID_ARGUMENT,
+       "an input of more than 2 dims"},
       {{f({3, 4}), targets({1, 0, 2}, TSR_DTYPE_INT32), Arg::None(), Arg::Int(1)},
-       "int32 targets", TSR_INVALID_ARGUMENT, "targets that are not int64"},
-      {{f({3, 4}), targets({1, 0, 2}), f({3}), Arg::Int(1)}, "a weight of 3 for 4 classes",
-       TSR_INVALID_ARGUMENT, "a weight that is not one per class"},
-      {{f({3, 4}), targets({1, 0, 2}), Arg::None(), Arg::Int(3)}, "reduction 3",
-       TSR_INVALID_ARGUMENT, "an unknown reduction"}};
+       "int32 targets",
+       TSR_INVALID_ARGUMENT,
+       "targets that are not int64"},
+      {{f({3, 4}), targets({1, 0, 2}), f({3}), Arg::Int(1)},
+       "a weight of 3 for 4 classes",
+       TSR_INVALID_ARGUMENT,
+       "a weight that is not one per class"},
+      {{f({3, 4}), targets({1, 0, 2}), f({2, 2}), Arg::Int(1)},
+       "a weight of shape [2, 2]",
+       TSR_INVALID_ARGUMENT,
+       "a weight that is not 1-D (4 elements, but not one per class)"},
+      {{f({3, 4}), targets({1, 0, 2}), Arg::None(), Arg::Int(3)},
+       "reduction 3",
+       TSR_INVALID_ARGUMENT,
+       "an unknown reduction"}};
   std::vector<ErrorInput> out;
   for (const E& e : errors) {
     std::vector<Arg> args = e.args;
@@ -368,6 +408,11 @@ void AddNllLoss(std::vector<OpInfo>& db) {
                                                        dtype, rng)));
       args.push_back(Arg::Tensor(f.total_weight));
       s.push_back({args, NllDesc(c)});
+      if (!rows && c.reduction == 1 && c.ignored == NllCase::kNone && c.shape.size() == 2) {
+        // ATen takes a reduced loss's gradient as [1] too.
+        args[0].tensor.shape = {1};
+        s.push_back({args, NllDesc(c) + ", grad_output [1]"});
+      }
     }
     return s;
   };

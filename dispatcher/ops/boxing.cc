@@ -21,6 +21,12 @@ absl::Status Invalid(const OperatorHandle& op, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), message));
 }
 
+absl::Status NotFloating(const OperatorHandle& op, ScalarType dtype) {
+  return absl::UnimplementedError(
+      absl::StrFormat("%s: not implemented for dtype %s (expected a floating dtype)", op.name(),
+                      ScalarTypeName(dtype)));
+}
+
 absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stack args) {
   TSR_ASSIGN_OR_RETURN(OperatorHandle op, registry.Find(name));
   TSR_RETURN_IF_ERROR(registry.Call(op, &args));

@@ -44,6 +44,8 @@ inline TensorsOr One(absl::StatusOr<Tensor> t) {
 
 // Invalid: INVALID_ARGUMENT with the op's name in front, as every message here starts.
 absl::Status Invalid(const OperatorHandle& op, const std::string& message);
+// NotFloating: UNIMPLEMENTED for a composite that computes floating dtypes only, given `dtype`.
+absl::Status NotFloating(const OperatorHandle& op, ScalarType dtype);
 
 inline std::optional<int64_t> OptionalInt(const Value& v) {
   if (v.is_none()) return std::nullopt;

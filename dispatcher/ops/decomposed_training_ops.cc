@@ -24,12 +24,6 @@ namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
 
-absl::Status NotFloating(const OperatorHandle& op, ScalarType dtype) {
-  return absl::UnimplementedError(
-      absl::StrFormat("%s: not implemented for dtype %s (expected a floating dtype)", op.name(),
-                      ScalarTypeName(dtype)));
-}
-
 // ---- softmax backward ----
 
 // The checks of _softmax_backward_data / _log_softmax_backward_data(grad_output, output, dim,
@@ -165,11 +159,14 @@ Out MseLossBackwardK(const OperatorHandle& op, const Stack& s) {
 // NllArgs: nll_loss's operands checked as ATen's nll_loss_forward_meta / nll_loss_backward
 // checks them, the targets read to the host for the bounds check (ATen's CUDA kernels assert
 // on the device instead), and the values every form computes from: each row's target with the
-// ignored ones at 0 (`safe`), and its weight, 0 where ignored (`weights`).
+// ignored ones at 0 (`safe`), its weight, 0 where ignored (`weights`), and which rows are
+// ignored (`ignored`): their losses and gradients are set to 0, not multiplied by it, since the
+// input there may be -inf (a log_softmax over masked logits) and the mean's total weight 0.
 struct NllArgs {
   Tensor input2d;  // self as [N, C]
   Tensor safe;     // [N] int64
   Tensor weights;  // [N], self's compute dtype
+  Tensor ignored;  // [N] bool
   int64_t reduction;
   Opmath opmath;
 };
@@ -196,7 +193,7 @@ absl::StatusOr<NllArgs> NllPrepare(const OperatorHandle& op, const Value& self_v
   const int64_t classes = self.sizes()[self.dim() - 1];
   if (!weight.is_none()) {
     const Tensor& w = weight.tensor();
-    if (w.numel() != classes) {
+    if (w.dim() != 1 || w.numel() != classes) {
       return Invalid(op, absl::StrFormat("weight tensor should be defined either for all %d "
                                          "classes or no classes but got weight tensor of shape: %s",
                                          classes, ShapeToString(w.sizes())));
@@ -219,14 +216,16 @@ absl::StatusOr<NllArgs> NllPrepare(const OperatorHandle& op, const Value& self_v
     }
   }
   OpRegistry& r = op.registry();
-  NllArgs a{Tensor(), Tensor(), Tensor(), reduction, Opmath(self.dtype())};
+  NllArgs a{Tensor(), Tensor(), Tensor(), Tensor(), reduction, Opmath(self.dtype())};
   TSR_ASSIGN_OR_RETURN(const Value x, a.opmath.In(r, self_v));
-  TSR_ASSIGN_OR_RETURN(a.input2d,
-                       CallOne(r, "reshape", {x, Value(IntList{self.dim() == 2 ? self.sizes()[0] : 1,
-                                                                classes})}));
+  TSR_ASSIGN_OR_RETURN(
+      a.input2d,
+      CallOne(r, "reshape", {x, Value(IntList{self.dim() == 2 ? self.sizes()[0] : 1, classes})}));
   TSR_ASSIGN_OR_RETURN(Tensor rows, CallOne(r, "reshape", {Value(target), Value(IntList{-1})}));
   TSR_ASSIGN_OR_RETURN(Tensor kept,
                        CallOne(r, "ne.Scalar", {Value(rows), Value(Scalar(ignore_index))}));
+  TSR_ASSIGN_OR_RETURN(a.ignored,
+                       CallOne(r, "eq.Scalar", {Value(rows), Value(Scalar(ignore_index))}));
   TSR_ASSIGN_OR_RETURN(a.safe, CallOne(r, "mul.Tensor", {Value(rows), Value(kept)}));
   TSR_ASSIGN_OR_RETURN(a.weights, CallOne(r, "_to_copy", {Value(kept), Value(a.opmath.compute)}));
   if (!weight.is_none()) {
@@ -244,21 +243,25 @@ absl::StatusOr<NllArgs> NllPrepare(const OperatorHandle& op, const Value& self_v
 // mean over no kept row is 0 / 0, NaN, as in ATen.
 absl::StatusOr<std::vector<Tensor>> NllLossForward(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
-  TSR_ASSIGN_OR_RETURN(NllArgs a, NllPrepare(op, s[0], s[1].tensor(), s[2], s[3].to_int(),
-                                             s[4].to_int()));
+  TSR_ASSIGN_OR_RETURN(NllArgs a,
+                       NllPrepare(op, s[0], s[1].tensor(), s[2], s[3].to_int(), s[4].to_int()));
   OpRegistry& r = op.registry();
   TSR_ASSIGN_OR_RETURN(Tensor column, CallOne(r, "unsqueeze", {Value(a.safe), Value(int64_t{1})}));
-  TSR_ASSIGN_OR_RETURN(Tensor picked, CallOne(r, "gather", {Value(a.input2d), Value(int64_t{1}),
-                                                            Value(column), Value(false)}));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor picked,
+      CallOne(r, "gather", {Value(a.input2d), Value(int64_t{1}), Value(column), Value(false)}));
   TSR_ASSIGN_OR_RETURN(picked, CallOne(r, "reshape", {Value(picked), Value(IntList{-1})}));
   TSR_ASSIGN_OR_RETURN(Tensor losses, CallOne(r, "mul.Tensor", {Value(picked), Value(a.weights)}));
   TSR_ASSIGN_OR_RETURN(losses, CallOne(r, "neg", {Value(losses)}));
+  TSR_ASSIGN_OR_RETURN(losses, CallOne(r, "masked_fill.Scalar",
+                                       {Value(losses), Value(a.ignored), Value(Scalar(0.0))}));
   TSR_ASSIGN_OR_RETURN(Tensor total, CallOne(r, "sum", {Value(a.weights), Value()}));
   Tensor output;
   if (a.reduction == kReductionNone) {
-    TSR_ASSIGN_OR_RETURN(output, CallOne(r, "reshape", {Value(losses),
-                                                        Value(IntList(self.sizes().begin(),
-                                                                      self.sizes().end() - 1))}));
+    TSR_ASSIGN_OR_RETURN(
+        output,
+        CallOne(r, "reshape",
+                {Value(losses), Value(IntList(self.sizes().begin(), self.sizes().end() - 1))}));
     if (self.dim() == 2) {
       TSR_ASSIGN_OR_RETURN(total, CallOne(r, "mul.Scalar", {Value(total), Value(Scalar(0.0))}));
     }
@@ -286,13 +289,18 @@ absl::StatusOr<Tensor> NllLossBackward(const OperatorHandle& op, const Stack& s)
   const Tensor& grad = s[0].tensor();
   const Tensor& self = s[1].tensor();
   const Tensor& total = s[6].tensor();
-  TSR_ASSIGN_OR_RETURN(NllArgs a, NllPrepare(op, s[1], s[2].tensor(), s[3], s[4].to_int(),
-                                             s[5].to_int()));
+  TSR_ASSIGN_OR_RETURN(NllArgs a,
+                       NllPrepare(op, s[1], s[2].tensor(), s[3], s[4].to_int(), s[5].to_int()));
+  // One gradient per row for reduction none of a 2-D input; else one element (0-dim or [1], as
+  // ATen's check allows).
   const bool per_row = a.reduction == kReductionNone && self.dim() == 2;
-  const IntList expected = per_row ? IntList{self.sizes()[0]} : IntList{};
-  if (!SameDims(grad.sizes(), expected)) {
-    return Invalid(op, absl::StrFormat("expected grad_output of shape %s, got %s",
-                                       ShapeToString(expected), ShapeToString(grad.sizes())));
+  if (per_row ? !SameDims(grad.sizes(), IntList{self.sizes()[0]})
+              : grad.dim() > 1 || grad.numel() != 1) {
+    return Invalid(
+        op, absl::StrFormat("expected grad_output of %s, got %s",
+                            per_row ? absl::StrFormat("shape [%d] (one per row)", self.sizes()[0])
+                                    : std::string("one element (the reduced loss's)"),
+                            ShapeToString(grad.sizes())));
   }
   if (total.numel() != 1) {
     return Invalid(op, absl::StrFormat("expected total_weight to be a single element tensor, "
@@ -302,12 +310,15 @@ absl::StatusOr<Tensor> NllLossBackward(const OperatorHandle& op, const Stack& s)
   for (const auto& [t, name] : {std::pair{&grad, "grad_output"}, {&total, "total_weight"}}) {
     if (t->dtype() != self.dtype()) {
       return Invalid(op, absl::StrFormat("expected %s to have the input's dtype %s, got %s", name,
-                                         ScalarTypeName(self.dtype()),
-                                         ScalarTypeName(t->dtype())));
+                                         ScalarTypeName(self.dtype()), ScalarTypeName(t->dtype())));
     }
   }
   OpRegistry& r = op.registry();
-  TSR_ASSIGN_OR_RETURN(const Value g, a.opmath.In(r, s[0]));
+  TSR_ASSIGN_OR_RETURN(Value g, a.opmath.In(r, s[0]));
+  if (!per_row) {
+    TSR_ASSIGN_OR_RETURN(Tensor g0, CallOne(r, "reshape", {g, Value(IntList{})}));
+    g = Value(std::move(g0));
+  }
   TSR_ASSIGN_OR_RETURN(Tensor values, CallOne(r, "mul.Tensor", {Value(a.weights), g}));
   TSR_ASSIGN_OR_RETURN(values, CallOne(r, "neg", {Value(values)}));
   if (a.reduction == kReductionMean) {
@@ -315,21 +326,22 @@ absl::StatusOr<Tensor> NllLossBackward(const OperatorHandle& op, const Stack& s)
     TSR_ASSIGN_OR_RETURN(Tensor t0, CallOne(r, "reshape", {t, Value(IntList{})}));
     TSR_ASSIGN_OR_RETURN(values, CallOne(r, "div.Tensor", {Value(values), Value(t0)}));
   }
+  TSR_ASSIGN_OR_RETURN(values, CallOne(r, "masked_fill.Scalar",
+                                       {Value(values), Value(a.ignored), Value(Scalar(0.0))}));
   TSR_ASSIGN_OR_RETURN(Tensor column, CallOne(r, "unsqueeze", {Value(a.safe), Value(int64_t{1})}));
   TSR_ASSIGN_OR_RETURN(values, CallOne(r, "unsqueeze", {Value(values), Value(int64_t{1})}));
   const Tensor& x2 = a.input2d;
   TSR_ASSIGN_OR_RETURN(Tensor zeros,
-                       CallOne(r, "zeros", {Value(IntList(x2.sizes().begin(), x2.sizes().end())),
-                                            Value(x2.dtype()), Value(), Value(x2.device()),
-                                            Value()}));
-  TSR_ASSIGN_OR_RETURN(Tensor grad_input, CallOne(r, "scatter.src", {Value(zeros),
-                                                                     Value(int64_t{1}),
-                                                                     Value(column),
-                                                                     Value(values)}));
-  TSR_ASSIGN_OR_RETURN(grad_input,
-                       CallOne(r, "reshape", {Value(grad_input),
-                                              Value(IntList(self.sizes().begin(),
-                                                            self.sizes().end()))}));
+                       CallOne(r, "zeros",
+                               {Value(IntList(x2.sizes().begin(), x2.sizes().end())),
+                                Value(x2.dtype()), Value(), Value(x2.device()), Value()}));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor grad_input,
+      CallOne(r, "scatter.src", {Value(zeros), Value(int64_t{1}), Value(column), Value(values)}));
+  TSR_ASSIGN_OR_RETURN(
+      grad_input,
+      CallOne(r, "reshape",
+              {Value(grad_input), Value(IntList(self.sizes().begin(), self.sizes().end()))}));
   return a.opmath.Out(r, std::move(grad_input));
 }
 Out NllLossBackwardK(const OperatorHandle& op, const Stack& s) {

@@ -42,8 +42,7 @@ absl::Status CheckOperand(const OperatorHandle& op, const char* name, const Tens
                           const Tensor& input, std::optional<IntArrayRef> shape) {
   if (t.dtype() != input.dtype()) {
     return Invalid(op, absl::StrFormat("expected %s to have the input's dtype %s, got %s", name,
-                                       ScalarTypeName(input.dtype()),
-                                       ScalarTypeName(t.dtype())));
+                                       ScalarTypeName(input.dtype()), ScalarTypeName(t.dtype())));
   }
   if (shape && !SameDims(t.sizes(), *shape)) {
     return Invalid(op, absl::StrFormat("expected %s of shape %s, got %s", name,
@@ -53,10 +52,7 @@ absl::Status CheckOperand(const OperatorHandle& op, const char* name, const Tens
 }
 
 absl::Status CheckFloatingInput(const OperatorHandle& op, const Tensor& input) {
-  if (IsFloatingType(input.dtype())) return absl::OkStatus();
-  return absl::UnimplementedError(
-      absl::StrFormat("%s: not implemented for dtype %s (expected a floating dtype)", op.name(),
-                      ScalarTypeName(input.dtype())));
+  return IsFloatingType(input.dtype()) ? absl::OkStatus() : NotFloating(op, input.dtype());
 }
 
 // The three entries of output_mask (bool[3]): which gradients to compute.
@@ -99,8 +95,10 @@ Out LayerNormBackward(const OperatorHandle& op, const Stack& s) {
   const IntList& norm = s[2].int_list();
   TSR_ASSIGN_OR_RETURN(const auto mask, OutputMask(op, s[7]));
   const int64_t axis = input.dim() - static_cast<int64_t>(norm.size());
-  if (norm.empty() || axis < 0 ||
-      !std::equal(norm.begin(), norm.end(), input.sizes().begin() + axis)) {
+  if (norm.empty()) {
+    return Invalid(op, "expected normalized_shape to be at least 1-dimensional, got []");
+  }
+  if (axis < 0 || !std::equal(norm.begin(), norm.end(), input.sizes().begin() + axis)) {
     return Invalid(
         op, absl::StrFormat("given normalized_shape=%s, expected input with shape [*, %s], but "
                             "got input of size %s",
@@ -115,11 +113,11 @@ Out LayerNormBackward(const OperatorHandle& op, const Stack& s) {
     const Tensor& stat = s[i].tensor();
     TSR_RETURN_IF_ERROR(CheckOperand(op, i == 3 ? "mean" : "rstd", stat, input, std::nullopt));
     if (stat.numel() != rows) {
-      return Invalid(op, absl::StrFormat("expected %s with %d elements (one per normalized row "
-                                         "of the input %s), got %s",
-                                         i == 3 ? "mean" : "rstd", rows,
-                                         ShapeToString(input.sizes()),
-                                         ShapeToString(stat.sizes())));
+      return Invalid(op,
+                     absl::StrFormat("expected %s with %d elements (one per normalized row "
+                                     "of the input %s), got %s",
+                                     i == 3 ? "mean" : "rstd", rows, ShapeToString(input.sizes()),
+                                     ShapeToString(stat.sizes())));
     }
   }
   for (int i : {5, 6}) {
@@ -209,19 +207,21 @@ Out BatchNormBackward(const OperatorHandle& op, const Stack& s) {
   TSR_RETURN_IF_ERROR(CheckOperand(op, "grad_out", grad, input, input.sizes()));
   const int64_t channels = input.sizes()[1];
   const IntList channel_shape{channels};
-  const char* names[] = {"", "", "weight", "running_mean", "running_var", "save_mean",
-                         "save_invstd"};
+  const char* names[] = {"",          "",           "weight", "running_mean", "running_var",
+                         "save_mean", "save_invstd"};
+  // Training differentiates through the batch statistics the forward saved; inference through
+  // the running ones, and takes the saved ones as its forward returned them ([0], unused).
+  const int stats = train ? 5 : 3;
   for (int i = 2; i <= 6; ++i) {
     if (s[i].is_none()) continue;
-    TSR_RETURN_IF_ERROR(CheckOperand(op, names[i], s[i].tensor(), input, IntArrayRef(channel_shape)));
+    const bool unused_saved = !train && i >= 5;
+    TSR_RETURN_IF_ERROR(
+        CheckOperand(op, names[i], s[i].tensor(), input,
+                     unused_saved ? std::nullopt : std::optional<IntArrayRef>(channel_shape)));
   }
-  // Training differentiates through the batch statistics the forward saved; inference through
-  // the running ones.
-  const int stats = train ? 5 : 3;
   if (s[stats].is_none() || s[stats + 1].is_none()) {
     return Invalid(op, absl::StrFormat("expected %s and %s to be defined when train is %s",
-                                       names[stats], names[stats + 1],
-                                       train ? "true" : "false"));
+                                       names[stats], names[stats + 1], train ? "true" : "false"));
   }
   OpRegistry& r = op.registry();
   std::vector<Tensor> grads(3);

@@ -95,10 +95,9 @@ TEST(NormBackward, BatchNormMatchesCentralDifferencesInTrainingAndInference) {
       return ops("native_batch_norm", t, w, std::nullopt, op("clone", running_mean, std::nullopt),
                  op("clone", running_var, std::nullopt), train, 0.1, 1e-5)[0];
     };
-    const std::vector<Tensor> fwd =
-        ops("native_batch_norm", f64(x, shape), w, std::nullopt,
-            op("clone", running_mean, std::nullopt), op("clone", running_var, std::nullopt), train,
-            0.1, 1e-5);
+    const std::vector<Tensor> fwd = ops("native_batch_norm", f64(x, shape), w, std::nullopt,
+                                        op("clone", running_mean, std::nullopt),
+                                        op("clone", running_var, std::nullopt), train, 0.1, 1e-5);
     const std::vector<bool> all{true, true, true};
     const std::vector<Tensor> grads =
         train ? ops("native_batch_norm_backward", f64(g, shape), f64(x, shape), w, running_mean,
@@ -106,6 +105,17 @@ TEST(NormBackward, BatchNormMatchesCentralDifferencesInTrainingAndInference) {
               : ops("native_batch_norm_backward", f64(g, shape), f64(x, shape), w, running_mean,
                     running_var, std::nullopt, std::nullopt, false, 1e-5, all);
     ExpectNear(values<double>(grads[0]), NumericGradient(x, shape, g, forward));
+    // The bias's gradient is the sum of g over each channel; the weight's, central differences.
+    std::vector<double> db(3, 0.0);
+    for (size_t i = 0; i < 12; ++i) db[(i / 2) % 3] += g[i];
+    ExpectNear(values<double>(grads[2]), db);
+    const std::vector<double> wv = values<double>(w);
+    auto with_weight = [&](const Tensor& weight) {
+      return ops("native_batch_norm", f64(x, shape), weight, std::nullopt,
+                 op("clone", running_mean, std::nullopt), op("clone", running_var, std::nullopt),
+                 train, 0.1, 1e-5)[0];
+    };
+    ExpectNear(values<double>(grads[1]), NumericGradient(wv, {3}, g, with_weight));
   }
 }
 
@@ -114,8 +124,8 @@ TEST(NormBackward, OutputMaskLeavesGradientsOutAsNone) {
   const std::vector<Tensor> stats =
       ops("native_layer_norm", x, std::vector<int64_t>{3}, std::nullopt, std::nullopt, 1e-5);
   const Tensor w = f64({1, 2, 3}, {3});
-  std::vector<Tensor> r = ops("native_layer_norm_backward", g, x, std::vector<int64_t>{3},
-                              stats[1], stats[2], w, w, std::vector<bool>{true, false, true});
+  std::vector<Tensor> r = ops("native_layer_norm_backward", g, x, std::vector<int64_t>{3}, stats[1],
+                              stats[2], w, w, std::vector<bool>{true, false, true});
   EXPECT_TRUE(r[0].get() != nullptr && r[1].get() == nullptr && r[2].get() != nullptr);
   // No weight or bias: no gradient for them, whatever the mask asks (PyTorch 1.13's CPU kernel
   // fails there; its decomposition returns None).
@@ -138,11 +148,11 @@ TEST(NormBackward, OutFormLeavesAMaskedOutOutputUnwritten) {
   const Tensor out0 = f64({0}, {1}), out1 = f64({7, 7, 7}, {3}), out2 = f64({9}, {1});
   const Tensor w = f64({1, 2, 3}, {3});
   const std::vector<Tensor> r =
-      ops("native_layer_norm_backward.out", g, x, std::vector<int64_t>{3}, stats[1], stats[2], w,
-          w, std::vector<bool>{true, false, true}, out0, out1, out2);
+      ops("native_layer_norm_backward.out", g, x, std::vector<int64_t>{3}, stats[1], stats[2], w, w,
+          std::vector<bool>{true, false, true}, out0, out1, out2);
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(values<double>(out1), (std::vector<double>{7, 7, 7}));  // masked out: untouched
-  EXPECT_EQ(shape(out0), (std::vector<int64_t>{2, 3}));            // resized to the gradient
+  EXPECT_EQ(shape(out0), (std::vector<int64_t>{2, 3}));             // resized to the gradient
   EXPECT_EQ(shape(out2), (std::vector<int64_t>{3}));
   const std::vector<Tensor> functional =
       ops("native_layer_norm_backward", g, x, std::vector<int64_t>{3}, stats[1], stats[2], w, w,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 
 #include "conformance/op_db.h"
@@ -18,17 +19,19 @@ bool Within(double analytic, double numeric, const std::string& where, GradCheck
   if (std::isfinite(rel)) check->max_rel = std::max(check->max_rel, rel);
   if (abs <= kGradAtol + kGradRtol * std::fabs(numeric) && !std::isnan(analytic)) return true;
   if (check->ok) {
+    char text[160];
+    std::snprintf(text, sizeof text,
+                  ": the backward op gives %.17g, central differences of the forward give %.17g "
+                  "(atol %g, rtol %g)",
+                  analytic, numeric, kGradAtol, kGradRtol);
     check->ok = false;
-    check->message = where + ": the backward op gives " + std::to_string(analytic) +
-                     ", central differences of the forward give " + std::to_string(numeric) +
-                     " (atol " + std::to_string(kGradAtol) + ", rtol " +
-                     std::to_string(kGradRtol) + ")";
+    check->message = where + text;
   }
   return false;
 }
 
 bool SameShapes(const std::vector<HostTensor>& inputs, const std::vector<HostTensor>& analytic,
-                GradCheck* check) {
+                const std::vector<std::string>& names, GradCheck* check) {
   if (analytic.size() < inputs.size()) {
     check->ok = false;
     check->message = "expected " + std::to_string(inputs.size()) + " gradients, got " +
@@ -38,10 +41,9 @@ bool SameShapes(const std::vector<HostTensor>& inputs, const std::vector<HostTen
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (analytic[i].shape != inputs[i].shape || analytic[i].dtype != inputs[i].dtype) {
       check->ok = false;
-      check->message = "gradient " + std::to_string(i) + ": expected " +
-                       DtypeName(inputs[i].dtype) + ShapeString(inputs[i].shape) +
-                       " (its input's dtype and shape), got " + DtypeName(analytic[i].dtype) +
-                       ShapeString(analytic[i].shape);
+      check->message = "the gradient of " + names[i] + ": expected " + DtypeName(inputs[i].dtype) +
+                       ShapeString(inputs[i].shape) + " (its input's dtype and shape), got " +
+                       DtypeName(analytic[i].dtype) + ShapeString(analytic[i].shape);
       return false;
     }
   }
@@ -51,9 +53,10 @@ bool SameShapes(const std::vector<HostTensor>& inputs, const std::vector<HostTen
 }  // namespace
 
 GradCheck CheckElementwise(const GradLoss& loss, const std::vector<HostTensor>& inputs,
-                           const std::vector<HostTensor>& analytic, Rng& rng) {
+                           const std::vector<HostTensor>& analytic,
+                           const std::vector<std::string>& names, Rng& rng) {
   GradCheck check;
-  if (!SameShapes(inputs, analytic, &check)) return check;
+  if (!SameShapes(inputs, analytic, names, &check)) return check;
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::vector<int64_t> elements(static_cast<size_t>(inputs[i].numel()));
     std::iota(elements.begin(), elements.end(), 0);
@@ -68,16 +71,17 @@ GradCheck CheckElementwise(const GradLoss& loss, const std::vector<HostTensor>& 
       minus[i].values[j] -= kGradEps;
       const double numeric = (loss(plus) - loss(minus)) / (2 * kGradEps);
       Within(analytic[i].values[j], numeric,
-             "gradient " + std::to_string(i) + " element " + std::to_string(j), &check);
+             "the gradient of " + names[i] + " at element " + std::to_string(j), &check);
     }
   }
   return check;
 }
 
 GradCheck CheckProjection(const GradLoss& loss, const std::vector<HostTensor>& inputs,
-                          const std::vector<HostTensor>& analytic, Rng& rng) {
+                          const std::vector<HostTensor>& analytic,
+                          const std::vector<std::string>& names, Rng& rng) {
   GradCheck check;
-  if (!SameShapes(inputs, analytic, &check)) return check;
+  if (!SameShapes(inputs, analytic, names, &check)) return check;
   std::normal_distribution<double> normal;
   std::vector<HostTensor> plus = inputs, minus = inputs;
   long double projected = 0;

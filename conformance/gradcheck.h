@@ -32,14 +32,17 @@ using GradLoss = std::function<double(const std::vector<HostTensor>& inputs)>;
 
 // CheckElementwise: for each input i and element j, (L(x + eps e_ij) - L(x - eps e_ij)) / 2 eps
 // against analytic[i][j], |a - n| <= atol + rtol |n|. The analytic gradients must have the
-// inputs' shapes (a mismatch is the first disagreement).
+// inputs' dtypes and shapes (a mismatch is the first disagreement). `names`: the inputs'
+// argument names, for messages.
 GradCheck CheckElementwise(const GradLoss& loss, const std::vector<HostTensor>& inputs,
-                           const std::vector<HostTensor>& analytic, Rng& rng);
+                           const std::vector<HostTensor>& analytic,
+                           const std::vector<std::string>& names, Rng& rng);
 
 // CheckProjection: along a random direction v over every input, the central difference of L
 // against sum_i analytic[i] . v[i].
 GradCheck CheckProjection(const GradLoss& loss, const std::vector<HostTensor>& inputs,
-                          const std::vector<HostTensor>& analytic, Rng& rng);
+                          const std::vector<HostTensor>& analytic,
+                          const std::vector<std::string>& names, Rng& rng);
 
 }  // namespace conformance
 }  // namespace tessera

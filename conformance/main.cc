@@ -530,20 +530,14 @@ int Main(int argc, char** argv) {
   // nothing of the backend: it must not read as green (ggml's suite once reported OK over zero
   // executed cases and hid a corruption for months).
   bool nothing_native = false;
-  if (!names.empty()) {
-    int native = 0, fallback = 0;
-    for (const OpSummary& s : summary) {
-      native += s.native;
-      fallback += s.fallback;
-    }
-    if (native == 0) {
-      std::printf("no value case passed on %s's own kernels (%d passed through the CPU fallback): "
-                  "nothing native was tested%s\n",
-                  info.device.c_str(), fallback,
-                  o.allow_fallback_only ? " (--allow-fallback-only)"
-                                        : "; pass --allow-fallback-only to accept such a run");
-      nothing_native = !o.allow_fallback_only;
-    }
+  if (NothingNative(cases)) {
+    std::printf(
+        "no value case passed on %s's own kernels (%d passed through the CPU fallback): "
+        "nothing native was tested%s\n",
+        info.device.c_str(), TotalPasses(summary).fallback,
+        o.allow_fallback_only ? " (--allow-fallback-only)"
+                              : "; pass --allow-fallback-only to accept such a run");
+    nothing_native = !o.allow_fallback_only;
   }
   if (!o.baseline.empty()) {
     const BaselineDiff d = CompareBaseline(baseline, cases);

@@ -117,7 +117,8 @@ std::string Arg::ToString() const {
       return ShapeString(ints);
     case Kind::kBoolList: {
       std::string s = "[";
-      for (size_t i = 0; i < ints.size(); ++i) s += (i ? ", " : "") + std::string(ints[i] ? "True" : "False");
+      for (size_t i = 0; i < ints.size(); ++i)
+        s += (i ? ", " : "") + std::string(ints[i] ? "True" : "False");
       return s + "]";
     }
     case Kind::kString:

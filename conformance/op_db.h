@@ -147,8 +147,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db);
 void AddReductionOps(std::vector<OpInfo>& db);
 void AddLinalgNNOps(std::vector<OpInfo>& db);
 void AddIndexFactoryOps(std::vector<OpInfo>& db);
-void AddActivationOps(std::vector<OpInfo>& db);  // op set 1.2
-void AddTrainingOps(std::vector<OpInfo>& db);    // op set 1.2
+void AddActivationOps(std::vector<OpInfo>& db);    // op set 1.2
+void AddTrainingOps(std::vector<OpInfo>& db);      // op set 1.2
 void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);

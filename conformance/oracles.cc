@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 
@@ -378,9 +379,10 @@ class OpRunner {
   }
 
   // Determinism: the same call twice gives the same bits, with the runtime on 1 thread and on
-  // 2 (a sum whose partial results are combined in the order threads finish is not), unless the
-  // op declares why it may not off the CPU (OpInfo::nondeterministic: skipped there with that
-  // reason). The thread count is put back afterwards.
+  // 2 (a sum whose partial results are combined in the order threads finish is not), and the
+  // same bits on 1 thread as on 2 (DESIGN: "at two thread counts"); an op may declare itself
+  // nondeterministic off the CPU (OpInfo::nondeterministic: skipped there with that reason).
+  // The thread count is put back afterwards.
   void RunDeterminism(const std::string& dt, const Sample& s) {
     if (!op_.nondeterministic.empty() && config_.device.type != TSR_DEVICE_CPU) {
       Report({dt, "contiguous", "determinism", s.desc}, Status::kSkipped,
@@ -392,25 +394,57 @@ class OpRunner {
         int32_t threads = tsr_num_threads();
         ~RestoreThreads() { tsr_error_release(tsr_set_num_threads(threads)); }
       } restore;
-      const size_t n = op_.compare_returns < 0 ? SIZE_MAX : static_cast<size_t>(op_.compare_returns);
+      std::vector<HostTensor> on_one_thread;
       for (const int32_t threads : {1, 2}) {
         sdk::check(tsr_set_num_threads(threads));
-        const std::vector<Tensor> first = Invoke(op_.name, s, config_.device, Layout::kContiguous);
-        const std::vector<Tensor> second = Invoke(op_.name, s, config_.device, Layout::kContiguous);
-        for (size_t k = 0; k < first.size() && k < second.size() && k < n; ++k) {
-          const HostTensor a = FromDevice(first[k]), b = FromDevice(second[k]);
-          for (size_t i = 0; i < a.values.size() && i < b.values.size(); ++i) {
-            if (std::memcmp(&a.values[i], &b.values[i], sizeof(double)) == 0) continue;
-            *msg = "two identical calls on " + std::to_string(threads) + " thread" +
-                   (threads == 1 ? "" : "s") + " gave different bits: return " +
-                   std::to_string(k) + " element " + std::to_string(i) + " is " +
-                   std::to_string(a.values[i]) + ", then " + std::to_string(b.values[i]);
-            return Status::kFail;
-          }
+        const std::vector<HostTensor> first = Returns(s), second = Returns(s);
+        const std::string run = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+        if (!SameBits(first, second, "two identical calls on " + run, msg)) return Status::kFail;
+        if (threads == 1) {
+          on_one_thread = first;
+        } else if (!SameBits(on_one_thread, first, "the call on 1 thread and on 2", msg)) {
+          return Status::kFail;
         }
       }
       return Status::kPass;
     });
+  }
+
+  // Returns: the op's returns for the sample, read back (the ones the oracles compare).
+  std::vector<HostTensor> Returns(const Sample& s) {
+    const size_t n = op_.compare_returns < 0 ? SIZE_MAX : static_cast<size_t>(op_.compare_returns);
+    std::vector<HostTensor> out;
+    for (const Tensor& t : Invoke(op_.name, s, config_.device, Layout::kContiguous)) {
+      if (out.size() == n) break;
+      out.push_back(FromDevice(t));
+    }
+    return out;
+  }
+
+  // SameBits: `a` and `b` hold the same dtypes, shapes and bits; else says where they differ.
+  static bool SameBits(const std::vector<HostTensor>& a, const std::vector<HostTensor>& b,
+                       const std::string& what, std::string* msg) {
+    if (a.size() != b.size()) {
+      *msg = what + " gave " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+             " returns";
+      return false;
+    }
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (a[k].dtype != b[k].dtype || a[k].shape != b[k].shape) {
+        *msg = what + " gave return " + std::to_string(k) + " as " + DtypeName(a[k].dtype) +
+               ShapeString(a[k].shape) + " and " + DtypeName(b[k].dtype) + ShapeString(b[k].shape);
+        return false;
+      }
+      for (size_t i = 0; i < a[k].values.size(); ++i) {
+        if (std::memcmp(&a[k].values[i], &b[k].values[i], sizeof(double)) == 0) continue;
+        char values[96];
+        std::snprintf(values, sizeof values, "%.17g, then %.17g", a[k].values[i], b[k].values[i]);
+        *msg = what + " gave different bits: return " + std::to_string(k) + " element " +
+               std::to_string(i) + " is " + values;
+        return false;
+      }
+    }
+    return true;
   }
 
   void RunMeta(const std::string& dt, const Sample& s, const std::vector<Tensor>& real) {
@@ -581,7 +615,8 @@ class OpRunner {
                // L(x) = sum(grad * forward(x)[output]), at other values of the wrt inputs.
                const GradLoss loss = [&](const std::vector<HostTensor>& inputs) {
                  Sample at = s;
-                 for (size_t k = 0; k < spec.wrt.size(); ++k) at.args[spec.wrt[k]].tensor = inputs[k];
+                 for (size_t k = 0; k < spec.wrt.size(); ++k)
+                   at.args[spec.wrt[k]].tensor = inputs[k];
                  const HostTensor y = FromDevice(
                      Invoke(spec.forward, at, config_.device, Layout::kContiguous).at(spec.output));
                  long double sum = 0;
@@ -589,9 +624,18 @@ class OpRunner {
                  return static_cast<double>(sum);
                };
                std::vector<HostTensor> inputs;
-               for (size_t i : spec.wrt) inputs.push_back(s.args[i].tensor);
-               const GradCheck check = fast ? CheckProjection(loss, inputs, analytic, rng)
-                                            : CheckElementwise(loss, inputs, analytic, rng);
+               std::vector<std::string> names;  // the forward's argument names, for messages
+               const std::vector<std::string> decls = SchemaArguments(
+                   std::string(sdk::from_c(sdk::api().op_schema(find_op(spec.forward)))));
+               for (size_t i : spec.wrt) {
+                 inputs.push_back(s.args[i].tensor);
+                 const std::string decl =
+                     i < decls.size() ? decls[i].substr(0, decls[i].find('=')) : "";
+                 names.push_back(decl.empty() ? "argument " + std::to_string(i)
+                                              : "'" + decl.substr(decl.rfind(' ') + 1) + "'");
+               }
+               const GradCheck check = fast ? CheckProjection(loss, inputs, analytic, names, rng)
+                                            : CheckElementwise(loss, inputs, analytic, names, rng);
                cmp->max_abs = check.max_abs;
                cmp->max_rel = check.max_rel;
                *tol = Tolerance{kGradAtol, kGradRtol};

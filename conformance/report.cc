@@ -17,6 +17,26 @@ const char* CoverageName(Coverage c) {
   return c == Coverage::kFull ? "full" : c == Coverage::kPartial ? "partial" : "none";
 }
 
+PassTotals TotalPasses(const std::vector<OpSummary>& ops) {
+  PassTotals t;
+  for (const OpSummary& s : ops) {
+    t.native += s.native;
+    t.fallback += s.fallback;
+    t.checks += s.checks;
+  }
+  return t;
+}
+
+bool NothingNative(const std::vector<CaseResult>& cases) {
+  bool ran = false;
+  for (const CaseResult& c : cases) {
+    if (!IsValueOracle(c.oracle)) continue;
+    if (c.status == Status::kPass || c.status == Status::kXpass) return false;
+    ran = true;
+  }
+  return ran;
+}
+
 bool IsValueOracle(const std::string& oracle) {
   return oracle == "reference" || oracle == "layouts" || oracle == "variants_out" ||
          oracle == "variants_inplace" || oracle == "memory" || oracle == "process";
@@ -106,13 +126,9 @@ Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
   for (const CaseResult& c : cases) ++totals[static_cast<int>(c.status)];
   for (int i = 0; i < kNumStatuses; ++i) counts.set(StatusName(static_cast<Status>(i)), totals[i]);
   summary.set("cases", counts);
-  int native = 0, fallback = 0, checks = 0;
-  for (const OpSummary& s : ops) {
-    native += s.native;
-    fallback += s.fallback;
-    checks += s.checks;
-  }
-  summary.set("passes", Passes(native, fallback, checks));
+  const PassTotals passes = TotalPasses(ops);
+  summary.set("passes", Passes(passes.native, passes.fallback, passes.checks));
+  summary.set("nothing_native", NothingNative(cases));
   summary.set("cases_listed", detail == JsonDetail::kAll ? "all" : "failures");
   Json plugins = Json::Array();
   for (const std::string& p : info.plugins) plugins.push(p);

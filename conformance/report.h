@@ -40,6 +40,18 @@ struct OpSummary {
 // computed, dtype_claims and error_inputs check refusals.
 bool IsValueOracle(const std::string& oracle);
 
+// PassTotals: the ops' passing cases summed (OpSummary's native, fallback and checks).
+struct PassTotals {
+  int native = 0, fallback = 0, checks = 0;
+};
+PassTotals TotalPasses(const std::vector<OpSummary>& ops);
+
+// NothingNative: value cases ran (IsValueOracle) and not one passed on the device's own
+// kernels (each fell back, was unsupported or failed): the run tested nothing of the backend,
+// which `conformance` does not let pass without --allow-fallback-only. A run of nothing but
+// refusals (an undeclared dtype's) has no value case and is not such a run.
+bool NothingNative(const std::vector<CaseResult>& cases);
+
 // Summarize rolls cases up per op, in the order ops first appear. An op is full when every
 // value case passed natively and nothing failed; none when no value case passed natively;
 // partial otherwise.

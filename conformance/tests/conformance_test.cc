@@ -368,9 +368,9 @@ TEST(PlantedBugs, WrongBackwardFormulasFailTheGradientOracle) {
   // backward without its mean term: their forward ops are right, so central differences of the
   // forward disagree with the backward, elementwise and along a random direction. The same
   // kernels without the bug (the wrong_dtype plugin's) pass.
-  for (const auto& [bug, op] : {std::pair<std::string, std::string>{"passes_threshold_grad",
-                                                                    "threshold_backward"},
-                                {"drops_mean_grad", "native_layer_norm_backward"}}) {
+  for (const auto& [bug, op] :
+       {std::pair<std::string, std::string>{"passes_threshold_grad", "threshold_backward"},
+        {"drops_mean_grad", "native_layer_norm_backward"}}) {
     SCOPED_TRACE(bug);
     for (const std::string& plugin : {bug, std::string("wrong_dtype")}) {
       const bool planted = plugin == bug;
@@ -379,8 +379,8 @@ TEST(PlantedBugs, WrongBackwardFormulasFailTheGradientOracle) {
         const std::vector<Status> statuses = Statuses(r, op, "float64", oracle);
         EXPECT_FALSE(statuses.empty()) << oracle << "\n" << r.output;
         for (Status st : statuses) {
-          EXPECT_EQ(st, planted ? Status::kFail : Status::kPass)
-              << plugin << " " << oracle << "\n" << r.output;
+          EXPECT_EQ(st, planted ? Status::kFail : Status::kPass) << plugin << " " << oracle << "\n"
+                                                                 << r.output;
         }
       }
       if (planted) {
@@ -529,6 +529,7 @@ TEST(ConformanceCli, ARunWithNothingNativeFailsUnlessAllowed) {
     const CliRun r = Conformance(args);
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_THAT(r.output, HasSubstr("nothing native was tested"));
+    EXPECT_TRUE(r.json["summary"]["nothing_native"].as_bool()) << r.output;
     for (const CaseResult& c : r.cases) EXPECT_FALSE(IsFailure(c.status)) << c.Key();
     const CliRun allowed = Conformance(args + " --allow-fallback-only");
     EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
@@ -537,6 +538,10 @@ TEST(ConformanceCli, ARunWithNothingNativeFailsUnlessAllowed) {
                                    " --op '^(tanh|add\\.Tensor)$' --dtype float32");
   EXPECT_EQ(mixed.exit_code, 0) << mixed.output;
   EXPECT_THAT(mixed.output, Not(HasSubstr("nothing native was tested")));
+  EXPECT_FALSE(mixed.json["summary"]["nothing_native"].as_bool()) << mixed.output;
+  // Only an undeclared dtype: refusals, no value case at all, so nothing to call native.
+  const CliRun refusals = Conformance("--op '^nll_loss$' --dtype int64");
+  EXPECT_EQ(refusals.exit_code, 0) << refusals.output;
 }
 
 // Issue 13: on the sample npu (native add, the CPU fallback for tanh and bitwise_not), a run

@@ -333,9 +333,8 @@ std::tuple<Tensor, Tensor, Tensor> LayerNorm(const Tensor& x, sdk::IntSpan norm,
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
 // output_mask) -> (grad_input, grad_weight, grad_bias); bug 12 drops grad_input's mean term.
 std::tuple<Tensor, Tensor, Tensor> LayerNormBackward(
-    const Tensor& g, const Tensor& x, sdk::IntSpan norm, const Tensor& mean,
-    const Tensor& rstd, const std::optional<Tensor>& w, const std::optional<Tensor>& b,
-    sdk::BoolSpan mask) {
+    const Tensor& g, const Tensor& x, sdk::IntSpan norm, const Tensor& mean, const Tensor& rstd,
+    const std::optional<Tensor>& w, const std::optional<Tensor>& b, sdk::BoolSpan mask) {
   RequireDenseDouble(x, "native_layer_norm_backward");
   RequireDenseDouble(g, "native_layer_norm_backward");
   if (!w || !b || mask.size != 3 || !mask.data[0] || !mask.data[1] || !mask.data[2]) {
@@ -362,8 +361,8 @@ std::tuple<Tensor, Tensor, Tensor> LayerNormBackward(
     if (kBug == 12) sum_gx = 0;
     for (int64_t i = 0; i < n; ++i) {
       const double x_hat = (xp[r * n + i] - m) * rs, gx = gp[r * n + i] * wp[i];
-      dx.data<double>()[r * n + i] =
-          rs / static_cast<double>(n) * (static_cast<double>(n) * gx - sum_gx - x_hat * sum_gx_xhat);
+      dx.data<double>()[r * n + i] = rs / static_cast<double>(n) *
+                                     (static_cast<double>(n) * gx - sum_gx - x_hat * sum_gx_xhat);
     }
   }
   return {dx, dw, db};

@@ -156,10 +156,12 @@ $(ls "$corpus" | wc -l) seed inputs"
         # may be a later batch's success: show the first report and the input that ran into it.
         # (Not ASan's "failed to allocate" warning: a refused allocation is an outcome inputs
         # are meant to reach, max_allocation_size_mb in fuzz/op_call_fuzzer.cc.)
-        pattern='==[0-9]+==ERROR|^SUMMARY: |runtime error: |deadly signal|ALARM: |out-of-memory \(|Timeout'
+        pattern='==[0-9]+==ERROR|^SUMMARY: |runtime error: |deadly signal|ALARM: '
+        pattern+='|out-of-memory \(|Timeout'
         report=$(grep -n -m1 -E "$pattern" "$work/op_call.$path.log" | cut -d: -f1 || true)
         if [ -n "$report" ]; then
-          input=$(head -n "$report" "$work/op_call.$path.log" | grep '^Running: ' | tail -n 1 || true)
+          input=$(head -n "$report" "$work/op_call.$path.log" | grep '^Running: ' |
+            tail -n 1 || true)
           tessera_log "  the first report, at line $report of the log; the input: ${input:-unknown}"
           sed -n "$((report > 5 ? report - 5 : 1)),$((report + 40))p" \
             "$work/op_call.$path.log" >&2

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tessera/opset/calls_v1_2.h" /* an older op set's typed calls compile as C99 too */
 #include "tessera/opset/opset.h"
 #include "tessera/opset/v1_0.h"
 

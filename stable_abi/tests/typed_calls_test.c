@@ -1,7 +1,7 @@
 /* The typed C calls of tessera/opset/calls.h, as a C99 application uses them (built with
  * -std=c99 -pedantic -Werror): each argument form (tensor, optional tensor, int, bool, Scalar,
- * optional Scalar, int list, optional int list, tensor list, optional dtype), one and several
- * returns, an out variant with its return dropped, and the errors a caller can make. */
+ * optional Scalar, int list, optional int list, bool list, tensor list, optional dtype), one and
+ * several returns, an out variant with its return dropped, and the errors a caller can make. */
 #include <stdio.h>
 #include <string.h>
 
@@ -131,6 +131,22 @@ int main(void) {
     CHECK(tsr_aten_cat(parts, 2, 1, &r) == NULL);
     CHECK(tsr_tensor_dim(r) == 2 && tsr_tensor_sizes(r)[1] == 4 && holds(r, expected, 8));
     tsr_tensor_release(r);
+  }
+
+  /* native_layer_norm_backward(..., bool[3] output_mask): a bool list; a masked-out gradient
+   * comes back NULL (None). */
+  {
+    const int64_t last[1] = {2};
+    const uint8_t mask[3] = {1, 0, 1};
+    tsr_tensor *out = NULL, *mean = NULL, *rstd = NULL, *gw = NULL, *gb = NULL;
+    CHECK(tsr_aten_native_layer_norm(a, last, 1, NULL, NULL, 1e-5, &out, &mean, &rstd) == NULL);
+    CHECK(tsr_aten_native_layer_norm_backward(b, a, last, 1, mean, rstd, NULL, NULL, mask, 3, &r,
+                                              &gw, &gb) == NULL);
+    CHECK(r != NULL && tsr_tensor_dim(r) == 2 && gw == NULL && gb == NULL);
+    tsr_tensor_release(r);
+    tsr_tensor_release(out);
+    tsr_tensor_release(mean);
+    tsr_tensor_release(rstd);
   }
 
   /* add.out: written into `out`; its return dropped (NULL) and then taken. */

@@ -65,9 +65,9 @@ TEST(PyTorchParity, AddmmConvertsBetaAndAlphaToTheDtypeOrRefuses) {
   // A factor the dtype cannot hold is refused as c10's checked conversion refuses it ("value
   // cannot be converted to type int64_t without overflow"); the kernel's cast of it would be
   // undefined (found by the op_call fuzzer under UBSan).
-  for (const auto& [beta, alpha, arg] : {std::tuple{1.0, -9.3e18, "alpha"},
-                                         std::tuple{1e30, 1.0, "beta"},
-                                         std::tuple{1.0, std::nan(""), "alpha"}}) {
+  for (const auto& [beta, alpha, arg] :
+       {std::tuple{1.0, -9.3e18, "alpha"}, std::tuple{1e30, 1.0, "beta"},
+        std::tuple{1.0, std::nan(""), "alpha"}}) {
     try {
       op("addmm", ones, ones, ones, Scalar(beta), Scalar(alpha));
       ADD_FAILURE() << "addmm with beta " << beta << ", alpha " << alpha << " on int64 succeeded";

@@ -9,10 +9,10 @@
 #include "absl/numeric/int128.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/norm_checks.h"
 
 namespace tessera {
 namespace ops {
@@ -438,15 +438,8 @@ Out AvgPoolMeta(const OperatorHandle& op, const Stack& s) {
 Out LayerNormMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& in = s[0].tensor();
   IntArrayRef norm = s[1].int_list();
+  TSR_RETURN_IF_ERROR(CheckNormalizedShape(op, in, norm));
   const int64_t axis = in.dim() - static_cast<int64_t>(norm.size());
-  if (norm.empty() || axis < 0 ||
-      !std::equal(norm.begin(), norm.end(), in.sizes().begin() + axis)) {
-    return Invalid(
-        op,
-        absl::StrFormat("given normalized_shape=%s, expected input with shape [*, %s], but got "
-                        "input of size %s",
-                        ShapeToString(norm), absl::StrJoin(norm, ", "), ShapeToString(in.sizes())));
-  }
   TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
   for (int i : {2, 3}) {
     if (!s[i].is_tensor()) continue;
@@ -480,10 +473,7 @@ Out LayerNormK(const OperatorHandle& op, const Stack& s) {
 // PyTorch's batch_norm_cpu does.
 Out BatchNormMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& in = s[0].tensor();
-  if (in.dim() < 2) {
-    return Invalid(op, absl::StrFormat("expected an input with at least 2 dims [N, C, ...], got %s",
-                                       ShapeToString(in.sizes())));
-  }
+  TSR_RETURN_IF_ERROR(CheckChannelsInput(op, in));
   const bool training = s[5].to_bool();
   TSR_RETURN_IF_ERROR(CheckFloating(op, "input", in));
   const int64_t channels = in.sizes()[1];
@@ -536,10 +526,7 @@ Out InstanceNormK(const OperatorHandle& op, const Stack& s) {
                    "Expected running_mean and running_var to be defined when use_input_stats "
                    "is false");
   }
-  if (in.dim() < 2) {
-    return Invalid(op, absl::StrFormat("expected an input with at least 2 dims [N, C, ...], got %s",
-                                       ShapeToString(in.sizes())));
-  }
+  TSR_RETURN_IF_ERROR(CheckChannelsInput(op, in));
   const int64_t b = in.sizes()[0], c = in.sizes()[1];
   // The folded channels b * c may pass int64 for an empty input (found by the op_meta fuzzer).
   TSR_ASSIGN_OR_RETURN(const int64_t bc, CheckedMul(b, c, op.name(), "batch * channels"));

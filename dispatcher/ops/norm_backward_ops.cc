@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/norm_checks.h"
 
 namespace tessera {
 namespace ops {
@@ -95,16 +95,7 @@ Out LayerNormBackward(const OperatorHandle& op, const Stack& s) {
   const IntList& norm = s[2].int_list();
   TSR_ASSIGN_OR_RETURN(const auto mask, OutputMask(op, s[7]));
   const int64_t axis = input.dim() - static_cast<int64_t>(norm.size());
-  if (norm.empty()) {
-    return Invalid(op, "expected normalized_shape to be at least 1-dimensional, got []");
-  }
-  if (axis < 0 || !std::equal(norm.begin(), norm.end(), input.sizes().begin() + axis)) {
-    return Invalid(
-        op, absl::StrFormat("given normalized_shape=%s, expected input with shape [*, %s], but "
-                            "got input of size %s",
-                            ShapeToString(norm), absl::StrJoin(norm, ", "),
-                            ShapeToString(input.sizes())));
-  }
+  TSR_RETURN_IF_ERROR(CheckNormalizedShape(op, input, norm));
   TSR_RETURN_IF_ERROR(CheckFloatingInput(op, input));
   TSR_RETURN_IF_ERROR(CheckOperand(op, "grad_out", grad, input, input.sizes()));
   int64_t rows = 1, n = 1;
@@ -199,10 +190,7 @@ Out BatchNormBackward(const OperatorHandle& op, const Stack& s) {
   const bool train = s[7].to_bool();
   const double eps = s[8].to_double();
   TSR_ASSIGN_OR_RETURN(const auto mask, OutputMask(op, s[9]));
-  if (input.dim() < 2) {
-    return Invalid(op, absl::StrFormat("expected an input with at least 2 dims [N, C, ...], got %s",
-                                       ShapeToString(input.sizes())));
-  }
+  TSR_RETURN_IF_ERROR(CheckChannelsInput(op, input));
   TSR_RETURN_IF_ERROR(CheckFloatingInput(op, input));
   TSR_RETURN_IF_ERROR(CheckOperand(op, "grad_out", grad, input, input.sizes()));
   const int64_t channels = input.sizes()[1];

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "conformance/conv_reference.h"
 #include "conformance/op_db.h"
 
 namespace tessera {
@@ -26,15 +27,6 @@ std::vector<long double> MatMul(const HostTensor& a, const HostTensor& b, int64_
     }
   }
   return c;
-}
-
-HostTensor FromLong(std::vector<int64_t> shape, tsr_dtype dtype,
-                    const std::vector<long double>& v) {
-  HostTensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  for (long double x : v) t.values.push_back(RoundTo(dtype, static_cast<double>(x)));
-  return t;
 }
 
 MakeOptions Unit(tsr_dtype dtype) {
@@ -180,18 +172,6 @@ struct ConvCase {
   std::string padding_mode;  // conv*d.padding: 'same' or 'valid'
 };
 
-// The convolution's arguments as the reference reads them, whatever the form.
-struct ConvArgs {
-  const HostTensor *x, *w, *bias;
-  std::vector<int64_t> stride, padding, dilation, output_padding;
-  std::vector<int64_t> padding_right;  // when it differs from `padding` ('same', odd totals)
-  int64_t groups;
-  bool transposed;
-};
-
-// A per-dim argument's value for spatial dim d.
-int64_t PerDim(const std::vector<int64_t>& v, size_t d) { return v.size() == 1 ? v[0] : v[d]; }
-
 ConvArgs ReadConv(const Sample& s, ConvForm form) {
   ConvArgs a;
   a.x = &s.args[0].tensor;
@@ -235,84 +215,6 @@ ConvArgs ReadConv(const Sample& s, ConvForm form) {
       break;
   }
   return a;
-}
-
-// The convolution, written as a scatter: every input element times every kernel tap adds to
-// the output position it reaches (forward: gathered per output; transposed: the adjoint). An
-// input without a batch dim is unbatched.
-HostTensor ConvReference(const ConvArgs& a) {
-  HostTensor x = *a.x;
-  const HostTensor& w = *a.w;
-  const size_t dims = w.dim() - 2;
-  const bool unbatched = x.dim() == static_cast<int64_t>(dims) + 1;
-  if (unbatched) x.shape.insert(x.shape.begin(), 1);
-  const int64_t N = x.shape[0], C = x.shape[1], G = a.groups;
-  const int64_t O = a.transposed ? w.shape[1] * G : w.shape[0];
-  const int64_t CG = C / G, OG = O / G;
-  std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end()),
-      k(w.shape.begin() + 2, w.shape.end()), out;
-  for (size_t d = 0; d < dims; ++d) {
-    const int64_t st = PerDim(a.stride, d), p = PerDim(a.padding, d), dl = PerDim(a.dilation, d);
-    const int64_t pr = a.padding_right.empty() ? p : a.padding_right[d];
-    out.push_back(a.transposed
-                      ? (in[d] - 1) * st - 2 * p + dl * (k[d] - 1) + PerDim(a.output_padding, d) + 1
-                      : (in[d] + p + pr - dl * (k[d] - 1) - 1) / st + 1);
-  }
-  auto count = [](const std::vector<int64_t>& v) {
-    int64_t n = 1;
-    for (int64_t e : v) n *= e;
-    return n;
-  };
-  const int64_t IS = count(in), KS = count(k), OS = count(out);
-  std::vector<long double> y(static_cast<size_t>(N * O * OS), 0);
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t o = 0; o < O; ++o)
-      for (int64_t i = 0; i < OS; ++i) y[(n * O + o) * OS + i] = a.bias ? a.bias->values[o] : 0;
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t ip = 0; ip < IS; ++ip)
-        for (int64_t kp = 0; kp < KS; ++kp) {
-          // Row-major positions to per-dim coordinates, and where (input, tap) lands.
-          int64_t irest = ip, krest = kp, opos = 0;
-          bool inside = true;
-          std::vector<int64_t> ic(dims), kc(dims);
-          for (size_t d = dims; d-- > 0;) {
-            ic[d] = irest % in[d];
-            irest /= in[d];
-            kc[d] = krest % k[d];
-            krest /= k[d];
-          }
-          // forward: input = out * stride - pad + k * dil; transposed: out = input * stride -
-          // pad + k * dil.
-          std::vector<int64_t> oc(dims);
-          for (size_t d = 0; d < dims && inside; ++d) {
-            const int64_t st = PerDim(a.stride, d), p = PerDim(a.padding, d),
-                          dl = PerDim(a.dilation, d);
-            if (a.transposed) {
-              oc[d] = ic[d] * st - p + kc[d] * dl;
-            } else {
-              const int64_t t = ic[d] + p - kc[d] * dl;
-              if (t < 0 || t % st != 0) inside = false;
-              oc[d] = t / st;
-            }
-            inside = inside && oc[d] >= 0 && oc[d] < out[d];
-          }
-          if (!inside) continue;
-          for (size_t d = 0; d < dims; ++d) opos = opos * out[d] + oc[d];
-          const int64_t g = c / CG;
-          const long double xv = x.values[(n * C + c) * IS + ip];
-          for (int64_t j = 0; j < OG; ++j) {
-            const int64_t o = g * OG + j;
-            // forward weight [O, C/G, *k]; transposed [C, O/G, *k].
-            const double wv = a.transposed ? w.values[(c * OG + j) * KS + kp]
-                                           : w.values[(o * CG + (c - g * CG)) * KS + kp];
-            y[(n * O + o) * OS + opos] += xv * wv;
-          }
-        }
-  std::vector<int64_t> shape{N, O};
-  shape.insert(shape.end(), out.begin(), out.end());
-  if (unbatched) shape.erase(shape.begin());
-  return FromLong(shape, x.dtype, y);
 }
 
 std::string ConvDesc(const ConvCase& c) {

@@ -150,6 +150,7 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db);
 void AddActivationOps(std::vector<OpInfo>& db);    // op set 1.2
 void AddTrainingOps(std::vector<OpInfo>& db);      // op set 1.2
 void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
+void AddNNBackwardOps(std::vector<OpInfo>& db);    // op set 1.4, in the training family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

@@ -205,6 +205,118 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
     };
     add("native_batch_norm_backward", std::move(spec));
   }
+  {
+    // convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+    // groups): plain and transposed, strided, padded, dilated, grouped.
+    GradientSpec spec;
+    spec.forward = "convolution";
+    spec.samples = [](Rng& rng) {
+      struct C {
+        std::vector<int64_t> in, w, stride, padding, dilation;
+        bool transposed;
+        std::vector<int64_t> output_padding;
+        int64_t groups, out_channels;
+      };
+      const std::vector<C> cases{
+          {{2, 2, 5}, {3, 2, 3}, {2}, {1}, {1}, false, {0}, 1, 3},
+          {{1, 4, 5, 4}, {2, 2, 3, 2}, {1, 2}, {1, 0}, {2, 1}, false, {0}, 2, 2},
+          {{1, 2, 3, 3}, {2, 3, 3, 3}, {2}, {1}, {1}, true, {1}, 1, 3},
+          {{1, 4, 2, 3}, {4, 1, 2, 2}, {1}, {0}, {2}, true, {1}, 2, 2}};
+      std::vector<Sample> samples;
+      for (const C& c : cases) {
+        samples.push_back({{Arg::Tensor(F64(c.in, rng)), Arg::Tensor(F64(c.w, rng)),
+                            Arg::Tensor(F64({c.out_channels}, rng)), Arg::Ints(c.stride),
+                            Arg::Ints(c.padding), Arg::Ints(c.dilation), Arg::Bool(c.transposed),
+                            Arg::Ints(c.output_padding), Arg::Int(c.groups)},
+                           ShapeString(c.in) + (c.transposed ? " *T " : " * ") + ShapeString(c.w)});
+      }
+      return samples;
+    };
+    spec.wrt = {0, 1, 2};
+    spec.backward_args = [](const Sample& s, const Returns&, const HostTensor& g) {
+      return Args{Arg::Tensor(g),
+                  s.args[0],
+                  s.args[1],
+                  Arg::Ints(s.args[2].tensor.shape),
+                  s.args[3],
+                  s.args[4],
+                  s.args[5],
+                  s.args[6],
+                  s.args[7],
+                  s.args[8],
+                  Arg::Bools({true, true, true})};
+    };
+    add("convolution_backward", std::move(spec));
+  }
+  {
+    // max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode): random
+    // inputs have one maximum per window, where the forward is differentiable.
+    GradientSpec spec;
+    spec.forward = "max_pool2d_with_indices";
+    spec.samples = [](Rng& rng) {
+      return std::vector<Sample>{
+          {{Arg::Tensor(F64({1, 2, 4, 4}, rng)), Arg::Ints({2}), Arg::Ints({2}), Arg::Ints({0}),
+            Arg::Ints({1}), Arg::Bool(false)},
+           "[1, 2, 4, 4] 2x2"},
+          {{Arg::Tensor(F64({2, 5, 5}, rng)), Arg::Ints({3}), Arg::Ints({2}), Arg::Ints({1}),
+            Arg::Ints({1}), Arg::Bool(true)},
+           "[2, 5, 5] 3x3 overlapping, padded, ceil_mode"}};
+    };
+    spec.wrt = {0};
+    spec.backward_args = [](const Sample& s, const Returns& r, const HostTensor& g) {
+      return Args{Arg::Tensor(g), s.args[0], s.args[1], s.args[2],
+                  s.args[3],      s.args[4], s.args[5], Arg::Tensor(r[1])};
+    };
+    add("max_pool2d_with_indices_backward", std::move(spec));
+  }
+  {
+    // avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    // divisor_override)
+    GradientSpec spec;
+    spec.forward = "avg_pool2d";
+    spec.samples = [](Rng& rng) {
+      std::vector<Sample> samples;
+      for (const bool counted : {true, false}) {
+        samples.push_back({{Arg::Tensor(F64({1, 2, 5, 5}, rng)), Arg::Ints({3}), Arg::Ints({2}),
+                            Arg::Ints({1}), Arg::Bool(true), Arg::Bool(counted), Arg::None()},
+                           std::string("[1, 2, 5, 5] 3x3 padded, ceil_mode") +
+                               (counted ? "" : ", padding not counted")});
+      }
+      samples.push_back({{Arg::Tensor(F64({2, 4, 4}, rng)), Arg::Ints({2}), Arg::Ints({1}),
+                          Arg::Ints({0}), Arg::Bool(false), Arg::Bool(true), Arg::Int(3)},
+                         "[2, 4, 4] 2x2 stride 1, divisor_override 3"});
+      return samples;
+    };
+    spec.wrt = {0};
+    spec.backward_args = [](const Sample& s, const Returns&, const HostTensor& g) {
+      Args args{Arg::Tensor(g)};
+      args.insert(args.end(), s.args.begin(), s.args.end());
+      return args;
+    };
+    add("avg_pool2d_backward", std::move(spec));
+  }
+  {
+    // embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse): the forward's
+    // gradient for the weight, with repeated indices (padding_idx and scale_grad_by_freq change
+    // the backward alone, so central differences of the forward cannot check them).
+    GradientSpec spec;
+    spec.forward = "embedding";
+    spec.samples = [](Rng& rng) {
+      HostTensor indices;
+      indices.dtype = TSR_DTYPE_INT64;
+      indices.shape = {2, 3};
+      indices.values = {1, 3, 1, 0, 3, 1};
+      return std::vector<Sample>{{{Arg::Tensor(F64({5, 3}, rng)), Arg::Tensor(indices),
+                                   Arg::Int(-1), Arg::Bool(false), Arg::Bool(false)},
+                                  "[5, 3] by [2, 3] repeated indices"}};
+    };
+    spec.wrt = {0};
+    spec.backward_args = [](const Sample& s, const Returns&, const HostTensor& g) {
+      return Args{Arg::Tensor(g), s.args[1], Arg::Int(s.args[0].tensor.shape[0]), s.args[2],
+                  s.args[3]};
+    };
+    add("embedding_dense_backward", std::move(spec));
+  }
   return specs;
 }
 

@@ -664,6 +664,47 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  // zeros_like / ones_like / full_like (op set 1.4): self's shape, self's dtype or the one given.
+  // Their out= forms take (self, [fill_value,] memory_format, out), not the functional's
+  // arguments, so the out= oracle cannot call them; plugins/cpu/tests/nn_backward_test.cc does.
+  for (const char* name : {"zeros_like", "ones_like", "full_like"}) {
+    OpInfo op = Copying(name, "", "", kAllMask);
+    const bool full = std::string(name) == "full_like";
+    const double value = std::string(name) == "ones_like" ? 1 : 0;
+    op.samples = [full](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      const Arg fill = dtype == TSR_DTYPE_BOOL ? Arg::ScalarBool(true)
+                       : IsFloating(dtype)     ? Arg::ScalarDouble(2.5)
+                                               : Arg::ScalarInt(7);
+      for (const auto& shape : UnaryShapes()) {
+        Sample sample{{Arg::Tensor(MakeTensor(shape, dtype, rng))}, ShapeString(shape)};
+        if (full) sample.args.push_back(fill);
+        s.push_back(std::move(sample));
+      }
+      Sample to_int{{Arg::Tensor(MakeTensor({2, 3}, dtype, rng))}, "[2, 3] dtype int32"};
+      if (full) to_int.args.push_back(Arg::ScalarInt(3));
+      to_int.args.push_back(Arg::Dtype(TSR_DTYPE_INT32));
+      s.push_back(std::move(to_int));
+      return s;
+    };
+    op.reference = [full, value](const Sample& s) {
+      const size_t dtype_arg = full ? 2 : 1;
+      const tsr_dtype dtype =
+          s.args.size() > dtype_arg ? s.args[dtype_arg].dtype : s.args[0].tensor.dtype;
+      return std::vector<HostTensor>{
+          Full(s.args[0].tensor.shape, dtype, full ? s.args[1].number : value)};
+    };
+    if (full) {
+      op.errors = [](Rng& rng) {
+        return std::vector<ErrorInput>{
+            {{{Arg::Tensor(MakeTensor({2}, TSR_DTYPE_UINT8, rng)), Arg::ScalarInt(300)},
+              "300 into uint8"},
+             TSR_INVALID_ARGUMENT,
+             "a value that overflows the dtype"}};
+      };
+    }
+    db.push_back(std::move(op));
+  }
   {
     OpInfo op = Copying("eye", "", "", kAllMask);
     op.samples = [](tsr_dtype dtype, Rng&) {

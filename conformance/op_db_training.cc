@@ -447,6 +447,7 @@ void AddTrainingOps(std::vector<OpInfo>& db) {
   AddMseLoss(db);
   AddNllLoss(db);
   AddNormBackwardOps(db);
+  AddNNBackwardOps(db);
 }
 
 }  // namespace conformance

@@ -12,6 +12,7 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefineActivationOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineDecomposedTrainingOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineNormBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineNNBackwardOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineReductionOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineLinalgOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineFactoryOps(registry));

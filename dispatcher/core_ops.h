@@ -33,6 +33,7 @@ absl::Status DefineIndexOps(OpRegistry& registry);
 absl::Status DefineActivationOps(OpRegistry& registry);  // after the pointwise ops
 absl::Status DefineDecomposedTrainingOps(OpRegistry& registry);
 absl::Status DefineNormBackwardOps(OpRegistry& registry);
+absl::Status DefineNNBackwardOps(OpRegistry& registry);  // op set 1.4
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

@@ -8,8 +8,9 @@
 // changes. Op set 1.1 adds the out= forms of the native NN ops (convolution.out,
 // max_pool2d_with_indices.out, native_layer_norm.out, native_batch_norm.out). Op set 1.2 adds
 // PyTorch's Core ATen operator set, the backward ops of training and the random ops, family
-// by family (docs/op_set.md lists what each version holds). The SDK headers
-// stable_abi/include/tessera/opset/ are generated from the lock and state the same version
+// by family; 1.3 and 1.4 add the backward ops of the normalizations, the NLL loss,
+// convolution, pooling and embedding (docs/op_set.md lists what each version holds). The SDK
+// headers stable_abi/include/tessera/opset/ are generated from the lock and state the same version
 // (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
 #pragma once
 
@@ -18,6 +19,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 3;
+inline constexpr int32_t kOpSetVersionMinor = 4;
 
 }  // namespace tessera

@@ -76,6 +76,12 @@ TensorsOr ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
+// ComputeOne: the functional form of an op F computes (F returns its one result).
+template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&)>
+TensorsOr ComputeOne(const OperatorHandle& op, const Stack& s) {
+  return One(F(op, s));
+}
+
 // ComputeIntoOuts: the out= form of an op with kCount returns, written as a composite: F
 // computes the results, and each goes into the out argument kFirst + i. An undefined result (a
 // gradient that output_mask leaves out) leaves its out argument unwritten, as ATen's do.

@@ -50,6 +50,17 @@ Out UnsqueezeK(const OperatorHandle&, const Stack& s) {
 Out AsStridedK(const OperatorHandle&, const Stack& s) {
   return One(AsStrided(s[0].tensor(), Ints(s[1]), Ints(s[2]), OptionalInt(s[3])));
 }
+// detach(self): an alias of self (Tessera has no autograd graph to detach it from).
+Out DetachK(const OperatorHandle&, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  return One(AsStrided(self, self.sizes(), self.strides(), self.storage_offset()));
+}
+// _reshape_alias(self, size, stride): self's storage seen with these sizes and strides from
+// self's offset, as ATen's (what reshape and view trace to in PyTorch 1.13).
+Out ReshapeAliasK(const OperatorHandle&, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  return One(AsStrided(self, Ints(s[1]), Ints(s[2]), self.storage_offset()));
+}
 Out DiagonalK(const OperatorHandle&, const Stack& s) {
   return One(Diagonal(s[0].tensor(), s[1].to_int(), s[2].to_int(), s[3].to_int()));
 }
@@ -126,6 +137,9 @@ absl::Status DefineViewOps(OpRegistry& registry) {
           {"as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? "
            "storage_offset=None) -> Tensor(a)",
            MakeKernel<AsStridedK>("core::as_strided")},
+          {"detach(Tensor(a) self) -> Tensor(a)", MakeKernel<DetachK>("core::detach")},
+          {"_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+           MakeKernel<ReshapeAliasK>("core::_reshape_alias")},
           {"diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",
            MakeKernel<DiagonalK>("core::diagonal")},
           {"unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)",

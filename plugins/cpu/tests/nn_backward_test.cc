@@ -1,0 +1,194 @@
+// Op set 1.4 on the CPU plugin (composites over its kernels): the backward ops of convolution,
+// pooling and embedding, and the small ops a traced training step needs (detach,
+// _reshape_alias, *_like). The conformance oracles compare their values with references and
+// their gradients with central differences of the forward ops; here is what they do not
+// compare: the convolution's gradients against central differences in the cases most easily
+// got wrong (groups, stride, transposed with output_padding), output_mask's None returns and the
+// out= form leaving a masked-out output unwritten, the errors' words, the layouts *_like gives,
+// and aliasing.
+#include <cmath>
+#include <functional>
+
+#include "cpu_test_util.hpp"
+#include "gmock/gmock.h"
+
+namespace tessera {
+namespace cpu_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<double> Wave(size_t n, double scale, double shift) {
+  std::vector<double> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = std::sin(scale * static_cast<double>(i) + shift);
+  return v;
+}
+
+size_t Count(const std::vector<int64_t>& shape) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+// Central differences of sum(g * forward(x)) in each element of x.
+std::vector<double> NumericGradient(const std::vector<double>& x, const std::vector<int64_t>& shape,
+                                    const std::vector<double>& g,
+                                    const std::function<Tensor(const Tensor&)>& forward) {
+  auto loss = [&](const std::vector<double>& at) {
+    const std::vector<double> y = values<double>(forward(f64(at, shape)));
+    double s = 0;
+    for (size_t i = 0; i < y.size(); ++i) s += y[i] * g[i];
+    return s;
+  };
+  const double h = 1e-6;
+  std::vector<double> grad(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    std::vector<double> plus = x, minus = x;
+    plus[i] += h;
+    minus[i] -= h;
+    grad[i] = (loss(plus) - loss(minus)) / (2 * h);
+  }
+  return grad;
+}
+
+void ExpectNear(const std::vector<double>& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
+}
+
+struct Conv {
+  std::vector<int64_t> in, w, stride, padding, dilation;
+  bool transposed;
+  std::vector<int64_t> output_padding;
+  int64_t groups;
+};
+
+TEST(NNBackward, ConvolutionMatchesCentralDifferences) {
+  const std::vector<Conv> cases{{{2, 4, 6, 5}, {4, 2, 3, 2}, {2, 1}, {1, 0}, {1, 2}, false, {0}, 2},
+                                {{1, 2, 3, 4}, {2, 3, 3, 2}, {2}, {1}, {1}, true, {1}, 1},
+                                {{1, 4, 3, 3}, {4, 1, 2, 2}, {1}, {0}, {2}, true, {1}, 2},
+                                {{2, 3, 7}, {2, 3, 2}, {3}, {0}, {1}, false, {0}, 1}};
+  for (const Conv& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.in) + " * " + ::testing::PrintToString(c.w));
+    const std::vector<double> x = Wave(Count(c.in), 0.7, 0.1), w = Wave(Count(c.w), 1.1, 0.3);
+    auto conv = [&](const Tensor& input, const Tensor& weight) {
+      return op("convolution", input, weight, std::nullopt, c.stride, c.padding, c.dilation,
+                c.transposed, c.output_padding, c.groups);
+    };
+    const Tensor y = conv(f64(x, c.in), f64(w, c.w));
+    const std::vector<double> g = Wave(static_cast<size_t>(y.numel()), 1.3, 0.5);
+    const std::vector<Tensor> grads =
+        ops("convolution_backward", f64(g, shape(y)), f64(x, c.in), f64(w, c.w),
+            std::vector<int64_t>{shape(y)[1]}, c.stride, c.padding, c.dilation, c.transposed,
+            c.output_padding, c.groups, std::vector<bool>{true, true, true});
+    ExpectNear(values<double>(grads[0]),
+               NumericGradient(x, c.in, g, [&](const Tensor& t) { return conv(t, f64(w, c.w)); }));
+    ExpectNear(values<double>(grads[1]),
+               NumericGradient(w, c.w, g, [&](const Tensor& t) { return conv(f64(x, c.in), t); }));
+    EXPECT_EQ(shape(grads[2]), (std::vector<int64_t>{shape(y)[1]}));
+  }
+}
+
+TEST(NNBackward, ConvolutionOutputMaskAndOutForm) {
+  const Tensor x = f64(Wave(18, 0.5, 0), {1, 2, 3, 3}), w = f64(Wave(8, 0.9, 0), {2, 1, 2, 2});
+  const Tensor g = f64(Wave(8, 0.3, 0), {1, 2, 2, 2});
+  auto call = [&](std::vector<bool> mask) {
+    return ops("convolution_backward", g, x, w, std::nullopt, std::vector<int64_t>{1},
+               std::vector<int64_t>{0}, std::vector<int64_t>{1}, false, std::vector<int64_t>{0},
+               int64_t{2}, mask);
+  };
+  std::vector<Tensor> r = call({false, true, false});
+  EXPECT_TRUE(r[0].get() == nullptr && r[1].get() != nullptr && r[2].get() == nullptr);
+  const std::vector<Tensor> all = call({true, true, true});
+
+  const Tensor out0 = f64({0}, {1}), out1 = f64({7}, {1}), out2 = f64({5, 5}, {2});
+  r = ops("convolution_backward.out", g, x, w, std::nullopt, std::vector<int64_t>{1},
+          std::vector<int64_t>{0}, std::vector<int64_t>{1}, false, std::vector<int64_t>{0},
+          int64_t{2}, std::vector<bool>{true, false, true}, out0, out1, out2);
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(values<double>(out1), (std::vector<double>{7}));  // masked out: untouched
+  EXPECT_EQ(values<double>(out0), values<double>(all[0]));
+  EXPECT_EQ(values<double>(out2), values<double>(all[2]));
+}
+
+TEST(NNBackward, ConvolutionErrorsNameTheForwardsCheck) {
+  const Tensor x = f32({0, 0, 0, 0}, {1, 4, 1, 1}), w = f32(std::vector<float>(6, 0), {2, 3, 1, 1});
+  const Tensor g = f32({0, 0}, {1, 2, 1, 1});
+  EXPECT_THAT(error_of("convolution_backward", g, x, w, std::nullopt, std::vector<int64_t>{1},
+                       std::vector<int64_t>{0}, std::vector<int64_t>{1}, false,
+                       std::vector<int64_t>{0}, int64_t{1}, std::vector<bool>{true, true, true}),
+              HasSubstr("convolution_backward: the forward's arguments: convolution: expected "
+                        "input [1, 4, 1, 1] to have 3 channels"));
+  const Tensor ok = f32({0, 0, 0}, {1, 3, 1, 1});
+  EXPECT_THAT(
+      error_of("convolution_backward", f32({0, 0, 0}, {1, 3, 1, 1}), ok, w, std::nullopt,
+               std::vector<int64_t>{1}, std::vector<int64_t>{0}, std::vector<int64_t>{1}, false,
+               std::vector<int64_t>{0}, int64_t{1}, std::vector<bool>{true, true, true}),
+      HasSubstr("expected grad_output of shape [1, 2, 1, 1] (the convolution's output), "
+                "got [1, 3, 1, 1]"));
+}
+
+TEST(NNBackward, MaxPoolAddsOverlappingWindowsAtTheirIndices) {
+  // A 3x3 plane, 2x2 windows at stride 1: the centre is the maximum of all four windows.
+  const Tensor x = f32({0, 1, 0, 1, 9, 1, 0, 1, 0}, {1, 1, 3, 3});
+  const std::vector<Tensor> fwd =
+      ops("max_pool2d_with_indices", x, std::vector<int64_t>{2}, std::vector<int64_t>{1},
+          std::vector<int64_t>{0}, std::vector<int64_t>{1}, false);
+  EXPECT_EQ(values<int64_t>(fwd[1]), (std::vector<int64_t>{4, 4, 4, 4}));
+  const Tensor grad = op("max_pool2d_with_indices_backward", f32({1, 2, 3, 4}, {1, 1, 2, 2}), x,
+                         std::vector<int64_t>{2}, std::vector<int64_t>{1}, std::vector<int64_t>{0},
+                         std::vector<int64_t>{1}, false, fwd[1]);
+  EXPECT_EQ(values<float>(grad), (std::vector<float>{0, 0, 0, 0, 10, 0, 0, 0, 0}));
+  EXPECT_THAT(error_of("max_pool2d_with_indices_backward", f32({1, 2, 3, 4}, {1, 1, 2, 2}), x,
+                       std::vector<int64_t>{2}, std::vector<int64_t>{1}, std::vector<int64_t>{0},
+                       std::vector<int64_t>{1}, false, i64({4, 4, 9, 4}, {1, 1, 2, 2})),
+              HasSubstr("expected indices into the input's 3 x 3 plane"));
+}
+
+TEST(NNBackward, EmbeddingNamesTheRowsItHas) {
+  EXPECT_THAT(error_of("embedding_dense_backward", f32({1, 2, 3, 4}, {2, 2}), i64({0, 5}, {2}),
+                       int64_t{4}, int64_t{-1}, false),
+              HasSubstr("expected indices in [0, num_weights = 4)"));
+  // padding_idx's rows take nothing, even where grad_output is not finite.
+  const Tensor grad = op("embedding_dense_backward", f32({1, 2, NAN, INFINITY, 5, 6}, {3, 2}),
+                         i64({0, 1, 0}, {3}), int64_t{2}, int64_t{1}, false);
+  EXPECT_EQ(values<float>(grad), (std::vector<float>{6, 8, 0, 0}));
+}
+
+TEST(LikeOps, DtypeDeviceAndLayout) {
+  const Tensor base = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor transposed = op("t", base);
+  Tensor t = op("ones_like", transposed, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                std::nullopt);
+  EXPECT_EQ(shape(t), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(t.strides().vec(), transposed.strides().vec());  // preserve_format: dense strides
+  EXPECT_EQ(values<float>(t), std::vector<float>(6, 1));
+  t = op("zeros_like", transposed, TSR_DTYPE_INT64);
+  EXPECT_EQ(t.dtype(), TSR_DTYPE_INT64);
+  EXPECT_EQ(values<int64_t>(t), std::vector<int64_t>(6, 0));
+  t = op("full_like", base, 2.5);
+  EXPECT_EQ(values<float>(t), std::vector<float>(6, 2.5));
+  EXPECT_THAT(error_of("full_like", i64({1}, {1}), 1e30), HasSubstr("fill_value"));
+  const Tensor out = f32({0}, {1});
+  op("full_like.out", base, 7.0, std::nullopt, out);
+  EXPECT_EQ(shape(out), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<float>(out), std::vector<float>(6, 7));
+  EXPECT_EQ(shape(op("empty_like", transposed)), (std::vector<int64_t>{3, 2}));
+}
+
+TEST(ViewOps, DetachAndReshapeAliasShareStorage) {
+  const Tensor base = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor detached = op("detach", base);
+  op("fill_.Scalar", detached, 0.0);
+  EXPECT_EQ(values<float>(base), std::vector<float>(6, 0));
+  const Tensor alias =
+      op("_reshape_alias", base, std::vector<int64_t>{3, 2}, std::vector<int64_t>{1, 3});
+  op("fill_.Scalar", op("select.int", alias, int64_t{0}, int64_t{0}), 9.0);  // base[:, 0]
+  EXPECT_EQ(values<float>(base), (std::vector<float>{9, 0, 0, 9, 0, 0}));
+  EXPECT_THAT(error_of("_reshape_alias", base, std::vector<int64_t>{7}, std::vector<int64_t>{1}),
+              HasSubstr("storage"));
+}
+
+}  // namespace
+}  // namespace cpu_test
+}  // namespace tessera

@@ -147,12 +147,24 @@ Tensor Mm(const Tensor& self, const Tensor& mat2) {
   return Store(out, {n, m});
 }
 
+// MoveBytes: src's elements into dst (same dtype and shape; either may be strided): copies
+// that convert nothing move bytes, in every dtype, so that a model's int64 and bool tensors
+// reach and cross the device though the NPU computes float32 only.
+Tensor MoveBytes(const Tensor& src, Tensor dst) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(src.numel()) * src.itemsize());
+  src.copy_to_host(bytes.data(), bytes.size());
+  dst.copy_from_host(bytes.data(), bytes.size());
+  return dst;
+}
+
 Tensor Clone(const Tensor& self, std::optional<int64_t> /*memory_format*/) {
-  const Host in = Fetch("clone", self);
-  return Store(in.values, in.sizes);  // dense and contiguous
+  return MoveBytes(self, Tensor::empty(self.sizes().vec(), self.dtype(), kNpu));  // contiguous
 }
 
 Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
+  if (self.dtype() == src.dtype() && self.sizes().vec() == src.sizes().vec()) {
+    return MoveBytes(src, self);
+  }
   const Host from = Fetch("copy_", src);
   RequireFloat32("copy_", self);
   const std::vector<int64_t> shape = self.sizes().vec();

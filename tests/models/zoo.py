@@ -2,9 +2,12 @@
 
     /usr/bin/python3 tests/models/zoo.py OUT_DIR [NAME ...]
 
-writes OUT_DIR/NAME.tsrm for each model (all when none are named). Nothing is downloaded: the
-torchvision models are built with random weights. Each model is in eval mode and traced on the
-example inputs given here.
+writes OUT_DIR/NAME.tsrm for each model (all when none are named), and a training step's as
+OUT_DIR/train/NAME.tsrm (tests/models/check_zoo.sh runs those on the CPU plugin alone: the npu
+sample computes float32 only, and a training step's loss converts a bool mask and indexes with
+int64 on the device). Nothing is downloaded: the
+torchvision models are built with random weights. Each model is in eval mode (a training step,
+in training mode) and traced on the example inputs given here.
 """
 
 import math
@@ -103,8 +106,38 @@ def gpt2_step():
     return Gpt2Step(), (torch.randn(1, 1, 256), torch.randn(1, 4, 31, 64), torch.randn(1, 4, 31, 64))
 
 
+class CnnTrainStep(torch.nn.Module):
+    """One training step of a small CNN with an embedding branch: the forward in training mode
+    (batch norm on the batch's statistics), the cross-entropy loss, and every parameter's
+    gradient (torch.autograd.grad, traced with the rest): convolution_backward (strided,
+    grouped), native_batch_norm_backward, max_pool2d_with_indices_backward,
+    avg_pool2d_backward, embedding_dense_backward, the loss's backward ops."""
+
+    trains = True  # zoo.py leaves it in training mode
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, stride=2, groups=2)
+        self.embed = torch.nn.Embedding(20, 8, padding_idx=0)
+        self.fc = torch.nn.Linear(8 * 2 * 2 + 8, 10)
+
+    def forward(self, x, tokens, target):
+        y = torch.nn.functional.max_pool2d(torch.relu(self.norm(self.conv1(x))), 2)
+        y = torch.nn.functional.avg_pool2d(torch.relu(self.conv2(y)), 2, ceil_mode=True)
+        features = torch.cat([y.flatten(1), self.embed(tokens).mean(1)], 1)
+        loss = torch.nn.functional.cross_entropy(self.fc(features), target)
+        return (loss,) + torch.autograd.grad(loss, list(self.parameters()))
+
+
+def cnn_train_step():
+    tokens = torch.tensor([[3, 0, 7, 3], [1, 19, 0, 5]])
+    return CnnTrainStep(), (torch.randn(2, 3, 16, 16), tokens, torch.tensor([4, 9]))
+
+
 ZOO = {"mlp": mlp, "resnet18": resnet18, "mobilenet_v3_small": mobilenet_v3_small, "vit": vit,
-       "bert_layer": bert_layer, "gpt2_step": gpt2_step}
+       "bert_layer": bert_layer, "gpt2_step": gpt2_step, "cnn_train_step": cnn_train_step}
 
 
 def main(argv):
@@ -120,8 +153,12 @@ def main(argv):
             return 2
         torch.manual_seed(0)
         net, inputs = ZOO[name]()
-        tessera_export.export(net.eval(), inputs, os.path.join(out_dir, f"{name}.tsrm"),
-                              name=name)
+        trains = getattr(net, "trains", False)
+        if not trains:
+            net.eval()
+        folder = os.path.join(out_dir, "train") if trains else out_dir
+        os.makedirs(folder, exist_ok=True)
+        tessera_export.export(net, inputs, os.path.join(folder, f"{name}.tsrm"), name=name)
         print(f"exported {name}")
     return 0
 

@@ -226,7 +226,10 @@ absl::StatusOr<NllArgs> NllPrepare(const OperatorHandle& op, const Value& self_v
                        CallOne(r, "ne.Scalar", {Value(rows), Value(Scalar(ignore_index))}));
   TSR_ASSIGN_OR_RETURN(a.ignored,
                        CallOne(r, "eq.Scalar", {Value(rows), Value(Scalar(ignore_index))}));
-  TSR_ASSIGN_OR_RETURN(a.safe, CallOne(r, "mul.Tensor", {Value(rows), Value(kept)}));
+  // The ignored targets read row 0 (their weight is 0): masked_fill, which every backend has
+  // (through the fallback if not natively), not an int64 product a float-only device refuses.
+  TSR_ASSIGN_OR_RETURN(a.safe, CallOne(r, "masked_fill.Scalar",
+                                       {Value(rows), Value(a.ignored), Value(Scalar(int64_t{0}))}));
   TSR_ASSIGN_OR_RETURN(a.weights, CallOne(r, "_to_copy", {Value(kept), Value(a.opmath.compute)}));
   if (!weight.is_none()) {
     TSR_ASSIGN_OR_RETURN(const Value w, a.opmath.In(r, weight));

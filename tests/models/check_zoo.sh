@@ -5,8 +5,7 @@
 # fallback) and compares with PyTorch's outputs under assert_close's float32 defaults. The CPU
 # runs go once with the unboxed fast path and once without (TESSERA_FAST_PATH=0): compiled nodes
 # take the fast path where it serves them, and both ways must agree with PyTorch. Last,
-# npy_check.py feeds tessera-run a .npy input and reads its saved .npy outputs with NumPy. A
-# training step (zoo.py writes it under train/) runs on the CPU plugin alone.
+# npy_check.py feeds tessera-run a .npy input and reads its saved .npy outputs with NumPy.
 #
 #   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR CONFORMANCE
 #
@@ -25,16 +24,8 @@ rm -rf "$out"
 "$python" "$here/zoo.py" "$out"
 
 status=0
-for model in "$out"/*.tsrm "$out"/train/*.tsrm; do
-  targets="cpu cpu-boxed npu"
-  case $model in
-    # The npu sample computes float32 only, and a plugin's kernel that refuses a dtype is not
-    # retried on the CPU (docs/plugin_guide.md, The CPU fallback): a training step's loss
-    # converts a bool mask on the device, which the sample refuses.
-    */train/*) targets="cpu cpu-boxed"
-               echo "skip: $(basename "$model") on npu: the sample computes float32 only" ;;
-  esac
-  for target in $targets; do
+for model in "$out"/*.tsrm; do
+  for target in cpu cpu-boxed npu; do
     fast=1
     case $target in
       cpu) set -- --device cpu ;;

@@ -2,10 +2,7 @@
 
     /usr/bin/python3 tests/models/zoo.py OUT_DIR [NAME ...]
 
-writes OUT_DIR/NAME.tsrm for each model (all when none are named), and a training step's as
-OUT_DIR/train/NAME.tsrm (tests/models/check_zoo.sh runs those on the CPU plugin alone: the npu
-sample computes float32 only, and a training step's loss converts a bool mask and indexes with
-int64 on the device). Nothing is downloaded: the
+writes OUT_DIR/NAME.tsrm for each model (all when none are named). Nothing is downloaded: the
 torchvision models are built with random weights. Each model is in eval mode (a training step,
 in training mode) and traced on the example inputs given here.
 """
@@ -153,12 +150,9 @@ def main(argv):
             return 2
         torch.manual_seed(0)
         net, inputs = ZOO[name]()
-        trains = getattr(net, "trains", False)
-        if not trains:
+        if not getattr(net, "trains", False):
             net.eval()
-        folder = os.path.join(out_dir, "train") if trains else out_dir
-        os.makedirs(folder, exist_ok=True)
-        tessera_export.export(net, inputs, os.path.join(folder, f"{name}.tsrm"), name=name)
+        tessera_export.export(net, inputs, os.path.join(out_dir, f"{name}.tsrm"), name=name)
         print(f"exported {name}")
     return 0
 

@@ -17,6 +17,8 @@
 #include "npu_c_kernels.h"
 #include "npu_device.h"
 #include "tessera/sdk/dispatch.hpp"
+#include "tessera/sdk/float_to_int.hpp"
+#include "tessera/sdk/half.hpp"
 #include "tessera/sdk/loops.hpp"
 #include "tessera/sdk/plugin.hpp"
 
@@ -157,6 +159,52 @@ Tensor MoveBytes(const Tensor& src, Tensor dst) {
   return dst;
 }
 
+// Converted: src's elements as dst's dtype, row-major, with PyTorch's casts: to bool "!= 0";
+// floating to integral truncates toward zero through int64 (sdk::float_to_int64: INT64_MIN
+// where int64 cannot hold it, as on x86), and narrower integers wrap; every value passes
+// through long double, whose 64-bit mantissa holds every int64 exactly.
+std::vector<unsigned char> Converted(const Tensor& src, tsr_dtype to) {
+  std::vector<unsigned char> bytes(static_cast<size_t>(src.numel()) * src.itemsize());
+  src.copy_to_host(bytes.data(), bytes.size());
+  std::vector<long double> values(static_cast<size_t>(src.numel()));
+  bool floating = false;
+  tessera::sdk::dispatch(src.dtype(), "npu copy_", tessera::sdk::kAllTypes, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = reinterpret_cast<const T*>(bytes.data());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<T, tessera::sdk::Half> ||
+                    std::is_same_v<T, tessera::sdk::BFloat16>) {
+        values[i] = tessera::sdk::to_float(in[i]);
+        floating = true;
+      } else {
+        values[i] = static_cast<long double>(in[i]);
+        floating = std::is_floating_point_v<T>;
+      }
+    }
+  });
+  std::vector<unsigned char> out(values.size() * tessera::sdk::element_size(to));
+  tessera::sdk::dispatch(to, "npu copy_", tessera::sdk::kAllTypes, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = reinterpret_cast<T*>(out.data());
+    for (size_t i = 0; i < values.size(); ++i) {
+      const long double v = values[i];
+      if constexpr (std::is_same_v<T, bool>) {
+        o[i] = v != 0;
+      } else if constexpr (std::is_same_v<T, tessera::sdk::Half>) {
+        o[i] = tessera::sdk::to_half(static_cast<float>(v));
+      } else if constexpr (std::is_same_v<T, tessera::sdk::BFloat16>) {
+        o[i] = tessera::sdk::to_bfloat16(static_cast<float>(v));
+      } else if constexpr (std::is_floating_point_v<T>) {
+        o[i] = static_cast<T>(v);
+      } else {
+        o[i] = static_cast<T>(floating ? tessera::sdk::float_to_int64(static_cast<double>(v))
+                                       : static_cast<int64_t>(v));
+      }
+    }
+  });
+  return out;
+}
+
 Tensor Clone(const Tensor& self, std::optional<int64_t> /*memory_format*/) {
   return MoveBytes(self, Tensor::empty(self.sizes().vec(), self.dtype(), kNpu));  // contiguous
 }
@@ -164,6 +212,12 @@ Tensor Clone(const Tensor& self, std::optional<int64_t> /*memory_format*/) {
 Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
   if (self.dtype() == src.dtype() && self.sizes().vec() == src.sizes().vec()) {
     return MoveBytes(src, self);
+  }
+  if (self.sizes().vec() == src.sizes().vec()) {  // a conversion: through the host
+    const std::vector<unsigned char> bytes = Converted(src, self.dtype());
+    Tensor dst = self;
+    dst.copy_from_host(bytes.data(), bytes.size());
+    return dst;
   }
   const Host from = Fetch("copy_", src);
   RequireFloat32("copy_", self);

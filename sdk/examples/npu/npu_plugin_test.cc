@@ -154,7 +154,8 @@ TEST_F(NpuTest, OpsWithoutAnNpuKernelGoThroughTheCpuFallback) {
 TEST_F(NpuTest, ToCopyMovesBetweenDevicesAndConvertsThere) {
   // A transposed float32 CPU view to the npu as float64 (converted on the CPU, moved through
   // host memory and the npu's copy functions), back to the CPU as int32 (moved, then
-  // converted on the CPU). The npu itself computes float32 only: a conversion on it is refused.
+  // converted on the CPU), and converted on the npu itself (its copy_ takes every dtype,
+  // though its other kernels compute float32 only).
   Tensor cpu = Tensor::from_host<float>({1, 2, 3, 4, 5, 6}, {2, 3}, TSR_DTYPE_FLOAT32);
   Tensor t = tessera::call1(tessera::find_op("t"), cpu);
   const tsr_op* to_copy = tessera::find_op("_to_copy");
@@ -167,7 +168,20 @@ TEST_F(NpuTest, ToCopyMovesBetweenDevicesAndConvertsThere) {
       tessera::call1(to_copy, on_npu, TSR_DTYPE_INT32, std::nullopt, tessera::parse_device("cpu"));
   EXPECT_EQ(back.device().type, TSR_DEVICE_CPU);
   EXPECT_EQ(back.to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
-  EXPECT_THAT(ErrorOf([&] { tessera::call1(to_copy, on_npu, TSR_DTYPE_FLOAT32); }),
+  Tensor narrowed = tessera::call1(to_copy, on_npu, TSR_DTYPE_INT8);
+  EXPECT_EQ(narrowed.device().type, TSR_DEVICE_PRIVATEUSE1);
+  auto to_cpu_int32 = [&](const Tensor& x) {
+    return tessera::call1(to_copy, x, TSR_DTYPE_INT32, std::nullopt, tessera::parse_device("cpu"))
+        .to_vector<int32_t>();
+  };
+  EXPECT_EQ(to_cpu_int32(narrowed), (std::vector<int32_t>{1, 4, 2, 5, 3, 6}));
+  const Tensor halves =
+      tessera::call1(tessera::find_op("mul.Scalar"), on_npu, 0.5);  // the CPU fallback
+  const Tensor flags = tessera::call1(to_copy, tessera::call1(to_copy, halves, TSR_DTYPE_INT64),
+                                      TSR_DTYPE_BOOL);  // 0.5 -> 0 -> false, 1.5 -> 1 -> true
+  EXPECT_EQ(flags.device().type, TSR_DEVICE_PRIVATEUSE1);
+  EXPECT_EQ(to_cpu_int32(flags), (std::vector<int32_t>{0, 1, 1, 1, 1, 1}));
+  EXPECT_THAT(ErrorOf([&] { tessera::call1(tessera::find_op("neg"), on_npu); }),
               HasSubstr("not implemented for dtype float64"));
 }
 

@@ -96,14 +96,5 @@ HostTensor ConvReference(const ConvArgs& a) {
   return FromLong(shape, a.x->dtype, y);
 }
 
-HostTensor FromLong(std::vector<int64_t> shape, tsr_dtype dtype,
-                    const std::vector<long double>& v) {
-  HostTensor t;
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  for (long double x : v) t.values.push_back(RoundTo(dtype, static_cast<double>(x)));
-  return t;
-}
-
 }  // namespace conformance
 }  // namespace tessera

@@ -37,8 +37,5 @@ void ForEachConvTerm(const ConvArgs& a, const std::function<void(int64_t, int64_
 // ConvReference: the convolution's output, rounded to the input's dtype.
 HostTensor ConvReference(const ConvArgs& a);
 
-// FromLong: long double values rounded to `dtype`.
-HostTensor FromLong(std::vector<int64_t> shape, tsr_dtype dtype, const std::vector<long double>& v);
-
 }  // namespace conformance
 }  // namespace tessera

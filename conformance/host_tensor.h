@@ -31,6 +31,9 @@ bool IsIntegral(tsr_dtype d, bool include_bool);
 // Round (or wrap, for integers; "!= 0" for bool) a double to what `dtype` can hold, as a
 // cast to that dtype would.
 double RoundTo(tsr_dtype dtype, double v);
+// FromLong: a tensor of `dtype` from long double values (references' accumulators), each rounded
+// to the dtype.
+HostTensor FromLong(std::vector<int64_t> shape, tsr_dtype dtype, const std::vector<long double>& v);
 
 // Value ranges per dtype, as PyTorch's make_tensor: bool {0, 1}; uint8 [0, 10); other
 // integers [-9, 10); floating [-9, 9].

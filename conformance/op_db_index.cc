@@ -666,7 +666,7 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
   }
   // zeros_like / ones_like / full_like (op set 1.4): self's shape, self's dtype or the one given.
   // Their out= forms take (self, [fill_value,] memory_format, out), not the functional's
-  // arguments, so the out= oracle cannot call them; plugins/cpu/tests/nn_backward_test.cc does.
+  // arguments, so the out= oracle cannot call them; plugins/cpu/tests/like_and_alias_test.cc does.
   for (const char* name : {"zeros_like", "ones_like", "full_like"}) {
     OpInfo op = Copying(name, "", "", kAllMask);
     const bool full = std::string(name) == "full_like";

@@ -197,8 +197,6 @@ int64_t Pooled(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil
   return out;
 }
 
-int64_t Pair(const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v[i]; }
-
 struct PoolGeometry {
   int64_t planes, h, w, oh, ow;
   std::array<int64_t, 2> k, s, p, d;
@@ -213,10 +211,10 @@ PoolGeometry GeometryOf(const std::vector<int64_t>& in, const std::vector<int64_
   g.h = in[in.size() - 2];
   g.w = in.back();
   for (size_t i = 0; i < 2; ++i) {
-    g.k[i] = Pair(kernel, i);
-    g.s[i] = stride.empty() ? g.k[i] : Pair(stride, i);
-    g.p[i] = Pair(padding, i);
-    g.d[i] = dilation.empty() ? 1 : Pair(dilation, i);
+    g.k[i] = PerDim(kernel, i);
+    g.s[i] = stride.empty() ? g.k[i] : PerDim(stride, i);
+    g.p[i] = PerDim(padding, i);
+    g.d[i] = dilation.empty() ? 1 : PerDim(dilation, i);
   }
   g.oh = Pooled(g.h, g.k[0], g.s[0], g.p[0], g.d[0], ceil_mode);
   g.ow = Pooled(g.w, g.k[1], g.s[1], g.p[1], g.d[1], ceil_mode);
@@ -231,7 +229,8 @@ std::vector<int64_t> PooledShape(const std::vector<int64_t>& in, const PoolGeome
 }
 
 // MaxIndices: the forward's indices for `x` (the flat position in the plane of each window's
-// maximum, the first of equal ones, NaN winning), as max_pool2d_with_indices returns them.
+// maximum, the first of equal ones, NaN winning; -1 for a window with no input element), as
+// max_pool2d_with_indices returns them.
 HostTensor MaxIndices(const HostTensor& x, const PoolGeometry& g) {
   std::vector<double> idx;
   for (int64_t n = 0; n < g.planes; ++n)
@@ -271,6 +270,7 @@ void AddMaxPoolBackward(std::vector<OpInfo>& db) {
         {{3, 5, 5}, {3, 2}, {1}, {1, 0}, {1}, false, "unbatched, stride 1, per-dim"},
         {{1, 1, 7, 7}, {2}, {1}, {0}, {2}, false, "dilation 2"},
         {{0, 2, 4, 4}, {2}, {}, {0}, {1}, false, "empty batch, stride = kernel"},
+        {{1, 2, 3, 1}, {2}, {1}, {1}, {2}, false, "windows in the padding alone: index -1"},
     };
     std::vector<Sample> samples;
     for (const PoolCase& c : cases) {
@@ -293,6 +293,7 @@ void AddMaxPoolBackward(std::vector<OpInfo>& db) {
     const int64_t pooled = g.shape[g.dim() - 2] * g.shape.back();
     std::vector<long double> dx(x.values.size(), 0);
     for (int64_t i = 0; i < g.numel(); ++i) {
+      if (idx.values[i] == -1) continue;  // a window with no input element: no gradient
       dx[(i / pooled) * plane + static_cast<int64_t>(idx.values[i])] += g.values[i];
     }
     return std::vector<HostTensor>{FromLong(x.shape, x.dtype, dx)};

@@ -21,6 +21,21 @@ absl::Status Invalid(const OperatorHandle& op, const std::string& message) {
   return absl::InvalidArgumentError(absl::StrFormat("%s: %s", op.name(), message));
 }
 
+absl::StatusOr<std::array<bool, 3>> OutputMask(const OperatorHandle& op, const Value& v) {
+  const BoolList& mask = v.bool_list();
+  if (mask.size() != 3) {
+    return Invalid(op, absl::StrFormat("expected output_mask of 3 bools, got %d", mask.size()));
+  }
+  return std::array<bool, 3>{mask[0] != 0, mask[1] != 0, mask[2] != 0};
+}
+
+absl::StatusOr<Tensor> Zeros(OpRegistry& registry, IntArrayRef shape, ScalarType dtype,
+                             Device device) {
+  return CallOne(
+      registry, "zeros",
+      {Value(IntList(shape.begin(), shape.end())), Value(dtype), Value(), Value(device), Value()});
+}
+
 absl::Status NotFloating(const OperatorHandle& op, ScalarType dtype) {
   return absl::UnimplementedError(
       absl::StrFormat("%s: not implemented for dtype %s (expected a floating dtype)", op.name(),

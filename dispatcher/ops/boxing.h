@@ -2,6 +2,7 @@
 // of the argument stack into a boxed KernelFunction.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,13 @@ inline std::optional<int64_t> OptionalInt(const Value& v) {
   if (v.is_none()) return std::nullopt;
   return v.to_int();
 }
+
+// OutputMask: a backward op's output_mask (bool[3]): which of its three gradients to compute.
+absl::StatusOr<std::array<bool, 3>> OutputMask(const OperatorHandle& op, const Value& v);
+
+// Zeros: a zero-filled tensor (the `zeros` op, so every backend makes it).
+absl::StatusOr<Tensor> Zeros(OpRegistry& registry, IntArrayRef shape, ScalarType dtype,
+                             Device device);
 
 // CheckBroadcastsTo: `from` (argument `arg`) must broadcast to exactly `to` (`target` names
 // it in the error, e.g. "self's shape").

@@ -301,36 +301,47 @@ Out EyeOutK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
+// What a *_like op puts in the tensor it makes.
+enum class LikeFill { kNothing, kZeros, kOnes, kFillValue };
+
+Scalar LikeValue(LikeFill fill, const Stack& s) {
+  return fill == LikeFill::kFillValue ? s[1].scalar()
+                                      : Scalar(int64_t{fill == LikeFill::kOnes ? 1 : 0});
+}
+
 // empty_like / zeros_like / ones_like (self, *, dtype, layout, device, pin_memory,
 // memory_format) and full_like (self, fill_value, *, ...): a tensor of self's shape, with its
 // dtype and device unless given, laid out as clone lays out memory_format (None or
-// preserve_format: self's strides where they are dense, else contiguous); kValue 0, 1, -1
-// (full_like's fill_value) or 2 (empty_like: not filled).
-template <int kValue>
+// preserve_format: self's strides where they are dense, else contiguous).
+template <LikeFill kFill>
 Out LikeK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
-  const int base = kValue < 0 ? 2 : 1;  // dtype, layout, device, pin_memory, memory_format
+  // dtype, layout, device, pin_memory, memory_format follow self (and fill_value).
+  const int base = kFill == LikeFill::kFillValue ? 2 : 1;
   const ScalarType dtype = s[base].is_none() ? self.dtype() : s[base].scalar_type();
   const Device device = s[base + 2].is_none() ? self.device() : s[base + 2].device();
   const int64_t format = s[base + 4].is_none() ? kMemoryFormatPreserve : s[base + 4].to_int();
-  const Scalar value = kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue});
-  if (kValue != 2) TSR_RETURN_IF_ERROR(CheckScalarFits(value, dtype, op.name(), "fill_value"));
+  const Scalar value = LikeValue(kFill, s);
+  if (kFill != LikeFill::kNothing) {
+    TSR_RETURN_IF_ERROR(CheckScalarFits(value, dtype, op.name(), "fill_value"));
+  }
   TSR_ASSIGN_OR_RETURN(Tensor t, format == kMemoryFormatPreserve && IsNonOverlappingAndDense(self)
                                      ? EmptyStrided(self.sizes(), self.strides(), dtype, device)
                                      : Empty(self.sizes(), dtype, device));
-  if (kValue != 2) TSR_RETURN_IF_ERROR(Fill(op, t, value));
+  if (kFill != LikeFill::kNothing) TSR_RETURN_IF_ERROR(Fill(op, t, value));
   return std::vector<Tensor>{t};
 }
 
 // The out= forms (self, [fill_value,] *, memory_format, out): out resized to self's shape.
-template <int kValue>
+template <LikeFill kFill>
 Out LikeOutK(const OperatorHandle& op, const Stack& s) {
-  const Tensor& out = s[kValue < 0 ? 3 : 2].tensor();
-  const Scalar value = kValue < 0 ? s[1].scalar() : Scalar(int64_t{kValue});
-  if (kValue != 2)
+  const Tensor& out = s[kFill == LikeFill::kFillValue ? 3 : 2].tensor();
+  const Scalar value = LikeValue(kFill, s);
+  if (kFill != LikeFill::kNothing) {
     TSR_RETURN_IF_ERROR(CheckScalarFits(value, out.dtype(), op.name(), "fill_value"));
+  }
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), s[0].tensor().sizes()));
-  if (kValue != 2) TSR_RETURN_IF_ERROR(Fill(op, out, value));
+  if (kFill != LikeFill::kNothing) TSR_RETURN_IF_ERROR(Fill(op, out, value));
   return std::vector<Tensor>{out};
 }
 
@@ -409,22 +420,22 @@ absl::Status DefineFactoryOps(OpRegistry& registry) {
           {sc[6].c_str(), MakeKernel<LinspaceK>("core::linspace")},
           {sc[7].c_str(), MakeKernel<EyeK<false>>("core::eye")},
           {sc[8].c_str(), MakeKernel<EyeK<true>>("core::eye")},
-          {sc[9].c_str(), MakeKernel<LikeK<2>>("core::empty_like")},
-          {sc[10].c_str(), MakeKernel<LikeK<0>>("core::zeros_like")},
-          {sc[11].c_str(), MakeKernel<LikeK<1>>("core::ones_like")},
-          {sc[12].c_str(), MakeKernel<LikeK<-1>>("core::full_like")},
+          {sc[9].c_str(), MakeKernel<LikeK<LikeFill::kNothing>>("core::empty_like")},
+          {sc[10].c_str(), MakeKernel<LikeK<LikeFill::kZeros>>("core::zeros_like")},
+          {sc[11].c_str(), MakeKernel<LikeK<LikeFill::kOnes>>("core::ones_like")},
+          {sc[12].c_str(), MakeKernel<LikeK<LikeFill::kFillValue>>("core::full_like")},
           {"empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> "
            "Tensor(a!)",
-           MakeKernel<LikeOutK<2>>("core::empty_like_out")},
+           MakeKernel<LikeOutK<LikeFill::kNothing>>("core::empty_like_out")},
           {"zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> "
            "Tensor(a!)",
-           MakeKernel<LikeOutK<0>>("core::zeros_like_out")},
+           MakeKernel<LikeOutK<LikeFill::kZeros>>("core::zeros_like_out")},
           {"ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> "
            "Tensor(a!)",
-           MakeKernel<LikeOutK<1>>("core::ones_like_out")},
+           MakeKernel<LikeOutK<LikeFill::kOnes>>("core::ones_like_out")},
           {"full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, "
            "Tensor(a!) out) -> Tensor(a!)",
-           MakeKernel<LikeOutK<-1>>("core::full_like_out")},
+           MakeKernel<LikeOutK<LikeFill::kFillValue>>("core::full_like_out")},
           {"zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<ConstantOutK<0>>("core::zeros_out")},
           {"ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",

@@ -36,8 +36,10 @@
 #include "absl/strings/str_format.h"
 #include "core/host_copy.h"
 #include "core/status_macros.h"
+#include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/nn_args.h"
 
 namespace tessera {
 namespace ops {
@@ -45,6 +47,15 @@ namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
 const Device kMetaDevice(DeviceType::kMeta);
+
+// Named: `result`, or its error with `op`'s name and what it was doing in front (an inner op's
+// message alone would name the inner op).
+absl::StatusOr<Tensor> Named(const OperatorHandle& op, const std::string& doing,
+                             absl::StatusOr<Tensor> result) {
+  if (result.ok()) return result;
+  return absl::Status(result.status().code(),
+                      absl::StrCat(op.name(), ": ", doing, ": ", result.status().message()));
+}
 
 // ForwardShape: the shape of the forward op `forward`'s first return for `args`, in which
 // every tensor is replaced by a meta tensor of its shape and dtype: the forward's meta function
@@ -55,13 +66,9 @@ absl::StatusOr<DimVector> ForwardShape(const OperatorHandle& op, std::string_vie
     if (!v.is_tensor()) continue;
     TSR_ASSIGN_OR_RETURN(v, Empty(v.tensor().sizes(), v.tensor().dtype(), kMetaDevice));
   }
-  absl::StatusOr<Tensor> y = CallOne(op.registry(), forward, std::move(args));
-  if (!y.ok()) {
-    return absl::Status(
-        y.status().code(),
-        absl::StrCat(op.name(), ": the forward's arguments: ", y.status().message()));
-  }
-  return DimVector(y->sizes().begin(), y->sizes().end());
+  TSR_ASSIGN_OR_RETURN(const Tensor y, Named(op, "the forward's arguments",
+                                             CallOne(op.registry(), forward, std::move(args))));
+  return DimVector(y.sizes().begin(), y.sizes().end());
 }
 
 // CheckLike: `t` (argument `name`) has `shape` and `dtype`.
@@ -78,39 +85,18 @@ absl::Status CheckLike(const OperatorHandle& op, const char* name, const Tensor&
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tensor> Zeros(OpRegistry& r, IntArrayRef shape, ScalarType dtype, Device device) {
-  return CallOne(
-      r, "zeros",
-      {Value(IntList(shape.begin(), shape.end())), Value(dtype), Value(), Value(device), Value()});
-}
-absl::StatusOr<Tensor> Narrow(OpRegistry& r, const Tensor& t, int64_t dim, int64_t start,
-                              int64_t length) {
-  return CallOne(r, "narrow", {t, Value(dim), Value(start), Value(length)});
-}
-absl::StatusOr<Tensor> Transpose01(OpRegistry& r, const Tensor& t) {
-  return CallOne(r, "transpose.int", {t, Value(int64_t{0}), Value(int64_t{1})});
-}
 absl::StatusOr<Tensor> Reshape(OpRegistry& r, const Tensor& t, IntList shape) {
   return CallOne(r, "reshape", {t, Value(std::move(shape))});
 }
 
 // ---- convolution_backward ----
 
-// The three entries of output_mask (bool[3]): which gradients to compute.
-absl::StatusOr<std::array<bool, 3>> OutputMask(const OperatorHandle& op, const Value& v) {
-  const BoolList& mask = v.bool_list();
-  if (mask.size() != 3) {
-    return Invalid(op, absl::StrFormat("expected output_mask of 3 bools, got %d", mask.size()));
-  }
-  return std::array<bool, 3>{mask[0] != 0, mask[1] != 0, mask[2] != 0};
-}
-
-// A per-spatial-dim argument as the forward reads it (one value for every dim, or one each).
-IntList PerDim(const Value& v, int64_t dims, int64_t fallback) {
-  IntArrayRef list = v.int_list();
-  if (list.empty()) return IntList(dims, fallback);
-  if (list.size() == 1) return IntList(dims, list[0]);
-  return IntList(list.begin(), list.end());
+// ConvList: a per-spatial-dim argument read as the forward reads it (SpatialArg), as a list
+// to pass on to the convolutions below.
+absl::StatusOr<IntList> ConvList(const OperatorHandle& op, const char* arg, const Value& v,
+                                 int64_t dims, int64_t fallback) {
+  TSR_ASSIGN_OR_RETURN(const DimVector d, SpatialArg(op, arg, v, dims, fallback));
+  return IntList(d.begin(), d.end());
 }
 
 struct ConvArgs {
@@ -133,21 +119,21 @@ absl::StatusOr<Tensor> ConvWeightGrad(OpRegistry& r, const Tensor& a, const Tens
   for (int64_t g = 0; g < c.groups; ++g) {
     Tensor ag = a, bg = b;
     if (c.groups > 1) {
-      TSR_ASSIGN_OR_RETURN(ag, Narrow(r, a, 1, g * a_per, a_per));
-      TSR_ASSIGN_OR_RETURN(bg, Narrow(r, b, 1, g * b_per, b_per));
+      TSR_ASSIGN_OR_RETURN(ag, Narrow(a, 1, g * a_per, a_per));
+      TSR_ASSIGN_OR_RETURN(bg, Narrow(b, 1, g * b_per, b_per));
     }
-    TSR_ASSIGN_OR_RETURN(ag, Transpose01(r, ag));
-    TSR_ASSIGN_OR_RETURN(bg, Transpose01(r, bg));
+    TSR_ASSIGN_OR_RETURN(ag, Transpose(ag, 0, 1));
+    TSR_ASSIGN_OR_RETURN(bg, Transpose(bg, 0, 1));
     TSR_ASSIGN_OR_RETURN(
         Tensor taps, CallOne(r, "convolution",
                              {ag, bg, Value(), Value(c.dilation), Value(c.padding), Value(c.stride),
                               Value(false), Value(IntList(dims, 0)), Value(int64_t{1})}));
     for (int64_t d = 0; d < dims; ++d) {
       if (taps.sizes()[2 + d] != kernel[d]) {
-        TSR_ASSIGN_OR_RETURN(taps, Narrow(r, taps, 2 + d, 0, kernel[d]));
+        TSR_ASSIGN_OR_RETURN(taps, Narrow(taps, 2 + d, 0, kernel[d]));
       }
     }
-    TSR_ASSIGN_OR_RETURN(taps, Transpose01(r, taps));
+    TSR_ASSIGN_OR_RETURN(taps, Transpose(taps, 0, 1));
     groups.push_back(std::move(taps));
   }
   if (groups.size() == 1) return CallOne(r, "contiguous", {groups[0]});
@@ -176,12 +162,29 @@ Out ConvolutionBackward(const OperatorHandle& op, const Stack& s) {
     }
   }
   const int64_t dims = input.dim() - 2;
-  ConvArgs c{PerDim(s[4], dims, 1), PerDim(s[5], dims, 0), PerDim(s[6], dims, 1), s[7].to_bool(),
-             s[9].to_int()};
+  ConvArgs c;
+  TSR_ASSIGN_OR_RETURN(c.stride, ConvList(op, "stride", s[4], dims, 1));
+  TSR_ASSIGN_OR_RETURN(c.padding, ConvList(op, "padding", s[5], dims, 0));
+  TSR_ASSIGN_OR_RETURN(c.dilation, ConvList(op, "dilation", s[6], dims, 1));
+  TSR_ASSIGN_OR_RETURN(const DimVector output_padding,
+                       SpatialArg(op, "output_padding", s[8], dims, 0));
+  c.transposed = s[7].to_bool();
+  c.groups = s[9].to_int();
+  // The forward ignores a plain convolution's output_padding; its backward refuses it, as
+  // ATen's does.
+  if (!c.transposed &&
+      std::any_of(output_padding.begin(), output_padding.end(), [](int64_t p) { return p != 0; })) {
+    return Invalid(op, absl::StrFormat("output_padding is not supported for non-transposed "
+                                       "convolutions; got %s",
+                                       ShapeToString(output_padding)));
+  }
   OpRegistry& r = op.registry();
   std::vector<Tensor> grads(3);
   const Opmath opmath(input.dtype());
-  if (grad.numel() == 0 || input.numel() == 0) {  // nothing flows: zero gradients
+  // An empty input or grad_output: zero gradients, as ATen's empty-convolution backend gives
+  // (for an input without channels that is also grad_bias, though grad_output need not be
+  // empty then).
+  if (grad.numel() == 0 || input.numel() == 0) {
     if (mask[0]) {
       TSR_ASSIGN_OR_RETURN(grads[0], Zeros(r, input.sizes(), input.dtype(), input.device()));
     }
@@ -196,22 +199,23 @@ Out ConvolutionBackward(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(const Value g, opmath.In(r, s[0]));
   if (mask[0]) {
     TSR_ASSIGN_OR_RETURN(const Value w, opmath.In(r, s[2]));
-    IntList output_padding(dims, 0);
+    IntList adjoint_padding(dims, 0);
     if (!c.transposed) {  // the transposed convolution's size, made the input's
       for (int64_t d = 0; d < dims; ++d) {
         const int64_t k = weight.sizes()[2 + d];
-        output_padding[d] = input.sizes()[2 + d] - ((out_shape[2 + d] - 1) * c.stride[d] -
-                                                    2 * c.padding[d] + c.dilation[d] * (k - 1) + 1);
+        adjoint_padding[d] =
+            input.sizes()[2 + d] -
+            ((out_shape[2 + d] - 1) * c.stride[d] - 2 * c.padding[d] + c.dilation[d] * (k - 1) + 1);
       }
     }
     TSR_ASSIGN_OR_RETURN(
         Tensor grad_input,
         CallOne(r, "convolution",
                 {g, w, Value(), Value(c.stride), Value(c.padding), Value(c.dilation),
-                 Value(!c.transposed), Value(std::move(output_padding)), Value(c.groups)}));
+                 Value(!c.transposed), Value(std::move(adjoint_padding)), Value(c.groups)}));
     for (int64_t d = 0; d < dims; ++d) {
       if (grad_input.sizes()[2 + d] != input.sizes()[2 + d]) {
-        TSR_ASSIGN_OR_RETURN(grad_input, Narrow(r, grad_input, 2 + d, 0, input.sizes()[2 + d]));
+        TSR_ASSIGN_OR_RETURN(grad_input, Narrow(grad_input, 2 + d, 0, input.sizes()[2 + d]));
       }
     }
     TSR_ASSIGN_OR_RETURN(grads[0], opmath.Out(r, std::move(grad_input)));
@@ -270,16 +274,19 @@ absl::StatusOr<Tensor> MaxPoolBackward(const OperatorHandle& op, const Stack& s)
     TSR_ASSIGN_OR_RETURN(const Value g, opmath.In(r, s[0]));
     TSR_ASSIGN_OR_RETURN(Tensor src, Reshape(r, g.tensor(), {batch, pooled}));
     TSR_ASSIGN_OR_RETURN(Tensor index, Reshape(r, indices, {batch, pooled}));
-    // An index outside the plane is the caller's error, named with the plane's size.
-    absl::StatusOr<Tensor> added = CallOne(r, "scatter_add", {acc, Value(int64_t{1}), index, src});
-    if (!added.ok()) {
-      return absl::Status(
-          added.status().code(),
-          absl::StrFormat("%s: expected indices into the input's %d x %d plane: %s", op.name(),
-                          input.sizes()[input.dim() - 2], input.sizes()[input.dim() - 1],
-                          added.status().message()));
-    }
-    acc = *std::move(added);
+    // -1: a window with no input element in it (all padding, with dilation), whose maximum the
+    // forward could not place; its gradient goes nowhere, as in ATen's kernels.
+    TSR_ASSIGN_OR_RETURN(Tensor nowhere,
+                         CallOne(r, "eq.Scalar", {index, Value(Scalar(int64_t{-1}))}));
+    TSR_ASSIGN_OR_RETURN(src, CallOne(r, "masked_fill.Scalar", {src, nowhere, Value(Scalar(0.0))}));
+    TSR_ASSIGN_OR_RETURN(
+        index, CallOne(r, "masked_fill.Scalar", {index, nowhere, Value(Scalar(int64_t{0}))}));
+    // Any other index outside the plane is the caller's error, named with the plane's size.
+    TSR_ASSIGN_OR_RETURN(
+        acc, Named(op,
+                   absl::StrFormat("expected indices into the input's %d x %d plane (or -1)",
+                                   input.sizes()[input.dim() - 2], input.sizes()[input.dim() - 1]),
+                   CallOne(r, "scatter_add", {acc, Value(int64_t{1}), index, src})));
   }
   TSR_ASSIGN_OR_RETURN(Tensor shaped,
                        Reshape(r, acc, IntList(input.sizes().begin(), input.sizes().end())));
@@ -316,15 +323,9 @@ absl::StatusOr<Tensor> AvgPoolBackward(const OperatorHandle& op, const Stack& s)
       CheckLike(op, "grad_output", grad, out_shape, input.dtype(), "the pooling's output"));
   if (!IsFloatingType(input.dtype())) return NotFloating(op, input.dtype());
   OpRegistry& r = op.registry();
-  // The forward accepted the arguments: read them as it does.
-  auto pair = [](const Value& v, std::array<int64_t, 2> fallback) {
-    IntArrayRef l = v.int_list();
-    if (l.empty()) return fallback;
-    return l.size() == 1 ? std::array<int64_t, 2>{l[0], l[0]} : std::array<int64_t, 2>{l[0], l[1]};
-  };
-  const auto kernel = pair(s[2], {0, 0});
-  const auto stride = pair(s[3], kernel);
-  const auto padding = pair(s[4], {0, 0});
+  TSR_ASSIGN_OR_RETURN(const auto kernel, Pair(op, "kernel_size", s[2], {0, 0}));
+  TSR_ASSIGN_OR_RETURN(const auto stride, Pair(op, "stride", s[3], kernel));
+  TSR_ASSIGN_OR_RETURN(const auto padding, Pair(op, "padding", s[4], {0, 0}));
   const bool count_include_pad = s[6].to_bool();
   const int64_t h = input.sizes()[input.dim() - 2], w = input.sizes()[input.dim() - 1];
   const int64_t oh = out_shape[out_shape.size() - 2], ow = out_shape.back();
@@ -341,14 +342,21 @@ absl::StatusOr<Tensor> AvgPoolBackward(const OperatorHandle& op, const Stack& s)
         Divisors(h, oh, kernel[0], stride[0], padding[0], count_include_pad);
     const std::vector<double> dw =
         Divisors(w, ow, kernel[1], stride[1], padding[1], count_include_pad);
-    std::vector<double> divisors;
-    for (double a : dh) {
-      for (double b : dw) divisors.push_back(a * b);
-    }
-    TSR_ASSIGN_OR_RETURN(Tensor host, Empty({oh, ow}, ScalarType::kFloat64, input.device()));
-    TSR_RETURN_IF_ERROR(CopyHostToTensor(divisors.data(), host));
+    // The divisors, made on the host in the compute dtype (float32 or float64) and copied in.
     TSR_ASSIGN_OR_RETURN(Tensor divisor, Empty({oh, ow}, opmath.compute, input.device()));
-    TSR_RETURN_IF_ERROR(CallOne(r, "copy_", {divisor, host}).status());
+    if (opmath.compute == ScalarType::kFloat64) {
+      std::vector<double> values;
+      for (double a : dh) {
+        for (double b : dw) values.push_back(a * b);
+      }
+      TSR_RETURN_IF_ERROR(CopyHostToTensor(values.data(), divisor));
+    } else {
+      std::vector<float> values;
+      for (double a : dh) {
+        for (double b : dw) values.push_back(static_cast<float>(a * b));
+      }
+      TSR_RETURN_IF_ERROR(CopyHostToTensor(values.data(), divisor));
+    }
     TSR_ASSIGN_OR_RETURN(scaled, CallOne(r, "div.Tensor", {scaled, divisor}));
   } else {
     TSR_ASSIGN_OR_RETURN(scaled, CallOne(r, "div.Scalar", {scaled, Value(Scalar(s[7].to_int()))}));
@@ -370,10 +378,10 @@ absl::StatusOr<Tensor> AvgPoolBackward(const OperatorHandle& op, const Stack& s)
   TSR_ASSIGN_OR_RETURN(Tensor grad_input,
                        Zeros(r, {batch, 1, h, w}, opmath.compute, input.device()));
   if (have_h > 0 && have_w > 0) {
-    TSR_ASSIGN_OR_RETURN(Tensor from, Narrow(r, spread, 2, padding[0], have_h));
-    TSR_ASSIGN_OR_RETURN(from, Narrow(r, from, 3, padding[1], have_w));
-    TSR_ASSIGN_OR_RETURN(Tensor into, Narrow(r, grad_input, 2, 0, have_h));
-    TSR_ASSIGN_OR_RETURN(into, Narrow(r, into, 3, 0, have_w));
+    TSR_ASSIGN_OR_RETURN(Tensor from, Narrow(spread, 2, padding[0], have_h));
+    TSR_ASSIGN_OR_RETURN(from, Narrow(from, 3, padding[1], have_w));
+    TSR_ASSIGN_OR_RETURN(Tensor into, Narrow(grad_input, 2, 0, have_h));
+    TSR_ASSIGN_OR_RETURN(into, Narrow(into, 3, 0, have_w));
     TSR_RETURN_IF_ERROR(CallOne(r, "copy_", {into, from}).status());
   }
   TSR_ASSIGN_OR_RETURN(grad_input,
@@ -408,7 +416,9 @@ absl::StatusOr<Tensor> EmbeddingBackward(const OperatorHandle& op, const Stack& 
   OpRegistry& r = op.registry();
   const int64_t dim = grad.sizes().back(), count = indices.numel();
   const Opmath opmath(grad.dtype());
-  TSR_ASSIGN_OR_RETURN(Tensor acc, Zeros(r, {num_weights, dim}, opmath.compute, grad.device()));
+  TSR_ASSIGN_OR_RETURN(Tensor acc,
+                       Named(op, "the weight's gradient",
+                             Zeros(r, {num_weights, dim}, opmath.compute, grad.device())));
   if (count > 0 && dim > 0) {
     TSR_ASSIGN_OR_RETURN(const Value g, opmath.In(r, s[0]));
     TSR_ASSIGN_OR_RETURN(Tensor rows, Reshape(r, g.tensor(), {count, dim}));
@@ -435,8 +445,10 @@ absl::StatusOr<Tensor> EmbeddingBackward(const OperatorHandle& op, const Stack& 
         TSR_ASSIGN_OR_RETURN(one,
                              CallOne(r, "masked_fill.Scalar", {one, flat_pad, Value(Scalar(0.0))}));
       }
-      TSR_ASSIGN_OR_RETURN(counts,
-                           CallOne(r, "scatter_add", {counts, Value(int64_t{0}), index, one}));
+      TSR_ASSIGN_OR_RETURN(
+          counts,
+          Named(op, absl::StrFormat("expected indices in [0, num_weights = %d)", num_weights),
+                CallOne(r, "scatter_add", {counts, Value(int64_t{0}), index, one})));
       TSR_ASSIGN_OR_RETURN(Tensor per_row,
                            CallOne(r, "index_select", {counts, Value(int64_t{0}), index}));
       // A padding row counts 0 and carries 0: divided by 1, not 0.
@@ -446,14 +458,9 @@ absl::StatusOr<Tensor> EmbeddingBackward(const OperatorHandle& op, const Stack& 
     }
     TSR_ASSIGN_OR_RETURN(Tensor column, Reshape(r, index, {count, 1}));
     TSR_ASSIGN_OR_RETURN(column, CallOne(r, "expand", {column, Value(IntList{count, dim})}));
-    absl::StatusOr<Tensor> added =
-        CallOne(r, "scatter_add", {acc, Value(int64_t{0}), column, rows});
-    if (!added.ok()) {
-      return absl::Status(added.status().code(),
-                          absl::StrFormat("%s: expected indices in [0, num_weights = %d): %s",
-                                          op.name(), num_weights, added.status().message()));
-    }
-    acc = *std::move(added);
+    TSR_ASSIGN_OR_RETURN(
+        acc, Named(op, absl::StrFormat("expected indices in [0, num_weights = %d)", num_weights),
+                   CallOne(r, "scatter_add", {acc, Value(int64_t{0}), column, rows})));
   }
   return opmath.Out(r, std::move(acc));
 }

@@ -12,6 +12,7 @@
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/nn_args.h"
 #include "dispatcher/ops/norm_checks.h"
 
 namespace tessera {
@@ -32,17 +33,6 @@ absl::Status CheckSameDtype(const OperatorHandle& op, const char* arg, const Ten
   if (t.dtype() == like.dtype()) return absl::OkStatus();
   return Invalid(op, absl::StrFormat("expected '%s' to have dtype %s (the input's), got %s", arg,
                                      ScalarTypeName(like.dtype()), ScalarTypeName(t.dtype())));
-}
-
-// A pair argument (int[2]) given as one value applies to both dims; [] means `fallback`.
-absl::StatusOr<std::array<int64_t, 2>> Pair(const OperatorHandle& op, const char* arg,
-                                            const Value& v, std::array<int64_t, 2> fallback) {
-  IntArrayRef list = v.int_list();
-  if (list.empty()) return fallback;
-  if (list.size() == 1) return std::array<int64_t, 2>{list[0], list[0]};
-  if (list.size() == 2) return std::array<int64_t, 2>{list[0], list[1]};
-  return Invalid(op,
-                 absl::StrFormat("expected '%s' to have 1 or 2 values, got %d", arg, list.size()));
 }
 
 // Note [Window arithmetic in 128 bits]
@@ -84,19 +74,6 @@ int64_t PooledSize(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t d
 }
 
 // ---- convolution ----
-
-// A per-spatial-dim argument of convolution: one value applies to every dim, [] means
-// `fallback`, otherwise one value per dim (PyTorch's expand_param_if_needed).
-absl::StatusOr<DimVector> SpatialArg(const OperatorHandle& op, const char* arg, const Value& v,
-                                     int64_t dims, int64_t fallback) {
-  IntArrayRef list = v.int_list();
-  if (list.empty()) return DimVector(dims, fallback);
-  if (list.size() == 1) return DimVector(dims, list[0]);
-  if (static_cast<int64_t>(list.size()) == dims) return DimVector(list.begin(), list.end());
-  return Invalid(op, absl::StrFormat("expected %s to be a single integer value or a list of %d "
-                                     "values to match the convolution dimensions, but got %s=%s",
-                                     arg, dims, arg, ShapeToString(list)));
-}
 
 // The dtypes PyTorch 1.13's CPU convolution computes: its slow paths (slow_conv2d,
 // slow_conv3d, slow_conv_transpose2d/3d, slow_conv_dilated) dispatch over floating types and,
@@ -352,9 +329,14 @@ struct PoolArgs {
 
 absl::StatusOr<PoolArgs> PoolShape(const OperatorHandle& op, const Tensor& in, const Stack& s,
                                    bool has_dilation) {
-  if (in.dim() != 3 && in.dim() != 4) {
-    return Invalid(op,
-                   absl::StrFormat("expected a 3D or 4D input, got %s", ShapeToString(in.sizes())));
+  // A 4-D input's batch may be empty, nothing else (PyTorch's check: the windows of an empty
+  // plane would read nothing and write what they found).
+  bool empty_plane = false;
+  for (int64_t d = in.dim() == 4 ? 1 : 0; d < in.dim(); ++d) empty_plane |= in.sizes()[d] == 0;
+  if ((in.dim() != 3 && in.dim() != 4) || empty_plane) {
+    return Invalid(op, absl::StrFormat("expected a 3D or 4D (batch mode) input with optional 0 dim "
+                                       "batch size, got %s",
+                                       ShapeToString(in.sizes())));
   }
   PoolArgs a;
   TSR_ASSIGN_OR_RETURN(a.kernel, Pair(op, "kernel_size", s[1], {0, 0}));
@@ -706,6 +688,30 @@ Out EmbeddingK(const OperatorHandle& op, const Stack& s) {
 }
 
 }  // namespace
+
+// A pair argument (int[2]) given as one value applies to both dims; [] means `fallback`.
+absl::StatusOr<std::array<int64_t, 2>> Pair(const OperatorHandle& op, const char* arg,
+                                            const Value& v, std::array<int64_t, 2> fallback) {
+  IntArrayRef list = v.int_list();
+  if (list.empty()) return fallback;
+  if (list.size() == 1) return std::array<int64_t, 2>{list[0], list[0]};
+  if (list.size() == 2) return std::array<int64_t, 2>{list[0], list[1]};
+  return Invalid(op,
+                 absl::StrFormat("expected '%s' to have 1 or 2 values, got %d", arg, list.size()));
+}
+
+// A per-spatial-dim argument of convolution: one value applies to every dim, [] means
+// `fallback`, otherwise one value per dim (PyTorch's expand_param_if_needed).
+absl::StatusOr<DimVector> SpatialArg(const OperatorHandle& op, const char* arg, const Value& v,
+                                     int64_t dims, int64_t fallback) {
+  IntArrayRef list = v.int_list();
+  if (list.empty()) return DimVector(dims, fallback);
+  if (list.size() == 1) return DimVector(dims, list[0]);
+  if (static_cast<int64_t>(list.size()) == dims) return DimVector(list.begin(), list.end());
+  return Invalid(op, absl::StrFormat("expected %s to be a single integer value or a list of %d "
+                                     "values to match the convolution dimensions, but got %s=%s",
+                                     arg, dims, arg, ShapeToString(list)));
+}
 
 absl::Status DefineNNOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(DefineAll(

@@ -55,15 +55,6 @@ absl::Status CheckFloatingInput(const OperatorHandle& op, const Tensor& input) {
   return IsFloatingType(input.dtype()) ? absl::OkStatus() : NotFloating(op, input.dtype());
 }
 
-// The three entries of output_mask (bool[3]): which gradients to compute.
-absl::StatusOr<std::array<bool, 3>> OutputMask(const OperatorHandle& op, const Value& v) {
-  const BoolList& mask = v.bool_list();
-  if (mask.size() != 3) {
-    return Invalid(op, absl::StrFormat("expected output_mask of 3 bools, got %d", mask.size()));
-  }
-  return std::array<bool, 3>{mask[0] != 0, mask[1] != 0, mask[2] != 0};
-}
-
 absl::StatusOr<Tensor> Sum(OpRegistry& r, const Tensor& t, IntList dims, bool keepdim) {
   return CallOne(r, "sum.dim_IntList", {Value(t), Value(std::move(dims)), Value(keepdim)});
 }
@@ -79,10 +70,8 @@ absl::StatusOr<Tensor> Scale(OpRegistry& r, const Value& a, double factor) {
 absl::StatusOr<Tensor> Reshape(OpRegistry& r, const Value& a, IntList shape) {
   return CallOne(r, "reshape", {a, Value(std::move(shape))});
 }
-absl::StatusOr<Tensor> Zeros(OpRegistry& r, IntArrayRef shape, const Tensor& like) {
-  return CallOne(r, "zeros",
-                 {Value(IntList(shape.begin(), shape.end())), Value(like.dtype()), Value(),
-                  Value(like.device()), Value()});
+absl::StatusOr<Tensor> ZerosLike(OpRegistry& r, IntArrayRef shape, const Tensor& like) {
+  return ops::Zeros(r, shape, like.dtype(), like.device());
 }
 
 // ---- native_layer_norm_backward ----
@@ -121,13 +110,13 @@ Out LayerNormBackward(const OperatorHandle& op, const Stack& s) {
   const bool has_weight = !s[5].is_none(), has_bias = !s[6].is_none();
   if (rows == 0 || n == 0) {  // nothing to normalize: zero gradients
     if (mask[0]) {
-      TSR_ASSIGN_OR_RETURN(grads[0], Zeros(r, input.sizes(), input));
+      TSR_ASSIGN_OR_RETURN(grads[0], ZerosLike(r, input.sizes(), input));
     }
     if (mask[1] && has_weight) {
-      TSR_ASSIGN_OR_RETURN(grads[1], Zeros(r, norm, input));
+      TSR_ASSIGN_OR_RETURN(grads[1], ZerosLike(r, norm, input));
     }
     if (mask[2] && has_bias) {
-      TSR_ASSIGN_OR_RETURN(grads[2], Zeros(r, norm, input));
+      TSR_ASSIGN_OR_RETURN(grads[2], ZerosLike(r, norm, input));
     }
     return grads;
   }

@@ -57,9 +57,14 @@ Out DetachK(const OperatorHandle&, const Stack& s) {
 }
 // _reshape_alias(self, size, stride): self's storage seen with these sizes and strides from
 // self's offset, as ATen's (what reshape and view trace to in PyTorch 1.13).
-Out ReshapeAliasK(const OperatorHandle&, const Stack& s) {
+Out ReshapeAliasK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
-  return One(AsStrided(self, Ints(s[1]), Ints(s[2]), self.storage_offset()));
+  absl::StatusOr<Tensor> alias = AsStrided(self, Ints(s[1]), Ints(s[2]), self.storage_offset());
+  if (!alias.ok()) {  // AsStrided's message names as_strided: say which op the caller called
+    return absl::Status(alias.status().code(),
+                        absl::StrCat(op.name(), ": ", alias.status().message()));
+  }
+  return One(*std::move(alias));
 }
 Out DiagonalK(const OperatorHandle&, const Stack& s) {
   return One(Diagonal(s[0].tensor(), s[1].to_int(), s[2].to_int(), s[3].to_int()));

@@ -1,11 +1,10 @@
-// Op set 1.4 on the CPU plugin (composites over its kernels): the backward ops of convolution,
-// pooling and embedding, and the small ops a traced training step needs (detach,
-// _reshape_alias, *_like). The conformance oracles compare their values with references and
+// The backward ops of convolution, pooling and embedding (op set 1.4) on the CPU plugin,
+// composites over its kernels. The conformance oracles compare their values with references and
 // their gradients with central differences of the forward ops; here is what they do not
 // compare: the convolution's gradients against central differences in the cases most easily
 // got wrong (groups, stride, transposed with output_padding), output_mask's None returns and the
-// out= form leaving a masked-out output unwritten, the errors' words, the layouts *_like gives,
-// and aliasing.
+// out= form leaving a masked-out output unwritten, max pooling's -1 indices, and the errors'
+// words.
 #include <cmath>
 #include <functional>
 
@@ -155,38 +154,35 @@ TEST(NNBackward, EmbeddingNamesTheRowsItHas) {
   EXPECT_EQ(values<float>(grad), (std::vector<float>{6, 8, 0, 0}));
 }
 
-TEST(LikeOps, DtypeDeviceAndLayout) {
-  const Tensor base = f32({1, 2, 3, 4, 5, 6}, {2, 3});
-  const Tensor transposed = op("t", base);
-  Tensor t = op("ones_like", transposed, std::nullopt, std::nullopt, std::nullopt, std::nullopt,
-                std::nullopt);
-  EXPECT_EQ(shape(t), (std::vector<int64_t>{3, 2}));
-  EXPECT_EQ(t.strides().vec(), transposed.strides().vec());  // preserve_format: dense strides
-  EXPECT_EQ(values<float>(t), std::vector<float>(6, 1));
-  t = op("zeros_like", transposed, TSR_DTYPE_INT64);
-  EXPECT_EQ(t.dtype(), TSR_DTYPE_INT64);
-  EXPECT_EQ(values<int64_t>(t), std::vector<int64_t>(6, 0));
-  t = op("full_like", base, 2.5);
-  EXPECT_EQ(values<float>(t), std::vector<float>(6, 2.5));
-  EXPECT_THAT(error_of("full_like", i64({1}, {1}), 1e30), HasSubstr("fill_value"));
-  const Tensor out = f32({0}, {1});
-  op("full_like.out", base, 7.0, std::nullopt, out);
-  EXPECT_EQ(shape(out), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(values<float>(out), std::vector<float>(6, 7));
-  EXPECT_EQ(shape(op("empty_like", transposed)), (std::vector<int64_t>{3, 2}));
+TEST(NNBackward, ConvolutionRefusesAPlainConvolutionsOutputPadding) {
+  // The forward ignores it; the backward refuses it, as ATen's does.
+  const Tensor x = f32(std::vector<float>(16, 1), {1, 1, 4, 4});
+  const Tensor w = f32({1, 1, 1, 1}, {1, 1, 2, 2}), g = f32(std::vector<float>(9, 1), {1, 1, 3, 3});
+  EXPECT_THAT(error_of("convolution_backward", g, x, w, std::nullopt, std::vector<int64_t>{1},
+                       std::vector<int64_t>{0}, std::vector<int64_t>{1}, false,
+                       std::vector<int64_t>{1}, int64_t{1}, std::vector<bool>{true, true, true}),
+              HasSubstr("output_padding is not supported for non-transposed convolutions; got "
+                        "[1, 1]"));
 }
 
-TEST(ViewOps, DetachAndReshapeAliasShareStorage) {
-  const Tensor base = f32({1, 2, 3, 4, 5, 6}, {2, 3});
-  const Tensor detached = op("detach", base);
-  op("fill_.Scalar", detached, 0.0);
-  EXPECT_EQ(values<float>(base), std::vector<float>(6, 0));
-  const Tensor alias =
-      op("_reshape_alias", base, std::vector<int64_t>{3, 2}, std::vector<int64_t>{1, 3});
-  op("fill_.Scalar", op("select.int", alias, int64_t{0}, int64_t{0}), 9.0);  // base[:, 0]
-  EXPECT_EQ(values<float>(base), (std::vector<float>{9, 0, 0, 9, 0, 0}));
-  EXPECT_THAT(error_of("_reshape_alias", base, std::vector<int64_t>{7}, std::vector<int64_t>{1}),
-              HasSubstr("storage"));
+TEST(NNBackward, MaxPoolWindowsInThePaddingAloneGetNoGradient) {
+  // A 1x1 plane, kernel 2 at dilation 2 and padding 1: the one window's taps are both in the
+  // padding; the forward returns -inf at index -1, and the backward sends that gradient nowhere.
+  const Tensor x = f32({5}, {1, 1, 1, 1});
+  const std::vector<Tensor> fwd =
+      ops("max_pool2d_with_indices", x, std::vector<int64_t>{2}, std::vector<int64_t>{1},
+          std::vector<int64_t>{1}, std::vector<int64_t>{2}, false);
+  ASSERT_EQ(values<int64_t>(fwd[1]), (std::vector<int64_t>{-1}));
+  const Tensor grad =
+      op("max_pool2d_with_indices_backward", f32({3}, {1, 1, 1, 1}), x, std::vector<int64_t>{2},
+         std::vector<int64_t>{1}, std::vector<int64_t>{1}, std::vector<int64_t>{2}, false, fwd[1]);
+  EXPECT_EQ(values<float>(grad), (std::vector<float>{0}));
+}
+
+TEST(NNBackward, EmbeddingCountsNameTheRowsItHas) {
+  EXPECT_THAT(error_of("embedding_dense_backward", f32({1, 2, 3, 4}, {2, 2}), i64({0, 5}, {2}),
+                       int64_t{4}, int64_t{-1}, true),
+              HasSubstr("embedding_dense_backward: expected indices in [0, num_weights = 4)"));
 }
 
 }  // namespace

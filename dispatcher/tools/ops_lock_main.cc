@@ -2,11 +2,11 @@
 // additive and backward-compatible changes, and generates the op-set headers. Every flag and
 // rule: docs/op_schema_policy.md.
 //
-//   tessera_ops_lock --check LOCK [--allow FILE] [--headers DIR] [--today YYYY-MM-DD]
-//                    [--op-set MAJOR.MINOR]
-//   tessera_ops_lock --update LOCK [--allow FILE] [--emit-headers DIR] [--today YYYY-MM-DD]
-//                    [--op-set MAJOR.MINOR]
-//   tessera_ops_lock --emit-headers DIR --lock LOCK
+//   tessera_ops_lock --check LOCK [--allow FILE] [--headers DIR] [--sdk-ops FILE]
+//                    [--today YYYY-MM-DD] [--op-set MAJOR.MINOR]
+//   tessera_ops_lock --update LOCK [--allow FILE] [--emit-headers DIR] [--sdk-ops FILE]
+//                    [--today YYYY-MM-DD] [--op-set MAJOR.MINOR]
+//   tessera_ops_lock --emit-headers DIR [--sdk-ops FILE] --lock LOCK
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -20,23 +20,25 @@
 #include "absl/strings/str_join.h"
 #include "dispatcher/op_registry.h"
 #include "dispatcher/op_set.h"
+#include "dispatcher/tools/cpp_ops_header.h"
 #include "dispatcher/tools/ops_lock.h"
 
 namespace tessera::ops_lock {
 namespace {
 
 constexpr std::string_view kUsage =
-    "usage: tessera_ops_lock --check LOCK [--allow FILE] [--headers DIR] [--today YYYY-MM-DD] "
-    "[--op-set MAJOR.MINOR]\n"
-    "       tessera_ops_lock --update LOCK [--allow FILE] [--emit-headers DIR] "
+    "usage: tessera_ops_lock --check LOCK [--allow FILE] [--headers DIR] [--sdk-ops FILE] "
     "[--today YYYY-MM-DD] [--op-set MAJOR.MINOR]\n"
-    "       tessera_ops_lock --emit-headers DIR --lock LOCK\n"
+    "       tessera_ops_lock --update LOCK [--allow FILE] [--emit-headers DIR] [--sdk-ops FILE] "
+    "[--today YYYY-MM-DD] [--op-set MAJOR.MINOR]\n"
+    "       tessera_ops_lock --emit-headers DIR [--sdk-ops FILE] --lock LOCK\n"
     "(docs/op_schema_policy.md)\n";
 
 struct Options {
   std::string program;
   std::string mode;  // "check", "update" or "emit"
   std::string lock, allow, headers, emit_dir, today;
+  std::string sdk_ops;  // tessera/sdk/ops.hpp: checked with --check, written otherwise
   OpSetVersion op_set{kOpSetVersionMajor, kOpSetVersionMinor};
 };
 
@@ -78,6 +80,7 @@ std::string UpdateCommand(const Options& o) {
   if (!o.allow.empty()) absl::StrAppend(&cmd, " --allow ", o.allow);
   const std::string dir = o.mode == "check" ? o.headers : o.emit_dir;
   if (!dir.empty()) absl::StrAppend(&cmd, " --emit-headers ", dir);
+  if (!o.sdk_ops.empty()) absl::StrAppend(&cmd, " --sdk-ops ", o.sdk_ops);
   return cmd;
 }
 
@@ -182,6 +185,35 @@ absl::StatusOr<std::vector<AllowEntry>> LoadAllow(const std::string& path) {
   return ParseAllowList(text, path);
 }
 
+// EmitSdkOps writes tessera/sdk/ops.hpp (cpp_ops_header.h) to `path`, if one is given.
+int EmitSdkOps(const Lock& lock, const std::string& lock_name, const std::string& path) {
+  if (path.empty()) return 0;
+  absl::StatusOr<std::string> text = GenerateCppOps(lock, lock_name);
+  if (!text.ok() || !WriteFile(path, *text)) {
+    std::cerr << "tessera_ops_lock: cannot write " << path
+              << (text.ok() ? "" : absl::StrCat(": ", text.status().message())) << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << path << "\n";
+  return 0;
+}
+
+// CheckSdkOps: `path` holds what EmitSdkOps writes (no drift).
+int CheckSdkOps(const Options& o, const Lock& lock) {
+  absl::StatusOr<std::string> text = GenerateCppOps(lock, "dispatcher/ops.lock");
+  if (!text.ok()) {
+    std::cout << text.status().message() << "\n";
+    return 1;
+  }
+  std::string found;
+  if (ReadFile(o.sdk_ops, &found) && found == *text) return 0;
+  std::cout << o.sdk_ops << ": expected what --sdk-ops writes from the lock, found "
+            << (found.empty() ? "no file" : "another text") << "; regenerate it with\n  "
+            << o.program << " --emit-headers " << (o.headers.empty() ? "DIR" : o.headers)
+            << " --sdk-ops " << o.sdk_ops << " --lock " << o.lock << "\n";
+  return 1;
+}
+
 int EmitHeaders(const Lock& lock, const std::string& lock_name, const std::string& dir) {
   absl::StatusOr<std::map<std::string, std::string>> files = GenerateHeaders(lock, lock_name);
   if (!files.ok()) {
@@ -244,6 +276,7 @@ int Run(const Options& o) {
       std::cerr << lock.status().message() << "\n";
       return 1;
     }
+    if (EmitSdkOps(*lock, "dispatcher/ops.lock", o.sdk_ops) != 0) return 1;
     return EmitHeaders(*lock, "dispatcher/ops.lock", o.emit_dir);
   }
   absl::StatusOr<Lock> lock = LoadLock(o.lock, o.mode == "update");
@@ -280,6 +313,7 @@ int Run(const Options& o) {
       }
     }
     if (!o.headers.empty() && CheckHeaders(o, *lock) != 0) status = 1;
+    if (!o.sdk_ops.empty() && CheckSdkOps(o, *lock) != 0) status = 1;
     if (status == 0) {
       std::cout << "ok: the registry's " << registry.size() << " op schemas match " << o.lock
                 << " (op set " << o.op_set.ToString() << ")\n";
@@ -309,6 +343,7 @@ int Run(const Options& o) {
   }
   std::cout << "updated " << o.lock << ": " << v.unrecorded << " change(s) recorded at op set "
             << o.op_set.ToString() << "\n";
+  if (EmitSdkOps(*lock, "dispatcher/ops.lock", o.sdk_ops) != 0) return 1;
   if (!o.emit_dir.empty()) return EmitHeaders(*lock, "dispatcher/ops.lock", o.emit_dir);
   return 0;
 }
@@ -346,6 +381,8 @@ int main(int argc, char** argv) {
     } else if (flag == "--emit-headers") {
       o.emit_dir = value;
       if (o.mode.empty()) o.mode = "emit";
+    } else if (flag == "--sdk-ops") {
+      o.sdk_ops = value;
     } else if (flag == "--today") {
       if (!IsValidDate(value))
         return fail(absl::StrCat("--today expects YYYY-MM-DD, found ", value));

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -57,6 +59,27 @@ Keyword<T> kw(std::string_view name, T value) {
 struct DefaultArg {};
 inline constexpr DefaultArg default_arg{};
 
+// IntListOrNone: an int[]? argument (sum's dim): a brace list or a vector, or {} or
+// std::nullopt for None. (std::optional<std::vector<int64_t>> takes no brace list: {1} would
+// be the vector's explicit size constructor.)
+struct IntListOrNone {
+  IntListOrNone() = default;
+  IntListOrNone(std::nullopt_t) {}                                                     // NOLINT
+  IntListOrNone(std::initializer_list<int64_t> l) : value(std::vector<int64_t>(l)) {}  // NOLINT
+  IntListOrNone(std::vector<int64_t> l) : value(std::move(l)) {}                       // NOLINT
+  std::optional<std::vector<int64_t>> value;
+};
+
+// StringArg: a str argument: a literal, std::string or std::string_view, and never a brace
+// list (std::string_view would take {0, 0}, and an int[] beside it in another overload would
+// then be ambiguous).
+struct StringArg {
+  StringArg(const char* s) : value(s) {}         // NOLINT: implicit
+  StringArg(std::string_view s) : value(s) {}    // NOLINT: implicit
+  StringArg(const std::string& s) : value(s) {}  // NOLINT: implicit
+  std::string_view value;
+};
+
 namespace internal {
 
 inline void push(tsr_stack* s, const Tensor& v) {
@@ -98,6 +121,21 @@ inline void push(tsr_stack* s, const std::vector<bool>& v) {
 }
 
 inline void push(tsr_stack* s, DefaultArg) { sdk::check(tsr_stack_push_default(s)); }
+inline void push(tsr_stack* s, const StringArg& v) { push(s, v.value); }
+inline void push(tsr_stack* s, const IntListOrNone& v) {
+  if (v.value) return push(s, *v.value);
+  push(s, std::nullopt);
+}
+// An optional: its value, or None (an undefined Tensor in an optional is None too, as libtorch
+// takes it for a Tensor? argument).
+template <typename T>
+void push(tsr_stack* s, const std::optional<T>& v) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    if (v && !v->defined()) return push(s, std::nullopt);
+  }
+  if (v) return push(s, *v);
+  push(s, std::nullopt);
+}
 template <typename T>
 void push(tsr_stack* s, const Keyword<T>& v) {
   sdk::check(tsr_stack_name_next(s, sdk::to_c(v.name)));
@@ -222,16 +260,39 @@ inline tsr_value to_packed(std::nullopt_t) { return packed_value(TSR_VALUE_NONE)
 template <>
 struct PackedArg<DefaultArg> : std::true_type {};
 inline tsr_value to_packed(DefaultArg) { return packed_value(TSR_VALUE_DEFAULT); }
+template <>
+struct PackedArg<StringArg> : std::true_type {};
+inline tsr_value to_packed(const StringArg& v) { return to_packed(v.value); }
+template <>
+struct PackedArg<IntListOrNone> : std::true_type {};
+inline tsr_value to_packed(const IntListOrNone& v) {
+  return v.value ? to_packed(*v.value) : packed_value(TSR_VALUE_NONE);
+}
+// An optional packs as its value does, or as None (an undefined Tensor too, as on the stack).
+template <typename T>
+struct PackedArg<std::optional<T>> : PackedArg<T> {};
+template <typename T>
+tsr_value to_packed(const std::optional<T>& v) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    if (v && !v->defined()) return packed_value(TSR_VALUE_NONE);
+  }
+  return v ? to_packed(*v) : packed_value(TSR_VALUE_NONE);
+}
 
 }  // namespace internal
 
-// call runs `op` with `args` and returns its returns as tensors.
+// call runs `op` with `args` and returns its returns as tensors (a None return, as a backward
+// op's output_mask gives, as an undefined Tensor).
 template <typename... Args>
 std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
   internal::Stack stack;
   internal::Invoke(op, stack, args...);
   std::vector<Tensor> out;
   for (size_t i = 0; i < sdk::api().stack_size(stack.get()); ++i) {
+    if (sdk::api().stack_kind(stack.get(), i) == TSR_VALUE_NONE) {
+      out.emplace_back();
+      continue;
+    }
     tsr_tensor* t = nullptr;
     sdk::check(sdk::api().stack_get_tensor(stack.get(), i, &t));
     out.push_back(Tensor::borrow(t));

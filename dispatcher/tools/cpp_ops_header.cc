@@ -1,0 +1,333 @@
+#include "dispatcher/tools/cpp_ops_header.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace tessera::ops_lock {
+
+namespace {
+
+// kReserved: C++ keywords an argument name could be, and the names a generated function
+// declares itself; such a parameter gets a '_' suffix.
+const std::set<std::string, std::less<>> kReserved = {
+    "and",      "auto",    "bool",      "break",   "case",      "char",   "class",   "const",
+    "continue", "default", "delete",    "do",      "double",    "else",   "enum",    "explicit",
+    "export",   "extern",  "false",     "float",   "for",       "friend", "goto",    "if",
+    "inline",   "int",     "long",      "mutable", "namespace", "new",    "not",     "operator",
+    "or",       "private", "protected", "public",  "register",  "return", "short",   "signed",
+    "sizeof",   "static",  "struct",    "switch",  "template",  "this",   "throw",   "true",
+    "try",      "typedef", "typename",  "union",   "unsigned",  "using",  "virtual", "void",
+    "volatile", "while",   "xor",       "op_"};
+
+// CppType: the parameter type of one schema argument, or none where it has no C++ form here
+// (Generator, Tensor?[], float[]: no op of the op set takes them yet).
+std::optional<std::string> CppType(const SchemaType& t) {
+  auto optional = [&](const std::string& type) {
+    return t.optional ? absl::StrCat("const std::optional<", type, ">&") : type;
+  };
+  if (t.is_list) {
+    if (t.element_optional) return std::nullopt;
+    switch (t.base) {
+      case BaseType::kTensor:
+        return t.optional ? std::nullopt : std::optional<std::string>("const std::vector<Tensor>&");
+      case BaseType::kInt:
+        return t.optional ? "const IntListOrNone&" : "const std::vector<int64_t>&";
+      case BaseType::kBool:
+        return t.optional ? std::nullopt : std::optional<std::string>("const std::vector<bool>&");
+      default:
+        return std::nullopt;
+    }
+  }
+  switch (t.base) {
+    case BaseType::kTensor:
+      return t.optional ? "const std::optional<Tensor>&" : "const Tensor&";
+    case BaseType::kInt:
+      return optional("int64_t");
+    case BaseType::kFloat:
+      return optional("double");
+    case BaseType::kBool:
+      return optional("bool");
+    case BaseType::kStr:
+      return t.optional ? "const std::optional<StringArg>&" : "StringArg";
+    case BaseType::kScalar:
+      return t.optional ? "const std::optional<Scalar>&" : "const Scalar&";
+    case BaseType::kScalarType:
+      return optional("tsr_dtype");
+    case BaseType::kDevice:
+      return optional("tsr_device");
+    case BaseType::kLayout:
+      return optional("tsr_layout");
+    case BaseType::kMemoryFormat:
+      return optional("tsr_memory_format");
+    case BaseType::kGenerator:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::string Number(double v) {
+  std::string s = absl::StrFormat("%.17g", v);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+// CppDefault: the schema default of `arg` as a C++ default argument, or none where it has none
+// that C++ can write.
+std::optional<std::string> CppDefault(const Argument& arg) {
+  if (!arg.default_value) return std::nullopt;
+  const Value& v = *arg.default_value;
+  if (v.is_none()) return std::string("std::nullopt");
+  if (v.is_bool()) return std::string(v.to_bool() ? "true" : "false");
+  if (v.is_int()) {
+    if (arg.type.is_list) {  // int[2] stride=1: one value for every element
+      const int64_t n = arg.type.list_size.value_or(1);
+      return absl::StrCat("std::vector<int64_t>(", n, ", ", v.to_int(), ")");
+    }
+    if (arg.type.base == BaseType::kFloat) return Number(static_cast<double>(v.to_int()));
+    if (arg.type.base == BaseType::kMemoryFormat) {  // contiguous_format and the like
+      return absl::StrCat("static_cast<tsr_memory_format>(", v.to_int(), ")");
+    }
+    if (arg.type.base == BaseType::kLayout) {
+      return absl::StrCat("static_cast<tsr_layout>(", v.to_int(), ")");
+    }
+    if (arg.type.base == BaseType::kScalar) return absl::StrCat("int64_t{", v.to_int(), "}");
+    return absl::StrCat(v.to_int());
+  }
+  if (v.is_double()) return Number(v.to_double());
+  if (v.is_scalar()) {
+    return v.scalar().is_floating_point() ? Number(v.scalar().to_double())
+                                          : absl::StrCat("int64_t{", v.scalar().to_int(), "}");
+  }
+  if (v.is_int_list()) {
+    return absl::StrCat("std::vector<int64_t>{", absl::StrJoin(v.int_list(), ", "), "}");
+  }
+  if (v.is_string()) return absl::StrCat("\"", v.string(), "\"");
+  return std::nullopt;
+}
+
+// Included: the functional and in-place ops; not the out= forms (written keyword arguments),
+// which find_op and call reach.
+bool Included(const FunctionSchema& s) {
+  if (!s.ns.empty()) return false;
+  for (const Argument& a : s.arguments) {
+    if (a.kwarg_only && a.alias && a.alias->is_write) return false;
+  }
+  return true;
+}
+
+struct Function {
+  std::string op;                     // "softmax.int"
+  std::string name;                   // "softmax"
+  std::vector<std::string> types;     // parameter types, for overload collisions
+  std::vector<std::string> names;     // parameter names
+  std::vector<std::string> defaults;  // each parameter's C++ default, or ""
+  std::string returns;                // C++ return type
+  int tensors = 0;                    // tensor returns (1: call1; more: call_returns<N>)
+  bool list = false;                  // a Tensor[] return
+};
+
+// Build: the function for `s`, or the reason it has none.
+std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
+  Function f;
+  f.op = s.FullName();
+  f.name = s.name;
+  if (s.returns.empty()) {
+    *why = "returns nothing";
+    return std::nullopt;
+  }
+  for (const Argument& r : s.returns) {
+    if (r.type.base != BaseType::kTensor || r.type.element_optional) {
+      *why = "returns a value other than a tensor";
+      return std::nullopt;
+    }
+    if (r.type.is_list) f.list = true;
+  }
+  if (f.list && s.returns.size() != 1) {
+    *why = "returns a tensor list among other values";
+    return std::nullopt;
+  }
+  f.tensors = static_cast<int>(s.returns.size());
+  if (f.list) {
+    f.returns = "std::vector<Tensor>";
+  } else if (f.tensors == 1) {
+    f.returns = "Tensor";
+  } else {
+    std::vector<std::string> each(f.tensors, "Tensor");
+    f.returns = absl::StrCat("std::tuple<", absl::StrJoin(each, ", "), ">");
+  }
+  for (const Argument& a : s.arguments) {
+    const std::optional<std::string> type = CppType(a.type);
+    if (!type) {
+      *why = absl::StrCat("takes ", a.type.ToString(), " ", a.name, ", which has no C++ form yet");
+      return std::nullopt;
+    }
+    std::string name = a.name;
+    if (kReserved.count(name)) name += "_";
+    f.types.push_back(*type);
+    f.names.push_back(std::move(name));
+    f.defaults.push_back(CppDefault(a).value_or(""));
+  }
+  return f;
+}
+
+// Declaration: `inline RET NAME(params) {`, wrapped at 100 columns. Parameters from
+// `first_default` on get their defaults, where every later one has one too (C++'s rule).
+std::string Declaration(const Function& f, const std::string& name, size_t first_default) {
+  std::vector<std::string> params;
+  size_t defaulted_from = f.types.size();
+  while (defaulted_from > first_default && !f.defaults[defaulted_from - 1].empty()) {
+    --defaulted_from;
+  }
+  for (size_t i = 0; i < f.types.size(); ++i) {
+    params.push_back(absl::StrCat(f.types[i], " ", f.names[i]));
+    if (i >= defaulted_from) absl::StrAppend(&params.back(), " = ", f.defaults[i]);
+  }
+  const std::string head = absl::StrCat("inline ", f.returns, " ", name, "(");
+  const std::string one_line = absl::StrCat(head, absl::StrJoin(params, ", "), ") {\n");
+  if (one_line.size() <= 101) return one_line;
+  std::string out = head;
+  for (size_t i = 0; i < params.size(); ++i) {
+    absl::StrAppend(&out, "\n    ", params[i], i + 1 < params.size() ? "," : ") {\n");
+  }
+  return out;
+}
+
+size_t CommonPrefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+std::string Body(const Function& f) {
+  const std::string find = absl::StrFormat("  static const tsr_op* op_ = find_op(\"%s\");\n", f.op);
+  const std::string args =
+      absl::StrCat("op_", f.names.empty() ? "" : ", ", absl::StrJoin(f.names, ", "));
+  if (f.list) return absl::StrCat(find, "  return call(", args, ");\n}\n");
+  if (f.tensors == 1) return absl::StrCat(find, "  return call1(", args, ");\n}\n");
+  return absl::StrCat(find, "  return internal::call_returns<", f.tensors, ">(", args, ");\n}\n");
+}
+
+constexpr char kPrologue[] = R"(#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+)";
+
+// The generated header's one include, written as a string (not at the start of a line) so that
+// tests/check_layers.py, which reads this file's #include lines, does not take the text it
+// generates for a dependency of the dispatcher's.
+constexpr char kRuntimeInclude[] = "#include \"tessera/sdk/runtime.hpp\"\n";
+
+constexpr char kPrologueRest[] = R"(
+namespace tessera {
+namespace ops {
+
+using sdk::Scalar;
+using sdk::Tensor;
+
+namespace internal {
+// call_returns: an op's N tensor returns as a tuple; a None return (an output_mask's false
+// entry) is an undefined Tensor.
+template <size_t... I>
+auto as_tuple(const std::vector<Tensor>& v, std::index_sequence<I...>) {
+  return std::make_tuple(v[I]...);
+}
+template <size_t N, typename... Args>
+auto call_returns(const tsr_op* op, const Args&... args) {
+  const std::vector<Tensor> all = call(op, args...);
+  if (all.size() != N) {
+    throw sdk::Error(TSR_INTERNAL, std::string(sdk::from_c(sdk::api().op_name(op))) +
+                                       ": expected " + std::to_string(N) + " returns, got " +
+                                       std::to_string(all.size()));
+  }
+  return as_tuple(all, std::make_index_sequence<N>{});
+}
+}  // namespace internal
+
+)";
+
+constexpr char kEpilogue[] = R"(
+}  // namespace ops
+
+namespace sdk {  // beside Tensor, so that argument-dependent lookup finds them
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return ops::div(a, b); }
+inline Tensor operator+(const Tensor& a, const Scalar& b) { return ops::add(a, b); }
+inline Tensor operator-(const Tensor& a, const Scalar& b) { return ops::sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Scalar& b) { return ops::mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Scalar& b) { return ops::div(a, b); }
+inline Tensor operator*(const Scalar& a, const Tensor& b) { return ops::mul(b, a); }
+inline Tensor operator+(const Scalar& a, const Tensor& b) { return ops::add(b, a); }
+}  // namespace sdk
+}  // namespace tessera
+)";
+
+}  // namespace
+
+absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lock_name) {
+  const std::optional<OpSetVersion> newest = lock.Newest();
+  if (!newest) return absl::FailedPreconditionError("the lock records no op set");
+  std::string out = absl::StrFormat(
+      "// Generated by `tessera_ops_lock --emit-headers` from %s: do not edit.\n"
+      "// The ops of op set %s as C++ functions (dispatcher/tools/cpp_ops_header.h says how):\n"
+      "//\n"
+      "//   #include \"tessera/sdk/ops.hpp\"\n"
+      "//   Tensor y = tessera::ops::softmax(x, 1);\n"
+      "//   Tensor z = tessera::ops::conv2d(x, w, {}, {2, 2}, {1, 1});  // {} for None\n"
+      "//\n"
+      "// Each finds its op by name on its first call (an op the runtime does not define is an\n"
+      "// error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or\n"
+      "// returns have no C++ form here (listed at the end), are reached through find_op.\n",
+      lock_name, newest->ToString());
+  absl::StrAppend(&out, kPrologue, kRuntimeInclude, kPrologueRest);
+  // Overloads of one name, in the lock's order (the default overload first): a later one whose
+  // parameter types start as an earlier one's does takes no default up to the first parameter
+  // that tells them apart, so that a call that leaves arguments out never matches both (as
+  // ATen's C++ API does: conv2d's 'padding' overload needs its padding); one whose types are
+  // an earlier one's, or their beginning, gets the overload's name appended instead.
+  std::map<std::string, std::vector<std::vector<std::string>>> taken;
+  std::vector<std::string> skipped;
+  for (const auto& [name, history] : lock.ops) {
+    const FunctionSchema& s = history.back().schema;
+    if (!Included(s)) continue;
+    std::string why;
+    std::optional<Function> f = Build(s, &why);
+    if (!f) {
+      skipped.push_back(absl::StrCat(name, ": ", why));
+      continue;
+    }
+    std::string function = f->name;
+    size_t prefix = 0;
+    for (const std::vector<std::string>& earlier : taken[function]) {
+      prefix = std::max(prefix, CommonPrefix(f->types, earlier));
+    }
+    if (!taken[function].empty() && prefix == f->types.size()) {
+      function = MangleOpName(name);
+      prefix = 0;
+    } else if (!taken[function].empty()) {
+      ++prefix;  // the parameter that tells them apart is required too
+    }
+    taken[function].push_back(f->types);
+    absl::StrAppend(&out, "// ", s.ToString(), "\n", Declaration(*f, function, prefix), Body(*f),
+                    "\n");
+  }
+  if (!skipped.empty()) {
+    absl::StrAppend(&out, "// Not here (find_op and call reach them):\n");
+    for (const std::string& s : skipped) absl::StrAppend(&out, "//   ", s, "\n");
+  }
+  absl::StrAppend(&out, kEpilogue);
+  return out;
+}
+
+}  // namespace tessera::ops_lock

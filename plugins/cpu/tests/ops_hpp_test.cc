@@ -1,0 +1,83 @@
+// tessera/sdk/ops.hpp, the generated C++ functions of the op set, on the CPU plugin: calls read
+// as ATen's C++ API does (defaults in place, brace lists, {} and undefined tensors for None,
+// overloads chosen by argument types, tuples for several returns), and give what the same op
+// called through find_op gives.
+#include <cmath>
+
+#include "cpu_test_util.hpp"
+#include "gmock/gmock.h"
+#include "tessera/sdk/ops.hpp"
+
+namespace tessera {
+namespace cpu_test {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(OpsHpp, DefaultsBraceListsAndNone) {
+  const Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  // softmax.int(self, dim, dtype=None): the default in place.
+  EXPECT_EQ(values<float>(ops::softmax(x, 1)),
+            values<float>(op("softmax.int", x, int64_t{1}, std::nullopt)));
+  // conv2d(input, weight, bias=None, stride, padding, ...): {} for None, brace lists.
+  const Tensor image = f32(std::vector<float>(16, 1), {1, 1, 4, 4});
+  const Tensor kernel = f32({1, 1, 1, 1}, {1, 1, 2, 2});
+  const Tensor y = ops::conv2d(image, kernel, {}, {2, 2}, {0, 0});
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(values<float>(y), std::vector<float>(4, 4));
+  // conv2d.padding's string padding needs its stride: the overloads never collide.
+  EXPECT_EQ(shape(ops::conv2d(image, kernel, {}, {1, 1}, "same")),
+            (std::vector<int64_t>{1, 1, 4, 4}));
+  // An undefined Tensor for a Tensor? argument is None, as libtorch takes it.
+  EXPECT_EQ(values<float>(ops::conv2d(image, kernel, Tensor())), std::vector<float>(9, 4));
+  // sum(self, dtype=None) and sum.dim_IntList(self, dim, keepdim=False, dtype=None).
+  EXPECT_EQ(values<float>(ops::sum(x)), (std::vector<float>{21}));
+  EXPECT_EQ(values<float>(ops::sum(x, {1})), (std::vector<float>{6, 15}));
+  EXPECT_EQ(shape(ops::sum(x, {1}, true)), (std::vector<int64_t>{2, 1}));
+}
+
+TEST(OpsHpp, OverloadsByArgumentType) {
+  const Tensor x = f32({1, 2, 3}, {3});
+  EXPECT_EQ(values<float>(ops::add(x, 1.5)), (std::vector<float>{2.5, 3.5, 4.5}));  // .Scalar
+  EXPECT_EQ(values<float>(ops::add(x, x, 2)), (std::vector<float>{3, 6, 9}));       // .Tensor
+  EXPECT_EQ(values<float>(ops::clamp(x, 1.5, 2.5)), (std::vector<float>{1.5, 2, 2.5}));
+  EXPECT_EQ(values<float>(ops::clamp(x, f32({2}, {1}))), (std::vector<float>{2, 2, 3}));
+  EXPECT_EQ(values<float>(ops::div(x, x, "floor")), (std::vector<float>{1, 1, 1}));
+  // In place: self, changed, returned.
+  const Tensor y = op("clone", x, std::nullopt);
+  ops::relu_(ops::neg_(y));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{0, 0, 0}));
+  // Operators beside Tensor: a Scalar on either side.
+  EXPECT_EQ(values<float>(x / 2), (std::vector<float>{0.5, 1, 1.5}));
+  EXPECT_EQ(values<float>(2 * x + 1), (std::vector<float>{3, 5, 7}));
+  EXPECT_EQ(values<float>(x / x), (std::vector<float>{1, 1, 1}));
+}
+
+TEST(OpsHpp, SeveralReturnsAsATupleWithNoneUndefined) {
+  const Tensor x = f32({3, 1, 2}, {3});
+  const auto [values_, indices] = ops::sort(x);
+  EXPECT_EQ(values<float>(values_), (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(values<int64_t>(indices), (std::vector<int64_t>{1, 2, 0}));
+  const Tensor image = f32(std::vector<float>(16, 1), {1, 1, 4, 4});
+  const Tensor kernel = f32({1, 1, 1, 1}, {1, 1, 2, 2});
+  const Tensor g = f32(std::vector<float>(9, 1), {1, 1, 3, 3});
+  const auto [gx, gw, gb] = ops::convolution_backward(g, image, kernel, std::nullopt, {1}, {0}, {1},
+                                                      false, {0}, 1, {false, true, false});
+  EXPECT_FALSE(gx.defined());
+  EXPECT_EQ(values<float>(gw), std::vector<float>(4, 9));
+  EXPECT_FALSE(gb.defined());
+}
+
+TEST(OpsHpp, ErrorsAreTheOpsOwn) {
+  const Tensor x = f32({1, 2, 3}, {3});
+  try {
+    ops::softmax(x, 5);
+    ADD_FAILURE() << "softmax over dim 5 of a 1-D tensor succeeded";
+  } catch (const sdk::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("dim"));
+  }
+}
+
+}  // namespace
+}  // namespace cpu_test
+}  // namespace tessera

@@ -38,7 +38,7 @@ std::optional<std::string> CppType(const SchemaType& t) {
       case BaseType::kTensor:
         return t.optional ? std::nullopt : std::optional<std::string>("const std::vector<Tensor>&");
       case BaseType::kInt:
-        return t.optional ? "const IntListOrNone&" : "const std::vector<int64_t>&";
+        return t.optional ? "const IntListOrNone&" : "const IntListArg&";
       case BaseType::kBool:
         return t.optional ? std::nullopt : std::optional<std::string>("const std::vector<bool>&");
       default:
@@ -269,6 +269,20 @@ inline Tensor operator*(const Tensor& a, const Scalar& b) { return ops::mul(a, b
 inline Tensor operator/(const Tensor& a, const Scalar& b) { return ops::div(a, b); }
 inline Tensor operator*(const Scalar& a, const Tensor& b) { return ops::mul(b, a); }
 inline Tensor operator+(const Scalar& a, const Tensor& b) { return ops::add(b, a); }
+// As PyTorch's __rsub__ and __rtruediv__: a - b is -b + a, a / b is reciprocal(b) * a.
+inline Tensor operator-(const Scalar& a, const Tensor& b) { return ops::add(ops::neg(b), a); }
+inline Tensor operator/(const Scalar& a, const Tensor& b) {
+  return ops::mul(ops::reciprocal(b), a);
+}
+// In place, as PyTorch's: the in-place ops on a's elements (a is a handle; it stays a).
+inline Tensor& operator+=(Tensor& a, const Tensor& b) { ops::add_(a, b); return a; }
+inline Tensor& operator-=(Tensor& a, const Tensor& b) { ops::sub_(a, b); return a; }
+inline Tensor& operator*=(Tensor& a, const Tensor& b) { ops::mul_(a, b); return a; }
+inline Tensor& operator/=(Tensor& a, const Tensor& b) { ops::div_(a, b); return a; }
+inline Tensor& operator+=(Tensor& a, const Scalar& b) { ops::add_(a, b); return a; }
+inline Tensor& operator-=(Tensor& a, const Scalar& b) { ops::sub_(a, b); return a; }
+inline Tensor& operator*=(Tensor& a, const Scalar& b) { ops::mul_(a, b); return a; }
+inline Tensor& operator/=(Tensor& a, const Scalar& b) { ops::div_(a, b); return a; }
 }  // namespace sdk
 }  // namespace tessera
 )";

@@ -53,6 +53,27 @@ TEST(OpsHpp, OverloadsByArgumentType) {
   EXPECT_EQ(values<float>(x / x), (std::vector<float>{1, 1, 1}));
 }
 
+TEST(OpsHpp, WhatATypicalCallerWritesCompilesAndRuns) {
+  // Found by trying the header as a new application developer would.
+  const Tensor x = f32({1, 2, 3, 4}, {1, 1, 2, 2});
+  // One integer for an int[] (ATen's IntArrayRef): max_pool2d(x, 2) is a 2x2 window.
+  EXPECT_EQ(values<float>(ops::max_pool2d(x, 2)), (std::vector<float>{4}));
+  EXPECT_EQ(values<float>(ops::sum(x, 3)), (std::vector<float>{3, 7}));
+  // An enum is not a Scalar: arange(end, dtype) is not ambiguous with arange(start, end).
+  EXPECT_EQ(values<double>(ops::arange(3, TSR_DTYPE_FLOAT64)), (std::vector<double>{0, 1, 2}));
+  // Any integer type is a Scalar.
+  const std::vector<float> v{1, 2};
+  EXPECT_EQ(values<float>(ops::mul(f32(v, {2}), v.size())), (std::vector<float>{2, 4}));
+  EXPECT_EQ(values<float>(ops::mul(f32(v, {2}), 3LL)), (std::vector<float>{3, 6}));
+  // A Scalar on the left of - and / (PyTorch's __rsub__, __rtruediv__), and in place.
+  Tensor y = f32({1, 2, 4}, {3});
+  EXPECT_EQ(values<float>(1 - y), (std::vector<float>{0, -1, -3}));
+  EXPECT_EQ(values<float>(1 / y), (std::vector<float>{1, 0.5, 0.25}));
+  y += 1;
+  y *= y;
+  EXPECT_EQ(values<float>(y), (std::vector<float>{4, 9, 25}));
+}
+
 TEST(OpsHpp, SeveralReturnsAsATupleWithNoneUndefined) {
   const Tensor x = f32({3, 1, 2}, {3});
   const auto [values_, indices] = ops::sort(x);

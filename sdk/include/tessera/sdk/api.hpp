@@ -4,6 +4,7 @@
 // tessera::Runtime (runtime.hpp).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,7 +20,19 @@ inline const tsr_runtime_api*& api_slot() {
   static const tsr_runtime_api* api = nullptr;
   return api;
 }
-inline const tsr_runtime_api& api() { return *api_slot(); }
+// NoRuntime: what a call before the table is set gets, instead of a crash (an application that
+// calls an op before it made its tessera::Runtime).
+[[noreturn]] inline void NoRuntime() {
+  throw std::logic_error(
+      "tessera: no runtime API in this shared object yet: an application creates a "
+      "tessera::Runtime before its first call (tessera/sdk/runtime.hpp); a plugin gets the "
+      "table from TESSERA_PLUGIN's tsr_plugin_init");
+}
+inline const tsr_runtime_api& api() {
+  const tsr_runtime_api* table = api_slot();
+  if (__builtin_expect(table == nullptr, 0)) NoRuntime();
+  return *table;
+}
 
 inline tsr_string to_c(std::string_view s) { return tsr_string{s.data(), s.size()}; }
 inline std::string_view from_c(tsr_string s) {

@@ -33,22 +33,29 @@ namespace tessera {
 namespace sdk {
 
 // Scalar: a number that remembers whether it is a bool, an int or a double (tsr_scalar).
+// It is made from any arithmetic C++ value, and from nothing else: the constructors are
+// templates over the value's own type, so that an enum (a tsr_dtype, say) does not become a
+// Scalar through its integer value, and an overload taking a Scalar beside one taking the
+// enum (tessera::ops::arange(10, TSR_DTYPE_FLOAT32)) is never ambiguous.
 struct Scalar {
   tsr_scalar c{};
   Scalar() = default;
-  Scalar(double v) {
+  template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  Scalar(T v) {  // NOLINT: implicit
     c.kind = TSR_SCALAR_DOUBLE;
-    c.d = v;
-  }  // NOLINT: implicit
-  Scalar(int64_t v) {
+    c.d = static_cast<double>(v);
+  }
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Scalar(T v) {  // NOLINT: implicit; an unsigned value above INT64_MAX wraps, as in C++
     c.kind = TSR_SCALAR_INT;
-    c.i = v;
-  }                                                   // NOLINT: implicit
-  Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}  // NOLINT: implicit
-  Scalar(bool v) {
+    c.i = static_cast<int64_t>(v);
+  }
+  template <typename T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
+  Scalar(T v) {  // NOLINT: implicit
     c.kind = TSR_SCALAR_BOOL;
     c.i = v;
-  }  // NOLINT: implicit
+  }
   bool is_floating_point() const { return c.kind == TSR_SCALAR_DOUBLE; }
   double to_double() const { return c.kind == TSR_SCALAR_DOUBLE ? c.d : static_cast<double>(c.i); }
   // to_int truncates; a double that int64 cannot hold (NaN, inf, |v| >= 2^63) gives INT64_MIN,

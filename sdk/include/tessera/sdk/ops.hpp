@@ -61,10 +61,7 @@ inline Tensor _log_softmax_backward_data(
 }
 
 // _reshape_alias(Tensor(a) self, int[] size, int[] stride) -> Tensor(a)
-inline Tensor _reshape_alias(
-    const Tensor& self,
-    const std::vector<int64_t>& size,
-    const std::vector<int64_t>& stride) {
+inline Tensor _reshape_alias(const Tensor& self, const IntListArg& size, const IntListArg& stride) {
   static const tsr_op* op_ = find_op("_reshape_alias");
   return call1(op_, self, size, stride);
 }
@@ -223,7 +220,7 @@ inline Tensor all(const Tensor& self, int64_t dim, bool keepdim = false) {
 // amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 inline Tensor amax(
     const Tensor& self,
-    const std::vector<int64_t>& dim = std::vector<int64_t>{},
+    const IntListArg& dim = std::vector<int64_t>{},
     bool keepdim = false) {
   static const tsr_op* op_ = find_op("amax");
   return call1(op_, self, dim, keepdim);
@@ -232,7 +229,7 @@ inline Tensor amax(
 // amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 inline Tensor amin(
     const Tensor& self,
-    const std::vector<int64_t>& dim = std::vector<int64_t>{},
+    const IntListArg& dim = std::vector<int64_t>{},
     bool keepdim = false) {
   static const tsr_op* op_ = find_op("amin");
   return call1(op_, self, dim, keepdim);
@@ -313,8 +310,8 @@ inline Tensor argsort(const Tensor& self, int64_t dim = -1, bool descending = fa
 // as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)
 inline Tensor as_strided(
     const Tensor& self,
-    const std::vector<int64_t>& size,
-    const std::vector<int64_t>& stride,
+    const IntListArg& size,
+    const IntListArg& stride,
     const std::optional<int64_t>& storage_offset = std::nullopt) {
   static const tsr_op* op_ = find_op("as_strided");
   return call1(op_, self, size, stride, storage_offset);
@@ -359,9 +356,9 @@ inline Tensor atan_(const Tensor& self) {
 // avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 inline Tensor avg_pool2d(
     const Tensor& self,
-    const std::vector<int64_t>& kernel_size,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0},
+    const IntListArg& kernel_size,
+    const IntListArg& stride = std::vector<int64_t>{},
+    const IntListArg& padding = std::vector<int64_t>{0, 0},
     bool ceil_mode = false,
     bool count_include_pad = true,
     const std::optional<int64_t>& divisor_override = std::nullopt) {
@@ -373,9 +370,9 @@ inline Tensor avg_pool2d(
 inline Tensor avg_pool2d_backward(
     const Tensor& grad_output,
     const Tensor& self,
-    const std::vector<int64_t>& kernel_size,
-    const std::vector<int64_t>& stride,
-    const std::vector<int64_t>& padding,
+    const IntListArg& kernel_size,
+    const IntListArg& stride,
+    const IntListArg& padding,
     bool ceil_mode,
     bool count_include_pad,
     const std::optional<int64_t>& divisor_override) {
@@ -575,9 +572,9 @@ inline Tensor conv1d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias = std::nullopt,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{1},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0},
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1},
+    const IntListArg& stride = std::vector<int64_t>{1},
+    const IntListArg& padding = std::vector<int64_t>{0},
+    const IntListArg& dilation = std::vector<int64_t>{1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv1d");
   return call1(op_, input, weight, bias, stride, padding, dilation, groups);
@@ -588,9 +585,9 @@ inline Tensor conv1d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias,
-    const std::vector<int64_t>& stride,
+    const IntListArg& stride,
     StringArg padding,
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1},
+    const IntListArg& dilation = std::vector<int64_t>{1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv1d.padding");
   return call1(op_, input, weight, bias, stride, padding, dilation, groups);
@@ -601,9 +598,9 @@ inline Tensor conv2d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias = std::nullopt,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{1, 1},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0},
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1},
+    const IntListArg& stride = std::vector<int64_t>{1, 1},
+    const IntListArg& padding = std::vector<int64_t>{0, 0},
+    const IntListArg& dilation = std::vector<int64_t>{1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv2d");
   return call1(op_, input, weight, bias, stride, padding, dilation, groups);
@@ -614,9 +611,9 @@ inline Tensor conv2d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias,
-    const std::vector<int64_t>& stride,
+    const IntListArg& stride,
     StringArg padding,
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1},
+    const IntListArg& dilation = std::vector<int64_t>{1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv2d.padding");
   return call1(op_, input, weight, bias, stride, padding, dilation, groups);
@@ -627,9 +624,9 @@ inline Tensor conv3d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias = std::nullopt,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{1, 1, 1},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0, 0},
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1, 1},
+    const IntListArg& stride = std::vector<int64_t>{1, 1, 1},
+    const IntListArg& padding = std::vector<int64_t>{0, 0, 0},
+    const IntListArg& dilation = std::vector<int64_t>{1, 1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv3d");
   return call1(op_, input, weight, bias, stride, padding, dilation, groups);
@@ -640,9 +637,9 @@ inline Tensor conv3d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias,
-    const std::vector<int64_t>& stride,
+    const IntListArg& stride,
     StringArg padding,
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1, 1},
+    const IntListArg& dilation = std::vector<int64_t>{1, 1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv3d.padding");
   return call1(op_, input, weight, bias, stride, padding, dilation, groups);
@@ -653,11 +650,11 @@ inline Tensor conv_transpose1d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias = std::nullopt,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{1},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0},
-    const std::vector<int64_t>& output_padding = std::vector<int64_t>{0},
+    const IntListArg& stride = std::vector<int64_t>{1},
+    const IntListArg& padding = std::vector<int64_t>{0},
+    const IntListArg& output_padding = std::vector<int64_t>{0},
     int64_t groups = 1,
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1}) {
+    const IntListArg& dilation = std::vector<int64_t>{1}) {
   static const tsr_op* op_ = find_op("conv_transpose1d");
   return call1(op_, input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
@@ -667,11 +664,11 @@ inline Tensor conv_transpose2d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias = std::nullopt,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{1, 1},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0},
-    const std::vector<int64_t>& output_padding = std::vector<int64_t>{0, 0},
+    const IntListArg& stride = std::vector<int64_t>{1, 1},
+    const IntListArg& padding = std::vector<int64_t>{0, 0},
+    const IntListArg& output_padding = std::vector<int64_t>{0, 0},
     int64_t groups = 1,
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1}) {
+    const IntListArg& dilation = std::vector<int64_t>{1, 1}) {
   static const tsr_op* op_ = find_op("conv_transpose2d.input");
   return call1(op_, input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
@@ -681,11 +678,11 @@ inline Tensor conv_transpose3d(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias = std::nullopt,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{1, 1, 1},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0, 0},
-    const std::vector<int64_t>& output_padding = std::vector<int64_t>{0, 0, 0},
+    const IntListArg& stride = std::vector<int64_t>{1, 1, 1},
+    const IntListArg& padding = std::vector<int64_t>{0, 0, 0},
+    const IntListArg& output_padding = std::vector<int64_t>{0, 0, 0},
     int64_t groups = 1,
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1, 1}) {
+    const IntListArg& dilation = std::vector<int64_t>{1, 1, 1}) {
   static const tsr_op* op_ = find_op("conv_transpose3d.input");
   return call1(op_, input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
@@ -695,11 +692,11 @@ inline Tensor convolution(
     const Tensor& input,
     const Tensor& weight,
     const std::optional<Tensor>& bias,
-    const std::vector<int64_t>& stride,
-    const std::vector<int64_t>& padding,
-    const std::vector<int64_t>& dilation,
+    const IntListArg& stride,
+    const IntListArg& padding,
+    const IntListArg& dilation,
     bool transposed,
-    const std::vector<int64_t>& output_padding,
+    const IntListArg& output_padding,
     int64_t groups) {
   static const tsr_op* op_ = find_op("convolution");
   return call1(op_, input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
@@ -711,11 +708,11 @@ inline std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     const Tensor& input,
     const Tensor& weight,
     const IntListOrNone& bias_sizes,
-    const std::vector<int64_t>& stride,
-    const std::vector<int64_t>& padding,
-    const std::vector<int64_t>& dilation,
+    const IntListArg& stride,
+    const IntListArg& padding,
+    const IntListArg& dilation,
     bool transposed,
-    const std::vector<int64_t>& output_padding,
+    const IntListArg& output_padding,
     int64_t groups,
     const std::vector<bool>& output_mask) {
   static const tsr_op* op_ = find_op("convolution_backward");
@@ -898,7 +895,7 @@ inline Tensor embedding_dense_backward(
 
 // empty.memory_format(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
 inline Tensor empty(
-    const std::vector<int64_t>& size,
+    const IntListArg& size,
     const std::optional<tsr_dtype>& dtype = std::nullopt,
     const std::optional<tsr_layout>& layout = std::nullopt,
     const std::optional<tsr_device>& device = std::nullopt,
@@ -922,8 +919,8 @@ inline Tensor empty_like(
 
 // empty_strided(int[] size, int[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 inline Tensor empty_strided(
-    const std::vector<int64_t>& size,
-    const std::vector<int64_t>& stride,
+    const IntListArg& size,
+    const IntListArg& stride,
     const std::optional<tsr_dtype>& dtype = std::nullopt,
     const std::optional<tsr_layout>& layout = std::nullopt,
     const std::optional<tsr_device>& device = std::nullopt,
@@ -993,7 +990,7 @@ inline Tensor exp_(const Tensor& self) {
 }
 
 // expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)
-inline Tensor expand(const Tensor& self, const std::vector<int64_t>& size, bool implicit = false) {
+inline Tensor expand(const Tensor& self, const IntListArg& size, bool implicit = false) {
   static const tsr_op* op_ = find_op("expand");
   return call1(op_, self, size, implicit);
 }
@@ -1046,7 +1043,7 @@ inline Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim
 }
 
 // flip(Tensor self, int[] dims) -> Tensor
-inline Tensor flip(const Tensor& self, const std::vector<int64_t>& dims) {
+inline Tensor flip(const Tensor& self, const IntListArg& dims) {
   static const tsr_op* op_ = find_op("flip");
   return call1(op_, self, dims);
 }
@@ -1089,7 +1086,7 @@ inline Tensor fmod_(const Tensor& self, const Tensor& other) {
 
 // full(int[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 inline Tensor full(
-    const std::vector<int64_t>& size,
+    const IntListArg& size,
     const Scalar& fill_value,
     const std::optional<tsr_dtype>& dtype = std::nullopt,
     const std::optional<tsr_layout>& layout = std::nullopt,
@@ -1309,7 +1306,7 @@ inline Tensor isnan(const Tensor& self) {
 // layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor
 inline Tensor layer_norm(
     const Tensor& input,
-    const std::vector<int64_t>& normalized_shape,
+    const IntListArg& normalized_shape,
     const std::optional<Tensor>& weight = std::nullopt,
     const std::optional<Tensor>& bias = std::nullopt,
     double eps = 1.0000000000000001e-05,
@@ -1516,7 +1513,7 @@ inline Tensor logical_xor_(const Tensor& self, const Tensor& other) {
 }
 
 // logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
-inline Tensor logsumexp(const Tensor& self, const std::vector<int64_t>& dim, bool keepdim = false) {
+inline Tensor logsumexp(const Tensor& self, const IntListArg& dim, bool keepdim = false) {
   static const tsr_op* op_ = find_op("logsumexp");
   return call1(op_, self, dim, keepdim);
 }
@@ -1590,10 +1587,10 @@ inline std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keep
 // max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], int[2] dilation=[1, 1], bool ceil_mode=False) -> Tensor
 inline Tensor max_pool2d(
     const Tensor& self,
-    const std::vector<int64_t>& kernel_size,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0},
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1},
+    const IntListArg& kernel_size,
+    const IntListArg& stride = std::vector<int64_t>{},
+    const IntListArg& padding = std::vector<int64_t>{0, 0},
+    const IntListArg& dilation = std::vector<int64_t>{1, 1},
     bool ceil_mode = false) {
   static const tsr_op* op_ = find_op("max_pool2d");
   return call1(op_, self, kernel_size, stride, padding, dilation, ceil_mode);
@@ -1602,10 +1599,10 @@ inline Tensor max_pool2d(
 // max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], int[2] dilation=[1, 1], bool ceil_mode=False) -> (Tensor, Tensor)
 inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(
     const Tensor& self,
-    const std::vector<int64_t>& kernel_size,
-    const std::vector<int64_t>& stride = std::vector<int64_t>{},
-    const std::vector<int64_t>& padding = std::vector<int64_t>{0, 0},
-    const std::vector<int64_t>& dilation = std::vector<int64_t>{1, 1},
+    const IntListArg& kernel_size,
+    const IntListArg& stride = std::vector<int64_t>{},
+    const IntListArg& padding = std::vector<int64_t>{0, 0},
+    const IntListArg& dilation = std::vector<int64_t>{1, 1},
     bool ceil_mode = false) {
   static const tsr_op* op_ = find_op("max_pool2d_with_indices");
   return internal::call_returns<2>(op_, self, kernel_size, stride, padding, dilation, ceil_mode);
@@ -1615,10 +1612,10 @@ inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(
 inline Tensor max_pool2d_with_indices_backward(
     const Tensor& grad_output,
     const Tensor& self,
-    const std::vector<int64_t>& kernel_size,
-    const std::vector<int64_t>& stride,
-    const std::vector<int64_t>& padding,
-    const std::vector<int64_t>& dilation,
+    const IntListArg& kernel_size,
+    const IntListArg& stride,
+    const IntListArg& padding,
+    const IntListArg& dilation,
     bool ceil_mode,
     const Tensor& indices) {
   static const tsr_op* op_ = find_op("max_pool2d_with_indices_backward");
@@ -1768,7 +1765,7 @@ inline std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
 // native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 inline std::tuple<Tensor, Tensor, Tensor> native_layer_norm(
     const Tensor& input,
-    const std::vector<int64_t>& normalized_shape,
+    const IntListArg& normalized_shape,
     const std::optional<Tensor>& weight,
     const std::optional<Tensor>& bias,
     double eps) {
@@ -1780,7 +1777,7 @@ inline std::tuple<Tensor, Tensor, Tensor> native_layer_norm(
 inline std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
     const Tensor& grad_out,
     const Tensor& input,
-    const std::vector<int64_t>& normalized_shape,
+    const IntListArg& normalized_shape,
     const Tensor& mean,
     const Tensor& rstd,
     const std::optional<Tensor>& weight,
@@ -1865,7 +1862,7 @@ inline std::tuple<Tensor, Tensor> nll_loss_forward(
 inline Tensor norm(
     const Tensor& self,
     const std::optional<Scalar>& p,
-    const std::vector<int64_t>& dim,
+    const IntListArg& dim,
     bool keepdim = false) {
   static const tsr_op* op_ = find_op("norm.ScalarOpt_dim");
   return call1(op_, self, p, dim, keepdim);
@@ -1873,7 +1870,7 @@ inline Tensor norm(
 
 // ones(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 inline Tensor ones(
-    const std::vector<int64_t>& size,
+    const IntListArg& size,
     const std::optional<tsr_dtype>& dtype = std::nullopt,
     const std::optional<tsr_layout>& layout = std::nullopt,
     const std::optional<tsr_device>& device = std::nullopt,
@@ -1895,7 +1892,7 @@ inline Tensor ones_like(
 }
 
 // permute(Tensor(a) self, int[] dims) -> Tensor(a)
-inline Tensor permute(const Tensor& self, const std::vector<int64_t>& dims) {
+inline Tensor permute(const Tensor& self, const IntListArg& dims) {
   static const tsr_op* op_ = find_op("permute");
   return call1(op_, self, dims);
 }
@@ -1995,7 +1992,7 @@ inline Tensor remainder_(const Tensor& self, const Tensor& other) {
 }
 
 // reshape(Tensor(a) self, int[] shape) -> Tensor(a)
-inline Tensor reshape(const Tensor& self, const std::vector<int64_t>& shape) {
+inline Tensor reshape(const Tensor& self, const IntListArg& shape) {
   static const tsr_op* op_ = find_op("reshape");
   return call1(op_, self, shape);
 }
@@ -2312,7 +2309,7 @@ inline Tensor squeeze(const Tensor& self, int64_t dim) {
 }
 
 // squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
-inline Tensor squeeze(const Tensor& self, const std::vector<int64_t>& dim) {
+inline Tensor squeeze(const Tensor& self, const IntListArg& dim) {
   static const tsr_op* op_ = find_op("squeeze.dims");
   return call1(op_, self, dim);
 }
@@ -2529,7 +2526,7 @@ inline Tensor var(
 }
 
 // view(Tensor(a) self, int[] size) -> Tensor(a)
-inline Tensor view(const Tensor& self, const std::vector<int64_t>& size) {
+inline Tensor view(const Tensor& self, const IntListArg& size) {
   static const tsr_op* op_ = find_op("view");
   return call1(op_, self, size);
 }
@@ -2548,7 +2545,7 @@ inline Tensor zero_(const Tensor& self) {
 
 // zeros(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 inline Tensor zeros(
-    const std::vector<int64_t>& size,
+    const IntListArg& size,
     const std::optional<tsr_dtype>& dtype = std::nullopt,
     const std::optional<tsr_layout>& layout = std::nullopt,
     const std::optional<tsr_device>& device = std::nullopt,
@@ -2580,5 +2577,19 @@ inline Tensor operator*(const Tensor& a, const Scalar& b) { return ops::mul(a, b
 inline Tensor operator/(const Tensor& a, const Scalar& b) { return ops::div(a, b); }
 inline Tensor operator*(const Scalar& a, const Tensor& b) { return ops::mul(b, a); }
 inline Tensor operator+(const Scalar& a, const Tensor& b) { return ops::add(b, a); }
+// As PyTorch's __rsub__ and __rtruediv__: a - b is -b + a, a / b is reciprocal(b) * a.
+inline Tensor operator-(const Scalar& a, const Tensor& b) { return ops::add(ops::neg(b), a); }
+inline Tensor operator/(const Scalar& a, const Tensor& b) {
+  return ops::mul(ops::reciprocal(b), a);
+}
+// In place, as PyTorch's: the in-place ops on a's elements (a is a handle; it stays a).
+inline Tensor& operator+=(Tensor& a, const Tensor& b) { ops::add_(a, b); return a; }
+inline Tensor& operator-=(Tensor& a, const Tensor& b) { ops::sub_(a, b); return a; }
+inline Tensor& operator*=(Tensor& a, const Tensor& b) { ops::mul_(a, b); return a; }
+inline Tensor& operator/=(Tensor& a, const Tensor& b) { ops::div_(a, b); return a; }
+inline Tensor& operator+=(Tensor& a, const Scalar& b) { ops::add_(a, b); return a; }
+inline Tensor& operator-=(Tensor& a, const Scalar& b) { ops::sub_(a, b); return a; }
+inline Tensor& operator*=(Tensor& a, const Scalar& b) { ops::mul_(a, b); return a; }
+inline Tensor& operator/=(Tensor& a, const Scalar& b) { ops::div_(a, b); return a; }
 }  // namespace sdk
 }  // namespace tessera

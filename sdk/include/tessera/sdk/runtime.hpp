@@ -59,14 +59,29 @@ Keyword<T> kw(std::string_view name, T value) {
 struct DefaultArg {};
 inline constexpr DefaultArg default_arg{};
 
-// IntListOrNone: an int[]? argument (sum's dim): a brace list or a vector, or {} or
-// std::nullopt for None. (std::optional<std::vector<int64_t>> takes no brace list: {1} would
-// be the vector's explicit size constructor.)
+// IntListArg: an int[] argument: a brace list, a vector, or one integer (a list of that one
+// value, as ATen's IntArrayRef takes it: an int[2] of one value is that value twice, so
+// max_pool2d(x, 2) is a 2x2 window).
+struct IntListArg {
+  IntListArg(std::initializer_list<int64_t> l) : value(l) {}   // NOLINT: implicit
+  IntListArg(std::vector<int64_t> l) : value(std::move(l)) {}  // NOLINT: implicit
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  IntListArg(T v) : value{static_cast<int64_t>(v)} {}  // NOLINT: implicit
+  std::vector<int64_t> value;
+};
+
+// IntListOrNone: an int[]? argument (sum's dim): what IntListArg takes, or {} or std::nullopt
+// for None. (std::optional<std::vector<int64_t>> takes no brace list: {1} would be the
+// vector's explicit size constructor.)
 struct IntListOrNone {
   IntListOrNone() = default;
   IntListOrNone(std::nullopt_t) {}                                                     // NOLINT
   IntListOrNone(std::initializer_list<int64_t> l) : value(std::vector<int64_t>(l)) {}  // NOLINT
   IntListOrNone(std::vector<int64_t> l) : value(std::move(l)) {}                       // NOLINT
+  template <typename T,
+            std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  IntListOrNone(T v) : value(std::vector<int64_t>{static_cast<int64_t>(v)}) {}  // NOLINT
   std::optional<std::vector<int64_t>> value;
 };
 
@@ -122,6 +137,7 @@ inline void push(tsr_stack* s, const std::vector<bool>& v) {
 
 inline void push(tsr_stack* s, DefaultArg) { sdk::check(tsr_stack_push_default(s)); }
 inline void push(tsr_stack* s, const StringArg& v) { push(s, v.value); }
+inline void push(tsr_stack* s, const IntListArg& v) { push(s, v.value); }
 inline void push(tsr_stack* s, const IntListOrNone& v) {
   if (v.value) return push(s, *v.value);
   push(s, std::nullopt);
@@ -263,6 +279,9 @@ inline tsr_value to_packed(DefaultArg) { return packed_value(TSR_VALUE_DEFAULT);
 template <>
 struct PackedArg<StringArg> : std::true_type {};
 inline tsr_value to_packed(const StringArg& v) { return to_packed(v.value); }
+template <>
+struct PackedArg<IntListArg> : std::true_type {};
+inline tsr_value to_packed(const IntListArg& v) { return to_packed(v.value); }
 template <>
 struct PackedArg<IntListOrNone> : std::true_type {};
 inline tsr_value to_packed(const IntListOrNone& v) {

@@ -48,6 +48,7 @@ struct Options {
   std::string models;  // --models: a model file or a folder of them
   bool op_given = false;
   bool allow_fallback_only = false;  // --allow-fallback-only
+  int rerun_failures = 0;            // --rerun-failures
 };
 
 const char* kUsage =
@@ -57,7 +58,7 @@ const char* kUsage =
     "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list] [--models PATH]\n"
-    "                   [--allow-fallback-only]\n"
+    "                   [--allow-fallback-only] [--rerun-failures N]\n"
     "Runs Tessera's op database against one device and reports its coverage. --models runs\n"
     "each model file in PATH (a file or a folder of .tsrm files) on the device against\n"
     "PyTorch's stored outputs and the CPU plugin's; alone (no --op), it runs the models only.\n"
@@ -173,6 +174,8 @@ Options Parse(int argc, char** argv) {
       o.list = true;
     } else if (a == "--allow-fallback-only") {
       o.allow_fallback_only = true;
+    } else if (a == "--rerun-failures") {
+      o.rerun_failures = static_cast<int>(integer(value(), 100));
     } else if (a == "--models") {
       o.models = value();
     } else if (a == "--help" || a == "-h") {
@@ -332,6 +335,7 @@ int LoadUnderTest(const Options& o, RunConfig* config, std::string* device_name,
   }
   config->seed = o.seed;
   config->dtypes = o.dtypes;
+  config->rerun_failures = o.rerun_failures;
   for (const OpInfo& op : *vendor_ops) config->vendor_ops.push_back(op.name);
   config->cpu_available = false;
   const tsr_load_report* const* reports = nullptr;
@@ -512,6 +516,13 @@ int Main(int argc, char** argv) {
       std::printf("XPASS %s %s %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
                   c.message.c_str());
   }
+  int flaky = 0;
+  for (const CaseResult& c : cases) {
+    if (c.status != Status::kFlaky || ++flaky > 20) continue;
+    std::printf("FLAKY %s %s %s [%s] %s: %s\n", c.op.c_str(), c.dtype.c_str(), c.oracle.c_str(),
+                c.layout.c_str(), c.sample.c_str(), c.message.c_str());
+  }
+  if (flaky > 20) std::printf("... and %d more flaky cases (see --json)\n", flaky - 20);
   if (!o.json.empty()) {
     Json report = ToJson(info, summary, cases, o.json_detail);
     if (!o.models.empty()) report.set("models", ModelsJson(models));

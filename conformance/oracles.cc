@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 
 #include "conformance/cases_library.h"
 #include "conformance/compare.h"
@@ -18,7 +19,8 @@ namespace conformance {
 
 const char* StatusName(Status s) {
   static const char* const kNames[] = {"pass",  "fail",    "unsupported", "fallback", "xfail",
-                                       "xpass", "skipped", "crash",       "timeout"};
+                                       "xpass", "skipped", "crash",       "timeout",  "flaky"};
+  static_assert(std::size(kNames) == kNumStatuses, "a name per status");
   return kNames[static_cast<int>(s)];
 }
 
@@ -163,23 +165,44 @@ class OpRunner {
   template <typename Body>
   void Case(const Where& w, const Body& body) {
     NoteRunningCase(op_.name, w.dtype, w.layout, w.oracle, w.sample);
-    const int64_t before = FallbackTotal(config_);
-    Status status;
-    std::string message;
     Comparison cmp;
     Tolerance tol;
-    try {
-      status = body(&message, &cmp, &tol);
-    } catch (const sdk::Error& e) {
-      status = e.code() == TSR_UNIMPLEMENTED ? Status::kUnsupported : Status::kFail;
-      message = e.what();
-    } catch (const std::exception& e) {
-      status = Status::kFail;
-      message = std::string("exception: ") + e.what();
+    std::string message;
+    Status status = RunBody(body, &message, &cmp, &tol);
+    // --rerun-failures: a failure that passes when run again is flaky, reported with the
+    // failure it gave first (PyTorch CI's rule: visible and counted, never retried to green).
+    for (int k = 1; k <= config_.rerun_failures && IsFailure(status); ++k) {
+      Comparison again_cmp;
+      Tolerance again_tol;
+      std::string again;
+      const Status rerun = RunBody(body, &again, &again_cmp, &again_tol);
+      if (rerun == Status::kPass || rerun == Status::kFallback) {
+        status = Status::kFlaky;
+        message = "failed, then passed on rerun " + std::to_string(k) + " of " +
+                  std::to_string(config_.rerun_failures) + ": " + message;
+      }
     }
     NoteCaseDone();
-    if (status == Status::kPass && FallbackTotal(config_) != before) status = Status::kFallback;
     Report(w, status, message, &cmp, &tol);
+  }
+
+  // RunBody: one run of a case's body, its exceptions as statuses; a pass that went through
+  // the CPU fallback is a fallback.
+  template <typename Body>
+  Status RunBody(const Body& body, std::string* message, Comparison* cmp, Tolerance* tol) {
+    const int64_t before = FallbackTotal(config_);
+    Status status;
+    try {
+      status = body(message, cmp, tol);
+    } catch (const sdk::Error& e) {
+      status = e.code() == TSR_UNIMPLEMENTED ? Status::kUnsupported : Status::kFail;
+      *message = e.what();
+    } catch (const std::exception& e) {
+      status = Status::kFail;
+      *message = std::string("exception: ") + e.what();
+    }
+    if (status == Status::kPass && FallbackTotal(config_) != before) status = Status::kFallback;
+    return status;
   }
 
   Status CompareAll(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,

@@ -21,9 +21,12 @@ enum class Status {
   kXpass,
   kSkipped,
   kCrash,
-  kTimeout
+  kTimeout,
+  // kFlaky: failed, then passed when run again (--rerun-failures): neither a failure nor a
+  // pass; counted and reported with the failure it first gave.
+  kFlaky
 };
-constexpr int kNumStatuses = 9;
+constexpr int kNumStatuses = 10;
 const char* StatusName(Status s);
 bool StatusFromName(const std::string& name, Status* out);
 // IsFailure: fail, crash, timeout (what sets the exit code, unless expected).
@@ -51,6 +54,8 @@ struct RunConfig {
   std::vector<tsr_dtype> dtypes;  // which dtypes to run
   // The ops of cases libraries (--cases): their calls through the CPU fallback count too.
   std::vector<std::string> vendor_ops;
+  // --rerun-failures: how many more times a failing case runs; one that passes then is flaky.
+  int rerun_failures = 0;
 };
 
 using CaseSink = std::function<void(const CaseResult&)>;

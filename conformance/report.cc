@@ -96,7 +96,8 @@ std::string ReproCommand(const RunInfo& info, const CaseResult& c) {
 }
 
 bool InJsonDetail(JsonDetail detail, Status s) {
-  return detail == JsonDetail::kAll || IsFailure(s) || s == Status::kXfail || s == Status::kXpass;
+  return detail == JsonDetail::kAll || IsFailure(s) || s == Status::kXfail || s == Status::kXpass ||
+         s == Status::kFlaky;
 }
 
 namespace {
@@ -205,7 +206,9 @@ CaseResult CaseFromJson(const Json& j) {
 // JUnit XML as its consumers (Jenkins, GitLab, the Surefire schema) read it: a case counts as
 // passed only when it passed on the device's own kernels. `fallback` (passed through the CPU
 // fallback), `unsupported`, `skipped` and `xfail` cases are <skipped> with the status in the
-// message; fail, crash and timeout are <failure>s; an xpass passes, with a note. Test names are
+// message; fail, crash and timeout are <failure>s; an xpass passes, with a note; a flaky case
+// passes with a <flakyFailure> (Maven Surefire's element for a test that failed, then passed
+// when rerun) holding its first failure. Test names are
 // unique per op: a repeated dtype/oracle/layout/sample gets " (#2)", " (#3)", ... in the order
 // of the cases.
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
@@ -244,6 +247,9 @@ std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
       if (IsFailure(c->status)) {
         out << "<failure message=\"" << XmlEscape(c->message) << "\" type=\""
             << StatusName(c->status) << "\">" << XmlEscape(ReproCommand(info, *c)) << "</failure>";
+      } else if (c->status == Status::kFlaky) {
+        out << "<flakyFailure message=\"" << XmlEscape(c->message) << "\" type=\"flaky\">"
+            << XmlEscape(ReproCommand(info, *c)) << "</flakyFailure>";
       } else if (c->status == Status::kFallback) {
         out << "<skipped message=\"fallback: passed through the CPU fallback, not on the "
                "device's own kernel\"/>";

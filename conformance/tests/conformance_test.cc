@@ -412,6 +412,41 @@ TEST(PlantedBugs, ASumInArrivalOrderFailsTheDeterminismOracle) {
   for (Status st : statuses) EXPECT_EQ(st, Status::kPass) << healthy.output;
 }
 
+TEST(PlantedBugs, AKernelThatFailsSometimesIsFlakyWhenRerun) {
+  // Every fifth call of the kernel is wrong. Without reruns its cases fail; rerun, the ones that
+  // pass then are flaky: visible in every report with the failure they first gave, counted,
+  // neither failures nor passes (the run exits 0, the op's coverage is partial).
+  const std::string filter = " --op '^neg$' --dtype float32";
+  const CliRun plain = Conformance(Plugin("fails_sometimes") + filter);
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  EXPECT_TRUE(Any(Statuses(plain, "neg", "float32", "reference"), Status::kFail) ||
+              Any(Statuses(plain, "neg", "float32", "layouts"), Status::kFail))
+      << plain.output;
+  const std::string junit = TempPath("flaky.xml");
+  const CliRun rerun =
+      Conformance(Plugin("fails_sometimes") + filter + " --rerun-failures 2 --junit " + junit);
+  EXPECT_EQ(rerun.exit_code, 0) << rerun.output;
+  int flaky = 0;  // rerun.cases are read back from the run's JSON report
+  for (const CaseResult& c : rerun.cases) {
+    EXPECT_FALSE(IsFailure(c.status)) << c.Key() << " " << c.message;
+    if (c.status != Status::kFlaky) continue;
+    ++flaky;
+    EXPECT_THAT(c.message, HasSubstr("failed, then passed on rerun "));
+  }
+  EXPECT_GT(flaky, 0) << rerun.output;
+  EXPECT_THAT(rerun.output, HasSubstr("FLAKY neg float32 "));
+  EXPECT_EQ(CoverageOf(rerun, "neg"), "partial");
+  std::ifstream x(junit);
+  const std::string xml((std::istreambuf_iterator<char>(x)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(xml, HasSubstr("<flakyFailure message=\"failed, then passed on rerun "));
+  EXPECT_THAT(xml, Not(HasSubstr("<failure")));
+  // A healthy kernel's failures are not hidden by reruns: the int32 bug fails every time.
+  const CliRun steady =
+      Conformance(Plugin("wrong_dtype") + " --op '^add.Tensor$' --dtype int32 --rerun-failures 3");
+  EXPECT_EQ(steady.exit_code, 1) << steady.output;
+  EXPECT_TRUE(Any(Statuses(steady, "add.Tensor", "int32", "reference"), Status::kFail));
+}
+
 TEST(ConformanceCli, ExpectedFailuresAndBaselines) {
   const std::string expect = TempPath("expect.txt");
   {

@@ -27,6 +27,8 @@
 //  13 sums_in_arrival_order sum (float32) adds its four partial sums in an order that changes
 //                     from call to call, as adding them in the order threads finish does: every
 //                     result is close, but not the same bits twice
+//  14 fails_sometimes neg (float32) adds 1 to every element on every fifth call, right
+//                     otherwise: a flaky kernel, which --rerun-failures reports as flaky
 #include <unistd.h>
 
 #include <atomic>
@@ -44,7 +46,7 @@
 #include "tessera/sdk/plugin.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..13)"
+#error "define TESSERA_PLANTED_BUG (1..14)"
 #endif
 
 namespace {
@@ -135,13 +137,15 @@ Tensor AddOut(const Tensor& a, const Tensor& b, Scalar alpha, const Tensor& out)
 
 Tensor NegOut(const Tensor& a, const Tensor& out) {
   RequireFloat(a, "neg.out");
+  static std::atomic<int64_t> calls{0};
+  const float off = kBug == 14 && calls++ % 5 == 4 ? 1.0f : 0.0f;  // every fifth call is wrong
   if (kBug == 2) {  // reads the input as contiguous, whatever its strides
     sdk::elementwise(
         In<float>(out), [](float x) { return -x; },
         sdk::contiguous_operand(a.data<float>(), a.sizes().vec()));
   } else {
     sdk::elementwise(
-        In<float>(out), [](float x) { return -x; }, In<float>(a));
+        In<float>(out), [off](float x) { return -x + off; }, In<float>(a));
   }
   return out;
 }

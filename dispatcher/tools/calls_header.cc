@@ -243,6 +243,8 @@ static inline void tsr_aten_take_tensor_(const tsr_error* error, const tsr_value
 
 }  // namespace
 
+bool IsKeyword(std::string_view name) { return kKeywords.count(name) > 0; }
+
 std::string CallsFunctionName(std::string_view op_name) {
   return absl::StrCat("tsr_aten_", MangleOpName(op_name));
 }

@@ -20,6 +20,10 @@ namespace tessera::ops_lock {
 inline constexpr int kFirstCallsMajor = 1;
 inline constexpr int kFirstCallsMinor = 2;
 
+// IsKeyword: a C or C++ keyword an argument name could be; a generated parameter of that name
+// gets a '_' suffix (here and in the C++ header, cpp_ops_header.h).
+bool IsKeyword(std::string_view name);
+
 // CallsFunctionName: "add.Tensor" -> "tsr_aten_add_Tensor".
 std::string CallsFunctionName(std::string_view op_name);
 

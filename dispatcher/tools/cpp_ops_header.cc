@@ -9,22 +9,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "dispatcher/tools/calls_header.h"
 
 namespace tessera::ops_lock {
 
 namespace {
-
-// kReserved: C++ keywords an argument name could be, and the names a generated function
-// declares itself; such a parameter gets a '_' suffix.
-const std::set<std::string, std::less<>> kReserved = {
-    "and",      "auto",    "bool",      "break",   "case",      "char",   "class",   "const",
-    "continue", "default", "delete",    "do",      "double",    "else",   "enum",    "explicit",
-    "export",   "extern",  "false",     "float",   "for",       "friend", "goto",    "if",
-    "inline",   "int",     "long",      "mutable", "namespace", "new",    "not",     "operator",
-    "or",       "private", "protected", "public",  "register",  "return", "short",   "signed",
-    "sizeof",   "static",  "struct",    "switch",  "template",  "this",   "throw",   "true",
-    "try",      "typedef", "typename",  "union",   "unsigned",  "using",  "virtual", "void",
-    "volatile", "while",   "xor",       "op_"};
 
 // CppType: the parameter type of one schema argument, or none where it has no C++ form here
 // (Generator, Tensor?[], float[]: no op of the op set takes them yet).
@@ -169,7 +158,7 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
       return std::nullopt;
     }
     std::string name = a.name;
-    if (kReserved.count(name)) name += "_";
+    if (IsKeyword(name) || name == "op_") name += "_";  // op_: the function's own local
     f.types.push_back(*type);
     f.names.push_back(std::move(name));
     f.defaults.push_back(CppDefault(a).value_or(""));

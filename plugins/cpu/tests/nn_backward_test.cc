@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "central_differences.hpp"
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
 
@@ -17,42 +18,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<double> Wave(size_t n, double scale, double shift) {
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::sin(scale * static_cast<double>(i) + shift);
-  return v;
-}
-
 size_t Count(const std::vector<int64_t>& shape) {
   size_t n = 1;
   for (int64_t d : shape) n *= static_cast<size_t>(d);
   return n;
-}
-
-// Central differences of sum(g * forward(x)) in each element of x.
-std::vector<double> NumericGradient(const std::vector<double>& x, const std::vector<int64_t>& shape,
-                                    const std::vector<double>& g,
-                                    const std::function<Tensor(const Tensor&)>& forward) {
-  auto loss = [&](const std::vector<double>& at) {
-    const std::vector<double> y = values<double>(forward(f64(at, shape)));
-    double s = 0;
-    for (size_t i = 0; i < y.size(); ++i) s += y[i] * g[i];
-    return s;
-  };
-  const double h = 1e-6;
-  std::vector<double> grad(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    std::vector<double> plus = x, minus = x;
-    plus[i] += h;
-    minus[i] -= h;
-    grad[i] = (loss(plus) - loss(minus)) / (2 * h);
-  }
-  return grad;
-}
-
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
 }
 
 struct Conv {

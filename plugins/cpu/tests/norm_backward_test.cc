@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 
+#include "central_differences.hpp"
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
 
@@ -15,44 +16,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::vector<double> Ramp(size_t n, double scale, double shift) {
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = std::sin(scale * static_cast<double>(i) + shift);
-  return v;
-}
-
-// sum(g * f(x)) as a function of x's elements: its gradient is the backward op's grad_input.
-double Dot(const Tensor& a, const std::vector<double>& g) {
-  const std::vector<double> v = values<double>(a);
-  double s = 0;
-  for (size_t i = 0; i < v.size(); ++i) s += v[i] * g[i];
-  return s;
-}
-
-// Central differences of sum(g * forward(x)) in each element of x.
-std::vector<double> NumericGradient(const std::vector<double>& x, const std::vector<int64_t>& shape,
-                                    const std::vector<double>& g,
-                                    const std::function<Tensor(const Tensor&)>& forward) {
-  const double h = 1e-6;
-  std::vector<double> grad(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    std::vector<double> plus = x, minus = x;
-    plus[i] += h;
-    minus[i] -= h;
-    grad[i] = (Dot(forward(f64(plus, shape)), g) - Dot(forward(f64(minus, shape)), g)) / (2 * h);
-  }
-  return grad;
-}
-
-void ExpectNear(const std::vector<double>& got, const std::vector<double>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
-}
-
 TEST(NormBackward, LayerNormMatchesCentralDifferences) {
   const std::vector<int64_t> shape{3, 4};
-  const std::vector<double> x = Ramp(12, 0.7, 0.1), g = Ramp(12, 1.3, 0.5);
-  const Tensor w = f64(Ramp(4, 0.9, 1.0), {4}), b = f64(Ramp(4, 0.4, 2.0), {4});
+  const std::vector<double> x = Wave(12, 0.7, 0.1), g = Wave(12, 1.3, 0.5);
+  const Tensor w = f64(Wave(4, 0.9, 1.0), {4}), b = f64(Wave(4, 0.4, 2.0), {4});
   auto forward = [&](const Tensor& t) {
     return ops("native_layer_norm", t, std::vector<int64_t>{4}, w, b, 1e-5)[0];
   };
@@ -84,8 +51,8 @@ TEST(NormBackward, LayerNormMatchesCentralDifferences) {
 
 TEST(NormBackward, BatchNormMatchesCentralDifferencesInTrainingAndInference) {
   const std::vector<int64_t> shape{2, 3, 2};
-  const std::vector<double> x = Ramp(12, 0.8, 0.3), g = Ramp(12, 1.1, 0.2);
-  const Tensor w = f64(Ramp(3, 0.9, 1.0), {3});
+  const std::vector<double> x = Wave(12, 0.8, 0.3), g = Wave(12, 1.1, 0.2);
+  const Tensor w = f64(Wave(3, 0.9, 1.0), {3});
   const Tensor running_mean = f64({0.1, -0.2, 0.3}, {3}), running_var = f64({0.5, 1.5, 2.0}, {3});
   for (const bool train : {true, false}) {
     SCOPED_TRACE(train ? "training" : "inference");
@@ -120,7 +87,7 @@ TEST(NormBackward, BatchNormMatchesCentralDifferencesInTrainingAndInference) {
 }
 
 TEST(NormBackward, OutputMaskLeavesGradientsOutAsNone) {
-  const Tensor x = f64(Ramp(6, 0.5, 0.0), {2, 3}), g = f64(Ramp(6, 0.9, 0.0), {2, 3});
+  const Tensor x = f64(Wave(6, 0.5, 0.0), {2, 3}), g = f64(Wave(6, 0.9, 0.0), {2, 3});
   const std::vector<Tensor> stats =
       ops("native_layer_norm", x, std::vector<int64_t>{3}, std::nullopt, std::nullopt, 1e-5);
   const Tensor w = f64({1, 2, 3}, {3});
@@ -133,7 +100,7 @@ TEST(NormBackward, OutputMaskLeavesGradientsOutAsNone) {
           std::nullopt, std::nullopt, std::vector<bool>{true, true, true});
   EXPECT_TRUE(r[0].get() != nullptr && r[1].get() == nullptr && r[2].get() == nullptr);
 
-  const Tensor x4 = f64(Ramp(12, 0.5, 0.0), {2, 3, 2}), g4 = f64(Ramp(12, 0.9, 0.0), {2, 3, 2});
+  const Tensor x4 = f64(Wave(12, 0.5, 0.0), {2, 3, 2}), g4 = f64(Wave(12, 0.9, 0.0), {2, 3, 2});
   const std::vector<Tensor> bn = ops("native_batch_norm", x4, std::nullopt, std::nullopt,
                                      std::nullopt, std::nullopt, true, 0.1, 1e-5);
   r = ops("native_batch_norm_backward", g4, x4, std::nullopt, std::nullopt, std::nullopt, bn[1],
@@ -142,7 +109,7 @@ TEST(NormBackward, OutputMaskLeavesGradientsOutAsNone) {
 }
 
 TEST(NormBackward, OutFormLeavesAMaskedOutOutputUnwritten) {
-  const Tensor x = f64(Ramp(6, 0.5, 0.0), {2, 3}), g = f64(Ramp(6, 0.9, 0.0), {2, 3});
+  const Tensor x = f64(Wave(6, 0.5, 0.0), {2, 3}), g = f64(Wave(6, 0.9, 0.0), {2, 3});
   const std::vector<Tensor> stats =
       ops("native_layer_norm", x, std::vector<int64_t>{3}, std::nullopt, std::nullopt, 1e-5);
   const Tensor out0 = f64({0}, {1}), out1 = f64({7, 7, 7}, {3}), out2 = f64({9}, {1});
@@ -162,7 +129,7 @@ TEST(NormBackward, OutFormLeavesAMaskedOutOutputUnwritten) {
 }
 
 TEST(NormBackward, RefusesAnOutputMaskOfTwo) {
-  const Tensor x = f64(Ramp(6, 0.5, 0.0), {2, 3});
+  const Tensor x = f64(Wave(6, 0.5, 0.0), {2, 3});
   const std::vector<Tensor> stats =
       ops("native_layer_norm", x, std::vector<int64_t>{3}, std::nullopt, std::nullopt, 1e-5);
   EXPECT_THAT(error_of("native_layer_norm_backward", x, x, std::vector<int64_t>{3}, stats[1],

@@ -474,7 +474,13 @@ BaselineDiff CompareBaseline(const Json& baseline, const std::vector<CaseResult>
     const std::string what = c.Key() + ": " +
                              (it == before.end() ? "new" : StatusName(it->second)) + " -> " +
                              StatusName(c.status);
-    if (IsFailure(c.status) && (it == before.end() || !IsFailure(it->second))) {
+    // A case that turned flaky, or was flaky, changed how reliably it passes: neither a
+    // regression nor a fix (a rerun-less run fails what a rerun would have called flaky).
+    const bool flaky =
+        c.status == Status::kFlaky || (it != before.end() && it->second == Status::kFlaky);
+    if (flaky && it != before.end() && it->second != c.status) {
+      d.flakes.push_back(what);
+    } else if (IsFailure(c.status) && (it == before.end() || !IsFailure(it->second))) {
       d.regressions.push_back(what);
     } else if (it != before.end() && IsFailure(it->second) && !IsFailure(c.status)) {
       d.fixes.push_back(what);

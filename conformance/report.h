@@ -60,8 +60,8 @@ std::vector<OpSummary> Summarize(const std::vector<CaseResult>& cases);
 std::string ReproCommand(const RunInfo& info, const CaseResult& c);
 
 // Which cases the JSON report lists (--json-detail): all of them, or only those that failed or
-// were expected to (fail, crash, timeout, xfail, xpass). The summary and the per-op roll-up
-// always count every case.
+// were expected to (fail, crash, timeout, xfail, xpass), and the flaky ones. The summary and the
+// per-op roll-up always count every case.
 enum class JsonDetail { kAll, kFailures };
 bool InJsonDetail(JsonDetail detail, Status s);
 Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,

@@ -67,11 +67,12 @@ bool IsValueOracle(const std::string& oracle) {
 
 // Verdict rolls one (op, dtype)'s value cases up into one word (docs/plugin_guide.md).
 struct Tally {
-  int pass = 0, fail = 0, xfail = 0, fallback = 0, unsupported = 0, skipped = 0;
+  int pass = 0, fail = 0, xfail = 0, fallback = 0, unsupported = 0, skipped = 0, flaky = 0;
   std::string Verdict() const {
     if (fail) return "fail";
     if (xfail) return "xfail";
-    if (pass) return fallback || unsupported ? "partial" : "pass";
+    // A flaky case (failed, then passed when rerun) keeps a dtype from a clean "pass".
+    if (pass || flaky) return fallback || unsupported || flaky ? "partial" : "pass";
     if (fallback) return "fallback";
     if (unsupported) return "unsupported";
     return "skipped";
@@ -181,6 +182,8 @@ bool AddConformanceDtypes(const std::string& json_path, Manifest* manifest, std:
       ++t.unsupported;
     } else if (status == "skipped") {
       ++t.skipped;
+    } else if (status == "flaky") {
+      ++t.flaky;
     } else {
       *error = json_path + ": unknown case status '" + status + "'";
       return false;

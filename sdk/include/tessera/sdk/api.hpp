@@ -22,7 +22,7 @@ inline const tsr_runtime_api*& api_slot() {
 }
 // NoRuntime: what a call before the table is set gets, instead of a crash (an application that
 // calls an op before it made its tessera::Runtime).
-[[noreturn]] inline void NoRuntime() {
+[[noreturn, gnu::cold, gnu::noinline]] inline void NoRuntime() {
   throw std::logic_error(
       "tessera: no runtime API in this shared object yet: an application creates a "
       "tessera::Runtime before its first call (tessera/sdk/runtime.hpp); a plugin gets the "

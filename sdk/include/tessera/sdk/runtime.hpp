@@ -10,6 +10,7 @@
 // entry points to find the runtime's table.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -61,10 +62,12 @@ inline constexpr DefaultArg default_arg{};
 
 // IntListArg: an int[] argument: a brace list, a vector, or one integer (a list of that one
 // value, as ATen's IntArrayRef takes it: an int[2] of one value is that value twice, so
-// max_pool2d(x, 2) is a 2x2 window).
+// max_pool2d(x, 2) is a 2x2 window), or a tensor's sizes(). It owns a copy: the C++ functions
+// are for convenience; a hot loop calls call1 with a std::vector it keeps.
 struct IntListArg {
   IntListArg(std::initializer_list<int64_t> l) : value(l) {}   // NOLINT: implicit
   IntListArg(std::vector<int64_t> l) : value(std::move(l)) {}  // NOLINT: implicit
+  IntListArg(sdk::IntSpan l) : value(l.begin(), l.end()) {}    // NOLINT: a tensor's sizes()
   template <typename T,
             std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   IntListArg(T v) : value{static_cast<int64_t>(v)} {}  // NOLINT: implicit
@@ -85,10 +88,22 @@ struct IntListOrNone {
   std::optional<std::vector<int64_t>> value;
 };
 
+// BoolArg: a bool argument, from a bool alone: an enum or a number beside it would otherwise
+// convert silently (sum(x, {1}, TSR_DTYPE_FLOAT64) would be keepdim = true).
+struct BoolArg {
+  template <typename T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
+  BoolArg(T v) : value(v) {}  // NOLINT: implicit
+  bool value;
+};
+
 // StringArg: a str argument: a literal, std::string or std::string_view, and never a brace
 // list (std::string_view would take {0, 0}, and an int[] beside it in another overload would
 // then be ambiguous).
+//
+// A parameter type only: it views the caller's characters for the duration of the call (a
+// StringArg kept in a variable from a temporary std::string dangles).
 struct StringArg {
+  StringArg(std::nullptr_t) = delete;            // a null pointer is no string
   StringArg(const char* s) : value(s) {}         // NOLINT: implicit
   StringArg(std::string_view s) : value(s) {}    // NOLINT: implicit
   StringArg(const std::string& s) : value(s) {}  // NOLINT: implicit
@@ -137,6 +152,7 @@ inline void push(tsr_stack* s, const std::vector<bool>& v) {
 
 inline void push(tsr_stack* s, DefaultArg) { sdk::check(tsr_stack_push_default(s)); }
 inline void push(tsr_stack* s, const StringArg& v) { push(s, v.value); }
+inline void push(tsr_stack* s, const BoolArg& v) { push(s, v.value); }
 inline void push(tsr_stack* s, const IntListArg& v) { push(s, v.value); }
 inline void push(tsr_stack* s, const IntListOrNone& v) {
   if (v.value) return push(s, *v.value);
@@ -279,6 +295,9 @@ inline tsr_value to_packed(DefaultArg) { return packed_value(TSR_VALUE_DEFAULT);
 template <>
 struct PackedArg<StringArg> : std::true_type {};
 inline tsr_value to_packed(const StringArg& v) { return to_packed(v.value); }
+template <>
+struct PackedArg<BoolArg> : std::true_type {};
+inline tsr_value to_packed(const BoolArg& v) { return to_packed(v.value); }
 template <>
 struct PackedArg<IntListArg> : std::true_type {};
 inline tsr_value to_packed(const IntListArg& v) { return to_packed(v.value); }

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/generator.h"
 #include "core/shape.h"
 #include "dispatcher/value.h"
 
@@ -49,8 +50,13 @@ struct CallPlan {
   std::optional<ScalarType> compute_dtype;
   // Where the outputs live: the device of the call (Note [Dispatch key from devices]).
   Device device;
+  // A random op's draw (Note [Random numbers] in core/generator.h): the seed and offset its
+  // kernel's numbers come from, reserved from the call's generator when the plan was computed.
+  std::optional<PhiloxState> rng;
 
   bool has_outputs() const { return !outputs.empty(); }
+  // Whether the plan says nothing (no outputs, no draw): then no plan is attached to the stack.
+  bool is_empty() const { return outputs.empty() && !rng; }
 };
 
 // PlanFn fills `plan->outputs` and `plan->compute_dtype` for a call of the functional op `op`

@@ -34,6 +34,7 @@ absl::Status DefineActivationOps(OpRegistry& registry);  // after the pointwise 
 absl::Status DefineDecomposedTrainingOps(OpRegistry& registry);
 absl::Status DefineNormBackwardOps(OpRegistry& registry);
 absl::Status DefineNNBackwardOps(OpRegistry& registry);  // op set 1.4
+absl::Status DefineRandomOps(OpRegistry& registry);      // op set 1.5
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

@@ -162,7 +162,7 @@ absl::Status CallPacked(const OperatorEntry& caller, const OperatorEntry& entry,
   const TensorImpl* returned[kMaxPackedReturns] = {};
   {
     // The plan as the boxed entry sees it on its stack: none without outputs.
-    const CallPlan* attached = plan.has_outputs() ? &plan : nullptr;
+    const CallPlan* attached = plan.is_empty() ? nullptr : &plan;
     PlanScope scope(stack, attached);
     TSR_RETURN_IF_ERROR(kernel.packed(kernel.context,
                                       OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)),
@@ -191,7 +191,7 @@ absl::Status CallUnboxedPacked(const OperatorEntry& caller, const OperatorEntry&
                                const UnboxedArgs& args) {
   const size_t n = entry.returned_argument.size();
   const TensorImpl* returned[kMaxPackedReturns] = {};
-  const CallPlan* attached = plan.has_outputs() ? &plan : nullptr;
+  const CallPlan* attached = plan.is_empty() ? nullptr : &plan;
   UnboxedStack stack(args);  // filled only if the kernel reads or writes it
   {
     PlanScope scope(stack.get(), attached);

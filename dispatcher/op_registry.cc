@@ -464,6 +464,25 @@ absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle
       entry.name, DispatchKeyName(key)));
 }
 
+namespace {
+
+// PinDefaultGenerator: a random op's call that a fallback runs elsewhere (the CPU fallback copies
+// its tensors to the CPU) still draws from its own device's default generator: None becomes
+// that generator before the fallback moves anything (Note [Random numbers] in
+// core/generator.h).
+void PinDefaultGenerator(const internal::OperatorEntry& entry, Stack* stack) {
+  const size_t g = static_cast<size_t>(entry.generator_argument);
+  if (g >= stack->size() || !(*stack)[g].is_none()) return;
+  for (const Value& v : *stack) {
+    if (v.is_tensor() && v.tensor().defined()) {
+      (*stack)[g] = Value(DefaultGenerator(v.tensor().device()));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 absl::Status OpRegistry::Call(const OperatorHandle& op, Stack* stack) const {
   CallScope scope;  // Note [Reclaiming deregistered kernels]
   const internal::OperatorEntry& entry = *op.entry_;
@@ -501,6 +520,10 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
   // A backend's own kernel gets its arguments checked (Note [Variants]) and its results too
   // (Note [Kernel results] in kernel_results.cc); derivations check the kernels they run.
+  if (ABSL_PREDICT_FALSE(entry.generator_argument >= 0) &&
+      lookup.source == KernelSource::kFallback) {
+    PinDefaultGenerator(entry, stack);
+  }
   const bool backend = lookup.source == KernelSource::kKernel && key != DispatchKey::kMeta;
   internal::KernelCall call;
   if (backend) {
@@ -516,7 +539,7 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
   }
   if (backend) {
     {
-      PlanScope plan(stack, call.plan.has_outputs() ? &call.plan : nullptr);
+      PlanScope plan(stack, call.plan.is_empty() ? nullptr : &call.plan);
       TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));
     }
     return internal::CheckKernelResults(entry, entry, *lookup.kernel, call, *stack);

@@ -223,7 +223,8 @@ absl::Status NormalizeElement(const SchemaType& type, Value* v) {
       }
       break;
     case BaseType::kGenerator:
-      break;  // Tessera has no generators yet: only None (handled by the caller) is valid
+      if (v->is_generator() && v->generator()) return absl::OkStatus();
+      break;
   }
   return Mismatch(type, *v);
 }

@@ -52,6 +52,8 @@ std::string_view ValueKindName(Value::Kind kind) {
       return "default placeholder";
     case Value::Kind::kName:
       return "argument name";
+    case Value::Kind::kGenerator:
+      return "Generator";
   }
   return "<invalid value>";
 }
@@ -98,6 +100,10 @@ std::string Value::ToString() const {
       return "<default>";
     case Kind::kName:
       return absl::StrCat("<name ", argument_name(), ">");
+    case Kind::kGenerator: {
+      const PhiloxState state = generator()->state();
+      return absl::StrCat("Generator(seed=", state.seed, ", offset=", state.offset, ")");
+    }
   }
   return "<invalid value>";
 }
@@ -142,6 +148,8 @@ bool operator==(const Value& a, const Value& b) {
       return true;
     case Value::Kind::kName:
       return a.argument_name() == b.argument_name();
+    case Value::Kind::kGenerator:
+      return a.generator() == b.generator();  // identity
   }
   return false;
 }

@@ -19,6 +19,7 @@
 #include "absl/container/inlined_vector.h"
 #include "core/device.h"
 #include "core/dtype.h"
+#include "core/generator.h"
 #include "core/scalar.h"
 #include "core/shape.h"
 #include "core/tensor.h"
@@ -56,8 +57,9 @@ class Value {
     kScalar,
     kScalarType,
     kDevice,
-    kDefault,  // DefaultArgument
-    kName,     // ArgumentName
+    kDefault,    // DefaultArgument
+    kName,       // ArgumentName
+    kGenerator,  // a Generator (core/generator.h; since op set 1.5)
   };
 
   Value() = default;                                                       // None
@@ -80,6 +82,7 @@ class Value {
   Value(Device d) : v_(d) {}                                               // NOLINT: implicit
   Value(DefaultArgument d) : v_(d) {}                                      // NOLINT: implicit
   Value(ArgumentName n) : v_(std::move(n)) {}                              // NOLINT: implicit
+  Value(GeneratorRef g) : v_(std::move(g)) {}                              // NOLINT: implicit
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_none() const { return kind() == Kind::kNone; }
@@ -94,7 +97,8 @@ class Value {
   bool is_scalar_type() const { return kind() == Kind::kScalarType; }
   bool is_device() const { return kind() == Kind::kDevice; }
   // A marker of an unbound stack (kDefault or kName).
-  bool is_binding_marker() const { return kind() >= Kind::kDefault; }
+  bool is_binding_marker() const { return kind() == Kind::kDefault || kind() == Kind::kName; }
+  bool is_generator() const { return kind() == Kind::kGenerator; }
 
   // Accessors; calling one for another kind is a programming error (checked by std::get).
   const Tensor& tensor() const { return std::get<Tensor>(v_); }
@@ -111,6 +115,7 @@ class Value {
   ScalarType scalar_type() const { return std::get<ScalarType>(v_); }
   Device device() const { return std::get<Device>(v_); }
   const std::string& argument_name() const { return std::get<ArgumentName>(v_).name; }
+  const GeneratorRef& generator() const { return std::get<GeneratorRef>(v_); }
 
   // Debug text: "Tensor(float32[2, 3] on cpu)", "3", "[1, 2]", "None".
   std::string ToString() const;
@@ -120,7 +125,7 @@ class Value {
  private:
   std::variant<std::monostate, Tensor, int64_t, double, bool, std::string, IntList,
                std::vector<double>, BoolList, std::vector<Tensor>, Scalar, ScalarType, Device,
-               DefaultArgument, ArgumentName>
+               DefaultArgument, ArgumentName, GeneratorRef>
       v_;
 };
 

@@ -192,7 +192,7 @@ absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry,
   if (kernel->packed != nullptr) return CallPacked(caller, entry, *kernel, call->plan, stack);
   RecordCall(entry, *stack, call);
   {
-    PlanScope plan(stack, call->plan.has_outputs() ? &call->plan : nullptr);
+    PlanScope plan(stack, call->plan.is_empty() ? nullptr : &call->plan);
     TSR_RETURN_IF_ERROR(
         kernel->Call(OperatorHandle::FromEntry(const_cast<OperatorEntry*>(&entry)), stack));
   }
@@ -327,6 +327,21 @@ absl::Status PrepareOutputs(const OperatorEntry& out_entry, const Args& args, Ca
   return absl::OkStatus();
 }
 
+// ReserveRandom gives a random op's plan its draw (Note [Random numbers] in core/generator.h):
+// from the generator the call passes, or else the default generator of the call's device. It
+// runs once per kernel call, after the arguments were checked, so that a refused call draws
+// nothing.
+void ReserveRandom(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
+  const size_t g = static_cast<size_t>(functional.generator_argument);
+  const Value& given = g < args.size() ? args[g] : Value();
+  // The device is the plan's where it has outputs; an op without a Meta function has none yet.
+  const Device device =
+      plan->has_outputs() ? plan->device : OutputDevice(args, NumInputs(functional));
+  const GeneratorRef generator =
+      given.is_generator() ? given.generator() : DefaultGenerator(device);
+  plan->rng = generator->Reserve();
+}
+
 }  // namespace
 
 template <typename Args>
@@ -345,12 +360,13 @@ absl::Status ComputePlan(const OperatorEntry& functional, const Args& args, Call
   } else {
     if (f != nullptr) {
       plan->device = OutputDevice(args, NumInputs(functional));
-      return f->fn(f->context, op, args, plan);
-    }
-    if (const KernelFunction* meta = KernelAt(&functional, kMetaKey)) {
+      TSR_RETURN_IF_ERROR(f->fn(f->context, op, args, plan));
+    } else if (const KernelFunction* meta = KernelAt(&functional, kMetaKey)) {
       plan->device = OutputDevice(args, NumInputs(functional));
-      return PlanFromMeta(functional, *meta, args, plan);
+      TSR_RETURN_IF_ERROR(PlanFromMeta(functional, *meta, args, plan));
     }
+    if (ABSL_PREDICT_FALSE(functional.generator_argument >= 0))
+      ReserveRandom(functional, args, plan);
     return absl::OkStatus();
   }
 }

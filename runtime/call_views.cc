@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "dispatcher/call_plan.h"
 #include "runtime/handles.h"
+#include "runtime/struct_sizes.h"
 #include "tessera/c/kernel.h"
 
 using namespace tessera;        // NOLINT: this file only implements the C entry points
@@ -93,6 +94,9 @@ tsr_call_plan PlanToC(const CallPlan* p) {
   c.num_outputs = p != nullptr ? static_cast<int32_t>(p->outputs.size()) : 0;
   c.device = p != nullptr ? tsr_device{static_cast<int32_t>(p->device.type), p->device.index}
                           : tsr_device{TSR_DEVICE_CPU, 0};
+  const PhiloxState rng = p != nullptr && p->rng ? *p->rng : PhiloxState{};
+  c.rng_seed = rng.seed;
+  c.rng_offset = rng.offset;
   return c;
 }
 
@@ -130,11 +134,11 @@ tsr_error* tsr_stack_get_call_plan(const tsr_stack* stack, tsr_call_plan* plan,
   constexpr const char* fn = "tsr_stack_get_call_plan";
   if (stack == nullptr) return Invalid(absl::StrFormat("%s: expected a stack, got NULL", fn));
   if (plan == nullptr) return Invalid(absl::StrFormat("%s: expected a plan pointer, got NULL", fn));
-  // The fields up to `device` exist in every tsr_call_plan (new in 1.1).
-  if (plan->struct_size < sizeof(tsr_call_plan)) {
-    return Invalid(
-        absl::StrFormat("%s: plan->struct_size is %d; expected sizeof(tsr_call_plan) (at least %d)",
-                        fn, plan->struct_size, sizeof(tsr_call_plan)));
+  // The fields up to `device` exist in every tsr_call_plan (new in 1.1); the draw's since 1.2.
+  if (plan->struct_size < size_in_1_1::tsr_call_plan) {
+    return Invalid(absl::StrFormat(
+        "%s: plan->struct_size is %d; expected sizeof(tsr_call_plan) (at least %d, ABI 1.1's)", fn,
+        plan->struct_size, size_in_1_1::tsr_call_plan));
   }
   if (tsr_error* e = CheckViewSize(outputs, capacity, fn)) return e;
   if (plan->struct_size > sizeof(tsr_call_plan)) {  // a later minor's fields: none planned
@@ -146,6 +150,10 @@ tsr_error* tsr_stack_get_call_plan(const tsr_stack* stack, tsr_call_plan* plan,
   plan->compute_dtype = c.compute_dtype;
   plan->num_outputs = c.num_outputs;
   plan->device = c.device;
+  if (plan->struct_size >= TESSERA_STRUCT_END(tsr_call_plan, rng_offset)) {
+    plan->rng_seed = c.rng_seed;
+    plan->rng_offset = c.rng_offset;
+  }
   if (p == nullptr) return nullptr;
   const size_t stride = capacity != 0 ? outputs[0].struct_size : 0;
   for (size_t j = 0; j < capacity && j < p->outputs.size(); ++j) {

@@ -14,6 +14,7 @@
 #include "tessera/opset/v1_1.h"
 #include "tessera/opset/v1_2.h"
 #include "tessera/opset/v1_3.h"
+#include "tessera/opset/v1_4.h"
 
 namespace tessera {
 namespace capi {
@@ -56,6 +57,7 @@ constexpr KnownOpSet kKnownOpSets[] = {
     {{1, 2}, &opset::v1_2::FindSchema},
     {{1, 3}, &opset::v1_3::FindSchema},
     {{1, 4}, &opset::v1_4::FindSchema},
+    {{1, 5}, &opset::v1_5::FindSchema},
 };
 static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
                       TSR_OP_SET_VERSION_MAJOR &&

@@ -35,7 +35,8 @@ static_assert(SameKind(TSR_VALUE_NONE, Value::Kind::kNone) &&
                   SameKind(TSR_VALUE_DTYPE, Value::Kind::kScalarType) &&
                   SameKind(TSR_VALUE_DEVICE, Value::Kind::kDevice) &&
                   SameKind(TSR_VALUE_DEFAULT, Value::Kind::kDefault) &&
-                  SameKind(TSR_VALUE_NAME, Value::Kind::kName),
+                  SameKind(TSR_VALUE_NAME, Value::Kind::kName) &&
+                  SameKind(TSR_VALUE_GENERATOR, Value::Kind::kGenerator),
               "tsr_value_kind must equal Value::Kind (dispatcher/value.h)");
 
 tsr_error* Invalid(std::string message) {

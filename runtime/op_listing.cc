@@ -89,7 +89,7 @@ tsr_value_kind KindOf(const SchemaType& type) {
     case BaseType::kDevice:
       return TSR_VALUE_DEVICE;
     case BaseType::kGenerator:
-      return TSR_VALUE_NONE;  // no generators yet: only None
+      return TSR_VALUE_GENERATOR;
   }
   return TSR_VALUE_NONE;
 }

@@ -89,4 +89,12 @@
   X(stack_get_bool_list, &tsr_stack_get_bool_list)         \
   X(stream_current_native, &tsr_stream_current_native)     \
   X(op_call_values, &tsr_op_call_values)                   \
-  X(tensor_immutable_id, &tsr_tensor_immutable_id)
+  X(tensor_immutable_id, &tsr_tensor_immutable_id)         \
+  X(generator_create, &tsr_generator_create)               \
+  X(generator_default, &tsr_generator_default)             \
+  X(generator_retain, &tsr_generator_retain)               \
+  X(generator_release, &tsr_generator_release)             \
+  X(generator_get_state, &tsr_generator_get_state)         \
+  X(generator_set_state, &tsr_generator_set_state)         \
+  X(manual_seed, &tsr_manual_seed)                         \
+  X(stack_push_generator, &tsr_stack_push_generator)

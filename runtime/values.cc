@@ -116,6 +116,13 @@ absl::Status AppendFromC(const tsr_value& value, const char* fn, int64_t index, 
     }
     case TSR_VALUE_DEFAULT:
       return Append(stack, DefaultArgument{});
+    case TSR_VALUE_GENERATOR:
+      if (value.u.generator == nullptr) {
+        return Invalid(fn, index,
+                       "expected a generator, got NULL (pass None as TSR_VALUE_NONE: the default "
+                       "generator)");
+      }
+      return Append(stack, GeneratorRef::Share(reinterpret_cast<Generator*>(value.u.generator)));
     case TSR_VALUE_NAME:
       return Invalid(fn, index,
                      "TSR_VALUE_NAME is not a value of a packed call (its arguments are "
@@ -123,7 +130,7 @@ absl::Status AppendFromC(const tsr_value& value, const char* fn, int64_t index, 
   }
   return Invalid(fn, index,
                  absl::StrFormat("expected a tsr_value_kind in [0, %d), got %d",
-                                 static_cast<int>(TSR_VALUE_NAME), value.kind));
+                                 static_cast<int>(TSR_VALUE_GENERATOR) + 1, value.kind));
 }
 
 tsr_value ValueToC(const Value& value) {
@@ -171,6 +178,9 @@ tsr_value ValueToC(const Value& value) {
       break;
     case Value::Kind::kDevice:
       c.u.device = tsr_device{static_cast<int32_t>(value.device().type), value.device().index};
+      break;
+    case Value::Kind::kGenerator:
+      c.u.generator = reinterpret_cast<tsr_generator*>(value.generator().get());
       break;
     case Value::Kind::kNone:
     case Value::Kind::kDefault:

@@ -39,6 +39,7 @@ class alignas(64) OperatorEntry {
         written(WrittenArguments(schema)),
         returned_argument(ReturnedArguments(schema)),
         read_tensors(ReadTensorArguments(schema)),
+        generator_argument(GeneratorArgument(schema)),
         schema(std::move(schema)),
         name(this->schema.FullName()),
         schema_text(std::move(schema_text)) {}
@@ -83,6 +84,11 @@ class alignas(64) OperatorEntry {
 
   // ---- The rest ----
 
+  // The index of the op's Generator argument, or -1: a random op, whose kernel calls draw
+  // from a generator (Note [Random numbers] in core/generator.h). Read by plans, which are
+  // computed on the boxed path only (no random op has an unboxed plan function).
+  const int generator_argument;
+
   const FunctionSchema schema;  // immutable: a redefinition must be identical
   const std::string name;
   const std::string schema_text;                             // canonical (FunctionSchema::ToString)
@@ -107,6 +113,12 @@ class alignas(64) OperatorEntry {
   static bool AllWritten(const absl::InlinedVector<int, 2>& returned) {
     return !returned.empty() &&
            std::all_of(returned.begin(), returned.end(), [](int index) { return index >= 0; });
+  }
+  static int GeneratorArgument(const FunctionSchema& schema) {
+    for (size_t i = 0; i < schema.arguments.size(); ++i) {
+      if (schema.arguments[i].type.base == BaseType::kGenerator) return static_cast<int>(i);
+    }
+    return -1;
   }
   static int FirstBorrowingReturn(const FunctionSchema& schema) {
     for (size_t r = 0; r < schema.returns.size(); ++r) {

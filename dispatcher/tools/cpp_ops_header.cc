@@ -17,7 +17,7 @@ namespace tessera::ops_lock {
 namespace {
 
 // CppType: the parameter type of one schema argument, or none where it has no C++ form here
-// (Generator, Tensor?[], float[]: no op of the op set takes them yet).
+// (Tensor?[], float[]: no op of the op set takes them yet).
 std::optional<std::string> CppType(const SchemaType& t) {
   auto optional = [&](const std::string& type) {
     return t.optional ? absl::StrCat("const std::optional<", type, ">&") : type;
@@ -57,7 +57,7 @@ std::optional<std::string> CppType(const SchemaType& t) {
     case BaseType::kMemoryFormat:
       return optional("tsr_memory_format");
     case BaseType::kGenerator:
-      break;
+      return t.optional ? "const std::optional<Generator>&" : "const Generator&";
   }
   return std::nullopt;
 }

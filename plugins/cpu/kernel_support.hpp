@@ -63,6 +63,7 @@ void register_linalg(sdk::Library& lib);
 void register_index(sdk::Library& lib);
 void register_nn(sdk::Library& lib);
 void register_activations(sdk::Library& lib);
+void register_random(sdk::Library& lib);
 
 }  // namespace cpu
 }  // namespace tessera

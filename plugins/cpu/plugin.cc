@@ -17,6 +17,7 @@ TESSERA_PLUGIN(lib) {
   tessera::cpu::register_index(lib);
   tessera::cpu::register_nn(lib);
   tessera::cpu::register_activations(lib);
+  tessera::cpu::register_random(lib);
   // The reordered weights kept for immutable tensors go with the plugin.
   lib.on_unload([] { tessera::cpu::weight_cache::clear(); });
 }

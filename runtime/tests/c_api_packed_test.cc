@@ -451,7 +451,7 @@ TEST(CApiCallValues, BadInputIsAnErrorNamingWhatWasExpected) {
               HasSubstr("argument 0: expected a tensor, got NULL (pass None as TSR_VALUE_NONE)"));
   args[0] = Kind(static_cast<tsr_value_kind>(99));
   EXPECT_THAT(Consume(tsr_op_call_values(neg, args, 1, &ret, 1, nullptr)),
-              HasSubstr("argument 0: expected a tsr_value_kind in [0, 14), got 99"));
+              HasSubstr("argument 0: expected a tsr_value_kind in [0, 16), got 99"));
   args[0] = Kind(TSR_VALUE_NAME);
   EXPECT_THAT(Consume(tsr_op_call_values(neg, args, 1, &ret, 1, nullptr)),
               HasSubstr("TSR_VALUE_NAME is not a value of a packed call"));

@@ -184,6 +184,7 @@ int main(void) {
   FIELD(tsr_value, u.device);
   FIELD(tsr_value, u.scalar);
   FIELD(tsr_value, u.string);
+  FIELD(tsr_value, u.generator);
   FIELD(tsr_value, u.list.data);
   FIELD(tsr_value, u.list.size);
   END(tsr_value);
@@ -222,6 +223,8 @@ int main(void) {
   FIELD(tsr_call_plan, compute_dtype);
   FIELD(tsr_call_plan, num_outputs);
   FIELD(tsr_call_plan, device);
+  FIELD(tsr_call_plan, rng_seed);
+  FIELD(tsr_call_plan, rng_offset);
   END(tsr_call_plan);
   BEGIN(tsr_dlpack_options);
   FIELD(tsr_dlpack_options, struct_size);
@@ -349,6 +352,14 @@ int main(void) {
   FIELD(tsr_runtime_api, stream_current_native);
   FIELD(tsr_runtime_api, op_call_values);
   FIELD(tsr_runtime_api, tensor_immutable_id);
+  FIELD(tsr_runtime_api, generator_create);
+  FIELD(tsr_runtime_api, generator_default);
+  FIELD(tsr_runtime_api, generator_retain);
+  FIELD(tsr_runtime_api, generator_release);
+  FIELD(tsr_runtime_api, generator_get_state);
+  FIELD(tsr_runtime_api, generator_set_state);
+  FIELD(tsr_runtime_api, manual_seed);
+  FIELD(tsr_runtime_api, stack_push_generator);
   END(tsr_runtime_api);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);
@@ -374,7 +385,7 @@ int main(void) {
   ENUM(TSR_VALUE_BOOL); ENUM(TSR_VALUE_STRING); ENUM(TSR_VALUE_INT_LIST);
   ENUM(TSR_VALUE_DOUBLE_LIST); ENUM(TSR_VALUE_BOOL_LIST); ENUM(TSR_VALUE_TENSOR_LIST);
   ENUM(TSR_VALUE_SCALAR); ENUM(TSR_VALUE_DTYPE); ENUM(TSR_VALUE_DEVICE);
-  ENUM(TSR_VALUE_DEFAULT); ENUM(TSR_VALUE_NAME);
+  ENUM(TSR_VALUE_DEFAULT); ENUM(TSR_VALUE_NAME); ENUM(TSR_VALUE_GENERATOR);
   ENUM(TSR_VALUE_KIND_FORCE_INT32);
   ENUM(TSR_KERNEL_REGISTERED); ENUM(TSR_KERNEL_ADAPTED); ENUM(TSR_KERNEL_REFUSED);
   ENUM(TSR_KERNEL_STATUS_FORCE_INT32);

@@ -21,6 +21,7 @@
 #include "tessera/sdk/half.hpp"
 #include "tessera/sdk/loops.hpp"
 #include "tessera/sdk/plugin.hpp"
+#include "tessera/sdk/random.hpp"
 
 namespace npu {
 namespace {
@@ -234,6 +235,21 @@ Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
   return dst;
 }
 
+// uniform_: the numbers every backend gives for the call's draw (tessera/sdk/random.hpp; the
+// runtime reserved it): element i from its own Philox block, computed on the host and stored.
+// normal_ is left to the CPU fallback, which draws the same numbers.
+Tensor Uniform(const Tensor& self, double from, double to, tessera::sdk::RandomDraw draw) {
+  RequireFloat32("uniform_", self);
+  std::vector<float> out(static_cast<size_t>(self.numel()));
+  const float lo = static_cast<float>(from), hi = static_cast<float>(to);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = tessera::sdk::uniform_float(draw.block(i), lo, hi);
+  }
+  Tensor dst = self;
+  dst.copy_from_host(out.data(), out.size() * sizeof(float));  // strided destinations too
+  return dst;
+}
+
 // npu::throws: a kernel that throws, to show that exceptions come back as errors.
 Tensor Throws(const Tensor&) { throw std::runtime_error("the sample NPU threw on purpose"); }
 
@@ -268,6 +284,7 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&npu::Mm>(TESSERA_OP("mm"));
   lib.impl<&npu::Clone>(TESSERA_OP("clone"));
   lib.impl<&npu::Copy>(TESSERA_OP("copy_"));
+  lib.impl<&npu::Uniform>(TESSERA_OP("uniform_"));
   // A typed C kernel: its C parameters are checked against clamp.out's schema at compile time.
   // The runtime derives clamp and clamp_ from it.
   lib.impl_typed(TESSERA_OP("clamp.out"), &npu_clamp_out);

@@ -44,7 +44,7 @@ std::string ErrorOf(const std::function<void()>& f, tsr_code* code = nullptr) {
 TEST_F(NpuTest, LoadsWithItsDeviceAndKernels) {
   EXPECT_TRUE(report_->loaded);
   EXPECT_EQ(std::string(report_->device_name.data, report_->device_name.size), "npu");
-  EXPECT_EQ(report_->ops_registered, 17);  // 16 of op set v1 and npu::throws
+  EXPECT_EQ(report_->ops_registered, 18);  // 16 of op set v1, uniform_ (1.5) and npu::throws
   EXPECT_EQ(std::string(report_->kernel_notes.data, report_->kernel_notes.size), "")
       << "the npu has its own copy_: no note about derived forms copying elsewhere";
   char text[16];

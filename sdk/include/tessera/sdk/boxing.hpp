@@ -203,6 +203,12 @@ struct ArgReader<tsr_device> {
     return v;
   }
 };
+// A random op's `Generator? generator` argument: the kernel gets the draw the runtime reserved
+// for the call (random.hpp), not the generator.
+template <>
+struct ArgReader<RandomDraw> {
+  static RandomDraw read(const tsr_stack* s, size_t) { return call_plan(s).draw(); }
+};
 template <typename T>
 struct ArgReader<std::optional<T>> {
   static std::optional<T> read(const tsr_stack* s, size_t i) {
@@ -461,6 +467,16 @@ template <>
 struct ValueReader<tsr_device> {
   static tsr_device read(const tsr_kernel_call* c, size_t i) {
     return PackedValue(c, i, TSR_VALUE_DEVICE).u.device;
+  }
+};
+template <>
+struct ValueReader<RandomDraw> {
+  static RandomDraw read(const tsr_kernel_call* c, size_t) {
+    if (!TSR_FIELD_FITS(tsr_call_plan, rng_offset, c->plan->struct_size)) {
+      KernelContext(c->op, c->stack)
+          .fail(TSR_INTERNAL, "a random op's call plan without its draw (a runtime before 1.2)");
+    }
+    return RandomDraw{c->plan->rng_seed, c->plan->rng_offset};
   }
 };
 template <typename T>

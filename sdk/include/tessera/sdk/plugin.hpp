@@ -36,7 +36,7 @@ namespace tessera {
 namespace sdk {
 
 // The op set this SDK was generated with: its kernels state their schemas from it.
-namespace current_opset = ::tessera::opset::v1_4;
+namespace current_opset = ::tessera::opset::v1_5;
 static_assert(current_opset::kMajor == TSR_OP_SET_VERSION_MAJOR &&
                   current_opset::kMinor == TSR_OP_SET_VERSION_MINOR,
               "current_opset must name the newest op set (tessera/opset/opset.h)");
@@ -299,7 +299,20 @@ class Library {
     desc.kernel_name = to_c(kernel_name);
     desc.schema = to_c(built_schema(op));
     desc.packed = packed;
-    check(api().kernel_register(&desc, nullptr));
+    tsr_error* error = api().kernel_register(&desc, nullptr);
+    if (error != nullptr && api().error_code(error) == TSR_NOT_FOUND &&
+        defined_.find(std::string(op)) == defined_.end() &&
+        !current_opset::FindSchema(op).empty()) {
+      // An op of a newer op set than the runtime's (a plugin may be newer than the runtime it
+      // loads into, DESIGN.md rule 9): nothing can call the op there, so its kernel is left
+      // out and the plugin loads with the rest.
+      api().error_release(error);
+      const std::string message = "plugin '" + std::string(name_) + "': no kernel for " + op +
+                                  ": this runtime's op set predates the op";
+      api().log(TSR_LOG_INFO, to_c(message));
+      return;
+    }
+    check(error);
   }
 
   // require_described refuses a registration that comes before describe() in the block: it

@@ -15,7 +15,8 @@
 //   bool -> bool   str -> std::string_view   Scalar -> sdk::Scalar   ScalarType -> tsr_dtype
 //   Device -> tsr_device   int[], int[N], SymInt[] -> sdk::IntSpan   T? -> std::optional<...>
 //   bool[], bool[N] -> sdk::BoolSpan (needs a 1.1 runtime: a 1.0 one makes the read throw)
-// Other types (Tensor[], float[], Generator) need a boxed kernel. Returns: none ->
+//   Generator? -> sdk::RandomDraw (the call's draw, random.hpp; a random op needs a 1.2 runtime)
+// Other types (Tensor[], float[]) need a boxed kernel. Returns: none ->
 // void, one -> sdk::Tensor, several -> std::tuple of sdk::Tensor; sdk::TensorView in place of
 // a Tensor for a return that is an argument (an out= or in-place op's `Tensor(a!)`). A first
 // parameter `const sdk::KernelContext&` (boxing.hpp) is not a schema argument: it is skipped.
@@ -95,6 +96,10 @@ template <>
 struct ParamKind<tsr_device> {
   static constexpr ArgKind value{TSR_VALUE_DEVICE, false};
 };
+template <>
+struct ParamKind<RandomDraw> {  // `Generator?`: the call's draw (random.hpp)
+  static constexpr ArgKind value{TSR_VALUE_GENERATOR, true};
+};
 template <typename T>
 struct ParamKind<std::optional<T>> {
   static constexpr ArgKind value{ParamKind<T>::value.kind, true};
@@ -169,6 +174,7 @@ constexpr ArgKind KindOfType(std::string_view type) {
   if (base == "Scalar") k.kind = TSR_VALUE_SCALAR;
   if (base == "ScalarType") k.kind = TSR_VALUE_DTYPE;
   if (base == "Device") k.kind = TSR_VALUE_DEVICE;
+  if (base == "Generator") k.kind = TSR_VALUE_GENERATOR;
   return k;
 }
 
@@ -307,6 +313,8 @@ inline std::string CppTypeName(ArgKind k, std::string_view unmapped = "a C++ typ
     case TSR_VALUE_DEVICE:
       name = "tsr_device";
       break;
+    case TSR_VALUE_GENERATOR:
+      return "sdk::RandomDraw";  // always a Generator? argument, never std::optional
     default:
       return std::string(unmapped) + " (no schema type maps to it)";
   }

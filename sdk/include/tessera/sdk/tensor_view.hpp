@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tessera/sdk/random.hpp"
 #include "tessera/sdk/tensor.hpp"
 
 namespace tessera {
@@ -156,6 +157,8 @@ class CallPlan {
   // output(j) for j < min(num_outputs(), kMaxOutputs).
   const TensorView& output(size_t j) const { return outputs_[j]; }
   tsr_device device() const { return c_.device; }
+  // draw: a random op's draw (random.hpp): its seed and offset.
+  RandomDraw draw() const { return RandomDraw{c_.rng_seed, c_.rng_offset}; }
 
  private:
   friend CallPlan call_plan(const tsr_stack* s);

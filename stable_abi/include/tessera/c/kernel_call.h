@@ -21,6 +21,9 @@ extern "C" {
  * process; a tsr_stack holds boxed values (op.h). */
 typedef struct tsr_op tsr_op;
 typedef struct tsr_stack tsr_stack;
+/* Since 1.2: a random number generator (generator.h): a seed and the next offset of a
+ * counter-based generator, shared by reference. */
+typedef struct tsr_generator tsr_generator;
 
 /* --- values (tsr_value_kind, tsr_scalar: since 1.0) ---------------------------------------- */
 
@@ -43,6 +46,9 @@ typedef enum tsr_value_kind {
    * of a caller's stack until tsr_op_call binds it; a kernel never sees them. */
   TSR_VALUE_DEFAULT = 13,
   TSR_VALUE_NAME = 14,
+  /* since 1.2: a Generator argument (u.generator). A random op's kernel does not read it: its
+   * draw is in the call plan (tsr_call_plan.rng_seed, rng_offset). */
+  TSR_VALUE_GENERATOR = 15,
   TSR_VALUE_KIND_FORCE_INT32 = 0x7fffffff
 } tsr_value_kind;
 
@@ -69,14 +75,15 @@ typedef struct tsr_value {
   int32_t kind;     /* a tsr_value_kind: NONE for None, DEFAULT for a defaulted argument skipped */
   int32_t reserved; /* 0 */
   union {
-    tsr_tensor* tensor; /* TENSOR: borrowed; a new reference in tsr_op_call_values' returns */
-    int64_t i;          /* INT */
-    double d;           /* DOUBLE */
-    int32_t b;          /* BOOL: 0 or 1 */
-    int32_t dtype;      /* DTYPE: a tsr_dtype */
-    tsr_device device;  /* DEVICE */
-    tsr_scalar scalar;  /* SCALAR */
-    tsr_string string;  /* STRING */
+    tsr_tensor* tensor;       /* TENSOR: borrowed; a new reference in tsr_op_call_values' returns */
+    int64_t i;                /* INT */
+    double d;                 /* DOUBLE */
+    int32_t b;                /* BOOL: 0 or 1 */
+    int32_t dtype;            /* DTYPE: a tsr_dtype */
+    tsr_device device;        /* DEVICE */
+    tsr_scalar scalar;        /* SCALAR */
+    tsr_string string;        /* STRING */
+    tsr_generator* generator; /* GENERATOR (since 1.2): borrowed */
     struct {
       const void* data;
       size_t size;
@@ -129,6 +136,15 @@ typedef struct tsr_call_plan {
    * the call has no plan (an op without a Meta function, a stack that is no kernel's). */
   int32_t num_outputs;
   tsr_device device; /* the call's device */
+  /* Since 1.2: a random op's draw (an op with a Generator argument): the seed and the offset
+   * its numbers come from, reserved for this call from the generator the caller passed or the
+   * default generator of the call's device. Element i of the output takes Philox-4x32-10 with
+   * key = rng_seed and counter = (i, rng_offset), each distribution as docs/random.md defines
+   * it, so that every backend gives the same bits (the SDK's tessera/sdk/random.hpp computes
+   * it). Both 0 for an op that is not random. A runtime before 1.2 states a struct_size
+   * without them; it has no random op. */
+  uint64_t rng_seed;
+  uint64_t rng_offset;
 } tsr_call_plan;
 
 /* tsr_kernel_call: what a packed kernel receives (tsr_packed_kernel_fn); every pointer is

@@ -21,6 +21,7 @@
 #include "tessera/c/common.h"
 #include "tessera/c/device.h"
 #include "tessera/c/error.h"
+#include "tessera/c/generator.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/op.h"
 #include "tessera/c/parallel.h"
@@ -172,6 +173,18 @@ typedef struct tsr_runtime_api {
   /* since 1.2: immutable tensors (TSR_VIEW_IMMUTABLE, kernel_call.h). A runtime before 1.2 has no
    * slot and marks nothing immutable. */
   uint64_t (*tensor_immutable_id)(const tsr_tensor* tensor);
+  /* since 1.2: generators (generator.h), for the C++ SDK's embedding API (sdk::Generator) and
+   * plugins that call random ops with a generator of their own. A kernel needs none of them:
+   * its draw is in the call plan. */
+  tsr_error* (*generator_create)(uint64_t seed, tsr_generator** out);
+  tsr_error* (*generator_default)(tsr_device device, tsr_generator** out);
+  void (*generator_retain)(tsr_generator* generator);
+  void (*generator_release)(tsr_generator* generator);
+  tsr_error* (*generator_get_state)(const tsr_generator* generator, uint64_t* seed,
+                                    uint64_t* offset);
+  tsr_error* (*generator_set_state)(tsr_generator* generator, uint64_t seed, uint64_t offset);
+  void (*manual_seed)(uint64_t seed);
+  tsr_error* (*stack_push_generator)(tsr_stack* stack, tsr_generator* generator);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

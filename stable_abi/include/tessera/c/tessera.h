@@ -6,6 +6,7 @@
 #include "tessera/c/device.h"
 #include "tessera/c/dlpack.h"
 #include "tessera/c/error.h"
+#include "tessera/c/generator.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/kernel_call.h"
 #include "tessera/c/loader.h"

@@ -426,6 +426,11 @@ class SampleView {
         case Arg::Kind::kDevice:
           c.kind = TSR_CASES_ARG_DEVICE;
           break;
+        case Arg::Kind::kGenerator:
+          // A cases library's samples never hold one (tsr_cases_host has no generator
+          // argument), and its references read only its own samples.
+          c.kind = TSR_CASES_ARG_NONE;
+          break;
       }
       if (c.count > 0 && c.kind != TSR_CASES_ARG_INT_LIST && c.kind != TSR_CASES_ARG_BOOL_LIST)
         c.tensors = tensor_ptrs_.data() + first;

@@ -64,6 +64,12 @@ void Push(const Arg& a, tsr_device device, Layout layout, Call* call) {
     case Arg::Kind::kDevice:
       internal::push(s, device);
       return;
+    case Arg::Kind::kGenerator: {
+      Generator g(a.seed);
+      g.set_state({a.seed, a.offset});
+      internal::push(s, g);  // the stack holds its own reference
+      return;
+    }
   }
 }
 

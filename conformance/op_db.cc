@@ -90,6 +90,13 @@ Arg Arg::Device() {
   a.kind = Kind::kDevice;
   return a;
 }
+Arg Arg::Generator(uint64_t seed, uint64_t offset) {
+  Arg a;
+  a.kind = Kind::kGenerator;
+  a.seed = seed;
+  a.offset = offset;
+  return a;
+}
 
 std::string Arg::ToString() const {
   switch (kind) {
@@ -129,6 +136,8 @@ std::string Arg::ToString() const {
       return DtypeName(dtype);
     case Kind::kDevice:
       return "device";
+    case Kind::kGenerator:
+      return "Generator(seed=" + std::to_string(seed) + ", offset=" + std::to_string(offset) + ")";
   }
   return "?";
 }
@@ -252,15 +261,16 @@ const std::vector<std::vector<int64_t>>& UnaryShapes() {
   return shapes;
 }
 
-const char* const kOpFamilies[7] = {"pointwise",   "reductions", "linalg_nn", "index",
-                                    "activations", "training",   "cases"};
+const char* const kOpFamilies[8] = {"pointwise", "reductions", "linalg_nn", "index",
+                                    "activations", "training", "random", "cases"};
 
 const std::vector<OpInfo>& OpDatabase() {
   static const std::vector<OpInfo>* db = [] {
     auto* v = new std::vector<OpInfo>();
     using Add = void (*)(std::vector<OpInfo>&);
     const Add parts[] = {&AddPointwiseOps,    &AddReductionOps,  &AddLinalgNNOps,
-                         &AddIndexFactoryOps, &AddActivationOps, &AddTrainingOps};
+                         &AddIndexFactoryOps, &AddActivationOps, &AddTrainingOps,
+                         &AddRandomOps};
     static_assert(std::size(parts) + 1 == std::size(kOpFamilies), "a family per part, and cases");
     for (size_t i = 0; i < std::size(parts); ++i) {
       const size_t first = v->size();

@@ -30,7 +30,8 @@ struct Arg {
     kString,
     kNone,
     kDtype,
-    kDevice
+    kDevice,
+    kGenerator  // a generator at (seed, offset): a fresh one per call, so reruns repeat it
   };
   Kind kind = Kind::kNone;
   HostTensor tensor;
@@ -42,6 +43,7 @@ struct Arg {
   std::vector<int64_t> ints;  // kIntList, kBoolList
   std::string string;         // kString
   tsr_dtype dtype = TSR_DTYPE_FLOAT32;
+  uint64_t seed = 0, offset = 0;  // kGenerator
 
   static Arg Tensor(HostTensor t);
   static Arg Tensors(std::vector<HostTensor> ts);
@@ -57,6 +59,7 @@ struct Arg {
   static Arg None();
   static Arg Dtype(tsr_dtype d);
   static Arg Device();  // the device under test (factories)
+  static Arg Generator(uint64_t seed, uint64_t offset);
 
   std::string ToString() const;  // for case descriptions
 };
@@ -140,7 +143,7 @@ const std::vector<OpInfo>& OpDatabase();
 
 // The families of the database, in its order (op_db_<family>.cc), then "cases": the names
 // --family takes.
-extern const char* const kOpFamilies[7];
+extern const char* const kOpFamilies[8];
 
 // Parts of the database, one per family (op_db_*.cc).
 void AddPointwiseOps(std::vector<OpInfo>& db);
@@ -151,6 +154,7 @@ void AddActivationOps(std::vector<OpInfo>& db);    // op set 1.2
 void AddTrainingOps(std::vector<OpInfo>& db);      // op set 1.2
 void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
 void AddNNBackwardOps(std::vector<OpInfo>& db);    // op set 1.4, in the training family
+void AddRandomOps(std::vector<OpInfo>& db);        // op set 1.5
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

@@ -288,7 +288,7 @@ TEST(ConformanceCli, FamiliesSelectPartsOfTheDatabase) {
   size_t total = 0, parts = 0;
   for (char c : all.output) total += c == '\n';
   for (const char* family :
-       {"pointwise", "reductions", "linalg_nn", "index", "activations", "training"}) {
+       {"pointwise", "reductions", "linalg_nn", "index", "activations", "training", "random"}) {
     const CliRun one = Conformance(std::string("--list --family ") + family);
     size_t n = 0;
     for (char c : one.output) n += c == '\n';
@@ -311,7 +311,7 @@ TEST(ConformanceCli, BadNumbersPatternsAndFilesAreUsageErrors) {
   EXPECT_EQ(family.exit_code, 2);
   EXPECT_THAT(family.output,
               HasSubstr("--family: unknown family 'nope' (expected pointwise, reductions, "
-                        "linalg_nn, index, activations, training, cases)"));
+                        "linalg_nn, index, activations, training, random, cases)"));
   EXPECT_EQ(Conformance("--family ''").exit_code, 2);
   const CliRun nested =
       Conformance("--op '" + std::string(5000, '(') + std::string(5000, ')') + "'");
@@ -410,6 +410,21 @@ TEST(PlantedBugs, ASumInArrivalOrderFailsTheDeterminismOracle) {
   const std::vector<Status> statuses = Statuses(healthy, "sum", "float32", "determinism");
   EXPECT_FALSE(statuses.empty()) << healthy.output;
   for (Status st : statuses) EXPECT_EQ(st, Status::kPass) << healthy.output;
+}
+
+TEST(PlantedBugs, ARandomKernelThatIgnoresItsOffsetFailsTheReference) {
+  // Its numbers are right for offset 0 and the same for every other offset: the reference,
+  // which computes each element from the sample's generator state, fails it by name; the same
+  // kernel honouring the offset (the wrong_dtype plugin's) passes.
+  const std::string filter = " --op '^uniform_$' --dtype float32";
+  const CliRun r = Conformance(Plugin("ignores_offset") + filter);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Any(Statuses(r, "uniform_", "float32", "reference"), Status::kFail)) << r.output;
+  const CliRun healthy = Conformance(Plugin("wrong_dtype") + filter);
+  EXPECT_EQ(healthy.exit_code, 0) << healthy.output;
+  for (Status st : Statuses(healthy, "uniform_", "float32", "reference")) {
+    EXPECT_EQ(st, Status::kPass) << healthy.output;
+  }
 }
 
 TEST(PlantedBugs, AKernelThatFailsSometimesIsFlakyWhenRerun) {

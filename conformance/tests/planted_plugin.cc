@@ -29,6 +29,8 @@
 //                     result is close, but not the same bits twice
 //  14 fails_sometimes neg (float32) adds 1 to every element on every fifth call, right
 //                     otherwise: a flaky kernel, which --rerun-failures reports as flaky
+//  15 ignores_offset  uniform_ (float32) draws every call at offset 0: the generator's seed
+//                     is used, the offset the runtime reserved for the call is not
 #include <unistd.h>
 
 #include <atomic>
@@ -41,12 +43,14 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include "tessera/sdk/loops.hpp"
 #include "tessera/sdk/plugin.hpp"
+#include "tessera/sdk/random.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..14)"
+#error "define TESSERA_PLANTED_BUG (1..15)"
 #endif
 
 namespace {
@@ -148,6 +152,20 @@ Tensor NegOut(const Tensor& a, const Tensor& out) {
         In<float>(out), [off](float x) { return -x + off; }, In<float>(a));
   }
   return out;
+}
+
+// uniform_ (float32): element i from its Philox block (tessera/sdk/random.hpp), or under bug 15
+// from the block of offset 0 whatever the call's offset.
+Tensor Uniform(const Tensor& self, double from, double to, sdk::RandomDraw draw) {
+  RequireFloat(self, "uniform_");
+  if (kBug == 15) draw.offset = 0;
+  std::vector<float> values(static_cast<size_t>(self.numel()));
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = sdk::uniform_float(draw.block(i), static_cast<float>(from), static_cast<float>(to));
+  }
+  Tensor written = self;
+  written.copy_from_host(values.data(), values.size() * sizeof(float));  // strided ones too
+  return written;
 }
 
 Tensor AbsOut(const Tensor& a, const Tensor& out) {
@@ -392,4 +410,5 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&ThresholdBackwardOut>("threshold_backward.grad_input");
   lib.impl<&LayerNorm>("native_layer_norm");
   lib.impl<&LayerNormBackward>("native_layer_norm_backward");
+  lib.impl<&Uniform>("uniform_");
 }

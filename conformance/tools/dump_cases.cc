@@ -198,6 +198,11 @@ Json ArgJson(const Arg& a, const std::string& name) {
       j.set("kind", "device");
       j.set("value", "cpu");  // the device under test; this tool runs the CPU backend
       break;
+    case Arg::Kind::kGenerator:  // Philox at (seed, offset): PyTorch cannot draw the same
+      j.set("kind", "generator");
+      j.set("seed", std::to_string(a.seed));
+      j.set("offset", std::to_string(a.offset));
+      break;
   }
   return j;
 }

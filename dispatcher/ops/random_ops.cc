@@ -178,8 +178,10 @@ TensorsOr NativeDropoutK(const OperatorHandle& op, const Stack& s) {
   const double keep = 1.0 - p;
   const double scale = keep == 0.0 ? 0.0 : 1.0 / keep;
   TSR_ASSIGN_OR_RETURN(Tensor drawn, CallOne(r, "bernoulli_.float", {mask, Value(keep), Value()}));
+  // In place, as ATen's `input.mul(mask).mul_(scale)`: an integral input is refused (a float
+  // scale cannot be cast into it) rather than promoted.
   TSR_ASSIGN_OR_RETURN(Tensor kept, CallOne(r, "mul.Tensor", {input, mask}));
-  TSR_ASSIGN_OR_RETURN(Tensor out, CallOne(r, "mul.Scalar", {kept, Value(Scalar(scale))}));
+  TSR_ASSIGN_OR_RETURN(Tensor out, CallOne(r, "mul_.Scalar", {kept, Value(Scalar(scale))}));
   return std::vector<Tensor>{out, mask};
 }
 
@@ -191,7 +193,9 @@ absl::StatusOr<Tensor> NativeDropoutBackward(const OperatorHandle& op, const Sta
 }
 
 // dropout(Tensor input, float p, bool train), as ATen's: the input itself outside training, for
-// p = 0 or an empty input; input * 0 for p = 1; else native_dropout's output.
+// p = 0 or an empty input; input times a zero of its dtype for p = 1; else native_dropout's
+// output (which refuses an integral input, as ATen's; a float16 one it computes, where ATen's
+// CPU kernel has no float16 bernoulli_).
 TensorsOr DropoutK(const OperatorHandle& op, const Stack& s) {
   const Tensor& input = s[0].tensor();
   const double p = s[1].to_double();
@@ -201,7 +205,10 @@ TensorsOr DropoutK(const OperatorHandle& op, const Stack& s) {
   }
   if (p == 0.0 || !s[2].to_bool() || input.numel() == 0) return std::vector<Tensor>{input};
   OpRegistry& r = op.registry();
-  if (p == 1.0) return One(CallOne(r, "mul.Scalar", {input, Value(Scalar(0.0))}));
+  if (p == 1.0) {  // times a 0-dim zero of the input's dtype: the dtype stays (bool too)
+    TSR_ASSIGN_OR_RETURN(Tensor zero, Zeros(r, {}, input.dtype(), input.device()));
+    return One(CallOne(r, "mul.Tensor", {input, zero}));
+  }
   TSR_ASSIGN_OR_RETURN(OperatorHandle native, r.Find("native_dropout"));
   Stack call{input, Value(p), Value(true)};
   TSR_RETURN_IF_ERROR(r.Call(native, &call));

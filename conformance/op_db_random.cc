@@ -1,0 +1,326 @@
+// The random ops (op set 1.5): every sample passes a generator at a known (seed, offset), so the
+// reference knows the call's draw and computes each element's value from docs/random.md's
+// table, here, from the table's words rather than from the SDK's code: a backend that ignores
+// the offset, numbers its elements another way or rounds differently fails by name. The ops
+// without a generator argument (native_dropout, dropout) are sampled where their result does not
+// depend on the draw (p = 0, p = 1, outside training).
+#include <cmath>
+
+#include "conformance/op_db.h"
+
+namespace tessera {
+namespace conformance {
+namespace {
+
+// Philox-4x32-10 as Salmon et al. define it: ten rounds of two 32x32->64 products, the key
+// bumped by the Weyl constants between rounds.
+std::array<uint32_t, 4> Philox(uint64_t position, uint64_t seed, uint64_t offset) {
+  uint32_t x[4] = {static_cast<uint32_t>(position), static_cast<uint32_t>(position >> 32),
+                   static_cast<uint32_t>(offset), static_cast<uint32_t>(offset >> 32)};
+  uint32_t key[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      key[0] += 0x9E3779B9u;
+      key[1] += 0xBB67AE85u;
+    }
+    const uint64_t a = 0xD2511F53ull * x[0], b = 0xCD9E8D57ull * x[2];
+    const uint32_t next[4] = {
+        static_cast<uint32_t>(b >> 32) ^ x[1] ^ key[0], static_cast<uint32_t>(b),
+        static_cast<uint32_t>(a >> 32) ^ x[3] ^ key[1], static_cast<uint32_t>(a)};
+    for (int k = 0; k < 4; ++k) x[k] = next[k];
+  }
+  return {x[0], x[1], x[2], x[3]};
+}
+
+double Top53(uint32_t low, uint32_t high) {
+  return std::ldexp(static_cast<double>(((static_cast<uint64_t>(high) << 32) | low) >> 11), -53);
+}
+
+// The table's values, rounded to `dtype` as the table says.
+double Uniform(tsr_dtype dtype, const std::array<uint32_t, 4>& w, double from, double to) {
+  if (dtype == TSR_DTYPE_FLOAT64) {
+    const double product = Top53(w[0], w[1]) * (to - from);
+    return product + from;
+  }
+  const float lo = static_cast<float>(from), hi = static_cast<float>(to);
+  const volatile float product = std::ldexp(static_cast<float>(w[0] >> 8), -24) * (hi - lo);
+  return RoundTo(dtype, static_cast<float>(product + lo));
+}
+double Normal(tsr_dtype dtype, const std::array<uint32_t, 4>& w, double mean, double std) {
+  const double u1 = Top53(w[0], w[1]) + std::ldexp(1.0, -53);
+  const double u2 = Top53(w[2], w[3]);
+  const volatile double angle = 2 * M_PI * u2;
+  const volatile double scaled = std * (std::sqrt(-2 * std::log(u1)) * std::cos(angle));
+  const double v = scaled + mean;
+  return dtype == TSR_DTYPE_FLOAT64 ? v : RoundTo(dtype, static_cast<float>(v));
+}
+double Bernoulli(const std::array<uint32_t, 4>& w, double p) { return Top53(w[0], w[1]) < p; }
+
+// Drawn: a tensor of `shape` whose element i is value(Philox(i, seed, offset)).
+template <typename F>
+HostTensor Drawn(std::vector<int64_t> shape, tsr_dtype dtype, const Arg& generator, F value) {
+  HostTensor t = Full(std::move(shape), dtype, 0);
+  for (size_t i = 0; i < t.values.size(); ++i) {
+    t.values[i] = RoundTo(dtype, value(Philox(i, generator.seed, generator.offset)));
+  }
+  return t;
+}
+
+Arg SomeGenerator(Rng& rng) {
+  // Offsets past 2^32 too: the counter's high words must reach the numbers.
+  return Arg::Generator(rng(), rng() % 2 ? rng() % 8 : (uint64_t{1} << 32) + rng() % 8);
+}
+
+const std::vector<std::vector<int64_t>>& Shapes() {
+  static const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {5}, {7, 11}, {3, 1, 40}};
+  return shapes;
+}
+
+Arg F32(std::vector<int64_t> shape, Rng& rng) {
+  return Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng));
+}
+
+void AddUniformNormal(std::vector<OpInfo>& db) {
+  for (const bool normal : {false, true}) {
+    OpInfo op;
+    op.name = normal ? "normal_" : "uniform_";
+    op.dtypes = kFloatingMask;
+    op.mutates_self = true;
+    op.samples = [normal](tsr_dtype dtype, Rng& rng) {
+      const std::vector<std::pair<double, double>> params =
+          normal ? std::vector<std::pair<double, double>>{{0, 1}, {1.5, 0.25}, {-3, 0}}
+                 : std::vector<std::pair<double, double>>{{0, 1}, {-3, 5}, {2, 2}};
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        for (const auto& [a, b] : params) {
+          s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)), Arg::Double(a), Arg::Double(b),
+                        SomeGenerator(rng)},
+                       ShapeString(shape) + (normal ? " mean " : " from ") + std::to_string(a) +
+                           (normal ? " std " : " to ") + std::to_string(b)});
+        }
+      }
+      return s;
+    };
+    op.reference = [normal](const Sample& s) {
+      const tsr_dtype dtype = s.args[0].tensor.dtype;
+      const double a = s.args[1].number, b = s.args[2].number;
+      return std::vector<HostTensor>{
+          Drawn(s.args[0].tensor.shape, dtype, s.args[3], [&](const std::array<uint32_t, 4>& w) {
+            return normal ? Normal(dtype, w, a, b) : Uniform(dtype, w, a, b);
+          })};
+    };
+    op.errors = [normal](Rng& rng) {
+      std::vector<ErrorInput> errors = {{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)),
+                                           Arg::Double(0), Arg::Double(1), Arg::None()},
+                                          "an int64 tensor"},
+                                         TSR_INVALID_ARGUMENT,
+                                         "a tensor that is not floating-point"}};
+      if (normal) {
+        errors.push_back({{{F32({3}, rng), Arg::Double(0), Arg::Double(-1), Arg::None()}, "std -1"},
+                          TSR_INVALID_ARGUMENT,
+                          "a negative std"});
+      } else {
+        errors.push_back(
+            {{{F32({3}, rng), Arg::Double(2), Arg::Double(1), Arg::None()}, "from 2 > to 1"},
+             TSR_INVALID_ARGUMENT,
+             "an empty range"});
+      }
+      return errors;
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+void AddFactories(std::vector<OpInfo>& db) {
+  for (const bool normal : {false, true}) {
+    OpInfo op;
+    op.name = normal ? "randn.generator" : "rand.generator";
+    // Its out= form takes no dtype (size, generator, out): the oracles cannot call it from
+    // these samples; plugins/cpu/tests/random_test.cc covers it.
+    op.dtypes = kFloatingMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        s.push_back({{Arg::Ints(shape), SomeGenerator(rng), Arg::Dtype(dtype), Arg::None(),
+                      Arg::Device(), Arg::None()},
+                     ShapeString(shape)});
+      }
+      return s;
+    };
+    op.reference = [normal](const Sample& s) {
+      const tsr_dtype dtype = s.args[2].dtype;
+      return std::vector<HostTensor>{
+          Drawn(s.args[0].ints, dtype, s.args[1], [&](const std::array<uint32_t, 4>& w) {
+            return normal ? Normal(dtype, w, 0, 1) : Uniform(dtype, w, 0, 1);
+          })};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Ints({2}), SomeGenerator(rng), Arg::Dtype(TSR_DTYPE_INT64), Arg::None(),
+             Arg::Device(), Arg::None()},
+            "dtype int64"},
+           TSR_INVALID_ARGUMENT,
+           "a dtype that is not floating-point"}};
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+void AddBernoulli(std::vector<OpInfo>& db) {
+  {
+    OpInfo op;  // bernoulli_.float(self, p, *, generator): 0/1 in self's dtype
+    op.name = "bernoulli_.float";
+    op.dtypes = kAllMask;
+    op.mutates_self = true;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        for (double p : {0.3, 0.0, 1.0}) {
+          s.push_back(
+              {{Arg::Tensor(MakeTensor(shape, dtype, rng)), Arg::Double(p), SomeGenerator(rng)},
+               ShapeString(shape) + " p " + std::to_string(p)});
+        }
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const double p = s.args[1].number;
+      return std::vector<HostTensor>{
+          Drawn(s.args[0].tensor.shape, s.args[0].tensor.dtype, s.args[2],
+                [p](const std::array<uint32_t, 4>& w) { return Bernoulli(w, p); })};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{{{{F32({3}, rng), Arg::Double(1.5), Arg::None()}, "p 1.5"},
+                                      TSR_INVALID_ARGUMENT,
+                                      "a probability above 1"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op;  // bernoulli(self, *, generator): self holds the probabilities
+    op.name = "bernoulli";
+    op.dtypes = kFloatingMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng, {.low = 0, .high = 1})),
+                      SomeGenerator(rng)},
+                     ShapeString(shape)});
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor& p = s.args[0].tensor;
+      HostTensor out = Full(p.shape, p.dtype, 0);
+      for (size_t i = 0; i < out.values.size(); ++i) {
+        out.values[i] = Bernoulli(Philox(i, s.args[1].seed, s.args[1].offset), p.values[i]);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::None()}, "int64"},
+           TSR_INVALID_ARGUMENT,
+           "probabilities that are not floating-point"}};
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+void AddDropout(std::vector<OpInfo>& db) {
+  {
+    OpInfo op;  // native_dropout(input, p, train?): where the draw decides nothing
+    op.name = "native_dropout";
+    op.dtypes = kFloatingMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        if (shape == std::vector<int64_t>{0}) continue;  // an empty input: its own sample below
+        // Training first: it is what refuses an integral input (the dtype claims' sample).
+        const Arg x = Arg::Tensor(MakeTensor(shape, dtype, rng));
+        s.push_back({{x, Arg::Double(0.0), Arg::Bool(true)}, ShapeString(shape) + " p 0"});
+        s.push_back({{x, Arg::Double(1.0), Arg::None()}, ShapeString(shape) + " p 1, train None"});
+        s.push_back({{x, Arg::Double(0.5), Arg::Bool(false)}, ShapeString(shape) + " eval"});
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor& x = s.args[0].tensor;
+      const double p = s.args[1].number;
+      const bool train = s.args[2].kind == Arg::Kind::kNone || s.args[2].boolean;
+      const bool keep = !train || p == 0.0;
+      const double scale = !train ? 1.0 : keep ? 1.0 : 0.0;
+      HostTensor out = x;
+      for (double& v : out.values) v = RoundTo(x.dtype, v * (keep ? 1.0 : 0.0) * scale);
+      return std::vector<HostTensor>{out, Full(x.shape, TSR_DTYPE_BOOL, keep ? 1 : 0)};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op;  // native_dropout_backward(grad, mask, scale) = grad * mask * scale
+    op.name = "native_dropout_backward";
+    op.dtypes = kAllMask;  // an integral or bool grad gives float32 (the float scale promotes)
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        s.push_back({{Arg::Tensor(MakeTensor(shape, dtype, rng)),
+                      Arg::Tensor(MakeTensor(shape, TSR_DTYPE_BOOL, rng)), Arg::Double(1.25)},
+                     ShapeString(shape)});
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor& g = s.args[0].tensor;
+      HostTensor out = g;
+      out.dtype = IsFloating(g.dtype) ? g.dtype : TSR_DTYPE_FLOAT32;
+      for (size_t i = 0; i < out.values.size(); ++i) {
+        // mul(grad, mask) rounds to grad's dtype, then mul by the scale rounds again.
+        const double kept = RoundTo(g.dtype, g.values[i] * s.args[1].tensor.values[i]);
+        out.values[i] = RoundTo(out.dtype, kept * s.args[2].number);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op;  // dropout(input, p, train): where the draw decides nothing
+    op.name = "dropout";
+    op.dtypes = kAllMask;  // training with 0 < p < 1 refuses an integral input (not sampled)
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        const Arg x = Arg::Tensor(MakeTensor(shape, dtype, rng));
+        s.push_back({{x, Arg::Double(0.5), Arg::Bool(false)}, ShapeString(shape) + " eval"});
+        s.push_back({{x, Arg::Double(0.0), Arg::Bool(true)}, ShapeString(shape) + " p 0"});
+        s.push_back({{x, Arg::Double(1.0), Arg::Bool(true)}, ShapeString(shape) + " p 1"});
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      HostTensor out = s.args[0].tensor;
+      if (s.args[1].number == 1.0 && s.args[2].boolean) {
+        for (double& v : out.values) v = RoundTo(out.dtype, v * 0.0);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{F32({3}, rng), Arg::Double(-0.5), Arg::Bool(true)}, "p -0.5"},
+           TSR_INVALID_ARGUMENT,
+           "a probability below 0"}};
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+}  // namespace
+
+void AddRandomOps(std::vector<OpInfo>& db) {
+  AddUniformNormal(db);
+  AddFactories(db);
+  AddBernoulli(db);
+  AddDropout(db);
+}
+
+}  // namespace conformance
+}  // namespace tessera

@@ -4,7 +4,9 @@
 // the offset, numbers its elements another way or rounds differently fails by name. The ops
 // without a generator argument (native_dropout, dropout) are sampled where their result does not
 // depend on the draw (p = 0, p = 1, outside training).
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "conformance/op_db.h"
 
@@ -124,6 +126,11 @@ void AddUniformNormal(std::vector<OpInfo>& db) {
             {{{F32({3}, rng), Arg::Double(2), Arg::Double(1), Arg::None()}, "from 2 > to 1"},
              TSR_INVALID_ARGUMENT,
              "an empty range"});
+        errors.push_back({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT16, rng)), Arg::Double(0),
+                            Arg::Double(1e5), Arg::None()},
+                           "float16 to 1e5"},
+                          TSR_INVALID_ARGUMENT,
+                          "a bound the dtype cannot hold"});
       }
       return errors;
     };
@@ -161,6 +168,88 @@ void AddFactories(std::vector<OpInfo>& db) {
             "dtype int64"},
            TSR_INVALID_ARGUMENT,
            "a dtype that is not floating-point"}};
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+void AddIntegers(std::vector<OpInfo>& db) {
+  {
+    OpInfo op;  // randint.low_generator(low, high, size, *, generator, dtype, ...)
+    op.name = "randint.low_generator";
+    op.dtypes = kNumericMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      const bool unsigned8 = dtype == TSR_DTYPE_UINT8;
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        for (const auto& [low, high] : std::vector<std::pair<int64_t, int64_t>>{
+                 {unsigned8 ? 0 : -5, 6}, {0, 2}, {unsigned8 ? 200 : 100, unsigned8 ? 201 : 101}}) {
+          s.push_back({{Arg::Int(low), Arg::Int(high), Arg::Ints(shape), SomeGenerator(rng),
+                        Arg::Dtype(dtype), Arg::None(), Arg::Device(), Arg::None()},
+                       ShapeString(shape) + " [" + std::to_string(low) + ", " +
+                           std::to_string(high) + ")"});
+        }
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const int64_t low = s.args[0].integer, range = s.args[1].integer - low;
+      return std::vector<HostTensor>{
+          Drawn(s.args[2].ints, s.args[4].dtype, s.args[3], [&](const std::array<uint32_t, 4>& w) {
+            return std::floor(Top53(w[0], w[1]) * static_cast<double>(range)) +
+                   static_cast<double>(low);
+          })};
+    };
+    op.errors = [](Rng& rng) {
+      auto call = [&rng](int64_t low, int64_t high, tsr_dtype dtype) {
+        return std::vector<Arg>{Arg::Int(low),      Arg::Int(high),    Arg::Ints({2}),
+                                SomeGenerator(rng), Arg::Dtype(dtype), Arg::None(),
+                                Arg::Device(),      Arg::None()};
+      };
+      return std::vector<ErrorInput>{
+          {{call(3, 3, TSR_DTYPE_INT64), "[3, 3)"}, TSR_INVALID_ARGUMENT, "an empty range"},
+          {{call(0, 300, TSR_DTYPE_UINT8), "[0, 300) in uint8"},
+           TSR_INVALID_ARGUMENT,
+           "a range the dtype cannot hold"}};
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    OpInfo op;  // randperm.generator(n, *, generator, dtype, ...)
+    op.name = "randperm.generator";
+    op.dtypes = kNumericMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (int64_t n : {0, 1, 7, dtype == TSR_DTYPE_INT8 ? 100 : 200}) {
+        s.push_back({{Arg::Int(n), SomeGenerator(rng), Arg::Dtype(dtype), Arg::None(),
+                      Arg::Device(), Arg::None()},
+                     "n " + std::to_string(n)});
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      // The indices that sort the n float64 draws, ties (improbable) in index order.
+      const int64_t n = s.args[0].integer;
+      std::vector<double> keys(static_cast<size_t>(n));
+      for (size_t i = 0; i < keys.size(); ++i) {
+        const std::array<uint32_t, 4> w = Philox(i, s.args[1].seed, s.args[1].offset);
+        keys[i] = Top53(w[0], w[1]);
+      }
+      std::vector<int64_t> order(keys.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int64_t>(i);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return keys[a] < keys[b]; });
+      HostTensor out = Full({n}, s.args[2].dtype, 0);
+      for (size_t i = 0; i < order.size(); ++i) out.values[i] = static_cast<double>(order[i]);
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng& rng) {
+      return std::vector<ErrorInput>{
+          {{{Arg::Int(-1), SomeGenerator(rng), Arg::Dtype(TSR_DTYPE_INT64), Arg::None(),
+             Arg::Device(), Arg::None()},
+            "n -1"},
+           TSR_INVALID_ARGUMENT,
+           "a negative n"}};
     };
     db.push_back(std::move(op));
   }
@@ -221,7 +310,10 @@ void AddBernoulli(std::vector<OpInfo>& db) {
       return std::vector<ErrorInput>{
           {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::None()}, "int64"},
            TSR_INVALID_ARGUMENT,
-           "probabilities that are not floating-point"}};
+           "probabilities that are not floating-point"},
+          {{{Arg::Tensor(Full({2}, TSR_DTYPE_FLOAT32, 1.5)), Arg::None()}, "p 1.5"},
+           TSR_INVALID_ARGUMENT,
+           "a probability above 1"}};
     };
     db.push_back(std::move(op));
   }
@@ -318,6 +410,7 @@ void AddDropout(std::vector<OpInfo>& db) {
 void AddRandomOps(std::vector<OpInfo>& db) {
   AddUniformNormal(db);
   AddFactories(db);
+  AddIntegers(db);
   AddBernoulli(db);
   AddDropout(db);
 }

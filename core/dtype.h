@@ -59,6 +59,9 @@ std::string_view ScalarTypeName(ScalarType t);
 // ParseScalarType accepts the names printed by ScalarTypeName and PyTorch's aliases
 // ("float", "half", "long", "int", ...).
 std::optional<ScalarType> ParseScalarType(std::string_view name);
+// ScalarTypeSchemaName: the name an ATen schema gives a ScalarType default ("long" for int64,
+// "half", "float", ...; bool and bfloat16 as ScalarTypeName), which ParseScalarType reads back.
+std::string_view ScalarTypeSchemaName(ScalarType t);
 
 // CppTypeFor maps a dtype to its C++ storage type.
 template <ScalarType T>

@@ -21,6 +21,9 @@ TEST(ScalarType, SizesNamesAndCategories) {
   }
   EXPECT_EQ(ParseScalarType("half"), ScalarType::kFloat16);
   EXPECT_EQ(ParseScalarType("long"), ScalarType::kInt64);
+  EXPECT_EQ(ScalarTypeSchemaName(ScalarType::kInt64), "long");
+  EXPECT_EQ(ScalarTypeSchemaName(ScalarType::kBFloat16), "bfloat16");
+  for (ScalarType t : kAllScalarTypes) EXPECT_EQ(ParseScalarType(ScalarTypeSchemaName(t)), t);
   EXPECT_EQ(ParseScalarType("complex64"), std::nullopt);
   EXPECT_TRUE(IsFloatingType(ScalarType::kBFloat16));
   EXPECT_FALSE(IsFloatingType(ScalarType::kInt64));

@@ -530,6 +530,7 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
     TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, *stack, &call.plan));
     if (lookup.kernel->packed != nullptr) {  // Note [Packed kernel calls]
       if (!entry.written.empty()) TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
+      internal::ReserveDraw(entry, *stack, &call.plan);
       return internal::CallPacked(entry, entry, *lookup.kernel, call.plan, stack);
     }
     internal::RecordCall(entry, *stack, &call);
@@ -538,6 +539,7 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
     TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *stack));
   }
   if (backend) {
+    internal::ReserveDraw(entry, *stack, &call.plan);
     {
       PlanScope plan(stack, call.plan.is_empty() ? nullptr : &call.plan);
       TSR_RETURN_IF_ERROR(lookup.kernel->Call(op, stack));

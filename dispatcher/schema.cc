@@ -139,6 +139,8 @@ std::string DefaultToString(const Value& v) {
     case Value::Kind::kScalar:
       if (v.scalar().is_floating_point()) return FloatToString(v.scalar().to_double());
       return v.ToString();
+    case Value::Kind::kScalarType:  // "dtype=long", as ATen writes it
+      return std::string(ScalarTypeSchemaName(v.scalar_type()));
     case Value::Kind::kDevice: {
       // Reserved names read back under any renaming, so the text never depends on when it is
       // printed.

@@ -189,6 +189,7 @@ absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry,
                                                entry.name,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
+  ReserveDraw(entry, *stack, &call->plan);
   if (kernel->packed != nullptr) return CallPacked(caller, entry, *kernel, call->plan, stack);
   RecordCall(entry, *stack, call);
   {
@@ -327,22 +328,21 @@ absl::Status PrepareOutputs(const OperatorEntry& out_entry, const Args& args, Ca
   return absl::OkStatus();
 }
 
-// ReserveRandom gives a random op's plan its draw (Note [Random numbers] in core/generator.h):
-// from the generator the call passes, or else the default generator of the call's device. It
-// runs once per kernel call, after the arguments were checked, so that a refused call draws
-// nothing.
-void ReserveRandom(const OperatorEntry& functional, const Stack& args, CallPlan* plan) {
-  const size_t g = static_cast<size_t>(functional.generator_argument);
+}  // namespace
+
+// ReserveDraw gives a random op's plan its draw (Note [Random numbers] in core/generator.h):
+// from the generator the call passes, or else the default generator of the call's device. The
+// callers run it once per kernel call, after every check of the call, so that a refused call
+// draws nothing.
+void ReserveDraw(const OperatorEntry& entry, const Stack& args, CallPlan* plan) {
+  if (ABSL_PREDICT_TRUE(entry.generator_argument < 0)) return;
+  const size_t g = static_cast<size_t>(entry.generator_argument);
   const Value& given = g < args.size() ? args[g] : Value();
-  // The device is the plan's where it has outputs; an op without a Meta function has none yet.
-  const Device device =
-      plan->has_outputs() ? plan->device : OutputDevice(args, NumInputs(functional));
-  const GeneratorRef generator =
-      given.is_generator() ? given.generator() : DefaultGenerator(device);
+  // The device is the plan's where it has outputs; an op without a Meta function has none.
+  const Device device = plan->has_outputs() ? plan->device : OutputDevice(args, NumInputs(entry));
+  const GeneratorRef generator = given.is_generator() ? given.generator() : DefaultGenerator(device);
   plan->rng = generator->Reserve();
 }
-
-}  // namespace
 
 template <typename Args>
 absl::Status ComputePlan(const OperatorEntry& functional, const Args& args, CallPlan* plan) {
@@ -355,6 +355,11 @@ absl::Status ComputePlan(const OperatorEntry& functional, const Args& args, Call
       return absl::InternalError(absl::StrFormat(
           "%s: an unboxed call of an op without an unboxed plan function", functional.name));
     }
+    if (ABSL_PREDICT_FALSE(functional.generator_argument >= 0)) {  // Note [Random numbers]
+      return absl::InternalError(absl::StrFormat(
+          "%s: an unboxed call of a random op (its draw is reserved on the boxed path only)",
+          functional.name));
+    }
     plan->device = OutputDevice(args, NumInputs(functional));
     return f->unboxed(f->context, op, args, plan);
   } else {
@@ -365,8 +370,6 @@ absl::Status ComputePlan(const OperatorEntry& functional, const Args& args, Call
       plan->device = OutputDevice(args, NumInputs(functional));
       TSR_RETURN_IF_ERROR(PlanFromMeta(functional, *meta, args, plan));
     }
-    if (ABSL_PREDICT_FALSE(functional.generator_argument >= 0))
-      ReserveRandom(functional, args, plan);
     return absl::OkStatus();
   }
 }

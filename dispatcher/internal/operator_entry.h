@@ -191,6 +191,9 @@ struct KernelCall {
 // RecordCall fills `call->device` and `call->tensors` from the arguments of `entry` on `stack`
 // (for an op whose returns are all written arguments, only those: nothing else is checked).
 void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call);
+// ReserveDraw gives the plan of a random op's kernel call its draw (Note [Random numbers] in
+// core/generator.h); nothing for other ops. Called right before the kernel runs.
+void ReserveDraw(const OperatorEntry& entry, const Stack& args, CallPlan* plan);
 // CheckKernelResults checks what `kernel` of `entry` left on `results` against `call`: count and
 // kinds of the returns, and each Tensor return's identity, dtype, shape and device. `caller`
 // names the op the user called when a derivation ran `entry`'s kernel (Note [Variants]).

@@ -7,9 +7,12 @@
 // and randn_like, bernoulli (a tensor of probabilities, a float p, in place), native_dropout and
 // its backward, and dropout. A composite passes its `generator` argument on unchanged: None
 // means the default generator of the device its random kernel runs on.
+#include <climits>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_format.h"
+#include "core/host_copy.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
@@ -18,13 +21,29 @@ namespace tessera {
 namespace ops {
 namespace {
 
+// MaxFinite: the largest finite value of a floating dtype.
+double MaxFinite(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::kFloat16:
+      return 65504.0;
+    case ScalarType::kBFloat16:
+      return 3.3895313892515355e38;
+    case ScalarType::kFloat32:
+      return 3.4028234663852886e38;
+    default:
+      return 1.7976931348623157e308;
+  }
+}
+
 absl::Status ExpectFloating(const OperatorHandle& op, std::string_view what, ScalarType dtype) {
   if (IsFloatingType(dtype)) return absl::OkStatus();
   return Invalid(
       op, absl::StrFormat("expected a floating-point %s, got %s", what, ScalarTypeName(dtype)));
 }
 
-// uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None)
+// uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None), with
+// ATen's checks (check_uniform_bounds): from <= to, both within self's dtype, and to - from
+// within it too (the kernel computes in float for the 16-bit and 32-bit dtypes).
 TensorsOr UniformMeta(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   TSR_RETURN_IF_ERROR(ExpectFloating(op, "tensor", self.dtype()));
@@ -34,10 +53,18 @@ TensorsOr UniformMeta(const OperatorHandle& op, const Stack& s) {
                                        "> to=%g",
                                        from, to));
   }
-  if (!std::isfinite(to - from)) {
-    return Invalid(op, absl::StrFormat("expects to-from to be finite, but found to=%g and "
-                                       "from=%g",
-                                       to, from));
+  const double max = MaxFinite(self.dtype());
+  for (const auto& [name, v] : {std::pair<const char*, double>{"from", from}, {"to", to}}) {
+    if (!(v >= -max && v <= max)) {
+      return Invalid(op, absl::StrFormat("%s is out of bounds for %s (got %g; its finite values "
+                                         "are within +-%g)",
+                                         name, ScalarTypeName(self.dtype()), v, max));
+    }
+  }
+  if (!(to - from <= max)) {
+    return Invalid(op, absl::StrFormat("expects to-from <= the largest %s (%g), but found to=%g "
+                                       "and from=%g",
+                                       ScalarTypeName(self.dtype()), max, to, from));
   }
   return std::vector<Tensor>{self};
 }
@@ -85,7 +112,7 @@ TensorsOr RandK(const OperatorHandle& op, const Stack& s) {
 template <Dist kDist, bool kGenerator>
 TensorsOr RandOutK(const OperatorHandle& op, const Stack& s) {
   const Tensor& out = s[kGenerator ? 2 : 1].tensor();
-  TSR_RETURN_IF_ERROR(ExpectFloating(op, "out", out.dtype()));
+  TSR_RETURN_IF_ERROR(ExpectFloating(op, "argument 'out'", out.dtype()));
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), s[0].int_list()));
   TSR_RETURN_IF_ERROR(Fill(op.registry(), KernelOf(kDist), out, 0.0, kSecondParameter,
                            kGenerator ? s[1] : Value()));
@@ -101,6 +128,29 @@ TensorsOr RandLikeK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(op.registry(), "empty_like", Stack(s.begin(), s.end())));
   TSR_RETURN_IF_ERROR(Fill(op.registry(), KernelOf(kDist), t, 0.0, kSecondParameter, Value()));
   return std::vector<Tensor>{t};
+}
+
+// ExactIntegerRange: the integers `dtype` holds exactly, as [min, max] (a floating dtype: its
+// contiguous integers, +-2^digits).
+std::pair<int64_t, int64_t> ExactIntegerRange(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::kUInt8:
+      return {0, 255};
+    case ScalarType::kInt8:
+      return {-128, 127};
+    case ScalarType::kInt16:
+      return {-32768, 32767};
+    case ScalarType::kInt32:
+      return {INT32_MIN, INT32_MAX};
+    case ScalarType::kFloat16:
+      return {-(int64_t{1} << 11), int64_t{1} << 11};
+    case ScalarType::kBFloat16:
+      return {-(int64_t{1} << 8), int64_t{1} << 8};
+    case ScalarType::kFloat32:
+      return {-(int64_t{1} << 24), int64_t{1} << 24};
+    default:  // int64, float64: the draws' own limit, 2^53, is checked first
+      return {INT64_MIN, INT64_MAX};
+  }
 }
 
 // UniformLike: a float64 tensor of `like`'s shape on its device, uniform in [0, 1): what the
@@ -140,13 +190,28 @@ TensorsOr BernoulliPK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
-// bernoulli(Tensor self, *, Generator? generator=None): self holds probabilities; each element
-// 1 where u < self, in self's dtype (a probability outside [0, 1] acts as 0 or 1: PyTorch's CPU
-// kernel does not check them either).
+// CheckProbabilities: every element of `p` in [0, 1] (NaN is not), as ATen's
+// bernoulli_distribution checks each one; one read of a 0-dim bool back to the host.
+absl::Status CheckProbabilities(const OperatorHandle& op, const Tensor& p) {
+  if (p.device().type == DeviceType::kMeta) return absl::OkStatus();  // no values to check
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor low, CallOne(r, "ge.Scalar", {p, Value(Scalar(0.0))}));
+  TSR_ASSIGN_OR_RETURN(Tensor high, CallOne(r, "le.Scalar", {p, Value(Scalar(1.0))}));
+  TSR_ASSIGN_OR_RETURN(Tensor in_range, CallOne(r, "logical_and", {low, high}));
+  TSR_ASSIGN_OR_RETURN(Tensor all, CallOne(r, "all", {in_range}));
+  bool ok = false;
+  TSR_RETURN_IF_ERROR(CopyTensorToHost(all, &ok));
+  if (ok) return absl::OkStatus();
+  return Invalid(op, "expects all elements of p to be in [0, 1] (found one outside, or NaN)");
+}
+
+// bernoulli(Tensor self, *, Generator? generator=None): self holds probabilities, each in
+// [0, 1]; each element 1 where u < self, in self's dtype.
 TensorsOr BernoulliK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
   TSR_RETURN_IF_ERROR(ExpectFloating(op, "tensor of probabilities", self.dtype()));
   OpRegistry& r = op.registry();
+  TSR_RETURN_IF_ERROR(CheckProbabilities(op, self));
   TSR_ASSIGN_OR_RETURN(Tensor u, UniformLike(r, self, s[1]));
   TSR_ASSIGN_OR_RETURN(Tensor hit, CallOne(r, "lt.Tensor", {u, self}));
   TSR_ASSIGN_OR_RETURN(Tensor out, Empty(self.sizes(), self.dtype(), self.device()));
@@ -215,6 +280,92 @@ TensorsOr DropoutK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{call[0].tensor()};
 }
 
+// Integers drawn through a float64 uniform: floor(u * (high - low)) + low with u in [0, 1) of 53
+// bits, every step exact in double while |low|, |high| <= 2^53 (the limit checked), so every
+// backend computes the same integers. A range past 2^53 values would need more bits than one
+// draw's u has: refused rather than drawn unevenly.
+constexpr int64_t kMaxRandintBound = int64_t{1} << 53;
+
+absl::Status CheckRandintRange(const OperatorHandle& op, int64_t low, int64_t high,
+                               ScalarType dtype) {
+  if (!(low < high)) {
+    return Invalid(op, absl::StrFormat("random_ expects 'from' to be less than 'to', but got "
+                                       "from=%d >= to=%d",
+                                       low, high));
+  }
+  if (low < -kMaxRandintBound || high > kMaxRandintBound) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: bounds beyond +-2^53 are not supported (got low=%d, high=%d): one draw holds 53 "
+        "random bits",
+        op.name(), low, high));
+  }
+  if (dtype == ScalarType::kBool) {
+    return Invalid(op, "expected a numeric dtype, got bool");
+  }
+  // Every value in [low, high) must fit the dtype exactly.
+  const auto [min, max] = ExactIntegerRange(dtype);
+  if (low < min || high - 1 > max) {
+    return Invalid(op, absl::StrFormat("[%d, %d) does not fit dtype %s (it holds [%d, %d] exactly)",
+                                       low, high, ScalarTypeName(dtype), min, max));
+  }
+  return absl::OkStatus();
+}
+
+// randint (high, size, *, dtype=long, layout, device, pin_memory), randint.low (low, high,
+// size, *, ...), and their _generator forms (the generator before dtype).
+template <bool kLow, bool kGenerator>
+TensorsOr RandintK(const OperatorHandle& op, const Stack& s) {
+  const int first = kLow ? 1 : 0;  // index of high
+  const int64_t low = kLow ? s[0].to_int() : 0;
+  const int64_t high = s[first].to_int();
+  const int base = first + 2 + (kGenerator ? 1 : 0);  // dtype
+  const ScalarType dtype = s[base].is_none() ? ScalarType::kInt64 : s[base].scalar_type();
+  TSR_RETURN_IF_ERROR(CheckRandintRange(op, low, high, dtype));
+  const Device device = s[base + 2].is_none() ? Device(DeviceType::kCPU) : s[base + 2].device();
+  const Value generator = kGenerator ? s[first + 2] : Value();
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor u, Empty(s[first + 1].int_list(), ScalarType::kFloat64, device));
+  TSR_RETURN_IF_ERROR(Fill(r, "uniform_", u, 0.0, 1.0, generator));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor scaled, CallOne(r, "mul.Scalar", {u, Value(Scalar(static_cast<double>(high - low)))}));
+  TSR_ASSIGN_OR_RETURN(Tensor floored, CallOne(r, "floor_", {scaled}));
+  TSR_ASSIGN_OR_RETURN(Tensor shifted, CallOne(r, "add_.Scalar",
+                                               {floored, Value(Scalar(static_cast<double>(low))),
+                                                Value(Scalar(int64_t{1}))}));
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty(s[first + 1].int_list(), dtype, device));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, shifted}));
+  return std::vector<Tensor>{out};
+}
+
+// randperm (n, *, dtype=long, layout, device, pin_memory) and randperm.generator (n, *,
+// generator, dtype, ...): the indices that sort n float64 uniforms, stably (so equal draws,
+// about n^2 / 2^54 likely, still order alike on every backend).
+template <bool kGenerator>
+TensorsOr RandpermK(const OperatorHandle& op, const Stack& s) {
+  const int64_t n = s[0].to_int();
+  const int base = kGenerator ? 2 : 1;
+  const ScalarType dtype = s[base].is_none() ? ScalarType::kInt64 : s[base].scalar_type();
+  if (n < 0) return Invalid(op, absl::StrFormat("n must be non-negative, got %d", n));
+  if (dtype == ScalarType::kBool) return Invalid(op, "expected a numeric dtype, got bool");
+  const auto [min, max] = ExactIntegerRange(dtype);
+  (void)min;
+  if (n > 0 && n - 1 > max) {
+    return Invalid(op, absl::StrFormat("n=%d does not fit dtype %s (its indices up to n - 1 = %d; "
+                                       "it holds integers up to %d exactly)",
+                                       n, ScalarTypeName(dtype), n - 1, max));
+  }
+  const Device device = s[base + 2].is_none() ? Device(DeviceType::kCPU) : s[base + 2].device();
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor keys, Empty({n}, ScalarType::kFloat64, device));
+  TSR_RETURN_IF_ERROR(Fill(r, "uniform_", keys, 0.0, 1.0, kGenerator ? s[1] : Value()));
+  TSR_ASSIGN_OR_RETURN(OperatorHandle sort, r.Find("sort.stable"));
+  Stack call{keys, Value(true), Value(int64_t{0}), Value(false)};
+  TSR_RETURN_IF_ERROR(r.Call(sort, &call));
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty({n}, dtype, device));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, call[1].tensor()}));
+  return std::vector<Tensor>{out};
+}
+
 }  // namespace
 
 absl::Status DefineRandomOps(OpRegistry& registry) {
@@ -229,6 +380,19 @@ absl::Status DefineRandomOps(OpRegistry& registry) {
       "rand_like(" + like + ") -> Tensor",
       "randn_like(" + like + ") -> Tensor",
   };
+  // randint and randperm default to int64 (ATen's `dtype=long`).
+  const std::string long_opts =
+      "ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None";
+  const std::vector<std::string> integer_schemas = {
+      "randint(SymInt high, SymInt[] size, *, " + long_opts + ") -> Tensor",
+      "randint.generator(SymInt high, SymInt[] size, *, Generator? generator, " + long_opts +
+          ") -> Tensor",
+      "randint.low(SymInt low, SymInt high, SymInt[] size, *, " + long_opts + ") -> Tensor",
+      "randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, " +
+          long_opts + ") -> Tensor",
+      "randperm(SymInt n, *, " + long_opts + ") -> Tensor",
+      "randperm.generator(SymInt n, *, Generator? generator, " + long_opts + ") -> Tensor",
+  };
   TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
@@ -238,6 +402,12 @@ absl::Status DefineRandomOps(OpRegistry& registry) {
           {schemas[3].c_str(), MakeKernel<RandK<Dist::kNormal, true>>("core::randn")},
           {schemas[4].c_str(), MakeKernel<RandLikeK<Dist::kUniform>>("core::rand_like")},
           {schemas[5].c_str(), MakeKernel<RandLikeK<Dist::kNormal>>("core::randn_like")},
+          {integer_schemas[0].c_str(), MakeKernel<RandintK<false, false>>("core::randint")},
+          {integer_schemas[1].c_str(), MakeKernel<RandintK<false, true>>("core::randint")},
+          {integer_schemas[2].c_str(), MakeKernel<RandintK<true, false>>("core::randint")},
+          {integer_schemas[3].c_str(), MakeKernel<RandintK<true, true>>("core::randint")},
+          {integer_schemas[4].c_str(), MakeKernel<RandpermK<false>>("core::randperm")},
+          {integer_schemas[5].c_str(), MakeKernel<RandpermK<true>>("core::randperm")},
           {"rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<RandOutK<Dist::kUniform, false>>("core::rand_out")},
           {"rand.generator_out(SymInt[] size, *, Generator? generator, Tensor(a!) out) -> "

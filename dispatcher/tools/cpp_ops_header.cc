@@ -93,6 +93,10 @@ std::optional<std::string> CppDefault(const Argument& arg) {
     if (arg.type.base == BaseType::kScalar) return absl::StrCat("int64_t{", v.to_int(), "}");
     return absl::StrCat(v.to_int());
   }
+  if (v.is_scalar_type()) {  // randint's dtype=long: the tsr_dtype of the same value
+    return absl::StrCat("std::optional<tsr_dtype>(static_cast<tsr_dtype>(",
+                        static_cast<int>(v.scalar_type()), "))");
+  }
   if (v.is_double()) return Number(v.to_double());
   if (v.is_scalar()) {
     return v.scalar().is_floating_point() ? Number(v.scalar().to_double())

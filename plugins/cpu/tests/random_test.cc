@@ -11,6 +11,7 @@
 
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
+#include "tessera/sdk/ops.hpp"
 
 namespace tessera {
 namespace cpu_test {
@@ -248,10 +249,66 @@ TEST(Random, FactoriesTheirFormsAndErrors) {
   EXPECT_THAT(error_of("uniform_", f32({1}, {1}), -1e308, 1e308), HasSubstr("finite"));
   EXPECT_THAT(error_of("normal_", f32({1}, {1}), 0.0, -1.0),
               HasSubstr("normal_: expects std >= 0.0, but found std -1"));
-  // A refused call draws nothing.
+  // Bounds within the dtype, as ATen's check_uniform_bounds (no infinities from a float range).
+  EXPECT_THAT(error_of("uniform_", f32({1}, {1}), -3e38, 3e38),
+              HasSubstr("uniform_: expects to-from <= the largest float32"));
+  EXPECT_THAT(error_of("uniform_", f16({1}, {1}), 0.0, 1e5),
+              HasSubstr("uniform_: to is out of bounds for float16"));
+  EXPECT_THAT(error_of("bernoulli", f32({0.5, 1.5}, {2})),
+              HasSubstr("bernoulli: expects all elements of p to be in [0, 1]"));
+  EXPECT_THAT(error_of("bernoulli", f32({NAN}, {1})), HasSubstr("in [0, 1]"));
+  // A refused call draws nothing: a bad argument, or a self whose elements overlap.
   const Generator::State before = g.state();
   error_of("normal_", f32({1}, {1}), 0.0, -1.0, g);
+  const Tensor overlapping = op("expand", f32({1}, {1}), std::vector<int64_t>{4});
+  EXPECT_THAT(error_of("uniform_", overlapping, 0.0, 1.0, g),
+              HasSubstr("a single memory location"));
   EXPECT_EQ(g.state().offset, before.offset);
+}
+
+TEST(Random, RandintAndRandpermFromOneUniformDraw) {
+  ensure_runtime();
+  Generator g(21);
+  g.set_state({21, 4});
+  const std::vector<int64_t> r = values<int64_t>(
+      op("randint.low_generator", int64_t{-3}, int64_t{7}, std::vector<int64_t>{1000}, g));
+  const sdk::RandomDraw draw{21, 4};
+  std::vector<int> counts(10, 0);
+  for (size_t i = 0; i < r.size(); ++i) {
+    ASSERT_EQ(r[i],
+              static_cast<int64_t>(std::floor(sdk::uniform_double(draw.block(i), 0, 1) * 10)) - 3)
+        << i;
+    ++counts[static_cast<size_t>(r[i] + 3)];
+  }
+  double chi2 = 0;  // 9 degrees of freedom; 27.88 at significance 0.001
+  for (int c : counts) chi2 += (c - 100.0) * (c - 100.0) / 100.0;
+  EXPECT_LT(chi2, 27.88);
+  EXPECT_EQ(op("randint", int64_t{5}, std::vector<int64_t>{2, 2}).dtype(), TSR_DTYPE_INT64);
+  EXPECT_EQ(ops::randint(0, 10, {3}, g, TSR_DTYPE_INT8).dtype(), TSR_DTYPE_INT8);
+  // randperm: every index once, the same for the same state, any dtype that holds n - 1.
+  g.set_state({21, 9});
+  std::vector<int64_t> p = values<int64_t>(op("randperm.generator", int64_t{500}, g));
+  g.set_state({21, 9});
+  EXPECT_EQ(p, values<int64_t>(op("randperm.generator", int64_t{500}, g)));
+  std::vector<int64_t> sorted = p;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> iota(500);
+  std::iota(iota.begin(), iota.end(), 0);
+  EXPECT_EQ(sorted, iota);
+  EXPECT_NE(p, iota);
+  EXPECT_EQ(shape(op("randperm", int64_t{0})), (std::vector<int64_t>{0}));
+  EXPECT_EQ(values<float>(op("randperm", int64_t{1}, TSR_DTYPE_FLOAT32)), (std::vector<float>{0}));
+
+  EXPECT_THAT(error_of("randint.low", int64_t{5}, int64_t{5}, std::vector<int64_t>{1}),
+              HasSubstr("random_ expects 'from' to be less than 'to', but got from=5 >= to=5"));
+  EXPECT_THAT(error_of("randint", int64_t{300}, std::vector<int64_t>{1}, TSR_DTYPE_UINT8),
+              HasSubstr("randint: [0, 300) does not fit dtype uint8"));
+  EXPECT_THAT(error_of("randint", int64_t{1} << 60, std::vector<int64_t>{1}),
+              HasSubstr("bounds beyond +-2^53 are not supported"));
+  EXPECT_THAT(error_of("randperm", int64_t{-1}),
+              HasSubstr("randperm: n must be non-negative, got -1"));
+  EXPECT_THAT(error_of("randperm", int64_t{300}, TSR_DTYPE_INT8),
+              HasSubstr("n=300 does not fit dtype int8"));
 }
 
 // The sample NPU plugin implements uniform_ with the SDK's mapping and leaves normal_ to the CPU

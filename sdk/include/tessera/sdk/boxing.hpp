@@ -211,6 +211,9 @@ struct ArgReader<RandomDraw> {
 };
 template <typename T>
 struct ArgReader<std::optional<T>> {
+  static_assert(!std::is_same_v<T, RandomDraw>,
+                "a random op's Generator? argument is an sdk::RandomDraw, never std::optional: "
+                "the runtime reserves a draw for every call, None included");
   static std::optional<T> read(const tsr_stack* s, size_t i) {
     if (api().stack_kind(s, i) == TSR_VALUE_NONE) return std::nullopt;
     return ArgReader<T>::read(s, i);
@@ -474,7 +477,10 @@ struct ValueReader<RandomDraw> {
   static RandomDraw read(const tsr_kernel_call* c, size_t) {
     if (!TSR_FIELD_FITS(tsr_call_plan, rng_offset, c->plan->struct_size)) {
       KernelContext(c->op, c->stack)
-          .fail(TSR_INTERNAL, "a random op's call plan without its draw (a runtime before 1.2)");
+          .fail(TSR_INTERNAL, "a random op's call plan without its draw: its struct_size is " +
+                                  std::to_string(c->plan->struct_size) + ", the draw needs " +
+                                  std::to_string(sizeof(tsr_call_plan)) +
+                                  " (a runtime before ABI 1.2)");
     }
     return RandomDraw{c->plan->rng_seed, c->plan->rng_offset};
   }

@@ -2035,6 +2035,58 @@ inline Tensor rand_like(
   return call1(op_, self, dtype, layout, device, pin_memory, memory_format);
 }
 
+// randint(int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+inline Tensor randint(
+    int64_t high,
+    const IntListArg& size,
+    const std::optional<tsr_dtype>& dtype = std::optional<tsr_dtype>(static_cast<tsr_dtype>(5)),
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) {
+  static const tsr_op* op_ = find_op("randint");
+  return call1(op_, high, size, dtype, layout, device, pin_memory);
+}
+
+// randint.generator(int high, int[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+inline Tensor randint(
+    int64_t high,
+    const IntListArg& size,
+    const std::optional<Generator>& generator,
+    const std::optional<tsr_dtype>& dtype = std::optional<tsr_dtype>(static_cast<tsr_dtype>(5)),
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) {
+  static const tsr_op* op_ = find_op("randint.generator");
+  return call1(op_, high, size, generator, dtype, layout, device, pin_memory);
+}
+
+// randint.low(int low, int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+inline Tensor randint(
+    int64_t low,
+    int64_t high,
+    const IntListArg& size,
+    const std::optional<tsr_dtype>& dtype = std::optional<tsr_dtype>(static_cast<tsr_dtype>(5)),
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) {
+  static const tsr_op* op_ = find_op("randint.low");
+  return call1(op_, low, high, size, dtype, layout, device, pin_memory);
+}
+
+// randint.low_generator(int low, int high, int[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+inline Tensor randint(
+    int64_t low,
+    int64_t high,
+    const IntListArg& size,
+    const std::optional<Generator>& generator,
+    const std::optional<tsr_dtype>& dtype = std::optional<tsr_dtype>(static_cast<tsr_dtype>(5)),
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) {
+  static const tsr_op* op_ = find_op("randint.low_generator");
+  return call1(op_, low, high, size, generator, dtype, layout, device, pin_memory);
+}
+
 // randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 inline Tensor randn(
     const IntListArg& size,
@@ -2068,6 +2120,29 @@ inline Tensor randn_like(
     const std::optional<tsr_memory_format>& memory_format = std::nullopt) {
   static const tsr_op* op_ = find_op("randn_like");
   return call1(op_, self, dtype, layout, device, pin_memory, memory_format);
+}
+
+// randperm(int n, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+inline Tensor randperm(
+    int64_t n,
+    const std::optional<tsr_dtype>& dtype = std::optional<tsr_dtype>(static_cast<tsr_dtype>(5)),
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) {
+  static const tsr_op* op_ = find_op("randperm");
+  return call1(op_, n, dtype, layout, device, pin_memory);
+}
+
+// randperm.generator(int n, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+inline Tensor randperm(
+    int64_t n,
+    const std::optional<Generator>& generator,
+    const std::optional<tsr_dtype>& dtype = std::optional<tsr_dtype>(static_cast<tsr_dtype>(5)),
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) {
+  static const tsr_op* op_ = find_op("randperm.generator");
+  return call1(op_, n, generator, dtype, layout, device, pin_memory);
 }
 
 // reciprocal(Tensor self) -> Tensor

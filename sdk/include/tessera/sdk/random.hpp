@@ -11,9 +11,10 @@
 //
 // Everything here is integer arithmetic and correctly rounded IEEE operations, with the products
 // and sums that must not fuse into an FMA kept apart, so host and device compilers agree bit
-// for bit; normal values call log, sqrt and cos in double and round to the output's dtype, so
-// backends whose libm differ in the last bit of a double may (rarely) differ in the last bit
-// of a float64 output.
+// for bit; normal values call log, sqrt and cos in double, so backends whose libm differ in the
+// last bit of a double may (rarely) differ in the last bit of a float64 output. Rounding to the
+// output's dtype: a float32 output rounds the double once; a float16 or bfloat16 output rounds
+// it to float first, then the float to 16 bits (uniform_float's result, a float, once).
 #pragma once
 
 #include <cmath>
@@ -119,7 +120,8 @@ TESSERA_HOST_DEVICE inline double standard_normal(const PhiloxBlock& b) {
   constexpr double kTwoPi = 6.283185307179586476925286766559;
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(random_detail::mul(kTwoPi, u2));
 }
-// normal: mean + std * standard_normal, in double (round it to the output's dtype).
+// normal: std * standard_normal + mean, in double (for a 16-bit output round it to float
+// first, then to 16 bits).
 TESSERA_HOST_DEVICE inline double normal(const PhiloxBlock& b, double mean, double std) {
   return random_detail::add(random_detail::mul(std, standard_normal(b)), mean);
 }

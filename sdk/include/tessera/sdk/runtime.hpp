@@ -110,27 +110,40 @@ struct StringArg {
   std::string_view value;
 };
 
+namespace sdk {
+
+// RequireGenerators: the runtime's generator slots (ABI 1.2), or an error naming its version.
+inline const tsr_runtime_api& RequireGenerators() {
+  const tsr_runtime_api& a = api();
+  if (!TSR_API_HAS(&a, stack_push_generator)) {
+    throw Error(TSR_UNIMPLEMENTED, "generators need a runtime of ABI 1.2 or newer (this one is " +
+                                       std::to_string(a.abi_major) + "." +
+                                       std::to_string(a.abi_minor) + ")");
+  }
+  return a;
+}
+
 // Generator: a random number generator (tessera/c/generator.h), shared by reference; pass it
-// as a random op's `generator` argument (ops::rand({2, 3}, gen) or std::nullopt for the
+// as a random op's `generator` argument (ops::rand({2, 3}, gen), or std::nullopt for the
 // device's default one). Its state is a seed and an offset: copy it out with state() and put it
-// back with set_state() to replay the same numbers.
+// back with set_state() to replay the same numbers (docs/random.md).
 class Generator {
  public:
-  explicit Generator(uint64_t seed) { sdk::check(sdk::api().generator_create(seed, &g_)); }
+  explicit Generator(uint64_t seed) { check(RequireGenerators().generator_create(seed, &g_)); }
   // default_for: the default generator of `device` (what random ops draw from when given none).
   static Generator default_for(tsr_device device) {
     Generator g;
-    sdk::check(sdk::api().generator_default(device, &g.g_));
+    check(RequireGenerators().generator_default(device, &g.g_));
     return g;
   }
-  Generator(const Generator& o) : g_(o.g_) { sdk::api().generator_retain(g_); }
+  Generator(const Generator& o) : g_(o.g_) { api().generator_retain(g_); }
   Generator(Generator&& o) noexcept : g_(std::exchange(o.g_, nullptr)) {}
   Generator& operator=(Generator o) noexcept {
     std::swap(g_, o.g_);
     return *this;
   }
   ~Generator() {
-    if (g_ != nullptr) sdk::api().generator_release(g_);
+    if (g_ != nullptr) api().generator_release(g_);
   }
 
   struct State {
@@ -139,11 +152,11 @@ class Generator {
   };
   State state() const {
     State st;
-    sdk::check(sdk::api().generator_get_state(g_, &st.seed, &st.offset));
+    check(api().generator_get_state(g_, &st.seed, &st.offset));
     return st;
   }
-  void set_state(State st) { sdk::check(sdk::api().generator_set_state(g_, st.seed, st.offset)); }
-  void manual_seed(uint64_t seed) { set_state(State{seed, 0}); }
+  void set_state(State st) { check(api().generator_set_state(g_, st.seed, st.offset)); }
+  void manual_seed(uint64_t seed) { set_state(State{seed, 0}); }  // offset 0
   tsr_generator* get() const { return g_; }
 
  private:
@@ -151,13 +164,18 @@ class Generator {
   tsr_generator* g_ = nullptr;
 };
 
-// manual_seed seeds every device's default generator (torch.manual_seed).
-inline void manual_seed(uint64_t seed) { sdk::api().manual_seed(seed); }
+// manual_seed seeds every device's default generator at offset 0 (torch.manual_seed).
+inline void manual_seed(uint64_t seed) { RequireGenerators().manual_seed(seed); }
+
+}  // namespace sdk
+
+using sdk::Generator;
+using sdk::manual_seed;
 
 namespace internal {
 
 inline void push(tsr_stack* s, const Generator& g) {
-  sdk::check(sdk::api().stack_push_generator(s, g.get()));
+  sdk::check(sdk::RequireGenerators().stack_push_generator(s, g.get()));
 }
 inline void push(tsr_stack* s, const Tensor& v) {
   if (!v.defined()) {  // said in C++ terms, not the C ABI's (tsr_stack_push_none)

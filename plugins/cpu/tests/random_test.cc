@@ -329,6 +329,22 @@ TEST(Random, TheSampleNpuGivesTheSameBits) {
     EXPECT_EQ(values<float>(on_cpu), values<float>(to(on_npu, cpu)));
     EXPECT_EQ(b.state().offset, 1u);
   }
+  // Every floating dtype natively (the composites draw in float64), and the composites on top.
+  for (tsr_dtype dtype :
+       {TSR_DTYPE_FLOAT64, TSR_DTYPE_FLOAT16, TSR_DTYPE_BFLOAT16, TSR_DTYPE_FLOAT32}) {
+    SCOPED_TRACE(sdk::dtype_name(dtype));
+    Generator a(5), b(5);
+    const Tensor c = op("uniform_", Tensor::empty({33}, dtype, cpu), -1.0, 3.0, a);
+    const Tensor n = op("uniform_", Tensor::empty({33}, dtype, npu), -1.0, 3.0, b);
+    EXPECT_EQ(values<double>(op("to.dtype", c, TSR_DTYPE_FLOAT64)),
+              values<double>(op("to.dtype", to(n, cpu), TSR_DTYPE_FLOAT64)));
+  }
+  {
+    Generator a(8), b(8);
+    const Tensor c = op("bernoulli_.float", Tensor::empty({64}, TSR_DTYPE_FLOAT32, cpu), 0.5, a);
+    const Tensor n = op("bernoulli_.float", Tensor::empty({64}, TSR_DTYPE_FLOAT32, npu), 0.5, b);
+    EXPECT_EQ(values<float>(c), values<float>(to(n, cpu)));
+  }
   // None: each device's default generator, the fallback's call included (not the CPU's).
   manual_seed(17);
   const std::vector<float> cpu_bits = values<float>(op("randn", std::vector<int64_t>{40}));

@@ -237,16 +237,30 @@ Tensor Copy(const Tensor& self, const Tensor& src, bool /*non_blocking*/) {
 
 // uniform_: the numbers every backend gives for the call's draw (tessera/sdk/random.hpp; the
 // runtime reserved it): element i from its own Philox block, computed on the host and stored.
+// Every floating dtype, float64 above all: the random composites (bernoulli, dropout, randint,
+// randperm) draw into float64 tensors, and a kernel's refusal does not reach the CPU fallback.
 // normal_ is left to the CPU fallback, which draws the same numbers.
 Tensor Uniform(const Tensor& self, double from, double to, tessera::sdk::RandomDraw draw) {
-  RequireFloat32("uniform_", self);
-  std::vector<float> out(static_cast<size_t>(self.numel()));
+  std::vector<unsigned char> bytes(static_cast<size_t>(self.numel()) * self.itemsize());
   const float lo = static_cast<float>(from), hi = static_cast<float>(to);
-  for (size_t i = 0; i < out.size(); ++i) {
-    out[i] = tessera::sdk::uniform_float(draw.block(i), lo, hi);
-  }
+  tessera::sdk::dispatch(self.dtype(), "npu uniform_", tessera::sdk::kFloatingTypes, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = reinterpret_cast<T*>(bytes.data());
+    for (int64_t i = 0; i < self.numel(); ++i) {
+      const tessera::sdk::PhiloxBlock b = draw.block(static_cast<uint64_t>(i));
+      if constexpr (std::is_same_v<T, double>) {
+        out[i] = tessera::sdk::uniform_double(b, from, to);
+      } else if constexpr (std::is_same_v<T, float>) {
+        out[i] = tessera::sdk::uniform_float(b, lo, hi);
+      } else if constexpr (std::is_same_v<T, tessera::sdk::Half>) {
+        out[i] = tessera::sdk::to_half(tessera::sdk::uniform_float(b, lo, hi));
+      } else if constexpr (std::is_same_v<T, tessera::sdk::BFloat16>) {
+        out[i] = tessera::sdk::to_bfloat16(tessera::sdk::uniform_float(b, lo, hi));
+      }  // sdk::dispatch instantiates every dtype: the others are refused before they run
+    }
+  });
   Tensor dst = self;
-  dst.copy_from_host(out.data(), out.size() * sizeof(float));  // strided destinations too
+  dst.copy_from_host(bytes.data(), bytes.size());  // strided destinations too
   return dst;
 }
 

@@ -162,7 +162,7 @@ class CallPlan {
 
  private:
   friend CallPlan call_plan(const tsr_stack* s);
-  tsr_call_plan c_{sizeof(tsr_call_plan), -1, 0, {TSR_DEVICE_CPU, 0}};
+  tsr_call_plan c_{sizeof(tsr_call_plan), -1, 0, {TSR_DEVICE_CPU, 0}, 0, 0};
   TensorView outputs_[kMaxOutputs];
 };
 
@@ -178,7 +178,7 @@ inline CallPlan call_plan(const tsr_stack* s) {
 // without a plan). Cheaper than call_plan() when the outputs are not needed.
 inline bool compute_dtype(const tsr_stack* s, tsr_dtype* out) {
   if (!TSR_API_HAS(&api(), stack_get_call_plan)) return false;
-  tsr_call_plan c{sizeof(tsr_call_plan), -1, 0, {TSR_DEVICE_CPU, 0}};
+  tsr_call_plan c{sizeof(tsr_call_plan), -1, 0, {TSR_DEVICE_CPU, 0}, 0, 0};
   check(api().stack_get_call_plan(s, &c, nullptr, 0));
   if (c.compute_dtype < 0) return false;
   *out = static_cast<tsr_dtype>(c.compute_dtype);

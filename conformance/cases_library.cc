@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "conformance/code_name.h"
 #include "tessera/conformance/cases.h"
 
 // tsr_cases_sink: what one callback of a cases library makes (tessera/conformance/cases.h). A
@@ -327,26 +328,10 @@ const tsr_cases_host& Host() {
   return host;
 }
 
-// CodeName: "INVALID_ARGUMENT (3)", for messages about what a callback returned.
-std::string CodeName(int32_t code) {
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  return code >= 0 && code <= 16 ? std::string(kNames[code]) + " (" + std::to_string(code) + ")"
+// CodeText: "INVALID_ARGUMENT (3)", for messages about what a callback returned.
+std::string CodeText(int32_t code) {
+  return code >= 0 && code <= 16 ? std::string(CodeName(static_cast<tsr_code>(code))) + " (" +
+                                       std::to_string(code) + ")"
                                  : std::to_string(code);
 }
 
@@ -357,7 +342,7 @@ void Check(const tsr_cases_sink& sink, int32_t code) {
                             (sink.message.empty() ? "" : " (" + sink.message + ")"));
   }
   if (code != TSR_OK) {
-    throw CasesLibraryError(sink.where + " returned " + CodeName(code) +
+    throw CasesLibraryError(sink.where + " returned " + CodeText(code) +
                             (sink.message.empty() ? "" : ": " + sink.message));
   }
 }

@@ -21,6 +21,7 @@
 
 #include "conformance/cases_library.h"
 #include "conformance/crash_handler.h"
+#include "conformance/device_contract.h"
 #include "conformance/exit_codes.h"
 #include "conformance/isolate.h"
 #include "conformance/model_checks.h"
@@ -49,7 +50,12 @@ struct Options {
   bool op_given = false;
   bool allow_fallback_only = false;  // --allow-fallback-only
   int rerun_failures = 0;            // --rerun-failures
+  bool device_contract = false;      // --device-contract
 };
+
+// A device-contract check hung: its thread is still inside the plugin, so the process ends
+// with std::_Exit once the reports are written (no static destructor runs under it).
+bool g_contract_hung = false;
 
 const char* kUsage =
     "usage: conformance [--plugin PATH]... [--cases PATH]... [--device NAME] [--op REGEX]\n"
@@ -58,10 +64,12 @@ const char* kUsage =
     "                   [--expect FILE]\n"
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list] [--models PATH]\n"
-    "                   [--allow-fallback-only] [--rerun-failures N]\n"
+    "                   [--allow-fallback-only] [--rerun-failures N] [--device-contract]\n"
     "Runs Tessera's op database against one device and reports its coverage. --models runs\n"
     "each model file in PATH (a file or a folder of .tsrm files) on the device against\n"
     "PyTorch's stored outputs and the CPU plugin's; alone (no --op), it runs the models only.\n"
+    "--device-contract checks the device's interface itself (allocation, copies, streams,\n"
+    "events, unloading); alone (no --op), it runs those checks only.\n"
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline, or ops run with no "
     "value case passing on the device's own kernels, unless --allow-fallback-only), 2 usage or "
     "load error, 77 the device is not present on this machine (nothing was tested).\n";
@@ -176,6 +184,8 @@ Options Parse(int argc, char** argv) {
       o.allow_fallback_only = true;
     } else if (a == "--rerun-failures") {
       o.rerun_failures = static_cast<int>(integer(value(), 100));
+    } else if (a == "--device-contract") {
+      o.device_contract = true;
     } else if (a == "--models") {
       o.models = value();
     } else if (a == "--help" || a == "-h") {
@@ -386,8 +396,8 @@ int Main(int argc, char** argv) {
   } catch (const std::regex_error& e) {
     Usage("--op: not a valid regular expression: " + o.op_regex);
   }
-  // --models without --op: the models alone.
-  const bool models_only = !o.models.empty() && !o.op_given;
+  // --models or --device-contract without --op: those alone.
+  const bool models_only = (!o.models.empty() || o.device_contract) && !o.op_given;
   auto selected = [&](const std::string& name, const std::string& family) {
     return !models_only && std::regex_search(name, pattern) &&
            (o.families.empty() || o.families.count(family) > 0);
@@ -492,6 +502,19 @@ int Main(int argc, char** argv) {
     }
     NoteIdle();
   }
+  // The device contract (--device-contract): last, in this process; its last check unloads the
+  // device's plugin.
+  std::vector<ContractResult> contract;
+  if (o.device_contract) {
+    if (!loaded && o.models.empty()) {
+      InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
+      std::string device_name;
+      if (const int code = load(&config, &device_name, vendor_ops); code != kExitOk) return code;
+    }
+    const ContractRun run = RunDeviceContract(config.device, o.timeout);
+    contract = run.results;
+    g_contract_hung = run.hung;
+  }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ApplyExpectations(expectations, &cases);
@@ -499,10 +522,16 @@ int Main(int argc, char** argv) {
 
   if (!names.empty()) std::fputs(ToTerminal(info, summary).c_str(), stdout);
   if (!models.empty()) std::fputs(ModelsTerminal(models).c_str(), stdout);
+  if (!contract.empty()) std::fputs(DeviceContractTerminal(contract).c_str(), stdout);
   std::printf("time: %.1f s\n", seconds);
   int failures = 0;
   int model_failures = 0;
   for (const ModelResult& m : models) model_failures += ModelFailed(m);
+  int contract_failures = 0, contract_skipped = 0;
+  for (const ContractResult& r : contract) {
+    contract_failures += ContractFailed(r);
+    contract_skipped += r.status == "skipped";
+  }
   for (const CaseResult& c : cases) {
     if (!IsFailure(c.status)) continue;
     if (++failures <= 20) {
@@ -526,16 +555,21 @@ int Main(int argc, char** argv) {
   if (!o.json.empty()) {
     Json report = ToJson(info, summary, cases, o.json_detail);
     if (!o.models.empty()) report.set("models", ModelsJson(models));
+    if (o.device_contract) report.set("device_contract", DeviceContractJson(contract));
     WriteFile(o.json, report.Dump(1) + "\n");
   }
   if (!o.junit.empty()) {
-    WriteFile(o.junit, ToJUnit(info, summary, cases,
-                               models.empty() ? "" : ModelsJUnitSuite(info.device, models),
-                               static_cast<int>(models.size()), model_failures));
+    WriteFile(o.junit,
+              ToJUnit(info, summary, cases,
+                      (models.empty() ? "" : ModelsJUnitSuite(info.device, models)) +
+                          (contract.empty() ? "" : DeviceContractJUnitSuite(info.device, contract)),
+                      static_cast<int>(models.size() + contract.size()),
+                      model_failures + contract_failures, contract_skipped));
   }
   if (!o.markdown.empty()) {
-    WriteFile(o.markdown,
-              ToMarkdown(info, summary, cases) + (models.empty() ? "" : ModelsMarkdown(models)));
+    WriteFile(o.markdown, ToMarkdown(info, summary, cases) +
+                              (models.empty() ? "" : ModelsMarkdown(models)) +
+                              (contract.empty() ? "" : DeviceContractMarkdown(contract)));
   }
   // A run whose every value case passed through the CPU fallback, or none passed at all, tested
   // nothing of the backend: it must not read as green (ggml's suite once reported OK over zero
@@ -557,14 +591,24 @@ int Main(int argc, char** argv) {
     for (const std::string& s : d.regressions) std::printf("  NEW FAILURE %s\n", s.c_str());
     for (const std::string& s : d.fixes) std::printf("  FIXED %s\n", s.c_str());
     for (const std::string& s : d.flakes) std::printf("  CHANGED %s\n", s.c_str());
-    return d.regressions.empty() && model_failures == 0 && !nothing_native ? kExitOk
-                                                                           : kExitFailures;
+    return d.regressions.empty() && model_failures == 0 && contract_failures == 0 && !nothing_native
+               ? kExitOk
+               : kExitFailures;
   }
-  return failures == 0 && model_failures == 0 && !nothing_native ? kExitOk : kExitFailures;
+  return failures == 0 && model_failures == 0 && contract_failures == 0 && !nothing_native
+             ? kExitOk
+             : kExitFailures;
 }
 
 }  // namespace
 }  // namespace conformance
 }  // namespace tessera
 
-int main(int argc, char** argv) { return tessera::conformance::Main(argc, argv); }
+int main(int argc, char** argv) {
+  const int code = tessera::conformance::Main(argc, argv);
+  if (tessera::conformance::g_contract_hung) {
+    std::fflush(nullptr);
+    std::_Exit(code);
+  }
+  return code;
+}

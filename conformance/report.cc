@@ -114,6 +114,8 @@ Json ToJson(const RunInfo& info, const std::vector<OpSummary>& ops,
             const std::vector<CaseResult>& cases, JsonDetail detail) {
   Json root = Json::Object();
   Json summary = Json::Object();
+  // The report's layout, raised when a field is added (docs/conformance.md, The JSON report).
+  summary.set("report_version", kReportVersion);
   int full = 0, partial = 0, none = 0;
   for (const OpSummary& s : ops) {
     (s.coverage == Coverage::kFull ? full : s.coverage == Coverage::kPartial ? partial : none)++;
@@ -213,7 +215,7 @@ CaseResult CaseFromJson(const Json& j) {
 // of the cases.
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
                     const std::vector<CaseResult>& cases, const std::string& extra_suites,
-                    int extra_tests, int extra_failures) {
+                    int extra_tests, int extra_failures, int extra_skipped) {
   auto skipped_status = [](Status s) {
     return s == Status::kSkipped || s == Status::kUnsupported || s == Status::kFallback ||
            s == Status::kXfail;
@@ -228,7 +230,8 @@ std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
   std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << "<testsuites name=\"tessera-conformance\" tests=\"" << cases.size() + extra_tests
-      << "\" failures=\"" << failures + extra_failures << "\" skipped=\"" << skipped << "\">\n";
+      << "\" failures=\"" << failures + extra_failures << "\" skipped=\"" << skipped + extra_skipped
+      << "\">\n";
   for (const OpSummary& s : ops) {
     const std::vector<const CaseResult*>& op_cases = by_op[s.op];
     int op_failures = 0, op_skipped = 0;

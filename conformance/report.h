@@ -70,10 +70,15 @@ CaseResult CaseFromJson(const Json& j);
 // CaseToJson: one case as a record of the report's "cases" (without its "repro"); CaseFromJson
 // reads it back.
 Json CaseToJson(const CaseResult& c);
-// extra_suites: more <testsuite> elements (the models'), with their tests and failures.
+// The JSON report's summary.report_version: 2 added the device contract (`device_contract`) and
+// this field itself; reports before it have none (version 1). Fields are only ever added.
+inline constexpr int64_t kReportVersion = 2;
+
+// extra_suites: more <testsuite> elements (the models', the device contract's), with their
+// tests, failures and skipped tests.
 std::string ToJUnit(const RunInfo& info, const std::vector<OpSummary>& ops,
                     const std::vector<CaseResult>& cases, const std::string& extra_suites = "",
-                    int extra_tests = 0, int extra_failures = 0);
+                    int extra_tests = 0, int extra_failures = 0, int extra_skipped = 0);
 std::string ToMarkdown(const RunInfo& info, const std::vector<OpSummary>& ops,
                        const std::vector<CaseResult>& cases);
 std::string ToTerminal(const RunInfo& info, const std::vector<OpSummary>& ops);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -444,7 +445,9 @@ TEST(PlantedBugs, AKernelThatFailsSometimesIsFlakyWhenRerun) {
   EXPECT_EQ(rerun.exit_code, 1) << rerun.output;
   int flaky = 0;  // rerun.cases are read back from the run's JSON report
   for (const CaseResult& c : rerun.cases) {
-    if (IsFailure(c.status)) EXPECT_EQ(c.oracle, "determinism") << c.Key() << " " << c.message;
+    if (IsFailure(c.status)) {
+      EXPECT_EQ(c.oracle, "determinism") << c.Key() << " " << c.message;
+    }
     if (c.status != Status::kFlaky) continue;
     ++flaky;
     EXPECT_NE(c.oracle, "determinism");
@@ -991,6 +994,124 @@ TEST(DumpCases, WritesOneJsonLinePerCaseThatParsesBack) {
   std::remove(replayed.c_str());
   std::remove(out.c_str());
   std::remove(log.c_str());
+}
+
+// ---- the device contract (--device-contract) ----------------------------------------------
+
+// The check statuses of a run's JSON report, by check name.
+std::map<std::string, std::string> ContractStatuses(const CliRun& r) {
+  std::map<std::string, std::string> out;
+  for (const Json& c : r.json["device_contract"].items())
+    out[c["check"].as_string()] = c["status"].as_string();
+  return out;
+}
+std::string ContractMessage(const CliRun& r, const std::string& check) {
+  for (const Json& c : r.json["device_contract"].items()) {
+    if (c["check"].as_string() == check) return c["message"].as_string();
+  }
+  return "";
+}
+
+const char* const kStreamChecks[] = {
+    "stream.order",      "stream.copy_on_its_stream", "stream.sync_copy_after_current",
+    "event.synchronize", "event.wait_across_streams", "stream.record_stream"};
+
+// The healthy devices pass: the CPU's and the npu sample's (synchronous: no streams to check)
+// and the asynchronous test device, which has every slot and two devices (every check runs).
+TEST(DeviceContract, HealthyDevicesPassEveryCheckTheyOffer) {
+  const CliRun cpu = Conformance("--device-contract");
+  EXPECT_EQ(cpu.exit_code, 0) << cpu.output;
+  std::map<std::string, std::string> s = ContractStatuses(cpu);
+  EXPECT_EQ(s.size(), 17u) << cpu.output;
+  EXPECT_EQ(s["copy.device_to_host_bounds"], "pass");
+  EXPECT_EQ(s["allocate.out_of_memory"], "pass");
+  for (const char* check : kStreamChecks) EXPECT_EQ(s[check], "skipped") << check;
+  EXPECT_THAT(ContractMessage(cpu, "stream.order"), HasSubstr("cpu is synchronous"));
+  EXPECT_EQ(s["unload.live_memory"], "skipped");
+  EXPECT_TRUE(cpu.cases.empty()) << "alone, --device-contract runs no op case";
+  EXPECT_THAT(cpu.output, HasSubstr("device contract: 8 passed, 0 failed, 9 skipped"));
+
+  const CliRun npu = Conformance(std::string("--device-contract --plugin ") + NPU_PLUGIN);
+  EXPECT_EQ(npu.exit_code, 0) << npu.output;
+  s = ContractStatuses(npu);
+  EXPECT_EQ(s["unload.live_memory"], "pass") << ContractMessage(npu, "unload.live_memory");
+  EXPECT_EQ(s["allocate.distinct_blocks"], "pass");
+
+  const CliRun async = Conformance(std::string("--device-contract --plugin ") + ASYNC_PLUGIN);
+  EXPECT_EQ(async.exit_code, 0) << async.output;
+  for (const auto& [check, status] : ContractStatuses(async))
+    EXPECT_EQ(status, "pass") << check << ": " << ContractMessage(async, check);
+}
+
+// Each planted device bug fails the check named for it, with a message that says what broke;
+// a check that never returns fails at its deadline and the run still ends with its reports.
+TEST(DeviceContract, EachPlantedDeviceBugFailsTheCheckNamedForIt) {
+  const struct {
+    const char* bug;
+    const char* check;
+    const char* message;
+  } kBugs[] = {
+      {"overlapping_blocks", "allocate.distinct_blocks", "live blocks overlap: block"},
+      {"off_by_one_d2h", "copy.device_to_host_bounds", "host byte 0 of the copy reads"},
+      {"event_never_completes", "event.synchronize", "did not return within 2 s"},
+      {"copy_ignores_stream", "stream.copy_on_its_stream",
+       "had not completed when that stream was synchronized"},
+  };
+  for (const auto& b : kBugs) {
+    const std::string junit = TempPath(std::string(b.bug) + ".xml");
+    const CliRun r =
+        Conformance(std::string("--device-contract --timeout 2 --plugin ") + PLANTED_DIR +
+                    "/libtsr_planted_device_" + b.bug + ".so --junit " + junit);
+    EXPECT_EQ(r.exit_code, 1) << b.bug << "\n" << r.output;
+    const std::map<std::string, std::string> s = ContractStatuses(r);
+    EXPECT_EQ(s.count(b.check) ? s.at(b.check) : "", "fail") << b.bug << "\n" << r.output;
+    EXPECT_THAT(ContractMessage(r, b.check), HasSubstr(b.message)) << b.bug;
+    EXPECT_THAT(r.output, HasSubstr(b.check));
+    const std::string xml = Slurp(junit);
+    EXPECT_THAT(xml, HasSubstr("<testsuite name=\"device_contract\""));
+    EXPECT_THAT(xml, HasSubstr("name=\"" + std::string(b.check) + "\""));
+    std::remove(junit.c_str());
+  }
+  // Only the bug's own checks fail on a device that is otherwise healthy: an allocator that
+  // overlaps blocks breaks nothing else that these checks see.
+  const CliRun overlap = Conformance(std::string("--device-contract --plugin ") + PLANTED_DIR +
+                                     "/libtsr_planted_device_overlapping_blocks.so");
+  for (const auto& [check, status] : ContractStatuses(overlap)) {
+    if (check != "allocate.distinct_blocks") {
+      EXPECT_EQ(status, "pass") << check;
+    }
+  }
+  // After a hang the device may be wedged: the checks after it are skipped, saying why.
+  const CliRun hang = Conformance(std::string("--device-contract --timeout 2 --plugin ") +
+                                  PLANTED_DIR + "/libtsr_planted_device_event_never_completes.so");
+  EXPECT_EQ(ContractStatuses(hang)["stream.record_stream"], "skipped");
+  EXPECT_THAT(ContractMessage(hang, "stream.record_stream"), HasSubstr("event.synchronize hung"));
+  // Later checks that fail through a broken copy say so.
+  const CliRun d2h = Conformance(std::string("--device-contract --plugin ") + PLANTED_DIR +
+                                 "/libtsr_planted_device_off_by_one_d2h.so");
+  EXPECT_THAT(ContractMessage(d2h, "allocate.sizes"),
+              HasSubstr("copy.device_to_host_bounds failed first"));
+}
+
+// With --op, the op cases run as well, and the Markdown report has the contract's table.
+TEST(DeviceContract, RunsBesideOpCasesInEveryReport) {
+  const std::string markdown = TempPath("contract.md");
+  const CliRun r =
+      Conformance("--device-contract --op '^abs$' --dtype float32 --markdown " + markdown);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(r.cases.empty());
+  EXPECT_EQ(ContractStatuses(r).size(), 17u);
+  EXPECT_EQ(r.json["summary"]["report_version"].as_number(), kReportVersion);
+  EXPECT_EQ(kReportVersion, 2);
+  const Json& check = r.json["device_contract"].items().at(0);
+  EXPECT_EQ(check["check"].as_string(), "copy.device_to_host_bounds");
+  EXPECT_EQ(check["status"].as_string(), "pass");
+  EXPECT_EQ(check["message"].kind(), Json::Kind::kString);
+  EXPECT_EQ(check["seconds"].kind(), Json::Kind::kNumber);
+  const std::string md = Slurp(markdown);
+  EXPECT_THAT(md, HasSubstr("## Device contract"));
+  EXPECT_THAT(md, HasSubstr("| allocate.out_of_memory | pass |"));
+  std::remove(markdown.c_str());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/code_name.h"
 #include "conformance/invoke.h"
 #include "conformance/json.h"
 #include "conformance/op_db.h"
@@ -90,29 +91,6 @@ Options Parse(int argc, char** argv) {
   if (o.out.empty()) Usage("--out FILE is required");
   if (o.dtypes.empty()) o.dtypes.assign(std::begin(kAllDtypes), std::end(kAllDtypes));
   return o;
-}
-
-// Abseil's names for the canonical codes, so that a reader needs no table of numbers.
-const char* CodeName(tsr_code code) {
-  static const char* const kNames[] = {"OK",
-                                       "CANCELLED",
-                                       "UNKNOWN",
-                                       "INVALID_ARGUMENT",
-                                       "DEADLINE_EXCEEDED",
-                                       "NOT_FOUND",
-                                       "ALREADY_EXISTS",
-                                       "PERMISSION_DENIED",
-                                       "RESOURCE_EXHAUSTED",
-                                       "FAILED_PRECONDITION",
-                                       "ABORTED",
-                                       "OUT_OF_RANGE",
-                                       "UNIMPLEMENTED",
-                                       "INTERNAL",
-                                       "UNAVAILABLE",
-                                       "DATA_LOSS",
-                                       "UNAUTHENTICATED"};
-  const int i = static_cast<int>(code);
-  return i >= 0 && i < static_cast<int>(std::size(kNames)) ? kNames[i] : "?";
 }
 
 // A tensor as dtype, shape and row-major values; Json writes NaN and infinities as the strings

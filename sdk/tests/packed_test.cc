@@ -69,7 +69,7 @@ class SdkPackedTest : public ::testing::Test {
     view_ptrs_[0] = &views_[0];
     view_ptrs_[1] = nullptr;
     view_ptrs_[2] = &views_[2];
-    plan_ = tsr_call_plan{sizeof(tsr_call_plan), TSR_DTYPE_FLOAT32, 1, {TSR_DEVICE_CPU, 0}};
+    plan_ = tsr_call_plan{sizeof(tsr_call_plan), TSR_DTYPE_FLOAT32, 1, {TSR_DEVICE_CPU, 0}, 0, 0};
     std::memset(returns_, 0, sizeof returns_);
     tsr_kernel_call call{};
     call.struct_size = sizeof call;

@@ -14,7 +14,16 @@
 //   ASYNC_V1_0  (device "adev10", PrivateUse3): a 1.0-sized interface (streams and events as
 //               1.0 has them, no 1.1 slot), so that the runtime's documented defaults run.
 // Two devices each (adev:0, adev:1), to test mixing them up.
+//
+// The conformance suite's device contract (conformance/device_contract.cc) builds ASYNC_FULL
+// again with one bug planted each (ADEV_PLANTED_BUG, conformance/tests/CMakeLists.txt), to prove
+// that each of its checks catches what it names:
+//   1 overlapping_blocks     the allocator hands out blocks that overlap half of the previous one
+//   2 off_by_one_d2h         copies to the host leave out the last byte
+//   3 event_never_completes  event_synchronize never returns
+//   4 copy_ignores_stream    asynchronous copies are queued on the default stream, not theirs
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -22,7 +31,9 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -30,6 +41,9 @@
 #include "tessera/sdk/plugin.hpp"
 #include "tessera/sdk/stream.hpp"
 
+#ifndef ADEV_PLANTED_BUG
+#define ADEV_PLANTED_BUG 0  // none: the healthy device
+#endif
 #if !defined(ASYNC_FULL) && !defined(ASYNC_V1_0)
 #error "define ASYNC_FULL or ASYNC_V1_0"
 #endif
@@ -122,6 +136,7 @@ class Device {
     return e;
   }
 
+  // Allocate: NULL when the memory cannot be had.
   void* Allocate(size_t nbytes, Stream* stream) {
     const size_t size = nbytes == 0 ? 1 : nbytes;
     // The most recently freed block first, as caching allocators do (it is likely still hot).
@@ -137,7 +152,12 @@ class Device {
       Account();
       return ptr;
     }
-    void* ptr = new char[size];
+#if ADEV_PLANTED_BUG == 1
+    void* ptr = OverlappingBlock(size);
+#else
+    void* ptr = new (std::nothrow) char[size];  // no exception may cross the C interface
+#endif
+    if (ptr == nullptr) return nullptr;
     live_[ptr] = Block{size, stream, {}, {}};
     ++stats_.allocations;
     ++stats_.device_allocations;
@@ -164,7 +184,11 @@ class Device {
         ++it;
         continue;
       }
+#if ADEV_PLANTED_BUG == 1
+      if (!InArena(it->first)) delete[] static_cast<char*>(it->first);
+#else
       delete[] static_cast<char*>(it->first);
+#endif
       ++stats_.device_frees;
       it = cached_.erase(it);
     }
@@ -173,6 +197,21 @@ class Device {
   tsr_memory_stats stats() const { return stats_; }
 
  private:
+#if ADEV_PLANTED_BUG == 1
+  // Planted bug: blocks cut from an arena that moves on by half a block only.
+  static constexpr size_t kArena = size_t{256} << 20;
+  void* OverlappingBlock(size_t size) {
+    if (size > kArena / 2) return new (std::nothrow) char[size];
+    if (arena_ == nullptr) arena_ = new char[kArena];
+    if (next_ + size > kArena) next_ = 0;
+    char* p = arena_ + next_;
+    next_ += std::max<size_t>(16, size / 2 / 16 * 16);  // never the same address twice
+    return p;
+  }
+  bool InArena(void* p) const { return arena_ != nullptr && p >= arena_ && p < arena_ + kArena; }
+  char* arena_ = nullptr;
+  size_t next_ = 0;
+#endif
   static bool Passed(const Block& b) {
     for (const auto& [stream, target] : b.pending) {
       if (stream->executed < target) return false;
@@ -225,7 +264,9 @@ tsr_error* Count(void*, int32_t* out) {
 tsr_error* Allocate(void*, int32_t index, size_t nbytes, void** out) {
   ADEV_LOCK(index);
   *out = dev.Allocate(nbytes, dev.Current(index));
-  return nullptr;
+  if (*out != nullptr) return nullptr;
+  return Error(TSR_RESOURCE_EXHAUSTED, std::string(kName) + ": out of memory allocating " +
+                                           std::to_string(nbytes) + " bytes");
 }
 
 void Free(void*, int32_t index, void* ptr) {
@@ -245,6 +286,9 @@ tsr_error* HostToDevice(void*, int32_t index, void* dst, const void* src, size_t
   return SyncCopy(index, dst, src, n);
 }
 tsr_error* DeviceToHost(void*, int32_t index, void* dst, const void* src, size_t n) {
+#if ADEV_PLANTED_BUG == 2
+  if (n > 0) --n;  // planted bug: the last byte is left out
+#endif
   return SyncCopy(index, dst, src, n);
 }
 tsr_error* DeviceToDevice(void*, int32_t dst_index, void* dst, int32_t src_index, const void* src,
@@ -293,6 +337,9 @@ tsr_error* EventRecord(void*, int32_t index, void* event, void* stream) {
   return nullptr;
 }
 tsr_error* EventSynchronize(void*, int32_t index, void* event) {
+#if ADEV_PLANTED_BUG == 3
+  for (;;) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // planted bug: never
+#endif
   ADEV_LOCK(index);
   const Event* e = static_cast<const Event*>(event);
   if (e->stream != nullptr) dev.RunUntil(e->stream, e->target);
@@ -321,6 +368,9 @@ tsr_error* StreamWaitEvent(void*, int32_t index, void* stream, void* event) {
 }
 tsr_error* AsyncCopy(int32_t index, void* dst, const void* src, size_t n, void* stream) {
   ADEV_LOCK(index);
+#if ADEV_PLANTED_BUG == 4
+  stream = nullptr;  // planted bug: queued on the default stream whatever the caller asked
+#endif
   dev.Enqueue(dev.Resolve(stream), [dst, src, n] { std::memcpy(dst, src, n); });
   return nullptr;
 }
@@ -330,6 +380,9 @@ tsr_error* HostToDeviceAsync(void*, int32_t index, void* dst, const void* src, s
 }
 tsr_error* DeviceToHostAsync(void*, int32_t index, void* dst, const void* src, size_t n,
                              void* stream) {
+#if ADEV_PLANTED_BUG == 2
+  if (n > 0) --n;  // planted bug: the last byte is left out
+#endif
   return AsyncCopy(index, dst, src, n, stream);
 }
 tsr_error* DeviceToDeviceAsync(void*, int32_t dst_index, void* dst, int32_t src_index,

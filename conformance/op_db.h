@@ -129,11 +129,6 @@ struct OpInfo {
   // compare_returns: how many returns the oracles compare (sort's indices with ties are not
   // unique, for example); -1: all.
   int compare_returns = -1;
-  // nondeterministic: why two identical calls may give different bits on a device other than
-  // the CPU (a GPU's atomic accumulation), where the determinism oracle then skips the op with
-  // this reason; empty for an op deterministic everywhere. The CPU backend is held to
-  // determinism on every op.
-  std::string nondeterministic;
   // gradient: a backward op's link to its forward op (the gradient oracle), or none.
   std::optional<GradientSpec> gradient;
 };

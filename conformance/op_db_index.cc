@@ -214,9 +214,6 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       }
       return std::vector<HostTensor>{out};
     };
-    // Repeated indices: a GPU adds them with atomics in scheduling order, so a floating sum
-    // may round differently call to call, as PyTorch's CUDA scatter_add does.
-    if (add) op.nondeterministic = "atomic additions in scheduling order off the CPU";
     db.push_back(std::move(op));
   }
   // scatter with reduce='add' | 'multiply', from a src tensor or a Scalar value. Repeated

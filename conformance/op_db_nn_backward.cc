@@ -262,7 +262,6 @@ void AddMaxPoolBackward(std::vector<OpInfo>& db) {
   op.name = "max_pool2d_with_indices_backward";
   op.out = "max_pool2d_with_indices_backward.grad_input";
   op.dtypes = kFloatingMask;
-  op.nondeterministic = "a GPU adds overlapping windows' gradients with atomics";
   op.samples = [](tsr_dtype dtype, Rng& rng) {
     const std::vector<PoolCase> cases{
         {{1, 2, 4, 4}, {2}, {2}, {0}, {1}, false, "2x2, stride 2"},
@@ -425,7 +424,6 @@ void AddEmbeddingBackward(std::vector<OpInfo>& db) {
   op.name = "embedding_dense_backward";
   op.out = "embedding_dense_backward.out";
   op.dtypes = kFloatingMask;
-  op.nondeterministic = "a GPU adds repeated indices' rows with atomics";
   op.samples = [](tsr_dtype dtype, Rng& rng) {
     struct C {
       std::vector<int64_t> indices_shape;

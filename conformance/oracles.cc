@@ -12,6 +12,7 @@
 #include "conformance/crash_handler.h"
 #include "conformance/gradcheck.h"
 #include "conformance/invoke.h"
+#include "tessera/c/determinism.h"
 #include "tessera/sdk/promotion.hpp"
 
 namespace tessera {
@@ -91,6 +92,53 @@ int64_t FallbackTotal(const RunConfig& config) {
   for (const std::string& n : *names) total += tsr_fallback_count(sdk::to_c(n));
   for (const std::string& n : config.vendor_ops) total += tsr_fallback_count(sdk::to_c(n));
   return total;
+}
+
+// DeclaredNondeterministic: what the plugins providing `device_type` declare about the kernels of
+// `forms` (an op's functional, out= and in-place names) there: "plugin 'cuda' declares
+// scatter_add.out nondeterministic: atomic adds ...", or "" when no kernel is declared
+// (tsr_kernel_info.nondeterministic, ABI 1.2). Read once per process from the kernel listings.
+std::string DeclaredNondeterministic(int32_t device_type, const std::vector<std::string>& forms) {
+  struct Declaration {
+    int32_t device_type;
+    std::string op, text;
+  };
+  static const std::vector<Declaration>* declarations = [] {
+    auto* v = new std::vector<Declaration>();
+    const tsr_load_report* const* reports = nullptr;
+    size_t count = 0;
+    tsr_load_reports(&reports, &count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!reports[i]->loaded) continue;
+      size_t n = 0;
+      if (tsr_error* e = tsr_plugin_kernels(reports[i]->plugin_name, nullptr, 0, &n)) {
+        tsr_error_release(e);  // unloaded since: nothing of it runs
+        continue;
+      }
+      std::vector<tsr_kernel_info> infos(n);
+      for (tsr_kernel_info& info : infos) info.struct_size = sizeof info;
+      if (tsr_error* e = tsr_plugin_kernels(reports[i]->plugin_name, infos.data(), n, &n)) {
+        tsr_error_release(e);
+        continue;
+      }
+      const std::string plugin(sdk::from_c(reports[i]->plugin_name));
+      for (const tsr_kernel_info& k : infos) {
+        if (k.nondeterministic.size == 0 || k.status == TSR_KERNEL_REFUSED) continue;
+        const std::string op(sdk::from_c(k.op_name));
+        v->push_back({k.device_type, op,
+                      "plugin '" + plugin + "' declares " + op +
+                          " nondeterministic: " + std::string(sdk::from_c(k.nondeterministic))});
+      }
+    }
+    return v;
+  }();
+  for (const Declaration& d : *declarations) {
+    if (d.device_type != device_type) continue;
+    for (const std::string& form : forms) {
+      if (!form.empty() && form == d.op) return d.text;
+    }
+  }
+  return "";
 }
 
 // Rows made equal along dim 0, so the inputs can be expanded views (the layouts oracle).
@@ -406,20 +454,33 @@ class OpRunner {
 
   // Determinism: the same call twice gives the same bits, with the runtime on 1 thread and on
   // 2 (a sum whose partial results are combined in the order threads finish is not), and the
-  // same bits on 1 thread as on 2 (DESIGN: "at two thread counts"); an op may declare itself
-  // nondeterministic off the CPU (OpInfo::nondeterministic: skipped there with that reason).
-  // The thread count is put back afterwards.
+  // same bits on 1 thread as on 2 (DESIGN: "at two thread counts"). A kernel its plugin
+  // declares nondeterministic (DeclaredNondeterministic) is held to it with deterministic
+  // algorithms on instead: the call then takes a deterministic path (a composite, the CPU
+  // fallback) and must give the same bits, or is refused with FAILED_PRECONDITION (skipped,
+  // with the declaration). The thread count and the mode are put back afterwards.
   void RunDeterminism(const std::string& dt, const Sample& s) {
-    if (!op_.nondeterministic.empty() && config_.device.type != TSR_DEVICE_CPU) {
-      Report({dt, "contiguous", "determinism", s.desc}, Status::kSkipped,
-             "declared nondeterministic: " + op_.nondeterministic);
-      return;
-    }
+    const std::string declared =
+        DeclaredNondeterministic(config_.device.type, {op_.name, op_.out, op_.inplace});
     Case({dt, "contiguous", "determinism", s.desc}, [&](std::string* msg, Comparison*, Tolerance*) {
       struct RestoreThreads {
         int32_t threads = tsr_num_threads();
-        ~RestoreThreads() { tsr_error_release(tsr_set_num_threads(threads)); }
+        int32_t mode = tsr_deterministic_algorithms();
+        ~RestoreThreads() {
+          tsr_error_release(tsr_set_num_threads(threads));
+          tsr_error_release(tsr_set_deterministic_algorithms(mode));
+        }
       } restore;
+      if (!declared.empty()) {
+        sdk::check(tsr_set_deterministic_algorithms(TSR_DETERMINISTIC_ON));
+        try {
+          Returns(s);
+        } catch (const sdk::Error& e) {
+          if (e.code() != TSR_FAILED_PRECONDITION) throw;
+          *msg = declared + "; with deterministic algorithms on it is refused: " + e.what();
+          return Status::kSkipped;
+        }
+      }
       std::vector<HostTensor> on_one_thread;
       for (const int32_t threads : {1, 2}) {
         sdk::check(tsr_set_num_threads(threads));
@@ -432,6 +493,7 @@ class OpRunner {
           return Status::kFail;
         }
       }
+      if (!declared.empty()) *msg = declared + "; the same bits with deterministic algorithms on";
       return Status::kPass;
     });
   }

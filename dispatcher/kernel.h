@@ -43,9 +43,13 @@ struct KernelFunction {
   PackedKernelFn packed = nullptr;    // optional: set only for ops that return written arguments
   UnboxedKernelFn unboxed = nullptr;  // optional: with `packed`, for the unboxed fast path
   void* context = nullptr;            // passed back to fn and packed
-  std::shared_ptr<const void> owner;  // keeps `context` (and its provider) alive
-  std::string name;                   // for traces and reports, e.g. "cpu::add_kernel"
-  std::string plugin;                 // the plugin that registered it, for errors; "" if none
+  // Two identical calls may give different bits (Note [Deterministic algorithms] in
+  // dispatcher/deterministic.h): next to `fn`, on the cache line every call reads.
+  bool nondeterministic = false;
+  std::shared_ptr<const void> owner;    // keeps `context` (and its provider) alive
+  std::string name;                     // for traces and reports, e.g. "cpu::add_kernel"
+  std::string plugin;                   // the plugin that registered it, for errors; "" if none
+  std::string nondeterministic_reason;  // why, when nondeterministic ("atomic adds ...")
 
   absl::Status Call(const OperatorHandle& op, Stack* stack) const { return fn(context, op, stack); }
 };

@@ -437,7 +437,16 @@ absl::StatusOr<DispatchKey> OpRegistry::ComputeDispatchKey(const OperatorHandle&
 absl::StatusOr<KernelLookup> OpRegistry::Lookup(const OperatorHandle& op, DispatchKey key) const {
   const internal::OperatorEntry& entry = *op.entry_;
   const int k = static_cast<int>(key);
-  if (const KernelFunction* kernel = entry.kernels[k].load(std::memory_order_acquire)) {
+  const KernelFunction* kernel = entry.kernels[k].load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(kernel != nullptr && !kernel->nondeterministic)) {
+    return KernelLookup{kernel, KernelSource::kKernel};
+  }
+  return LookupUncommon(op, key);
+}
+
+absl::StatusOr<KernelLookup> OpRegistry::LookupUncommon(const OperatorHandle& op,
+                                                        DispatchKey key) const {
+  if (const KernelFunction* kernel = internal::AllowedKernel(op.entry_, static_cast<int>(key))) {
     return KernelLookup{kernel, KernelSource::kKernel};
   }
   return LookupBeyondKernel(op, key);
@@ -457,6 +466,17 @@ absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle
   }
   if (const KernelFunction* fallback = fallbacks_[k].load(std::memory_order_acquire)) {
     return KernelLookup{fallback, KernelSource::kFallback};
+  }
+  // Nothing but a kernel that deterministic algorithms pass over: say so, not "not implemented".
+  for (const internal::OperatorEntry* form :
+       {&entry, static_cast<const internal::OperatorEntry*>(entry.out),
+        static_cast<const internal::OperatorEntry*>(entry.functional)}) {
+    if (form == nullptr) continue;
+    const KernelFunction* kernel = form->kernels[k].load(std::memory_order_acquire);
+    if (kernel != nullptr && kernel->nondeterministic &&
+        GetDeterministicMode() == DeterministicMode::kOn) {
+      return NondeterministicRefusal(entry.name, DispatchKeyName(key), *kernel);
+    }
   }
   return absl::UnimplementedError(absl::StrFormat(
       "not implemented for %s on %s: no kernel, composite or fallback is registered for that "

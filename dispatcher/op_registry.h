@@ -229,6 +229,9 @@ class OpRegistry {
   // derived form, the composite, the key's fallback), for a kernel that declines a call (a
   // kernel built against an older schema, given a non-default value for an argument it lacks).
   absl::StatusOr<KernelLookup> LookupBeyondKernel(const OperatorHandle& op, DispatchKey key) const;
+  // LookupUncommon: Lookup's rest, out of its line (Lookup then tail-calls it and saves no
+  // register): a kernel declared nondeterministic (Note [Deterministic algorithms]), or none.
+  absl::StatusOr<KernelLookup> LookupUncommon(const OperatorHandle& op, DispatchKey key) const;
 
   // SetTrace turns call tracing on or off; lines go to `sink` (std::cerr when NULL). Tracing
   // starts on when the environment has TESSERA_DISPATCH_TRACE=1.

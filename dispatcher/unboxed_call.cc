@@ -97,7 +97,9 @@ void WrittenReturns(const internal::OperatorEntry& entry, const UnboxedArgs& arg
 const KernelFunction* UnboxedKernelAt(const internal::OperatorEntry* entry, int key) {
   if (entry == nullptr) return nullptr;
   const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
-  return k != nullptr && k->unboxed != nullptr ? k : nullptr;
+  // A nondeterministic kernel takes the boxed path, where the deterministic mode is applied
+  // (Note [Deterministic algorithms]).
+  return k != nullptr && k->unboxed != nullptr && !k->nondeterministic ? k : nullptr;
 }
 
 }  // namespace
@@ -156,7 +158,7 @@ absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args
   if (const KernelFunction* own = entry.kernels[key].load(std::memory_order_acquire)) {
     // The form's own kernel (Dispatch: a backend kernel): an out= or in-place one, the forms
     // that have packed entries.
-    if (own->unboxed == nullptr) return absl::OkStatus();
+    if (own->unboxed == nullptr || own->nondeterministic) return absl::OkStatus();
     *taken = true;
     TSR_RETURN_IF_ERROR(internal::ValidateCall(entry, *args, &plan));
     if (!entry.written.empty()) TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *args));

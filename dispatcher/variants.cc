@@ -38,8 +38,9 @@ namespace {
 
 constexpr int kMetaKey = static_cast<int>(DispatchKey::kMeta);
 
+// KernelAt: the sibling form's kernel that may run now (AllowedKernel).
 const KernelFunction* KernelAt(const OperatorEntry* entry, int key) {
-  return entry == nullptr ? nullptr : entry->kernels[key].load(std::memory_order_acquire);
+  return AllowedKernel(entry, key);
 }
 
 size_t NumInputs(const OperatorEntry& functional) { return functional.schema.arguments.size(); }

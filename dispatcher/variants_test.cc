@@ -233,6 +233,35 @@ TEST_F(VariantsTest, NoKernelForAnyFormIsNotImplemented) {
   EXPECT_FALSE(registry_.Lookup(*registry_.Find("sub.out"), DispatchKey::kCPU).ok());
 }
 
+// A derivation runs its sibling form's kernel, so deterministic algorithms pass it over too when
+// that kernel is declared nondeterministic (a GPU's scatter_add.out runs scatter_add).
+TEST_F(VariantsTest, DeterministicAlgorithmsPassOverANondeterministicSiblingKernel) {
+  handles_.erase(handles_.begin());  // the healthy add.out
+  KernelFunction add;
+  add.fn = &AddOutKernel;
+  add.context = &add_calls_;
+  add.name = "test::atomic_add_out";
+  add.nondeterministic = true;
+  add.nondeterministic_reason = "atomic adds in scheduling order";
+  handles_.push_back(*registry_.Impl("add.out", DispatchKey::kCPU, std::move(add)));
+  struct RestoreMode {
+    int mode = static_cast<int>(GetDeterministicMode());
+    ~RestoreMode() { (void)SetDeterministicMode(mode); }
+  } restore;
+  ASSERT_TRUE(SetDeterministicMode(1).ok());
+  absl::StatusOr<Stack> r = Call("add.Tensor", {Floats({1}, {1}), Floats({1}, {2}), Value(1)});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("add.Tensor on cpu has no deterministic "
+                                              "implementation: its kernel "
+                                              "'test::atomic_add_out' is nondeterministic"));
+  EXPECT_EQ(add_calls_, 0);
+  ASSERT_TRUE(SetDeterministicMode(0).ok());
+  r = Call("add.Tensor", {Floats({1}, {1}), Floats({1}, {2}), Value(1)});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(add_calls_, 1);
+}
+
 TEST_F(VariantsTest, MetaTensorsRunEveryForm) {
   const Device meta(DeviceType::kMeta);
   Tensor a = *Empty({4, 1}, ScalarType::kFloat32, meta);

@@ -251,6 +251,12 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
             ? ReadString(desc->schema, fn, "desc->schema")
             : std::string_view();
     if (!schema_text.ok()) return ToError(schema_text.status());
+    // Note [Deterministic algorithms] in dispatcher/deterministic.h (1.2).
+    absl::StatusOr<std::string_view> nondeterministic =
+        TSR_FIELD_FITS(tsr_kernel_desc, nondeterministic, desc->struct_size)
+            ? ReadString(desc->nondeterministic, fn, "desc->nondeterministic")
+            : std::string_view();
+    if (!nondeterministic.ok()) return ToError(nondeterministic.status());
     const std::string op_name(*op_text);
     if (LoadingPlugin() != nullptr && desc->device_type != LoadingPlugin()->desc.device_type) {
       absl::StatusOr<OperatorHandle> op = OpRegistry::Global().Find(op_name);
@@ -292,8 +298,9 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
       // A plugin's other kernels still load; the report says which one did not and why.
       ++plugin->kernels_refused;
       plugin->kernel_notes.push_back(why);
-      plugin->kernel_records.push_back(
-          {op_name, name, std::string(stated_schema), why, desc->device_type, TSR_KERNEL_REFUSED});
+      plugin->kernel_records.push_back({op_name, name, std::string(stated_schema), why,
+                                        desc->device_type, std::string(*nondeterministic),
+                                        TSR_KERNEL_REFUSED});
       RuntimeApi().log(TSR_LOG_WARNING, tsr_string{why.data(), why.size()});
       return nullptr;
     }
@@ -315,8 +322,11 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
         adapted ? absl::StrFormat("kernel '%s' for %s adapted: %s", name, op_name, binding->note)
                 : std::string();
     const std::string built = plugin ? binding->built.ToString() : std::string();
-    absl::StatusOr<RegistrationHandle> handle = OpRegistry::Global().Impl(
-        op_name, *key, AdaptKernel(*std::move(kernel), *op, *key, *std::move(binding)));
+    KernelFunction adapted_kernel = AdaptKernel(*std::move(kernel), *op, *key, *std::move(binding));
+    adapted_kernel.nondeterministic = !nondeterministic->empty();
+    adapted_kernel.nondeterministic_reason = std::string(*nondeterministic);
+    absl::StatusOr<RegistrationHandle> handle =
+        OpRegistry::Global().Impl(op_name, *key, std::move(adapted_kernel));
     if (!handle.ok()) return ToError(handle.status());
     if (plugin != nullptr) {
       ++plugin->kernels;
@@ -330,6 +340,7 @@ tsr_error* tsr_kernel_register(const tsr_kernel_desc* desc, tsr_registration** o
             absl::StrFormat("kernel '%s' is for a deprecated op: %s", name, d->Message(op_name)));
       }
       plugin->kernel_records.push_back({op_name, name, built, note, desc->device_type,
+                                        std::string(*nondeterministic),
                                         adapted ? TSR_KERNEL_ADAPTED : TSR_KERNEL_REGISTERED});
     }
     return HandOut(*std::move(handle), out);

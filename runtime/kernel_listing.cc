@@ -88,6 +88,7 @@ tsr_error* tsr_plugin_kernels(tsr_string plugin_name, tsr_kernel_info* infos, si
       TSR_FILL(out, kernel_name, S(r.kernel_name));
       TSR_FILL(out, schema, S(r.schema));
       TSR_FILL(out, note, S(r.note));
+      TSR_FILL(out, nondeterministic, S(r.nondeterministic));
     }
     return nullptr;
   });

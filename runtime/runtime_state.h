@@ -21,6 +21,7 @@ namespace capi {
 struct KernelRecord {
   std::string op_name, kernel_name, schema, note;
   int32_t device_type = 0;
+  std::string nondeterministic;  // tsr_kernel_desc.nondeterministic (1.2): empty when deterministic
   tsr_kernel_status status = TSR_KERNEL_REGISTERED;
 };
 

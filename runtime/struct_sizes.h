@@ -25,7 +25,9 @@
 #define TESSERA_STRUCT_SIZES_1_1(X) \
   X(tsr_plugin_desc, op_set_minor)  \
   X(tsr_host_memory_desc, deleter_context) \
-  X(tsr_call_plan, device)
+  X(tsr_call_plan, device) \
+  X(tsr_kernel_desc, packed) \
+  X(tsr_kernel_info, note)
 
 // TESSERA_STRUCT_END: the bytes of `type` up to the end of its field `field`.
 #define TESSERA_STRUCT_END(type, field) (offsetof(type, field) + sizeof(((type*)0)->field))

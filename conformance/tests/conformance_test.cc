@@ -413,6 +413,32 @@ TEST(PlantedBugs, ASumInArrivalOrderFailsTheDeterminismOracle) {
   for (Status st : statuses) EXPECT_EQ(st, Status::kPass) << healthy.output;
 }
 
+TEST(PlantedBugs, ADeclaredNondeterministicKernelIsHeldToItsDeterministicPath) {
+  // The same arrival-order sum, declared nondeterministic: the determinism oracle runs it with
+  // deterministic algorithms on, where the CPU fallback computes sum, the same bits every time.
+  const CliRun r = Conformance(Plugin("declares_arrival_order") + " --op '^sum$' --dtype float32");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  int checked = 0;
+  for (const CaseResult& c : r.cases) {
+    if (c.oracle != "determinism") continue;
+    ++checked;
+    EXPECT_EQ(c.status, Status::kFallback) << c.Key() << " " << c.message;
+    EXPECT_THAT(c.message, HasSubstr("plugin 'planted' declares sum nondeterministic: partial "
+                                     "sums added in the order threads finish"));
+  }
+  EXPECT_GT(checked, 0) << r.output;
+  // Without a fallback nothing may run it then: refused, so the case is skipped, saying why.
+  const CliRun none =
+      Conformance(Plugin("declares_without_fallback") + " --op '^sum$' --dtype float32");
+  EXPECT_EQ(none.exit_code, 0) << none.output;
+  for (const CaseResult& c : none.cases) {
+    if (c.oracle != "determinism") continue;
+    EXPECT_EQ(c.status, Status::kSkipped) << c.Key();
+    EXPECT_THAT(c.message, HasSubstr("with deterministic algorithms on it is refused"));
+    EXPECT_THAT(c.message, HasSubstr("has no deterministic implementation"));
+  }
+}
+
 TEST(PlantedBugs, ARandomKernelThatIgnoresItsOffsetFailsTheReference) {
   // Its numbers are right for offset 0 and the same for every other offset: the reference,
   // which computes each element from the sample's generator state, fails it by name; the same

@@ -31,6 +31,11 @@
 //                     otherwise: a flaky kernel, which --rerun-failures reports as flaky
 //  15 ignores_offset  uniform_ (float32) draws every call at offset 0: the generator's seed
 //                     is used, the offset the runtime reserved for the call is not
+//  16 declares_arrival_order no bug: 13's sum, declared nondeterministic (sdk::nondeterministic),
+//                     with the CPU fallback registered: with deterministic algorithms on, sum
+//                     runs on the fallback and gives the same bits every time
+//  17 declares_without_fallback the same declared sum without any fallback: with deterministic
+//                     algorithms on, nothing may run sum (FAILED_PRECONDITION)
 #include <unistd.h>
 
 #include <atomic>
@@ -50,7 +55,7 @@
 #include "tessera/sdk/random.hpp"
 
 #ifndef TESSERA_PLANTED_BUG
-#error "define TESSERA_PLANTED_BUG (1..15)"
+#error "define TESSERA_PLANTED_BUG (1..17)"
 #endif
 
 namespace {
@@ -210,14 +215,15 @@ Tensor ReluOut(const Tensor& a, const Tensor& out) {
 }
 
 // sum(self, *, dtype=None) (float32, dense): four partial sums, added in a fixed order, or under
-// bug 13 starting from a different one on each call.
+// bug 13 (and the declared 16, 17) starting from a different one on each call.
 Tensor Sum(const Tensor& a, std::optional<tsr_dtype> dtype) {
   RequireFloat(a, "sum");
   if (dtype || !a.is_contiguous()) {
     sdk::fail(TSR_UNIMPLEMENTED, "sum: the planted plugin sums dense float32, no dtype");
   }
   static std::atomic<int> calls{0};
-  const int first = kBug == 13 ? calls++ % 4 : 0;
+  const bool arrival_order = kBug == 13 || kBug == 16 || kBug == 17;
+  const int first = arrival_order ? calls++ % 4 : 0;
   const int64_t n = a.numel();
   float partial[4] = {0, 0, 0, 0};
   for (int k = 0; k < 4; ++k) {
@@ -405,7 +411,12 @@ TESSERA_PLUGIN(lib) {
   lib.impl<&SiluOut>("silu.out");
   lib.impl<&ReluOut>("relu.out");
   lib.impl<&BatchNorm>("native_batch_norm");
-  lib.impl<&Sum>("sum");
+  if (kBug == 16 || kBug == 17) {
+    lib.impl<&Sum>("sum", sdk::nondeterministic("partial sums added in the order threads finish"));
+  } else {
+    lib.impl<&Sum>("sum");
+  }
+  if (kBug == 16) lib.cpu_fallback();
   lib.impl<&ThresholdOut>("threshold.out");
   lib.impl<&ThresholdBackwardOut>("threshold_backward.grad_input");
   lib.impl<&LayerNorm>("native_layer_norm");

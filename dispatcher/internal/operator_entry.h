@@ -10,6 +10,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "dispatcher/call_plan.h"
+#include "dispatcher/deterministic.h"
 #include "dispatcher/dispatch_key.h"
 #include "dispatcher/kernel.h"
 #include "dispatcher/op_deprecation.h"
@@ -95,6 +96,9 @@ class alignas(64) OperatorEntry {
   std::atomic<const KernelFunction*> cross_device{nullptr};  // OpRegistry::ImplCrossDevice
   // Whether the deprecated op's first call through the C ABI has logged so.
   std::atomic<bool> deprecation_warned{false};
+  // Whether a nondeterministic kernel of the op has run in warn mode (Note [Deterministic
+  // algorithms]); mutable: lookups read entries as const.
+  mutable std::atomic<bool> nondeterminism_warned{false};
   // The live definitions of the op, under the registry's mutex; `defined` is owners > 0 (Note
   // [Op definitions are reference-counted] in dispatcher/op_registry.cc).
   int64_t owners = 1;
@@ -152,6 +156,18 @@ class alignas(64) OperatorEntry {
     return returned;
   }
 };
+
+// AllowedKernel: `entry`'s kernel on `key`, or NULL when it has none or its kernel may not run
+// now (a nondeterministic kernel while deterministic algorithms are on: Note [Deterministic
+// algorithms] in dispatcher/deterministic.h). Every lookup that may run a kernel reads the slot
+// through this; `entry` may be NULL (a missing sibling form).
+inline const KernelFunction* AllowedKernel(const OperatorEntry* entry, int key) {
+  if (entry == nullptr) return nullptr;
+  const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(k == nullptr || !k->nondeterministic)) return k;
+  return NondeterministicKernelAllowed(&entry->nondeterminism_warned, entry->name, *k) ? k
+                                                                                       : nullptr;
+}
 
 // The variant machinery (dispatcher/variants.cc), used by OpRegistry's lookup and dispatch.
 // DerivedKernel: the kernel deriving `entry`'s form on `key` from a sibling form that has a

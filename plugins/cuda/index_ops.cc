@@ -379,11 +379,21 @@ std::tuple<Tensor, Tensor> TopkOut(const Tensor& self, int64_t k, int64_t dim, b
 void RegisterIndexOps(sdk::Library& lib) {
   lib.impl<&IndexSelectOut>(TESSERA_OP("index_select.out"));
   lib.impl<&GatherOut>(TESSERA_OP("gather.out"));
-  lib.impl<&ScatterSrcOut>(TESSERA_OP("scatter.src_out"));
+  // Repeated indices (index_plan.h): replace keeps whichever write lands last, add and multiply
+  // combine atomically in scheduling order, so these may differ from call to call (Note
+  // [Deterministic algorithms]: with deterministic algorithms on they do not run; the CPU
+  // fallback does). A value written by every duplicate is the same whichever lands.
+  constexpr const char* kLastWriteWins =
+      "with repeated indices, which write lands last depends on scheduling";
+  constexpr const char* kAtomicOrder =
+      "atomic adds and multiplies in scheduling order: floating results may round differently";
+  lib.impl<&ScatterSrcOut>(TESSERA_OP("scatter.src_out"), sdk::nondeterministic(kLastWriteWins));
   lib.impl<&ScatterValueOut>(TESSERA_OP("scatter.value_out"));
-  lib.impl<&ScatterAddOut>(TESSERA_OP("scatter_add.out"));
-  lib.impl<&ScatterReduceOut>(TESSERA_OP("scatter.reduce_out"));
-  lib.impl<&ScatterValueReduceOut>(TESSERA_OP("scatter.value_reduce_out"));
+  lib.impl<&ScatterAddOut>(TESSERA_OP("scatter_add.out"), sdk::nondeterministic(kAtomicOrder));
+  lib.impl<&ScatterReduceOut>(TESSERA_OP("scatter.reduce_out"),
+                              sdk::nondeterministic(kAtomicOrder));
+  lib.impl<&ScatterValueReduceOut>(TESSERA_OP("scatter.value_reduce_out"),
+                                   sdk::nondeterministic(kAtomicOrder));
   lib.impl<&SortValuesOut>(TESSERA_OP("sort.values"));
   lib.impl<&SortValuesStableOut>(TESSERA_OP("sort.values_stable"));
   lib.impl<&TopkOut>(TESSERA_OP("topk.values"));

@@ -750,6 +750,61 @@ std::vector<float> Read(const tsr_tensor* t) {
   return out;
 }
 
+// Deterministic algorithms through the C ABI (determinism.h, 1.2): a kernel registered with a
+// reason is passed over when the switch is on, and the call says why.
+TEST(CApiDeterminism, ADeclaredKernelIsRefusedWhileTheSwitchIsOn) {
+  const int32_t before = tsr_deterministic_algorithms();
+  EXPECT_EQ(before, TSR_DETERMINISTIC_OFF) << "TESSERA_DETERMINISTIC is unset here";
+  tsr_registration* def = nullptr;
+  ASSERT_EQ(Consume(tsr_op_define(S("nd::plus_one(Tensor self) -> Tensor"), &def)), "");
+  tsr_kernel_desc desc = {};
+  desc.struct_size = sizeof desc;
+  desc.op_name = S("nd::plus_one");
+  desc.device_type = TSR_DEVICE_CPU;
+  desc.boxed = &PlusOneCpu;
+  desc.kernel_name = S("nd::atomic_plus_one");
+  desc.nondeterministic = S("atomic adds in scheduling order");
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_kernel_register(&desc, &reg)), "");
+  const tsr_op* op = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("nd::plus_one"), &op)), "");
+  const int64_t n = 2;
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&n, 1, TSR_DTYPE_FLOAT32, {TSR_DEVICE_CPU, 0}, &x)), "");
+  auto call = [&]() {
+    tsr_stack* stack = nullptr;
+    Consume(tsr_stack_create(&stack));
+    Consume(tsr_stack_push_tensor(stack, x));
+    tsr_error* e = tsr_op_call(op, stack);
+    const tsr_code code = tsr_error_code(e);
+    const std::string text = Consume(e);
+    tsr_stack_release(stack);
+    return std::make_pair(code, text);
+  };
+  EXPECT_EQ(call().second, "");
+  ASSERT_EQ(Consume(tsr_set_deterministic_algorithms(TSR_DETERMINISTIC_ON)), "");
+  EXPECT_EQ(tsr_deterministic_algorithms(), TSR_DETERMINISTIC_ON);
+  const auto [code, text] = call();
+  EXPECT_EQ(code, TSR_FAILED_PRECONDITION);
+  EXPECT_THAT(text, HasSubstr("nd::plus_one on cpu has no deterministic implementation: its "
+                              "kernel 'nd::atomic_plus_one' is nondeterministic (atomic adds in "
+                              "scheduling order)"));
+  ASSERT_EQ(Consume(tsr_set_deterministic_algorithms(TSR_DETERMINISTIC_WARN)), "");
+  EXPECT_EQ(call().second, "") << "warn runs it";
+  EXPECT_THAT(Consume(tsr_set_deterministic_algorithms(7)),
+              HasSubstr("tsr_set_deterministic_algorithms: deterministic algorithms: mode 7 is "
+                        "not one of 0 (off), 1 (on) and 2 (warn)"));
+  EXPECT_EQ(tsr_deterministic_algorithms(), TSR_DETERMINISTIC_WARN) << "unchanged by a refusal";
+  ASSERT_EQ(Consume(tsr_set_deterministic_algorithms(before)), "");
+  // The table has the switch too (for the C++ SDK and plugins).
+  const tsr_runtime_api* api = tsr_runtime_api_get();
+  ASSERT_TRUE(TSR_API_HAS(api, deterministic_algorithms));
+  EXPECT_EQ(api->deterministic_algorithms(), before);
+  tsr_tensor_release(x);
+  tsr_registration_release(reg);
+  tsr_registration_release(def);
+}
+
 TEST(CApiFallback, OpsWithoutADeviceKernelRunOnTheCpuAndAreCounted) {
   ASSERT_EQ(Consume(tsr_device_rename(TSR_DEVICE_PRIVATEUSE3, S("fbdev"))), "");
   FakeDevice fake;

@@ -125,7 +125,8 @@ bool CollectManifest(const std::string& path, Manifest* out, std::string* error)
     m.kernels.push_back(ManifestKernel{
         Str(k.op_name),
         k.device_type == report->device_type ? m.device : DeviceTypeName(k.device_type),
-        StatusName(k.status), Str(k.kernel_name), Str(k.schema), Str(k.note)});
+        StatusName(k.status), Str(k.kernel_name), Str(k.schema), Str(k.note),
+        Str(k.nondeterministic)});
   }
   *out = std::move(m);
   return true;

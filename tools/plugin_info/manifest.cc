@@ -112,6 +112,9 @@ std::string Serialize(const Manifest& m) {
   Line(&out, {"embedded-by", m.embedded_by});
   for (const ManifestKernel& k : m.kernels) {
     Line(&out, {"kernel", k.op, k.device, k.status, k.kernel, k.schema, k.note});
+    if (!k.nondeterministic.empty()) {
+      Line(&out, {"nondeterministic", k.op, k.device, k.nondeterministic});
+    }
   }
   if (!m.dtypes_recorded) {
     Line(&out, {"dtypes", "not-recorded"});
@@ -219,7 +222,15 @@ bool ParseManifest(std::string_view text, Manifest* out, std::string* error) {
       if (KnownStatuses().count(f[3]) == 0) {
         return bad("unknown status '" + f[3] + "' (registered, adapted or refused)");
       }
-      out->kernels.push_back(ManifestKernel{f[1], f[2], f[3], f[4], f[5], f[6]});
+      out->kernels.push_back(ManifestKernel{f[1], f[2], f[3], f[4], f[5], f[6], ""});
+    } else if (key == "nondeterministic") {
+      if (!need(4) || f[3].empty()) return bad("expected op, device and the reason");
+      if (out->kernels.empty() || out->kernels.back().op != f[1] ||
+          out->kernels.back().device != f[2]) {
+        return bad("a nondeterministic line that does not follow its kernel's line (" + f[1] +
+                   " on " + f[2] + ")");
+      }
+      out->kernels.back().nondeterministic = f[3];
     } else if (key == "dtypes") {
       if (need(2) && f[1] == "not-recorded") {
         out->dtypes_recorded = false;
@@ -310,6 +321,9 @@ std::string FormatText(const Manifest& m, const std::string& file) {
              "  " + pad(k.kernel, kernel_w) + "  " + (k.schema.empty() ? "(unstated)" : k.schema) +
              "\n";
       if (!k.note.empty()) out += "      " + k.note + "\n";
+      if (!k.nondeterministic.empty()) {
+        out += "      nondeterministic: " + k.nondeterministic + "\n";
+      }
     }
   }
   if (m.dtypes_recorded && !m.dtypes.empty()) {
@@ -342,7 +356,8 @@ std::string FormatJson(const Manifest& m, const std::string& file) {
     out += std::string(i ? "," : "") + "\n    {\"op\": " + JsonQuote(k.op) +
            ", \"device\": " + JsonQuote(k.device) + ", \"status\": " + JsonQuote(k.status) +
            ", \"kernel\": " + JsonQuote(k.kernel) + ", \"schema\": " + JsonQuote(k.schema) +
-           ", \"note\": " + JsonQuote(k.note) + "}";
+           ", \"note\": " + JsonQuote(k.note) +
+           ", \"nondeterministic\": " + JsonQuote(k.nondeterministic) + "}";
   }
   out += m.kernels.empty() ? "],\n" : "\n  ],\n";
   if (!m.dtypes_recorded) {

@@ -25,6 +25,9 @@ struct ManifestKernel {
   std::string kernel;  // the kernel's name
   std::string schema;  // the schema it was built against
   std::string note;    // why adapted or refused; empty when registered as is
+  // Why two identical calls may give different bits (tsr_kernel_desc.nondeterministic, ABI
+  // 1.2); empty for a deterministic kernel. Its own record, after the kernel's.
+  std::string nondeterministic;
 };
 
 // ManifestDtypes: one op's dtypes as a conformance run found them, each with a verdict

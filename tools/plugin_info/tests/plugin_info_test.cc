@@ -272,9 +272,10 @@ Manifest Sample() {
   m.embedded_by = "tessera-plugin-info 1.0.0 (runtime ABI 1.1, op set 1.0)";
   m.kernels = {
       {"add.Tensor", "npu", "registered", "npu::Add",
-       "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", ""},
+       "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", "",
+       "atomic adds in scheduling order"},
       {"xs::f", "cpu", "adapted", "xs::f_kernel", "xs::f(Tensor x) -> Tensor",
-       "kernel 'xs::f_kernel' adapted:\ta tab, a \\ and\na newline"},
+       "kernel 'xs::f_kernel' adapted:\ta tab, a \\ and\na newline", ""},
   };
   m.dtypes_recorded = true;
   m.dtypes_device = "npu";
@@ -286,7 +287,10 @@ Manifest Sample() {
 void ExpectSame(const Manifest& a, const Manifest& b) {
   EXPECT_EQ(Serialize(a), Serialize(b));
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
-  for (size_t i = 0; i < a.kernels.size(); ++i) EXPECT_EQ(a.kernels[i].note, b.kernels[i].note);
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].note, b.kernels[i].note);
+    EXPECT_EQ(a.kernels[i].nondeterministic, b.kernels[i].nondeterministic);
+  }
 }
 
 TEST(Manifest, RoundTripsThroughItsText) {
@@ -297,6 +301,12 @@ TEST(Manifest, RoundTripsThroughItsText) {
   ExpectSame(m, back);
   EXPECT_EQ(back.kernels[1].note, "kernel 'xs::f_kernel' adapted:\ta tab, a \\ and\na newline");
   EXPECT_EQ(back.dtypes[0].verdicts[1].second, "unsupported");
+  // A nondeterministic kernel's reason is a record of its own, after its kernel's (format 1:
+  // older readers skip it).
+  EXPECT_THAT(Serialize(m), HasSubstr("nondeterministic\tadd.Tensor\tnpu\tatomic adds in "
+                                      "scheduling order\n"));
+  EXPECT_EQ(back.kernels[0].nondeterministic, "atomic adds in scheduling order");
+  EXPECT_EQ(back.kernels[1].nondeterministic, "");
 
   Manifest plain = Sample();
   plain.dtypes_recorded = false;
@@ -349,6 +359,10 @@ TEST(Manifest, MalformedTextIsRefusedWithTheLine) {
       {good + "kernel\tx\n", "text after the 'end' line"},
       {replace("dtypes\tconformance", "dtypes\tguessed"), "expected 'not-recorded' or"},
       {replace("npu.json", std::string("npu\0json", 8)), "contains a NUL byte"},
+      {replace("nondeterministic\tadd.Tensor\tnpu", "nondeterministic\tsub.Tensor\tnpu"),
+       "does not follow its kernel's line (sub.Tensor on npu)"},
+      {replace("\tnpu\tatomic adds in scheduling order", "\tnpu\t"),
+       "(nondeterministic): expected op, device and the reason"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);
@@ -372,6 +386,8 @@ TEST(Manifest, PrintsForPeopleAndMachines) {
   EXPECT_THAT(text, HasSubstr("add.Tensor: float32=pass float16=unsupported"));
   const std::string json = FormatJson(m, "libnpu.so");
   EXPECT_THAT(json, HasSubstr("\"op_set\": \"1.0\""));
+  EXPECT_THAT(json, HasSubstr("\"nondeterministic\": \"atomic adds in scheduling order\""));
+  EXPECT_THAT(text, HasSubstr("      nondeterministic: atomic adds in scheduling order\n"));
   EXPECT_THAT(json, HasSubstr("\"note\": \"kernel 'xs::f_kernel' adapted:\\ta tab, a \\\\ and\\na "
                               "newline\""));
   EXPECT_THAT(json, HasSubstr("\"add.Tensor\": {\"float32\": \"pass\", \"float16\": "

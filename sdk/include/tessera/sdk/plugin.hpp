@@ -73,6 +73,16 @@ inline std::string DeviceTypeName(int32_t type) {
 
 }  // namespace internal
 
+// Nondeterministic: the reason two identical calls of a kernel may give different bits (a
+// GPU's atomic adds accumulate in scheduling order), given to Library::impl. Data for the
+// kernel listing, the manifest and the conformance suite; with deterministic algorithms on
+// (tessera/c/determinism.h) the runtime does not run the kernel. A runtime before ABI 1.2 ignores
+// it. The reason must outlive the registration pass (a string literal).
+struct Nondeterministic {
+  const char* reason = nullptr;  // NULL: deterministic
+};
+inline Nondeterministic nondeterministic(const char* reason) { return Nondeterministic{reason}; }
+
 class Library {
  public:
   explicit Library(bool registering) : registering_(registering) {}
@@ -123,14 +133,18 @@ class Library {
   // follow the op's schema (signature.hpp): with TESSERA_OP("relu") for an op of the SDK's op
   // set that is checked at compile time; with a plain name, at registration, against the
   // runtime's op listing (a mismatch refuses the plugin's load, naming the parameter).
+  // A kernel whose two identical calls may give different bits says why (ABI 1.2; Note
+  // [Deterministic algorithms]):
+  //   lib.impl<&index_add>("index_add.out", sdk::nondeterministic("atomic adds in any order"));
   template <auto Kernel>
-  void impl(const char* op) {
+  void impl(const char* op, Nondeterministic nondeterministic = {}) {
     if (!registering_) return;
     check_signature<Kernel>(op);
-    register_kernel(op, &Boxed<Kernel>, nullptr, nullptr, op, -1, &Packed<Kernel>);
+    register_kernel(op, &Boxed<Kernel>, nullptr, nullptr, op, -1, &Packed<Kernel>,
+                    nondeterministic);
   }
   template <auto Kernel, typename OpName>
-  void impl(OpName op_name) {
+  void impl(OpName op_name, Nondeterministic nondeterministic = {}) {
     constexpr std::string_view op = OpName{}();
     constexpr std::string_view schema = current_opset::FindSchema(op);
     static_assert(!schema.empty(),
@@ -149,7 +163,7 @@ class Library {
     (void)op_name;
     const std::string name(op);
     register_kernel(name.c_str(), &Boxed<Kernel>, nullptr, nullptr, name.c_str(), -1,
-                    &Packed<Kernel>);
+                    &Packed<Kernel>, nondeterministic);
   }
 
   // meta registers a typed C++ kernel as the Meta function of an op the plugin defines
@@ -214,8 +228,9 @@ class Library {
   }
 
   // impl_boxed registers a boxed C kernel (tsr_boxed_kernel_fn).
-  void impl_boxed(const char* op, tsr_boxed_kernel_fn fn, void* context, const char* name) {
-    register_kernel(op, fn, nullptr, context, name);
+  void impl_boxed(const char* op, tsr_boxed_kernel_fn fn, void* context, const char* name,
+                  Nondeterministic nondeterministic = {}) {
+    register_kernel(op, fn, nullptr, context, name, -1, nullptr, nondeterministic);
   }
 
   // device registers the device type's memory and copy functions (tessera/c/device.h). The SDK
@@ -282,9 +297,15 @@ class Library {
   // given (the Meta device type, meta()).
   void register_kernel(const char* op, tsr_boxed_kernel_fn boxed, tsr_typed_kernel_fn typed,
                        void* context, const char* name, int32_t device_type = -1,
-                       tsr_packed_kernel_fn packed = nullptr) {
+                       tsr_packed_kernel_fn packed = nullptr,
+                       Nondeterministic nondeterministic = {}) {
     if (!registering_) return;
     require_described("impl");
+    if (nondeterministic.reason != nullptr && *nondeterministic.reason == '\0') {
+      fail(TSR_INVALID_ARGUMENT, std::string("the kernel for ") + op +
+                                     ": sdk::nondeterministic needs the reason (\"atomic adds "
+                                     "in scheduling order\"), got an empty one");
+    }
     tsr_kernel_desc desc{};
     desc.struct_size = sizeof desc;
     desc.op_name = to_c(op);
@@ -299,6 +320,7 @@ class Library {
     desc.kernel_name = to_c(kernel_name);
     desc.schema = to_c(built_schema(op));
     desc.packed = packed;
+    desc.nondeterministic = to_c(nondeterministic.reason != nullptr ? nondeterministic.reason : "");
     tsr_error* error = api().kernel_register(&desc, nullptr);
     if (error != nullptr && api().error_code(error) == TSR_NOT_FOUND &&
         defined_.find(std::string(op)) == defined_.end() &&

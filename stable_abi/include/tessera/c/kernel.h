@@ -71,6 +71,11 @@ typedef struct tsr_kernel_desc {
    * with the kernel built against the op's schema. Everywhere else (older runtimes included)
    * `boxed` runs, so both must compute the same. The C++ SDK sets both (Library::impl). */
   tsr_packed_kernel_fn packed;
+  /* since 1.2: why two identical calls of the kernel may give different bits (borrowed, copied;
+   * "atomic adds in scheduling order"), or empty for a deterministic kernel. With deterministic
+   * algorithms on (determinism.h) such a kernel does not run. The kernel listing, the plugin's
+   * manifest and the conformance suite's determinism oracle read it. */
+  tsr_string nondeterministic;
 } tsr_kernel_desc;
 
 /* tsr_kernel_register registers a kernel. A second kernel for the same (op, device type) is
@@ -117,6 +122,8 @@ typedef struct tsr_kernel_info {
   /* Empty for TSR_KERNEL_REGISTERED; else the load report's line about the kernel: both
    * schemas and how they differ. */
   tsr_string note;
+  /* since 1.2: the kernel's tsr_kernel_desc.nondeterministic: empty for a deterministic one */
+  tsr_string nondeterministic;
 } tsr_kernel_info;
 
 /* tsr_plugin_kernels lists the kernels that the loaded plugin named `plugin_name` (borrowed)

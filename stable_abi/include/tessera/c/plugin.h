@@ -185,6 +185,10 @@ typedef struct tsr_runtime_api {
   tsr_error* (*generator_set_state)(tsr_generator* generator, uint64_t seed, uint64_t offset);
   void (*manual_seed)(uint64_t seed);
   tsr_error* (*stack_push_generator)(tsr_stack* stack, tsr_generator* generator);
+  /* since 1.2: deterministic algorithms (determinism.h). A runtime before 1.2 has no slot and
+   * no switch: every kernel runs. */
+  tsr_error* (*set_deterministic_algorithms)(int32_t mode);
+  int32_t (*deterministic_algorithms)(void);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

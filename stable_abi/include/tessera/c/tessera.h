@@ -3,6 +3,7 @@
 #define TESSERA_C_TESSERA_H_
 
 #include "tessera/c/common.h"
+#include "tessera/c/determinism.h"
 #include "tessera/c/device.h"
 #include "tessera/c/dlpack.h"
 #include "tessera/c/error.h"

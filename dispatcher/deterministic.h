@@ -1,0 +1,66 @@
+// Deterministic algorithms: the process-wide switch of PyTorch's
+// torch.use_deterministic_algorithms, and what it does to kernels declared nondeterministic.
+//
+// Note [Deterministic algorithms]
+// A kernel whose two identical calls may give different bits (a GPU's atomic adds accumulate in
+// scheduling order) is registered with the reason (KernelFunction::nondeterministic; the C ABI's
+// tsr_kernel_desc.nondeterministic). The mode (tessera/c/determinism.h) decides what a call
+// that would run such a kernel does:
+//   - off (the default): the kernel runs;
+//   - warn: the kernel runs, and the op's first such call logs a warning with the reason;
+//   - on: the kernel is passed over as if it were not registered, so the call takes the next
+//     thing the lookup finds (a kernel derived from a sibling form, the op's composite, the
+//     device type's fallback: the CPU fallback computes deterministically); where nothing is
+//     left the call fails with FAILED_PRECONDITION naming the kernel, its reason and the switch
+//     (OpRegistry::LookupBeyondKernel).
+// The mode is read where a kernel slot is read (KernelAllowed, in every lookup: boxed, unboxed
+// and derived), after the kernel's own flag, so a call of a deterministic kernel pays one load
+// of a field on the cache line it reads anyway. Deterministic kernels never consult it; a
+// kernel with a deterministic path of its own reads the mode (tsr_deterministic_algorithms) and
+// registers as deterministic.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <string_view>
+
+#include "absl/base/optimization.h"
+#include "absl/status/status.h"
+#include "dispatcher/kernel.h"
+
+namespace tessera {
+
+enum class DeterministicMode : int { kOff = 0, kOn = 1, kWarn = 2 };
+
+namespace internal {
+// The mode, initialized from TESSERA_DETERMINISTIC (0, 1 or warn; anything else is off, with a
+// message on stderr) before the first read.
+std::atomic<int>& DeterministicModeSlot();
+}  // namespace internal
+
+inline DeterministicMode GetDeterministicMode() {
+  return static_cast<DeterministicMode>(
+      internal::DeterministicModeSlot().load(std::memory_order_relaxed));
+}
+absl::Status SetDeterministicMode(int mode);
+
+// Where the warnings of warn mode go (the runtime's log); stderr until one is set.
+using DeterminismWarningSink = void (*)(std::string_view message);
+void SetDeterminismWarningSink(DeterminismWarningSink sink);
+
+// WarnNondeterministic logs, once per op, that `kernel` of `op` ran while warn mode is on.
+void WarnNondeterministic(std::atomic<bool>* warned, std::string_view op,
+                          const KernelFunction& kernel);
+
+// NondeterministicKernelAllowed: whether the nondeterministic `kernel` of `op` may run now (Note
+// [Deterministic algorithms]); `warned` is the op's once-flag for warn mode. Out of line: a
+// call of a deterministic kernel never gets here, and computes none of its arguments (checked
+// inline, the test cost a boxed call 18 instructions; out of line, 2).
+bool NondeterministicKernelAllowed(std::atomic<bool>* warned, std::string_view op,
+                                   const KernelFunction& kernel);
+
+// NondeterministicRefusal: the error of a call left with nothing but a nondeterministic kernel.
+absl::Status NondeterministicRefusal(std::string_view op, std::string_view device,
+                                     const KernelFunction& kernel);
+
+}  // namespace tessera

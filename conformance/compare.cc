@@ -37,8 +37,13 @@ Comparison Compare(const HostTensor& actual, const HostTensor& expected, const T
     return c;
   }
   int64_t worst = -1;
+  double signal = 0, noise = 0;
   for (size_t i = 0; i < actual.values.size(); ++i) {
     const double a = actual.values[i], e = expected.values[i];
+    if (std::isfinite(a) && std::isfinite(e)) {
+      signal += e * e;
+      noise += (a - e) * (a - e);
+    }
     if (std::isnan(a) && std::isnan(e)) continue;
     if (std::isinf(e) || std::isinf(a) || std::isnan(a) || std::isnan(e)) {
       if (a == e) continue;
@@ -56,12 +61,20 @@ Comparison Compare(const HostTensor& actual, const HostTensor& expected, const T
       c.ok = false;
     }
   }
+  const bool half = expected.dtype == TSR_DTYPE_FLOAT16 || expected.dtype == TSR_DTYPE_BFLOAT16;
+  if (half) {
+    c.snr_db = noise == 0 ? INFINITY : signal == 0 ? -INFINITY : 10 * std::log10(signal / noise);
+  }
   if (!c.ok) {
-    char buf[160];
+    char buf[200];
     std::snprintf(buf, sizeof buf, "%s: mismatch at element %lld: got %.9g, expected %.9g",
                   what.c_str(), static_cast<long long>(worst), actual.values[worst],
                   expected.values[worst]);
     c.message = buf;
+    if (half) {
+      std::snprintf(buf, sizeof buf, " (SNR of the whole result %.1f dB)", c.snr_db);
+      c.message += buf;
+    }
   }
   return c;
 }

@@ -2,6 +2,7 @@
 // oracles, the model checks (--models) and tessera-run --check all compare this way.
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include "conformance/host_tensor.h"
@@ -21,6 +22,12 @@ Tolerance ToleranceFor(tsr_dtype dtype, double scale);
 struct Comparison {
   bool ok = true;
   double max_abs = 0, max_rel = 0;
+  // For float16 and bfloat16, whose worst element says little about the whole (ExecuTorch's and
+  // ggml's suites report it too): the signal-to-noise ratio of the result in dB,
+  // 10 log10(sum expected^2 / sum (actual - expected)^2) over the finite elements; +inf when
+  // they match exactly, -inf when the expected values are all 0 and the result is not. NaN: not
+  // computed (other dtypes, a dtype or shape mismatch).
+  double snr_db = NAN;
   std::string message;
 };
 

@@ -370,11 +370,11 @@ void Synchronize(const Device& d) {
   Ok(tsr_device_synchronize(d.device), "tsr_device_synchronize on " + d.name);
   TensorRef t = Bytes(d, 1024);
   const std::vector<uint8_t> want = Pattern(1024, 7);
+  std::vector<uint8_t> got(1024);
+  SynchronizeOnExit synchronized{d.device};
   Ok(tsr_tensor_copy_from_host_async(t.t, want.data(), want.size(), nullptr),
      "tsr_tensor_copy_from_host_async on the current stream");
   Ok(tsr_device_synchronize(d.device), "tsr_device_synchronize after an asynchronous copy");
-  std::vector<uint8_t> got(1024);
-  SynchronizeOnExit synchronized{d.device};
   Ok(tsr_tensor_copy_to_host_async(t.t, got.data(), got.size(), nullptr),
      "tsr_tensor_copy_to_host_async on the current stream");
   Ok(tsr_device_synchronize(d.device), "tsr_device_synchronize after an asynchronous copy");
@@ -439,9 +439,9 @@ void StreamSyncCopyAfterCurrent(const Device& d) {
   Ok(tsr_stream_set_current(s.s), "tsr_stream_set_current");
   TensorRef t = Bytes(d, kSpan);
   const std::vector<uint8_t> want = Pattern(kSpan, 11);
-  tsr_error* e = tsr_tensor_copy_from_host_async(t.t, want.data(), kSpan, nullptr);
   std::vector<uint8_t> got(kSpan, 0);
   SynchronizeOnExit synchronized{d.device};
+  tsr_error* e = tsr_tensor_copy_from_host_async(t.t, want.data(), kSpan, nullptr);
   if (e == nullptr) e = tsr_tensor_copy_to_host(t.t, got.data(), kSpan);
   if (tsr_error* back = tsr_stream_set_current(previous.s)) sdk::api().error_release(back);
   Ok(e, "a copy queued on the current stream, then a synchronous copy back");
@@ -638,17 +638,17 @@ ContractResult RunOne(const Check& check, const Device& d, double deadline, bool
   const auto start = std::chrono::steady_clock::now();
   NoteRunningCase("device contract", "*", "", "device_contract", check.name);  // a crash names it
   std::thread([check, d, outcome] {
-    ContractResult r{check.name, "pass", ""};
+    ContractResult r{check.name, Status::kPass, ""};
     try {
       check.run(d);
     } catch (const CheckFailed& f) {
-      r.status = "fail";
+      r.status = Status::kFail;
       r.message = f.message;
     } catch (const CheckSkipped& s) {
-      r.status = "skipped";
+      r.status = Status::kSkipped;
       r.message = s.reason;
     } catch (const std::exception& e) {
-      r.status = "fail";
+      r.status = Status::kFail;
       r.message = std::string("threw: ") + e.what();
     }
     outcome->set_value(std::move(r));
@@ -660,10 +660,10 @@ ContractResult RunOne(const Check& check, const Device& d, double deadline, bool
     *hung = true;
     char text[160];
     std::snprintf(text, sizeof text,
-                  "did not return within %.0f s: a call into the device never returned (an "
+                  "did not return within %g s: a call into the device never returned (an "
                   "event or stream that never completes?)",
                   deadline);
-    r = ContractResult{check.name, "fail", text};
+    r = ContractResult{check.name, Status::kFail, text};
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!*hung) NoteCaseDone();
@@ -684,14 +684,21 @@ ContractRun RunDeviceContract(tsr_device device, double deadline_seconds) {
   char name[64];
   tsr_device_format(device, name, sizeof name);
   d.name = name;
-  if (tsr_error* e = tsr_device_count(device.type, &d.count)) sdk::api().error_release(e);
   ContractRun run;
+  if (tsr_error* e = tsr_device_count(device.type, &d.count)) {
+    // Without the count no check can say which indices exist: none runs.
+    run.results.push_back(
+        ContractResult{"device.count", Status::kFail,
+                       "tsr_device_count for " + d.name + " failed: " + ErrorText(e)});
+    return run;
+  }
   std::string hung_check;
   std::string copy_failed;  // the first of the host copies' checks that failed
   for (const Check& check : kChecks) {
     if (run.hung) {
-      run.results.push_back(ContractResult{
-          check.name, "skipped", "not run: " + hung_check + " hung, so the device may be wedged"});
+      run.results.push_back(
+          ContractResult{check.name, Status::kSkipped,
+                         "not run: " + hung_check + " hung, so the device may be wedged"});
       continue;
     }
     ContractResult r = RunOne(check, d, deadline_seconds, &run.hung);
@@ -711,14 +718,14 @@ ContractRun RunDeviceContract(tsr_device device, double deadline_seconds) {
   return run;
 }
 
-bool ContractFailed(const ContractResult& r) { return r.status == "fail"; }
+bool ContractFailed(const ContractResult& r) { return r.status == Status::kFail; }
 
 Json DeviceContractJson(const std::vector<ContractResult>& results) {
   Json checks = Json::Array();
   for (const ContractResult& r : results) {
     Json c = Json::Object();
     c.set("check", r.check);
-    c.set("status", r.status);
+    c.set("status", StatusName(r.status));
     c.set("message", r.message);
     c.set("seconds", r.seconds);
     checks.push(c);
@@ -731,7 +738,7 @@ std::string DeviceContractJUnitSuite(const std::string& device,
   int failures = 0, skipped = 0;
   for (const ContractResult& r : results) {
     failures += ContractFailed(r);
-    skipped += r.status == "skipped";
+    skipped += r.status == Status::kSkipped;
   }
   std::ostringstream out;
   out << "  <testsuite name=\"device_contract\" tests=\"" << results.size() << "\" failures=\""
@@ -740,12 +747,28 @@ std::string DeviceContractJUnitSuite(const std::string& device,
     out << "    <testcase classname=\"" << XmlEscape(device + ".device_contract") << "\" name=\""
         << XmlEscape(r.check) << "\" time=\"" << r.seconds << "\">";
     if (ContractFailed(r)) out << "<failure message=\"" << XmlEscape(r.message) << "\"/>";
-    if (r.status == "skipped") out << "<skipped message=\"" << XmlEscape(r.message) << "\"/>";
+    if (r.status == Status::kSkipped)
+      out << "<skipped message=\"" << XmlEscape(r.message) << "\"/>";
     out << "</testcase>\n";
   }
   out << "  </testsuite>\n";
   return out.str();
 }
+
+namespace {
+// MarkdownCell: text a table cell can hold (a plugin's error text may have '|' or newlines).
+std::string MarkdownCell(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c == '\n' || c == '\r' ? ' ' : c;
+    }
+  }
+  return out;
+}
+}  // namespace
 
 std::string DeviceContractMarkdown(const std::vector<ContractResult>& results) {
   std::ostringstream out;
@@ -753,7 +776,8 @@ std::string DeviceContractMarkdown(const std::vector<ContractResult>& results) {
          "synchronization, streams, events, unloading), each check by name.\n\n"
       << "| check | status | message |\n|---|---|---|\n";
   for (const ContractResult& r : results) {
-    out << "| " << r.check << " | " << r.status << " | " << r.message << " |\n";
+    out << "| " << r.check << " | " << StatusName(r.status) << " | " << MarkdownCell(r.message)
+        << " |\n";
   }
   return out.str();
 }
@@ -764,11 +788,11 @@ std::string DeviceContractTerminal(const std::vector<ContractResult>& results) {
   out << "\ndevice contract:\n";
   for (const ContractResult& r : results) {
     char line[128];
-    std::snprintf(line, sizeof line, "  %-34s %-7s %6.3f s\n", r.check.c_str(), r.status.c_str(),
-                  r.seconds);
+    std::snprintf(line, sizeof line, "  %-34s %-7s %6.3f s\n", r.check.c_str(),
+                  StatusName(r.status), r.seconds);
     out << line;
     if (!r.message.empty()) out << "    " << r.message << "\n";
-    ++counts[r.status == "pass" ? 0 : r.status == "fail" ? 1 : 2];
+    ++counts[r.status == Status::kPass ? 0 : r.status == Status::kFail ? 1 : 2];
   }
   out << "device contract: " << counts[0] << " passed, " << counts[1] << " failed, " << counts[2]
       << " skipped\n";

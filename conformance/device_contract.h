@@ -10,15 +10,16 @@
 #include <vector>
 
 #include "conformance/json.h"
+#include "conformance/oracles.h"
 #include "tessera/c/device.h"
 
 namespace tessera {
 namespace conformance {
 
 struct ContractResult {
-  std::string check;    // "copy.device_to_host_bounds"
-  std::string status;   // "pass", "fail", "skipped"
-  std::string message;  // why it failed or was skipped
+  std::string check;              // "copy.device_to_host_bounds"
+  Status status = Status::kPass;  // kPass, kFail or kSkipped
+  std::string message;            // why it failed or was skipped
   double seconds = 0;
 };
 

@@ -530,7 +530,7 @@ int Main(int argc, char** argv) {
   int contract_failures = 0, contract_skipped = 0;
   for (const ContractResult& r : contract) {
     contract_failures += ContractFailed(r);
-    contract_skipped += r.status == "skipped";
+    contract_skipped += r.status == Status::kSkipped;
   }
   for (const CaseResult& c : cases) {
     if (!IsFailure(c.status)) continue;

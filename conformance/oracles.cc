@@ -97,7 +97,8 @@ int64_t FallbackTotal(const RunConfig& config) {
 // DeclaredNondeterministic: what the plugins providing `device_type` declare about the kernels of
 // `forms` (an op's functional, out= and in-place names) there: "plugin 'cuda' declares
 // scatter_add.out nondeterministic: atomic adds ...", or "" when no kernel is declared
-// (tsr_kernel_info.nondeterministic, ABI 1.2). Read once per process from the kernel listings.
+// (tsr_kernel_info.nondeterministic, ABI 1.2); with no forms, the first declaration of any
+// kernel on the device. Read once per process from the kernel listings.
 std::string DeclaredNondeterministic(int32_t device_type, const std::vector<std::string>& forms) {
   struct Declaration {
     int32_t device_type;
@@ -134,6 +135,7 @@ std::string DeclaredNondeterministic(int32_t device_type, const std::vector<std:
   }();
   for (const Declaration& d : *declarations) {
     if (d.device_type != device_type) continue;
+    if (forms.empty()) return d.text;
     for (const std::string& form : forms) {
       if (!form.empty() && form == d.op) return d.text;
     }
@@ -197,6 +199,7 @@ class OpRunner {
     if (cmp) {
       r.max_abs = cmp->max_abs;
       r.max_rel = cmp->max_rel;
+      r.snr_db = cmp->snr_db;
     }
     if (tol) {
       r.atol = tol->atol;
@@ -272,6 +275,7 @@ class OpRunner {
                              what + (n > 1 ? " return " + std::to_string(k) : ""));
       cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
       cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
+      if (!std::isnan(c.snr_db) && !(cmp->snr_db <= c.snr_db)) cmp->snr_db = c.snr_db;
       if (!c.ok) {
         *message = c.message;
         return Status::kFail;
@@ -454,12 +458,15 @@ class OpRunner {
 
   // Determinism: the same call twice gives the same bits, with the runtime on 1 thread and on
   // 2 (a sum whose partial results are combined in the order threads finish is not), and the
-  // same bits on 1 thread as on 2 (DESIGN: "at two thread counts"). A kernel its plugin
-  // declares nondeterministic (DeclaredNondeterministic) is held to it with deterministic
-  // algorithms on instead: the call then takes a deterministic path (a composite, the CPU
-  // fallback) and must give the same bits, or is refused with FAILED_PRECONDITION (skipped,
-  // with the declaration). The thread count and the mode are put back afterwards.
+  // same bits on 1 thread as on 2 (DESIGN: "at two thread counts"). On a device whose plugin
+  // declares any kernel nondeterministic (DeclaredNondeterministic), every case runs with
+  // deterministic algorithms on instead, so that a declared kernel is held to its deterministic
+  // path (a composite, the CPU fallback) wherever it is reached, also from inside another op's
+  // composite (embedding_dense_backward calls scatter_add): the same bits, or a refusal with
+  // FAILED_PRECONDITION (skipped, with the declaration). The thread count and the mode are put
+  // back afterwards.
   void RunDeterminism(const std::string& dt, const Sample& s) {
+    static const bool device_declares = !DeclaredNondeterministic(config_.device.type, {}).empty();
     const std::string declared =
         DeclaredNondeterministic(config_.device.type, {op_.name, op_.out, op_.inplace});
     Case({dt, "contiguous", "determinism", s.desc}, [&](std::string* msg, Comparison*, Tolerance*) {
@@ -471,13 +478,14 @@ class OpRunner {
           tsr_error_release(tsr_set_deterministic_algorithms(mode));
         }
       } restore;
-      if (!declared.empty()) {
+      if (device_declares) {
         sdk::check(tsr_set_deterministic_algorithms(TSR_DETERMINISTIC_ON));
         try {
           Returns(s);
         } catch (const sdk::Error& e) {
           if (e.code() != TSR_FAILED_PRECONDITION) throw;
-          *msg = declared + "; with deterministic algorithms on it is refused: " + e.what();
+          *msg = (declared.empty() ? std::string() : declared + "; ") +
+                 "with deterministic algorithms on it is refused: " + e.what();
           return Status::kSkipped;
         }
       }

@@ -3,6 +3,7 @@
 // claims, error inputs, memory (guard bytes). RunOp turns one OpInfo into cases.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ struct CaseResult {
   Status status = Status::kPass;
   std::string message;  // why it failed (or what was unsupported)
   double max_abs = 0, max_rel = 0, atol = 0, rtol = 0;
+  double snr_db = NAN;  // float16, bfloat16 value cases: Comparison::snr_db (the worst return's)
   // running_dtype: for a crash or timeout (--isolate), the dtype the op's process was running
   // when it died or was killed: "*" in the op's whole-op cases (error inputs), "" unknown.
   std::string running_dtype;

@@ -1,6 +1,7 @@
 #include "conformance/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <map>
@@ -182,6 +183,7 @@ Json CaseToJson(const CaseResult& c) {
   tol.set("atol", c.atol);
   tol.set("rtol", c.rtol);
   r.set("tolerance", tol);
+  if (!std::isnan(c.snr_db)) r.set("snr_db", c.snr_db);  // "inf" for an exact match
   if (!c.message.empty()) r.set("message", c.message);
   if (!c.running_dtype.empty()) r.set("running_dtype", c.running_dtype);
   return r;
@@ -202,6 +204,12 @@ CaseResult CaseFromJson(const Json& j) {
   c.atol = j["tolerance"]["atol"].as_number();
   c.rtol = j["tolerance"]["rtol"].as_number();
   c.running_dtype = j["running_dtype"].as_string();
+  if (const Json* snr = j.find("snr_db")) {
+    c.snr_db = snr->kind() == Json::Kind::kNumber ? snr->as_number()
+               : snr->as_string() == "inf"        ? INFINITY
+               : snr->as_string() == "-inf"       ? -INFINITY
+                                                  : NAN;
+  }
   return c;
 }
 

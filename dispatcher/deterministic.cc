@@ -52,27 +52,14 @@ void WarnNondeterministic(std::atomic<bool>* warned, std::string_view op,
   if (warned->exchange(true, std::memory_order_relaxed)) return;
   const std::string message = absl::StrFormat(
       "%s ran kernel '%s', which is nondeterministic (%s): two identical calls may give "
-      "different bits (deterministic algorithms: warn; 1 would refuse it)",
+      "different bits (deterministic algorithms: warn; with 1 the kernel would not run: the op's "
+      "composite or the device's fallback would, or the call would be refused)",
       op, kernel.name, kernel.nondeterministic_reason);
   if (DeterminismWarningSink sink = Sink().load(std::memory_order_acquire)) {
     sink(message);
   } else {
     std::cerr << "tessera: " << message << std::endl;
   }
-}
-
-bool NondeterministicKernelAllowed(std::atomic<bool>* warned, std::string_view op,
-                                   const KernelFunction& kernel) {
-  switch (GetDeterministicMode()) {
-    case DeterministicMode::kOff:
-      return true;
-    case DeterministicMode::kWarn:
-      WarnNondeterministic(warned, op, kernel);
-      return true;
-    case DeterministicMode::kOn:
-      break;
-  }
-  return false;
 }
 
 absl::Status NondeterministicRefusal(std::string_view op, std::string_view device,

@@ -48,16 +48,21 @@ absl::Status SetDeterministicMode(int mode);
 using DeterminismWarningSink = void (*)(std::string_view message);
 void SetDeterminismWarningSink(DeterminismWarningSink sink);
 
-// WarnNondeterministic logs, once per op, that `kernel` of `op` ran while warn mode is on.
+// WarnNondeterministic logs, once per op (its form that owns the kernel), that `kernel` of `op`
+// runs while warn mode is on.
 void WarnNondeterministic(std::atomic<bool>* warned, std::string_view op,
                           const KernelFunction& kernel);
 
-// NondeterministicKernelAllowed: whether the nondeterministic `kernel` of `op` may run now (Note
-// [Deterministic algorithms]); `warned` is the op's once-flag for warn mode. Out of line: a
-// call of a deterministic kernel never gets here, and computes none of its arguments (checked
-// inline, the test cost a boxed call 18 instructions; out of line, 2).
-bool NondeterministicKernelAllowed(std::atomic<bool>* warned, std::string_view op,
-                                   const KernelFunction& kernel);
+// WarnIfNondeterministic: where a kernel is about to run (not where a lookup only asks), warn
+// mode's warning, once per op, for a nondeterministic kernel; nothing for a deterministic one
+// (one load of its flag).
+inline void WarnIfNondeterministic(std::atomic<bool>* warned, std::string_view op,
+                                   const KernelFunction& kernel) {
+  if (ABSL_PREDICT_FALSE(kernel.nondeterministic) &&
+      GetDeterministicMode() == DeterministicMode::kWarn) {
+    WarnNondeterministic(warned, op, kernel);
+  }
+}
 
 // NondeterministicRefusal: the error of a call left with nothing but a nondeterministic kernel.
 absl::Status NondeterministicRefusal(std::string_view op, std::string_view device,

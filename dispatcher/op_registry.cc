@@ -441,12 +441,26 @@ absl::StatusOr<KernelLookup> OpRegistry::Lookup(const OperatorHandle& op, Dispat
   if (ABSL_PREDICT_TRUE(kernel != nullptr && !kernel->nondeterministic)) {
     return KernelLookup{kernel, KernelSource::kKernel};
   }
-  return LookupUncommon(op, key);
+  return LookupWithoutPlainKernel(op, key, /*to_run=*/false);
 }
 
-absl::StatusOr<KernelLookup> OpRegistry::LookupUncommon(const OperatorHandle& op,
-                                                        DispatchKey key) const {
-  if (const KernelFunction* kernel = internal::AllowedKernel(op.entry_, static_cast<int>(key))) {
+absl::StatusOr<KernelLookup> OpRegistry::LookupToRun(const OperatorHandle& op,
+                                                     DispatchKey key) const {
+  const internal::OperatorEntry& entry = *op.entry_;
+  const KernelFunction* kernel =
+      entry.kernels[static_cast<int>(key)].load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(kernel != nullptr && !kernel->nondeterministic)) {
+    return KernelLookup{kernel, KernelSource::kKernel};
+  }
+  return LookupWithoutPlainKernel(op, key, /*to_run=*/true);
+}
+
+absl::StatusOr<KernelLookup> OpRegistry::LookupWithoutPlainKernel(const OperatorHandle& op,
+                                                                  DispatchKey key,
+                                                                  bool to_run) const {
+  const internal::OperatorEntry& entry = *op.entry_;
+  if (const KernelFunction* kernel = internal::AllowedKernel(&entry, static_cast<int>(key))) {
+    if (to_run) WarnIfNondeterministic(&entry.nondeterminism_warned, entry.name, *kernel);
     return KernelLookup{kernel, KernelSource::kKernel};
   }
   return LookupBeyondKernel(op, key);
@@ -468,13 +482,13 @@ absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle
     return KernelLookup{fallback, KernelSource::kFallback};
   }
   // Nothing but a kernel that deterministic algorithms pass over: say so, not "not implemented".
+  const bool deterministic = GetDeterministicMode() == DeterministicMode::kOn;
   for (const internal::OperatorEntry* form :
        {&entry, static_cast<const internal::OperatorEntry*>(entry.out),
         static_cast<const internal::OperatorEntry*>(entry.functional)}) {
     if (form == nullptr) continue;
     const KernelFunction* kernel = form->kernels[k].load(std::memory_order_acquire);
-    if (kernel != nullptr && kernel->nondeterministic &&
-        GetDeterministicMode() == DeterministicMode::kOn) {
+    if (kernel != nullptr && kernel->nondeterministic && deterministic) {
       return NondeterministicRefusal(entry.name, DispatchKeyName(key), *kernel);
     }
   }
@@ -536,7 +550,7 @@ absl::Status OpRegistry::Dispatch(const internal::OperatorEntry& entry, Dispatch
         "%s: the op is no longer defined (its definition was removed)", entry.name));
   }
   OperatorHandle op(const_cast<internal::OperatorEntry*>(&entry));
-  TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, Lookup(op, key));
+  TSR_ASSIGN_OR_RETURN(const KernelLookup lookup, LookupToRun(op, key));
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) Trace(entry, key, lookup);
   // A backend's own kernel gets its arguments checked (Note [Variants]) and its results too
   // (Note [Kernel results] in kernel_results.cc); derivations check the kernels they run.

@@ -229,9 +229,6 @@ class OpRegistry {
   // derived form, the composite, the key's fallback), for a kernel that declines a call (a
   // kernel built against an older schema, given a non-default value for an argument it lacks).
   absl::StatusOr<KernelLookup> LookupBeyondKernel(const OperatorHandle& op, DispatchKey key) const;
-  // LookupUncommon: Lookup's rest, out of its line (Lookup then tail-calls it and saves no
-  // register): a kernel declared nondeterministic (Note [Deterministic algorithms]), or none.
-  absl::StatusOr<KernelLookup> LookupUncommon(const OperatorHandle& op, DispatchKey key) const;
 
   // SetTrace turns call tracing on or off; lines go to `sink` (std::cerr when NULL). Tracing
   // starts on when the environment has TESSERA_DISPATCH_TRACE=1.
@@ -246,6 +243,15 @@ class OpRegistry {
   size_t KernelRecords() const;
 
  private:
+  // LookupToRun: Lookup for a call about to run what it finds (Dispatch): the same, and warn
+  // mode's warning for a nondeterministic kernel (Lookup itself only answers a question: a
+  // model's compile step, a listing).
+  absl::StatusOr<KernelLookup> LookupToRun(const OperatorHandle& op, DispatchKey key) const;
+  // LookupWithoutPlainKernel: the lookups where the op has no kernel on `key` or one declared
+  // nondeterministic (Note [Deterministic algorithms]), out of their line, which then tail-call
+  // it and save no register. `to_run`: LookupToRun's (warns).
+  absl::StatusOr<KernelLookup> LookupWithoutPlainKernel(const OperatorHandle& op, DispatchKey key,
+                                                        bool to_run) const;
   absl::Status NormalizeArguments(const internal::OperatorEntry& entry, Stack* stack) const;
   absl::Status Dispatch(const internal::OperatorEntry& entry, DispatchKey key, Stack* stack) const;
   absl::StatusOr<internal::OperatorEntry*> FindEntry(std::string_view name) const;

@@ -184,12 +184,15 @@ Device OutputDevice(const Args& stack, size_t count = SIZE_MAX) {
 // [Kernel results]), so that the derivation may index them.
 absl::Status CallKernel(const OperatorEntry& caller, const OperatorEntry& entry, int key,
                         KernelCall* call, Stack* stack) {
-  const KernelFunction* kernel = KernelAt(&entry, key);
+  // The slot as it is: the derivation was chosen through KernelAt (Note [Deterministic
+  // algorithms]), and a mode switched since applies from the next call.
+  const KernelFunction* kernel = entry.kernels[key].load(std::memory_order_acquire);
   if (kernel == nullptr) {
     return absl::InternalError(absl::StrFormat("%s: the kernel on %s went away during the call",
                                                entry.name,
                                                DispatchKeyName(static_cast<DispatchKey>(key))));
   }
+  WarnIfNondeterministic(&entry.nondeterminism_warned, entry.name, *kernel);
   ReserveDraw(entry, *stack, &call->plan);
   if (kernel->packed != nullptr) return CallPacked(caller, entry, *kernel, call->plan, stack);
   RecordCall(entry, *stack, call);

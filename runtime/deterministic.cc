@@ -15,7 +15,10 @@ namespace {
 void WarnThroughLog(std::string_view message) {
   RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
 }
-[[maybe_unused]] const bool g_sink_installed = (SetDeterminismWarningSink(&WarnThroughLog), true);
+// ... installed when libtessera loads, which also reads TESSERA_DETERMINISTIC then (a value it
+// does not know is said on stderr at start, not at the first op call).
+[[maybe_unused]] const bool g_sink_installed =
+    (SetDeterminismWarningSink(&WarnThroughLog), GetDeterministicMode(), true);
 
 }  // namespace
 

@@ -98,5 +98,4 @@
   X(generator_set_state, &tsr_generator_set_state)                   \
   X(manual_seed, &tsr_manual_seed)                                   \
   X(stack_push_generator, &tsr_stack_push_generator)                 \
-  X(set_deterministic_algorithms, &tsr_set_deterministic_algorithms) \
   X(deterministic_algorithms, &tsr_deterministic_algorithms)

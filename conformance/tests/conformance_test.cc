@@ -3,6 +3,7 @@
 // and reports behave as documented.
 #include <sys/wait.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -431,12 +432,15 @@ TEST(PlantedBugs, ADeclaredNondeterministicKernelIsHeldToItsDeterministicPath) {
   const CliRun none =
       Conformance(Plugin("declares_without_fallback") + " --op '^sum$' --dtype float32");
   EXPECT_EQ(none.exit_code, 0) << none.output;
+  int refused = 0;
   for (const CaseResult& c : none.cases) {
     if (c.oracle != "determinism") continue;
+    ++refused;
     EXPECT_EQ(c.status, Status::kSkipped) << c.Key();
     EXPECT_THAT(c.message, HasSubstr("with deterministic algorithms on it is refused"));
     EXPECT_THAT(c.message, HasSubstr("has no deterministic implementation"));
   }
+  EXPECT_GT(refused, 0) << none.output;
 }
 
 TEST(PlantedBugs, ARandomKernelThatIgnoresItsOffsetFailsTheReference) {
@@ -1065,6 +1069,7 @@ TEST(DeviceContract, HealthyDevicesPassEveryCheckTheyOffer) {
 
   const CliRun async = Conformance(std::string("--device-contract --plugin ") + ASYNC_PLUGIN);
   EXPECT_EQ(async.exit_code, 0) << async.output;
+  EXPECT_EQ(ContractStatuses(async).size(), 17u) << async.output;
   for (const auto& [check, status] : ContractStatuses(async))
     EXPECT_EQ(status, "pass") << check << ": " << ContractMessage(async, check);
 }
@@ -1085,9 +1090,11 @@ TEST(DeviceContract, EachPlantedDeviceBugFailsTheCheckNamedForIt) {
   };
   for (const auto& b : kBugs) {
     const std::string junit = TempPath(std::string(b.bug) + ".xml");
-    const CliRun r =
-        Conformance(std::string("--device-contract --timeout 2 --plugin ") + PLANTED_DIR +
-                    "/libtsr_planted_device_" + b.bug + ".so --junit " + junit);
+    // A short deadline only where a check must hang: a slow (sanitized) build may take more than
+    // 2 s over a healthy check.
+    const std::string timeout = std::string(b.bug) == "event_never_completes" ? " --timeout 2" : "";
+    const CliRun r = Conformance("--device-contract" + timeout + " --plugin " + PLANTED_DIR +
+                                 "/libtsr_planted_device_" + b.bug + ".so --junit " + junit);
     EXPECT_EQ(r.exit_code, 1) << b.bug << "\n" << r.output;
     const std::map<std::string, std::string> s = ContractStatuses(r);
     EXPECT_EQ(s.count(b.check) ? s.at(b.check) : "", "fail") << b.bug << "\n" << r.output;
@@ -1102,6 +1109,7 @@ TEST(DeviceContract, EachPlantedDeviceBugFailsTheCheckNamedForIt) {
   // overlaps blocks breaks nothing else that these checks see.
   const CliRun overlap = Conformance(std::string("--device-contract --plugin ") + PLANTED_DIR +
                                      "/libtsr_planted_device_overlapping_blocks.so");
+  EXPECT_EQ(ContractStatuses(overlap).size(), 17u) << overlap.output;
   for (const auto& [check, status] : ContractStatuses(overlap)) {
     if (check != "allocate.distinct_blocks") {
       EXPECT_EQ(status, "pass") << check;
@@ -1120,6 +1128,26 @@ TEST(DeviceContract, EachPlantedDeviceBugFailsTheCheckNamedForIt) {
 }
 
 // With --op, the op cases run as well, and the Markdown report has the contract's table.
+// float16 and bfloat16 value cases carry their SNR in the JSON report (report_version 2), and
+// it reads back; other dtypes carry none.
+TEST(Reports, HalfCasesCarryTheirSignalToNoiseRatio) {
+  const CliRun r = Conformance("--op '^tanh$' --dtype float16,float32");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  int half = 0;
+  for (const Json& c : r.json["cases"].items()) {
+    if (c["oracle"].as_string() != "reference") continue;
+    const bool has = c.find("snr_db") != nullptr;
+    EXPECT_EQ(has, c["dtype"].as_string() == "float16") << c.Dump();
+    half += has;
+  }
+  EXPECT_GT(half, 0);
+  for (const CaseResult& c : r.cases) {
+    if (c.oracle == "reference" && c.dtype == "float16") {
+      EXPECT_FALSE(std::isnan(c.snr_db)) << c.Key();
+    }
+  }
+}
+
 TEST(DeviceContract, RunsBesideOpCasesInEveryReport) {
   const std::string markdown = TempPath("contract.md");
   const CliRun r =

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/compare.h"
 #include "conformance/host_tensor.h"
 #include "conformance/op_db.h"
 #include "conformance/reference_promotion.h"
@@ -55,6 +56,25 @@ tsr_dtype DtypeOf(const std::string& abbreviation) {
   }
   ADD_FAILURE() << "no Tessera dtype for PyTorch's " << abbreviation;
   return TSR_DTYPE_FORCE_INT32;
+}
+
+// The SNR beside the worst element, for float16 and bfloat16 only (Comparison::snr_db).
+TEST(Comparison, HalfResultsCarryTheirSignalToNoiseRatio) {
+  const HostTensor expected{TSR_DTYPE_FLOAT16, {4}, {1, 2, 3, 4}};
+  HostTensor actual = expected;
+  actual.values[3] = 4.5;  // noise 0.25 against a signal of 30: 10 log10(120) dB
+  const Comparison off = Compare(actual, expected, ToleranceFor(TSR_DTYPE_FLOAT16, 1), "out");
+  EXPECT_FALSE(off.ok);
+  EXPECT_NEAR(off.snr_db, 10 * std::log10(120.0), 1e-9);
+  EXPECT_NE(off.message.find("(SNR of the whole result 20.8 dB)"), std::string::npos)
+      << off.message;
+  EXPECT_EQ(Compare(expected, expected, {}, "out").snr_db, INFINITY);
+  const HostTensor zeros{TSR_DTYPE_BFLOAT16, {2}, {0, 0}}, ones{TSR_DTYPE_BFLOAT16, {2}, {1, 0}};
+  EXPECT_EQ(Compare(ones, zeros, {}, "out").snr_db, -INFINITY);
+  // Other dtypes, and a mismatch of shape, compute none.
+  const HostTensor f32{TSR_DTYPE_FLOAT32, {2}, {1, 2}};
+  EXPECT_TRUE(std::isnan(Compare(f32, f32, {}, "out").snr_db));
+  EXPECT_TRUE(std::isnan(Compare(zeros, expected, {}, "out").snr_db));
 }
 
 TEST(ReferencePromotion, MatchesPyTorchsTableOnEveryPair) {

@@ -160,13 +160,13 @@ class alignas(64) OperatorEntry {
 // AllowedKernel: `entry`'s kernel on `key`, or NULL when it has none or its kernel may not run
 // now (a nondeterministic kernel while deterministic algorithms are on: Note [Deterministic
 // algorithms] in dispatcher/deterministic.h). Every lookup that may run a kernel reads the slot
-// through this; `entry` may be NULL (a missing sibling form).
+// through this; `entry` may be NULL (a missing sibling form). No side effect: the warning of
+// warn mode is given where the kernel runs (WarnIfNondeterministic).
 inline const KernelFunction* AllowedKernel(const OperatorEntry* entry, int key) {
   if (entry == nullptr) return nullptr;
   const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
   if (ABSL_PREDICT_TRUE(k == nullptr || !k->nondeterministic)) return k;
-  return NondeterministicKernelAllowed(&entry->nondeterminism_warned, entry->name, *k) ? k
-                                                                                       : nullptr;
+  return GetDeterministicMode() == DeterministicMode::kOn ? nullptr : k;
 }
 
 // The variant machinery (dispatcher/variants.cc), used by OpRegistry's lookup and dispatch.

@@ -382,7 +382,8 @@ void RegisterIndexOps(sdk::Library& lib) {
   // Repeated indices (index_plan.h): replace keeps whichever write lands last, add and multiply
   // combine atomically in scheduling order, so these may differ from call to call (Note
   // [Deterministic algorithms]: with deterministic algorithms on they do not run; the CPU
-  // fallback does). A value written by every duplicate is the same whichever lands.
+  // fallback does). A Scalar value is the same for every duplicate: whichever lands, and
+  // combined in any order (v + v + v, v * v * v), the bits are the same.
   constexpr const char* kLastWriteWins =
       "with repeated indices, which write lands last depends on scheduling";
   constexpr const char* kAtomicOrder =
@@ -392,8 +393,7 @@ void RegisterIndexOps(sdk::Library& lib) {
   lib.impl<&ScatterAddOut>(TESSERA_OP("scatter_add.out"), sdk::nondeterministic(kAtomicOrder));
   lib.impl<&ScatterReduceOut>(TESSERA_OP("scatter.reduce_out"),
                               sdk::nondeterministic(kAtomicOrder));
-  lib.impl<&ScatterValueReduceOut>(TESSERA_OP("scatter.value_reduce_out"),
-                                   sdk::nondeterministic(kAtomicOrder));
+  lib.impl<&ScatterValueReduceOut>(TESSERA_OP("scatter.value_reduce_out"));
   lib.impl<&SortValuesOut>(TESSERA_OP("sort.values"));
   lib.impl<&SortValuesStableOut>(TESSERA_OP("sort.values_stable"));
   lib.impl<&TopkOut>(TESSERA_OP("topk.values"));

@@ -150,7 +150,8 @@ tsr_error* BoxedAdd(void*, const tsr_op*, tsr_stack* stack) {
 // Registration: the test's add.out (boxed + packed) on the CPU, released at scope exit.
 class AddOutKernel {
  public:
-  explicit AddOutKernel(const char* op = "add.out", bool with_boxed = true) {
+  explicit AddOutKernel(const char* op = "add.out", bool with_boxed = true,
+                        const char* nondeterministic = "") {
     seen = Seen();
     tsr_kernel_desc desc{};
     desc.struct_size = sizeof desc;
@@ -159,6 +160,7 @@ class AddOutKernel {
     desc.boxed = with_boxed ? &BoxedAdd : nullptr;
     desc.packed = &PackedAdd;
     desc.kernel_name = S("packed_test::add_out");
+    desc.nondeterministic = S(nondeterministic);
     error_ = Consume(tsr_kernel_register(&desc, &registration_));
   }
   ~AddOutKernel() { tsr_registration_release(registration_); }
@@ -204,6 +206,34 @@ TEST(CApiPackedKernel, OutFormsRunThePackedEntryWithViewsAndThePlan) {
   tsr_tensor_release(a);
   tsr_tensor_release(b);
   tsr_tensor_release(out);
+}
+
+// The unboxed fast path leaves a nondeterministic kernel to the boxed path, where deterministic
+// algorithms pass it over: with the mode on, nothing else runs add here, so the call is refused
+// and the packed entry never runs.
+TEST(CApiPackedKernel, DeterministicAlgorithmsReachTheFastPath) {
+  AddOutKernel kernel("add.out", true, "atomic adds in scheduling order");
+  ASSERT_EQ(kernel.error(), "");
+  tsr_tensor* a = Floats({1, 2});
+  tsr_tensor* b = Floats({3, 4});
+  const tsr_value args[] = {TensorValue(a), TensorValue(b)};
+  tsr_value ret = Kind(TSR_VALUE_NONE);
+  size_t n = 0;
+  const int32_t before = tsr_deterministic_algorithms();
+  ASSERT_EQ(Consume(tsr_set_deterministic_algorithms(TSR_DETERMINISTIC_ON)), "");
+  const std::string refused = Consume(tsr_op_call_values(Find("add.Tensor"), args, 2, &ret, 1, &n));
+  const std::string refused_inplace =
+      Consume(tsr_op_call_values(Find("add_.Tensor"), args, 2, &ret, 1, &n));
+  ASSERT_EQ(Consume(tsr_set_deterministic_algorithms(before)), "");
+  EXPECT_THAT(refused, HasSubstr("add.Tensor on cpu has no deterministic implementation: its "
+                                 "kernel 'packed_test::add_out' is nondeterministic"));
+  EXPECT_THAT(refused_inplace, HasSubstr("add_.Tensor on cpu has no deterministic"));
+  EXPECT_EQ(seen.packed_calls + seen.boxed_calls, 0);
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("add.Tensor"), args, 2, &ret, 1, &n)), "");
+  EXPECT_EQ(seen.packed_calls, 1) << "mode off: the fast path runs it";
+  tsr_tensor_release(ret.u.tensor);
+  tsr_tensor_release(a);
+  tsr_tensor_release(b);
 }
 
 TEST(CApiPackedKernel, DerivedFunctionalAndInplaceFormsRunItToo) {

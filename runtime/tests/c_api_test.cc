@@ -755,6 +755,10 @@ std::vector<float> Read(const tsr_tensor* t) {
 TEST(CApiDeterminism, ADeclaredKernelIsRefusedWhileTheSwitchIsOn) {
   const int32_t before = tsr_deterministic_algorithms();
   EXPECT_EQ(before, TSR_DETERMINISTIC_OFF) << "TESSERA_DETERMINISTIC is unset here";
+  struct RestoreMode {  // also when an assertion below ends the test
+    int32_t mode;
+    ~RestoreMode() { tsr_error_release(tsr_set_deterministic_algorithms(mode)); }
+  } restore{before};
   tsr_registration* def = nullptr;
   ASSERT_EQ(Consume(tsr_op_define(S("nd::plus_one(Tensor self) -> Tensor"), &def)), "");
   tsr_kernel_desc desc = {};
@@ -796,7 +800,7 @@ TEST(CApiDeterminism, ADeclaredKernelIsRefusedWhileTheSwitchIsOn) {
                         "not one of 0 (off), 1 (on) and 2 (warn)"));
   EXPECT_EQ(tsr_deterministic_algorithms(), TSR_DETERMINISTIC_WARN) << "unchanged by a refusal";
   ASSERT_EQ(Consume(tsr_set_deterministic_algorithms(before)), "");
-  // The table has the switch too (for the C++ SDK and plugins).
+  // The table has the mode too (for kernels with a deterministic path of their own).
   const tsr_runtime_api* api = tsr_runtime_api_get();
   ASSERT_TRUE(TSR_API_HAS(api, deterministic_algorithms));
   EXPECT_EQ(api->deterministic_algorithms(), before);

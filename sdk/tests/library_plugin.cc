@@ -182,10 +182,12 @@ TESSERA_PLUGIN(lib) {
   lib.impl_typed("sdktest::probe", &sdktest_probe,
                  const_cast<int*>(&sdktest_probe_context));  // checked at registration
 #endif
-  lib.impl_typed(TESSERA_OP("add.out"), &sdktest_add_out);  // checked at compile time
+  // checked at compile time; declared nondeterministic, to see the reason reach the listing
+  lib.impl_typed(TESSERA_OP("add.out"), &sdktest_add_out, nullptr, nullptr,
+                 tessera::sdk::nondeterministic("a reason given to impl_typed"));
   lib.impl<&Mul>(TESSERA_OP("mul.Tensor"));
   lib.define("sdktest::stats(Tensor self) -> Tensor");
-  lib.impl<&Stats>("sdktest::stats");
+  lib.impl<&Stats>("sdktest::stats", tessera::sdk::nondeterministic("a reason given to impl"));
   lib.define(
       "sdktest::views.out(Tensor self, Tensor? maybe, int k, *, Tensor(a!) out, Tensor(b!) named) "
       "-> (Tensor(a!), Tensor(b!))");

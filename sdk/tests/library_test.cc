@@ -194,10 +194,30 @@ TEST_F(LibraryTest, KernelNamesAreThePluginsOnce) {
   for (const tsr_kernel_info& info : infos) names.push_back(Str(info.kernel_name));
   EXPECT_THAT(names, ElementsAre("sdktest::probe", "sdktest::add.out", "sdktest::mul.Tensor",
                                  "sdktest::stats", "sdktest::views.out"));
+  std::vector<std::string> reasons;
   for (const tsr_kernel_info& info : infos) {
     EXPECT_EQ(info.device_type, TSR_DEVICE_PRIVATEUSE2);
     EXPECT_EQ(info.status, TSR_KERNEL_REGISTERED) << Str(info.note);
+    reasons.push_back(Str(info.nondeterministic));
   }
+  // sdk::nondeterministic reaches the listing from impl and impl_typed; the rest say nothing.
+  EXPECT_THAT(reasons,
+              ElementsAre("", "a reason given to impl_typed", "", "a reason given to impl", ""));
+}
+
+// The C++ embedding API's switch is the C ABI's (determinism.h).
+TEST_F(LibraryTest, DeterministicAlgorithmsSwitchFromCpp) {
+  const tsr_deterministic_mode before = tessera::deterministic_algorithms();
+  tessera::set_deterministic_algorithms(TSR_DETERMINISTIC_WARN);
+  EXPECT_EQ(tsr_deterministic_algorithms(), TSR_DETERMINISTIC_WARN);
+  EXPECT_EQ(tessera::deterministic_algorithms(), TSR_DETERMINISTIC_WARN);
+  try {
+    tessera::set_deterministic_algorithms(static_cast<tsr_deterministic_mode>(5));
+    ADD_FAILURE() << "mode 5 was accepted";
+  } catch (const tessera::sdk::Error& e) {
+    EXPECT_EQ(e.code(), TSR_INVALID_ARGUMENT);
+  }
+  tessera::set_deterministic_algorithms(before);
 }
 
 // sdktest::probe is a typed C kernel registered by plain name: each argument arrives as the C

@@ -362,13 +362,13 @@ int main(void) {
   FIELD(tsr_runtime_api, generator_set_state);
   FIELD(tsr_runtime_api, manual_seed);
   FIELD(tsr_runtime_api, stack_push_generator);
-  FIELD(tsr_runtime_api, set_deterministic_algorithms);
   FIELD(tsr_runtime_api, deterministic_algorithms);
   END(tsr_runtime_api);
 
   ENUM(TSR_DETERMINISTIC_OFF);
   ENUM(TSR_DETERMINISTIC_ON);
   ENUM(TSR_DETERMINISTIC_WARN);
+  ENUM(TSR_DETERMINISTIC_MODE_FORCE_INT32);
 
   ENUM(TSR_OK); ENUM(TSR_CANCELLED); ENUM(TSR_UNKNOWN); ENUM(TSR_INVALID_ARGUMENT);
   ENUM(TSR_DEADLINE_EXCEEDED); ENUM(TSR_NOT_FOUND); ENUM(TSR_ALREADY_EXISTS);

@@ -191,7 +191,7 @@ class Library {
   // the parameter. `kernel_name` defaults to the op's name (traces say "<plugin>::<op>").
   template <typename OpName, typename... Params>
   void impl_typed(OpName op_name, tsr_error* (*fn)(void*, Params...), void* context = nullptr,
-                  const char* kernel_name = nullptr) {
+                  const char* kernel_name = nullptr, Nondeterministic nondeterministic = {}) {
     constexpr std::string_view op = OpName{}();
     constexpr std::string_view schema = current_opset::FindSchema(op);
     static_assert(!schema.empty(),
@@ -210,21 +210,23 @@ class Library {
     (void)op_name;
     const std::string name(op);
     register_kernel(name.c_str(), nullptr, reinterpret_cast<tsr_typed_kernel_fn>(fn), context,
-                    kernel_name != nullptr ? kernel_name : name.c_str());
+                    kernel_name != nullptr ? kernel_name : name.c_str(), -1, nullptr,
+                    nondeterministic);
   }
   template <typename... Params>
   void impl_typed(const char* op, tsr_error* (*fn)(void*, Params...), void* context = nullptr,
-                  const char* kernel_name = nullptr) {
+                  const char* kernel_name = nullptr, Nondeterministic nondeterministic = {}) {
     if (!registering_) return;
     check_typed(op, typed_c::ParamTypes<Params...>());
     register_kernel(op, nullptr, reinterpret_cast<tsr_typed_kernel_fn>(fn), context,
-                    kernel_name != nullptr ? kernel_name : op);
+                    kernel_name != nullptr ? kernel_name : op, -1, nullptr, nondeterministic);
   }
   // impl_typed with a function already cast to tsr_typed_kernel_fn: nothing can be checked, the
   // parameters are the plugin's to get right.
   void impl_typed(const char* op, tsr_typed_kernel_fn fn, void* context = nullptr,
-                  const char* kernel_name = nullptr) {
-    register_kernel(op, nullptr, fn, context, kernel_name != nullptr ? kernel_name : op);
+                  const char* kernel_name = nullptr, Nondeterministic nondeterministic = {}) {
+    register_kernel(op, nullptr, fn, context, kernel_name != nullptr ? kernel_name : op, -1,
+                    nullptr, nondeterministic);
   }
 
   // impl_boxed registers a boxed C kernel (tsr_boxed_kernel_fn).

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/c/determinism.h"
 #include "tessera/c/device.h"
 #include "tessera/c/loader.h"
 #include "tessera/c/parallel.h"
@@ -482,6 +483,16 @@ inline Tensor operator-(const Tensor& a) { return tessera::neg(a); }
 // (tsr_set_num_threads; Tessera's own, apart from any other library's in the process).
 inline void set_num_threads(int threads) { sdk::check(tsr_set_num_threads(threads)); }
 inline int num_threads() { return tsr_num_threads(); }
+
+// set_deterministic_algorithms: PyTorch's torch.use_deterministic_algorithms for the whole
+// process (tessera/c/determinism.h): TSR_DETERMINISTIC_ON passes over kernels their plugins
+// declare nondeterministic, TSR_DETERMINISTIC_WARN runs them with a warning.
+inline void set_deterministic_algorithms(tsr_deterministic_mode mode) {
+  sdk::check(tsr_set_deterministic_algorithms(mode));
+}
+inline tsr_deterministic_mode deterministic_algorithms() {
+  return static_cast<tsr_deterministic_mode>(tsr_deterministic_algorithms());
+}
 
 // parse_device reads "npu:0", "cpu", ...
 inline tsr_device parse_device(std::string_view text) {

@@ -64,7 +64,9 @@ typedef struct tsr_device_interface {
   /* since 1.0, required */
   tsr_error* (*device_count)(void* context, int32_t* out);
   /* allocate: at least nbytes (nbytes may be 0) on device `index`, aligned to at least 16
-   * bytes; TSR_RESOURCE_EXHAUSTED when the device cannot provide them. */
+   * bytes; TSR_RESOURCE_EXHAUSTED when the device cannot provide them (both stated in 1.2, for
+   * every plugin: the SDK's kernels read any dtype in place, and conformance
+   * --device-contract checks both). */
   tsr_error* (*allocate)(void* context, int32_t index, size_t nbytes, void** out);
   void (*free)(void* context, int32_t index, void* ptr);
   tsr_error* (*copy_host_to_device)(void* context, int32_t index, void* dst, const void* src,

@@ -185,9 +185,9 @@ typedef struct tsr_runtime_api {
   tsr_error* (*generator_set_state)(tsr_generator* generator, uint64_t seed, uint64_t offset);
   void (*manual_seed)(uint64_t seed);
   tsr_error* (*stack_push_generator)(tsr_stack* stack, tsr_generator* generator);
-  /* since 1.2: deterministic algorithms (determinism.h). A runtime before 1.2 has no slot and
-   * no switch: every kernel runs. */
-  tsr_error* (*set_deterministic_algorithms)(int32_t mode);
+  /* since 1.2: the mode of deterministic algorithms (determinism.h), for a kernel with a
+   * deterministic path of its own. A runtime before 1.2 has no slot and no switch: every kernel
+   * runs. (Setting the mode is the application's: tsr_set_deterministic_algorithms.) */
   int32_t (*deterministic_algorithms)(void);
 } tsr_runtime_api;
 

@@ -82,15 +82,30 @@ struct Block {
 
 // One mutex for both devices, recursive: a task may run another stream's tasks (wait_event),
 // also another device's (a copy between devices waits for the source device's stream).
-std::recursive_mutex& TheMutex() {
+// Made on first use and freed with the devices (FreeDevices), never by a static destructor.
+std::recursive_mutex*& MutexPointer() {
   static std::recursive_mutex* mu = new std::recursive_mutex();
-  return *mu;
+  return mu;
 }
+std::recursive_mutex& TheMutex() { return *MutexPointer(); }
 
 // One device's state.
 class Device {
  public:
   std::recursive_mutex& mu = TheMutex();
+
+  Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  // At unload (FreeDevices) no tensor of the device is left: every block is cached or was never
+  // handed out, and all of it goes back.
+  ~Device() {
+    for (auto& [ptr, block] : live_) DeleteBlock(ptr);
+    for (auto& [ptr, block] : cached_) DeleteBlock(ptr);
+#if ADEV_PLANTED_BUG == 1
+    delete[] arena_;
+#endif
+  }
 
   Stream* Resolve(void* native) { return native ? static_cast<Stream*>(native) : &default_; }
   Stream* Current(int32_t index) { return Resolve(sdk::current_stream(tsr_device{kType, index})); }
@@ -178,17 +193,19 @@ class Device {
     auto it = live_.find(ptr);
     if (it != live_.end() && stream != it->second.stream) it->second.recorded.push_back(stream);
   }
+  void DeleteBlock(void* ptr) {
+#if ADEV_PLANTED_BUG == 1
+    if (InArena(ptr)) return;
+#endif
+    delete[] static_cast<char*>(ptr);
+  }
   void EmptyCache() {
     for (auto it = cached_.begin(); it != cached_.end();) {
       if (!Passed(it->second)) {
         ++it;
         continue;
       }
-#if ADEV_PLANTED_BUG == 1
-      if (!InArena(it->first)) delete[] static_cast<char*>(it->first);
-#else
-      delete[] static_cast<char*>(it->first);
-#endif
+      DeleteBlock(it->first);
       ++stats_.device_frees;
       it = cached_.erase(it);
     }
@@ -237,9 +254,19 @@ class Device {
   tsr_memory_stats stats_{};
 };
 
-Device& TheDevice(int32_t index) {
-  static Device* devices = new Device[kDevices];  // tensors may outlive the plugin's statics
-  return devices[index];
+// The devices' state: made on first use, freed when the plugin is unloaded (FreeDevices, the
+// unload function: the runtime calls it once the last tensor of the device is gone), never by a
+// static destructor (tensors may outlive the plugin's statics at exit).
+Device*& Devices() {
+  static Device* devices = new Device[kDevices];
+  return devices;
+}
+Device& TheDevice(int32_t index) { return Devices()[index]; }
+void FreeDevices() {
+  delete[] Devices();
+  Devices() = nullptr;
+  delete MutexPointer();
+  MutexPointer() = nullptr;
 }
 
 tsr_error* Error(tsr_code code, const std::string& message) {
@@ -506,6 +533,7 @@ sdk::Tensor Fault(const sdk::Tensor& self) {
 
 TESSERA_PLUGIN(lib) {
   lib.describe(adev::kName, "1.0.0", adev::kType, adev::kName);
+  lib.on_unload(&adev::FreeDevices);
   lib.device(adev::Interface());
   lib.define("adev::fill_(Tensor(a!) self, float value) -> Tensor(a!)");
   lib.define("adev::accumulate_(Tensor(a!) self, Tensor other) -> Tensor(a!)");

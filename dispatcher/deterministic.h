@@ -7,16 +7,18 @@
 // tsr_kernel_desc.nondeterministic). The mode (tessera/c/determinism.h) decides what a call
 // that would run such a kernel does:
 //   - off (the default): the kernel runs;
-//   - warn: the kernel runs, and the op's first such call logs a warning with the reason;
+//   - warn: the kernel runs, and its first run logs a warning with the reason;
 //   - on: the kernel is passed over as if it were not registered, so the call takes the next
 //     thing the lookup finds (a kernel derived from a sibling form, the op's composite, the
 //     device type's fallback: the CPU fallback computes deterministically); where nothing is
 //     left the call fails with FAILED_PRECONDITION naming the kernel, its reason and the switch
 //     (OpRegistry::LookupBeyondKernel).
-// The mode is read where a kernel slot is read (KernelAllowed, in every lookup: boxed, unboxed
-// and derived), after the kernel's own flag, so a call of a deterministic kernel pays one load
-// of a field on the cache line it reads anyway. Deterministic kernels never consult it; a
-// kernel with a deterministic path of its own reads the mode (tsr_deterministic_algorithms) and
+// The mode is read where a kernel slot is read (AllowedKernel in internal/operator_entry.h: the
+// boxed lookups and the derived forms; the unboxed fast path leaves such kernels to the boxed
+// path), after the kernel's own flag, so a call of a deterministic kernel pays one test of a
+// field on the cache line it reads anyway. Warn mode warns where the kernel runs (LookupToRun,
+// CallKernel), not where a lookup only asks. Deterministic kernels never consult the mode; a
+// kernel with a deterministic path of its own reads it (tsr_deterministic_algorithms) and
 // registers as deterministic.
 #pragma once
 

@@ -302,6 +302,34 @@ Tensor ToDevice(const HostTensor& host, tsr_device device, Layout layout) {
   return device.type == TSR_DEVICE_CPU ? cpu : tessera::to(cpu, device);
 }
 
+std::vector<int64_t> StridedPositions(const std::vector<int64_t>& shape,
+                                      const std::vector<int64_t>& strides, int64_t offset) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<int64_t> at(static_cast<size_t>(n));
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    at[static_cast<size_t>(i)] = offset;
+    for (size_t d = 0; d < index.size(); ++d) at[static_cast<size_t>(i)] += index[d] * strides[d];
+    for (size_t d = index.size(); d-- > 0;) {  // the next row-major index
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  return at;
+}
+
+Tensor ToDeviceStrided(const HostTensor& host, tsr_device device,
+                       const std::vector<int64_t>& strides, int64_t storage_offset) {
+  const std::vector<int64_t> at = StridedPositions(host.shape, strides, storage_offset);
+  int64_t extent = storage_offset;
+  for (int64_t p : at) extent = std::max(extent, p + 1);
+  std::vector<double> memory(static_cast<size_t>(extent), Poison(host.dtype));
+  for (size_t i = 0; i < at.size(); ++i) memory[static_cast<size_t>(at[i])] = host.values[i];
+  Tensor base = tessera::to(CpuTensor(host.dtype, {extent}, memory), device);
+  return Call("as_strided", base, host.shape, strides, storage_offset);
+}
+
 HostTensor FromDevice(const Tensor& t) {
   HostTensor h;
   h.dtype = t.dtype();

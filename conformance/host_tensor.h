@@ -59,6 +59,15 @@ const char* LayoutName(Layout layout);
 
 // ToDevice makes a tensor with `host`'s values on `device` in `layout`.
 Tensor ToDevice(const HostTensor& host, tsr_device device, Layout layout = Layout::kContiguous);
+// StridedPositions: where each element of `shape` (row-major) lies in memory laid out with
+// `strides` from `offset`.
+std::vector<int64_t> StridedPositions(const std::vector<int64_t>& shape,
+                                      const std::vector<int64_t>& strides, int64_t offset);
+// ToDeviceStrided makes a tensor with `host`'s values on `device` laid out with `strides` from
+// `storage_offset` in a poisoned buffer (a recorded call's layout). Elements that share memory
+// must have equal values.
+Tensor ToDeviceStrided(const HostTensor& host, tsr_device device,
+                       const std::vector<int64_t>& strides, int64_t storage_offset);
 // FromDevice reads any tensor back (any device, any strides).
 HostTensor FromDevice(const Tensor& t);
 // Empty tensor of a shape and dtype on a device.

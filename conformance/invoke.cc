@@ -10,7 +10,9 @@ void Push(const Arg& a, tsr_device device, Layout layout, Call* call) {
   switch (a.kind) {
     case Arg::Kind::kTensor: {
       Tensor t = device.type == TSR_DEVICE_META ? EmptyOn(a.tensor.shape, a.tensor.dtype, device)
-                                                : ToDevice(a.tensor, device, layout);
+                 : a.strides.empty()
+                     ? ToDevice(a.tensor, device, layout)
+                     : ToDeviceStrided(a.tensor, device, a.strides, a.storage_offset);
       call->tensors.push_back(t);
       sdk::check(sdk::api().stack_push_tensor(s, t.get()));
       return;

@@ -26,6 +26,7 @@
 #include "conformance/isolate.h"
 #include "conformance/model_checks.h"
 #include "conformance/oracles.h"
+#include "conformance/recorded_calls.h"
 #include "conformance/report.h"
 
 namespace tessera {
@@ -46,7 +47,8 @@ struct Options {
   std::string expect, baseline, json, junit, markdown;
   JsonDetail json_detail = JsonDetail::kAll;
   bool list = false;
-  std::string models;  // --models: a model file or a folder of them
+  std::string models;                   // --models: a model file or a folder of them
+  std::vector<std::string> recordings;  // --cases-from: recordings (TESSERA_RECORD)
   bool op_given = false;
   bool allow_fallback_only = false;  // --allow-fallback-only
   int rerun_failures = 0;            // --rerun-failures
@@ -65,11 +67,14 @@ const char* kUsage =
     "                   [--baseline FILE] [--json FILE] [--json-detail all|failures]\n"
     "                   [--junit FILE] [--markdown FILE] [--list] [--models PATH]\n"
     "                   [--allow-fallback-only] [--rerun-failures N] [--device-contract]\n"
+    "                   [--cases-from FILE]...\n"
     "Runs Tessera's op database against one device and reports its coverage. --models runs\n"
     "each model file in PATH (a file or a folder of .tsrm files) on the device against\n"
     "PyTorch's stored outputs and the CPU plugin's; alone (no --op), it runs the models only.\n"
     "--device-contract checks the device's interface itself (allocation, copies, streams,\n"
     "events, unloading); alone (no --op), it runs those checks only.\n"
+    "--cases-from replays the op calls a program made (recorded with TESSERA_RECORD=FILE) as\n"
+    "cases, weighted by how often each occurred; alone (no --op), it runs those only.\n"
     "Exit codes: 0 no failure, 1 failures (or regressions against --baseline, or ops run with no "
     "value case passing on the device's own kernels, unless --allow-fallback-only), 2 usage or "
     "load error, 77 the device is not present on this machine (nothing was tested).\n";
@@ -188,6 +193,8 @@ Options Parse(int argc, char** argv) {
       o.device_contract = true;
     } else if (a == "--models") {
       o.models = value();
+    } else if (a == "--cases-from") {
+      o.recordings.push_back(value());
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(kExitOk);
@@ -396,8 +403,9 @@ int Main(int argc, char** argv) {
   } catch (const std::regex_error& e) {
     Usage("--op: not a valid regular expression: " + o.op_regex);
   }
-  // --models or --device-contract without --op: those alone.
-  const bool models_only = (!o.models.empty() || o.device_contract) && !o.op_given;
+  // --models, --cases-from or --device-contract without --op: those alone.
+  const bool models_only =
+      (!o.models.empty() || !o.recordings.empty() || o.device_contract) && !o.op_given;
   auto selected = [&](const std::string& name, const std::string& family) {
     return !models_only && std::regex_search(name, pattern) &&
            (o.families.empty() || o.families.count(family) > 0);
@@ -429,6 +437,7 @@ int Main(int argc, char** argv) {
   info.plugins = o.plugins;
   info.seed = o.seed;
   info.cases_libraries = o.cases;
+  info.recordings = o.recordings;
   sdk::api_slot() = tsr_runtime_api_get();
   info.abi_version =
       std::to_string(sdk::api().abi_major) + "." + std::to_string(sdk::api().abi_minor);
@@ -483,15 +492,33 @@ int Main(int argc, char** argv) {
     }
     NoteIdle();
   }
-  // The model checks (--models): in this process, after the op cases (under --isolate, with
-  // the plugins loaded here only now, after the last child was forked).
+  // Recorded calls, models and the device contract run in this process, after the op cases
+  // (under --isolate, with the plugins loaded here only now, after the last child was forked).
+  auto load_here = [&]() {
+    if (loaded) return kExitOk;
+    InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
+    std::string device_name;
+    const int code = load(&config, &device_name, vendor_ops);
+    loaded = code == kExitOk;
+    return code;
+  };
+  // Recorded calls (--cases-from): one case each, among the op cases' in every report.
+  std::vector<RecordingResult> recordings;
+  if (!o.recordings.empty()) {
+    if (const int code = load_here(); code != kExitOk) return code;
+    for (const std::string& path : o.recordings) {
+      Recording recording;
+      std::string error;
+      if (!ReadRecording(path, o.seed, &recording, &error)) Usage("--cases-from: " + error);
+      recordings.push_back(
+          RunRecording(recording, config, [&](const CaseResult& c) { cases.push_back(c); }));
+    }
+    NoteIdle();
+  }
+  // The model checks (--models).
   std::vector<ModelResult> models;
   if (!o.models.empty()) {
-    if (!loaded) {
-      InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
-      std::string device_name;
-      if (const int code = load(&config, &device_name, vendor_ops); code != kExitOk) return code;
-    }
+    if (const int code = load_here(); code != kExitOk) return code;
     std::string error;
     const std::vector<std::string> files = ModelFiles(o.models, &error);
     if (!error.empty()) Usage(error);
@@ -506,11 +533,7 @@ int Main(int argc, char** argv) {
   // device's plugin.
   std::vector<ContractResult> contract;
   if (o.device_contract) {
-    if (!loaded && o.models.empty()) {
-      InstallCrashHandler(CrashReport::kTerminal, STDERR_FILENO, info);
-      std::string device_name;
-      if (const int code = load(&config, &device_name, vendor_ops); code != kExitOk) return code;
-    }
+    if (const int code = load_here(); code != kExitOk) return code;
     const ContractRun run = RunDeviceContract(config.device, o.timeout);
     contract = run.results;
     g_contract_hung = run.hung;
@@ -520,7 +543,8 @@ int Main(int argc, char** argv) {
   ApplyExpectations(expectations, &cases);
   const std::vector<OpSummary> summary = Summarize(cases);
 
-  if (!names.empty()) std::fputs(ToTerminal(info, summary).c_str(), stdout);
+  if (!summary.empty()) std::fputs(ToTerminal(info, summary).c_str(), stdout);
+  if (!recordings.empty()) std::fputs(RecordingsTerminal(recordings).c_str(), stdout);
   if (!models.empty()) std::fputs(ModelsTerminal(models).c_str(), stdout);
   if (!contract.empty()) std::fputs(DeviceContractTerminal(contract).c_str(), stdout);
   std::printf("time: %.1f s\n", seconds);
@@ -554,6 +578,7 @@ int Main(int argc, char** argv) {
   if (flaky > 20) std::printf("... and %d more flaky cases (see --json)\n", flaky - 20);
   if (!o.json.empty()) {
     Json report = ToJson(info, summary, cases, o.json_detail);
+    if (!o.recordings.empty()) report.set("recordings", RecordingsJson(recordings));
     if (!o.models.empty()) report.set("models", ModelsJson(models));
     if (o.device_contract) report.set("device_contract", DeviceContractJson(contract));
     WriteFile(o.json, report.Dump(1) + "\n");
@@ -568,6 +593,7 @@ int Main(int argc, char** argv) {
   }
   if (!o.markdown.empty()) {
     WriteFile(o.markdown, ToMarkdown(info, summary, cases) +
+                              (recordings.empty() ? "" : RecordingsMarkdown(recordings)) +
                               (models.empty() ? "" : ModelsMarkdown(models)) +
                               (contract.empty() ? "" : DeviceContractMarkdown(contract)));
   }

@@ -44,6 +44,10 @@ struct Arg {
   std::string string;         // kString
   tsr_dtype dtype = TSR_DTYPE_FLOAT32;
   uint64_t seed = 0, offset = 0;  // kGenerator
+  // A recorded tensor's layout (conformance --cases-from): its strides and storage offset on
+  // the device; empty strides: laid out as the case's Layout says.
+  std::vector<int64_t> strides;
+  int64_t storage_offset = 0;
 
   static Arg Tensor(HostTensor t);
   static Arg Tensors(std::vector<HostTensor> ts);

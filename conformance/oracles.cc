@@ -162,6 +162,72 @@ bool HasData(const Sample& s) {
   return false;
 }
 
+}  // namespace
+
+// RunBody: one run of a case's body, its exceptions as statuses; a pass that went through the
+// CPU fallback is a fallback.
+static Status RunBody(const RunConfig& config, const CaseBody& body, std::string* message,
+                      Comparison* cmp, Tolerance* tol) {
+  const int64_t before = FallbackTotal(config);
+  Status status;
+  try {
+    status = body(message, cmp, tol);
+  } catch (const sdk::Error& e) {
+    status = e.code() == TSR_UNIMPLEMENTED ? Status::kUnsupported : Status::kFail;
+    *message = e.what();
+  } catch (const std::exception& e) {
+    status = Status::kFail;
+    *message = std::string("exception: ") + e.what();
+  }
+  if (status == Status::kPass && FallbackTotal(config) != before) status = Status::kFallback;
+  return status;
+}
+
+CaseOutcome RunCase(const RunConfig& config, const CaseBody& body, bool may_rerun) {
+  CaseOutcome o;
+  o.status = RunBody(config, body, &o.message, &o.cmp, &o.tol);
+  // --rerun-failures: a failure that passes when run again is flaky, reported with the
+  // failure it gave first (PyTorch CI's rule: visible and counted, never silently a pass).
+  for (int k = 1; may_rerun && k <= config.rerun_failures && IsFailure(o.status); ++k) {
+    Comparison again_cmp;
+    Tolerance again_tol;
+    std::string again;
+    const Status rerun = RunBody(config, body, &again, &again_cmp, &again_tol);
+    if (rerun == Status::kPass || rerun == Status::kFallback) {
+      o.status = Status::kFlaky;
+      o.message = "failed, then passed on rerun " + std::to_string(k) + " of " +
+                  std::to_string(config.rerun_failures) + ": " + o.message;
+    }
+  }
+  return o;
+}
+
+Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
+                      int compare_returns, double tolerance_scale, const std::string& what,
+                      std::string* message, Comparison* cmp, Tolerance* tol) {
+  const size_t n = compare_returns < 0 ? expected.size() : static_cast<size_t>(compare_returns);
+  if (actual.size() < n) {
+    *message =
+        what + ": expected " + std::to_string(n) + " returns, got " + std::to_string(actual.size());
+    return Status::kFail;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    *tol = ToleranceFor(expected[k].dtype, tolerance_scale);
+    Comparison c = Compare(FromDevice(actual[k]), expected[k], *tol,
+                           what + (n > 1 ? " return " + std::to_string(k) : ""));
+    cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
+    cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
+    if (!std::isnan(c.snr_db) && !(cmp->snr_db <= c.snr_db)) cmp->snr_db = c.snr_db;
+    if (!c.ok) {
+      *message = c.message;
+      return Status::kFail;
+    }
+  }
+  return Status::kPass;
+}
+
+namespace {
+
 class OpRunner {
  public:
   OpRunner(const OpInfo& op, const RunConfig& config, const CaseSink& sink)
@@ -210,78 +276,22 @@ class OpRunner {
 
   uint64_t SeedFor(tsr_dtype dtype) const { return SampleSeed(op_.name, config_.seed, dtype); }
 
-  // Runs `body`, which returns (status, message); an sdk::Error from the plugin becomes
-  // `unsupported` (UNIMPLEMENTED) or `fail`. Passing calls that went through the CPU
-  // fallback become `fallback`.
-  template <typename Body>
-  void Case(const Where& w, const Body& body) {
+  // Case runs `body` (RunCase) and reports it. A rerun (--rerun-failures) would hide the
+  // failures of the oracles whose failures are what differs from run to run (different bits
+  // from identical calls, a stray write past an output).
+  void Case(const Where& w, const CaseBody& body) {
     NoteRunningCase(op_.name, w.dtype, w.layout, w.oracle, w.sample);
-    Comparison cmp;
-    Tolerance tol;
-    std::string message;
-    Status status = RunBody(body, &message, &cmp, &tol);
-    // --rerun-failures: a failure that passes when run again is flaky, reported with the
-    // failure it gave first (PyTorch CI's rule: visible and counted, never silently a pass).
-    // Not for the oracles whose failures are what differs from run to run (different bits
-    // from identical calls, a stray write past an output): a rerun would hide them.
     const bool rerun_hides_it = w.oracle == "determinism" || w.oracle == "memory";
-    for (int k = 1; k <= config_.rerun_failures && IsFailure(status) && !rerun_hides_it; ++k) {
-      Comparison again_cmp;
-      Tolerance again_tol;
-      std::string again;
-      const Status rerun = RunBody(body, &again, &again_cmp, &again_tol);
-      if (rerun == Status::kPass || rerun == Status::kFallback) {
-        status = Status::kFlaky;
-        message = "failed, then passed on rerun " + std::to_string(k) + " of " +
-                  std::to_string(config_.rerun_failures) + ": " + message;
-      }
-    }
+    const CaseOutcome o = RunCase(config_, body, !rerun_hides_it);
     NoteCaseDone();
-    Report(w, status, message, &cmp, &tol);
-  }
-
-  // RunBody: one run of a case's body, its exceptions as statuses; a pass that went through
-  // the CPU fallback is a fallback.
-  template <typename Body>
-  Status RunBody(const Body& body, std::string* message, Comparison* cmp, Tolerance* tol) {
-    const int64_t before = FallbackTotal(config_);
-    Status status;
-    try {
-      status = body(message, cmp, tol);
-    } catch (const sdk::Error& e) {
-      status = e.code() == TSR_UNIMPLEMENTED ? Status::kUnsupported : Status::kFail;
-      *message = e.what();
-    } catch (const std::exception& e) {
-      status = Status::kFail;
-      *message = std::string("exception: ") + e.what();
-    }
-    if (status == Status::kPass && FallbackTotal(config_) != before) status = Status::kFallback;
-    return status;
+    Report(w, o.status, o.message, &o.cmp, &o.tol);
   }
 
   Status CompareAll(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
                     std::string* message, Comparison* cmp, Tolerance* tol,
                     const std::string& what) {
-    const size_t n =
-        op_.compare_returns < 0 ? expected.size() : static_cast<size_t>(op_.compare_returns);
-    if (actual.size() < n) {
-      *message = what + ": expected " + std::to_string(n) + " returns, got " +
-                 std::to_string(actual.size());
-      return Status::kFail;
-    }
-    for (size_t k = 0; k < n; ++k) {
-      *tol = ToleranceFor(expected[k].dtype, op_.tolerance_scale);
-      Comparison c = Compare(FromDevice(actual[k]), expected[k], *tol,
-                             what + (n > 1 ? " return " + std::to_string(k) : ""));
-      cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
-      cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
-      if (!std::isnan(c.snr_db) && !(cmp->snr_db <= c.snr_db)) cmp->snr_db = c.snr_db;
-      if (!c.ok) {
-        *message = c.message;
-        return Status::kFail;
-      }
-    }
-    return Status::kPass;
+    return CompareReturns(actual, expected, op_.compare_returns, op_.tolerance_scale, what, message,
+                          cmp, tol);
   }
 
   // Samples: the op's for `dtype`; a cases library's that fails to make them fails the dtype

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/compare.h"
 #include "conformance/op_db.h"
 
 namespace tessera {
@@ -61,6 +62,26 @@ struct RunConfig {
 };
 
 using CaseSink = std::function<void(const CaseResult&)>;
+
+// CaseBody: one case's check, which returns its status and says why in `message`, filling in
+// the comparison and tolerance where it compared values.
+using CaseBody = std::function<Status(std::string* message, Comparison*, Tolerance*)>;
+struct CaseOutcome {
+  Status status = Status::kPass;
+  std::string message;
+  Comparison cmp;
+  Tolerance tol;
+};
+// RunCase runs `body` as every case runs: an sdk::Error from the plugin becomes `unsupported`
+// (UNIMPLEMENTED) or `fail`, a pass through the CPU fallback `fallback`, and (--rerun-failures,
+// where `may_rerun`) a failure that passes when run again `flaky`.
+CaseOutcome RunCase(const RunConfig& config, const CaseBody& body, bool may_rerun);
+// CompareReturns compares the first `compare_returns` of `actual` (-1: as many as expected)
+// with `expected` under assert_close's tolerance for each dtype times `tolerance_scale`,
+// keeping the worst differences in `cmp`; `what` names them in a failure's message.
+Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
+                      int compare_returns, double tolerance_scale, const std::string& what,
+                      std::string* message, Comparison* cmp, Tolerance* tol);
 
 // RunOp runs every case of `op` on the configured device, reporting each through `sink`.
 // Exceptions from the plugin become failing cases; a crash ends the process (see --isolate).

@@ -40,7 +40,8 @@ bool NothingNative(const std::vector<CaseResult>& cases) {
 
 bool IsValueOracle(const std::string& oracle) {
   return oracle == "reference" || oracle == "layouts" || oracle == "variants_out" ||
-         oracle == "variants_inplace" || oracle == "memory" || oracle == "process";
+         oracle == "variants_inplace" || oracle == "memory" || oracle == "process" ||
+         oracle == "recorded";
 }
 
 std::vector<OpSummary> Summarize(const std::vector<CaseResult>& cases) {
@@ -85,6 +86,11 @@ std::string ReproCommand(const RunInfo& info, const CaseResult& c) {
   std::string cmd = "conformance";
   for (const std::string& p : info.plugins) cmd += " --plugin " + p;
   for (const std::string& p : info.cases_libraries) cmd += " --cases " + p;
+  if (c.oracle == "recorded") {  // the recordings alone, their values drawn from the same seed
+    cmd += " --device " + info.device;
+    for (const std::string& p : info.recordings) cmd += " --cases-from " + p;
+    return cmd + " --seed " + std::to_string(info.seed);
+  }
   std::string pattern;
   for (char ch : c.op) {
     if (ch == '.' || ch == '_') pattern += '\\';

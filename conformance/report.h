@@ -15,6 +15,7 @@ namespace conformance {
 struct RunInfo {
   std::vector<std::string> plugins;          // as given with --plugin
   std::vector<std::string> cases_libraries;  // as given with --cases
+  std::vector<std::string> recordings;       // as given with --cases-from
   std::string device;
   std::string abi_version;
   uint64_t seed = 0;
@@ -35,8 +36,8 @@ struct OpSummary {
 };
 
 // IsValueOracle: the oracles whose cases compute the op's values on the device (reference,
-// layouts, variants_out, variants_inplace, memory, and an --isolate child's `process`): what
-// coverage counts. meta runs on the Meta device, cross_backend compares results the others
+// layouts, variants_out, variants_inplace, memory, recorded, and an --isolate child's `process`):
+// what coverage counts. meta runs on the Meta device, cross_backend compares results the others
 // computed, dtype_claims and error_inputs check refusals.
 bool IsValueOracle(const std::string& oracle);
 

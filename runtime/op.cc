@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "dispatcher/unboxed_call.h"
+#include "runtime/call_recorder.h"
 #include "runtime/handles.h"
 #include "runtime/runtime_state.h"
 #include "runtime/unboxed_decode.h"
@@ -176,6 +177,7 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
         }
       }
     }
+    if (ABSL_PREDICT_FALSE(CallsRecorded())) return ToError(CallRecorded(handle, s));
     return ToError(handle.registry().Call(handle, s));
   });
 }
@@ -251,7 +253,12 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
       }
     }
     if (ABSL_PREDICT_FALSE(handle.deprecation() != nullptr)) WarnDeprecatedOnce(handle);
-    if (absl::Status s = handle.registry().Call(handle, &stack); !s.ok()) return ToError(s);
+    if (absl::Status s = ABSL_PREDICT_FALSE(CallsRecorded())
+                             ? CallRecorded(handle, &stack)
+                             : handle.registry().Call(handle, &stack);
+        !s.ok()) {
+      return ToError(s);
+    }
     if (ABSL_PREDICT_FALSE(stack.size() != schema_returns.size())) {  // Dispatch checked it
       return MakeError(absl::StatusCode::kInternal,
                        absl::StrFormat("%s: %s left %d returns, its schema has %d", fn,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/case_json.h"
 #include "conformance/code_name.h"
 #include "conformance/invoke.h"
 #include "conformance/json.h"
@@ -250,62 +251,6 @@ void RunForms(const OpInfo& op, const Sample& s, Json* j) {
              return std::vector<Tensor>{inputs[0]};
            }));
   }
-}
-
-// The reverse of ArgJson, for --replay: a malformed argument throws std::runtime_error.
-double NumberFrom(const Json& v) {
-  if (v.kind() == Json::Kind::kString) return std::strtod(v.as_string().c_str(), nullptr);
-  if (v.kind() == Json::Kind::kBool) return v.as_bool();
-  if (v.kind() != Json::Kind::kNumber) throw std::runtime_error("expected a number");
-  return v.as_number();
-}
-
-tsr_dtype DtypeFrom(const Json& v) {
-  for (tsr_dtype d : kAllDtypes) {
-    if (v.as_string() == DtypeName(d)) return d;
-  }
-  throw std::runtime_error("unknown dtype '" + v.as_string() + "'");
-}
-
-HostTensor TensorFrom(const Json& j) {
-  HostTensor t;
-  t.dtype = DtypeFrom(j["dtype"]);
-  for (const Json& s : j["shape"].items()) t.shape.push_back(static_cast<int64_t>(s.as_number()));
-  for (const Json& v : j["values"].items()) t.values.push_back(RoundTo(t.dtype, NumberFrom(v)));
-  if (static_cast<int64_t>(t.values.size()) != t.numel())
-    throw std::runtime_error("a tensor of shape " + ShapeString(t.shape) + " with " +
-                             std::to_string(t.values.size()) + " values");
-  return t;
-}
-
-Arg ArgFrom(const Json& j) {
-  const std::string kind = j["kind"].as_string();
-  if (kind == "tensor") return Arg::Tensor(TensorFrom(j));
-  if (kind == "tensor_list") {
-    std::vector<HostTensor> ts;
-    for (const Json& t : j["tensors"].items()) ts.push_back(TensorFrom(t));
-    return Arg::Tensors(std::move(ts));
-  }
-  if (kind == "scalar") {
-    const std::string sk = j["scalar_kind"].as_string();
-    const double v = NumberFrom(j["value"]);
-    if (sk == "int") return Arg::ScalarInt(static_cast<int64_t>(v));
-    if (sk == "bool") return Arg::ScalarBool(v != 0);
-    return Arg::ScalarDouble(v);
-  }
-  if (kind == "int") return Arg::Int(static_cast<int64_t>(NumberFrom(j["value"])));
-  if (kind == "bool") return Arg::Bool(NumberFrom(j["value"]) != 0);
-  if (kind == "double") return Arg::Double(NumberFrom(j["value"]));
-  if (kind == "int_list") {
-    std::vector<int64_t> ints;
-    for (const Json& v : j["value"].items()) ints.push_back(static_cast<int64_t>(v.as_number()));
-    return Arg::Ints(std::move(ints));
-  }
-  if (kind == "string") return Arg::String(j["value"].as_string());
-  if (kind == "none") return Arg::None();
-  if (kind == "dtype") return Arg::Dtype(DtypeFrom(j["value"]));
-  if (kind == "device") return Arg::Device();
-  throw std::runtime_error("unknown argument kind '" + kind + "'");
 }
 
 // --replay: each line's op and args run on Tessera; the line comes back with "tessera" (and

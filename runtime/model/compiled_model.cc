@@ -13,6 +13,7 @@
 #include "dispatcher/schema.h"
 #include "dispatcher/schema_compat.h"
 #include "dispatcher/unboxed_call.h"
+#include "runtime/call_recorder.h"
 
 namespace tessera {
 namespace model {
@@ -444,7 +445,12 @@ absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor
     for (int32_t v : slot.values) list.push_back(v >= 0 ? values[v] : Tensor());
     stack[slot.arg] = Value(std::move(list));
   }
-  if (absl::Status s = registry_.Call(node.op, &stack); !s.ok()) return NodeError(n, s);
+  // A node is a call the application makes (Note [Recording calls] in runtime/call_recorder.cc).
+  if (absl::Status s = ABSL_PREDICT_FALSE(CallsRecorded()) ? CallRecorded(node.op, &stack)
+                                                           : registry_.Call(node.op, &stack);
+      !s.ok()) {
+    return NodeError(n, s);
+  }
   std::vector<Tensor> returned;
   if (node.list_return) {
     if (stack.empty() || !stack[0].is_tensor_list()) {

@@ -72,8 +72,9 @@ CaseResult CaseFromJson(const Json& j);
 // reads it back.
 Json CaseToJson(const CaseResult& c);
 // The JSON report's summary.report_version: 2 added the device contract (`device_contract`) and
-// this field itself; reports before it have none (version 1). Fields are only ever added.
-inline constexpr int64_t kReportVersion = 2;
+// this field itself; reports before it have none (version 1); 3 added the recordings
+// (`recordings`) and the `recorded` oracle's cases. Fields are only ever added.
+inline constexpr int64_t kReportVersion = 3;
 
 // extra_suites: more <testsuite> elements (the models', the device contract's), with their
 // tests, failures and skipped tests.

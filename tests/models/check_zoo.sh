@@ -4,7 +4,8 @@
 # it on the CPU plugin and on the sample npu plugin (whose missing kernels run through the
 # fallback) and compares with PyTorch's outputs under assert_close's float32 defaults. The CPU
 # runs go once with the unboxed fast path and once without (TESSERA_FAST_PATH=0): compiled nodes
-# take the fast path where it serves them, and both ways must agree with PyTorch. Last,
+# take the fast path where it serves them, and both ways must agree with PyTorch. A ResNet-18
+# forward is recorded (TESSERA_RECORD) and its calls replayed as conformance cases. Last,
 # npy_check.py feeds tessera-run a .npy input and reads its saved .npy outputs with NumPy.
 #
 #   check_zoo.sh PYTHON TESSERA_RUN NPU_PLUGIN OUT_DIR CONFORMANCE
@@ -56,6 +57,40 @@ then
 else
   echo "FAIL: conformance --models on npu:"
   sed 's/^/  /' "$out/models.log"
+  status=1
+fi
+
+# Recording a ResNet-18 forward (TESSERA_RECORD) and replaying its calls as cases
+# (conformance --cases-from) on the CPU plugin and the npu sample: nothing fails, every call
+# runs on the CPU's own kernels, and the npu runs some natively and the rest through the fallback.
+recording="$out/resnet18.calls.jsonl"
+if TESSERA_RECORD="$recording" "$run" "$out/resnet18.tsrm" --device cpu --check > /dev/null; then
+  for target in cpu npu; do
+    set -- --cases-from "$recording" --json "$out/replay_$target.json"
+    [ "$target" = npu ] && set -- "$@" --plugin "$npu"
+    if "$conformance" "$@" > "$out/replay_$target.log" &&
+       summary=$("$python" - "$out/replay_$target.json" "$target" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["recordings"][0]
+assert r["complete"] and r["calls"] > r["distinct"] > 20, r
+assert r["failed"] == r["unsupported"] == r["not_replayed"] == r["flaky"] == 0, r
+if sys.argv[2] == "cpu":
+    assert r["fallback"] == 0 and r["native"] + r["unchecked"] == r["calls"], r
+else:
+    assert r["fallback"] > 0 and 0.2 < r["native_share"] < 1, r
+print("%d calls (%d distinct), %.1f %% native" % (r["calls"], r["distinct"], 100 * r["native_share"]))
+PY
+)
+    then
+      echo "ok: resnet18's recorded calls replayed on $target: $summary"
+    else
+      echo "FAIL: resnet18's recorded calls replayed on $target:"
+      sed 's/^/  /' "$out/replay_$target.log"
+      status=1
+    fi
+  done
+else
+  echo "FAIL: recording resnet18 with TESSERA_RECORD=$recording"
   status=1
 fi
 

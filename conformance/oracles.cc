@@ -212,6 +212,11 @@ Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostT
     return Status::kFail;
   }
   for (size_t k = 0; k < n; ++k) {
+    if (!actual[k].defined()) {
+      *message = what + (n > 1 ? " return " + std::to_string(k) : "") +
+                 ": expected a tensor, got None (an undefined tensor)";
+      return Status::kFail;
+    }
     *tol = ToleranceFor(expected[k].dtype, tolerance_scale);
     Comparison c = Compare(FromDevice(actual[k]), expected[k], *tol,
                            what + (n > 1 ? " return " + std::to_string(k) : ""));
@@ -750,6 +755,85 @@ class OpRunner {
                return Status::kFail;
              });
       }
+      RunUndefinedGradients(s, rng);
+    }
+  }
+
+  // The undefined-gradient cases (PyTorch's check_undefined_grad, for explicit backward ops): a
+  // backward op with a `bool[3] output_mask` asked for only some of its gradients returns None
+  // (an undefined tensor) for each one it was not asked for, and for each one it was, what it
+  // returns when asked for all three.
+  void RunUndefinedGradients(const Sample& s, Rng& rng) {
+    const std::vector<std::string> decls =
+        SchemaArguments(std::string(sdk::from_c(sdk::api().op_schema(find_op(op_.name)))));
+    size_t mask_at = decls.size();
+    for (size_t i = 0; i < decls.size(); ++i) {
+      if (decls[i].find("bool[3] output_mask") == 0) mask_at = i;
+    }
+    if (mask_at == decls.size()) return;
+    const GradientSpec& spec = *op_.gradient;
+    std::vector<HostTensor> returns;
+    Sample all;
+    std::vector<Tensor> full;
+    try {
+      for (const Tensor& t : Invoke(spec.forward, s, config_.device, Layout::kContiguous))
+        returns.push_back(FromDevice(t));
+      const HostTensor& out = returns.at(spec.output);
+      all = Sample{spec.backward_args(s, returns, MakeTensor(out.shape, out.dtype, rng)), s.desc};
+      full = Invoke(op_.name, all, config_.device, Layout::kContiguous);
+    } catch (const std::exception&) {
+      return;  // the gradient cases above report what fails here
+    }
+    const std::vector<std::vector<bool>> masks{{true, false, false},
+                                               {false, true, false},
+                                               {false, false, true},
+                                               {false, true, true},
+                                               {false, false, false}};
+    for (const std::vector<bool>& mask : masks) {
+      std::string desc = s.desc + " output_mask [";
+      for (size_t k = 0; k < mask.size(); ++k)
+        desc += std::string(k ? ", " : "") + (mask[k] ? "True" : "False");
+      Case({"float64", "contiguous", "undefined_grad", desc + "]"},
+           [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+             Sample asked = all;
+             asked.args.at(mask_at) = Arg::Bools(mask);
+             const std::vector<Tensor> got =
+                 Invoke(op_.name, asked, config_.device, Layout::kContiguous);
+             if (got.size() != mask.size() || full.size() != mask.size()) {
+               *msg = "expected " + std::to_string(mask.size()) + " returns, got " +
+                      std::to_string(got.size());
+               return Status::kFail;
+             }
+             for (size_t k = 0; k < mask.size(); ++k) {
+               const std::string which = "return " + std::to_string(k);
+               if (!mask[k]) {
+                 if (got[k].defined()) {
+                   *msg =
+                       which + ": output_mask[" + std::to_string(k) +
+                       "] is False, expected None (an undefined tensor), got a tensor of shape " +
+                       ShapeString(got[k].sizes().vec());
+                   return Status::kFail;
+                 }
+                 continue;
+               }
+               if (!got[k].defined() || !full[k].defined()) {
+                 if (got[k].defined() == full[k].defined())
+                   continue;  // None either way (no weight)
+                 *msg = which + ": asked for, got None, where asking for all three gives a tensor";
+                 return Status::kFail;
+               }
+               *tol = ToleranceFor(TSR_DTYPE_FLOAT64, op_.tolerance_scale);
+               const Comparison c = Compare(FromDevice(got[k]), FromDevice(full[k]), *tol,
+                                            which + " against asking for all three");
+               cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
+               cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
+               if (!c.ok) {
+                 *msg = c.message;
+                 return Status::kFail;
+               }
+             }
+             return Status::kPass;
+           });
     }
   }
 

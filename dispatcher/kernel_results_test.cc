@@ -209,6 +209,33 @@ TEST_F(KernelResultsTest, NonTensorReturnsHaveTheirKindChecked) {
               HasSubstr("test::count: kernel 'bad::count' left Tensor as result 0, expected int"));
 }
 
+// Returns (None, self): a backward kernel whose output_mask asked for the second gradient only.
+absl::Status ReturnsNoneThenSelf(void*, const OperatorHandle&, Stack* stack) {
+  const Tensor self = (*stack)[0].tensor();
+  TSR_ASSIGN_OR_RETURN(Tensor grad, Empty(self.sizes(), self.dtype(), self.device()));
+  stack->clear();
+  stack->push_back(Value());
+  stack->push_back(grad);
+  return absl::OkStatus();
+}
+
+// ATen's backward ops return an undefined tensor for a gradient their output_mask did not ask
+// for, though the return's type is Tensor: a kernel may leave None there, and only there.
+TEST_F(KernelResultsTest, ABackwardOpsGradientNotAskedForMayBeNone) {
+  absl::StatusOr<RegistrationHandle> with_mask =
+      registry_.Define("test::grads(Tensor self, bool[2] output_mask) -> (Tensor, Tensor)");
+  absl::StatusOr<RegistrationHandle> without =
+      registry_.Define("test::pair(Tensor self) -> (Tensor, Tensor)");
+  ASSERT_TRUE(with_mask.ok() && without.ok());
+  RegistrationHandle grads = Register("test::grads", &ReturnsNoneThenSelf, "good::grads");
+  EXPECT_TRUE(Call("test::grads", {Floats({2}), Value(BoolList{false, true})}).ok());
+  RegistrationHandle pair = Register("test::pair", &ReturnsNoneThenSelf, "bad::pair");
+  absl::Status s = Call("test::pair", {Floats({2})});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;
+  EXPECT_THAT(s.message(),
+              HasSubstr("test::pair: kernel 'bad::pair' left None as result 0, expected a Tensor"));
+}
+
 // A derivation runs a backend's kernel of a sibling form: that kernel is checked the same way.
 TEST_F(KernelResultsTest, KernelsRunByDerivationsAreCheckedToo) {
   {

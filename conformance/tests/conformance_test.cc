@@ -392,6 +392,36 @@ TEST(PlantedBugs, WrongBackwardFormulasFailTheGradientOracle) {
   }
 }
 
+TEST(PlantedBugs, ABackwardOpThatIgnoresOutputMaskFailsTheUndefinedGradOracle) {
+  // Every gradient returned whatever output_mask asks: right values, so the gradient oracles
+  // pass, and each partial mask fails by name. The same kernel honouring the mask (the
+  // wrong_dtype plugin's) passes, as the CPU backend's three backward ops with a mask do.
+  const std::string op = "native_layer_norm_backward";
+  const CliRun bug =
+      Conformance(Plugin("ignores_output_mask") + " --op '^" + op + "$' --dtype float64");
+  EXPECT_EQ(bug.exit_code, 1) << bug.output;
+  EXPECT_TRUE(All(Statuses(bug, op, "float64", "undefined_grad"), Status::kFail)) << bug.output;
+  EXPECT_EQ(Statuses(bug, op, "float64", "undefined_grad").size(), 15u);  // 3 samples x 5 masks
+  EXPECT_TRUE(All(Statuses(bug, op, "float64", "gradient"), Status::kPass)) << bug.output;
+  EXPECT_THAT(bug.output, HasSubstr("output_mask [True, False, False]: return 1: output_mask[1] "
+                                    "is False, expected None (an undefined tensor), got a tensor "
+                                    "of shape [4]"));
+  const CliRun healthy =
+      Conformance(Plugin("wrong_dtype") + " --op '^" + op + "$' --dtype float64");
+  EXPECT_TRUE(All(Statuses(healthy, op, "float64", "undefined_grad"), Status::kPass))
+      << healthy.output;
+  const CliRun cpu = Conformance(
+      "--op '^(native_layer_norm_backward|native_batch_norm_backward|convolution_backward)$' "
+      "--dtype float64");
+  EXPECT_EQ(cpu.exit_code, 0) << cpu.output;
+  for (const std::string backward :
+       {"native_layer_norm_backward", "native_batch_norm_backward", "convolution_backward"}) {
+    EXPECT_TRUE(All(Statuses(cpu, backward, "float64", "undefined_grad"), Status::kPass))
+        << backward << "\n"
+        << cpu.output;
+  }
+}
+
 TEST(PlantedBugs, ASumInArrivalOrderFailsTheDeterminismOracle) {
   // Each result is within tolerance of the reference, but two identical calls differ in their
   // last bits: only the determinism oracle fails, at 1 thread as at 2. The same kernel adding

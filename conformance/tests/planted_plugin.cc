@@ -36,6 +36,8 @@
 //                     runs on the fallback and gives the same bits every time
 //  17 declares_without_fallback the same declared sum without any fallback: with deterministic
 //                     algorithms on, nothing may run sum (FAILED_PRECONDITION)
+//  18 ignores_output_mask native_layer_norm_backward returns all three gradients whatever
+//                     output_mask asks (right values; ATen returns None for a false entry)
 #include <unistd.h>
 
 #include <atomic>
@@ -359,15 +361,16 @@ std::tuple<Tensor, Tensor, Tensor> LayerNorm(const Tensor& x, sdk::IntSpan norm,
 }
 
 // native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias,
-// output_mask) -> (grad_input, grad_weight, grad_bias); bug 12 drops grad_input's mean term.
+// output_mask) -> (grad_input, grad_weight, grad_bias): None where output_mask is false (bug 18:
+// every gradient whatever it says); bug 12 drops grad_input's mean term.
 std::tuple<Tensor, Tensor, Tensor> LayerNormBackward(
     const Tensor& g, const Tensor& x, sdk::IntSpan norm, const Tensor& mean, const Tensor& rstd,
     const std::optional<Tensor>& w, const std::optional<Tensor>& b, sdk::BoolSpan mask) {
   RequireDenseDouble(x, "native_layer_norm_backward");
   RequireDenseDouble(g, "native_layer_norm_backward");
-  if (!w || !b || mask.size != 3 || !mask.data[0] || !mask.data[1] || !mask.data[2]) {
+  if (!w || !b || mask.size != 3) {
     sdk::fail(TSR_UNIMPLEMENTED,
-              "native_layer_norm_backward: the planted plugin computes all three gradients");
+              "native_layer_norm_backward: the planted plugin needs a weight and a bias");
   }
   const auto [rows, n] = RowsOf(x, norm);
   Tensor dx = Tensor::empty(x.sizes().vec(), x.dtype(), x.device());
@@ -393,7 +396,8 @@ std::tuple<Tensor, Tensor, Tensor> LayerNormBackward(
                                      (static_cast<double>(n) * gx - sum_gx - x_hat * sum_gx_xhat);
     }
   }
-  return {dx, dw, db};
+  if (kBug == 18) return {dx, dw, db};
+  return {mask.data[0] ? dx : Tensor(), mask.data[1] ? dw : Tensor(), mask.data[2] ? db : Tensor()};
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ class alignas(64) OperatorEntry {
         returned_argument(ReturnedArguments(schema)),
         read_tensors(ReadTensorArguments(schema)),
         generator_argument(GeneratorArgument(schema)),
+        output_mask_argument(OutputMaskArgument(schema)),
         schema(std::move(schema)),
         name(this->schema.FullName()),
         schema_text(std::move(schema_text)) {}
@@ -89,6 +90,11 @@ class alignas(64) OperatorEntry {
   // from a generator (Note [Random numbers] in core/generator.h). Read by plans, which are
   // computed on the boxed path only (no random op has an unboxed plan function).
   const int generator_argument;
+  // The index of the op's `bool[N] output_mask` argument, or -1: a backward op, whose kernels
+  // return None (an undefined tensor) for a gradient it does not ask for, as ATen's do, though
+  // the return's type is Tensor (Note [Kernel results]; the conformance suite's undefined_grad
+  // oracle checks which).
+  const int output_mask_argument;
 
   const FunctionSchema schema;  // immutable: a redefinition must be identical
   const std::string name;
@@ -121,6 +127,15 @@ class alignas(64) OperatorEntry {
   static int GeneratorArgument(const FunctionSchema& schema) {
     for (size_t i = 0; i < schema.arguments.size(); ++i) {
       if (schema.arguments[i].type.base == BaseType::kGenerator) return static_cast<int>(i);
+    }
+    return -1;
+  }
+  static int OutputMaskArgument(const FunctionSchema& schema) {
+    for (size_t i = 0; i < schema.arguments.size(); ++i) {
+      const Argument& a = schema.arguments[i];
+      if (a.name == "output_mask" && a.type.base == BaseType::kBool && a.type.is_list) {
+        return static_cast<int>(i);
+      }
     }
     return -1;
   }

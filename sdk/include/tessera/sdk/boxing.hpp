@@ -220,7 +220,11 @@ struct ArgReader<std::optional<T>> {
   }
 };
 
-inline void push(tsr_stack* s, const Tensor& t) { check(api().stack_push_tensor(s, t.get())); }
+// A kernel's returned Tensor; an undefined one is None, as ATen's backward ops return a gradient
+// that output_mask did not ask for.
+inline void push(tsr_stack* s, const Tensor& t) {
+  check(t.defined() ? api().stack_push_tensor(s, t.get()) : api().stack_push_none(s));
+}
 inline void push(tsr_stack* s, const TensorView& v) { check(api().stack_push_tensor(s, v.get())); }
 template <typename... Ts>
 void push(tsr_stack* s, const std::tuple<Ts...>& values) {

@@ -154,6 +154,7 @@ void AddTrainingOps(std::vector<OpInfo>& db);      // op set 1.2
 void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
 void AddNNBackwardOps(std::vector<OpInfo>& db);    // op set 1.4, in the training family
 void AddRandomOps(std::vector<OpInfo>& db);        // op set 1.5
+void AddDistributionOps(std::vector<OpInfo>& db);  // op set 1.6, in the random family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

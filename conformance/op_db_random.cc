@@ -4,15 +4,14 @@
 // the offset, numbers its elements another way or rounds differently fails by name. The ops
 // without a generator argument (native_dropout, dropout) are sampled where their result does not
 // depend on the draw (p = 0, p = 1, outside training).
+#include "conformance/op_db_random.h"
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-#include "conformance/op_db.h"
-
 namespace tessera {
 namespace conformance {
-namespace {
 
 // Philox-4x32-10 as Salmon et al. define it: ten rounds of two 32x32->64 products, the key
 // bumped by the Weyl constants between rounds.
@@ -58,16 +57,6 @@ double Normal(tsr_dtype dtype, const std::array<uint32_t, 4>& w, double mean, do
 }
 double Bernoulli(const std::array<uint32_t, 4>& w, double p) { return Top53(w[0], w[1]) < p; }
 
-// Drawn: a tensor of `shape` whose element i is value(Philox(i, seed, offset)).
-template <typename F>
-HostTensor Drawn(std::vector<int64_t> shape, tsr_dtype dtype, const Arg& generator, F value) {
-  HostTensor t = Full(std::move(shape), dtype, 0);
-  for (size_t i = 0; i < t.values.size(); ++i) {
-    t.values[i] = RoundTo(dtype, value(Philox(i, generator.seed, generator.offset)));
-  }
-  return t;
-}
-
 Arg SomeGenerator(Rng& rng) {
   // Offsets past 2^32 too: the counter's high words must reach the numbers.
   return Arg::Generator(rng(), rng() % 2 ? rng() % 8 : (uint64_t{1} << 32) + rng() % 8);
@@ -81,6 +70,8 @@ const std::vector<std::vector<int64_t>>& Shapes() {
 Arg F32(std::vector<int64_t> shape, Rng& rng) {
   return Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng));
 }
+
+namespace {
 
 void AddUniformNormal(std::vector<OpInfo>& db) {
   for (const bool normal : {false, true}) {
@@ -413,6 +404,7 @@ void AddRandomOps(std::vector<OpInfo>& db) {
   AddIntegers(db);
   AddBernoulli(db);
   AddDropout(db);
+  AddDistributionOps(db);
 }
 
 }  // namespace conformance

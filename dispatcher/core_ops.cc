@@ -17,6 +17,7 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefineLinalgOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineFactoryOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineRandomOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineDistributionOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineIndexOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineNNOps(registry));
   return absl::OkStatus();

@@ -35,6 +35,7 @@ absl::Status DefineDecomposedTrainingOps(OpRegistry& registry);
 absl::Status DefineNormBackwardOps(OpRegistry& registry);
 absl::Status DefineNNBackwardOps(OpRegistry& registry);  // op set 1.4
 absl::Status DefineRandomOps(OpRegistry& registry);      // op set 1.5
+absl::Status DefineDistributionOps(OpRegistry& registry);  // op set 1.6, after the random ops
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

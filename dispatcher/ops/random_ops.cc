@@ -16,6 +16,7 @@
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/random_support.h"
 
 namespace tessera {
 namespace ops {
@@ -33,12 +34,6 @@ double MaxFinite(ScalarType dtype) {
     default:
       return 1.7976931348623157e308;
   }
-}
-
-absl::Status ExpectFloating(const OperatorHandle& op, std::string_view what, ScalarType dtype) {
-  if (IsFloatingType(dtype)) return absl::OkStatus();
-  return Invalid(
-      op, absl::StrFormat("expected a floating-point %s, got %s", what, ScalarTypeName(dtype)));
 }
 
 // uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None), with
@@ -78,14 +73,6 @@ TensorsOr NormalMeta(const OperatorHandle& op, const Stack& s) {
     return Invalid(op, absl::StrFormat("expects std >= 0.0, but found std %g", std));
   }
   return std::vector<Tensor>{self};
-}
-
-// Fill calls the random kernel `kernel` ("uniform_" or "normal_") on `t` with its two
-// parameters and the generator value `generator` (None or a Generator).
-absl::Status Fill(OpRegistry& r, std::string_view kernel, const Tensor& t, double a, double b,
-                  const Value& generator) {
-  TSR_ASSIGN_OR_RETURN(Tensor filled, CallOne(r, kernel, {t, Value(a), Value(b), generator}));
-  return absl::OkStatus();
 }
 
 // What rand and randn fill with: uniform [0, 1) or standard normal.
@@ -128,37 +115,6 @@ TensorsOr RandLikeK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(op.registry(), "empty_like", Stack(s.begin(), s.end())));
   TSR_RETURN_IF_ERROR(Fill(op.registry(), KernelOf(kDist), t, 0.0, kSecondParameter, Value()));
   return std::vector<Tensor>{t};
-}
-
-// ExactIntegerRange: the integers `dtype` holds exactly, as [min, max] (a floating dtype: its
-// contiguous integers, +-2^digits).
-std::pair<int64_t, int64_t> ExactIntegerRange(ScalarType dtype) {
-  switch (dtype) {
-    case ScalarType::kUInt8:
-      return {0, 255};
-    case ScalarType::kInt8:
-      return {-128, 127};
-    case ScalarType::kInt16:
-      return {-32768, 32767};
-    case ScalarType::kInt32:
-      return {INT32_MIN, INT32_MAX};
-    case ScalarType::kFloat16:
-      return {-(int64_t{1} << 11), int64_t{1} << 11};
-    case ScalarType::kBFloat16:
-      return {-(int64_t{1} << 8), int64_t{1} << 8};
-    case ScalarType::kFloat32:
-      return {-(int64_t{1} << 24), int64_t{1} << 24};
-    default:  // int64, float64: the draws' own limit, 2^53, is checked first
-      return {INT64_MIN, INT64_MAX};
-  }
-}
-
-// UniformLike: a float64 tensor of `like`'s shape on its device, uniform in [0, 1): what the
-// Bernoulli draws compare against (53 bits: a probability's resolution, whatever its dtype).
-absl::StatusOr<Tensor> UniformLike(OpRegistry& r, const Tensor& like, const Value& generator) {
-  TSR_ASSIGN_OR_RETURN(Tensor u, Empty(like.sizes(), ScalarType::kFloat64, like.device()));
-  TSR_RETURN_IF_ERROR(Fill(r, "uniform_", u, 0.0, 1.0, generator));
-  return u;
 }
 
 absl::Status CheckProbability(const OperatorHandle& op, double p) {
@@ -367,6 +323,45 @@ TensorsOr RandpermK(const OperatorHandle& op, const Stack& s) {
 }
 
 }  // namespace
+
+absl::Status ExpectFloating(const OperatorHandle& op, std::string_view what, ScalarType dtype) {
+  if (IsFloatingType(dtype)) return absl::OkStatus();
+  return Invalid(
+      op, absl::StrFormat("expected a floating-point %s, got %s", what, ScalarTypeName(dtype)));
+}
+
+absl::Status Fill(OpRegistry& r, std::string_view kernel, const Tensor& t, double a, double b,
+                  const Value& generator) {
+  TSR_ASSIGN_OR_RETURN(Tensor filled, CallOne(r, kernel, {t, Value(a), Value(b), generator}));
+  return absl::OkStatus();
+}
+
+std::pair<int64_t, int64_t> ExactIntegerRange(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::kUInt8:
+      return {0, 255};
+    case ScalarType::kInt8:
+      return {-128, 127};
+    case ScalarType::kInt16:
+      return {-32768, 32767};
+    case ScalarType::kInt32:
+      return {INT32_MIN, INT32_MAX};
+    case ScalarType::kFloat16:
+      return {-(int64_t{1} << 11), int64_t{1} << 11};
+    case ScalarType::kBFloat16:
+      return {-(int64_t{1} << 8), int64_t{1} << 8};
+    case ScalarType::kFloat32:
+      return {-(int64_t{1} << 24), int64_t{1} << 24};
+    default:  // int64, float64: the draws' own limit, 2^53, is checked first
+      return {INT64_MIN, INT64_MAX};
+  }
+}
+
+absl::StatusOr<Tensor> UniformLike(OpRegistry& r, const Tensor& like, const Value& generator) {
+  TSR_ASSIGN_OR_RETURN(Tensor u, Empty(like.sizes(), ScalarType::kFloat64, like.device()));
+  TSR_RETURN_IF_ERROR(Fill(r, "uniform_", u, 0.0, 1.0, generator));
+  return u;
+}
 
 absl::Status DefineRandomOps(OpRegistry& registry) {
   const std::string opts =

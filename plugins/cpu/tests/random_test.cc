@@ -11,6 +11,7 @@
 
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
+#include "statistics.hpp"
 #include "tessera/sdk/ops.hpp"
 
 namespace tessera {
@@ -104,19 +105,6 @@ TEST(Random, SameBitsAtAnyThreadCountAndLayout) {
   g.set_state({5, 0});
   const Tensor dense = op("uniform_", f32(std::vector<float>(12, 0), {3, 4}), -2.0, 2.0, g);
   EXPECT_EQ(values<float>(view), values<float>(dense));
-}
-
-// Kolmogorov-Smirnov: the largest gap between the sample's CDF and `cdf`.
-template <typename Cdf>
-double KsDistance(std::vector<double> x, Cdf cdf) {
-  std::sort(x.begin(), x.end());
-  double d = 0;
-  const double n = static_cast<double>(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double f = cdf(x[i]);
-    d = std::max({d, (i + 1) / n - f, f - i / n});
-  }
-  return d;
 }
 
 TEST(Random, DistributionsPassKolmogorovSmirnov) {

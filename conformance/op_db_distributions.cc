@@ -1,8 +1,9 @@
 // The distributions of op set 1.6 (family "random"; docs/random.md): exponential_, geometric_,
-// log_normal_, cauchy_, random_ (.from, .to, whole range), randint_like, and normal with tensor
-// parameters. Each reference computes the op's documented transformation of its draws from
-// Philox here (op_db_random.h), in double, step by step as the documented formula rounds, so a
-// backend that transforms, numbers or rounds otherwise fails by name.
+// log_normal_, cauchy_, random_ (.from, .to, whole range), randint_like, normal with tensor
+// parameters and multinomial. Each reference computes the op's documented transformation of its
+// draws from Philox here (op_db_random.h), in double, step by step as the documented formula
+// rounds, so a backend that transforms, numbers or rounds otherwise fails by name.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -347,6 +348,96 @@ void AddNormal(std::vector<OpInfo>& db) {
   db.push_back(std::move(op));
 }
 
+// multinomial(self, num_samples, replacement, *, generator): per row of the probabilities,
+// without replacement (or one sample) the indices of the largest p / q, q = -log1p(-u) the
+// Exp(1) draw of each category (the first largest for one sample; a stable descending order
+// otherwise); with replacement the count of cdf_j < (1 - u) * total, cdf the row's running sum
+// in double, u a draw per sample.
+HostTensor MultinomialReference(const HostTensor& p, int64_t n, bool replacement,
+                                const Arg& generator) {
+  const int64_t k = p.shape.back();
+  const int64_t rows = p.dim() == 1 ? 1 : p.shape[0];
+  std::vector<int64_t> shape = p.shape;
+  shape.back() = n;
+  HostTensor out = Full(shape, TSR_DTYPE_INT64, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* row = p.values.data() + r * k;
+    std::vector<int64_t> picked;
+    if (!replacement || n == 1) {
+      std::vector<double> ratio(static_cast<size_t>(k));
+      for (int64_t j = 0; j < k; ++j) {
+        const double q = -1.0 * std::log1p(-U(Philox(static_cast<uint64_t>(r * k + j),
+                                                     generator.seed, generator.offset)));
+        ratio[j] = row[j] / q;
+      }
+      std::vector<int64_t> order(static_cast<size_t>(k));
+      for (int64_t j = 0; j < k; ++j) order[j] = j;
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t a, int64_t b) { return ratio[a] > ratio[b]; });
+      picked.assign(order.begin(), order.begin() + n);
+    } else {
+      std::vector<double> cdf(static_cast<size_t>(k));
+      double sum = 0;
+      for (int64_t j = 0; j < k; ++j) cdf[j] = sum += row[j];
+      for (int64_t t = 0; t < n; ++t) {
+        const double u =
+            U(Philox(static_cast<uint64_t>(r * n + t), generator.seed, generator.offset));
+        const double target = (1 - u) * cdf.back();
+        picked.push_back(
+            std::count_if(cdf.begin(), cdf.end(), [&](double c) { return c < target; }));
+      }
+    }
+    for (int64_t t = 0; t < n; ++t) out.values[r * n + t] = static_cast<double>(picked[t]);
+  }
+  return out;
+}
+
+void AddMultinomial(std::vector<OpInfo>& db) {
+  OpInfo op;
+  op.name = "multinomial";
+  op.out = "multinomial.out";
+  op.dtypes = kFloatingMask;
+  op.samples = [](tsr_dtype dtype, Rng& rng) {
+    std::vector<Sample> s;
+    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{5}, {3, 6}}) {
+      HostTensor p = MakeTensor(shape, dtype, rng, {.low = 0.05, .high = 1});
+      p.values[1] = 0;  // a category that is never drawn
+      for (const auto& [n, replacement] : std::vector<std::pair<int64_t, bool>>{
+               {1, false}, {3, false}, {shape.back(), false}, {1, true}, {4, true}, {10, true}}) {
+        s.push_back({{Arg::Tensor(p), Arg::Int(n), Arg::Bool(replacement), SomeGenerator(rng)},
+                     ShapeString(shape) + " n " + std::to_string(n) +
+                         (replacement ? " with replacement" : "")});
+      }
+    }
+    return s;
+  };
+  op.reference = [](const Sample& s) {
+    return std::vector<HostTensor>{
+        MultinomialReference(s.args[0].tensor, s.args[1].integer, s.args[2].boolean, s.args[3])};
+  };
+  op.errors = [](Rng& rng) {
+    auto call = [](HostTensor p, int64_t n, bool replacement, const std::string& what) {
+      return Sample{{Arg::Tensor(std::move(p)), Arg::Int(n), Arg::Bool(replacement), Arg::None()},
+                    what};
+    };
+    const HostTensor p = MakeTensor({4}, TSR_DTYPE_FLOAT32, rng, {.low = 0.1, .high = 1});
+    return std::vector<ErrorInput>{
+        {call(MakeTensor({2, 2, 2}, TSR_DTYPE_FLOAT32, rng, {.low = 0.1, .high = 1}), 1, false,
+              "3-D"),
+         TSR_INVALID_ARGUMENT, "probabilities of 3 dims"},
+        {call(MakeTensor({4}, TSR_DTYPE_INT64, rng, {.low = 1, .high = 5}), 1, false, "int64"),
+         TSR_INVALID_ARGUMENT, "integer probabilities"},
+        {call(p, 0, true, "n 0"), TSR_INVALID_ARGUMENT, "no samples"},
+        {call(p, 5, false, "5 of 4 without replacement"), TSR_INVALID_ARGUMENT,
+         "more samples than categories without replacement"},
+        {call(Full({3}, TSR_DTYPE_FLOAT32, -1), 1, true, "a negative probability"),
+         TSR_INVALID_ARGUMENT, "a negative probability"},
+        {call(Full({2, 3}, TSR_DTYPE_FLOAT32, 0), 2, true, "rows of zeros"), TSR_INVALID_ARGUMENT,
+         "a row whose probabilities sum to 0"}};
+  };
+  db.push_back(std::move(op));
+}
+
 }  // namespace
 
 void AddDistributionOps(std::vector<OpInfo>& db) {
@@ -370,6 +461,7 @@ void AddDistributionOps(std::vector<OpInfo>& db) {
   AddRandom(db);
   AddRandintLike(db);
   AddNormal(db);
+  AddMultinomial(db);
 }
 
 }  // namespace conformance

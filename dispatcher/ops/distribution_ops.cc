@@ -8,7 +8,8 @@
 //     where it is larger (63 bits);
 //   randint_like: empty_like and random_;
 //   normal with a tensor mean or std, and normal.float_float: a standard normal draw, scaled and
-//     shifted, as ATen's normal_out_impl.
+//     shifted, as ATen's normal_out_impl;
+//   multinomial: ATen's exponential trick without replacement, the inverse CDF with it.
 // Each checks its parameters as ATen's DistributionTemplates.h does, with its messages.
 #include <cmath>
 #include <cstdint>
@@ -446,6 +447,121 @@ TensorsOr NormalFloatFloatOutK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
+// ---- multinomial ----
+
+// ReadBack: a 0-dim bool's value (one synchronization).
+absl::StatusOr<bool> ReadBack(const Tensor& flag) {
+  bool v = false;
+  TSR_RETURN_IF_ERROR(CopyTensorToHost(flag, &v));
+  return v;
+}
+
+// CheckDistribution: every probability finite and >= 0, every row's sum > 0 (ATen's messages;
+// two reads back from the device).
+absl::Status CheckDistribution(const OperatorHandle& op, const Tensor& p) {
+  if (p.device().type == DeviceType::kMeta) return absl::OkStatus();
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor finite, CallOne(r, "isfinite", {p}));
+  TSR_ASSIGN_OR_RETURN(Tensor nonneg, CallOne(r, "ge.Scalar", {p, Value(Scalar(0.0))}));
+  TSR_ASSIGN_OR_RETURN(Tensor valid, CallOne(r, "logical_and", {finite, nonneg}));
+  TSR_ASSIGN_OR_RETURN(Tensor all_valid, CallOne(r, "all", {valid}));
+  TSR_ASSIGN_OR_RETURN(const bool ok, ReadBack(all_valid));
+  if (!ok) return Invalid(op, "probability tensor contains either `inf`, `nan` or element < 0");
+  TSR_ASSIGN_OR_RETURN(
+      Tensor sums, CallOne(r, "sum.dim_IntList", {p, Value(IntList{-1}), Value(false), Value()}));
+  TSR_ASSIGN_OR_RETURN(Tensor positive, CallOne(r, "gt.Scalar", {sums, Value(Scalar(0.0))}));
+  TSR_ASSIGN_OR_RETURN(Tensor all_positive, CallOne(r, "all", {positive}));
+  TSR_ASSIGN_OR_RETURN(const bool rows_ok, ReadBack(all_positive));
+  if (!rows_ok) return Invalid(op, "invalid multinomial distribution (sum of probabilities <= 0)");
+  return absl::OkStatus();
+}
+
+// Multinomial: `n` category indices per row of `p` (1-D: one row), int64.
+//   without replacement, or n = 1: ATen's exponential trick, the indices of the n largest
+//     p / q with q an Exp(1) draw per category (exponential_ into float64: one draw); n = 1 is
+//     argmax, and more are a stable descending sort (equal ratios, zero probabilities when n
+//     exceeds the non-zero categories, in index order on every backend);
+//   with replacement: inverse CDF, index = #{j : cdf_j < (1 - u) * total} with cdf the float64
+//     cumulative sum of the row and u one uniform draw per sample: each index has p_j > 0 (the
+//     target is in (0, total]); it compares every sample with every category (n * k).
+absl::StatusOr<Tensor> Multinomial(const OperatorHandle& op, const Tensor& p, int64_t n,
+                                   bool replacement, const Value& generator) {
+  if (!(p.dim() == 1 || p.dim() == 2)) {
+    return Invalid(op, absl::StrFormat("prob_dist must be 1 or 2 dim, got %d dims", p.dim()));
+  }
+  if (!IsFloatingType(p.dtype())) {
+    return Invalid(op, absl::StrFormat("multinomial only supports floating-point dtypes for "
+                                       "input, got: %s",
+                                       ScalarTypeName(p.dtype())));
+  }
+  if (n <= 0)
+    return Invalid(op, absl::StrFormat("cannot sample n_sample <= 0 samples (got %d)", n));
+  const int64_t categories = p.sizes().back();
+  if (!replacement && n > categories) {
+    return Invalid(op, absl::StrFormat("cannot sample n_sample > prob_dist.size(-1) samples "
+                                       "without replacement (%d > %d)",
+                                       n, categories));
+  }
+  if (categories > (int64_t{1} << 24)) {
+    return Invalid(op,
+                   absl::StrFormat("number of categories cannot exceed 2^24 (got %d)", categories));
+  }
+  TSR_RETURN_IF_ERROR(CheckDistribution(op, p));
+  OpRegistry& r = op.registry();
+  const Value last(int64_t{-1});
+  if (!replacement || n == 1) {
+    TSR_ASSIGN_OR_RETURN(Tensor q, Float64Like(p));
+    TSR_ASSIGN_OR_RETURN(OperatorHandle exponential, r.Find("exponential_"));
+    Stack draw{q, Value(1.0), generator};
+    TSR_RETURN_IF_ERROR(r.Call(exponential, &draw));
+    TSR_ASSIGN_OR_RETURN(Tensor ratio, CallOne(r, "div.Tensor", {p, q}));
+    if (n == 1) return CallOne(r, "argmax", {ratio, last, Value(true)});
+    TSR_ASSIGN_OR_RETURN(OperatorHandle sort, r.Find("sort.stable"));
+    Stack sorted{ratio, Value(true), last, Value(true)};
+    TSR_RETURN_IF_ERROR(r.Call(sort, &sorted));
+    TSR_ASSIGN_OR_RETURN(Tensor first, CallOne(r, "slice.Tensor",
+                                               {sorted[1].tensor(), last, Value(int64_t{0}),
+                                                Value(n), Value(int64_t{1})}));
+    return CallOne(r, "clone", {first, Value()});
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor wide, CallOne(r, "_to_copy", {p, Value(ScalarType::kFloat64)}));
+  TSR_ASSIGN_OR_RETURN(Tensor cdf, CallOne(r, "cumsum", {wide, last, Value()}));
+  TSR_ASSIGN_OR_RETURN(Tensor total,
+                       CallOne(r, "slice.Tensor", {cdf, last, last, Value(), Value(int64_t{1})}));
+  DimVector samples(p.sizes().begin(), p.sizes().end());
+  samples.back() = n;
+  TSR_ASSIGN_OR_RETURN(Tensor u, Empty(samples, ScalarType::kFloat64, p.device()));
+  TSR_RETURN_IF_ERROR(Fill(r, "uniform_", u, 0.0, 1.0, generator));
+  const Value one(Scalar(int64_t{1}));
+  // (1 - u) * total, exactly representable steps: 1 - u is exact for u's 53-bit values.
+  TSR_ASSIGN_OR_RETURN(Tensor negated, CallOne(r, "neg_", {u}));
+  TSR_ASSIGN_OR_RETURN(Tensor rest, CallOne(r, "add_.Scalar", {negated, Value(Scalar(1.0)), one}));
+  TSR_ASSIGN_OR_RETURN(Tensor target, CallOne(r, "mul.Tensor", {rest, total}));
+  TSR_ASSIGN_OR_RETURN(Tensor cdf3, CallOne(r, "unsqueeze", {cdf, Value(int64_t{-2})}));
+  TSR_ASSIGN_OR_RETURN(Tensor target3, CallOne(r, "unsqueeze", {target, last}));
+  TSR_ASSIGN_OR_RETURN(Tensor below, CallOne(r, "lt.Tensor", {cdf3, target3}));
+  return CallOne(r, "sum.dim_IntList",
+                 {below, Value(IntList{-1}), Value(false), Value(ScalarType::kInt64)});
+}
+
+// multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None)
+TensorsOr MultinomialK(const OperatorHandle& op, const Stack& s) {
+  return One(Multinomial(op, s[0].tensor(), s[1].to_int(), s[2].to_bool(), s[3]));
+}
+
+// multinomial.out(..., *, Generator? generator=None, Tensor(a!) out): out must be int64.
+TensorsOr MultinomialOutK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& out = s[4].tensor();
+  if (out.dtype() != ScalarType::kInt64) {
+    return Invalid(op, absl::StrFormat("multinomial expects Long tensor out, got: %s",
+                                       ScalarTypeName(out.dtype())));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor result,
+                       Multinomial(op, s[0].tensor(), s[1].to_int(), s[2].to_bool(), s[3]));
+  TSR_RETURN_IF_ERROR(CopyIntoOut(op, 4, result, out, /*castable=*/false));
+  return std::vector<Tensor>{out};
+}
+
 }  // namespace
 
 absl::Status DefineDistributionOps(OpRegistry& registry) {
@@ -476,6 +592,9 @@ absl::Status DefineDistributionOps(OpRegistry& registry) {
           "pin_memory=None) -> Tensor",
       "normal.float_float_out(float mean, float std, SymInt[] size, " + gen +
           ", Tensor(a!) out) -> Tensor(a!)",
+      "multinomial(Tensor self, int num_samples, bool replacement=False, " + gen + ") -> Tensor",
+      "multinomial.out(Tensor self, int num_samples, bool replacement=False, " + gen +
+          ", Tensor(a!) out) -> Tensor(a!)",
   };
   return DefineAll(
       registry,
@@ -497,6 +616,8 @@ absl::Status DefineDistributionOps(OpRegistry& registry) {
           {schemas[14].c_str(), MakeKernel<NormalOutK<true, true>>("core::normal_out")},
           {schemas[15].c_str(), MakeKernel<NormalFloatFloatK>("core::normal")},
           {schemas[16].c_str(), MakeKernel<NormalFloatFloatOutK>("core::normal_out")},
+          {schemas[17].c_str(), MakeKernel<MultinomialK>("core::multinomial")},
+          {schemas[18].c_str(), MakeKernel<MultinomialOutK>("core::multinomial_out")},
       },
       KernelSlot::kComposite);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <set>
 
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
@@ -96,6 +97,49 @@ TEST(Distributions, DiscreteOnesPassChiSquare) {
   std::vector<double> low(8, 0);
   for (int64_t v : wide) ++low[static_cast<size_t>(v & 7)];
   EXPECT_LT(ChiSquare(low, std::vector<double>(8, kN / 8.0)), 24.32);
+}
+
+TEST(Distributions, MultinomialFrequenciesPassChiSquare) {
+  ensure_runtime();
+  Generator g(2029);
+  const std::vector<float> p = {0.1f, 0.0f, 0.4f, 0.2f, 0.3f};
+  // With replacement: each category's frequency is its probability (category 1 never); 3
+  // degrees of freedom over the four others, 16.27 at significance 0.001.
+  const std::vector<int64_t> with = values<int64_t>(op("multinomial", f32(p, {5}), kN, true, g));
+  std::vector<double> counts(5, 0);
+  for (int64_t v : with) ++counts[static_cast<size_t>(v)];
+  EXPECT_EQ(counts[1], 0);
+  EXPECT_LT(ChiSquare({counts[0], counts[2], counts[3], counts[4]},
+                      {kN * 0.1, kN * 0.4, kN * 0.2, kN * 0.3}),
+            16.27);
+  // One sample per row without replacement, over many rows: the same frequencies.
+  std::vector<float> rows;
+  for (int64_t i = 0; i < kN; ++i) rows.insert(rows.end(), p.begin(), p.end());
+  const std::vector<int64_t> first =
+      values<int64_t>(op("multinomial", f32(rows, {kN, 5}), int64_t{1}, false, g));
+  std::fill(counts.begin(), counts.end(), 0);
+  for (int64_t v : first) ++counts[static_cast<size_t>(v)];
+  EXPECT_EQ(counts[1], 0);
+  EXPECT_LT(ChiSquare({counts[0], counts[2], counts[3], counts[4]},
+                      {kN * 0.1, kN * 0.4, kN * 0.2, kN * 0.3}),
+            16.27);
+  // Without replacement: distinct categories, every non-zero one before a zero one.
+  const std::vector<int64_t> all =
+      values<int64_t>(op("multinomial", f32(p, {5}), int64_t{5}, false, g));
+  EXPECT_EQ(std::set<int64_t>(all.begin(), all.end()).size(), 5u);
+  EXPECT_EQ(all.back(), 1);
+  // The out= form takes int64 only.
+  Tensor out = i64({}, {0});
+  op("multinomial.out", f32(p, {5}), int64_t{3}, true, g, out);
+  EXPECT_EQ(shape(out), (std::vector<int64_t>{3}));
+  EXPECT_THAT(error_of("multinomial.out", f32(p, {5}), int64_t{3}, true, g, f32({}, {0})),
+              HasSubstr("multinomial expects Long tensor out, got: float32"));
+  EXPECT_THAT(error_of("multinomial", f32({0, 0}, {2}), int64_t{1}, true),
+              HasSubstr("invalid multinomial distribution (sum of probabilities <= 0)"));
+  EXPECT_THAT(error_of("multinomial", f32({1, NAN}, {2}), int64_t{1}, true),
+              HasSubstr("probability tensor contains either `inf`, `nan` or element < 0"));
+  EXPECT_THAT(error_of("multinomial", f32(p, {5}), int64_t{6}, false),
+              HasSubstr("cannot sample n_sample > prob_dist.size(-1) samples without replacement"));
 }
 
 TEST(Distributions, RandomDrawsIntegersOfTheDtypesRange) {

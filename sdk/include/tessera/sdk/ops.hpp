@@ -1796,6 +1796,16 @@ inline Tensor mul_(const Tensor& self, const Tensor& other) {
   return call1(op_, self, other);
 }
 
+// multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor
+inline Tensor multinomial(
+    const Tensor& self,
+    int64_t num_samples,
+    BoolArg replacement = false,
+    const std::optional<Generator>& generator = std::nullopt) {
+  static const tsr_op* op_ = find_op("multinomial");
+  return call1(op_, self, num_samples, replacement, generator);
+}
+
 // narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)
 inline Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   static const tsr_op* op_ = find_op("narrow");

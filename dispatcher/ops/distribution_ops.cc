@@ -216,10 +216,7 @@ absl::Status CheckInDtype(const OperatorHandle& op, ScalarType dtype, int64_t fr
                           int64_t to_inc) {
   double min, max;
   if (IsFloatingType(dtype)) {
-    max = dtype == ScalarType::kFloat16    ? 65504.0
-          : dtype == ScalarType::kBFloat16 ? 3.3895313892515355e38
-          : dtype == ScalarType::kFloat32  ? 3.4028234663852886e38
-                                           : 1.7976931348623157e308;
+    max = MaxFinite(dtype);
     min = -max;
   } else if (dtype == ScalarType::kBool) {
     min = 0;

@@ -22,20 +22,6 @@ namespace tessera {
 namespace ops {
 namespace {
 
-// MaxFinite: the largest finite value of a floating dtype.
-double MaxFinite(ScalarType dtype) {
-  switch (dtype) {
-    case ScalarType::kFloat16:
-      return 65504.0;
-    case ScalarType::kBFloat16:
-      return 3.3895313892515355e38;
-    case ScalarType::kFloat32:
-      return 3.4028234663852886e38;
-    default:
-      return 1.7976931348623157e308;
-  }
-}
-
 // uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None), with
 // ATen's checks (check_uniform_bounds): from <= to, both within self's dtype, and to - from
 // within it too (the kernel computes in float for the 16-bit and 32-bit dtypes).
@@ -323,6 +309,19 @@ TensorsOr RandpermK(const OperatorHandle& op, const Stack& s) {
 }
 
 }  // namespace
+
+double MaxFinite(ScalarType dtype) {
+  switch (dtype) {
+    case ScalarType::kFloat16:
+      return 65504.0;
+    case ScalarType::kBFloat16:
+      return 3.3895313892515355e38;
+    case ScalarType::kFloat32:
+      return 3.4028234663852886e38;
+    default:
+      return 1.7976931348623157e308;
+  }
+}
 
 absl::Status ExpectFloating(const OperatorHandle& op, std::string_view what, ScalarType dtype) {
   if (IsFloatingType(dtype)) return absl::OkStatus();

@@ -26,6 +26,9 @@ absl::Status Fill(OpRegistry& r, std::string_view kernel, const Tensor& t, doubl
 // one draw.
 absl::StatusOr<Tensor> UniformLike(OpRegistry& r, const Tensor& like, const Value& generator);
 
+// MaxFinite: the largest finite value of a floating dtype.
+double MaxFinite(ScalarType dtype);
+
 // ExactIntegerRange: the integers `dtype` holds exactly, as [min, max] (a floating dtype: its
 // contiguous integers, +-2^digits; int64 and float64: the whole int64 range).
 std::pair<int64_t, int64_t> ExactIntegerRange(ScalarType dtype);

@@ -19,6 +19,17 @@ inline void ensure_runtime() {
   (void)runtime;
 }
 
+#ifdef TESSERA_NPU_PLUGIN
+// LoadSampleNpu loads the sample NPU plugin (TESSERA_NPU_PLUGIN; once, a later call finds it
+// loaded) and returns its device.
+inline tsr_device LoadSampleNpu() {
+  const tsr_load_report* report = nullptr;
+  tsr_error* e = tsr_plugin_load(sdk::to_c(TESSERA_NPU_PLUGIN), &report);
+  if (e != nullptr) sdk::api().error_release(e);  // loaded already by another test
+  return parse_device("npu:0");
+}
+#endif
+
 template <typename T>
 Tensor make(const std::vector<T>& values, const std::vector<int64_t>& sizes, tsr_dtype dtype) {
   ensure_runtime();

@@ -243,10 +243,7 @@ TEST(Distributions, RefusalsNameWhatWasExpectedAndFound) {
 // fallback (docs/random.md, "For backend authors").
 TEST(Distributions, TheSampleNpuGivesTheSameBits) {
   ensure_runtime();
-  const tsr_load_report* report = nullptr;
-  tsr_error* e = tsr_plugin_load(sdk::to_c(TESSERA_NPU_PLUGIN), &report);
-  if (e != nullptr) sdk::api().error_release(e);  // loaded already by another test
-  const tsr_device npu = parse_device("npu:0");
+  const tsr_device npu = LoadSampleNpu();
   const tsr_device cpu{TSR_DEVICE_CPU, 0};
   auto both = [&](const std::function<Tensor(const Tensor&, const Generator&)>& call,
                   tsr_dtype dtype) {

@@ -304,10 +304,7 @@ TEST(Random, RandintAndRandpermFromOneUniformDraw) {
 // generators (each device's own, seeded alike).
 TEST(Random, TheSampleNpuGivesTheSameBits) {
   ensure_runtime();
-  const tsr_load_report* report = nullptr;
-  tsr_error* e = tsr_plugin_load(sdk::to_c(TESSERA_NPU_PLUGIN), &report);
-  if (e != nullptr) sdk::api().error_release(e);  // loaded already by another test
-  const tsr_device npu = parse_device("npu:0");
+  const tsr_device npu = LoadSampleNpu();
   const tsr_device cpu{TSR_DEVICE_CPU, 0};
   for (const char* kernel : {"uniform_", "normal_"}) {
     SCOPED_TRACE(kernel);

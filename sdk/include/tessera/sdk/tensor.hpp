@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <type_traits>
@@ -145,6 +146,47 @@ class Tensor {
     return t;
   }
 
+  // from_host_memory wraps `nbytes` of host memory at `data` as a CPU tensor without copying
+  // (tsr_tensor_from_host_memory; `strides` empty: contiguous). `release(data)` runs once, when
+  // the last reference goes (on whichever thread drops it); an empty `release` borrows the
+  // memory, which must then outlive every reference. On error `release` does not run: the
+  // memory stays the caller's. An exception thrown by `release` is caught and dropped (it would
+  // cross the C ABI).
+  static Tensor from_host_memory(void* data, size_t nbytes, const std::vector<int64_t>& sizes,
+                                 tsr_dtype dtype, std::function<void(void*)> release = {},
+                                 const std::vector<int64_t>& strides = {}) {
+    if (!strides.empty() && strides.size() != sizes.size()) {
+      throw Error(TSR_INVALID_ARGUMENT,
+                  "from_host_memory: expected " + std::to_string(sizes.size()) +
+                      " strides (one per size), got " + std::to_string(strides.size()));
+    }
+    auto* owner = release ? new std::function<void(void*)>(std::move(release)) : nullptr;
+    tsr_tensor* t = nullptr;
+    tsr_error* e = api().tensor_from_host_memory(
+        data, nbytes, sizes.data(), strides.empty() ? nullptr : strides.data(), sizes.size(), dtype,
+        owner ? &ReleaseHostMemory : nullptr, owner, &t);
+    if (e != nullptr) {
+      delete owner;  // not called: the memory stays the caller's
+      check(e);
+    }
+    return adopt(t);
+  }
+  // from_vector: a CPU tensor over `values` itself, moved in and kept alive by the tensor (no
+  // element is copied); T is the dtype's C++ type, as for from_host.
+  template <typename T>
+  static Tensor from_vector(std::vector<T> values, const std::vector<int64_t>& sizes,
+                            tsr_dtype dtype) {
+    internal::CheckHostElements<T>("from_vector", dtype);
+    auto* kept = new std::vector<T>(std::move(values));
+    try {
+      return from_host_memory(kept->data(), kept->size() * sizeof(T), sizes, dtype,
+                              [kept](void*) { delete kept; });
+    } catch (...) {
+      delete kept;
+      throw;
+    }
+  }
+
   void copy_from_host(const void* src, size_t nbytes) {
     check(api().tensor_copy_from_host(t_, src, nbytes));
   }
@@ -182,6 +224,14 @@ class Tensor {
 
  private:
   explicit Tensor(tsr_tensor* t) : t_(t) {}
+  static void ReleaseHostMemory(void* data, void* context) {
+    auto* release = static_cast<std::function<void(void*)>*>(context);
+    try {
+      (*release)(data);
+    } catch (...) {  // nothing may cross the C ABI; the memory is the deleter's to free
+    }
+    delete release;
+  }
   tsr_tensor* t_ = nullptr;
 };
 

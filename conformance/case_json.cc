@@ -1,6 +1,8 @@
 #include "conformance/case_json.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 namespace tessera {
@@ -35,14 +37,7 @@ const Json& Field(const Json& j, const char* key, Json::Kind kind) {
   return *v;
 }
 
-int64_t Integer(const Json& v, const char* what) {
-  const double d = NumberFrom(v);
-  if (d != static_cast<double>(static_cast<int64_t>(d))) {
-    throw CaseJsonError(std::string("expected ") + what + " to be an integer, found " +
-                        std::to_string(d));
-  }
-  return static_cast<int64_t>(d);
-}
+int64_t Integer(const Json& v, const char* what) { return IntegerFrom(v, what); }
 
 std::vector<int64_t> Integers(const Json& j, const char* key) {
   std::vector<int64_t> out;
@@ -76,6 +71,28 @@ std::vector<double> DrawValues(const HostTensor& t, const std::vector<int64_t>& 
 }
 
 }  // namespace
+
+int64_t IntegerFrom(const Json& v, const char* what) {
+  if (v.kind() == Json::Kind::kString) {  // beyond 2^53, exactly (a recording writes them so)
+    const std::string& text = v.as_string();
+    errno = 0;
+    char* end = nullptr;
+    const long long n = std::strtoll(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || errno == ERANGE) {
+      throw CaseJsonError(std::string("expected ") + what +
+                          " to be an integer (a number, or its digits as a string), found \"" +
+                          text + "\"");
+    }
+    return n;
+  }
+  const double d = NumberFrom(v);
+  // [-2^63, 2^63): what an int64 holds; NaN and infinities fail the comparison too.
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != std::floor(d)) {
+    throw CaseJsonError(std::string("expected ") + what + " to be an integer, found " +
+                        std::to_string(d));
+  }
+  return static_cast<int64_t>(d);
+}
 
 double NumberFrom(const Json& v) {
   if (v.kind() == Json::Kind::kString) {
@@ -112,6 +129,15 @@ HostTensor TensorFrom(const Json& j, Rng* draw, std::vector<int64_t>* strides,
   for (int64_t s : t.shape) {
     if (s < 0) throw CaseJsonError("expected sizes >= 0, found " + ShapeString(t.shape));
   }
+  // What a replay can make: every size counted without overflow, at most kMaxReplayElements.
+  int64_t numel = 1;
+  for (int64_t s : t.shape) {
+    if (s != 0 && numel > kMaxReplayElements / s) {
+      throw CaseNotReplayable("a tensor of shape " + ShapeString(t.shape) +
+                              ", more elements than a replay makes (at most 2^28)");
+    }
+    numel *= s;
+  }
   std::vector<int64_t> layout;
   int64_t offset = 0;
   if (j.find("strides") != nullptr) {
@@ -127,6 +153,21 @@ HostTensor TensorFrom(const Json& j, Rng* draw, std::vector<int64_t>* strides,
       offset = Integer(j["storage_offset"], "storage_offset");
     if (offset < 0)
       throw CaseJsonError("expected a storage_offset >= 0, found " + std::to_string(offset));
+    // The memory it spans, bounded the same way (each step checked before it could overflow).
+    int64_t extent = offset;
+    bool fits = extent <= kMaxReplayElements;
+    for (size_t d = 0; d < layout.size() && numel > 0 && fits; ++d) {
+      const int64_t steps = t.shape[d] - 1;
+      fits = layout[d] <= kMaxReplayElements &&
+             (layout[d] == 0 || steps <= (kMaxReplayElements - extent) / layout[d]);
+      if (fits) extent += steps * layout[d];
+    }
+    if (!fits) {
+      throw CaseNotReplayable("a tensor of shape " + ShapeString(t.shape) + ", strides " +
+                              ShapeString(layout) + " and storage offset " +
+                              std::to_string(offset) +
+                              ", spanning more memory than a replay makes (at most 2^28 elements)");
+    }
   }
   if (j.find("values") != nullptr) {
     for (const Json& v : Field(j, "values", Json::Kind::kArray).items())
@@ -158,7 +199,7 @@ Arg ArgFrom(const Json& j, Rng* draw) {
   if (kind == "tensor_list") {
     std::vector<HostTensor> ts;
     for (const Json& t : Field(j, "tensors", Json::Kind::kArray).items()) {
-      if (t.is_null()) throw CaseJsonError("expected tensors in a tensor list, found null");
+      if (t.is_null()) throw CaseNotReplayable("a tensor list with None in it (Tensor?[])");
       ts.push_back(TensorFrom(t, draw));
     }
     return Arg::Tensors(std::move(ts));
@@ -166,7 +207,7 @@ Arg ArgFrom(const Json& j, Rng* draw) {
   if (kind == "scalar") {
     const std::string sk = Field(j, "scalar_kind", Json::Kind::kString).as_string();
     const double v = NumberFrom(j["value"]);
-    if (sk == "int") return Arg::ScalarInt(static_cast<int64_t>(v));
+    if (sk == "int") return Arg::ScalarInt(Integer(j["value"], "an int Scalar"));
     if (sk == "bool") return Arg::ScalarBool(v != 0);
     if (sk == "double") return Arg::ScalarDouble(v);
     throw CaseJsonError("expected a scalar_kind of int, bool or double, found '" + sk + "'");
@@ -197,8 +238,8 @@ Arg ArgFrom(const Json& j, Rng* draw) {
     return Arg::Generator(state("seed"), state("offset"));
   }
   if (kind == "unsupported") {
-    throw CaseJsonError("the recording could not carry this argument (" + j["what"].as_string() +
-                        ")");
+    throw CaseNotReplayable("the recording could not carry this argument (" +
+                            j["what"].as_string() + ")");
   }
   throw CaseJsonError("unknown argument kind '" + kind + "'");
 }

@@ -16,6 +16,16 @@ namespace conformance {
 struct CaseJsonError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// CaseNotReplayable: a well-formed argument no case can be made of (a tensor larger than
+// kMaxReplayElements, a Tensor?[] with None in it, a value the recording could not carry).
+struct CaseNotReplayable : CaseJsonError {
+  using CaseJsonError::CaseJsonError;
+};
+inline constexpr int64_t kMaxReplayElements = int64_t{1} << 28;
+
+// IntegerFrom: an integer of a case file: a number within int64, or a string of its digits (a
+// recording writes integers beyond 2^53 so, where a double would round them).
+int64_t IntegerFrom(const Json& v, const char* what);
 
 // A number of a case file: a JSON number, a bool, or "nan", "inf", "-inf".
 double NumberFrom(const Json& v);

@@ -136,6 +136,20 @@ Arg DefaultArg(const std::string& decl) {
 
 }  // namespace
 
+int OutputMaskIndex(const std::string& op_name) {
+  const std::vector<std::string> decls =
+      SchemaArguments(std::string(sdk::from_c(sdk::api().op_schema(find_op(op_name)))));
+  for (size_t i = 0; i < decls.size(); ++i) {
+    const std::string& d = decls[i];
+    const size_t space = d.find(' ');
+    if (d.rfind("bool[", 0) == 0 && space != std::string::npos &&
+        d.substr(space + 1, d.find('=') - space - 1) == "output_mask") {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
 Sample WithDefaults(const std::string& functional, const Sample& s) {
   const tsr_op* op = find_op(functional);
   const std::vector<std::string> decls =

@@ -36,6 +36,10 @@ std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr
 // ("Scalar alpha=1"), at top-level commas, without the keyword-only marker `*`.
 std::vector<std::string> SchemaArguments(const std::string& schema);
 
+// OutputMaskIndex: the index of `op_name`'s `bool[N] output_mask` argument (a backward op's, as
+// ATen names it; the dispatcher's OperatorEntry::output_mask_argument), or -1.
+int OutputMaskIndex(const std::string& op_name);
+
 // WithDefaults: the sample's arguments completed with the functional schema's defaults, so
 // that out= tensors (keyword-only, after them) land in the right places.
 Sample WithDefaults(const std::string& functional, const Sample& s);

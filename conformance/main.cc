@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -509,7 +510,18 @@ int Main(int argc, char** argv) {
     for (const std::string& path : o.recordings) {
       Recording recording;
       std::string error;
-      if (!ReadRecording(path, o.seed, &recording, &error)) Usage("--cases-from: " + error);
+      if (!ReadRecording(path, o.seed, &recording, &error)) {
+        // The file's fault, not the command line's: the message alone, no usage text.
+        std::fprintf(stderr, "conformance: --cases-from: %s\n", error.c_str());
+        return kExitUsage;
+      }
+      if (o.op_given) {  // --op narrows the recorded calls too
+        std::vector<RecordedCall>& calls = recording.calls;
+        calls.erase(std::remove_if(
+                        calls.begin(), calls.end(),
+                        [&](const RecordedCall& c) { return !std::regex_search(c.op, pattern); }),
+                    calls.end());
+      }
       recordings.push_back(
           RunRecording(recording, config, [&](const CaseResult& c) { cases.push_back(c); }));
     }

@@ -95,10 +95,12 @@ void AddDistribution(std::vector<OpInfo>& db, const Distribution& d) {
 
 // random_'s integers, from the draw at `offset` (and `offset` + 1 for a range past 2^53):
 // floor(u * range) + from, or (floor(u1 * 2^31) * 2^32 + floor(u2 * 2^32)) mod range + from.
+// The sum is an integer one: as a double it would round beyond 2^53.
 double RandomInteger(uint64_t i, const Arg& generator, int64_t from, uint64_t range) {
   const std::array<uint32_t, 4> w = Philox(i, generator.seed, generator.offset);
   if (range <= (uint64_t{1} << 53)) {
-    return std::floor(U(w) * static_cast<double>(range)) + static_cast<double>(from);
+    return static_cast<double>(from +
+                               static_cast<int64_t>(std::floor(U(w) * static_cast<double>(range))));
   }
   const std::array<uint32_t, 4> w2 = Philox(i, generator.seed, generator.offset + 1);
   const uint64_t high = static_cast<uint64_t>(std::floor(U(w) * std::ldexp(1.0, 31)));
@@ -135,6 +137,40 @@ int64_t WholeRangeTop(tsr_dtype dtype) {
   }
 }
 
+// RoundedInteger: `v` rounded to a floating `dtype` as an integer (saturating past int64).
+int64_t RoundedInteger(tsr_dtype dtype, int64_t v) {
+  const double r = RoundTo(dtype, static_cast<double>(v));
+  if (r >= 9223372036854775808.0) return INT64_MAX;
+  if (r <= -9223372036854775808.0) return INT64_MIN;
+  return static_cast<int64_t>(r);
+}
+
+int Digits(tsr_dtype dtype) {
+  return dtype == TSR_DTYPE_FLOAT16    ? 11
+         : dtype == TSR_DTYPE_BFLOAT16 ? 8
+         : dtype == TSR_DTYPE_FLOAT32  ? 24
+                                       : 53;
+}
+
+// For a floating dtype, ATen's update_from and update_to (DistributionTemplates.h): `from` moved
+// up, `to` down, by the dtype's spacing there, where rounding to the dtype would leave [from, to).
+int64_t UpdatedFrom(tsr_dtype dtype, int64_t from) {
+  if (!IsFloating(dtype) || from == INT64_MAX) return from;
+  const int64_t rounded = RoundedInteger(dtype, from + 1);
+  if (rounded >= from) return from;
+  int n = 0;
+  for (int64_t m = std::abs(from + 1); m >>= 1;) ++n;
+  return rounded + (int64_t{1} << (n - Digits(dtype) + 1));
+}
+int64_t UpdatedTo(tsr_dtype dtype, int64_t to) {
+  if (!IsFloating(dtype)) return to;
+  const int64_t rounded = RoundedInteger(dtype, to - 1);
+  if (rounded < to) return to;
+  int n = 0;
+  for (int64_t m = std::abs(to - 1); m >>= 1;) ++n;
+  return rounded - (int64_t{1} << (n - Digits(dtype) + 1));
+}
+
 void AddRandom(std::vector<OpInfo>& db) {
   // random_.from(self, from, to?, *, generator): [from, to), or [from, top] without `to`.
   OpInfo op;
@@ -147,6 +183,11 @@ void AddRandom(std::vector<OpInfo>& db) {
     std::vector<std::pair<int64_t, std::optional<int64_t>>> bounds = {
         {0, 2}, {unsigned8 || small ? 0 : -3, small ? std::optional<int64_t>(1) : 5}};
     if (!small) bounds.push_back({unsigned8 ? 250 : 100, std::nullopt});  // to the top
+    // Bounds a float16 cannot hold exactly (ATen moves them), and int64 bounds beyond 2^53.
+    if (dtype == TSR_DTYPE_FLOAT16) bounds.push_back({60000, 65504});
+    if (dtype == TSR_DTYPE_INT64) {
+      bounds.push_back({(int64_t{1} << 60) + 256, (int64_t{1} << 60) + 456});
+    }
     std::vector<Sample> s;
     for (const auto& shape : Shapes()) {
       for (const auto& [from, to] : bounds) {
@@ -160,9 +201,10 @@ void AddRandom(std::vector<OpInfo>& db) {
   };
   op.reference = [](const Sample& s) {
     const HostTensor& self = s.args[0].tensor;
-    const int64_t from = s.args[1].integer;
-    const int64_t top =
-        s.args[2].kind == Arg::Kind::kNone ? WholeRangeTop(self.dtype) : s.args[2].integer - 1;
+    const int64_t from = UpdatedFrom(self.dtype, s.args[1].integer);
+    const int64_t top = s.args[2].kind == Arg::Kind::kNone
+                            ? WholeRangeTop(self.dtype)
+                            : UpdatedTo(self.dtype, s.args[2].integer) - 1;
     const uint64_t range = static_cast<uint64_t>(top) - static_cast<uint64_t>(from) + 1;
     HostTensor out = Full(self.shape, self.dtype, 0);
     for (size_t i = 0; i < out.values.size(); ++i) {
@@ -341,9 +383,10 @@ void AddNormal(std::vector<OpInfo>& db) {
   };
   op.reference = [](const Sample& s) {
     const tsr_dtype dtype = s.args[4].dtype;
+    const double mean = s.args[0].number, std = s.args[1].number;
     return std::vector<HostTensor>{
         Drawn(s.args[2].ints, dtype, s.args[3],
-              [&](const std::array<uint32_t, 4>& w) { return Normal(dtype, w, -2, 3); })};
+              [&](const std::array<uint32_t, 4>& w) { return Normal(dtype, w, mean, std); })};
   };
   db.push_back(std::move(op));
 }

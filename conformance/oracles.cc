@@ -764,13 +764,8 @@ class OpRunner {
   // (an undefined tensor) for each one it was not asked for, and for each one it was, what it
   // returns when asked for all three.
   void RunUndefinedGradients(const Sample& s, Rng& rng) {
-    const std::vector<std::string> decls =
-        SchemaArguments(std::string(sdk::from_c(sdk::api().op_schema(find_op(op_.name)))));
-    size_t mask_at = decls.size();
-    for (size_t i = 0; i < decls.size(); ++i) {
-      if (decls[i].find("bool[3] output_mask") == 0) mask_at = i;
-    }
-    if (mask_at == decls.size()) return;
+    const int mask_at = OutputMaskIndex(op_.name);
+    if (mask_at < 0) return;
     const GradientSpec& spec = *op_.gradient;
     std::vector<HostTensor> returns;
     Sample all;
@@ -784,11 +779,9 @@ class OpRunner {
     } catch (const std::exception&) {
       return;  // the gradient cases above report what fails here
     }
-    const std::vector<std::vector<bool>> masks{{true, false, false},
-                                               {false, true, false},
-                                               {false, false, true},
-                                               {false, true, true},
-                                               {false, false, false}};
+    const std::vector<std::vector<bool>> masks{
+        {true, false, false}, {false, true, false}, {false, false, true}, {true, true, false},
+        {true, false, true},  {false, true, true},  {false, false, false}};
     for (const std::vector<bool>& mask : masks) {
       std::string desc = s.desc + " output_mask [";
       for (size_t k = 0; k < mask.size(); ++k)
@@ -796,12 +789,13 @@ class OpRunner {
       Case({"float64", "contiguous", "undefined_grad", desc + "]"},
            [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
              Sample asked = all;
-             asked.args.at(mask_at) = Arg::Bools(mask);
+             asked.args.at(static_cast<size_t>(mask_at)) = Arg::Bools(mask);
              const std::vector<Tensor> got =
                  Invoke(op_.name, asked, config_.device, Layout::kContiguous);
              if (got.size() != mask.size() || full.size() != mask.size()) {
                *msg = "expected " + std::to_string(mask.size()) + " returns, got " +
-                      std::to_string(got.size());
+                      std::to_string(got.size()) + " (and " + std::to_string(full.size()) +
+                      " when asked for every gradient)";
                return Status::kFail;
              }
              for (size_t k = 0; k < mask.size(); ++k) {
@@ -819,7 +813,12 @@ class OpRunner {
                if (!got[k].defined() || !full[k].defined()) {
                  if (got[k].defined() == full[k].defined())
                    continue;  // None either way (no weight)
-                 *msg = which + ": asked for, got None, where asking for all three gives a tensor";
+                 *msg = got[k].defined() ? which +
+                                               ": asked for, got a tensor, where asking for "
+                                               "every gradient gives None"
+                                         : which +
+                                               ": asked for, got None, where asking for every "
+                                               "gradient gives a tensor";
                  return Status::kFail;
                }
                *tol = ToleranceFor(TSR_DTYPE_FLOAT64, op_.tolerance_scale);

@@ -24,11 +24,12 @@ namespace tessera {
 //   - a return without alias annotation is a new tensor: no Tensor argument of the call, with
 //     the Meta function's dtype and shape, on the call's device (ResultDevice);
 //   - a read-only alias (`Tensor(a)`, views) may be its argument: only kind and device.
-// A Tensor return may be None (an undefined tensor) where its type is optional, and in a
-// backward op with an `output_mask` (OperatorEntry::output_mask_argument): ATen's return an
-// undefined tensor for a gradient the mask did not ask for (convolution_backward,
-// native_layer_norm_backward, ...). Which gradients are None is checked by the conformance
-// suite's undefined_grad oracle, not here: the arguments are gone when the results are.
+// A Tensor return may be None (an undefined tensor) where its type is optional, and where a
+// backward op's `output_mask` (OperatorEntry::output_mask_argument) did not ask for it: ATen's
+// return an undefined tensor for such a gradient (convolution_backward,
+// native_layer_norm_backward, ...). RecordCall notes the mask (KernelCall::unasked) before the
+// kernel runs; the conformance suite's undefined_grad oracle checks the other direction (None
+// where the mask said no, not a tensor).
 // A mismatch is an INTERNAL error naming the op, the kernel, its plugin, and what was expected
 // and found. Ops without a Meta function get every check but dtype and shape.
 //
@@ -106,6 +107,16 @@ std::string Describe(const Tensor& t) {
 
 }  // namespace
 
+// NoteUnasked: the gradients a backward op's output_mask did not ask for, which its kernel
+// leaves as None (KernelCall::unasked).
+ABSL_ATTRIBUTE_NOINLINE void NoteUnasked(const Value& mask, KernelCall* call) {
+  if (mask.kind() != Value::Kind::kBoolList) return;
+  const BoolList& asked = mask.bool_list();
+  for (size_t r = 0; r < asked.size() && r < 32; ++r) {
+    if (!asked[r]) call->unasked |= uint32_t{1} << r;
+  }
+}
+
 void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call) {
   if (entry.returns_only_written) {
     // Only the written arguments' identity and shape are checked: no device, no other tensor.
@@ -119,6 +130,8 @@ void RecordCall(const OperatorEntry& entry, const Stack& stack, KernelCall* call
   for (size_t i = 0; i < stack.size(); ++i) {
     if (stack[i].is_tensor() && stack[i].tensor().defined()) {
       call->tensors.emplace_back(static_cast<int>(i), stack[i].tensor());
+    } else if (ABSL_PREDICT_FALSE(static_cast<int>(i) == entry.output_mask_argument)) {
+      NoteUnasked(stack[i], call);
     }
   }
 }
@@ -264,8 +277,8 @@ absl::Status CheckKernelResults(const OperatorEntry& caller, const OperatorEntry
       continue;
     }
     if (ABSL_PREDICT_FALSE(!v.is_tensor() || !v.tensor().defined())) {
-      // None where the type allows it, or where a backward op's output_mask may not ask for it.
-      const bool may_be_none = type.optional || entry.output_mask_argument >= 0;
+      // None where the type allows it, or where a backward op's output_mask did not ask for it.
+      const bool may_be_none = type.optional || (r < 32 && ((call.unasked >> r) & 1) != 0);
       if (may_be_none && (v.is_none() || v.is_tensor())) continue;
       return Mismatch(caller, entry, kernel, r,
                       v.is_tensor() ? "an undefined tensor" : ValueKindName(v.kind()), "a Tensor");

@@ -229,6 +229,11 @@ TEST_F(KernelResultsTest, ABackwardOpsGradientNotAskedForMayBeNone) {
   ASSERT_TRUE(with_mask.ok() && without.ok());
   RegistrationHandle grads = Register("test::grads", &ReturnsNoneThenSelf, "good::grads");
   EXPECT_TRUE(Call("test::grads", {Floats({2}), Value(BoolList{false, true})}).ok());
+  // Asked for, it must be a tensor.
+  absl::Status asked = Call("test::grads", {Floats({2}), Value(BoolList{true, true})});
+  EXPECT_EQ(asked.code(), absl::StatusCode::kInternal) << asked;
+  EXPECT_THAT(asked.message(), HasSubstr("test::grads: kernel 'good::grads' left None as result "
+                                         "0, expected a Tensor"));
   RegistrationHandle pair = Register("test::pair", &ReturnsNoneThenSelf, "bad::pair");
   absl::Status s = Call("test::pair", {Floats({2})});
   EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << s;

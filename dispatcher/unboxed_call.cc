@@ -77,9 +77,7 @@ void UnboxedArgs::ToStack(Stack* stack) const {
 bool UnboxedPathEnabled() {
   static const bool enabled = [] {
     const char* v = std::getenv("TESSERA_FAST_PATH");
-    // Recorded calls (TESSERA_RECORD, runtime/call_recorder.h) are seen on the boxed path.
-    const char* recording = std::getenv("TESSERA_RECORD");
-    return (v == nullptr || std::strcmp(v, "0") != 0) && (recording == nullptr || *recording == 0);
+    return v == nullptr || std::strcmp(v, "0") != 0;
   }();
   return enabled;
 }

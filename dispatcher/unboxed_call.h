@@ -161,9 +161,9 @@ struct UnboxedReturns {
   size_t size = 0;
 };
 
-// UnboxedPathEnabled: false when TESSERA_FAST_PATH=0 or calls are recorded (TESSERA_RECORD; both
-// read once): every call then takes the boxed path, which the differential test compares the
-// fast path with (docs/build.md).
+// UnboxedPathEnabled: false when TESSERA_FAST_PATH=0 (read once): every call then takes the
+// boxed path, which the differential test compares the fast path with (docs/build.md). The
+// runtime's entry points also take the boxed path while they record calls (CallsRecorded).
 bool UnboxedPathEnabled();
 
 }  // namespace tessera

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "core/dtype.h"
+#include "core/generator.h"
 #include "core/status_macros.h"
 #include "dispatcher/argument_binding.h"
 #include "runtime/device_registry.h"
@@ -35,9 +37,12 @@
 //
 // Calls a kernel makes while a recorded call runs (a plugin calling ops through its table)
 // are the plugin's business, not the application's, and are not recorded (a depth count per
-// thread). While recording, calls take the boxed path (UnboxedPathEnabled is false), which
-// gives the same results bit for bit (the unboxed path's differential test), so one hook in
-// each boxed entry sees every call; a process that does not record pays one flag test.
+// thread). While recording, the entry points take the boxed path (their fast-path test asks
+// CallsRecorded), which gives the same results bit for bit (the unboxed path's differential
+// test), so one hook in each boxed entry sees every call; a process that does not record pays
+// one flag test. A random op's None generator is recorded as its device's default generator at
+// the call's state, so the replay draws the same numbers. Integers beyond 2^53 are written as
+// strings of their digits (a JSON reader's double would round them).
 //
 // The file is never left without what was seen: its header line says `"complete": false` and
 // each new distinct call is appended (and flushed) as it first returns, with a count of 1;
@@ -82,9 +87,16 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
+// Integer: an int argument as JSON: a number, or a string of its digits beyond 2^53, where a
+// JSON reader's double would round it (the replay reads both exactly).
+std::string Integer(int64_t v) {
+  constexpr int64_t kExact = int64_t{1} << 53;
+  return v >= -kExact && v <= kExact ? absl::StrCat(v) : absl::StrCat("\"", v, "\"");
+}
+
 std::string Ints(IntArrayRef v) {
   std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&out, i ? "," : "", v[i]);
+  for (size_t i = 0; i < v.size(); ++i) absl::StrAppend(&out, i ? "," : "", Integer(v[i]));
   return out + "]";
 }
 
@@ -146,19 +158,30 @@ absl::StatusOr<std::string> Values(const Tensor& t) {
   return out + "]";
 }
 
-// Describes one call as the recording's line says it. `values_up_to` < 0: no values (the key
-// that tells distinct calls apart); otherwise the values of tensors of at most that many
-// elements.
+// Describes one call as the recording's line says it, with the values of tensors of at most
+// `values_up_to` elements (< 0: none) ...
 class CallWriter {
  public:
   explicit CallWriter(int64_t values_up_to) : values_up_to_(values_up_to) {}
+  // ... or, as the key that tells distinct calls apart: no values, no generator state (every
+  // call with an explicit generator is at another offset, and is still the same call).
+  static CallWriter Key() {
+    CallWriter w(-1);
+    w.key_ = true;
+    return w;
+  }
 
   std::string Arguments(const FunctionSchema& schema, const Stack& args) {
     std::string out = "[";
     for (size_t i = 0; i < args.size(); ++i) {
       if (i) out += ",";
+      const bool generator =
+          i < schema.arguments.size() && schema.arguments[i].type.base == BaseType::kGenerator;
       const std::string name = i < schema.arguments.size() ? schema.arguments[i].name : "";
-      out += "{\"name\":" + Quote(name) + "," + Argument(args[i]) + "}";
+      out += "{\"name\":" + Quote(name) + "," +
+             (generator && args[i].is_none() && !key_ ? DefaultGeneratorState(args)
+                                                      : Argument(args[i])) +
+             "}";
     }
     return out + "]";
   }
@@ -197,7 +220,7 @@ class CallWriter {
         return out + "]";
       }
       case Value::Kind::kInt:
-        return absl::StrCat("\"kind\":\"int\",\"value\":", v.to_int());
+        return "\"kind\":\"int\",\"value\":" + Integer(v.to_int());
       case Value::Kind::kDouble:
         return "\"kind\":\"double\",\"value\":" + Number(v.to_double(), 17);
       case Value::Kind::kBool:
@@ -218,7 +241,7 @@ class CallWriter {
           return absl::StrCat("\"kind\":\"scalar\",\"scalar_kind\":\"bool\",\"value\":",
                               s.to_int());
         if (s.is_integral())
-          return absl::StrCat("\"kind\":\"scalar\",\"scalar_kind\":\"int\",\"value\":", s.to_int());
+          return "\"kind\":\"scalar\",\"scalar_kind\":\"int\",\"value\":" + Integer(s.to_int());
         return "\"kind\":\"scalar\",\"scalar_kind\":\"double\",\"value\":" +
                Number(s.to_double(), 17);
       }
@@ -227,6 +250,7 @@ class CallWriter {
       case Value::Kind::kDevice:
         return "\"kind\":\"device\",\"value\":" + Quote(DeviceToString(v.device()));
       case Value::Kind::kGenerator: {
+        if (key_) return "\"kind\":\"generator\"";
         const PhiloxState state = v.generator()->state();
         return absl::StrFormat("\"kind\":\"generator\",\"seed\":\"%d\",\"offset\":\"%d\"",
                                state.seed, state.offset);
@@ -240,7 +264,32 @@ class CallWriter {
     return "\"kind\":\"unsupported\",\"what\":" + Quote(ValueKindName(v.kind()));
   }
 
+  // A random op's None generator is its device's default one (Note [Random numbers] in
+  // core/generator.h): recorded as that generator at the call's state, so the replay draws
+  // what the call drew. The device: a device argument's, else the first tensor's not 0-dim on
+  // the CPU (as the dispatcher's ResultDevice), else the CPU.
+  static std::string DefaultGeneratorState(const Stack& args) {
+    std::optional<Device> device;
+    for (const Value& v : args) {
+      if (v.is_device()) {
+        device = v.device();
+        break;
+      }
+    }
+    for (const Value& v : args) {
+      if (device) break;
+      if (v.is_tensor() && v.tensor().defined() &&
+          !(v.tensor().dim() == 0 && v.tensor().device().type == DeviceType::kCPU)) {
+        device = v.tensor().device();
+      }
+    }
+    const PhiloxState state = DefaultGenerator(device.value_or(Device(DeviceType::kCPU)))->state();
+    return absl::StrFormat("\"kind\":\"generator\",\"seed\":\"%d\",\"offset\":\"%d\"", state.seed,
+                           state.offset);
+  }
+
   int64_t values_up_to_;
+  bool key_ = false;
 };
 
 // ValuesUpTo reads TESSERA_RECORD_VALUES: "all", "none" or a count of elements.
@@ -263,7 +312,14 @@ class Recorder {
   static Recorder* Open() {
     const char* path = std::getenv("TESSERA_RECORD");
     if (path == nullptr || *path == '\0') return nullptr;
-    auto* r = new Recorder(path, ValuesUpTo());
+    // Absolute: the final rewrite at exit goes where the file was opened, whatever the
+    // application's working directory is by then.
+    std::string absolute = path;
+    if (absolute.front() != '/') {
+      char cwd[4096];
+      if (getcwd(cwd, sizeof cwd) != nullptr) absolute = std::string(cwd) + "/" + absolute;
+    }
+    auto* r = new Recorder(std::move(absolute), ValuesUpTo());
     if (r->file_ == nullptr) {
       std::fprintf(stderr,
                    "tessera: TESSERA_RECORD: cannot write '%s' (%s); calls are not recorded\n",
@@ -274,10 +330,14 @@ class Recorder {
     return r;
   }
 
-  // Finish: the final counts, written whole beside the file and renamed over it.
-  ~Recorder() {
+  // Finish: the final counts, written whole beside the file and renamed over it; later calls
+  // are not recorded. Run once, when the process exits or libtessera is unloaded (atexit);
+  // the recorder itself is never destroyed, since a call may still be running then.
+  void Finish() {
+    if (!owned_here()) return;  // before the lock: a fork may have copied it held
     absl::MutexLock lock(&mu_);
-    if (file_ == nullptr || getpid() != owner_) return;
+    if (finished_) return;
+    finished_ = true;
     std::fclose(file_);
     file_ = nullptr;
     const std::string tmp = path_ + ".tmp";
@@ -301,8 +361,10 @@ class Recorder {
   bool owned_here() const { return getpid() == owner_; }
 
   // Count: one more call with this key; true when it is the first (the caller then Adds it).
+  // After Finish, nothing is counted.
   bool Count(const std::string& key) {
     absl::MutexLock lock(&mu_);
+    if (finished_) return false;
     auto [it, first] = index_.try_emplace(key, entries_.size());
     if (first) {
       entries_.emplace_back();
@@ -315,13 +377,12 @@ class Recorder {
   // Add: the first call with this key, described, appended to the file at once.
   void Add(const std::string& key, std::string head, std::string tail) {
     absl::MutexLock lock(&mu_);
+    if (finished_) return;
     Entry& e = entries_[index_.at(key)];
     e.head = std::move(head);
     e.tail = std::move(tail);
-    if (file_ != nullptr) {
-      std::fputs(Line(e).c_str(), file_);
-      std::fflush(file_);
-    }
+    std::fputs(Line(e).c_str(), file_);
+    std::fflush(file_);
   }
 
  private:
@@ -356,26 +417,36 @@ class Recorder {
   const int64_t values_up_to_;
   const pid_t owner_;
   absl::Mutex mu_;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::FILE* file_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::vector<Entry> entries_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, size_t> index_ ABSL_GUARDED_BY(mu_);
 };
 
-// The recorder lives as long as libtessera: its destructor writes the final counts when the
-// process exits or the library is unloaded.
-std::unique_ptr<Recorder>& TheRecorder() {
-  static std::unique_ptr<Recorder> recorder(Recorder::Open());
+// The recorder of this process, or NULL; made when libtessera loads and never destroyed.
+Recorder* TheRecorder() {
+  static Recorder* const recorder = [] {
+    Recorder* r = Recorder::Open();
+    if (r != nullptr) std::atexit([] { TheRecorder()->Finish(); });
+    return r;
+  }();
   return recorder;
 }
 
+// Calls a kernel makes while a recorded call runs are not the application's (Note [Recording
+// calls]): a depth per thread, kept by a guard.
 thread_local int t_recorded_depth = 0;
+struct RecordedDepth {
+  RecordedDepth() { ++t_recorded_depth; }
+  ~RecordedDepth() { --t_recorded_depth; }
+};
 
 [[maybe_unused]] const bool g_recorder_opened = (g_calls_recorded = TheRecorder() != nullptr);
 
 }  // namespace
 
 absl::Status CallRecorded(const OperatorHandle& op, Stack* stack) {
-  Recorder* recorder = TheRecorder().get();
+  Recorder* recorder = TheRecorder();
   if (recorder == nullptr || t_recorded_depth > 0 || !recorder->owned_here()) {
     return op.registry().Call(op, stack);
   }
@@ -383,14 +454,16 @@ absl::Status CallRecorded(const OperatorHandle& op, Stack* stack) {
   // cannot be bound is recorded as it came (its error says why).
   Stack bound = *stack;
   if (!BindArguments(op.schema(), op.name(), &bound).ok()) bound = *stack;
-  const std::string key = absl::StrCat(op.name(), CallWriter(-1).Arguments(op.schema(), bound));
+  const std::string key = absl::StrCat(op.name(), CallWriter::Key().Arguments(op.schema(), bound));
   const bool first = recorder->Count(key);
   std::string args;  // before the call: an in-place op changes its inputs
   if (first) args = CallWriter(recorder->values_up_to()).Arguments(op.schema(), bound);
   bound.clear();
-  ++t_recorded_depth;
-  const absl::Status status = op.registry().Call(op, stack);
-  --t_recorded_depth;
+  absl::Status status;
+  {
+    RecordedDepth inside;
+    status = op.registry().Call(op, stack);
+  }
   if (first) {
     std::string tail = ",\"args\":" + args;
     if (!status.ok()) {

@@ -163,6 +163,8 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
     const OperatorHandle handle = Unwrap(op);
     if (ABSL_PREDICT_FALSE(handle.deprecation() != nullptr)) WarnDeprecatedOnce(handle);
     Stack* s = Unwrap(stack);
+    // Recorded calls take the boxed path, where they are recorded (runtime/call_recorder.h).
+    if (ABSL_PREDICT_FALSE(CallsRecorded())) return ToError(CallRecorded(handle, s));
     if (UnboxedPathEnabled() && handle.may_call_unboxed()) {
       UnboxedArgs args;
       UnboxedReturns returns;
@@ -177,7 +179,6 @@ tsr_error* tsr_op_call(const tsr_op* op, tsr_stack* stack) {
         }
       }
     }
-    if (ABSL_PREDICT_FALSE(CallsRecorded())) return ToError(CallRecorded(handle, s));
     return ToError(handle.registry().Call(handle, s));
   });
 }
@@ -219,7 +220,8 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
           "tsr_op_call",
           fn, handle.name(), schema_returns[r].type.ToString(), r));
     }
-    if (UnboxedPathEnabled() && handle.may_call_unboxed()) {
+    // Recorded calls take the boxed path, where they are recorded (runtime/call_recorder.h).
+    if (UnboxedPathEnabled() && handle.may_call_unboxed() && !CallsRecorded()) {
       UnboxedArgs unboxed;
       UnboxedReturns results;
       bool taken = false;

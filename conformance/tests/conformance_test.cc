@@ -401,7 +401,7 @@ TEST(PlantedBugs, ABackwardOpThatIgnoresOutputMaskFailsTheUndefinedGradOracle) {
       Conformance(Plugin("ignores_output_mask") + " --op '^" + op + "$' --dtype float64");
   EXPECT_EQ(bug.exit_code, 1) << bug.output;
   EXPECT_TRUE(All(Statuses(bug, op, "float64", "undefined_grad"), Status::kFail)) << bug.output;
-  EXPECT_EQ(Statuses(bug, op, "float64", "undefined_grad").size(), 15u);  // 3 samples x 5 masks
+  EXPECT_EQ(Statuses(bug, op, "float64", "undefined_grad").size(), 21u);  // 3 samples x 7 masks
   EXPECT_TRUE(All(Statuses(bug, op, "float64", "gradient"), Status::kPass)) << bug.output;
   EXPECT_THAT(bug.output, HasSubstr("output_mask [True, False, False]: return 1: output_mask[1] "
                                     "is False, expected None (an undefined tensor), got a tensor "
@@ -1324,14 +1324,69 @@ TEST(Recordings, AWrongKernelFailsItsCallsWeightedAndAStridedCallKeepsItsLayout)
   std::remove(strided.c_str());
 }
 
+// What the recorder writes, the replay reads: the calls of the database's samples (every kind of
+// argument: tensors, Scalars, ints, lists, strings, dtypes, devices, generators, None, and the
+// error inputs' refused calls), recorded from tessera_dump_cases, replay on the CPU with nothing
+// failing and nothing left out.
+TEST(Recordings, WhatTheRecorderWritesReplays) {
+  const std::string path = TempPath("dump.jsonl"), out = TempPath("dump_cases.jsonl");
+  const std::string record =
+      "TESSERA_RECORD=" + path + " " + DUMP_CASES_BIN +
+      " --op '^(add\\.Tensor|sum\\.dim_IntList|gelu|scatter\\.reduce|native_batch_norm|uniform_|"
+      "multinomial|arange\\.start_step|cat|gather|random_\\.from|convolution|clamp)$' --out " +
+      out + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(record.c_str()), 0) << record;
+  const CliRun r = Conformance("--cases-from " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const Json& rec = RecordingOf(r);
+  EXPECT_TRUE(rec["complete"].as_bool());
+  EXPECT_GT(rec["distinct"].as_number(), 1000);
+  EXPECT_EQ(rec["native"].as_number(), rec["calls"].as_number()) << r.output;
+  EXPECT_EQ(rec["not_replayed"].as_number(), 0);
+  std::remove(path.c_str());
+  std::remove(out.c_str());
+}
+
 TEST(Recordings, AnUnfinishedRecordingSaysItsCountsAreLowerBounds) {
-  const std::string path =
-      WriteRecording("unfinished", {RecordedCallLine("neg", 1, F32("[3]", ""))}, false);
+  // Its last line cut off, as a process killed while appending it leaves it: left out.
+  const std::string path = WriteRecording(
+      "unfinished",
+      {RecordedCallLine("neg", 1, F32("[3]", "")), "{\"op\":\"abs\",\"schema\":\"x\",\"cou"},
+      false);
   const CliRun r = Conformance("--cases-from " + path);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(RecordingOf(r)["complete"].as_bool());
+  EXPECT_EQ(RecordingOf(r)["calls"].as_number(), 1);
+  EXPECT_THAT(r.output, HasSubstr("line 3 is cut off (the recording's process did not finish "
+                                  "it); left out"));
   EXPECT_THAT(r.output, HasSubstr("its process did not exit normally: each call's count is a "
                                   "lower bound"));
+  std::remove(path.c_str());
+}
+
+TEST(Recordings, CallsNoCaseCanBeMadeOfAreNotReplayedAndOpNarrowsTheReplay) {
+  const std::string path = WriteRecording(
+      "unreplayable",
+      {RecordedCallLine("neg", 2, F32("[3]", "")), RecordedCallLine("abs", 3, F32("[3]", "")),
+       // a tensor no replay makes, a Tensor?[] with None, an op this runtime lacks
+       RecordedCallLine("neg", 5, F32("[100000, 100000]", "")),
+       RecordedCallLine("cat", 7,
+                        "{\"name\":\"tensors\",\"kind\":\"tensor_list\",\"tensors\":[null]},"
+                        "{\"name\":\"dim\",\"kind\":\"int\",\"value\":0}"),
+       RecordedCallLine("vendor::nothing", 11, F32("[3]", ""))});
+  const CliRun r = Conformance("--cases-from " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(RecordingOf(r)["not_replayed"].as_number(), 23);
+  EXPECT_EQ(RecordingOf(r)["native"].as_number(), 5);
+  EXPECT_THAT(r.output, Not(HasSubstr("FAIL")));
+  std::string messages;
+  for (const CaseResult& c : r.cases) messages += c.message + "\n";
+  EXPECT_THAT(messages, HasSubstr("argument 't': a tensor of shape [100000, 100000], more elements "
+                                  "than a replay makes (at most 2^28)"));
+  EXPECT_THAT(messages, HasSubstr("a tensor list with None in it (Tensor?[])"));
+  EXPECT_THAT(messages, HasSubstr("this runtime has no op vendor::nothing"));
+  const CliRun narrowed = Conformance("--cases-from " + path + " --op '^abs$'");
+  EXPECT_EQ(RecordingOf(narrowed)["calls"].as_number(), 3) << narrowed.output;
   std::remove(path.c_str());
 }
 
@@ -1368,7 +1423,13 @@ TEST(Recordings, AFileThatIsNotARecordingIsAUsageError) {
   }
   const CliRun missing = Conformance("--cases-from /nonexistent/recording.jsonl");
   EXPECT_EQ(missing.exit_code, 2);
-  EXPECT_THAT(missing.output, HasSubstr("/nonexistent/recording.jsonl: cannot read it"));
+  EXPECT_THAT(missing.output, HasSubstr("/nonexistent/recording.jsonl: cannot read it (No such "
+                                        "file or directory)"));
+  EXPECT_THAT(missing.output, Not(HasSubstr("usage:")));  // the file's fault, not the flags'
+  const CliRun directory = Conformance("--cases-from /tmp");
+  EXPECT_EQ(directory.exit_code, 2);
+  EXPECT_THAT(directory.output,
+              HasSubstr("/tmp: expected a recording (a file), found a directory"));
 }
 
 }  // namespace

@@ -214,6 +214,8 @@ absl::Status CheckInplace(const OperatorEntry& op, const Tensor& self, const Ten
 struct KernelCall {
   CallPlan plan;  // the call's plan (ValidateCall); without outputs when the op has no Meta
   Device device;  // where tensor results must be (ResultDevice)
+  // Bit r: return r is a gradient the op's output_mask did not ask for (may be None).
+  uint32_t unasked = 0;
   // The call's Tensor arguments, held so that a result can be compared with them by identity
   // (a kernel that drops the last reference could otherwise get a new tensor at the same
   // address), with their argument index.

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/half.h"
 #include "core/host_copy.h"
@@ -132,25 +134,34 @@ int Digits(ScalarType dtype) {
 }
 
 // RoundsTo: `v` cast to floating `dtype` and back (what copy_ into self makes of it).
+// Values past int64 (2^63 itself, which float32 rounds INT64_MAX to) saturate.
 int64_t RoundsTo(ScalarType dtype, int64_t v) {
   const double d = static_cast<double>(v);
+  double rounded;
   switch (dtype) {
     case ScalarType::kFloat16:
-      return static_cast<int64_t>(static_cast<float>(Half(static_cast<float>(d))));
+      rounded = static_cast<float>(Half(static_cast<float>(d)));
+      break;
     case ScalarType::kBFloat16:
-      return static_cast<int64_t>(static_cast<float>(BFloat16(static_cast<float>(d))));
+      rounded = static_cast<float>(BFloat16(static_cast<float>(d)));
+      break;
     case ScalarType::kFloat32:
-      return static_cast<int64_t>(static_cast<float>(d));
+      rounded = static_cast<float>(d);
+      break;
     default:
-      return static_cast<int64_t>(d);
+      rounded = d;
   }
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (rounded >= kTwo63) return INT64_MAX;
+  if (rounded <= -kTwo63) return INT64_MIN;
+  return static_cast<int64_t>(rounded);
 }
 
 // For a floating self, ATen moves `from` up and `to` down to the nearest values that stay in
 // [from, to) once cast to the dtype (update_from, update_to in DistributionTemplates.h): a
 // value just below `to` may round to `to` itself.
 int64_t FromForDtype(ScalarType dtype, int64_t from) {
-  if (RoundsTo(dtype, from + 1) >= from) return from;
+  if (from == INT64_MAX || RoundsTo(dtype, from + 1) >= from) return from;
   int n = 0;
   for (int64_t m = std::abs(from + 1); m >>= 1;) ++n;
   return RoundsTo(dtype, from + 1) + (int64_t{1} << (n - Digits(dtype) + 1));
@@ -167,7 +178,8 @@ constexpr uint64_t kOneDrawRange = uint64_t{1} << 53;
 constexpr uint64_t kTwoDrawRange = uint64_t{1} << 63;
 
 // RandomFill writes integers uniform in [from, from + range) into self (range >= 1):
-//   range <= 2^53: floor(u * range) + from, u one float64 draw (randint's formula);
+//   range <= 2^53: floor(u * range) + from, u one float64 draw (randint's formula; the sum in
+//     int64);
 //   range <= 2^63: (floor(u1 * 2^31) * 2^32 + floor(u2 * 2^32)) mod range + from, u1 and u2
 //     two draws in that order: 63 random bits (the modulo's bias, as ATen's, below 2^-63 *
 //     range).
@@ -181,8 +193,10 @@ absl::Status RandomFill(const OperatorHandle& op, const Tensor& self, int64_t fr
     TSR_ASSIGN_OR_RETURN(Tensor scaled,
                          CallOne(r, "mul_.Scalar", {u, Value(Scalar(static_cast<double>(range)))}));
     TSR_ASSIGN_OR_RETURN(Tensor floored, CallOne(r, "floor_", {scaled}));
-    TSR_ASSIGN_OR_RETURN(
-        v, CallOne(r, "add_.Scalar", {floored, Value(Scalar(static_cast<double>(from))), one}));
+    // `from` added as an integer: as a double it would round beyond 2^53.
+    TSR_ASSIGN_OR_RETURN(Tensor offsets, Empty(self.sizes(), ScalarType::kInt64, self.device()));
+    TSR_ASSIGN_OR_RETURN(Tensor exact, CallOne(r, "copy_", {offsets, floored}));
+    TSR_ASSIGN_OR_RETURN(v, CallOne(r, "add_.Scalar", {offsets, Value(Scalar(from)), one}));
   } else if (range <= kTwoDrawRange) {
     Tensor words[2];
     const double scales[2] = {std::ldexp(1.0, 31), std::ldexp(1.0, 32)};
@@ -559,6 +573,17 @@ TensorsOr MultinomialOutK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{out};
 }
 
+// Named: F's errors begin with the op called. An inner op's refusal (the sample NPU's "npu neg:
+// not implemented for dtype float64" from exponential_'s float64 arithmetic) would otherwise
+// not name the op the application called.
+template <TensorsFn F>
+TensorsOr Named(const OperatorHandle& op, const Stack& s) {
+  TensorsOr result = F(op, s);
+  if (result.ok() || absl::StartsWith(result.status().message(), op.name())) return result;
+  return absl::Status(result.status().code(),
+                      absl::StrCat(op.name(), ": ", result.status().message()));
+}
+
 }  // namespace
 
 absl::Status DefineDistributionOps(OpRegistry& registry) {
@@ -596,25 +621,25 @@ absl::Status DefineDistributionOps(OpRegistry& registry) {
   return DefineAll(
       registry,
       {
-          {schemas[0].c_str(), MakeKernel<ExponentialK>("core::exponential_")},
-          {schemas[1].c_str(), MakeKernel<GeometricK>("core::geometric_")},
-          {schemas[2].c_str(), MakeKernel<LogNormalK>("core::log_normal_")},
-          {schemas[3].c_str(), MakeKernel<CauchyK>("core::cauchy_")},
-          {schemas[4].c_str(), MakeKernel<RandomFromK>("core::random_")},
-          {schemas[5].c_str(), MakeKernel<RandomToK>("core::random_")},
-          {schemas[6].c_str(), MakeKernel<RandomK>("core::random_")},
-          {schemas[7].c_str(), MakeKernel<RandintLikeK<false>>("core::randint_like")},
-          {schemas[8].c_str(), MakeKernel<RandintLikeK<true>>("core::randint_like")},
-          {schemas[9].c_str(), MakeKernel<NormalK<true, false>>("core::normal")},
-          {schemas[10].c_str(), MakeKernel<NormalOutK<true, false>>("core::normal_out")},
-          {schemas[11].c_str(), MakeKernel<NormalK<false, true>>("core::normal")},
-          {schemas[12].c_str(), MakeKernel<NormalOutK<false, true>>("core::normal_out")},
-          {schemas[13].c_str(), MakeKernel<NormalK<true, true>>("core::normal")},
-          {schemas[14].c_str(), MakeKernel<NormalOutK<true, true>>("core::normal_out")},
-          {schemas[15].c_str(), MakeKernel<NormalFloatFloatK>("core::normal")},
-          {schemas[16].c_str(), MakeKernel<NormalFloatFloatOutK>("core::normal_out")},
-          {schemas[17].c_str(), MakeKernel<MultinomialK>("core::multinomial")},
-          {schemas[18].c_str(), MakeKernel<MultinomialOutK>("core::multinomial_out")},
+          {schemas[0].c_str(), MakeKernel<Named<ExponentialK>>("core::exponential_")},
+          {schemas[1].c_str(), MakeKernel<Named<GeometricK>>("core::geometric_")},
+          {schemas[2].c_str(), MakeKernel<Named<LogNormalK>>("core::log_normal_")},
+          {schemas[3].c_str(), MakeKernel<Named<CauchyK>>("core::cauchy_")},
+          {schemas[4].c_str(), MakeKernel<Named<RandomFromK>>("core::random_")},
+          {schemas[5].c_str(), MakeKernel<Named<RandomToK>>("core::random_")},
+          {schemas[6].c_str(), MakeKernel<Named<RandomK>>("core::random_")},
+          {schemas[7].c_str(), MakeKernel<Named<RandintLikeK<false>>>("core::randint_like")},
+          {schemas[8].c_str(), MakeKernel<Named<RandintLikeK<true>>>("core::randint_like")},
+          {schemas[9].c_str(), MakeKernel<Named<NormalK<true, false>>>("core::normal")},
+          {schemas[10].c_str(), MakeKernel<Named<NormalOutK<true, false>>>("core::normal_out")},
+          {schemas[11].c_str(), MakeKernel<Named<NormalK<false, true>>>("core::normal")},
+          {schemas[12].c_str(), MakeKernel<Named<NormalOutK<false, true>>>("core::normal_out")},
+          {schemas[13].c_str(), MakeKernel<Named<NormalK<true, true>>>("core::normal")},
+          {schemas[14].c_str(), MakeKernel<Named<NormalOutK<true, true>>>("core::normal_out")},
+          {schemas[15].c_str(), MakeKernel<Named<NormalFloatFloatK>>("core::normal")},
+          {schemas[16].c_str(), MakeKernel<Named<NormalFloatFloatOutK>>("core::normal_out")},
+          {schemas[17].c_str(), MakeKernel<Named<MultinomialK>>("core::multinomial")},
+          {schemas[18].c_str(), MakeKernel<Named<MultinomialOutK>>("core::multinomial_out")},
       },
       KernelSlot::kComposite);
 }

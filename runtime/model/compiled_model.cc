@@ -506,7 +506,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     live.emplace(stats);
     for (const Tensor& t : values) live->Outside(t);
   }
-  const bool fast_path = UnboxedPathEnabled();
+  const bool fast_path = UnboxedPathEnabled() && !CallsRecorded();
   for (size_t n = 0; n < nodes_.size(); ++n) {
     if (!live) {
       TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));

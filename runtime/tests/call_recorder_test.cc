@@ -212,8 +212,13 @@ TEST(CallRecorder, AProcessThatDiesKeepsEveryDistinctCallItMade) {
 
 TEST(CallRecorder, ValuesCanBeLeftOutOrAllKept) {
   const Recorded none = Record("calls", {"TESSERA_RECORD_VALUES=none"});
+  ASSERT_EQ(none.exit_code, 0);
+  ASSERT_EQ(none.lines.size(), 7u);
+  EXPECT_THAT(none.lines[0], HasSubstr("\"values_up_to\":-1"));
   for (const std::string& l : none.lines) EXPECT_THAT(l, Not(HasSubstr("\"values\"")));
   const Recorded all = Record("calls", {"TESSERA_RECORD_VALUES=all"});
+  ASSERT_EQ(all.exit_code, 0);
+  EXPECT_THAT(all.lines[0], HasSubstr("\"values_up_to\":-2"));
   EXPECT_THAT(LineOf(all, "rec::same", "\"shape\":[10]"), HasSubstr("\"values\":[0,1,2,"));
 }
 

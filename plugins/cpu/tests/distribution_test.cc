@@ -152,8 +152,11 @@ TEST(Distributions, RandomDrawsIntegersOfTheDtypesRange) {
   const std::vector<uint8_t> u8 = values<uint8_t>(op("random_", Empty(TSR_DTYPE_UINT8), g));
   EXPECT_EQ(*std::max_element(u8.begin(), u8.end()), 255);
   EXPECT_EQ(*std::min_element(u8.begin(), u8.end()), 0);
+  // bool: 0 and 1 evenly (1 degree of freedom, 10.83).
   const std::vector<uint8_t> b = values<uint8_t>(op("random_", Empty(TSR_DTYPE_BOOL), g));
-  EXPECT_EQ(std::accumulate(b.begin(), b.end(), 0) > kN / 3, true);
+  const double ones = std::count(b.begin(), b.end(), uint8_t{1});
+  EXPECT_EQ(std::count(b.begin(), b.end(), uint8_t{0}) + ones, kN) << "only 0 and 1";
+  EXPECT_LT(ChiSquare({ones, kN - ones}, {kN / 2.0, kN / 2.0}), 10.83);
   // random_.to(to) is [0, to); random_.from(from, None) reaches the top.
   const std::vector<int8_t> to =
       values<int8_t>(op("random_.to", Empty(TSR_DTYPE_INT8), int64_t{3}, g));
@@ -162,6 +165,11 @@ TEST(Distributions, RandomDrawsIntegersOfTheDtypesRange) {
       values<int8_t>(op("random_.from", Empty(TSR_DTYPE_INT8), int64_t{120}, std::nullopt, g));
   EXPECT_EQ(*std::min_element(from.begin(), from.end()), 120);
   EXPECT_EQ(*std::max_element(from.begin(), from.end()), 127);
+  // Bounds beyond 2^53 stay exact: the sum is an int64 one.
+  const int64_t base = (int64_t{1} << 60) + 256;
+  const std::vector<int64_t> big =
+      values<int64_t>(op("random_.from", Empty(TSR_DTYPE_INT64), base, base + 200, g));
+  for (int64_t v : big) ASSERT_TRUE(v >= base && v < base + 200) << v;
   // float16's values near 65504 round: [0, 65504) moves `to` down to 65472 (ATen's update_to),
   // so no value rounds up to 65504.
   const std::vector<double> h =
@@ -266,7 +274,7 @@ TEST(Distributions, TheSampleNpuGivesTheSameBits) {
       TSR_DTYPE_FLOAT32);
   Generator g(41);
   EXPECT_THAT(error_of("exponential_", Tensor::empty({4}, TSR_DTYPE_FLOAT32, npu), 1.0, g),
-              HasSubstr("npu neg: not implemented for dtype float64"));
+              HasSubstr("exponential_: npu neg: not implemented for dtype float64"));
 }
 
 }  // namespace

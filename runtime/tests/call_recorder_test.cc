@@ -64,6 +64,10 @@ tsr_error* Outer(void*, const tsr_op*, tsr_stack* stack) {
   return e;
 }
 
+// The child's definitions and kernels, undone when its scenario ends (a leak checker runs at
+// its exit).
+std::vector<tsr_registration*> registrations;
+
 void Define(const char* schema, const char* op, tsr_boxed_kernel_fn fn) {
   tsr_registration* def = nullptr;
   Must(tsr_op_define(S(schema), &def));
@@ -75,6 +79,8 @@ void Define(const char* schema, const char* op, tsr_boxed_kernel_fn fn) {
   desc.kernel_name = S(op);
   tsr_registration* reg = nullptr;
   Must(tsr_kernel_register(&desc, &reg));
+  registrations.push_back(def);
+  registrations.push_back(reg);
 }
 
 tsr_tensor* Floats(std::vector<int64_t> sizes, float first) {
@@ -132,6 +138,9 @@ int RunScenario(const std::string& scenario) {
   Must(tsr_op_call_values(same, &arg, 1, &ret, 1, &n));
   tsr_tensor_release(ret.u.tensor);
   for (tsr_tensor* t : {x, big, xt, one}) tsr_tensor_release(t);
+  for (auto it = registrations.rbegin(); it != registrations.rend(); ++it) {
+    tsr_registration_release(*it);
+  }
   return 0;
 }
 

@@ -155,6 +155,8 @@ void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the trainin
 void AddNNBackwardOps(std::vector<OpInfo>& db);    // op set 1.4, in the training family
 void AddRandomOps(std::vector<OpInfo>& db);        // op set 1.5
 void AddDistributionOps(std::vector<OpInfo>& db);  // op set 1.6, in the random family
+void AddSpecialOps(std::vector<OpInfo>& db);       // op set 1.7, in the pointwise family
+void AddBinaryMathOps(std::vector<OpInfo>& db);    // op set 1.7, in the pointwise family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

@@ -5,21 +5,25 @@
 #include <tuple>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_binary.h"
 
 namespace tessera {
 namespace conformance {
-namespace {
 
-using F1 = double (*)(double);
-using F2 = std::function<double(double, double)>;
-
-enum class Result { kSame, kFloat, kBool };
-
-tsr_dtype ResultOf(Result r, tsr_dtype promoted) {
+tsr_dtype pointwise::ResultOf(Result r, tsr_dtype promoted) {
   if (r == Result::kBool) return TSR_DTYPE_BOOL;
   if (r == Result::kFloat && !IsFloating(promoted)) return TSR_DTYPE_FLOAT32;
   return promoted;
 }
+
+namespace {
+
+using F1 = double (*)(double);
+using pointwise::BinarySamples;
+using pointwise::BinarySpec;
+using pointwise::F2;
+using pointwise::Result;
+using pointwise::ResultOf;
 
 double Sign(double x) { return std::isnan(x) ? 0 : (x > 0) - (x < 0); }
 double Relu(double x) { return std::isnan(x) ? x : x > 0 ? x : 0; }
@@ -195,17 +199,6 @@ void AddGelu(std::vector<OpInfo>& db) {
 
 // ---- binary ----
 
-struct BinarySpec {
-  std::string name;
-  std::string out;
-  std::string inplace;
-  F2 f;
-  Result result;
-  DtypeMask dtypes;
-  bool exclude_zero = false;  // divisors
-  bool scalar_other = false;  // the Scalar overload
-};
-
 double IntPow(double base, double exp) {
   int64_t b = static_cast<int64_t>(base), e = static_cast<int64_t>(exp);
   if (e < 0) return b == 1 ? 1 : b == -1 ? (e % 2 == 0 ? 1 : -1) : 0;
@@ -223,7 +216,10 @@ double Remainder(double a, double b) {
 double MaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
 double MinNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
-std::vector<Sample> BinarySamples(tsr_dtype dtype, Rng& rng, bool exclude_zero, bool scalar_other) {
+}  // namespace
+
+std::vector<Sample> pointwise::BinarySamples(tsr_dtype dtype, Rng& rng, bool exclude_zero,
+                                             bool scalar_other) {
   MakeOptions divisor;
   divisor.exclude_zero = exclude_zero;
   std::vector<Sample> out;
@@ -259,7 +255,7 @@ std::vector<Sample> BinarySamples(tsr_dtype dtype, Rng& rng, bool exclude_zero, 
   return out;
 }
 
-void AddBinary(std::vector<OpInfo>& db, const BinarySpec& b) {
+void pointwise::AddBinary(std::vector<OpInfo>& db, const BinarySpec& b) {
   OpInfo op;
   op.name = b.name;
   op.out = b.out;
@@ -292,9 +288,8 @@ void AddBinary(std::vector<OpInfo>& db, const BinarySpec& b) {
   db.push_back(std::move(op));
 }
 
-}  // namespace
-
 void AddPointwiseOps(std::vector<OpInfo>& db) {
+  using pointwise::AddBinary;
   for (const UnarySpec& u : kUnary) AddUnary(db, u);
   AddBitwiseNot(db);
   AddGelu(db);
@@ -895,6 +890,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  AddSpecialOps(db);
+  AddBinaryMathOps(db);
 }
 
 }  // namespace conformance

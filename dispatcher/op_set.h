@@ -19,6 +19,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 6;
+inline constexpr int32_t kOpSetVersionMinor = 7;
 
 }  // namespace tessera

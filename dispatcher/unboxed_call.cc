@@ -53,6 +53,8 @@ const std::string& UnboxedArg::string() const { NotAnUnboxedArgument("a str"); }
 
 bool UnboxedArg::to_bool() const { NotAnUnboxedArgument("a bool"); }
 
+int64_t UnboxedArg::to_int() const { NotAnUnboxedArgument("an int"); }
+
 const std::vector<Tensor>& UnboxedArg::tensor_list() const { NotAnUnboxedArgument("a Tensor[]"); }
 
 Device UnboxedArg::device() const { NotAnUnboxedArgument("a Device"); }

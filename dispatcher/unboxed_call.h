@@ -49,6 +49,7 @@ class UnboxedArg {
   // ending the process if ever called.
   [[noreturn]] const std::string& string() const;
   [[noreturn]] bool to_bool() const;
+  [[noreturn]] int64_t to_int() const;
   [[noreturn]] const std::vector<Tensor>& tensor_list() const;
   [[noreturn]] Device device() const;
 

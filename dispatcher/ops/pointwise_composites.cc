@@ -1,8 +1,18 @@
 // Pointwise overloads that are composites over another overload, so that a backend gets them
 // without a kernel of its own: masked_fill.Tensor (a 0-dim value tensor) and its out= and
 // in-place forms run masked_fill.Scalar's forms with the value read out as a Scalar. Their
-// Meta functions are the pointwise table's rows (pointwise_meta.cc).
+// Meta functions are the pointwise table's rows (pointwise_meta.cc). polygamma_(self, n), whose
+// arguments come in another order than polygamma's (n, self), is polygamma.out into self.
+//
+// Op set 1.7's ops that ATen itself defines over others, defined here the same way so that every
+// backend has them: rsub (sub with the operands swapped), floor_divide (div with rounding_mode
+// 'floor'), clamp_min and clamp_max (clamp with one bound). Their Scalar overloads pass the Scalar
+// as a 0-dim CPU tensor (WrappedScalar), as ATen's wrapped_scalar_tensor does.
+#include <deque>
+#include <string>
+
 #include "absl/strings/str_format.h"
+#include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
 
@@ -52,9 +62,116 @@ Out MaskedFillTensorOutK(const OperatorHandle& op, const Stack& s) {
   return One(CallOne(op.registry(), "masked_fill.Scalar_out", {s[0], s[1], Value(value), s[3]}));
 }
 
+// polygamma_(Tensor(a!) self, int n)
+Out PolygammaInplaceK(const OperatorHandle& op, const Stack& s) {
+  return One(CallOne(op.registry(), "polygamma.out", {s[1], s[0], s[0]}));
+}
+
+// WrappedScalar: `value` as a 0-dim CPU tensor that promotes with `self` as the Scalar does. Its
+// dtype is the promoted one itself: within a category a dimensioned self keeps its dtype, a
+// float Scalar lifts an integral self to float32, and a 0-dim self (which a 0-dim operand of
+// another dtype would lift further) meets its own result. The value is converted to that dtype,
+// as ATen's TensorIterator converts a wrapped number to the common dtype.
+absl::StatusOr<Tensor> WrappedScalar(OpRegistry& r, const Tensor& self, const Scalar& value) {
+  ResultTypeBuilder promotion;
+  promotion.AddTensor(self.dtype(), self.dim());
+  promotion.AddScalar(value);
+  return CallOne(r, "full",
+                 {Value(IntList{}), Value(value), Value(promotion.Result()), Value(std::nullopt),
+                  Value(Device(DeviceType::kCPU))});
+}
+
+// rsub.Tensor(self, other, *, alpha) and rsub.Tensor_out: other - alpha * self.
+template <bool kOut>
+Out RsubTensorK(const OperatorHandle& op, const Stack& s) {
+  if constexpr (kOut) return One(CallOne(op.registry(), "sub.out", {s[1], s[0], s[2], s[3]}));
+  return One(CallOne(op.registry(), "sub.Tensor", {s[1], s[0], s[2]}));
+}
+
+// rsub.Scalar(self, Scalar other, Scalar alpha) and rsub.Scalar_out.
+template <bool kOut>
+Out RsubScalarK(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(Tensor other, WrappedScalar(op.registry(), s[0].tensor(), s[1].scalar()));
+  if constexpr (kOut) return One(CallOne(op.registry(), "sub.out", {other, s[0], s[2], s[3]}));
+  return One(CallOne(op.registry(), "sub.Tensor", {other, s[0], s[2]}));
+}
+
+// floor_divide's forms: div with rounding_mode 'floor' (`name` the div form, the Scalar forms'
+// `other` wrapped).
+template <bool kScalar, bool kOut>
+Out FloorDivideK(const OperatorHandle& op, const Stack& s) {
+  const bool inplace = op.schema().name.back() == '_';
+  const char* div = kOut ? "div.out_mode" : inplace ? "div_.Tensor_mode" : "div.Tensor_mode";
+  Value other = s[1];
+  if constexpr (kScalar) {
+    TSR_ASSIGN_OR_RETURN(Tensor wrapped,
+                         WrappedScalar(op.registry(), s[0].tensor(), s[1].scalar()));
+    other = Value(std::move(wrapped));
+  }
+  if constexpr (kOut) return One(CallOne(op.registry(), div, {s[0], other, "floor", s[2]}));
+  return One(CallOne(op.registry(), div, {s[0], other, "floor"}));
+}
+
+// clamp_min / clamp_max in every form: clamp's same form with the other bound None.
+template <bool kMin>
+Out ClampBoundK(const OperatorHandle& op, const Stack& s) {
+  const std::string& name = op.schema().name;
+  const bool inplace = name.back() == '_';
+  const std::string& overload = op.schema().overload;
+  // clamp_min.out -> clamp.out, clamp_min_.Tensor -> clamp_.Tensor, ...
+  const std::string target =
+      std::string(inplace ? "clamp_" : "clamp") + (overload.empty() ? "" : "." + overload);
+  Stack args = {s[0], kMin ? s[1] : Value(std::nullopt), kMin ? Value(std::nullopt) : s[1]};
+  if (s.size() > 2) args.push_back(s[2]);  // out
+  return One(CallOne(op.registry(), target, std::move(args)));
+}
+
 }  // namespace
 
 absl::Status DefinePointwiseComposites(OpRegistry& registry) {
+  std::vector<OpDefinition> defs = {
+      {"polygamma_(Tensor(a!) self, int n) -> Tensor(a!)",
+       MakeKernel<PolygammaInplaceK>("core::polygamma_")},
+      {"rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+       MakeKernel<RsubTensorK<false>>("core::rsub")},
+      {"rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       MakeKernel<RsubTensorK<true>>("core::rsub_out")},
+      {"rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+       MakeKernel<RsubScalarK<false>>("core::rsub")},
+      {"rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       MakeKernel<RsubScalarK<true>>("core::rsub_out")},
+      {"floor_divide(Tensor self, Tensor other) -> Tensor",
+       MakeKernel<FloorDivideK<false, false>>("core::floor_divide")},
+      {"floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
+       MakeKernel<FloorDivideK<false, true>>("core::floor_divide_out")},
+      {"floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+       MakeKernel<FloorDivideK<false, false>>("core::floor_divide_")},
+      {"floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
+       MakeKernel<FloorDivideK<true, false>>("core::floor_divide")},
+      {"floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+       MakeKernel<FloorDivideK<true, false>>("core::floor_divide_")},
+  };
+  std::deque<std::string> schemas;  // the texts the definitions point at, until DefineAll
+  for (const char* bound : {"min", "max"}) {
+    const std::string b = bound;
+    for (const std::string& text : {
+             "clamp_" + b + "(Tensor self, Scalar " + b + ") -> Tensor",
+             "clamp_" + b + ".Tensor(Tensor self, Tensor " + b + ") -> Tensor",
+             "clamp_" + b + ".out(Tensor self, Scalar " + b + ", *, Tensor(a!) out) -> Tensor(a!)",
+             "clamp_" + b + ".Tensor_out(Tensor self, Tensor " + b +
+                 ", *, Tensor(a!) out) -> Tensor(a!)",
+             "clamp_" + b + "_(Tensor(a!) self, Scalar " + b + ") -> Tensor(a!)",
+             "clamp_" + b + "_.Tensor(Tensor(a!) self, Tensor " + b + ") -> Tensor(a!)",
+         }) {
+      schemas.push_back(text);
+      defs.push_back(
+          {schemas.back().c_str(), b == "min" ? MakeKernel<ClampBoundK<true>>("core::clamp_min")
+                                              : MakeKernel<ClampBoundK<false>>("core::clamp_max")});
+    }
+  }
+  TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kComposite));
   for (auto [name, kernel] : {
            std::pair{"masked_fill.Tensor",
                      MakeKernel<MaskedFillTensorK<false>>("core::masked_fill")},

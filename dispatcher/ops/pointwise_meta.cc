@@ -46,6 +46,14 @@ absl::Status CheckIntegerPower(const OperatorHandle& op, const Args& s, ScalarTy
                                                  exponent.to_double() < 0));
 }
 
+// polygamma's order n (argument 0).
+template <typename Args>
+absl::Status CheckPolygammaOrder(const OperatorHandle& op, const Args& s, ScalarType) {
+  if (s[0].to_int() >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: polygamma(n, x) does not support negative n, got n = %d", op.name(), s[0].to_int()));
+}
+
 // addcdiv on integers.
 template <typename Args>
 absl::Status CheckAddcdivFloating(const OperatorHandle& op, const Args&, ScalarType compute) {
@@ -220,26 +228,59 @@ struct UnarySpec {
   const char* name;
   Rule rule;
   bool inplace;  // PyTorch has `name_`
+  OutDtypeRule out_dtype = OutDtypeRule::kCastable;
 };
 constexpr UnarySpec kUnary[] = {
-    {"abs", Rule::kPromote, true},          {"neg", Rule::kNoBool, true},
-    {"sign", Rule::kPromote, true},         {"sqrt", Rule::kIntToFloat, true},
-    {"rsqrt", Rule::kIntToFloat, true},     {"exp", Rule::kIntToFloat, true},
-    {"exp2", Rule::kIntToFloat, true},      {"expm1", Rule::kIntToFloat, true},
-    {"log", Rule::kIntToFloat, true},       {"log2", Rule::kIntToFloat, true},
-    {"log10", Rule::kIntToFloat, true},     {"log1p", Rule::kIntToFloat, true},
-    {"sin", Rule::kIntToFloat, true},       {"cos", Rule::kIntToFloat, true},
-    {"tan", Rule::kIntToFloat, true},       {"asin", Rule::kIntToFloat, true},
-    {"acos", Rule::kIntToFloat, true},      {"atan", Rule::kIntToFloat, true},
-    {"sinh", Rule::kIntToFloat, true},      {"cosh", Rule::kIntToFloat, true},
-    {"tanh", Rule::kIntToFloat, true},      {"sigmoid", Rule::kIntToFloat, true},
-    {"relu", Rule::kPromote, true},         {"silu", Rule::kPromote, true},
-    {"erf", Rule::kIntToFloat, true},       {"floor", Rule::kPromote, true},
-    {"ceil", Rule::kPromote, true},         {"round", Rule::kPromote, true},
-    {"trunc", Rule::kPromote, true},        {"reciprocal", Rule::kIntToFloat, true},
-    {"bitwise_not", Rule::kIntegral, true}, {"logical_not", Rule::kBool, true},
-    {"isnan", Rule::kBool, false},          {"isinf", Rule::kBool, false},
+    {"abs", Rule::kPromote, true},
+    {"neg", Rule::kNoBool, true},
+    {"sign", Rule::kPromote, true},
+    {"sqrt", Rule::kIntToFloat, true},
+    {"rsqrt", Rule::kIntToFloat, true},
+    {"exp", Rule::kIntToFloat, true},
+    {"exp2", Rule::kIntToFloat, true},
+    {"expm1", Rule::kIntToFloat, true},
+    {"log", Rule::kIntToFloat, true},
+    {"log2", Rule::kIntToFloat, true},
+    {"log10", Rule::kIntToFloat, true},
+    {"log1p", Rule::kIntToFloat, true},
+    {"sin", Rule::kIntToFloat, true},
+    {"cos", Rule::kIntToFloat, true},
+    {"tan", Rule::kIntToFloat, true},
+    {"asin", Rule::kIntToFloat, true},
+    {"acos", Rule::kIntToFloat, true},
+    {"atan", Rule::kIntToFloat, true},
+    {"sinh", Rule::kIntToFloat, true},
+    {"cosh", Rule::kIntToFloat, true},
+    {"tanh", Rule::kIntToFloat, true},
+    {"sigmoid", Rule::kIntToFloat, true},
+    {"relu", Rule::kPromote, true},
+    {"silu", Rule::kPromote, true},
+    {"erf", Rule::kIntToFloat, true},
+    {"floor", Rule::kPromote, true},
+    {"ceil", Rule::kPromote, true},
+    {"round", Rule::kPromote, true},
+    {"trunc", Rule::kPromote, true},
+    {"reciprocal", Rule::kIntToFloat, true},
+    {"bitwise_not", Rule::kIntegral, true},
+    {"logical_not", Rule::kBool, true},
+    {"isnan", Rule::kBool, false},
+    {"isinf", Rule::kBool, false},
     {"isfinite", Rule::kBool, false},
+    // op set 1.7: the rest of ATen's unary math
+    {"frac", Rule::kPromote, true},
+    {"sgn", Rule::kPromote, true},
+    {"signbit", Rule::kBool, false, OutDtypeRule::kExact},
+    {"deg2rad", Rule::kIntToFloat, true},
+    {"rad2deg", Rule::kIntToFloat, true},
+    {"erfc", Rule::kIntToFloat, true},
+    {"erfinv", Rule::kIntToFloat, true},
+    {"lgamma", Rule::kIntToFloat, true},
+    {"digamma", Rule::kIntToFloat, true},
+    {"i0", Rule::kIntToFloat, true},
+    {"sinc", Rule::kIntToFloat, true},
+    {"acosh", Rule::kIntToFloat, true},
+    {"asinh", Rule::kIntToFloat, true},
+    {"atanh", Rule::kIntToFloat, true},
 };
 
 // Ops with other schemas, written out.
@@ -343,6 +384,47 @@ constexpr PointwiseSpec kOther[] = {
      "masked_fill.Tensor_out", "masked_fill_.Tensor"},
     {"round.decimals(Tensor self, *, int decimals) -> Tensor", 1, Rule::kPromote,
      "round.decimals_out", "round_.decimals"},
+    // op set 1.7
+    {"logit(Tensor self, float? eps=None) -> Tensor", 1, Rule::kIntToFloat, "logit.out", "logit_"},
+    {"nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+     1, Rule::kPromote, "nan_to_num.out", "nan_to_num_"},
+    // polygamma_(self, n) takes its arguments in another order: a composite
+    // (pointwise_composites.cc).
+    {"polygamma(int n, Tensor self) -> Tensor", 1, Rule::kIntToFloat, "polygamma.out", "",
+     ARG_CHECK(CheckPolygammaOrder), OperandPositions{1, 0, 0}},
+    {"copysign.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntToFloat, "copysign.out",
+     "copysign_.Tensor"},
+    {"copysign.Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kIntToFloat,
+     "copysign.Scalar_out", "copysign_.Scalar"},
+    {"fmax(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "fmax.out", ""},
+    {"fmin(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "fmin.out", ""},
+    {"heaviside(Tensor self, Tensor values) -> Tensor", 2, Rule::kSameDtype, "heaviside.out",
+     "heaviside_"},
+    {"hypot(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "hypot.out", "hypot_"},
+    {"nextafter(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "nextafter.out",
+     "nextafter_"},
+    {"logaddexp(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "logaddexp.out", ""},
+    {"logaddexp2(Tensor self, Tensor other) -> Tensor", 2, Rule::kPromote, "logaddexp2.out", ""},
+    {"xlogy.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntToFloat, "xlogy.OutTensor",
+     "xlogy_.Tensor"},
+    {"xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", 2, Rule::kIntToFloat,
+     "xlogy.OutScalar_Other", "xlogy_.Scalar_Other"},
+    {"xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", 2, Rule::kIntToFloat,
+     "xlogy.OutScalar_Self", ""},
+    {"gcd(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral, "gcd.out", "gcd_"},
+    {"lcm(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral, "lcm.out", "lcm_"},
+    {"bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_left_shift.Tensor_out", "bitwise_left_shift_.Tensor"},
+    {"bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_left_shift.Tensor_Scalar_out", "bitwise_left_shift_.Tensor_Scalar"},
+    {"bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_left_shift.Scalar_Tensor_out", ""},
+    {"bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_right_shift.Tensor_out", "bitwise_right_shift_.Tensor"},
+    {"bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_right_shift.Tensor_Scalar_out", "bitwise_right_shift_.Tensor_Scalar"},
+    {"bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor", 2, Rule::kIntegral,
+     "bitwise_right_shift.Scalar_Tensor_out", ""},
 };
 
 }  // namespace
@@ -382,8 +464,7 @@ absl::Status PointwiseTable::Define(OpRegistry& registry) const {
     TSR_RETURN_IF_ERROR(registry.SetPlanFunction(schema.FullName(), &plans_[i]));
     if (*spec.out == '\0') continue;  // a functional op alone (ATen has no out= form)
     TSR_RETURN_IF_ERROR(registry.DefineVariants(schema.FullName(), spec.out, spec.inplace,
-                                                OutDtypeRule::kCastable,
-                                                OutputAliasing::kElementwise));
+                                                spec.out_dtype, OutputAliasing::kElementwise));
   }
   return absl::OkStatus();
 }
@@ -400,7 +481,14 @@ absl::Status DefinePointwiseOps(OpRegistry& registry) {
       unary_schemas->push_back(absl::StrFormat("%s.out", u.name));
       const char* out = unary_schemas->back().c_str();
       unary_schemas->push_back(u.inplace ? absl::StrFormat("%s_", u.name) : "");
-      specs.push_back({schema, 1, u.rule, out, unary_schemas->back().c_str()});
+      specs.push_back({schema,
+                       1,
+                       u.rule,
+                       out,
+                       unary_schemas->back().c_str(),
+                       {},
+                       kLeadingOperands,
+                       u.out_dtype});
     }
     return new PointwiseTable(std::move(specs));
   }();

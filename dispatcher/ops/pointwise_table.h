@@ -74,6 +74,9 @@ struct PointwiseSpec {
   const char* inplace;  // the in-place form's name, "" for none (and where `out` is "")
   ArgCheck check = {};
   OperandPositions at = kLeadingOperands;
+  // The dtypes the out= form may take: the computed one or any it casts to (most), or exactly
+  // the computed one (signbit: PyTorch refuses a non-bool out).
+  OutDtypeRule out_dtype = OutDtypeRule::kCastable;
 };
 
 // PointwiseTable: a family's rows with their plan functions. Both must outlive every registry

@@ -1,11 +1,14 @@
 // Unary pointwise ops (op set v1), as out= kernels; the runtime derives the functional and
 // in-place forms.
 #include <cmath>
+#include <limits>
+#include <optional>
 #include <string_view>
 
 #include "math.hpp"
 #include "pointwise.hpp"
 #include "tessera/base/op_checks.hpp"
+#include "tessera/base/special_math.hpp"
 #include "vector_math.hpp"
 
 namespace tessera {
@@ -119,6 +122,36 @@ C bit_not(C a) {
   }
 }
 
+// signbit: the sign bit of a float (set for -0 and -NaN), a < 0 for the signed integers.
+template <typename C>
+bool sign_bit(C a) {
+  if constexpr (std::is_floating_point_v<C>) {
+    // Not std::signbit: GCC 12 fails to compile its vectorized form (an internal compiler error
+    // at -O3); copysign carries the same bit, NaN's included.
+    return std::copysign(C(1), a) < C(0);
+  } else if constexpr (std::is_signed_v<C>) {
+    return a < 0;
+  } else {
+    return false;
+  }
+}
+// log|gamma(a)| without lgamma's global `signgam` (a data race when a kernel runs on threads).
+inline float log_gamma(float a) {
+  int sign;
+  return lgammaf_r(a, &sign);
+}
+inline double log_gamma(double a) {
+  int sign;
+  return lgamma_r(a, &sign);
+}
+// sin(pi a) / (pi a), 1 at 0; pi a computed in a's type, as PyTorch's kernel.
+template <typename C>
+C sinc_of(C a) {
+  if (a == C(0)) return C(1);
+  const C product = C(M_PI) * a;
+  return std::sin(product) / product;
+}
+
 constexpr sdk::DtypeSet kNumericNoBool = kNumeric;
 constexpr sdk::DtypeSet kFloatCompute = kFloating;  // kFloat ops compute only in these
 
@@ -157,6 +190,86 @@ TESSERA_PREDICATE(logical_not, kAll, a == 0)
 TESSERA_PREDICATE(isnan, kAll, is_nan(a))
 TESSERA_PREDICATE(isinf, kAll, infinite(a))
 TESSERA_PREDICATE(isfinite, kAll, finite(a))
+// op set 1.7
+TESSERA_UNARY(frac, kSame, kFloating, a - std::trunc(a))
+TESSERA_UNARY(sgn, kSame, kAll, sign_of(a))  // sign, for the real dtypes
+TESSERA_PREDICATE(signbit, kAll, sign_bit(a))
+TESSERA_UNARY(deg2rad, kFloat, kFloatCompute, a* decltype(a)(M_PI / 180))
+TESSERA_UNARY(rad2deg, kFloat, kFloatCompute, a* decltype(a)(180 / M_PI))
+TESSERA_UNARY(erfc, kFloat, kFloatCompute, std::erfc(a))
+TESSERA_UNARY(erfinv, kFloat, kFloatCompute, base::erfinv(a))
+TESSERA_UNARY(lgamma, kFloat, kFloatCompute, log_gamma(a))
+TESSERA_UNARY(digamma, kFloat, kFloatCompute, base::digamma(a))
+TESSERA_UNARY(i0, kFloat, kFloatCompute, base::bessel_i0(a))
+TESSERA_UNARY(sinc, kFloat, kFloatCompute, sinc_of(a))
+TESSERA_UNARY(acosh, kFloat, kFloatCompute, std::acosh(a))
+TESSERA_UNARY(asinh, kFloat, kFloatCompute, std::asinh(a))
+TESSERA_UNARY(atanh, kFloat, kFloatCompute, std::atanh(a))
+
+// logit.out(Tensor self, float? eps=None, *, Tensor(a!) out): log(x / (1 - x)), x clamped to
+// [eps, 1 - eps] first when eps is given and not negative (PyTorch's rule); inf at x = 1.
+TensorView logit_out(const KernelContext& ctx, TensorView self, std::optional<double> eps,
+                     TensorView out) {
+  const double lo = eps.value_or(-1);
+  return unary<Kind::kFloat, kFloatCompute>(ctx, self, out, [lo](auto a) -> decltype(a) {
+    using C = decltype(a);
+    C x = a;
+    if (lo >= 0) {
+      const C low = C(lo), high = C(1 - lo);
+      x = x < low ? low : x > high ? high : x;  // NaN stays NaN
+    }
+    return x == C(1) ? std::numeric_limits<C>::infinity() : std::log(x / (C(1) - x));
+  });
+}
+
+// polygamma.out(int n, Tensor self, *, Tensor(a!) out); the plan refuses n < 0.
+TensorView polygamma_out(const KernelContext& ctx, int64_t n, TensorView self, TensorView out) {
+  return unary<Kind::kFloat, kFloatCompute>(
+      ctx, self, out, [n](auto a) -> decltype(a) { return base::polygamma(n, a); });
+}
+
+// The largest finite value of T, in T's compute type.
+template <typename T>
+compute_t<T> finite_max() {
+  if constexpr (std::is_same_v<T, Half>) {
+    return 65504.0f;
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return 3.38953139e38f;
+  } else {
+    return std::numeric_limits<T>::max();
+  }
+}
+
+// nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *,
+// Tensor(a!) out): NaN, +inf and -inf replaced (by 0 and T's largest and lowest finite values
+// unless given), each replacement rounded to T first, as PyTorch's static_cast<scalar_t> (1e10
+// is inf in float16); integers and bool copied.
+TensorView nan_to_num_out(const KernelContext& ctx, TensorView self, std::optional<double> nan,
+                          std::optional<double> posinf, std::optional<double> neginf,
+                          TensorView out) {
+  const tsr_dtype compute = ctx.planned_compute_dtype();
+  dispatch<kAll>(compute, ctx, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    PointwiseFrame frame(out, compute);
+    frame.input(self, compute);
+    if constexpr (std::is_floating_point_v<C>) {
+      const auto as_t = [](double v) { return load(store<T>(v)); };
+      const C nan_value = as_t(nan.value_or(0));
+      const C pos = posinf ? as_t(*posinf) : finite_max<T>();
+      const C neg = neginf ? as_t(*neginf) : -finite_max<T>();
+      frame.run<T, T>([=](C a) -> C {
+        return a != a                                     ? nan_value
+               : a == std::numeric_limits<C>::infinity()  ? pos
+               : a == -std::numeric_limits<C>::infinity() ? neg
+                                                          : a;
+      });
+    } else {
+      frame.run<T, T>([](C a) { return a; });
+    }
+  });
+  return out;
+}
 
 // gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
 TensorView gelu_out(const KernelContext& ctx, TensorView self, std::string_view approximate,
@@ -246,6 +359,23 @@ void register_unary(sdk::Library& lib) {
   TESSERA_REGISTER(isinf)
   TESSERA_REGISTER(isfinite)
   TESSERA_REGISTER(gelu)
+  TESSERA_REGISTER(frac)
+  TESSERA_REGISTER(sgn)
+  TESSERA_REGISTER(signbit)
+  TESSERA_REGISTER(deg2rad)
+  TESSERA_REGISTER(rad2deg)
+  TESSERA_REGISTER(erfc)
+  TESSERA_REGISTER(erfinv)
+  TESSERA_REGISTER(lgamma)
+  TESSERA_REGISTER(digamma)
+  TESSERA_REGISTER(i0)
+  TESSERA_REGISTER(sinc)
+  TESSERA_REGISTER(acosh)
+  TESSERA_REGISTER(asinh)
+  TESSERA_REGISTER(atanh)
+  TESSERA_REGISTER(logit)
+  TESSERA_REGISTER(polygamma)
+  TESSERA_REGISTER(nan_to_num)
 #undef TESSERA_REGISTER
 }
 

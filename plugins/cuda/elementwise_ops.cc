@@ -352,6 +352,24 @@ TESSERA_GPU_BINARY_SCALAR(RemainderScalarOut, "remainder.Scalar_out", kRemainder
 TESSERA_GPU_BINARY_TENSOR(FmodOut, "fmod.Tensor_out", kFmod)
 TESSERA_GPU_BINARY_SCALAR(FmodScalarOut, "fmod.Scalar_out", kFmod)
 TESSERA_GPU_BINARY_TENSOR(PowTensorOut, "pow.Tensor_Tensor_out", kPow)
+// op set 1.7
+TESSERA_GPU_BINARY_TENSOR(CopysignOut, "copysign.out", kCopysign)
+TESSERA_GPU_BINARY_SCALAR(CopysignScalarOut, "copysign.Scalar_out", kCopysign)
+TESSERA_GPU_BINARY_TENSOR(HypotOut, "hypot.out", kHypot)
+TESSERA_GPU_BINARY_TENSOR(NextafterOut, "nextafter.out", kNextafter)
+TESSERA_GPU_BINARY_TENSOR(LogaddexpOut, "logaddexp.out", kLogaddexp)
+TESSERA_GPU_BINARY_TENSOR(Logaddexp2Out, "logaddexp2.out", kLogaddexp2)
+TESSERA_GPU_BINARY_TENSOR(XlogyOut, "xlogy.OutTensor", kXlogy)
+TESSERA_GPU_BINARY_SCALAR(XlogyScalarOtherOut, "xlogy.OutScalar_Other", kXlogy)
+TESSERA_GPU_BINARY_TENSOR(FmaxOut, "fmax.out", kFmax)
+TESSERA_GPU_BINARY_TENSOR(FminOut, "fmin.out", kFmin)
+TESSERA_GPU_BINARY_TENSOR(HeavisideOut, "heaviside.out", kHeaviside)
+TESSERA_GPU_BINARY_TENSOR(GcdOut, "gcd.out", kGcd)
+TESSERA_GPU_BINARY_TENSOR(LcmOut, "lcm.out", kLcm)
+TESSERA_GPU_BINARY_TENSOR(ShiftLeftOut, "bitwise_left_shift.Tensor_out", kShiftLeft)
+TESSERA_GPU_BINARY_SCALAR(ShiftLeftScalarOut, "bitwise_left_shift.Tensor_Scalar_out", kShiftLeft)
+TESSERA_GPU_BINARY_TENSOR(ShiftRightOut, "bitwise_right_shift.Tensor_out", kShiftRight)
+TESSERA_GPU_BINARY_SCALAR(ShiftRightScalarOut, "bitwise_right_shift.Tensor_Scalar_out", kShiftRight)
 #undef TESSERA_GPU_BINARY_TENSOR
 #undef TESSERA_GPU_BINARY_SCALAR
 
@@ -408,6 +426,18 @@ TensorView PowScalarOut(const KernelContext& ctx, Scalar self, const TensorView&
   const int32_t c = Compute(ctx);
   RunPointwise(op, K::kPow, c, out,
                {ScalarOperand(self, c), TensorOperand(op, exponent, "exponent")});
+  return out;
+}
+
+// A Scalar self and a Tensor other (xlogy.OutScalar_Self, the shifts' Scalar_Tensor_out).
+template <PointwiseKind kKind>
+TensorView ScalarSelfOut(const KernelContext& ctx, Scalar self, const TensorView& other,
+                         const TensorView& out) {
+  const char* op = kKind == K::kXlogy       ? "xlogy.OutScalar_Self"
+                   : kKind == K::kShiftLeft ? "bitwise_left_shift.Scalar_Tensor_out"
+                                            : "bitwise_right_shift.Scalar_Tensor_out";
+  const int32_t c = Compute(ctx);
+  RunPointwise(op, kKind, c, out, {ScalarOperand(self, c), TensorOperand(op, other, "other")});
   return out;
 }
 
@@ -557,7 +587,81 @@ TESSERA_GPU_POINTWISE_UNARY(isnan, kIsNan)
 TESSERA_GPU_POINTWISE_UNARY(isinf, kIsInf)
 TESSERA_GPU_POINTWISE_UNARY(isfinite, kIsFinite)
 TESSERA_GPU_POINTWISE_UNARY(logical_not, kLogicalNot)
+// op set 1.7
+TESSERA_GPU_POINTWISE_UNARY(frac, kFrac)
+TESSERA_GPU_POINTWISE_UNARY(sgn, kSign)  // sign, for the real dtypes
+TESSERA_GPU_POINTWISE_UNARY(signbit, kSignbit)
+TESSERA_GPU_POINTWISE_UNARY(deg2rad, kDeg2rad)
+TESSERA_GPU_POINTWISE_UNARY(rad2deg, kRad2deg)
+TESSERA_GPU_POINTWISE_UNARY(erfc, kErfc)
+TESSERA_GPU_POINTWISE_UNARY(erfinv, kErfinv)
+TESSERA_GPU_POINTWISE_UNARY(lgamma, kLgamma)
+TESSERA_GPU_POINTWISE_UNARY(digamma, kDigamma)
+TESSERA_GPU_POINTWISE_UNARY(i0, kI0)
+TESSERA_GPU_POINTWISE_UNARY(sinc, kSinc)
+TESSERA_GPU_POINTWISE_UNARY(acosh, kAcosh)
+TESSERA_GPU_POINTWISE_UNARY(asinh, kAsinh)
+TESSERA_GPU_POINTWISE_UNARY(atanh, kAtanh)
 #undef TESSERA_GPU_POINTWISE_UNARY
+
+ConstantValue DoubleValue(double d) {
+  ConstantValue v;
+  v.kind = ConstantValue::kDouble;
+  v.d = d;
+  return v;
+}
+
+// logit.out(Tensor self, float? eps=None, *, Tensor(a!) out): the clamp's bounds eps and 1 - eps
+// (a negative eps, as None, clamps nothing).
+TensorView LogitOut(const KernelContext& ctx, const TensorView& self, std::optional<double> eps,
+                    const TensorView& out) {
+  PointwiseParams params;
+  params.args[0] = DoubleValue(eps.value_or(-1));
+  params.args[1] = DoubleValue(1 - eps.value_or(-1));
+  return PointwiseUnaryOut<K::kLogit>(ctx, "logit.out", self, out, params);
+}
+
+// polygamma.out(int n, Tensor self, *, Tensor(a!) out); the plan refuses n < 0.
+TensorView PolygammaOut(const KernelContext& ctx, int64_t n, const TensorView& self,
+                        const TensorView& out) {
+  PointwiseParams params;
+  params.order = n;
+  return PointwiseUnaryOut<K::kPolygamma>(ctx, "polygamma.out", self, out, params);
+}
+
+// nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *,
+// Tensor(a!) out): the replacements default to 0 and the dtype's largest and lowest finite
+// values; each reaches the kernel in the compute type and is rounded to the dtype with the
+// result (1e10 becomes inf in float16, as PyTorch's cast). Integers and bool are copied.
+TensorView NanToNumOut(const KernelContext& ctx, const TensorView& self, std::optional<double> nan,
+                       std::optional<double> posinf, std::optional<double> neginf,
+                       const TensorView& out) {
+  const int32_t c = Compute(ctx);
+  PointwiseParams params;
+  double largest = 0;
+  switch (c) {
+    case TSR_DTYPE_FLOAT16:
+      largest = 65504;
+      break;
+    case TSR_DTYPE_BFLOAT16:
+      largest = 3.3895313892515355e38;
+      break;
+    case TSR_DTYPE_FLOAT32:
+      largest = 3.4028234663852886e38;
+      break;
+    case TSR_DTYPE_FLOAT64:
+      largest = 1.7976931348623157e308;
+      break;
+    default:
+      break;  // integers and bool: the replacements are unused
+  }
+  if (largest != 0) {
+    params.args[0] = DoubleValue(nan.value_or(0));
+    params.args[1] = DoubleValue(posinf.value_or(largest));
+    params.args[2] = DoubleValue(neginf.value_or(-largest));
+  }
+  return PointwiseUnaryOut<K::kNanToNum>(ctx, "nan_to_num.out", self, out, params);
+}
 
 // gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out)
 TensorView GeluOut(const KernelContext& ctx, const TensorView& self, std::string_view approximate,
@@ -668,6 +772,26 @@ void RegisterElementwiseOps(sdk::Library& lib) {
   lib.impl<&PowTensorScalarOut>(TESSERA_OP("pow.Tensor_Scalar_out"));
   lib.impl<&PowScalarOut>(TESSERA_OP("pow.Scalar_out"));
   lib.impl<&Atan2Out>(TESSERA_OP("atan2.out"));
+  lib.impl<&CopysignOut>(TESSERA_OP("copysign.out"));
+  lib.impl<&CopysignScalarOut>(TESSERA_OP("copysign.Scalar_out"));
+  lib.impl<&HypotOut>(TESSERA_OP("hypot.out"));
+  lib.impl<&NextafterOut>(TESSERA_OP("nextafter.out"));
+  lib.impl<&LogaddexpOut>(TESSERA_OP("logaddexp.out"));
+  lib.impl<&Logaddexp2Out>(TESSERA_OP("logaddexp2.out"));
+  lib.impl<&XlogyOut>(TESSERA_OP("xlogy.OutTensor"));
+  lib.impl<&XlogyScalarOtherOut>(TESSERA_OP("xlogy.OutScalar_Other"));
+  lib.impl<&ScalarSelfOut<K::kXlogy>>(TESSERA_OP("xlogy.OutScalar_Self"));
+  lib.impl<&FmaxOut>(TESSERA_OP("fmax.out"));
+  lib.impl<&FminOut>(TESSERA_OP("fmin.out"));
+  lib.impl<&HeavisideOut>(TESSERA_OP("heaviside.out"));
+  lib.impl<&GcdOut>(TESSERA_OP("gcd.out"));
+  lib.impl<&LcmOut>(TESSERA_OP("lcm.out"));
+  lib.impl<&ShiftLeftOut>(TESSERA_OP("bitwise_left_shift.Tensor_out"));
+  lib.impl<&ShiftLeftScalarOut>(TESSERA_OP("bitwise_left_shift.Tensor_Scalar_out"));
+  lib.impl<&ScalarSelfOut<K::kShiftLeft>>(TESSERA_OP("bitwise_left_shift.Scalar_Tensor_out"));
+  lib.impl<&ShiftRightOut>(TESSERA_OP("bitwise_right_shift.Tensor_out"));
+  lib.impl<&ShiftRightScalarOut>(TESSERA_OP("bitwise_right_shift.Tensor_Scalar_out"));
+  lib.impl<&ScalarSelfOut<K::kShiftRight>>(TESSERA_OP("bitwise_right_shift.Scalar_Tensor_out"));
   lib.impl<&WhereOut>(TESSERA_OP("where.self_out"));
   lib.impl<&MaskedFillOut>(TESSERA_OP("masked_fill.Scalar_out"));
   lib.impl<&ClampOut>(TESSERA_OP("clamp.out"));
@@ -701,6 +825,23 @@ void RegisterElementwiseOps(sdk::Library& lib) {
   lib.impl<&isinfOut>(TESSERA_OP("isinf.out"));
   lib.impl<&isfiniteOut>(TESSERA_OP("isfinite.out"));
   lib.impl<&logical_notOut>(TESSERA_OP("logical_not.out"));
+  lib.impl<&fracOut>(TESSERA_OP("frac.out"));
+  lib.impl<&sgnOut>(TESSERA_OP("sgn.out"));
+  lib.impl<&signbitOut>(TESSERA_OP("signbit.out"));
+  lib.impl<&deg2radOut>(TESSERA_OP("deg2rad.out"));
+  lib.impl<&rad2degOut>(TESSERA_OP("rad2deg.out"));
+  lib.impl<&erfcOut>(TESSERA_OP("erfc.out"));
+  lib.impl<&erfinvOut>(TESSERA_OP("erfinv.out"));
+  lib.impl<&lgammaOut>(TESSERA_OP("lgamma.out"));
+  lib.impl<&digammaOut>(TESSERA_OP("digamma.out"));
+  lib.impl<&i0Out>(TESSERA_OP("i0.out"));
+  lib.impl<&sincOut>(TESSERA_OP("sinc.out"));
+  lib.impl<&acoshOut>(TESSERA_OP("acosh.out"));
+  lib.impl<&asinhOut>(TESSERA_OP("asinh.out"));
+  lib.impl<&atanhOut>(TESSERA_OP("atanh.out"));
+  lib.impl<&LogitOut>(TESSERA_OP("logit.out"));
+  lib.impl<&PolygammaOut>(TESSERA_OP("polygamma.out"));
+  lib.impl<&NanToNumOut>(TESSERA_OP("nan_to_num.out"));
   lib.impl<&Copy>(TESSERA_OP("copy_"));
   lib.impl<&Fill>(TESSERA_OP("fill_.Scalar"));
 }

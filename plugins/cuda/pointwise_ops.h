@@ -25,6 +25,7 @@
 
 #include "elementwise.h"
 #include "elementwise_plan.h"
+#include "tessera/base/special_math.hpp"
 
 namespace tessera {
 namespace gpu {
@@ -52,6 +53,22 @@ enum class PointwiseKind : int32_t {
   kDivFloor,
   kPow,
   kAtan2,
+  // binary, op set 1.7: floating (FloatBinaryOp) ...
+  kCopysign,
+  kHypot,
+  kNextafter,  // not float16, as PyTorch
+  kLogaddexp,
+  kLogaddexp2,
+  kXlogy,
+  // ... every dtype (ExtremumOp ignoring NaN; HeavisideOp) ...
+  kFmax,
+  kFmin,
+  kHeaviside,
+  // ... and the integers (IntegerBinaryOp)
+  kGcd,
+  kLcm,
+  kShiftLeft,
+  kShiftRight,
   // binary, the activations' backward ops (ActivationBackwardOp): gradient and the forward's
   // input (or result)
   kThresholdBackward,  // numeric; the rest floating
@@ -98,6 +115,20 @@ enum class PointwiseKind : int32_t {
   kMish,
   kHardshrink,
   kSoftshrink,
+  kFrac,
+  kDeg2rad,
+  kRad2deg,
+  kErfc,
+  kErfinv,
+  kLgamma,
+  kDigamma,
+  kPolygamma,
+  kI0,
+  kSinc,
+  kAcosh,
+  kAsinh,
+  kAtanh,
+  kLogit,
   kRoundDecimals,
   // unary, exact in the input's dtype
   kFloor,
@@ -106,12 +137,14 @@ enum class PointwiseKind : int32_t {
   kTrunc,
   kThreshold,
   kSign,
+  kNanToNum,
   kBitwiseNot,
   // unary, bool-valued
   kIsNan,
   kIsInf,
   kIsFinite,
   kLogicalNot,
+  kSignbit,
 };
 
 // pow's exponent when it is a Scalar: PyTorch's CUDA kernel computes these exponents without
@@ -131,6 +164,7 @@ struct PointwiseParams {
   ConstantValue value;  // addcmul / addcdiv: `value`
   PowMode pow = PowMode::kGeneral;
   int64_t decimals = 0;  // round.decimals
+  int64_t order = 0;     // polygamma's n
   // The activations' Scalars, in schema order (leaky_relu's slope; elu's alpha, scale,
   // input_scale; softplus's beta, threshold; threshold's threshold, value; ...).
   ConstantValue args[3];
@@ -150,13 +184,17 @@ constexpr uint32_t PointwiseDtypes(PointwiseKind kind) {
   if (kind <= K::kMinimum) return kAllDtypes;
   if (kind <= K::kPow) return kNumericDtypes;
   if (kind == K::kAtan2) return kFloatingDtypes;
+  if (kind == K::kNextafter) return kFloatingDtypes & ~DtypeBit(TSR_DTYPE_FLOAT16);
+  if (kind <= K::kXlogy) return kFloatingDtypes;
+  if (kind <= K::kHeaviside) return kAllDtypes;
+  if (kind <= K::kShiftRight) return kIntegralDtypes;
   if (kind == K::kThresholdBackward) return kNumericDtypes;
   if (kind <= K::kShrinkBackward) return kFloatingDtypes;
   if (kind == K::kWhere) return kAllDtypes;
   if (kind == K::kClamp || kind == K::kAddcmul) return kNumericDtypes;
   if (kind <= K::kRoundDecimals) return kFloatingDtypes;  // addcdiv, lerp, the floating unary
   if (kind <= K::kThreshold) return kNumericDtypes;
-  if (kind == K::kSign || kind >= K::kIsNan) return kAllDtypes;
+  if (kind == K::kSign || kind == K::kNanToNum || kind >= K::kIsNan) return kAllDtypes;
   return kIntegralAndBoolDtypes;  // bitwise_not
 }
 
@@ -256,13 +294,121 @@ struct BitwiseOp {
   }
 };
 
-// ExtremumOp: maximum and minimum (NaN propagates; clamp with one bound is one of them).
+// ExtremumOp: maximum and minimum (NaN propagates; clamp with one bound is one of them), or fmax
+// and fmin (ignore_nan: a NaN operand gives the other).
 template <typename C>
 struct ExtremumOp {
   static constexpr int kArity = 2;
   bool max;
+  bool ignore_nan = false;
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    if (ignore_nan) {
+      if (IsNan(a)) return b;
+      if (IsNan(b)) return a;
+    }
     return max ? MaxNan(a, b) : MinNan(a, b);
+  }
+};
+
+// FloatBinaryOp: copysign, hypot, nextafter, logaddexp, logaddexp2, xlogy (C is float or double;
+// the plugin CPU's binary.cc computes the same). bfloat16: nextafter steps in bfloat16's bits.
+template <typename C>
+struct FloatBinaryOp {
+  static constexpr int kArity = 2;
+  PointwiseKind kind;
+  bool bfloat16 = false;  // the storage type, for nextafter
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    switch (kind) {
+      case PointwiseKind::kCopysign:
+        return std::copysign(a, b);
+      case PointwiseKind::kHypot:
+        return std::hypot(a, b);
+      case PointwiseKind::kNextafter:
+        return bfloat16 ? NextBFloat16(a, b) : std::nextafter(a, b);
+      case PointwiseKind::kLogaddexp:
+      case PointwiseKind::kLogaddexp2: {  // equal infinities are themselves
+        if (a == b && a - a != a - a) return a;
+        const C m = a < b ? b : a;
+        const C d = -std::fabs(a - b);
+        return kind == PointwiseKind::kLogaddexp
+                   ? m + std::log1p(std::exp(d))
+                   : m + std::log1p(std::exp2(d)) * C(1.4426950408889634074);
+      }
+      default:  // kXlogy: 0 where a is 0, unless b is NaN
+        if (b != b) return b;
+        return a == C(0) ? C(0) : a * std::log(b);
+    }
+  }
+  // The bfloat16 after a toward b (a and b bfloat16 values held in a float): its neighbours are
+  // the floats with the low 16 bits clear.
+  TSR_GPU_HD TSR_GPU_INLINE static C NextBFloat16(C a, C b) {
+    if (a != a || b != b) return a + b;
+    if (a == b) return b;
+    if (a == C(0)) return std::copysign(C(9.18354961579912115600e-41), b);
+    uint32_t bits;
+    const float f = static_cast<float>(a);
+    std::memcpy(&bits, &f, sizeof bits);
+    bits = (a < b) == (a > C(0)) ? bits + 0x10000u : bits - 0x10000u;
+    float next;
+    std::memcpy(&next, &bits, sizeof bits);
+    return static_cast<C>(next);
+  }
+};
+
+// HeavisideOp: values where self is 0, else 1 or 0 by self's sign (NaN gives 0).
+template <typename C>
+struct HeavisideOp {
+  static constexpr int kArity = 2;
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C x, C values) const {
+    if constexpr (std::is_same_v<C, bool>) {
+      return x ? true : values;
+    } else {
+      return x == C(0) ? values : static_cast<C>(x > C(0));
+    }
+  }
+};
+
+// IntegerBinaryOp: gcd and lcm (of the absolute values, wrapping as PyTorch's), and the shifts
+// (a negative shift or one by the width or more gives 0 left, the sign right).
+template <typename C>
+struct IntegerBinaryOp {
+  static constexpr int kArity = 2;
+  PointwiseKind kind;
+  TSR_GPU_HD TSR_GPU_INLINE static C Abs(C a) { return IsNegative(a) ? WrapSub(C(0), a) : a; }
+  TSR_GPU_HD TSR_GPU_INLINE static C Gcd(C a, C b) {
+    a = Abs(a);
+    b = Abs(b);
+    while (a != 0) {
+      const C c = a;
+      bool minus_one = false;
+      if constexpr (std::is_signed_v<C>) minus_one = a == C(-1);  // only after INT_MIN wrapped
+      a = minus_one ? C(0) : static_cast<C>(b % a);
+      b = c;
+    }
+    return b;
+  }
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
+    constexpr C kWidth = static_cast<C>(sizeof(C) * 8);
+    switch (kind) {
+      case PointwiseKind::kGcd:
+        return Gcd(a, b);
+      case PointwiseKind::kLcm: {
+        const C g = Gcd(a, b);
+        if (g == 0) return 0;
+        bool minus_one = false;
+        if constexpr (std::is_signed_v<C>) minus_one = g == C(-1);
+        const C q = minus_one ? WrapSub(C(0), a) : static_cast<C>(a / g);
+        return Abs(WrapMul(q, b));
+      }
+      case PointwiseKind::kShiftLeft: {
+        if (IsNegative(b) || b >= kWidth) return 0;
+        using U = std::make_unsigned_t<C>;
+        return static_cast<C>(static_cast<U>(static_cast<U>(a) << b));
+      }
+      default:  // kShiftRight
+        if (IsNegative(b) || b >= kWidth) return static_cast<C>(a >> (kWidth - 1));
+        return static_cast<C>(a >> b);
+    }
   }
 };
 
@@ -493,9 +639,44 @@ struct FloatUnaryOp {
   PointwiseKind kind;
   C ten_pow = 1;  // round.decimals: 10^|decimals|
   bool negative_decimals = false;
-  C k0 = 0, k1 = 0, k2 = 0;  // the activations' Scalars, in schema order
+  C k0 = 0, k1 = 0, k2 = 0;  // the activations' Scalars, in schema order; logit's eps (< 0: none)
+  int64_t n = 0;             // polygamma's order
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
     switch (kind) {
+      case PointwiseKind::kFrac:
+        return a - std::trunc(a);
+      case PointwiseKind::kDeg2rad:
+        return a * C(0.017453292519943295769);
+      case PointwiseKind::kRad2deg:
+        return a * C(57.295779513082320877);
+      case PointwiseKind::kErfc:
+        return std::erfc(a);
+      case PointwiseKind::kErfinv:
+        return base::erfinv(a);
+      case PointwiseKind::kLgamma:
+        return std::lgamma(a);
+      case PointwiseKind::kDigamma:
+        return base::digamma(a);
+      case PointwiseKind::kPolygamma:
+        return base::polygamma(n, a);
+      case PointwiseKind::kI0:
+        return base::bessel_i0(a);
+      case PointwiseKind::kSinc: {  // pi a in C, as PyTorch's kernel
+        if (a == C(0)) return C(1);
+        const C product = C(3.14159265358979323846) * a;
+        return std::sin(product) / product;
+      }
+      case PointwiseKind::kAcosh:
+        return std::acosh(a);
+      case PointwiseKind::kAsinh:
+        return std::asinh(a);
+      case PointwiseKind::kAtanh:
+        return std::atanh(a);
+      case PointwiseKind::kLogit: {  // x clamped to [eps, 1 - eps] when eps >= 0; inf at 1
+        C x = a;
+        if (k0 >= C(0)) x = x < k0 ? k0 : x > k1 ? k1 : x;  // NaN stays NaN
+        return x == C(1) ? C(INFINITY) : std::log(x / (C(1) - x));
+      }
       case PointwiseKind::kExp2:
         return std::exp2(a);
       case PointwiseKind::kExpm1:
@@ -552,17 +733,21 @@ struct FloatUnaryOp {
 };
 
 // ExactUnaryOp: floor, ceil, round (halves to even), trunc (integers pass through), threshold
-// (value where x <= threshold), sign and bitwise_not (integers and bool), in the input's dtype.
+// (value where x <= threshold), sign and bitwise_not (integers and bool), nan_to_num (integers
+// and bool pass through), in the input's dtype.
 template <typename C>
 struct ExactUnaryOp {
   static constexpr int kArity = 1;
   PointwiseKind kind;
-  C threshold = 0, value = 0;  // threshold's Scalars
+  C threshold = 0, value = 0;  // threshold's Scalars; nan_to_num's nan and posinf
+  C neginf = 0;                // nan_to_num's
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a) const {
     if constexpr (std::is_same_v<C, bool>) {
       return kind == PointwiseKind::kBitwiseNot ? !a : a;
     } else if constexpr (std::is_floating_point_v<C>) {
       switch (kind) {
+        case PointwiseKind::kNanToNum:
+          return a != a ? threshold : a == C(INFINITY) ? value : a == C(-INFINITY) ? neginf : a;
         case PointwiseKind::kThreshold:
           return a <= threshold ? value : a;
         case PointwiseKind::kFloor:
@@ -580,12 +765,12 @@ struct ExactUnaryOp {
       if (kind == PointwiseKind::kThreshold) return a <= threshold ? value : a;
       if (kind == PointwiseKind::kSign) return static_cast<C>((C(0) < a) - IsNegative(a));
       if (kind == PointwiseKind::kBitwiseNot) return static_cast<C>(~a);
-      return a;
+      return a;  // floor .. trunc, nan_to_num
     }
   }
 };
 
-// PredicateOp: isnan, isinf, isfinite, logical_not: 1 or 0 in the input's dtype.
+// PredicateOp: isnan, isinf, isfinite, logical_not, signbit: 1 or 0 in the input's dtype.
 template <typename C>
 struct PredicateOp {
   static constexpr int kArity = 1;
@@ -598,10 +783,12 @@ struct PredicateOp {
       r = kind == PointwiseKind::kIsNan      ? nan
           : kind == PointwiseKind::kIsInf    ? inf
           : kind == PointwiseKind::kIsFinite ? !nan && !inf
+          : kind == PointwiseKind::kSignbit  ? std::signbit(a)
                                              : a == C(0);
     } else {
       r = kind == PointwiseKind::kIsFinite     ? true
           : kind == PointwiseKind::kLogicalNot ? a == C(0)
+          : kind == PointwiseKind::kSignbit    ? IsNegative(a)
                                                : false;
     }
     return static_cast<C>(r);
@@ -640,6 +827,16 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
     if constexpr ((kNumericDtypes & kSelf) != 0) return f(PowOp<C>{p.pow}, fast);
   } else if (kind == K::kAtan2) {
     if constexpr ((kFloatingDtypes & kSelf) != 0) return f(Atan2Op<C>{}, fast);
+  } else if (kind <= K::kXlogy) {
+    if constexpr ((kFloatingDtypes & kSelf) != 0) {
+      return f(FloatBinaryOp<C>{kind, kDtypeOf<S> == TSR_DTYPE_BFLOAT16}, fast);
+    }
+  } else if (kind <= K::kFmin) {
+    return f(ExtremumOp<C>{kind == K::kFmax, true}, fast);
+  } else if (kind == K::kHeaviside) {
+    return f(HeavisideOp<C>{}, fast);
+  } else if (kind <= K::kShiftRight) {
+    if constexpr ((kIntegralDtypes & kSelf) != 0) return f(IntegerBinaryOp<C>{kind}, fast);
   } else if (kind <= K::kShrinkBackward) {
     if constexpr ((kNumericDtypes & kSelf) != 0) {
       return f(ActivationBackwardOp<C>{kind, ConstantAs<C>(p.args[0]), ConstantAs<C>(p.args[1]),
@@ -662,6 +859,7 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
       op.k0 = ConstantAs<C>(p.args[0]);
       op.k1 = ConstantAs<C>(p.args[1]);
       op.k2 = ConstantAs<C>(p.args[2]);
+      op.n = p.order;
       if (kind == K::kRoundDecimals) {
         const double n = std::fabs(static_cast<double>(p.decimals));  // -INT64_MIN: no int64_t
         op.ten_pow = static_cast<C>(std::pow(10.0, n));
@@ -670,7 +868,9 @@ std::string VisitPointwise(PointwiseKind kind, const PointwiseParams& p, F&& f) 
       return f(op, fast);
     }
   } else if (kind <= K::kBitwiseNot) {
-    return f(ExactUnaryOp<C>{kind, ConstantAs<C>(p.args[0]), ConstantAs<C>(p.args[1])}, fast);
+    return f(ExactUnaryOp<C>{kind, ConstantAs<C>(p.args[0]), ConstantAs<C>(p.args[1]),
+                             ConstantAs<C>(p.args[2])},
+             fast);
   } else {
     return f(PredicateOp<C>{kind}, general);
   }

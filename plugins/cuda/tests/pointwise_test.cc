@@ -446,6 +446,125 @@ TEST(GpuPointwise, PredicatesOfEveryClassOfValue) {
   EXPECT_THAT(Unary(K::kLogicalNot, {0, 1, 2}, TSR_DTYPE_UINT8), ElementsAre(1, 0, 0));
 }
 
+// Op set 1.7's unary math: the library's functions where it has them, the shared special
+// functions (tessera/base/special_math.hpp) at values known to many digits.
+TEST(GpuPointwise, OpSet17UnaryMath) {
+  const std::vector<double> x = {-0.75, -0.0, 0.25, 0.5, 3};
+  struct Case {
+    PointwiseKind kind;
+    double (*f)(double);
+  };
+  const Case cases[] = {
+      {K::kFrac, [](double v) { return v - std::trunc(v); }},
+      {K::kDeg2rad, [](double v) { return v * M_PI / 180; }},
+      {K::kRad2deg, [](double v) { return v * 180 / M_PI; }},
+      {K::kErfc, [](double v) { return std::erfc(v); }},
+      {K::kAsinh, [](double v) { return std::asinh(v); }},
+      {K::kAtanh, [](double v) { return std::atanh(v); }},
+      {K::kSinc, [](double v) { return v == 0 ? 1 : std::sin(M_PI * v) / (M_PI * v); }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.kind));
+    const std::vector<double> got = Unary(c.kind, x);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = c.f(x[i]);
+      if (!std::isfinite(want)) {
+        EXPECT_TRUE(SameDouble(got[i], want)) << i;  // atanh(3) is NaN
+      } else {
+        EXPECT_NEAR(got[i], want, 1e-15 * (1 + std::fabs(want))) << i;
+      }
+    }
+  }
+  auto near = [](double want) { return ::testing::DoubleNear(want, 1e-13 * std::fabs(want)); };
+  EXPECT_THAT(Unary(K::kLgamma, {0.5, 3, -0.0}),
+              ElementsAre(near(0.5723649429247001), near(0.6931471805599453), kInf));
+  EXPECT_THAT(Unary(K::kAcosh, {1, 2}), ElementsAre(0, near(1.3169578969248166)));
+  EXPECT_THAT(Unary(K::kErfinv, {0.5, -0.9, 1, -1, 2}),
+              ElementsAre(near(0.4769362762044699), near(-1.1630871536766743), kInf, -kInf,
+                          ::testing::IsNan()));
+  // digamma(1) = -Euler's gamma; the poles as PyTorch gives them.
+  EXPECT_THAT(Unary(K::kDigamma, {1, 0.5, -0.5, 0, -0.0, -2}),
+              ElementsAre(near(-0.5772156649015329), near(-1.9635100260214235),
+                          near(0.03648997397857652), -kInf, kInf, ::testing::IsNan()));
+  EXPECT_THAT(Unary(K::kI0, {0, 1, -2, 40}),
+              ElementsAre(1, near(1.2660658777520082), near(2.2795853023360673),
+                          near(1.48947747934199e16)));
+  PointwiseParams p;
+  p.order = 1;  // trigamma(1) = pi^2 / 6
+  EXPECT_THAT(Unary(K::kPolygamma, {1, -1, -0.5}, TSR_DTYPE_FLOAT64, p),
+              ElementsAre(near(M_PI * M_PI / 6), kInf, near(8.934802200544704)));
+  p.order = 3;
+  EXPECT_THAT(Unary(K::kPolygamma, {2.5}, TSR_DTYPE_FLOAT32, p),
+              ElementsAre(::testing::DoubleNear(0.22390585, 1e-6)));
+  // logit: eps in args[0] and 1 - eps in args[1]; a negative eps clamps nothing.
+  p = {};
+  p.args[0].kind = p.args[1].kind = ConstantValue::kDouble;
+  p.args[0].d = 0.25;
+  p.args[1].d = 0.75;
+  EXPECT_THAT(Unary(K::kLogit, {0, 0.5, 1, kNan}, TSR_DTYPE_FLOAT64, p),
+              ElementsAre(near(-std::log(3.0)), 0, near(std::log(3.0)), ::testing::IsNan()));
+  p.args[0].d = -1;
+  p.args[1].d = 2;
+  EXPECT_THAT(Unary(K::kLogit, {0, 1, 0.75}, TSR_DTYPE_FLOAT64, p),
+              ElementsAre(-kInf, kInf, near(std::log(3.0))));
+}
+
+TEST(GpuPointwise, OpSet17BinaryMath) {
+  EXPECT_THAT(Binary(K::kCopysign, {1, 2, 3}, {-0.0, 1, -kNan}),
+              DoublesAre(std::vector<double>{-1, 2, -3}));
+  EXPECT_THAT(Binary(K::kHypot, {3, -5, kInf}, {4, 12, kNan}), ElementsAre(5, 13, kInf));
+  EXPECT_THAT(Binary(K::kLogaddexp, {0, kInf, -kInf}, {0, kInf, -kInf}),
+              ElementsAre(::testing::DoubleNear(std::log(2.0), 1e-15), kInf, -kInf));
+  EXPECT_THAT(Binary(K::kLogaddexp2, {1, 3}, {1, -kInf}), ElementsAre(2, 3));
+  EXPECT_THAT(Binary(K::kXlogy, {0, 0, 2}, {0, kNan, M_E}),
+              DoublesAre(std::vector<double>{0, kNan, 2}));
+  EXPECT_THAT(Binary(K::kFmax, {kNan, 1, kNan}, {2, kNan, kNan}),
+              DoublesAre(std::vector<double>{2, 1, kNan}));
+  EXPECT_THAT(Binary(K::kFmin, {kNan, 1}, {2, -1}), ElementsAre(2, -1));
+  EXPECT_THAT(Binary(K::kHeaviside, {-2, 0, 3, kNan}, {5, 6, 7, 8}), ElementsAre(0, 6, 1, 0));
+  EXPECT_THAT(Binary(K::kNextafter, {1, 0}, {2, -1}),
+              ElementsAre(std::nextafter(1.0, 2.0), -std::numeric_limits<double>::denorm_min()));
+  // bfloat16 steps in its own bits: 1 + 2^-7, and the smallest subnormal from 0.
+  EXPECT_THAT(Binary(K::kNextafter, {1, 0, 1}, {2, 1, 0}, TSR_DTYPE_BFLOAT16),
+              ElementsAre(1.0078125, 9.183549615799121e-41, 0.99609375));
+  EXPECT_THAT(BinaryOf<int8_t>(K::kGcd, TSR_DTYPE_INT8, {12, -18, 0, -128}, {18, 12, 0, 0}),
+              ElementsAre(6, 6, 0, -128));
+  EXPECT_THAT(BinaryOf<int32_t>(K::kLcm, TSR_DTYPE_INT32, {-4, 0, 6}, {6, 5, 4}),
+              ElementsAre(12, 0, 12));
+  EXPECT_THAT(BinaryOf<int8_t>(K::kShiftLeft, TSR_DTYPE_INT8, {1, -1, 5, 3}, {7, 8, -1, 2}),
+              ElementsAre(-128, 0, 0, 12));
+  EXPECT_THAT(BinaryOf<int8_t>(K::kShiftRight, TSR_DTYPE_INT8, {-128, -1, 5, 64}, {7, 8, -1, 3}),
+              ElementsAre(-1, -1, 0, 8));
+  EXPECT_THAT(BinaryOf<uint8_t>(K::kShiftRight, TSR_DTYPE_UINT8, {255, 255}, {9, 4}),
+              ElementsAre(1, 15));
+  EXPECT_EQ(PointwiseDtypes(K::kNextafter) & DtypeBit(TSR_DTYPE_FLOAT16), 0u);
+  EXPECT_EQ(PointwiseDtypes(K::kGcd), kIntegralDtypes);
+  EXPECT_EQ(PointwiseDtypes(K::kHeaviside), kAllDtypes);
+  EXPECT_EQ(PointwiseArity(K::kShiftRight), 2);
+}
+
+TEST(GpuPointwise, NanToNumReplacesInTheDtypeAndCopiesIntegers) {
+  PointwiseParams p;
+  for (ConstantValue& v : p.args) v.kind = ConstantValue::kDouble;
+  p.args[0].d = 1.5;
+  p.args[1].d = 1e10;  // inf once rounded to float16
+  p.args[2].d = -7;
+  EXPECT_THAT(Unary(K::kNanToNum, {kNan, kInf, -kInf, 2}, TSR_DTYPE_FLOAT64, p),
+              ElementsAre(1.5, 1e10, -7, 2));
+  EXPECT_THAT(Unary(K::kNanToNum, {kNan, kInf, -kInf, 2}, TSR_DTYPE_FLOAT16, p),
+              ElementsAre(1.5, kInf, -7, 2));
+  EXPECT_THAT(Unary(K::kNanToNum, {-3, 4}, TSR_DTYPE_INT32, p), ElementsAre(-3, 4));
+  EXPECT_EQ(PointwiseDtypes(K::kNanToNum), kAllDtypes);
+}
+
+TEST(GpuPointwise, SignbitSeesNegativeZeroAndNan) {
+  EXPECT_THAT(Unary(K::kSignbit, {-0.0, 0.0, -kNan, kNan, -2, kInf}),
+              ElementsAre(1, 0, 1, 0, 1, 0));
+  EXPECT_THAT(Unary(K::kSignbit, {-3, 0, 5}, TSR_DTYPE_INT16), ElementsAre(1, 0, 0));
+  EXPECT_THAT(Unary(K::kSignbit, {0, 200}, TSR_DTYPE_UINT8), ElementsAre(0, 0));
+  EXPECT_EQ(PointwiseDtypes(K::kSignbit), kAllDtypes);
+}
+
 // The activations and their backward ops, against the formulas written out here (the
 // conformance suite checks the plugin's kernels against fp64 references on a device).
 PointwiseParams ActivationArgs(double a, double b = 0, double c = 0) {

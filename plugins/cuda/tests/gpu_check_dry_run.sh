@@ -51,7 +51,8 @@ printf '#!/bin/sh\necho "GPU 0: Stand-in for the dry run (UUID: GPU-00000000-000
   > "$tmp/bin/nvidia-smi"
 chmod +x "$tmp/bin/nvidia-smi"
 start=$(date +%s)
-OUT="$tmp/out2" PATH="$tmp/bin:$PATH" TESSERA_GPU_CHECK_DEADLINE=600 "$check" "$tmp/bundle" \
+OUT="$tmp/out2" PATH="$tmp/bin:$PATH" TESSERA_GPU_CHECK_DEADLINE=600 \
+  TESSERA_GPU_CHECK_BUILD_LIMIT=480 "$check" "$tmp/bundle" \
   > "$tmp/run2.log" 2>&1
 rc=$?
 cat "$tmp/out2/summary.txt"

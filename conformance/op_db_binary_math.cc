@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "conformance/op_db.h"
-#include "conformance/op_db_binary.h"
+#include "conformance/op_db_pointwise.h"
 
 namespace tessera {
 namespace conformance {
@@ -17,10 +17,9 @@ namespace {
 using pointwise::AddBinary;
 using pointwise::BinarySamples;
 using pointwise::BinarySpec;
+using pointwise::MaxNan;
+using pointwise::MinNan;
 using pointwise::Result;
-
-double MaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
-double MinNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
 double LogAddExp(double a, double b, double base) {
   if (std::isnan(a) || std::isnan(b)) return NAN;
@@ -34,19 +33,44 @@ double Xlogy(double x, double y) {
   return x == 0 ? 0 : x * std::log(y);
 }
 
-double Gcd(double a, double b) {
-  int64_t x = std::llabs(static_cast<int64_t>(a)), y = std::llabs(static_cast<int64_t>(b));
+// |v| of an int64 held exactly in a double, as an unsigned magnitude (no overflow at INT64_MIN).
+uint64_t Magnitude(double v) {
+  const int64_t i = static_cast<int64_t>(v);
+  return i < 0 ? uint64_t{0} - static_cast<uint64_t>(i) : static_cast<uint64_t>(i);
+}
+
+int Width(tsr_dtype dtype);
+
+// `bits` as a value of the integral `dtype`: its low bits, two's complement for the signed ones.
+double FromBits(tsr_dtype dtype, uint64_t bits) {
+  const int width = Width(dtype);
+  if (width < 64) bits &= (uint64_t{1} << width) - 1;
+  if (dtype == TSR_DTYPE_UINT8) return static_cast<double>(bits);
+  if ((bits >> (width - 1)) == 0) return static_cast<double>(bits);
+  return -static_cast<double>((uint64_t{0} - bits) &
+                              (width < 64 ? (uint64_t{1} << width) - 1 : ~uint64_t{0}));
+}
+
+// gcd of the magnitudes by Euclid on unsigned values, then as the dtype holds it (PyTorch's
+// gcd(INT_MIN, 0) is INT_MIN: the magnitude 2^(width-1) read back as signed).
+uint64_t GcdBits(double a, double b) {
+  uint64_t x = Magnitude(a), y = Magnitude(b);
   while (y != 0) {
-    const int64_t r = x % y;
+    const uint64_t r = x % y;
     x = y;
     y = r;
   }
-  return static_cast<double>(x);
+  return x;
 }
 
-double Lcm(double a, double b) {
-  const double g = Gcd(a, b);
-  return g == 0 ? 0 : std::fabs(a / g * b);
+// lcm: |a / gcd * b| in the dtype's width, the product wrapping (uint8 128 and 7: 896 is 128).
+double Lcm(tsr_dtype dtype, double a, double b) {
+  const uint64_t g = GcdBits(a, b);
+  if (g == 0) return 0;
+  const int64_t q = static_cast<int64_t>(a) / static_cast<int64_t>(g);  // the samples' g < 2^63
+  const double product =
+      FromBits(dtype, static_cast<uint64_t>(q) * static_cast<uint64_t>(static_cast<int64_t>(b)));
+  return product < 0 ? FromBits(dtype, Magnitude(product)) : product;
 }
 
 // The value after a toward b in `dtype` (float32, float64 or bfloat16).
@@ -80,13 +104,15 @@ int Width(tsr_dtype dtype) {
   }
 }
 
-// a << b or a >> b in `dtype`, as PyTorch: a shift by a negative amount or by the width or more
-// gives 0 (left) or the sign (right); the left shift wraps to the width.
+// a << b or a >> b in `dtype`, as current ATen: a shift by a negative amount or by the width or
+// more gives 0 (left); right, by a negative amount or past max_shift (the width less the sign
+// bit) it gives the sign (0 for uint8); the left shift wraps to the width.
 double Shift(tsr_dtype dtype, bool left, double a, double b) {
   const int width = Width(dtype);
   const int64_t x = static_cast<int64_t>(a), s = static_cast<int64_t>(b);
   const bool out_of_range = s < 0 || s >= width;
   if (!left) {  // x is held exactly in int64, whose shift is arithmetic
+    if (dtype == TSR_DTYPE_UINT8) return s < 0 || s >= 8 ? 0 : static_cast<double>(x >> s);
     return static_cast<double>(out_of_range ? x >> (width - 1) : x >> s);
   }
   if (out_of_range) return 0;
@@ -97,6 +123,25 @@ double Shift(tsr_dtype dtype, bool left, double a, double b) {
     return static_cast<double>(static_cast<int64_t>(bits) - (int64_t{1} << width));
   }
   return static_cast<double>(static_cast<int64_t>(bits));
+}
+
+// Values beyond the samples' usual [-9, 10): the dtype's extremes and a large unsigned value,
+// with shift amounts (or divisors) of every kind.
+Sample WideIntegers(tsr_dtype dtype) {
+  HostTensor a = Full({6}, dtype, 0), b = Full({6}, dtype, 0);
+  if (dtype == TSR_DTYPE_UINT8) {
+    a.values = {255, 200, 128, 255, 0, 17};
+    b.values = {3, 8, 7, 5, 0, 255};
+  } else {
+    const double low = dtype == TSR_DTYPE_INT8    ? -128
+                       : dtype == TSR_DTYPE_INT16 ? -32768
+                       : dtype == TSR_DTYPE_INT32 ? -2147483648.0
+                                                  : -9223372036854775808.0;
+    const double high = dtype == TSR_DTYPE_INT64 ? 4611686018427387904.0 : -low - 1;  // 2^62:
+    a.values = {low, high, -1, 100, 0, low};  // INT64_MAX is no double
+    b.values = {0, 3, 7, -2, 0, 1};
+  }
+  return {{Arg::Tensor(a), Arg::Tensor(b)}, "extreme values"};
 }
 
 void AddShifts(std::vector<OpInfo>& db) {
@@ -123,7 +168,9 @@ void AddShifts(std::vector<OpInfo>& db) {
       op.dtypes = kIntegralMask;
       op.elementwise = true;
       op.samples = [](tsr_dtype dtype, Rng& rng) {
-        return BinarySamples(dtype, rng, false, false);
+        std::vector<Sample> out = BinarySamples(dtype, rng, false, false);
+        out.push_back(WideIntegers(dtype));
+        return out;
       };
       op.reference = [reference](const Sample& s) { return reference(s, 0, 1); };
       op.errors = errors;
@@ -279,38 +326,58 @@ void AddBinaryMathOps(std::vector<OpInfo>& db) {
       {"xlogy.Tensor", "xlogy.OutTensor", "xlogy_.Tensor", Xlogy, Result::kFloat, kAllMask},
       {"xlogy.Scalar_Other", "xlogy.OutScalar_Other", "xlogy_.Scalar_Other", Xlogy, Result::kFloat,
        kAllMask, false, true},
-      {"gcd", "gcd.out", "gcd_", Gcd, Result::kSame, kIntegralMask},
-      {"lcm", "lcm.out", "lcm_", Lcm, Result::kSame, kIntegralMask},
-      // Composites over sub, div and clamp.
+      // gcd's and lcm's references, in the dtype's width, are set below
+      {"gcd", "gcd.out", "gcd_", nullptr, Result::kSame, kIntegralMask},
+      {"lcm", "lcm.out", "lcm_", nullptr, Result::kSame, kIntegralMask},
+      // Composites over sub, div, maximum and minimum.
       {"rsub.Tensor", "rsub.Tensor_out", "", rsub, Result::kSame, kNumericMask},
       {"rsub.Scalar", "rsub.Scalar_out", "", rsub, Result::kSame, kNumericMask, false, true},
       {"floor_divide", "floor_divide.out", "floor_divide_.Tensor", floor_divide, Result::kSame,
        kNumericMask, true},
       {"floor_divide.Scalar", "", "floor_divide_.Scalar", floor_divide, Result::kSame, kNumericMask,
        true, true},
+      // A bool tensor with a bool Scalar bound is refused, as in ATen (no bool loop); with a
+      // tensor bound it computes.
       {"clamp_min", "clamp_min.out", "clamp_min_", MaxNan, Result::kSame, kNumericMask, false,
        true},
       {"clamp_min.Tensor", "clamp_min.Tensor_out", "clamp_min_.Tensor", MaxNan, Result::kSame,
-       kNumericMask},
+       kAllMask},
       {"clamp_max", "clamp_max.out", "clamp_max_", MinNan, Result::kSame, kNumericMask, false,
        true},
       {"clamp_max.Tensor", "clamp_max.Tensor_out", "clamp_max_.Tensor", MinNan, Result::kSame,
-       kNumericMask},
+       kAllMask},
   };
   const size_t first = db.size();
   for (const BinarySpec& b : binary) AddBinary(db, b);
-  // clamp_min / clamp_max with a Scalar bound: a bound uint8 holds (a negative one is refused,
-  // as in PyTorch: it cannot be converted to uint8).
   for (size_t i = first; i < db.size(); ++i) {
     OpInfo& op = db[i];
-    if (op.name != "clamp_min" && op.name != "clamp_max") continue;
-    op.samples = [](tsr_dtype dtype, Rng& rng) {
-      std::vector<Sample> out = BinarySamples(dtype, rng, false, true);
-      if (dtype == TSR_DTYPE_UINT8) {
-        for (Sample& s : out) s.args[1] = Arg::ScalarInt(4);
-      }
-      return out;
-    };
+    if (op.name == "gcd" || op.name == "lcm") {
+      const bool gcd = op.name == "gcd";
+      // uint8's 255 for both, the dtypes' extremes for gcd (lcm's would overflow int64 here)
+      op.samples = [gcd](tsr_dtype dtype, Rng& rng) {
+        std::vector<Sample> out = BinarySamples(dtype, rng, false, false);
+        if (gcd || dtype == TSR_DTYPE_UINT8) out.push_back(WideIntegers(dtype));
+        return out;
+      };
+      op.reference = [gcd](const Sample& s) {
+        const tsr_dtype promoted = ResultDtype({&s.args[0], &s.args[1]});
+        return std::vector<HostTensor>{
+            Elementwise({&s.args[0], &s.args[1]}, promoted, [=](const double* x) {
+              const double a = RoundTo(promoted, x[0]), b = RoundTo(promoted, x[1]);
+              return gcd ? FromBits(promoted, GcdBits(a, b)) : Lcm(promoted, a, b);
+            })};
+      };
+    } else if (op.name == "clamp_min" || op.name == "clamp_max") {
+      // A NaN bound makes every element NaN (clamp with one NaN bound would ignore it).
+      op.samples = [](tsr_dtype dtype, Rng& rng) {
+        std::vector<Sample> out = BinarySamples(dtype, rng, false, true);
+        if (IsFloating(dtype)) {
+          out.push_back(
+              {{Arg::Tensor(MakeTensor({5}, dtype, rng)), Arg::ScalarDouble(NAN)}, "[5] with nan"});
+        }
+        return out;
+      };
+    }
   }
   AddHeaviside(db);
   AddNextafter(db);

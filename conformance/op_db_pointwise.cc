@@ -1,11 +1,12 @@
 // Pointwise ops: unary, binary (Tensor and Scalar overloads), ternary. References are plain
 // double arithmetic with PyTorch's semantics, rounded to the result dtype.
+#include "conformance/op_db_pointwise.h"
+
 #include <cmath>
 #include <limits>
 #include <tuple>
 
 #include "conformance/op_db.h"
-#include "conformance/op_db_binary.h"
 
 namespace tessera {
 namespace conformance {
@@ -16,16 +17,26 @@ tsr_dtype pointwise::ResultOf(Result r, tsr_dtype promoted) {
   return promoted;
 }
 
+double pointwise::Sign(double x) { return std::isnan(x) ? 0 : (x > 0) - (x < 0); }
+double pointwise::MaxNan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+}
+double pointwise::MinNan(double a, double b) {
+  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+}
+
 namespace {
 
 using F1 = double (*)(double);
 using pointwise::BinarySamples;
 using pointwise::BinarySpec;
 using pointwise::F2;
+using pointwise::MaxNan;
+using pointwise::MinNan;
 using pointwise::Result;
 using pointwise::ResultOf;
+using pointwise::Sign;
 
-double Sign(double x) { return std::isnan(x) ? 0 : (x > 0) - (x < 0); }
 double Relu(double x) { return std::isnan(x) ? x : x > 0 ? x : 0; }
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double Silu(double x) { return x / (1 + std::exp(-x)); }
@@ -213,8 +224,6 @@ double Remainder(double a, double b) {
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
 }
-double MaxNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }
-double MinNan(double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }
 
 }  // namespace
 

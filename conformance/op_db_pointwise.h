@@ -1,5 +1,6 @@
-// The pointwise family's binary entries, shared by its parts (op_db_pointwise.cc, op set v1;
-// op_db_binary_math.cc, op set 1.7): a spec per op (its forms, a double reference, the dtype
+// What the pointwise family's parts share (op_db_pointwise.cc, op set v1; op_db_special.cc and
+// op_db_binary_math.cc, op set 1.7): the result-dtype rule, the reference functions more than one
+// part uses, and the binary entries: a spec per op (its forms, a double reference, the dtype
 // rule) and the samples every such op takes.
 #pragma once
 
@@ -20,6 +21,11 @@ enum class Result {
   kBool,   // bool
 };
 tsr_dtype ResultOf(Result r, tsr_dtype promoted);
+
+// References: sign (0 for NaN, as PyTorch's sign), and maximum / minimum with NaN propagating.
+double Sign(double x);
+double MaxNan(double a, double b);
+double MinNan(double a, double b);
 
 using F2 = std::function<double(double, double)>;
 

@@ -10,21 +10,17 @@
 #include <limits>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_pointwise.h"
+#include "tessera/base/dtypes.hpp"
 
 namespace tessera {
 namespace conformance {
 namespace {
 
 using LD = long double;
-
-// What the op computes in and returns, given its input's dtype.
-enum class Result { kSame, kFloat, kBool };
-
-tsr_dtype ResultOf(Result r, tsr_dtype input) {
-  if (r == Result::kBool) return TSR_DTYPE_BOOL;
-  if (r == Result::kFloat && !IsFloating(input)) return TSR_DTYPE_FLOAT32;
-  return input;
-}
+using pointwise::Result;
+using pointwise::ResultOf;
+using pointwise::Sign;
 
 double LogGamma(double x) {
   int sign;
@@ -123,7 +119,6 @@ double Sinc(double x) {
 }
 
 double SignBit(double x) { return std::signbit(x); }
-double Sign(double x) { return std::isnan(x) ? 0 : (x > 0) - (x < 0); }
 
 struct UnarySpec {
   const char* name;
@@ -133,9 +128,11 @@ struct UnarySpec {
   bool inplace;
   MakeOptions range;  // where the samples' values are drawn
   double tolerance_scale = 1;
+  MakeOptions tail = {};  // one more floating sample drawn here (a branch the range misses)
 };
 
-std::vector<Sample> SamplesIn(MakeOptions range, tsr_dtype dtype, Rng& rng) {
+std::vector<Sample> SamplesIn(MakeOptions range, const MakeOptions& tail, tsr_dtype dtype,
+                              Rng& rng) {
   // A range below 0 starts at 0 for uint8 and bool (MakeTensor's own range for them).
   if (range.low < range.high && range.low < 0 && !IsFloating(dtype) &&
       (dtype == TSR_DTYPE_UINT8 || dtype == TSR_DTYPE_BOOL)) {
@@ -151,6 +148,9 @@ std::vector<Sample> SamplesIn(MakeOptions range, tsr_dtype dtype, Rng& rng) {
       out.push_back({{Arg::Tensor(MakeTensor({17}, dtype, rng))}, "[17] wide"});
     }
     out.push_back({{Arg::Tensor(ExtremeTensor(dtype))}, "extremes"});
+    if (tail.low < tail.high) {
+      out.push_back({{Arg::Tensor(MakeTensor({17}, dtype, rng, tail))}, "[17] tail"});
+    }
   }
   return out;
 }
@@ -163,8 +163,10 @@ void AddUnary(std::vector<OpInfo>& db, const UnarySpec& u) {
   op.dtypes = u.dtypes;
   op.elementwise = true;
   op.tolerance_scale = u.tolerance_scale;
-  const MakeOptions range = u.range;
-  op.samples = [range](tsr_dtype dtype, Rng& rng) { return SamplesIn(range, dtype, rng); };
+  const MakeOptions range = u.range, tail = u.tail;
+  op.samples = [range, tail](tsr_dtype dtype, Rng& rng) {
+    return SamplesIn(range, tail, dtype, rng);
+  };
   const auto f = u.f;
   const Result r = u.result;
   op.reference = [f, r](const Sample& s) {
@@ -180,20 +182,6 @@ MakeOptions Range(double low, double high) {
   o.low = low;
   o.high = high;
   return o;
-}
-
-// The largest finite value of a floating dtype.
-double FiniteMax(tsr_dtype dtype) {
-  switch (dtype) {
-    case TSR_DTYPE_FLOAT16:
-      return 65504;
-    case TSR_DTYPE_BFLOAT16:
-      return 3.3895313892515355e38;
-    case TSR_DTYPE_FLOAT32:
-      return std::numeric_limits<float>::max();
-    default:
-      return std::numeric_limits<double>::max();
-  }
 }
 
 void AddLogit(std::vector<OpInfo>& db) {
@@ -266,8 +254,8 @@ void AddNanToNum(std::vector<OpInfo>& db) {
     auto given = [&](size_t i, double otherwise) {
       return s.args[i].kind == Arg::Kind::kDouble ? RoundTo(dtype, s.args[i].number) : otherwise;
     };
-    const double nan = given(1, 0), pos = given(2, FiniteMax(dtype)),
-                 neg = given(3, -FiniteMax(dtype));
+    const double nan = given(1, 0), pos = given(2, base::largest_finite(dtype)),
+                 neg = given(3, -base::largest_finite(dtype));
     return std::vector<HostTensor>{Elementwise({&a}, dtype, [=](const double* v) {
       const double x = v[0];
       return std::isnan(x) ? nan : x == INFINITY ? pos : x == -INFINITY ? neg : x;
@@ -288,6 +276,17 @@ std::vector<Sample> PolygammaSamples(tsr_dtype dtype, Rng& rng, bool inplace) {
       const Arg x = Arg::Tensor(ExtremeTensor(dtype));
       out.push_back({inplace ? std::vector<Arg>{x, Arg::Int(n)} : std::vector<Arg>{Arg::Int(n), x},
                      "n=" + std::to_string(n) + " extremes"});
+    }
+  }
+  // Far from 0 on the negative side, where the kernels' sum of the terms before 0 takes the
+  // difference of two zetas (more than 1024 terms); half-integers, which every float holds.
+  if (dtype == TSR_DTYPE_FLOAT32 || dtype == TSR_DTYPE_FLOAT64) {
+    HostTensor far = Full({4}, dtype, 0);
+    far.values = {-1500.5, -2000.25, -3000.75, -1200.5};
+    for (int64_t n : {1, 2}) {
+      const Arg x = Arg::Tensor(far);
+      out.push_back({inplace ? std::vector<Arg>{x, Arg::Int(n)} : std::vector<Arg>{Arg::Int(n), x},
+                     "n=" + std::to_string(n) + " far negative"});
     }
   }
   return out;
@@ -350,8 +349,9 @@ void AddSpecialOps(std::vector<OpInfo>& db) {
       {"lgamma", LogGamma, Result::kFloat, kAllMask, true, wide, 2},
       {"digamma", [](double x) { return static_cast<double>(DigammaLD(x)); }, Result::kFloat,
        kAllMask, true, wide, 2},
+      // i0's tail: its asymptotic branch past 30 (float32 overflows near 89)
       {"i0", [](double x) { return static_cast<double>(I0LD(x)); }, Result::kFloat, kAllMask, true,
-       wide, 2},
+       wide, 2, Range(-90, 90)},
       {"sinc", Sinc, Result::kFloat, kAllMask, true, wide},
       {"acosh", [](double x) { return std::acosh(x); }, Result::kFloat, kAllMask, true,
        Range(1, 10)},

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "dispatcher/kernel.h"
 #include "dispatcher/op_registry.h"
@@ -41,6 +43,17 @@ using TensorsOr = absl::StatusOr<std::vector<Tensor>>;
 inline TensorsOr One(absl::StatusOr<Tensor> t) {
   if (!t.ok()) return t.status();
   return std::vector<Tensor>{*std::move(t)};
+}
+
+// Named: F's errors begin with the op called. A composite's inner op's refusal ("div.out_mode:
+// ZeroDivisionError" under floor_divide, the sample NPU's "npu neg: not implemented for dtype
+// float64" under exponential_) would otherwise not name the op the application called.
+template <TensorsFn F>
+TensorsOr Named(const OperatorHandle& op, const Stack& s) {
+  TensorsOr result = F(op, s);
+  if (result.ok() || absl::StartsWith(result.status().message(), op.name())) return result;
+  return absl::Status(result.status().code(),
+                      absl::StrCat(op.name(), ": ", result.status().message()));
 }
 
 // Invalid: INVALID_ARGUMENT with the op's name in front, as every message here starts.

@@ -15,8 +15,6 @@
 #include <cstdint>
 #include <optional>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/half.h"
 #include "core/host_copy.h"
@@ -571,17 +569,6 @@ TensorsOr MultinomialOutK(const OperatorHandle& op, const Stack& s) {
                        Multinomial(op, s[0].tensor(), s[1].to_int(), s[2].to_bool(), s[3]));
   TSR_RETURN_IF_ERROR(CopyIntoOut(op, 4, result, out, /*castable=*/false));
   return std::vector<Tensor>{out};
-}
-
-// Named: F's errors begin with the op called. An inner op's refusal (the sample NPU's "npu neg:
-// not implemented for dtype float64" from exponential_'s float64 arithmetic) would otherwise
-// not name the op the application called.
-template <TensorsFn F>
-TensorsOr Named(const OperatorHandle& op, const Stack& s) {
-  TensorsOr result = F(op, s);
-  if (result.ok() || absl::StartsWith(result.status().message(), op.name())) return result;
-  return absl::Status(result.status().code(),
-                      absl::StrCat(op.name(), ": ", result.status().message()));
 }
 
 }  // namespace

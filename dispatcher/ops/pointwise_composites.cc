@@ -6,12 +6,14 @@
 //
 // Op set 1.7's ops that ATen itself defines over others, defined here the same way so that every
 // backend has them: rsub (sub with the operands swapped), floor_divide (div with rounding_mode
-// 'floor'), clamp_min and clamp_max (clamp with one bound). Their Scalar overloads pass the Scalar
-// as a 0-dim CPU tensor (WrappedScalar), as ATen's wrapped_scalar_tensor does.
+// 'floor'), clamp_min and clamp_max (maximum and minimum). Their Scalar overloads pass the Scalar
+// as a 0-dim CPU tensor (WrappedScalar), as ATen's wrapped_scalar_tensor does. Their errors begin
+// with the op called, then the op it ran (Named).
 #include <deque>
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "core/shape.h"
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
@@ -70,15 +72,22 @@ Out PolygammaInplaceK(const OperatorHandle& op, const Stack& s) {
 // WrappedScalar: `value` as a 0-dim CPU tensor that promotes with `self` as the Scalar does. Its
 // dtype is the promoted one itself: within a category a dimensioned self keeps its dtype, a
 // float Scalar lifts an integral self to float32, and a 0-dim self (which a 0-dim operand of
-// another dtype would lift further) meets its own result. The value is converted to that dtype,
-// as ATen's TensorIterator converts a wrapped number to the common dtype.
+// another dtype would lift further) meets its own result. The value is made in its own kind's
+// widest dtype (bool, int64, float64) and cast, unchecked, as ATen's TensorIterator casts a
+// wrapped number to the common dtype: rsub(int8, 1000) wraps 1000 to -24, 7e4 is inf in float16.
 absl::StatusOr<Tensor> WrappedScalar(OpRegistry& r, const Tensor& self, const Scalar& value) {
   ResultTypeBuilder promotion;
   promotion.AddTensor(self.dtype(), self.dim());
   promotion.AddScalar(value);
-  return CallOne(r, "full",
-                 {Value(IntList{}), Value(value), Value(promotion.Result()), Value(std::nullopt),
-                  Value(Device(DeviceType::kCPU))});
+  const ScalarType wide = value.is_bool()             ? ScalarType::kBool
+                          : value.is_floating_point() ? ScalarType::kFloat64
+                                                      : ScalarType::kInt64;
+  const Value cpu = Value(Device(DeviceType::kCPU));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor held,
+      CallOne(r, "full", {Value(IntList{}), Value(value), Value(wide), Value(std::nullopt), cpu}));
+  if (wide == promotion.Result()) return held;
+  return CallOne(r, "_to_copy", {held, Value(promotion.Result())});
 }
 
 // rsub.Tensor(self, other, *, alpha) and rsub.Tensor_out: other - alpha * self.
@@ -96,8 +105,7 @@ Out RsubScalarK(const OperatorHandle& op, const Stack& s) {
   return One(CallOne(op.registry(), "sub.Tensor", {other, s[0], s[2]}));
 }
 
-// floor_divide's forms: div with rounding_mode 'floor' (`name` the div form, the Scalar forms'
-// `other` wrapped).
+// floor_divide's forms: div with rounding_mode 'floor' (the Scalar forms' `other` wrapped).
 template <bool kScalar, bool kOut>
 Out FloorDivideK(const OperatorHandle& op, const Stack& s) {
   const bool inplace = op.schema().name.back() == '_';
@@ -112,18 +120,47 @@ Out FloorDivideK(const OperatorHandle& op, const Stack& s) {
   return One(CallOne(op.registry(), div, {s[0], other, "floor"}));
 }
 
-// clamp_min / clamp_max in every form: clamp's same form with the other bound None.
+// clamp_min / clamp_max in every form: maximum / minimum (NaN propagates from either side, a NaN
+// bound included: clamp with one NaN bound would ignore it, clamp_min does not). A Scalar bound
+// must fit the result dtype, as ATen's min.to<scalar_t>() (uint8 takes -3 as 253, not 300), and
+// is then wrapped; the in-place forms write the out= form into self.
 template <bool kMin>
 Out ClampBoundK(const OperatorHandle& op, const Stack& s) {
-  const std::string& name = op.schema().name;
-  const bool inplace = name.back() == '_';
-  const std::string& overload = op.schema().overload;
-  // clamp_min.out -> clamp.out, clamp_min_.Tensor -> clamp_.Tensor, ...
-  const std::string target =
-      std::string(inplace ? "clamp_" : "clamp") + (overload.empty() ? "" : "." + overload);
-  Stack args = {s[0], kMin ? s[1] : Value(std::nullopt), kMin ? Value(std::nullopt) : s[1]};
-  if (s.size() > 2) args.push_back(s[2]);  // out
-  return One(CallOne(op.registry(), target, std::move(args)));
+  OpRegistry& r = op.registry();
+  const Tensor& self = s[0].tensor();
+  const bool inplace = op.schema().name.back() == '_';
+  const bool out_form = op.schema().HasWrittenArgument() && !inplace;
+  Value bound = s[1];
+  if (s[1].is_scalar()) {
+    ResultTypeBuilder promotion;
+    promotion.AddTensor(self.dtype(), self.dim());
+    promotion.AddScalar(s[1].scalar());
+    if (promotion.Result() == ScalarType::kBool) {  // ATen's Scalar kernels have no bool loop
+      return absl::UnimplementedError(absl::StrFormat(
+          "%s: not implemented for dtype bool (a bool tensor with a bool Scalar bound; a tensor "
+          "bound or an int one computes)",
+          op.name()));
+    }
+    TSR_RETURN_IF_ERROR(
+        CheckScalarFits(s[1].scalar(), promotion.Result(), op.name(), kMin ? "min" : "max"));
+    TSR_ASSIGN_OR_RETURN(Tensor wrapped, WrappedScalar(r, self, s[1].scalar()));
+    bound = Value(std::move(wrapped));
+  }
+  const char* functional = kMin ? "maximum" : "minimum";
+  const char* out = kMin ? "maximum.out" : "minimum.out";
+  if (inplace) {
+    // The out= form would resize self to a larger broadcast shape; in place it may not grow.
+    const Tensor& b = bound.tensor();
+    absl::StatusOr<DimVector> shape = BroadcastShapes(self.sizes(), b.sizes());
+    if (shape.ok() && !SameDims(*shape, self.sizes())) {
+      return Invalid(op,
+                     absl::StrFormat("output with shape %s doesn't match the broadcast shape %s",
+                                     ShapeToString(self.sizes()), ShapeToString(*shape)));
+    }
+    return One(CallOne(r, out, {s[0], bound, s[0]}));
+  }
+  if (out_form) return One(CallOne(r, out, {s[0], bound, s[2]}));
+  return One(CallOne(r, functional, {s[0], bound}));
 }
 
 }  // namespace
@@ -131,27 +168,27 @@ Out ClampBoundK(const OperatorHandle& op, const Stack& s) {
 absl::Status DefinePointwiseComposites(OpRegistry& registry) {
   std::vector<OpDefinition> defs = {
       {"polygamma_(Tensor(a!) self, int n) -> Tensor(a!)",
-       MakeKernel<PolygammaInplaceK>("core::polygamma_")},
+       MakeKernel<Named<PolygammaInplaceK>>("core::polygamma_")},
       {"rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-       MakeKernel<RsubTensorK<false>>("core::rsub")},
+       MakeKernel<Named<RsubTensorK<false>>>("core::rsub")},
       {"rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> "
        "Tensor(a!)",
-       MakeKernel<RsubTensorK<true>>("core::rsub_out")},
+       MakeKernel<Named<RsubTensorK<true>>>("core::rsub_out")},
       {"rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
-       MakeKernel<RsubScalarK<false>>("core::rsub")},
+       MakeKernel<Named<RsubScalarK<false>>>("core::rsub")},
       {"rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> "
        "Tensor(a!)",
-       MakeKernel<RsubScalarK<true>>("core::rsub_out")},
+       MakeKernel<Named<RsubScalarK<true>>>("core::rsub_out")},
       {"floor_divide(Tensor self, Tensor other) -> Tensor",
-       MakeKernel<FloorDivideK<false, false>>("core::floor_divide")},
+       MakeKernel<Named<FloorDivideK<false, false>>>("core::floor_divide")},
       {"floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)",
-       MakeKernel<FloorDivideK<false, true>>("core::floor_divide_out")},
+       MakeKernel<Named<FloorDivideK<false, true>>>("core::floor_divide_out")},
       {"floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
-       MakeKernel<FloorDivideK<false, false>>("core::floor_divide_")},
+       MakeKernel<Named<FloorDivideK<false, false>>>("core::floor_divide_")},
       {"floor_divide.Scalar(Tensor self, Scalar other) -> Tensor",
-       MakeKernel<FloorDivideK<true, false>>("core::floor_divide")},
+       MakeKernel<Named<FloorDivideK<true, false>>>("core::floor_divide")},
       {"floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
-       MakeKernel<FloorDivideK<true, false>>("core::floor_divide_")},
+       MakeKernel<Named<FloorDivideK<true, false>>>("core::floor_divide_")},
   };
   std::deque<std::string> schemas;  // the texts the definitions point at, until DefineAll
   for (const char* bound : {"min", "max"}) {
@@ -166,9 +203,9 @@ absl::Status DefinePointwiseComposites(OpRegistry& registry) {
              "clamp_" + b + "_.Tensor(Tensor(a!) self, Tensor " + b + ") -> Tensor(a!)",
          }) {
       schemas.push_back(text);
-      defs.push_back(
-          {schemas.back().c_str(), b == "min" ? MakeKernel<ClampBoundK<true>>("core::clamp_min")
-                                              : MakeKernel<ClampBoundK<false>>("core::clamp_max")});
+      defs.push_back({schemas.back().c_str(),
+                      b == "min" ? MakeKernel<Named<ClampBoundK<true>>>("core::clamp_min")
+                                 : MakeKernel<Named<ClampBoundK<false>>>("core::clamp_max")});
     }
   }
   TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kComposite));

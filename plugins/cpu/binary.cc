@@ -1,13 +1,12 @@
 // Binary pointwise ops (op set v1), as out= kernels for both the Tensor and the Scalar
 // overloads; the runtime derives the functional and in-place forms.
 #include <atomic>
-#include <climits>
 #include <cmath>
-#include <cstring>
 #include <string_view>
 
 #include "math.hpp"
 #include "pointwise.hpp"
+#include "tessera/base/element_math.hpp"
 #include "tessera/base/op_checks.hpp"
 
 namespace tessera {
@@ -240,48 +239,7 @@ TESSERA_BINARY(bitwise_or, kPromote, kIntegralAndBool, static_cast<C>(x | y))
 TESSERA_BINARY(bitwise_xor, kPromote, kIntegralAndBool, static_cast<C>(x ^ y))
 #undef TESSERA_BINARY
 
-// ---- op set 1.7 ----
-
-// The greatest common divisor of |a| and |b| by Euclid's algorithm, as PyTorch's calc_gcd
-// (INT64_MIN's absolute value wraps to itself: gcd(INT64_MIN, 0) is INT64_MIN there too). A
-// divisor of -1 (possible only after that wrap) leaves no remainder without overflowing.
-template <typename C>
-C gcd_of(C a, C b) {
-  a = a < 0 ? wrap_neg(a) : a;
-  b = b < 0 ? wrap_neg(b) : b;
-  while (a != 0) {
-    const C c = a;
-    a = a == C(-1) ? C(0) : static_cast<C>(b % a);
-    b = c;
-  }
-  return b;
-}
-
-// |a / gcd * b|, wrapping; 0 where the gcd is 0 (both operands 0).
-template <typename C>
-C lcm_of(C a, C b) {
-  const C g = gcd_of(a, b);
-  if (g == 0) return 0;
-  const C q = g == C(-1) ? wrap_neg(a) : static_cast<C>(a / g);
-  const C r = wrap_mul(q, b);
-  return r < 0 ? wrap_neg(r) : r;
-}
-
-// Shifts as PyTorch's: a shift by a negative amount or by the width or more gives 0 (left) or
-// the sign (right); a left shift is done unsigned, so that it wraps.
-template <typename C>
-C shift_left(C a, C b) {
-  constexpr C kWidth = static_cast<C>(sizeof(C) * CHAR_BIT);
-  if (b < 0 || b >= kWidth) return 0;
-  using U = std::make_unsigned_t<C>;
-  return static_cast<C>(static_cast<U>(static_cast<U>(a) << b));
-}
-template <typename C>
-C shift_right(C a, C b) {
-  constexpr C kWidth = static_cast<C>(sizeof(C) * CHAR_BIT);
-  if (b < 0 || b >= kWidth) return static_cast<C>(a >> (kWidth - 1));
-  return static_cast<C>(a >> b);
-}
+// ---- op set 1.7: the element functions are the base's (tessera/base/element_math.hpp) ----
 
 // fmax / fmin: NaN only where both are; integers as maximum / minimum.
 template <typename C>
@@ -301,38 +259,6 @@ C fmin_of(C a, C b) {
   }
 }
 
-// log(e^a + e^b) and log2(2^a + 2^b) without overflow: equal infinities are themselves.
-template <typename C>
-C logaddexp_of(C a, C b) {
-  if (std::isinf(a) && a == b) return a;
-  const C m = a < b ? b : a;
-  return m + std::log1p(std::exp(-std::fabs(a - b)));
-}
-template <typename C>
-C logaddexp2_of(C a, C b) {
-  if (std::isinf(a) && a == b) return a;
-  const C m = a < b ? b : a;
-  return m + std::log1p(std::exp2(-std::fabs(a - b))) * C(1.4426950408889634074);
-}
-
-// x log y, 0 where x is 0 (unless y is NaN).
-template <typename C>
-C xlogy_of(C x, C y) {
-  if (std::isnan(y)) return y;
-  if (x == 0) return 0;
-  return x * std::log(y);
-}
-
-// heaviside: values where self is 0, else 1 or 0 by its sign (NaN gives 0).
-template <typename C>
-C heaviside_of(C x, C values) {
-  if constexpr (std::is_same_v<C, bool>) {
-    return x ? true : values;
-  } else {
-    return x == 0 ? values : static_cast<C>(x > 0);
-  }
-}
-
 #define TESSERA_BINARY(NAME, KIND, SET, FN)                                                       \
   template <typename Other>                                                                       \
   TensorView NAME##_out(const KernelContext& ctx, TensorView self, Other other, TensorView out) { \
@@ -344,29 +270,16 @@ C heaviside_of(C x, C values) {
 TESSERA_BINARY(copysign, kFloat, kFloating, std::copysign)
 TESSERA_BINARY(fmax, kPromote, kAll, fmax_of)
 TESSERA_BINARY(fmin, kPromote, kAll, fmin_of)
-TESSERA_BINARY(heaviside, kPromote, kAll, heaviside_of)
+TESSERA_BINARY(heaviside, kPromote, kAll, base::heaviside)
 TESSERA_BINARY(hypot, kPromote, kFloating, std::hypot)
-TESSERA_BINARY(logaddexp, kPromote, kFloating, logaddexp_of)
-TESSERA_BINARY(logaddexp2, kPromote, kFloating, logaddexp2_of)
-TESSERA_BINARY(xlogy, kFloat, kFloating, xlogy_of)
-TESSERA_BINARY(gcd, kPromote, kIntegral, gcd_of)
-TESSERA_BINARY(lcm, kPromote, kIntegral, lcm_of)
-TESSERA_BINARY(bitwise_left_shift, kPromote, kIntegral, shift_left)
-TESSERA_BINARY(bitwise_right_shift, kPromote, kIntegral, shift_right)
+TESSERA_BINARY(logaddexp, kPromote, kFloating, base::logaddexp)
+TESSERA_BINARY(logaddexp2, kPromote, kFloating, base::logaddexp2)
+TESSERA_BINARY(xlogy, kFloat, kFloating, base::xlogy)
+TESSERA_BINARY(gcd, kPromote, kIntegral, base::gcd)
+TESSERA_BINARY(lcm, kPromote, kIntegral, base::lcm)
+TESSERA_BINARY(bitwise_left_shift, kPromote, kIntegral, base::shift_left)
+TESSERA_BINARY(bitwise_right_shift, kPromote, kIntegral, base::shift_right)
 #undef TESSERA_BINARY
-
-// The next representable value after a toward b, in T: bfloat16's neighbours are a float's with
-// the low 16 bits clear, so the step is 2^16 in the float's bits (a and b are bfloat16 values).
-inline float next_bfloat16(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return a + b;
-  if (a == b) return b;
-  if (a == 0) return std::copysign(9.18354961579912115600e-41f, b);  // the smallest subnormal
-  uint32_t bits;
-  std::memcpy(&bits, &a, sizeof bits);
-  bits = (a < b) == (a > 0) ? bits + 0x10000u : bits - 0x10000u;  // away from 0, or toward it
-  std::memcpy(&a, &bits, sizeof bits);
-  return a;
-}
 
 // nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out): float32, float64 and bfloat16
 // (float16 as PyTorch: refused).
@@ -380,7 +293,7 @@ TensorView nextafter_out(const KernelContext& ctx, TensorView self, TensorView o
     using C = compute_t<T>;
     return [](C x, C y) -> C {
       if constexpr (std::is_same_v<T, BFloat16>) {
-        return next_bfloat16(x, y);
+        return base::next_bfloat16(x, y);
       } else {
         return std::nextafter(x, y);
       }
@@ -408,13 +321,13 @@ TensorView scalar_self(const KernelContext& ctx, const Scalar& self, const Tenso
 TensorView xlogy_scalar_self_out(const KernelContext& ctx, Scalar self, TensorView other,
                                  TensorView out) {
   return scalar_self<Kind::kFloat, kFloating>(ctx, self, other, out,
-                                              [](auto x, auto y) { return xlogy_of(x, y); });
+                                              [](auto x, auto y) { return base::xlogy(x, y); });
 }
 template <bool kLeft>
 TensorView shift_scalar_self_out(const KernelContext& ctx, Scalar self, TensorView other,
                                  TensorView out) {
   return scalar_self<Kind::kPromote, kIntegral>(ctx, self, other, out, [](auto x, auto y) {
-    return kLeft ? shift_left(x, y) : shift_right(x, y);
+    return kLeft ? base::shift_left(x, y) : base::shift_right(x, y);
   });
 }
 

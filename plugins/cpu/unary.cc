@@ -7,6 +7,8 @@
 
 #include "math.hpp"
 #include "pointwise.hpp"
+#include "tessera/base/dtypes.hpp"
+#include "tessera/base/element_math.hpp"
 #include "tessera/base/op_checks.hpp"
 #include "tessera/base/special_math.hpp"
 #include "vector_math.hpp"
@@ -144,14 +146,6 @@ inline double log_gamma(double a) {
   int sign;
   return lgamma_r(a, &sign);
 }
-// sin(pi a) / (pi a), 1 at 0; pi a computed in a's type, as PyTorch's kernel.
-template <typename C>
-C sinc_of(C a) {
-  if (a == C(0)) return C(1);
-  const C product = C(M_PI) * a;
-  return std::sin(product) / product;
-}
-
 constexpr sdk::DtypeSet kNumericNoBool = kNumeric;
 constexpr sdk::DtypeSet kFloatCompute = kFloating;  // kFloat ops compute only in these
 
@@ -201,7 +195,7 @@ TESSERA_UNARY(erfinv, kFloat, kFloatCompute, base::erfinv(a))
 TESSERA_UNARY(lgamma, kFloat, kFloatCompute, log_gamma(a))
 TESSERA_UNARY(digamma, kFloat, kFloatCompute, base::digamma(a))
 TESSERA_UNARY(i0, kFloat, kFloatCompute, base::bessel_i0(a))
-TESSERA_UNARY(sinc, kFloat, kFloatCompute, sinc_of(a))
+TESSERA_UNARY(sinc, kFloat, kFloatCompute, base::sinc(a))
 TESSERA_UNARY(acosh, kFloat, kFloatCompute, std::acosh(a))
 TESSERA_UNARY(asinh, kFloat, kFloatCompute, std::asinh(a))
 TESSERA_UNARY(atanh, kFloat, kFloatCompute, std::atanh(a))
@@ -210,15 +204,11 @@ TESSERA_UNARY(atanh, kFloat, kFloatCompute, std::atanh(a))
 // [eps, 1 - eps] first when eps is given and not negative (PyTorch's rule); inf at x = 1.
 TensorView logit_out(const KernelContext& ctx, TensorView self, std::optional<double> eps,
                      TensorView out) {
-  const double lo = eps.value_or(-1);
-  return unary<Kind::kFloat, kFloatCompute>(ctx, self, out, [lo](auto a) -> decltype(a) {
+  const bool clamp = eps.has_value() && *eps >= 0;
+  const double lo = eps.value_or(0);
+  return unary<Kind::kFloat, kFloatCompute>(ctx, self, out, [clamp, lo](auto a) -> decltype(a) {
     using C = decltype(a);
-    C x = a;
-    if (lo >= 0) {
-      const C low = C(lo), high = C(1 - lo);
-      x = x < low ? low : x > high ? high : x;  // NaN stays NaN
-    }
-    return x == C(1) ? std::numeric_limits<C>::infinity() : std::log(x / (C(1) - x));
+    return base::logit(a, clamp, C(lo), C(1 - lo));
   });
 }
 
@@ -226,18 +216,6 @@ TensorView logit_out(const KernelContext& ctx, TensorView self, std::optional<do
 TensorView polygamma_out(const KernelContext& ctx, int64_t n, TensorView self, TensorView out) {
   return unary<Kind::kFloat, kFloatCompute>(
       ctx, self, out, [n](auto a) -> decltype(a) { return base::polygamma(n, a); });
-}
-
-// The largest finite value of T, in T's compute type.
-template <typename T>
-compute_t<T> finite_max() {
-  if constexpr (std::is_same_v<T, Half>) {
-    return 65504.0f;
-  } else if constexpr (std::is_same_v<T, BFloat16>) {
-    return 3.38953139e38f;
-  } else {
-    return std::numeric_limits<T>::max();
-  }
 }
 
 // nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *,
@@ -255,15 +233,11 @@ TensorView nan_to_num_out(const KernelContext& ctx, TensorView self, std::option
     frame.input(self, compute);
     if constexpr (std::is_floating_point_v<C>) {
       const auto as_t = [](double v) { return load(store<T>(v)); };
+      const double largest = base::largest_finite(compute);
       const C nan_value = as_t(nan.value_or(0));
-      const C pos = posinf ? as_t(*posinf) : finite_max<T>();
-      const C neg = neginf ? as_t(*neginf) : -finite_max<T>();
-      frame.run<T, T>([=](C a) -> C {
-        return a != a                                     ? nan_value
-               : a == std::numeric_limits<C>::infinity()  ? pos
-               : a == -std::numeric_limits<C>::infinity() ? neg
-                                                          : a;
-      });
+      const C pos = as_t(posinf.value_or(largest));
+      const C neg = as_t(neginf.value_or(-largest));
+      frame.run<T, T>([=](C a) -> C { return base::nan_to_num(a, nan_value, pos, neg); });
     } else {
       frame.run<T, T>([](C a) { return a; });
     }

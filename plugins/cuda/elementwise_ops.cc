@@ -17,6 +17,7 @@
 #include "gpu_device.h"
 #include "kernels.h"
 #include "op_support.h"
+#include "tessera/base/dtypes.hpp"
 #include "tessera/base/op_checks.hpp"
 #include "tessera/sdk/plugin.hpp"
 #include "tessera/sdk/stream.hpp"
@@ -638,24 +639,8 @@ TensorView NanToNumOut(const KernelContext& ctx, const TensorView& self, std::op
                        const TensorView& out) {
   const int32_t c = Compute(ctx);
   PointwiseParams params;
-  double largest = 0;
-  switch (c) {
-    case TSR_DTYPE_FLOAT16:
-      largest = 65504;
-      break;
-    case TSR_DTYPE_BFLOAT16:
-      largest = 3.3895313892515355e38;
-      break;
-    case TSR_DTYPE_FLOAT32:
-      largest = 3.4028234663852886e38;
-      break;
-    case TSR_DTYPE_FLOAT64:
-      largest = 1.7976931348623157e308;
-      break;
-    default:
-      break;  // integers and bool: the replacements are unused
-  }
-  if (largest != 0) {
+  const double largest = base::largest_finite(static_cast<tsr_dtype>(c));
+  if (largest != 0) {  // integers and bool: the replacements are unused
     params.args[0] = DoubleValue(nan.value_or(0));
     params.args[1] = DoubleValue(posinf.value_or(largest));
     params.args[2] = DoubleValue(neginf.value_or(-largest));

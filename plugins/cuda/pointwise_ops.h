@@ -25,6 +25,7 @@
 
 #include "elementwise.h"
 #include "elementwise_plan.h"
+#include "tessera/base/element_math.hpp"
 #include "tessera/base/special_math.hpp"
 
 namespace tessera {
@@ -310,8 +311,9 @@ struct ExtremumOp {
   }
 };
 
-// FloatBinaryOp: copysign, hypot, nextafter, logaddexp, logaddexp2, xlogy (C is float or double;
-// the plugin CPU's binary.cc computes the same). bfloat16: nextafter steps in bfloat16's bits.
+// FloatBinaryOp: copysign, hypot, nextafter, logaddexp, logaddexp2, xlogy (C is float or double),
+// with the base's element functions (tessera/base/element_math.hpp) where ATen's rules are its
+// own. bfloat16: nextafter steps in bfloat16's bits.
 template <typename C>
 struct FloatBinaryOp {
   static constexpr int kArity = 2;
@@ -324,34 +326,16 @@ struct FloatBinaryOp {
       case PointwiseKind::kHypot:
         return std::hypot(a, b);
       case PointwiseKind::kNextafter:
-        return bfloat16 ? NextBFloat16(a, b) : std::nextafter(a, b);
+        return bfloat16 ? static_cast<C>(
+                              base::next_bfloat16(static_cast<float>(a), static_cast<float>(b)))
+                        : std::nextafter(a, b);
       case PointwiseKind::kLogaddexp:
-      case PointwiseKind::kLogaddexp2: {  // equal infinities are themselves
-        if (a == b && a - a != a - a) return a;
-        const C m = a < b ? b : a;
-        const C d = -std::fabs(a - b);
-        return kind == PointwiseKind::kLogaddexp
-                   ? m + std::log1p(std::exp(d))
-                   : m + std::log1p(std::exp2(d)) * C(1.4426950408889634074);
-      }
-      default:  // kXlogy: 0 where a is 0, unless b is NaN
-        if (b != b) return b;
-        return a == C(0) ? C(0) : a * std::log(b);
+        return base::logaddexp(a, b);
+      case PointwiseKind::kLogaddexp2:
+        return base::logaddexp2(a, b);
+      default:  // kXlogy
+        return base::xlogy(a, b);
     }
-  }
-  // The bfloat16 after a toward b (a and b bfloat16 values held in a float): its neighbours are
-  // the floats with the low 16 bits clear.
-  TSR_GPU_HD TSR_GPU_INLINE static C NextBFloat16(C a, C b) {
-    if (a != a || b != b) return a + b;
-    if (a == b) return b;
-    if (a == C(0)) return std::copysign(C(9.18354961579912115600e-41), b);
-    uint32_t bits;
-    const float f = static_cast<float>(a);
-    std::memcpy(&bits, &f, sizeof bits);
-    bits = (a < b) == (a > C(0)) ? bits + 0x10000u : bits - 0x10000u;
-    float next;
-    std::memcpy(&next, &bits, sizeof bits);
-    return static_cast<C>(next);
   }
 };
 
@@ -359,55 +343,24 @@ struct FloatBinaryOp {
 template <typename C>
 struct HeavisideOp {
   static constexpr int kArity = 2;
-  TSR_GPU_HD TSR_GPU_INLINE C operator()(C x, C values) const {
-    if constexpr (std::is_same_v<C, bool>) {
-      return x ? true : values;
-    } else {
-      return x == C(0) ? values : static_cast<C>(x > C(0));
-    }
-  }
+  TSR_GPU_HD TSR_GPU_INLINE C operator()(C x, C values) const { return base::heaviside(x, values); }
 };
 
-// IntegerBinaryOp: gcd and lcm (of the absolute values, wrapping as PyTorch's), and the shifts
-// (a negative shift or one by the width or more gives 0 left, the sign right).
+// IntegerBinaryOp: gcd, lcm and the shifts, as the base's element functions define them.
 template <typename C>
 struct IntegerBinaryOp {
   static constexpr int kArity = 2;
   PointwiseKind kind;
-  TSR_GPU_HD TSR_GPU_INLINE static C Abs(C a) { return IsNegative(a) ? WrapSub(C(0), a) : a; }
-  TSR_GPU_HD TSR_GPU_INLINE static C Gcd(C a, C b) {
-    a = Abs(a);
-    b = Abs(b);
-    while (a != 0) {
-      const C c = a;
-      bool minus_one = false;
-      if constexpr (std::is_signed_v<C>) minus_one = a == C(-1);  // only after INT_MIN wrapped
-      a = minus_one ? C(0) : static_cast<C>(b % a);
-      b = c;
-    }
-    return b;
-  }
   TSR_GPU_HD TSR_GPU_INLINE C operator()(C a, C b) const {
-    constexpr C kWidth = static_cast<C>(sizeof(C) * 8);
     switch (kind) {
       case PointwiseKind::kGcd:
-        return Gcd(a, b);
-      case PointwiseKind::kLcm: {
-        const C g = Gcd(a, b);
-        if (g == 0) return 0;
-        bool minus_one = false;
-        if constexpr (std::is_signed_v<C>) minus_one = g == C(-1);
-        const C q = minus_one ? WrapSub(C(0), a) : static_cast<C>(a / g);
-        return Abs(WrapMul(q, b));
-      }
-      case PointwiseKind::kShiftLeft: {
-        if (IsNegative(b) || b >= kWidth) return 0;
-        using U = std::make_unsigned_t<C>;
-        return static_cast<C>(static_cast<U>(static_cast<U>(a) << b));
-      }
+        return base::gcd(a, b);
+      case PointwiseKind::kLcm:
+        return base::lcm(a, b);
+      case PointwiseKind::kShiftLeft:
+        return base::shift_left(a, b);
       default:  // kShiftRight
-        if (IsNegative(b) || b >= kWidth) return static_cast<C>(a >> (kWidth - 1));
-        return static_cast<C>(a >> b);
+        return base::shift_right(a, b);
     }
   }
 };
@@ -661,22 +614,16 @@ struct FloatUnaryOp {
         return base::polygamma(n, a);
       case PointwiseKind::kI0:
         return base::bessel_i0(a);
-      case PointwiseKind::kSinc: {  // pi a in C, as PyTorch's kernel
-        if (a == C(0)) return C(1);
-        const C product = C(3.14159265358979323846) * a;
-        return std::sin(product) / product;
-      }
+      case PointwiseKind::kSinc:
+        return base::sinc(a);
       case PointwiseKind::kAcosh:
         return std::acosh(a);
       case PointwiseKind::kAsinh:
         return std::asinh(a);
       case PointwiseKind::kAtanh:
         return std::atanh(a);
-      case PointwiseKind::kLogit: {  // x clamped to [eps, 1 - eps] when eps >= 0; inf at 1
-        C x = a;
-        if (k0 >= C(0)) x = x < k0 ? k0 : x > k1 ? k1 : x;  // NaN stays NaN
-        return x == C(1) ? C(INFINITY) : std::log(x / (C(1) - x));
-      }
+      case PointwiseKind::kLogit:  // k0, k1: eps and 1 - eps, or a negative k0 (no clamp)
+        return base::logit(a, k0 >= C(0), k0, k1);
       case PointwiseKind::kExp2:
         return std::exp2(a);
       case PointwiseKind::kExpm1:
@@ -747,7 +694,7 @@ struct ExactUnaryOp {
     } else if constexpr (std::is_floating_point_v<C>) {
       switch (kind) {
         case PointwiseKind::kNanToNum:
-          return a != a ? threshold : a == C(INFINITY) ? value : a == C(-INFINITY) ? neginf : a;
+          return base::nan_to_num(a, threshold, value, neginf);
         case PointwiseKind::kThreshold:
           return a <= threshold ? value : a;
         case PointwiseKind::kFloor:

@@ -535,8 +535,13 @@ TEST(GpuPointwise, OpSet17BinaryMath) {
               ElementsAre(-128, 0, 0, 12));
   EXPECT_THAT(BinaryOf<int8_t>(K::kShiftRight, TSR_DTYPE_INT8, {-128, -1, 5, 64}, {7, 8, -1, 3}),
               ElementsAre(-1, -1, 0, 8));
-  EXPECT_THAT(BinaryOf<uint8_t>(K::kShiftRight, TSR_DTYPE_UINT8, {255, 255}, {9, 4}),
-              ElementsAre(1, 15));
+  // uint8: ATen's max_shift is the whole width (no sign bit), so 8 or more gives 0.
+  EXPECT_THAT(BinaryOf<uint8_t>(K::kShiftRight, TSR_DTYPE_UINT8, {255, 255, 200}, {9, 4, 8}),
+              ElementsAre(0, 15, 0));
+  // gcd of uint8 255 (no "-1" there: 255 is a value like any other).
+  EXPECT_THAT(BinaryOf<uint8_t>(K::kGcd, TSR_DTYPE_UINT8, {255, 255, 0}, {3, 5, 0}),
+              ElementsAre(3, 5, 0));
+  EXPECT_THAT(BinaryOf<uint8_t>(K::kLcm, TSR_DTYPE_UINT8, {255, 4}, {3, 6}), ElementsAre(255, 12));
   EXPECT_EQ(PointwiseDtypes(K::kNextafter) & DtypeBit(TSR_DTYPE_FLOAT16), 0u);
   EXPECT_EQ(PointwiseDtypes(K::kGcd), kIntegralDtypes);
   EXPECT_EQ(PointwiseDtypes(K::kHeaviside), kAllDtypes);

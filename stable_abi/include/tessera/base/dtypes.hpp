@@ -73,6 +73,23 @@ constexpr int dtype_category(tsr_dtype d) {
 
 constexpr bool is_floating(tsr_dtype d) { return dtype_category(d) == TSR_DTYPE_CATEGORY_FLOATING; }
 
+// largest_finite: a floating dtype's largest finite value (its lowest is the negation); 0 for
+// the other dtypes. nan_to_num's default replacements of the infinities.
+constexpr double largest_finite(tsr_dtype d) {
+  switch (d) {
+    case TSR_DTYPE_FLOAT16:
+      return 65504.0;
+    case TSR_DTYPE_BFLOAT16:
+      return 3.3895313892515355e38;
+    case TSR_DTYPE_FLOAT32:
+      return 3.4028234663852886e38;
+    case TSR_DTYPE_FLOAT64:
+      return 1.7976931348623157e308;
+    default:
+      return 0;
+  }
+}
+
 // is_integral: the integer types, with or without bool (PyTorch's isIntegralType).
 constexpr bool is_integral(tsr_dtype d, bool include_bool) {
   return dtype_category(d) == TSR_DTYPE_CATEGORY_INTEGRAL ||

@@ -15,11 +15,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define TSR_BASE_HD __host__ __device__
-#else
-#define TSR_BASE_HD
-#endif
+#include "tessera/base/host_device.hpp"
 
 namespace tessera {
 namespace base {
@@ -110,21 +106,11 @@ TSR_BASE_HD inline T digamma(T x) {
   return result + std::log(x) - T(0.5) / x - series;
 }
 
-// polygamma(n, x): the n-th derivative of digamma, for n >= 0 (the caller refuses negative n).
-// n = 0 is digamma; otherwise (-1)^(n+1) n! zeta(n + 1, x), with the Hurwitz zeta function at a
-// negative x split into its negative terms (a difference of two zetas at positive arguments,
-// since s is an integer) and its positive ones, so that the cost does not grow with |x|. At the
-// poles (x a non-positive integer) the value is (-1)^(n+1) inf; at +inf its limit 0, at -inf NaN
-// (PyTorch 1.13 gives NaN or +-inf at +-inf depending on n).
-template <typename T>
-TSR_BASE_HD inline T polygamma(int64_t n, T x) {
-  using namespace special_detail;
-  if (n == 0) return digamma(x);
-  // In double for float: at a negative x the terms near the poles nearly cancel (polygamma(6,
-  // -2.5) sums +-128 n! into -0.138), which float's 24 bits cannot carry.
-  if constexpr (sizeof(T) < sizeof(double)) {
-    return static_cast<T>(polygamma(n, static_cast<double>(x)));
-  }
+namespace special_detail {
+
+// polygamma for n >= 1 in double (see polygamma).
+TSR_BASE_HD inline double polygamma_double(int64_t n, double x) {
+  using T = double;
   if (x != x) return x;
   if (x == infinity<T>()) return T(0);
   if (x == -infinity<T>()) return quiet_nan<T>();
@@ -156,33 +142,62 @@ TSR_BASE_HD inline T polygamma(int64_t n, T x) {
   return sign * factorial * zeta;
 }
 
-// i0: the modified Bessel function of the first kind of order zero. Its power series for
-// |x| <= 30 (every term positive, so no cancellation), the asymptotic series beyond, with the
-// exponential's scale folded in so that the result overflows only where i0 itself does.
+}  // namespace special_detail
+
+// polygamma(n, x): the n-th derivative of digamma, for n >= 0 (the caller refuses negative n).
+// n = 0 is digamma; otherwise (-1)^(n+1) n! zeta(n + 1, x), with the Hurwitz zeta function at a
+// negative x split into its negative terms (a difference of two zetas at positive arguments,
+// since s is an integer) and its positive ones, so that the cost does not grow with |x|. At the
+// poles (x a non-positive integer) the value is (-1)^(n+1) inf; at +inf its limit 0, at -inf NaN
+// (PyTorch 1.13 gives NaN or +-inf at +-inf depending on n).
+template <typename T>
+TSR_BASE_HD inline T polygamma(int64_t n, T x) {
+  using namespace special_detail;
+  if (n == 0) return digamma(x);
+  // In double for float: at a negative x the terms near the poles nearly cancel (polygamma(6,
+  // -2.5) sums +-128 n! into -0.138), which float's 24 bits cannot carry. Even double cannot
+  // near a half-integer at a large order: polygamma(30, -2.5) is -2.56e19 from terms of 1e41
+  // (this gives -0, PyTorch -3.7e25).
+  if constexpr (sizeof(T) < sizeof(double)) {
+    return static_cast<T>(polygamma(n, static_cast<double>(x)));
+  } else {
+    return special_detail::polygamma_double(n, x);
+  }
+}
+
+// i0: the modified Bessel function of the first kind of order zero, computed in double. Its
+// power series for |x| <= 30 (every term positive, so no cancellation), the asymptotic series
+// beyond, with the exponential's scale folded in so that the result overflows only where i0 itself
+// does.
 template <typename T>
 TSR_BASE_HD inline T bessel_i0(T x) {
-  using namespace special_detail;
-  x = std::fabs(x);
-  if (x != x) return x;
-  if (x <= T(30)) {
-    const T q = x * x / T(4);
+  if constexpr (sizeof(T) < sizeof(double)) {
+    // In double for float: exp(x - log(2 pi x) / 2) in float loses about x ulps (3.8e-6 at 79).
+    return static_cast<T>(bessel_i0(static_cast<double>(x)));
+  } else {
+    using namespace special_detail;
+    x = std::fabs(x);
+    if (x != x) return x;
+    if (x <= T(30)) {
+      const T q = x * x / T(4);
+      T term = 1, sum = 1;
+      for (int k = 1; k < 200; ++k) {
+        term *= q / (T(k) * T(k));
+        sum += term;
+        if (term <= sum * epsilon<T>()) break;
+      }
+      return sum;
+    }
+    if (x == infinity<T>()) return x;
+    // e^x / sqrt(2 pi x) * sum_k prod_{j<=k} (2j - 1)^2 / (k! (8x)^k)
     T term = 1, sum = 1;
-    for (int k = 1; k < 200; ++k) {
-      term *= q / (T(k) * T(k));
+    for (int k = 1; k < 16; ++k) {
+      term *= T((2 * k - 1) * (2 * k - 1)) / (T(k) * T(8) * x);
       sum += term;
       if (term <= sum * epsilon<T>()) break;
     }
-    return sum;
+    return std::exp(x - T(0.5) * std::log(T(2) * pi<T>() * x)) * sum;
   }
-  if (x == infinity<T>()) return x;
-  // e^x / sqrt(2 pi x) * sum_k prod_{j<=k} (2j - 1)^2 / (k! (8x)^k)
-  T term = 1, sum = 1;
-  for (int k = 1; k < 16; ++k) {
-    term *= T((2 * k - 1) * (2 * k - 1)) / (T(k) * T(8) * x);
-    sum += term;
-    if (term <= sum * epsilon<T>()) break;
-  }
-  return std::exp(x - T(0.5) * std::log(T(2) * pi<T>() * x)) * sum;
 }
 
 // erfinv: the inverse error function on [-1, 1]: +-inf at +-1, NaN outside. Winitzki's

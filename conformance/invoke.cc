@@ -168,16 +168,7 @@ std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr
   for (const Arg& a : sample.args) Push(a, device, layout, &call);
   for (const Tensor& t : extra) sdk::check(sdk::api().stack_push_tensor(call.stack.get(), t.get()));
   sdk::check(sdk::api().op_call(op, call.stack.get()));
-  std::vector<Tensor> out;
-  for (size_t i = 0; i < sdk::api().stack_size(call.stack.get()); ++i) {
-    if (sdk::api().stack_kind(call.stack.get(), i) == TSR_VALUE_NONE) {
-      out.emplace_back();  // a gradient output_mask did not ask for
-      continue;
-    }
-    tsr_tensor* t = nullptr;
-    sdk::check(sdk::api().stack_get_tensor(call.stack.get(), i, &t));
-    out.push_back(Tensor::borrow(t));
-  }
+  std::vector<Tensor> out = ::tessera::internal::ReturnedTensors(call.stack.get());
   if (inputs) *inputs = call.tensors;
   return out;
 }

@@ -256,21 +256,53 @@ LinesAlong::LinesAlong(const std::vector<int64_t>& shape, int64_t dim) {
   outer = len * inner == 0 ? 0 : numel / (len * inner);
 }
 
+std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> index(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
+int64_t Ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& shape) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < shape.size(); ++d) flat = flat * shape[d] + index[d];
+  return flat;
+}
+
+std::vector<long double> MatMul(const HostTensor& a, const HostTensor& b, int64_t batches,
+                                int64_t M, int64_t K, int64_t N) {
+  std::vector<long double> c(static_cast<size_t>(batches * M * N), 0);
+  for (int64_t t = 0; t < batches; ++t) {
+    for (int64_t i = 0; i < M; ++i) {
+      for (int64_t j = 0; j < N; ++j) {
+        long double acc = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          acc += static_cast<long double>(a.values[(t * M + i) * K + k]) *
+                 b.values[(t * K + k) * N + j];
+        }
+        c[(t * M + i) * N + j] = acc;
+      }
+    }
+  }
+  return c;
+}
+
 const std::vector<std::vector<int64_t>>& UnaryShapes() {
   static const std::vector<std::vector<int64_t>> shapes = {{}, {0}, {5}, {7, 11}, {13, 1, 5}};
   return shapes;
 }
 
-const char* const kOpFamilies[8] = {"pointwise", "reductions", "linalg_nn", "index",
-                                    "activations", "training", "random", "cases"};
+const char* const kOpFamilies[8] = {"pointwise",   "reductions", "linalg_nn", "index",
+                                    "activations", "training",   "random",    "cases"};
 
 const std::vector<OpInfo>& OpDatabase() {
   static const std::vector<OpInfo>* db = [] {
     auto* v = new std::vector<OpInfo>();
     using Add = void (*)(std::vector<OpInfo>&);
-    const Add parts[] = {&AddPointwiseOps,    &AddReductionOps,  &AddLinalgNNOps,
-                         &AddIndexFactoryOps, &AddActivationOps, &AddTrainingOps,
-                         &AddRandomOps};
+    const Add parts[] = {&AddPointwiseOps,  &AddReductionOps, &AddLinalgNNOps, &AddIndexFactoryOps,
+                         &AddActivationOps, &AddTrainingOps,  &AddRandomOps};
     static_assert(std::size(parts) + 1 == std::size(kOpFamilies), "a family per part, and cases");
     for (size_t i = 0; i < std::size(parts); ++i) {
       const size_t first = v->size();

@@ -149,14 +149,21 @@ void AddPointwiseOps(std::vector<OpInfo>& db);
 void AddReductionOps(std::vector<OpInfo>& db);
 void AddLinalgNNOps(std::vector<OpInfo>& db);
 void AddIndexFactoryOps(std::vector<OpInfo>& db);
-void AddActivationOps(std::vector<OpInfo>& db);    // op set 1.2
-void AddTrainingOps(std::vector<OpInfo>& db);      // op set 1.2
-void AddNormBackwardOps(std::vector<OpInfo>& db);  // op set 1.3, in the training family
-void AddNNBackwardOps(std::vector<OpInfo>& db);    // op set 1.4, in the training family
-void AddRandomOps(std::vector<OpInfo>& db);        // op set 1.5
-void AddDistributionOps(std::vector<OpInfo>& db);  // op set 1.6, in the random family
-void AddSpecialOps(std::vector<OpInfo>& db);       // op set 1.7, in the pointwise family
-void AddBinaryMathOps(std::vector<OpInfo>& db);    // op set 1.7, in the pointwise family
+void AddActivationOps(std::vector<OpInfo>& db);           // op set 1.2
+void AddTrainingOps(std::vector<OpInfo>& db);             // op set 1.2
+void AddNormBackwardOps(std::vector<OpInfo>& db);         // op set 1.3, in the training family
+void AddNNBackwardOps(std::vector<OpInfo>& db);           // op set 1.4, in the training family
+void AddRandomOps(std::vector<OpInfo>& db);               // op set 1.5
+void AddDistributionOps(std::vector<OpInfo>& db);         // op set 1.6, in the random family
+void AddSpecialOps(std::vector<OpInfo>& db);              // op set 1.7, in the pointwise family
+void AddBinaryMathOps(std::vector<OpInfo>& db);           // op set 1.7, in the pointwise family
+void AddLinalgProductOps(std::vector<OpInfo>& db);        // op set 1.8, in the linalg_nn family
+void AddReductionCompositeOps(std::vector<OpInfo>& db);   // op set 1.8, in the reductions family
+void AddShapeOps(std::vector<OpInfo>& db);                // op set 1.8, in the index family
+void AddRearrangeOps(std::vector<OpInfo>& db);            // op set 1.8, in the index family
+void AddFillFactoryOps(std::vector<OpInfo>& db);          // op set 1.8, in the index family
+void AddNormSetOps(std::vector<OpInfo>& db);              // op set 1.8, in the reductions family
+void AddActivationCompositeOps(std::vector<OpInfo>& db);  // op set 1.8, activations family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 
@@ -180,6 +187,13 @@ struct LinesAlong {
   int64_t index(int64_t o, int64_t i, int64_t k) const { return (o * len + k) * inner + i; }
   int64_t outer = 0, len = 1, inner = 1;
 };
+// Unravel: the index of row-major element `flat` of `shape`; Ravel: back.
+std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape);
+int64_t Ravel(const std::vector<int64_t>& index, const std::vector<int64_t>& shape);
+// MatMul: C[t] = A[t] @ B[t] for row-major [batches, M, K] and [batches, K, N] values, in long
+// double (the matrix products' references).
+std::vector<long double> MatMul(const HostTensor& a, const HostTensor& b, int64_t batches,
+                                int64_t M, int64_t K, int64_t N);
 // Standard sample shapes: 0-dim, empty, odd sizes, 2D.
 const std::vector<std::vector<int64_t>>& UnaryShapes();
 

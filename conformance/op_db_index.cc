@@ -30,20 +30,6 @@ HostTensor Indices(std::vector<int64_t> shape, int64_t bound, Rng& rng) {
   return MakeTensor(std::move(shape), TSR_DTYPE_INT64, rng, o);
 }
 
-std::vector<int64_t> Unravel(int64_t flat, const std::vector<int64_t>& shape) {
-  std::vector<int64_t> idx(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return idx;
-}
-int64_t Ravel(const std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
-  int64_t f = 0;
-  for (size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
-  return f;
-}
-
 // Sort each line along `dim`: returns (values, indices); stable, NaN last (first if descending).
 std::vector<HostTensor> SortLines(const HostTensor& x, int64_t dim, bool descending, int64_t k) {
   const int64_t nd = std::max<int64_t>(x.dim(), 1);
@@ -873,6 +859,9 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  AddShapeOps(db);        // op set 1.8: padding, repeat, splits, the scatter views
+  AddRearrangeOps(db);    // op set 1.8: roll, rot90, diag, diag_embed, tile
+  AddFillFactoryOps(db);  // op set 1.8: fill, scalar_tensor, logspace, new_*
 }
 
 }  // namespace conformance

@@ -10,25 +10,6 @@ namespace tessera {
 namespace conformance {
 namespace {
 
-// C[b] = A[b] @ B[b] for [B, M, K] x [B, K, N] (B = 1 for 2D), in long double.
-std::vector<long double> MatMul(const HostTensor& a, const HostTensor& b, int64_t batches,
-                                int64_t M, int64_t K, int64_t N) {
-  std::vector<long double> c(static_cast<size_t>(batches * M * N), 0);
-  for (int64_t t = 0; t < batches; ++t) {
-    for (int64_t i = 0; i < M; ++i) {
-      for (int64_t j = 0; j < N; ++j) {
-        long double acc = 0;
-        for (int64_t k = 0; k < K; ++k) {
-          acc += static_cast<long double>(a.values[(t * M + i) * K + k]) *
-                 b.values[(t * K + k) * N + j];
-        }
-        c[(t * M + i) * N + j] = acc;
-      }
-    }
-  }
-  return c;
-}
-
 MakeOptions Unit(tsr_dtype dtype) {
   MakeOptions o;
   if (IsFloating(dtype)) {
@@ -1178,6 +1159,7 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
+  AddLinalgProductOps(db);  // op set 1.8: mv, dot, addmv, addr, baddbmm, ...
 }
 
 }  // namespace conformance

@@ -523,6 +523,8 @@ void AddReductionOps(std::vector<OpInfo>& db) {
       db.push_back(std::move(op));
     }
   }
+  AddReductionCompositeOps(db);  // op set 1.8: nansum, count_nonzero, aminmax, ...
+  AddNormSetOps(db);             // op set 1.8: linalg_vector_norm, dist, isin
 }
 
 }  // namespace conformance

@@ -206,7 +206,8 @@ Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostT
                       int compare_returns, double tolerance_scale, const std::string& what,
                       std::string* message, Comparison* cmp, Tolerance* tol) {
   const size_t n = compare_returns < 0 ? expected.size() : static_cast<size_t>(compare_returns);
-  if (actual.size() < n) {
+  // All returns compared: their number too (a split returning a piece too many fails).
+  if (actual.size() < n || (compare_returns < 0 && actual.size() != n)) {
     *message =
         what + ": expected " + std::to_string(n) + " returns, got " + std::to_string(actual.size());
     return Status::kFail;
@@ -562,7 +563,12 @@ class OpRunner {
     if (real.empty()) return;  // the real call failed: nothing to compare with
     Case({dt, "contiguous", "meta", s.desc}, [&](std::string* msg, Comparison*, Tolerance*) {
       const std::vector<Tensor> meta = Invoke(op_.name, s, kMetaDevice, Layout::kContiguous);
-      for (size_t k = 0; k < real.size() && k < meta.size(); ++k) {
+      if (meta.size() != real.size()) {  // a list return (split) of another length
+        *msg = "meta gives " + std::to_string(meta.size()) + " returns, the device " +
+               std::to_string(real.size());
+        return Status::kFail;
+      }
+      for (size_t k = 0; k < real.size(); ++k) {
         if (meta[k].dtype() != real[k].dtype() || meta[k].sizes().vec() != real[k].sizes().vec()) {
           *msg = "return " + std::to_string(k) + ": meta says " + DtypeName(meta[k].dtype()) +
                  ShapeString(meta[k].sizes().vec()) + ", the device returned " +

@@ -243,7 +243,8 @@ absl::StatusOr<Tensor> Slice(const Tensor& self, int64_t dim, std::optional<int6
                              std::optional<int64_t> end, int64_t step) {
   TSR_RETURN_IF_ERROR(CheckDefined(self, "slice"));
   if (self.dim() == 0) {
-    return absl::InvalidArgumentError("slice: cannot be applied to a 0-dim tensor");
+    // OUT_OF_RANGE, as select's: PyTorch raises IndexError for both.
+    return absl::OutOfRangeError("slice: cannot be applied to a 0-dim tensor");
   }
   TSR_ASSIGN_OR_RETURN(const int64_t d, WrapDim(dim, self.dim(), "slice"));
   if (step <= 0) {
@@ -279,7 +280,7 @@ absl::StatusOr<Tensor> Slice(const Tensor& self, int64_t dim, std::optional<int6
 absl::StatusOr<Tensor> Select(const Tensor& self, int64_t dim, int64_t index) {
   TSR_RETURN_IF_ERROR(CheckDefined(self, "select"));
   if (self.dim() == 0) {
-    return absl::InvalidArgumentError("select: cannot be applied to a 0-dim tensor");
+    return absl::OutOfRangeError("select: cannot be applied to a 0-dim tensor");
   }
   TSR_ASSIGN_OR_RETURN(const int64_t d, WrapDim(dim, self.dim(), "select"));
   const int64_t size = self.sizes()[d];
@@ -366,7 +367,8 @@ absl::StatusOr<Tensor> Unsqueeze(const Tensor& self, int64_t dim) {
 absl::StatusOr<Tensor> Diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
   TSR_RETURN_IF_ERROR(CheckDefined(self, "diagonal"));
   if (self.dim() < 2) {
-    return absl::InvalidArgumentError(absl::StrFormat(
+    // OUT_OF_RANGE: PyTorch's dim wrap refuses a dim of a 0-dim or 1-D tensor (IndexError).
+    return absl::OutOfRangeError(absl::StrFormat(
         "diagonal: expected a tensor with at least 2 dimensions, got %dD", self.dim()));
   }
   TSR_ASSIGN_OR_RETURN(const int64_t d1, WrapDim(dim1, self.dim(), "diagonal"));

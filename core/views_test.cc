@@ -103,6 +103,7 @@ TEST(Views, SelectNarrowSqueezeUnsqueeze) {
   EXPECT_THAT(Select(base, 0, 3).status().message(),
               HasSubstr("index 3 out of range for tensor of size [3, 1, 5] at dimension 0"));
   EXPECT_THAT(Select(Contig({}), 0, 0).status().message(), HasSubstr("0-dim"));
+  EXPECT_EQ(Select(Contig({}), 0, 0).status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_LAYOUT(*Narrow(base, 2, 1, 3), (3, 1, 3), (5, 5, 1), 1);
   EXPECT_LAYOUT(*Narrow(base, 2, -2, 2), (3, 1, 2), (5, 5, 1), 3);
   EXPECT_THAT(Narrow(base, 2, 3, 3).status().message(), HasSubstr("exceeds dimension size (5)"));

@@ -20,6 +20,12 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefineDistributionOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineIndexOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineNNOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineShapeOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineLinalgComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineReductionComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineRearrangeOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineFactoryComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineActivationComposites(registry));
   return absl::OkStatus();
 }
 

@@ -36,6 +36,12 @@ absl::Status DefineNormBackwardOps(OpRegistry& registry);
 absl::Status DefineNNBackwardOps(OpRegistry& registry);  // op set 1.4
 absl::Status DefineRandomOps(OpRegistry& registry);      // op set 1.5
 absl::Status DefineDistributionOps(OpRegistry& registry);  // op set 1.6, after the random ops
+absl::Status DefineShapeOps(OpRegistry& registry);              // op set 1.8
+absl::Status DefineLinalgComposites(OpRegistry& registry);      // op set 1.8
+absl::Status DefineReductionComposites(OpRegistry& registry);  // op set 1.8
+absl::Status DefineRearrangeOps(OpRegistry& registry);          // op set 1.8
+absl::Status DefineFactoryComposites(OpRegistry& registry);     // op set 1.8
+absl::Status DefineActivationComposites(OpRegistry& registry);  // op set 1.8
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

@@ -1,6 +1,7 @@
 #include "dispatcher/ops/boxing.h"
 
 #include "absl/strings/str_format.h"
+#include "core/shape.h"
 #include "core/type_promotion.h"
 
 namespace tessera {
@@ -65,6 +66,19 @@ absl::Status CopyIntoOut(const OperatorHandle& op, size_t arg, const Tensor& res
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), result.sizes()));
   TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
   return absl::OkStatus();
+}
+
+absl::Status CopyIntoSelf(const OperatorHandle& op, const Tensor& result, const Tensor& self) {
+  if (!SameDims(self.sizes(), result.sizes())) {
+    return Invalid(op, absl::StrFormat("output with shape %s doesn't match the broadcast shape %s",
+                                       ShapeToString(self.sizes()), ShapeToString(result.sizes())));
+  }
+  if (self.dtype() != result.dtype() && !CanCast(result.dtype(), self.dtype())) {
+    return Invalid(op,
+                   absl::StrFormat("result type %s can't be cast to the desired output type %s",
+                                   ScalarTypeName(result.dtype()), ScalarTypeName(self.dtype())));
+  }
+  return CallOne(op.registry(), "copy_", {self, result}).status();
 }
 
 absl::StatusOr<Value> Opmath::In(OpRegistry& r, const Value& v) const {

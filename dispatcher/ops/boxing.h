@@ -39,6 +39,24 @@ KernelFunction MakeKernel(std::string name) {
 
 using TensorsOr = absl::StatusOr<std::vector<Tensor>>;
 
+// BoxedTensorList / MakeListKernel: the same for an op that returns one Tensor[] (split,
+// unbind): F's tensors go on the stack as one list value.
+template <TensorsFn F>
+absl::Status BoxedTensorList(void*, const OperatorHandle& op, Stack* stack) {
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> list, F(op, *stack));
+  stack->clear();
+  stack->push_back(Value(std::move(list)));
+  return absl::OkStatus();
+}
+
+template <TensorsFn F>
+KernelFunction MakeListKernel(std::string name) {
+  KernelFunction k;
+  k.fn = &BoxedTensorList<F>;
+  k.name = std::move(name);
+  return k;
+}
+
 // One: a single tensor (or its error) as a kernel's returns.
 inline TensorsOr One(absl::StatusOr<Tensor> t) {
   if (!t.ok()) return t.status();
@@ -86,6 +104,9 @@ absl::StatusOr<Tensor> CallOne(OpRegistry& registry, std::string_view name, Stac
 // forms of ATen's pointwise ops and losses; its other ops take the exact dtype).
 absl::Status CopyIntoOut(const OperatorHandle& op, size_t arg, const Tensor& result,
                          const Tensor& out, bool castable);
+// CopyIntoSelf writes `result` into the in-place form's `self`, which must already have its shape
+// (an in-place op does not resize self) and a dtype it casts to, as ATen's in-place ops.
+absl::Status CopyIntoSelf(const OperatorHandle& op, const Tensor& result, const Tensor& self);
 // ComputeIntoOut: an out= form written as a composite: F computes the result, then it goes into
 // the out argument kOut (CopyIntoOut).
 template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&), int kOut,

@@ -198,7 +198,10 @@ struct VarReducer {
     return {n, a.mean + delta * b.n / n, a.m2 + b.m2 + delta * delta * a.n * b.n / n};
   }
   void finish(const Acc& acc, int64_t, char* const* outs) const {
-    const double var = acc.m2 / std::max(0.0, acc.n - correction);
+    // An empty input gives NaN whatever the correction (ATen fills it so): with correction <= -1
+    // the quotient would be 0 / 1.
+    const double var = acc.n == 0 ? std::numeric_limits<double>::quiet_NaN()
+                                  : acc.m2 / std::max(0.0, acc.n - correction);
     *reinterpret_cast<T*>(outs[0]) = store<T>(kStd ? std::sqrt(var) : var);
   }
 };

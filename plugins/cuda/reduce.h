@@ -418,7 +418,8 @@ struct VarReducer {
   TSR_GPU_HD TSR_GPU_INLINE S Finish(Acc a, uint64_t) const {
     const F count = static_cast<F>(a.n);
     const F divisor = count - correction > 0 ? count - correction : F(0);
-    const F var = a.m2 / divisor;
+    // An empty input gives NaN whatever the correction, as ATen's (0 / 0 here).
+    const F var = a.n == 0 ? F(0) / F(0) : a.m2 / divisor;
     return Narrow<S>(static_cast<OpMath<S>>(root ? std::sqrt(var) : var));
   }
 };

@@ -89,6 +89,29 @@ TEST(OpsHpp, SeveralReturnsAsATupleWithNoneUndefined) {
   EXPECT_FALSE(gb.defined());
 }
 
+TEST(OpsHpp, ListReturnsAsAVectorOfViews) {
+  const Tensor x = f32({0, 1, 2, 3, 4, 5, 6}, {7});
+  // split.Tensor: pieces of 3, the last shorter; each a view of x.
+  const std::vector<Tensor> pieces = ops::split(x, 3);
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(values<float>(pieces[1]), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(values<float>(pieces[2]), (std::vector<float>{6}));
+  EXPECT_EQ(pieces[2].data_ptr(), static_cast<float*>(x.data_ptr()) + 6);
+  // tessera::call gives a Tensor[] return's elements in order, as ops:: does.
+  const std::vector<Tensor> chunks = call(find_op("chunk"), x, int64_t{2}, int64_t{0});
+  ASSERT_EQ(chunks.size(), 2u);
+  EXPECT_EQ(values<float>(chunks[0]), (std::vector<float>{0, 1, 2, 3}));
+  // No pieces at all: unbind along a dim of size 0.
+  EXPECT_TRUE(ops::unbind(f32({}, {2, 0}), 1).empty());
+  // call1's packed entry has no room for a list: it says so.
+  try {
+    call1(find_op("split.Tensor"), x, int64_t{3});
+    ADD_FAILURE() << "call1 of split.Tensor succeeded";
+  } catch (const sdk::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("returns Tensor[]"));
+  }
+}
+
 TEST(OpsHpp, ErrorsAreTheOpsOwn) {
   const Tensor x = f32({1, 2, 3}, {3});
   try {

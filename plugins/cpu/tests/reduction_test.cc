@@ -90,6 +90,9 @@ TEST(CpuReduce, MeanProdVarStd) {
   EXPECT_THAT(values<int64_t>(op("prod", i32({2, 3, 4}, {3}))), ElementsAre(24));
   EXPECT_FLOAT_EQ(values<float>(op("var.correction", a))[0], 5.0f / 3.0f);
   EXPECT_FLOAT_EQ(values<float>(op("var.correction", a, std::nullopt, Scalar(0)))[0], 1.25f);
+  // An empty input: NaN whatever the correction (-1 would otherwise divide 0 by 1).
+  EXPECT_TRUE(
+      std::isnan(values<float>(op("var.correction", f32({}, {0}), std::nullopt, Scalar(-1)))[0]));
   EXPECT_THAT(values<float>(op("std.correction", a, Dims{1})),
               ElementsAre(std::sqrt(0.5f), std::sqrt(0.5f)));
   // One element with correction 1: 0 / 0.

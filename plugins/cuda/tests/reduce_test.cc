@@ -255,6 +255,10 @@ TEST(GpuReducePlan, AWideThreadFoldsMoreThan2To24ElementsExactly) {
   EXPECT_EQ(acc.n, static_cast<uint64_t>(n));
   const VarReducer<float> var{0, false};
   EXPECT_NEAR(var.Finish(acc, 0), 1.0, 1e-3);
+  // Nothing reduced (an empty input): NaN whatever the correction, as ATen fills it; a
+  // correction of -1 would otherwise give 0 / 1.
+  const VarReducer<float> negative{-1, false};
+  EXPECT_TRUE(std::isnan(negative.Finish(decltype(acc){}, 0)));
 }
 
 TEST(GpuReduce, SumMeanProdOverDimListsAndManyBlocks) {

@@ -385,23 +385,41 @@ tsr_value to_packed(const std::optional<T>& v) {
 
 }  // namespace internal
 
+namespace internal {
+// ReturnedTensors: the tensors a call left on `stack`, in order: a None (a backward op's
+// gradient its output_mask did not ask for) as an undefined Tensor, a Tensor[] return (split,
+// unbind) as its elements.
+inline std::vector<Tensor> ReturnedTensors(tsr_stack* stack) {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < sdk::api().stack_size(stack); ++i) {
+    const tsr_value_kind kind = sdk::api().stack_kind(stack, i);
+    if (kind == TSR_VALUE_NONE) {
+      out.emplace_back();
+    } else if (kind == TSR_VALUE_TENSOR_LIST) {
+      tsr_tensor* const* list = nullptr;
+      size_t n = 0;
+      sdk::check(sdk::api().stack_get_tensor_list(stack, i, &list, &n));
+      for (size_t k = 0; k < n; ++k) {
+        out.push_back(list[k] == nullptr ? Tensor() : Tensor::borrow(list[k]));
+      }
+    } else {
+      tsr_tensor* t = nullptr;
+      sdk::check(sdk::api().stack_get_tensor(stack, i, &t));
+      out.push_back(Tensor::borrow(t));
+    }
+  }
+  return out;
+}
+}  // namespace internal
+
 // call runs `op` with `args` and returns its returns as tensors (a None return, as a backward
-// op's output_mask gives, as an undefined Tensor).
+// op's output_mask gives, as an undefined Tensor; a Tensor[] return, as split's, as its
+// elements in order).
 template <typename... Args>
 std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
   internal::Stack stack;
   internal::Invoke(op, stack, args...);
-  std::vector<Tensor> out;
-  for (size_t i = 0; i < sdk::api().stack_size(stack.get()); ++i) {
-    if (sdk::api().stack_kind(stack.get(), i) == TSR_VALUE_NONE) {
-      out.emplace_back();
-      continue;
-    }
-    tsr_tensor* t = nullptr;
-    sdk::check(sdk::api().stack_get_tensor(stack.get(), i, &t));
-    out.push_back(Tensor::borrow(t));
-  }
-  return out;
+  return internal::ReturnedTensors(stack.get());
 }
 
 // call1 runs an op and returns its first return, a tensor (undefined for the None of a Tensor?

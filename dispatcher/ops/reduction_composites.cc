@@ -1,0 +1,293 @@
+// Op set 1.8's reductions that ATen builds from others, defined here the same way so that every
+// backend has them: nansum (sum with NaN read as 0), count_nonzero (sum of self != 0), aminmax
+// (amin and amax), var_mean and std_mean (var or std, and mean), linalg_vector_norm and dist
+// (norm), isin (any of elements == each test element). Their out= forms write the results into
+// the out arguments (nansum.out is sum.IntList_out, so its out dtype rule is sum's).
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "core/dtype.h"
+#include "core/type_promotion.h"
+#include "core/views.h"
+#include "dispatcher/core_ops.h"
+#include "dispatcher/ops/boxing.h"
+
+namespace tessera {
+namespace ops {
+namespace {
+
+using Out = absl::StatusOr<std::vector<Tensor>>;
+
+// self with NaN read as 0 (integral and bool tensors hold none: self itself).
+absl::StatusOr<Tensor> NanAsZero(OpRegistry& r, const Tensor& self) {
+  if (!IsFloatingType(self.dtype())) return self;
+  TSR_ASSIGN_OR_RETURN(Tensor nan, CallOne(r, "isnan", {self}));
+  return CallOne(r, "masked_fill.Scalar", {self, nan, Value(Scalar(int64_t{0}))});
+}
+
+// nansum(self, dim=None, keepdim=False, *, dtype=None) and nansum.out(..., *, out)
+template <bool kOut>
+Out NansumK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& self = s[0].tensor();
+  // ATen's nansum has floating loops only (an integral or bool self is sum's): a floating self
+  // summed in an integral dtype is refused.
+  if (IsFloatingType(self.dtype()) && !s[3].is_none() && !IsFloatingType(s[3].scalar_type())) {
+    return Invalid(
+        op, absl::StrFormat("expected a floating dtype to sum a %s tensor in, got %s",
+                            ScalarTypeName(self.dtype()), ScalarTypeName(s[3].scalar_type())));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor clean, NanAsZero(r, self));
+  if constexpr (kOut) {
+    return One(CallOne(r, "sum.IntList_out", {Value(clean), s[1], s[2], s[3], s[4]}));
+  }
+  return One(CallOne(r, "sum.dim_IntList", {Value(clean), s[1], s[2], s[3]}));
+}
+
+// count_nonzero over `dims` (empty: every dim): self != 0 (NaN counts) summed as int64.
+absl::StatusOr<Tensor> CountNonzero(OpRegistry& r, const Tensor& self, Value dims) {
+  TSR_ASSIGN_OR_RETURN(Tensor nonzero, CallOne(r, "ne.Scalar", {self, Value(Scalar(int64_t{0}))}));
+  if (dims.is_int_list() && dims.int_list().empty()) dims = Value(std::nullopt);
+  return CallOne(r, "sum.dim_IntList", {Value(nonzero), dims, Value(false), Value(std::nullopt)});
+}
+
+// count_nonzero.dim_IntList(self, int[] dim)
+absl::StatusOr<Tensor> CountNonzeroDimsOf(const OperatorHandle& op, const Stack& s) {
+  return CountNonzero(op.registry(), s[0].tensor(), s[1]);
+}
+
+// count_nonzero(self, int? dim=None)
+absl::StatusOr<Tensor> CountNonzeroOf(const OperatorHandle& op, const Stack& s) {
+  if (s[1].is_none()) return CountNonzero(op.registry(), s[0].tensor(), Value(std::nullopt));
+  return CountNonzero(op.registry(), s[0].tensor(), Value(IntList{s[1].to_int()}));
+}
+
+// aminmax(self, *, dim=None, keepdim=False) -> (min, max): over one dim or over all of them
+// (keepdim then keeps every dim as size 1). An empty tensor has neither.
+Out AminmaxK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& self = s[0].tensor();
+  Value dims = Value(IntList{});
+  if (!s[1].is_none()) {
+    dims = Value(IntList{s[1].to_int()});
+  } else if (self.numel() == 0) {
+    return Invalid(op,
+                   "cannot compute aminmax over an empty dimension as the operation has no "
+                   "identity");
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor min, CallOne(r, "amin", {s[0], dims, s[2]}));
+  TSR_ASSIGN_OR_RETURN(Tensor max, CallOne(r, "amax", {s[0], dims, s[2]}));
+  return std::vector<Tensor>{std::move(min), std::move(max)};
+}
+
+// var_mean.correction / std_mean.correction(self, dim=None, *, correction=None, keepdim=False)
+// -> (var or std, mean)
+template <bool kStd>
+Out SpreadMeanK(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor spread, CallOne(r, kStd ? "std.correction" : "var.correction",
+                                              {s[0], s[1], s[2], s[3]}));
+  TSR_ASSIGN_OR_RETURN(Tensor mean,
+                       CallOne(r, "mean.dim", {s[0], s[1], s[3], Value(std::nullopt)}));
+  return std::vector<Tensor>{std::move(spread), std::move(mean)};
+}
+
+// linalg_vector_norm(self, ord=2, dim=None, keepdim=False, *, dtype=None): norm over dim (all
+// dims for None), self first converted to dtype; floating only.
+absl::StatusOr<Tensor> VectorNormOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& self = s[0].tensor();
+  if (!IsFloatingType(self.dtype())) {
+    return Invalid(op, absl::StrFormat("Expected a floating point tensor as input. Got %s",
+                                       ScalarTypeName(self.dtype())));
+  }
+  Value x = s[0];
+  if (!s[4].is_none()) {
+    const ScalarType dtype = s[4].scalar_type();
+    if (!IsFloatingType(dtype)) {
+      return Invalid(op, absl::StrFormat("dtype should be a floating point dtype. Got %s",
+                                         ScalarTypeName(dtype)));
+    }
+    // ATen's check_linalg_norm_dtype: the input converts to dtype without narrowing.
+    if (PromoteTypes(self.dtype(), dtype) != dtype) {
+      return Invalid(op, absl::StrFormat("the dtype of the input (%s) should be convertible "
+                                         "without narrowing to the specified dtype (%s)",
+                                         ScalarTypeName(self.dtype()), ScalarTypeName(dtype)));
+    }
+    if (s[4].scalar_type() != self.dtype()) {
+      TSR_ASSIGN_OR_RETURN(Tensor converted, CallOne(r, "_to_copy", {s[0], s[4]}));
+      x = Value(std::move(converted));
+    }
+  }
+  const Value dims = s[2].is_none() ? Value(IntList{}) : s[2];
+  return CallOne(r, "norm.ScalarOpt_dim", {x, s[1], dims, s[3]});
+}
+
+// dist(self, other, p=2): the p-norm of self - other, over every element.
+absl::StatusOr<Tensor> DistOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  // Checked before the subtraction, whose kernel may refuse the dtype first (UNIMPLEMENTED on a
+  // float32-only device) where this is a bad argument on every device.
+  ResultTypeBuilder promotion;
+  for (const Value& v : {s[0], s[1]}) promotion.AddTensor(v.tensor().dtype(), v.tensor().dim());
+  if (!IsFloatingType(promotion.Result())) {
+    return Invalid(op, absl::StrFormat("expected floating point operands, got %s and %s",
+                                       ScalarTypeName(s[0].tensor().dtype()),
+                                       ScalarTypeName(s[1].tensor().dtype())));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor difference,
+                       CallOne(r, "sub.Tensor", {s[0], s[1], Value(Scalar(int64_t{1}))}));
+  return CallOne(r, "norm.ScalarOpt_dim",
+                 {Value(difference), s[2], Value(IntList{}), Value(false)});
+}
+
+// isin's dtypes: ATen has no bool loop.
+absl::Status CheckIsinDtype(const OperatorHandle& op, ScalarType dtype) {
+  if (dtype != ScalarType::kBool) return absl::OkStatus();
+  return Invalid(op, "Unsupported input type encountered for isin(): bool");
+}
+
+// isin(elements, test_elements, *, assume_unique, invert): for each element, whether it equals
+// one of test_elements (promoted to one dtype; NaN equals nothing). Elements are compared with
+// every test element at once in blocks of up to 2^24 pairs, each reduced by `any` into its slice
+// of the result, so memory stays bounded whatever the sizes.
+absl::StatusOr<Tensor> Isin(const OperatorHandle& op, const Tensor& elements,
+                            const Tensor& test_elements, bool invert) {
+  OpRegistry& r = op.registry();
+  TSR_RETURN_IF_ERROR(CheckIsinDtype(op, elements.dtype()));
+  TSR_RETURN_IF_ERROR(CheckIsinDtype(op, test_elements.dtype()));
+  // One dtype for both, as torch.result_type gives it for the tensors as passed (a 0-dim one
+  // counts less), before they are flattened.
+  ResultTypeBuilder promotion;
+  promotion.AddTensor(elements.dtype(), elements.dim());
+  promotion.AddTensor(test_elements.dtype(), test_elements.dim());
+  const ScalarType common = promotion.Result();
+  auto flat_in_common = [&](const Tensor& t) -> absl::StatusOr<Tensor> {
+    TSR_ASSIGN_OR_RETURN(Tensor flat, CallOne(r, "reshape", {t, Value(IntList{-1})}));
+    if (flat.dtype() == common) return flat;
+    return CallOne(r, "_to_copy", {Value(flat), Value(common)});
+  };
+  TSR_ASSIGN_OR_RETURN(Tensor flat, flat_in_common(elements));
+  TSR_ASSIGN_OR_RETURN(Tensor tests, flat_in_common(test_elements));
+  const int64_t n = flat.numel(), m = tests.numel();
+  TSR_ASSIGN_OR_RETURN(Tensor found, Zeros(r, {n}, ScalarType::kBool, elements.device()));
+  constexpr int64_t kPairsPerBlock = int64_t{1} << 24;
+  const int64_t block = m == 0 ? n : std::max<int64_t>(kPairsPerBlock / m, 1);
+  for (int64_t start = 0; m > 0 && start < n; start += block) {
+    const int64_t length = std::min(block, n - start);
+    TSR_ASSIGN_OR_RETURN(Tensor part, Narrow(flat, 0, start, length));
+    TSR_ASSIGN_OR_RETURN(Tensor column, Unsqueeze(part, 1));
+    TSR_ASSIGN_OR_RETURN(Tensor equal, CallOne(r, "eq.Tensor", {Value(column), Value(tests)}));
+    TSR_ASSIGN_OR_RETURN(Tensor into, Narrow(found, 0, start, length));
+    TSR_RETURN_IF_ERROR(
+        CallOne(r, "any.out", {Value(equal), Value(int64_t{1}), Value(false), Value(into)})
+            .status());
+  }
+  if (invert) {
+    TSR_ASSIGN_OR_RETURN(found, CallOne(r, "logical_not", {Value(found)}));
+  }
+  return View(found, elements.sizes());
+}
+
+// A Scalar of isin as the 0-dim tensor ATen wraps it in (its kind's dtype: int64, float64 or
+// bool), on `device`.
+absl::StatusOr<Tensor> IsinScalar(OpRegistry& r, const Scalar& v, Device device) {
+  const ScalarType dtype = v.is_bool()             ? ScalarType::kBool
+                           : v.is_floating_point() ? ScalarType::kFloat64
+                                                   : ScalarType::kInt64;
+  return CallOne(r, "full",
+                 {Value(IntList{}), Value(v), Value(dtype), Value(std::nullopt), Value(device)});
+}
+
+// isin.Tensor_Tensor / isin.Tensor_Scalar / isin.Scalar_Tensor (elements, test, *,
+// assume_unique, invert)
+template <bool kScalarElement, bool kScalarTest>
+absl::StatusOr<Tensor> IsinOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const bool invert = s[3].to_bool();
+  if constexpr (kScalarTest) {
+    TSR_RETURN_IF_ERROR(CheckIsinDtype(op, s[0].tensor().dtype()));
+    if (s[1].scalar().is_bool()) TSR_RETURN_IF_ERROR(CheckIsinDtype(op, ScalarType::kBool));
+    return CallOne(r, invert ? "ne.Scalar" : "eq.Scalar", {s[0], s[1]});
+  }
+  if constexpr (kScalarElement) {
+    const Tensor& tests = s[1].tensor();
+    TSR_ASSIGN_OR_RETURN(Tensor element, IsinScalar(r, s[0].scalar(), tests.device()));
+    return Isin(op, element, tests, invert);
+  }
+  return Isin(op, s[0].tensor(), s[1].tensor(), invert);
+}
+
+}  // namespace
+
+absl::Status DefineReductionComposites(OpRegistry& registry) {
+  return DefineAll(
+      registry,
+      {
+          {"nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) "
+           "-> Tensor",
+           MakeKernel<Named<NansumK<false>>>("core::nansum")},
+          {"nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+           "dtype=None, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<NansumK<true>>>("core::nansum_out")},
+          {"count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor",
+           MakeKernel<Named<ComputeOne<CountNonzeroDimsOf>>>("core::count_nonzero")},
+          {"count_nonzero.dim_IntList_out(Tensor self, int[] dim, *, Tensor(a!) out) -> "
+           "Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<CountNonzeroDimsOf, 2>>>("core::count_nonzero_out")},
+          {"count_nonzero(Tensor self, int? dim=None) -> Tensor",
+           MakeKernel<Named<ComputeOne<CountNonzeroOf>>>("core::count_nonzero")},
+          {"count_nonzero.out(Tensor self, int? dim=None, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<CountNonzeroOf, 2>>>("core::count_nonzero_out")},
+          {"aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor "
+           "max)",
+           MakeKernel<Named<AminmaxK>>("core::aminmax")},
+          {"aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, "
+           "Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)",
+           MakeKernel<Named<ComputeIntoOuts<AminmaxK, 3, 2>>>("core::aminmax_out")},
+          {"var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+           "keepdim=False) -> (Tensor, Tensor)",
+           MakeKernel<Named<SpreadMeanK<false>>>("core::var_mean")},
+          {"var_mean.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+           "bool keepdim=False, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
+           MakeKernel<Named<ComputeIntoOuts<SpreadMeanK<false>, 4, 2>>>("core::var_mean_out")},
+          {"std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool "
+           "keepdim=False) -> (Tensor, Tensor)",
+           MakeKernel<Named<SpreadMeanK<true>>>("core::std_mean")},
+          {"std_mean.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, "
+           "bool keepdim=False, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))",
+           MakeKernel<Named<ComputeIntoOuts<SpreadMeanK<true>, 4, 2>>>("core::std_mean_out")},
+          {"linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, "
+           "*, ScalarType? dtype=None) -> Tensor",
+           MakeKernel<Named<ComputeOne<VectorNormOf>>>("core::linalg_vector_norm")},
+          {"linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool "
+           "keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<VectorNormOf, 5>>>("core::linalg_vector_norm_out")},
+          {"dist(Tensor self, Tensor other, Scalar p=2) -> Tensor",
+           MakeKernel<Named<ComputeOne<DistOf>>>("core::dist")},
+          {"dist.out(Tensor self, Tensor other, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<DistOf, 3>>>("core::dist_out")},
+          {"isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool "
+           "assume_unique=False, bool invert=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<IsinOf<false, false>>>>("core::isin")},
+          {"isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<IsinOf<false, false>, 4>>>("core::isin_out")},
+          {"isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool "
+           "assume_unique=False, bool invert=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<IsinOf<false, true>>>>("core::isin")},
+          {"isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<IsinOf<false, true>, 4>>>("core::isin_out")},
+          {"isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool "
+           "assume_unique=False, bool invert=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<IsinOf<true, false>>>>("core::isin")},
+          {"isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool "
+           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<IsinOf<true, false>, 4>>>("core::isin_out")},
+      },
+      KernelSlot::kComposite);
+}
+
+}  // namespace ops
+}  // namespace tessera

@@ -168,7 +168,7 @@ std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr
   for (const Arg& a : sample.args) Push(a, device, layout, &call);
   for (const Tensor& t : extra) sdk::check(sdk::api().stack_push_tensor(call.stack.get(), t.get()));
   sdk::check(sdk::api().op_call(op, call.stack.get()));
-  std::vector<Tensor> out = ::tessera::internal::ReturnedTensors(call.stack.get());
+  std::vector<Tensor> out = ::tessera::returned_tensors(call.stack.get());
   if (inputs) *inputs = call.tensors;
   return out;
 }

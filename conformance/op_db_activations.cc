@@ -522,7 +522,7 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
 void AddActivationOps(std::vector<OpInfo>& db) {
   AddForwardOps(db);
   AddBackwardOps(db);
-  AddActivationCompositeOps(db);  // op set 1.8: glu, prelu (op_db_norms_sets.cc)
+  AddActivationCompositeOps(db);  // op set 1.8: glu, prelu (op_db_activation_composites.cc)
 }
 
 }  // namespace conformance

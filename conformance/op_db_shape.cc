@@ -170,6 +170,12 @@ void AddConstantPad(std::vector<OpInfo>& db) {
                 TSR_INVALID_ARGUMENT, "a pad that makes a size negative"),
         Refused({F32({2, 3}, rng), Arg::Ints({1, -5, 1, 1})}, "[2, 3] pad [1, -5, 1, 1]",
                 TSR_INVALID_ARGUMENT, "a pad that makes a size negative"),
+        // One side crops more than the dim holds, though the other side's padding makes the
+        // total size non-negative: ATen narrows one side at a time and refuses.
+        Refused({F32({4}, rng), Arg::Ints({3, -6})}, "[4] pad [3, -6]", TSR_INVALID_ARGUMENT,
+                "a crop larger than the dim, padded back"),
+        Refused({F32({4}, rng), Arg::Ints({-5, 10})}, "[4] pad [-5, 10]", TSR_INVALID_ARGUMENT,
+                "a crop larger than the dim, padded back"),
         // fill_ converts the value with c10's overflow check.
         Refused({Arg::Tensor(MakeTensor({2}, TSR_DTYPE_UINT8, rng)), Arg::Ints({1, 1}),
                  Arg::ScalarInt(300)},

@@ -26,6 +26,7 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefineRearrangeOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineFactoryComposites(registry));
   TSR_RETURN_IF_ERROR(ops::DefineActivationComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineIsinOps(registry));
   return absl::OkStatus();
 }
 

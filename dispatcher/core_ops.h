@@ -36,12 +36,14 @@ absl::Status DefineNormBackwardOps(OpRegistry& registry);
 absl::Status DefineNNBackwardOps(OpRegistry& registry);  // op set 1.4
 absl::Status DefineRandomOps(OpRegistry& registry);      // op set 1.5
 absl::Status DefineDistributionOps(OpRegistry& registry);  // op set 1.6, after the random ops
-absl::Status DefineShapeOps(OpRegistry& registry);              // op set 1.8
-absl::Status DefineLinalgComposites(OpRegistry& registry);      // op set 1.8
-absl::Status DefineReductionComposites(OpRegistry& registry);  // op set 1.8
-absl::Status DefineRearrangeOps(OpRegistry& registry);          // op set 1.8
-absl::Status DefineFactoryComposites(OpRegistry& registry);     // op set 1.8
-absl::Status DefineActivationComposites(OpRegistry& registry);  // op set 1.8
+// Op set 1.8's composites, after the ops they call.
+absl::Status DefineShapeOps(OpRegistry& registry);
+absl::Status DefineLinalgComposites(OpRegistry& registry);
+absl::Status DefineReductionComposites(OpRegistry& registry);
+absl::Status DefineRearrangeOps(OpRegistry& registry);
+absl::Status DefineFactoryComposites(OpRegistry& registry);
+absl::Status DefineActivationComposites(OpRegistry& registry);
+absl::Status DefineIsinOps(OpRegistry& registry);
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

@@ -16,6 +16,8 @@
 //     `a.add_(a)` are fine) or the input is the self of an op with an in-place form (its
 //     out= kernel is the in-place kernel too: Note [Variants]). An in-place form's self is
 //     not an input of itself.
+// An op declared OutputAliasing::kReadsFirst reads its inputs before it writes anything, so
+// any overlap with them is fine (fill_.Tensor: x.fill_(x[2]) copies the value first, as ATen).
 // Layouts whose overlap is not decided cheaply (a non-dense view whose byte range meets
 // another's, as two columns of one matrix do) are allowed, as in PyTorch: they are rarely
 // wrong and often meant. The check runs after an out= form's outputs were resized where the
@@ -45,6 +47,7 @@ absl::Status InputOverlapError(const OperatorEntry& entry, size_t written, size_
 
 absl::Status CheckAgainstInput(const OperatorEntry& entry, size_t w, const Tensor& out, size_t i,
                                const Tensor& in) {
+  if (entry.output_aliasing == OutputAliasing::kReadsFirst) return absl::OkStatus();
   switch (GetOverlap(out, in)) {
     case Overlap::kPartial:
       return InputOverlapError(entry, w, i, "they partially overlap");

@@ -27,6 +27,16 @@ absl::Status CountingKernel(void* context, const OperatorHandle&, Stack* stack) 
   return absl::OkStatus();
 }
 
+// clone's stand-in: a new tensor of self's shape (its values are not looked at).
+absl::Status CloneKernel(void* context, const OperatorHandle&, Stack* stack) {
+  ++static_cast<Counting*>(context)->calls;
+  const Tensor& self = (*stack)[0].tensor();
+  TSR_ASSIGN_OR_RETURN(Tensor fresh, Empty(self.sizes(), self.dtype(), self.device()));
+  stack->clear();
+  stack->push_back(std::move(fresh));
+  return absl::OkStatus();
+}
+
 Tensor Floats(std::initializer_list<int64_t> sizes) {
   return *Empty(sizes, ScalarType::kFloat32, kCpu);
 }
@@ -43,6 +53,11 @@ class MemoryOverlapCheckTest : public ::testing::Test {
     Impl("addmm.out", &addmm_, 5);
     Impl("copy_", &copy_, 0);
     Impl("clamp.Tensor_out", &clamp_, 3);
+    KernelFunction clone;
+    clone.fn = &CloneKernel;
+    clone.context = &clone_;
+    clone.name = "clone";
+    handles_.push_back(*registry_.Impl("clone", DispatchKey::kCPU, std::move(clone)));
   }
   void Impl(const char* op, Counting* counting, size_t result) {
     counting->result = result;
@@ -59,7 +74,7 @@ class MemoryOverlapCheckTest : public ::testing::Test {
 
   OpRegistry registry_;
   std::vector<RegistrationHandle> handles_;
-  Counting add_, mm_, addmm_, copy_, clamp_;
+  Counting add_, mm_, addmm_, copy_, clamp_, clone_;
 };
 
 TEST_F(MemoryOverlapCheckTest, ElementwiseOpsMayWriteOverAnInput) {
@@ -91,6 +106,20 @@ TEST_F(MemoryOverlapCheckTest, PartialOverlapIsRefusedEverywhere) {
                                      "tensor 'src' and the written-to tensor 'self'"));
   EXPECT_EQ(add_.calls, 0);
   EXPECT_EQ(copy_.calls, 0);
+}
+
+// An op declared to read its inputs first may write over any of them: fill_.Tensor of an
+// element of self (the composite copies the value before it writes; here it reaches copy_).
+TEST_F(MemoryOverlapCheckTest, OpsThatReadFirstMayOverlapTheirInputs) {
+  Tensor x = Floats({4});
+  Tensor third = *Select(x, 0, 2);
+  EXPECT_TRUE(Call("fill_.Tensor", {x, third}).ok());
+  EXPECT_EQ(clone_.calls, 1);  // the value copied first
+  EXPECT_EQ(copy_.calls, 1);   // then spread over self
+  // Its self still may not repeat a location.
+  Tensor spread = *Expand(*View(Floats({1}), {1}), {4});
+  EXPECT_THAT(Call("fill_.Tensor", {spread, third}).message(),
+              HasSubstr("more than one element of the written-to tensor 'self'"));
 }
 
 // Optional tensor inputs (Tensor?) are inputs too: clamp's min and max.

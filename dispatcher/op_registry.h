@@ -133,10 +133,12 @@ enum class OutDtypeRule : uint8_t {
 };
 
 // Whether what an op writes may be the very memory of one of its inputs (Note [Memory overlap]
-// in dispatcher/memory_overlap_check.cc). Partial overlap is refused either way.
+// in dispatcher/memory_overlap_check.cc). Partial overlap is refused but for kReadsFirst.
 enum class OutputAliasing : uint8_t {
   kElementwise,  // yes: output element i reads only input elements i (pointwise ops, copy_)
   kDisjoint,     // no: e.g. mm(a, b, out=a) would read a while overwriting it
+  kReadsFirst,   // any overlap: the op reads its inputs before it writes (fill_.Tensor copies
+                 // a value that is an element of self first, as ATen's fill_ does)
 };
 
 struct KernelLookup {
@@ -172,8 +174,8 @@ class OpRegistry {
                               std::string_view inplace_name, OutDtypeRule rule,
                               OutputAliasing aliasing);
 
-  // SetOutputAliasing declares an op without variants (copy_) elementwise or not; ops default
-  // to kDisjoint, DefineVariants sets all three forms.
+  // SetOutputAliasing declares an op without variants (copy_, fill_.Tensor) elementwise or not,
+  // or reading first; ops default to kDisjoint, DefineVariants sets all three forms.
   absl::Status SetOutputAliasing(std::string_view op, OutputAliasing aliasing);
 
   // SetPlanFunction gives an op a plan function (Note [Call plans] in call_plan.h); `plan` must

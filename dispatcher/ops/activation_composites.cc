@@ -1,7 +1,9 @@
 // Op set 1.8's gated activations, composites over the pointwise ops so every backend has them:
-// glu (the first half of a dim times the sigmoid of the second) and prelu (x where x > 0, else
-// weight * x, weight one value or one per channel, dim 1). Floating dtypes only, as ATen's.
-// The 16-bit floats compute in float32 and round once (Opmath), as ATen's kernels do.
+// glu (the first half of a dim times the sigmoid of the second; the 16-bit floats compute in
+// float32 and round once, Opmath, as ATen's kernel) and prelu (x where x > 0, else weight * x,
+// weight one value or one per channel, dim 1), which checks and shapes weight, then calls
+// _prelu_kernel (weight broadcast against self), as current ATen's does: a graph traced from it
+// names _prelu_kernel. Floating dtypes only, as ATen's.
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
 #include "core/shape.h"
@@ -71,29 +73,44 @@ absl::StatusOr<Tensor> PreluOf(const OperatorHandle& op, const Stack& s) {
     TSR_ASSIGN_OR_RETURN(
         w, CallOne(r, "reshape", {Value(weight), Value(IntList(shape.begin(), shape.end()))}));
   }
-  const Opmath math(self.dtype());
-  TSR_ASSIGN_OR_RETURN(Value x, math.In(r, Value(self)));
-  TSR_ASSIGN_OR_RETURN(Value wm, math.In(r, Value(w)));
-  TSR_ASSIGN_OR_RETURN(Tensor positive, CallOne(r, "gt.Scalar", {x, Value(Scalar(int64_t{0}))}));
-  TSR_ASSIGN_OR_RETURN(Tensor scaled, CallOne(r, "mul.Tensor", {wm, x}));
-  TSR_ASSIGN_OR_RETURN(Tensor chosen,
-                       CallOne(r, "where.self", {Value(positive), x, Value(scaled)}));
-  return math.Out(r, std::move(chosen));
+  return CallOne(r, "_prelu_kernel", {s[0], Value(w)});
+}
+
+// _prelu_kernel(self, weight): where(self > 0, self, weight * self), weight broadcast to self's
+// shape. One rounding in any dtype (the product), so no Opmath.
+absl::StatusOr<Tensor> PreluKernelOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& self = s[0].tensor();
+  const Tensor& weight = s[1].tensor();
+  if (self.dtype() != weight.dtype()) {
+    return Invalid(op,
+                   absl::StrFormat("expected self and weight of one dtype, got %s and %s",
+                                   ScalarTypeName(self.dtype()), ScalarTypeName(weight.dtype())));
+  }
+  if (!IsFloatingType(self.dtype())) return NotFloating(op, self.dtype());
+  TSR_RETURN_IF_ERROR(
+      CheckBroadcastsTo(op, "weight", weight.sizes(), self.sizes(), "self's shape"));
+  TSR_ASSIGN_OR_RETURN(Tensor positive, CallOne(r, "gt.Scalar", {s[0], Value(Scalar(int64_t{0}))}));
+  TSR_ASSIGN_OR_RETURN(Tensor scaled, CallOne(r, "mul.Tensor", {s[1], s[0]}));
+  return CallOne(r, "where.self", {Value(positive), s[0], Value(scaled)});
 }
 
 }  // namespace
 
 absl::Status DefineActivationComposites(OpRegistry& registry) {
-  return DefineAll(registry,
-                   {
-                       {"glu(Tensor self, int dim=-1) -> Tensor",
-                        MakeKernel<Named<ComputeOne<GluOf>>>("core::glu")},
-                       {"glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!)",
-                        MakeKernel<Named<ComputeIntoOut<GluOf, 2>>>("core::glu_out")},
-                       {"prelu(Tensor self, Tensor weight) -> Tensor",
-                        MakeKernel<Named<ComputeOne<PreluOf>>>("core::prelu")},
-                   },
-                   KernelSlot::kComposite);
+  return DefineAll(
+      registry,
+      {
+          {"glu(Tensor self, int dim=-1) -> Tensor",
+           MakeKernel<Named<ComputeOne<GluOf>>>("core::glu")},
+          {"glu.out(Tensor self, int dim=-1, *, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<GluOf, 2, /*kCastable=*/true>>>("core::glu_out")},
+          {"prelu(Tensor self, Tensor weight) -> Tensor",
+           MakeKernel<Named<ComputeOne<PreluOf>>>("core::prelu")},
+          {"_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
+           MakeKernel<Named<ComputeOne<PreluKernelOf>>>("core::_prelu_kernel")},
+      },
+      KernelSlot::kComposite);
 }
 
 }  // namespace ops

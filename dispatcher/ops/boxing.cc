@@ -37,6 +37,12 @@ absl::StatusOr<Tensor> Zeros(OpRegistry& registry, IntArrayRef shape, ScalarType
       {Value(IntList(shape.begin(), shape.end())), Value(dtype), Value(), Value(device), Value()});
 }
 
+absl::StatusOr<Tensor> EmptyOf(OpRegistry& registry, const Tensor& like, IntArrayRef shape) {
+  return CallOne(registry, "empty.memory_format",
+                 {Value(IntList(shape.begin(), shape.end())), Value(like.dtype()), Value(),
+                  Value(like.device())});
+}
+
 absl::Status NotFloating(const OperatorHandle& op, ScalarType dtype) {
   return absl::UnimplementedError(
       absl::StrFormat("%s: not implemented for dtype %s (expected a floating dtype)", op.name(),

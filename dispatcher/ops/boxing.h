@@ -41,6 +41,10 @@ using TensorsOr = absl::StatusOr<std::vector<Tensor>>;
 
 // BoxedTensorList / MakeListKernel: the same for an op that returns one Tensor[] (split,
 // unbind): F's tensors go on the stack as one list value.
+// kMaxListReturn: the most tensors such a list holds. Views of an expanded or empty tensor
+// cost no memory, so a split of one into 2^40 pieces would otherwise be asked for; beyond this
+// an op refuses (RESOURCE_EXHAUSTED) instead of building the vector.
+inline constexpr int64_t kMaxListReturn = int64_t{1} << 24;
 template <TensorsFn F>
 absl::Status BoxedTensorList(void*, const OperatorHandle& op, Stack* stack) {
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> list, F(op, *stack));
@@ -90,6 +94,8 @@ absl::StatusOr<std::array<bool, 3>> OutputMask(const OperatorHandle& op, const V
 // Zeros: a zero-filled tensor (the `zeros` op, so every backend makes it).
 absl::StatusOr<Tensor> Zeros(OpRegistry& registry, IntArrayRef shape, ScalarType dtype,
                              Device device);
+// EmptyOf: an uninitialized tensor of `shape` with `like`'s dtype and device (`empty`).
+absl::StatusOr<Tensor> EmptyOf(OpRegistry& registry, const Tensor& like, IntArrayRef shape);
 
 // CheckBroadcastsTo: `from` (argument `arg`) must broadcast to exactly `to` (`target` names
 // it in the error, e.g. "self's shape").
@@ -116,6 +122,15 @@ TensorsOr ComputeIntoOut(const OperatorHandle& op, const Stack& s) {
   const Tensor& out = s[kOut].tensor();
   TSR_RETURN_IF_ERROR(CopyIntoOut(op, kOut, result, out, kCastable));
   return std::vector<Tensor>{out};
+}
+
+// IntoSelf: the in-place form of an op F computes functionally: the result written into self
+// (CopyIntoSelf).
+template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&)>
+TensorsOr IntoSelf(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(Tensor result, F(op, s));
+  TSR_RETURN_IF_ERROR(CopyIntoSelf(op, result, s[0].tensor()));
+  return std::vector<Tensor>{s[0].tensor()};
 }
 
 // ComputeOne: the functional form of an op F computes (F returns its one result).

@@ -6,6 +6,7 @@
 // (self's dtype and device unless given).
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
@@ -21,17 +22,10 @@ namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
 
-// EmptyAs: an uninitialized tensor with self's shape, dtype and device.
-absl::StatusOr<Tensor> EmptyAs(OpRegistry& r, const Tensor& self) {
-  return CallOne(r, "empty.memory_format",
-                 {Value(IntList(self.sizes().begin(), self.sizes().end())), Value(self.dtype()),
-                  Value(std::nullopt), Value(self.device())});
-}
-
 // fill.Scalar(self, value)
 absl::StatusOr<Tensor> FillScalarOf(const OperatorHandle& op, const Stack& s) {
   OpRegistry& r = op.registry();
-  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyAs(r, s[0].tensor()));
+  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyOf(r, s[0].tensor(), s[0].tensor().sizes()));
   return CallOne(r, "fill_.Scalar", {Value(out), s[1]});
 }
 
@@ -47,7 +41,11 @@ absl::Status CheckFillValue(const OperatorHandle& op, const Tensor& value) {
 absl::StatusOr<Tensor> FillInto(const OperatorHandle& op, const Tensor& self, const Tensor& value) {
   TSR_RETURN_IF_ERROR(CheckFillValue(op, value));
   if (self.numel() == 0) return self;
-  TSR_ASSIGN_OR_RETURN(Tensor spread, Expand(value, self.sizes()));
+  Tensor source = value;
+  if (value.IsSameStorage(self)) {  // x.fill_(x[2]): a copy first, as ATen's fill_ makes one
+    TSR_ASSIGN_OR_RETURN(source, CallOne(op.registry(), "clone", {value, Value(std::nullopt)}));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor spread, Expand(source, self.sizes()));
   return CallOne(op.registry(), "copy_", {self, spread});
 }
 
@@ -58,7 +56,7 @@ Out FillInplaceTensorK(const OperatorHandle& op, const Stack& s) {
 // fill.Tensor(self, value)
 absl::StatusOr<Tensor> FillTensorOf(const OperatorHandle& op, const Stack& s) {
   TSR_RETURN_IF_ERROR(CheckFillValue(op, s[1].tensor()));
-  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyAs(op.registry(), s[0].tensor()));
+  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyOf(op.registry(), s[0].tensor(), s[0].tensor().sizes()));
   return FillInto(op, out, s[1].tensor());
 }
 
@@ -122,29 +120,27 @@ absl::StatusOr<Tensor> Logspace(const OperatorHandle& op, const Scalar& start, c
   const double step = difference / static_cast<double>(steps - 1);
   const double power_base =
       IsFloatingType(dtype) ? base : static_cast<double>(static_cast<float>(base));
+  // The exponents in one float64 buffer, each half computed in place: the first
+  // from + step * i, the second to + step * (i - (steps - 1)), as ATen's kernel writes them.
   const Value f64 = Value(ScalarType::kFloat64);
-  TSR_ASSIGN_OR_RETURN(Tensor index,
-                       CallOne(r, "arange", {Value(Scalar(steps)), f64, no_layout, device}));
-  TSR_ASSIGN_OR_RETURN(Tensor scaled,
-                       CallOne(r, "mul.Scalar", {Value(index), Value(Scalar(step))}));
-  TSR_ASSIGN_OR_RETURN(
-      Tensor lower,
-      CallOne(r, "add.Scalar", {Value(scaled), Value(Scalar(from)), Value(Scalar(int64_t{1}))}));
-  // steps - 1 - i, exact in float64.
-  TSR_ASSIGN_OR_RETURN(
-      Tensor back, CallOne(r, "rsub.Scalar",
-                           {Value(index), Value(Scalar(steps - 1)), Value(Scalar(int64_t{1}))}));
-  TSR_ASSIGN_OR_RETURN(Tensor back_scaled,
-                       CallOne(r, "mul.Scalar", {Value(back), Value(Scalar(-step))}));
-  TSR_ASSIGN_OR_RETURN(
-      Tensor upper,
-      CallOne(r, "add.Scalar", {Value(back_scaled), Value(Scalar(to)), Value(Scalar(int64_t{1}))}));
-  TSR_ASSIGN_OR_RETURN(Tensor first_half,
-                       CallOne(r, "lt.Scalar", {Value(index), Value(Scalar(steps / 2))}));
   TSR_ASSIGN_OR_RETURN(Tensor exponents,
-                       CallOne(r, "where.self", {Value(first_half), Value(lower), Value(upper)}));
+                       CallOne(r, "arange", {Value(Scalar(steps)), f64, no_layout, device}));
+  const int64_t half = steps / 2;
+  auto in_place = [&](const char* name, const Tensor& t, double v) -> absl::Status {
+    Stack args{Value(t), Value(Scalar(v))};
+    if (std::string_view(name) == "add_.Scalar") args.push_back(Value(Scalar(int64_t{1})));
+    return CallOne(r, name, std::move(args)).status();
+  };
+  TSR_ASSIGN_OR_RETURN(Tensor first, Narrow(exponents, 0, 0, half));
+  TSR_RETURN_IF_ERROR(in_place("mul_.Scalar", first, step));
+  TSR_RETURN_IF_ERROR(in_place("add_.Scalar", first, from));
+  TSR_ASSIGN_OR_RETURN(Tensor second, Narrow(exponents, 0, half, steps - half));
+  TSR_RETURN_IF_ERROR(in_place("add_.Scalar", second, -static_cast<double>(steps - 1)));
+  TSR_RETURN_IF_ERROR(in_place("mul_.Scalar", second, step));
+  TSR_RETURN_IF_ERROR(in_place("add_.Scalar", second, to));
   TSR_ASSIGN_OR_RETURN(Tensor powers,
                        CallOne(r, "pow.Scalar", {Value(Scalar(power_base)), Value(exponents)}));
+  exponents = Tensor();  // freed before the cast's buffer is made
   if (dtype == ScalarType::kFloat64) return powers;
   return CallOne(r, "_to_copy", {Value(powers), Value(dtype)});
 }
@@ -166,19 +162,22 @@ Out LogspaceOutK(const OperatorHandle& op, const Stack& s) {
 // new_empty / new_zeros / new_ones (self, size, *, dtype, layout, device, pin_memory) and
 // new_full (self, size, fill_value, *, ...): the factory `factory`, with self's dtype and device
 // where the call gives none.
-template <int kFill>  // 0: new_empty, 1: new_zeros, 2: new_ones, 3: new_full
+enum class NewFill { kEmpty, kZeros, kOnes, kFull };
+
+template <NewFill kFill>
 Out NewK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();
-  const size_t options = kFill == 3 ? 3 : 2;  // where dtype is
+  constexpr bool kFull = kFill == NewFill::kFull;
+  const size_t options = kFull ? 3 : 2;  // where dtype is (new_full has fill_value before it)
   const Value dtype = s[options].is_none() ? Value(self.dtype()) : s[options];
   const Value device = s[options + 2].is_none() ? Value(self.device()) : s[options + 2];
   Stack args{s[1]};
-  if constexpr (kFill == 3) args.push_back(s[2]);
+  if constexpr (kFull) args.push_back(s[2]);
   args.insert(args.end(), {dtype, s[options + 1], device, s[options + 3]});
-  const char* factory = kFill == 0   ? "empty.memory_format"
-                        : kFill == 1 ? "zeros"
-                        : kFill == 2 ? "ones"
-                                     : "full";
+  const char* factory = kFill == NewFill::kEmpty   ? "empty.memory_format"
+                        : kFill == NewFill::kZeros ? "zeros"
+                        : kFill == NewFill::kOnes  ? "ones"
+                                                   : "full";
   return One(CallOne(op.registry(), factory, std::move(args)));
 }
 
@@ -195,7 +194,7 @@ absl::Status DefineFactoryComposites(OpRegistry& registry) {
       "new_ones(Tensor self, SymInt[] size, " + opts + ") -> Tensor",
       "new_full(Tensor self, SymInt[] size, Scalar fill_value, " + opts + ") -> Tensor",
   };
-  return DefineAll(
+  TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
           {"fill.Scalar(Tensor self, Scalar value) -> Tensor",
@@ -215,12 +214,14 @@ absl::Status DefineFactoryComposites(OpRegistry& registry) {
           {"logspace.out(Scalar start, Scalar end, int steps, float base=10., *, Tensor(a!) out) "
            "-> Tensor(a!)",
            MakeKernel<Named<LogspaceOutK>>("core::logspace_out")},
-          {texts[2].c_str(), MakeKernel<Named<NewK<0>>>("core::new_empty")},
-          {texts[3].c_str(), MakeKernel<Named<NewK<1>>>("core::new_zeros")},
-          {texts[4].c_str(), MakeKernel<Named<NewK<2>>>("core::new_ones")},
-          {texts[5].c_str(), MakeKernel<Named<NewK<3>>>("core::new_full")},
+          {texts[2].c_str(), MakeKernel<Named<NewK<NewFill::kEmpty>>>("core::new_empty")},
+          {texts[3].c_str(), MakeKernel<Named<NewK<NewFill::kZeros>>>("core::new_zeros")},
+          {texts[4].c_str(), MakeKernel<Named<NewK<NewFill::kOnes>>>("core::new_ones")},
+          {texts[5].c_str(), MakeKernel<Named<NewK<NewFill::kFull>>>("core::new_full")},
       },
-      KernelSlot::kComposite);
+      KernelSlot::kComposite));
+  // fill_.Tensor reads its value (copying it when it is an element of self) before it writes.
+  return registry.SetOutputAliasing("fill_.Tensor", OutputAliasing::kReadsFirst);
 }
 
 }  // namespace ops

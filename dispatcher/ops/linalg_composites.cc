@@ -1,13 +1,15 @@
 // Op set 1.8's matrix-vector products, batched products with an added term and trace, as
-// composites over mm, bmm, sum and the pointwise ops, so that every backend has them and a
-// vendor's mm/bmm kernel serves them all.
+// composites over mm, addmm, bmm, sum and the pointwise ops, so that every backend has them and
+// a vendor's mm/addmm/bmm kernel serves them all.
 //
-// The beta/alpha forms (addmv, baddbmm, addbmm) compute as ATen's kernels do: alpha * (the
-// product) + beta * self, beta and alpha first converted to the result's dtype (an int64 result
-// takes 2.7 as 2, as Scalar::to does; one that overflows the dtype is refused), and with beta 0
-// self is not read at all, so NaN or inf in it do not reach the result. The pointwise tail runs
-// in float32 for the 16-bit floats and rounds once (Opmath). addr is ATen's TensorIterator op:
-// its operands promote to one dtype, and bool has its own rule (logical and / or).
+// The beta/alpha forms compute as ATen's kernels do: alpha * (the product) + beta * self, beta
+// and alpha converted to the result's dtype (an int64 result takes 2.7 as 2, as Scalar::to does;
+// one that overflows the dtype is refused), and with beta 0 self is not read at all, so NaN or
+// inf in it do not reach the result. addmv and addbmm are one addmm each (the kernel rounds
+// once). baddbmm is bmm then the pointwise tail; for the 16-bit floats the bmm runs in float32
+// (its operands copied) so that the result is rounded once, as ATen's: rounding the product
+// first is off by whole units in the last place where beta * self cancels it. addr is ATen's
+// TensorIterator op: its operands promote to one dtype, and bool has its own rule.
 #include <string>
 
 #include "absl/strings/str_format.h"
@@ -21,8 +23,6 @@
 namespace tessera {
 namespace ops {
 namespace {
-
-using Out = absl::StatusOr<std::vector<Tensor>>;
 
 absl::Status CheckDim(const OperatorHandle& op, const char* arg, const Tensor& t, int64_t rank) {
   if (t.dim() == rank) return absl::OkStatus();
@@ -45,6 +45,20 @@ absl::StatusOr<Tensor> Constant(OpRegistry& r, const Scalar& value, ScalarType d
                   Value(Device(DeviceType::kCPU))});
 }
 
+// CheckAddTerm: self, the term beta scales, broadcasts to the product's `shape` and has its
+// `dtype`, and beta and alpha fit that dtype (checked here, before addmm would check them under
+// its own name).
+absl::Status CheckAddTerm(const OperatorHandle& op, const Tensor& self, IntArrayRef shape,
+                          ScalarType dtype, const Scalar& beta, const Scalar& alpha) {
+  TSR_RETURN_IF_ERROR(CheckBroadcastsTo(op, "self", self.sizes(), shape, "the product's shape"));
+  if (self.dtype() != dtype) {
+    return Invalid(op, absl::StrFormat("expected self to have the operands' dtype %s, but got %s",
+                                       ScalarTypeName(dtype), ScalarTypeName(self.dtype())));
+  }
+  TSR_RETURN_IF_ERROR(CheckScalarFits(beta, dtype, op.name(), "beta"));
+  return CheckScalarFits(alpha, dtype, op.name(), "alpha");
+}
+
 // Product: `name` (mm or bmm) of a and b (of the result's dtype) in the Opmath compute dtype,
 // so that a 16-bit result is rounded once, after beta and alpha, as ATen's kernels round it.
 absl::StatusOr<Tensor> Product(OpRegistry& r, const char* name, const Tensor& a, const Tensor& b) {
@@ -59,14 +73,7 @@ absl::StatusOr<Tensor> Product(OpRegistry& r, const char* name, const Tensor& a,
 absl::StatusOr<Tensor> Scaled(const OperatorHandle& op, const Tensor& self, Tensor product,
                               ScalarType dtype, const Scalar& beta, const Scalar& alpha) {
   OpRegistry& r = op.registry();
-  TSR_RETURN_IF_ERROR(CheckScalarFits(beta, dtype, op.name(), "beta"));
-  TSR_RETURN_IF_ERROR(CheckScalarFits(alpha, dtype, op.name(), "alpha"));
-  TSR_RETURN_IF_ERROR(
-      CheckBroadcastsTo(op, "self", self.sizes(), product.sizes(), "the product's shape"));
-  if (self.dtype() != dtype) {
-    return Invalid(op, absl::StrFormat("expected self to have the operands' dtype %s, but got %s",
-                                       ScalarTypeName(dtype), ScalarTypeName(self.dtype())));
-  }
+  TSR_RETURN_IF_ERROR(CheckAddTerm(op, self, product.sizes(), dtype, beta, alpha));
   const Opmath math(dtype);
   const bool beta_zero = beta.to_double() == 0;
   if (beta_zero && alpha.to_double() == 1) return math.Out(r, std::move(product));
@@ -145,10 +152,16 @@ absl::StatusOr<Tensor> AddmvOf(const OperatorHandle& op, const Stack& s) {
   }
   const Tensor& mat = s[1].tensor();
   TSR_RETURN_IF_ERROR(CheckMatrixVector(op, mat, s[2].tensor()));
+  const int64_t n = mat.sizes()[0];
+  TSR_RETURN_IF_ERROR(CheckAddTerm(op, self, {n}, mat.dtype(), s[3].scalar(), s[4].scalar()));
+  // As a column: self [n, 1] (or [1, 1], or 0-dim) + mat @ vec [m, 1].
+  TSR_ASSIGN_OR_RETURN(Tensor self_column,
+                       self.dim() == 1 ? Unsqueeze(self, 1) : absl::StatusOr<Tensor>(self));
   TSR_ASSIGN_OR_RETURN(Tensor column, Unsqueeze(s[2].tensor(), 1));
-  TSR_ASSIGN_OR_RETURN(Tensor product, Product(op.registry(), "mm", mat, column));
-  TSR_ASSIGN_OR_RETURN(product, View(product, {mat.sizes()[0]}));
-  return Scaled(op, self, std::move(product), mat.dtype(), s[3].scalar(), s[4].scalar());
+  TSR_ASSIGN_OR_RETURN(
+      Tensor result,
+      CallOne(op.registry(), "addmm", {Value(self_column), s[1], Value(column), s[3], s[4]}));
+  return View(result, {n});
 }
 
 // Batched checks of baddbmm and addbmm: batch1 [b, n, m] and batch2 [b, m, p] of one dtype.
@@ -177,20 +190,21 @@ absl::StatusOr<Tensor> BaddbmmOf(const OperatorHandle& op, const Stack& s) {
   return Scaled(op, s[0].tensor(), std::move(product), b1.dtype(), s[3].scalar(), s[4].scalar());
 }
 
-// addbmm(self, batch1, batch2, *, beta, alpha): the batches' products summed, [n, p]: one mm of
-// the batches laid side by side, [n, b*m] @ [b*m, p] (a copy of each batch operand, which a
-// reduction over bmm's [b, n, p] result would need too).
+// addbmm(self, batch1, batch2, *, beta, alpha): the batches' products summed, [n, p]: one addmm
+// of the batches laid side by side, [n, b*m] @ [b*m, p] (batch1 copied to lay it so; batch2's
+// reshape is a view when it is contiguous).
 absl::StatusOr<Tensor> AddbmmOf(const OperatorHandle& op, const Stack& s) {
   OpRegistry& r = op.registry();
   const Tensor& b1 = s[1].tensor();
   const Tensor& b2 = s[2].tensor();
   TSR_RETURN_IF_ERROR(CheckBatches(op, b1, b2));
   const int64_t b = b1.sizes()[0], n = b1.sizes()[1], m = b1.sizes()[2], p = b2.sizes()[2];
+  TSR_RETURN_IF_ERROR(
+      CheckAddTerm(op, s[0].tensor(), {n, p}, b1.dtype(), s[3].scalar(), s[4].scalar()));
   TSR_ASSIGN_OR_RETURN(Tensor left_t, Permute(b1, {1, 0, 2}));  // [n, b, m]
   TSR_ASSIGN_OR_RETURN(Tensor left, CallOne(r, "reshape", {left_t, Value(IntList{n, b * m})}));
   TSR_ASSIGN_OR_RETURN(Tensor right, CallOne(r, "reshape", {b2, Value(IntList{b * m, p})}));
-  TSR_ASSIGN_OR_RETURN(Tensor product, Product(r, "mm", left, right));
-  return Scaled(op, s[0].tensor(), std::move(product), b1.dtype(), s[3].scalar(), s[4].scalar());
+  return CallOne(r, "addmm", {s[0], Value(left), Value(right), s[3], s[4]});
 }
 
 // addr's beta and alpha: ATen's check_addr_scalar.
@@ -272,38 +286,9 @@ absl::StatusOr<Tensor> TraceOf(const OperatorHandle& op, const Stack& s) {
   return CallOne(op.registry(), "sum", {Value(diagonal), Value(std::nullopt)});
 }
 
-// The in-place forms: the functional result written into self, which must already have its
-// shape (ATen's in-place ops do not resize self) and a dtype it casts to.
-template <absl::StatusOr<Tensor> (*F)(const OperatorHandle&, const Stack&)>
-TensorsOr IntoSelf(const OperatorHandle& op, const Stack& s) {
-  TSR_ASSIGN_OR_RETURN(Tensor result, F(op, s));
-  TSR_RETURN_IF_ERROR(CopyIntoSelf(op, result, s[0].tensor()));
-  return std::vector<Tensor>{s[0].tensor()};
-}
-
 }  // namespace
 
 absl::Status DefineLinalgComposites(OpRegistry& registry) {
-  const std::string scaled = "*, Scalar beta=1, Scalar alpha=1";
-  const std::string addmv = "addmv(Tensor self, Tensor mat, Tensor vec, " + scaled;
-  const std::string addr = "addr(Tensor self, Tensor vec1, Tensor vec2, " + scaled;
-  const std::string baddbmm = "baddbmm(Tensor self, Tensor batch1, Tensor batch2, " + scaled;
-  const std::string addbmm = "addbmm(Tensor self, Tensor batch1, Tensor batch2, " + scaled;
-  // The out= and in-place schemas of a `name(args` prefix whose arguments end in keywords.
-  auto out_of = [](const std::string& f) {
-    const size_t paren = f.find('(');
-    return f.substr(0, paren) + ".out" + f.substr(paren) + ", Tensor(a!) out) -> Tensor(a!)";
-  };
-  auto inplace_of = [](const std::string& f) {
-    const size_t paren = f.find('(');
-    return f.substr(0, paren) + "_(Tensor(a!) self" + f.substr(f.find(',', paren)) +
-           ") -> Tensor(a!)";
-  };
-  const std::string texts[] = {
-      addmv + ") -> Tensor", out_of(addmv),          inplace_of(addmv),       addr + ") -> Tensor",
-      out_of(addr),          inplace_of(addr),       baddbmm + ") -> Tensor", out_of(baddbmm),
-      inplace_of(baddbmm),   addbmm + ") -> Tensor", out_of(addbmm),          inplace_of(addbmm),
-  };
   return DefineAll(
       registry,
       {
@@ -319,18 +304,42 @@ absl::Status DefineLinalgComposites(OpRegistry& registry) {
            MakeKernel<Named<ComputeOne<MvOf>>>("core::mv")},
           {"mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<MvOf, 2>>>("core::mv_out")},
-          {texts[0].c_str(), MakeKernel<Named<ComputeOne<AddmvOf>>>("core::addmv")},
-          {texts[1].c_str(), MakeKernel<Named<ComputeIntoOut<AddmvOf, 5>>>("core::addmv_out")},
-          {texts[2].c_str(), MakeKernel<Named<IntoSelf<AddmvOf>>>("core::addmv_")},
-          {texts[3].c_str(), MakeKernel<Named<ComputeOne<AddrOf>>>("core::addr")},
-          {texts[4].c_str(), MakeKernel<Named<ComputeIntoOut<AddrOf, 5, true>>>("core::addr_out")},
-          {texts[5].c_str(), MakeKernel<Named<IntoSelf<AddrOf>>>("core::addr_")},
-          {texts[6].c_str(), MakeKernel<Named<ComputeOne<BaddbmmOf>>>("core::baddbmm")},
-          {texts[7].c_str(), MakeKernel<Named<ComputeIntoOut<BaddbmmOf, 5>>>("core::baddbmm_out")},
-          {texts[8].c_str(), MakeKernel<Named<IntoSelf<BaddbmmOf>>>("core::baddbmm_")},
-          {texts[9].c_str(), MakeKernel<Named<ComputeOne<AddbmmOf>>>("core::addbmm")},
-          {texts[10].c_str(), MakeKernel<Named<ComputeIntoOut<AddbmmOf, 5>>>("core::addbmm_out")},
-          {texts[11].c_str(), MakeKernel<Named<IntoSelf<AddbmmOf>>>("core::addbmm_")},
+          {"addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> "
+           "Tensor",
+           MakeKernel<Named<ComputeOne<AddmvOf>>>("core::addmv")},
+          {"addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<AddmvOf, 5>>>("core::addmv_out")},
+          {"addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) "
+           "-> Tensor(a!)",
+           MakeKernel<Named<IntoSelf<AddmvOf>>>("core::addmv_")},
+          {"addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> "
+           "Tensor",
+           MakeKernel<Named<ComputeOne<AddrOf>>>("core::addr")},
+          {"addr.out(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1, "
+           "Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<AddrOf, 5, true>>>("core::addr_out")},
+          {"addr_(Tensor(a!) self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) "
+           "-> Tensor(a!)",
+           MakeKernel<Named<IntoSelf<AddrOf>>>("core::addr_")},
+          {"baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1) -> Tensor",
+           MakeKernel<Named<ComputeOne<BaddbmmOf>>>("core::baddbmm")},
+          {"baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<BaddbmmOf, 5>>>("core::baddbmm_out")},
+          {"baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1) -> Tensor(a!)",
+           MakeKernel<Named<IntoSelf<BaddbmmOf>>>("core::baddbmm_")},
+          {"addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1) -> Tensor",
+           MakeKernel<Named<ComputeOne<AddbmmOf>>>("core::addbmm")},
+          {"addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1, Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<AddbmmOf, 5>>>("core::addbmm_out")},
+          {"addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar "
+           "alpha=1) -> Tensor(a!)",
+           MakeKernel<Named<IntoSelf<AddbmmOf>>>("core::addbmm_")},
           {"trace(Tensor self) -> Tensor", MakeKernel<Named<ComputeOne<TraceOf>>>("core::trace")},
           {"trace.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<TraceOf, 1>>>("core::trace_out")},

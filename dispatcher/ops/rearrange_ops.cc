@@ -1,10 +1,8 @@
 // Op set 1.8's ops that move elements without computing on them, as composites over the views,
-// cat, flip, zeros, copy_ and repeat, so every backend has them: roll (narrow + cat per rolled
-// dim), rot90 (flip + transpose), diag and diag_embed (a zero tensor with self copied into its
-// diagonal view, or a diagonal copied out), tile (repeat with ones prepended). Semantics and
+// cat, flip, zeros and copy_, so every backend has them: roll (narrow + cat per rolled dim),
+// rot90 (flip + transpose), diag and diag_embed (a zero tensor with self copied into its
+// diagonal view, or a diagonal copied out). Semantics and
 // checks are ATen's (TensorTransformations.cpp, TensorShape.cpp); errors name the op called.
-#include <cstdlib>
-
 #include "absl/strings/str_format.h"
 #include "core/shape.h"
 #include "core/views.h"
@@ -19,8 +17,8 @@ namespace {
 absl::StatusOr<Tensor> RollDim(OpRegistry& r, const Tensor& self, int64_t shift, int64_t dim) {
   const int64_t size = self.sizes()[dim];
   if (size == 0) return self;
-  int64_t start = (size - shift) % size;
-  if (start < 0) start += size;
+  // shift % size first: shift may be anything, INT64_MIN included.
+  const int64_t start = (size - shift % size) % size;
   if (start == 0) return self;
   TSR_ASSIGN_OR_RETURN(Tensor tail, Narrow(self, dim, start, size - start));
   TSR_ASSIGN_OR_RETURN(Tensor head, Narrow(self, dim, 0, start));
@@ -72,7 +70,9 @@ absl::StatusOr<Tensor> Rot90Of(const OperatorHandle& op, const Stack& s) {
   if (nd < 2) {
     return Invalid(op, absl::StrFormat("expected total dims >= 2, but got total dims = %d", nd));
   }
-  if (dims[0] == dims[1] || std::abs(dims[0] - dims[1]) == nd) {
+  int64_t apart = 0;  // |dims[0] - dims[1]|, where it fits in an int64
+  const bool overflows = __builtin_sub_overflow(dims[0], dims[1], &apart);
+  if (dims[0] == dims[1] || (!overflows && (apart == nd || apart == -nd))) {
     return Invalid(op, absl::StrFormat("expected rotation dims to be different, but got dim0 = %d "
                                        "and dim1 = %d",
                                        dims[0], dims[1]));
@@ -96,7 +96,8 @@ absl::StatusOr<Tensor> Rot90Of(const OperatorHandle& op, const Stack& s) {
       return Transpose(flipped, dims[0], dims[1]);
     }
     default:
-      return CallOne(r, "clone", {s[0], Value(std::nullopt)});
+      // A contiguous copy, as ATen's (the other turns give a new tensor's view).
+      return CallOne(r, "clone", {s[0], Value(kMemoryFormatContiguous)});
   }
 }
 
@@ -117,7 +118,12 @@ absl::StatusOr<Tensor> DiagEmbed(const OperatorHandle& op, const Tensor& self, i
     return Invalid(
         op, absl::StrFormat("diagonal dimensions cannot be identical %d, %d", dim1_arg, dim2_arg));
   }
-  const int64_t length = std::abs(offset) + self.sizes().back();
+  int64_t length = 0;  // |offset| + the last dim's size
+  if (offset == INT64_MIN ||
+      __builtin_add_overflow(offset < 0 ? -offset : offset, self.sizes().back(), &length)) {
+    return Invalid(op,
+                   absl::StrFormat("offset %d makes the diagonal's dims overflow int64", offset));
+  }
   DimVector shape(self.sizes().begin(), self.sizes().end() - 1);
   shape.insert(shape.begin() + std::min(dim1, dim2), length);
   shape.insert(shape.begin() + std::max(dim1, dim2), length);
@@ -141,16 +147,6 @@ absl::StatusOr<Tensor> DiagOf(const OperatorHandle& op, const Stack& s) {
   }
   TSR_ASSIGN_OR_RETURN(Tensor diagonal, Diagonal(self, offset, 0, 1));
   return CallOne(op.registry(), "clone", {Value(diagonal), Value(std::nullopt)});
-}
-
-// tile(self, dims): repeat, with ones prepended to dims when self has more dims.
-absl::StatusOr<Tensor> TileOf(const OperatorHandle& op, const Stack& s) {
-  const Tensor& self = s[0].tensor();
-  const IntList& dims = s[1].int_list();
-  IntList repeats;
-  for (int64_t d = static_cast<int64_t>(dims.size()); d < self.dim(); ++d) repeats.push_back(1);
-  repeats.insert(repeats.end(), dims.begin(), dims.end());
-  return CallOne(op.registry(), "repeat", {s[0], Value(std::move(repeats))});
 }
 
 }  // namespace
@@ -177,8 +173,6 @@ absl::Status DefineRearrangeOps(OpRegistry& registry) {
           {"diag_embed.out(Tensor self, int offset=0, int dim1=-2, int dim2=-1, *, Tensor(a!) "
            "out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<DiagEmbedOf, 4>>>("core::diag_embed_out")},
-          {"tile(Tensor self, SymInt[] dims) -> Tensor",
-           MakeKernel<Named<ComputeOne<TileOf>>>("core::tile")},
       },
       KernelSlot::kComposite);
 }

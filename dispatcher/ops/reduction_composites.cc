@@ -1,14 +1,11 @@
 // Op set 1.8's reductions that ATen builds from others, defined here the same way so that every
 // backend has them: nansum (sum with NaN read as 0), count_nonzero (sum of self != 0), aminmax
 // (amin and amax), var_mean and std_mean (var or std, and mean), linalg_vector_norm and dist
-// (norm), isin (any of elements == each test element). Their out= forms write the results into
-// the out arguments (nansum.out is sum.IntList_out, so its out dtype rule is sum's).
-#include <algorithm>
-
+// (norm). Their out= forms write the results into the out arguments (nansum.out is
+// sum.IntList_out, so its out dtype rule is sum's).
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
 #include "core/type_promotion.h"
-#include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
 
@@ -141,83 +138,6 @@ absl::StatusOr<Tensor> DistOf(const OperatorHandle& op, const Stack& s) {
                  {Value(difference), s[2], Value(IntList{}), Value(false)});
 }
 
-// isin's dtypes: ATen has no bool loop.
-absl::Status CheckIsinDtype(const OperatorHandle& op, ScalarType dtype) {
-  if (dtype != ScalarType::kBool) return absl::OkStatus();
-  return Invalid(op, "Unsupported input type encountered for isin(): bool");
-}
-
-// isin(elements, test_elements, *, assume_unique, invert): for each element, whether it equals
-// one of test_elements (promoted to one dtype; NaN equals nothing). Elements are compared with
-// every test element at once in blocks of up to 2^24 pairs, each reduced by `any` into its slice
-// of the result, so memory stays bounded whatever the sizes.
-absl::StatusOr<Tensor> Isin(const OperatorHandle& op, const Tensor& elements,
-                            const Tensor& test_elements, bool invert) {
-  OpRegistry& r = op.registry();
-  TSR_RETURN_IF_ERROR(CheckIsinDtype(op, elements.dtype()));
-  TSR_RETURN_IF_ERROR(CheckIsinDtype(op, test_elements.dtype()));
-  // One dtype for both, as torch.result_type gives it for the tensors as passed (a 0-dim one
-  // counts less), before they are flattened.
-  ResultTypeBuilder promotion;
-  promotion.AddTensor(elements.dtype(), elements.dim());
-  promotion.AddTensor(test_elements.dtype(), test_elements.dim());
-  const ScalarType common = promotion.Result();
-  auto flat_in_common = [&](const Tensor& t) -> absl::StatusOr<Tensor> {
-    TSR_ASSIGN_OR_RETURN(Tensor flat, CallOne(r, "reshape", {t, Value(IntList{-1})}));
-    if (flat.dtype() == common) return flat;
-    return CallOne(r, "_to_copy", {Value(flat), Value(common)});
-  };
-  TSR_ASSIGN_OR_RETURN(Tensor flat, flat_in_common(elements));
-  TSR_ASSIGN_OR_RETURN(Tensor tests, flat_in_common(test_elements));
-  const int64_t n = flat.numel(), m = tests.numel();
-  TSR_ASSIGN_OR_RETURN(Tensor found, Zeros(r, {n}, ScalarType::kBool, elements.device()));
-  constexpr int64_t kPairsPerBlock = int64_t{1} << 24;
-  const int64_t block = m == 0 ? n : std::max<int64_t>(kPairsPerBlock / m, 1);
-  for (int64_t start = 0; m > 0 && start < n; start += block) {
-    const int64_t length = std::min(block, n - start);
-    TSR_ASSIGN_OR_RETURN(Tensor part, Narrow(flat, 0, start, length));
-    TSR_ASSIGN_OR_RETURN(Tensor column, Unsqueeze(part, 1));
-    TSR_ASSIGN_OR_RETURN(Tensor equal, CallOne(r, "eq.Tensor", {Value(column), Value(tests)}));
-    TSR_ASSIGN_OR_RETURN(Tensor into, Narrow(found, 0, start, length));
-    TSR_RETURN_IF_ERROR(
-        CallOne(r, "any.out", {Value(equal), Value(int64_t{1}), Value(false), Value(into)})
-            .status());
-  }
-  if (invert) {
-    TSR_ASSIGN_OR_RETURN(found, CallOne(r, "logical_not", {Value(found)}));
-  }
-  return View(found, elements.sizes());
-}
-
-// A Scalar of isin as the 0-dim tensor ATen wraps it in (its kind's dtype: int64, float64 or
-// bool), on `device`.
-absl::StatusOr<Tensor> IsinScalar(OpRegistry& r, const Scalar& v, Device device) {
-  const ScalarType dtype = v.is_bool()             ? ScalarType::kBool
-                           : v.is_floating_point() ? ScalarType::kFloat64
-                                                   : ScalarType::kInt64;
-  return CallOne(r, "full",
-                 {Value(IntList{}), Value(v), Value(dtype), Value(std::nullopt), Value(device)});
-}
-
-// isin.Tensor_Tensor / isin.Tensor_Scalar / isin.Scalar_Tensor (elements, test, *,
-// assume_unique, invert)
-template <bool kScalarElement, bool kScalarTest>
-absl::StatusOr<Tensor> IsinOf(const OperatorHandle& op, const Stack& s) {
-  OpRegistry& r = op.registry();
-  const bool invert = s[3].to_bool();
-  if constexpr (kScalarTest) {
-    TSR_RETURN_IF_ERROR(CheckIsinDtype(op, s[0].tensor().dtype()));
-    if (s[1].scalar().is_bool()) TSR_RETURN_IF_ERROR(CheckIsinDtype(op, ScalarType::kBool));
-    return CallOne(r, invert ? "ne.Scalar" : "eq.Scalar", {s[0], s[1]});
-  }
-  if constexpr (kScalarElement) {
-    const Tensor& tests = s[1].tensor();
-    TSR_ASSIGN_OR_RETURN(Tensor element, IsinScalar(r, s[0].scalar(), tests.device()));
-    return Isin(op, element, tests, invert);
-  }
-  return Isin(op, s[0].tensor(), s[1].tensor(), invert);
-}
-
 }  // namespace
 
 absl::Status DefineReductionComposites(OpRegistry& registry) {
@@ -267,24 +187,6 @@ absl::Status DefineReductionComposites(OpRegistry& registry) {
            MakeKernel<Named<ComputeOne<DistOf>>>("core::dist")},
           {"dist.out(Tensor self, Tensor other, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<DistOf, 3>>>("core::dist_out")},
-          {"isin.Tensor_Tensor(Tensor elements, Tensor test_elements, *, bool "
-           "assume_unique=False, bool invert=False) -> Tensor",
-           MakeKernel<Named<ComputeOne<IsinOf<false, false>>>>("core::isin")},
-          {"isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool "
-           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)",
-           MakeKernel<Named<ComputeIntoOut<IsinOf<false, false>, 4>>>("core::isin_out")},
-          {"isin.Tensor_Scalar(Tensor elements, Scalar test_element, *, bool "
-           "assume_unique=False, bool invert=False) -> Tensor",
-           MakeKernel<Named<ComputeOne<IsinOf<false, true>>>>("core::isin")},
-          {"isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool "
-           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)",
-           MakeKernel<Named<ComputeIntoOut<IsinOf<false, true>, 4>>>("core::isin_out")},
-          {"isin.Scalar_Tensor(Scalar element, Tensor test_elements, *, bool "
-           "assume_unique=False, bool invert=False) -> Tensor",
-           MakeKernel<Named<ComputeOne<IsinOf<true, false>>>>("core::isin")},
-          {"isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool "
-           "assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)",
-           MakeKernel<Named<ComputeIntoOut<IsinOf<true, false>, 4>>>("core::isin_out")},
       },
       KernelSlot::kComposite);
 }

@@ -1,9 +1,9 @@
 // Op set 1.8's shape ops, composites over the views (core/views.h) and the copy and fill ops, so
-// every backend has them without a kernel: constant_pad_nd and repeat (a new tensor whose parts
-// are views of it, filled by copy_), alias, the list-returning splits (split, split_with_sizes,
-// chunk, unbind: views of self), and the scatter views (select_scatter, slice_scatter,
-// diagonal_scatter: a copy of self with src written through the view). Semantics and checks
-// are ATen's (PadNd.cpp, TensorShape.cpp); errors name the op called.
+// every backend has them without a kernel: constant_pad_nd, repeat and tile (a new tensor whose
+// parts are views of it, filled by copy_), alias, the list-returning splits (split,
+// split_with_sizes, chunk, unbind: views of self), and the scatter views (select_scatter,
+// slice_scatter, diagonal_scatter: a copy of self with src written through the view). Semantics and
+// checks are ATen's (PadNd.cpp, TensorShape.cpp); errors name the op called.
 #include <algorithm>
 #include <string>
 
@@ -22,11 +22,12 @@ using Out = absl::StatusOr<std::vector<Tensor>>;
 
 std::string IntsToString(IntArrayRef v) { return "[" + absl::StrJoin(v, ", ") + "]"; }
 
-// Empty: an uninitialized tensor of `shape` like `self` (its dtype and device).
-absl::StatusOr<Tensor> EmptyLike(OpRegistry& r, const Tensor& self, IntArrayRef shape) {
-  return CallOne(r, "empty.memory_format",
-                 {Value(IntList(shape.begin(), shape.end())), Value(self.dtype()),
-                  Value(std::nullopt), Value(self.device())});
+// CheckPieces: a list return of `pieces` views must stay within kMaxListReturn.
+absl::Status CheckPieces(const OperatorHandle& op, int64_t pieces) {
+  if (pieces <= kMaxListReturn) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      absl::StrFormat("%s: %d pieces is more than the %d a Tensor[] return may hold", op.name(),
+                      pieces, kMaxListReturn));
 }
 
 absl::Status CopyInto(OpRegistry& r, const Tensor& to, const Tensor& from) {
@@ -54,20 +55,31 @@ absl::StatusOr<Tensor> ConstantPadOf(const OperatorHandle& op, const Stack& s) {
   Tensor inner = self;  // self cropped by the negative pads
   for (int64_t d = nd - padded; d < nd; ++d) {
     const int64_t before = pad[2 * (nd - 1 - d)], after = pad[2 * (nd - 1 - d) + 1];
-    const int64_t size = self.sizes()[d] + before + after;
+    const int64_t in = self.sizes()[d];
+    int64_t size = 0;
+    if (__builtin_add_overflow(in, before, &size) || __builtin_add_overflow(size, after, &size)) {
+      return Invalid(op, absl::StrFormat("padding dim %d of size %d by %d and %d overflows int64",
+                                         d, in, before, after));
+    }
     if (size < 0) {
       return Invalid(op, absl::StrFormat("The input size %d, plus negative padding %d and %d "
                                          "resulted in a negative output size, which is invalid. "
                                          "Check dimension %d of your input.",
-                                         self.sizes()[d], before, after, d));
+                                         in, before, after, d));
+    }
+    // Each side crops on its own (ATen narrows one side, then the other): neither may take more
+    // than the dim holds, even where the other side's padding makes up the size.
+    const int64_t crop_before = before < 0 ? (before < -in ? in + 1 : -before) : 0;
+    const int64_t crop_after = after < 0 ? (after < -in ? in + 1 : -after) : 0;
+    if (crop_before > in || crop_after > in - crop_before) {
+      return Invalid(op, absl::StrFormat("padding %d and %d of dim %d crop more than its %d "
+                                         "elements",
+                                         before, after, d, in));
     }
     shape[d] = size;
-    const int64_t start = std::max<int64_t>(-before, 0);
-    const int64_t length =
-        std::max<int64_t>(self.sizes()[d] - start + std::min<int64_t>(after, 0), 0);
-    TSR_ASSIGN_OR_RETURN(inner, Narrow(inner, d, start, length));
+    TSR_ASSIGN_OR_RETURN(inner, Narrow(inner, d, crop_before, in - crop_before - crop_after));
   }
-  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyLike(r, self, shape));
+  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyOf(r, self, shape));
   TSR_RETURN_IF_ERROR(CallOne(r, "fill_.Scalar", {out, s[2]}).status());
   Tensor window = out;  // where the cropped self goes
   for (int64_t d = nd - padded; d < nd; ++d) {
@@ -100,12 +112,15 @@ absl::StatusOr<Tensor> RepeatOf(const OperatorHandle& op, const Stack& s) {
       return Invalid(
           op, absl::StrFormat("repeats must be non-negative, but got %s", IntsToString(repeats)));
     }
-    shape[d] = padded[d] * repeats[d];
+    if (__builtin_mul_overflow(padded[d], repeats[d], &shape[d])) {
+      return Invalid(op, absl::StrFormat("repeating dim %d of size %d %d times overflows int64", d,
+                                         padded[d], repeats[d]));
+    }
     interleaved.insert(interleaved.end(), {1, padded[d]});
     tiled.insert(tiled.end(), {repeats[d], padded[d]});
   }
   TSR_RETURN_IF_ERROR(ComputeNumel(shape).status());
-  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyLike(r, self, shape));
+  TSR_ASSIGN_OR_RETURN(Tensor out, EmptyOf(r, self, shape));
   if (out.numel() == 0) return out;
   // Size-1 dims interleaved: always a view of self, contiguous or not.
   TSR_ASSIGN_OR_RETURN(
@@ -115,6 +130,22 @@ absl::StatusOr<Tensor> RepeatOf(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor target, View(out, tiled));
   TSR_RETURN_IF_ERROR(CopyInto(r, target, expanded));
   return out;
+}
+
+// tile(self, dims): repeat, with ones prepended to dims when self has more dims.
+absl::StatusOr<Tensor> TileOf(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const IntList& dims = s[1].int_list();
+  for (int64_t d : dims) {  // checked here, so that the error shows the dims as given
+    if (d < 0) {
+      return Invalid(op,
+                     absl::StrFormat("dims must be non-negative, but got %s", IntsToString(dims)));
+    }
+  }
+  IntList repeats;
+  for (int64_t d = static_cast<int64_t>(dims.size()); d < self.dim(); ++d) repeats.push_back(1);
+  repeats.insert(repeats.end(), dims.begin(), dims.end());
+  return CallOne(op.registry(), "repeat", {s[0], Value(std::move(repeats))});
 }
 
 // alias(self): self's storage, sizes and strides as a new view.
@@ -149,7 +180,9 @@ Out SplitK(const OperatorHandle& op, const Stack& s) {
                                        "dimension size of %d",
                                        size));
   }
-  const int64_t pieces = split == 0 ? 1 : std::max<int64_t>((size + split - 1) / split, 1);
+  // ceil(size / split), written so that it cannot overflow; at least one (empty) piece.
+  const int64_t pieces = split == 0 ? 1 : std::max<int64_t>(size / split + (size % split != 0), 1);
+  TSR_RETURN_IF_ERROR(CheckPieces(op, pieces));
   std::vector<Tensor> out;
   for (int64_t i = 0; i < pieces; ++i) {
     const int64_t start = i * split;
@@ -164,15 +197,16 @@ absl::StatusOr<std::vector<Tensor>> SplitWithSizes(const OperatorHandle& op, con
                                                    IntArrayRef sizes, int64_t dim_arg) {
   TSR_ASSIGN_OR_RETURN(const int64_t dim, SplitDim(op, self, dim_arg, "split_with_sizes"));
   int64_t total = 0;
+  bool overflowed = false;  // sizes past int64 cannot sum to the dim
   for (int64_t size : sizes) {
     if (size < 0) {
       return Invalid(op, absl::StrFormat("split_with_sizes expects split_sizes have only "
                                          "non-negative entries, but got split_sizes=%s",
                                          IntsToString(sizes)));
     }
-    total += size;
+    overflowed = overflowed || __builtin_add_overflow(total, size, &total);
   }
-  if (total != self.sizes()[dim]) {
+  if (overflowed || total != self.sizes()[dim]) {
     return Invalid(op, absl::StrFormat("split_with_sizes expects split_sizes to sum exactly to %d "
                                        "(input tensor's size at dimension %d), but got "
                                        "split_sizes=%s",
@@ -203,8 +237,11 @@ Out ChunkK(const OperatorHandle& op, const Stack& s) {
                    absl::StrFormat("chunk expects `chunks` to be greater than 0, got: %d", chunks));
   }
   const int64_t size = self.sizes()[dim];
-  if (size == 0) return SplitWithSizes(op, self, DimVector(chunks, 0), dim);
-  const int64_t split = (size + chunks - 1) / chunks;
+  if (size == 0) {
+    TSR_RETURN_IF_ERROR(CheckPieces(op, chunks));
+    return SplitWithSizes(op, self, DimVector(chunks, 0), dim);
+  }
+  const int64_t split = size / chunks + (size % chunks != 0);
   Stack split_args{s[0], Value(split), Value(dim)};
   return SplitK(op, split_args);
 }
@@ -217,6 +254,7 @@ Out UnbindK(const OperatorHandle& op, const Stack& s) {
         "%s: Dimension specified as %d but tensor has no dimensions", op.name(), s[1].to_int()));
   }
   TSR_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(s[1].to_int(), self.dim(), op.name()));
+  TSR_RETURN_IF_ERROR(CheckPieces(op, self.sizes()[dim]));
   std::vector<Tensor> out;
   for (int64_t i = 0; i < self.sizes()[dim]; ++i) {
     TSR_ASSIGN_OR_RETURN(Tensor piece, Select(self, dim, i));
@@ -272,6 +310,8 @@ absl::Status DefineShapeOps(OpRegistry& registry) {
            MakeKernel<Named<ComputeOne<RepeatOf>>>("core::repeat")},
           {"repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<RepeatOf, 2>>>("core::repeat_out")},
+          {"tile(Tensor self, SymInt[] dims) -> Tensor",
+           MakeKernel<Named<ComputeOne<TileOf>>>("core::tile")},
           {"alias(Tensor(a) self) -> Tensor(a)", MakeKernel<AliasK>("core::alias")},
           {"split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]",
            MakeListKernel<Named<SplitK>>("core::split")},

@@ -307,7 +307,7 @@ absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lo
       "//\n"
       "// Each finds its op by name on its first call (an op the runtime does not define is an\n"
       "// error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or\n"
-      "// returns have no C++ form here (listed at the end), are reached through find_op.\n",
+      "// returns have no C++ form here (listed at the end, if any), are reached through find_op.\n",
       lock_name, newest->ToString());
   absl::StrAppend(&out, kPrologue, kRuntimeInclude, kPrologueRest);
   // Overloads of one name, in the lock's order (the default overload first): a later one whose

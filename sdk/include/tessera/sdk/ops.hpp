@@ -7,7 +7,7 @@
 //
 // Each finds its op by name on its first call (an op the runtime does not define is an
 // error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or
-// returns have no C++ form here (listed at the end), are reached through find_op.
+// returns have no C++ form here (listed at the end, if any), are reached through find_op.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +58,12 @@ inline Tensor _log_softmax_backward_data(
     tsr_dtype input_dtype) {
   static const tsr_op* op_ = find_op("_log_softmax_backward_data");
   return call1(op_, grad_output, output, dim, input_dtype);
+}
+
+// _prelu_kernel(Tensor self, Tensor weight) -> Tensor
+inline Tensor _prelu_kernel(const Tensor& self, const Tensor& weight) {
+  static const tsr_op* op_ = find_op("_prelu_kernel");
+  return call1(op_, self, weight);
 }
 
 // _reshape_alias(Tensor(a) self, int[] size, int[] stride) -> Tensor(a)

@@ -385,11 +385,11 @@ tsr_value to_packed(const std::optional<T>& v) {
 
 }  // namespace internal
 
-namespace internal {
-// ReturnedTensors: the tensors a call left on `stack`, in order: a None (a backward op's
-// gradient its output_mask did not ask for) as an undefined Tensor, a Tensor[] return (split,
-// unbind) as its elements.
-inline std::vector<Tensor> ReturnedTensors(tsr_stack* stack) {
+// returned_tensors: the tensors a call left on `stack` (after tsr_op_call), in order: a None (a
+// backward op's gradient its output_mask did not ask for) as an undefined Tensor, a Tensor[]
+// return (split, unbind) as its elements. The elements of a list are not told apart from the
+// returns around it; every op of op set 1.8 that returns a list returns that alone.
+inline std::vector<Tensor> returned_tensors(tsr_stack* stack) {
   std::vector<Tensor> out;
   for (size_t i = 0; i < sdk::api().stack_size(stack); ++i) {
     const tsr_value_kind kind = sdk::api().stack_kind(stack, i);
@@ -410,7 +410,6 @@ inline std::vector<Tensor> ReturnedTensors(tsr_stack* stack) {
   }
   return out;
 }
-}  // namespace internal
 
 // call runs `op` with `args` and returns its returns as tensors (a None return, as a backward
 // op's output_mask gives, as an undefined Tensor; a Tensor[] return, as split's, as its
@@ -419,7 +418,7 @@ template <typename... Args>
 std::vector<Tensor> call(const tsr_op* op, const Args&... args) {
   internal::Stack stack;
   internal::Invoke(op, stack, args...);
-  return internal::ReturnedTensors(stack.get());
+  return returned_tensors(stack.get());
 }
 
 // call1 runs an op and returns its first return, a tensor (undefined for the None of a Tensor?

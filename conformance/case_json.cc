@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace tessera {
 namespace conformance {
@@ -197,12 +198,17 @@ Arg ArgFrom(const Json& j, Rng* draw) {
     return a;
   }
   if (kind == "tensor_list") {
-    std::vector<HostTensor> ts;
+    // A null element is None, in a Tensor?[] (index.Tensor's indices): as tessera_dump_cases
+    // and recordings write it.
+    std::vector<std::optional<HostTensor>> ts;
     for (const Json& t : Field(j, "tensors", Json::Kind::kArray).items()) {
-      if (t.is_null()) throw CaseNotReplayable("a tensor list with None in it (Tensor?[])");
-      ts.push_back(TensorFrom(t, draw));
+      if (t.is_null()) {
+        ts.emplace_back();
+      } else {
+        ts.emplace_back(TensorFrom(t, draw));
+      }
     }
-    return Arg::Tensors(std::move(ts));
+    return Arg::OptionalTensors(std::move(ts));
   }
   if (kind == "scalar") {
     const std::string sk = Field(j, "scalar_kind", Json::Kind::kString).as_string();

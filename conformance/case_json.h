@@ -17,7 +17,7 @@ struct CaseJsonError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 // CaseNotReplayable: a well-formed argument no case can be made of (a tensor larger than
-// kMaxReplayElements, a Tensor?[] with None in it, a value the recording could not carry).
+// kMaxReplayElements, a value the recording could not carry).
 struct CaseNotReplayable : CaseJsonError {
   using CaseJsonError::CaseJsonError;
 };

@@ -368,7 +368,15 @@ class SampleView {
           break;
         case Arg::Kind::kTensorList:
           c.kind = TSR_CASES_ARG_TENSOR_LIST;
-          for (const HostTensor& t : a.tensors) AddTensor(t);
+          // A None element (Tensor?[]) is a NULL entry, as in the C ABI's tensor lists. A
+          // library's own samples have none (arg_tensor_list refuses NULL elements).
+          for (size_t i = 0; i < a.tensors.size(); ++i) {
+            if (a.Absent(i)) {
+              tensor_ptrs_.push_back(nullptr);
+            } else {
+              AddTensor(a.tensors[i]);
+            }
+          }
           c.count = a.tensors.size();
           break;
         case Arg::Kind::kScalar:

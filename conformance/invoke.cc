@@ -18,13 +18,20 @@ void Push(const Arg& a, tsr_device device, Layout layout, Call* call) {
       return;
     }
     case Arg::Kind::kTensorList: {
-      std::vector<Tensor> ts;
-      for (const HostTensor& h : a.tensors) {
-        ts.push_back(device.type == TSR_DEVICE_META ? EmptyOn(h.shape, h.dtype, device)
-                                                    : ToDevice(h, device, layout));
-        call->tensors.push_back(ts.back());
+      // A None element of a Tensor?[] is a NULL entry of the C list (tsr_stack_push_tensor_list,
+      // as tsr_stack_get_tensor_list reads it back); only present elements are call->tensors.
+      std::vector<tsr_tensor*> raw;
+      for (size_t i = 0; i < a.tensors.size(); ++i) {
+        if (a.Absent(i)) {
+          raw.push_back(nullptr);
+          continue;
+        }
+        const HostTensor& h = a.tensors[i];
+        call->tensors.push_back(device.type == TSR_DEVICE_META ? EmptyOn(h.shape, h.dtype, device)
+                                                               : ToDevice(h, device, layout));
+        raw.push_back(call->tensors.back().get());
       }
-      internal::push(s, ts);
+      sdk::check(sdk::api().stack_push_tensor_list(s, raw.data(), raw.size()));
       return;
     }
     case Arg::Kind::kScalar: {

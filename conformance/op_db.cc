@@ -20,6 +20,15 @@ Arg Arg::Tensors(std::vector<HostTensor> ts) {
   a.tensors = std::move(ts);
   return a;
 }
+Arg Arg::OptionalTensors(std::vector<std::optional<HostTensor>> ts) {
+  Arg a;
+  a.kind = Kind::kTensorList;
+  for (std::optional<HostTensor>& t : ts) {
+    a.absent.push_back(!t.has_value());
+    a.tensors.push_back(t.has_value() ? std::move(*t) : HostTensor());
+  }
+  return a;
+}
 Arg Arg::ScalarInt(int64_t v) {
   Arg a;
   a.kind = Kind::kScalar;
@@ -105,8 +114,9 @@ std::string Arg::ToString() const {
     case Kind::kTensorList: {
       std::string s = "[";
       for (size_t i = 0; i < tensors.size(); ++i) {
-        s += (i ? ", " : "") + std::string(DtypeName(tensors[i].dtype)) +
-             ShapeString(tensors[i].shape);
+        s += (i ? ", " : "") +
+             (Absent(i) ? std::string("None")
+                        : std::string(DtypeName(tensors[i].dtype)) + ShapeString(tensors[i].shape));
       }
       return s + "]";
     }

@@ -35,7 +35,11 @@ struct Arg {
   };
   Kind kind = Kind::kNone;
   HostTensor tensor;
+  // kTensorList: the elements, in order. `absent` marks those that are None in a Tensor?[]
+  // (index.Tensor's indices), whose entries in `tensors` are empty placeholders; it is empty
+  // or all false for a list without None (every Tensor[]). Read it through Absent(i).
   std::vector<HostTensor> tensors;
+  std::vector<bool> absent;
   double number = 0;  // kScalar, kDouble
   enum class ScalarKind { kInt, kDouble, kBool } scalar_kind = ScalarKind::kDouble;
   int64_t integer = 0;        // kInt
@@ -51,6 +55,8 @@ struct Arg {
 
   static Arg Tensor(HostTensor t);
   static Arg Tensors(std::vector<HostTensor> ts);
+  // OptionalTensors: a Tensor?[], whose elements may be None (std::nullopt).
+  static Arg OptionalTensors(std::vector<std::optional<HostTensor>> ts);
   static Arg ScalarInt(int64_t v);
   static Arg ScalarDouble(double v);
   static Arg ScalarBool(bool v);
@@ -64,6 +70,9 @@ struct Arg {
   static Arg Dtype(tsr_dtype d);
   static Arg Device();  // the device under test (factories)
   static Arg Generator(uint64_t seed, uint64_t offset);
+
+  // Absent: element i of a kTensorList is None.
+  bool Absent(size_t i) const { return i < absent.size() && absent[i]; }
 
   std::string ToString() const;  // for case descriptions
 };
@@ -122,6 +131,10 @@ struct OpInfo {
   double tolerance_scale = 1;  // multiplies the per-dtype atol and rtol
   bool elementwise = false;    // inputs may be expanded (stride 0) in the layouts oracle
   bool mutates_self = false;   // an in-place op (fill_, copy_): its first argument changes
+  // shape_from_values: the returns' shapes depend on the inputs' values (nonzero, unique,
+  // masked_select), which a meta tensor does not have: on the meta device the op must refuse
+  // with UNIMPLEMENTED, as ATen's meta functions do, instead of giving a shape.
+  bool shape_from_values = false;
   // mutated_args: other arguments (by index) the op updates in place, as batch norm in training
   // updates its running statistics. `reference` returns their expected values after the op's
   // returns, in this order (none for an argument that is None in the sample), and the
@@ -164,6 +177,16 @@ void AddRearrangeOps(std::vector<OpInfo>& db);            // op set 1.8, in the 
 void AddFillFactoryOps(std::vector<OpInfo>& db);          // op set 1.8, in the index family
 void AddNormSetOps(std::vector<OpInfo>& db);              // op set 1.8, in the reductions family
 void AddActivationCompositeOps(std::vector<OpInfo>& db);  // op set 1.8, activations family
+void AddPaddingOps(std::vector<OpInfo>& db);              // op set 1.9, in the index family
+void AddLossOps(std::vector<OpInfo>& db);                 // op set 1.9, in the training family
+void AddIndexCompositeOps(std::vector<OpInfo>& db);       // op set 1.9, in the index family
+void AddOrderStatisticOps(std::vector<OpInfo>& db);       // op set 1.9, in the reductions family
+void AddCountingOps(std::vector<OpInfo>& db);             // op set 1.9, in the index family
+void AddCoreExtraOps(std::vector<OpInfo>& db);            // op set 1.9, in the reductions family
+void AddUpsampleOps(std::vector<OpInfo>& db);            // op set 1.9, in the linalg_nn family
+void AddPoolingOps(std::vector<OpInfo>& db);             // op set 1.9, in the linalg_nn family
+void AddGroupNormAttentionOps(std::vector<OpInfo>& db);  // op set 1.9, in the linalg_nn family
+void AddFoldScatterOps(std::vector<OpInfo>& db);         // op set 1.9, in the index family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

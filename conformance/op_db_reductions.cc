@@ -525,6 +525,8 @@ void AddReductionOps(std::vector<OpInfo>& db) {
   }
   AddReductionCompositeOps(db);  // op set 1.8: nansum, count_nonzero, aminmax, ...
   AddNormSetOps(db);             // op set 1.8: linalg_vector_norm, dist, isin
+  AddOrderStatisticOps(db);      // op set 1.9: kthvalue, median, mode, cummax, logcumsumexp
+  AddCoreExtraOps(db);           // op set 1.9: any/all.dims, var/std(unbiased), div mode, cdist
 }
 
 }  // namespace conformance

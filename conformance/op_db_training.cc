@@ -448,6 +448,7 @@ void AddTrainingOps(std::vector<OpInfo>& db) {
   AddNllLoss(db);
   AddNormBackwardOps(db);
   AddNNBackwardOps(db);
+  AddLossOps(db);  // op set 1.9: huber, smooth_l1, binary cross entropy, soft margin
 }
 
 }  // namespace conformance

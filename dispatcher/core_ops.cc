@@ -27,6 +27,18 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefineFactoryComposites(registry));
   TSR_RETURN_IF_ERROR(ops::DefineActivationComposites(registry));
   TSR_RETURN_IF_ERROR(ops::DefineIsinOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefinePaddingOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineLossComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineIndexComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineAdvancedIndexOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineScanComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineOrderStatistics(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineCountingOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineDistanceOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineUpsampleOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefinePoolingComposites(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineGroupNormAttentionOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineFoldScatterOps(registry));
   return absl::OkStatus();
 }
 

@@ -44,6 +44,19 @@ absl::Status DefineRearrangeOps(OpRegistry& registry);
 absl::Status DefineFactoryComposites(OpRegistry& registry);
 absl::Status DefineActivationComposites(OpRegistry& registry);
 absl::Status DefineIsinOps(OpRegistry& registry);
+// Op set 1.9's composites.
+absl::Status DefinePaddingOps(OpRegistry& registry);
+absl::Status DefineLossComposites(OpRegistry& registry);
+absl::Status DefineIndexComposites(OpRegistry& registry);
+absl::Status DefineAdvancedIndexOps(OpRegistry& registry);  // after the index composites
+absl::Status DefineScanComposites(OpRegistry& registry);
+absl::Status DefineOrderStatistics(OpRegistry& registry);
+absl::Status DefineCountingOps(OpRegistry& registry);
+absl::Status DefineDistanceOps(OpRegistry& registry);  // after the factory composites
+absl::Status DefineUpsampleOps(OpRegistry& registry);
+absl::Status DefinePoolingComposites(OpRegistry& registry);
+absl::Status DefineGroupNormAttentionOps(OpRegistry& registry);
+absl::Status DefineFoldScatterOps(OpRegistry& registry);
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

@@ -18,6 +18,7 @@
 #include "tessera/opset/v1_5.h"
 #include "tessera/opset/v1_6.h"
 #include "tessera/opset/v1_7.h"
+#include "tessera/opset/v1_8.h"
 
 namespace tessera {
 namespace capi {
@@ -64,6 +65,7 @@ constexpr KnownOpSet kKnownOpSets[] = {
     {{1, 6}, &opset::v1_6::FindSchema},
     {{1, 7}, &opset::v1_7::FindSchema},
     {{1, 8}, &opset::v1_8::FindSchema},
+    {{1, 9}, &opset::v1_9::FindSchema},
 };
 static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
                       TSR_OP_SET_VERSION_MAJOR &&

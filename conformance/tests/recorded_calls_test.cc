@@ -186,10 +186,11 @@ TEST(Recordings, CallsNoCaseCanBeMadeOfAreNotReplayedAndOpNarrowsTheReplay) {
   const std::string path = WriteRecording(
       "unreplayable",
       {RecordedCallLine("neg", 2, F32("[3]", "")), RecordedCallLine("abs", 3, F32("[3]", "")),
-       // a tensor no replay makes, a Tensor?[] with None, an op this runtime lacks
+       // a tensor no replay makes, an argument the recording could not carry, an op this
+       // runtime lacks
        RecordedCallLine("neg", 5, F32("[100000, 100000]", "")),
        RecordedCallLine("cat", 7,
-                        "{\"name\":\"tensors\",\"kind\":\"tensor_list\",\"tensors\":[null]},"
+                        "{\"name\":\"tensors\",\"kind\":\"unsupported\",\"what\":\"float[]\"},"
                         "{\"name\":\"dim\",\"kind\":\"int\",\"value\":0}"),
        RecordedCallLine("vendor::nothing", 11, F32("[3]", ""))});
   const CliRun r = Conformance("--cases-from " + path);
@@ -201,7 +202,7 @@ TEST(Recordings, CallsNoCaseCanBeMadeOfAreNotReplayedAndOpNarrowsTheReplay) {
   for (const CaseResult& c : r.cases) messages += c.message + "\n";
   EXPECT_THAT(messages, HasSubstr("argument 't': a tensor of shape [100000, 100000], more elements "
                                   "than a replay makes (at most 2^28)"));
-  EXPECT_THAT(messages, HasSubstr("a tensor list with None in it (Tensor?[])"));
+  EXPECT_THAT(messages, HasSubstr("the recording could not carry this argument (float[])"));
   EXPECT_THAT(messages, HasSubstr("this runtime has no op vendor::nothing"));
   const CliRun narrowed = Conformance("--cases-from " + path + " --op '^abs$'");
   EXPECT_EQ(RecordingOf(narrowed)["calls"].as_number(), 3) << narrowed.output;

@@ -131,10 +131,14 @@ Json ArgJson(const Arg& a, const std::string& name) {
       for (const auto& [k, v] : tensor.members()) j.set(k, v);
       break;
     }
-    case Arg::Kind::kTensorList:
+    case Arg::Kind::kTensorList: {
       j.set("kind", "tensor_list");
-      j.set("tensors", TensorsJson(a.tensors));
+      Json tensors = Json::Array();  // None (Tensor?[]) is null
+      for (size_t i = 0; i < a.tensors.size(); ++i)
+        tensors.push(a.Absent(i) ? Json() : TensorJson(a.tensors[i]));
+      j.set("tensors", tensors);
       break;
+    }
     case Arg::Kind::kScalar:
       j.set("kind", "scalar");
       j.set("scalar_kind", a.scalar_kind == Arg::ScalarKind::kInt    ? "int"

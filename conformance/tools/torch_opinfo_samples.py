@@ -60,7 +60,7 @@ NATIVE_OPS = {"_softmax", "_log_softmax", "convolution", "native_layer_norm",
 
 
 class Skip(Exception):
-    """A call this format cannot carry (complex tensors, a tensor list with None...)."""
+    """A call this format cannot carry (complex tensors, a dtype argument it lacks...)."""
 
 
 def number(v):
@@ -90,10 +90,13 @@ def arg_json(value, schema_arg):
         return {"name": name, "kind": "none"}
     if isinstance(value, torch.Tensor):
         return tensor_json(value, name)
+    # A Tensor?[]: List[Optional[Tensor]] as PyTorch prints the type.
+    optional_elements = "Optional[Tensor]" in type_ or "Tensor?" in type_
     if isinstance(value, (list, tuple)) and value and all(
-            isinstance(v, torch.Tensor) for v in value):
+            isinstance(v, torch.Tensor) or (v is None and optional_elements) for v in value):
+        # None elements of a Tensor?[] (index.Tensor's indices) are null.
         return {"name": name, "kind": "tensor_list",
-                "tensors": [tensor_json(v, "") for v in value]}
+                "tensors": [None if v is None else tensor_json(v, "") for v in value]}
     if isinstance(value, torch.dtype):
         if value not in DTYPES:
             raise Skip("dtype argument %s" % value)
@@ -252,8 +255,8 @@ def describe(call_args):
         if a["kind"] == "tensor":
             parts.append("%s%s" % (a["dtype"], a["shape"]))
         elif a["kind"] == "tensor_list":
-            parts.append("[%s]" % ", ".join("%s%s" % (t["dtype"], t["shape"])
-                                            for t in a["tensors"]))
+            parts.append("[%s]" % ", ".join(
+                "None" if t is None else "%s%s" % (t["dtype"], t["shape"]) for t in a["tensors"]))
         elif a["kind"] != "none":
             parts.append("%s=%s" % (a["name"], a.get("value")))
     return ", ".join(parts)

@@ -104,8 +104,8 @@ def torch_value(arg):
     kind = arg["kind"]
     if kind == "tensor":
         return make_tensor(arg)
-    if kind == "tensor_list":
-        return [make_tensor(t) for t in arg["tensors"]]
+    if kind == "tensor_list":  # null: None in a Tensor?[] (index.Tensor's indices)
+        return [None if t is None else make_tensor(t) for t in arg["tensors"]]
     if kind == "scalar":
         v = number(arg["value"])
         return {"int": int, "bool": bool}.get(arg["scalar_kind"], float)(v)
@@ -311,7 +311,8 @@ def repro_value(arg):
         return "torch.tensor([%s], dtype=torch.%s).reshape(%s)" % (", ".join(
             py_literal(v) for v in values), arg["dtype"], arg["shape"])
     if kind == "tensor_list":
-        return "[%s]" % ", ".join(repro_value(dict(t, kind="tensor")) for t in arg["tensors"])
+        return "[%s]" % ", ".join("None" if t is None else repro_value(dict(t, kind="tensor"))
+                                  for t in arg["tensors"])
     if kind == "dtype":
         return "torch." + arg["value"]
     if kind == "device":

@@ -1,6 +1,7 @@
 #include "dispatcher/ops/boxing.h"
 
 #include "absl/strings/str_format.h"
+#include "core/dtype.h"
 #include "core/shape.h"
 #include "core/type_promotion.h"
 
@@ -35,6 +36,34 @@ absl::StatusOr<Tensor> Zeros(OpRegistry& registry, IntArrayRef shape, ScalarType
   return CallOne(
       registry, "zeros",
       {Value(IntList(shape.begin(), shape.end())), Value(dtype), Value(), Value(device), Value()});
+}
+
+absl::Status CheckOutputFits(OpRegistry& registry, const Tensor& like, IntArrayRef shape) {
+  TSR_RETURN_IF_ERROR(ComputeNumel(shape).status());
+  return EmptyOf(registry, like, shape).status();
+}
+
+absl::StatusOr<Scalar> ReadScalar(OpRegistry& r, const Tensor& value) {
+  const ScalarType wide = value.dtype() == ScalarType::kBool ? ScalarType::kBool
+                          : IsFloatingType(value.dtype())    ? ScalarType::kFloat64
+                                                             : ScalarType::kInt64;
+  TSR_ASSIGN_OR_RETURN(Tensor moved,
+                       CallOne(r, "_to_copy",
+                               {Value(value), Value(std::nullopt), Value(std::nullopt),
+                                Value(Device(DeviceType::kCPU))}));
+  TSR_ASSIGN_OR_RETURN(Tensor host, CallOne(r, "_to_copy", {Value(moved), Value(wide)}));
+  switch (wide) {
+    case ScalarType::kBool:
+      return Scalar(*host.data<bool>());
+    case ScalarType::kFloat64:
+      return Scalar(*host.data<double>());
+    default:
+      return Scalar(*host.data<int64_t>());
+  }
+}
+
+absl::Status OutOfRange(const OperatorHandle& op, const std::string& message) {
+  return absl::OutOfRangeError(absl::StrCat(op.name(), ": ", message));
 }
 
 absl::StatusOr<Tensor> EmptyOf(OpRegistry& registry, const Tensor& like, IntArrayRef shape) {

@@ -97,6 +97,23 @@ absl::StatusOr<Tensor> Zeros(OpRegistry& registry, IntArrayRef shape, ScalarType
 // EmptyOf: an uninitialized tensor of `shape` with `like`'s dtype and device (`empty`).
 absl::StatusOr<Tensor> EmptyOf(OpRegistry& registry, const Tensor& like, IntArrayRef shape);
 
+// CheckOutputFits: refuses an output of `shape` (`like`'s dtype and device) that the device
+// cannot hold (a numel past int64, or its allocator's refusal, through `empty`, freed at once),
+// so that a composite building host tables as long as the output's dims (upsampling's taps,
+// adaptive pooling's windows) fails with that error instead of exhausting host memory first.
+absl::Status CheckOutputFits(OpRegistry& registry, const Tensor& like, IntArrayRef shape);
+
+// ReadScalar: the value of a 0-dim tensor on any device but meta as a Scalar of its kind (bool,
+// int64 or double), as Tensor.item() gives it: moved to the host in its own dtype (a device
+// need not convert), then widened there. One synchronization.
+absl::StatusOr<Scalar> ReadScalar(OpRegistry& registry, const Tensor& value);
+
+// OutOfRange: OUT_OF_RANGE (PyTorch's IndexError) with the op's name in front, as Invalid.
+absl::Status OutOfRange(const OperatorHandle& op, const std::string& message);
+
+// ToIntList: a shape as an int[] argument.
+inline IntList ToIntList(IntArrayRef shape) { return IntList(shape.begin(), shape.end()); }
+
 // CheckBroadcastsTo: `from` (argument `arg`) must broadcast to exactly `to` (`target` names
 // it in the error, e.g. "self's shape").
 absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, IntArrayRef from,

@@ -3,7 +3,9 @@
 // into self, cast as copy_ casts, with no sync to read it), scalar_tensor (full of shape [],
 // float32 unless a dtype is given, whatever the Scalar's kind), logspace (as ATen's CPU kernel
 // computes it, below), and new_empty / new_zeros / new_ones / new_full
-// (self's dtype and device unless given).
+// (self's dtype and device unless given); op set 1.9's copy (the functional copy_),
+// tril_indices and triu_indices.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <string_view>
@@ -11,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
 #include "core/half.h"
+#include "core/host_copy.h"
 #include "core/scalar.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
@@ -181,6 +184,92 @@ Out NewK(const OperatorHandle& op, const Stack& s) {
   return One(CallOne(op.registry(), factory, std::move(args)));
 }
 
+// copy(self, src, non_blocking=False): the functional copy_, a clone of self (its layout kept)
+// with src copied in (broadcast, cast, from any device), as ATen's.
+absl::StatusOr<Tensor> CopyOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor out, CallOne(r, "clone", {s[0], Value(std::nullopt)}));
+  TSR_RETURN_IF_ERROR(CallOne(r, "copy_", {Value(out), s[1], s[2]}).status());
+  return out;
+}
+
+// tril_indices / triu_indices(row, col, offset=0, *, dtype=long, layout, device, pin_memory):
+// the coordinates of a row x col matrix's lower (j <= i + offset) or upper (j >= i + offset)
+// triangle, [2, N] in row-major order: computed on the host, in chunks, and copied to the
+// device. N comes from a closed form first, so the tensor is allocated (or refused) before any
+// host loop, and the loops visit only rows that hold coordinates.
+
+// LowerCount: sum over rows i < row of clamp(i + a, 0, col), the coordinates of rows with
+// j < i + a (wide: row * col may exceed int64 before the check).
+__int128 LowerCount(int64_t row, int64_t col, int64_t a) {
+  const __int128 first = std::clamp<__int128>(__int128{1} - a, 0, row);       // i + a >= 1
+  const __int128 full = std::clamp<__int128>(__int128{col} - a, first, row);  // i + a >= col
+  const __int128 middle = (full - first) * a + (first + full - 1) * (full - first) / 2;
+  return middle + (row - full) * col;
+}
+
+template <bool kUpper>
+absl::StatusOr<Tensor> TriangleIndicesOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const int64_t row = s[0].to_int(), col = s[1].to_int(), offset = s[2].to_int();
+  if (row < 0) return Invalid(op, absl::StrFormat("row must be non-negative, got%d", row));
+  if (col < 0) return Invalid(op, absl::StrFormat("col must be non-negative, got%d", col));
+  const ScalarType dtype = s[3].is_none() ? ScalarType::kInt64 : s[3].scalar_type();
+  if (dtype != ScalarType::kInt64 && dtype != ScalarType::kInt32) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%s: not implemented for dtype %s (expected int64 or int32)", op.name(),
+                        ScalarTypeName(dtype)));
+  }
+  // Lower: j < i + offset + 1. Upper: the rest of the matrix, i.e. not j < i + offset.
+  const __int128 wide =
+      kUpper ? __int128{row} * col - LowerCount(row, col, offset)
+             : LowerCount(row, col, offset + __int128{1} > INT64_MAX ? INT64_MAX : offset + 1);
+  if (wide > INT64_MAX / 2) {
+    return Invalid(
+        op, absl::StrFormat("a %d x %d triangle has too many coordinates for int64", row, col));
+  }
+  const int64_t n = static_cast<int64_t>(wide);
+  const Device device = s[5].is_none() ? Device(DeviceType::kCPU) : s[5].device();
+  TSR_ASSIGN_OR_RETURN(Tensor flat, CallOne(r, "empty.memory_format",
+                                            {Value(IntList{2 * n}), Value(ScalarType::kInt64),
+                                             Value(), Value(device)}));
+  // Rows holding coordinates: lower i >= -offset; upper i < col - offset.
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  std::vector<int64_t> rows, cols;
+  int64_t written = 0;
+  auto flush = [&]() -> absl::Status {
+    if (rows.empty()) return absl::OkStatus();
+    const int64_t len = rows.size();
+    TSR_ASSIGN_OR_RETURN(Tensor row_part, Narrow(flat, 0, written, len));
+    TSR_ASSIGN_OR_RETURN(Tensor col_part, Narrow(flat, 0, n + written, len));
+    TSR_RETURN_IF_ERROR(CopyHostToTensor(rows.data(), row_part));
+    TSR_RETURN_IF_ERROR(CopyHostToTensor(cols.data(), col_part));
+    written += len;
+    rows.clear();
+    cols.clear();
+    return absl::OkStatus();
+  };
+  const bool values = device.type != DeviceType::kMeta;  // a meta tensor is a shape only
+  const int64_t first_row = kUpper ? 0 : std::clamp<int64_t>(offset < 0 ? -offset : 0, 0, row);
+  for (int64_t i = first_row; values && i < row && written + static_cast<int64_t>(rows.size()) < n;
+       ++i) {
+    // [begin, end): this row's columns.
+    const __int128 diagonal = __int128{i} + offset;
+    const int64_t begin = kUpper ? static_cast<int64_t>(std::clamp<__int128>(diagonal, 0, col)) : 0;
+    const int64_t end =
+        kUpper ? col : static_cast<int64_t>(std::clamp<__int128>(diagonal + 1, 0, col));
+    for (int64_t j = begin; j < end; ++j) {
+      rows.push_back(i);
+      cols.push_back(j);
+      if (static_cast<int64_t>(rows.size()) == kChunk) TSR_RETURN_IF_ERROR(flush());
+    }
+  }
+  TSR_RETURN_IF_ERROR(flush());
+  TSR_ASSIGN_OR_RETURN(Tensor indices, View(flat, {2, n}));
+  if (dtype == ScalarType::kInt64) return indices;
+  return CallOne(r, "_to_copy", {Value(indices), Value(dtype)});
+}
+
 }  // namespace
 
 absl::Status DefineFactoryComposites(OpRegistry& registry) {
@@ -193,6 +282,10 @@ absl::Status DefineFactoryComposites(OpRegistry& registry) {
       "new_zeros(Tensor self, SymInt[] size, " + opts + ") -> Tensor",
       "new_ones(Tensor self, SymInt[] size, " + opts + ") -> Tensor",
       "new_full(Tensor self, SymInt[] size, Scalar fill_value, " + opts + ") -> Tensor",
+      "tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
+      "triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? "
+      "layout=None, Device? device=None, bool? pin_memory=None) -> Tensor",
   };
   TSR_RETURN_IF_ERROR(DefineAll(
       registry,
@@ -218,6 +311,15 @@ absl::Status DefineFactoryComposites(OpRegistry& registry) {
           {texts[3].c_str(), MakeKernel<Named<NewK<NewFill::kZeros>>>("core::new_zeros")},
           {texts[4].c_str(), MakeKernel<Named<NewK<NewFill::kOnes>>>("core::new_ones")},
           {texts[5].c_str(), MakeKernel<Named<NewK<NewFill::kFull>>>("core::new_full")},
+          {"copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<CopyOf>>>("core::copy")},
+          {"copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> "
+           "Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<CopyOf, 3, /*kCastable=*/true>>>("core::copy_out")},
+          {texts[6].c_str(),
+           MakeKernel<Named<ComputeOne<TriangleIndicesOf<false>>>>("core::tril_indices")},
+          {texts[7].c_str(),
+           MakeKernel<Named<ComputeOne<TriangleIndicesOf<true>>>>("core::triu_indices")},
       },
       KernelSlot::kComposite));
   // fill_.Tensor reads its value (copying it when it is an element of self) before it writes.

@@ -6,9 +6,9 @@
 //
 // Op set 1.7's ops that ATen itself defines over others, defined here the same way so that every
 // backend has them: rsub (sub with the operands swapped), floor_divide (div with rounding_mode
-// 'floor'), clamp_min and clamp_max (maximum and minimum). Their Scalar overloads pass the Scalar
-// as a 0-dim CPU tensor (WrappedScalar), as ATen's wrapped_scalar_tensor does. Their errors begin
-// with the op called, then the op it ran (Named).
+// 'floor'), clamp_min and clamp_max (maximum and minimum); op set 1.9's div.Scalar_mode. Their
+// Scalar overloads pass the Scalar as a 0-dim CPU tensor (WrappedScalar), as ATen's
+// wrapped_scalar_tensor does. Their errors begin with the op called, then the op it ran (Named).
 #include <deque>
 #include <string>
 
@@ -24,27 +24,10 @@ namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
 
-// ItemOf: the value of a 0-dim tensor on any device as a Scalar of its kind (bool, int64 or
-// double), as Tensor.item() gives it: moved to the host in its own dtype (a device need not
-// convert), then widened there.
+// ItemOf: masked_fill's value tensor (0-dim, checked) as a Scalar (ReadScalar).
 absl::StatusOr<Scalar> ItemOf(const OperatorHandle& op, const Tensor& value) {
   TSR_RETURN_IF_ERROR(CheckMaskedFillValue(op, value));
-  const ScalarType wide = value.dtype() == ScalarType::kBool ? ScalarType::kBool
-                          : IsFloatingType(value.dtype())    ? ScalarType::kFloat64
-                                                             : ScalarType::kInt64;
-  OpRegistry& r = op.registry();
-  TSR_ASSIGN_OR_RETURN(Tensor moved, CallOne(r, "_to_copy",
-                                             {value, Value(std::nullopt), Value(std::nullopt),
-                                              Value(Device(DeviceType::kCPU))}));
-  TSR_ASSIGN_OR_RETURN(Tensor host, CallOne(r, "_to_copy", {moved, Value(wide)}));
-  switch (wide) {
-    case ScalarType::kBool:
-      return Scalar(*host.data<bool>());
-    case ScalarType::kFloat64:
-      return Scalar(*host.data<double>());
-    default:
-      return Scalar(*host.data<int64_t>());
-  }
+  return ReadScalar(op.registry(), value);
 }
 
 // masked_fill.Tensor(self, mask, value) and masked_fill_.Tensor(self, mask, value).
@@ -120,6 +103,17 @@ Out FloorDivideK(const OperatorHandle& op, const Stack& s) {
   return One(CallOne(op.registry(), div, {s[0], other, "floor"}));
 }
 
+// div.Scalar_mode(self, Scalar other, *, rounding_mode) in every form (op set 1.9): div's
+// Tensor_mode forms with `other` wrapped.
+template <bool kOut>
+Out DivScalarModeK(const OperatorHandle& op, const Stack& s) {
+  const bool inplace = op.schema().name.back() == '_';
+  const char* div = kOut ? "div.out_mode" : inplace ? "div_.Tensor_mode" : "div.Tensor_mode";
+  TSR_ASSIGN_OR_RETURN(Tensor wrapped, WrappedScalar(op.registry(), s[0].tensor(), s[1].scalar()));
+  if constexpr (kOut) return One(CallOne(op.registry(), div, {s[0], Value(wrapped), s[2], s[3]}));
+  return One(CallOne(op.registry(), div, {s[0], Value(wrapped), s[2]}));
+}
+
 // clamp_min / clamp_max in every form: maximum / minimum (NaN propagates from either side, a NaN
 // bound included: clamp with one NaN bound would ignore it, clamp_min does not). A Scalar bound
 // must fit the result dtype, as ATen's min.to<scalar_t>() (uint8 takes -3 as 253, not 300), and
@@ -189,6 +183,13 @@ absl::Status DefinePointwiseComposites(OpRegistry& registry) {
        MakeKernel<Named<FloorDivideK<true, false>>>("core::floor_divide")},
       {"floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
        MakeKernel<Named<FloorDivideK<true, false>>>("core::floor_divide_")},
+      {"div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+       MakeKernel<Named<DivScalarModeK<false>>>("core::div_scalar_mode")},
+      {"div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> "
+       "Tensor(a!)",
+       MakeKernel<Named<DivScalarModeK<true>>>("core::div_scalar_mode_out")},
+      {"div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)",
+       MakeKernel<Named<DivScalarModeK<false>>>("core::div_scalar_mode_")},
   };
   std::deque<std::string> schemas;  // the texts the definitions point at, until DefineAll
   for (const char* bound : {"min", "max"}) {

@@ -2,10 +2,15 @@
 // backend has them: nansum (sum with NaN read as 0), count_nonzero (sum of self != 0), aminmax
 // (amin and amax), var_mean and std_mean (var or std, and mean), linalg_vector_norm and dist
 // (norm). Their out= forms write the results into the out arguments (nansum.out is
-// sum.IntList_out, so its out dtype rule is sum's).
+// sum.IntList_out, so its out dtype rule is sum's). Op set 1.9 adds the `unbiased` overloads of
+// var, std, var_mean and std_mean (correction 1 or 0) and any/all over several dims.
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 #include "core/dtype.h"
+#include "core/shape.h"
 #include "core/type_promotion.h"
+#include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
 
@@ -138,6 +143,79 @@ absl::StatusOr<Tensor> DistOf(const OperatorHandle& op, const Stack& s) {
                  {Value(difference), s[2], Value(IntList{}), Value(false)});
 }
 
+// ---- op set 1.9: var/std with `unbiased`, and any/all over several dims ----
+
+// Correction: an `unbiased` flag as var.correction's correction (1 or 0).
+Value Correction(const Value& unbiased) {
+  return Value(Scalar(int64_t{unbiased.to_bool() ? 1 : 0}));
+}
+
+// var(self, unbiased=True) / std(...): over every element.
+template <bool kStd>
+absl::StatusOr<Tensor> SpreadAllOf(const OperatorHandle& op, const Stack& s) {
+  return CallOne(op.registry(), kStd ? "std.correction" : "var.correction",
+                 {s[0], Value(std::nullopt), Correction(s[1]), Value(false)});
+}
+
+// var.dim(self, dim, unbiased=True, keepdim=False) / std.dim, and their out= forms (var.out).
+template <bool kStd>
+absl::StatusOr<Tensor> SpreadDimOf(const OperatorHandle& op, const Stack& s) {
+  return CallOne(op.registry(), kStd ? "std.correction" : "var.correction",
+                 {s[0], s[1], Correction(s[2]), s[3]});
+}
+template <bool kStd>
+Out SpreadOutK(const OperatorHandle& op, const Stack& s) {
+  return One(CallOne(op.registry(), kStd ? "std.correction_out" : "var.correction_out",
+                     {s[0], s[1], Correction(s[2]), s[3], s[4]}));
+}
+
+// var_mean(self, unbiased=True) and var_mean.dim(self, dim, unbiased=True, keepdim=False);
+// std_mean the same.
+template <bool kStd, bool kDim>
+Out SpreadMeanUnbiasedK(const OperatorHandle& op, const Stack& s) {
+  const Stack args = kDim ? Stack{s[0], s[1], Correction(s[2]), s[3]}
+                          : Stack{s[0], Value(std::nullopt), Correction(s[1]), Value(false)};
+  return SpreadMeanK<kStd>(op, args);
+}
+
+// any.dims / all.dims(self, dim=None, keepdim=False): any.dim / all.dim over each dim in turn
+// (None: every dim; []: none, as current ATen's allany_meta), as ATen's reduction over a dim
+// mask.
+template <bool kAny>
+absl::StatusOr<Tensor> AnyAllDimsOf(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& self = s[0].tensor();
+  const bool keepdim = s[2].to_bool();
+  const int64_t nd = self.dim();
+  std::vector<int64_t> dims;
+  if (!s[1].is_none()) {
+    for (int64_t d : s[1].int_list()) {
+      TSR_ASSIGN_OR_RETURN(const int64_t wrapped, WrapDim(d, nd, op.name()));
+      if (std::count(dims.begin(), dims.end(), wrapped)) {
+        return Invalid(
+            op, absl::StrFormat("dim %d appears multiple times in the list of dims", wrapped));
+      }
+      dims.push_back(wrapped);
+    }
+  }
+  if (!s[1].is_none() && dims.empty()) {  // []: no dim reduced, each element's truth alone
+    TSR_ASSIGN_OR_RETURN(Tensor truth, CallOne(r, "ne.Scalar", {s[0], Value(Scalar(int64_t{0}))}));
+    if (self.dtype() != ScalarType::kUInt8) return truth;  // uint8 stays uint8, as any's
+    return CallOne(r, "_to_copy", {Value(truth), Value(ScalarType::kUInt8)});
+  }
+  if (nd == 0) return CallOne(r, kAny ? "any" : "all", {s[0]});
+  if (dims.empty()) {
+    for (int64_t d = 0; d < nd; ++d) dims.push_back(d);
+  }
+  Tensor out = self;
+  for (int64_t d : dims) {
+    TSR_ASSIGN_OR_RETURN(
+        out, CallOne(r, kAny ? "any.dim" : "all.dim", {Value(out), Value(d), Value(true)}));
+  }
+  if (keepdim) return out;
+  return SqueezeDims(out, IntList(dims.begin(), dims.end()));
+}
+
 }  // namespace
 
 absl::Status DefineReductionComposites(OpRegistry& registry) {
@@ -187,6 +265,40 @@ absl::Status DefineReductionComposites(OpRegistry& registry) {
            MakeKernel<Named<ComputeOne<DistOf>>>("core::dist")},
           {"dist.out(Tensor self, Tensor other, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<DistOf, 3>>>("core::dist_out")},
+          {"var(Tensor self, bool unbiased=True) -> Tensor",
+           MakeKernel<Named<ComputeOne<SpreadAllOf<false>>>>("core::var")},
+          {"var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<SpreadDimOf<false>>>>("core::var_dim")},
+          {"var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, "
+           "Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<SpreadOutK<false>>>("core::var_out")},
+          {"std(Tensor self, bool unbiased=True) -> Tensor",
+           MakeKernel<Named<ComputeOne<SpreadAllOf<true>>>>("core::std")},
+          {"std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<SpreadDimOf<true>>>>("core::std_dim")},
+          {"std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, "
+           "Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<SpreadOutK<true>>>("core::std_out")},
+          {"var_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+           MakeKernel<Named<SpreadMeanUnbiasedK<false, false>>>("core::var_mean")},
+          {"var_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> "
+           "(Tensor, Tensor)",
+           MakeKernel<Named<SpreadMeanUnbiasedK<false, true>>>("core::var_mean_dim")},
+          {"std_mean(Tensor self, bool unbiased=True) -> (Tensor, Tensor)",
+           MakeKernel<Named<SpreadMeanUnbiasedK<true, false>>>("core::std_mean")},
+          {"std_mean.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> "
+           "(Tensor, Tensor)",
+           MakeKernel<Named<SpreadMeanUnbiasedK<true, true>>>("core::std_mean_dim")},
+          {"any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<AnyAllDimsOf<true>>>>("core::any_dims")},
+          {"any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
+           "Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<AnyAllDimsOf<true>, 3>>>("core::any_dims_out")},
+          {"all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor",
+           MakeKernel<Named<ComputeOne<AnyAllDimsOf<false>>>>("core::all_dims")},
+          {"all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> "
+           "Tensor(a!)",
+           MakeKernel<Named<ComputeIntoOut<AnyAllDimsOf<false>, 3>>>("core::all_dims_out")},
       },
       KernelSlot::kComposite);
 }

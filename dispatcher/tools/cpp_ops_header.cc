@@ -17,13 +17,16 @@ namespace tessera::ops_lock {
 namespace {
 
 // CppType: the parameter type of one schema argument, or none where it has no C++ form here
-// (Tensor?[], float[]: no op of the op set takes them yet).
+// (a float[] that is not optional: no op of the op set takes one yet).
 std::optional<std::string> CppType(const SchemaType& t) {
   auto optional = [&](const std::string& type) {
     return t.optional ? absl::StrCat("const std::optional<", type, ">&") : type;
   };
   if (t.is_list) {
-    if (t.element_optional) return std::nullopt;
+    if (t.element_optional) {  // Tensor?[]: the only list with optional elements
+      return t.optional ? std::nullopt
+                        : std::optional<std::string>("const std::vector<std::optional<Tensor>>&");
+    }
     switch (t.base) {
       case BaseType::kTensor:
         return t.optional ? std::nullopt : std::optional<std::string>("const std::vector<Tensor>&");
@@ -31,6 +34,8 @@ std::optional<std::string> CppType(const SchemaType& t) {
         return t.optional ? "const IntListOrNone&" : "const IntListArg&";
       case BaseType::kBool:
         return t.optional ? std::nullopt : std::optional<std::string>("const std::vector<bool>&");
+      case BaseType::kFloat:  // upsample's scale_factors
+        return t.optional ? std::optional<std::string>("const FloatListOrNone&") : std::nullopt;
       default:
         return std::nullopt;
     }

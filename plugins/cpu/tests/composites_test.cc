@@ -1,10 +1,11 @@
-// Op set 1.8's composites (dispatcher/ops/*_composites.cc, shape_ops.cc, rearrange_ops.cc,
-// isin_ops.cc) on the CPU plugin, where the conformance suite's samples cannot reach: sizes and
-// shifts at the ends of int64 (views of an expanded tensor cost no memory, so they are cheap to
-// ask for), a value that aliases the tensor it fills, and isin's two algorithms against each
-// other.
+// Op set 1.8's and 1.9's composites (dispatcher/ops/*_composites.cc, shape_ops.cc,
+// rearrange_ops.cc, isin_ops.cc, advanced_index_ops.cc) on the CPU plugin, where the conformance
+// suite's samples cannot reach: sizes and shifts at the ends of int64 (views of an expanded
+// tensor cost no memory, so they are cheap to ask for), a value that aliases the tensor it fills,
+// isin's two algorithms against each other, and where advanced indexing puts the index shape.
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "cpu_test_util.hpp"
@@ -107,6 +108,67 @@ TEST(Composites, IsinSortsLargeInputsAndAgreesWithComparingPairs) {
               (std::vector<uint8_t>{0, 1, 0, 1}))
         << t.size() << " test elements";
   }
+}
+
+// Op set 1.9's advanced indexing (dispatcher/ops/advanced_index_ops.cc), where PyTorch puts the
+// broadcast index shape: in place of adjacent indexed dims, first for separated ones.
+std::vector<float> Iota(int64_t n) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  return v;
+}
+
+TEST(Composites, AdvancedIndexPutsTheIndexShapeWherePyTorchDoes) {
+  const Tensor x = f32(Iota(24), {2, 3, 4});
+  using Indices = std::vector<std::optional<Tensor>>;
+  // x[:, [[0], [2]], [1, 3]]: adjacent, so [2] + [2, 2] (the indices broadcast) + [].
+  const Tensor adjacent =
+      op("index.Tensor", x, Indices{std::nullopt, i64({0, 2}, {2, 1}), i64({1, 3}, {2})});
+  ASSERT_EQ(shape(adjacent), (std::vector<int64_t>{2, 2, 2}));
+  std::vector<float> expected;
+  for (int a = 0; a < 2; ++a)
+    for (int row : {0, 2})
+      for (int col : {1, 3}) expected.push_back(static_cast<float>(a * 12 + row * 4 + col));
+  EXPECT_EQ(values<float>(adjacent), expected);
+  // x[[0, 1], :, [-1, 0]]: separated by a slice, so the index shape [2] comes first, then [3].
+  const Tensor apart =
+      op("index.Tensor", x, Indices{i64({0, 1}, {2}), std::nullopt, i32({-1, 0}, {2})});
+  ASSERT_EQ(shape(apart), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<float>(apart), (std::vector<float>{3, 7, 11, 12, 16, 20}));
+  // A mask stands for the coordinates of its true elements: x[mask] with mask [2, 3].
+  const Tensor masked = op("index.Tensor", x, Indices{b8({1, 0, 0, 0, 0, 1}, {2, 3})});
+  ASSERT_EQ(shape(masked), (std::vector<int64_t>{2, 4}));
+  EXPECT_EQ(values<float>(masked), (std::vector<float>{0, 1, 2, 3, 20, 21, 22, 23}));
+  EXPECT_EQ(code_of("index.Tensor", x, Indices{i64({3}, {1})}), TSR_OUT_OF_RANGE);
+  EXPECT_EQ(code_of("index.Tensor", x, Indices{f32({0}, {1})}), TSR_OUT_OF_RANGE);
+}
+
+TEST(Composites, IndexPutAccumulatesDuplicatesAndWritesThroughAPermutation) {
+  using Indices = std::vector<std::optional<Tensor>>;
+  const Tensor z = f32({0, 0, 0, 0, 0}, {5});
+  op("index_put_", z, Indices{i64({0, 0, 4}, {3})}, f32({1, 2, 3}, {3}), true);
+  EXPECT_EQ(values<float>(z), (std::vector<float>{3, 0, 0, 0, 3}));
+  // x[[0, 1], :, [3, 0]] = 100: separated indices, written back through the permuted view.
+  const Tensor x = f32(Iota(24), {2, 3, 4});
+  const Tensor put = op("index_put", x, Indices{i64({0, 1}, {2}), std::nullopt, i64({3, 0}, {2})},
+                        f32({100}, {}), false);
+  std::vector<float> expected = Iota(24);
+  for (int j = 0; j < 3; ++j) expected[0 * 12 + j * 4 + 3] = expected[1 * 12 + j * 4 + 0] = 100;
+  EXPECT_EQ(values<float>(put), expected);
+  EXPECT_EQ(values<float>(x), Iota(24));  // the functional form leaves self alone
+}
+
+TEST(Composites, NonzeroAndMaskedOpsCountOnTheHost) {
+  EXPECT_EQ(shape(op("nonzero", f32({3}, {}))), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(shape(op("nonzero", f32({0}, {}))), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(values<int64_t>(op("nonzero", f32({0, 1, 0, 2, 3, 0}, {2, 3}))),
+            (std::vector<int64_t>{0, 1, 1, 0, 1, 1}));
+  const Tensor x = f32({1, 2, 3, 4}, {2, 2});
+  EXPECT_EQ(values<float>(op("masked_select", x, b8({0, 1}, {2}))), (std::vector<float>{2, 4}));
+  EXPECT_EQ(values<float>(op("masked_scatter", x, b8({1, 0, 0, 1}, {2, 2}), f32({9, 8, 7}, {3}))),
+            (std::vector<float>{9, 2, 3, 8}));
+  EXPECT_THAT(error_of("masked_scatter", x, b8({1, 1, 1, 1}, {2, 2}), f32({9}, {1})),
+              HasSubstr("Number of elements of source < number of ones in mask"));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // tessera/sdk/ops.hpp, the generated C++ functions of the op set, on the CPU plugin: calls read
 // as ATen's C++ API does (defaults in place, brace lists, {} and undefined tensors for None,
-// overloads chosen by argument types, tuples for several returns), and give what the same op
-// called through find_op gives.
+// overloads chosen by argument types, tuples for several returns, None elements of a Tensor?[]),
+// and give what the same op called through find_op gives.
 #include <cmath>
 
 #include "cpu_test_util.hpp"
@@ -110,6 +110,19 @@ TEST(OpsHpp, ListReturnsAsAVectorOfViews) {
   } catch (const sdk::Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("returns Tensor[]"));
   }
+}
+
+TEST(OpsHpp, OptionalTensorListsAndFloatListsTakeBraces) {
+  // index(self, Tensor?[] indices): x[:, [2, 0]], None as std::nullopt or an undefined Tensor.
+  const Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const Tensor columns = i64({2, 0}, {2});
+  EXPECT_EQ(values<float>(ops::index(x, {std::nullopt, columns})),
+            (std::vector<float>{3, 1, 6, 4}));
+  EXPECT_EQ(values<float>(ops::index(x, {Tensor(), columns})), (std::vector<float>{3, 1, 6, 4}));
+  // upsample_nearest1d.vec(input, output_size, scale_factors): a float[]? brace list.
+  const Tensor row = f32({1, 2}, {1, 1, 2});
+  EXPECT_EQ(values<float>(ops::upsample_nearest1d(row, std::nullopt, {2.0})),
+            (std::vector<float>{1, 1, 2, 2}));
 }
 
 TEST(OpsHpp, ErrorsAreTheOpsOwn) {

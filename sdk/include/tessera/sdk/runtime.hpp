@@ -89,6 +89,16 @@ struct IntListOrNone {
   std::optional<std::vector<int64_t>> value;
 };
 
+// FloatListOrNone: a float[]? argument (upsample's scale_factors): a brace list, a vector, or
+// std::nullopt for None.
+struct FloatListOrNone {
+  FloatListOrNone() = default;
+  FloatListOrNone(std::nullopt_t) {}                                                  // NOLINT
+  FloatListOrNone(std::initializer_list<double> l) : value(std::vector<double>(l)) {}  // NOLINT
+  FloatListOrNone(std::vector<double> l) : value(std::move(l)) {}                      // NOLINT
+  std::optional<std::vector<double>> value;
+};
+
 // BoolArg: a bool argument, from a bool alone: an enum or a number beside it would otherwise
 // convert silently (sum(x, {1}, TSR_DTYPE_FLOAT64) would be keepdim = true).
 struct BoolArg {
@@ -191,6 +201,13 @@ inline void push(tsr_stack* s, const std::vector<Tensor>& v) {
   for (const Tensor& t : v) raw.push_back(t.get());
   sdk::check(sdk::api().stack_push_tensor_list(s, raw.data(), raw.size()));
 }
+// Tensor?[] (index.Tensor's indices): std::nullopt elements, and undefined tensors, are None.
+inline void push(tsr_stack* s, const std::vector<std::optional<Tensor>>& v) {
+  std::vector<tsr_tensor*> raw;
+  raw.reserve(v.size());
+  for (const std::optional<Tensor>& t : v) raw.push_back(t && t->defined() ? t->get() : nullptr);
+  sdk::check(sdk::api().stack_push_tensor_list(s, raw.data(), raw.size()));
+}
 inline void push(tsr_stack* s, int64_t v) { sdk::check(sdk::api().stack_push_int(s, v)); }
 inline void push(tsr_stack* s, int v) { push(s, static_cast<int64_t>(v)); }
 inline void push(tsr_stack* s, double v) { sdk::check(sdk::api().stack_push_double(s, v)); }
@@ -223,6 +240,10 @@ inline void push(tsr_stack* s, const IntListArg& v) { push(s, v.value); }
 inline void push(tsr_stack* s, const IntListOrNone& v) {
   if (v.value) return push(s, *v.value);
   push(s, std::nullopt);
+}
+inline void push(tsr_stack* s, const FloatListOrNone& v) {
+  if (!v.value) return push(s, std::nullopt);
+  sdk::check(sdk::api().stack_push_double_list(s, v.value->data(), v.value->size()));
 }
 // An optional: its value, or None (an undefined Tensor in an optional is None too, as libtorch
 // takes it for a Tensor? argument).

@@ -183,10 +183,10 @@ void AddIndexCompositeOps(std::vector<OpInfo>& db);       // op set 1.9, in the 
 void AddOrderStatisticOps(std::vector<OpInfo>& db);       // op set 1.9, in the reductions family
 void AddCountingOps(std::vector<OpInfo>& db);             // op set 1.9, in the index family
 void AddCoreExtraOps(std::vector<OpInfo>& db);            // op set 1.9, in the reductions family
-void AddUpsampleOps(std::vector<OpInfo>& db);            // op set 1.9, in the linalg_nn family
-void AddPoolingOps(std::vector<OpInfo>& db);             // op set 1.9, in the linalg_nn family
-void AddGroupNormAttentionOps(std::vector<OpInfo>& db);  // op set 1.9, in the linalg_nn family
-void AddFoldScatterOps(std::vector<OpInfo>& db);         // op set 1.9, in the index family
+void AddUpsampleOps(std::vector<OpInfo>& db);             // op set 1.9, in the linalg_nn family
+void AddPoolingOps(std::vector<OpInfo>& db);              // op set 1.9, in the linalg_nn family
+void AddGroupNormAttentionOps(std::vector<OpInfo>& db);   // op set 1.9, in the linalg_nn family
+void AddFoldScatterOps(std::vector<OpInfo>& db);          // op set 1.9, in the index family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

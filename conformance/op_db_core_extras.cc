@@ -48,6 +48,7 @@
 
 #include "conformance/op_db.h"
 #include "conformance/op_db_helpers.h"
+#include "conformance/reduction_reference.h"
 
 namespace tessera {
 namespace conformance {
@@ -67,76 +68,6 @@ Arg DimsArg(const Dims& d) { return d ? Arg::Ints(*d) : Arg::None(); }
 std::string DimsString(const Dims& d) { return d ? ShapeString(*d) : "None"; }
 
 // ---- Reductions ----
-
-// Groups: a reduction's output shape and, per output element in row-major order, its inputs.
-struct Groups {
-  Shape shape;
-  std::vector<std::vector<double>> values;
-};
-
-// GroupBy: `dims` nullopt reduces every dim; an empty list reduces every dim too when
-// `empty_is_all` (var, std), and none otherwise (any.dims, all.dims). A 0-dim input has one
-// element, its own group, whatever dim (0 or -1) and keepdim say.
-Groups GroupBy(const HostTensor& in, const Dims& dims, bool keepdim, bool empty_is_all) {
-  const int64_t nd = in.dim();
-  const bool all = !dims || (dims->empty() && empty_is_all);
-  std::vector<bool> reduced(static_cast<size_t>(nd), all);
-  if (!all) {
-    for (int64_t d : *dims) {
-      if (nd > 0) reduced[static_cast<size_t>(d < 0 ? d + nd : d)] = true;
-    }
-  }
-  Groups g;
-  Shape kept;
-  for (int64_t d = 0; d < nd; ++d) {
-    if (!reduced[static_cast<size_t>(d)]) {
-      g.shape.push_back(in.shape[d]);
-      kept.push_back(in.shape[d]);
-    } else if (keepdim) {
-      g.shape.push_back(1);
-    }
-  }
-  int64_t count = 1;
-  for (int64_t s : kept) count *= s;
-  g.values.resize(static_cast<size_t>(count));
-  for (int64_t flat = 0; flat < in.numel(); ++flat) {
-    const Shape index = Unravel(flat, in.shape);
-    int64_t o = 0;
-    for (int64_t d = 0; d < nd; ++d) {
-      if (!reduced[static_cast<size_t>(d)]) o = o * in.shape[d] + index[d];
-    }
-    g.values[static_cast<size_t>(o)].push_back(in.values[static_cast<size_t>(flat)]);
-  }
-  return g;
-}
-
-HostTensor FoldTo(const Groups& g, tsr_dtype dtype,
-                  const std::function<double(const std::vector<double>&)>& fold) {
-  HostTensor t;
-  t.dtype = dtype;
-  t.shape = g.shape;
-  for (const std::vector<double>& v : g.values) t.values.push_back(RoundTo(dtype, fold(v)));
-  return t;
-}
-
-double MeanOf(const std::vector<double>& v) {
-  if (v.empty()) return kNan;  // ATen fills an empty reduction with NaN
-  long double s = 0;
-  for (double x : v) s += x;
-  return static_cast<double>(s / static_cast<long double>(v.size()));
-}
-
-// m2 / max(0, N - correction), as ATen's Welford reduction divides: 0 / 0 is NaN (one element,
-// unbiased), no elements is NaN.
-double VarianceOf(const std::vector<double>& v, double correction) {
-  if (v.empty()) return kNan;
-  const long double mean = MeanOf(v);
-  long double m2 = 0;
-  for (double x : v) m2 += (x - mean) * (x - mean);
-  const long double dof = std::max<long double>(0, static_cast<long double>(v.size()) - correction);
-  if (dof == 0) return m2 == 0 ? kNan : kInf;
-  return static_cast<double>(m2 / dof);
-}
 
 // WithZeros: about `fraction` of the elements made zero (-0.0 for half of those in floating
 // types, zero too), so that any and all see both answers.

@@ -859,9 +859,9 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
-  AddShapeOps(db);        // op set 1.8: padding, repeat, splits, the scatter views
-  AddRearrangeOps(db);    // op set 1.8: roll, rot90, diag, diag_embed, tile
-  AddFillFactoryOps(db);  // op set 1.8: fill, scalar_tensor, logspace, new_*
+  AddShapeOps(db);           // op set 1.8: padding, repeat, splits, the scatter views
+  AddRearrangeOps(db);       // op set 1.8: roll, rot90, diag, diag_embed, tile
+  AddFillFactoryOps(db);     // op set 1.8: fill, scalar_tensor, logspace, new_*
   AddPaddingOps(db);         // op set 1.9: reflection/replication padding, pixel_shuffle
   AddIndexCompositeOps(db);  // op set 1.9: index_add/copy/fill, take, put, nonzero, index
   AddCountingOps(db);        // op set 1.9: unique, bincount, histc, searchsorted, tril_indices

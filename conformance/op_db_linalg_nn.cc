@@ -1159,9 +1159,9 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     };
     db.push_back(std::move(op));
   }
-  AddLinalgProductOps(db);  // op set 1.8: mv, dot, addmv, addr, baddbmm, ...
-  AddUpsampleOps(db);       // op set 1.9: upsample_* (nearest, linear, cubic)
-  AddPoolingOps(db);        // op set 1.9: 1-D/3-D and adaptive pooling, max_unpool
+  AddLinalgProductOps(db);       // op set 1.8: mv, dot, addmv, addr, baddbmm, ...
+  AddUpsampleOps(db);            // op set 1.9: upsample_* (nearest, linear, cubic)
+  AddPoolingOps(db);             // op set 1.9: 1-D/3-D and adaptive pooling, max_unpool
   AddGroupNormAttentionOps(db);  // op set 1.9: group_norm, scaled_dot_product_attention
 }
 

@@ -17,62 +17,12 @@
 #include <vector>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
+#include "conformance/reduction_reference.h"
 
 namespace tessera {
 namespace conformance {
 namespace {
-
-// Groups: a reduction's output shape and, per output element in row-major order, the input
-// values it reduces.
-struct Groups {
-  std::vector<int64_t> shape;
-  std::vector<std::vector<double>> values;
-};
-
-// GroupBy: `dims` empty reduces every dim (PyTorch treats dim=None and dim=[] alike for these
-// ops); a 0-dim input is one group of its one element, whatever dim (0 or -1) and keepdim say.
-Groups GroupBy(const HostTensor& in, const std::vector<int64_t>& dims, bool keepdim) {
-  const int64_t nd = in.dim();
-  std::vector<bool> reduced(static_cast<size_t>(nd), dims.empty());
-  for (int64_t d : dims) {
-    if (nd > 0) reduced[static_cast<size_t>(d < 0 ? d + nd : d)] = true;
-  }
-  Groups g;
-  std::vector<int64_t> kept;
-  for (int64_t d = 0; d < nd; ++d) {
-    if (!reduced[static_cast<size_t>(d)]) {
-      g.shape.push_back(in.shape[d]);
-      kept.push_back(d);
-    } else if (keepdim) {
-      g.shape.push_back(1);
-    }
-  }
-  int64_t count = 1;
-  for (int64_t s : g.shape) count *= s;
-  g.values.resize(static_cast<size_t>(count));
-  std::vector<int64_t> index(static_cast<size_t>(nd), 0);
-  for (int64_t flat = 0; flat < in.numel(); ++flat) {
-    int64_t rest = flat;
-    for (int64_t d = nd - 1; d >= 0; --d) {
-      index[d] = rest % in.shape[d];
-      rest /= in.shape[d];
-    }
-    int64_t o = 0;
-    for (int64_t d : kept) o = o * in.shape[d] + index[d];
-    g.values[static_cast<size_t>(o)].push_back(in.values[static_cast<size_t>(flat)]);
-  }
-  return g;
-}
-
-using Fold = std::function<double(const std::vector<double>&)>;
-
-HostTensor FoldTo(const Groups& g, tsr_dtype dtype, const Fold& fold) {
-  HostTensor t;
-  t.dtype = dtype;
-  t.shape = g.shape;
-  for (const std::vector<double>& v : g.values) t.values.push_back(RoundTo(dtype, fold(v)));
-  return t;
-}
 
 // nansum: NaN inputs count as 0, but an inf - inf met on the way is a NaN like any other sum's.
 double NanSumOf(const std::vector<double>& v) {
@@ -98,32 +48,8 @@ double ExtremeOf(const std::vector<double>& v, bool max) {
   return best;
 }
 
-// Over no elements var_mean and std_mean give NaN for both returns, whatever the correction:
-// PyTorch fills an empty reduction with NaN instead of dividing.
-double MeanOf(const std::vector<double>& v) {
-  if (v.empty()) return NAN;
-  long double s = 0;
-  for (double x : v) s += x;
-  return static_cast<double>(s / static_cast<long double>(v.size()));
-}
-
-// sum((x - mean)^2) / max(0, N - correction), as PyTorch's Welford reduction divides: with no
-// degrees of freedom left, 0 / 0 is NaN (one element, correction 1) and m2 / 0 is +inf.
-double VarianceOf(const std::vector<double>& v, double correction) {
-  if (v.empty()) return NAN;
-  const long double mean = MeanOf(v);
-  long double m2 = 0;
-  for (double x : v) m2 += (x - mean) * (x - mean);
-  const long double dof = std::max<long double>(0, static_cast<long double>(v.size()) - correction);
-  if (dof == 0) return m2 == 0 ? NAN : INFINITY;
-  return static_cast<double>(m2 / dof);
-}
-
 // Arguments a sample leaves out take their schema defaults (None, keepdim=False), as the
-// oracles' out= calls fill them in.
-bool Given(const Sample& s, size_t i) {
-  return i < s.args.size() && s.args[i].kind != Arg::Kind::kNone;
-}
+// oracles' out= calls fill them in (Given).
 std::vector<int64_t> DimsAt(const Sample& s, size_t i) {
   if (!Given(s, i)) return {};
   const Arg& a = s.args[i];

@@ -230,8 +230,36 @@ TensorsOr UniqueConsecutiveOf(const OperatorHandle& op, const Stack& s) {
 }
 
 // ---- unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False) ----
-// The slices sorted lexicographically (a stable sort by each element position, last to first:
-// NaN last, as sort puts it), then their runs (SliceOutputs).
+// The slices sorted lexicographically, then their runs (SliceOutputs). The order comes from
+// ranks, in log2(m) rounds of one batched sort each, m the elements of a slice (a sort per
+// element would be m rounds): each element position's dense rank among the n slices (equal
+// values one rank, NaN after every number and unequal to itself, as the runs compare), then
+// pairs of neighbouring positions folded into one rank (first * n + second, re-ranked), until
+// one rank per slice orders them; a stable sort of it keeps equal slices in their order.
+
+// DenseRanks: for each row of `keys` ([rows, n]), each element's rank among its row's values
+// (0 for the least; equal values share one), by a stable sort along the row.
+absl::StatusOr<Tensor> DenseRanks(OpRegistry& r, const Tensor& keys) {
+  const int64_t n = keys.sizes()[1];
+  TSR_ASSIGN_OR_RETURN(OperatorHandle sort, r.Find("sort.stable"));
+  Stack sorted{Value(keys), Value(true), Value(int64_t{1}), Value(false)};
+  TSR_RETURN_IF_ERROR(r.Call(sort, &sorted));
+  const Tensor& values = sorted[0].tensor();
+  TSR_ASSIGN_OR_RETURN(Tensor rest, Narrow(values, 1, 1, n - 1));
+  TSR_ASSIGN_OR_RETURN(Tensor before, Narrow(values, 1, 0, n - 1));
+  TSR_ASSIGN_OR_RETURN(Tensor rises, CallOne(r, "ne.Tensor", {Value(rest), Value(before)}));
+  TSR_ASSIGN_OR_RETURN(Tensor first,
+                       Zeros(r, {keys.sizes()[0], 1}, ScalarType::kBool, keys.device()));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor steps,
+      CallOne(r, "cat", {Value(std::vector<Tensor>{first, rises}), Value(int64_t{1})}));
+  TSR_ASSIGN_OR_RETURN(
+      Tensor in_order,
+      CallOne(r, "cumsum", {Value(steps), Value(int64_t{1}), Value(ScalarType::kInt64)}));
+  // Back to each element's own place.
+  TSR_ASSIGN_OR_RETURN(Tensor ranks, CallOne(r, "zeros_like", {Value(in_order)}));
+  return CallOne(r, "scatter.src", {Value(ranks), Value(int64_t{1}), sorted[1], Value(in_order)});
+}
 
 TensorsOr UniqueDimOf(const OperatorHandle& op, const Stack& s) {
   OpRegistry& r = op.registry();
@@ -240,20 +268,44 @@ TensorsOr UniqueDimOf(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(SliceRows sliced, RowsOf(op, self, s[1].to_int()));
   if (sliced.empty) return *sliced.empty;
   TSR_ASSIGN_OR_RETURN(const int64_t dim, WrapDim(s[1].to_int(), self.dim(), op.name()));
-  const int64_t n = sliced.rows.sizes()[0], m = sliced.rows.sizes()[1];
-  TSR_ASSIGN_OR_RETURN(Tensor order, CallOne(r, "arange",
-                                             {Value(Scalar(n)), Value(ScalarType::kInt64),
-                                              Value(std::nullopt), Value(self.device())}));
-  TSR_ASSIGN_OR_RETURN(OperatorHandle sort, r.Find("sort.stable"));
-  for (int64_t c = m - 1; c >= 0; --c) {
-    TSR_ASSIGN_OR_RETURN(Tensor column, Select(sliced.rows, 1, c));
-    TSR_ASSIGN_OR_RETURN(
-        Tensor keys, CallOne(r, "index_select", {Value(column), Value(int64_t{0}), Value(order)}));
-    Stack sorted{Value(keys), Value(true), Value(int64_t{0}), Value(false)};
-    TSR_RETURN_IF_ERROR(r.Call(sort, &sorted));
-    TSR_ASSIGN_OR_RETURN(order,
-                         CallOne(r, "index_select", {Value(order), Value(int64_t{0}), sorted[1]}));
+  const int64_t n = sliced.rows.sizes()[0];
+  TSR_ASSIGN_OR_RETURN(Tensor positions, Transpose(sliced.rows, 0, 1));  // [m, n]
+  Tensor ranks;
+  if (n == 1) {
+    TSR_ASSIGN_OR_RETURN(ranks, Zeros(r, {1, 1}, ScalarType::kInt64, self.device()));
+  } else {
+    TSR_ASSIGN_OR_RETURN(ranks, DenseRanks(r, positions));
+    // Fold neighbouring positions pairwise: ranks < n, so first * n + second < n^2, which fits
+    // int64 while n <= floor(sqrt(2^63 - 1)).
+    if (n > int64_t{3037000499}) {  // floor(sqrt(2^63 - 1))
+      return Invalid(op, absl::StrFormat("unique_dim of %d slices: more than a rank pair of "
+                                         "int64 can order",
+                                         n));
+    }
+    while (ranks.sizes()[0] > 1) {
+      const int64_t m = ranks.sizes()[0];
+      if (m % 2 == 1) {  // an odd count: a last position of rank 0 everywhere pairs with it
+        TSR_ASSIGN_OR_RETURN(Tensor pad, Zeros(r, {1, n}, ScalarType::kInt64, self.device()));
+        TSR_ASSIGN_OR_RETURN(
+            ranks, CallOne(r, "cat", {Value(std::vector<Tensor>{ranks, pad}), Value(int64_t{0})}));
+      }
+      TSR_ASSIGN_OR_RETURN(
+          Tensor pairs, CallOne(r, "reshape", {Value(ranks), Value(IntList{(m + 1) / 2, 2, n})}));
+      TSR_ASSIGN_OR_RETURN(Tensor first, Select(pairs, 1, 0));
+      TSR_ASSIGN_OR_RETURN(Tensor second, Select(pairs, 1, 1));
+      TSR_ASSIGN_OR_RETURN(Tensor scaled,
+                           CallOne(r, "mul.Scalar", {Value(first), Value(Scalar(n))}));
+      TSR_ASSIGN_OR_RETURN(
+          Tensor folded,
+          CallOne(r, "add.Tensor", {Value(scaled), Value(second), Value(Scalar(int64_t{1}))}));
+      TSR_ASSIGN_OR_RETURN(ranks, DenseRanks(r, folded));
+    }
   }
+  TSR_ASSIGN_OR_RETURN(Tensor rank, Select(ranks, 0, 0));
+  TSR_ASSIGN_OR_RETURN(OperatorHandle sort, r.Find("sort.stable"));
+  Stack sorted{Value(rank), Value(true), Value(int64_t{0}), Value(false)};
+  TSR_RETURN_IF_ERROR(r.Call(sort, &sorted));
+  const Tensor order = sorted[1].tensor();
   TSR_ASSIGN_OR_RETURN(
       Tensor sorted_rows,
       CallOne(r, "index_select", {Value(sliced.rows), Value(int64_t{0}), Value(order)}));

@@ -25,37 +25,11 @@ namespace tessera {
 namespace ops {
 namespace {
 
-// AtenTypeName: ATen's name of a dtype in its dispatch errors ("not implemented for 'Long'").
-const char* AtenTypeName(ScalarType t) {
-  switch (t) {
-    case ScalarType::kBool:
-      return "Bool";
-    case ScalarType::kUInt8:
-      return "Byte";
-    case ScalarType::kInt8:
-      return "Char";
-    case ScalarType::kInt16:
-      return "Short";
-    case ScalarType::kInt32:
-      return "Int";
-    case ScalarType::kInt64:
-      return "Long";
-    case ScalarType::kFloat16:
-      return "Half";
-    case ScalarType::kBFloat16:
-      return "BFloat16";
-    case ScalarType::kFloat32:
-      return "Float";
-    case ScalarType::kFloat64:
-      return "Double";
-  }
-  return "?";
-}
-
-// NotImplementedFor: ATen's AT_DISPATCH refusal of a dtype its kernel `kernel` has no loop for.
+// NotImplementedFor: ATen's AT_DISPATCH refusal of a dtype its kernel `kernel` has no loop for
+// (the dtype named as Tessera names it).
 absl::Status NotImplementedFor(const OperatorHandle& op, const char* kernel, ScalarType t) {
   return absl::UnimplementedError(
-      absl::StrFormat("%s: \"%s\" not implemented for '%s'", op.name(), kernel, AtenTypeName(t)));
+      absl::StrFormat("%s: \"%s\" not implemented for '%s'", op.name(), kernel, ScalarTypeName(t)));
 }
 
 // DivRtn: floor division (ATen's div_rtn), for a positive divisor.

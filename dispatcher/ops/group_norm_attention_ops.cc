@@ -254,6 +254,17 @@ absl::StatusOr<Tensor> AttentionOf(const OperatorHandle& op, const Stack& s) {
     }
   }
   if (!IsFloatingType(q.dtype())) return NotFloating(op, q.dtype());
+  // The products' shapes, checked here so that a mismatch names the arguments, not matmul's.
+  if (q.sizes().back() != k.sizes().back()) {
+    return Invalid(op, absl::StrFormat("Expected query and key to have the same last dim (the "
+                                       "embedding E), but got query %s and key %s",
+                                       ShapeToString(q.sizes()), ShapeToString(k.sizes())));
+  }
+  if (k.sizes()[k.dim() - 2] != v.sizes()[v.dim() - 2]) {
+    return Invalid(op, absl::StrFormat("Expected key and value to have the same sequence length "
+                                       "(dim -2), but got key %s and value %s",
+                                       ShapeToString(k.sizes()), ShapeToString(v.sizes())));
+  }
   if (is_causal && s[3].is_tensor()) {
     return Invalid(op,
                    "_scaled_dot_product_attention: Explicit attn_mask should not be set when "

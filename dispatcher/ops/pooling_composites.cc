@@ -657,7 +657,8 @@ absl::StatusOr<Tensor> AdaptiveAvgKernelOf(const OperatorHandle& op, const Stack
   IntArrayRef outs = s[1].int_list();
   const char* name = kDims == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
   if (static_cast<int>(outs.size()) != kDims) {
-    return Invalid(op, absl::StrFormat("%s: output_size must be %d", name, kDims));
+    return Invalid(
+        op, absl::StrFormat("%s: output_size must be %d, got %d values", name, kDims, outs.size()));
   }
   if (x.dim() != kDims + 1 && x.dim() != kDims + 2) {
     return Invalid(op, absl::StrFormat("%s(): Expected %dD or %dD tensor, but got %s", name,
@@ -689,7 +690,8 @@ absl::StatusOr<Tensor> AdaptiveAvgOf(const OperatorHandle& op, const Stack& s) {
   IntArrayRef outs = s[1].int_list();
   const char* name = kDims == 2 ? "adaptive_avg_pool2d" : "adaptive_avg_pool3d";
   if (static_cast<int>(outs.size()) != kDims) {
-    return Invalid(op, absl::StrFormat("%s: output_size must be %d", name, kDims));
+    return Invalid(
+        op, absl::StrFormat("%s: output_size must be %d, got %d values", name, kDims, outs.size()));
   }
   if (std::any_of(outs.begin(), outs.end(), [](int64_t o) { return o < 0; })) {
     // ATen 1.13's adaptive_avg_pool3d names adaptive_avg_pool2d here; current ATen its own name.
@@ -698,6 +700,8 @@ absl::StatusOr<Tensor> AdaptiveAvgOf(const OperatorHandle& op, const Stack& s) {
                                        name, JoinSizes(outs)));
   }
   if (std::all_of(outs.begin(), outs.end(), [](int64_t o) { return o == 1; })) {
+    const ScalarType dtype = s[0].tensor().dtype();
+    if (!IsFloatingType(dtype)) return NotFloating(op, dtype);  // named as this op's, not mean's
     IntList dims;
     for (int i = 1; i <= kDims; ++i) dims.push_back(-i);
     return CallOne(op.registry(), "mean.dim", {s[0], Value(std::move(dims)), Value(true), Value()});

@@ -132,6 +132,7 @@ struct Function {
   std::string name;                   // "softmax"
   std::vector<std::string> types;     // parameter types, for overload collisions
   std::vector<std::string> names;     // parameter names
+  std::vector<std::string> args;      // what the call passes for each (a name, or int[N]'s Sized)
   std::vector<std::string> defaults;  // each parameter's C++ default, or ""
   std::string returns;                // C++ return type
   int tensors = 0;                    // tensor returns (1: call1; more: call_returns<N>)
@@ -176,6 +177,9 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
     std::string name = a.name;
     if (IsKeyword(name) || name == "op_") name += "_";  // op_: the function's own local
     f.types.push_back(*type);
+    // An int[N] from one integer is N copies of it (IntListArg::Sized), as Python's API takes it.
+    const bool sized = *type == "const IntListArg&" && a.type.list_size.value_or(1) > 1;
+    f.args.push_back(sized ? absl::StrCat(name, ".Sized(", *a.type.list_size, ")") : name);
     f.names.push_back(std::move(name));
     const std::optional<std::string> default_text = CppDefault(a);
     if (a.default_value && !default_text) {
@@ -218,7 +222,7 @@ size_t CommonPrefix(const std::vector<std::string>& a, const std::vector<std::st
 std::string Body(const Function& f) {
   const std::string find = absl::StrFormat("  static const tsr_op* op_ = find_op(\"%s\");\n", f.op);
   const std::string args =
-      absl::StrCat("op_", f.names.empty() ? "" : ", ", absl::StrJoin(f.names, ", "));
+      absl::StrCat("op_", f.args.empty() ? "" : ", ", absl::StrJoin(f.args, ", "));
   if (f.list) return absl::StrCat(find, "  return call(", args, ");\n}\n");
   if (f.tensors == 1) return absl::StrCat(find, "  return call1(", args, ");\n}\n");
   return absl::StrCat(find, "  return internal::call_returns<", f.tensors, ">(", args, ");\n}\n");

@@ -171,6 +171,24 @@ TEST(Composites, NonzeroAndMaskedOpsCountOnTheHost) {
               HasSubstr("Number of elements of source < number of ones in mask"));
 }
 
+TEST(Composites, UniqueDimOrdersWideSlicesByRankFolding) {
+  // 1000-element slices: ordered in log2(1000) rounds of rank folding, as a per-element sort
+  // would order them. Rows 0 and 2 equal; row 1 is less (it starts lower).
+  std::vector<float> v;
+  for (int row : {1, 0, 1}) {
+    for (int i = 0; i < 1000; ++i) v.push_back(static_cast<float>(i + row));
+  }
+  const std::vector<Tensor> out =
+      ops("unique_dim", f32(v, {3, 1000}), int64_t{0}, true, true, true);
+  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(shape(out[0]), (std::vector<int64_t>{2, 1000}));
+  const std::vector<float> slices = values<float>(out[0]);
+  EXPECT_EQ(slices[0], 0);     // the lesser slice first
+  EXPECT_EQ(slices[1000], 1);  // then the repeated one
+  EXPECT_EQ(values<int64_t>(out[1]), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(values<int64_t>(out[2]), (std::vector<int64_t>{1, 2}));
+}
+
 }  // namespace
 }  // namespace cpu_test
 }  // namespace tessera

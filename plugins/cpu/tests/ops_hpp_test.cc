@@ -112,13 +112,18 @@ TEST(OpsHpp, ListReturnsAsAVectorOfViews) {
   }
 }
 
-TEST(OpsHpp, OptionalTensorListsAndFloatListsTakeBraces) {
+TEST(OpsHpp, OptionalTensorListsFloatListsAndOneIntegerForAnIntList) {
   // index(self, Tensor?[] indices): x[:, [2, 0]], None as std::nullopt or an undefined Tensor.
   const Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
   const Tensor columns = i64({2, 0}, {2});
   EXPECT_EQ(values<float>(ops::index(x, {std::nullopt, columns})),
             (std::vector<float>{3, 1, 6, 4}));
   EXPECT_EQ(values<float>(ops::index(x, {Tensor(), columns})), (std::vector<float>{3, 1, 6, 4}));
+  // One integer for an int[2] is two of it, as PyTorch's Python API takes it; {1} as written.
+  const Tensor image = f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 2, 2, 2});
+  EXPECT_EQ(shape(ops::adaptive_avg_pool2d(image, 1)), (std::vector<int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(values<float>(ops::adaptive_avg_pool2d(image, 1)), (std::vector<float>{2.5, 6.5}));
+  EXPECT_THROW(ops::adaptive_avg_pool2d(image, {1}), sdk::Error);
   // upsample_nearest1d.vec(input, output_size, scale_factors): a float[]? brace list.
   const Tensor row = f32({1, 2}, {1, 1, 2});
   EXPECT_EQ(values<float>(ops::upsample_nearest1d(row, std::nullopt, {2.0})),

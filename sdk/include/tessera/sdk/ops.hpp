@@ -47,13 +47,13 @@ auto call_returns(const tsr_op* op, const Args&... args) {
 // _adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor
 inline Tensor _adaptive_avg_pool2d(const Tensor& self, const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("_adaptive_avg_pool2d");
-  return call1(op_, self, output_size);
+  return call1(op_, self, output_size.Sized(2));
 }
 
 // _adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor
 inline Tensor _adaptive_avg_pool3d(const Tensor& self, const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("_adaptive_avg_pool3d");
-  return call1(op_, self, output_size);
+  return call1(op_, self, output_size.Sized(3));
 }
 
 // _cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
@@ -203,7 +203,7 @@ inline Tensor _upsample_nearest_exact2d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("_upsample_nearest_exact2d");
-  return call1(op_, self, output_size, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(2), scales_h, scales_w);
 }
 
 // _upsample_nearest_exact2d.vec(Tensor input, int[]? output_size, float[]? scale_factors) -> Tensor
@@ -223,7 +223,7 @@ inline Tensor _upsample_nearest_exact3d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("_upsample_nearest_exact3d");
-  return call1(op_, self, output_size, scales_d, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(3), scales_d, scales_h, scales_w);
 }
 
 // _upsample_nearest_exact3d.vec(Tensor input, int[]? output_size, float[]? scale_factors) -> Tensor
@@ -280,13 +280,13 @@ inline Tensor adaptive_avg_pool1d(const Tensor& self, const IntListArg& output_s
 // adaptive_avg_pool2d(Tensor self, int[2] output_size) -> Tensor
 inline Tensor adaptive_avg_pool2d(const Tensor& self, const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("adaptive_avg_pool2d");
-  return call1(op_, self, output_size);
+  return call1(op_, self, output_size.Sized(2));
 }
 
 // adaptive_avg_pool3d(Tensor self, int[3] output_size) -> Tensor
 inline Tensor adaptive_avg_pool3d(const Tensor& self, const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("adaptive_avg_pool3d");
-  return call1(op_, self, output_size);
+  return call1(op_, self, output_size.Sized(3));
 }
 
 // adaptive_max_pool1d(Tensor self, int[1] output_size) -> (Tensor, Tensor)
@@ -302,7 +302,7 @@ inline std::tuple<Tensor, Tensor> adaptive_max_pool2d(
     const Tensor& self,
     const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("adaptive_max_pool2d");
-  return internal::call_returns<2>(op_, self, output_size);
+  return internal::call_returns<2>(op_, self, output_size.Sized(2));
 }
 
 // adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
@@ -310,7 +310,7 @@ inline std::tuple<Tensor, Tensor> adaptive_max_pool3d(
     const Tensor& self,
     const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("adaptive_max_pool3d");
-  return internal::call_returns<2>(op_, self, output_size);
+  return internal::call_returns<2>(op_, self, output_size.Sized(3));
 }
 
 // add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
@@ -697,7 +697,7 @@ inline Tensor avg_pool2d(
     BoolArg count_include_pad = true,
     const std::optional<int64_t>& divisor_override = std::nullopt) {
   static const tsr_op* op_ = find_op("avg_pool2d");
-  return call1(op_, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  return call1(op_, self, kernel_size.Sized(2), stride.Sized(2), padding.Sized(2), ceil_mode, count_include_pad, divisor_override);
 }
 
 // avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
@@ -711,7 +711,7 @@ inline Tensor avg_pool2d_backward(
     BoolArg count_include_pad,
     const std::optional<int64_t>& divisor_override) {
   static const tsr_op* op_ = find_op("avg_pool2d_backward");
-  return call1(op_, grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  return call1(op_, grad_output, self, kernel_size.Sized(2), stride.Sized(2), padding.Sized(2), ceil_mode, count_include_pad, divisor_override);
 }
 
 // avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=[0, 0, 0], bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
@@ -724,7 +724,7 @@ inline Tensor avg_pool3d(
     BoolArg count_include_pad = true,
     const std::optional<int64_t>& divisor_override = std::nullopt) {
   static const tsr_op* op_ = find_op("avg_pool3d");
-  return call1(op_, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  return call1(op_, self, kernel_size.Sized(3), stride.Sized(3), padding.Sized(3), ceil_mode, count_include_pad, divisor_override);
 }
 
 // baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
@@ -1147,7 +1147,7 @@ inline Tensor col2im(
     const IntListArg& padding,
     const IntListArg& stride) {
   static const tsr_op* op_ = find_op("col2im");
-  return call1(op_, self, output_size, kernel_size, dilation, padding, stride);
+  return call1(op_, self, output_size.Sized(2), kernel_size.Sized(2), dilation.Sized(2), padding.Sized(2), stride.Sized(2));
 }
 
 // constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor
@@ -1203,7 +1203,7 @@ inline Tensor conv2d(
     const IntListArg& dilation = std::vector<int64_t>{1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv2d");
-  return call1(op_, input, weight, bias, stride, padding, dilation, groups);
+  return call1(op_, input, weight, bias, stride.Sized(2), padding.Sized(2), dilation.Sized(2), groups);
 }
 
 // conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=[1, 1], str padding="valid", int[2] dilation=[1, 1], int groups=1) -> Tensor
@@ -1216,7 +1216,7 @@ inline Tensor conv2d(
     const IntListArg& dilation = std::vector<int64_t>{1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv2d.padding");
-  return call1(op_, input, weight, bias, stride, padding, dilation, groups);
+  return call1(op_, input, weight, bias, stride.Sized(2), padding, dilation.Sized(2), groups);
 }
 
 // conv3d(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=[1, 1, 1], int[3] padding=[0, 0, 0], int[3] dilation=[1, 1, 1], int groups=1) -> Tensor
@@ -1229,7 +1229,7 @@ inline Tensor conv3d(
     const IntListArg& dilation = std::vector<int64_t>{1, 1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv3d");
-  return call1(op_, input, weight, bias, stride, padding, dilation, groups);
+  return call1(op_, input, weight, bias, stride.Sized(3), padding.Sized(3), dilation.Sized(3), groups);
 }
 
 // conv3d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=[1, 1, 1], str padding="valid", int[3] dilation=[1, 1, 1], int groups=1) -> Tensor
@@ -1242,7 +1242,7 @@ inline Tensor conv3d(
     const IntListArg& dilation = std::vector<int64_t>{1, 1, 1},
     int64_t groups = 1) {
   static const tsr_op* op_ = find_op("conv3d.padding");
-  return call1(op_, input, weight, bias, stride, padding, dilation, groups);
+  return call1(op_, input, weight, bias, stride.Sized(3), padding, dilation.Sized(3), groups);
 }
 
 // conv_transpose1d(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=[1], int[1] padding=[0], int[1] output_padding=[0], int groups=1, int[1] dilation=[1]) -> Tensor
@@ -1270,7 +1270,7 @@ inline Tensor conv_transpose2d(
     int64_t groups = 1,
     const IntListArg& dilation = std::vector<int64_t>{1, 1}) {
   static const tsr_op* op_ = find_op("conv_transpose2d.input");
-  return call1(op_, input, weight, bias, stride, padding, output_padding, groups, dilation);
+  return call1(op_, input, weight, bias, stride.Sized(2), padding.Sized(2), output_padding.Sized(2), groups, dilation.Sized(2));
 }
 
 // conv_transpose3d.input(Tensor input, Tensor weight, Tensor? bias=None, int[3] stride=[1, 1, 1], int[3] padding=[0, 0, 0], int[3] output_padding=[0, 0, 0], int groups=1, int[3] dilation=[1, 1, 1]) -> Tensor
@@ -1284,7 +1284,7 @@ inline Tensor conv_transpose3d(
     int64_t groups = 1,
     const IntListArg& dilation = std::vector<int64_t>{1, 1, 1}) {
   static const tsr_op* op_ = find_op("conv_transpose3d.input");
-  return call1(op_, input, weight, bias, stride, padding, output_padding, groups, dilation);
+  return call1(op_, input, weight, bias, stride.Sized(3), padding.Sized(3), output_padding.Sized(3), groups, dilation.Sized(3));
 }
 
 // convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
@@ -2207,7 +2207,7 @@ inline Tensor im2col(
     const IntListArg& padding,
     const IntListArg& stride) {
   static const tsr_op* op_ = find_op("im2col");
-  return call1(op_, self, kernel_size, dilation, padding, stride);
+  return call1(op_, self, kernel_size.Sized(2), dilation.Sized(2), padding.Sized(2), stride.Sized(2));
 }
 
 // index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
@@ -2830,7 +2830,7 @@ inline Tensor max_pool2d(
     const IntListArg& dilation = std::vector<int64_t>{1, 1},
     BoolArg ceil_mode = false) {
   static const tsr_op* op_ = find_op("max_pool2d");
-  return call1(op_, self, kernel_size, stride, padding, dilation, ceil_mode);
+  return call1(op_, self, kernel_size.Sized(2), stride.Sized(2), padding.Sized(2), dilation.Sized(2), ceil_mode);
 }
 
 // max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], int[2] dilation=[1, 1], bool ceil_mode=False) -> (Tensor, Tensor)
@@ -2842,7 +2842,7 @@ inline std::tuple<Tensor, Tensor> max_pool2d_with_indices(
     const IntListArg& dilation = std::vector<int64_t>{1, 1},
     BoolArg ceil_mode = false) {
   static const tsr_op* op_ = find_op("max_pool2d_with_indices");
-  return internal::call_returns<2>(op_, self, kernel_size, stride, padding, dilation, ceil_mode);
+  return internal::call_returns<2>(op_, self, kernel_size.Sized(2), stride.Sized(2), padding.Sized(2), dilation.Sized(2), ceil_mode);
 }
 
 // max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
@@ -2856,7 +2856,7 @@ inline Tensor max_pool2d_with_indices_backward(
     BoolArg ceil_mode,
     const Tensor& indices) {
   static const tsr_op* op_ = find_op("max_pool2d_with_indices_backward");
-  return call1(op_, grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+  return call1(op_, grad_output, self, kernel_size.Sized(2), stride.Sized(2), padding.Sized(2), dilation.Sized(2), ceil_mode, indices);
 }
 
 // max_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=[0, 0, 0], int[3] dilation=[1, 1, 1], bool ceil_mode=False) -> Tensor
@@ -2868,7 +2868,7 @@ inline Tensor max_pool3d(
     const IntListArg& dilation = std::vector<int64_t>{1, 1, 1},
     BoolArg ceil_mode = false) {
   static const tsr_op* op_ = find_op("max_pool3d");
-  return call1(op_, self, kernel_size, stride, padding, dilation, ceil_mode);
+  return call1(op_, self, kernel_size.Sized(3), stride.Sized(3), padding.Sized(3), dilation.Sized(3), ceil_mode);
 }
 
 // max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=[0, 0, 0], int[3] dilation=[1, 1, 1], bool ceil_mode=False) -> (Tensor, Tensor)
@@ -2880,7 +2880,7 @@ inline std::tuple<Tensor, Tensor> max_pool3d_with_indices(
     const IntListArg& dilation = std::vector<int64_t>{1, 1, 1},
     BoolArg ceil_mode = false) {
   static const tsr_op* op_ = find_op("max_pool3d_with_indices");
-  return internal::call_returns<2>(op_, self, kernel_size, stride, padding, dilation, ceil_mode);
+  return internal::call_returns<2>(op_, self, kernel_size.Sized(3), stride.Sized(3), padding.Sized(3), dilation.Sized(3), ceil_mode);
 }
 
 // max_unpool2d(Tensor self, Tensor indices, int[2] output_size) -> Tensor
@@ -2889,7 +2889,7 @@ inline Tensor max_unpool2d(
     const Tensor& indices,
     const IntListArg& output_size) {
   static const tsr_op* op_ = find_op("max_unpool2d");
-  return call1(op_, self, indices, output_size);
+  return call1(op_, self, indices, output_size.Sized(2));
 }
 
 // max_unpool3d(Tensor self, Tensor indices, int[3] output_size, int[3] stride, int[3] padding) -> Tensor
@@ -2900,7 +2900,7 @@ inline Tensor max_unpool3d(
     const IntListArg& stride,
     const IntListArg& padding) {
   static const tsr_op* op_ = find_op("max_unpool3d");
-  return call1(op_, self, indices, output_size, stride, padding);
+  return call1(op_, self, indices, output_size.Sized(3), stride.Sized(3), padding.Sized(3));
 }
 
 // maximum(Tensor self, Tensor other) -> Tensor
@@ -3742,19 +3742,19 @@ inline Tensor reciprocal_(const Tensor& self) {
 // reflection_pad1d(Tensor self, int[2] padding) -> Tensor
 inline Tensor reflection_pad1d(const Tensor& self, const IntListArg& padding) {
   static const tsr_op* op_ = find_op("reflection_pad1d");
-  return call1(op_, self, padding);
+  return call1(op_, self, padding.Sized(2));
 }
 
 // reflection_pad2d(Tensor self, int[4] padding) -> Tensor
 inline Tensor reflection_pad2d(const Tensor& self, const IntListArg& padding) {
   static const tsr_op* op_ = find_op("reflection_pad2d");
-  return call1(op_, self, padding);
+  return call1(op_, self, padding.Sized(4));
 }
 
 // reflection_pad3d(Tensor self, int[6] padding) -> Tensor
 inline Tensor reflection_pad3d(const Tensor& self, const IntListArg& padding) {
   static const tsr_op* op_ = find_op("reflection_pad3d");
-  return call1(op_, self, padding);
+  return call1(op_, self, padding.Sized(6));
 }
 
 // relu(Tensor self) -> Tensor
@@ -3802,19 +3802,19 @@ inline Tensor repeat(const Tensor& self, const IntListArg& repeats) {
 // replication_pad1d(Tensor self, int[2] padding) -> Tensor
 inline Tensor replication_pad1d(const Tensor& self, const IntListArg& padding) {
   static const tsr_op* op_ = find_op("replication_pad1d");
-  return call1(op_, self, padding);
+  return call1(op_, self, padding.Sized(2));
 }
 
 // replication_pad2d(Tensor self, int[4] padding) -> Tensor
 inline Tensor replication_pad2d(const Tensor& self, const IntListArg& padding) {
   static const tsr_op* op_ = find_op("replication_pad2d");
-  return call1(op_, self, padding);
+  return call1(op_, self, padding.Sized(4));
 }
 
 // replication_pad3d(Tensor self, int[6] padding) -> Tensor
 inline Tensor replication_pad3d(const Tensor& self, const IntListArg& padding) {
   static const tsr_op* op_ = find_op("replication_pad3d");
-  return call1(op_, self, padding);
+  return call1(op_, self, padding.Sized(6));
 }
 
 // reshape(Tensor(a) self, int[] shape) -> Tensor(a)
@@ -4654,7 +4654,7 @@ inline Tensor upsample_bicubic2d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("upsample_bicubic2d");
-  return call1(op_, self, output_size, align_corners, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(2), align_corners, scales_h, scales_w);
 }
 
 // upsample_bicubic2d.vec(Tensor input, int[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
@@ -4675,7 +4675,7 @@ inline Tensor upsample_bilinear2d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("upsample_bilinear2d");
-  return call1(op_, self, output_size, align_corners, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(2), align_corners, scales_h, scales_w);
 }
 
 // upsample_bilinear2d.vec(Tensor input, int[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor
@@ -4733,7 +4733,7 @@ inline Tensor upsample_nearest2d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("upsample_nearest2d");
-  return call1(op_, self, output_size, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(2), scales_h, scales_w);
 }
 
 // upsample_nearest2d.vec(Tensor input, int[]? output_size, float[]? scale_factors) -> Tensor
@@ -4753,7 +4753,7 @@ inline Tensor upsample_nearest3d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("upsample_nearest3d");
-  return call1(op_, self, output_size, scales_d, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(3), scales_d, scales_h, scales_w);
 }
 
 // upsample_nearest3d.vec(Tensor input, int[]? output_size, float[]? scale_factors) -> Tensor
@@ -4774,7 +4774,7 @@ inline Tensor upsample_trilinear3d(
     const std::optional<double>& scales_h = std::nullopt,
     const std::optional<double>& scales_w = std::nullopt) {
   static const tsr_op* op_ = find_op("upsample_trilinear3d");
-  return call1(op_, self, output_size, align_corners, scales_d, scales_h, scales_w);
+  return call1(op_, self, output_size.Sized(3), align_corners, scales_d, scales_h, scales_w);
 }
 
 // upsample_trilinear3d.vec(Tensor input, int[]? output_size, bool align_corners, float[]? scale_factors) -> Tensor

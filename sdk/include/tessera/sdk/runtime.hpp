@@ -61,18 +61,26 @@ Keyword<T> kw(std::string_view name, T value) {
 struct DefaultArg {};
 inline constexpr DefaultArg default_arg{};
 
-// IntListArg: an int[] argument: a brace list, a vector, or one integer (a list of that one
-// value, as ATen's IntArrayRef takes it: an int[2] of one value is that value twice, so
-// max_pool2d(x, 2) is a 2x2 window), or a tensor's sizes(). It owns a copy: the C++ functions
-// are for convenience; a hot loop calls call1 with a std::vector it keeps.
+// IntListArg: an int[] argument: a brace list, a vector, a tensor's sizes(), or one integer.
+// One integer for an int[N] parameter is N copies of it, as PyTorch's Python API takes it
+// (adaptive_avg_pool2d(x, 1) is a 1x1 output, max_pool2d(x, 2) a 2x2 window; the generated
+// functions call Sized(N)); a list, a brace list of one included, goes as written. It owns a
+// copy: the C++ functions are for convenience; a hot loop calls call1 with a std::vector it
+// keeps.
 struct IntListArg {
   IntListArg(std::initializer_list<int64_t> l) : value(l) {}   // NOLINT: implicit
   IntListArg(std::vector<int64_t> l) : value(std::move(l)) {}  // NOLINT: implicit
   IntListArg(sdk::IntSpan l) : value(l.begin(), l.end()) {}    // NOLINT: a tensor's sizes()
   template <typename T,
             std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
-  IntListArg(T v) : value{static_cast<int64_t>(v)} {}  // NOLINT: implicit
+  IntListArg(T v) : value{static_cast<int64_t>(v)}, one_integer(true) {}  // NOLINT: implicit
+  // Sized: for an int[n] parameter: one integer as n copies of it; anything else as given.
+  IntListArg Sized(size_t n) const {
+    if (!one_integer || n <= 1) return *this;
+    return IntListArg(std::vector<int64_t>(n, value.front()));
+  }
   std::vector<int64_t> value;
+  bool one_integer = false;  // made from one integer, not from a list
 };
 
 // IntListOrNone: an int[]? argument (sum's dim): what IntListArg takes, or {} or std::nullopt
@@ -93,7 +101,7 @@ struct IntListOrNone {
 // std::nullopt for None.
 struct FloatListOrNone {
   FloatListOrNone() = default;
-  FloatListOrNone(std::nullopt_t) {}                                                  // NOLINT
+  FloatListOrNone(std::nullopt_t) {}                                                   // NOLINT
   FloatListOrNone(std::initializer_list<double> l) : value(std::vector<double>(l)) {}  // NOLINT
   FloatListOrNone(std::vector<double> l) : value(std::move(l)) {}                      // NOLINT
   std::optional<std::vector<double>> value;

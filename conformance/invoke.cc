@@ -1,6 +1,8 @@
 #include "conformance/invoke.h"
 
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
 namespace tessera {
 namespace conformance {
@@ -167,6 +169,52 @@ Sample WithDefaults(const std::string& functional, const Sample& s) {
   return full;
 }
 
+namespace {
+
+// A host value an op returns (equal's bool, item's Scalar) as a 0-dim CPU tensor of its kind
+// (bool, int64 or float64), so the oracles compare it as a tensor; nullopt for other kinds.
+std::optional<Tensor> HostValueAsTensor(tsr_stack* stack, size_t i) {
+  HostTensor h;
+  h.shape = {};
+  switch (sdk::api().stack_kind(stack, i)) {
+    case TSR_VALUE_BOOL: {
+      int32_t b = 0;
+      sdk::check(sdk::api().stack_get_bool(stack, i, &b));
+      h.dtype = TSR_DTYPE_BOOL;
+      h.values = {b != 0 ? 1.0 : 0.0};
+      break;
+    }
+    case TSR_VALUE_SCALAR: {
+      tsr_scalar v{};
+      sdk::check(sdk::api().stack_get_scalar(stack, i, &v));
+      h.dtype = v.kind == TSR_SCALAR_BOOL  ? TSR_DTYPE_BOOL
+                : v.kind == TSR_SCALAR_INT ? TSR_DTYPE_INT64
+                                           : TSR_DTYPE_FLOAT64;
+      h.values = {v.kind == TSR_SCALAR_DOUBLE ? v.d : static_cast<double>(v.i)};
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  return ToDevice(h, tsr_device{TSR_DEVICE_CPU, 0});
+}
+
+// ReturnedValues: returned_tensors, with host values as 0-dim CPU tensors.
+std::vector<Tensor> ReturnedValues(tsr_stack* stack) {
+  const size_t n = sdk::api().stack_size(stack);
+  for (size_t i = 0; i < n; ++i) {
+    if (std::optional<Tensor> t = HostValueAsTensor(stack, i)) {
+      if (n != 1) {
+        throw std::logic_error("conformance: an op returning a host value among other returns");
+      }
+      return {*std::move(t)};
+    }
+  }
+  return ::tessera::returned_tensors(stack);
+}
+
+}  // namespace
+
 std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr_device device,
                            Layout layout, const std::vector<Tensor>& extra,
                            std::vector<Tensor>* inputs) {
@@ -175,7 +223,7 @@ std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr
   for (const Arg& a : sample.args) Push(a, device, layout, &call);
   for (const Tensor& t : extra) sdk::check(sdk::api().stack_push_tensor(call.stack.get(), t.get()));
   sdk::check(sdk::api().op_call(op, call.stack.get()));
-  std::vector<Tensor> out = ::tessera::returned_tensors(call.stack.get());
+  std::vector<Tensor> out = ReturnedValues(call.stack.get());
   if (inputs) *inputs = call.tensors;
   return out;
 }

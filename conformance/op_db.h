@@ -84,8 +84,11 @@ struct Sample {
 
 struct ErrorInput {
   Sample sample;
-  tsr_code code;  // what the op must return
-  std::string what;
+  tsr_code code;     // what the op must return
+  std::string what;  // what the input gets wrong, for the case's description
+  // message: a part of the error's message the op must give (ATen's wording: "Dimension out of
+  // range"), so that a refusal by another check with the same code fails; empty: not checked.
+  std::string message = {};
 };
 
 // DtypeMask: bit (1 << tsr_dtype) per dtype; the sets and the list are the SDK's
@@ -146,6 +149,10 @@ struct OpInfo {
   // compare_returns: how many returns the oracles compare (sort's indices with ties are not
   // unique, for example); -1: all.
   int compare_returns = -1;
+  // unmasked_returns: the returns a backward op gives whatever its output_mask asks
+  // (grid_sampler_2d_backward's grid gradient, as ATen computes it regardless); the
+  // undefined-gradient cases compare them with asking for every gradient instead of None.
+  std::vector<size_t> unmasked_returns;
   // gradient: a backward op's link to its forward op (the gradient oracle), or none.
   std::optional<GradientSpec> gradient;
 };
@@ -187,6 +194,17 @@ void AddUpsampleOps(std::vector<OpInfo>& db);             // op set 1.9, in the 
 void AddPoolingOps(std::vector<OpInfo>& db);              // op set 1.9, in the linalg_nn family
 void AddGroupNormAttentionOps(std::vector<OpInfo>& db);   // op set 1.9, in the linalg_nn family
 void AddFoldScatterOps(std::vector<OpInfo>& db);          // op set 1.9, in the index family
+void AddPoolingBackwardOps(std::vector<OpInfo>& db);      // op set 1.10, training family
+void AddUpsampleBackwardOps(std::vector<OpInfo>& db);     // op set 1.10, training family
+void AddLossBackwardOps(std::vector<OpInfo>& db);         // op set 1.10, training family
+void AddActivationBackwardOps(std::vector<OpInfo>& db);   // op set 1.10, training family
+void AddViewBackwardOps(std::vector<OpInfo>& db);         // op set 1.10, training family
+void AddPaddingBackwardOps(std::vector<OpInfo>& db);      // op set 1.10, training family
+void AddGroupNormBackwardOps(std::vector<OpInfo>& db);    // op set 1.10, training family
+void AddEmbeddingBagOps(std::vector<OpInfo>& db);         // op set 1.10, linalg_nn family
+void AddGridSamplerOps(std::vector<OpInfo>& db);          // op set 1.10, linalg_nn family
+void AddDistanceBackwardOps(std::vector<OpInfo>& db);     // op set 1.10, training family
+void AddHostValueOps(std::vector<OpInfo>& db);            // op set 1.10, reductions family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

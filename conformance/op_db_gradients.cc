@@ -6,6 +6,7 @@
 // function has no derivative (relu's 0, hardtanh's bounds) with probability 1.
 #include <stdexcept>
 
+#include "conformance/gradient_samples.h"
 #include "conformance/op_db.h"
 
 namespace tessera {
@@ -288,11 +289,7 @@ std::vector<std::pair<std::string, GradientSpec>> Specs() {
       return samples;
     };
     spec.wrt = {0};
-    spec.backward_args = [](const Sample& s, const Returns&, const HostTensor& g) {
-      Args args{Arg::Tensor(g)};
-      args.insert(args.end(), s.args.begin(), s.args.end());
-      return args;
-    };
+    spec.backward_args = GradThenForwardArgs;
     add("avg_pool2d_backward", std::move(spec));
   }
   {

@@ -23,6 +23,20 @@ inline ErrorInput Refused(std::vector<Arg> args, tsr_code code, std::string what
   return {Described(std::move(args)), code, std::move(what)};
 }
 
+// RefusedSaying: an error input whose error message must contain `message` (ErrorInput's
+// message), which also describes it.
+inline ErrorInput RefusedSaying(std::vector<Arg> args, tsr_code code, std::string message) {
+  ErrorInput e = Refused(std::move(args), code, message);
+  e.message = std::move(message);
+  return e;
+}
+
+// Saying: `e`, whose error message must also contain `message`.
+inline ErrorInput Saying(ErrorInput e, std::string message) {
+  e.message = std::move(message);
+  return e;
+}
+
 // Values: a tensor of `shape` holding `values` (row-major), rounded to `dtype`.
 inline HostTensor Values(tsr_dtype dtype, std::vector<int64_t> shape,
                          const std::vector<double>& values) {
@@ -31,6 +45,15 @@ inline HostTensor Values(tsr_dtype dtype, std::vector<int64_t> shape,
   t.shape = std::move(shape);
   for (double v : values) t.values.push_back(RoundTo(dtype, v));
   return t;
+}
+
+// Uniform: a random tensor of `shape` with values in [low, high) (MakeOptions' range).
+inline HostTensor Uniform(std::vector<int64_t> shape, tsr_dtype dtype, Rng& rng, double low,
+                          double high) {
+  MakeOptions range;
+  range.low = low;
+  range.high = high;
+  return MakeTensor(std::move(shape), dtype, rng, range);
 }
 
 // Given: whether the sample passes argument i (not left to its default, not None).

@@ -1163,6 +1163,8 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
   AddUpsampleOps(db);            // op set 1.9: upsample_* (nearest, linear, cubic)
   AddPoolingOps(db);             // op set 1.9: 1-D/3-D and adaptive pooling, max_unpool
   AddGroupNormAttentionOps(db);  // op set 1.9: group_norm, scaled_dot_product_attention
+  AddEmbeddingBagOps(db);        // op set 1.10
+  AddGridSamplerOps(db);         // op set 1.10
 }
 
 }  // namespace conformance

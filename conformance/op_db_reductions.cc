@@ -527,6 +527,7 @@ void AddReductionOps(std::vector<OpInfo>& db) {
   AddNormSetOps(db);             // op set 1.8: linalg_vector_norm, dist, isin
   AddOrderStatisticOps(db);      // op set 1.9: kthvalue, median, mode, cummax, logcumsumexp
   AddCoreExtraOps(db);           // op set 1.9: any/all.dims, var/std(unbiased), div mode, cdist
+  AddHostValueOps(db);           // op set 1.10: item, equal, allclose, isclose, is_nonzero
 }
 
 }  // namespace conformance

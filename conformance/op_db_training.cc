@@ -448,7 +448,15 @@ void AddTrainingOps(std::vector<OpInfo>& db) {
   AddNllLoss(db);
   AddNormBackwardOps(db);
   AddNNBackwardOps(db);
-  AddLossOps(db);  // op set 1.9: huber, smooth_l1, binary cross entropy, soft margin
+  AddLossOps(db);                // op set 1.9: huber, smooth_l1, binary cross entropy, soft margin
+  AddPoolingBackwardOps(db);     // op set 1.10
+  AddUpsampleBackwardOps(db);    // op set 1.10
+  AddLossBackwardOps(db);        // op set 1.10
+  AddActivationBackwardOps(db);  // op set 1.10
+  AddViewBackwardOps(db);        // op set 1.10
+  AddPaddingBackwardOps(db);     // op set 1.10
+  AddGroupNormBackwardOps(db);   // op set 1.10
+  AddDistanceBackwardOps(db);    // op set 1.10
 }
 
 }  // namespace conformance

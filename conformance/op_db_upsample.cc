@@ -11,7 +11,8 @@
 // scale factors given and not, inputs of size 1). The references compute each dim's taps in the
 // float type ATen uses (float for nearest's scale; float, or double for float64, elsewhere), then
 // each output element as the sum over all tap combinations of the product of the weights times
-// the element of self, in double, rounded once to the dtype.
+// the element of self, in double, rounded once to the dtype. The tap arithmetic is shared with
+// the backward ops' references (upsample_reference.h; defined here).
 //
 // Where PyTorch 1.13 differs (what /usr/bin/python3 runs): current PyTorch's CPU kernels take
 // float16 too (1.13: float32, float64, bfloat16, and uint8 for nearest), and clamp the linear and
@@ -33,26 +34,12 @@
 
 #include "conformance/op_db.h"
 #include "conformance/op_db_helpers.h"
+#include "conformance/upsample_reference.h"
 
 namespace tessera {
 namespace conformance {
+namespace upsample {
 namespace {
-
-using Shape = std::vector<int64_t>;
-
-enum class Mode { kNearest, kNearestExact, kLinear, kCubic };
-
-bool Interpolates(Mode m) { return m == Mode::kLinear || m == Mode::kCubic; }
-
-// DimTaps: for each output position along one dim, the positions of self it reads and their
-// weights.
-struct DimTaps {
-  std::vector<std::vector<int64_t>> at;  // [output position][tap]
-  std::vector<std::vector<double>> w;
-};
-
-// Weight: v as ATen's kernel stores a weight, in the input's dtype.
-double Weight(tsr_dtype dtype, double v) { return RoundTo(dtype, v); }
 
 // T: ATen's opmath for the index arithmetic of linear and cubic (double for float64).
 template <typename T>
@@ -80,20 +67,27 @@ std::pair<int64_t, T> Guarded(T real, int64_t in) {
   return {index, frac};
 }
 
+// Weight: the opmath weight v as the kernel keeps it: rounded to the input's dtype for the
+// forward (Weights::kStoredInDtype), as it is for the backward (Weights::kOpmath).
+double Weight(Weights weights, tsr_dtype dtype, double v) {
+  return weights == Weights::kOpmath ? v : RoundTo(dtype, v);
+}
+
+// The first weight is 1 minus the second as kept (for kOpmath, 1 - frac in T).
 template <typename T>
-DimTaps LinearDim(tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
+DimTaps LinearDim(Weights weights, tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
                   std::optional<double> scale) {
   DimTaps d;
   const T ratio = ScaleFor<T>(in, out, align_corners, scale);
   for (int64_t o = 0; o < out; ++o) {
-    if (in == out) {  // a copy, whatever the scale
+    if (in == out) {  // compute_source_index_and_lambda: a copy, whatever the scale
       d.at.push_back({o, o});
       d.w.push_back({1, 0});
       continue;
     }
     const auto [i0, frac] = Guarded<T>(SourceIndex<T>(ratio, o, align_corners, false), in);
-    const double w1 = Weight(dtype, static_cast<double>(frac));
-    const double w0 = Weight(dtype, static_cast<double>(T(1) - static_cast<T>(w1)));
+    const double w1 = Weight(weights, dtype, static_cast<double>(frac));
+    const double w0 = Weight(weights, dtype, static_cast<double>(T(1) - static_cast<T>(w1)));
     d.at.push_back({i0, i0 < in - 1 ? i0 + 1 : i0});
     d.w.push_back({w0, w1});
   }
@@ -101,7 +95,7 @@ DimTaps LinearDim(tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
 }
 
 template <typename T>
-DimTaps CubicDim(tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
+DimTaps CubicDim(Weights weights, tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
                  std::optional<double> scale) {
   DimTaps d;
   const T ratio = ScaleFor<T>(in, out, align_corners, scale);
@@ -116,7 +110,7 @@ DimTaps CubicDim(tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
     std::vector<double> w;
     for (int j = 0; j < 4; ++j) {
       at.push_back(std::clamp<int64_t>(index - 1 + j, 0, in - 1));
-      w.push_back(Weight(dtype, static_cast<double>(k[static_cast<size_t>(j)])));
+      w.push_back(Weight(weights, dtype, static_cast<double>(k[static_cast<size_t>(j)])));
     }
     d.at.push_back(at);
     d.w.push_back(w);
@@ -147,61 +141,17 @@ DimTaps NearestDim(bool exact, int64_t in, int64_t out, std::optional<double> sc
   return d;
 }
 
-DimTaps TapsFor(Mode mode, tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
-                std::optional<double> scale) {
-  const bool wide = dtype == TSR_DTYPE_FLOAT64;
-  switch (mode) {
-    case Mode::kNearest:
-      return NearestDim(false, in, out, scale);
-    case Mode::kNearestExact:
-      return NearestDim(true, in, out, scale);
-    case Mode::kLinear:
-      return wide ? LinearDim<double>(dtype, in, out, align_corners, scale)
-                  : LinearDim<float>(dtype, in, out, align_corners, scale);
-    case Mode::kCubic:
-      return wide ? CubicDim<double>(dtype, in, out, align_corners, scale)
-                  : CubicDim<float>(dtype, in, out, align_corners, scale);
-  }
-  return {};
+}  // namespace
+
+const std::vector<std::pair<Mode, int>>& Ops() {
+  static const std::vector<std::pair<Mode, int>> kOps{
+      {Mode::kNearest, 1},      {Mode::kNearest, 2},      {Mode::kNearest, 3},
+      {Mode::kNearestExact, 1}, {Mode::kNearestExact, 2}, {Mode::kNearestExact, 3},
+      {Mode::kLinear, 1},       {Mode::kLinear, 2},       {Mode::kLinear, 3},
+      {Mode::kCubic, 2}};
+  return kOps;
 }
 
-// Upsampled: x resized to `size` (its spatial dims) with one scale per dim (or none).
-HostTensor Upsampled(const HostTensor& x, Mode mode, const Shape& size, bool align_corners,
-                     const std::vector<std::optional<double>>& scales) {
-  const size_t dims = size.size();
-  Shape shape = x.shape;
-  std::vector<DimTaps> taps;
-  for (size_t d = 0; d < dims; ++d) {
-    shape[d + 2] = size[d];
-    taps.push_back(TapsFor(mode, x.dtype, x.shape[d + 2], size[d], align_corners, scales[d]));
-  }
-  HostTensor out = Full(shape, x.dtype, 0);
-  for (int64_t f = 0; f < out.numel(); ++f) {
-    const Shape pos = Unravel(f, shape);
-    // Every combination of one tap per dim.
-    const size_t per = taps[0].at[0].size();
-    size_t combos = 1;
-    for (size_t d = 0; d < dims; ++d) combos *= per;
-    long double sum = 0;
-    for (size_t c = 0; c < combos; ++c) {
-      Shape src = pos;
-      long double weight = 1;
-      size_t rest = c;
-      for (size_t d = 0; d < dims; ++d) {
-        const size_t j = rest % per;
-        rest /= per;
-        const size_t o = static_cast<size_t>(pos[d + 2]);
-        src[d + 2] = taps[d].at[o][j];
-        weight *= taps[d].w[o][j];
-      }
-      sum += weight * x.values[static_cast<size_t>(Ravel(src, x.shape))];
-    }
-    out.values[static_cast<size_t>(f)] = RoundTo(x.dtype, static_cast<double>(sum));
-  }
-  return out;
-}
-
-// The names of an op's form: [mode][dims - 1].
 std::string OpName(Mode mode, int dims) {
   static const char* const kNames[4][3] = {
       {"upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d"},
@@ -211,7 +161,24 @@ std::string OpName(Mode mode, int dims) {
   return kNames[static_cast<int>(mode)][dims - 1];
 }
 
-// Cube: [n, c] then `dims` sizes of `s`.
+DimTaps TapsFor(Mode mode, tsr_dtype dtype, int64_t in, int64_t out, bool align_corners,
+                std::optional<double> scale, Weights weights) {
+  const bool wide = dtype == TSR_DTYPE_FLOAT64;
+  switch (mode) {
+    case Mode::kNearest:
+      return NearestDim(false, in, out, scale);
+    case Mode::kNearestExact:
+      return NearestDim(true, in, out, scale);
+    case Mode::kLinear:
+      return wide ? LinearDim<double>(weights, dtype, in, out, align_corners, scale)
+                  : LinearDim<float>(weights, dtype, in, out, align_corners, scale);
+    case Mode::kCubic:
+      return wide ? CubicDim<double>(weights, dtype, in, out, align_corners, scale)
+                  : CubicDim<float>(weights, dtype, in, out, align_corners, scale);
+  }
+  return {};
+}
+
 Shape Cube(int64_t n, int64_t c, int dims, int64_t s) {
   Shape shape{n, c};
   for (int d = 0; d < dims; ++d) shape.push_back(s);
@@ -219,6 +186,39 @@ Shape Cube(int64_t n, int64_t c, int dims, int64_t s) {
 }
 
 Shape Repeat(int dims, int64_t v) { return Shape(static_cast<size_t>(dims), v); }
+
+Scales ScalesOf(const Sample& s, size_t first, int dims) {
+  Scales scales;
+  for (int d = 0; d < dims; ++d) {
+    const size_t i = first + static_cast<size_t>(d);
+    scales.push_back(Given(s, i) ? std::optional<double>(s.args[i].number) : std::nullopt);
+  }
+  return scales;
+}
+
+namespace {
+
+// Upsampled: x resized to `size` (its spatial dims) with one scale per dim (or none).
+HostTensor Upsampled(const HostTensor& x, Mode mode, const Shape& size, bool align_corners,
+                     const Scales& scales) {
+  const size_t dims = size.size();
+  Shape shape = x.shape;
+  std::vector<DimTaps> taps;
+  for (size_t d = 0; d < dims; ++d) {
+    shape[d + 2] = size[d];
+    taps.push_back(TapsFor(mode, x.dtype, x.shape[d + 2], size[d], align_corners, scales[d],
+                           Weights::kStoredInDtype));
+  }
+  HostTensor out = Full(shape, x.dtype, 0);
+  for (int64_t f = 0; f < out.numel(); ++f) {
+    long double sum = 0;
+    ForEachTapCombination(taps, Unravel(f, shape), [&](const Shape& src, long double weight) {
+      sum += weight * x.values[static_cast<size_t>(Ravel(src, x.shape))];
+    });
+    out.values[static_cast<size_t>(f)] = RoundTo(x.dtype, static_cast<double>(sum));
+  }
+  return out;
+}
 
 // A sample of the op's own form: self, the output size, the spatial sizes, scales.
 struct Case {
@@ -270,15 +270,6 @@ std::vector<Case> Cases(Mode mode, int dims) {
 DtypeMask DtypesOf(Mode mode) {
   // Current PyTorch's CPU kernels: floating (float16 included); nearest takes uint8 too.
   return Interpolates(mode) ? kFloatingMask : (kFloatingMask | Bit(TSR_DTYPE_UINT8));
-}
-
-std::vector<std::optional<double>> ScalesOf(const Sample& s, size_t first, int dims) {
-  std::vector<std::optional<double>> scales;
-  for (int d = 0; d < dims; ++d) {
-    const size_t i = first + static_cast<size_t>(d);
-    scales.push_back(Given(s, i) ? std::optional<double>(s.args[i].number) : std::nullopt);
-  }
-  return scales;
 }
 
 // Base: the op's own form (self, output_size, [align_corners,] scales...).
@@ -454,16 +445,12 @@ OpInfo Vec(Mode mode, int dims) {
 }
 
 }  // namespace
+}  // namespace upsample
 
 void AddUpsampleOps(std::vector<OpInfo>& db) {
-  const std::vector<std::pair<Mode, int>> ops{{Mode::kNearest, 1},      {Mode::kNearest, 2},
-                                              {Mode::kNearest, 3},      {Mode::kNearestExact, 1},
-                                              {Mode::kNearestExact, 2}, {Mode::kNearestExact, 3},
-                                              {Mode::kLinear, 1},       {Mode::kLinear, 2},
-                                              {Mode::kLinear, 3},       {Mode::kCubic, 2}};
-  for (const auto& [mode, dims] : ops) {
-    db.push_back(Base(mode, dims));
-    db.push_back(Vec(mode, dims));
+  for (const auto& [mode, dims] : upsample::Ops()) {
+    db.push_back(upsample::Base(mode, dims));
+    db.push_back(upsample::Vec(mode, dims));
   }
 }
 

@@ -787,9 +787,9 @@ class OpRunner {
   }
 
   // The undefined-gradient cases (PyTorch's check_undefined_grad, for explicit backward ops): a
-  // backward op with a `bool[3] output_mask` asked for only some of its gradients returns None
-  // (an undefined tensor) for each one it was not asked for, and for each one it was, what it
-  // returns when asked for all three.
+  // backward op with a `bool[N] output_mask` asked for only some of its gradients returns None
+  // (an undefined tensor) for each one it was not asked for (but its unmasked_returns, which it
+  // gives regardless), and for each one it was, what it returns when asked for all.
   void RunUndefinedGradients(const Sample& s, Rng& rng) {
     const int mask_at = OutputMaskIndex(op_.name);
     if (mask_at < 0) return;
@@ -806,9 +806,14 @@ class OpRunner {
     } catch (const std::exception&) {
       return;  // the gradient cases above report what fails here
     }
-    const std::vector<std::vector<bool>> masks{
-        {true, false, false}, {false, true, false}, {false, false, true}, {true, true, false},
-        {true, false, true},  {false, true, true},  {false, false, false}};
+    // Every mask of the op's length (bool[3], bool[2]) but all True, which `full` is.
+    const size_t n = all.args.at(static_cast<size_t>(mask_at)).ints.size();
+    std::vector<std::vector<bool>> masks;
+    for (uint32_t bits = (1u << n) - 1; bits-- > 0;) {
+      std::vector<bool> mask(n);
+      for (size_t k = 0; k < n; ++k) mask[k] = (bits >> (n - 1 - k)) & 1u;
+      masks.push_back(std::move(mask));
+    }
     for (const std::vector<bool>& mask : masks) {
       std::string desc = s.desc + " output_mask [";
       for (size_t k = 0; k < mask.size(); ++k)
@@ -827,7 +832,10 @@ class OpRunner {
              }
              for (size_t k = 0; k < mask.size(); ++k) {
                const std::string which = "return " + std::to_string(k);
-               if (!mask[k]) {
+               const bool unmasked =
+                   std::find(op_.unmasked_returns.begin(), op_.unmasked_returns.end(), k) !=
+                   op_.unmasked_returns.end();
+               if (!mask[k] && !unmasked) {
                  if (got[k].defined()) {
                    *msg =
                        which + ": output_mask[" + std::to_string(k) +
@@ -850,7 +858,7 @@ class OpRunner {
                }
                *tol = ToleranceFor(TSR_DTYPE_FLOAT64, op_.tolerance_scale);
                const Comparison c = Compare(FromDevice(got[k]), FromDevice(full[k]), *tol,
-                                            which + " against asking for all three");
+                                            which + " against asking for every gradient");
                cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
                cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
                if (!c.ok) {
@@ -882,10 +890,20 @@ class OpRunner {
              try {
                Invoke(op_.name, e.sample, config_.device, Layout::kContiguous);
              } catch (const sdk::Error& err) {
-               if (err.code() == e.code) return Status::kPass;
-               *msg = std::string("expected error code ") + std::to_string(e.code) + ", got " +
-                      std::to_string(err.code()) + ": " + err.what();
-               return Status::kFail;
+               if (err.code() != e.code) {
+                 *msg = std::string("expected error code ") + std::to_string(e.code) + ", got " +
+                        std::to_string(err.code()) + ": " + err.what();
+                 return Status::kFail;
+               }
+               // Refused for the right reason: the message names what the input gets wrong
+               // (a sample refused by an earlier check with the same code would pass otherwise).
+               if (!e.message.empty() &&
+                   std::string(err.what()).find(e.message) == std::string::npos) {
+                 *msg = "expected the error's message to contain \"" + e.message +
+                        "\", got: " + err.what();
+                 return Status::kFail;
+               }
+               return Status::kPass;
              }
              *msg = "expected an error for " + e.what + ", but the call succeeded";
              return Status::kFail;

@@ -39,6 +39,17 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefinePoolingComposites(registry));
   TSR_RETURN_IF_ERROR(ops::DefineGroupNormAttentionOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineFoldScatterOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefinePoolingBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineUpsampleBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineLossBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineActivationBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineViewBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefinePaddingBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineGroupNormBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineEmbeddingBagOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineGridSamplerOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineDistanceBackwardOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineHostValueOps(registry));
   return absl::OkStatus();
 }
 

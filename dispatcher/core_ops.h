@@ -33,8 +33,8 @@ absl::Status DefineIndexOps(OpRegistry& registry);
 absl::Status DefineActivationOps(OpRegistry& registry);  // after the pointwise ops
 absl::Status DefineDecomposedTrainingOps(OpRegistry& registry);
 absl::Status DefineNormBackwardOps(OpRegistry& registry);
-absl::Status DefineNNBackwardOps(OpRegistry& registry);  // op set 1.4
-absl::Status DefineRandomOps(OpRegistry& registry);      // op set 1.5
+absl::Status DefineNNBackwardOps(OpRegistry& registry);    // op set 1.4
+absl::Status DefineRandomOps(OpRegistry& registry);        // op set 1.5
 absl::Status DefineDistributionOps(OpRegistry& registry);  // op set 1.6, after the random ops
 // Op set 1.8's composites, after the ops they call.
 absl::Status DefineShapeOps(OpRegistry& registry);
@@ -57,6 +57,19 @@ absl::Status DefineUpsampleOps(OpRegistry& registry);
 absl::Status DefinePoolingComposites(OpRegistry& registry);
 absl::Status DefineGroupNormAttentionOps(OpRegistry& registry);
 absl::Status DefineFoldScatterOps(OpRegistry& registry);
+// Op set 1.10's composites: the backward ops of training graphs, embedding_bag, grid_sampler.
+absl::Status DefinePoolingBackwardOps(OpRegistry& registry);
+absl::Status DefineUpsampleBackwardOps(OpRegistry& registry);
+absl::Status DefineLossBackwardOps(OpRegistry& registry);
+absl::Status DefineActivationBackwardOps(OpRegistry& registry);
+absl::Status DefineViewBackwardOps(OpRegistry& registry);
+absl::Status DefinePaddingBackwardOps(OpRegistry& registry);
+absl::Status DefineGroupNormBackwardOps(OpRegistry& registry);
+absl::Status DefineEmbeddingBagOps(OpRegistry& registry);
+absl::Status DefineGridSamplerOps(OpRegistry& registry);
+absl::Status DefineDistanceBackwardOps(OpRegistry& registry);
+// Ops that return a host value (bool, Scalar) instead of a tensor: item, equal, allclose, ...
+absl::Status DefineHostValueOps(OpRegistry& registry);
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

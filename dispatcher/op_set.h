@@ -11,8 +11,9 @@
 // by family; 1.3 and 1.4 add the backward ops of the normalizations, the NLL loss,
 // convolution, pooling and embedding; 1.8 the shape ops, matrix-vector products and
 // reductions that ATen composes of others; 1.9 indexing, padding, losses, order statistics,
-// counting, upsampling, pooling variants and attention, all composites (docs/op_set.md lists
-// what each version holds). The SDK
+// counting, upsampling, pooling variants and attention, all composites; 1.10 the backward ops
+// of those, embedding_bag and grid_sampler_2d, composites too (docs/op_set.md lists what each
+// version holds). The SDK
 // headers stable_abi/include/tessera/opset/ are generated from the lock and state the same version
 // (TSR_OP_SET_VERSION_MAJOR/MINOR); the ops_lock test checks that they agree.
 #pragma once
@@ -22,6 +23,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 9;
+inline constexpr int32_t kOpSetVersionMinor = 10;
 
 }  // namespace tessera

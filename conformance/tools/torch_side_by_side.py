@@ -221,7 +221,11 @@ def outputs_of(result):
         for r in result:
             out.extend(outputs_of(r))
         return out
-    return [torch.tensor(result)]  # a number (none of the database's ops returns one)
+    # A host value (equal's bool, item's Scalar): a 0-dim tensor of its kind, as the suite
+    # compares it (bool, int64, float64; torch.tensor would make a float a float32).
+    dtype = (torch.bool if isinstance(result, bool) else
+             torch.int64 if isinstance(result, int) else torch.float64)
+    return [torch.tensor(result, dtype=dtype)]
 
 
 def compare(case, tessera_outs, torch_outs):

@@ -17,6 +17,7 @@
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/loss_support.h"
 
 namespace tessera {
 namespace ops {
@@ -88,17 +89,6 @@ Out SoftmaxBackwardK(const OperatorHandle& op, const Stack& s) {
 }
 
 // ---- mse_loss ----
-
-constexpr int64_t kReductionNone = 0, kReductionMean = 1, kReductionSum = 2;
-
-absl::Status CheckReduction(const OperatorHandle& op, int64_t reduction) {
-  if (reduction == kReductionNone || reduction == kReductionMean || reduction == kReductionSum) {
-    return absl::OkStatus();
-  }
-  return Invalid(op, absl::StrFormat("expected reduction to be 0 (none), 1 (mean) or 2 (sum), "
-                                     "got %d",
-                                     reduction));
-}
 
 // mse_loss(self, target, reduction=1): (self - target)^2, broadcast, then reduced; the dtype
 // is the operands' promoted one, which must be floating.

@@ -17,6 +17,7 @@
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/distance_support.h"
 
 namespace tessera {
 namespace ops {
@@ -29,9 +30,7 @@ absl::StatusOr<Tensor> Differences(OpRegistry& r, const Tensor& x1, const Tensor
   TSR_ASSIGN_OR_RETURN(Tensor out, EmptyOf(r, x1, shape));
   const int64_t rows_dim = x1.dim() - 2;
   const int64_t r1 = x1.sizes()[rows_dim];
-  const int64_t per_row =
-      std::max<int64_t>(x1.numel() / std::max<int64_t>(r1, 1) * x2.sizes()[rows_dim], 1);
-  const int64_t block = std::max<int64_t>((int64_t{1} << 24) / per_row, 1);
+  const int64_t block = RowBlock(x1, x2);
   TSR_ASSIGN_OR_RETURN(Tensor columns, Unsqueeze(x2, rows_dim));  // [..., 1, r2, c]
   for (int64_t start = 0; start < r1; start += block) {
     const int64_t length = std::min(block, r1 - start);
@@ -76,20 +75,7 @@ absl::StatusOr<Tensor> CdistOf(const OperatorHandle& op, const Stack& s) {
   const Tensor& x1 = s[0].tensor();
   const Tensor& x2 = s[1].tensor();
   const double p = s[2].to_double();
-  if (x1.dim() < 2) {
-    return Invalid(
-        op, absl::StrFormat("cdist only supports at least 2D tensors, X1 got: %dD", x1.dim()));
-  }
-  if (x2.dim() < 2) {
-    return Invalid(
-        op, absl::StrFormat("cdist only supports at least 2D tensors, X2 got: %dD", x2.dim()));
-  }
-  const int64_t c1 = x1.sizes().back(), c2 = x2.sizes().back();
-  if (c1 != c2) {
-    return Invalid(op, absl::StrFormat("X1 and X2 must have the same number of columns. X1: %d "
-                                       "X2: %d",
-                                       c1, c2));
-  }
+  TSR_RETURN_IF_ERROR(CheckCdistRanks(op, x1, x2));
   if (!IsFloatingType(x1.dtype())) {
     return Invalid(op, absl::StrFormat("cdist only supports floating-point dtypes, X1 got: %s",
                                        ScalarTypeName(x1.dtype())));
@@ -98,12 +84,7 @@ absl::StatusOr<Tensor> CdistOf(const OperatorHandle& op, const Stack& s) {
     return Invalid(op, absl::StrFormat("cdist only supports floating-point dtypes, X2 got: %s",
                                        ScalarTypeName(x2.dtype())));
   }
-  for (const Tensor* x : {&x1, &x2}) {  // ATen's kernels: float32 and float64 only
-    if (x->dtype() == ScalarType::kFloat16 || x->dtype() == ScalarType::kBFloat16) {
-      return absl::UnimplementedError(absl::StrFormat("%s: not implemented for dtype %s", op.name(),
-                                                      ScalarTypeName(x->dtype())));
-    }
-  }
+  for (const Tensor* x : {&x1, &x2}) TSR_RETURN_IF_ERROR(RefuseHalf(op, *x));
   if (x1.dtype() != x2.dtype()) {
     return Invalid(op, absl::StrFormat("X1 and X2 must have the same dtype, got %s and %s",
                                        ScalarTypeName(x1.dtype()), ScalarTypeName(x2.dtype())));
@@ -117,18 +98,14 @@ absl::StatusOr<Tensor> CdistOf(const OperatorHandle& op, const Stack& s) {
     }
   }
   // Batch dims broadcast; rows and columns are each side's own.
-  const IntArrayRef b1 = x1.sizes().subspan(0, x1.dim() - 2);
-  const IntArrayRef b2 = x2.sizes().subspan(0, x2.dim() - 2);
-  absl::StatusOr<DimVector> batch = BroadcastShapes(b1, b2);
-  if (!batch.ok()) return Invalid(op, std::string(batch.status().message()));
+  TSR_ASSIGN_OR_RETURN(const CdistShapes shapes, CdistShapesOf(op, x1, x2));
+  const DimVector& shape = shapes.out;
   const int64_t r1 = x1.sizes()[x1.dim() - 2], r2 = x2.sizes()[x2.dim() - 2];
-  DimVector e1 = *batch, e2 = *batch, shape = *batch;
-  e1.insert(e1.end(), {r1, c1});
-  e2.insert(e2.end(), {r2, c2});
-  shape.insert(shape.end(), {r1, r2});
-  TSR_ASSIGN_OR_RETURN(Tensor a, Expand(x1, e1));
-  TSR_ASSIGN_OR_RETURN(Tensor b, Expand(x2, e2));
-  if (r1 == 0 || r2 == 0 || c1 == 0) return Zeros(r, shape, x1.dtype(), x1.device());
+  TSR_ASSIGN_OR_RETURN(Tensor a, Expand(x1, shapes.x1));
+  TSR_ASSIGN_OR_RETURN(Tensor b, Expand(x2, shapes.x2));
+  if (r1 == 0 || r2 == 0 || x1.sizes().back() == 0) {
+    return Zeros(r, shape, x1.dtype(), x1.device());
+  }
   const bool matrix_product =
       p == 2 && (mode == 1 || ((!mode || mode == 0) && (r1 > 25 || r2 > 25)));
   if (matrix_product) return Euclidean(r, a, b);
@@ -151,10 +128,7 @@ absl::StatusOr<Tensor> PdistOf(const OperatorHandle& op, const Stack& s) {
   if (!IsFloatingType(self.dtype())) {
     return Invalid(op, "pdist only supports floating-point dtypes");
   }
-  if (self.dtype() == ScalarType::kFloat16 || self.dtype() == ScalarType::kBFloat16) {
-    return absl::UnimplementedError(absl::StrFormat("%s: not implemented for dtype %s", op.name(),
-                                                    ScalarTypeName(self.dtype())));
-  }
+  TSR_RETURN_IF_ERROR(RefuseHalf(op, self));
   if (!(p >= 0)) return Invalid(op, "pdist only supports non-negative p values");
   const int64_t n = self.sizes()[0];
   const int64_t pairs = n * (n - 1) / 2;

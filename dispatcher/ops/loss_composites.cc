@@ -25,33 +25,17 @@
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/loss_support.h"
 
 namespace tessera {
 namespace ops {
 namespace {
-
-constexpr int64_t kReductionNone = 0, kReductionMean = 1, kReductionSum = 2;
-
-absl::Status CheckReduction(const OperatorHandle& op, int64_t reduction) {
-  if (reduction == kReductionNone || reduction == kReductionMean || reduction == kReductionSum) {
-    return absl::OkStatus();
-  }
-  return Invalid(op, absl::StrFormat("expected reduction to be 0 (none), 1 (mean) or 2 (sum), "
-                                     "got %d",
-                                     reduction));
-}
 
 // Reduce: the elementwise losses as the reduction asks (ATen's apply_loss_reduction).
 absl::StatusOr<Tensor> Reduce(OpRegistry& r, Tensor loss, int64_t reduction) {
   if (reduction == kReductionMean) return CallOne(r, "mean", {Value(std::move(loss)), Value()});
   if (reduction == kReductionSum) return CallOne(r, "sum", {Value(std::move(loss)), Value()});
   return loss;
-}
-
-// CastRefused: ATen's refusal of a result its output (self's or target's dtype) cannot hold.
-absl::Status CastRefused(const OperatorHandle& op, ScalarType from, ScalarType to) {
-  return Invalid(op, absl::StrFormat("result type %s can't be cast to the desired output type %s",
-                                     ScalarTypeName(from), ScalarTypeName(to)));
 }
 
 // Scalars for the pointwise ops.
@@ -86,12 +70,8 @@ absl::StatusOr<Tensor> HuberLossOf(const OperatorHandle& op, const Stack& s) {
   if (!(delta > 0))
     return Invalid(op, "huber_loss does not support non-positive values for delta.");
   TSR_RETURN_IF_ERROR(CheckReduction(op, reduction));
-  ResultTypeBuilder promotion;
-  promotion.AddTensor(self.dtype(), self.dim());
-  promotion.AddTensor(target.dtype(), target.dim());
-  const ScalarType dtype = promotion.Result();
-  if (!IsFloatingType(dtype)) return NotFloating(op, dtype);
-  if (!CanCast(dtype, self.dtype())) return CastRefused(op, dtype, self.dtype());
+  TSR_ASSIGN_OR_RETURN(const ScalarType dtype,
+                       FloatingResultInto(op, {&self, &target}, self.dtype()));
   OpRegistry& r = op.registry();
   const Opmath opmath(dtype, self.dtype());
   TSR_ASSIGN_OR_RETURN(const Value x, opmath.In(r, s[0]));
@@ -133,13 +113,9 @@ absl::StatusOr<Tensor> SoftMarginLossOf(const OperatorHandle& op, const Stack& s
   TSR_RETURN_IF_ERROR(CheckReduction(op, reduction));
   TSR_RETURN_IF_ERROR(
       CheckBroadcastsTo(op, "target", target.sizes(), self.sizes(), "self's shape"));
-  ResultTypeBuilder promotion;
-  promotion.AddTensor(self.dtype(), self.dim());
-  promotion.AddTensor(target.dtype(), target.dim());
-  const ScalarType dtype = promotion.Result();
-  if (!IsFloatingType(dtype)) return NotFloating(op, dtype);
   // An integral self cannot hold exp's result (ATen's exp_ refuses it in place).
-  if (!CanCast(dtype, self.dtype())) return CastRefused(op, dtype, self.dtype());
+  TSR_ASSIGN_OR_RETURN(const ScalarType dtype,
+                       FloatingResultInto(op, {&self, &target}, self.dtype()));
   OpRegistry& r = op.registry();
   const Opmath opmath(dtype, self.dtype());
   TSR_ASSIGN_OR_RETURN(const Value x, opmath.In(r, s[0]));
@@ -188,11 +164,7 @@ absl::StatusOr<Tensor> BinaryCrossEntropyOf(const OperatorHandle& op, const Stac
                                        "size.",
                                        ShapeToString(target.sizes()), ShapeToString(self.sizes())));
   }
-  if (target.dtype() != self.dtype()) {
-    return Invalid(op,
-                   absl::StrFormat("Found dtype %s but expected %s", ScalarTypeName(target.dtype()),
-                                   ScalarTypeName(self.dtype())));
-  }
+  TSR_RETURN_IF_ERROR(SameDtype(op, self, {&target}));
   if (!IsFloatingType(self.dtype())) return NotFloating(op, self.dtype());
   if (!s[2].is_none()) {
     TSR_RETURN_IF_ERROR(

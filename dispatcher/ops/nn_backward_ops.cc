@@ -38,6 +38,7 @@
 #include "core/status_macros.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
+#include "dispatcher/ops/backward_support.h"
 #include "dispatcher/ops/boxing.h"
 #include "dispatcher/ops/nn_args.h"
 
@@ -46,30 +47,6 @@ namespace ops {
 namespace {
 
 using Out = absl::StatusOr<std::vector<Tensor>>;
-const Device kMetaDevice(DeviceType::kMeta);
-
-// Named: `result`, or its error with `op`'s name and what it was doing in front (an inner op's
-// message alone would name the inner op).
-absl::StatusOr<Tensor> Named(const OperatorHandle& op, const std::string& doing,
-                             absl::StatusOr<Tensor> result) {
-  if (result.ok()) return result;
-  return absl::Status(result.status().code(),
-                      absl::StrCat(op.name(), ": ", doing, ": ", result.status().message()));
-}
-
-// ForwardShape: the shape of the forward op `forward`'s first return for `args`, in which
-// every tensor is replaced by a meta tensor of its shape and dtype: the forward's meta function
-// makes its checks, and a refusal names the backward op, then the forward's message.
-absl::StatusOr<DimVector> ForwardShape(const OperatorHandle& op, std::string_view forward,
-                                       Stack args) {
-  for (Value& v : args) {
-    if (!v.is_tensor()) continue;
-    TSR_ASSIGN_OR_RETURN(v, Empty(v.tensor().sizes(), v.tensor().dtype(), kMetaDevice));
-  }
-  TSR_ASSIGN_OR_RETURN(const Tensor y, Named(op, "the forward's arguments",
-                                             CallOne(op.registry(), forward, std::move(args))));
-  return DimVector(y.sizes().begin(), y.sizes().end());
-}
 
 // CheckLike: `t` (argument `name`) has `shape` and `dtype`.
 absl::Status CheckLike(const OperatorHandle& op, const char* name, const Tensor& t,
@@ -264,33 +241,11 @@ absl::StatusOr<Tensor> MaxPoolBackward(const OperatorHandle& op, const Stack& s)
   TSR_RETURN_IF_ERROR(
       CheckLike(op, "indices", indices, out_shape, ScalarType::kInt64, "the pooling's output"));
   if (!IsFloatingType(input.dtype())) return NotFloating(op, input.dtype());
-  OpRegistry& r = op.registry();
-  const int64_t batch = PoolBatch(input);
-  const int64_t plane = input.sizes()[input.dim() - 2] * input.sizes()[input.dim() - 1];
-  const int64_t pooled = out_shape[out_shape.size() - 2] * out_shape.back();
-  const Opmath opmath(input.dtype());
-  TSR_ASSIGN_OR_RETURN(Tensor acc, Zeros(r, {batch, plane}, opmath.compute, input.device()));
-  if (batch * pooled > 0) {
-    TSR_ASSIGN_OR_RETURN(const Value g, opmath.In(r, s[0]));
-    TSR_ASSIGN_OR_RETURN(Tensor src, Reshape(r, g.tensor(), {batch, pooled}));
-    TSR_ASSIGN_OR_RETURN(Tensor index, Reshape(r, indices, {batch, pooled}));
-    // -1: a window with no input element in it (all padding, with dilation), whose maximum the
-    // forward could not place; its gradient goes nowhere, as in ATen's kernels.
-    TSR_ASSIGN_OR_RETURN(Tensor nowhere,
-                         CallOne(r, "eq.Scalar", {index, Value(Scalar(int64_t{-1}))}));
-    TSR_ASSIGN_OR_RETURN(src, CallOne(r, "masked_fill.Scalar", {src, nowhere, Value(Scalar(0.0))}));
-    TSR_ASSIGN_OR_RETURN(
-        index, CallOne(r, "masked_fill.Scalar", {index, nowhere, Value(Scalar(int64_t{0}))}));
-    // Any other index outside the plane is the caller's error, named with the plane's size.
-    TSR_ASSIGN_OR_RETURN(
-        acc, Named(op,
-                   absl::StrFormat("expected indices into the input's %d x %d plane (or -1)",
-                                   input.sizes()[input.dim() - 2], input.sizes()[input.dim() - 1]),
-                   CallOne(r, "scatter_add", {acc, Value(int64_t{1}), index, src})));
-  }
-  TSR_ASSIGN_OR_RETURN(Tensor shaped,
-                       Reshape(r, acc, IntList(input.sizes().begin(), input.sizes().end())));
-  return opmath.Out(r, std::move(shaped));
+  // -1: a window with no input element in it (all padding, with dilation), whose maximum the
+  // forward could not place; its gradient goes nowhere, as in ATen's kernels.
+  return MaxScatter(
+      op, grad, input, indices, 2, /*minus_one_is_nowhere=*/true,
+      absl::StrFormat("%d x %d", input.sizes()[input.dim() - 2], input.sizes()[input.dim() - 1]));
 }
 
 // Divisors: avg_pool2d's divisor of each output position along one spatial dim (the window's
@@ -417,8 +372,8 @@ absl::StatusOr<Tensor> EmbeddingBackward(const OperatorHandle& op, const Stack& 
   const int64_t dim = grad.sizes().back(), count = indices.numel();
   const Opmath opmath(grad.dtype());
   TSR_ASSIGN_OR_RETURN(Tensor acc,
-                       Named(op, "the weight's gradient",
-                             Zeros(r, {num_weights, dim}, opmath.compute, grad.device())));
+                       WithDoing(op, "the weight's gradient",
+                                 Zeros(r, {num_weights, dim}, opmath.compute, grad.device())));
   if (count > 0 && dim > 0) {
     TSR_ASSIGN_OR_RETURN(const Value g, opmath.In(r, s[0]));
     TSR_ASSIGN_OR_RETURN(Tensor rows, Reshape(r, g.tensor(), {count, dim}));
@@ -447,8 +402,8 @@ absl::StatusOr<Tensor> EmbeddingBackward(const OperatorHandle& op, const Stack& 
       }
       TSR_ASSIGN_OR_RETURN(
           counts,
-          Named(op, absl::StrFormat("expected indices in [0, num_weights = %d)", num_weights),
-                CallOne(r, "scatter_add", {counts, Value(int64_t{0}), index, one})));
+          WithDoing(op, absl::StrFormat("expected indices in [0, num_weights = %d)", num_weights),
+                    CallOne(r, "scatter_add", {counts, Value(int64_t{0}), index, one})));
       TSR_ASSIGN_OR_RETURN(Tensor per_row,
                            CallOne(r, "index_select", {counts, Value(int64_t{0}), index}));
       // A padding row counts 0 and carries 0: divided by 1, not 0.
@@ -459,8 +414,9 @@ absl::StatusOr<Tensor> EmbeddingBackward(const OperatorHandle& op, const Stack& 
     TSR_ASSIGN_OR_RETURN(Tensor column, Reshape(r, index, {count, 1}));
     TSR_ASSIGN_OR_RETURN(column, CallOne(r, "expand", {column, Value(IntList{count, dim})}));
     TSR_ASSIGN_OR_RETURN(
-        acc, Named(op, absl::StrFormat("expected indices in [0, num_weights = %d)", num_weights),
-                   CallOne(r, "scatter_add", {acc, Value(int64_t{0}), column, rows})));
+        acc,
+        WithDoing(op, absl::StrFormat("expected indices in [0, num_weights = %d)", num_weights),
+                  CallOne(r, "scatter_add", {acc, Value(int64_t{0}), column, rows})));
   }
   return opmath.Out(r, std::move(acc));
 }

@@ -17,32 +17,11 @@
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/padding_support.h"
 
 namespace tessera {
 namespace ops {
 namespace {
-
-// How a padded dim reads self: reflected at its edges (the edge element once) or with the edge
-// element repeated.
-enum class PadKind { kReflect, kReplicate };
-
-// PadPair: the (before, after) padding of the dim `i` pairs from the last, as every padding
-// op's list runs (pair 0 pads the last dim).
-struct PadPair {
-  int64_t before, after;
-};
-PadPair PairOf(const IntList& pad, int64_t i) { return {pad[2 * i], pad[2 * i + 1]}; }
-
-// PaddedSize: size + before + after, refused where it overflows int64.
-absl::StatusOr<int64_t> PaddedSize(const OperatorHandle& op, int64_t size, PadPair p, int64_t dim) {
-  int64_t out = 0;
-  if (__builtin_add_overflow(size, p.before, &out) || __builtin_add_overflow(out, p.after, &out)) {
-    return Invalid(
-        op, absl::StrFormat("padding (%d, %d) of dimension %d of size %d overflows int64", p.before,
-                            p.after, dim, size));
-  }
-  return out;
-}
 
 // PadShape: ATen's padding::pad_shape_check for an op that pads the last `dims` dims: self is
 // (dims + 1)-D, or (dims + 2)-D with a batch dim first that alone may be empty; a reflection
@@ -55,10 +34,7 @@ absl::StatusOr<int64_t> PaddedSize(const OperatorHandle& op, int64_t size, PadPa
 // printed the rank in place of the sizes.
 absl::StatusOr<DimVector> PadShape(const OperatorHandle& op, const Tensor& self, const IntList& pad,
                                    int64_t dims, PadKind kind) {
-  if (static_cast<int64_t>(pad.size()) != 2 * dims) {
-    return Invalid(op, absl::StrFormat("padding size is expected to be %d, but got: %d", 2 * dims,
-                                       pad.size()));
-  }
+  TSR_RETURN_IF_ERROR(CheckPadLength(op, pad, dims));
   const int64_t nd = self.dim();
   const IntArrayRef sizes = self.sizes();
   const bool batch = nd == dims + 2;
@@ -70,18 +46,7 @@ absl::StatusOr<DimVector> PadShape(const OperatorHandle& op, const Tensor& self,
                                        "got: %s",
                                        dims + 1, dims + 2, ShapeToString(sizes)));
   }
-  if (kind == PadKind::kReflect) {
-    for (int64_t i = 0; i < dims; ++i) {
-      const int64_t d = nd - 1 - i;
-      const PadPair p = PairOf(pad, i);
-      if (p.before >= sizes[d] || p.after >= sizes[d]) {
-        return Invalid(op, absl::StrFormat("Argument #%d: Padding size should be less than the "
-                                           "corresponding input dimension, but got: padding (%d, "
-                                           "%d) at dimension %d of input %s",
-                                           4 + 2 * i, p.before, p.after, d, ShapeToString(sizes)));
-      }
-    }
-  }
+  if (kind == PadKind::kReflect) TSR_RETURN_IF_ERROR(CheckReflectPadding(op, sizes, pad, dims));
   DimVector shape(sizes.begin(), sizes.end());
   bool valid_output = true;
   for (int64_t i = 0; i < dims; ++i) {
@@ -108,38 +73,6 @@ absl::StatusOr<DimVector> PadShape(const OperatorHandle& op, const Tensor& self,
   return shape;
 }
 
-// PadIndex: for each position of a padded dim of `size` elements, the element of self it holds.
-// Position k of the output is self's position i = k - before (negative before self's first
-// element, past its last beyond it; a negative padding crops, so i starts inside self): a
-// reflection reads (size - 1) - |(size - 1) - |i||, a replication clamp(i, 0, size - 1). Both
-// agree with ATen's kernels for negative paddings too (they index relative to the uncropped
-// self), and the checks keep i within [-(size - 1), 2 (size - 1)], where one reflection suffices.
-absl::StatusOr<Tensor> PadIndex(const OperatorHandle& op, const Tensor& self, int64_t dim,
-                                PadPair p, PadKind kind) {
-  OpRegistry& r = op.registry();
-  const int64_t size = self.sizes()[dim];
-  int64_t start = 0, end = 0;
-  if (__builtin_sub_overflow(int64_t{0}, p.before, &start) ||
-      __builtin_add_overflow(size, p.after, &end)) {
-    return Invalid(
-        op, absl::StrFormat("padding (%d, %d) of dimension %d of size %d overflows int64", p.before,
-                            p.after, dim, size));
-  }
-  TSR_ASSIGN_OR_RETURN(Tensor i,
-                       CallOne(r, "arange.start",
-                               {Value(Scalar(start)), Value(Scalar(end)), Value(ScalarType::kInt64),
-                                Value(std::nullopt), Value(self.device()), Value(std::nullopt)}));
-  const Value last = Value(Scalar(size - 1));
-  if (kind == PadKind::kReplicate) {
-    return CallOne(r, "clamp", {Value(i), Value(Scalar(int64_t{0})), last});
-  }
-  const Value one = Value(Scalar(int64_t{1}));
-  TSR_ASSIGN_OR_RETURN(Tensor t, CallOne(r, "abs", {Value(i)}));
-  TSR_ASSIGN_OR_RETURN(t, CallOne(r, "rsub.Scalar", {Value(t), last, one}));
-  TSR_ASSIGN_OR_RETURN(t, CallOne(r, "abs", {Value(t)}));
-  return CallOne(r, "rsub.Scalar", {Value(t), last, one});
-}
-
 // ReflectOrReplicate: reflection_pad{dims}d or replication_pad{dims}d of self: one index_select
 // per padded dim.
 absl::StatusOr<Tensor> ReflectOrReplicate(const OperatorHandle& op, const Tensor& self,
@@ -158,7 +91,7 @@ absl::StatusOr<Tensor> ReflectOrReplicate(const OperatorHandle& op, const Tensor
     const PadPair p = PairOf(pad, i);
     if (p.before == 0 && p.after == 0) continue;
     const int64_t d = self.dim() - 1 - i;
-    TSR_ASSIGN_OR_RETURN(Tensor index, PadIndex(op, self, d, p, kind));
+    TSR_ASSIGN_OR_RETURN(Tensor index, PadIndex(op, self.sizes()[d], d, p, kind, self.device()));
     TSR_ASSIGN_OR_RETURN(out, CallOne(r, "index_select", {Value(out), Value(d), Value(index)}));
   }
   // No padding at all: a new tensor all the same, as ATen's kernels write one.

@@ -32,24 +32,14 @@
 #include "absl/strings/str_join.h"
 #include "core/dtype.h"
 #include "core/half.h"
-#include "core/host_copy.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/upsample_support.h"
 
 namespace tessera {
 namespace ops {
+namespace upsample {
 namespace {
-
-enum class Mode { kNearest, kNearestExact, kLinear, kCubic };
-
-constexpr bool Interpolates(Mode m) { return m == Mode::kLinear || m == Mode::kCubic; }
-
-// Taps: one resized dim's gather: `index[t][o]` the source position of tap t for output position
-// o, `weight[t][o]` its weight (linear, cubic; already rounded to self's dtype).
-struct Taps {
-  std::vector<std::vector<int64_t>> index;
-  std::vector<std::vector<double>> weight;
-};
 
 // ---- ATen's index arithmetic (UpSample.h), in the float type it uses ----
 
@@ -100,9 +90,11 @@ void GuardIndexAndLambda(T real, int64_t in, int64_t* index, T* lambda) {
   *lambda = std::min(std::max(real - static_cast<T>(*index), T(0)), T(1));
 }
 
-// StoredAs: v as ATen's kernel stores a weight, in self's dtype (then widened back).
+// Stored: the opmath weight v as the kernel keeps it (then widened to double): in `dtype` for
+// the forward (Weights::kStoredInDtype), as it is for the backward (Weights::kOpmath).
 template <typename T>
-double StoredAs(ScalarType dtype, T v) {
+double Stored(Weights weights, ScalarType dtype, T v) {
+  if (weights == Weights::kOpmath) return static_cast<double>(v);
   switch (dtype) {
     case ScalarType::kFloat16:
       return static_cast<float>(Half(static_cast<float>(v)));
@@ -115,9 +107,10 @@ double StoredAs(ScalarType dtype, T v) {
   }
 }
 
-// Linear taps: compute_source_index_and_lambda (same size: a copy, whatever the scale).
+// Linear taps: compute_source_index_and_lambda (same size: a copy, whatever the scale). The first
+// weight is 1 minus the second as stored (for kOpmath, 1 - lambda in T).
 template <typename T>
-Taps LinearTaps(ScalarType dtype, int64_t in, int64_t out, bool align_corners,
+Taps LinearTaps(Weights weights, ScalarType dtype, int64_t in, int64_t out, bool align_corners,
                 std::optional<double> scale) {
   Taps taps{std::vector<std::vector<int64_t>>(2, std::vector<int64_t>(out)),
             std::vector<std::vector<double>>(2, std::vector<double>(out))};
@@ -130,8 +123,8 @@ Taps LinearTaps(ScalarType dtype, int64_t in, int64_t out, bool align_corners,
       T lambda;
       GuardIndexAndLambda<T>(real, in, &i0, &lambda);
       i1 = i0 + (i0 < in - 1 ? 1 : 0);
-      l1 = StoredAs<T>(dtype, lambda);
-      l0 = StoredAs<T>(dtype, static_cast<T>(1) - static_cast<T>(l1));
+      l1 = Stored<T>(weights, dtype, lambda);
+      l0 = Stored<T>(weights, dtype, static_cast<T>(1) - static_cast<T>(l1));
     }
     taps.index[0][o] = i0;
     taps.index[1][o] = i1;
@@ -152,9 +145,10 @@ T CubicFar(T x, T a) {  // 1 < |x| < 2
 }
 
 // Cubic taps: 4 per position around the floored source index, clamped into self
-// (HelperInterpCubic::compute_indices_weights).
+// (HelperInterpCubic::compute_indices_weights; the backward's get_cubic_upsample_coefficients
+// and upsample_increment_value_bounded).
 template <typename T>
-Taps CubicTaps(ScalarType dtype, int64_t in, int64_t out, bool align_corners,
+Taps CubicTaps(Weights weights, ScalarType dtype, int64_t in, int64_t out, bool align_corners,
                std::optional<double> scale) {
   Taps taps{std::vector<std::vector<int64_t>>(4, std::vector<int64_t>(out)),
             std::vector<std::vector<double>>(4, std::vector<double>(out))};
@@ -170,14 +164,16 @@ Taps CubicTaps(ScalarType dtype, int64_t in, int64_t out, bool align_corners,
                                   CubicNear<T>(near, a), CubicFar<T>(near + static_cast<T>(1), a)};
     for (int j = 0; j < 4; ++j) {
       taps.index[j][o] = std::clamp<int64_t>(index + j - 1, 0, in - 1);
-      taps.weight[j][o] = StoredAs<T>(dtype, coeffs[j]);
+      taps.weight[j][o] = Stored<T>(weights, dtype, coeffs[j]);
     }
   }
   return taps;
 }
 
+}  // namespace
+
 Taps DimTaps(Mode mode, ScalarType dtype, int64_t in, int64_t out, bool align_corners,
-             std::optional<double> scale) {
+             std::optional<double> scale, Weights weights) {
   // ATen's opmath: double for float64, float otherwise.
   const bool wide = dtype == ScalarType::kFloat64;
   switch (mode) {
@@ -191,40 +187,33 @@ Taps DimTaps(Mode mode, ScalarType dtype, int64_t in, int64_t out, bool align_co
       return taps;
     }
     case Mode::kLinear:
-      return wide ? LinearTaps<double>(dtype, in, out, align_corners, scale)
-                  : LinearTaps<float>(dtype, in, out, align_corners, scale);
+      return wide ? LinearTaps<double>(weights, dtype, in, out, align_corners, scale)
+                  : LinearTaps<float>(weights, dtype, in, out, align_corners, scale);
     case Mode::kCubic:
-      return wide ? CubicTaps<double>(dtype, in, out, align_corners, scale)
-                  : CubicTaps<float>(dtype, in, out, align_corners, scale);
+      return wide ? CubicTaps<double>(weights, dtype, in, out, align_corners, scale)
+                  : CubicTaps<float>(weights, dtype, in, out, align_corners, scale);
   }
   return {};
 }
 
-// ---- checks (upsample_{1,2,3}d_common_check and the meta functions) ----
-
-std::string SizesString(IntArrayRef sizes) {
-  return absl::StrCat("[", absl::StrJoin(sizes.begin(), sizes.end(), ", "), "]");
-}
-
-absl::Status CheckShapes(const OperatorHandle& op, const Tensor& self, const IntList& output_size,
-                         int dims) {
+absl::Status CheckSizes(const OperatorHandle& op, IntArrayRef input_size,
+                        const IntList& output_size, int dims) {
   if (static_cast<int>(output_size.size()) != dims) {
     return Invalid(op, absl::StrFormat("It is expected output_size equals to %d, but got size %d",
                                        dims, output_size.size()));
   }
-  if (self.dim() != dims + 2) {
+  if (static_cast<int64_t>(input_size.size()) != dims + 2) {
     return Invalid(op, absl::StrFormat("It is expected input_size equals to %d, but got size %d",
-                                       dims + 2, self.dim()));
+                                       dims + 2, input_size.size()));
   }
-  const IntArrayRef in = self.sizes();
   bool positive = true;
-  for (int d = 0; d < dims; ++d) positive = positive && in[d + 2] > 0 && output_size[d] > 0;
+  for (int d = 0; d < dims; ++d) positive = positive && input_size[d + 2] > 0 && output_size[d] > 0;
   if (!positive) {
     static const char* const kNames[] = {"D", "H", "W"};
     std::vector<std::string> ins, outs;
     for (int d = 0; d < dims; ++d) {
       const char* name = kNames[3 - dims + d];
-      ins.push_back(absl::StrFormat("%s: %d", name, in[d + 2]));
+      ins.push_back(absl::StrFormat("%s: %d", name, input_size[d + 2]));
       outs.push_back(absl::StrFormat("%s: %d", name, output_size[d]));
     }
     return Invalid(
@@ -233,11 +222,25 @@ absl::Status CheckShapes(const OperatorHandle& op, const Tensor& self, const Int
                             absl::StrJoin(ins, ", "), dims == 1 ? " and" : "",
                             absl::StrJoin(outs, ", ")));
   }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// ---- checks (the meta functions beyond upsample_{1,2,3}d_common_check) ----
+
+std::string SizesString(IntArrayRef sizes) {
+  return absl::StrCat("[", absl::StrJoin(sizes.begin(), sizes.end(), ", "), "]");
+}
+
+absl::Status CheckShapes(const OperatorHandle& op, const Tensor& self, const IntList& output_size,
+                         int dims) {
+  TSR_RETURN_IF_ERROR(CheckSizes(op, self.sizes(), output_size, dims));
   // An empty batch is allowed, an empty channel dim is not.
-  if (in[1] == 0) {
+  if (self.sizes()[1] == 0) {
     return Invalid(op, absl::StrFormat("Non-empty %dD data tensor expected but got a tensor with "
                                        "sizes %s",
-                                       dims + 2, SizesString(in)));
+                                       dims + 2, SizesString(self.sizes())));
   }
   return absl::OkStatus();
 }
@@ -253,26 +256,10 @@ absl::Status CheckDtype(const OperatorHandle& op, Mode mode, ScalarType dtype) {
 
 // ---- the composite ----
 
-// OnDevice: `values` as a tensor of `dtype` and `shape` (numel == values.size()) on `device`
-// (on the meta device, the shape alone).
-template <typename H, typename V>
-absl::StatusOr<Tensor> OnDevice(OpRegistry& r, const std::vector<V>& values, ScalarType dtype,
-                                Device device, IntList shape) {
-  TSR_ASSIGN_OR_RETURN(Tensor t,
-                       CallOne(r, "empty.memory_format",
-                               {Value(std::move(shape)), Value(dtype), Value(), Value(device)}));
-  if (device.type == DeviceType::kMeta) return t;  // a shape: no values to hold
-  const std::vector<H> host(values.begin(), values.end());
-  TSR_RETURN_IF_ERROR(CopyHostToTensor(host.data(), t));
-  return t;
-}
-
 // Resize: `x` (self, or self in the compute dtype) resized along `dim` by `taps`.
 absl::StatusOr<Tensor> Resize(OpRegistry& r, const Tensor& x, int64_t dim, const Taps& taps,
                               ScalarType compute) {
   const int64_t out = static_cast<int64_t>(taps.index[0].size());
-  IntList weight_shape(x.dim(), 1);
-  weight_shape[dim] = out;
   Tensor sum;
   for (size_t t = 0; t < taps.index.size(); ++t) {
     TSR_ASSIGN_OR_RETURN(Tensor index, OnDevice<int64_t>(r, taps.index[t], ScalarType::kInt64,
@@ -280,13 +267,10 @@ absl::StatusOr<Tensor> Resize(OpRegistry& r, const Tensor& x, int64_t dim, const
     TSR_ASSIGN_OR_RETURN(Tensor gathered,
                          CallOne(r, "index_select", {Value(x), Value(dim), Value(index)}));
     if (taps.weight.empty()) return gathered;  // nearest: one tap, no weight
-    absl::StatusOr<Tensor> weight =
-        compute == ScalarType::kFloat64
-            ? OnDevice<double>(r, taps.weight[t], compute, x.device(), weight_shape)
-            : OnDevice<float>(r, taps.weight[t], compute, x.device(), weight_shape);
-    if (!weight.ok()) return weight.status();
+    TSR_ASSIGN_OR_RETURN(Tensor weight,
+                         WeightOnDevice(r, taps.weight[t], compute, x.device(), x.dim(), dim));
     TSR_ASSIGN_OR_RETURN(Tensor term,
-                         CallOne(r, "mul.Tensor", {Value(gathered), Value(*std::move(weight))}));
+                         CallOne(r, "mul.Tensor", {Value(gathered), Value(std::move(weight))}));
     if (t == 0) {
       sum = std::move(term);
     } else {
@@ -326,8 +310,8 @@ absl::StatusOr<Tensor> UpsampleOf(const OperatorHandle& op, const Stack& s) {
     const std::optional<double> scale =
         scale_arg.is_none() ? std::nullopt : std::optional<double>(scale_arg.to_double());
     const int64_t dim = d + 2;
-    const Taps taps =
-        DimTaps(kMode, self.dtype(), self.sizes()[dim], output_size[d], align_corners, scale);
+    const Taps taps = DimTaps(kMode, self.dtype(), self.sizes()[dim], output_size[d], align_corners,
+                              scale, Weights::kStoredInDtype);
     TSR_ASSIGN_OR_RETURN(x, Resize(r, x, dim, taps, math.compute));
   }
   if (!Interpolates(kMode)) return x;
@@ -391,12 +375,6 @@ absl::StatusOr<Tensor> UpsampleVecOf(const OperatorHandle& op, const Stack& s) {
   return CallOne(op.registry(), kNames[static_cast<int>(kMode)][kDims - 1], std::move(args));
 }
 
-// Definition: a schema (built here, so held as a string until DefineAll reads it) and its kernel.
-struct Definition {
-  std::string schema;
-  KernelFunction kernel;
-};
-
 // Definitions: the four overloads of one op. `base` is its name, `scales` its scale arguments
 // ("float? scales_h=None, float? scales_w=None").
 template <Mode kMode, int kDims>
@@ -427,29 +405,14 @@ std::vector<Definition> Definitions(const std::string& base, const std::string& 
 }
 
 }  // namespace
+}  // namespace upsample
 
 absl::Status DefineUpsampleOps(OpRegistry& registry) {
-  const std::string w = "float? scales=None";
-  const std::string hw = "float? scales_h=None, float? scales_w=None";
-  const std::string dhw = "float? scales_d=None, float? scales_h=None, float? scales_w=None";
-  std::vector<Definition> all;
-  auto add = [&all](std::vector<Definition> more) {
-    for (Definition& d : more) all.push_back(std::move(d));
-  };
-  add(Definitions<Mode::kNearest, 1>("upsample_nearest1d", w));
-  add(Definitions<Mode::kNearest, 2>("upsample_nearest2d", hw));
-  add(Definitions<Mode::kNearest, 3>("upsample_nearest3d", dhw));
-  add(Definitions<Mode::kNearestExact, 1>("_upsample_nearest_exact1d", w));
-  add(Definitions<Mode::kNearestExact, 2>("_upsample_nearest_exact2d", hw));
-  add(Definitions<Mode::kNearestExact, 3>("_upsample_nearest_exact3d", dhw));
-  add(Definitions<Mode::kLinear, 1>("upsample_linear1d", w));
-  add(Definitions<Mode::kLinear, 2>("upsample_bilinear2d", hw));
-  add(Definitions<Mode::kLinear, 3>("upsample_trilinear3d", dhw));
-  add(Definitions<Mode::kCubic, 2>("upsample_bicubic2d", hw));
-  // `all` holds the schema strings while DefineAll reads them.
-  std::vector<OpDefinition> defs;
-  for (Definition& d : all) defs.push_back({d.schema.c_str(), std::move(d.kernel)});
-  return DefineAll(registry, std::move(defs), KernelSlot::kComposite);
+  // Each op's four overloads.
+  return upsample::DefineEach(
+      registry, [](auto mode, auto dims, const std::string& name, const std::string& scales) {
+        return upsample::Definitions<decltype(mode)::value, decltype(dims)::value>(name, scales);
+      });
 }
 
 }  // namespace ops

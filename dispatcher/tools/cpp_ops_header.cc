@@ -137,6 +137,7 @@ struct Function {
   std::string returns;                // C++ return type
   int tensors = 0;                    // tensor returns (1: call1; more: call_returns<N>)
   bool list = false;                  // a Tensor[] return
+  bool host_value = false;            // one bool or Scalar return (equal, item): call_value
 };
 
 // Build: the function for `s`, or the reason it has none.
@@ -148,7 +149,13 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
     *why = "returns nothing";
     return std::nullopt;
   }
+  // One bool or Scalar (equal, allclose, item): the value, read back from the stack.
+  const bool one_value =
+      s.returns.size() == 1 && !s.returns[0].type.is_list && !s.returns[0].type.optional &&
+      (s.returns[0].type.base == BaseType::kBool || s.returns[0].type.base == BaseType::kScalar);
+  f.host_value = one_value;
   for (const Argument& r : s.returns) {
+    if (one_value) break;
     if (r.type.base != BaseType::kTensor || r.type.element_optional) {
       *why = "returns a value other than a tensor";
       return std::nullopt;
@@ -159,8 +166,10 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
     *why = "returns a tensor list among other values";
     return std::nullopt;
   }
-  f.tensors = static_cast<int>(s.returns.size());
-  if (f.list) {
+  f.tensors = one_value ? 0 : static_cast<int>(s.returns.size());
+  if (one_value) {
+    f.returns = s.returns[0].type.base == BaseType::kBool ? "bool" : "Scalar";
+  } else if (f.list) {
     f.returns = "std::vector<Tensor>";
   } else if (f.tensors == 1) {
     f.returns = "Tensor";
@@ -223,6 +232,9 @@ std::string Body(const Function& f) {
   const std::string find = absl::StrFormat("  static const tsr_op* op_ = find_op(\"%s\");\n", f.op);
   const std::string args =
       absl::StrCat("op_", f.args.empty() ? "" : ", ", absl::StrJoin(f.args, ", "));
+  if (f.host_value) {
+    return absl::StrCat(find, "  return internal::call_value<", f.returns, ">(", args, ");\n}\n");
+  }
   if (f.list) return absl::StrCat(find, "  return call(", args, ");\n}\n");
   if (f.tensors == 1) return absl::StrCat(find, "  return call1(", args, ");\n}\n");
   return absl::StrCat(find, "  return internal::call_returns<", f.tensors, ">(", args, ");\n}\n");
@@ -234,6 +246,7 @@ constexpr char kPrologue[] = R"(#pragma once
 #include <optional>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -267,6 +280,21 @@ auto call_returns(const tsr_op* op, const Args&... args) {
                                        std::to_string(all.size()));
   }
   return as_tuple(all, std::make_index_sequence<N>{});
+}
+// call_value: an op's one bool or Scalar return (equal, item), read from the stack.
+template <typename T, typename... Args>
+T call_value(const tsr_op* op, const Args&... args) {
+  ::tessera::internal::Stack stack;
+  ::tessera::internal::Invoke(op, stack, args...);
+  if constexpr (std::is_same_v<T, bool>) {
+    int32_t b = 0;
+    sdk::check(sdk::api().stack_get_bool(stack.get(), 0, &b));
+    return b != 0;
+  } else {
+    Scalar v;
+    sdk::check(sdk::api().stack_get_scalar(stack.get(), 0, &v.c));
+    return v;
+  }
 }
 }  // namespace internal
 

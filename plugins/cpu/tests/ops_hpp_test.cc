@@ -1,7 +1,7 @@
 // tessera/sdk/ops.hpp, the generated C++ functions of the op set, on the CPU plugin: calls read
 // as ATen's C++ API does (defaults in place, brace lists, {} and undefined tensors for None,
-// overloads chosen by argument types, tuples for several returns, None elements of a Tensor?[]),
-// and give what the same op called through find_op gives.
+// overloads chosen by argument types, tuples for several returns, None elements of a Tensor?[],
+// bool and Scalar returns as C++ values), and give what the same op called through find_op gives.
 #include <cmath>
 
 #include "cpu_test_util.hpp"
@@ -128,6 +128,34 @@ TEST(OpsHpp, OptionalTensorListsFloatListsAndOneIntegerForAnIntList) {
   const Tensor row = f32({1, 2}, {1, 1, 2});
   EXPECT_EQ(values<float>(ops::upsample_nearest1d(row, std::nullopt, {2.0})),
             (std::vector<float>{1, 1, 2, 2}));
+}
+
+TEST(OpsHpp, HostValuesAsBoolAndScalar) {
+  // equal, allclose, is_nonzero return a bool; item a Scalar of the tensor's kind.
+  const Tensor x = f32({1, 2, 3}, {3});
+  EXPECT_TRUE(ops::equal(x, f32({1, 2, 3}, {3})));
+  EXPECT_FALSE(ops::equal(x, f32({1, 2, 4}, {3})));
+  EXPECT_FALSE(ops::equal(x, f32({1, 2, 3}, {1, 3})));  // another shape
+  EXPECT_TRUE(ops::equal(x, i64({1, 2, 3}, {3})));      // compared after promotion
+  EXPECT_TRUE(ops::allclose(x, f32({1, 2, 3.00001f}, {3})));
+  EXPECT_FALSE(ops::allclose(x, f32({1, 2, 3.1f}, {3})));
+  EXPECT_TRUE(ops::allclose(x, f32({1, 2, 3.1f}, {3}), 0, 0.2));
+  EXPECT_TRUE(ops::is_nonzero(f32({NAN}, {1})));
+  const sdk::Scalar f = ops::item(f32({2.5}, {1, 1}));
+  EXPECT_TRUE(f.is_floating_point());
+  EXPECT_EQ(f.to_double(), 2.5);
+  const sdk::Scalar i = ops::item(i64({-7}, {}));
+  EXPECT_FALSE(i.is_floating_point());
+  EXPECT_EQ(i.to_int(), -7);
+  EXPECT_EQ(ops::item(b8({1}, {})).c.kind, TSR_SCALAR_BOOL);
+  EXPECT_EQ(ops::_local_scalar_dense(f32({4, 5}, {2})).to_double(), 4);  // the first element
+  try {
+    ops::item(x);
+    ADD_FAILURE() << "item of 3 elements succeeded";
+  } catch (const sdk::Error& e) {
+    EXPECT_EQ(e.code(), TSR_INVALID_ARGUMENT);
+    EXPECT_THAT(e.what(), HasSubstr("a Tensor with 3 elements cannot be converted to Scalar"));
+  }
 }
 
 TEST(OpsHpp, ErrorsAreTheOpsOwn) {

@@ -128,8 +128,8 @@ HostTensor CdistOf(const HostTensor& x1, const HostTensor& x2, double p) {
   for (int64_t l = 0; l < Product(g.batch); ++l)
     for (int64_t i = 0; i < g.r1; ++i)
       for (int64_t j = 0; j < g.r2; ++j)
-        d.values.push_back(Norm(&a.values[static_cast<size_t>((l * g.r1 + i) * g.c)],
-                                &b.values[static_cast<size_t>((l * g.r2 + j) * g.c)], g.c, p,
+        d.values.push_back(Norm(a.values.data() + static_cast<size_t>((l * g.r1 + i) * g.c),
+                                b.values.data() + static_cast<size_t>((l * g.r2 + j) * g.c), g.c, p,
                                 x1.dtype));
   return d;
 }
@@ -291,8 +291,8 @@ HostTensor PdistOf(const HostTensor& x, double p) {
   HostTensor d = Values(x.dtype, {std::max<int64_t>(n * (n - 1) / 2, 0)}, {});
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = i + 1; j < n; ++j)
-      d.values.push_back(Norm(&x.values[static_cast<size_t>(i * c)],
-                              &x.values[static_cast<size_t>(j * c)], c, p, x.dtype));
+      d.values.push_back(Norm(x.values.data() + static_cast<size_t>(i * c),
+                              x.values.data() + static_cast<size_t>(j * c), c, p, x.dtype));
   return d;
 }
 

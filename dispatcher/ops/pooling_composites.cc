@@ -676,6 +676,9 @@ absl::StatusOr<Tensor> AdaptiveAvgKernelOf(const OperatorHandle& op, const Stack
   const IntList shape = PooledShape(x, outs);
   if (AnyZero(shape)) return EmptyOf(r, x, shape);
   TSR_RETURN_IF_ERROR(CheckOutputFits(r, x, shape));  // before host windows as long as its dims
+  // On the Meta device the shape is the whole result: no host windows, which a meta output of
+  // any size (2^31 outputs) would otherwise make.
+  if (x.device().type == DeviceType::kMeta) return EmptyOf(r, x, shape);
   const Opmath opmath(x.dtype());
   TSR_ASSIGN_OR_RETURN(const Value in, opmath.In(r, s[0]));
   TSR_ASSIGN_OR_RETURN(Tensor avg, AdaptiveAvg(r, in.tensor(), outs));
@@ -751,6 +754,11 @@ Out AdaptiveMaxOf(const OperatorHandle& op, const Stack& s) {
     return std::vector<Tensor>{values, indices};
   }
   TSR_RETURN_IF_ERROR(CheckOutputFits(op.registry(), x, shape));  // before host windows
+  if (x.device().type == DeviceType::kMeta) {  // the shapes are the result: no host windows
+    TSR_ASSIGN_OR_RETURN(Tensor values, Empty(shape, x.dtype(), x.device()));
+    TSR_ASSIGN_OR_RETURN(Tensor indices, Empty(shape, ScalarType::kInt64, x.device()));
+    return std::vector<Tensor>{values, indices};
+  }
   return AdaptiveMax(op.registry(), x, outs);
 }
 

@@ -132,7 +132,10 @@ absl::StatusOr<Tensor> UpsampleBackwardOf(const OperatorHandle& op, const Stack&
   TSR_RETURN_IF_ERROR(CheckGradOutput(op, grad_output, full, kDims));
   if (!IsFloatingType(grad_output.dtype())) return NotFloating(op, grad_output.dtype());
   const int64_t numel = grad_output.numel();
-  if (numel == 0) return Zeros(r, input_size, grad_output.dtype(), grad_output.device());
+  // Empty, or on the Meta device (no host taps for a meta output of any size): zeros.
+  if (numel == 0 || grad_output.device().type == DeviceType::kMeta) {
+    return Zeros(r, input_size, grad_output.dtype(), grad_output.device());
+  }
   const Opmath math(grad_output.dtype());
   if (kMode == Mode::kCubic && input_size[2] == output_size[0] && input_size[3] == output_size[1]) {
     // ATen's bicubic backward copies at the same size, whatever the scales (Note above).

@@ -297,7 +297,8 @@ absl::StatusOr<Tensor> UpsampleOf(const OperatorHandle& op, const Stack& s) {
   shape.insert(shape.end(), output_size.begin(), output_size.end());
   TSR_RETURN_IF_ERROR(CheckOutputFits(r, self, shape));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(shape));
-  if (numel == 0) return EmptyOf(r, self, shape);
+  // Empty, or on the Meta device (whose outputs may be of any size): the shape is the result.
+  if (numel == 0 || self.device().type == DeviceType::kMeta) return EmptyOf(r, self, shape);
   const Opmath math(self.dtype());
   Tensor x = self;
   if (Interpolates(kMode)) {

@@ -281,5 +281,29 @@ TEST(OpMetaFuzzRegression, EyeOfOneRowAndInt64MaxColumns) {
   }
 }
 
+// op_meta, seed 1 (scripts/test.sh): _adaptive_avg_pool2d of a meta [1, 1, 2, 2] to [1, 2^31]
+// built its host windows as long as the output's dims (dispatcher/ops/pooling_composites.cc):
+// 16 GiB for a meta output that holds nothing. On the Meta device adaptive pooling and
+// upsampling (forward and backward) now give the shape without host tables.
+TEST(OpMetaFuzzRegression, HugeMetaOutputsBuildNoHostTables) {
+  const int64_t wide = int64_t{1} << 31;
+  Stack avg{MetaTensor({1, 1, 2, 2}), Value(IntList{1, wide})};
+  ASSERT_TRUE(CallMeta("_adaptive_avg_pool2d", &avg).ok());
+  EXPECT_EQ(avg[0].tensor().sizes(), (DimVector{1, 1, 1, wide}));
+  Stack max{MetaTensor({1, 1, 2, 2}), Value(IntList{wide, 1})};
+  ASSERT_TRUE(CallMeta("adaptive_max_pool2d", &max).ok());
+  EXPECT_EQ(max[1].tensor().sizes(), (DimVector{1, 1, wide, 1}));
+  EXPECT_EQ(max[1].tensor().dtype(), ScalarType::kInt64);
+  Stack up{MetaTensor({1, 1, 2, 2}), Value(IntList{2, wide}), Value(std::nullopt),
+           Value(std::nullopt)};
+  ASSERT_TRUE(CallMeta("upsample_nearest2d", &up).ok());
+  EXPECT_EQ(up[0].tensor().sizes(), (DimVector{1, 1, 2, wide}));
+  Stack back{*Empty({1, 1, 2, wide}, ScalarType::kFloat32, Device(DeviceType::kMeta)),
+             Value(IntList{2, wide}), Value(IntList{1, 1, 2, 2}), Value(std::nullopt),
+             Value(std::nullopt)};
+  ASSERT_TRUE(CallMeta("upsample_nearest2d_backward", &back).ok());
+  EXPECT_EQ(back[0].tensor().sizes(), (DimVector{1, 1, 2, 2}));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -205,6 +205,7 @@ void AddEmbeddingBagOps(std::vector<OpInfo>& db);         // op set 1.10, linalg
 void AddGridSamplerOps(std::vector<OpInfo>& db);          // op set 1.10, linalg_nn family
 void AddDistanceBackwardOps(std::vector<OpInfo>& db);     // op set 1.10, training family
 void AddHostValueOps(std::vector<OpInfo>& db);            // op set 1.10, reductions family
+void AddResizeOps(std::vector<OpInfo>& db);               // op set 1.11, in the index family
 // AttachGradients gives every backward op of `db` its GradientSpec (op_db_gradients.cc).
 void AttachGradients(std::vector<OpInfo>& db);
 

@@ -204,7 +204,7 @@ OpInfo GluBackward() {
                "Halving dimension must be even, but dimension 1 is size 3"),
         Saying(Refused(args(F32({2, 2}, rng), F32({2, 4}, rng), 2), TSR_OUT_OF_RANGE,
                        "a dim out of range"),
-               "dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
         Saying(
             Refused(args(Random({2, 2}, TSR_DTYPE_FLOAT64, rng), F32({2, 4}, rng), 1),
                     TSR_INVALID_ARGUMENT, "a float64 grad_output for float32 self (Found dtype)"),

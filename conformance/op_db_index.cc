@@ -866,6 +866,7 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
   AddIndexCompositeOps(db);  // op set 1.9: index_add/copy/fill, take, put, nonzero, index
   AddCountingOps(db);        // op set 1.9: unique, bincount, histc, searchsorted, tril_indices
   AddFoldScatterOps(db);     // op set 1.9: im2col, col2im, scatter_reduce, as_strided_scatter
+  AddResizeOps(db);          // op set 1.11: resize_, resize_as_
 }
 
 }  // namespace conformance

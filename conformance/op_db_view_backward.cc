@@ -168,11 +168,9 @@ void AddSelectBackward(std::vector<OpInfo>& db) {
         RefusedSaying({Arg::Tensor(g4), Arg::Ints({3, 4}), Arg::Int(0), Arg::Int(-4)},
                       TSR_OUT_OF_RANGE,
                       "index -4 out of range for tensor of size [3, 4] at dimension 0"),
-        // The runtime's dim check writes "dimension out of range" where ATen writes "Dimension";
-        // the messages here start after that word so that either spelling passes.
         Saying(Refused({Arg::Tensor(g4), Arg::Ints({3, 4}), Arg::Int(2), Arg::Int(0)},
                        TSR_OUT_OF_RANGE, "Dimension out of range"),
-               "out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
         RefusedSaying({Arg::Tensor(Random({5}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({3, 4}),
                        Arg::Int(0), Arg::Int(0)},
                       TSR_INVALID_ARGUMENT,
@@ -256,7 +254,7 @@ void AddSliceBackward(std::vector<OpInfo>& db) {
         Saying(Refused({Arg::Tensor(g), Arg::Ints({3, 5}), Arg::Int(2), Arg::Int(1), Arg::Int(3),
                         Arg::Int(1)},
                        TSR_OUT_OF_RANGE, "Dimension out of range"),
-               "out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
         RefusedSaying(
             {Arg::Tensor(g), Arg::Ints({3, 5}), Arg::Int(1), Arg::Int(0), Arg::Int(3), Arg::Int(1)},
             TSR_INVALID_ARGUMENT, "must broadcast to the view's shape [3, 3]"),
@@ -336,7 +334,7 @@ void AddDiagonalBackward(std::vector<OpInfo>& db) {
                       TSR_INVALID_ARGUMENT, "dimensions cannot be identical 0, 0"),
         Saying(Refused({Arg::Tensor(g), Arg::Ints({3, 4}), Arg::Int(0), Arg::Int(0), Arg::Int(2)},
                        TSR_OUT_OF_RANGE, "Dimension out of range"),
-               "out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
         RefusedSaying({Arg::Tensor(g), Arg::Ints({3, 4}), Arg::Int(1), Arg::Int(0), Arg::Int(1)},
                       TSR_INVALID_ARGUMENT, "must broadcast to the view's shape [3]"),
     };
@@ -414,7 +412,7 @@ void AddUnfoldBackward(std::vector<OpInfo>& db) {
         Saying(Refused({Arg::Tensor(Random({4, 2}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({5}),
                         Arg::Int(1), Arg::Int(2), Arg::Int(1)},
                        TSR_OUT_OF_RANGE, "Dimension out of range"),
-               "out of range (expected to be in range of [-1, 0], but got 1)"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
     };
   };
   op.gradient = ViewSpec("unfold", {{{7}, {Arg::Int(0), Arg::Int(3), Arg::Int(2)}},
@@ -487,7 +485,7 @@ void AddIndexSelectBackward(std::vector<OpInfo>& db) {
         Saying(Refused({Arg::Tensor(g), Arg::Ints({5, 2}), Arg::Int(2),
                         Arg::Tensor(Values(TSR_DTYPE_INT64, {3}, {0, 1, 2}))},
                        TSR_OUT_OF_RANGE, "Dimension out of range"),
-               "out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
     };
   };
   GradientSpec spec;

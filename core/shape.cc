@@ -107,7 +107,7 @@ absl::StatusOr<int64_t> WrapDim(int64_t dim, int64_t ndim, std::string_view op) 
   if (wrapped < 0) {
     const int64_t n = std::max<int64_t>(ndim, 1);
     return absl::OutOfRangeError(absl::StrFormat(
-        "%s: dimension out of range (expected to be in range of [%d, %d], but got %d)", op, -n,
+        "%s: Dimension out of range (expected to be in range of [%d, %d], but got %d)", op, -n,
         n - 1, dim));
   }
   return wrapped;

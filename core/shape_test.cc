@@ -84,7 +84,7 @@ TEST(Shape, WrapDimAcceptsNegativeAndRejectsOutOfRange) {
   absl::StatusOr<int64_t> bad = WrapDim(3, 3, "sum");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kOutOfRange);
   EXPECT_EQ(bad.status().message(),
-            "sum: dimension out of range (expected to be in range of [-3, 2], but got 3)");
+            "sum: Dimension out of range (expected to be in range of [-3, 2], but got 3)");
   EXPECT_FALSE(WrapDim(1, 0, "sum").ok());
 }
 

@@ -50,6 +50,7 @@ absl::Status DefineCoreOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(ops::DefineGridSamplerOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineDistanceBackwardOps(registry));
   TSR_RETURN_IF_ERROR(ops::DefineHostValueOps(registry));
+  TSR_RETURN_IF_ERROR(ops::DefineResizeOps(registry));
   return absl::OkStatus();
 }
 

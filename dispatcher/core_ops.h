@@ -70,6 +70,8 @@ absl::Status DefineGridSamplerOps(OpRegistry& registry);
 absl::Status DefineDistanceBackwardOps(OpRegistry& registry);
 // Ops that return a host value (bool, Scalar) instead of a tensor: item, equal, allclose, ...
 absl::Status DefineHostValueOps(OpRegistry& registry);
+// Op set 1.11: resize_ and resize_as_ (a tensor's shape and storage changed in place).
+absl::Status DefineResizeOps(OpRegistry& registry);
 
 // CheckMaskedFillValue: masked_fill's value tensor must be 0-dim (PyTorch's message).
 absl::Status CheckMaskedFillValue(const OperatorHandle& op, const Tensor& value);

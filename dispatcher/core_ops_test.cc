@@ -313,7 +313,7 @@ TEST(MetaFunctions, ReductionsHandleDimsKeepdimAndDtypes) {
   EXPECT_THAT(ErrorOf("sum.dim_IntList", {x, Value(IntList{1, -2})}),
               HasSubstr("dim 1 appears multiple times"));
   EXPECT_THAT(ErrorOf("sum.dim_IntList", {x, Value(IntList{3})}),
-              HasSubstr("dimension out of range (expected to be in range of [-3, 2], but got 3)"));
+              HasSubstr("Dimension out of range (expected to be in range of [-3, 2], but got 3)"));
   EXPECT_THAT(ErrorOf("amax", {MetaT({2, 0}), Value(IntList{1})}),
               HasSubstr("expected reduction dim 1 to have non-zero size"));
   EXPECT_EQ(RunOne("sum.dim_IntList", {MetaT({2, 0}), Value(IntList{1})}).numel(), 2)

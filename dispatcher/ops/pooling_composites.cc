@@ -748,13 +748,10 @@ Out AdaptiveMaxOf(const OperatorHandle& op, const Stack& s) {
   TSR_RETURN_IF_ERROR(CheckNotNegative(op, x, outs));
   if (!IsFloatingType(x.dtype())) return NotFloating(op, x.dtype());
   const IntList shape = PooledShape(x, outs);
-  if (AnyZero(shape)) {
-    TSR_ASSIGN_OR_RETURN(Tensor values, Empty(shape, x.dtype(), x.device()));
-    TSR_ASSIGN_OR_RETURN(Tensor indices, Empty(shape, ScalarType::kInt64, x.device()));
-    return std::vector<Tensor>{values, indices};
-  }
   TSR_RETURN_IF_ERROR(CheckOutputFits(op.registry(), x, shape));  // before host windows
-  if (x.device().type == DeviceType::kMeta) {  // the shapes are the result: no host windows
+  // An empty result, or any on the Meta device: the shapes are the result, and no host windows
+  // (as long as the output's dims) are built.
+  if (AnyZero(shape) || x.device().type == DeviceType::kMeta) {
     TSR_ASSIGN_OR_RETURN(Tensor values, Empty(shape, x.dtype(), x.device()));
     TSR_ASSIGN_OR_RETURN(Tensor indices, Empty(shape, ScalarType::kInt64, x.device()));
     return std::vector<Tensor>{values, indices};

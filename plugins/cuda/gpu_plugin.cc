@@ -3,8 +3,9 @@
 // other: the SDK and the C ABI headers, one exported symbol. This file is its registration
 // block; the kernels are in the op files, shaped like plugins/cpu: elementwise_ops.cc (the
 // pointwise ops, copy_, fill_), scan_reduce_ops.cc (reductions, softmax, scans), linalg_ops.cc
-// (matrix products), nn_ops.cc, index_ops.cc. Every other op runs on the CPU fallback, which
-// conformance reports as such. docs/gpu_backends.md.
+// (matrix products), nn_ops.cc, index_ops.cc, random_ops.cc (uniform_ and normal_, under every
+// other random op). Every other op runs on the CPU fallback, which conformance reports as
+// such. docs/gpu_backends.md.
 #include <string>
 
 #include "dnn_ops.h"
@@ -13,6 +14,7 @@
 #include "index_ops.h"
 #include "linalg_ops.h"
 #include "nn_ops.h"
+#include "random_ops.h"
 #include "scan_reduce_ops.h"
 #include "tessera/sdk/plugin.hpp"
 
@@ -54,5 +56,6 @@ TESSERA_PLUGIN(lib) {
   gpu::RegisterLinalgOps(lib);
   gpu::RegisterNnOps(lib);
   gpu::RegisterIndexOps(lib);
+  gpu::RegisterRandomOps(lib);
   lib.cpu_fallback();
 }

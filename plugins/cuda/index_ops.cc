@@ -52,10 +52,11 @@ int64_t WrapDim(const char* op, int64_t dim, int64_t ndim) {
   const int64_t wrapped = base::wrap_dim(dim, ndim);
   if (wrapped < 0) {
     const int64_t n = ndim == 0 ? 1 : ndim;
-    sdk::fail(TSR_INVALID_ARGUMENT, std::string(op) +
-                                        ": dimension out of range (expected to be in range of [" +
-                                        std::to_string(-n) + ", " + std::to_string(n - 1) +
-                                        "], but got " + std::to_string(dim) + ")");
+    // ATen's IndexError, as the runtime's own dim check (core/shape.cc) words and codes it.
+    sdk::fail(TSR_OUT_OF_RANGE, std::string(op) +
+                                    ": Dimension out of range (expected to be in range of [" +
+                                    std::to_string(-n) + ", " + std::to_string(n - 1) +
+                                    "], but got " + std::to_string(dim) + ")");
   }
   return wrapped;
 }

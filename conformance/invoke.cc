@@ -171,8 +171,9 @@ Sample WithDefaults(const std::string& functional, const Sample& s) {
 
 namespace {
 
-// A host value an op returns (equal's bool, item's Scalar) as a 0-dim CPU tensor of its kind
-// (bool, int64 or float64), so the oracles compare it as a tensor; nullopt for other kinds.
+// A host value an op returns (equal's bool, sym_size's int, item's Scalar) as a 0-dim CPU
+// tensor of its kind (bool, int64 or float64), so the oracles compare it as a tensor; nullopt
+// for other kinds.
 std::optional<Tensor> HostValueAsTensor(tsr_stack* stack, size_t i) {
   HostTensor h;
   h.shape = {};
@@ -182,6 +183,13 @@ std::optional<Tensor> HostValueAsTensor(tsr_stack* stack, size_t i) {
       sdk::check(sdk::api().stack_get_bool(stack, i, &b));
       h.dtype = TSR_DTYPE_BOOL;
       h.values = {b != 0 ? 1.0 : 0.0};
+      break;
+    }
+    case TSR_VALUE_INT: {
+      int64_t v = 0;
+      sdk::check(sdk::api().stack_get_int(stack, i, &v));
+      h.dtype = TSR_DTYPE_INT64;
+      h.values = {static_cast<double>(v)};
       break;
     }
     case TSR_VALUE_SCALAR: {

@@ -27,7 +27,7 @@ void Push(const Arg& a, tsr_device device, Layout layout, Call* call);
 // Invoke calls `op_name` with the sample's arguments (then `extra` tensors, for out=) and
 // returns the returned tensors (an undefined one for a None: a backward op's gradient that its
 // output_mask did not ask for; a Tensor[] return's elements in order; a host value, equal's
-// bool or item's Scalar, as a 0-dim CPU tensor of its kind); `inputs`, when given,
+// bool, sym_size's int or item's Scalar, as a 0-dim CPU tensor of its kind); `inputs`, when given,
 // receives the tensor arguments as passed. Errors throw sdk::Error.
 std::vector<Tensor> Invoke(const std::string& op_name, const Sample& sample, tsr_device device,
                            Layout layout, const std::vector<Tensor>& extra = {},

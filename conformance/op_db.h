@@ -155,6 +155,11 @@ struct OpInfo {
   std::vector<size_t> unmasked_returns;
   // gradient: a backward op's link to its forward op (the gradient oracle), or none.
   std::optional<GradientSpec> gradient;
+  // specified_elements: for an op whose returns show memory it never wrote (resize growing a
+  // storage: ATen leaves the new elements uninitialized), how many leading row-major elements
+  // of each return the oracles judge for a sample; the others are checked by dtype and shape
+  // only (reference, layouts, out=, determinism, cross-backend). Unset: all of them.
+  std::function<int64_t(const Sample&)> specified_elements;
 };
 
 // OpDatabase: every op, in a stable order.

@@ -1,7 +1,9 @@
 // The embedding-bag ops (op set 1.10, family "linalg_nn"): _embedding_bag_forward_only,
 // _embedding_bag (each with its out= form), embedding_bag, embedding_bag.padding_idx,
 // _embedding_bag_dense_backward and _embedding_bag_per_sample_weights_backward (with their out=
-// forms and the gradient oracle's links to _embedding_bag). The references walk the bags element by
+// forms and the gradient oracle's links to _embedding_bag), and op set 1.11's
+// _embedding_bag_backward (the forward's returns as they are: an empty offset2bag rebuilt from
+// the offsets; sparse=True refused, UNIMPLEMENTED). The references walk the bags element by
 // element, from our reading of ATen's EmbeddingBag.cpp (see Note [embedding_bag's four returns] in
 // dispatcher/ops/embedding_bag_ops.cc): the sum, mean or max of each bag's non-padding rows,
 // offset2bag (empty on ATen's sum fast path: float32 and 16-bit weights without padding_idx),
@@ -420,6 +422,42 @@ std::vector<Arg> DenseBackwardArgs(const Sample& forward, const std::vector<Host
           forward.args[8]};
 }
 
+// DenseBackwardReference: ATen's _embedding_bag_dense_backward_cpu, element by element: mode 2
+// adds each non-empty bag's gradient at the row its max came from; modes 0 and 1 add each
+// non-padding entry's bag gradient at its row, scaled by its per_sample_weight (`psw`, or none),
+// by 1 / its bag's size (mode 1, a non-empty bag) and by 1 / its index's count
+// (scale_grad_by_freq).
+HostTensor DenseBackwardReference(const HostTensor& grad, const HostTensor& indices,
+                                  const HostTensor& offset2bag, const HostTensor& bag_size,
+                                  const HostTensor& max_indices, int64_t num_weights, bool by_freq,
+                                  int64_t mode, const HostTensor* psw, int64_t padding_idx) {
+  const int64_t bags = grad.shape[0], D = grad.shape[1], n = indices.numel();
+  std::vector<long double> gw(static_cast<size_t>(num_weights * D), 0);
+  if (mode == kMax) {
+    for (int64_t b = 0; b < bags; ++b) {
+      if (bag_size.values[b] == 0) continue;
+      for (int64_t d = 0; d < D; ++d) {
+        const int64_t row = static_cast<int64_t>(max_indices.values[b * D + d]);
+        gw[row * D + d] += grad.values[b * D + d];
+      }
+    }
+  } else {
+    std::vector<int64_t> count(static_cast<size_t>(num_weights), 0);
+    for (int64_t i = 0; i < n; ++i) ++count[static_cast<int64_t>(indices.values[i])];
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t row = static_cast<int64_t>(indices.values[i]);
+      if (row == padding_idx) continue;
+      const int64_t b = static_cast<int64_t>(offset2bag.values[i]);
+      long double scale = 1;
+      if (by_freq) scale /= count[row];
+      if (mode == kMean && bag_size.values[b] != 0) scale /= bag_size.values[b];
+      if (psw != nullptr) scale *= psw->values[i];
+      for (int64_t d = 0; d < D; ++d) gw[row * D + d] += scale * grad.values[b * D + d];
+    }
+  }
+  return Values(grad.dtype, {num_weights, D}, std::vector<double>(gw.begin(), gw.end()));
+}
+
 void AddDenseBackward(std::vector<OpInfo>& db) {
   OpInfo op;
   op.name = "_embedding_bag_dense_backward";
@@ -442,42 +480,10 @@ void AddDenseBackward(std::vector<OpInfo>& db) {
     return s;
   };
   op.reference = [](const Sample& s) {
-    const HostTensor& grad = s.args[0].tensor;
-    const HostTensor& indices = s.args[1].tensor;
-    const HostTensor& offset2bag = s.args[2].tensor;
-    const HostTensor& bag_size = s.args[3].tensor;
-    const HostTensor& max_indices = s.args[4].tensor;
-    const int64_t num_weights = s.args[5].integer;
-    const bool by_freq = s.args[6].boolean;
-    const int64_t mode = s.args[7].integer;
-    const bool has_psw = Given(s, 8);
-    const int64_t padding_idx = s.args[9].integer;
-    const int64_t bags = grad.shape[0], D = grad.shape[1], n = indices.numel();
-    std::vector<long double> gw(static_cast<size_t>(num_weights * D), 0);
-    if (mode == kMax) {
-      for (int64_t b = 0; b < bags; ++b) {
-        if (bag_size.values[b] == 0) continue;
-        for (int64_t d = 0; d < D; ++d) {
-          const int64_t row = static_cast<int64_t>(max_indices.values[b * D + d]);
-          gw[row * D + d] += grad.values[b * D + d];
-        }
-      }
-    } else {
-      std::vector<int64_t> count(static_cast<size_t>(num_weights), 0);
-      for (int64_t i = 0; i < n; ++i) ++count[static_cast<int64_t>(indices.values[i])];
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t row = static_cast<int64_t>(indices.values[i]);
-        if (row == padding_idx) continue;
-        const int64_t b = static_cast<int64_t>(offset2bag.values[i]);
-        long double scale = 1;
-        if (by_freq) scale /= count[row];
-        if (mode == kMean && bag_size.values[b] != 0) scale /= bag_size.values[b];
-        if (has_psw) scale *= s.args[8].tensor.values[i];
-        for (int64_t d = 0; d < D; ++d) gw[row * D + d] += scale * grad.values[b * D + d];
-      }
-    }
-    return std::vector<HostTensor>{
-        Values(grad.dtype, {num_weights, D}, std::vector<double>(gw.begin(), gw.end()))};
+    return std::vector<HostTensor>{DenseBackwardReference(
+        s.args[0].tensor, s.args[1].tensor, s.args[2].tensor, s.args[3].tensor, s.args[4].tensor,
+        s.args[5].integer, s.args[6].boolean, s.args[7].integer,
+        Given(s, 8) ? &s.args[8].tensor : nullptr, s.args[9].integer)};
   };
   op.errors = [](Rng& rng) {
     auto ints = [](std::vector<int64_t> shape, std::vector<int64_t> v) {
@@ -632,6 +638,156 @@ void AddPerSampleWeightsBackward(std::vector<OpInfo>& db) {
   db.push_back(std::move(op));
 }
 
+// _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices,
+// num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx): from a forward
+// case, its _embedding_bag returns as they are (offset2bag empty on the sum fast path) and an
+// incoming gradient; [n, 1] indices flattened, as DenseBackwardArgs does (ATen's dense backward
+// takes 1-D ones only).
+std::vector<Arg> BackwardArgs(const Sample& forward, const std::vector<HostTensor>& r,
+                              const HostTensor& grad, bool by_freq, bool sparse) {
+  HostTensor flat = forward.args[1].tensor;
+  flat.shape = {flat.numel()};
+  return {Arg::Tensor(grad),
+          Arg::Tensor(flat),
+          forward.args[2],
+          Arg::Tensor(r[1]),
+          Arg::Tensor(r[2]),
+          Arg::Tensor(r[3]),
+          Arg::Int(forward.args[0].tensor.shape[0]),
+          Arg::Bool(by_freq),
+          forward.args[4],
+          Arg::Bool(sparse),
+          forward.args[6],
+          forward.args[8]};
+}
+
+void AddBackward(std::vector<OpInfo>& db) {
+  OpInfo op;
+  op.name = "_embedding_bag_backward";  // no out= form in ATen
+  op.dtypes = kFloatingMask;
+  op.tolerance_scale = 4;  // sums of several scaled rows
+  op.samples = [](tsr_dtype dtype, Rng& rng) {
+    std::vector<Sample> s;
+    bool by_freq = false;
+    for (const Bag& b : BagCases(dtype, rng)) {
+      const Sample forward{BagArgs(b), b.desc};
+      const std::vector<HostTensor> r = BagForward(forward, b.padding_idx, true);
+      const HostTensor grad = MakeTensor(r[0].shape, dtype, rng);
+      if (b.mode != kMax) by_freq = !by_freq;
+      const bool freq = b.mode != kMax && by_freq;
+      const bool rebuilt = r[1].numel() == 0 && b.indices.numel() != 0;
+      s.push_back({BackwardArgs(forward, r, grad, freq, /*sparse=*/false),
+                   b.desc + (freq ? ", scale_grad_by_freq" : "") +
+                       (rebuilt ? ", empty offset2bag (the sum fast path's)" : "")});
+    }
+    return s;
+  };
+  op.reference = [](const Sample& s) {
+    const HostTensor& indices = s.args[1].tensor;
+    const HostTensor& offsets = s.args[2].tensor;
+    const int64_t n = indices.numel();
+    HostTensor offset2bag = s.args[3].tensor;
+    if (n != 0 && offset2bag.numel() == 0) {
+      // ATen's make_offset2bag: an index's bag is the count of offsets at or before it, less 1
+      // (every offset counts, include_last_offset's last one too).
+      std::vector<int64_t> bag_of(static_cast<size_t>(n), -1);
+      for (int64_t i = 0; i < n; ++i) {
+        for (int64_t k = 0; k < offsets.numel(); ++k) {
+          if (static_cast<int64_t>(offsets.values[k]) <= i) ++bag_of[i];
+        }
+      }
+      offset2bag = Ints(offsets.dtype, {n}, bag_of);
+    }
+    return std::vector<HostTensor>{DenseBackwardReference(
+        s.args[0].tensor, indices, offset2bag, s.args[4].tensor, s.args[5].tensor,
+        s.args[6].integer, s.args[7].boolean, s.args[8].integer,
+        Given(s, 10) ? &s.args[10].tensor : nullptr, s.args[11].integer)};
+  };
+  op.errors = [](Rng& rng) {
+    auto ints = [](std::vector<int64_t> shape, std::vector<int64_t> v) {
+      return Arg::Tensor(Ints(TSR_DTYPE_INT64, std::move(shape), v));
+    };
+    auto f = [&rng](std::vector<int64_t> shape, tsr_dtype dtype = TSR_DTYPE_FLOAT32) {
+      return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
+    };
+    // Two bags over 3 indices into 5 rows: grad [2, 3], offsets [0, 2], offset2bag [0, 0, 1]
+    // (or empty), bag_size [2, 1].
+    struct Call {
+      Arg grad, indices, offsets, offset2bag;
+      int64_t mode = 0;
+      bool sparse = false;
+      Arg psw = Arg::None();
+    };
+    auto args = [&](const Call& c) {
+      return std::vector<Arg>{c.grad,
+                              c.indices,
+                              c.offsets,
+                              c.offset2bag,
+                              ints({2}, {2, 1}),
+                              ints({2}, {2, 1}),
+                              Arg::Int(5),
+                              Arg::Bool(false),
+                              Arg::Int(c.mode),
+                              Arg::Bool(c.sparse),
+                              c.psw,
+                              Arg::Int(-1)};
+    };
+    const Arg grad = f({2, 3}), indices = ints({3}, {1, 2, 4}), offsets = ints({2}, {0, 2});
+    const Arg whole = ints({3}, {0, 0, 1}), none = ints({0}, {});
+    const tsr_code bad = TSR_INVALID_ARGUMENT;
+    return std::vector<ErrorInput>{
+        RefusedSaying(args({grad, indices, offsets, none, 0, true}), TSR_UNIMPLEMENTED,
+                      "sparse gradients (sparse=True) are not supported"),
+        Saying(Refused(args({grad, indices, offsets, whole, 1, true}), TSR_UNIMPLEMENTED,
+                       "sparse=True in mean mode"),
+               "pass sparse=False"),
+        Saying(Refused(args({grad, f({3}), offsets, none}), bad, "float32 indices"),
+               "Expected tensor for argument #1 'indices' to have one of the following scalar "
+               "types: Long, Int"),
+        // ATen promotes indices and offsets together, then checks the result as 'indices'.
+        Saying(Refused(args({grad, indices, f({2}), none}), bad, "float32 offsets"),
+               "Expected tensor for argument #1 'indices' to have one of the following scalar "
+               "types: Long, Int"),
+        Saying(Refused(args({grad, indices, offsets, f({3})}), bad, "float32 offset2bag"),
+               "Expected tensor for argument #1 'offset2bag' to have one of the following scalar "
+               "types: Long, Int"),
+        Saying(Refused(args({f({2, 3}, TSR_DTYPE_INT64), indices, offsets, none}), bad,
+                       "an int64 grad"),
+               "Expected tensor for argument #1 'grad_' to have one of the following scalar "
+               "types: Half, BFloat16, Float, Double"),
+        Saying(Refused(args({f({6}), indices, offsets, whole, 1}), bad, "a 1-D grad"),
+               "grad has to be a 2D Tensor, but got Tensor of dimension 1"),
+        Saying(Refused(args({grad, indices, offsets, ints({2}, {0, 1}), 1}), bad,
+                       "an offset2bag of 2 elements for 3 indices"),
+               "expected offset2bag with an index dtype and 3 elements (one per index)"),
+        Saying(Refused(args({grad, indices, offsets, whole, 0, false, f({2})}), bad,
+                       "per_sample_weights of 2 elements for 3 indices"),
+               "expected per_sample_weights of grad's dtype float32 with 3 elements"),
+        Saying(Refused(args({grad, indices, offsets, whole, 1, false, f({3})}), bad,
+                       "per_sample_weights in mean mode"),
+               "embedding_bag: per_sample_weights only supported with mode='sum'"),
+        Saying(Refused(args({grad, ints({3}, {1, 2, 7}), offsets, none}), bad, "index 7 of 5 rows"),
+               "embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be 7"),
+        Saying(Refused(args({grad, indices, ints({1, 2}, {0, 2}), none}), TSR_OUT_OF_RANGE,
+                       "2-D offsets to rebuild offset2bag from"),
+               "Index is supposed to be a vector"),
+    };
+  };
+  // derivatives.yaml: _embedding_bag's weight: _embedding_bag_backward_symint(grad, indices,
+  // offsets, result1, result2, result3, weight.sym_size(0), scale_grad_by_freq, mode, sparse,
+  // per_sample_weights, padding_idx).
+  GradientSpec spec;
+  spec.forward = "_embedding_bag";
+  spec.samples = GradientSamples;
+  spec.wrt = {0};
+  spec.output = 0;
+  spec.backward_args = [](const Sample& s, const std::vector<HostTensor>& r, const HostTensor& g) {
+    return BackwardArgs(s, r, g, /*by_freq=*/false, /*sparse=*/false);
+  };
+  op.gradient = std::move(spec);
+  db.push_back(std::move(op));
+}
+
 }  // namespace
 
 void AddEmbeddingBagOps(std::vector<OpInfo>& db) {
@@ -641,6 +797,7 @@ void AddEmbeddingBagOps(std::vector<OpInfo>& db) {
   AddPublic(db, /*with_padding=*/true);
   AddDenseBackward(db);
   AddPerSampleWeightsBackward(db);
+  AddBackward(db);
 }
 
 }  // namespace conformance

@@ -1,16 +1,23 @@
-// Op set 1.10's ops whose result is a host value (dispatcher/ops/host_value_ops.cc):
+// The ops whose result is a host value (dispatcher/ops/host_value_ops.cc). Op set 1.10:
 // `_local_scalar_dense`, `item`, `is_nonzero`, `is_same_size`, `equal`, `allclose`, and the
-// tensor `isclose`. The harness compares a bool return as a 0-dim bool tensor and a Scalar as a
-// 0-dim int64 or float64 one, by the Scalar's kind (Invoke, invoke.h).
+// tensor `isclose`. Op set 1.11: the metadata queries `sym_size.int`, `sym_stride.int`,
+// `sym_numel`, `sym_storage_offset` and `sym_is_contiguous`. The harness compares a bool return
+// as a 0-dim bool tensor, an int (SymInt) as a 0-dim int64 one and a Scalar as a 0-dim int64 or
+// float64 one, by the Scalar's kind (Invoke, invoke.h).
 //
 // Semantics are current ATen's (aten/src/ATen/native/Scalar.cpp, TensorCompare.cpp,
-// ReduceOps.cpp's cpu_equal); samples follow the OpInfo entries in common_methods_invocations.py
-// (`item`, `equal`, `allclose`, `isclose`: sample_inputs_isclose's rtol/atol/equal_nan grid with
-// values near the tolerance), with 0-dim, empty, NaN, infinities and mixed dtypes added. The
-// references read each element directly: the first element for `_local_scalar_dense`; for
-// `isclose` ATen's steps in its computation dtype (self's when floating, else float32), each
-// step rounded as ATen's ops round it.
+// ReduceOps.cpp's cpu_equal, TensorProperties.cpp; c10/core/TensorImpl.h and Contiguity.h for
+// the queries); samples follow the OpInfo entries in common_methods_invocations.py (`item`,
+// `equal`, `allclose`, `isclose`: sample_inputs_isclose's rtol/atol/equal_nan grid with values
+// near the tolerance), with 0-dim, empty, NaN, infinities and mixed dtypes added. The references
+// read each element directly: the first element for `_local_scalar_dense`; for `isclose` ATen's
+// steps in its computation dtype (self's when floating, else float32), each step rounded as
+// ATen's ops round them. The queries' references read the sample's shape, and the strides and
+// storage offset it lays the tensor out with (Note [Queries of the layout] below).
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -299,6 +306,238 @@ OpInfo IsCloseOp(bool all) {
   return op;
 }
 
+// --- Op set 1.11: the metadata queries ----------------------------------------------------
+
+// Note [Queries of the layout]
+// sym_stride.int, sym_storage_offset and sym_is_contiguous answer from the tensor's strides and
+// storage offset, which the layouts oracle changes (interleaved, offset 3, transposed) without
+// the reference seeing it. So every sample of theirs lays its tensor out explicitly (Arg's
+// strides and storage_offset, which Push keeps under every Layout: the layouts cases then run
+// the sample as laid out, and agree with the reference), and the samples themselves are the
+// strided views: transposed, narrowed at an offset, expanded (stride 0), every other column, a
+// size-1 dim of any stride, channels-last (2-D and 3-D), empty. sym_size.int and sym_numel read
+// only the shape, which no layout changes: theirs run under every layout as usual. A 0-dim
+// tensor cannot be laid out explicitly (no strides: Push takes it for a tensor without a
+// layout of its own), so sym_storage_offset has no 0-dim sample (the offset layout puts it at
+// 3); its strides and its contiguity are the same under every layout. On the Meta
+// device a tensor is laid out contiguously whatever the sample says; the meta oracle compares
+// only the result's dtype and shape there.
+
+HostTensor Int(int64_t v) { return Values(TSR_DTYPE_INT64, {}, {static_cast<double>(v)}); }
+
+// A tensor of `shape` viewed with `strides` from `offset` (elements sharing memory, as an
+// expanded view's, hold equal values: all are 1; the queries never read them).
+struct Strided {
+  std::vector<int64_t> shape, strides;
+  int64_t offset;
+  std::string note;
+};
+
+const std::vector<Strided>& StridedViews() {
+  static const std::vector<Strided> views{
+      {{2, 3, 4}, {12, 4, 1}, 0, "contiguous"},
+      {{4, 3}, {1, 4}, 0, "transposed"},
+      {{2, 2}, {3, 1}, 4, "narrowed at offset 4"},
+      {{3, 4}, {0, 1}, 0, "expanded"},
+      {{3, 4}, {8, 2}, 1, "every other column, offset 1"},
+      {{2, 1, 3}, {3, 7, 1}, 0, "a size-1 dim of any stride"},
+      {{5}, {1}, 0, "1-D"},
+      {{}, {}, 0, "0-dim"},
+      {{0, 3}, {3, 1}, 0, "empty"},
+      {{0, 3}, {1, 5}, 0, "empty, transposed strides"},
+      {{2, 3, 2, 2}, {12, 4, 2, 1}, 0, "contiguous 4-D"},
+      {{2, 3, 2, 2}, {12, 1, 6, 3}, 0, "channels_last"},
+      {{2, 3, 2, 2}, {12, 1, 6, 3}, 5, "channels_last at offset 5"},
+      {{2, 1, 1, 1}, {1, 1, 1, 1}, 0, "[2, 1, 1, 1]: both layouts"},
+      {{0, 3, 2, 2}, {12, 4, 2, 1}, 0, "empty 4-D"},
+      {{0, 3, 2, 2}, {12, 1, 6, 3}, 0, "empty 4-D, channels_last strides"},
+      {{2, 3, 2, 2}, {12, 1, 3, 6}, 0, "channels innermost, H and W swapped"},
+      {{2, 3, 2, 2, 2}, {24, 8, 4, 2, 1}, 0, "contiguous 5-D"},
+      {{2, 3, 2, 2, 2}, {24, 1, 12, 6, 3}, 0, "channels_last_3d"},
+      {{2, 3, 2, 2, 2}, {24, 1, 12, 6, 3}, 3, "channels_last_3d at offset 3"},
+  };
+  return views;
+}
+
+Arg Laid(const Strided& v, tsr_dtype dtype) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape = v.shape;
+  t.values.assign(static_cast<size_t>(t.numel()), 1.0);
+  Arg a = Arg::Tensor(std::move(t));
+  a.strides = v.strides;
+  a.storage_offset = v.offset;
+  return a;
+}
+
+std::string LaidNote(const Strided& v) {
+  return " (" + v.note + ": strides " + ShapeString(v.strides) + ", offset " +
+         std::to_string(v.offset) + ")";
+}
+
+// The strided views a dtype's samples use: every one for float32 and int64, a few for the
+// other dtypes (the queries do not look at the dtype).
+std::vector<Strided> ViewsFor(tsr_dtype dtype) {
+  const std::vector<Strided>& all = StridedViews();
+  if (dtype == TSR_DTYPE_FLOAT32 || dtype == TSR_DTYPE_INT64) return all;
+  return {all[1], all[2], all[8]};
+}
+
+// WrappedDim: dim in [-ndim, ndim) as an index (the samples' dims are in range).
+size_t WrappedDim(int64_t dim, size_t ndim) {
+  return static_cast<size_t>(dim < 0 ? dim + static_cast<int64_t>(ndim) : dim);
+}
+
+std::vector<ErrorInput> DimErrors(Rng& rng) {
+  const Arg matrix = Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng));
+  const Arg scalar = Arg::Tensor(MakeTensor({}, TSR_DTYPE_FLOAT32, rng));
+  return {
+      RefusedSaying({matrix, Arg::Int(2)}, TSR_OUT_OF_RANGE,
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+      RefusedSaying({matrix, Arg::Int(-3)}, TSR_OUT_OF_RANGE,
+                    "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+      // maybe_wrap_dim with wrap_scalar=false: a 0-dim tensor has no dim 0 or -1 either.
+      RefusedSaying({scalar, Arg::Int(0)}, TSR_OUT_OF_RANGE,
+                    "Dimension specified as 0 but tensor has no dimensions"),
+      RefusedSaying({scalar, Arg::Int(-1)}, TSR_OUT_OF_RANGE,
+                    "Dimension specified as -1 but tensor has no dimensions"),
+  };
+}
+
+// sym_size.int(self, dim): the shape only, under every layout; sym_stride.int(self, dim): the
+// strides the sample lays the tensor out with (Note [Queries of the layout]).
+OpInfo SymSizeOrStride(bool stride) {
+  OpInfo op;
+  op.name = stride ? "sym_stride.int" : "sym_size.int";
+  op.dtypes = kAllMask;
+  op.samples = [stride](tsr_dtype dtype, Rng& rng) {
+    std::vector<Sample> s;
+    const auto every_dim = [&](const Arg& self, size_t ndim, const std::string& note) {
+      for (int64_t d = -static_cast<int64_t>(ndim); d < static_cast<int64_t>(ndim); ++d) {
+        s.push_back(Described({self, Arg::Int(d)}, note));
+      }
+    };
+    for (const Strided& v : ViewsFor(dtype)) {
+      if (v.shape.empty()) continue;  // no dim to ask for: an error input
+      every_dim(Laid(v, dtype), v.shape.size(), LaidNote(v));
+    }
+    if (!stride) {
+      for (const std::vector<int64_t>& shape :
+           {std::vector<int64_t>{5}, {2, 3}, {0, 4}, {3, 0, 2}, {1, 1, 1, 1}}) {
+        every_dim(Arg::Tensor(MakeTensor(shape, dtype, rng)), shape.size(), "");
+      }
+    }
+    return s;
+  };
+  op.reference = [stride](const Sample& s) {
+    const Arg& self = s.args[0];
+    const size_t d = WrappedDim(s.args[1].integer, self.tensor.shape.size());
+    return std::vector<HostTensor>{Int(stride ? self.strides.at(d) : self.tensor.shape.at(d))};
+  };
+  op.errors = DimErrors;
+  return op;
+}
+
+OpInfo SymNumel() {
+  OpInfo op;
+  op.name = "sym_numel";
+  op.dtypes = kAllMask;
+  op.samples = [](tsr_dtype dtype, Rng& rng) {
+    std::vector<Sample> s;
+    for (const std::vector<int64_t>& shape :
+         {std::vector<int64_t>{}, {5}, {2, 3, 4}, {0}, {3, 0, 2}, {1, 1}}) {
+      s.push_back(Described({Arg::Tensor(MakeTensor(shape, dtype, rng))}));
+    }
+    for (const Strided& v : ViewsFor(dtype)) s.push_back(Described({Laid(v, dtype)}, LaidNote(v)));
+    return s;
+  };
+  op.reference = [](const Sample& s) {
+    const std::vector<int64_t>& shape = s.args[0].tensor.shape;
+    return std::vector<HostTensor>{
+        Int(std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>()))};
+  };
+  op.errors = NoErrors;
+  return op;
+}
+
+OpInfo SymStorageOffset() {
+  OpInfo op;
+  op.name = "sym_storage_offset";
+  op.dtypes = kAllMask;
+  op.samples = [](tsr_dtype dtype, Rng&) {
+    std::vector<Sample> s;
+    for (const Strided& v : ViewsFor(dtype)) {
+      if (v.shape.empty()) continue;  // no layout of its own (Note [Queries of the layout])
+      s.push_back(Described({Laid(v, dtype)}, LaidNote(v)));
+    }
+    return s;
+  };
+  op.reference = [](const Sample& s) {
+    return std::vector<HostTensor>{Int(s.args[0].storage_offset)};
+  };
+  op.errors = NoErrors;
+  return op;
+}
+
+// DenseFor: whether `strides` are the dense strides of `shape` for the dims stored in `order`,
+// innermost first, at every dim of size other than 1 (whose stride does not matter), as
+// TensorImpl computes is_contiguous (row-major order) and is_channels_last_contiguous.
+bool DenseFor(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+              const std::vector<size_t>& order) {
+  std::vector<int64_t> dense(shape.size());
+  int64_t next = 1;
+  for (size_t d : order) {
+    dense[d] = next;
+    next *= shape[d];
+  }
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1 && strides[d] != dense[d]) return false;
+  }
+  return true;
+}
+
+// IsContiguous: ATen's is_contiguous(memory_format) (0 contiguous_format, 1 preserve_format,
+// 2 channels_last, 3 channels_last_3d). Row-major order holds for any empty tensor; the
+// channels-last orders (C innermost, then W, H (, D), N) only for 4-D / 5-D tensors, with no
+// shortcut for an empty one.
+bool IsContiguous(const std::vector<int64_t>& shape, const std::vector<int64_t>& strides,
+                  int64_t format) {
+  if (format == 2) return shape.size() == 4 && DenseFor(shape, strides, {1, 3, 2, 0});
+  if (format == 3) return shape.size() == 5 && DenseFor(shape, strides, {1, 4, 3, 2, 0});
+  if (std::count(shape.begin(), shape.end(), 0) > 0) return true;
+  std::vector<size_t> row_major(shape.size());
+  std::iota(row_major.rbegin(), row_major.rend(), size_t{0});
+  return DenseFor(shape, strides, row_major);
+}
+
+OpInfo SymIsContiguous() {
+  OpInfo op;
+  op.name = "sym_is_contiguous";
+  op.dtypes = kAllMask;
+  op.samples = [](tsr_dtype dtype, Rng&) {
+    std::vector<Sample> s;
+    for (const Strided& v : ViewsFor(dtype)) {
+      s.push_back(Described({Laid(v, dtype)}, LaidNote(v)));  // contiguous_format by default
+      for (int64_t format : {0, 1, 2, 3}) {
+        s.push_back(Described({Laid(v, dtype), Arg::Int(format)}, LaidNote(v)));
+      }
+    }
+    return s;
+  };
+  op.reference = [](const Sample& s) {
+    const Arg& self = s.args[0];
+    const int64_t format = Given(s, 1) ? s.args[1].integer : 0;
+    return std::vector<HostTensor>{Bool(IsContiguous(self.tensor.shape, self.strides, format))};
+  };
+  op.errors = [](Rng& rng) {
+    // The schema's MemoryFormat takes ATen's four values (the dispatcher checks it).
+    return std::vector<ErrorInput>{
+        RefusedSaying({Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(4)},
+                      TSR_INVALID_ARGUMENT, "expected a MemoryFormat in [0, 4)")};
+  };
+  return op;
+}
+
 }  // namespace
 
 void AddHostValueOps(std::vector<OpInfo>& db) {
@@ -309,6 +548,11 @@ void AddHostValueOps(std::vector<OpInfo>& db) {
   db.push_back(Equal());
   db.push_back(IsCloseOp(false));
   db.push_back(IsCloseOp(true));
+  db.push_back(SymSizeOrStride(false));
+  db.push_back(SymSizeOrStride(true));
+  db.push_back(SymNumel());
+  db.push_back(SymStorageOffset());
+  db.push_back(SymIsContiguous());
 }
 
 }  // namespace conformance

@@ -3,12 +3,17 @@
 // table, here, from the table's words rather than from the SDK's code: a backend that ignores
 // the offset, numbers its elements another way or rounds differently fails by name. The ops
 // without a generator argument (native_dropout, dropout) are sampled where their result does not
-// depend on the draw (p = 0, p = 1, outside training).
+// depend on the draw (p = 0, p = 1, outside training). Op set 1.11 adds Bernoulli's tensor-p
+// forms (bernoulli.Tensor, its out= and in-place forms: p broadcast to self's shape) and the
+// out= forms bernoulli.out and bernoulli.float_out (through bernoulli and bernoulli.p).
 #include "conformance/op_db_random.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <utility>
+
+#include "conformance/op_db_helpers.h"
 
 namespace tessera {
 namespace conformance {
@@ -103,25 +108,31 @@ void AddUniformNormal(std::vector<OpInfo>& db) {
           })};
     };
     op.errors = [normal](Rng& rng) {
-      std::vector<ErrorInput> errors = {{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)),
-                                           Arg::Double(0), Arg::Double(1), Arg::None()},
-                                          "an int64 tensor"},
-                                         TSR_INVALID_ARGUMENT,
-                                         "a tensor that is not floating-point"}};
+      std::vector<ErrorInput> errors = {
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::Double(0),
+                    Arg::Double(1), Arg::None()},
+                   "an int64 tensor"},
+                  TSR_INVALID_ARGUMENT,
+                  "a tensor that is not floating-point"},
+                 "expected a floating-point tensor, got int64")};
       if (normal) {
-        errors.push_back({{{F32({3}, rng), Arg::Double(0), Arg::Double(-1), Arg::None()}, "std -1"},
-                          TSR_INVALID_ARGUMENT,
-                          "a negative std"});
-      } else {
         errors.push_back(
+            Saying({{{F32({3}, rng), Arg::Double(0), Arg::Double(-1), Arg::None()}, "std -1"},
+                    TSR_INVALID_ARGUMENT,
+                    "a negative std"},
+                   "expects std >= 0.0, but found std -1"));
+      } else {
+        errors.push_back(Saying(
             {{{F32({3}, rng), Arg::Double(2), Arg::Double(1), Arg::None()}, "from 2 > to 1"},
              TSR_INVALID_ARGUMENT,
-             "an empty range"});
-        errors.push_back({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT16, rng)), Arg::Double(0),
-                            Arg::Double(1e5), Arg::None()},
-                           "float16 to 1e5"},
-                          TSR_INVALID_ARGUMENT,
-                          "a bound the dtype cannot hold"});
+             "an empty range"},
+            "expects to return a [from, to) range, but found from=2 > to=1"));
+        errors.push_back(Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT16, rng)),
+                                   Arg::Double(0), Arg::Double(1e5), Arg::None()},
+                                  "float16 to 1e5"},
+                                 TSR_INVALID_ARGUMENT,
+                                 "a bound the dtype cannot hold"},
+                                "to is out of bounds for float16 (got 100000"));
       }
       return errors;
     };
@@ -154,11 +165,12 @@ void AddFactories(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Ints({2}), SomeGenerator(rng), Arg::Dtype(TSR_DTYPE_INT64), Arg::None(),
-             Arg::Device(), Arg::None()},
-            "dtype int64"},
-           TSR_INVALID_ARGUMENT,
-           "a dtype that is not floating-point"}};
+          Saying({{{Arg::Ints({2}), SomeGenerator(rng), Arg::Dtype(TSR_DTYPE_INT64), Arg::None(),
+                    Arg::Device(), Arg::None()},
+                   "dtype int64"},
+                  TSR_INVALID_ARGUMENT,
+                  "a dtype that is not floating-point"},
+                 "expected a floating-point dtype, got int64")};
     };
     db.push_back(std::move(op));
   }
@@ -198,10 +210,12 @@ void AddIntegers(std::vector<OpInfo>& db) {
                                 Arg::Device(),      Arg::None()};
       };
       return std::vector<ErrorInput>{
-          {{call(3, 3, TSR_DTYPE_INT64), "[3, 3)"}, TSR_INVALID_ARGUMENT, "an empty range"},
-          {{call(0, 300, TSR_DTYPE_UINT8), "[0, 300) in uint8"},
-           TSR_INVALID_ARGUMENT,
-           "a range the dtype cannot hold"}};
+          Saying({{call(3, 3, TSR_DTYPE_INT64), "[3, 3)"}, TSR_INVALID_ARGUMENT, "an empty range"},
+                 "random_ expects 'from' to be less than 'to', but got from=3 >= to=3"),
+          Saying({{call(0, 300, TSR_DTYPE_UINT8), "[0, 300) in uint8"},
+                  TSR_INVALID_ARGUMENT,
+                  "a range the dtype cannot hold"},
+                 "[0, 300) does not fit dtype uint8")};
     };
     db.push_back(std::move(op));
   }
@@ -236,11 +250,12 @@ void AddIntegers(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Int(-1), SomeGenerator(rng), Arg::Dtype(TSR_DTYPE_INT64), Arg::None(),
-             Arg::Device(), Arg::None()},
-            "n -1"},
-           TSR_INVALID_ARGUMENT,
-           "a negative n"}};
+          Saying({{{Arg::Int(-1), SomeGenerator(rng), Arg::Dtype(TSR_DTYPE_INT64), Arg::None(),
+                    Arg::Device(), Arg::None()},
+                   "n -1"},
+                  TSR_INVALID_ARGUMENT,
+                  "a negative n"},
+                 "n must be non-negative, got -1")};
     };
     db.push_back(std::move(op));
   }
@@ -270,15 +285,18 @@ void AddBernoulli(std::vector<OpInfo>& db) {
                 [p](const std::array<uint32_t, 4>& w) { return Bernoulli(w, p); })};
     };
     op.errors = [](Rng& rng) {
-      return std::vector<ErrorInput>{{{{F32({3}, rng), Arg::Double(1.5), Arg::None()}, "p 1.5"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a probability above 1"}};
+      return std::vector<ErrorInput>{
+          Saying({{{F32({3}, rng), Arg::Double(1.5), Arg::None()}, "p 1.5"},
+                  TSR_INVALID_ARGUMENT,
+                  "a probability above 1"},
+                 "expects p to be in [0, 1], but got p=1.5")};
     };
     db.push_back(std::move(op));
   }
   {
     OpInfo op;  // bernoulli(self, *, generator): self holds the probabilities
     op.name = "bernoulli";
+    op.out = "bernoulli.out";  // op set 1.11: out resized to self's shape, filled in its dtype
     op.dtypes = kFloatingMask;
     op.samples = [](tsr_dtype dtype, Rng& rng) {
       std::vector<Sample> s;
@@ -299,12 +317,147 @@ void AddBernoulli(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::None()}, "int64"},
-           TSR_INVALID_ARGUMENT,
-           "probabilities that are not floating-point"},
-          {{{Arg::Tensor(Full({2}, TSR_DTYPE_FLOAT32, 1.5)), Arg::None()}, "p 1.5"},
-           TSR_INVALID_ARGUMENT,
-           "a probability above 1"}};
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::None()}, "int64"},
+                  TSR_INVALID_ARGUMENT,
+                  "probabilities that are not floating-point"},
+                 "expected a floating-point tensor of probabilities, got int64"),
+          Saying({{{Arg::Tensor(Full({2}, TSR_DTYPE_FLOAT32, 1.5)), Arg::None()}, "p 1.5"},
+                  TSR_INVALID_ARGUMENT,
+                  "a probability above 1"},
+                 "expects all elements of p to be in [0, 1]")};
+    };
+    db.push_back(std::move(op));
+  }
+}
+
+// BroadcastElement: the position in `from` (a shape that broadcasts to `to`, aligned at the
+// right) of element `flat` of `to`, row-major.
+int64_t BroadcastElement(int64_t flat, const std::vector<int64_t>& to,
+                         const std::vector<int64_t>& from) {
+  const std::vector<int64_t> at = Unravel(flat, to);
+  std::vector<int64_t> index(from.size(), 0);
+  const size_t lead = to.size() - from.size();
+  for (size_t d = 0; d < from.size(); ++d) index[d] = from[d] == 1 ? 0 : at[lead + d];
+  return Ravel(index, from);
+}
+
+// Op set 1.11: bernoulli.p with its out= form bernoulli.float_out, and bernoulli.Tensor with
+// bernoulli.Tensor_out and bernoulli_.Tensor.
+void AddBernoulliForms(std::vector<OpInfo>& db) {
+  {
+    OpInfo op;  // bernoulli.p(self, p, *, generator): bernoulli_.float on a tensor like self
+    op.name = "bernoulli.p";
+    op.out = "bernoulli.float_out";
+    op.dtypes = kAllMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      std::vector<Sample> s;
+      for (const auto& shape : Shapes()) {
+        for (double p : {0.7, 0.0, 1.0}) {
+          s.push_back(
+              {{Arg::Tensor(MakeTensor(shape, dtype, rng)), Arg::Double(p), SomeGenerator(rng)},
+               ShapeString(shape) + " p " + std::to_string(p)});
+        }
+      }
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const double p = s.args[1].number;
+      return std::vector<HostTensor>{
+          Drawn(s.args[0].tensor.shape, s.args[0].tensor.dtype, s.args[2],
+                [p](const std::array<uint32_t, 4>& w) { return Bernoulli(w, p); })};
+    };
+    op.errors = [](Rng& rng) {
+      std::vector<ErrorInput> errors;
+      for (const auto& [p, message] : std::vector<std::pair<double, std::string>>{
+               {1.5, "expects p to be in [0, 1], but got p=1.5"},
+               {-0.25, "expects p to be in [0, 1], but got p=-0.25"},
+               {std::numeric_limits<double>::quiet_NaN(), "expects p to be in [0, 1]"}}) {
+        errors.push_back(RefusedSaying({F32({3}, rng), Arg::Double(p), Arg::None()},
+                                       TSR_INVALID_ARGUMENT, message));
+      }
+      return errors;
+    };
+    db.push_back(std::move(op));
+  }
+  {
+    // bernoulli.Tensor(self, p, *, generator): self's shape and dtype (any), p floating and
+    // broadcast to self's shape (never self to p); element i is 1 where u_i < p at i.
+    OpInfo op;
+    op.name = "bernoulli.Tensor";
+    op.out = "bernoulli.Tensor_out";
+    op.inplace = "bernoulli_.Tensor";
+    op.dtypes = kAllMask;
+    op.samples = [](tsr_dtype dtype, Rng& rng) {
+      // p in self's dtype where that is floating, else float32; float64 and float16 p too.
+      const tsr_dtype same = IsFloating(dtype) ? dtype : TSR_DTYPE_FLOAT32;
+      struct Pair {
+        std::vector<int64_t> self, p;
+        tsr_dtype p_dtype;
+      };
+      const std::vector<Pair> pairs = {
+          {{}, {}, same},
+          {{0}, {0}, same},
+          {{0}, {}, same},
+          {{2, 0, 3}, {3}, same},
+          {{5}, {5}, same},
+          {{7, 11}, {11}, same},
+          {{7, 11}, {}, TSR_DTYPE_FLOAT64},
+          {{3, 1, 40}, {3, 1, 40}, same},
+          {{3, 1, 40}, {1, 40}, TSR_DTYPE_FLOAT64},
+          {{3, 4, 5}, {3, 1, 5}, TSR_DTYPE_FLOAT16},
+          {{4, 6}, {4, 1}, TSR_DTYPE_BFLOAT16},
+      };
+      std::vector<Sample> s;
+      for (const Pair& pair : pairs) {
+        s.push_back({{Arg::Tensor(MakeTensor(pair.self, dtype, rng)),
+                      Arg::Tensor(MakeTensor(pair.p, pair.p_dtype, rng, {.low = 0, .high = 1})),
+                      SomeGenerator(rng)},
+                     ShapeString(pair.self) + ", p " + ShapeString(pair.p) + " " +
+                         DtypeName(pair.p_dtype)});
+      }
+      // Probabilities 0 and 1 exactly: every element decided whatever the draw.
+      HostTensor edges = Full({2, 3}, same, 0);
+      for (size_t i = 3; i < 6; ++i) edges.values[i] = 1;
+      s.push_back(
+          {{Arg::Tensor(MakeTensor({2, 3}, dtype, rng)), Arg::Tensor(edges), SomeGenerator(rng)},
+           "[2, 3], p rows of 0 and 1"});
+      return s;
+    };
+    op.reference = [](const Sample& s) {
+      const HostTensor& self = s.args[0].tensor;
+      const HostTensor& p = s.args[1].tensor;
+      HostTensor out = Full(self.shape, self.dtype, 0);
+      for (size_t i = 0; i < out.values.size(); ++i) {
+        const double pi = p.values[BroadcastElement(static_cast<int64_t>(i), self.shape, p.shape)];
+        out.values[i] = Bernoulli(Philox(i, s.args[2].seed, s.args[2].offset), pi);
+      }
+      return std::vector<HostTensor>{out};
+    };
+    op.errors = [](Rng& rng) {
+      auto call = [&rng](HostTensor p) {
+        return std::vector<Arg>{F32({3}, rng), Arg::Tensor(std::move(p)), Arg::None()};
+      };
+      const tsr_code bad = TSR_INVALID_ARGUMENT;
+      HostTensor nan = Full({3}, TSR_DTYPE_FLOAT32, 0.5);
+      nan.values[1] = std::numeric_limits<double>::quiet_NaN();
+      return std::vector<ErrorInput>{
+          RefusedSaying(call(Full({3}, TSR_DTYPE_FLOAT32, 1.5)), bad,
+                        "expects all elements of p to be in [0, 1]"),
+          RefusedSaying(call(Full({1}, TSR_DTYPE_FLOAT64, -0.5)), bad,
+                        "expects all elements of p to be in [0, 1]"),
+          Saying(Refused(call(nan), bad, "a NaN probability"),
+                 "expects all elements of p to be in [0, 1]"),
+          Saying(Refused(call(MakeTensor({3}, TSR_DTYPE_INT64, rng)), bad, "int64 p"),
+                 "expected a floating-point tensor of probabilities, got int64"),
+          Saying(Refused(call(Full({3}, TSR_DTYPE_BOOL, 1)), bad, "bool p"),
+                 "expected a floating-point tensor of probabilities, got bool"),
+          RefusedSaying(call(Full({4}, TSR_DTYPE_FLOAT32, 0.5)), bad,
+                        "the expanded size of the tensor (3) must match the existing size (4)"),
+          // p expands to self, never self to p (ATen's expand_inplace).
+          RefusedSaying(call(Full({2, 3}, TSR_DTYPE_FLOAT32, 0.5)), bad,
+                        "the number of sizes provided (1) must be greater or equal to the "
+                        "number of dimensions in the tensor (2)"),
+      };
     };
     db.push_back(std::move(op));
   }
@@ -388,9 +541,10 @@ void AddDropout(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{F32({3}, rng), Arg::Double(-0.5), Arg::Bool(true)}, "p -0.5"},
-           TSR_INVALID_ARGUMENT,
-           "a probability below 0"}};
+          Saying({{{F32({3}, rng), Arg::Double(-0.5), Arg::Bool(true)}, "p -0.5"},
+                  TSR_INVALID_ARGUMENT,
+                  "a probability below 0"},
+                 "dropout probability has to be between 0 and 1, but got -0.5")};
     };
     db.push_back(std::move(op));
   }
@@ -403,6 +557,7 @@ void AddRandomOps(std::vector<OpInfo>& db) {
   AddFactories(db);
   AddIntegers(db);
   AddBernoulli(db);
+  AddBernoulliForms(db);
   AddDropout(db);
   AddDistributionOps(db);
 }

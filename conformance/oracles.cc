@@ -202,9 +202,20 @@ CaseOutcome RunCase(const RunConfig& config, const CaseBody& body, bool may_reru
   return o;
 }
 
+void KeepSpecified(int64_t specified, HostTensor* actual, HostTensor* expected) {
+  if (specified < 0 || actual->dtype != expected->dtype || actual->shape != expected->shape ||
+      actual->numel() <= specified) {
+    return;
+  }
+  for (HostTensor* t : {actual, expected}) {
+    t->values.resize(static_cast<size_t>(specified));
+    t->shape = {specified};
+  }
+}
+
 Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
                       int compare_returns, double tolerance_scale, const std::string& what,
-                      std::string* message, Comparison* cmp, Tolerance* tol) {
+                      std::string* message, Comparison* cmp, Tolerance* tol, int64_t specified) {
   const size_t n = compare_returns < 0 ? expected.size() : static_cast<size_t>(compare_returns);
   // All returns compared: their number too (a split returning a piece too many fails).
   if (actual.size() < n || (compare_returns < 0 && actual.size() != n)) {
@@ -219,8 +230,9 @@ Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostT
       return Status::kFail;
     }
     *tol = ToleranceFor(expected[k].dtype, tolerance_scale);
-    Comparison c = Compare(FromDevice(actual[k]), expected[k], *tol,
-                           what + (n > 1 ? " return " + std::to_string(k) : ""));
+    HostTensor got = FromDevice(actual[k]), want = expected[k];
+    KeepSpecified(specified, &got, &want);
+    Comparison c = Compare(got, want, *tol, what + (n > 1 ? " return " + std::to_string(k) : ""));
     cmp->max_abs = std::max(cmp->max_abs, c.max_abs);
     cmp->max_rel = std::max(cmp->max_rel, c.max_rel);
     if (!std::isnan(c.snr_db) && !(cmp->snr_db <= c.snr_db)) cmp->snr_db = c.snr_db;
@@ -293,11 +305,16 @@ class OpRunner {
     Report(w, o.status, o.message, &o.cmp, &o.tol);
   }
 
+  // `s`: the sample, for OpInfo::specified_elements (none: every element compared).
   Status CompareAll(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
-                    std::string* message, Comparison* cmp, Tolerance* tol,
-                    const std::string& what) {
+                    std::string* message, Comparison* cmp, Tolerance* tol, const std::string& what,
+                    const Sample* s = nullptr) {
     return CompareReturns(actual, expected, op_.compare_returns, op_.tolerance_scale, what, message,
-                          cmp, tol);
+                          cmp, tol, Specified(s));
+  }
+
+  int64_t Specified(const Sample* s) const {
+    return s != nullptr && op_.specified_elements ? op_.specified_elements(*s) : -1;
   }
 
   // Samples: the op's for `dtype`; a cases library's that fails to make them fails the dtype
@@ -362,7 +379,7 @@ class OpRunner {
            [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
              std::vector<Tensor> inputs;
              real = Invoke(op_.name, s, config_.device, Layout::kContiguous, {}, &inputs);
-             const Status st = CompareAll(real, expected, msg, cmp, tol, "result");
+             const Status st = CompareAll(real, expected, msg, cmp, tol, "result", &s);
              if (st != Status::kPass) return st;
              // Functional ops leave their inputs unchanged.
              size_t k = 0;
@@ -424,10 +441,10 @@ class OpRunner {
                const Sample e = Expandable(s);
                const std::vector<HostTensor> want = op_.reference(e);
                return CompareAll(Invoke(op_.name, e, config_.device, layout), want, msg, cmp, tol,
-                                 "result");
+                                 "result", &e);
              }
              return CompareAll(Invoke(op_.name, s, config_.device, layout), expected, msg, cmp, tol,
-                               "result");
+                               "result", &s);
            });
     }
   }
@@ -447,7 +464,7 @@ class OpRunner {
                *msg = "the out= form returned " + std::to_string(returned.size()) + " tensors";
                return Status::kFail;
              }
-             return CompareAll(outs, expected, msg, cmp, tol, "out");
+             return CompareAll(outs, expected, msg, cmp, tol, "out", &s);
            });
     }
     if (!op_.inplace.empty() && !s.args.empty() && s.args[0].kind == Arg::Kind::kTensor) {
@@ -527,10 +544,15 @@ class OpRunner {
   // Returns: the op's returns for the sample, read back (the ones the oracles compare).
   std::vector<HostTensor> Returns(const Sample& s) {
     const size_t n = op_.compare_returns < 0 ? SIZE_MAX : static_cast<size_t>(op_.compare_returns);
+    const int64_t specified = Specified(&s);
     std::vector<HostTensor> out;
     for (const Tensor& t : Invoke(op_.name, s, config_.device, Layout::kContiguous)) {
       if (out.size() == n) break;
       out.push_back(FromDevice(t));
+      if (specified >= 0 && out.back().numel() > specified) {  // the rest was never written
+        out.back().values.resize(static_cast<size_t>(specified));
+        out.back().shape = {specified};
+      }
     }
     return out;
   }
@@ -656,7 +678,7 @@ class OpRunner {
     }
     Case({dt, "contiguous", "cross_backend", s.desc},
          [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
-           return CompareAll(real, cpu, msg, cmp, tol, "device vs cpu");
+           return CompareAll(real, cpu, msg, cmp, tol, "device vs cpu", &s);
          });
   }
 

@@ -78,10 +78,17 @@ struct CaseOutcome {
 CaseOutcome RunCase(const RunConfig& config, const CaseBody& body, bool may_rerun);
 // CompareReturns compares the first `compare_returns` of `actual` (-1: as many as expected)
 // with `expected` under assert_close's tolerance for each dtype times `tolerance_scale`,
-// keeping the worst differences in `cmp`; `what` names them in a failure's message.
+// keeping the worst differences in `cmp`; `what` names them in a failure's message. Where
+// `specified` >= 0, only that many leading row-major elements of each return are compared by
+// value (OpInfo::specified_elements).
 Status CompareReturns(const std::vector<Tensor>& actual, const std::vector<HostTensor>& expected,
                       int compare_returns, double tolerance_scale, const std::string& what,
-                      std::string* message, Comparison* cmp, Tolerance* tol);
+                      std::string* message, Comparison* cmp, Tolerance* tol,
+                      int64_t specified = -1);
+// KeepSpecified: `actual` and `expected` cut to their first `specified` row-major elements
+// (shape [specified]) when both have the same dtype and shape and more elements than that;
+// otherwise unchanged, so that a dtype or shape mismatch is still reported.
+void KeepSpecified(int64_t specified, HostTensor* actual, HostTensor* expected);
 
 // RunOp runs every case of `op` on the configured device, reporting each through `sink`.
 // Exceptions from the plugin become failing cases; a crash ends the process (see --isolate).

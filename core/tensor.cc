@@ -153,6 +153,53 @@ absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
   return absl::OkStatus();
 }
 
+// Note [Growing a storage]
+// PyTorch's resize_ grows a tensor's storage in place: the storage object gets a larger
+// allocation holding a copy of its old bytes, so every tensor viewing it moves along. Tessera
+// never swaps the memory under an existing storage: memory that was exported (DLPack, the
+// embedding guide's Ownership) or handed to a kernel must not be pulled from under its holder,
+// and a storage's data pointer is fixed for its life (kernels and caches may hold it). So a
+// resize_ that needs more room gives the tensor a NEW storage on the same device, holding a copy
+// of the old storage's bytes (the composite copies them through the op registry, so it works on
+// every device: dispatcher/ops/resize_ops.cc), and SetShapeAndStorage points the tensor at it.
+// Other views of the old storage keep the old memory and no longer see the tensor's writes:
+// a deliberate difference from PyTorch, documented in docs/op_set.md. A resize that fits keeps
+// the storage. Only storages Tessera allocated grow (allocator set); wrapped memory is refused
+// as PyTorch refuses a non-resizable storage. ResizeOutput replaces a too-small storage the
+// same way, without the copy (outputs are overwritten).
+absl::Status TensorImpl::SetShapeAndStorage(IntArrayRef sizes, IntArrayRef strides,
+                                            Ref<StorageImpl> storage) {
+  if (immutable_id_ != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("cannot resize the immutable tensor %s%s on %s (Note [Immutable "
+                        "tensors]: its maker promised that nothing changes it)",
+                        ScalarTypeName(dtype_), ShapeToString(sizes_), DeviceToString(device_)));
+  }
+  if (!storage) return absl::InvalidArgumentError("expected a storage, got NULL");
+  if (storage->device() != device_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected a storage on %s (the tensor's device), got one on %s",
+                        DeviceToString(device_), DeviceToString(storage->device())));
+  }
+  TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
+  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
+  int64_t end = 0;
+  const bool end_overflows = __builtin_add_overflow(storage_offset_, elements, &end);
+  if (numel > 0 && (end_overflows || end > CapacityOf(*storage, dtype_))) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "sizes %s, strides %s and offset %d need %s elements of %s, but the storage holds %d",
+        ShapeToString(sizes), ShapeToString(strides), storage_offset_,
+        end_overflows ? absl::StrCat(storage_offset_, " + ", elements) : absl::StrCat(end),
+        ScalarTypeName(dtype_), CapacityOf(*storage, dtype_)));
+  }
+  storage_ = std::move(storage);
+  sizes_.assign(sizes.begin(), sizes.end());
+  strides_.assign(strides.begin(), strides.end());
+  numel_ = numel;
+  is_contiguous_ = IsContiguousLayout(sizes_, strides_);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));

@@ -1,8 +1,9 @@
 // TensorImpl and Tensor: a strided view of a storage.
 //
 // A TensorImpl is immutable after construction except through the explicit setters used by
-// in-place metadata ops (resize of outputs, later). Views share the storage and differ in
-// sizes, strides and offset. Tensor is the value-semantic handle (one reference).
+// in-place metadata ops (ResizeOutput for out= outputs, SetShapeAndStorage for resize_). Views
+// share the storage and differ in sizes, strides and offset. Tensor is the value-semantic handle
+// (one reference).
 #pragma once
 
 #include <cstdint>
@@ -63,6 +64,15 @@ class TensorImpl final : public RefCounted {
   // unchanged and the message starts with `op`. Not thread-safe with concurrent readers of
   // this tensor, as in PyTorch.
   absl::Status ResizeOutput(std::string_view op, IntArrayRef sizes);
+
+  // SetShapeAndStorage gives this tensor `sizes` and `strides` (non-negative) on `storage`:
+  // its own, or a new storage on the same device that replaces it (resize_ growing a tensor,
+  // Note [Growing a storage] in core/tensor.cc), keeping the storage offset. The view must lie
+  // within the storage, except that a tensor without elements may lie anywhere (as in PyTorch).
+  // Refused for an immutable tensor (immutable_id). On error the tensor is unchanged. Other
+  // tensors viewing the old storage keep it. Not thread-safe with concurrent readers of this
+  // tensor, as in PyTorch.
+  absl::Status SetShapeAndStorage(IntArrayRef sizes, IntArrayRef strides, Ref<StorageImpl> storage);
 
   // immutable_id: nonzero when this tensor's elements do not change while it lives, unique in the
   // process (never reused), so that a kernel may keep data derived from it under this key

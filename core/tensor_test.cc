@@ -113,6 +113,51 @@ TEST(Tensor, ResizeOutputRefusesWhenOffsetPlusNumelOverflows) {
   EXPECT_EQ(out.storage_offset(), 0);
 }
 
+// SetShapeAndStorage is resize_'s half in the core (Note [Growing a storage]): self moves to a
+// new storage the caller filled, keeping its offset; views of the old storage keep its memory.
+TEST(Tensor, SetShapeAndStorageMovesSelfToANewStorageAndLeavesViewsTheOldOne) {
+  const Device cpu(DeviceType::kCPU);
+  Tensor base = *Empty({6}, ScalarType::kInt32, cpu);
+  for (int i = 0; i < 6; ++i) base.data<int32_t>()[i] = i;
+  Tensor self = *FromStorage(base.impl()->storage(), ScalarType::kInt32, {4}, {1}, 2);
+  const void* old_memory = base.data_ptr();
+  Tensor grown = *Empty({9}, ScalarType::kInt32, cpu);
+  for (int i = 0; i < 6; ++i) grown.data<int32_t>()[i] = base.data<int32_t>()[i];
+  ASSERT_TRUE(self.impl()->SetShapeAndStorage({7}, {1}, grown.impl()->storage()).ok());
+  EXPECT_THAT(self.sizes(), ElementsAre(7));
+  EXPECT_EQ(self.storage_offset(), 2) << "the offset stays";
+  EXPECT_TRUE(self.IsSameStorage(grown));
+  EXPECT_EQ(self.data<int32_t>()[0], 2);
+  EXPECT_TRUE(self.is_contiguous());
+  EXPECT_EQ(base.data_ptr(), old_memory) << "the old storage's memory is never swapped";
+  self.data<int32_t>()[0] = 42;
+  EXPECT_EQ(base.data<int32_t>()[2], 2);
+  // Non-contiguous strides are taken as given; a view without elements may lie anywhere.
+  ASSERT_TRUE(self.impl()->SetShapeAndStorage({3, 2}, {1, 3}, self.impl()->storage()).ok());
+  EXPECT_FALSE(self.is_contiguous());
+  ASSERT_TRUE(self.impl()->SetShapeAndStorage({0, 100}, {100, 1}, base.impl()->storage()).ok());
+  EXPECT_EQ(self.numel(), 0);
+}
+
+TEST(Tensor, SetShapeAndStorageRefusesAViewOutsideTheStorageAndLeavesTheTensor) {
+  const Device cpu(DeviceType::kCPU);
+  Tensor t = *Empty({2, 2}, ScalarType::kFloat32, cpu);
+  absl::Status s = t.impl()->SetShapeAndStorage({5}, {1}, t.impl()->storage());
+  EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+  EXPECT_THAT(s.message(), HasSubstr("need 5 elements of float32, but the storage holds 4"));
+  EXPECT_THAT(t.sizes(), ElementsAre(2, 2));
+  s = t.impl()->SetShapeAndStorage(
+      {2}, {1}, Empty({2}, ScalarType::kFloat32, Device(DeviceType::kMeta))->impl()->storage());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("expected a storage on cpu"));
+  s = t.impl()->SetShapeAndStorage({2, 2}, {1}, t.impl()->storage());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  Tensor immutable = *ImmutableAlias(t);
+  s = immutable.impl()->SetShapeAndStorage({4}, {1}, t.impl()->storage());
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(immutable.sizes(), ElementsAre(2, 2));
+}
+
 // An empty tensor's element count is 0 however large its other dims, but its contiguous
 // strides are products of those dims: [0, 2^32, 2^32, 2^32] used to wrap them silently.
 TEST(Tensor, EmptyRefusesContiguousStridesThatOverflow) {

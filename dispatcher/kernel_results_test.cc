@@ -209,6 +209,44 @@ TEST_F(KernelResultsTest, NonTensorReturnsHaveTheirKindChecked) {
               HasSubstr("test::count: kernel 'bad::count' left Tensor as result 0, expected int"));
 }
 
+absl::Status ReturnsTrue(void*, const OperatorHandle&, Stack* stack) {
+  stack->clear();
+  stack->push_back(Value(true));
+  return absl::OkStatus();
+}
+
+// SymInt and SymBool returns (sym_size.int, sym_is_contiguous) are int and bool: a kernel must
+// leave exactly that kind (no bool for an int, no int for a bool).
+TEST_F(KernelResultsTest, SymIntAndSymBoolReturnsAreIntAndBool) {
+  absl::StatusOr<RegistrationHandle> size = registry_.Define("test::size(Tensor self) -> SymInt");
+  absl::StatusOr<RegistrationHandle> flag = registry_.Define("test::flag(Tensor self) -> SymBool");
+  ASSERT_TRUE(size.ok() && flag.ok());
+  struct Case {
+    const char* op;
+    BoxedKernelFn fn;
+    const char* name;
+    const char* message;  // "" for a kernel that returns the right kind
+  };
+  const Case kCases[] = {
+      {"test::size", &ExpReturnsAnInt, "good::size", ""},
+      {"test::size", &ReturnsTrue, "bad::size",
+       "test::size: kernel 'bad::size' left bool as result 0, expected int"},
+      {"test::flag", &ReturnsTrue, "good::flag", ""},
+      {"test::flag", &ExpReturnsAnInt, "bad::flag",
+       "test::flag: kernel 'bad::flag' left int as result 0, expected bool"},
+  };
+  for (const Case& c : kCases) {
+    RegistrationHandle h = Register(c.op, c.fn, c.name);
+    absl::Status s = Call(c.op, {Floats({2})});
+    if (*c.message == '\0') {
+      EXPECT_TRUE(s.ok()) << c.name << ": " << s;
+      continue;
+    }
+    EXPECT_EQ(s.code(), absl::StatusCode::kInternal) << c.name << ": " << s;
+    EXPECT_THAT(s.message(), HasSubstr(c.message)) << c.name;
+  }
+}
+
 // Returns (None, self): a backward kernel whose output_mask asked for the second gradient only.
 absl::Status ReturnsNoneThenSelf(void*, const OperatorHandle&, Stack* stack) {
   const Tensor self = (*stack)[0].tensor();

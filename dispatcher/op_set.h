@@ -23,6 +23,6 @@
 namespace tessera {
 
 inline constexpr int32_t kOpSetVersionMajor = 1;
-inline constexpr int32_t kOpSetVersionMinor = 10;
+inline constexpr int32_t kOpSetVersionMinor = 11;
 
 }  // namespace tessera

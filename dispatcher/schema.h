@@ -4,9 +4,9 @@
 //   add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 //   max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 //
-// Supported: `ns::name.overload`; types Tensor, int (and SymInt), float, bool, str, Scalar,
-// ScalarType, Device, Layout, MemoryFormat, Generator; `T?` optionals; lists `T[]` and `T[N]`
-// (also `Tensor?[]` and `int[1]?`); alias annotations `Tensor(a)` and `Tensor(a!)`; defaults
+// Supported: `ns::name.overload`; types Tensor, int (and SymInt), float, bool (and SymBool), str,
+// Scalar, ScalarType, Device, Layout, MemoryFormat, Generator; `T?` optionals; lists `T[]` and
+// `T[N]` (also `Tensor?[]` and `int[1]?`); alias annotations `Tensor(a)` and `Tensor(a!)`; defaults
 // (None, True/False, numbers, strings, lists, a bare int for a fixed-size int list, and
 // identifiers for dtypes and the enum types); `*` to make the rest keyword-only; one return,
 // `()` for none, or a parenthesised list of (optionally named) returns. Strings take either

@@ -259,6 +259,7 @@ class Parser {
         {"SymInt", BaseType::kInt},
         {"float", BaseType::kFloat},
         {"bool", BaseType::kBool},
+        {"SymBool", BaseType::kBool},
         {"str", BaseType::kStr},
         {"Scalar", BaseType::kScalar},
         {"ScalarType", BaseType::kScalarType},
@@ -276,8 +277,8 @@ class Parser {
     }
     if (!found) {
       return ErrorAt(t,
-                     "unknown type (expected Tensor, int, SymInt, float, bool, str, Scalar, "
-                     "ScalarType, Device, Layout, MemoryFormat or Generator)");
+                     "unknown type (expected Tensor, int, SymInt, float, bool, SymBool, str, "
+                     "Scalar, ScalarType, Device, Layout, MemoryFormat or Generator)");
     }
     Next();
     if (IsPunct("(")) {

@@ -107,6 +107,14 @@ TEST(SchemaParser, ParsesReturnForms) {
   EXPECT_EQ(list.returns[0].alias->set, "a");
   FunctionSchema unnamed = MustParse("f(Tensor x) -> (Tensor, Tensor)");
   EXPECT_EQ(unnamed.returns.size(), 2u);
+  // ATen's symbolic host values (torch.export's metadata queries) are plain ones here, and the
+  // canonical text says so; the enum default reads back as its number.
+  EXPECT_EQ(MustParse("sym_numel(Tensor self) -> SymInt").returns[0].type.base, BaseType::kInt);
+  FunctionSchema sym_bool = MustParse(
+      "sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> SymBool");
+  EXPECT_EQ(sym_bool.returns[0].type.base, BaseType::kBool) << "SymBool is bool";
+  EXPECT_EQ(sym_bool.ToString(),
+            "sym_is_contiguous(Tensor self, MemoryFormat memory_format=0) -> bool");
 }
 
 TEST(SchemaParser, PrintsCanonicalFormThatParsesBackIdentically) {

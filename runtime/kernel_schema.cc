@@ -20,6 +20,7 @@
 #include "tessera/opset/v1_7.h"
 #include "tessera/opset/v1_8.h"
 #include "tessera/opset/v1_9.h"
+#include "tessera/opset/v1_10.h"
 
 namespace tessera {
 namespace capi {
@@ -68,6 +69,7 @@ constexpr KnownOpSet kKnownOpSets[] = {
     {{1, 8}, &opset::v1_8::FindSchema},
     {{1, 9}, &opset::v1_9::FindSchema},
     {{1, 10}, &opset::v1_10::FindSchema},
+    {{1, 11}, &opset::v1_11::FindSchema},
 };
 static_assert(kKnownOpSets[std::size(kKnownOpSets) - 1].version.major_version ==
                       TSR_OP_SET_VERSION_MAJOR &&

@@ -4,6 +4,9 @@
 //   embedding_bag.padding_idx: see Note [embedding_bag's four returns].
 // - _embedding_bag_dense_backward and _embedding_bag_per_sample_weights_backward (each with its
 //   out= form): the gradients of weight and of per_sample_weights from the forward's returns.
+// - _embedding_bag_backward (op set 1.11): ATen's composite over _embedding_bag_dense_backward,
+//   rebuilding the sum fast path's empty offset2bag from the offsets; sparse=True is UNIMPLEMENTED
+//   (Tessera has no sparse layout, so no _embedding_bag_sparse_backward).
 //
 // Note [embedding_bag's four returns]
 // Bags: offsets[b] is where bag b starts in the 1-D indices (with include_last_offset, the last
@@ -613,6 +616,60 @@ absl::StatusOr<Tensor> EmbeddingBagPerSampleWeightsBackward(const OperatorHandle
   return math.Out(r, std::move(result));
 }
 
+// _embedding_bag_backward(grad, indices, offsets, offset2bag, bag_size, maximum_indices,
+// num_weights, scale_grad_by_freq, mode, sparse, per_sample_weights, padding_idx) -> grad_weight,
+// as ATen's _embedding_bag_backward_symint: indices and offsets promoted together and checked as
+// index tensors (both reported as 'indices', as ATen checks them after promoting); an empty
+// offset2bag with indices (the forward's sum fast path) rebuilt from all the offsets, as ATen's
+// make_offset2bag (marks at every offset, the include_last_offset one included, cumsum, minus
+// 1), else checked as an index tensor; then _embedding_bag_dense_backward. sparse=True would
+// call _embedding_bag_sparse_backward, whose sparse COO result Tessera cannot represent.
+absl::StatusOr<Tensor> EmbeddingBagBackward(const OperatorHandle& op, const Stack& s) {
+  OpRegistry& r = op.registry();
+  const Tensor& indices_in = s[1].tensor();
+  const Tensor& offsets_in = s[2].tensor();
+  const Tensor& offset2bag_in = s[3].tensor();
+  const ScalarType index_dtype = PromoteTypes(offsets_in.dtype(), indices_in.dtype());
+  if (!IsIndexType(index_dtype)) {
+    return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'indices' to have one of "
+                                       "the following scalar types: Long, Int; but got %s "
+                                       "instead (while checking arguments for embedding_bag)",
+                                       ScalarTypeName(index_dtype)));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor indices, ToDtype(r, indices_in, index_dtype));
+  TSR_ASSIGN_OR_RETURN(Tensor offsets, ToDtype(r, offsets_in, index_dtype));
+  Tensor offset2bag = offset2bag_in;
+  if (indices.numel() != 0 && offset2bag_in.numel() == 0) {
+    // index_add needs a vector of offsets; ATen's refusal says the same (an IndexError there).
+    if (offsets.dim() != 1) {
+      return OutOfRange(op, absl::StrFormat("index_add_(): Index is supposed to be a vector, but "
+                                            "got dim: %d",
+                                            offsets.dim()));
+    }
+    if (indices.dim() == 0) {
+      return Invalid(op, "indices has to be a 1D Tensor, but got Tensor of dimension 0");
+    }
+    const int64_t n = indices.sizes()[0];
+    TSR_ASSIGN_OR_RETURN(Tensor starts, ToDtype(r, offsets, ScalarType::kInt64));
+    TSR_ASSIGN_OR_RETURN(Tensor bag_of, OffsetToBag(r, starts, n, s[0].tensor().device()));
+    TSR_ASSIGN_OR_RETURN(offset2bag, ToDtype(r, bag_of, index_dtype));
+  } else if (!IsIndexType(offset2bag_in.dtype())) {
+    return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'offset2bag' to have one "
+                                       "of the following scalar types: Long, Int; but got %s "
+                                       "instead (while checking arguments for embedding_bag)",
+                                       ScalarTypeName(offset2bag_in.dtype())));
+  }
+  if (s[9].to_bool()) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: sparse gradients (sparse=True) are not supported: Tessera has no sparse layout; "
+        "pass sparse=False for a dense gradient of weight",
+        op.name()));
+  }
+  return Call(
+      r, "_embedding_bag_dense_backward",
+      {s[0], Value(indices), Value(offset2bag), s[4], s[5], s[6], s[7], s[8], s[10], s[11]});
+}
+
 #define TSR_EMBEDDING_BAG_ARGS_                                                                 \
   "(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, " \
   "bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int "    \
@@ -661,6 +718,11 @@ absl::Status DefineEmbeddingBagOps(OpRegistry& registry) {
            ", *, Tensor(a!) out) -> Tensor(a!)",
            MakeKernel<Named<ComputeIntoOut<EmbeddingBagDenseBackward, 10>>>(
                "core::_embedding_bag_dense_backward_out")},
+          {"_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor "
+           "offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool "
+           "scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int "
+           "padding_idx=-1) -> Tensor",
+           MakeKernel<Named<ComputeOne<EmbeddingBagBackward>>>("core::_embedding_bag_backward")},
           {"_embedding_bag_per_sample_weights_backward" TSR_EMBEDDING_BAG_PSW_ARGS_ ") -> Tensor",
            MakeKernel<Named<ComputeOne<EmbeddingBagPerSampleWeightsBackward>>>(
                "core::_embedding_bag_per_sample_weights_backward")},

@@ -1,11 +1,19 @@
-// The ops whose result is a value on the host, a bool or a Scalar, not a tensor (op set 1.10):
-// `_local_scalar_dense` and `item` (Tensor.item()), `is_nonzero` (bool(tensor)), `equal`,
-// `allclose` and `is_same_size`; with them `isclose`, the tensor allclose reduces. Composites
-// over ops every backend has, so a plugin needs no kernel; the value goes on the stack as a
-// bool or a Scalar, which the C ABI hands back as TSR_VALUE_BOOL / TSR_VALUE_SCALAR.
+// The ops whose result is a value on the host, a bool, an int or a Scalar, not a tensor.
+// Op set 1.10: `_local_scalar_dense` and `item` (Tensor.item()), `is_nonzero` (bool(tensor)),
+// `equal`, `allclose` and `is_same_size`; with them `isclose`, the tensor allclose reduces.
+// Op set 1.11: the metadata queries torch.export leaves in a graph with dynamic shapes,
+// `sym_size.int`, `sym_stride.int`, `sym_numel`, `sym_storage_offset` (-> SymInt) and
+// `sym_is_contiguous` (-> SymBool). All are composites, so a plugin needs no kernel: the 1.10
+// ops over ops every backend has, the queries over nothing at all (they read the tensor's sizes,
+// strides and storage offset, never its data, so they answer on the Meta device too and cost no
+// synchronization). The value goes on the stack as a bool, an int or a Scalar, which the C ABI
+// hands back as TSR_VALUE_BOOL / TSR_VALUE_INT / TSR_VALUE_SCALAR. A SymInt or SymBool is a
+// plain int or bool here, since Tessera's shapes are always concrete (the schema parser reads
+// SymInt as int and SymBool as bool).
 //
 // Semantics are current ATen's (aten/src/ATen/native/Scalar.cpp, TensorCompare.cpp,
-// ReduceOps.cpp's cpu_equal, TypeProperties.cpp):
+// ReduceOps.cpp's cpu_equal, TypeProperties.cpp, TensorProperties.cpp; c10/core/TensorImpl.h and
+// Contiguity.h for the queries):
 //   - _local_scalar_dense reads the first element (the one at the storage offset) as a Scalar of
 //     the dtype's kind: bool, int64 for the integers, double for the floats; item first requires
 //     exactly one element. An empty tensor has no element to read: refused (ATen would read past
@@ -20,13 +28,27 @@
 //     first (and a bool self), so the difference cannot wrap. self and other must share a
 //     dtype; rtol and atol must not be negative.
 //   - allclose: every element isclose (broadcast).
-// Each needs the values, which a meta tensor does not have: refused with UNIMPLEMENTED there, as
-// ATen (no meta kernel); is_same_size reads only shapes and answers on meta too.
+//   - sym_size.int / sym_stride.int: the size / stride of dim `dim`, wrapped as TensorImpl's
+//     sym_size and TensorBase's sym_stride wrap it (maybe_wrap_dim with wrap_scalar=false), so
+//     a 0-dim tensor has no dim to ask for, not even 0 or -1 (IndexError). 1.13 indexed the
+//     sizes unchecked (garbage for a dim out of range); current ATen's checks are followed.
+//   - sym_numel, sym_storage_offset: numel(), storage_offset() (in elements).
+//   - sym_is_contiguous: TensorImpl::is_contiguous(memory_format). channels_last asks for a
+//     4-D tensor whose strides run C, W, H, N innermost first (c10's
+//     _compute_channels_last_contiguous_2d), channels_last_3d the same for 5-D (C, W, H, D, N),
+//     both false at any other rank and with no empty-tensor shortcut; contiguous_format and
+//     preserve_format ask for row-major order (which an empty tensor always has).
+// The 1.10 ops but is_same_size need the values, which a meta tensor does not have: refused
+// with UNIMPLEMENTED there, as ATen (no meta kernel); is_same_size and the 1.11 queries read
+// only metadata and answer on meta too.
+#include <initializer_list>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/layout.h"
+#include "core/shape.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
@@ -37,7 +59,7 @@ namespace {
 
 using ValueFn = absl::StatusOr<Value> (*)(const OperatorHandle& op, const Stack& args);
 
-// BoxedValue: F's one return, a bool or a Scalar, as the kernel's returns.
+// BoxedValue: F's one return, a bool, an int or a Scalar, as the kernel's returns.
 template <ValueFn F>
 absl::Status BoxedValue(void*, const OperatorHandle& op, Stack* stack) {
   absl::StatusOr<Value> result = F(op, *stack);
@@ -198,6 +220,66 @@ absl::StatusOr<Value> AllCloseOf(const OperatorHandle& op, const Stack& s) {
   return Value(all);
 }
 
+// MetadataDim: `dim` of `self` wrapped into [0, dim()) as c10's maybe_wrap_dim with
+// wrap_scalar=false (sym_size.int, sym_stride.int): a 0-dim tensor refuses every dim.
+absl::StatusOr<int64_t> MetadataDim(const OperatorHandle& op, const Tensor& self, int64_t dim) {
+  if (self.dim() == 0) {
+    return OutOfRange(
+        op, absl::StrFormat("Dimension specified as %d but tensor has no dimensions", dim));
+  }
+  return WrapDim(dim, self.dim(), op.name());
+}
+
+absl::StatusOr<Value> SymSizeOf(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  TSR_ASSIGN_OR_RETURN(const int64_t dim, MetadataDim(op, self, s[1].to_int()));
+  return Value(self.sizes()[dim]);
+}
+
+absl::StatusOr<Value> SymStrideOf(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  TSR_ASSIGN_OR_RETURN(const int64_t dim, MetadataDim(op, self, s[1].to_int()));
+  return Value(self.strides()[dim]);
+}
+
+absl::StatusOr<Value> SymNumelOf(const OperatorHandle&, const Stack& s) {
+  return Value(s[0].tensor().numel());
+}
+
+absl::StatusOr<Value> SymStorageOffsetOf(const OperatorHandle&, const Stack& s) {
+  return Value(s[0].tensor().storage_offset());
+}
+
+// DenseInOrder: whether the dims of `order`, innermost first, are laid out densely in that
+// order, skipping dims of size 1 (whose stride does not matter), as c10's
+// _compute_channels_last_contiguous_2d/3d walk them. An empty tensor's other dims may be huge:
+// once the product of sizes passes int64, no later stride can equal it.
+bool DenseInOrder(IntArrayRef sizes, IntArrayRef strides, std::initializer_list<size_t> order) {
+  int64_t expected = 1;
+  bool past_int64 = false;
+  for (const size_t d : order) {
+    if (sizes[d] == 1) continue;
+    if (past_int64 || strides[d] != expected) return false;
+    past_int64 = __builtin_mul_overflow(expected, sizes[d], &expected);
+  }
+  return true;
+}
+
+absl::StatusOr<Value> SymIsContiguousOf(const OperatorHandle&, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const IntArrayRef sizes = self.sizes(), strides = self.strides();
+  switch (static_cast<MemoryFormat>(s[1].to_int())) {
+    case MemoryFormat::kChannelsLast:
+      return Value(self.dim() == 4 && DenseInOrder(sizes, strides, {1, 3, 2, 0}));
+    case MemoryFormat::kChannelsLast3d:
+      return Value(self.dim() == 5 && DenseInOrder(sizes, strides, {1, 4, 3, 2, 0}));
+    case MemoryFormat::kContiguous:
+    case MemoryFormat::kPreserve:
+      break;
+  }
+  return Value(IsContiguousLayout(sizes, strides));
+}
+
 }  // namespace
 
 absl::Status DefineHostValueOps(OpRegistry& registry) {
@@ -217,6 +299,16 @@ absl::Status DefineHostValueOps(OpRegistry& registry) {
           {"allclose(Tensor self, Tensor other, float rtol=1e-05, float atol=1e-08, bool "
            "equal_nan=False) -> bool",
            MakeValueKernel<AllCloseOf>("core::allclose")},
+          {"sym_size.int(Tensor self, int dim) -> SymInt",
+           MakeValueKernel<SymSizeOf>("core::sym_size")},
+          {"sym_stride.int(Tensor self, int dim) -> SymInt",
+           MakeValueKernel<SymStrideOf>("core::sym_stride")},
+          {"sym_numel(Tensor self) -> SymInt", MakeValueKernel<SymNumelOf>("core::sym_numel")},
+          {"sym_storage_offset(Tensor self) -> SymInt",
+           MakeValueKernel<SymStorageOffsetOf>("core::sym_storage_offset")},
+          {"sym_is_contiguous(Tensor self, MemoryFormat memory_format=contiguous_format) -> "
+           "SymBool",
+           MakeValueKernel<SymIsContiguousOf>("core::sym_is_contiguous")},
       },
       KernelSlot::kComposite);
 }

@@ -4,9 +4,9 @@
 // per call from the call's generator. Everything else is a composite over them and ordinary
 // ops, so that a backend with those two kernels (or the CPU fallback) has all of them, with
 // the same bits for the same seed: rand and randn (their .generator and out= forms), rand_like
-// and randn_like, bernoulli (a tensor of probabilities, a float p, in place), native_dropout and
-// its backward, and dropout. A composite passes its `generator` argument on unchanged: None
-// means the default generator of the device its random kernel runs on.
+// and randn_like, bernoulli (a tensor of probabilities, a float p, a tensor p, in place and
+// out=), native_dropout and its backward, and dropout. A composite passes its `generator` argument
+// on unchanged: None means the default generator of the device its random kernel runs on.
 #include <climits>
 #include <cmath>
 #include <utility>
@@ -158,6 +158,74 @@ TensorsOr BernoulliK(const OperatorHandle& op, const Stack& s) {
   TSR_ASSIGN_OR_RETURN(Tensor hit, CallOne(r, "lt.Tensor", {u, self}));
   TSR_ASSIGN_OR_RETURN(Tensor out, Empty(self.sizes(), self.dtype(), self.device()));
   TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {out, hit}));
+  return std::vector<Tensor>{out};
+}
+
+// BernoulliInto: ATen's bernoulli_(self, p) with a tensor p (bernoulli_impl_ and its CPU
+// kernel): p expands to self's shape (expand_inplace: p to self, never self to p), is
+// floating-point and holds probabilities in [0, 1] (NaN is not); element i of self (row-major
+// over self's shape) becomes 1 where u_i < p_i, else 0, in self's dtype, u one float64 uniform
+// draw over self's shape and p_i compared in float64 (every floating p widens exactly). An empty
+// self is returned at once, unchecked, as current PyTorch's CHECK_EMPTY_AND_RETURN does (1.13
+// still expanded p and refused one that does not expand to self's empty shape).
+absl::Status BernoulliInto(const OperatorHandle& op, const Tensor& self, const Tensor& p,
+                           const Value& generator) {
+  if (self.numel() == 0) return absl::OkStatus();
+  TSR_ASSIGN_OR_RETURN(Tensor expanded, Expand(p, self.sizes()));
+  TSR_RETURN_IF_ERROR(ExpectFloating(op, "tensor of probabilities", p.dtype()));
+  TSR_RETURN_IF_ERROR(CheckProbabilities(op, p));
+  OpRegistry& r = op.registry();
+  TSR_ASSIGN_OR_RETURN(Tensor u, UniformLike(r, self, generator));
+  TSR_ASSIGN_OR_RETURN(Tensor hit, CallOne(r, "lt.Tensor", {u, expanded}));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {self, hit}));
+  return absl::OkStatus();
+}
+
+// bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None): BernoulliInto.
+TensorsOr BernoulliTensorInplaceK(const OperatorHandle& op, const Stack& s) {
+  TSR_RETURN_IF_ERROR(BernoulliInto(op, s[0].tensor(), s[1].tensor(), s[2]));
+  return std::vector<Tensor>{s[0].tensor()};
+}
+
+// bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None): ATen's generated
+// functional form of bernoulli_.Tensor, on a new tensor like self.
+absl::StatusOr<Tensor> BernoulliTensorOf(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  TSR_ASSIGN_OR_RETURN(Tensor out, Empty(self.sizes(), self.dtype(), self.device()));
+  TSR_RETURN_IF_ERROR(BernoulliInto(op, out, s[1].tensor(), s[2]));
+  return out;
+}
+
+// IntoAnyOut: `result` into the out= argument `out`, resized to its shape; 0s and 1s go into an
+// out of any dtype (ATen's bernoulli out= forms cast: copy_, no can_cast check).
+TensorsOr IntoAnyOut(const OperatorHandle& op, const Tensor& result, const Tensor& out) {
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), result.sizes()));
+  TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {out, result}));
+  return std::vector<Tensor>{out};
+}
+
+// bernoulli.Tensor_out(Tensor self, Tensor p, *, Generator? generator=None, Tensor(a!) out):
+// ATen's generated out= form: the functional result, then copied into out.
+TensorsOr BernoulliTensorOutK(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(Tensor result, BernoulliTensorOf(op, s));
+  return IntoAnyOut(op, result, s[3].tensor());
+}
+
+// bernoulli.float_out(Tensor self, float p=0.5, *, Generator? generator=None, Tensor(a!) out):
+// ATen's generated out= form of bernoulli_.float: bernoulli.p's result copied into out.
+TensorsOr BernoulliFloatOutK(const OperatorHandle& op, const Stack& s) {
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> result, BernoulliPK(op, s));
+  return IntoAnyOut(op, result[0], s[3].tensor());
+}
+
+// bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out): ATen's
+// bernoulli_out_impl: out resized to self's shape, then bernoulli_(out, self) (self the
+// probabilities) in out's own dtype; an empty self checks nothing, as there.
+TensorsOr BernoulliOutK(const OperatorHandle& op, const Stack& s) {
+  const Tensor& self = s[0].tensor();
+  const Tensor& out = s[2].tensor();
+  TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), self.sizes()));
+  TSR_RETURN_IF_ERROR(BernoulliInto(op, out, self, s[1]));
   return std::vector<Tensor>{out};
 }
 
@@ -419,6 +487,21 @@ absl::Status DefineRandomOps(OpRegistry& registry) {
           {"bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> "
            "Tensor(a!)",
            MakeKernel<BernoulliFloatInplaceK>("core::bernoulli_")},
+          // Op set 1.11: the tensor-p forms and the out= forms (Expand's refusal is named).
+          {"bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> "
+           "Tensor(a!)",
+           MakeKernel<Named<BernoulliTensorInplaceK>>("core::bernoulli_")},
+          {"bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None) -> Tensor",
+           MakeKernel<Named<ComputeOne<BernoulliTensorOf>>>("core::bernoulli")},
+          {"bernoulli.Tensor_out(Tensor self, Tensor p, *, Generator? generator=None, Tensor(a!) "
+           "out) -> Tensor(a!)",
+           MakeKernel<Named<BernoulliTensorOutK>>("core::bernoulli_out")},
+          {"bernoulli.float_out(Tensor self, float p=0.5, *, Generator? generator=None, "
+           "Tensor(a!) out) -> Tensor(a!)",
+           MakeKernel<Named<BernoulliFloatOutK>>("core::bernoulli_out")},
+          {"bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> "
+           "Tensor(a!)",
+           MakeKernel<Named<BernoulliOutK>>("core::bernoulli_out")},
           {"native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)",
            MakeKernel<NativeDropoutK>("core::native_dropout")},
           {"native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",

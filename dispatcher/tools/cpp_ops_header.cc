@@ -137,7 +137,7 @@ struct Function {
   std::string returns;                // C++ return type
   int tensors = 0;                    // tensor returns (1: call1; more: call_returns<N>)
   bool list = false;                  // a Tensor[] return
-  bool host_value = false;            // one bool or Scalar return (equal, item): call_value
+  bool host_value = false;  // one bool, int or Scalar return (equal, sym_size, item): call_value
 };
 
 // Build: the function for `s`, or the reason it has none.
@@ -149,10 +149,12 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
     *why = "returns nothing";
     return std::nullopt;
   }
-  // One bool or Scalar (equal, allclose, item): the value, read back from the stack.
+  // One bool, int or Scalar (equal, allclose, sym_size.int, sym_numel, item; SymInt and SymBool
+  // parse as int and bool): the value, read back from the stack.
+  const BaseType first = s.returns[0].type.base;
   const bool one_value =
       s.returns.size() == 1 && !s.returns[0].type.is_list && !s.returns[0].type.optional &&
-      (s.returns[0].type.base == BaseType::kBool || s.returns[0].type.base == BaseType::kScalar);
+      (first == BaseType::kBool || first == BaseType::kInt || first == BaseType::kScalar);
   f.host_value = one_value;
   for (const Argument& r : s.returns) {
     if (one_value) break;
@@ -168,7 +170,7 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
   }
   f.tensors = one_value ? 0 : static_cast<int>(s.returns.size());
   if (one_value) {
-    f.returns = s.returns[0].type.base == BaseType::kBool ? "bool" : "Scalar";
+    f.returns = first == BaseType::kBool ? "bool" : first == BaseType::kInt ? "int64_t" : "Scalar";
   } else if (f.list) {
     f.returns = "std::vector<Tensor>";
   } else if (f.tensors == 1) {
@@ -281,7 +283,8 @@ auto call_returns(const tsr_op* op, const Args&... args) {
   }
   return as_tuple(all, std::make_index_sequence<N>{});
 }
-// call_value: an op's one bool or Scalar return (equal, item), read from the stack.
+// call_value: an op's one bool, int or Scalar return (equal, sym_size, item), read from the
+// stack.
 template <typename T, typename... Args>
 T call_value(const tsr_op* op, const Args&... args) {
   ::tessera::internal::Stack stack;
@@ -290,6 +293,10 @@ T call_value(const tsr_op* op, const Args&... args) {
     int32_t b = 0;
     sdk::check(sdk::api().stack_get_bool(stack.get(), 0, &b));
     return b != 0;
+  } else if constexpr (std::is_same_v<T, int64_t>) {
+    int64_t v = 0;
+    sdk::check(sdk::api().stack_get_int(stack.get(), 0, &v));
+    return v;
   } else {
     Scalar v;
     sdk::check(sdk::api().stack_get_scalar(stack.get(), 0, &v.c));

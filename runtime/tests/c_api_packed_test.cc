@@ -452,6 +452,34 @@ TEST(CApiCallValues, SeveralReturnsComeBackAsNewReferences) {
   tsr_tensor_release(t);
 }
 
+TEST(CApiCallValues, HostValuesComeBackAsIntsAndBools) {
+  // sym_size.int and sym_numel return ATen's SymInt (an int), sym_is_contiguous its SymBool (a
+  // bool); they read only the tensor's metadata, so a meta tensor answers too.
+  const int64_t sizes[] = {2, 3};
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(sizes, 2, TSR_DTYPE_FLOAT32, kMeta, &t)), "");
+  tsr_value args[2] = {TensorValue(t), Kind(TSR_VALUE_INT)};
+  args[1].u.i = -1;
+  tsr_value ret = Kind(TSR_VALUE_NONE);
+  size_t n = 0;
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("sym_size.int"), args, 2, &ret, 1, &n)), "");
+  ASSERT_EQ(n, 1u);
+  EXPECT_EQ(ret.kind, TSR_VALUE_INT);
+  EXPECT_EQ(ret.u.i, 3);
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("sym_numel"), args, 1, &ret, 1, &n)), "");
+  EXPECT_EQ(ret.kind, TSR_VALUE_INT);
+  EXPECT_EQ(ret.u.i, 6);
+  ASSERT_EQ(Consume(tsr_op_call_values(Find("sym_is_contiguous"), args, 1, &ret, 1, &n)), "");
+  EXPECT_EQ(ret.kind, TSR_VALUE_BOOL);
+  EXPECT_EQ(ret.u.b, 1);
+  args[1].u.i = 2;  // PyTorch's IndexError
+  EXPECT_EQ(Consume(tsr_op_call_values(Find("sym_size.int"), args, 2, &ret, 1, &n)),
+            std::to_string(TSR_OUT_OF_RANGE) +
+                ": sym_size.int: Dimension out of range (expected to be in range of [-2, 1], but "
+                "got 2)");
+  tsr_tensor_release(t);
+}
+
 TEST(CApiCallValues, BadInputIsAnErrorNamingWhatWasExpected) {
   const int64_t sizes[] = {2};
   tsr_tensor* t = nullptr;

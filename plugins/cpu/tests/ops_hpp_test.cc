@@ -1,7 +1,8 @@
 // tessera/sdk/ops.hpp, the generated C++ functions of the op set, on the CPU plugin: calls read
 // as ATen's C++ API does (defaults in place, brace lists, {} and undefined tensors for None,
 // overloads chosen by argument types, tuples for several returns, None elements of a Tensor?[],
-// bool and Scalar returns as C++ values), and give what the same op called through find_op gives.
+// bool, int and Scalar returns as C++ values), and give what the same op called through find_op
+// gives.
 #include <cmath>
 
 #include "cpu_test_util.hpp"
@@ -158,13 +159,41 @@ TEST(OpsHpp, HostValuesAsBoolAndScalar) {
   }
 }
 
+TEST(OpsHpp, MetadataQueriesAsInt64AndBool) {
+  // sym_size.int, sym_stride.int, sym_numel, sym_storage_offset return an int64_t (SymInt),
+  // sym_is_contiguous a bool (SymBool), memory_format defaulted to contiguous_format.
+  const Tensor x = f32({1, 2, 3, 4, 5, 6}, {2, 3});
+  const int64_t size = ops::sym_size(x, -1);
+  EXPECT_EQ(size, 3);
+  EXPECT_EQ(ops::sym_stride(x, 0), 3);
+  EXPECT_EQ(ops::sym_numel(x), 6);
+  EXPECT_TRUE(ops::sym_is_contiguous(x));
+  const Tensor view = ops::narrow(ops::transpose(x, 0, 1), 0, 1, 2);  // [2, 2], strides [1, 3]
+  EXPECT_EQ(ops::sym_stride(view, 1), 3);
+  EXPECT_EQ(ops::sym_storage_offset(view), 1);
+  EXPECT_FALSE(ops::sym_is_contiguous(view));
+  // [N, H, W, C] viewed as [N, C, H, W]: channels-last strides.
+  const Tensor nhwc = ops::permute(f32(std::vector<float>(48, 0), {2, 3, 4, 2}), {0, 3, 1, 2});
+  EXPECT_TRUE(ops::sym_is_contiguous(nhwc, TSR_MEMORY_FORMAT_CHANNELS_LAST));
+  EXPECT_FALSE(ops::sym_is_contiguous(nhwc));
+  try {
+    ops::sym_size(x, 2);
+    ADD_FAILURE() << "sym_size of dim 2 of a 2-D tensor succeeded";
+  } catch (const sdk::Error& e) {
+    EXPECT_EQ(e.code(), TSR_OUT_OF_RANGE);
+    EXPECT_THAT(
+        e.what(),
+        HasSubstr("Dimension out of range (expected to be in range of [-2, 1], but got 2)"));
+  }
+}
+
 TEST(OpsHpp, ErrorsAreTheOpsOwn) {
   const Tensor x = f32({1, 2, 3}, {3});
   try {
     ops::softmax(x, 5);
     ADD_FAILURE() << "softmax over dim 5 of a 1-D tensor succeeded";
   } catch (const sdk::Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("dim"));
+    EXPECT_THAT(e.what(), HasSubstr("Dimension out of range"));
   }
 }
 

@@ -36,7 +36,7 @@ namespace tessera {
 namespace sdk {
 
 // The op set this SDK was generated with: its kernels state their schemas from it.
-namespace current_opset = ::tessera::opset::v1_10;
+namespace current_opset = ::tessera::opset::v1_11;
 static_assert(current_opset::kMajor == TSR_OP_SET_VERSION_MAJOR &&
                   current_opset::kMinor == TSR_OP_SET_VERSION_MINOR,
               "current_opset must name the newest op set (tessera/opset/opset.h)");

@@ -79,10 +79,18 @@ absl::Status CheckScalarFits(const Scalar& v, ScalarType to, std::string_view op
   if (!v.Overflows(to)) return absl::OkStatus();
   double lowest = 0, max = 0;
   RangeOf(to, &lowest, &max);
+  // An integral type's bounds exactly (int32's [-2147483648, 2147483647], not %g's
+  // [-2.14748e+09, 2.14748e+09]); int64's maximum is no double, so it is written out.
+  auto bound = [&](double b) -> std::string {
+    if (IsFloatingType(to)) return absl::StrFormat("%g", b);
+    if (to == ScalarType::kInt64 && b > 0) return absl::StrCat(INT64_MAX);
+    return absl::StrFormat("%.0f", b);
+  };
   return absl::InvalidArgumentError(absl::StrFormat(
       "%s: argument '%s' (%s) cannot be converted to %s without overflow: expected a value in "
-      "[%g, %g]%s",
-      std::string(op), std::string(arg), v.ToString(), std::string(ScalarTypeName(to)), lowest, max,
+      "[%s, %s]%s",
+      std::string(op), std::string(arg), v.ToString(), std::string(ScalarTypeName(to)),
+      bound(lowest), bound(max),
       to == ScalarType::kUInt8 ? " or an int down to -255 (which wraps)"
       : IsFloatingType(to)     ? " or an infinity or NaN"
                                : ""));

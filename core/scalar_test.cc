@@ -93,6 +93,13 @@ TEST(Scalar, OverflowsAsPyTorchsCheckedConversion) {
             "full: argument 'fill_value' (1e+39) cannot be converted to bfloat16 without overflow: "
             "expected a value in [-3.38953e+38, 3.38953e+38] or an infinity or NaN");
   EXPECT_TRUE(CheckScalarFits(Scalar(int64_t{-1}), S::kUInt8, "fill_.Scalar", "value").ok());
+  // Integral bounds exactly, not rounded to six digits.
+  EXPECT_EQ(CheckScalarFits(Scalar(int64_t{1} << 40), S::kInt32, "fill_.Scalar", "value").message(),
+            "fill_.Scalar: argument 'value' (1099511627776) cannot be converted to int32 without "
+            "overflow: expected a value in [-2147483648, 2147483647]");
+  EXPECT_EQ(CheckScalarFits(Scalar(1e19), S::kInt64, "full", "fill_value").message(),
+            "full: argument 'fill_value' (1e+19) cannot be converted to int64 without overflow: "
+            "expected a value in [-9223372036854775808, 9223372036854775807]");
 }
 
 }  // namespace

@@ -77,10 +77,15 @@ OpInfo Glu() {
           {Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng)), Arg::Int(dim)}, code,
           what);
     };
-    return std::vector<ErrorInput>{refused({}, 0, TSR_INVALID_ARGUMENT, "a 0-dim input"),
-                                   refused({3}, 0, TSR_INVALID_ARGUMENT, "an odd halved dim"),
-                                   refused({4, 2}, 2, TSR_OUT_OF_RANGE, "a dim out of range"),
-                                   refused({4, 2}, -3, TSR_OUT_OF_RANGE, "a dim out of range")};
+    return std::vector<ErrorInput>{
+        Saying(refused({}, 0, TSR_INVALID_ARGUMENT, "a 0-dim input"),
+               "glu does not support scalars because halving size must be even"),
+        Saying(refused({3}, 0, TSR_INVALID_ARGUMENT, "an odd halved dim"),
+               "Halving dimension must be even, but dimension 0 is size 3"),
+        Saying(refused({4, 2}, 2, TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(refused({4, 2}, -3, TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got -3)")};
   };
   return op;
 }
@@ -151,12 +156,21 @@ OpInfo Prelu() {
     const tsr_dtype f32 = TSR_DTYPE_FLOAT32;
     const std::string mismatch = "a weight count other than 1 or the channels";
     return std::vector<ErrorInput>{
-        refused({}, {2}, f32, "several weights for a 0-dim input"),
-        refused({2, 8, 3}, {9}, f32, mismatch),
-        refused({4}, {4}, f32, mismatch + " (a 1-D input has one channel)"),
-        refused({2, 8, 3}, {2, 4}, f32, "a 2-D weight"),
-        refused({2, 8, 3}, {1, 1}, f32, "a 2-D weight of one element"),
-        refused({2, 8, 3}, {8}, TSR_DTYPE_FLOAT64, "a weight of another dtype (no promotion)")};
+        Saying(refused({}, {2}, f32, "several weights for a 0-dim input"),
+               "Not allow zero-dim input tensor."),
+        Saying(refused({2, 8, 3}, {9}, f32, mismatch),
+               "Mismatch of parameter numbers and input channel size. Found parameter numbers = 9 "
+               "and channel size = 8."),
+        Saying(refused({4}, {4}, f32, mismatch + " (a 1-D input has one channel)"),
+               "Mismatch of parameter numbers and input channel size. Found parameter numbers = 4 "
+               "and channel size = 1."),
+        Saying(refused({2, 8, 3}, {2, 4}, f32, "a 2-D weight"),
+               "Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"),
+        Saying(refused({2, 8, 3}, {1, 1}, f32, "a 2-D weight of one element"),
+               "Expected `weight` to be a scalar or 1D tensor, but got: ndim = 2"),
+        Saying(refused({2, 8, 3}, {8}, TSR_DTYPE_FLOAT64,
+                       "a weight of another dtype (no promotion)"),
+               "Type promoting not supported. Got float32 and float64")};
   };
   return op;
 }
@@ -193,14 +207,18 @@ OpInfo PreluKernel() {
   op.errors = [](Rng& rng) {
     const tsr_dtype f32 = TSR_DTYPE_FLOAT32;
     return std::vector<ErrorInput>{
-        Refused({Arg::Tensor(MakeTensor({2, 3}, f32, rng)), Arg::Tensor(MakeTensor({4}, f32, rng))},
-                TSR_INVALID_ARGUMENT, "a weight that does not broadcast to self"),
-        Refused({Arg::Tensor(MakeTensor({2, 3}, f32, rng)),
-                 Arg::Tensor(MakeTensor({2, 2, 3}, f32, rng))},
-                TSR_INVALID_ARGUMENT, "a weight larger than self"),
-        Refused({Arg::Tensor(MakeTensor({2, 3}, f32, rng)),
-                 Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng))},
-                TSR_INVALID_ARGUMENT, "a weight of another dtype")};
+        Saying(Refused({Arg::Tensor(MakeTensor({2, 3}, f32, rng)),
+                        Arg::Tensor(MakeTensor({4}, f32, rng))},
+                       TSR_INVALID_ARGUMENT, "a weight that does not broadcast to self"),
+               "weight of shape [4] must broadcast to self's shape [2, 3]"),
+        Saying(Refused({Arg::Tensor(MakeTensor({2, 3}, f32, rng)),
+                        Arg::Tensor(MakeTensor({2, 2, 3}, f32, rng))},
+                       TSR_INVALID_ARGUMENT, "a weight larger than self"),
+               "weight of shape [2, 2, 3] must broadcast to self's shape [2, 3]"),
+        Saying(Refused({Arg::Tensor(MakeTensor({2, 3}, f32, rng)),
+                        Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng))},
+                       TSR_INVALID_ARGUMENT, "a weight of another dtype"),
+               "expected self and weight of one dtype, got float32 and float64")};
   };
   return op;
 }

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 
 namespace tessera {
 namespace conformance {
@@ -191,12 +192,13 @@ void AddBackward(std::vector<OpInfo>& db, const BackwardSpec& spec) {
   };
   op.errors = [base = spec.errors, params, x_last](Rng& rng) {
     std::vector<ErrorInput> errors = base ? base(rng) : std::vector<ErrorInput>{};
-    errors.push_back(
+    errors.push_back(Saying(
         {{BackwardArgs(Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)),
                        Arg::Tensor(MakeTensor({4}, TSR_DTYPE_FLOAT32, rng)), params[0], x_last),
           "grad [2, 3] with x [4]"},
          TSR_INVALID_ARGUMENT,
-         "shapes that do not broadcast"});
+         "shapes that do not broadcast"},
+        "the size of tensor a (3) must match the size of tensor b (4) at non-singleton dim"));
     return errors;
   };
   db.push_back(std::move(op));
@@ -263,12 +265,15 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   [](double x, const Params& p) { return Hardtanh(x, p[0], p[1]); },
                   [](Rng& rng) {
                     return std::vector<ErrorInput>{
-                        Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_UINT8, rng)),
-                                 Arg::ScalarInt(-1), Arg::ScalarInt(1)},
-                                "uint8 in [-1, 1]", "an unsigned self with a negative limit"),
-                        Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT8, rng)),
-                                 Arg::ScalarInt(-1), Arg::ScalarInt(1000)},
-                                "int8 in [-1, 1000]", "a limit that overflows int8")};
+                        Saying(Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_UINT8, rng)),
+                                        Arg::ScalarInt(-1), Arg::ScalarInt(1)},
+                                       "uint8 in [-1, 1]",
+                                       "an unsigned self with a negative limit"),
+                               "cannot do hardtanh on an unsigned type with negative limits"),
+                        Saying(Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT8, rng)),
+                                        Arg::ScalarInt(-1), Arg::ScalarInt(1000)},
+                                       "int8 in [-1, 1000]", "a limit that overflows int8"),
+                               "argument 'max_val' (1000) cannot be converted to int8")};
                   }});
   AddForward(db, {"leaky_relu",
                   "leaky_relu.out",
@@ -278,8 +283,10 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   {0},
                   [](double x, const Params& p) { return x > 0 ? x : x * p[0]; },
                   [](Rng& rng) {
-                    return std::vector<ErrorInput>{Refused({F32(rng), S(1e40)}, "slope 1e40",
-                                                           "a slope that overflows float32")};
+                    return std::vector<ErrorInput>{
+                        Saying(Refused({F32(rng), S(1e40)}, "slope 1e40",
+                                       "a slope that overflows float32"),
+                               "argument 'negative_slope' (1e+40) cannot be converted to float32")};
                   }});
   AddForward(db, {"elu",
                   "elu.out",
@@ -298,7 +305,8 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   [](double x, const Params& p) { return x > 0 ? x : p[0] * std::expm1(x / p[0]); },
                   [](Rng& rng) {
                     return std::vector<ErrorInput>{
-                        Refused({F32(rng), S(0)}, "alpha 0", "alpha 0 (a division by zero)")};
+                        Saying(Refused({F32(rng), S(0)}, "alpha 0", "alpha 0 (a division by zero)"),
+                               "alpha cannot be 0 for CELU")};
                   }});
   AddForward(db, {"selu", "", "selu_", kFloatingMask, {{{}, ""}}, {0}, [](double x, const Params&) {
                     return Elu(x, kSeluAlpha, kSeluScale, 1);
@@ -339,9 +347,11 @@ void AddForwardOps(std::vector<OpInfo>& db) {
        {1, 0, 2},
        [](double x, const Params& p) { return x <= p[0] ? p[1] : x; },
        [](Rng& rng) {
-         return std::vector<ErrorInput>{Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_UINT8, rng)),
-                                                 Arg::ScalarInt(2), Arg::ScalarInt(300)},
-                                                "uint8 value 300", "a value that overflows uint8")};
+         return std::vector<ErrorInput>{
+             Saying(Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_UINT8, rng)), Arg::ScalarInt(2),
+                             Arg::ScalarInt(300)},
+                            "uint8 value 300", "a value that overflows uint8"),
+                    "argument 'value' (300) cannot be converted to uint8")};
        }});
   AddForward(db, {"hardshrink",
                   "hardshrink.out",
@@ -361,7 +371,8 @@ void AddForwardOps(std::vector<OpInfo>& db) {
                   },
                   [](Rng& rng) {
                     return std::vector<ErrorInput>{
-                        Refused({F32(rng), S(-0.5)}, "lambd -0.5", "a negative lambd")};
+                        Saying(Refused({F32(rng), S(-0.5)}, "lambd -0.5", "a negative lambd"),
+                               "lambda must be greater or equal to 0, but found to be -0.5")};
                   }});
 }
 
@@ -392,8 +403,9 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
     };
     op.errors = [base = op.errors](Rng& rng) {
       std::vector<ErrorInput> errors = base(rng);
-      errors.push_back(Refused({F32(rng), F32(rng), Arg::String("exact")}, "'exact'",
-                               "an unknown approximation"));
+      errors.push_back(Saying(Refused({F32(rng), F32(rng), Arg::String("exact")}, "'exact'",
+                                      "an unknown approximation"),
+                              "expected approximate to be 'none' or 'tanh', got 'exact'"));
       return errors;
     };
   }
@@ -435,9 +447,12 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
                    {0},
                    [](double g, double x, const Params& p) { return x > 0 ? g : g * p[0]; },
                    [](Rng& rng) {
-                     return std::vector<ErrorInput>{Refused(
-                         {F32(rng), F32(rng), S(-0.5), Arg::Bool(true)}, "slope -0.5 of the result",
-                         "a negative slope with self_is_result")};
+                     return std::vector<ErrorInput>{Saying(
+                         Refused({F32(rng), F32(rng), S(-0.5), Arg::Bool(true)},
+                                 "slope -0.5 of the result",
+                                 "a negative slope with self_is_result"),
+                         "leaky_relu backward (self_is_result=True) is not supported with a "
+                         "negative slope")};
                    }});
   {
     // elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result).
@@ -451,8 +466,12 @@ void AddBackwardOps(std::vector<OpInfo>& db) {
                      nullptr,
                      [](Rng& rng) {
                        return std::vector<ErrorInput>{
-                           Refused({F32(rng), S(-1), S(1), S(1), Arg::Bool(true), F32(rng)},
-                                   "alpha -1 of the result", "a negative alpha with is_result")};
+                           Saying(Refused({F32(rng), S(-1), S(1), S(1), Arg::Bool(true),
+                                           F32(rng)},
+                                          "alpha -1 of the result",
+                                          "a negative alpha with is_result"),
+                                  "elu backward (is_result=True) is not supported with a "
+                                  "negative alpha")};
                      },
                      /*x_last=*/true};
     AddBackward(db, elu);

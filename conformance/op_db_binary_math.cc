@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 #include "conformance/op_db_pointwise.h"
 
 namespace tessera {
@@ -154,11 +155,13 @@ void AddShifts(std::vector<OpInfo>& db) {
                       [=](const double* x) { return Shift(promoted, left, x[self], x[other]); })};
     };
     auto errors = [](Rng& rng) {
-      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT32, rng))},
-                                       "float32 by int32"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a floating operand"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                    Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT32, rng))},
+                   "float32 by int32"},
+                  TSR_INVALID_ARGUMENT,
+                  "a floating operand"},
+                 "expected integral or bool operands, got float32")};
     };
     {
       OpInfo op;
@@ -239,11 +242,13 @@ void AddHeaviside(std::vector<OpInfo>& db) {
         [](const double* x) { return x[0] == 0 ? x[1] : static_cast<double>(x[0] > 0); })};
   };
   op.errors = [](Rng& rng) {
-    return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
-                                      Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng))},
-                                     "float32 with float64"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "two dtypes"}};
+    return std::vector<ErrorInput>{
+        Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                  Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng))},
+                 "float32 with float64"},
+                TSR_INVALID_ARGUMENT,
+                "two dtypes"},
+               "expected dtype float32 for `values` but got dtype float64")};
   };
   db.push_back(std::move(op));
 }

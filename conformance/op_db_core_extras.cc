@@ -174,12 +174,15 @@ OpInfo AnyAllDims(bool is_all) {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({T(F32({2, 3}, rng)), Arg::Ints({2}), Arg::Bool(false)}, TSR_OUT_OF_RANGE,
-                "a dim out of range"),
-        Refused({T(F32({2, 3}, rng)), Arg::Ints({1, -1}), Arg::Bool(false)}, TSR_INVALID_ARGUMENT,
-                "a dim given twice"),
-        Refused({T(F32({}, rng)), Arg::Ints({1}), Arg::Bool(false)}, TSR_OUT_OF_RANGE,
-                "a dim other than 0 or -1 of a 0-dim input")};
+        Saying(Refused({T(F32({2, 3}, rng)), Arg::Ints({2}), Arg::Bool(false)}, TSR_OUT_OF_RANGE,
+                       "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({T(F32({2, 3}, rng)), Arg::Ints({1, -1}), Arg::Bool(false)},
+                       TSR_INVALID_ARGUMENT, "a dim given twice"),
+               "dim 1 appears multiple times in the list of dims"),
+        Saying(Refused({T(F32({}, rng)), Arg::Ints({1}), Arg::Bool(false)}, TSR_OUT_OF_RANGE,
+                       "a dim other than 0 or -1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)")};
   };
   return op;
 }
@@ -274,16 +277,22 @@ OpInfo Moments(bool is_std, bool with_dim, bool with_mean) {
     for (tsr_dtype dtype : {TSR_DTYPE_INT32, TSR_DTYPE_BOOL}) {
       std::vector<Arg> args{T(MakeTensor({3}, dtype, rng))};
       if (with_dim) args.push_back(Arg::Ints({0}));
-      e.push_back(Refused(std::move(args), TSR_INVALID_ARGUMENT, "a non-floating input"));
+      e.push_back(Saying(Refused(std::move(args), TSR_INVALID_ARGUMENT, "a non-floating input"),
+                         "expected a floating point input or dtype"));
     }
     if (with_dim) {
-      e.push_back(Refused({T(F32({2, 3}, rng)), Arg::Ints({2}), Arg::Bool(true), Arg::Bool(false)},
-                          TSR_OUT_OF_RANGE, "a dim out of range"));
-      e.push_back(
+      e.push_back(Saying(
+          Refused({T(F32({2, 3}, rng)), Arg::Ints({2}), Arg::Bool(true), Arg::Bool(false)},
+                  TSR_OUT_OF_RANGE, "a dim out of range"),
+          "Dimension out of range (expected to be in range of [-2, 1], but got 2)"));
+      e.push_back(Saying(
           Refused({T(F32({2, 3}, rng)), Arg::Ints({1, -1}), Arg::Bool(true), Arg::Bool(false)},
-                  TSR_INVALID_ARGUMENT, "a dim given twice"));
-      e.push_back(Refused({T(F32({}, rng)), Arg::Ints({1}), Arg::Bool(true), Arg::Bool(false)},
-                          TSR_OUT_OF_RANGE, "a dim other than 0 or -1 of a 0-dim input"));
+                  TSR_INVALID_ARGUMENT, "a dim given twice"),
+          "dim 1 appears multiple times in the list of dims"));
+      e.push_back(Saying(
+          Refused({T(F32({}, rng)), Arg::Ints({1}), Arg::Bool(true), Arg::Bool(false)},
+                  TSR_OUT_OF_RANGE, "a dim other than 0 or -1 of a 0-dim input"),
+          "Dimension out of range (expected to be in range of [-1, 0], but got 1)"));
     }
     return e;
   };
@@ -391,17 +400,22 @@ OpInfo DivScalarMode() {
     std::vector<ErrorInput> e;
     for (const char* mode : {"trunc", "floor"}) {
       for (tsr_dtype dtype : {TSR_DTYPE_INT32, TSR_DTYPE_UINT8}) {
-        e.push_back(Refused({T(MakeTensor({3}, dtype, rng)), Arg::ScalarInt(0), Arg::String(mode)},
-                            TSR_INVALID_ARGUMENT, "integer division by zero (ZeroDivisionError)"));
+        e.push_back(Saying(
+            Refused({T(MakeTensor({3}, dtype, rng)), Arg::ScalarInt(0), Arg::String(mode)},
+                    TSR_INVALID_ARGUMENT, "integer division by zero (ZeroDivisionError)"),
+            "ZeroDivisionError"));
       }
       // bool // bool: ATen has no bool loop for trunc or floor ("div_trunc_cpu" not implemented
       // for 'Bool'; a NotImplementedError in current PyTorch).
-      e.push_back(Refused(
-          {T(MakeTensor({3}, TSR_DTYPE_BOOL, rng)), Arg::ScalarBool(true), Arg::String(mode)},
-          TSR_UNIMPLEMENTED, "bool divided by a bool with a rounding mode"));
+      e.push_back(Saying(
+          Refused({T(MakeTensor({3}, TSR_DTYPE_BOOL, rng)), Arg::ScalarBool(true),
+                   Arg::String(mode)},
+                  TSR_UNIMPLEMENTED, "bool divided by a bool with a rounding mode"),
+          "not implemented for dtype bool"));
     }
-    e.push_back(Refused({T(F32({3}, rng)), Arg::ScalarDouble(2.5), Arg::String("round")},
-                        TSR_INVALID_ARGUMENT, "an unknown rounding mode"));
+    e.push_back(Saying(Refused({T(F32({3}, rng)), Arg::ScalarDouble(2.5), Arg::String("round")},
+                               TSR_INVALID_ARGUMENT, "an unknown rounding mode"),
+                       "expected rounding_mode to be one of None, 'trunc' or 'floor'"));
     return e;
   };
   return op;
@@ -451,12 +465,15 @@ OpInfo Copy() {
     // (4) at non-singleton dimension 1", "expand(...): the number of sizes provided (1) must be
     // greater or equal to the number of dimensions in the tensor (2)".
     return std::vector<ErrorInput>{
-        Refused({T(F32({2, 3}, rng)), T(F32({4}, rng))}, TSR_INVALID_ARGUMENT,
-                "a source that does not broadcast"),
-        Refused({T(F32({3}, rng)), T(F32({2, 3}, rng))}, TSR_INVALID_ARGUMENT,
-                "a source of more dims than self"),
-        Refused({T(F32({}, rng)), T(F32({1}, rng))}, TSR_INVALID_ARGUMENT,
-                "a [1] source into a 0-dim self")};
+        Saying(Refused({T(F32({2, 3}, rng)), T(F32({4}, rng))}, TSR_INVALID_ARGUMENT,
+                       "a source that does not broadcast"),
+               "src of shape [4] must broadcast to the destination's shape [2, 3]"),
+        Saying(Refused({T(F32({3}, rng)), T(F32({2, 3}, rng))}, TSR_INVALID_ARGUMENT,
+                       "a source of more dims than self"),
+               "src of shape [2, 3] must broadcast to the destination's shape [3]"),
+        Saying(Refused({T(F32({}, rng)), T(F32({1}, rng))}, TSR_INVALID_ARGUMENT,
+                       "a [1] source into a 0-dim self"),
+               "src of shape [1] must broadcast to the destination's shape []")};
   };
   return op;
 }
@@ -587,25 +604,35 @@ OpInfo Cdist(bool forward) {
       return std::vector<Arg>{T(std::move(a)), T(std::move(b)), Arg::Double(p), std::move(mode)};
     };
     return std::vector<ErrorInput>{
-        Refused(args(F32({4}, rng), F32({5, 4}, rng), 2, Arg::None()), TSR_INVALID_ARGUMENT,
-                "cdist only supports at least 2D tensors (X1 1D)"),
-        Refused(args(F32({3, 4}, rng), F32({4}, rng), 2, Arg::None()), TSR_INVALID_ARGUMENT,
-                "cdist only supports at least 2D tensors (X2 1D)"),
-        Refused(args(F32({3, 4}, rng), F32({5, 3}, rng), 2, Arg::None()), TSR_INVALID_ARGUMENT,
-                "X1 and X2 must have the same number of columns"),
-        Refused(args(F32({3, 4}, rng), F32({5, 4}, rng), -1, Arg::None()), TSR_INVALID_ARGUMENT,
-                "cdist only supports non-negative p values"),
-        Refused(args(F32({3, 4}, rng), F32({5, 4}, rng), 1, Arg::Int(3)), TSR_INVALID_ARGUMENT,
-                "possible modes: 0, 1, 2, but was: 3"),
-        Refused(args(F32({3, 4}, rng), F32({5, 4}, rng), 2, Arg::Int(-1)), TSR_INVALID_ARGUMENT,
-                "possible modes: 0, 1, 2, but was: -1"),
-        Refused(args(MakeTensor({3, 4}, TSR_DTYPE_INT32, rng),
-                     MakeTensor({5, 4}, TSR_DTYPE_INT32, rng), 2, Arg::None()),
-                TSR_INVALID_ARGUMENT, "cdist only supports floating-point dtypes"),
-        Refused(args(F32({3, 4}, rng), MakeTensor({5, 4}, TSR_DTYPE_FLOAT64, rng), 1, Arg::None()),
-                TSR_INVALID_ARGUMENT, "float32 and float64 (expected scalar type Float)"),
-        Refused(args(F32({2, 3, 4}, rng), F32({3, 5, 4}, rng), 2, Arg::None()),
-                TSR_INVALID_ARGUMENT, "batch dims that do not broadcast")};
+        Saying(Refused(args(F32({4}, rng), F32({5, 4}, rng), 2, Arg::None()), TSR_INVALID_ARGUMENT,
+                       "cdist only supports at least 2D tensors (X1 1D)"),
+               "cdist only supports at least 2D tensors, X1 got: 1D"),
+        Saying(Refused(args(F32({3, 4}, rng), F32({4}, rng), 2, Arg::None()), TSR_INVALID_ARGUMENT,
+                       "cdist only supports at least 2D tensors (X2 1D)"),
+               "cdist only supports at least 2D tensors, X2 got: 1D"),
+        Saying(Refused(args(F32({3, 4}, rng), F32({5, 3}, rng), 2, Arg::None()),
+                       TSR_INVALID_ARGUMENT, "X1 and X2 must have the same number of columns"),
+               "X1 and X2 must have the same number of columns. X1: 4 X2: 3"),
+        Saying(Refused(args(F32({3, 4}, rng), F32({5, 4}, rng), -1, Arg::None()),
+                       TSR_INVALID_ARGUMENT, "cdist only supports non-negative p values"),
+               "cdist only supports non-negative p values"),
+        Saying(Refused(args(F32({3, 4}, rng), F32({5, 4}, rng), 1, Arg::Int(3)),
+                       TSR_INVALID_ARGUMENT, "possible modes: 0, 1, 2, but was: 3"),
+               "possible modes: 0, 1, 2, but was: 3"),
+        Saying(Refused(args(F32({3, 4}, rng), F32({5, 4}, rng), 2, Arg::Int(-1)),
+                       TSR_INVALID_ARGUMENT, "possible modes: 0, 1, 2, but was: -1"),
+               "possible modes: 0, 1, 2, but was: -1"),
+        Saying(Refused(args(MakeTensor({3, 4}, TSR_DTYPE_INT32, rng),
+                            MakeTensor({5, 4}, TSR_DTYPE_INT32, rng), 2, Arg::None()),
+                       TSR_INVALID_ARGUMENT, "cdist only supports floating-point dtypes"),
+               "cdist only supports floating-point dtypes, X1 got: int32"),
+        Saying(Refused(args(F32({3, 4}, rng), MakeTensor({5, 4}, TSR_DTYPE_FLOAT64, rng), 1,
+                            Arg::None()),
+                       TSR_INVALID_ARGUMENT, "float32 and float64 (expected scalar type Float)"),
+               "X1 and X2 must have the same dtype, got float32 and float64"),
+        Saying(Refused(args(F32({2, 3, 4}, rng), F32({3, 5, 4}, rng), 2, Arg::None()),
+                       TSR_INVALID_ARGUMENT, "batch dims that do not broadcast"),
+               "must match the size of tensor b (3) at non-singleton dimension 0")};
   };
   return op;
 }
@@ -652,13 +679,18 @@ OpInfo Pdist(bool forward) {
   if (!forward) {
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          Refused({T(F32({4}, rng))}, TSR_INVALID_ARGUMENT, "pdist only supports 2D tensors (1D)"),
-          Refused({T(F32({2, 3, 4}, rng))}, TSR_INVALID_ARGUMENT,
-                  "pdist only supports 2D tensors (3D)"),
-          Refused({T(MakeTensor({4, 3}, TSR_DTYPE_INT32, rng))}, TSR_INVALID_ARGUMENT,
-                  "pdist only supports floating-point dtypes"),
-          Refused({T(F32({4, 3}, rng)), Arg::Double(-1)}, TSR_INVALID_ARGUMENT,
-                  "pdist only supports non-negative p values")};
+          Saying(Refused({T(F32({4}, rng))}, TSR_INVALID_ARGUMENT,
+                         "pdist only supports 2D tensors (1D)"),
+                 "pdist only supports 2D tensors, got: 1D"),
+          Saying(Refused({T(F32({2, 3, 4}, rng))}, TSR_INVALID_ARGUMENT,
+                         "pdist only supports 2D tensors (3D)"),
+                 "pdist only supports 2D tensors, got: 3D"),
+          Saying(Refused({T(MakeTensor({4, 3}, TSR_DTYPE_INT32, rng))}, TSR_INVALID_ARGUMENT,
+                         "pdist only supports floating-point dtypes"),
+                 "pdist only supports floating-point dtypes"),
+          Saying(Refused({T(F32({4, 3}, rng)), Arg::Double(-1)}, TSR_INVALID_ARGUMENT,
+                         "pdist only supports non-negative p values"),
+                 "pdist only supports non-negative p values")};
     };
   }
   return op;

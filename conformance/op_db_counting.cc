@@ -258,19 +258,26 @@ std::vector<std::pair<Shape, int64_t>> UniqueShapesAndDims(bool with_none) {
 std::vector<ErrorInput> UniqueDimErrors(
     Rng& rng, const std::function<std::vector<Arg>(HostTensor, int64_t)>& call) {
   const tsr_dtype f32 = TSR_DTYPE_FLOAT32;
-  return {Refused(call(MakeTensor({3, 0}, f32, rng), 0), kInvalid,
-                  "a zero-size dim that is not the one selected (ATen: There are 0 sized "
-                  "dimensions, and they aren't selected, so unique cannot be applied)"),
-          Refused(call(MakeTensor({0, 0}, f32, rng), 1), kInvalid,
-                  "two zero-size dims (ATen: Number of zero sized dimensions is more than one, "
-                  "so unique cannot be applied)"),
+  return {
+      Saying(Refused(call(MakeTensor({3, 0}, f32, rng), 0), kInvalid,
+                     "a zero-size dim that is not the one selected (ATen: There are 0 sized "
+                     "dimensions, and they aren't selected, so unique cannot be applied)"),
+             "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied"),
+      Saying(Refused(call(MakeTensor({0, 0}, f32, rng), 1), kInvalid,
+                     "two zero-size dims (ATen: Number of zero sized dimensions is more than one, "
+                     "so unique cannot be applied)"),
+             "Number of zero sized dimensions is more than one, so unique cannot be applied"),
+      Saying(
           Refused(call(MakeTensor({}, f32, rng), 0), kOutOfRange,
                   "a dim of a 0-dim self (IndexError: Dimension specified as 0 but tensor has no "
                   "dimensions)"),
-          Refused(call(MakeTensor({2, 3}, f32, rng), 2), kOutOfRange,
-                  "dim 2 of a 2-D self (IndexError: Dimension out of range)"),
-          Refused(call(MakeTensor({2, 3}, f32, rng), -3), kOutOfRange,
-                  "dim -3 of a 2-D self (IndexError: Dimension out of range)")};
+          "Dimension specified as 0 but tensor has no dimensions"),
+      Saying(Refused(call(MakeTensor({2, 3}, f32, rng), 2), kOutOfRange,
+                     "dim 2 of a 2-D self (IndexError: Dimension out of range)"),
+             "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+      Saying(Refused(call(MakeTensor({2, 3}, f32, rng), -3), kOutOfRange,
+                     "dim -3 of a 2-D self (IndexError: Dimension out of range)"),
+             "Dimension out of range (expected to be in range of [-2, 1], but got -3)")};
 }
 
 // _unique2(self, sorted=True, return_inverse=False, return_counts=False) -> (Tensor, Tensor,
@@ -494,28 +501,39 @@ OpInfo Bincount() {
     const std::string weights_shape =
         " (ATen: weights should be 1-d and have the same length as input)";
     return std::vector<ErrorInput>{
-        Refused(call(ok, Arg::None(), -1), kInvalid,
-                "a negative minlength (ATen: minlength should be >= 0)"),
-        Refused(call(Values(kLong, {0}, {}), Arg::None(), -2), kInvalid,
-                "a negative minlength with an empty self"),
-        Refused(call(Values(kLong, {2}, {1, -1}), Arg::None(), 0), kInvalid,
-                "a negative value" + not_1d_nonnegative),
-        Refused(call(Values(kLong, {}, {2}), Arg::None(), 0), kInvalid,
-                "a 0-dim self" + not_1d_nonnegative),
-        Refused(call(Values(kLong, {2, 2}, {0, 1, 2, 3}), Arg::None(), 0), kInvalid,
-                "a 2-D self" + not_1d_nonnegative),
-        Refused(call(Values(kLong, {0, 2}, {}), Arg::None(), 0), kInvalid,
-                "an empty 2-D self" + not_1d_nonnegative),
-        Refused(call(ok, Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), 0), kInvalid,
-                "weights of another length" + weights_shape),
-        Refused(call(ok, Arg::Tensor(MakeTensor({4, 1}, TSR_DTYPE_FLOAT32, rng)), 0), kInvalid,
-                "2-D weights" + weights_shape),
-        Refused(call(ok, Arg::Tensor(MakeTensor({}, TSR_DTYPE_FLOAT32, rng)), 0), kInvalid,
-                "0-dim weights" + weights_shape),
-        Refused(call(CastTo(ok, TSR_DTYPE_FLOAT32), Arg::None(), 0), kUnimplemented,
-                "a float32 self (ATen: \"bincount_cpu\" not implemented for 'Float')"),
-        Refused(call(CastTo(ok, TSR_DTYPE_BOOL), Arg::None(), 0), kUnimplemented,
-                "a bool self (ATen: \"bincount_cpu\" not implemented for 'Bool')")};
+        Saying(Refused(call(ok, Arg::None(), -1), kInvalid,
+                       "a negative minlength (ATen: minlength should be >= 0)"),
+               "minlength should be >= 0"),
+        Saying(Refused(call(Values(kLong, {0}, {}), Arg::None(), -2), kInvalid,
+                       "a negative minlength with an empty self"),
+               "minlength should be >= 0"),
+        Saying(Refused(call(Values(kLong, {2}, {1, -1}), Arg::None(), 0), kInvalid,
+                       "a negative value" + not_1d_nonnegative),
+               "bincount only supports 1-d non-negative integral inputs."),
+        Saying(Refused(call(Values(kLong, {}, {2}), Arg::None(), 0), kInvalid,
+                       "a 0-dim self" + not_1d_nonnegative),
+               "bincount only supports 1-d non-negative integral inputs."),
+        Saying(Refused(call(Values(kLong, {2, 2}, {0, 1, 2, 3}), Arg::None(), 0), kInvalid,
+                       "a 2-D self" + not_1d_nonnegative),
+               "bincount only supports 1-d non-negative integral inputs."),
+        Saying(Refused(call(Values(kLong, {0, 2}, {}), Arg::None(), 0), kInvalid,
+                       "an empty 2-D self" + not_1d_nonnegative),
+               "bincount only supports 1-d non-negative integral inputs."),
+        Saying(Refused(call(ok, Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), 0), kInvalid,
+                       "weights of another length" + weights_shape),
+               "weights should be 1-d and have the same length as input"),
+        Saying(Refused(call(ok, Arg::Tensor(MakeTensor({4, 1}, TSR_DTYPE_FLOAT32, rng)), 0),
+                       kInvalid, "2-D weights" + weights_shape),
+               "weights should be 1-d and have the same length as input"),
+        Saying(Refused(call(ok, Arg::Tensor(MakeTensor({}, TSR_DTYPE_FLOAT32, rng)), 0), kInvalid,
+                       "0-dim weights" + weights_shape),
+               "weights should be 1-d and have the same length as input"),
+        Saying(Refused(call(CastTo(ok, TSR_DTYPE_FLOAT32), Arg::None(), 0), kUnimplemented,
+                       "a float32 self (ATen: \"bincount_cpu\" not implemented for 'Float')"),
+               "not implemented for dtype float32 (expected an integral dtype)"),
+        Saying(Refused(call(CastTo(ok, TSR_DTYPE_BOOL), Arg::None(), 0), kUnimplemented,
+                       "a bool self (ATen: \"bincount_cpu\" not implemented for 'Bool')"),
+               "not implemented for dtype bool (expected an integral dtype)")};
   };
   return op;
 }
@@ -648,23 +666,34 @@ OpInfo Histc() {
     const Arg zero = Arg::ScalarInt(0);
     const std::string not_finite = " (ATen: torch.histc: range of [..] is not finite)";
     return std::vector<ErrorInput>{
-        Refused(call({4}, 0, zero, zero), kInvalid,
-                "bins 0 (ATen: torch.histogram(): bins must be > 0, but got 0 for dimension 0)"),
-        Refused(call({4}, -1, zero, zero), kInvalid, "bins -1"),
-        Refused(call({4}, 4, Arg::ScalarInt(3), Arg::ScalarInt(1)), kInvalid,
-                "min > max (ATen: torch.histc: max must be larger than min)"),
-        Refused(call({4}, 4, zero, Arg::ScalarDouble(INFINITY)), kInvalid,
-                "an infinite max" + not_finite),
-        Refused(call({4}, 4, Arg::ScalarDouble(NAN), Arg::ScalarInt(3)), kInvalid,
-                "a NaN min" + not_finite),
-        Refused(
-            {Arg::Tensor(Values(TSR_DTYPE_FLOAT32, {2}, {1, INFINITY})), Arg::Int(4), zero, zero},
-            kInvalid, "the data's range, infinite" + not_finite),
-        Refused({Arg::Tensor(Values(TSR_DTYPE_FLOAT32, {2}, {1, NAN})), Arg::Int(4), zero, zero},
-                kInvalid, "the data's range, NaN" + not_finite),
-        Refused({Arg::Tensor(Values(TSR_DTYPE_INT32, {3}, {1, 2, 3})), Arg::Int(4), zero, zero},
-                kUnimplemented,
-                "an int32 self (ATen: \"histogram_cpu\" not implemented for 'Int')")};
+        Saying(Refused(
+                   call({4}, 0, zero, zero), kInvalid,
+                   "bins 0 (ATen: torch.histogram(): bins must be > 0, but got 0 for dimension 0)"),
+               "bins must be > 0, but got 0"),
+        Saying(Refused(call({4}, -1, zero, zero), kInvalid, "bins -1"),
+               "bins must be > 0, but got -1"),
+        Saying(Refused(call({4}, 4, Arg::ScalarInt(3), Arg::ScalarInt(1)), kInvalid,
+                       "min > max (ATen: torch.histc: max must be larger than min)"),
+               "torch.histc: max must be larger than min"),
+        Saying(Refused(call({4}, 4, zero, Arg::ScalarDouble(INFINITY)), kInvalid,
+                       "an infinite max" + not_finite),
+               "torch.histc: range of [0, inf] is not finite"),
+        Saying(Refused(call({4}, 4, Arg::ScalarDouble(NAN), Arg::ScalarInt(3)), kInvalid,
+                       "a NaN min" + not_finite),
+               "torch.histc: range of [nan, 3] is not finite"),
+        Saying(Refused({Arg::Tensor(Values(TSR_DTYPE_FLOAT32, {2}, {1, INFINITY})), Arg::Int(4),
+                        zero, zero},
+                       kInvalid, "the data's range, infinite" + not_finite),
+               "torch.histc: range of [1, inf] is not finite"),
+        Saying(Refused(
+                   {Arg::Tensor(Values(TSR_DTYPE_FLOAT32, {2}, {1, NAN})), Arg::Int(4), zero, zero},
+                   kInvalid, "the data's range, NaN" + not_finite),
+               "torch.histc: range of [nan, nan] is not finite"),
+        Saying(
+            Refused({Arg::Tensor(Values(TSR_DTYPE_INT32, {3}, {1, 2, 3})), Arg::Int(4), zero, zero},
+                    kUnimplemented,
+                    "an int32 self (ATen: \"histogram_cpu\" not implemented for 'Int')"),
+            "not implemented for dtype int32 (expected a floating dtype)")};
   };
   return op;
 }
@@ -781,54 +810,80 @@ std::vector<ErrorInput> SearchsortedErrors(Rng& rng, const Arg& value, bool tens
   };
   const Arg none = Arg::None();
   std::vector<ErrorInput> e = {
-      Refused(call(bd, value, Arg::String("middle"), none), kInvalid,
+      Saying(
+          Refused(
+              call(bd, value, Arg::String("middle"), none), kInvalid,
               "side 'middle' (ATen: torch.searchsorted(): side can only be 'left' or 'right' but "
               "got middle)"),
-      Refused(call(bd, value, Arg::String("left"), none, true), kInvalid,
-              "right=True with side='left' (ATen: torch.searchsorted(): side and right can't be "
-              "set to opposites, got side of left while right was True)"),
-      Refused(call(bd, value, none, Arg::Tensor(Longs({2}, {0, 1}))), kInvalid,
-              "a sorter of another size (ATen: torch.searchsorted(): boundary and sorter must "
-              "have the same size)"),
-      Refused(call(bd, value, none, Arg::Tensor(Longs({3}, {0, 1, 2}, kInt))), kInvalid,
-              "an int32 sorter (ATen: torch.searchsorted(): sorter must be a tensor of long "
-              "dtype)"),
-      Refused(call(bd, value, none, Arg::Tensor(Longs({3}, {0, 1, 3}))), kInvalid,
-              "a sorter index past the end (ATen: torch.searchsorted(): sorter index out of "
-              "range; PyTorch 1.13 did not check)"),
-      Refused(call(bd, value, none, Arg::Tensor(Longs({3}, {0, -1, 2}))), kInvalid,
-              "a negative sorter index"),
-      Refused(call(MakeTensor({2, 2}, f32, rng),
+          "side can only be 'left' or 'right' but got middle"),
+      Saying(Refused(
+                 call(bd, value, Arg::String("left"), none, true), kInvalid,
+                 "right=True with side='left' (ATen: torch.searchsorted(): side and right can't be "
+                 "set to opposites, got side of left while right was True)"),
+             "side and right can't be set to opposites, got side of left while right was True"),
+      Saying(
+          Refused(call(bd, value, none, Arg::Tensor(Longs({2}, {0, 1}))), kInvalid,
+                  "a sorter of another size (ATen: torch.searchsorted(): boundary and sorter must "
+                  "have the same size)"),
+          "boundary and sorter must have the same size"),
+      Saying(Refused(call(bd, value, none, Arg::Tensor(Longs({3}, {0, 1, 2}, kInt))), kInvalid,
+                     "an int32 sorter (ATen: torch.searchsorted(): sorter must be a tensor of long "
+                     "dtype)"),
+             "sorter must be a tensor of long dtype"),
+      Saying(Refused(call(bd, value, none, Arg::Tensor(Longs({3}, {0, 1, 3}))), kInvalid,
+                     "a sorter index past the end (ATen: torch.searchsorted(): sorter index out of "
+                     "range; PyTorch 1.13 did not check)"),
+             "sorter index out of range"),
+      Saying(Refused(call(bd, value, none, Arg::Tensor(Longs({3}, {0, -1, 2}))), kInvalid,
+                     "a negative sorter index"),
+             "sorter index out of range"),
+      Saying(
+          Refused(
+              call(MakeTensor({2, 2}, f32, rng),
                    tensor_overload ? Arg::Tensor(MakeTensor({}, f32, rng)) : Arg::ScalarDouble(2),
                    none, none),
               kInvalid,
               "a 0-dim value with 2-D boundaries (ATen: torch.searchsorted(): input value can be "
               "a scalar only when boundaries tensor dimension is 1)"),
-      Refused(call(MakeTensor({}, f32, rng), value, none, none), kInvalid,
-              "0-dim boundaries (ATen: torch.searchsorted(): boundaries tensor should have "
-              "positive dimension, but got 0 dimension)")};
+          "input value can be a scalar only when boundaries tensor dimension is 1")};
+  // The Scalar overload's value is 0-dim, which only 1-D boundaries take: it cannot reach the
+  // 0-dim boundaries check (the check above refuses first, in ATen as here).
   if (tensor_overload) {
+    e.push_back(Saying(
+        Refused(call(MakeTensor({}, f32, rng), value, none, none), kInvalid,
+                "0-dim boundaries (ATen: torch.searchsorted(): boundaries tensor should have "
+                "positive dimension, but got 0 dimension)"),
+        "boundaries tensor should have positive dimension"));
     const std::string mismatch =
         " (ATen: torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
         "dimensions of boundaries tensor and input value tensor must match)";
-    e.push_back(Refused(
-        call(MakeTensor({2, 2}, f32, rng), Arg::Tensor(MakeTensor({1, 3}, f32, rng)), none, none),
-        kInvalid, "leading dims that differ" + mismatch));
-    e.push_back(Refused(
-        call(MakeTensor({2, 2}, f32, rng), Arg::Tensor(MakeTensor({2}, f32, rng)), none, none),
-        kInvalid, "values of fewer dims than 2-D boundaries" + mismatch));
-    e.push_back(Refused(call(MakeTensor({2, 3}, f32, rng),
-                             Arg::Tensor(MakeTensor({2, 1, 3}, f32, rng)), none, none),
-                        kInvalid, "values of more dims than 2-D boundaries" + mismatch));
-    e.push_back(Refused(call(Values(TSR_DTYPE_BOOL, {2}, {0, 1}),
-                             Arg::Tensor(Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})), none, none),
-                        kUnimplemented,
-                        "bool boundaries and values (ATen: \"searchsorted_out_cpu\" not "
-                        "implemented for 'Bool')"));
+    const std::string mismatch_msg =
+        "boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries tensor "
+        "and input value tensor must match";
+    e.push_back(Saying(Refused(call(MakeTensor({2, 2}, f32, rng),
+                                    Arg::Tensor(MakeTensor({1, 3}, f32, rng)), none, none),
+                               kInvalid, "leading dims that differ" + mismatch),
+                       mismatch_msg));
+    e.push_back(Saying(Refused(call(MakeTensor({2, 2}, f32, rng),
+                                    Arg::Tensor(MakeTensor({2}, f32, rng)), none, none),
+                               kInvalid, "values of fewer dims than 2-D boundaries" + mismatch),
+                       mismatch_msg));
+    e.push_back(Saying(Refused(call(MakeTensor({2, 3}, f32, rng),
+                                    Arg::Tensor(MakeTensor({2, 1, 3}, f32, rng)), none, none),
+                               kInvalid, "values of more dims than 2-D boundaries" + mismatch),
+                       mismatch_msg));
+    e.push_back(
+        Saying(Refused(call(Values(TSR_DTYPE_BOOL, {2}, {0, 1}),
+                            Arg::Tensor(Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})), none, none),
+                       kUnimplemented,
+                       "bool boundaries and values (ATen: \"searchsorted_out_cpu\" not "
+                       "implemented for 'Bool')"),
+               "not implemented for dtype bool"));
   } else {
     e.push_back(
-        Refused(call(Values(TSR_DTYPE_BOOL, {2}, {0, 1}), Arg::ScalarBool(true), none, none),
-                kUnimplemented, "bool boundaries and a bool value"));
+        Saying(Refused(call(Values(TSR_DTYPE_BOOL, {2}, {0, 1}), Arg::ScalarBool(true), none, none),
+                       kUnimplemented, "bool boundaries and a bool value"),
+               "not implemented for dtype bool"));
   }
   return e;
 }
@@ -1018,16 +1073,22 @@ OpInfo Bucketize(bool scalar) {
     const tsr_dtype f32 = TSR_DTYPE_FLOAT32;
     const Arg self = scalar ? Arg::ScalarDouble(2) : Arg::Tensor(MakeTensor({4}, f32, rng));
     std::vector<ErrorInput> e = {
-        Refused({self, Arg::Tensor(MakeTensor({2, 2}, f32, rng))}, kInvalid,
-                "2-D boundaries (ATen: boundaries tensor must be 1 dimension, but got dim(2))"),
-        Refused({self, Arg::Tensor(MakeTensor({}, f32, rng))}, kInvalid,
-                "0-dim boundaries (ATen: boundaries tensor must be 1 dimension, but got dim(0))")};
-    e.push_back(
+        Saying(
+            Refused({self, Arg::Tensor(MakeTensor({2, 2}, f32, rng))}, kInvalid,
+                    "2-D boundaries (ATen: boundaries tensor must be 1 dimension, but got dim(2))"),
+            "boundaries tensor must be 1 dimension, but got dim(2)"),
+        Saying(
+            Refused(
+                {self, Arg::Tensor(MakeTensor({}, f32, rng))}, kInvalid,
+                "0-dim boundaries (ATen: boundaries tensor must be 1 dimension, but got dim(0))"),
+            "boundaries tensor must be 1 dimension, but got dim(0)")};
+    e.push_back(Saying(
         Refused({scalar ? Arg::ScalarBool(true) : Arg::Tensor(Values(TSR_DTYPE_BOOL, {2}, {1, 0})),
                  Arg::Tensor(Values(TSR_DTYPE_BOOL, {2}, {0, 1}))},
                 kUnimplemented,
                 "bool values and boundaries (ATen: \"searchsorted_out_cpu\" not "
-                "implemented for 'Bool')"));
+                "implemented for 'Bool')"),
+        "not implemented for dtype bool"));
     return e;
   };
   return op;
@@ -1100,11 +1161,17 @@ OpInfo TriangleIndices(bool upper) {
                               Arg::Dtype(dtype), Arg::None(),   Arg::Device()};
     };
     return std::vector<ErrorInput>{
-        Refused(call(-1, 3, kLong), kInvalid, "a negative row (ATen: row must be non-negative)"),
-        Refused(call(3, -1, kLong), kInvalid, "a negative col (ATen: col must be non-negative)"),
-        Refused(call(3, 3, TSR_DTYPE_FLOAT32), kUnimplemented,
-                "dtype float32 (ATen: \"tril_indices\" not implemented for 'Float')"),
-        Refused(call(3, 3, TSR_DTYPE_INT16), kUnimplemented, "dtype int16")};
+        Saying(Refused(call(-1, 3, kLong), kInvalid,
+                       "a negative row (ATen: row must be non-negative)"),
+               "row must be non-negative"),
+        Saying(Refused(call(3, -1, kLong), kInvalid,
+                       "a negative col (ATen: col must be non-negative)"),
+               "col must be non-negative"),
+        Saying(Refused(call(3, 3, TSR_DTYPE_FLOAT32), kUnimplemented,
+                       "dtype float32 (ATen: \"tril_indices\" not implemented for 'Float')"),
+               "not implemented for dtype float32 (expected int64 or int32)"),
+        Saying(Refused(call(3, 3, TSR_DTYPE_INT16), kUnimplemented, "dtype int16"),
+               "not implemented for dtype int16 (expected int64 or int32)")};
   };
   return op;
 }

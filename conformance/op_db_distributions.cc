@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "conformance/op_db_helpers.h"
 #include "conformance/op_db_random.h"
 
 namespace tessera {
@@ -24,6 +25,8 @@ struct Distribution {
   std::vector<std::vector<double>> params;  // sampled parameter sets
   double (*value)(const std::array<uint32_t, 4>& w, const std::vector<double>& params);
   std::vector<std::pair<std::vector<double>, std::string>> bad;  // refused parameters, why
+  std::string bad_message;           // what the refusals of `bad` say
+  std::string not_floating_message;  // what the refusal of an int64 self says
 };
 
 double Exponential(const std::array<uint32_t, 4>& w, const std::vector<double>& p) {
@@ -80,13 +83,14 @@ void AddDistribution(std::vector<OpInfo>& db, const Distribution& d) {
       Sample s{{F32({3}, rng)}, Params(params)};
       for (double v : params) s.args.push_back(Arg::Double(v));
       s.args.push_back(Arg::None());
-      errors.push_back({s, TSR_INVALID_ARGUMENT, why});
+      errors.push_back(Saying({s, TSR_INVALID_ARGUMENT, why}, d.bad_message));
     }
     if ((d.dtypes & Bit(TSR_DTYPE_INT64)) == 0) {
       Sample s{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng))}, "an int64 tensor"};
       for (double v : d.params.front()) s.args.push_back(Arg::Double(v));
       s.args.push_back(Arg::None());
-      errors.push_back({s, TSR_INVALID_ARGUMENT, "a tensor that is not floating-point"});
+      errors.push_back(Saying({s, TSR_INVALID_ARGUMENT, "a tensor that is not floating-point"},
+                              d.not_floating_message));
     }
     return errors;
   };
@@ -218,16 +222,21 @@ void AddRandom(std::vector<OpInfo>& db) {
                               to ? Arg::Int(*to) : Arg::None(), Arg::None()};
     };
     return std::vector<ErrorInput>{
-        {{call(TSR_DTYPE_INT64, 3, 3), "from 3 to 3"}, TSR_INVALID_ARGUMENT, "an empty range"},
-        {{call(TSR_DTYPE_UINT8, -1, 5), "uint8 from -1"},
-         TSR_INVALID_ARGUMENT,
-         "a bound the dtype cannot hold"},
-        {{call(TSR_DTYPE_INT8, 0, 300), "int8 to 300"},
-         TSR_INVALID_ARGUMENT,
-         "a bound the dtype cannot hold"},
-        {{call(TSR_DTYPE_INT64, INT64_MIN, std::nullopt), "int64 from its least value"},
-         TSR_UNIMPLEMENTED,
-         "a range of 2^64 values (63 random bits per element)"}};
+        Saying({{call(TSR_DTYPE_INT64, 3, 3), "from 3 to 3"}, TSR_INVALID_ARGUMENT,
+                "an empty range"},
+               "random_ expects 'from' to be less than 'to', but got from=3 >= to=3"),
+        Saying({{call(TSR_DTYPE_UINT8, -1, 5), "uint8 from -1"},
+                TSR_INVALID_ARGUMENT,
+                "a bound the dtype cannot hold"},
+               "from is out of bounds for uint8 (got -1)"),
+        Saying({{call(TSR_DTYPE_INT8, 0, 300), "int8 to 300"},
+                TSR_INVALID_ARGUMENT,
+                "a bound the dtype cannot hold"},
+               "to - 1 is out of bounds for int8 (got 299)"),
+        Saying({{call(TSR_DTYPE_INT64, INT64_MIN, std::nullopt), "int64 from its least value"},
+                TSR_UNIMPLEMENTED,
+                "a range of 2^64 values (63 random bits per element)"},
+               "a range of more than 2^63 values is not supported")};
   };
   db.push_back(std::move(op));
 
@@ -281,11 +290,13 @@ void AddRandintLike(std::vector<OpInfo>& db) {
         Full(s.args[0].tensor.shape, s.args[3].dtype, static_cast<double>(s.args[1].integer))};
   };
   op.errors = [](Rng& rng) {
-    return std::vector<ErrorInput>{{{{F32({3}, rng), Arg::Int(4), Arg::Int(4), Arg::None(),
-                                      Arg::None(), Arg::None(), Arg::None(), Arg::None()},
-                                     "[4, 4)"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "an empty range"}};
+    return std::vector<ErrorInput>{
+        Saying({{{F32({3}, rng), Arg::Int(4), Arg::Int(4), Arg::None(), Arg::None(), Arg::None(),
+                  Arg::None(), Arg::None()},
+                 "[4, 4)"},
+                TSR_INVALID_ARGUMENT,
+                "an empty range"},
+               "random_ expects 'from' to be less than 'to', but got from=4 >= to=4")};
   };
   db.push_back(std::move(op));
 }
@@ -355,14 +366,16 @@ void AddNormal(std::vector<OpInfo>& db) {
       std::vector<ErrorInput> errors;
       const Arg mean = f.mean_tensor ? F32({3}, rng) : Arg::Double(0);
       if (f.std_tensor) {
-        errors.push_back(
+        errors.push_back(Saying(
             {{{mean, Arg::Tensor(Full({3}, TSR_DTYPE_FLOAT32, -1)), Arg::None()}, "a std of -1"},
              TSR_INVALID_ARGUMENT,
-             "a negative element of std"});
+             "a negative element of std"},
+            "normal expects all elements of std >= 0.0"));
       } else {
-        errors.push_back({{{mean, Arg::Double(-1), Arg::None()}, "std -1"},
-                          TSR_INVALID_ARGUMENT,
-                          "a negative std"});
+        errors.push_back(Saying({{{mean, Arg::Double(-1), Arg::None()}, "std -1"},
+                                 TSR_INVALID_ARGUMENT,
+                                 "a negative std"},
+                                "normal expects std >= 0.0, but found std -1"));
       }
       return errors;
     };
@@ -465,18 +478,25 @@ void AddMultinomial(std::vector<OpInfo>& db) {
     };
     const HostTensor p = MakeTensor({4}, TSR_DTYPE_FLOAT32, rng, {.low = 0.1, .high = 1});
     return std::vector<ErrorInput>{
-        {call(MakeTensor({2, 2, 2}, TSR_DTYPE_FLOAT32, rng, {.low = 0.1, .high = 1}), 1, false,
-              "3-D"),
-         TSR_INVALID_ARGUMENT, "probabilities of 3 dims"},
-        {call(MakeTensor({4}, TSR_DTYPE_INT64, rng, {.low = 1, .high = 5}), 1, false, "int64"),
-         TSR_INVALID_ARGUMENT, "integer probabilities"},
-        {call(p, 0, true, "n 0"), TSR_INVALID_ARGUMENT, "no samples"},
-        {call(p, 5, false, "5 of 4 without replacement"), TSR_INVALID_ARGUMENT,
-         "more samples than categories without replacement"},
-        {call(Full({3}, TSR_DTYPE_FLOAT32, -1), 1, true, "a negative probability"),
-         TSR_INVALID_ARGUMENT, "a negative probability"},
-        {call(Full({2, 3}, TSR_DTYPE_FLOAT32, 0), 2, true, "rows of zeros"), TSR_INVALID_ARGUMENT,
-         "a row whose probabilities sum to 0"}};
+        Saying({call(MakeTensor({2, 2, 2}, TSR_DTYPE_FLOAT32, rng, {.low = 0.1, .high = 1}), 1,
+                     false, "3-D"),
+                TSR_INVALID_ARGUMENT, "probabilities of 3 dims"},
+               "prob_dist must be 1 or 2 dim, got 3 dims"),
+        Saying({call(MakeTensor({4}, TSR_DTYPE_INT64, rng, {.low = 1, .high = 5}), 1, false,
+                     "int64"),
+                TSR_INVALID_ARGUMENT, "integer probabilities"},
+               "multinomial only supports floating-point dtypes for input, got: int64"),
+        Saying({call(p, 0, true, "n 0"), TSR_INVALID_ARGUMENT, "no samples"},
+               "cannot sample n_sample <= 0 samples (got 0)"),
+        Saying({call(p, 5, false, "5 of 4 without replacement"), TSR_INVALID_ARGUMENT,
+                "more samples than categories without replacement"},
+               "cannot sample n_sample > prob_dist.size(-1) samples without replacement (5 > 4)"),
+        Saying({call(Full({3}, TSR_DTYPE_FLOAT32, -1), 1, true, "a negative probability"),
+                TSR_INVALID_ARGUMENT, "a negative probability"},
+               "probability tensor contains either `inf`, `nan` or element < 0"),
+        Saying({call(Full({2, 3}, TSR_DTYPE_FLOAT32, 0), 2, true, "rows of zeros"),
+                TSR_INVALID_ARGUMENT, "a row whose probabilities sum to 0"},
+               "invalid multinomial distribution (sum of probabilities <= 0)")};
   };
   db.push_back(std::move(op));
 }
@@ -488,19 +508,30 @@ void AddDistributionOps(std::vector<OpInfo>& db) {
                        kFloatingMask,
                        {{1.0}, {0.25}},
                        &Exponential,
-                       {{{0.0}, "lambda 0"}, {{-1.0}, "a negative lambda"}}});
+                       {{{0.0}, "lambda 0"}, {{-1.0}, "a negative lambda"}},
+                       "expects lambda > 0.0",
+                       "expected a floating-point tensor, got int64"});
   AddDistribution(db, {"geometric_",
                        kNumericMask,
                        {{0.5}, {0.2}, {0.9}},
                        &Geometric,
-                       {{{0.0}, "p 0"}, {{1.0}, "p 1"}}});
+                       {{{0.0}, "p 0"}, {{1.0}, "p 1"}},
+                       "expects p to be in (0, 1)",
+                       ""});  // integral selfs are geometric_'s too
   AddDistribution(db, {"log_normal_",
                        kFloatingMask,
                        {{1.0, 2.0}, {-0.5, 0.25}},
                        &LogNormal,
-                       {{{1.0, 0.0}, "std 0"}}});
-  AddDistribution(
-      db, {"cauchy_", kFloatingMask, {{0.0, 1.0}, {2.0, 0.5}}, &Cauchy, {{{0.0, 0.0}, "sigma 0"}}});
+                       {{{1.0, 0.0}, "std 0"}},
+                       "expects std > 0.0",
+                       "expected a floating-point tensor, got int64"});
+  AddDistribution(db, {"cauchy_",
+                       kFloatingMask,
+                       {{0.0, 1.0}, {2.0, 0.5}},
+                       &Cauchy,
+                       {{{0.0, 0.0}, "sigma 0"}},
+                       "expects sigma > 0.0",
+                       "dtype must be a floating point but you specified int64"});
   AddRandom(db);
   AddRandintLike(db);
   AddNormal(db);

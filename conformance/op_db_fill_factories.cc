@@ -84,6 +84,11 @@ std::string Describe(tsr_dtype dtype, const Shape& shape, const Arg& value) {
   return std::string(DtypeName(dtype)) + ShapeString(shape) + " value " + value.ToString();
 }
 
+// OverflowMessage: the part of the checked conversion's refusal (core/scalar.cc) naming `dtype`.
+std::string OverflowMessage(tsr_dtype dtype) {
+  return std::string("cannot be converted to ") + DtypeName(dtype) + " without overflow";
+}
+
 // Bound: a logspace bound as PyTorch's OpInfo passes it: an int where it is whole, else a double.
 Arg Bound(double v) {
   return v == std::trunc(v) ? Arg::ScalarInt(static_cast<int64_t>(v)) : Arg::ScalarDouble(v);
@@ -131,7 +136,8 @@ void AddFillOps(std::vector<OpInfo>& db) {
           e.push_back(
               {{{Arg::Tensor(MakeTensor(shape, dtype, rng)), value}, Describe(dtype, shape, value)},
                TSR_INVALID_ARGUMENT,
-               "a value self's dtype cannot hold"});
+               "a value self's dtype cannot hold",
+               "argument 'value' (" + value.ToString() + ") " + OverflowMessage(dtype)});
         }
       }
       return e;
@@ -174,7 +180,8 @@ void AddFillOps(std::vector<OpInfo>& db) {
                        Arg::Tensor(MakeTensor(value, TSR_DTYPE_FLOAT32, rng))},
                       ShapeString(self) + " value " + ShapeString(value)},
                      TSR_INVALID_ARGUMENT,
-                     "a value tensor that is not 0-dim"});
+                     "a value tensor that is not 0-dim",
+                     "fill_ only supports 0-dimension value tensor"});
       }
       return e;
     };
@@ -211,12 +218,14 @@ void AddScalarTensor(std::vector<OpInfo>& db) {
     for (const auto& [dtype, value] : Overflowing()) {
       e.push_back({{WithOptions({value}, Arg::Dtype(dtype)), Describe(dtype, {}, value)},
                    TSR_INVALID_ARGUMENT,
-                   "a value the dtype cannot hold"});
+                   "a value the dtype cannot hold",
+                   OverflowMessage(dtype)});
     }
     // float32 by default: a double that float32 cannot hold is refused.
     e.push_back({{WithOptions({Arg::ScalarDouble(1e39)}, Arg::None()), "1e39, dtype None"},
                  TSR_INVALID_ARGUMENT,
-                 "a value the default dtype (float32) cannot hold"});
+                 "a value the default dtype (float32) cannot hold",
+                 OverflowMessage(TSR_DTYPE_FLOAT32)});
     return e;
   };
   db.push_back(std::move(op));
@@ -300,24 +309,26 @@ void AddLogspace(std::vector<OpInfo>& db) {
   op.reference = [](const Sample& s) { return std::vector<HostTensor>{LogspaceReference(s)}; };
   op.errors = [](Rng&) {
     auto call = [](const Arg& start, const Arg& end, int64_t n, double base, tsr_dtype dtype,
-                   const std::string& desc, const std::string& what) {
+                   const std::string& desc, const std::string& what, const std::string& message) {
       return ErrorInput{
           {WithOptions({start, end, Arg::Int(n), Arg::Double(base)}, Arg::Dtype(dtype)), desc},
           TSR_INVALID_ARGUMENT,
-          what};
+          what,
+          message};
     };
     const std::string bound = "a bound the dtype cannot hold (Scalar::to, several steps)";
     const std::string power = "1 step: base^start, which the dtype cannot hold";
     return std::vector<ErrorInput>{
         call(Arg::ScalarInt(0), Arg::ScalarInt(1), -1, 10, TSR_DTYPE_FLOAT32, "steps -1",
-             "a negative number of steps"),
+             "a negative number of steps", "number of steps must be non-negative"),
         call(Arg::ScalarDouble(-1), Arg::ScalarDouble(2), 3, 2, TSR_DTYPE_UINT8, "-1.0 into uint8",
-             bound),
+             bound, "argument 'start' (-1) " + OverflowMessage(TSR_DTYPE_UINT8)),
         call(Arg::ScalarInt(0), Arg::ScalarInt(200), 3, 1.01, TSR_DTYPE_INT8, "200 into int8",
-             bound),
-        call(Arg::ScalarInt(3), Arg::ScalarInt(3), 1, 10, TSR_DTYPE_INT8, "10^3 into int8", power),
+             bound, "argument 'end' (200) " + OverflowMessage(TSR_DTYPE_INT8)),
+        call(Arg::ScalarInt(3), Arg::ScalarInt(3), 1, 10, TSR_DTYPE_INT8, "10^3 into int8", power,
+             "argument 'base ** start' (1000) " + OverflowMessage(TSR_DTYPE_INT8)),
         call(Arg::ScalarInt(5), Arg::ScalarInt(5), 1, 10, TSR_DTYPE_FLOAT16, "10^5 into float16",
-             power)};
+             power, "argument 'base ** start' (100000) " + OverflowMessage(TSR_DTYPE_FLOAT16))};
   };
   db.push_back(std::move(op));
 }
@@ -399,15 +410,18 @@ void AddNewFactories(std::vector<OpInfo>& db) {
           {{args(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng), {2, -1}, Arg::ScalarInt(1)),
             "size [2, -1]"},
            TSR_INVALID_ARGUMENT,
-           "a negative size"}};
+           "a negative size",
+           "expected all sizes to be non-negative, but got size -1 at dimension 1"}};
       if (!full) return e;
       for (const auto& [dtype, value] : Overflowing()) {
         for (const Shape& size : {Shape{2}, Shape{0}}) {
-          e.push_back({{args(MakeTensor({3}, dtype, rng), size, value),
-                        std::string(DtypeName(dtype)) + "[3] size " + ShapeString(size) +
-                            " value " + value.ToString()},
-                       TSR_INVALID_ARGUMENT,
-                       "a value the result's dtype cannot hold"});
+          e.push_back(
+              {{args(MakeTensor({3}, dtype, rng), size, value),
+                std::string(DtypeName(dtype)) + "[3] size " + ShapeString(size) + " value " +
+                    value.ToString()},
+               TSR_INVALID_ARGUMENT,
+               "a value the result's dtype cannot hold",
+               "argument 'fill_value' (" + value.ToString() + ") " + OverflowMessage(dtype)});
         }
       }
       // The dtype given decides, not self's: 300 fits int16 self but not int8.
@@ -416,7 +430,8 @@ void AddNewFactories(std::vector<OpInfo>& db) {
                         Arg::Dtype(TSR_DTYPE_INT8)),
             "int16[3] value 300 dtype int8"},
            TSR_INVALID_ARGUMENT,
-           "a value the dtype given cannot hold"});
+           "a value the dtype given cannot hold",
+           "argument 'fill_value' (300) " + OverflowMessage(TSR_DTYPE_INT8)});
       return e;
     };
     db.push_back(std::move(op));

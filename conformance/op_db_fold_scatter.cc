@@ -129,32 +129,36 @@ void AddIm2col(std::vector<OpInfo>& db) {
     std::vector<Arg> one_kernel = win({2, 2, 1, 1, 0, 0, 1, 1});
     one_kernel[0] = Arg::Ints({2});
     return std::vector<ErrorInput>{
-        Refused(call({1, 2, 5, 5}, one_kernel), TSR_INVALID_ARGUMENT,
-                "It is expected kernel_size equals to 2, but got size 1"),
-        Refused(call({1, 2, 5, 5}, win({0, 2, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
-                "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: "
-                "2"),
-        Refused(call({1, 2, 5, 5}, win({2, 2, 1, 0, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
-                "dilation should be greater than zero, but got dilation_height: 1 "
-                "dilation_width: 0"),
-        Refused(call({1, 2, 5, 5}, win({2, 2, 1, 1, -1, 0, 1, 1})), TSR_INVALID_ARGUMENT,
-                "padding should be non-negative, but got pad_height: -1 pad_width: 0"),
-        Refused(call({1, 2, 5, 5}, win({2, 2, 1, 1, 0, 0, 0, 1})), TSR_INVALID_ARGUMENT,
-                "stride should be greater than zero, but got stride_height: 0 stride_width: 1"),
+        RefusedSaying(call({1, 2, 5, 5}, one_kernel), TSR_INVALID_ARGUMENT,
+                      "It is expected kernel_size equals to 2, but got size 1"),
+        RefusedSaying(
+            call({1, 2, 5, 5}, win({0, 2, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
+            "kernel size should be greater than zero, but got kernel_height: 0 kernel_width: "
+            "2"),
+        RefusedSaying(call({1, 2, 5, 5}, win({2, 2, 1, 0, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
+                      "dilation should be greater than zero, but got dilation_height: 1 "
+                      "dilation_width: 0"),
+        RefusedSaying(call({1, 2, 5, 5}, win({2, 2, 1, 1, -1, 0, 1, 1})), TSR_INVALID_ARGUMENT,
+                      "padding should be non-negative, but got pad_height: -1 pad_width: 0"),
+        RefusedSaying(
+            call({1, 2, 5, 5}, win({2, 2, 1, 1, 0, 0, 0, 1})), TSR_INVALID_ARGUMENT,
+            "stride should be greater than zero, but got stride_height: 0 stride_width: 1"),
         // ATen reads input.size(2) before it checks the rank: IndexError.
-        Refused(call({5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1})), TSR_OUT_OF_RANGE,
-                "ension out of range (expected to be in range of [-2, 1], but got 2)"),
-        Refused(call({1, 2, 3, 5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
-                "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
-                "non-zero dimensions for input, but got: [1, 2, 3, 5, 5]"),
-        Refused(call({1, 0, 5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
-                "other non-zero dimensions for input, but got: [1, 0, 5, 5]"),
-        Refused(call({1, 2, 3, 3}, win({2, 4, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
-                "Given input with spatial size (3, 3), kernel_size=(2, 4), dilation=(1, 1), "
-                "padding=(0, 0), calculated shape of the array of sliding blocks as (2, 0), but "
-                "its components must be at least one."),
-        Refused(call({1, 2, 5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1}), TSR_DTYPE_INT64),
-                TSR_UNIMPLEMENTED, "\"im2col_out_cpu\" not implemented for 'Long'"),
+        RefusedSaying(call({5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1})), TSR_OUT_OF_RANGE,
+                      "ension out of range (expected to be in range of [-2, 1], but got 2)"),
+        RefusedSaying(call({1, 2, 3, 5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
+                      "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other "
+                      "non-zero dimensions for input, but got: [1, 2, 3, 5, 5]"),
+        RefusedSaying(call({1, 0, 5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
+                      "other non-zero dimensions for input, but got: [1, 0, 5, 5]"),
+        RefusedSaying(
+            call({1, 2, 3, 3}, win({2, 4, 1, 1, 0, 0, 1, 1})), TSR_INVALID_ARGUMENT,
+            "Given input with spatial size (3, 3), kernel_size=(2, 4), dilation=(1, 1), "
+            "padding=(0, 0), calculated shape of the array of sliding blocks as (2, 0), but "
+            "its components must be at least one."),
+        Saying(Refused(call({1, 2, 5, 5}, win({2, 2, 1, 1, 0, 0, 1, 1}), TSR_DTYPE_INT64),
+                       TSR_UNIMPLEMENTED, "\"im2col_out_cpu\" not implemented for 'Long'"),
+               "\"im2col_out_cpu\" not implemented for 'int64'"),
     };
   };
   db.push_back(std::move(op));
@@ -245,24 +249,28 @@ void AddCol2im(std::vector<OpInfo>& db) {
     };
     const Window k22{2, 2, 1, 1, 0, 0, 1, 1};
     return std::vector<ErrorInput>{
-        Refused(call({1, 4, 16}, {5}, k22), TSR_INVALID_ARGUMENT,
-                "It is expected output_size equals to 2, but got size 1"),
-        Refused(call({1, 4, 16}, {5, 5}, {2, 2, 1, 1, 0, 0, 0, 1}), TSR_INVALID_ARGUMENT,
-                "stride should be greater than zero, but got stride_height: 0 stride_width: 1"),
-        Refused(call({1, 4, 16}, {5, 5}, {2, 2, 1, 1, 0, -1, 1, 1}), TSR_INVALID_ARGUMENT,
-                "padding should be non-negative, but got pad_height: 0 pad_width: -1"),
-        Refused(call({4}, {5, 5}, k22), TSR_INVALID_ARGUMENT,
-                "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
-                "non-zero dimensions for input, but got: [4]"),
-        Refused(call({1, 5, 16}, {5, 5}, k22), TSR_INVALID_ARGUMENT,
-                "Expected size of input's dimension 1 to be divisible by the product of "
-                "kernel_size, but got input.size(1)=5 and kernel_size=(2, 2)."),
-        Refused(call({1, 4, 15}, {5, 5}, k22), TSR_INVALID_ARGUMENT,
-                "Given output_size=(5, 5), kernel_size=(2, 2), dilation=(1, 1), padding=(0, 0), "
-                "stride=(1, 1), expected size of input's dimension 2 to match the calculated "
-                "number of sliding blocks 4 * 4 = 16, but got input.size(2)=15."),
-        Refused(call({4, 16}, {5, 5}, k22, TSR_DTYPE_INT32), TSR_UNIMPLEMENTED,
-                "\"col2im_out_cpu\" not implemented for 'Int'"),
+        RefusedSaying(call({1, 4, 16}, {5}, k22), TSR_INVALID_ARGUMENT,
+                      "It is expected output_size equals to 2, but got size 1"),
+        RefusedSaying(
+            call({1, 4, 16}, {5, 5}, {2, 2, 1, 1, 0, 0, 0, 1}), TSR_INVALID_ARGUMENT,
+            "stride should be greater than zero, but got stride_height: 0 stride_width: 1"),
+        RefusedSaying(call({1, 4, 16}, {5, 5}, {2, 2, 1, 1, 0, -1, 1, 1}), TSR_INVALID_ARGUMENT,
+                      "padding should be non-negative, but got pad_height: 0 pad_width: -1"),
+        RefusedSaying(
+            call({4}, {5, 5}, k22), TSR_INVALID_ARGUMENT,
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            "non-zero dimensions for input, but got: [4]"),
+        RefusedSaying(call({1, 5, 16}, {5, 5}, k22), TSR_INVALID_ARGUMENT,
+                      "Expected size of input's dimension 1 to be divisible by the product of "
+                      "kernel_size, but got input.size(1)=5 and kernel_size=(2, 2)."),
+        RefusedSaying(
+            call({1, 4, 15}, {5, 5}, k22), TSR_INVALID_ARGUMENT,
+            "Given output_size=(5, 5), kernel_size=(2, 2), dilation=(1, 1), padding=(0, 0), "
+            "stride=(1, 1), expected size of input's dimension 2 to match the calculated "
+            "number of sliding blocks 4 * 4 = 16, but got input.size(2)=15."),
+        Saying(Refused(call({4, 16}, {5, 5}, k22, TSR_DTYPE_INT32), TSR_UNIMPLEMENTED,
+                       "\"col2im_out_cpu\" not implemented for 'Int'"),
+               "\"col2im_out_cpu\" not implemented for 'int32'"),
     };
   };
   db.push_back(std::move(op));
@@ -457,43 +465,49 @@ void AddScatterReduce(std::vector<OpInfo>& db) {
     };
     const Arg index = Arg::Tensor(LongTensor({2}, {0, 1}));
     return std::vector<ErrorInput>{
-        Refused({f32({3}), Arg::Int(0), index, f32({2}), Arg::String("add"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT,
-                "reduce argument must be either sum, prod, mean, amax or amin, got add"),
-        Refused({f32({3}), Arg::Int(0), Arg::Tensor(Values(TSR_DTYPE_INT32, {2}, {0, 1})), f32({2}),
-                 Arg::String("sum"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT, "scatter(): Expected dtype int64 for index"),
-        Refused({f32({3}), Arg::Int(0), index, Arg::Tensor(MakeTensor({2}, TSR_DTYPE_FLOAT64, rng)),
-                 Arg::String("sum"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT, "scatter(): Expected self.dtype to be equal to src.dtype"),
-        Refused({f32({3}), Arg::Int(0), Arg::Tensor(LongTensor({2}, {0, 3})), f32({2}),
-                 Arg::String("amax"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT, "index 3 is out of bounds for dimension 0 with size 3"),
-        Refused({f32({3}), Arg::Int(0), Arg::Tensor(LongTensor({2}, {-1, 0})), f32({2}),
-                 Arg::String("sum"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT, "index -1 is out of bounds for dimension 0 with size 3"),
-        Refused({f32({2, 2}), Arg::Int(0), index, f32({2}), Arg::String("sum"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT,
-                "Index tensor must have the same number of dimensions as self tensor"),
-        Refused({f32({2, 2}), Arg::Int(0), Arg::Tensor(LongTensor({1, 3}, {0, 1, 0})), f32({2, 2}),
-                 Arg::String("sum"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT,
-                "Expected index [1, 3] to be smaller than self [2, 2] apart from dimension 0 and "
-                "to be smaller size than src [2, 2]"),
-        Refused({f32({2, 2}), Arg::Int(0), Arg::Tensor(LongTensor({1, 2}, {0, 1})), f32({1, 1}),
-                 Arg::String("mean"), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT,
-                "Expected index [1, 2] to be smaller than self [2, 2] apart from dimension 0 and "
-                "to be smaller size than src [1, 1]"),
-        Refused({f32({2, 2}), Arg::Int(2), Arg::Tensor(LongTensor({1, 2}, {0, 1})), f32({2, 2}),
-                 Arg::String("sum"), Arg::Bool(true)},
-                TSR_OUT_OF_RANGE,
-                "ension out of range (expected to be in range of [-2, 1], but got 2)"),
-        Refused({Arg::Tensor(Values(TSR_DTYPE_BOOL, {2}, {1, 0})), Arg::Int(0), index,
-                 Arg::Tensor(Values(TSR_DTYPE_BOOL, {2}, {1, 1})), Arg::String("mean"),
-                 Arg::Bool(true)},
-                TSR_UNIMPLEMENTED,
-                "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"),
+        RefusedSaying({f32({3}), Arg::Int(0), index, f32({2}), Arg::String("add"), Arg::Bool(true)},
+                      TSR_INVALID_ARGUMENT,
+                      "reduce argument must be either sum, prod, mean, amax or amin, got add"),
+        RefusedSaying({f32({3}), Arg::Int(0), Arg::Tensor(Values(TSR_DTYPE_INT32, {2}, {0, 1})),
+                       f32({2}), Arg::String("sum"), Arg::Bool(true)},
+                      TSR_INVALID_ARGUMENT, "scatter(): Expected dtype int64 for index"),
+        RefusedSaying(
+            {f32({3}), Arg::Int(0), index, Arg::Tensor(MakeTensor({2}, TSR_DTYPE_FLOAT64, rng)),
+             Arg::String("sum"), Arg::Bool(true)},
+            TSR_INVALID_ARGUMENT, "scatter(): Expected self.dtype to be equal to src.dtype"),
+        RefusedSaying({f32({3}), Arg::Int(0), Arg::Tensor(LongTensor({2}, {0, 3})), f32({2}),
+                       Arg::String("amax"), Arg::Bool(true)},
+                      TSR_INVALID_ARGUMENT, "index 3 is out of bounds for dimension 0 with size 3"),
+        RefusedSaying({f32({3}), Arg::Int(0), Arg::Tensor(LongTensor({2}, {-1, 0})), f32({2}),
+                       Arg::String("sum"), Arg::Bool(true)},
+                      TSR_INVALID_ARGUMENT,
+                      "index -1 is out of bounds for dimension 0 with size 3"),
+        RefusedSaying(
+            {f32({2, 2}), Arg::Int(0), index, f32({2}), Arg::String("sum"), Arg::Bool(true)},
+            TSR_INVALID_ARGUMENT,
+            "Index tensor must have the same number of dimensions as self tensor"),
+        RefusedSaying(
+            {f32({2, 2}), Arg::Int(0), Arg::Tensor(LongTensor({1, 3}, {0, 1, 0})), f32({2, 2}),
+             Arg::String("sum"), Arg::Bool(true)},
+            TSR_INVALID_ARGUMENT,
+            "Expected index [1, 3] to be smaller than self [2, 2] apart from dimension 0 and "
+            "to be smaller size than src [2, 2]"),
+        RefusedSaying(
+            {f32({2, 2}), Arg::Int(0), Arg::Tensor(LongTensor({1, 2}, {0, 1})), f32({1, 1}),
+             Arg::String("mean"), Arg::Bool(true)},
+            TSR_INVALID_ARGUMENT,
+            "Expected index [1, 2] to be smaller than self [2, 2] apart from dimension 0 and "
+            "to be smaller size than src [1, 1]"),
+        RefusedSaying({f32({2, 2}), Arg::Int(2), Arg::Tensor(LongTensor({1, 2}, {0, 1})),
+                       f32({2, 2}), Arg::String("sum"), Arg::Bool(true)},
+                      TSR_OUT_OF_RANGE,
+                      "ension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({Arg::Tensor(Values(TSR_DTYPE_BOOL, {2}, {1, 0})), Arg::Int(0), index,
+                        Arg::Tensor(Values(TSR_DTYPE_BOOL, {2}, {1, 1})), Arg::String("mean"),
+                        Arg::Bool(true)},
+                       TSR_UNIMPLEMENTED,
+                       "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'"),
+               "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'bool'"),
     };
   };
   db.push_back(std::move(op));
@@ -586,24 +600,24 @@ void AddAsStridedScatter(std::vector<OpInfo>& db) {
       return Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng));
     };
     return std::vector<ErrorInput>{
-        Refused({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({0}), Arg::None()},
-                TSR_INVALID_ARGUMENT, "more than one element of the written-to tensor"),
-        Refused({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({2}), Arg::None()},
-                TSR_INVALID_ARGUMENT,
-                "setStorage: sizes [3], strides [2], storage offset 0, and itemsize 4 requiring "
-                "a storage size of 20 are out of bounds for storage of size 16"),
-        Refused({f32({4}), f32({2}), Arg::Ints({3}), Arg::Ints({1}), Arg::None()},
-                TSR_INVALID_ARGUMENT,
-                "expected src to have a size equal to the slice of self. src size = [2], slice "
-                "size = [3]"),
-        Refused({f32({4}), f32({2, 2}), Arg::Ints({2, 2}), Arg::Ints({1, 2}), Arg::Int(-1)},
-                TSR_INVALID_ARGUMENT, "Tensor: invalid storage offset -1"),
-        Refused({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({-1}), Arg::Int(3)},
-                TSR_INVALID_ARGUMENT,
-                "as_strided: Negative strides are not supported at the moment, got strides: "
-                "[-1]"),
-        Refused({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({1, 1}), Arg::None()},
-                TSR_INVALID_ARGUMENT, "mismatch in length of strides and shape"),
+        RefusedSaying({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({0}), Arg::None()},
+                      TSR_INVALID_ARGUMENT, "more than one element of the written-to tensor"),
+        RefusedSaying(
+            {f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({2}), Arg::None()}, TSR_INVALID_ARGUMENT,
+            "setStorage: sizes [3], strides [2], storage offset 0, and itemsize 4 requiring "
+            "a storage size of 20 are out of bounds for storage of size 16"),
+        RefusedSaying(
+            {f32({4}), f32({2}), Arg::Ints({3}), Arg::Ints({1}), Arg::None()}, TSR_INVALID_ARGUMENT,
+            "expected src to have a size equal to the slice of self. src size = [2], slice "
+            "size = [3]"),
+        RefusedSaying({f32({4}), f32({2, 2}), Arg::Ints({2, 2}), Arg::Ints({1, 2}), Arg::Int(-1)},
+                      TSR_INVALID_ARGUMENT, "Tensor: invalid storage offset -1"),
+        RefusedSaying({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({-1}), Arg::Int(3)},
+                      TSR_INVALID_ARGUMENT,
+                      "as_strided: Negative strides are not supported at the moment, got strides: "
+                      "[-1]"),
+        RefusedSaying({f32({4}), f32({3}), Arg::Ints({3}), Arg::Ints({1, 1}), Arg::None()},
+                      TSR_INVALID_ARGUMENT, "mismatch in length of strides and shape"),
     };
   };
   db.push_back(std::move(op));

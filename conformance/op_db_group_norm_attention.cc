@@ -185,10 +185,10 @@ OpInfo NativeGroupNorm() {
     const auto call = [&rng](std::vector<int64_t> shape, tsr_dtype dtype, Arg weight, Arg bias,
                              int64_t N, int64_t C, int64_t HxW, int64_t group, tsr_code code,
                              const std::string& what) {
-      return Refused({Arg::Tensor(MakeTensor(std::move(shape), dtype, rng)), std::move(weight),
-                      std::move(bias), Arg::Int(N), Arg::Int(C), Arg::Int(HxW), Arg::Int(group),
-                      Arg::Double(1e-5)},
-                     code, what);
+      return RefusedSaying({Arg::Tensor(MakeTensor(std::move(shape), dtype, rng)),
+                            std::move(weight), std::move(bias), Arg::Int(N), Arg::Int(C),
+                            Arg::Int(HxW), Arg::Int(group), Arg::Double(1e-5)},
+                           code, what);
     };
     return std::vector<ErrorInput>{
         call({2, 7, 4}, f32, Arg::None(), Arg::None(), 2, 7, 4, 2, TSR_INVALID_ARGUMENT,
@@ -207,16 +207,20 @@ OpInfo NativeGroupNorm() {
              "Expected X.numel() == N * C * HxW"),
         call({2, 6, 3}, f32, Arg::None(), Arg::None(), 3, 6, 3, 2, TSR_INVALID_ARGUMENT,
              "Expected X.numel() == N * C * HxW"),
-        call({2, 6, 3}, f32, Arg::Tensor(MakeTensor({6}, TSR_DTYPE_FLOAT64, rng)), Arg::None(), 2,
-             6, 3, 2, TSR_INVALID_ARGUMENT,
-             "mixed dtype (CPU): all inputs must share same datatype. (float64 weight)"),
+        Saying(call({2, 6, 3}, f32, Arg::Tensor(MakeTensor({6}, TSR_DTYPE_FLOAT64, rng)),
+                    Arg::None(), 2, 6, 3, 2, TSR_INVALID_ARGUMENT,
+                    "mixed dtype (CPU): all inputs must share same datatype. (float64 weight)"),
+               "mixed dtype (CPU): all inputs must share same datatype."),
         call({2, 6, 3}, TSR_DTYPE_BFLOAT16, Arg::Tensor(MakeTensor({6}, TSR_DTYPE_FLOAT16, rng)),
              Arg::None(), 2, 6, 3, 2, TSR_INVALID_ARGUMENT,
              "mixed dtype (CPU): expect parameter to have scalar type of Float"),
-        call({2, 6, 3}, TSR_DTYPE_BFLOAT16, Arg::Tensor(MakeTensor({6}, f32, rng)),
-             Arg::Tensor(MakeTensor({6}, TSR_DTYPE_BFLOAT16, rng)), 2, 6, 3, 2,
-             TSR_INVALID_ARGUMENT,
-             "mixed dtype (CPU): all inputs must share same datatype. (weight and bias differ)")};
+        Saying(
+            call(
+                {2, 6, 3}, TSR_DTYPE_BFLOAT16, Arg::Tensor(MakeTensor({6}, f32, rng)),
+                Arg::Tensor(MakeTensor({6}, TSR_DTYPE_BFLOAT16, rng)), 2, 6, 3, 2,
+                TSR_INVALID_ARGUMENT,
+                "mixed dtype (CPU): all inputs must share same datatype. (weight and bias differ)"),
+            "mixed dtype (CPU): all inputs must share same datatype.")};
   };
   return op;
 }
@@ -255,25 +259,28 @@ OpInfo GroupNorm() {
     const tsr_dtype f32 = TSR_DTYPE_FLOAT32;
     const auto call = [&rng](std::vector<int64_t> shape, tsr_dtype dtype, int64_t groups,
                              Arg weight, Arg bias, tsr_code code, const std::string& what) {
-      return Refused({Arg::Tensor(MakeTensor(std::move(shape), dtype, rng)), Arg::Int(groups),
-                      std::move(weight), std::move(bias)},
-                     code, what);
+      return RefusedSaying({Arg::Tensor(MakeTensor(std::move(shape), dtype, rng)),
+                            Arg::Int(groups), std::move(weight), std::move(bias)},
+                           code, what);
     };
     return std::vector<ErrorInput>{
         // error_inputs_group_norm's two. A 1-D input is ATen's IndexError (size(1));
         // torch.nn.functional.group_norm refuses it first in Python with a RuntimeError.
-        call({5}, f32, 1, Arg::None(), Arg::None(), TSR_OUT_OF_RANGE,
-             "Dimension out of range (a 1-D input has no channel dim)"),
+        Saying(call({5}, f32, 1, Arg::None(), Arg::None(), TSR_OUT_OF_RANGE,
+                    "Dimension out of range (a 1-D input has no channel dim)"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
         call({2, 7, 4}, f32, 2, Arg::None(), Arg::None(), TSR_INVALID_ARGUMENT,
              "Expected number of channels in input to be divisible by num_groups"),
         call({}, f32, 1, Arg::None(), Arg::None(), TSR_OUT_OF_RANGE,
              "Dimension specified as 0 but tensor has no dimensions"),
         call({2, 6, 2}, f32, -1, Arg::None(), Arg::None(), TSR_INVALID_ARGUMENT,
              "Expected num groups to be greater than 0"),
-        call({2, 6, 2, 2, 2}, f32, 3, Arg::Tensor(MakeTensor({6, 1}, f32, rng)), Arg::None(),
-             TSR_INVALID_ARGUMENT,
-             "Expected weight to be a vector of size equal to the number "
-             "of channels (a [6, 1] weight)"),
+        Saying(call({2, 6, 2, 2, 2}, f32, 3, Arg::Tensor(MakeTensor({6, 1}, f32, rng)), Arg::None(),
+                    TSR_INVALID_ARGUMENT,
+                    "Expected weight to be a vector of size equal to the number "
+                    "of channels (a [6, 1] weight)"),
+               "Expected weight to be a vector of size equal to the number of channels in input, "
+               "but got weight of shape [6, 1]"),
         call({2, 6, 2}, f32, 3, Arg::None(), Arg::Tensor(MakeTensor({3}, f32, rng)),
              TSR_INVALID_ARGUMENT,
              "Expected bias to be a vector of size equal to the number of "
@@ -460,33 +467,46 @@ OpInfo ScaledDotProductAttention() {
       return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
     };
     return std::vector<ErrorInput>{
-        Refused({t({2, 3, 4}), t({2, 5, 4}, TSR_DTYPE_FLOAT64), t({2, 5, 4})}, TSR_INVALID_ARGUMENT,
-                "Expected query, key, and value to have the same dtype"),
-        Refused({t({4}), t({5, 4}), t({5, 4})}, TSR_INVALID_ARGUMENT,
-                "Expected query, key, and value to all be at least 2 dimensional"),
-        Refused({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({3, 5}, TSR_DTYPE_INT64)},
-                TSR_INVALID_ARGUMENT,
-                "Expected attn_mask dtype to be bool or float or to match query dtype"),
-        Refused({t({2, 3, 4}, TSR_DTYPE_FLOAT64), t({2, 5, 4}, TSR_DTYPE_FLOAT64),
+        RefusedSaying({t({2, 3, 4}), t({2, 5, 4}, TSR_DTYPE_FLOAT64), t({2, 5, 4})},
+                      TSR_INVALID_ARGUMENT,
+                      "Expected query, key, and value to have the same dtype"),
+        RefusedSaying({t({4}), t({5, 4}), t({5, 4})}, TSR_INVALID_ARGUMENT,
+                      "Expected query, key, and value to all be at least 2 dimensional"),
+        RefusedSaying({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({3, 5}, TSR_DTYPE_INT64)},
+                      TSR_INVALID_ARGUMENT,
+                      "Expected attn_mask dtype to be bool or float or to match query dtype"),
+        Saying(
+            Refused(
+                {t({2, 3, 4}, TSR_DTYPE_FLOAT64), t({2, 5, 4}, TSR_DTYPE_FLOAT64),
                  t({2, 5, 4}, TSR_DTYPE_FLOAT64), t({3, 5}, TSR_DTYPE_FLOAT16)},
                 TSR_INVALID_ARGUMENT,
                 "Expected attn_mask dtype to be bool or float or to match query dtype (float16)"),
-        Refused({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({3, 5}, TSR_DTYPE_BOOL),
-                 Arg::Double(0.0), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT, "Explicit attn_mask should not be set when is_causal=True"),
-        Refused({t({2, 3, 3, 4}), t({2, 2, 5, 4}), t({2, 2, 5, 4}), Arg::None(), Arg::Double(0.0),
-                 Arg::Bool(false), Arg::None(), Arg::Bool(true)},
-                TSR_INVALID_ARGUMENT,
-                "Number of heads in key and value must divide the number of heads in query"),
-        Refused({t({3, 4}), t({5, 4}), t({5, 4}), Arg::None(), Arg::Double(0.0), Arg::Bool(false),
-                 Arg::None(), Arg::Bool(true)},
-                TSR_OUT_OF_RANGE, "enable_gqa reads dim -3 of a 2-D input"),
-        Refused({t({2, 3, 4}), t({2, 5, 6}), t({2, 5, 4})}, TSR_INVALID_ARGUMENT,
-                "key's head dim other than query's (matmul)"),
-        Refused({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({4, 5})}, TSR_INVALID_ARGUMENT,
-                "a mask that does not broadcast to [2, 3, 5]"),
-        Refused({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({2, 2, 3, 5})}, TSR_INVALID_ARGUMENT,
-                "a mask larger than the weights (ATen adds it in place)")};
+            "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+            "attn_mask.dtype: float16"),
+        RefusedSaying({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({3, 5}, TSR_DTYPE_BOOL),
+                       Arg::Double(0.0), Arg::Bool(true)},
+                      TSR_INVALID_ARGUMENT,
+                      "Explicit attn_mask should not be set when is_causal=True"),
+        RefusedSaying({t({2, 3, 3, 4}), t({2, 2, 5, 4}), t({2, 2, 5, 4}), Arg::None(),
+                       Arg::Double(0.0), Arg::Bool(false), Arg::None(), Arg::Bool(true)},
+                      TSR_INVALID_ARGUMENT,
+                      "Number of heads in key and value must divide the number of heads in query"),
+        Saying(Refused({t({3, 4}), t({5, 4}), t({5, 4}), Arg::None(), Arg::Double(0.0),
+                        Arg::Bool(false), Arg::None(), Arg::Bool(true)},
+                       TSR_OUT_OF_RANGE, "enable_gqa reads dim -3 of a 2-D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+        Saying(Refused({t({2, 3, 4}), t({2, 5, 6}), t({2, 5, 4})}, TSR_INVALID_ARGUMENT,
+                       "key's head dim other than query's (matmul)"),
+               "Expected query and key to have the same last dim"),
+        Saying(
+            Refused({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({4, 5})}, TSR_INVALID_ARGUMENT,
+                    "a mask that does not broadcast to [2, 3, 5]"),
+            "attn_mask of shape [4, 5] must broadcast to the attention weights' shape [2, 3, 5]"),
+        Saying(
+            Refused({t({2, 3, 4}), t({2, 5, 4}), t({2, 5, 4}), t({2, 2, 3, 5})},
+                    TSR_INVALID_ARGUMENT, "a mask larger than the weights (ATen adds it in place)"),
+            "attn_mask of shape [2, 2, 3, 5] must broadcast to the attention weights' shape "
+            "[2, 3, 5]")};
   };
   return op;
 }
@@ -656,11 +676,14 @@ OpInfo BatchNormLegit(Legit form) {
       return Refused(std::move(args), TSR_INVALID_ARGUMENT, what);
     };
     std::vector<ErrorInput> e{
-        call(t({2, 3}), t({4}), true, "a weight that does not match the channels"),
-        call(t({2, 3}, TSR_DTYPE_INT64), Arg::None(), true, "an integer input")};
+        Saying(call(t({2, 3}), t({4}), true, "a weight that does not match the channels"),
+               "expected weight of shape [3] (the input's channels), got [4]"),
+        Saying(call(t({2, 3}, TSR_DTYPE_INT64), Arg::None(), true, "an integer input"),
+               "expected 'input' to be a floating point tensor, got int64")};
     if (form == Legit::kNoStats) {
-      e.push_back(
-          call(t({2, 3}), Arg::None(), false, "running_mean must be defined in evaluation mode"));
+      e.push_back(Saying(
+          call(t({2, 3}), Arg::None(), false, "running_mean must be defined in evaluation mode"),
+          "running_mean must be defined in evaluation mode"));
     }
     return e;
   };

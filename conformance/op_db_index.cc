@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 
 namespace tessera {
 namespace conformance {
@@ -110,18 +111,21 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       return std::vector<HostTensor>{out};
     };
     op.errors = [](Rng& rng) {
-      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Int(0), Arg::Tensor(Full({1}, TSR_DTYPE_INT64, 3))},
-                                       "index 3 of 3"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "an index out of range"},
-                                     // PyTorch's index_select does not count negative indices
-                                     // from the end: "index out of range in self".
-                                     {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Int(0), Arg::Tensor(Full({1}, TSR_DTYPE_INT64, -1))},
-                                       "index -1"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a negative index"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(0),
+                    Arg::Tensor(Full({1}, TSR_DTYPE_INT64, 3))},
+                   "index 3 of 3"},
+                  TSR_INVALID_ARGUMENT,
+                  "an index out of range"},
+                 "index 3 is out of bounds for dimension 0 with size 3"),
+          // PyTorch's index_select does not count negative indices
+          // from the end: "index out of range in self".
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(0),
+                    Arg::Tensor(Full({1}, TSR_DTYPE_INT64, -1))},
+                   "index -1"},
+                  TSR_INVALID_ARGUMENT,
+                  "a negative index"},
+                 "index -1 is out of bounds for dimension 0 with size 3")};
     };
     db.push_back(std::move(op));
   }
@@ -253,11 +257,12 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       const Arg src =
           value ? Arg::ScalarDouble(1) : Arg::Tensor(MakeTensor({2}, TSR_DTYPE_FLOAT32, rng));
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(0),
-             Arg::Tensor(Full({2}, TSR_DTYPE_INT64, 0)), src, Arg::String("max")},
-            "reduce 'max'"},
-           TSR_INVALID_ARGUMENT,
-           "a reduce other than add or multiply"}};
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(0),
+                    Arg::Tensor(Full({2}, TSR_DTYPE_INT64, 0)), src, Arg::String("max")},
+                   "reduce 'max'"},
+                  TSR_INVALID_ARGUMENT,
+                  "a reduce other than add or multiply"},
+                 "reduce argument must be either add or multiply, got 'max'")};
     };
     db.push_back(std::move(op));
   }
@@ -344,9 +349,10 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(4)}, "k 4 of 3"},
-           TSR_INVALID_ARGUMENT,
-           "k above the dim's size"}};
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::Int(4)}, "k 4 of 3"},
+                  TSR_INVALID_ARGUMENT,
+                  "k above the dim's size"},
+                 "selected index k out of range (k = 4, dimension 0 has size 3)")};
     };
     db.push_back(std::move(op));
   }
@@ -454,9 +460,10 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))}, "1D"},
-           TSR_INVALID_ARGUMENT,
-           "a 1D input"}};
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))}, "1D"},
+                  TSR_INVALID_ARGUMENT,
+                  "a 1D input"},
+                 "input tensor must have at least 2 dimensions, got 1D")};
     };
     db.push_back(std::move(op));
   }
@@ -503,11 +510,13 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       return std::vector<HostTensor>{Full(s.args[0].ints, s.args[2].dtype, s.args[1].number)};
     };
     op.errors = [](Rng&) {
-      return std::vector<ErrorInput>{{{{Arg::Ints({2}), Arg::ScalarInt(300),
-                                        Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(), Arg::Device()},
-                                       "300 into uint8"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a value that overflows the dtype"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::Ints({2}), Arg::ScalarInt(300), Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(),
+                    Arg::Device()},
+                   "300 into uint8"},
+                  TSR_INVALID_ARGUMENT,
+                  "a value that overflows the dtype"},
+                 "argument 'fill_value' (300) cannot be converted to uint8 without overflow")};
     };
     db.push_back(std::move(op));
   }
@@ -571,9 +580,10 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng&) {
       return std::vector<ErrorInput>{
-          {{{Arg::ScalarInt(0), Arg::ScalarInt(5), Arg::ScalarInt(0)}, "step 0"},
-           TSR_INVALID_ARGUMENT,
-           "a zero step"}};
+          Saying({{{Arg::ScalarInt(0), Arg::ScalarInt(5), Arg::ScalarInt(0)}, "step 0"},
+                  TSR_INVALID_ARGUMENT,
+                  "a zero step"},
+                 "step must be nonzero")};
     };
     db.push_back(std::move(op));
   }
@@ -621,16 +631,19 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng&) {
       // c10::checked_convert refuses a bound outside the integral dtype's range.
-      return std::vector<ErrorInput>{{{{Arg::ScalarDouble(-1), Arg::ScalarDouble(2), Arg::Int(7),
-                                        Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(), Arg::Device()},
-                                       "-1 into uint8"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a bound outside the dtype's range"},
-                                     {{{Arg::ScalarInt(0), Arg::ScalarInt(200), Arg::Int(3),
-                                        Arg::Dtype(TSR_DTYPE_INT8), Arg::None(), Arg::Device()},
-                                       "200 into int8"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a bound outside the dtype's range"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::ScalarDouble(-1), Arg::ScalarDouble(2), Arg::Int(7),
+                    Arg::Dtype(TSR_DTYPE_UINT8), Arg::None(), Arg::Device()},
+                   "-1 into uint8"},
+                  TSR_INVALID_ARGUMENT,
+                  "a bound outside the dtype's range"},
+                 "argument 'start' (-1) cannot be converted to uint8 without overflow"),
+          Saying({{{Arg::ScalarInt(0), Arg::ScalarInt(200), Arg::Int(3),
+                    Arg::Dtype(TSR_DTYPE_INT8), Arg::None(), Arg::Device()},
+                   "200 into int8"},
+                  TSR_INVALID_ARGUMENT,
+                  "a bound outside the dtype's range"},
+                 "argument 'end' (200) cannot be converted to int8 without overflow")};
     };
     db.push_back(std::move(op));
   }
@@ -680,10 +693,11 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
     if (full) {
       op.errors = [](Rng& rng) {
         return std::vector<ErrorInput>{
-            {{{Arg::Tensor(MakeTensor({2}, TSR_DTYPE_UINT8, rng)), Arg::ScalarInt(300)},
-              "300 into uint8"},
-             TSR_INVALID_ARGUMENT,
-             "a value that overflows the dtype"}};
+            Saying({{{Arg::Tensor(MakeTensor({2}, TSR_DTYPE_UINT8, rng)), Arg::ScalarInt(300)},
+                     "300 into uint8"},
+                    TSR_INVALID_ARGUMENT,
+                    "a value that overflows the dtype"},
+                   "argument 'fill_value' (300) cannot be converted to uint8 without overflow")};
       };
     }
     db.push_back(std::move(op));
@@ -749,11 +763,13 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
       for (const auto& [dtype, value] : overflowing) {
         for (const std::vector<int64_t>& shape :
              {std::vector<int64_t>{3}, std::vector<int64_t>{0}}) {
-          errors.push_back({{{Arg::Tensor(MakeTensor(shape, dtype, rng)), value},
-                             std::string(DtypeName(dtype)) + " " + ShapeString(shape) + " with " +
-                                 value.ToString()},
-                            TSR_INVALID_ARGUMENT,
-                            "a value that overflows the dtype"});
+          errors.push_back(Saying({{{Arg::Tensor(MakeTensor(shape, dtype, rng)), value},
+                                    std::string(DtypeName(dtype)) + " " + ShapeString(shape) +
+                                        " with " + value.ToString()},
+                                   TSR_INVALID_ARGUMENT,
+                                   "a value that overflows the dtype"},
+                                  "cannot be converted to " + std::string(DtypeName(dtype)) +
+                                      " without overflow"));
         }
       }
       return errors;
@@ -793,11 +809,13 @@ void AddIndexFactoryOps(std::vector<OpInfo>& db) {
           Elementwise({&dst, &src}, dst.tensor.dtype, [](const double* x) { return x[1]; })};
     };
     op.errors = [](Rng& rng) {
-      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Tensor(MakeTensor({4}, TSR_DTYPE_FLOAT32, rng))},
-                                       "[3] from [4]"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a source that does not broadcast"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
+                    Arg::Tensor(MakeTensor({4}, TSR_DTYPE_FLOAT32, rng))},
+                   "[3] from [4]"},
+                  TSR_INVALID_ARGUMENT,
+                  "a source that does not broadcast"},
+                 "src of shape [4] must broadcast to the destination's shape [3]")};
     };
     db.push_back(std::move(op));
   }

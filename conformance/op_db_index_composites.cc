@@ -231,41 +231,60 @@ OpInfo IndexAdd() {
     const Arg source = T(F32({1, 4}, rng));
     return std::vector<ErrorInput>{
         // index_add_cpu_: no negative indices, and the one message for any out of range.
-        Refused({self, Arg::Int(0), T(Long({1}, {3})), source}, TSR_OUT_OF_RANGE,
-                "index out of range in self (index 3 of a dim of 3)"),
-        Refused({self, Arg::Int(0), T(Long({1}, {-1})), source}, TSR_OUT_OF_RANGE,
-                "index out of range in self (index -1)"),
-        Refused({T(F32({4}, rng)), Arg::Int(0), T(Long({1}, {4})), T(F32({1}, rng))},
-                TSR_OUT_OF_RANGE, "index out of range in self (1-D self)"),
-        Refused({self, Arg::Int(0), T(Values(TSR_DTYPE_INT16, {1}, {0})), source},
-                TSR_INVALID_ARGUMENT,
-                "index_add_(): Expected dtype int32/int64 for index but got: Short"),
-        Refused(
-            {self, Arg::Int(0), T(Long({1}, {0})), T(MakeTensor({1, 4}, TSR_DTYPE_FLOAT64, rng))},
-            TSR_INVALID_ARGUMENT,
-            "index_add_(): self (Float) and source (Double) must have the same scalar type"),
-        Refused({self, Arg::Int(0), T(Long({2}, {0, 1})), source}, TSR_INVALID_ARGUMENT,
-                "index_add_(): Number of indices (2) should be equal to source.size(dim): (1), "
-                "for dim: 0"),
-        Refused({self, Arg::Int(0), T(Long({1, 1}, {0})), source}, TSR_OUT_OF_RANGE,
-                "index_add_(): Index is supposed to be a vector, but got dim: 2"),
-        Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({1}, rng))}, TSR_INVALID_ARGUMENT,
-                "index_add_(): Indexing dim 1 is out of bounds of the source tensor with dim 1"),
+        Saying(Refused({self, Arg::Int(0), T(Long({1}, {3})), source}, TSR_OUT_OF_RANGE,
+                       "index out of range in self (index 3 of a dim of 3)"),
+               "index out of range in self"),
+        Saying(Refused({self, Arg::Int(0), T(Long({1}, {-1})), source}, TSR_OUT_OF_RANGE,
+                       "index out of range in self (index -1)"),
+               "index out of range in self"),
+        Saying(Refused({T(F32({4}, rng)), Arg::Int(0), T(Long({1}, {4})), T(F32({1}, rng))},
+                       TSR_OUT_OF_RANGE, "index out of range in self (1-D self)"),
+               "index out of range in self"),
+        Saying(Refused({self, Arg::Int(0), T(Values(TSR_DTYPE_INT16, {1}, {0})), source},
+                       TSR_INVALID_ARGUMENT,
+                       "index_add_(): Expected dtype int32/int64 for index but got: Short"),
+               "Expected dtype int32/int64 for index but got: "),
+        Saying(Refused(
+                   {self, Arg::Int(0), T(Long({1}, {0})),
+                    T(MakeTensor({1, 4}, TSR_DTYPE_FLOAT64, rng))},
+                   TSR_INVALID_ARGUMENT,
+                   "index_add_(): self (Float) and source (Double) must have the same scalar type"),
+               "self (float32) and source (float64) must have the same scalar type"),
+        Saying(
+            Refused({self, Arg::Int(0), T(Long({2}, {0, 1})), source}, TSR_INVALID_ARGUMENT,
+                    "index_add_(): Number of indices (2) should be equal to source.size(dim): (1), "
+                    "for dim: 0"),
+            "Number of indices (2) should be equal to source.size(dim): (1), for dim: 0"),
+        Saying(Refused({self, Arg::Int(0), T(Long({1, 1}, {0})), source}, TSR_OUT_OF_RANGE,
+                       "index_add_(): Index is supposed to be a vector, but got dim: 2"),
+               "Index is supposed to be a vector, but got dim: 2"),
+        Saying(Refused(
+                   {self, Arg::Int(1), T(Long({1}, {0})), T(F32({1}, rng))}, TSR_INVALID_ARGUMENT,
+                   "index_add_(): Indexing dim 1 is out of bounds of the source tensor with dim 1"),
+               "Indexing dim 1 is out of bounds of the source tensor with dim 1"),
         // The slices' shapes must agree (ATen's TensorIterator over one slice of each).
-        Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({2, 1}, rng))}, TSR_INVALID_ARGUMENT,
-                "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
-                "dimension 0"),
-        Refused({self, Arg::Int(2), T(Long({1}, {0})), source}, TSR_OUT_OF_RANGE,
-                "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(
+            Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({2, 1}, rng))},
+                    TSR_INVALID_ARGUMENT,
+                    "The size of tensor a (3) must match the size of tensor b (2) at non-singleton "
+                    "dimension 0"),
+            "source tensor shape must match self tensor shape, excluding the specified dimension"),
+        Saying(Refused({self, Arg::Int(2), T(Long({1}, {0})), source}, TSR_OUT_OF_RANGE,
+                       "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
         // Current ATen compares a 0-dim self or source with the other whole (1.13 took these).
-        Refused({T(F32({4}, rng)), Arg::Int(0), T(Long({1}, {3})), T(F32({}, rng))},
-                TSR_INVALID_ARGUMENT,
-                "source tensor shape must match self tensor shape, excluding the specified "
-                "dimension. Got self.shape = [4] source.shape = [] (0-dim source)"),
-        Refused({T(F32({}, rng)), Arg::Int(-1), T(Long({1}, {0})), T(F32({1}, rng))},
-                TSR_INVALID_ARGUMENT,
-                "source tensor shape must match self tensor shape, excluding the specified "
-                "dimension. Got self.shape = [] source.shape = [1] (0-dim self)")};
+        Saying(Refused({T(F32({4}, rng)), Arg::Int(0), T(Long({1}, {3})), T(F32({}, rng))},
+                       TSR_INVALID_ARGUMENT,
+                       "source tensor shape must match self tensor shape, excluding the specified "
+                       "dimension. Got self.shape = [4] source.shape = [] (0-dim source)"),
+               "source tensor shape must match self tensor shape, excluding the specified "
+               "dimension. Got self.shape = [4] source.shape = []"),
+        Saying(Refused({T(F32({}, rng)), Arg::Int(-1), T(Long({1}, {0})), T(F32({1}, rng))},
+                       TSR_INVALID_ARGUMENT,
+                       "source tensor shape must match self tensor shape, excluding the specified "
+                       "dimension. Got self.shape = [] source.shape = [1] (0-dim self)"),
+               "source tensor shape must match self tensor shape, excluding the specified "
+               "dimension. Got self.shape = [] source.shape = [1]")};
   };
   return op;
 }
@@ -310,34 +329,50 @@ OpInfo IndexCopy() {
     const Arg self = T(F32({3, 4}, rng));
     const Arg source = T(F32({1, 4}, rng));
     return std::vector<ErrorInput>{
-        Refused({self, Arg::Int(0), T(Long({1}, {3})), source}, TSR_OUT_OF_RANGE,
-                "index_copy_(): index 3 is out of bounds for dimension 0 with size 3"),
-        Refused({self, Arg::Int(0), T(Long({1}, {-1})), source}, TSR_OUT_OF_RANGE,
-                "index_copy_(): index -1 is out of bounds for dimension 0 with size 3"),
-        Refused({self, Arg::Int(0), T(Values(TSR_DTYPE_INT32, {1}, {0})), source},
-                TSR_INVALID_ARGUMENT,
-                "index_copy_(): Expected a long tensor for index, but got Int"),
-        Refused(
-            {self, Arg::Int(0), T(Long({1}, {0})), T(MakeTensor({1, 4}, TSR_DTYPE_FLOAT64, rng))},
-            TSR_INVALID_ARGUMENT,
-            "index_copy_(): self and source expected to have the same dtype, but got (self) "
-            "Float and (source) Double"),
-        Refused({self, Arg::Int(0), T(Long({2}, {0, 1})), source}, TSR_OUT_OF_RANGE,
-                "index_copy_(): Number of indices (2) should be equal to source.size(dim) (1)"),
-        Refused({self, Arg::Int(0), T(Long({1, 1}, {0})), source}, TSR_OUT_OF_RANGE,
-                "index_copy_(): Index should have dimension 1 or 0 (got 2)"),
-        Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({2, 1}, rng))}, TSR_INVALID_ARGUMENT,
-                "index_copy_(): Source/destination tensor must have same slice shapes. "
-                "Destination slice shape: 3 at dimension 1 and source slice shape: 2 at "
-                "dimension 0."),
-        Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({3, 1, 1}, rng))}, TSR_OUT_OF_RANGE,
-                "index_copy_(): When source and destination are not scalars, their "
-                "dimensionality must match. Source dimensionality (3), destination "
-                "dimensionality (2)"),
-        Refused({self, Arg::Int(0), T(Long({2}, {0, 1})), T(F32({}, rng))}, TSR_OUT_OF_RANGE,
-                "index_copy_(): When source is scalar, index should have one element (got 2)"),
-        Refused({self, Arg::Int(-3), T(Long({1}, {0})), source}, TSR_OUT_OF_RANGE,
-                "Dimension out of range (expected to be in range of [-2, 1], but got -3)")};
+        Saying(Refused({self, Arg::Int(0), T(Long({1}, {3})), source}, TSR_OUT_OF_RANGE,
+                       "index_copy_(): index 3 is out of bounds for dimension 0 with size 3"),
+               "index 3 is out of bounds for dimension 0 with size 3"),
+        Saying(Refused({self, Arg::Int(0), T(Long({1}, {-1})), source}, TSR_OUT_OF_RANGE,
+                       "index_copy_(): index -1 is out of bounds for dimension 0 with size 3"),
+               "index -1 is out of bounds for dimension 0 with size 3"),
+        Saying(Refused({self, Arg::Int(0), T(Values(TSR_DTYPE_INT32, {1}, {0})), source},
+                       TSR_INVALID_ARGUMENT,
+                       "index_copy_(): Expected a long tensor for index, but got Int"),
+               "Expected a long tensor for index, but got "),
+        Saying(Refused(
+                   {self, Arg::Int(0), T(Long({1}, {0})),
+                    T(MakeTensor({1, 4}, TSR_DTYPE_FLOAT64, rng))},
+                   TSR_INVALID_ARGUMENT,
+                   "index_copy_(): self and source expected to have the same dtype, but got (self) "
+                   "Float and (source) Double"),
+               "self and source expected to have the same dtype, but got (self) "),
+        Saying(
+            Refused({self, Arg::Int(0), T(Long({2}, {0, 1})), source}, TSR_OUT_OF_RANGE,
+                    "index_copy_(): Number of indices (2) should be equal to source.size(dim) (1)"),
+            "Number of indices (2) should be equal to source.size(dim) (1)"),
+        Saying(Refused({self, Arg::Int(0), T(Long({1, 1}, {0})), source}, TSR_OUT_OF_RANGE,
+                       "index_copy_(): Index should have dimension 1 or 0 (got 2)"),
+               "Index should have dimension 1 or 0 (got 2)"),
+        Saying(Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({2, 1}, rng))},
+                       TSR_INVALID_ARGUMENT,
+                       "index_copy_(): Source/destination tensor must have same slice shapes. "
+                       "Destination slice shape: 3 at dimension 1 and source slice shape: 2 at "
+                       "dimension 0."),
+               "Source/destination tensor must have same slice shapes."),
+        Saying(Refused({self, Arg::Int(1), T(Long({1}, {0})), T(F32({3, 1, 1}, rng))},
+                       TSR_OUT_OF_RANGE,
+                       "index_copy_(): When source and destination are not scalars, their "
+                       "dimensionality must match. Source dimensionality (3), destination "
+                       "dimensionality (2)"),
+               "When source and destination are not scalars, their dimensionality must match. "
+               "Source dimensionality (3), destination dimensionality (2)"),
+        Saying(
+            Refused({self, Arg::Int(0), T(Long({2}, {0, 1})), T(F32({}, rng))}, TSR_OUT_OF_RANGE,
+                    "index_copy_(): When source is scalar, index should have one element (got 2)"),
+            "When source is scalar, index should have one element (got 2)"),
+        Saying(Refused({self, Arg::Int(-3), T(Long({1}, {0})), source}, TSR_OUT_OF_RANGE,
+                       "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got -3)")};
   };
   return op;
 }
@@ -408,25 +443,33 @@ OpInfo IndexFill(bool tensor_value) {
     const Arg self = T(F32({3, 4}, rng));
     const Arg value = tensor_value ? T(Values(TSR_DTYPE_FLOAT32, {}, {1})) : Arg::ScalarDouble(1);
     std::vector<ErrorInput> e = {
-        Refused({self, Arg::Int(0), T(Long({1}, {3})), value}, TSR_OUT_OF_RANGE,
-                "index 3 is out of bounds for dimension 0 with size 3"),
-        Refused({self, Arg::Int(1), T(Long({2}, {0, -5})), value}, TSR_OUT_OF_RANGE,
-                "index -5 is out of bounds for dimension 1 with size 4"),
-        Refused({self, Arg::Int(0), T(Values(TSR_DTYPE_INT32, {1}, {0})), value}, TSR_OUT_OF_RANGE,
-                "index_fill_(): Expected dtype int64 for index."),
-        Refused({self, Arg::Int(0), T(Long({1, 1}, {0})), value}, TSR_INVALID_ARGUMENT,
-                "Index has to be a vector/scalar"),
-        Refused({self, Arg::Int(2), T(Long({1}, {0})), value}, TSR_OUT_OF_RANGE,
-                "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
-        Refused({T(MakeTensor({3}, TSR_DTYPE_UINT8, rng)), Arg::Int(0), T(Long({1}, {0})),
-                 tensor_value ? T(Values(TSR_DTYPE_INT64, {}, {300})) : Arg::ScalarInt(300)},
-                TSR_INVALID_ARGUMENT,
-                "value cannot be converted to type uint8_t without overflow")};
+        Saying(Refused({self, Arg::Int(0), T(Long({1}, {3})), value}, TSR_OUT_OF_RANGE,
+                       "index 3 is out of bounds for dimension 0 with size 3"),
+               "index 3 is out of bounds for dimension 0 with size 3"),
+        Saying(Refused({self, Arg::Int(1), T(Long({2}, {0, -5})), value}, TSR_OUT_OF_RANGE,
+                       "index -5 is out of bounds for dimension 1 with size 4"),
+               "index -5 is out of bounds for dimension 1 with size 4"),
+        Saying(Refused({self, Arg::Int(0), T(Values(TSR_DTYPE_INT32, {1}, {0})), value},
+                       TSR_OUT_OF_RANGE, "index_fill_(): Expected dtype int64 for index."),
+               "Expected dtype int64 for index."),
+        Saying(Refused({self, Arg::Int(0), T(Long({1, 1}, {0})), value}, TSR_INVALID_ARGUMENT,
+                       "Index has to be a vector/scalar"),
+               "Index has to be a vector/scalar"),
+        Saying(Refused({self, Arg::Int(2), T(Long({1}, {0})), value}, TSR_OUT_OF_RANGE,
+                       "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({T(MakeTensor({3}, TSR_DTYPE_UINT8, rng)), Arg::Int(0), T(Long({1}, {0})),
+                        tensor_value ? T(Values(TSR_DTYPE_INT64, {}, {300})) : Arg::ScalarInt(300)},
+                       TSR_INVALID_ARGUMENT,
+                       "value cannot be converted to type uint8_t without overflow"),
+               "cannot be converted to uint8 without overflow")};
     if (tensor_value) {
-      e.push_back(Refused({self, Arg::Int(0), T(Long({1}, {0})), T(F32({1}, rng))},
-                          TSR_INVALID_ARGUMENT,
-                          "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
-                          "with 1 dimension(s)."));
+      e.push_back(Saying(
+          Refused({self, Arg::Int(0), T(Long({1}, {0})), T(F32({1}, rng))}, TSR_INVALID_ARGUMENT,
+                  "index_fill_ only supports a 0-dimensional value tensor, but got tensor "
+                  "with 1 dimension(s)."),
+          "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+          "dimension(s)."));
     }
     return e;
   };
@@ -475,14 +518,18 @@ OpInfo Take() {
   op.errors = [](Rng& rng) {
     const Arg self = T(F32({2, 3}, rng));
     return std::vector<ErrorInput>{
-        Refused({self, T(Long({2}, {0, 6}))}, TSR_OUT_OF_RANGE,
-                "out of range: tried to access index 6 on a tensor of 6 elements."),
-        Refused({self, T(Long({1}, {-7}))}, TSR_OUT_OF_RANGE,
-                "out of range: tried to access index -7 on a tensor of 6 elements."),
-        Refused({self, T(Values(TSR_DTYPE_INT32, {1}, {0}))}, TSR_INVALID_ARGUMENT,
-                "take(): Expected a long tensor for index, but got Int"),
-        Refused({T(F32({0}, rng)), T(Long({1}, {0}))}, TSR_OUT_OF_RANGE,
-                "take(): tried to take from an empty tensor")};
+        Saying(Refused({self, T(Long({2}, {0, 6}))}, TSR_OUT_OF_RANGE,
+                       "out of range: tried to access index 6 on a tensor of 6 elements."),
+               "out of range: tried to access index 6 on a tensor of 6 elements."),
+        Saying(Refused({self, T(Long({1}, {-7}))}, TSR_OUT_OF_RANGE,
+                       "out of range: tried to access index -7 on a tensor of 6 elements."),
+               "out of range: tried to access index -7 on a tensor of 6 elements."),
+        Saying(Refused({self, T(Values(TSR_DTYPE_INT32, {1}, {0}))}, TSR_INVALID_ARGUMENT,
+                       "take(): Expected a long tensor for index, but got Int"),
+               "Expected a long tensor for index, but got "),
+        Saying(Refused({T(F32({0}, rng)), T(Long({1}, {0}))}, TSR_OUT_OF_RANGE,
+                       "take(): tried to take from an empty tensor"),
+               "tried to take from an empty tensor")};
   };
   return op;
 }
@@ -552,21 +599,30 @@ OpInfo Put() {
     const Arg self = T(F32({2, 3}, rng));
     const Arg two = T(F32({2}, rng));
     return std::vector<ErrorInput>{
-        Refused({self, T(Long({2}, {0, 1})), T(F32({3}, rng))}, TSR_OUT_OF_RANGE,
-                "put_(): Expected source and index to have the same number of elements, but got "
-                "source.numel() = 3, index.numel() = 2"),
-        Refused({self, T(Values(TSR_DTYPE_INT32, {2}, {0, 1})), two}, TSR_INVALID_ARGUMENT,
-                "put_(): Expected a long tensor for index, but got Int"),
-        Refused({self, T(Long({2}, {0, 1})), T(MakeTensor({2}, TSR_DTYPE_FLOAT64, rng))},
-                TSR_INVALID_ARGUMENT,
-                "put_(): self and source expected to have the same dtype, but got self.dtype = "
-                "Float and source.dtype = Double"),
-        Refused({self, T(Long({2}, {0, 6})), two}, TSR_OUT_OF_RANGE,
-                "out of range: tried to access index 6 on a tensor of 6 elements."),
-        Refused({self, T(Long({2}, {-7, 0})), two, Arg::Bool(true)}, TSR_OUT_OF_RANGE,
-                "out of range: tried to access index -7 on a tensor of 6 elements."),
-        Refused({T(F32({0}, rng)), T(Long({1}, {0})), T(F32({1}, rng))}, TSR_OUT_OF_RANGE,
-                "put_(): Tried to put elements into an empty tensor")};
+        Saying(Refused(
+                   {self, T(Long({2}, {0, 1})), T(F32({3}, rng))}, TSR_OUT_OF_RANGE,
+                   "put_(): Expected source and index to have the same number of elements, but got "
+                   "source.numel() = 3, index.numel() = 2"),
+               "Expected source and index to have the same number of elements, but got "
+               "source.numel() = 3, index.numel() = 2"),
+        Saying(Refused({self, T(Values(TSR_DTYPE_INT32, {2}, {0, 1})), two}, TSR_INVALID_ARGUMENT,
+                       "put_(): Expected a long tensor for index, but got Int"),
+               "Expected a long tensor for index, but got "),
+        Saying(
+            Refused({self, T(Long({2}, {0, 1})), T(MakeTensor({2}, TSR_DTYPE_FLOAT64, rng))},
+                    TSR_INVALID_ARGUMENT,
+                    "put_(): self and source expected to have the same dtype, but got self.dtype = "
+                    "Float and source.dtype = Double"),
+            "self and source expected to have the same dtype, but got self.dtype = "),
+        Saying(Refused({self, T(Long({2}, {0, 6})), two}, TSR_OUT_OF_RANGE,
+                       "out of range: tried to access index 6 on a tensor of 6 elements."),
+               "out of range: tried to access index 6 on a tensor of 6 elements."),
+        Saying(Refused({self, T(Long({2}, {-7, 0})), two, Arg::Bool(true)}, TSR_OUT_OF_RANGE,
+                       "out of range: tried to access index -7 on a tensor of 6 elements."),
+               "out of range: tried to access index -7 on a tensor of 6 elements."),
+        Saying(Refused({T(F32({0}, rng)), T(Long({1}, {0})), T(F32({1}, rng))}, TSR_OUT_OF_RANGE,
+                       "put_(): Tried to put elements into an empty tensor"),
+               "Tried to put elements into an empty tensor")};
   };
   return op;
 }
@@ -662,13 +718,17 @@ OpInfo MaskedSelect() {
     const Arg self = T(F32({2, 3}, rng));
     return std::vector<ErrorInput>{
         // Current PyTorch (pytorch/pytorch#96112); 1.13 takes a uint8 mask with a warning.
-        Refused({self, T(Values(TSR_DTYPE_UINT8, {3}, {1, 0, 1}))}, TSR_INVALID_ARGUMENT,
-                "masked_select: expected BoolTensor for mask (a uint8 mask)"),
-        Refused({self, T(Long({3}, {1, 0, 1}))}, TSR_INVALID_ARGUMENT,
-                "masked_select: expected BoolTensor for mask (an int64 mask)"),
-        Refused({self, T(Values(TSR_DTYPE_BOOL, {2}, {1, 0}))}, TSR_INVALID_ARGUMENT,
-                "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
-                "dimension 1")};
+        Saying(Refused({self, T(Values(TSR_DTYPE_UINT8, {3}, {1, 0, 1}))}, TSR_INVALID_ARGUMENT,
+                       "masked_select: expected BoolTensor for mask (a uint8 mask)"),
+               "expected BoolTensor for mask"),
+        Saying(Refused({self, T(Long({3}, {1, 0, 1}))}, TSR_INVALID_ARGUMENT,
+                       "masked_select: expected BoolTensor for mask (an int64 mask)"),
+               "expected BoolTensor for mask"),
+        Saying(
+            Refused({self, T(Values(TSR_DTYPE_BOOL, {2}, {1, 0}))}, TSR_INVALID_ARGUMENT,
+                    "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+                    "dimension 1"),
+            "must match the size of tensor b (2) at non-singleton dimension 1")};
   };
   return op;
 }
@@ -723,19 +783,27 @@ OpInfo MaskedScatter() {
     const Arg source = T(F32({6}, rng));
     return std::vector<ErrorInput>{
         // Current PyTorch (pytorch/pytorch#97999); 1.13 takes a uint8 mask with a warning.
-        Refused({self, T(Values(TSR_DTYPE_UINT8, {3}, {1, 0, 1})), source}, TSR_INVALID_ARGUMENT,
-                "masked_scatter_ only supports boolean masks, but got mask with dtype unsigned "
-                "char"),
-        Refused({self, T(Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})),
-                 T(MakeTensor({6}, TSR_DTYPE_FLOAT64, rng))},
-                TSR_INVALID_ARGUMENT,
-                "masked_scatter: expected self and source to have same dtypes but gotFloat and "
-                "Double"),
-        Refused({self, T(Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})), T(F32({3}, rng))},
-                TSR_INVALID_ARGUMENT, "Number of elements of source < number of ones in mask"),
-        Refused({self, T(Values(TSR_DTYPE_BOOL, {2}, {1, 0})), source}, TSR_INVALID_ARGUMENT,
-                "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
-                "dimension 1")};
+        Saying(Refused(
+                   {self, T(Values(TSR_DTYPE_UINT8, {3}, {1, 0, 1})), source}, TSR_INVALID_ARGUMENT,
+                   "masked_scatter_ only supports boolean masks, but got mask with dtype unsigned "
+                   "char"),
+               "masked_scatter_ only supports boolean masks, but got mask with dtype "),
+        Saying(
+            Refused({self, T(Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})),
+                     T(MakeTensor({6}, TSR_DTYPE_FLOAT64, rng))},
+                    TSR_INVALID_ARGUMENT,
+                    "masked_scatter: expected self and source to have same dtypes but gotFloat and "
+                    "Double"),
+            "expected self and source to have same dtypes but got"),
+        Saying(
+            Refused({self, T(Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})), T(F32({3}, rng))},
+                    TSR_INVALID_ARGUMENT, "Number of elements of source < number of ones in mask"),
+            "Number of elements of source < number of ones in mask"),
+        Saying(
+            Refused({self, T(Values(TSR_DTYPE_BOOL, {2}, {1, 0})), source}, TSR_INVALID_ARGUMENT,
+                    "The size of tensor a (2) must match the size of tensor b (3) at non-singleton "
+                    "dimension 1"),
+            "must match the size of tensor b (2) at non-singleton dimension 1")};
   };
   return op;
 }
@@ -899,30 +967,46 @@ OpInfo Index() {
     const Arg self = T(F32({2, 3, 4}, rng));
     const Opt none;
     return std::vector<ErrorInput>{
-        Refused({self, Indices({Long({1}, {0}), Long({1}, {0}), Long({1}, {0}), Long({1}, {0})})},
-                TSR_OUT_OF_RANGE, "too many indices for tensor of dimension 3 (got 4)"),
-        Refused({self, Indices({Values(TSR_DTYPE_FLOAT32, {1}, {0})})}, TSR_OUT_OF_RANGE,
-                "tensors used as indices must be long, int, byte or bool tensors (float32)"),
-        Refused({self, Indices({none, Values(TSR_DTYPE_INT16, {1}, {0})})}, TSR_OUT_OF_RANGE,
-                "tensors used as indices must be long, int, byte or bool tensors (int16)"),
-        Refused({self, Indices({Long({2}, {0, 2})})}, TSR_OUT_OF_RANGE,
-                "index 2 is out of bounds for dimension 0 with size 2"),
+        Saying(Refused({self,
+                        Indices({Long({1}, {0}), Long({1}, {0}), Long({1}, {0}), Long({1}, {0})})},
+                       TSR_OUT_OF_RANGE, "too many indices for tensor of dimension 3 (got 4)"),
+               "too many indices for tensor of dimension 3 (got 4)"),
+        Saying(Refused({self, Indices({Values(TSR_DTYPE_FLOAT32, {1}, {0})})}, TSR_OUT_OF_RANGE,
+                       "tensors used as indices must be long, int, byte or bool tensors (float32)"),
+               "tensors used as indices must be long, int, byte or bool tensors"),
+        Saying(Refused({self, Indices({none, Values(TSR_DTYPE_INT16, {1}, {0})})}, TSR_OUT_OF_RANGE,
+                       "tensors used as indices must be long, int, byte or bool tensors (int16)"),
+               "tensors used as indices must be long, int, byte or bool tensors"),
+        Saying(Refused({self, Indices({Long({2}, {0, 2})})}, TSR_OUT_OF_RANGE,
+                       "index 2 is out of bounds for dimension 0 with size 2"),
+               "index 2 is out of bounds for dimension 0 with size 2"),
         // ATen numbers the indexed dims in its message, not self's dims.
-        Refused({self, Indices({none, none, Long({1}, {-5})})}, TSR_OUT_OF_RANGE,
-                "index -5 is out of bounds for dimension 0 with size 4"),
-        Refused({self, Indices({none, Long({1}, {0}), Long({1}, {4})})}, TSR_OUT_OF_RANGE,
-                "index 4 is out of bounds for dimension 1 with size 4"),
-        Refused({self, Indices({Long({2}, {0, 1}), Long({3}, {0, 1, 2})})}, TSR_OUT_OF_RANGE,
-                "shape mismatch: indexing tensors could not be broadcast together with shapes "
-                "[2], [3]"),
-        Refused({self, Indices({Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})})}, TSR_OUT_OF_RANGE,
-                "The shape of the mask [3] at index 0 does not match the shape of the indexed "
-                "tensor [2, 3, 4] at index 0"),
-        Refused({T(F32({3}, rng)), Indices({Full({3, 3}, TSR_DTYPE_BOOL, 1)})}, TSR_OUT_OF_RANGE,
-                "Dimension out of range (expected to be in range of [-1, 0], but got 1) (a mask "
-                "of more dims than self)"),
-        Refused({T(F32({0, 3}, rng)), Indices({Long({1}, {0})})}, TSR_OUT_OF_RANGE,
-                "index is out of bounds for dimension with size 0")};
+        Saying(Refused({self, Indices({none, none, Long({1}, {-5})})}, TSR_OUT_OF_RANGE,
+                       "index -5 is out of bounds for dimension 0 with size 4"),
+               "index -5 is out of bounds for dimension 0 with size 4"),
+        Saying(Refused({self, Indices({none, Long({1}, {0}), Long({1}, {4})})}, TSR_OUT_OF_RANGE,
+                       "index 4 is out of bounds for dimension 1 with size 4"),
+               "index 4 is out of bounds for dimension 1 with size 4"),
+        Saying(
+            Refused({self, Indices({Long({2}, {0, 1}), Long({3}, {0, 1, 2})})}, TSR_OUT_OF_RANGE,
+                    "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                    "[2], [3]"),
+            "shape mismatch: indexing tensors could not be broadcast together with shapes [2], "
+            "[3]"),
+        Saying(
+            Refused({self, Indices({Values(TSR_DTYPE_BOOL, {3}, {1, 0, 1})})}, TSR_OUT_OF_RANGE,
+                    "The shape of the mask [3] at index 0 does not match the shape of the indexed "
+                    "tensor [2, 3, 4] at index 0"),
+            "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor "
+            "[2, 3, 4] at index 0"),
+        Saying(Refused(
+                   {T(F32({3}, rng)), Indices({Full({3, 3}, TSR_DTYPE_BOOL, 1)})}, TSR_OUT_OF_RANGE,
+                   "Dimension out of range (expected to be in range of [-1, 0], but got 1) (a mask "
+                   "of more dims than self)"),
+               "too many indices for tensor of dimension 1 (got 2)"),
+        Saying(Refused({T(F32({0, 3}, rng)), Indices({Long({1}, {0})})}, TSR_OUT_OF_RANGE,
+                       "index is out of bounds for dimension with size 0"),
+               "index is out of bounds for dimension with size 0")};
   };
   return op;
 }
@@ -1008,32 +1092,53 @@ OpInfo IndexPut() {
     const Arg value = T(Values(TSR_DTYPE_FLOAT32, {}, {1}));
     const Opt none;
     return std::vector<ErrorInput>{
-        Refused({self, Indices({Long({1}, {0}), Long({1}, {0}), Long({1}, {0})}), value},
-                TSR_OUT_OF_RANGE, "too many indices for tensor of dimension 2 (got 3)"),
-        Refused({self, Indices({Values(TSR_DTYPE_FLOAT32, {1}, {0})}), value}, TSR_OUT_OF_RANGE,
-                "tensors used as indices must be long, int, byte or bool tensors"),
-        Refused({self, Indices({Long({1}, {3})}), value}, TSR_OUT_OF_RANGE,
-                "index 3 is out of bounds for dimension 0 with size 3"),
-        Refused({self, Indices({none, Long({2}, {0, -5})}), value, Arg::Bool(true)},
-                TSR_OUT_OF_RANGE, "index -5 is out of bounds for dimension 0 with size 4"),
+        Saying(Refused({self, Indices({Long({1}, {0}), Long({1}, {0}), Long({1}, {0})}), value},
+                       TSR_OUT_OF_RANGE, "too many indices for tensor of dimension 2 (got 3)"),
+               "too many indices for tensor of dimension 2 (got 3)"),
+        Saying(
+            Refused({self, Indices({Values(TSR_DTYPE_FLOAT32, {1}, {0})}), value}, TSR_OUT_OF_RANGE,
+                    "tensors used as indices must be long, int, byte or bool tensors"),
+            "tensors used as indices must be long, int, byte or bool tensors"),
+        Saying(Refused({self, Indices({Long({1}, {3})}), value}, TSR_OUT_OF_RANGE,
+                       "index 3 is out of bounds for dimension 0 with size 3"),
+               "index 3 is out of bounds for dimension 0 with size 3"),
+        Saying(Refused({self, Indices({none, Long({2}, {0, -5})}), value, Arg::Bool(true)},
+                       TSR_OUT_OF_RANGE, "index -5 is out of bounds for dimension 0 with size 4"),
+               "index -5 is out of bounds for dimension 0 with size 4"),
         // A long index (a mask alone with a one-element value takes masked_fill_'s path, which
         // converts the value).
-        Refused({self, Indices({Long({2}, {1, 0})}), T(Values(TSR_DTYPE_FLOAT64, {}, {1}))},
-                TSR_INVALID_ARGUMENT,
-                "Index put requires the source and destination dtypes match, got Float for the "
-                "destination and Double for the source."),
-        Refused({self, Indices({Long({2}, {1, 0})}), T(F32({3}, rng))}, TSR_INVALID_ARGUMENT,
-                "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing "
-                "result of shape [2, 4]"),
-        Refused({self, Indices({Long({2}, {1, 0})}), T(F32({1, 1, 1}, rng))}, TSR_INVALID_ARGUMENT,
+        Saying(
+            Refused({self, Indices({Long({2}, {1, 0})}), T(Values(TSR_DTYPE_FLOAT64, {}, {1}))},
+                    TSR_INVALID_ARGUMENT,
+                    "Index put requires the source and destination dtypes match, got Float for the "
+                    "destination and Double for the source."),
+            "Index put requires the source and destination dtypes match, got float32 for the "
+            "destination and float64 for the source."),
+        Saying(Refused({self, Indices({Long({2}, {1, 0})}), T(F32({3}, rng))}, TSR_INVALID_ARGUMENT,
+                       "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing "
+                       "result of shape [2, 4]"),
+               "shape mismatch: value tensor of shape [3] cannot be broadcast to indexing result "
+               "of shape [2, 4]"),
+        Saying(
+            Refused(
+                {self, Indices({Long({2}, {1, 0})}), T(F32({1, 1, 1}, rng))}, TSR_INVALID_ARGUMENT,
                 "shape mismatch: value tensor of shape [1, 1, 1] cannot be broadcast to indexing "
                 "result of shape [2, 4]"),
-        Refused({self, Indices({Long({2}, {0, 1}), Long({3}, {0, 1, 2})}), value}, TSR_OUT_OF_RANGE,
-                "shape mismatch: indexing tensors could not be broadcast together with shapes "
-                "[2], [3]"),
-        Refused({self, Indices({Values(TSR_DTYPE_BOOL, {2}, {1, 0})}), value}, TSR_OUT_OF_RANGE,
-                "The shape of the mask [2] at index 0 does not match the shape of the indexed "
-                "tensor [3, 4] at index 0")};
+            "shape mismatch: value tensor of shape [1, 1, 1] cannot be broadcast to indexing "
+            "result of shape [2, 4]"),
+        Saying(
+            Refused({self, Indices({Long({2}, {0, 1}), Long({3}, {0, 1, 2})}), value},
+                    TSR_OUT_OF_RANGE,
+                    "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                    "[2], [3]"),
+            "shape mismatch: indexing tensors could not be broadcast together with shapes [2], "
+            "[3]"),
+        Saying(
+            Refused({self, Indices({Values(TSR_DTYPE_BOOL, {2}, {1, 0})}), value}, TSR_OUT_OF_RANGE,
+                    "The shape of the mask [2] at index 0 does not match the shape of the indexed "
+                    "tensor [3, 4] at index 0"),
+            "The shape of the mask [2] at index 0 does not match the shape of the indexed tensor "
+            "[3, 4] at index 0")};
   };
   return op;
 }

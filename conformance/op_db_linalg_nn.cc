@@ -5,6 +5,7 @@
 
 #include "conformance/conv_reference.h"
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 
 namespace tessera {
 namespace conformance {
@@ -475,13 +476,14 @@ OpInfo ConvOp(std::string name, ConvForm form, int dims, DtypeMask dtypes) {
 
 ErrorInput ConvError(Rng& rng, std::vector<int64_t> in, std::vector<int64_t> w, tsr_dtype wdt,
                      std::vector<int64_t> stride, std::vector<int64_t> output_padding,
-                     bool transposed, int64_t groups, std::string what) {
+                     bool transposed, int64_t groups, std::string what, std::string message) {
   return {{{Arg::Tensor(MakeTensor(in, TSR_DTYPE_FLOAT32, rng)),
             Arg::Tensor(MakeTensor(w, wdt, rng)), Arg::None(), Arg::Ints(stride), Arg::Ints({0}),
             Arg::Ints({1}), Arg::Bool(transposed), Arg::Ints(output_padding), Arg::Int(groups)},
            what},
           TSR_INVALID_ARGUMENT,
-          what};
+          what,
+          std::move(message)};
 }
 
 }  // namespace
@@ -509,21 +511,25 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
       return std::vector<HostTensor>{FromLong({M, N}, a.dtype, MatMul(a, b, 1, M, K, N))};
     };
     op.errors = [](Rng& rng) {
-      return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Tensor(MakeTensor({4, 2}, TSR_DTYPE_FLOAT32, rng))},
-                                       "[2, 3] @ [4, 2]"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "inner sizes that differ"},
-                                     {{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Tensor(MakeTensor({3, 2}, TSR_DTYPE_FLOAT64, rng))},
-                                       "float32 @ float64"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "different dtypes"},
-                                     {{{Arg::Tensor(MakeTensor({2, 3, 1}, TSR_DTYPE_FLOAT32, rng)),
-                                        Arg::Tensor(MakeTensor({3, 2}, TSR_DTYPE_FLOAT32, rng))},
-                                       "3D @ 2D"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a 3D operand"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)),
+                    Arg::Tensor(MakeTensor({4, 2}, TSR_DTYPE_FLOAT32, rng))},
+                   "[2, 3] @ [4, 2]"},
+                  TSR_INVALID_ARGUMENT,
+                  "inner sizes that differ"},
+                 "shapes [2, 3] and [4, 2] cannot be multiplied (3 != 4)"),
+          Saying({{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)),
+                    Arg::Tensor(MakeTensor({3, 2}, TSR_DTYPE_FLOAT64, rng))},
+                   "float32 @ float64"},
+                  TSR_INVALID_ARGUMENT,
+                  "different dtypes"},
+                 "expected both matrices to have the same dtype, but got float32 != float64"),
+          Saying({{{Arg::Tensor(MakeTensor({2, 3, 1}, TSR_DTYPE_FLOAT32, rng)),
+                    Arg::Tensor(MakeTensor({3, 2}, TSR_DTYPE_FLOAT32, rng))},
+                   "3D @ 2D"},
+                  TSR_INVALID_ARGUMENT,
+                  "a 3D operand"},
+                 "expected 'self' to be a 2D tensor, got 3D")};
     };
     db.push_back(std::move(op));
   }
@@ -701,22 +707,34 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
       const tsr_dtype f = TSR_DTYPE_FLOAT32;
       return std::vector<ErrorInput>{
           ConvError(rng, {1, 3, 5, 5}, {2, 4, 3, 3}, f, {1}, {0}, false, 1,
-                    "input channels that do not match the weight"),
+                    "input channels that do not match the weight",
+                    "expected input [1, 3, 5, 5] to have 4 channels"),
           ConvError(rng, {1, 4, 5, 5}, {3, 2, 3, 3}, f, {1}, {0}, false, 2,
-                    "output channels not divisible by groups"),
+                    "output channels not divisible by groups",
+                    "Given groups=2, expected weight to be divisible by 2 at dimension 0"),
           ConvError(rng, {1, 4, 5}, {2, 4, 3, 3}, f, {1}, {0}, false, 1,
-                    "a 3D input for a 4D weight"),
+                    "a 3D input for a 4D weight",
+                    "Expected 4D (batched) input to convolution for 4D weight [2, 4, 3, 3], but "
+                    "got input of size: [1, 4, 5]"),
           ConvError(rng, {1, 3, 2, 2}, {2, 3, 3, 3}, f, {1}, {0}, false, 1,
-                    "a kernel larger than the padded input"),
+                    "a kernel larger than the padded input",
+                    "Kernel size can't be greater than actual input size"),
           ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, TSR_DTYPE_FLOAT64, {1}, {0}, false, 1,
-                    "a weight of another dtype"),
-          ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, f, {0}, {0}, false, 1, "stride 0"),
+                    "a weight of another dtype",
+                    "Input type (float32) and weight type (float64) should be the same"),
+          ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, f, {0}, {0}, false, 1, "stride 0",
+                    "non-positive stride is not supported"),
           ConvError(rng, {1, 3, 5, 5}, {2, 3, 3, 3}, f, {1, 1, 1}, {0}, false, 1,
-                    "three strides for two spatial dims"),
+                    "three strides for two spatial dims",
+                    "expected stride to be a single integer value or a list of 2 values to match "
+                    "the convolution dimensions, but got stride=[1, 1, 1]"),
           ConvError(rng, {1, 3, 5, 5}, {3, 2, 3, 3}, f, {2}, {2}, true, 1,
-                    "output_padding not below stride or dilation"),
+                    "output_padding not below stride or dilation",
+                    "output padding must be smaller than either stride or dilation"),
           ConvError(rng, {1, 2, 5, 5}, {3, 2, 3, 3}, f, {1}, {0}, true, 1,
-                    "transposed: input channels that do not match weight dim 0"),
+                    "transposed: input channels that do not match weight dim 0",
+                    "Given transposed=1, weight of size [3, 2, 3, 3], expected input [1, 2, 5, 5] "
+                    "to have 3 channels, but got 2 channels instead"),
       };
     };
     db.push_back(std::move(op));
@@ -740,8 +758,10 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
                             TSR_INVALID_ARGUMENT,
                             what};
         };
-        return std::vector<ErrorInput>{sample("same", 2, "'same' with stride 2"),
-                                       sample("full", 1, "padding 'full'")};
+        return std::vector<ErrorInput>{
+            Saying(sample("same", 2, "'same' with stride 2"),
+                   "padding='same' is not supported for strided convolutions"),
+            Saying(sample("full", 1, "padding 'full'"), "Invalid padding string: 'full'")};
       };
       db.push_back(std::move(padded));
     }
@@ -903,24 +923,28 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({1, 1, 4, 4}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({2}),
-             Arg::Ints({2}), Arg::Ints({2})},
-            "padding 2 for kernel 2"},
-           TSR_INVALID_ARGUMENT,
-           "padding above half the kernel"},
-          {{{Arg::Tensor(MakeTensor({1, 1, 1}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({3}),
-             Arg::Ints({3}), Arg::Ints({0})},
-            "[1, 1, 1] kernel 3 stride 3"},
-           TSR_INVALID_ARGUMENT,
-           "an input smaller than the kernel (a negative span)"},
+          Saying({{{Arg::Tensor(MakeTensor({1, 1, 4, 4}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({2}),
+                    Arg::Ints({2}), Arg::Ints({2})},
+                   "padding 2 for kernel 2"},
+                  TSR_INVALID_ARGUMENT,
+                  "padding above half the kernel"},
+                 "pad should be at most half of effective kernel size, but got pad=2, "
+                 "kernel_size=2 and dilation=1"),
+          Saying({{{Arg::Tensor(MakeTensor({1, 1, 1}, TSR_DTYPE_FLOAT32, rng)), Arg::Ints({3}),
+                    Arg::Ints({3}), Arg::Ints({0})},
+                   "[1, 1, 1] kernel 3 stride 3"},
+                  TSR_INVALID_ARGUMENT,
+                  "an input smaller than the kernel (a negative span)"},
+                 "output size is too small (input [1, 1, 1], kernel 3)"),
           // Note [Window arithmetic in 128 bits] in dispatcher/ops/nn_ops.cc: the padded
           // input, 4 + 2 * (2^62 - 1), passes int64 (signed overflow before the fix).
-          {{{Arg::Tensor(MakeTensor({1, 1, 4, 4}, TSR_DTYPE_FLOAT32, rng)),
-             Arg::Ints({std::numeric_limits<int64_t>::max()}), Arg::Ints({1}),
-             Arg::Ints({(int64_t{1} << 62) - 1})},
-            "[1, 1, 4, 4] kernel INT64_MAX pad 2^62 - 1"},
-           TSR_INVALID_ARGUMENT,
-           "a padded input beyond int64"}};
+          Saying({{{Arg::Tensor(MakeTensor({1, 1, 4, 4}, TSR_DTYPE_FLOAT32, rng)),
+                    Arg::Ints({std::numeric_limits<int64_t>::max()}), Arg::Ints({1}),
+                    Arg::Ints({(int64_t{1} << 62) - 1})},
+                   "[1, 1, 4, 4] kernel INT64_MAX pad 2^62 - 1"},
+                  TSR_INVALID_ARGUMENT,
+                  "a padded input beyond int64"},
+                 "the window arithmetic of spatial dim 0 overflows int64")};
     };
     db.push_back(std::move(op));
   }
@@ -990,17 +1014,21 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     if (native) {
       op.errors = [](Rng& rng) {
         const tsr_dtype f = TSR_DTYPE_FLOAT32;
-        return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Ints({4}),
-                                          Arg::None(), Arg::None(), Arg::Double(1e-5)},
-                                         "[2, 3] over [4]"},
-                                        TSR_INVALID_ARGUMENT,
-                                        "normalized_shape that is not the input's trailing shape"},
-                                       {{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Ints({3}),
-                                          Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng)),
-                                          Arg::None(), Arg::Double(1e-5)},
-                                         "a float64 weight for a float32 input"},
-                                        TSR_INVALID_ARGUMENT,
-                                        "a weight of another dtype"}};
+        return std::vector<ErrorInput>{
+            Saying({{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Ints({4}), Arg::None(),
+                      Arg::None(), Arg::Double(1e-5)},
+                     "[2, 3] over [4]"},
+                    TSR_INVALID_ARGUMENT,
+                    "normalized_shape that is not the input's trailing shape"},
+                   "given normalized_shape=[4], expected input with shape [*, 4], but got input "
+                   "of size [2, 3]"),
+            Saying({{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Ints({3}),
+                      Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng)), Arg::None(),
+                      Arg::Double(1e-5)},
+                     "a float64 weight for a float32 input"},
+                    TSR_INVALID_ARGUMENT,
+                    "a weight of another dtype"},
+                   "expected 'weight' to have dtype float32 (the input's), got float64")};
       };
     }
     db.push_back(std::move(op));
@@ -1034,22 +1062,27 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     op.errors = [](Rng& rng) {
       const tsr_dtype f = TSR_DTYPE_FLOAT32;
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::None(), Arg::None(), Arg::None(),
-             Arg::None(), Arg::Bool(false), Arg::Double(0.1), Arg::Double(1e-5)},
-            "inference without running statistics"},
-           TSR_INVALID_ARGUMENT,
-           "running_mean must be defined in evaluation mode"},
-          {{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Tensor(MakeTensor({4}, f, rng)),
-             Arg::None(), Arg::None(), Arg::None(), Arg::Bool(true), Arg::Double(0.1),
-             Arg::Double(1e-5)},
-            "weight of 4 for 3 channels"},
-           TSR_INVALID_ARGUMENT,
-           "a weight that does not match the channels"},
-          {{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_INT64, rng)), Arg::None(), Arg::None(),
-             Arg::None(), Arg::None(), Arg::Bool(true), Arg::Double(0.1), Arg::Double(1e-5)},
-            "an int64 input"},
-           TSR_INVALID_ARGUMENT,
-           "an integer input"}};
+          Saying({{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::None(), Arg::None(),
+                    Arg::None(), Arg::None(), Arg::Bool(false), Arg::Double(0.1),
+                    Arg::Double(1e-5)},
+                   "inference without running statistics"},
+                  TSR_INVALID_ARGUMENT,
+                  "running_mean must be defined in evaluation mode"},
+                 "running_mean must be defined in evaluation mode"),
+          Saying({{{Arg::Tensor(MakeTensor({2, 3}, f, rng)), Arg::Tensor(MakeTensor({4}, f, rng)),
+                    Arg::None(), Arg::None(), Arg::None(), Arg::Bool(true), Arg::Double(0.1),
+                    Arg::Double(1e-5)},
+                   "weight of 4 for 3 channels"},
+                  TSR_INVALID_ARGUMENT,
+                  "a weight that does not match the channels"},
+                 "expected weight of shape [3] (the input's channels), got [4]"),
+          Saying({{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_INT64, rng)), Arg::None(),
+                    Arg::None(), Arg::None(), Arg::None(), Arg::Bool(true), Arg::Double(0.1),
+                    Arg::Double(1e-5)},
+                   "an int64 input"},
+                  TSR_INVALID_ARGUMENT,
+                  "an integer input"},
+                 "expected 'input' to be a floating point tensor, got int64")};
     };
     if (!native) op.errors = nullptr;
     db.push_back(std::move(op));
@@ -1150,12 +1183,14 @@ void AddLinalgNNOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({2, 3, 4}, TSR_DTYPE_FLOAT32, rng)), Arg::None(), Arg::None(),
-             Arg::None(), Arg::None(), Arg::Bool(false), Arg::Double(0.1), Arg::Double(1e-5),
-             Arg::Bool(false)},
-            "use_input_stats=False without running statistics"},
-           TSR_INVALID_ARGUMENT,
-           "no statistics to normalize with"}};
+          Saying({{{Arg::Tensor(MakeTensor({2, 3, 4}, TSR_DTYPE_FLOAT32, rng)), Arg::None(),
+                    Arg::None(), Arg::None(), Arg::None(), Arg::Bool(false), Arg::Double(0.1),
+                    Arg::Double(1e-5), Arg::Bool(false)},
+                   "use_input_stats=False without running statistics"},
+                  TSR_INVALID_ARGUMENT,
+                  "no statistics to normalize with"},
+                 "Expected running_mean and running_var to be defined when use_input_stats is "
+                 "false")};
     };
     db.push_back(std::move(op));
   }

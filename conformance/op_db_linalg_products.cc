@@ -151,9 +151,9 @@ Arg Of(const Shape& shape, tsr_dtype dtype, Rng& rng) {
 }
 
 // Every refusal here is a RuntimeError in PyTorch (a TORCH_CHECK on ranks, sizes, dtypes or
-// scalars): none is an IndexError.
-ErrorInput Refused(std::vector<Arg> args, const std::string& what) {
-  return {{std::move(args), what}, TSR_INVALID_ARGUMENT, what};
+// scalars): none is an IndexError. `message`: a part of the refusal's message (ErrorInput's).
+ErrorInput Refused(std::vector<Arg> args, const std::string& what, const std::string& message) {
+  return {{std::move(args), what}, TSR_INVALID_ARGUMENT, what, message};
 }
 
 constexpr tsr_dtype kF32 = TSR_DTYPE_FLOAT32;
@@ -187,10 +187,14 @@ void AddMvDot(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          Refused({Of({3}, kF32, rng), Of({3}, kF32, rng)}, "a 1D matrix"),
-          Refused({Of({2, 3}, kF32, rng), Of({3, 1}, kF32, rng)}, "a 2D vector"),
-          Refused({Of({2, 3}, kF32, rng), Of({4}, kF32, rng)}, "sizes that differ"),
-          Refused({Of({2, 3}, kF32, rng), Of({3}, kF64, rng)}, "float32 matrix, float64 vector")};
+          Refused({Of({3}, kF32, rng), Of({3}, kF32, rng)}, "a 1D matrix",
+                  "expected mat to be a 2D tensor, got 1D"),
+          Refused({Of({2, 3}, kF32, rng), Of({3, 1}, kF32, rng)}, "a 2D vector",
+                  "expected vec to be a 1D tensor, got 2D"),
+          Refused({Of({2, 3}, kF32, rng), Of({4}, kF32, rng)}, "sizes that differ",
+                  "size mismatch: mat [2, 3] @ vec [4]"),
+          Refused({Of({2, 3}, kF32, rng), Of({3}, kF64, rng)}, "float32 matrix, float64 vector",
+                  "expected mat and vec to have the same dtype, but got float32 and float64")};
     };
     db.push_back(std::move(op));
   }
@@ -216,10 +220,14 @@ void AddMvDot(std::vector<OpInfo>& db) {
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
           Refused({Of({1}, kF32, rng), Of({3}, TSR_DTYPE_FLOAT16, rng)},
-                  "float32 . float16 (the dtypes checked before the sizes)"),
-          Refused({Of({1, 1}, kF32, rng), Of({3}, kF32, rng)}, "a 2D operand"),
-          Refused({Of({}, kF32, rng), Of({1}, kF32, rng)}, "a 0-dim operand"),
-          Refused({Of({9}, kF32, rng), Of({3}, kF32, rng)}, "sizes that differ")};
+                  "float32 . float16 (the dtypes checked before the sizes)",
+                  "expected both vectors to have the same dtype, but found float32 and float16"),
+          Refused({Of({1, 1}, kF32, rng), Of({3}, kF32, rng)}, "a 2D operand",
+                  "1D tensors expected, but got 2D and 1D tensors"),
+          Refused({Of({}, kF32, rng), Of({1}, kF32, rng)}, "a 0-dim operand",
+                  "1D tensors expected, but got 0D and 1D tensors"),
+          Refused({Of({9}, kF32, rng), Of({3}, kF32, rng)}, "sizes that differ",
+                  "inconsistent tensor size")};
     };
     db.push_back(std::move(op));
   }
@@ -247,13 +255,19 @@ void AddAddmv(std::vector<OpInfo>& db) {
   op.errors = [](Rng& rng) {
     auto f = [&](const Shape& shape) { return Of(shape, kF32, rng); };
     return std::vector<ErrorInput>{
-        Refused({f({3}), f({3}), f({3})}, "a 1D mat"),
-        Refused({f({3}), f({3, 2}), f({2, 1})}, "a 2D vec"),
-        Refused({f({3, 1}), f({3, 2}), f({2})}, "a 2D self (addmv takes at most 1D)"),
-        Refused({f({3}), f({3, 2}), f({4})}, "mat and vec sizes that differ"),
-        Refused({f({2}), f({3, 2}), f({2})}, "self of 2 elements for 3 rows"),
-        Refused({Of({3}, kF64, rng), f({3, 2}), f({2})}, "a float64 self"),
-        Refused({f({3}), f({3, 2}), Of({2}, kF64, rng)}, "a float64 vec")};
+        Refused({f({3}), f({3}), f({3})}, "a 1D mat", "expected mat to be a 2D tensor, got 1D"),
+        Refused({f({3}), f({3, 2}), f({2, 1})}, "a 2D vec",
+                "expected vec to be a 1D tensor, got 2D"),
+        Refused({f({3, 1}), f({3, 2}), f({2})}, "a 2D self (addmv takes at most 1D)",
+                "expected self to be a 1D or 0-dim tensor, got 2D"),
+        Refused({f({3}), f({3, 2}), f({4})}, "mat and vec sizes that differ",
+                "size mismatch: mat [3, 2] @ vec [4]"),
+        Refused({f({2}), f({3, 2}), f({2})}, "self of 2 elements for 3 rows",
+                "self of shape [2] must broadcast to the product's shape [3]"),
+        Refused({Of({3}, kF64, rng), f({3, 2}), f({2})}, "a float64 self",
+                "expected self to have the operands' dtype float32, but got float64"),
+        Refused({f({3}), f({3, 2}), Of({2}, kF64, rng)}, "a float64 vec",
+                "expected mat and vec to have the same dtype, but got float32 and float64")};
   };
   db.push_back(std::move(op));
 }
@@ -302,23 +316,31 @@ void AddAddr(std::vector<OpInfo>& db) {
   };
   op.errors = [](Rng& rng) {
     auto f = [&](const Shape& shape) { return Of(shape, kF32, rng); };
-    auto scaled = [&](tsr_dtype dtype, Arg beta, Arg alpha, const std::string& what) {
+    auto scaled = [&](tsr_dtype dtype, Arg beta, Arg alpha, const std::string& what,
+                      const std::string& message) {
       return Refused({Of({2, 3}, dtype, rng), Of({2}, dtype, rng), Of({3}, dtype, rng),
                       std::move(beta), std::move(alpha)},
-                     what);
+                     what, message);
     };
     return std::vector<ErrorInput>{
-        Refused({f({2, 3}), f({2, 1}), f({3})}, "a 2D vec1"),
-        Refused({f({2, 3}), f({2}), f({})}, "a 0-dim vec2"),
-        Refused({f({3, 3}), f({2}), f({3})}, "self [3, 3] for a [2, 3] result"),
-        Refused({f({1, 2, 3}), f({2}), f({3})}, "a 3D self"),
-        scaled(kF32, Arg::ScalarBool(true), Arg::ScalarInt(1), "a bool beta, float32 result"),
+        Refused({f({2, 3}), f({2, 1}), f({3})}, "a 2D vec1",
+                "expected vec1 to be a 1D tensor, got 2D"),
+        Refused({f({2, 3}), f({2}), f({})}, "a 0-dim vec2",
+                "expected vec2 to be a 1D tensor, got 0D"),
+        Refused({f({3, 3}), f({2}), f({3})}, "self [3, 3] for a [2, 3] result",
+                "self of shape [3, 3] must broadcast to the outer product's shape [2, 3]"),
+        Refused({f({1, 2, 3}), f({2}), f({3})}, "a 3D self",
+                "self of shape [1, 2, 3] must broadcast to the outer product's shape [2, 3]"),
+        scaled(kF32, Arg::ScalarBool(true), Arg::ScalarInt(1), "a bool beta, float32 result",
+               "Boolean beta only supported for Boolean results"),
         scaled(TSR_DTYPE_INT64, Arg::ScalarInt(1), Arg::ScalarBool(true),
-               "a bool alpha, int64 result"),
+               "a bool alpha, int64 result", "Boolean alpha only supported for Boolean results"),
         scaled(TSR_DTYPE_INT64, Arg::ScalarDouble(0.5), Arg::ScalarInt(1),
-               "a floating beta, int64 result"),
+               "a floating beta, int64 result",
+               "argument beta must not be a floating point number"),
         scaled(TSR_DTYPE_BOOL, Arg::ScalarBool(true), Arg::ScalarDouble(1.5),
-               "a floating alpha, bool result")};
+               "a floating alpha, bool result",
+               "argument alpha must not be a floating point number")};
   };
   db.push_back(std::move(op));
 }
@@ -349,13 +371,20 @@ void AddBatched(std::vector<OpInfo>& db) {
   baddbmm.errors = [](Rng& rng) {
     auto f = [&](const Shape& shape) { return Of(shape, kF32, rng); };
     return std::vector<ErrorInput>{
-        Refused({f({1}), f({4, 6}), f({3, 6, 5})}, "a 2D batch1"),
-        Refused({f({1}), f({3, 4, 6}), f({3, 6, 5, 1})}, "a 4D batch2"),
-        Refused({f({1}), f({2, 4, 6}), f({3, 6, 5})}, "batch counts that differ"),
-        Refused({f({1}), f({3, 4, 6}), f({3, 5, 5})}, "inner sizes that differ"),
-        Refused({f({2, 3}), f({2, 3, 4}), f({2, 4, 5})}, "self [2, 3] for a [2, 3, 5] result"),
-        Refused({Of({3, 4, 5}, kF64, rng), f({3, 4, 6}), f({3, 6, 5})}, "a float64 self"),
-        Refused({f({3, 4, 5}), f({3, 4, 6}), Of({3, 6, 5}, kF64, rng)}, "a float64 batch2")};
+        Refused({f({1}), f({4, 6}), f({3, 6, 5})}, "a 2D batch1",
+                "expected batch1 to be a 3D tensor, got 2D"),
+        Refused({f({1}), f({3, 4, 6}), f({3, 6, 5, 1})}, "a 4D batch2",
+                "expected batch2 to be a 3D tensor, got 4D"),
+        Refused({f({1}), f({2, 4, 6}), f({3, 6, 5})}, "batch counts that differ",
+                "batch1 and batch2 must have the same number of batches, got 2 and 3"),
+        Refused({f({1}), f({3, 4, 6}), f({3, 5, 5})}, "inner sizes that differ",
+                "shapes [3, 4, 6] and [3, 5, 5] cannot be multiplied (6 != 5)"),
+        Refused({f({2, 3}), f({2, 3, 4}), f({2, 4, 5})}, "self [2, 3] for a [2, 3, 5] result",
+                "self of shape [2, 3] must broadcast to the product's shape [2, 3, 5]"),
+        Refused({Of({3, 4, 5}, kF64, rng), f({3, 4, 6}), f({3, 6, 5})}, "a float64 self",
+                "expected self to have the operands' dtype float32, but got float64"),
+        Refused({f({3, 4, 5}), f({3, 4, 6}), Of({3, 6, 5}, kF64, rng)}, "a float64 batch2",
+                "expected batch1 and batch2 to have the same dtype, but got float32 and float64")};
   };
   db.push_back(std::move(baddbmm));
 
@@ -385,13 +414,20 @@ void AddBatched(std::vector<OpInfo>& db) {
   addbmm.errors = [](Rng& rng) {
     auto f = [&](const Shape& shape) { return Of(shape, kF32, rng); };
     return std::vector<ErrorInput>{
-        Refused({f({1}), f({4, 6}), f({3, 6, 5})}, "a 2D batch1"),
-        Refused({f({1}), f({3, 4, 6}), f({3, 6, 5, 1})}, "a 4D batch2"),
-        Refused({f({1}), f({2, 4, 6}), f({3, 6, 5})}, "batch counts that differ"),
-        Refused({f({1}), f({3, 4, 6}), f({3, 5, 5})}, "inner sizes that differ"),
-        Refused({f({3, 3}), f({2, 2, 4}), f({2, 4, 3})}, "self [3, 3] for a [2, 3] result"),
-        Refused({Of({4, 5}, kF64, rng), f({3, 4, 6}), f({3, 6, 5})}, "a float64 self"),
-        Refused({f({4, 5}), f({3, 4, 6}), Of({3, 6, 5}, kF64, rng)}, "a float64 batch2")};
+        Refused({f({1}), f({4, 6}), f({3, 6, 5})}, "a 2D batch1",
+                "expected batch1 to be a 3D tensor, got 2D"),
+        Refused({f({1}), f({3, 4, 6}), f({3, 6, 5, 1})}, "a 4D batch2",
+                "expected batch2 to be a 3D tensor, got 4D"),
+        Refused({f({1}), f({2, 4, 6}), f({3, 6, 5})}, "batch counts that differ",
+                "batch1 and batch2 must have the same number of batches, got 2 and 3"),
+        Refused({f({1}), f({3, 4, 6}), f({3, 5, 5})}, "inner sizes that differ",
+                "shapes [3, 4, 6] and [3, 5, 5] cannot be multiplied (6 != 5)"),
+        Refused({f({3, 3}), f({2, 2, 4}), f({2, 4, 3})}, "self [3, 3] for a [2, 3] result",
+                "self of shape [3, 3] must broadcast to the product's shape [2, 3]"),
+        Refused({Of({4, 5}, kF64, rng), f({3, 4, 6}), f({3, 6, 5})}, "a float64 self",
+                "expected self to have the operands' dtype float32, but got float64"),
+        Refused({f({4, 5}), f({3, 4, 6}), Of({3, 6, 5}, kF64, rng)}, "a float64 batch2",
+                "expected batch1 and batch2 to have the same dtype, but got float32 and float64")};
   };
   db.push_back(std::move(addbmm));
 }
@@ -421,9 +457,13 @@ void AddTrace(std::vector<OpInfo>& db) {
     return std::vector<HostTensor>{FromLong({}, dtype, {sum})};
   };
   op.errors = [](Rng& rng) {
-    return std::vector<ErrorInput>{Refused({Of({3}, kF32, rng)}, "a 1D tensor"),
-                                   Refused({Of({2, 2, 2}, kF32, rng)}, "a 3D tensor"),
-                                   Refused({Of({}, kF32, rng)}, "a 0-dim tensor")};
+    return std::vector<ErrorInput>{
+        Refused({Of({3}, kF32, rng)}, "a 1D tensor",
+                "expected a matrix, but got tensor with dim 1"),
+        Refused({Of({2, 2, 2}, kF32, rng)}, "a 3D tensor",
+                "expected a matrix, but got tensor with dim 3"),
+        Refused({Of({}, kF32, rng)}, "a 0-dim tensor",
+                "expected a matrix, but got tensor with dim 0")};
   };
   db.push_back(std::move(op));
 }

@@ -149,15 +149,21 @@ OpInfo HuberLoss() {
       return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
     };
     return std::vector<ErrorInput>{
-        Refused({f({5, 4}), f({5, 4}), Arg::Int(1), Arg::Double(0)}, TSR_INVALID_ARGUMENT,
-                "delta 0 (huber_loss does not support non-positive values for delta.)"),
-        Refused({f({5, 4}), f({5, 4}), Arg::Int(1), Arg::Double(-1)}, TSR_INVALID_ARGUMENT,
-                "a negative delta"),
-        Refused({f({5, 4}), f({5, 4}), Arg::Int(3)}, TSR_INVALID_ARGUMENT, "an unknown reduction"),
-        Refused({f({5, 4}), f({5})}, TSR_INVALID_ARGUMENT, "shapes that do not broadcast"),
-        Refused({f({5}, TSR_DTYPE_INT64), f({5})}, TSR_INVALID_ARGUMENT,
-                "an int64 self with a float target (result type Float can't be cast to the "
-                "desired output type Long)")};
+        Saying(Refused({f({5, 4}), f({5, 4}), Arg::Int(1), Arg::Double(0)}, TSR_INVALID_ARGUMENT,
+                       "delta 0 (huber_loss does not support non-positive values for delta.)"),
+               "huber_loss does not support non-positive values for delta."),
+        Saying(Refused({f({5, 4}), f({5, 4}), Arg::Int(1), Arg::Double(-1)}, TSR_INVALID_ARGUMENT,
+                       "a negative delta"),
+               "huber_loss does not support non-positive values for delta."),
+        Saying(Refused({f({5, 4}), f({5, 4}), Arg::Int(3)}, TSR_INVALID_ARGUMENT,
+                       "an unknown reduction"),
+               "expected reduction to be 0 (none), 1 (mean) or 2 (sum)"),
+        Saying(Refused({f({5, 4}), f({5})}, TSR_INVALID_ARGUMENT, "shapes that do not broadcast"),
+               "must match the size of tensor b (5) at non-singleton dimension 1"),
+        Saying(Refused({f({5}, TSR_DTYPE_INT64), f({5})}, TSR_INVALID_ARGUMENT,
+                       "an int64 self with a float target (result type Float can't be cast to the "
+                       "desired output type Long)"),
+               "result type float32 can't be cast to the desired output type int64")};
   };
   return op;
 }
@@ -207,10 +213,15 @@ OpInfo SmoothL1Loss() {
       return Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng));
     };
     return std::vector<ErrorInput>{
-        Refused({f({5, 4}), f({5, 4}), Arg::Int(1), Arg::Double(-1)}, TSR_INVALID_ARGUMENT,
-                "a negative beta (smooth_l1_loss does not support negative values for beta.)"),
-        Refused({f({5, 4}), f({5, 4}), Arg::Int(-1)}, TSR_INVALID_ARGUMENT, "an unknown reduction"),
-        Refused({f({5, 4}), f({5})}, TSR_INVALID_ARGUMENT, "shapes that do not broadcast")};
+        Saying(Refused({f({5, 4}), f({5, 4}), Arg::Int(1), Arg::Double(-1)}, TSR_INVALID_ARGUMENT,
+                       "a negative beta (smooth_l1_loss does not support negative values for "
+                       "beta.)"),
+               "smooth_l1_loss does not support negative values for beta."),
+        Saying(Refused({f({5, 4}), f({5, 4}), Arg::Int(-1)}, TSR_INVALID_ARGUMENT,
+                       "an unknown reduction"),
+               "expected reduction to be 0 (none), 1 (mean) or 2 (sum)"),
+        Saying(Refused({f({5, 4}), f({5})}, TSR_INVALID_ARGUMENT, "shapes that do not broadcast"),
+               "must match the size of tensor b (5) at non-singleton dimension 1")};
   };
   return op;
 }
@@ -254,15 +265,20 @@ OpInfo SoftMarginLoss() {
       return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
     };
     return std::vector<ErrorInput>{
-        Refused({f({5, 4}), f({5, 4}), Arg::Int(3)}, TSR_INVALID_ARGUMENT, "an unknown reduction"),
-        Refused({f({5, 4}), f({5})}, TSR_INVALID_ARGUMENT,
-                "shapes that do not broadcast (error_inputs_soft_margin_loss)"),
-        Refused({f({4}), f({3, 4})}, TSR_INVALID_ARGUMENT,
-                "a target larger than self (output with shape [4] doesn't match the broadcast "
-                "shape [3, 4])"),
-        Refused({f({4}, TSR_DTYPE_INT64), f({4})}, TSR_INVALID_ARGUMENT,
-                "an int64 self (result type Float can't be cast to the desired output type "
-                "Long)")};
+        Saying(Refused({f({5, 4}), f({5, 4}), Arg::Int(3)}, TSR_INVALID_ARGUMENT,
+                       "an unknown reduction"),
+               "expected reduction to be 0 (none), 1 (mean) or 2 (sum)"),
+        Saying(Refused({f({5, 4}), f({5})}, TSR_INVALID_ARGUMENT,
+                       "shapes that do not broadcast (error_inputs_soft_margin_loss)"),
+               "target of shape [5] must broadcast to self's shape [5, 4]"),
+        Saying(Refused({f({4}), f({3, 4})}, TSR_INVALID_ARGUMENT,
+                       "a target larger than self (output with shape [4] doesn't match the "
+                       "broadcast shape [3, 4])"),
+               "target of shape [3, 4] must broadcast to self's shape [4]"),
+        Saying(Refused({f({4}, TSR_DTYPE_INT64), f({4})}, TSR_INVALID_ARGUMENT,
+                       "an int64 self (result type Float can't be cast to the desired output type "
+                       "Long)"),
+               "result type float32 can't be cast to the desired output type int64")};
   };
   return op;
 }
@@ -332,26 +348,36 @@ OpInfo BinaryCrossEntropy() {
     };
     const Arg none = Arg::None(), mean = Arg::Int(1);
     return std::vector<ErrorInput>{
-        Refused({f({5, 4}), f({4}), none, mean}, TSR_INVALID_ARGUMENT,
-                "a target of another size (Using a target size ... is deprecated)"),
-        Refused({f({5, 4}), f({4, 5}), none, mean}, TSR_INVALID_ARGUMENT,
-                "a target of another shape with as many elements"),
-        Refused({f({5, 4}), f({1, 5, 4}), none, mean}, TSR_INVALID_ARGUMENT,
-                "a target with an extra dim of 1"),
-        Refused({f({5, 4}), f({5, 4}, TSR_DTYPE_FLOAT64), none, mean}, TSR_INVALID_ARGUMENT,
-                "a target of another dtype (Found dtype Double but expected Float)"),
-        Refused({v({0.5, 1.5}), v({0, 1}), none, mean}, TSR_INVALID_ARGUMENT,
-                "an input above 1 (all elements of input should be between 0 and 1)"),
-        Refused({v({-0.25, 0.5}), v({0, 1}), none, Arg::Int(0)}, TSR_INVALID_ARGUMENT,
-                "an input below 0"),
-        Refused({v({NAN, 0.5}), v({0, 1}), none, mean}, TSR_INVALID_ARGUMENT, "a NaN input"),
-        Refused({v({0.5, 0.5}), v({0, 2}), none, mean}, TSR_INVALID_ARGUMENT,
-                "a target above 1 (current PyTorch: all elements of target should be between 0 "
-                "and 1)"),
-        Refused({f({5, 4}), f({5, 4}), f({3}), mean}, TSR_INVALID_ARGUMENT,
-                "a weight that does not broadcast to self"),
-        Refused({f({5, 4}), f({5, 4}), none, Arg::Int(3)}, TSR_INVALID_ARGUMENT,
-                "an unknown reduction")};
+        Saying(Refused({f({5, 4}), f({4}), none, mean}, TSR_INVALID_ARGUMENT,
+                       "a target of another size (Using a target size ... is deprecated)"),
+               "Using a target size ([4]) that is different to the input size ([5, 4])"),
+        Saying(Refused({f({5, 4}), f({4, 5}), none, mean}, TSR_INVALID_ARGUMENT,
+                       "a target of another shape with as many elements"),
+               "Using a target size ([4, 5]) that is different to the input size ([5, 4])"),
+        Saying(Refused({f({5, 4}), f({1, 5, 4}), none, mean}, TSR_INVALID_ARGUMENT,
+                       "a target with an extra dim of 1"),
+               "Using a target size ([1, 5, 4]) that is different to the input size ([5, 4])"),
+        Saying(Refused({f({5, 4}), f({5, 4}, TSR_DTYPE_FLOAT64), none, mean}, TSR_INVALID_ARGUMENT,
+                       "a target of another dtype (Found dtype Double but expected Float)"),
+               "Found dtype float64 but expected float32"),
+        Saying(Refused({v({0.5, 1.5}), v({0, 1}), none, mean}, TSR_INVALID_ARGUMENT,
+                       "an input above 1 (all elements of input should be between 0 and 1)"),
+               "all elements of input should be between 0 and 1"),
+        Saying(Refused({v({-0.25, 0.5}), v({0, 1}), none, Arg::Int(0)}, TSR_INVALID_ARGUMENT,
+                       "an input below 0"),
+               "all elements of input should be between 0 and 1"),
+        Saying(Refused({v({NAN, 0.5}), v({0, 1}), none, mean}, TSR_INVALID_ARGUMENT, "a NaN input"),
+               "all elements of input should be between 0 and 1"),
+        Saying(Refused({v({0.5, 0.5}), v({0, 2}), none, mean}, TSR_INVALID_ARGUMENT,
+                       "a target above 1 (current PyTorch: all elements of target should be "
+                       "between 0 and 1)"),
+               "all elements of target should be between 0 and 1"),
+        Saying(Refused({f({5, 4}), f({5, 4}), f({3}), mean}, TSR_INVALID_ARGUMENT,
+                       "a weight that does not broadcast to self"),
+               "weight of shape [3] must broadcast to self's shape [5, 4]"),
+        Saying(Refused({f({5, 4}), f({5, 4}), none, Arg::Int(3)}, TSR_INVALID_ARGUMENT,
+                       "an unknown reduction"),
+               "expected reduction to be 0 (none), 1 (mean) or 2 (sum)")};
   };
   return op;
 }
@@ -436,22 +462,30 @@ OpInfo BinaryCrossEntropyWithLogits() {
     };
     const Arg none = Arg::None(), mean = Arg::Int(1);
     return std::vector<ErrorInput>{
-        Refused({f({3, 4}), f({4}), none, none, mean}, TSR_INVALID_ARGUMENT,
-                "a self larger than the target (output with shape [4] doesn't match the "
-                "broadcast shape [3, 4])"),
-        Refused({f({3, 4}), f({3, 4}), f({2, 3, 4}), none, mean}, TSR_INVALID_ARGUMENT,
-                "a weight larger than the target"),
-        Refused({f({3, 4}), f({3, 4}), none, f({2, 3, 4}), mean}, TSR_INVALID_ARGUMENT,
-                "a pos_weight larger than self"),
-        Refused({f({4}), f({3, 4}), none, f({4}), mean}, TSR_INVALID_ARGUMENT,
-                "pos_weight * target larger than self"),
-        Refused({f({3, 4}), f({3, 4}), none, f({5}), mean}, TSR_INVALID_ARGUMENT,
-                "a pos_weight that does not broadcast"),
-        Refused({f({3, 4}), f({3, 4}, TSR_DTYPE_INT64), none, none, mean}, TSR_INVALID_ARGUMENT,
-                "an int64 target (result type Float can't be cast to the desired output type "
-                "Long)"),
-        Refused({f({3, 4}), f({3, 4}), none, none, Arg::Int(3)}, TSR_INVALID_ARGUMENT,
-                "an unknown reduction")};
+        Saying(Refused({f({3, 4}), f({4}), none, none, mean}, TSR_INVALID_ARGUMENT,
+                       "a self larger than the target (output with shape [4] doesn't match the "
+                       "broadcast shape [3, 4])"),
+               "self of shape [3, 4] must broadcast to the target's shape [4]"),
+        Saying(Refused({f({3, 4}), f({3, 4}), f({2, 3, 4}), none, mean}, TSR_INVALID_ARGUMENT,
+                       "a weight larger than the target"),
+               "weight of shape [2, 3, 4] must broadcast to the target's shape [3, 4]"),
+        Saying(Refused({f({3, 4}), f({3, 4}), none, f({2, 3, 4}), mean}, TSR_INVALID_ARGUMENT,
+                       "a pos_weight larger than self"),
+               "pos_weight * target of shape [2, 3, 4] must broadcast to self's shape [3, 4]"),
+        Saying(Refused({f({4}), f({3, 4}), none, f({4}), mean}, TSR_INVALID_ARGUMENT,
+                       "pos_weight * target larger than self"),
+               "pos_weight * target of shape [3, 4] must broadcast to self's shape [4]"),
+        Saying(Refused({f({3, 4}), f({3, 4}), none, f({5}), mean}, TSR_INVALID_ARGUMENT,
+                       "a pos_weight that does not broadcast"),
+               "pos_weight of shape [5] does not broadcast with the target's shape [3, 4]"),
+        Saying(Refused({f({3, 4}), f({3, 4}, TSR_DTYPE_INT64), none, none, mean},
+                       TSR_INVALID_ARGUMENT,
+                       "an int64 target (result type Float can't be cast to the desired output "
+                       "type Long)"),
+               "result type float32 can't be cast to the desired output type int64"),
+        Saying(Refused({f({3, 4}), f({3, 4}), none, none, Arg::Int(3)}, TSR_INVALID_ARGUMENT,
+                       "an unknown reduction"),
+               "expected reduction to be 0 (none), 1 (mean) or 2 (sum)")};
   };
   return op;
 }

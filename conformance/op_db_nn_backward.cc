@@ -164,19 +164,23 @@ void AddConvolutionBackward(std::vector<OpInfo>& db) {
         {{args(f({1, 2, 4, 4}), f({1, 3, 5, 5}), f({2, 3, 3, 3}), {2}),
           "grad_output [1, 2, 4, 4] for an output [1, 2, 3, 3]"},
          TSR_INVALID_ARGUMENT,
-         "a grad_output of another shape than the forward's output"},
+         "a grad_output of another shape than the forward's output",
+         "expected grad_output of shape [1, 2, 3, 3] (the convolution's output), got [1, 2, 4, 4]"},
         {{args(f({1, 2, 3, 3}), f({1, 4, 5, 5}), f({2, 3, 3, 3}), {2}),
           "input of 4 channels, weight of 3"},
          TSR_INVALID_ARGUMENT,
-         "arguments the forward refuses (its message)"},
+         "arguments the forward refuses (its message)",
+         "to have 3 channels (weight [2, 3, 3, 3], groups 1), but got 4 channels instead"},
         {{args(f({1, 2, 3, 3}), f({1, 3, 5, 5}), f({2, 3, 3, 3}), {3}), "bias_sizes [3], 2 out"},
          TSR_INVALID_ARGUMENT,
-         "bias_sizes that are not the output's channels"},
+         "bias_sizes that are not the output's channels",
+         "expected bias_sizes [2] (the output's channels), got [3]"},
         {{args(Arg::Tensor(MakeTensor({1, 2, 3, 3}, TSR_DTYPE_FLOAT64, rng)), f({1, 3, 5, 5}),
                f({2, 3, 3, 3}), {2}),
           "float64 grad_output, float32 input"},
          TSR_INVALID_ARGUMENT,
-         "a grad_output of another dtype than the input's"}};
+         "a grad_output of another dtype than the input's",
+         "expected grad_output of dtype float32, got float64"}};
   };
   db.push_back(std::move(op));
 }
@@ -315,14 +319,17 @@ void AddMaxPoolBackward(std::vector<OpInfo>& db) {
         {{args(f({1, 1, 3, 3}), Arg::Tensor(Int64({1, 1, 3, 3}, std::vector<double>(9, 0)))),
           "grad_output [1, 1, 3, 3] for an output [1, 1, 2, 2]"},
          TSR_INVALID_ARGUMENT,
-         "a grad_output of another shape than the forward's output"},
+         "a grad_output of another shape than the forward's output",
+         "expected grad_output of shape [1, 1, 2, 2] (the pooling's output), got [1, 1, 3, 3]"},
         {{args(f({1, 1, 2, 2}), f({1, 1, 2, 2})), "float32 indices"},
          TSR_INVALID_ARGUMENT,
-         "indices that are not int64"},
+         "indices that are not int64",
+         "expected indices of dtype int64, got float32"},
         {{args(f({1, 1, 2, 2}), Arg::Tensor(Int64({1, 1, 2, 2}, {0, 3, 16, 5}))),
           "index 16 in a 4 x 4 plane"},
          TSR_INVALID_ARGUMENT,
-         "an index outside the input's plane"}};
+         "an index outside the input's plane",
+         "expected indices into the input's 4 x 4 plane (or -1)"}};
   };
   db.push_back(std::move(op));
 }
@@ -406,13 +413,16 @@ void AddAvgPoolBackward(std::vector<OpInfo>& db) {
                               Arg::Bool(true),
                               divisor};
     };
-    return std::vector<ErrorInput>{{{args(f({1, 1, 3, 3}), Arg::None()),
-                                     "grad_output [1, 1, 3, 3] for an output [1, 1, 2, 2]"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "a grad_output of another shape than the forward's output"},
-                                   {{args(f({1, 1, 2, 2}), Arg::Int(0)), "divisor_override 0"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "arguments the forward refuses (its message)"}};
+    return std::vector<ErrorInput>{
+        {{args(f({1, 1, 3, 3}), Arg::None()),
+          "grad_output [1, 1, 3, 3] for an output [1, 1, 2, 2]"},
+         TSR_INVALID_ARGUMENT,
+         "a grad_output of another shape than the forward's output",
+         "expected grad_output of shape [1, 1, 2, 2] (the pooling's output), got [1, 1, 3, 3]"},
+        {{args(f({1, 1, 2, 2}), Arg::Int(0)), "divisor_override 0"},
+         TSR_INVALID_ARGUMENT,
+         "arguments the forward refuses (its message)",
+         "divisor must be not zero"}};
   };
   db.push_back(std::move(op));
 }
@@ -483,13 +493,16 @@ void AddEmbeddingBackward(std::vector<OpInfo>& db) {
     return std::vector<ErrorInput>{
         {{args(f({3, 2}), f({3})), "float32 indices"},
          TSR_INVALID_ARGUMENT,
-         "indices that are not int64 or int32"},
+         "indices that are not int64 or int32",
+         "expected indices of dtype int64 or int32, got float32"},
         {{args(f({2, 2}), Arg::Tensor(Int64({3}, {0, 1, 2}))), "grad_output [2, 2], indices [3]"},
          TSR_INVALID_ARGUMENT,
-         "a grad_output whose leading shape is not the indices'"},
+         "a grad_output whose leading shape is not the indices'",
+         "expected grad_output of shape [3] + [embedding_dim]"},
         {{args(f({3, 2}), Arg::Tensor(Int64({3}, {0, 4, 1}))), "index 4 of 4 rows"},
          TSR_INVALID_ARGUMENT,
-         "an index outside [0, num_weights)"}};
+         "an index outside [0, num_weights)",
+         "expected indices in [0, num_weights = 4)"}};
   };
   db.push_back(std::move(op));
 }

@@ -116,26 +116,31 @@ void AddLayerNormBackward(std::vector<OpInfo>& db) {
       return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
     };
     const Arg mask = Arg::Bools(kAllGradients);
-    return std::vector<ErrorInput>{{{{f({2, 3}), f({2, 3}), Arg::Ints({4}), f({2, 1}), f({2, 1}),
-                                      Arg::None(), Arg::None(), mask},
-                                     "[2, 3] over [4]"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "normalized_shape that is not the input's trailing shape"},
-                                   {{{f({2, 4}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}),
-                                      Arg::None(), Arg::None(), mask},
-                                     "grad_out [2, 4] for an input [2, 3]"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "a gradient of another shape than the input"},
-                                   {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({3, 1}), f({2, 1}),
-                                      Arg::None(), Arg::None(), mask},
-                                     "mean of 3 rows for 2"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "a mean with another number of rows"},
-                                   {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}),
-                                      f({3}, TSR_DTYPE_FLOAT64), Arg::None(), mask},
-                                     "a float64 weight for a float32 input"},
-                                    TSR_INVALID_ARGUMENT,
-                                    "a weight of another dtype"}};
+    return std::vector<ErrorInput>{
+        {{{f({2, 3}), f({2, 3}), Arg::Ints({4}), f({2, 1}), f({2, 1}), Arg::None(), Arg::None(),
+           mask},
+          "[2, 3] over [4]"},
+         TSR_INVALID_ARGUMENT,
+         "normalized_shape that is not the input's trailing shape",
+         "expected input with shape [*, 4], but got input of size [2, 3]"},
+        {{{f({2, 4}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}), Arg::None(), Arg::None(),
+           mask},
+          "grad_out [2, 4] for an input [2, 3]"},
+         TSR_INVALID_ARGUMENT,
+         "a gradient of another shape than the input",
+         "expected grad_out of shape [2, 3], got [2, 4]"},
+        {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({3, 1}), f({2, 1}), Arg::None(), Arg::None(),
+           mask},
+          "mean of 3 rows for 2"},
+         TSR_INVALID_ARGUMENT,
+         "a mean with another number of rows",
+         "expected mean with 2 elements"},
+        {{{f({2, 3}), f({2, 3}), Arg::Ints({3}), f({2, 1}), f({2, 1}), f({3}, TSR_DTYPE_FLOAT64),
+           Arg::None(), mask},
+          "a float64 weight for a float32 input"},
+         TSR_INVALID_ARGUMENT,
+         "a weight of another dtype",
+         "expected weight to have the input's dtype float32, got float64"}};
   };
   db.push_back(std::move(op));
 }
@@ -246,22 +251,26 @@ void AddBatchNormBackward(std::vector<OpInfo>& db) {
            Arg::Bool(true), eps, mask},
           "training without save_mean and save_invstd"},
          TSR_INVALID_ARGUMENT,  // PyTorch 1.13's CPU kernel crashes here (docs/conformance.md)
-         "training without the saved statistics"},
+         "training without the saved statistics",
+         "expected save_mean and save_invstd to be defined when train is true"},
         {{{f({2, 3}), f({2, 3}), Arg::None(), Arg::None(), Arg::None(), f({3}), f({3}),
            Arg::Bool(false), eps, mask},
           "inference without running statistics"},
          TSR_INVALID_ARGUMENT,
-         "inference without the running statistics"},
+         "inference without the running statistics",
+         "expected running_mean and running_var to be defined when train is false"},
         {{{f({2, 3}), f({2, 3}), f({4}), Arg::None(), Arg::None(), f({3}), f({3}), Arg::Bool(true),
            eps, mask},
           "weight of 4 for 3 channels"},
          TSR_INVALID_ARGUMENT,
-         "a weight that does not match the channels"},
+         "a weight that does not match the channels",
+         "expected weight of shape [3], got [4]"},
         {{{f({3}), f({3}), Arg::None(), Arg::None(), Arg::None(), f({3}), f({3}), Arg::Bool(true),
            eps, mask},
           "a 1-D input"},
          TSR_INVALID_ARGUMENT,
-         "an input without a channel dim"}};
+         "an input without a channel dim",
+         "expected an input with at least 2 dims [N, C, ...], got [3]"}};
   };
   db.push_back(std::move(op));
 }

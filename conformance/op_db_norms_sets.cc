@@ -204,22 +204,37 @@ OpInfo LinalgVectorNorm() {
     const std::string no_identity = "an order without identity over no elements";
     const std::string narrowing = "a dtype= that narrows or is not floating";
     return std::vector<ErrorInput>{
-        refused({0}, f32, INFINITY, none, none, invalid, no_identity),
-        refused({3, 0}, f32, -1, Arg::Ints({}), none, invalid, no_identity),
-        refused({3, 0}, f32, -INFINITY, Arg::Ints({1}), none, invalid, no_identity),
-        refused({0, 3}, f32, INFINITY, Arg::Ints({0, 1}), none, invalid, no_identity),
-        refused({3}, TSR_DTYPE_INT32, 2, none, none, invalid, "an integer input"),
-        refused({3}, TSR_DTYPE_BOOL, 2, none, none, invalid, "a bool input"),
-        refused({3}, TSR_DTYPE_INT64, 2, none, Arg::Dtype(f32), invalid,
-                "an integer input (dtype= does not make it legal)"),
-        refused({3}, f32, 2, none, Arg::Dtype(f16), invalid, narrowing),
-        refused({3}, f16, 2, none, Arg::Dtype(TSR_DTYPE_BFLOAT16), invalid, narrowing),
-        refused({3}, TSR_DTYPE_FLOAT64, 2, none, Arg::Dtype(f32), invalid, narrowing),
-        refused({3}, f32, 2, none, Arg::Dtype(TSR_DTYPE_INT64), invalid, narrowing),
-        refused({2, 3}, f32, 2, Arg::Ints({2}), none, TSR_OUT_OF_RANGE, "a dim out of range"),
-        refused({}, f32, 2, Arg::Ints({1}), none, TSR_OUT_OF_RANGE,
-                "a dim other than 0 or -1 of a 0-dim input"),
-        refused({2, 3}, f32, 2, Arg::Ints({0, -2}), none, invalid, "a dim given twice")};
+        Saying(refused({0}, f32, INFINITY, none, none, invalid, no_identity),
+               "the dim is empty and the inf norm has no identity"),
+        Saying(refused({3, 0}, f32, -1, Arg::Ints({}), none, invalid, no_identity),
+               "the dim is empty and the -1 norm has no identity"),
+        Saying(refused({3, 0}, f32, -INFINITY, Arg::Ints({1}), none, invalid, no_identity),
+               "the dim is empty and the -inf norm has no identity"),
+        Saying(refused({0, 3}, f32, INFINITY, Arg::Ints({0, 1}), none, invalid, no_identity),
+               "the dim is empty and the inf norm has no identity"),
+        Saying(refused({3}, TSR_DTYPE_INT32, 2, none, none, invalid, "an integer input"),
+               "Expected a floating point tensor as input. Got int32"),
+        Saying(refused({3}, TSR_DTYPE_BOOL, 2, none, none, invalid, "a bool input"),
+               "Expected a floating point tensor as input. Got bool"),
+        Saying(refused({3}, TSR_DTYPE_INT64, 2, none, Arg::Dtype(f32), invalid,
+                       "an integer input (dtype= does not make it legal)"),
+               "Expected a floating point tensor as input. Got int64"),
+        Saying(refused({3}, f32, 2, none, Arg::Dtype(f16), invalid, narrowing),
+               "should be convertible without narrowing to the specified dtype (float16)"),
+        Saying(refused({3}, f16, 2, none, Arg::Dtype(TSR_DTYPE_BFLOAT16), invalid, narrowing),
+               "should be convertible without narrowing to the specified dtype (bfloat16)"),
+        Saying(refused({3}, TSR_DTYPE_FLOAT64, 2, none, Arg::Dtype(f32), invalid, narrowing),
+               "should be convertible without narrowing to the specified dtype (float32)"),
+        Saying(refused({3}, f32, 2, none, Arg::Dtype(TSR_DTYPE_INT64), invalid, narrowing),
+               "dtype should be a floating point dtype. Got int64"),
+        Saying(
+            refused({2, 3}, f32, 2, Arg::Ints({2}), none, TSR_OUT_OF_RANGE, "a dim out of range"),
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(refused({}, f32, 2, Arg::Ints({1}), none, TSR_OUT_OF_RANGE,
+                       "a dim other than 0 or -1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+        Saying(refused({2, 3}, f32, 2, Arg::Ints({0, -2}), none, invalid, "a dim given twice"),
+               "dim 0 appears multiple times in the list of dims")};
   };
   return op;
 }
@@ -292,10 +307,17 @@ OpInfo Dist() {
     // linalg_vector_norm, which has no identity for them (PyTorch 1.13 returned 0 instead).
     const std::string no_identity = "an order without identity over no elements";
     return std::vector<ErrorInput>{
-        refused({0}, {0}, f32, INFINITY, no_identity), refused({0, 3}, {3}, f32, -1, no_identity),
-        refused({2, 3}, {4}, f32, 2, "shapes that do not broadcast"),
-        refused({3}, {3}, TSR_DTYPE_INT64, 2, "an integer difference"),
-        refused({3}, {3}, TSR_DTYPE_BOOL, 2, "bool operands (no bool subtraction)")};
+        Saying(refused({0}, {0}, f32, INFINITY, no_identity),
+               "the dim is empty and the inf norm has no identity"),
+        Saying(refused({0, 3}, {3}, f32, -1, no_identity),
+               "the dim is empty and the -1 norm has no identity"),
+        Saying(refused({2, 3}, {4}, f32, 2, "shapes that do not broadcast"),
+               "the size of tensor a (3) must match the size of tensor b (4) at non-singleton "
+               "dimension 1"),
+        Saying(refused({3}, {3}, TSR_DTYPE_INT64, 2, "an integer difference"),
+               "expected floating point operands, got int64 and int64"),
+        Saying(refused({3}, {3}, TSR_DTYPE_BOOL, 2, "bool operands (no bool subtraction)"),
+               "expected floating point operands, got bool and bool")};
   };
   return op;
 }
@@ -434,10 +456,12 @@ OpInfo Isin(IsinForm form) {
     };
     const bool e = form != IsinForm::kScalarTensor, t = form != IsinForm::kTensorScalar;
     return std::vector<ErrorInput>{
-        Refused({operand(e, TSR_DTYPE_BOOL), operand(t, TSR_DTYPE_INT64)}, TSR_INVALID_ARGUMENT,
-                "bool elements"),
-        Refused({operand(e, TSR_DTYPE_INT64), operand(t, TSR_DTYPE_BOOL)}, TSR_INVALID_ARGUMENT,
-                "bool test elements")};
+        Saying(Refused({operand(e, TSR_DTYPE_BOOL), operand(t, TSR_DTYPE_INT64)},
+                       TSR_INVALID_ARGUMENT, "bool elements"),
+               "Unsupported input type encountered for isin(): bool"),
+        Saying(Refused({operand(e, TSR_DTYPE_INT64), operand(t, TSR_DTYPE_BOOL)},
+                       TSR_INVALID_ARGUMENT, "bool test elements"),
+               "Unsupported input type encountered for isin(): bool")};
   };
   return op;
 }

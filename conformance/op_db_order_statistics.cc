@@ -378,26 +378,40 @@ OpInfo Kthvalue() {
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
         // error_inputs_kthvalue
-        Refused({T(F32({2, 2}, rng)), Arg::Int(3), Arg::Int(0)}, TSR_INVALID_ARGUMENT,
-                "k 3 of a dim of 2"),
-        Refused({T(F32({2, 2}, rng)), Arg::Int(3)}, TSR_INVALID_ARGUMENT,
-                "k 3 of the last dim, of 2"),
-        Refused({T(Values(TSR_DTYPE_INT64, {}, {2})), Arg::Int(3)}, TSR_INVALID_ARGUMENT,
-                "k 3 of a 0-dim input"),
-        Refused({T(F32({3, 4}, rng)), Arg::Int(0), Arg::Int(1)}, TSR_INVALID_ARGUMENT, "k 0"),
-        Refused({T(F32({3, 4}, rng)), Arg::Int(-1), Arg::Int(1)}, TSR_INVALID_ARGUMENT, "k -1"),
-        Refused({T(F32({0, 3}, rng)), Arg::Int(4), Arg::Int(1)}, TSR_INVALID_ARGUMENT,
-                "k 4 of a dim of 3, no lines"),
+        Saying(Refused({T(F32({2, 2}, rng)), Arg::Int(3), Arg::Int(0)}, TSR_INVALID_ARGUMENT,
+                       "k 3 of a dim of 2"),
+               "selected number k out of range for dimension 0"),
+        Saying(Refused({T(F32({2, 2}, rng)), Arg::Int(3)}, TSR_INVALID_ARGUMENT,
+                       "k 3 of the last dim, of 2"),
+               "selected number k out of range for dimension 1"),
+        Saying(Refused({T(Values(TSR_DTYPE_INT64, {}, {2})), Arg::Int(3)}, TSR_INVALID_ARGUMENT,
+                       "k 3 of a 0-dim input"),
+               "selected number k out of range for dimension 0"),
+        Saying(
+            Refused({T(F32({3, 4}, rng)), Arg::Int(0), Arg::Int(1)}, TSR_INVALID_ARGUMENT, "k 0"),
+            "selected number k out of range for dimension 1"),
+        Saying(
+            Refused({T(F32({3, 4}, rng)), Arg::Int(-1), Arg::Int(1)}, TSR_INVALID_ARGUMENT, "k -1"),
+            "selected number k out of range for dimension 1"),
+        Saying(Refused({T(F32({0, 3}, rng)), Arg::Int(4), Arg::Int(1)}, TSR_INVALID_ARGUMENT,
+                       "k 4 of a dim of 3, no lines"),
+               "selected number k out of range for dimension 1"),
         // zero_numel_check_dims: an IndexError, before k is looked at.
-        Refused({T(F32({3, 0}, rng)), Arg::Int(1), Arg::Int(1)}, TSR_OUT_OF_RANGE,
-                "a reduction over an empty dim"),
-        Refused({T(F32({0}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "no elements"),
-        Refused({T(F32({3, 4}, rng)), Arg::Int(1), Arg::Int(2)}, TSR_OUT_OF_RANGE,
-                "dim 2 of a 2D input"),
-        Refused({T(F32({}, rng)), Arg::Int(1), Arg::Int(1)}, TSR_OUT_OF_RANGE,
-                "dim 1 of a 0-dim input"),
-        Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Int(1), Arg::Int(1)},
-                TSR_UNIMPLEMENTED, "a bool input (\"kthvalue_cpu\" not implemented for 'Bool')")};
+        Saying(Refused({T(F32({3, 0}, rng)), Arg::Int(1), Arg::Int(1)}, TSR_OUT_OF_RANGE,
+                       "a reduction over an empty dim"),
+               "Expected reduction dim 1 to have non-zero size"),
+        Saying(Refused({T(F32({0}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "no elements"),
+               "Expected reduction dim 0 to have non-zero size"),
+        Saying(Refused({T(F32({3, 4}, rng)), Arg::Int(1), Arg::Int(2)}, TSR_OUT_OF_RANGE,
+                       "dim 2 of a 2D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({T(F32({}, rng)), Arg::Int(1), Arg::Int(1)}, TSR_OUT_OF_RANGE,
+                       "dim 1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+        Saying(Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Int(1), Arg::Int(1)},
+                       TSR_UNIMPLEMENTED,
+                       "a bool input (\"kthvalue_cpu\" not implemented for 'Bool')"),
+               "not implemented for dtype bool")};
   };
   return op;
 }
@@ -443,8 +457,9 @@ OpInfo MedianAll(bool ignore_nan) {
     return std::vector<HostTensor>{MedianOfAll(s.args[0].tensor, ignore_nan)};
   };
   op.errors = [](Rng& rng) {
-    return std::vector<ErrorInput>{
-        Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng))}, TSR_UNIMPLEMENTED, "a bool input")};
+    return std::vector<ErrorInput>{Saying(
+        Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng))}, TSR_UNIMPLEMENTED, "a bool input"),
+        "not implemented for dtype bool")};
   };
   return op;
 }
@@ -508,14 +523,22 @@ OpInfo MedianDim(bool ignore_nan) {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({T(F32({3, 0}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE,
-                "a reduction over an empty dim"),
-        Refused({T(F32({0}, rng)), Arg::Int(0), Arg::Bool(true)}, TSR_OUT_OF_RANGE, "no elements"),
-        Refused({T(F32({3, 4}, rng)), Arg::Int(2)}, TSR_OUT_OF_RANGE, "dim 2 of a 2D input"),
-        Refused({T(F32({3, 4}, rng)), Arg::Int(-3)}, TSR_OUT_OF_RANGE, "dim -3 of a 2D input"),
-        Refused({T(F32({}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "dim 1 of a 0-dim input"),
-        Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Int(1)}, TSR_UNIMPLEMENTED,
-                "a bool input")};
+        Saying(Refused({T(F32({3, 0}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE,
+                       "a reduction over an empty dim"),
+               "Expected reduction dim 1 to have non-zero size"),
+        Saying(Refused({T(F32({0}, rng)), Arg::Int(0), Arg::Bool(true)}, TSR_OUT_OF_RANGE,
+                       "no elements"),
+               "Expected reduction dim 0 to have non-zero size"),
+        Saying(Refused({T(F32({3, 4}, rng)), Arg::Int(2)}, TSR_OUT_OF_RANGE, "dim 2 of a 2D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(
+            Refused({T(F32({3, 4}, rng)), Arg::Int(-3)}, TSR_OUT_OF_RANGE, "dim -3 of a 2D input"),
+            "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+        Saying(Refused({T(F32({}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "dim 1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+        Saying(Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Int(1)}, TSR_UNIMPLEMENTED,
+                       "a bool input"),
+               "not implemented for dtype bool")};
   };
   return op;
 }
@@ -581,11 +604,15 @@ OpInfo Mode() {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({T(F32({3, 0}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE,
-                "a reduction over an empty dim"),
-        Refused({T(F32({0}, rng))}, TSR_OUT_OF_RANGE, "no elements"),
-        Refused({T(F32({3, 4}, rng)), Arg::Int(2)}, TSR_OUT_OF_RANGE, "dim 2 of a 2D input"),
-        Refused({T(F32({}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "dim 1 of a 0-dim input")};
+        Saying(Refused({T(F32({3, 0}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE,
+                       "a reduction over an empty dim"),
+               "Expected reduction dim 1 to have non-zero size"),
+        Saying(Refused({T(F32({0}, rng))}, TSR_OUT_OF_RANGE, "no elements"),
+               "Expected reduction dim 0 to have non-zero size"),
+        Saying(Refused({T(F32({3, 4}, rng)), Arg::Int(2)}, TSR_OUT_OF_RANGE, "dim 2 of a 2D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({T(F32({}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "dim 1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)")};
   };
   return op;
 }
@@ -638,8 +665,11 @@ OpInfo CumExtremumOp(bool is_max) {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({T(F32({2, 3}, rng)), Arg::Int(2)}, TSR_OUT_OF_RANGE, "dim 2 of a 2D input"),
-        Refused({T(F32({2, 3}, rng)), Arg::Int(-3)}, TSR_OUT_OF_RANGE, "dim -3 of a 2D input")};
+        Saying(Refused({T(F32({2, 3}, rng)), Arg::Int(2)}, TSR_OUT_OF_RANGE, "dim 2 of a 2D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(
+            Refused({T(F32({2, 3}, rng)), Arg::Int(-3)}, TSR_OUT_OF_RANGE, "dim -3 of a 2D input"),
+            "Dimension out of range (expected to be in range of [-2, 1], but got -3)")};
   };
   return op;
 }
@@ -701,13 +731,20 @@ OpInfo Logcumsumexp() {
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
         // error_inputs_logcumsumexp
-        Refused({T(F32({5, 2}, rng)), Arg::Int(3)}, TSR_OUT_OF_RANGE, "dim 3 of a 2D input"),
-        Refused({T(F32({0, 2}, rng)), Arg::Int(3)}, TSR_OUT_OF_RANGE, "dim 3 of an empty 2D input"),
-        Refused({T(F32({}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "dim 1 of a 0-dim input"),
-        Refused({T(MakeTensor({3, 4}, TSR_DTYPE_INT64, rng)), Arg::Int(1)}, TSR_UNIMPLEMENTED,
-                "an int64 input (\"logcumsumexp_out_cpu\" not implemented for 'Long')"),
-        Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Int(1)}, TSR_UNIMPLEMENTED,
-                "a bool input")};
+        Saying(Refused({T(F32({5, 2}, rng)), Arg::Int(3)}, TSR_OUT_OF_RANGE, "dim 3 of a 2D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 3)"),
+        Saying(Refused({T(F32({0, 2}, rng)), Arg::Int(3)}, TSR_OUT_OF_RANGE,
+                       "dim 3 of an empty 2D input"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 3)"),
+        Saying(Refused({T(F32({}, rng)), Arg::Int(1)}, TSR_OUT_OF_RANGE, "dim 1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"),
+        Saying(
+            Refused({T(MakeTensor({3, 4}, TSR_DTYPE_INT64, rng)), Arg::Int(1)}, TSR_UNIMPLEMENTED,
+                    "an int64 input (\"logcumsumexp_out_cpu\" not implemented for 'Long')"),
+            "not implemented for dtype int64 (expected a floating dtype)"),
+        Saying(Refused({T(MakeTensor({3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Int(1)}, TSR_UNIMPLEMENTED,
+                       "a bool input"),
+               "not implemented for dtype bool (expected a floating dtype)")};
   };
   return op;
 }

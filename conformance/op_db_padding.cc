@@ -220,57 +220,80 @@ OpInfo PadOp(int64_t dims, Mode mode) {
     Shape plain_shape(static_cast<size_t>(dims + 1), 3);
     std::vector<ErrorInput> e;
     // padding size is expected to be 2 * dims
-    e.push_back(Refused(call(batch_shape, Shape(zeros.begin(), zeros.end() - 1)),
-                        TSR_INVALID_ARGUMENT, "a padding list one too short"));
-    e.push_back(Refused(call(batch_shape, Shape(static_cast<size_t>(2 * dims + 2), 1)),
-                        TSR_INVALID_ARGUMENT, "a padding list two too long"));
+    const std::string size_msg = "padding size is expected to be " + std::to_string(2 * dims);
+    e.push_back(Saying(Refused(call(batch_shape, Shape(zeros.begin(), zeros.end() - 1)),
+                               TSR_INVALID_ARGUMENT, "a padding list one too short"),
+                       size_msg));
+    e.push_back(Saying(Refused(call(batch_shape, Shape(static_cast<size_t>(2 * dims + 2), 1)),
+                               TSR_INVALID_ARGUMENT, "a padding list two too long"),
+                       size_msg));
     // Expected (dims + 1)D or (dims + 2)D (batch mode) tensor ...
-    e.push_back(Refused(call(Shape(static_cast<size_t>(dims), 3), zeros), TSR_INVALID_ARGUMENT,
-                        "a self of too few dims"));
-    e.push_back(Refused(call(Shape(static_cast<size_t>(dims + 3), 2), zeros), TSR_INVALID_ARGUMENT,
-                        "a self of too many dims"));
-    e.push_back(Refused(call({}, zeros), TSR_INVALID_ARGUMENT, "a 0-dim self"));
+    const std::string dims_msg = "Expected " + std::to_string(dims + 1) + "D or " +
+                                 std::to_string(dims + 2) +
+                                 "D (batch mode) tensor with possibly 0 batch size and other "
+                                 "non-zero dimensions for input";
+    e.push_back(Saying(Refused(call(Shape(static_cast<size_t>(dims), 3), zeros),
+                               TSR_INVALID_ARGUMENT, "a self of too few dims"),
+                       dims_msg));
+    e.push_back(Saying(Refused(call(Shape(static_cast<size_t>(dims + 3), 2), zeros),
+                               TSR_INVALID_ARGUMENT, "a self of too many dims"),
+                       dims_msg));
+    e.push_back(Saying(Refused(call({}, zeros), TSR_INVALID_ARGUMENT, "a 0-dim self"), dims_msg));
     Shape empty_channel = batch_shape;
     empty_channel[1] = 0;
-    e.push_back(Refused(call(empty_channel, zeros), TSR_INVALID_ARGUMENT,
-                        "an empty channel dim in batch mode"));
+    e.push_back(Saying(Refused(call(empty_channel, zeros), TSR_INVALID_ARGUMENT,
+                               "an empty channel dim in batch mode"),
+                       dims_msg));
     Shape empty_plain = plain_shape;
     empty_plain[0] = 0;
-    e.push_back(Refused(call(empty_plain, zeros), TSR_INVALID_ARGUMENT,
-                        "an empty first dim of a non-batch self (1.13 let some reflections pass)"));
+    e.push_back(
+        Saying(Refused(call(empty_plain, zeros), TSR_INVALID_ARGUMENT,
+                       "an empty first dim of a non-batch self (1.13 let some reflections pass)"),
+               dims_msg));
     Shape empty_last = batch_shape;
     empty_last.back() = 0;
-    e.push_back(Refused(call(empty_last, zeros), TSR_INVALID_ARGUMENT, "an empty padded dim"));
+    e.push_back(Saying(
+        Refused(call(empty_last, zeros), TSR_INVALID_ARGUMENT, "an empty padded dim"), dims_msg));
     // The output sizes must all be at least 1: a crop of the whole W, and of the first padded
     // dim (1.13 accepted both in the 2-D and 3-D ops when another size was left).
     Shape crop_w = zeros;
     crop_w[0] = -2;
     crop_w[1] = -1;
-    e.push_back(Refused(call(batch_shape, crop_w), TSR_INVALID_ARGUMENT, "a crop of all of W"));
+    e.push_back(
+        Saying(Refused(call(batch_shape, crop_w), TSR_INVALID_ARGUMENT, "a crop of all of W"),
+               dims == 1 ? "is too small. Calculated output W: 0"
+                         : "W: 0 must be >= 1 in every dimension"));
     Shape crop_first = zeros;
     crop_first[static_cast<size_t>(2 * dims - 2)] = -3;
     if (dims > 1) {
-      e.push_back(Refused(call(plain_shape, crop_first), TSR_INVALID_ARGUMENT,
-                          "a crop of all of the first padded dim"));
+      e.push_back(Saying(Refused(call(plain_shape, crop_first), TSR_INVALID_ARGUMENT,
+                                 "a crop of all of the first padded dim"),
+                         dims == 2 ? "Calculated output H: 0" : "Calculated output D: 0"));
     }
     if (!replicate) {
       // Argument #4 + 2 i: Padding size should be less than the corresponding input dimension
       for (int64_t i = 0; i < dims; ++i) {
         Shape pad = zeros;
         pad[static_cast<size_t>(2 * i)] = 3;
-        e.push_back(Refused(call(batch_shape, pad), TSR_INVALID_ARGUMENT,
-                            "a reflection as long as the dim, pair " + std::to_string(i)));
+        const std::string msg = "Argument #" + std::to_string(4 + 2 * i) +
+                                ": Padding size should be less than the corresponding input "
+                                "dimension";
+        e.push_back(Saying(Refused(call(batch_shape, pad), TSR_INVALID_ARGUMENT,
+                                   "a reflection as long as the dim, pair " + std::to_string(i)),
+                           msg));
         pad = zeros;
         pad[static_cast<size_t>(2 * i + 1)] = 5;
-        e.push_back(Refused(call(plain_shape, pad), TSR_INVALID_ARGUMENT,
-                            "a reflection longer than the dim, pair " + std::to_string(i)));
+        e.push_back(Saying(Refused(call(plain_shape, pad), TSR_INVALID_ARGUMENT,
+                                   "a reflection longer than the dim, pair " + std::to_string(i)),
+                           msg));
       }
     } else {
       Shape huge = zeros;
       huge[0] = std::numeric_limits<int64_t>::max();
       huge[1] = 1;
-      e.push_back(Refused(call(batch_shape, huge), TSR_INVALID_ARGUMENT,
-                          "an output size that overflows int64"));
+      e.push_back(Saying(Refused(call(batch_shape, huge), TSR_INVALID_ARGUMENT,
+                                 "an output size that overflows int64"),
+                         "overflows int64"));
     }
     return e;
   };
@@ -406,63 +429,93 @@ OpInfo PadFunctional() {
       return args;
     };
     const Arg reflect = Arg::String("reflect"), circular = Arg::String("circular");
+    const std::string odd = "Padding length must be divisible by 2";
+    const std::string too_long =
+        "Padding length should be less than or equal to two times the input dimension";
+    const std::string only = "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported";
+    const std::string wraps = "Padding value causes wrapping around more than once.";
     std::vector<ErrorInput> e{
-        Refused(call({1, 3, 4}, {1, 1}, {Arg::String("symmetric")}), TSR_UNIMPLEMENTED,
-                "an unknown mode (NotImplementedError: Unrecognised padding mode)"),
-        Refused(call({1, 3, 4}, {1}, {reflect}), TSR_INVALID_ARGUMENT, "a padding of odd length"),
-        Refused(call({1, 3, 4}, {1}, {}), TSR_INVALID_ARGUMENT,
-                "a padding of odd length, constant mode"),
-        Refused(call({1, 3, 4}, {1, 1, 1, 1, 1, 1, 1, 1}, {Arg::String("constant")}),
-                TSR_INVALID_ARGUMENT, "a padding longer than twice the dims"),
-        Refused(call({}, {0, 0}, {}), TSR_INVALID_ARGUMENT,
-                "a padding longer than twice the dims of a 0-dim self"),
-        Refused(call({1, 3, 4}, {1, 1}, {reflect, Arg::Double(1.0)}), TSR_INVALID_ARGUMENT,
-                "a value in reflect mode"),
-        Refused(call({1, 3, 4}, {1, 1}, {circular, Arg::Double(-2.0)}), TSR_INVALID_ARGUMENT,
-                "a value in circular mode"),
-        Refused(call({4}, {1, 1}, {reflect}), TSR_UNIMPLEMENTED,
-                "a non-constant padding of a 1-D self (NotImplementedError)"),
-        Refused(call({4}, {1, 1}, {circular}), TSR_UNIMPLEMENTED,
-                "a circular padding of a 1-D self (NotImplementedError)"),
-        Refused(call({2, 3, 4}, {1, 1, 1, 1, 1, 1}, {Arg::String("replicate")}), TSR_UNIMPLEMENTED,
-                "3 padded dims of a 3-D self (NotImplementedError)"),
-        Refused(call({2, 3, 4, 5, 6, 7}, {1, 1}, {reflect}), TSR_UNIMPLEMENTED,
-                "one padded dim of a 6-D self (NotImplementedError)"),
-        Refused(call({2, 3, 4}, {}, {reflect}), TSR_UNIMPLEMENTED,
-                "no padding in reflect mode (NotImplementedError)"),
+        Saying(Refused(call({1, 3, 4}, {1, 1}, {Arg::String("symmetric")}), TSR_UNIMPLEMENTED,
+                       "an unknown mode (NotImplementedError: Unrecognised padding mode)"),
+               "Unrecognised padding mode symmetric"),
+        Saying(Refused(call({1, 3, 4}, {1}, {reflect}), TSR_INVALID_ARGUMENT,
+                       "a padding of odd length"),
+               odd),
+        Saying(Refused(call({1, 3, 4}, {1}, {}), TSR_INVALID_ARGUMENT,
+                       "a padding of odd length, constant mode"),
+               odd),
+        Saying(Refused(call({1, 3, 4}, {1, 1, 1, 1, 1, 1, 1, 1}, {Arg::String("constant")}),
+                       TSR_INVALID_ARGUMENT, "a padding longer than twice the dims"),
+               too_long),
+        Saying(Refused(call({}, {0, 0}, {}), TSR_INVALID_ARGUMENT,
+                       "a padding longer than twice the dims of a 0-dim self"),
+               too_long),
+        Saying(Refused(call({1, 3, 4}, {1, 1}, {reflect, Arg::Double(1.0)}), TSR_INVALID_ARGUMENT,
+                       "a value in reflect mode"),
+               "Padding mode \"reflect\" doesn't take in value argument"),
+        Saying(Refused(call({1, 3, 4}, {1, 1}, {circular, Arg::Double(-2.0)}), TSR_INVALID_ARGUMENT,
+                       "a value in circular mode"),
+               "Padding mode \"circular\" doesn't take in value argument"),
+        Saying(Refused(call({4}, {1, 1}, {reflect}), TSR_UNIMPLEMENTED,
+                       "a non-constant padding of a 1-D self (NotImplementedError)"),
+               only),
+        Saying(Refused(call({4}, {1, 1}, {circular}), TSR_UNIMPLEMENTED,
+                       "a circular padding of a 1-D self (NotImplementedError)"),
+               only),
+        Saying(Refused(call({2, 3, 4}, {1, 1, 1, 1, 1, 1}, {Arg::String("replicate")}),
+                       TSR_UNIMPLEMENTED, "3 padded dims of a 3-D self (NotImplementedError)"),
+               only),
+        Saying(Refused(call({2, 3, 4, 5, 6, 7}, {1, 1}, {reflect}), TSR_UNIMPLEMENTED,
+                       "one padded dim of a 6-D self (NotImplementedError)"),
+               only),
+        Saying(Refused(call({2, 3, 4}, {}, {reflect}), TSR_UNIMPLEMENTED,
+                       "no padding in reflect mode (NotImplementedError)"),
+               only),
         // The reflection and replication ops' own checks.
-        Refused(call({1, 3, 4}, {1, 4}, {reflect}), TSR_INVALID_ARGUMENT,
-                "a reflection longer than the dim"),
-        Refused(call({2, 0, 4}, {1, 1}, {Arg::String("replicate")}), TSR_INVALID_ARGUMENT,
-                "an empty channel dim"),
-        Refused(call({1, 3, 4}, {-2, -2}, {Arg::String("replicate")}), TSR_INVALID_ARGUMENT,
-                "an empty output"),
+        Saying(Refused(call({1, 3, 4}, {1, 4}, {reflect}), TSR_INVALID_ARGUMENT,
+                       "a reflection longer than the dim"),
+               "Padding size should be less than the corresponding input dimension"),
+        Saying(Refused(call({2, 0, 4}, {1, 1}, {Arg::String("replicate")}), TSR_INVALID_ARGUMENT,
+                       "an empty channel dim"),
+               "tensor with possibly 0 batch size and other non-zero dimensions for input"),
+        Saying(Refused(call({1, 3, 4}, {-2, -2}, {Arg::String("replicate")}), TSR_INVALID_ARGUMENT,
+                       "an empty output"),
+               "Calculated output W: 0"),
         // _pad_circular's.
-        Refused(call({2, 3, 4}, {5, 1}, {circular}), TSR_INVALID_ARGUMENT,
-                "a wrap longer than the dim"),
-        Refused(call({2, 3, 4}, {-3, -2}, {circular}), TSR_INVALID_ARGUMENT,
-                "a negative output size"),
+        Saying(Refused(call({2, 3, 4}, {5, 1}, {circular}), TSR_INVALID_ARGUMENT,
+                       "a wrap longer than the dim"),
+               wraps),
+        Saying(Refused(call({2, 3, 4}, {-3, -2}, {circular}), TSR_INVALID_ARGUMENT,
+                       "a negative output size"),
+               "Negative padding value is resulting in an empty dimension"),
         // Wraps longer than what the crop leaves: PyTorch's copy reads what it writes (it raises
         // its overlap error, or returns uninitialized memory where it does not detect it).
-        Refused(call({1, 1, 4}, {2, -3}, {circular}), TSR_INVALID_ARGUMENT,
-                "a wrap longer than the cropped dim"),
-        Refused(call({1, 1, 4}, {-3, 2}, {circular}), TSR_INVALID_ARGUMENT,
-                "a wrap longer than the cropped dim"),
-        Refused(call({1, 1, 4}, {2, -4}, {circular}), TSR_INVALID_ARGUMENT,
-                "a wrap of a dim cropped to nothing"),
-        Refused(call({1, 1, 3, 4}, {2, -3, 0, 0}, {circular}), TSR_INVALID_ARGUMENT,
-                "a wrap longer than the cropped dim, 2-D"),
+        Saying(Refused(call({1, 1, 4}, {2, -3}, {circular}), TSR_INVALID_ARGUMENT,
+                       "a wrap longer than the cropped dim"),
+               "wraps around the 1 elements its negative padding leaves"),
+        Saying(Refused(call({1, 1, 4}, {-3, 2}, {circular}), TSR_INVALID_ARGUMENT,
+                       "a wrap longer than the cropped dim"),
+               "wraps around the 1 elements its negative padding leaves"),
+        Saying(Refused(call({1, 1, 4}, {2, -4}, {circular}), TSR_INVALID_ARGUMENT,
+                       "a wrap of a dim cropped to nothing"),
+               "wraps around the 0 elements its negative padding leaves"),
+        Saying(Refused(call({1, 1, 3, 4}, {2, -3, 0, 0}, {circular}), TSR_INVALID_ARGUMENT,
+                       "a wrap longer than the cropped dim, 2-D"),
+               "wraps around the 1 elements its negative padding leaves"),
         // dtypes: the reflection and replication kernels take no bool; constant's fill value
         // must fit the dtype (fill_'s overflow check).
-        Refused(
-            {Arg::Tensor(MakeTensor({1, 3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Ints({1, 1}), reflect},
-            TSR_UNIMPLEMENTED, "a bool self in reflect mode"),
-        Refused({Arg::Tensor(MakeTensor({1, 3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Ints({1, 1}),
-                 Arg::String("replicate")},
-                TSR_UNIMPLEMENTED, "a bool self in replicate mode"),
-        Refused({Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_UINT8, rng)), Arg::Ints({1, 1}),
-                 Arg::String("constant"), Arg::Double(300)},
-                TSR_INVALID_ARGUMENT, "a value that overflows uint8")};
+        Saying(Refused({Arg::Tensor(MakeTensor({1, 3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Ints({1, 1}),
+                        reflect},
+                       TSR_UNIMPLEMENTED, "a bool self in reflect mode"),
+               "reflection_pad1d: not implemented for dtype bool"),
+        Saying(Refused({Arg::Tensor(MakeTensor({1, 3, 4}, TSR_DTYPE_BOOL, rng)), Arg::Ints({1, 1}),
+                        Arg::String("replicate")},
+                       TSR_UNIMPLEMENTED, "a bool self in replicate mode"),
+               "replication_pad1d: not implemented for dtype bool"),
+        Saying(Refused({Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_UINT8, rng)), Arg::Ints({1, 1}),
+                        Arg::String("constant"), Arg::Double(300)},
+                       TSR_INVALID_ARGUMENT, "a value that overflows uint8"),
+               "cannot be converted to uint8 without overflow")};
     return e;
   };
   return op;
@@ -540,28 +593,43 @@ OpInfo PixelOp(bool up) {
     auto call = [&rng](Shape shape, int64_t f) {
       return std::vector<Arg>{Arg::Tensor(F32(std::move(shape), rng)), Arg::Int(f)};
     };
+    const std::string name = up ? "pixel_shuffle" : "pixel_unshuffle";
+    const std::string factor = up ? "upscale_factor" : "downscale_factor";
+    const std::string dims = name + " expects input to have at least 3 dimensions";
+    const std::string positive = name + " expects a positive " + factor;
     std::vector<ErrorInput> e{
-        Refused(call({4, 2}, 2), TSR_INVALID_ARGUMENT, "a 2-D self"),
-        Refused(call({}, 1), TSR_INVALID_ARGUMENT, "a 0-dim self"),
-        Refused(call({4, 2, 2}, 0), TSR_INVALID_ARGUMENT, "a factor of 0"),
-        Refused(call({4, 2, 2}, -2), TSR_INVALID_ARGUMENT, "a negative factor")};
+        Saying(Refused(call({4, 2}, 2), TSR_INVALID_ARGUMENT, "a 2-D self"), dims),
+        Saying(Refused(call({}, 1), TSR_INVALID_ARGUMENT, "a 0-dim self"), dims),
+        Saying(Refused(call({4, 2, 2}, 0), TSR_INVALID_ARGUMENT, "a factor of 0"), positive),
+        Saying(Refused(call({4, 2, 2}, -2), TSR_INVALID_ARGUMENT, "a negative factor"), positive)};
     if (up) {
-      e.push_back(Refused(call({5, 2, 2}, 2), TSR_INVALID_ARGUMENT,
-                          "channels not divisible by the factor squared"));
-      e.push_back(Refused(call({2, 3, 2, 2}, 3), TSR_INVALID_ARGUMENT,
-                          "fewer channels than the factor squared"));
+      const std::string channels =
+          "expects its input's 'channel' dimension to be divisible by "
+          "the square of upscale_factor";
+      e.push_back(Saying(Refused(call({5, 2, 2}, 2), TSR_INVALID_ARGUMENT,
+                                 "channels not divisible by the factor squared"),
+                         channels));
+      e.push_back(Saying(Refused(call({2, 3, 2, 2}, 3), TSR_INVALID_ARGUMENT,
+                                 "fewer channels than the factor squared"),
+                         channels));
       // Current PyTorch checks the square for overflow (1.13 divided by zero).
-      e.push_back(Refused(call({4, 2, 2}, int64_t{1} << 32), TSR_INVALID_ARGUMENT,
-                          "a factor whose square overflows int64"));
+      e.push_back(Saying(Refused(call({4, 2, 2}, int64_t{1} << 32), TSR_INVALID_ARGUMENT,
+                                 "a factor whose square overflows int64"),
+                         "upscale factor is too large"));
     } else {
-      e.push_back(Refused(call({4, 3, 2}, 2), TSR_INVALID_ARGUMENT,
-                          "a height not divisible by the factor"));
-      e.push_back(
-          Refused(call({4, 2, 3}, 2), TSR_INVALID_ARGUMENT, "a width not divisible by the factor"));
-      e.push_back(
-          Refused(call({1, 1, 2, 2}, 3), TSR_INVALID_ARGUMENT, "a height smaller than the factor"));
-      e.push_back(Refused(call({4, 0, 0}, int64_t{1} << 31), TSR_INVALID_ARGUMENT,
-                          "output channels (4 * factor^2) that overflow int64"));
+      const std::string height = "expects height to be divisible by downscale_factor";
+      e.push_back(Saying(
+          Refused(call({4, 3, 2}, 2), TSR_INVALID_ARGUMENT, "a height not divisible by the factor"),
+          height));
+      e.push_back(Saying(
+          Refused(call({4, 2, 3}, 2), TSR_INVALID_ARGUMENT, "a width not divisible by the factor"),
+          "expects width to be divisible by downscale_factor"));
+      e.push_back(Saying(
+          Refused(call({1, 1, 2, 2}, 3), TSR_INVALID_ARGUMENT, "a height smaller than the factor"),
+          height));
+      e.push_back(Saying(Refused(call({4, 0, 0}, int64_t{1} << 31), TSR_INVALID_ARGUMENT,
+                                 "output channels (4 * factor^2) that overflow int64"),
+                         "overflow int64"));
     }
     return e;
   };

@@ -166,7 +166,8 @@ void AddBitwiseNot(std::vector<OpInfo>& db) {
     return std::vector<ErrorInput>{
         {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))}, "float32"},
          TSR_INVALID_ARGUMENT,
-         "bitwise_not of a floating tensor"}};
+         "bitwise_not of a floating tensor",
+         "expected integral or bool operands, got float32"}};
   };
   db.push_back(std::move(op));
 }
@@ -203,7 +204,8 @@ void AddGelu(std::vector<OpInfo>& db) {
     return std::vector<ErrorInput>{
         {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::String("exact")}, "'exact'"},
          TSR_INVALID_ARGUMENT,
-         "an unknown approximation"}};
+         "an unknown approximation",
+         "expected approximate to be 'none' or 'tanh', got 'exact'"}};
   };
   db.push_back(std::move(op));
 }
@@ -287,12 +289,16 @@ void pointwise::AddBinary(std::vector<OpInfo>& db, const BinarySpec& b) {
           return f(RoundTo(compute, x[0]), RoundTo(compute, x[1]));
         })};
   };
-  op.errors = [](Rng& rng) {
+  // A Scalar `other` broadcasts with any self: the Scalar overload has no such error input (a
+  // Tensor passed for it is refused by the argument check, not by broadcasting).
+  op.errors = [scalar_other](Rng& rng) {
+    if (scalar_other) return std::vector<ErrorInput>{};
     return std::vector<ErrorInput>{{{{Arg::Tensor(MakeTensor({2, 3}, TSR_DTYPE_FLOAT32, rng)),
                                       Arg::Tensor(MakeTensor({4}, TSR_DTYPE_FLOAT32, rng))},
                                      "[2, 3] with [4]"},
                                     TSR_INVALID_ARGUMENT,
-                                    "shapes that do not broadcast"}};
+                                    "shapes that do not broadcast",
+                                    "must match the size of tensor b"}};
   };
   db.push_back(std::move(op));
 }
@@ -354,7 +360,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
         return Arg::Tensor(MakeTensor(std::move(shape), dtype, rng));
       };
       auto refused = [&errors](std::vector<Arg> args, const std::string& what) {
-        errors.push_back({{std::move(args), what}, TSR_INVALID_ARGUMENT, "a bool operand"});
+        errors.push_back({{std::move(args), what}, TSR_INVALID_ARGUMENT, "a bool operand",
+                          "which subtraction does not support"});
       };
       if (scalar_other) {
         refused({tensor(TSR_DTYPE_BOOL), Arg::ScalarInt(1)}, "bool [3] - 1");
@@ -464,12 +471,14 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
              Arg::Tensor(Full({3}, TSR_DTYPE_INT64, 0)), Arg::String("floor")},
             "int64 by zero"},
            TSR_INVALID_ARGUMENT,
-           "integer division by zero (ZeroDivisionError)"},
+           "integer division by zero (ZeroDivisionError)",
+           "ZeroDivisionError"},
           {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
              Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)), Arg::String("round")},
             "'round'"},
            TSR_INVALID_ARGUMENT,
-           "an unknown rounding mode"}};
+           "an unknown rounding mode",
+           "expected rounding_mode to be one of None, 'trunc' or 'floor'"}};
     };
     db.push_back(std::move(op));
   }
@@ -537,7 +546,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                                         Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))},
                                        "float32 condition"},
                                       TSR_INVALID_ARGUMENT,
-                                      "a condition that is not bool"}};
+                                      "a condition that is not bool",
+                                      "expected argument 'condition' to be bool"}};
     };
     db.push_back(std::move(op));
   }
@@ -594,14 +604,18 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
     // uint8, 300 does not fit; 1e300 does not fit float32.
     op.errors = [](Rng& rng) {
       std::vector<ErrorInput> errors;
-      const std::tuple<tsr_dtype, Arg, Arg, const char*> bounds[] = {
-          {TSR_DTYPE_UINT8, Arg::ScalarInt(-1), Arg::ScalarInt(300), "uint8 in [-1, 300]"},
-          {TSR_DTYPE_INT32, Arg::None(), Arg::ScalarInt(1LL << 40), "int32 below 2^40"},
-          {TSR_DTYPE_FLOAT32, Arg::ScalarDouble(-1e300), Arg::None(), "float32 above -1e300"}};
-      for (const auto& [dtype, lo, hi, what] : bounds) {
+      const std::tuple<tsr_dtype, Arg, Arg, const char*, const char*> bounds[] = {
+          {TSR_DTYPE_UINT8, Arg::ScalarInt(-1), Arg::ScalarInt(300), "uint8 in [-1, 300]",
+           "cannot be converted to uint8 without overflow"},
+          {TSR_DTYPE_INT32, Arg::None(), Arg::ScalarInt(1LL << 40), "int32 below 2^40",
+           "cannot be converted to int32 without overflow"},
+          {TSR_DTYPE_FLOAT32, Arg::ScalarDouble(-1e300), Arg::None(), "float32 above -1e300",
+           "cannot be converted to float32 without overflow"}};
+      for (const auto& [dtype, lo, hi, what, message] : bounds) {
         errors.push_back({{{Arg::Tensor(MakeTensor({3}, dtype, rng)), lo, hi}, what},
                           TSR_INVALID_ARGUMENT,
-                          "a bound that overflows the result dtype"});
+                          "a bound that overflows the result dtype",
+                          message});
       }
       return errors;
     };
@@ -718,7 +732,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
              Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng)), Arg::ScalarDouble(0.5)},
             "float32 to float64"},
            TSR_INVALID_ARGUMENT,
-           "end of another dtype (lerp does not promote)"}};
+           "end of another dtype (lerp does not promote)",
+           "expected dtype float32 for `end` but got dtype float64"}};
     };
     db.push_back(std::move(op));
   }
@@ -757,7 +772,8 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                                         Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT64, rng))},
                                        "float64 weight"},
                                       TSR_INVALID_ARGUMENT,
-                                      "weight of another dtype (lerp does not promote)"}};
+                                      "weight of another dtype (lerp does not promote)",
+                                      "expected dtype float32 for `weight` but got dtype float64"}};
     };
     db.push_back(std::move(op));
   }
@@ -835,19 +851,22 @@ void AddPointwiseOps(std::vector<OpInfo>& db) {
                                         Arg::Tensor(MakeTensor({1}, TSR_DTYPE_FLOAT32, rng))},
                                        "1-D value"},
                                       TSR_INVALID_ARGUMENT,
-                                      "a value tensor that is not 0-dim"},
+                                      "a value tensor that is not 0-dim",
+                                      "only supports a 0-dimensional value tensor"},
                                      {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
                                         Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng)),
                                         Arg::Tensor(MakeTensor({}, TSR_DTYPE_FLOAT32, rng))},
                                        "float32 mask"},
                                       TSR_INVALID_ARGUMENT,
-                                      "a mask that is not bool"},
+                                      "a mask that is not bool",
+                                      "expected argument 'mask' to be bool"},
                                      {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT8, rng)),
                                         Arg::Tensor(Full({3}, TSR_DTYPE_BOOL, 0)),
                                         Arg::Tensor(Full({}, TSR_DTYPE_FLOAT32, 200))},
                                        "int8 self, a mask selecting nothing, 200"},
                                       TSR_INVALID_ARGUMENT,
-                                      "a value that overflows self's dtype"}};
+                                      "a value that overflows self's dtype",
+                                      "cannot be converted to int8 without overflow"}};
     };
     db.push_back(std::move(op));
   }

@@ -45,7 +45,8 @@ struct BinarySpec {
 // with a Scalar of the dtype's kind.
 std::vector<Sample> BinarySamples(tsr_dtype dtype, Rng& rng, bool exclude_zero, bool scalar_other);
 
-// AddBinary: the OpInfo of a spec, with an error input for shapes that do not broadcast.
+// AddBinary: the OpInfo of a spec, with an error input for shapes that do not broadcast (none for
+// the Scalar overload, whose `other` broadcasts with any self).
 void AddBinary(std::vector<OpInfo>& db, const BinarySpec& b);
 
 }  // namespace pointwise

@@ -343,7 +343,7 @@ OpInfo WindowOp(int nd, bool max, bool with_indices) {
     if (max && !with_indices) r.resize(1);
     return r;
   };
-  op.errors = [nd, max](Rng& rng) {
+  op.errors = [nd, max, with_indices](Rng& rng) {
     auto x = [&](const Shape& shape, tsr_dtype d = TSR_DTYPE_FLOAT32) {
       return Arg::Tensor(MakeTensor(shape, d, rng));
     };
@@ -363,51 +363,127 @@ OpInfo WindowOp(int nd, bool max, bool with_indices) {
       }
       return a;
     };
+    // words: the refusal in this op's words. avg_pool1d and max_pool1d_with_indices check their
+    // lists, then refuse as the 2-d op they call; max_pool1d has its own checks (MaxPooling.cpp);
+    // avg_pool3d and max_pool3d word their list checks apart and share pool3d_shape_check's.
+    const bool own_1d = nd == 1 && max && !with_indices;
+    auto words = [nd, max, own_1d](std::string via_2d, std::string max_1d, std::string avg_3d,
+                                   std::string max_3d) {
+      if (nd == 3) return max ? max_3d : avg_3d;
+      return own_1d ? max_1d : via_2d;
+    };
     std::vector<ErrorInput> e;
-    e.push_back(Refused(call(x(good), {2, 2}, {}, {0}), TSR_INVALID_ARGUMENT,
-                        "a kernel_size of two values"));
     e.push_back(
-        Refused(call(x(good), {2}, {1, 1}, {0}), TSR_INVALID_ARGUMENT, "a stride of two values"));
+        Saying(Refused(call(x(good), {2, 2}, {}, {0}), TSR_INVALID_ARGUMENT,
+                       "a kernel_size of two values"),
+               words("argument 'kernel_size' should contain one int (got 2)",
+                     "kernel_size must be an int, list of ints or tuple of ints of size 1 but got "
+                     "size 2",
+                     "kernel_size must be a single int, or a tuple of three ints",
+                     "kernel_size must either be a single int, or a tuple of three ints")));
+    e.push_back(Saying(
+        Refused(call(x(good), {2}, {1, 1}, {0}), TSR_INVALID_ARGUMENT, "a stride of two values"),
+        words(
+            "argument 'stride' should contain one int (got 2)",
+            "stride must be None, an int, list of ints, or tuple of ints of size 1 but got size 2",
+            "stride must be omitted, a single int, or a tuple of three ints",
+            "stride must either be omitted, a single int, or a tuple of three ints")));
+    e.push_back(Saying(
+        Refused(call(x(good), {2}, {1}, {0, 0}), TSR_INVALID_ARGUMENT, "a padding of two values"),
+        words("argument 'padding' should contain one int (got 2)",
+              "padding must be an int, list of ints, or tuple of ints of size 1 but got size 2",
+              "padding must be a single int, or a tuple of three ints",
+              "padding must be either be a single int, or a tuple of three ints")));
+    // The 2-d ops refuse a negative pad with their "at most half" message (ATen's
+    // pooling_output_shape: "pad must be non-negative").
+    e.push_back(Saying(
+        Refused(call(x(good), {2}, {1}, {-1}), TSR_INVALID_ARGUMENT, "pad must be non-negative"),
+        words("pad should be at most half of effective kernel size, but got pad=-1",
+              "padding must be non-negative, but got -1",
+              "pad must be non-negative, but got pad: -1",
+              "pad must be non-negative, but got pad: -1")));
     e.push_back(
-        Refused(call(x(good), {2}, {1}, {0, 0}), TSR_INVALID_ARGUMENT, "a padding of two values"));
+        Saying(Refused(call(x(good), {2}, {1}, {2}), TSR_INVALID_ARGUMENT,
+                       "pad should be at most half of (effective) kernel size"),
+               words("pad should be at most half of effective kernel size, but got pad=2",
+                     "padding should be at most half of kernel size, but got padding=2 and "
+                     "kernel_size=2",
+                     "pad should be at most half of effective kernel size, but got pad=2",
+                     "pad should be at most half of effective kernel size, but got pad=2")));
+    e.push_back(Saying(
+        Refused(call(x(good), {2}, {0}, {0}), TSR_INVALID_ARGUMENT, "stride should not be zero"),
+        words("expected kernel_size, stride and dilation > 0, got kernel_size 2, stride 0",
+              "stride must be greater than zero, but got 0", "stride should not be zero",
+              "stride should not be zero")));
     e.push_back(
-        Refused(call(x(good), {2}, {1}, {-1}), TSR_INVALID_ARGUMENT, "pad must be non-negative"));
-    e.push_back(Refused(call(x(good), {2}, {1}, {2}), TSR_INVALID_ARGUMENT,
-                        "pad should be at most half of (effective) kernel size"));
-    e.push_back(
-        Refused(call(x(good), {2}, {0}, {0}), TSR_INVALID_ARGUMENT, "stride should not be zero"));
-    e.push_back(Refused(call(x(good), {0}, {1}, {0}), TSR_INVALID_ARGUMENT, "a kernel of size 0"));
+        Saying(Refused(call(x(good), {0}, {1}, {0}), TSR_INVALID_ARGUMENT, "a kernel of size 0"),
+               words("expected kernel_size, stride and dilation > 0, got kernel_size 0",
+                     "kernel_size must be greater than zero, but got 0",
+                     "kernel size should be greater than zero, but got kT: 0 kH: 0 kW: 0",
+                     "kernel size should be greater than zero, but got kT: 0 kH: 0 kW: 0")));
     const Shape low = nd == 1 ? Shape{6} : Shape{4, 4, 4};
     const Shape high = nd == 1 ? Shape{1, 2, 3, 6} : Shape{1, 1, 2, 4, 4, 4};
-    e.push_back(
-        Refused(call(x(low), {2}, {}, {0}), TSR_INVALID_ARGUMENT, "an input of too few dims"));
-    e.push_back(
-        Refused(call(x(high), {2}, {}, {0}), TSR_INVALID_ARGUMENT, "an input of too many dims"));
+    const std::string own_dims =
+        "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:";
+    const std::string dims_3d = "non-empty 4D or 5D (batch mode) tensor expected for input";
+    e.push_back(Saying(
+        Refused(call(x(low), {2}, {}, {0}), TSR_INVALID_ARGUMENT, "an input of too few dims"),
+        words("Expected 2 to 3 dimensions, but got 1-dimensional tensor for argument #1 'self'",
+              own_dims + "[6]", dims_3d, dims_3d)));
+    e.push_back(Saying(
+        Refused(call(x(high), {2}, {}, {0}), TSR_INVALID_ARGUMENT, "an input of too many dims"),
+        words("Expected 2 to 3 dimensions, but got 4-dimensional tensor for argument #1 'self'",
+              own_dims + "[1, 2, 3, 6]", dims_3d, dims_3d)));
     const Shape small = nd == 1 ? Shape{2, 3, 1} : Shape{1, 2, 1, 4, 4};
-    e.push_back(Refused(call(x(small), {3}, {1}, {0}), TSR_INVALID_ARGUMENT,
-                        "an input smaller than the kernel: output size is too small"));
+    e.push_back(Saying(Refused(call(x(small), {3}, {1}, {0}), TSR_INVALID_ARGUMENT,
+                               "an input smaller than the kernel: output size is too small"),
+                       words("output size is too small (input [2, 3, 1, 1], kernel 3)",
+                             "Invalid computed output size: -1",
+                             "input image (T: 1 H: 4 W: 4) smaller than kernel size (kT: 3 kH: 3 "
+                             "kW: 3)",
+                             "Calculated output size: (2x-1x2x2). Output size is too small")));
     const Shape empty_channel = nd == 1 ? Shape{2, 0, 6} : Shape{1, 0, 4, 4, 4};
-    e.push_back(Refused(call(x(empty_channel), {2}, {}, {0}), TSR_INVALID_ARGUMENT,
-                        "an empty non-batch dim"));
-    e.push_back(
-        Refused(call(x(good, TSR_DTYPE_INT32), {2}, {}, {0}), TSR_UNIMPLEMENTED, "an int32 input"));
+    const std::string empty_3d =
+        "Expected input's non-batch dimensions to have positive length, but input has a shape of "
+        "[1, 0, 4, 4, 4]";
+    e.push_back(Saying(Refused(call(x(empty_channel), {2}, {}, {0}), TSR_INVALID_ARGUMENT,
+                               "an empty non-batch dim"),
+                       words("expected a 3D or 4D (batch mode) input with optional 0 dim batch "
+                             "size, got [2, 0, 1, 6]",
+                             own_dims + "[2, 0, 6]", empty_3d, empty_3d)));
+    e.push_back(Saying(
+        Refused(call(x(good, TSR_DTYPE_INT32), {2}, {}, {0}), TSR_UNIMPLEMENTED, "an int32 input"),
+        "not implemented for dtype int32"));
     if (max) {
-      e.push_back(Refused(call(x(good), {2}, {1}, {0}, {0}), TSR_INVALID_ARGUMENT,
-                          "dilation should be greater than zero"));
-      e.push_back(Refused(call(x(good, TSR_DTYPE_INT64), {2}, {}, {0}), TSR_UNIMPLEMENTED,
-                          "an int64 input"));
-      e.push_back(Refused(call(x(good), {2}, {1}, {0}, {1, 1}), TSR_INVALID_ARGUMENT,
-                          "a dilation of two values"));
+      e.push_back(Saying(Refused(call(x(good), {2}, {1}, {0}, {0}), TSR_INVALID_ARGUMENT,
+                                 "dilation should be greater than zero"),
+                         words("expected kernel_size, stride and dilation > 0, got kernel_size 2, "
+                               "stride 1, dilation 0",
+                               "dilation must be greater than zero, but got 0", "",
+                               "dilation should be greater than zero, but got dilationT: 0 "
+                               "dilationH: 0 dilationW: 0")));
+      e.push_back(Saying(Refused(call(x(good, TSR_DTYPE_INT64), {2}, {}, {0}), TSR_UNIMPLEMENTED,
+                                 "an int64 input"),
+                         "not implemented for dtype int64"));
+      e.push_back(
+          Saying(Refused(call(x(good), {2}, {1}, {0}, {1, 1}), TSR_INVALID_ARGUMENT,
+                         "a dilation of two values"),
+                 words("argument 'dilation' should contain one int (got 2)",
+                       "dilation must be an int, list of ints or tuple of ints of size 1 "
+                       "but got size 2",
+                       "", "dilation must be either a single int, or a tuple of three ints")));
     }
     if (nd == 3) {
       // pool3d_shape_check's pad rule is against the kernel size itself, also with dilation.
       if (max) {
-        e.push_back(Refused(call(x({1, 1, 9, 9, 9}), {3}, {1}, {2}, {2}), TSR_INVALID_ARGUMENT,
-                            "pad 2 for kernel 3 with dilation 2"));
+        e.push_back(Saying(Refused(call(x({1, 1, 9, 9, 9}), {3}, {1}, {2}, {2}),
+                                   TSR_INVALID_ARGUMENT, "pad 2 for kernel 3 with dilation 2"),
+                           "pad should be smaller than or equal to half of effective kernel size, "
+                           "but got padT: 2 padW: 2 padH: 2"));
       } else {
         std::vector<Arg> a = call(x(good), {2}, {}, {0});
         a[6] = Arg::Int(0);
-        e.push_back(Refused(a, TSR_INVALID_ARGUMENT, "divisor must be not zero"));
+        e.push_back(RefusedSaying(a, TSR_INVALID_ARGUMENT, "divisor must be not zero"));
       }
     }
     return e;
@@ -471,7 +547,7 @@ OpInfo AdaptiveOp(int nd, bool max, bool kernel) {
   op.reference = [max](const Sample& s) {
     return AdaptivePool(s.args[0].tensor, s.args[1].ints, max);
   };
-  op.errors = [nd, max](Rng& rng) {
+  op.errors = [nd, max, kernel](Rng& rng) {
     auto x = [&](const Shape& shape, tsr_dtype d = TSR_DTYPE_FLOAT32) {
       return Arg::Tensor(MakeTensor(shape, d, rng));
     };
@@ -479,33 +555,58 @@ OpInfo AdaptiveOp(int nd, bool max, bool kernel) {
                        : nd == 2 ? Shape{2, 3, 6, 6}
                                  : Shape{1, 2, 4, 4, 4};
     const Shape outs(static_cast<size_t>(nd), 2);
+    const std::string n = std::to_string(nd);
     std::vector<ErrorInput> e;
     Shape long_outs = outs;
     long_outs.push_back(2);
-    e.push_back(Refused({x(good), Arg::Ints(long_outs)}, TSR_INVALID_ARGUMENT,
-                        "an output_size one too long"));
+    const std::string too_long =
+        nd == 1 ? "argument 'output_size' should contain one int (got 2)"
+        : max   ? "internal error: output_size.size() must be " + n
+                : "output_size must be " + n + ", got " + std::to_string(nd + 1) + " values";
+    e.push_back(Saying(Refused({x(good), Arg::Ints(long_outs)}, TSR_INVALID_ARGUMENT,
+                               "an output_size one too long"),
+                       too_long));
     const Shape low(good.begin() + 2, good.end());
     Shape high = good;
     high.insert(high.begin(), 1);
+    // dims: the message for an input of `shape`, of a wrong number of dims.
+    auto dims = [nd, max](const Shape& shape) {
+      if (nd == 1) {
+        return "Expected 2 to 3 dimensions, but got " + std::to_string(shape.size()) +
+               "-dimensional tensor for argument #1 'self'";
+      }
+      return "Expected " + std::to_string(nd + 1) + "D or " + std::to_string(nd + 2) +
+             "D tensor, but got" + (max ? ": " : " ") + ShapeString(shape);
+    };
     e.push_back(
-        Refused({x(low), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT, "an input of too few dims"));
-    e.push_back(
-        Refused({x(high), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT, "an input of too many dims"));
+        Saying(Refused({x(low), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT, "an input of too few dims"),
+               dims(low)));
+    e.push_back(Saying(
+        Refused({x(high), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT, "an input of too many dims"),
+        dims(high)));
+    const std::string empty = "Expected input to have non-zero size for non-batch dimensions";
     Shape empty_last = good;
     empty_last.back() = 0;
-    e.push_back(
-        Refused({x(empty_last), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT, "an empty spatial dim"));
+    e.push_back(Saying(
+        Refused({x(empty_last), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT, "an empty spatial dim"),
+        empty));
+    // adaptive_avg_pool checks output_size; the kernels (and adaptive_max_pool) refuse it as
+    // the output's size, as ATen does.
     Shape negative = outs;
     negative[0] = -1;
-    e.push_back(
-        Refused({x(good), Arg::Ints(negative)}, TSR_INVALID_ARGUMENT, "a negative output size"));
-    e.push_back(
-        Refused({x(good, TSR_DTYPE_INT64), Arg::Ints(outs)}, TSR_UNIMPLEMENTED, "an int64 input"));
+    e.push_back(Saying(
+        Refused({x(good), Arg::Ints(negative)}, TSR_INVALID_ARGUMENT, "a negative output size"),
+        max || kernel ? "Trying to create tensor with negative dimension -1"
+                      : "elements of output_size must be greater than or equal to 0"));
+    e.push_back(Saying(
+        Refused({x(good, TSR_DTYPE_INT64), Arg::Ints(outs)}, TSR_UNIMPLEMENTED, "an int64 input"),
+        "not implemented for dtype int64"));
     if (max) {
       Shape empty_channel = good;
       empty_channel[1] = 0;
-      e.push_back(Refused({x(empty_channel), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT,
-                          "an empty non-batch dim"));
+      e.push_back(Saying(Refused({x(empty_channel), Arg::Ints(outs)}, TSR_INVALID_ARGUMENT,
+                                 "an empty non-batch dim"),
+                         empty));
     }
     return e;
   };
@@ -580,34 +681,56 @@ OpInfo UnpoolOp(int nd) {
       return Arg::Tensor(MakeTensor(shape, d, rng));
     };
     const int64_t plane = nd == 2 ? 16 : 64;
+    const std::string volume = nd == 2 ? "4x4" : "4x4x4";
     std::vector<ErrorInput> e;
-    e.push_back(Refused(call(x(in), index(1, TSR_DTYPE_INT32), outs), TSR_INVALID_ARGUMENT,
-                        "elements in indices should be type int64"));
-    e.push_back(Refused(call(x(in), index(plane), outs), TSR_INVALID_ARGUMENT,
-                        "Found an invalid max index (past the plane)"));
-    e.push_back(Refused(call(x(in), index(-1), outs), TSR_INVALID_ARGUMENT,
-                        "Found an invalid max index (negative)"));
+    e.push_back(RefusedSaying(call(x(in), index(1, TSR_DTYPE_INT32), outs), TSR_INVALID_ARGUMENT,
+                              "elements in indices should be type int64"));
+    e.push_back(Saying(Refused(call(x(in), index(plane), outs), TSR_INVALID_ARGUMENT,
+                               "Found an invalid max index (past the plane)"),
+                       "Found an invalid max index: " + std::to_string(plane) +
+                           " (output volumes are of size " + volume + ")"));
+    e.push_back(
+        Saying(Refused(call(x(in), index(-1), outs), TSR_INVALID_ARGUMENT,
+                       "Found an invalid max index (negative)"),
+               "Found an invalid max index: -1 (output volumes are of size " + volume + ")"));
     Shape short_outs(static_cast<size_t>(nd - 1), 4);
-    e.push_back(Refused(call(x(in), index(1), short_outs), TSR_INVALID_ARGUMENT,
-                        "an output_size one too short"));
+    e.push_back(Saying(Refused(call(x(in), index(1), short_outs), TSR_INVALID_ARGUMENT,
+                               "an output_size one too short"),
+                       nd == 2 ? "There should be exactly two elements (height, width) in "
+                                 "output_size, but got 1 elements."
+                               : "There should be exactly three elements (depth, height, width) "
+                                 "in output_size, but got 2 elements."));
     const Shape low(in.begin() + 2, in.end());
-    e.push_back(Refused(call(x(low), index(1, TSR_DTYPE_INT64, low), outs), TSR_INVALID_ARGUMENT,
-                        "an input of too few dims"));
+    e.push_back(Saying(Refused(call(x(low), index(1, TSR_DTYPE_INT64, low), outs),
+                               TSR_INVALID_ARGUMENT, "an input of too few dims"),
+                       nd == 2 ? "Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
+                                 "tensor with 2 dimensions."
+                               : "Input to max_unpooling3d should be a 4d or 5d Tensor, but got a "
+                                 "tensor with 3 dimensions."));
     Shape other = in;
     other.back() = 1;
-    e.push_back(Refused(call(x(in), index(1, TSR_DTYPE_INT64, other), outs), TSR_INVALID_ARGUMENT,
-                        "indices of another shape than self"));
+    e.push_back(Saying(Refused(call(x(in), index(1, TSR_DTYPE_INT64, other), outs),
+                               TSR_INVALID_ARGUMENT, "indices of another shape than self"),
+                       "Expected shape of indices to be same as that of the input tensor (" +
+                           ShapeString(in) +
+                           ") but got indices tensor with shape: " + ShapeString(other)));
     Shape empty_channel = in;
     empty_channel[1] = 0;
-    e.push_back(Refused(call(x(empty_channel), index(1, TSR_DTYPE_INT64, empty_channel), outs),
-                        TSR_INVALID_ARGUMENT, "an empty non-batch dim"));
     e.push_back(
-        Refused(call(x(in, TSR_DTYPE_INT64), index(1), outs), TSR_UNIMPLEMENTED, "an int64 self"));
+        Saying(Refused(call(x(empty_channel), index(1, TSR_DTYPE_INT64, empty_channel), outs),
+                       TSR_INVALID_ARGUMENT, "an empty non-batch dim"),
+               "Expected input to have non-zero size for non-batch dimensions, but got " +
+                   ShapeString(empty_channel) + " with dimension 1 being empty."));
+    e.push_back(Saying(
+        Refused(call(x(in, TSR_DTYPE_INT64), index(1), outs), TSR_UNIMPLEMENTED, "an int64 self"),
+        "not implemented for dtype int64"));
     if (nd == 3) {
-      e.push_back(Refused(call(x(in), index(1), outs, {0, 2, 2}), TSR_INVALID_ARGUMENT,
-                          "strides should be greater than zero"));
-      e.push_back(Refused(call(x(in), index(1), outs, {2, 2}), TSR_INVALID_ARGUMENT,
-                          "a stride of two values"));
+      e.push_back(RefusedSaying(call(x(in), index(1), outs, {0, 2, 2}), TSR_INVALID_ARGUMENT,
+                                "strides should be greater than zero"));
+      e.push_back(Saying(Refused(call(x(in), index(1), outs, {2, 2}), TSR_INVALID_ARGUMENT,
+                                 "a stride of two values"),
+                         "There should be exactly three elements (depth, height, width) in "
+                         "stride, but got: 2 elements."));
     }
     return e;
   };

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 
 namespace tessera {
 namespace conformance {
@@ -164,20 +165,27 @@ void AddRoll(std::vector<OpInfo>& db) {
     // error_inputs_roll, and the other dims the same checks refuse. (A dim out of range of an
     // empty self is not among them: ATen's CPU roll returns a clone before it looks at dims.)
     return std::vector<ErrorInput>{
-        Refused({F32({5}, rng), Arg::Ints({})}, "[5] shifts []", TSR_INVALID_ARGUMENT,
-                "no shifts (`shifts` required)"),
-        Refused({F32({5, 5}, rng), Arg::Ints({2, 1}), Arg::Ints({0})}, "shifts [2, 1] dims [0]",
-                TSR_INVALID_ARGUMENT, "more shifts than dims"),
-        Refused({F32({5, 5}, rng), Arg::Ints({1}), Arg::Ints({0, 1})}, "shifts [1] dims [0, 1]",
-                TSR_INVALID_ARGUMENT, "fewer shifts than dims"),
-        Refused({F32({5, 5}, rng), Arg::Ints({1, 2})}, "shifts [1, 2] without dims",
-                TSR_INVALID_ARGUMENT, "several shifts for the flattened self"),
-        Refused({F32({5}, rng), Arg::Ints({0}), Arg::Ints({2})}, "[5] dims [2]", TSR_OUT_OF_RANGE,
-                "a dim out of range"),
-        Refused({F32({2, 3}, rng), Arg::Ints({1, 1}), Arg::Ints({0, -3})}, "[2, 3] dims [0, -3]",
-                TSR_OUT_OF_RANGE, "a dim out of range"),
-        Refused({F32({}, rng), Arg::Ints({0}), Arg::Ints({0})}, "0-dim dims [0]", TSR_OUT_OF_RANGE,
-                "a dim of a 0-dim self (IndexError: no dimensions)")};
+        Saying(Refused({F32({5}, rng), Arg::Ints({})}, "[5] shifts []", TSR_INVALID_ARGUMENT,
+                       "no shifts (`shifts` required)"),
+               "`shifts` required"),
+        Saying(Refused({F32({5, 5}, rng), Arg::Ints({2, 1}), Arg::Ints({0})},
+                       "shifts [2, 1] dims [0]", TSR_INVALID_ARGUMENT, "more shifts than dims"),
+               "shifts and dimensions must align. shifts: 2, dims: 1"),
+        Saying(Refused({F32({5, 5}, rng), Arg::Ints({1}), Arg::Ints({0, 1})},
+                       "shifts [1] dims [0, 1]", TSR_INVALID_ARGUMENT, "fewer shifts than dims"),
+               "shifts and dimensions must align. shifts: 1, dims: 2"),
+        Saying(Refused({F32({5, 5}, rng), Arg::Ints({1, 2})}, "shifts [1, 2] without dims",
+                       TSR_INVALID_ARGUMENT, "several shifts for the flattened self"),
+               "shifts and dimensions must align. shifts: 2, dims: 0"),
+        Saying(Refused({F32({5}, rng), Arg::Ints({0}), Arg::Ints({2})}, "[5] dims [2]",
+                       TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 2)"),
+        Saying(Refused({F32({2, 3}, rng), Arg::Ints({1, 1}), Arg::Ints({0, -3})},
+                       "[2, 3] dims [0, -3]", TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got -3)"),
+        Saying(Refused({F32({}, rng), Arg::Ints({0}), Arg::Ints({0})}, "0-dim dims [0]",
+                       TSR_OUT_OF_RANGE, "a dim of a 0-dim self (IndexError: no dimensions)"),
+               "Dimension specified as 0 but tensor has no dimensions")};
   };
   db.push_back(std::move(op));
 }
@@ -237,18 +245,28 @@ void AddRot90(std::vector<OpInfo>& db) {
     };
     // error_inputs_rot90, then the range checks, which are RuntimeErrors in ATen's rot90.
     return std::vector<ErrorInput>{
-        Refused(call({5, 5}, {0}), "dims [0]", TSR_INVALID_ARGUMENT, "one rotation dim"),
-        Refused(call({5, 5}, {0, 1, 1}), "dims [0, 1, 1]", TSR_INVALID_ARGUMENT,
-                "three rotation dims"),
-        Refused({F32({5}, rng)}, "[5]", TSR_INVALID_ARGUMENT, "a self of fewer than 2 dims"),
-        Refused({F32({}, rng)}, "0-dim", TSR_INVALID_ARGUMENT, "a self of fewer than 2 dims"),
-        Refused(call({5, 5}, {1, 1}), "dims [1, 1]", TSR_INVALID_ARGUMENT, "the same dim twice"),
-        Refused(call({5, 5}, {0, -2}), "dims [0, -2]", TSR_INVALID_ARGUMENT,
-                "the same dim twice, once negative"),
-        Refused(call({5, 5}, {0, 5}), "dims [0, 5] of [5, 5]", TSR_INVALID_ARGUMENT,
-                "a dim out of range (RuntimeError)"),
-        Refused(call({2, 3, 4}, {-4, 0}), "dims [-4, 0] of [2, 3, 4]", TSR_INVALID_ARGUMENT,
-                "a dim out of range (RuntimeError)")};
+        Saying(Refused(call({5, 5}, {0}), "dims [0]", TSR_INVALID_ARGUMENT, "one rotation dim"),
+               "expected total rotation dims == 2, but got dims = 1"),
+        Saying(Refused(call({5, 5}, {0, 1, 1}), "dims [0, 1, 1]", TSR_INVALID_ARGUMENT,
+                       "three rotation dims"),
+               "expected total rotation dims == 2, but got dims = 3"),
+        Saying(Refused({F32({5}, rng)}, "[5]", TSR_INVALID_ARGUMENT, "a self of fewer than 2 dims"),
+               "expected total dims >= 2, but got total dims = 1"),
+        Saying(
+            Refused({F32({}, rng)}, "0-dim", TSR_INVALID_ARGUMENT, "a self of fewer than 2 dims"),
+            "expected total dims >= 2, but got total dims = 0"),
+        Saying(Refused(call({5, 5}, {1, 1}), "dims [1, 1]", TSR_INVALID_ARGUMENT,
+                       "the same dim twice"),
+               "expected rotation dims to be different, but got dim0 = 1 and dim1 = 1"),
+        Saying(Refused(call({5, 5}, {0, -2}), "dims [0, -2]", TSR_INVALID_ARGUMENT,
+                       "the same dim twice, once negative"),
+               "expected rotation dims to be different, but got dim0 = 0 and dim1 = -2"),
+        Saying(Refused(call({5, 5}, {0, 5}), "dims [0, 5] of [5, 5]", TSR_INVALID_ARGUMENT,
+                       "a dim out of range (RuntimeError)"),
+               "Rotation dim1 out of range, dim1 = 5"),
+        Saying(Refused(call({2, 3, 4}, {-4, 0}), "dims [-4, 0] of [2, 3, 4]", TSR_INVALID_ARGUMENT,
+                       "a dim out of range (RuntimeError)"),
+               "Rotation dim0 out of range, dim0 = -4")};
   };
   db.push_back(std::move(op));
 }
@@ -295,9 +313,11 @@ void AddDiag(std::vector<OpInfo>& db) {
   op.errors = [](Rng& rng) {
     // error_inputs_diag: "diag(): Supports 1D or 2D tensors".
     return std::vector<ErrorInput>{
-        Refused({F32({}, rng), Arg::Int(0)}, "0-dim", TSR_INVALID_ARGUMENT, "a 0-dim self"),
-        Refused({F32({1, 1, 1}, rng), Arg::Int(0)}, "[1, 1, 1]", TSR_INVALID_ARGUMENT,
-                "a 3-D self")};
+        Saying(Refused({F32({}, rng), Arg::Int(0)}, "0-dim", TSR_INVALID_ARGUMENT, "a 0-dim self"),
+               "Supports 1D or 2D tensors. Got 0D"),
+        Saying(Refused({F32({1, 1, 1}, rng), Arg::Int(0)}, "[1, 1, 1]", TSR_INVALID_ARGUMENT,
+                       "a 3-D self"),
+               "Supports 1D or 2D tensors. Got 3D")};
   };
   db.push_back(std::move(op));
 }
@@ -350,15 +370,24 @@ void AddDiagEmbed(std::vector<OpInfo>& db) {
     };
     // error_inputs_diagonal_diag_embed; dims wrap over self's dims + 1.
     return std::vector<ErrorInput>{
-        Refused(call({3, 4}, 1, 1), "dims 1, 1", TSR_INVALID_ARGUMENT, "the same dim twice"),
-        Refused(call({3, 4, 5}, 1, -3), "dims 1, -3 of a 4-D result", TSR_INVALID_ARGUMENT,
-                "the same dim twice, once negative"),
-        Refused(call({3, 4}, 10000, -1), "dim1 10000", TSR_OUT_OF_RANGE, "a dim out of range"),
-        Refused(call({3, 4}, -2, 10000), "dim2 10000", TSR_OUT_OF_RANGE, "a dim out of range"),
-        Refused(call({3, 4}, -4, -1), "dim1 -4 of a 3-D result", TSR_OUT_OF_RANGE,
-                "a dim out of range"),
-        Refused({F32({}, rng)}, "0-dim", TSR_OUT_OF_RANGE,
-                "a 0-dim self (dim1 -2 is out of range of a 1-D result)")};
+        Saying(Refused(call({3, 4}, 1, 1), "dims 1, 1", TSR_INVALID_ARGUMENT, "the same dim twice"),
+               "diagonal dimensions cannot be identical 1, 1"),
+        Saying(Refused(call({3, 4, 5}, 1, -3), "dims 1, -3 of a 4-D result", TSR_INVALID_ARGUMENT,
+                       "the same dim twice, once negative"),
+               "diagonal dimensions cannot be identical 1, -3"),
+        Saying(
+            Refused(call({3, 4}, 10000, -1), "dim1 10000", TSR_OUT_OF_RANGE, "a dim out of range"),
+            "Dimension out of range (expected to be in range of [-3, 2], but got 10000)"),
+        Saying(
+            Refused(call({3, 4}, -2, 10000), "dim2 10000", TSR_OUT_OF_RANGE, "a dim out of range"),
+            "Dimension out of range (expected to be in range of [-3, 2], but got 10000)"),
+        Saying(Refused(call({3, 4}, -4, -1), "dim1 -4 of a 3-D result", TSR_OUT_OF_RANGE,
+                       "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-3, 2], but got -4)"),
+        Saying(
+            Refused({F32({}, rng)}, "0-dim", TSR_OUT_OF_RANGE,
+                    "a 0-dim self (dim1 -2 is out of range of a 1-D result)"),
+            "expected a tensor with at least 1 dim (its last is the diagonal), got a 0-dim one")};
   };
   db.push_back(std::move(op));
 }
@@ -397,10 +426,12 @@ void AddTile(std::vector<OpInfo>& db) {
   op.errors = [](Rng& rng) {
     // repeat's empty() refuses the negative size it computes.
     return std::vector<ErrorInput>{
-        Refused({F32({2, 3}, rng), Arg::Ints({-1})}, "[2, 3] dims [-1]", TSR_INVALID_ARGUMENT,
-                "a negative repeat"),
-        Refused({F32({2}, rng), Arg::Ints({0, -2})}, "[2] dims [0, -2]", TSR_INVALID_ARGUMENT,
-                "a negative repeat beside a zero one")};
+        Saying(Refused({F32({2, 3}, rng), Arg::Ints({-1})}, "[2, 3] dims [-1]",
+                       TSR_INVALID_ARGUMENT, "a negative repeat"),
+               "dims must be non-negative, but got [-1]"),
+        Saying(Refused({F32({2}, rng), Arg::Ints({0, -2})}, "[2] dims [0, -2]",
+                       TSR_INVALID_ARGUMENT, "a negative repeat beside a zero one"),
+               "dims must be non-negative, but got [0, -2]")};
   };
   db.push_back(std::move(op));
 }

@@ -198,15 +198,18 @@ OpInfo NanSum() {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({2}), Arg::Bool(false)}, "[2, 3] dim [2]",
-                TSR_OUT_OF_RANGE, "a dim out of range"),
-        Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({0, -2}), Arg::Bool(false)},
-                "[2, 3] dim [0, -2]", TSR_INVALID_ARGUMENT, "a dim given twice"),
+        Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({2}), Arg::Bool(false)},
+                       "[2, 3] dim [2]", TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({0, -2}), Arg::Bool(false)},
+                       "[2, 3] dim [0, -2]", TSR_INVALID_ARGUMENT, "a dim given twice"),
+               "dim 0 appears multiple times in the list of dims"),
         // PyTorch's nansum kernel exists for floating types only; integer inputs take sum's.
-        Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::None(), Arg::Bool(false),
-                 Arg::Dtype(TSR_DTYPE_INT64)},
-                "float32 [2, 3] dtype int64", TSR_INVALID_ARGUMENT,
-                "a floating input summed in an integer dtype")};
+        Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::None(), Arg::Bool(false),
+                        Arg::Dtype(TSR_DTYPE_INT64)},
+                       "float32 [2, 3] dtype int64", TSR_INVALID_ARGUMENT,
+                       "a floating input summed in an integer dtype"),
+               "expected a floating dtype to sum a float32 tensor in, got int64")};
   };
   return op;
 }
@@ -241,13 +244,18 @@ OpInfo CountNonzero(bool dim_list) {
   };
   op.errors = [dim_list](Rng& rng) {
     std::vector<ErrorInput> e;
-    e.push_back(Refused({Arg::Tensor(F32({2, 3}, rng)), dim_list ? Arg::Ints({2}) : Arg::Int(2)},
-                        "[2, 3] dim 2", TSR_OUT_OF_RANGE, "a dim out of range"));
-    e.push_back(Refused({Arg::Tensor(F32({}, rng)), dim_list ? Arg::Ints({1}) : Arg::Int(1)},
-                        "[] dim 1", TSR_OUT_OF_RANGE, "a dim other than 0 or -1 of a 0-dim input"));
+    e.push_back(
+        Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), dim_list ? Arg::Ints({2}) : Arg::Int(2)},
+                       "[2, 3] dim 2", TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"));
+    e.push_back(
+        Saying(Refused({Arg::Tensor(F32({}, rng)), dim_list ? Arg::Ints({1}) : Arg::Int(1)},
+                       "[] dim 1", TSR_OUT_OF_RANGE, "a dim other than 0 or -1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)"));
     if (dim_list) {
-      e.push_back(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({1, -1})}, "[2, 3] dim [1, -1]",
-                          TSR_INVALID_ARGUMENT, "a dim given twice"));
+      e.push_back(Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({1, -1})},
+                                 "[2, 3] dim [1, -1]", TSR_INVALID_ARGUMENT, "a dim given twice"),
+                         "dim 1 appears multiple times in the list of dims"));
     }
     return e;
   };
@@ -298,16 +306,21 @@ OpInfo Aminmax() {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({Arg::Tensor(F32({0}, rng)), Arg::None(), Arg::Bool(false)}, "[0] dim None",
-                TSR_INVALID_ARGUMENT, "no elements and no dim (min and max have no identity)"),
+        Saying(
+            Refused({Arg::Tensor(F32({0}, rng)), Arg::None(), Arg::Bool(false)}, "[0] dim None",
+                    TSR_INVALID_ARGUMENT, "no elements and no dim (min and max have no identity)"),
+            "cannot compute aminmax over an empty dimension as the operation has no identity"),
         // PyTorch raises IndexError here (zero_numel_check_dims); Tessera's reductions give
         // INVALID_ARGUMENT for an empty reduced dim (amax, max.dim, argmax), and so does this.
-        Refused({Arg::Tensor(F32({3, 0}, rng)), Arg::Int(1), Arg::Bool(false)}, "[3, 0] dim 1",
-                TSR_INVALID_ARGUMENT, "a reduction over an empty dim"),
-        Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Int(2), Arg::Bool(false)}, "[2, 3] dim 2",
-                TSR_OUT_OF_RANGE, "a dim out of range"),
-        Refused({Arg::Tensor(F32({}, rng)), Arg::Int(1), Arg::Bool(false)}, "[] dim 1",
-                TSR_OUT_OF_RANGE, "a dim other than 0 or -1 of a 0-dim input")};
+        Saying(Refused({Arg::Tensor(F32({3, 0}, rng)), Arg::Int(1), Arg::Bool(false)},
+                       "[3, 0] dim 1", TSR_INVALID_ARGUMENT, "a reduction over an empty dim"),
+               "expected reduction dim 1 to have non-zero size (input shape [3, 0])"),
+        Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Int(2), Arg::Bool(false)},
+                       "[2, 3] dim 2", TSR_OUT_OF_RANGE, "a dim out of range"),
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({Arg::Tensor(F32({}, rng)), Arg::Int(1), Arg::Bool(false)}, "[] dim 1",
+                       TSR_OUT_OF_RANGE, "a dim other than 0 or -1 of a 0-dim input"),
+               "Dimension out of range (expected to be in range of [-1, 0], but got 1)")};
   };
   return op;
 }
@@ -361,14 +374,20 @@ OpInfo MomentsAndMean(bool is_std) {
   };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT32, rng))}, "int32 [3]",
-                TSR_INVALID_ARGUMENT, "an integer input"),
-        Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_BOOL, rng))}, "bool [3]",
-                TSR_INVALID_ARGUMENT, "a bool input"),
-        Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({2}), Arg::None(), Arg::Bool(false)},
-                "[2, 3] dim [2]", TSR_OUT_OF_RANGE, "a dim out of range"),
-        Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({1, -1}), Arg::None(), Arg::Bool(false)},
-                "[2, 3] dim [1, -1]", TSR_INVALID_ARGUMENT, "a dim given twice")};
+        Saying(Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT32, rng))}, "int32 [3]",
+                       TSR_INVALID_ARGUMENT, "an integer input"),
+               "expected a floating point input or dtype, got int32"),
+        Saying(Refused({Arg::Tensor(MakeTensor({3}, TSR_DTYPE_BOOL, rng))}, "bool [3]",
+                       TSR_INVALID_ARGUMENT, "a bool input"),
+               "expected a floating point input or dtype, got bool"),
+        Saying(
+            Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({2}), Arg::None(), Arg::Bool(false)},
+                    "[2, 3] dim [2]", TSR_OUT_OF_RANGE, "a dim out of range"),
+            "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
+        Saying(Refused({Arg::Tensor(F32({2, 3}, rng)), Arg::Ints({1, -1}), Arg::None(),
+                        Arg::Bool(false)},
+                       "[2, 3] dim [1, -1]", TSR_INVALID_ARGUMENT, "a dim given twice"),
+               "dim 1 appears multiple times in the list of dims")};
   };
   return op;
 }

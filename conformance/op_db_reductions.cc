@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 
 namespace tessera {
 namespace conformance {
@@ -154,7 +155,8 @@ void AddDimReduction(std::vector<OpInfo>& db, const std::string& name, const std
     args.push_back(single_dim ? Arg::Int(2) : Arg::Ints({2}));
     args.push_back(Arg::Bool(false));
     return std::vector<ErrorInput>{
-        {{args, "dim 2 of a 2D tensor"}, TSR_OUT_OF_RANGE, "a dim out of range"}};
+        Saying({{args, "dim 2 of a 2D tensor"}, TSR_OUT_OF_RANGE, "a dim out of range"},
+               "Dimension out of range (expected to be in range of [-2, 1], but got 2)")};
   };
   db.push_back(std::move(op));
 }
@@ -188,9 +190,11 @@ void AddFullReduction(std::vector<OpInfo>& db, const std::string& name, const st
   };
   if (nonempty) {
     op.errors = [](Rng&) {
-      return std::vector<ErrorInput>{{{{Arg::Tensor(Full({0}, TSR_DTYPE_FLOAT32, 0))}, "[0]"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "a reduction without identity over no elements"}};
+      return std::vector<ErrorInput>{
+          Saying({{{Arg::Tensor(Full({0}, TSR_DTYPE_FLOAT32, 0))}, "[0]"},
+                  TSR_INVALID_ARGUMENT,
+                  "a reduction without identity over no elements"},
+                 "expected reduction dim 0 to have non-zero size (input shape [0])")};
     };
   }
   db.push_back(std::move(op));
@@ -323,10 +327,11 @@ void AddReductionOps(std::vector<OpInfo>& db) {
       return r;
     };
     op.errors = [](Rng&) {
-      return std::vector<ErrorInput>{
+      return std::vector<ErrorInput>{Saying(
           {{{Arg::Tensor(Full({0}, TSR_DTYPE_FLOAT32, 0)), Arg::None(), Arg::Bool(false)}, "[0]"},
            TSR_INVALID_ARGUMENT,
-           "an empty input"}};
+           "an empty input"},
+          "expected reduction dim 0 to have non-zero size (input shape [0])")};
     };
     db.push_back(std::move(op));
   }
@@ -356,9 +361,10 @@ void AddReductionOps(std::vector<OpInfo>& db) {
     };
     op.errors = [](Rng& rng) {
       return std::vector<ErrorInput>{
-          {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT32, rng))}, "int32"},
-           TSR_INVALID_ARGUMENT,
-           "an integer input"}};
+          Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT32, rng))}, "int32"},
+                  TSR_INVALID_ARGUMENT,
+                  "an integer input"},
+                 "expected a floating point input or dtype, got int32")};
     };
     db.push_back(std::move(op));
   }
@@ -395,11 +401,12 @@ void AddReductionOps(std::vector<OpInfo>& db) {
       std::vector<ErrorInput> errors;
       for (const Arg& p :
            {Arg::ScalarDouble(INFINITY), Arg::ScalarDouble(-INFINITY), Arg::ScalarDouble(-2)}) {
-        errors.push_back({{{Arg::Tensor(MakeTensor({3, 0}, TSR_DTYPE_FLOAT32, rng)), p,
-                            Arg::Ints({1}), Arg::Bool(false)},
-                           "[3, 0] dim 1 p=" + p.ToString()},
-                          TSR_INVALID_ARGUMENT,
-                          "an order without identity over an empty dim"});
+        errors.push_back(Saying({{{Arg::Tensor(MakeTensor({3, 0}, TSR_DTYPE_FLOAT32, rng)), p,
+                                   Arg::Ints({1}), Arg::Bool(false)},
+                                  "[3, 0] dim 1 p=" + p.ToString()},
+                                 TSR_INVALID_ARGUMENT,
+                                 "an order without identity over an empty dim"},
+                                "norm over dim 1 of an input of shape [3, 0]: the dim is empty"));
       }
       return errors;
     };

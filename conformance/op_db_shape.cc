@@ -39,9 +39,10 @@ OpInfo Shaped(const std::string& name, const std::string& out) {
   return op;
 }
 
+// Refused: an error input whose error message must contain `message` (ErrorInput's).
 ErrorInput Refused(std::vector<Arg> args, const std::string& desc, tsr_code code,
-                   const std::string& what) {
-  return {{std::move(args), desc}, code, what};
+                   const std::string& what, const std::string& message) {
+  return {{std::move(args), desc}, code, what, message};
 }
 
 Arg F32(Shape shape, Rng& rng) {
@@ -160,27 +161,35 @@ void AddConstantPad(std::vector<OpInfo>& db) {
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
         Refused({F32({2, 3}, rng), Arg::Ints({1})}, "[2, 3] pad [1]", TSR_INVALID_ARGUMENT,
-                "a pad of odd length"),
+                "a pad of odd length",
+                "Length of pad must be even but instead it equals 1"),
         Refused({F32({3}, rng), Arg::Ints({1, 1, 1, 1})}, "[3] pad [1, 1, 1, 1]",
-                TSR_INVALID_ARGUMENT, "a pad longer than twice the dims"),
+                TSR_INVALID_ARGUMENT, "a pad longer than twice the dims",
+                "Length of pad should be no more than twice the number of dimensions"),
         Refused({F32({}, rng), Arg::Ints({1, 1})}, "0-dim pad [1, 1]", TSR_INVALID_ARGUMENT,
-                "a pad longer than twice the dims"),
+                "a pad longer than twice the dims",
+                "Length of pad should be no more than twice the number of dimensions"),
         // The crop narrows to a negative length (narrow's RuntimeError).
         Refused({F32({2, 3}, rng), Arg::Ints({-2, -2})}, "[2, 3] pad [-2, -2]",
-                TSR_INVALID_ARGUMENT, "a pad that makes a size negative"),
+                TSR_INVALID_ARGUMENT, "a pad that makes a size negative",
+                "plus negative padding -2 and -2 resulted in a negative output size"),
         Refused({F32({2, 3}, rng), Arg::Ints({1, -5, 1, 1})}, "[2, 3] pad [1, -5, 1, 1]",
-                TSR_INVALID_ARGUMENT, "a pad that makes a size negative"),
+                TSR_INVALID_ARGUMENT, "a pad that makes a size negative",
+                "plus negative padding 1 and -5 resulted in a negative output size"),
         // One side crops more than the dim holds, though the other side's padding makes the
         // total size non-negative: ATen narrows one side at a time and refuses.
         Refused({F32({4}, rng), Arg::Ints({3, -6})}, "[4] pad [3, -6]", TSR_INVALID_ARGUMENT,
-                "a crop larger than the dim, padded back"),
+                "a crop larger than the dim, padded back",
+                "padding 3 and -6 of dim 0 crop more than its 4 elements"),
         Refused({F32({4}, rng), Arg::Ints({-5, 10})}, "[4] pad [-5, 10]", TSR_INVALID_ARGUMENT,
-                "a crop larger than the dim, padded back"),
+                "a crop larger than the dim, padded back",
+                "padding -5 and 10 of dim 0 crop more than its 4 elements"),
         // fill_ converts the value with c10's overflow check.
         Refused({Arg::Tensor(MakeTensor({2}, TSR_DTYPE_UINT8, rng)), Arg::Ints({1, 1}),
                  Arg::ScalarInt(300)},
                 "uint8 [2] pad [1, 1] value 300", TSR_INVALID_ARGUMENT,
-                "a value that overflows the dtype")};
+                "a value that overflows the dtype",
+                "cannot be converted to uint8 without overflow")};
   };
   db.push_back(std::move(op));
 }
@@ -222,10 +231,12 @@ void AddRepeat(std::vector<OpInfo>& db) {
     return std::vector<HostTensor>{out};
   };
   op.errors = [](Rng& rng) {
-    return std::vector<ErrorInput>{Refused({F32({2, 3}, rng), Arg::Ints({2})}, "[2, 3] repeats [2]",
-                                           TSR_INVALID_ARGUMENT, "fewer repeats than dims"),
-                                   Refused({F32({2}, rng), Arg::Ints({-1})}, "[2] repeats [-1]",
-                                           TSR_INVALID_ARGUMENT, "a negative repeat")};
+    return std::vector<ErrorInput>{
+        Refused({F32({2, 3}, rng), Arg::Ints({2})}, "[2, 3] repeats [2]", TSR_INVALID_ARGUMENT,
+                "fewer repeats than dims",
+                "can not be smaller than number of dimensions of tensor (2)"),
+        Refused({F32({2}, rng), Arg::Ints({-1})}, "[2] repeats [-1]", TSR_INVALID_ARGUMENT,
+                "a negative repeat", "repeats must be non-negative, but got [-1]")};
   };
   db.push_back(std::move(op));
 }
@@ -246,9 +257,11 @@ void AddAlias(std::vector<OpInfo>& db) {
 // The errors every split refuses alike: a 0-dim self (RuntimeError "split/chunk expects at least
 // a 1-dimensional tensor") and a dim out of range (IndexError). `arg` is the op's second argument.
 std::vector<ErrorInput> SplitErrors(const Arg& arg, Rng& rng) {
-  return {Refused({F32({}, rng), arg, Arg::Int(0)}, "0-dim", TSR_INVALID_ARGUMENT, "a 0-dim self"),
+  return {Refused({F32({}, rng), arg, Arg::Int(0)}, "0-dim", TSR_INVALID_ARGUMENT, "a 0-dim self",
+                  "expects at least a 1-dimensional tensor"),
           Refused({F32({3, 4}, rng), arg, Arg::Int(2)}, "dim 2 of [3, 4]", TSR_OUT_OF_RANGE,
-                  "a dim out of range")};
+                  "a dim out of range",
+                  "Dimension out of range (expected to be in range of [-2, 1], but got 2)")};
 }
 
 // A split sample: self, the op's second argument (`label` names it), and dim unless left to
@@ -290,9 +303,11 @@ void AddSplits(std::vector<OpInfo>& db) {
     op.errors = [](Rng& rng) {
       std::vector<ErrorInput> e = SplitErrors(Arg::Int(2), rng);
       e.push_back(Refused({F32({3, 4}, rng), Arg::Int(-1)}, "split_size -1", TSR_INVALID_ARGUMENT,
-                          "a negative split_size"));
+                          "a negative split_size",
+                          "split expects split_size be non-negative, but got split_size=-1"));
       e.push_back(Refused({F32({3, 4}, rng), Arg::Int(0)}, "split_size 0 of a dim of 3",
-                          TSR_INVALID_ARGUMENT, "split_size 0 for a dim that is not empty"));
+                          TSR_INVALID_ARGUMENT, "split_size 0 for a dim that is not empty",
+                          "split_size can only be 0 if dimension size is 0"));
       return e;
     };
     db.push_back(std::move(op));
@@ -316,9 +331,11 @@ void AddSplits(std::vector<OpInfo>& db) {
     op.errors = [](Rng& rng) {
       std::vector<ErrorInput> e = SplitErrors(Arg::Ints({1, 2}), rng);
       e.push_back(Refused({F32({3, 4}, rng), Arg::Ints({1, 1})}, "sizes [1, 1] of 3",
-                          TSR_INVALID_ARGUMENT, "sizes that do not sum to the dim's size"));
+                          TSR_INVALID_ARGUMENT, "sizes that do not sum to the dim's size",
+                          "split_with_sizes expects split_sizes to sum exactly to 3"));
       e.push_back(Refused({F32({3, 4}, rng), Arg::Ints({-1, 4})}, "sizes [-1, 4] of 3",
-                          TSR_INVALID_ARGUMENT, "a negative size"));
+                          TSR_INVALID_ARGUMENT, "a negative size",
+                          "expects split_sizes have only non-negative entries"));
       return e;
     };
     db.push_back(std::move(op));
@@ -349,9 +366,11 @@ void AddSplits(std::vector<OpInfo>& db) {
     op.errors = [](Rng& rng) {
       std::vector<ErrorInput> e = SplitErrors(Arg::Int(2), rng);
       e.push_back(Refused({F32({3, 4}, rng), Arg::Int(0)}, "chunks 0", TSR_INVALID_ARGUMENT,
-                          "chunks not above 0"));
+                          "chunks not above 0",
+                          "chunk expects `chunks` to be greater than 0, got: 0"));
       e.push_back(Refused({F32({3, 4}, rng), Arg::Int(-2)}, "chunks -2", TSR_INVALID_ARGUMENT,
-                          "chunks not above 0"));
+                          "chunks not above 0",
+                          "chunk expects `chunks` to be greater than 0, got: -2"));
       return e;
     };
     db.push_back(std::move(op));
@@ -386,10 +405,13 @@ void AddSplits(std::vector<OpInfo>& db) {
       return pieces;
     };
     op.errors = [](Rng& rng) {
-      return std::vector<ErrorInput>{Refused({F32({}, rng), Arg::Int(0)}, "0-dim", TSR_OUT_OF_RANGE,
-                                             "a 0-dim self (IndexError: no dimensions)"),
-                                     Refused({F32({2}, rng), Arg::Int(2)}, "dim 2 of [2]",
-                                             TSR_OUT_OF_RANGE, "a dim out of range")};
+      return std::vector<ErrorInput>{
+          Refused({F32({}, rng), Arg::Int(0)}, "0-dim", TSR_OUT_OF_RANGE,
+                  "a 0-dim self (IndexError: no dimensions)",
+                  "Dimension specified as 0 but tensor has no dimensions"),
+          Refused({F32({2}, rng), Arg::Int(2)}, "dim 2 of [2]", TSR_OUT_OF_RANGE,
+                  "a dim out of range",
+                  "Dimension out of range (expected to be in range of [-1, 0], but got 2)")};
     };
     db.push_back(std::move(op));
   }
@@ -453,17 +475,23 @@ void AddScatters(std::vector<OpInfo>& db) {
       };
       return std::vector<ErrorInput>{
           Refused(call({3, 4}, {4}, 0, 3), "index 3 of 3", TSR_OUT_OF_RANGE,
-                  "an index out of range (IndexError)"),
+                  "an index out of range (IndexError)",
+                  "index 3 out of range for tensor of size [3, 4] at dimension 0"),
           Refused(call({3, 4}, {4}, 0, -4), "index -4 of 3", TSR_OUT_OF_RANGE,
-                  "an index out of range (IndexError)"),
+                  "an index out of range (IndexError)",
+                  "index -4 out of range for tensor of size [3, 4] at dimension 0"),
           Refused(call({3, 4}, {4}, 2, 0), "dim 2 of [3, 4]", TSR_OUT_OF_RANGE,
-                  "a dim out of range"),
+                  "a dim out of range",
+                  "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
           Refused(call({}, {}, 0, 0), "0-dim self", TSR_OUT_OF_RANGE,
-                  "a 0-dim self (select's IndexError)"),
+                  "a 0-dim self (select's IndexError)",
+                  "cannot be applied to a 0-dim tensor"),
           Refused(call({3, 4}, {3}, 0, 1), "src [3] for a [4] slice", TSR_INVALID_ARGUMENT,
-                  "a src of another shape than the slice"),
+                  "a src of another shape than the slice",
+                  "expected src to have a size equal to the slice of self"),
           Refused(call({3, 4}, {1}, 0, 1), "src [1] for a [4] slice", TSR_INVALID_ARGUMENT,
-                  "a src that only broadcasts to the slice")};
+                  "a src that only broadcasts to the slice",
+                  "expected src to have a size equal to the slice of self")};
     };
     db.push_back(std::move(op));
   }
@@ -518,16 +546,22 @@ void AddScatters(std::vector<OpInfo>& db) {
       };
       return std::vector<ErrorInput>{
           Refused(call({4, 3}, {4, 2}, 1, 1), "src [4, 2] for [4, 3]", TSR_INVALID_ARGUMENT,
-                  "a src of another shape than the slice"),
+                  "a src of another shape than the slice",
+                  "expected src to have a size equal to the slice of self"),
           Refused(call({4, 3}, {1, 3}, 0, 1), "src [1, 3] for [4, 3]", TSR_INVALID_ARGUMENT,
-                  "a src that only broadcasts to the slice"),
-          Refused(call({4, 3}, {4, 3}, 0, 0), "step 0", TSR_INVALID_ARGUMENT, "a step not above 0"),
+                  "a src that only broadcasts to the slice",
+                  "expected src to have a size equal to the slice of self"),
+          Refused(call({4, 3}, {4, 3}, 0, 0), "step 0", TSR_INVALID_ARGUMENT, "a step not above 0",
+                  "step must be positive, got 0"),
           Refused(call({4, 3}, {4, 3}, 0, -1), "step -1", TSR_INVALID_ARGUMENT,
-                  "a step not above 0"),
+                  "a step not above 0",
+                  "step must be positive, got -1"),
           Refused(call({4, 3}, {4, 3}, 2, 1), "dim 2 of [4, 3]", TSR_OUT_OF_RANGE,
-                  "a dim out of range"),
+                  "a dim out of range",
+                  "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
           Refused(call({}, {}, 0, 1), "0-dim self", TSR_OUT_OF_RANGE,
-                  "a 0-dim self (slice's IndexError)")};
+                  "a 0-dim self (slice's IndexError)",
+                  "cannot be applied to a 0-dim tensor")};
     };
     db.push_back(std::move(op));
   }
@@ -575,15 +609,20 @@ void AddScatters(std::vector<OpInfo>& db) {
       };
       return std::vector<ErrorInput>{
           Refused(call({3, 4}, {4}, 0, 1), "src [4] for a [3] diagonal", TSR_INVALID_ARGUMENT,
-                  "a src of another shape than the diagonal"),
+                  "a src of another shape than the diagonal",
+                  "expected src to have a size equal to the slice of self"),
           Refused(call({3, 4}, {1}, 0, 1), "src [1] for a [3] diagonal", TSR_INVALID_ARGUMENT,
-                  "a src that only broadcasts to the diagonal"),
+                  "a src that only broadcasts to the diagonal",
+                  "expected src to have a size equal to the slice of self"),
           Refused(call({3, 4}, {3}, 1, -1), "dims 1 and -1", TSR_INVALID_ARGUMENT,
-                  "the same dim twice"),
+                  "the same dim twice",
+                  "dimensions cannot be identical 1, -1"),
           Refused(call({3, 4}, {3}, 0, 2), "dim 2 of [3, 4]", TSR_OUT_OF_RANGE,
-                  "a dim out of range"),
+                  "a dim out of range",
+                  "Dimension out of range (expected to be in range of [-2, 1], but got 2)"),
           Refused(call({4}, {1}, 0, 1), "1-D self", TSR_OUT_OF_RANGE,
-                  "a 1-D self (dim2 = 1 out of range)")};
+                  "a 1-D self (dim2 = 1 out of range)",
+                  "expected a tensor with at least 2 dimensions, got 1D")};
     };
     db.push_back(std::move(op));
   }

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "conformance/op_db.h"
+#include "conformance/op_db_helpers.h"
 #include "conformance/op_db_pointwise.h"
 #include "tessera/base/dtypes.hpp"
 
@@ -308,9 +309,10 @@ void AddPolygamma(std::vector<OpInfo>& db) {
   op.reference = [](const Sample& s) { return PolygammaReference(s.args[0].integer, s.args[1]); };
   op.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        {{{Arg::Int(-1), Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))}, "n=-1"},
-         TSR_INVALID_ARGUMENT,
-         "a negative order"}};
+        Saying({{{Arg::Int(-1), Arg::Tensor(MakeTensor({3}, TSR_DTYPE_FLOAT32, rng))}, "n=-1"},
+                TSR_INVALID_ARGUMENT,
+                "a negative order"},
+               "does not support negative n, got n = -1")};
   };
   db.push_back(std::move(op));
 
@@ -326,9 +328,10 @@ void AddPolygamma(std::vector<OpInfo>& db) {
   };
   inplace.errors = [](Rng& rng) {
     return std::vector<ErrorInput>{
-        {{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::Int(1)}, "int64 self"},
-         TSR_INVALID_ARGUMENT,
-         "a float result into an integral self"}};
+        Saying({{{Arg::Tensor(MakeTensor({3}, TSR_DTYPE_INT64, rng)), Arg::Int(1)}, "int64 self"},
+                TSR_INVALID_ARGUMENT,
+                "a float result into an integral self"},
+               "result type float32 can't be cast to the desired output type int64")};
   };
   db.push_back(std::move(inplace));
 }

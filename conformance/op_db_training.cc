@@ -90,17 +90,22 @@ void AddSoftmaxBackward(std::vector<OpInfo>& db, bool log) {
     return std::vector<ErrorInput>{
         {{{f({2, 3}), f({3, 2}), Arg::Int(1), f32}, "grad [2, 3] with output [3, 2]"},
          TSR_INVALID_ARGUMENT,
-         "a gradient and an output of different shapes"},
+         "a gradient and an output of different shapes",
+         "expected grad_output and output to have the same shape, got [2, 3] and [3, 2]"},
         {{{f({2, 3}), f({2, 3}, TSR_DTYPE_FLOAT64), Arg::Int(1), f32}, "float32 with float64"},
          TSR_INVALID_ARGUMENT,
-         "a gradient and an output of different dtypes"},
+         "a gradient and an output of different dtypes",
+         "expected grad_output and output to have the same dtype, got float32 and float64"},
         {{{f({2, 3}), f({2, 3}), Arg::Int(2), f32}, "dim 2 of [2, 3]"},
          TSR_OUT_OF_RANGE,  // PyTorch's IndexError, as every dim error here
-         "a dim out of range"},
+         "a dim out of range",
+         "Dimension out of range (expected to be in range of [-2, 1], but got 2)"},
         {{{f({2, 3}), f({2, 3}), Arg::Int(1), Arg::Dtype(TSR_DTYPE_FLOAT64)},
           "input_dtype float64 for a float32 gradient"},
          TSR_INVALID_ARGUMENT,
-         "an input_dtype other than the gradient's or float16"}};
+         "an input_dtype other than the gradient's or float16",
+         "expected input_dtype to be grad_output's dtype (float32), or float16 with a float32 "
+         "grad_output, got float64"}};
   };
   db.push_back(std::move(op));
 }
@@ -155,12 +160,15 @@ void AddMseLoss(std::vector<OpInfo>& db) {
       auto f = [&rng](std::vector<int64_t> shape) {
         return Arg::Tensor(MakeTensor(std::move(shape), TSR_DTYPE_FLOAT32, rng));
       };
-      return std::vector<ErrorInput>{{{{f({3}), f({3}), Arg::Int(3)}, "reduction 3"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "an unknown reduction"},
-                                     {{{f({2, 3}), f({4}), Arg::Int(1)}, "[2, 3] with [4]"},
-                                      TSR_INVALID_ARGUMENT,
-                                      "shapes that do not broadcast"}};
+      return std::vector<ErrorInput>{
+          {{{f({3}), f({3}), Arg::Int(3)}, "reduction 3"},
+           TSR_INVALID_ARGUMENT,
+           "an unknown reduction",
+           "expected reduction to be 0 (none), 1 (mean) or 2 (sum), got 3"},
+          {{{f({2, 3}), f({4}), Arg::Int(1)}, "[2, 3] with [4]"},
+           TSR_INVALID_ARGUMENT,
+           "shapes that do not broadcast",
+           "must match the size of tensor b (4) at non-singleton dimension 1"}};
     };
     db.push_back(std::move(op));
   }
@@ -199,10 +207,13 @@ void AddMseLoss(std::vector<OpInfo>& db) {
       return std::vector<ErrorInput>{
           {{{f({}), f({3}), f({3}), Arg::Int(-1)}, "reduction -1"},
            TSR_INVALID_ARGUMENT,
-           "an unknown reduction"},
+           "an unknown reduction",
+           "expected reduction to be 0 (none), 1 (mean) or 2 (sum), got -1"},
           {{{f({}), f({3}, TSR_DTYPE_FLOAT64), f({3}), Arg::Int(1)}, "float64 self, float32 rest"},
            TSR_INVALID_ARGUMENT,
-           "operands of different dtypes"}};
+           "operands of different dtypes",
+           "expected grad_output, self and target to have the same dtype, got float32, float64 "
+           "and float32"}};
     };
     db.push_back(std::move(op));
   }
@@ -328,36 +339,44 @@ std::vector<ErrorInput> NllErrors(Rng& rng, bool backward) {
     std::string desc;
     tsr_code code;
     std::string what;
+    std::string message;  // ErrorInput's: a part of the refusal's message
   };
   const std::vector<E> errors{
       {{f({3, 4}), targets({1, 0, 4}), Arg::None(), Arg::Int(1)},
        "target 4 of 4 classes",
        TSR_OUT_OF_RANGE,
-       "a target out of bounds (PyTorch's IndexError)"},
+       "a target out of bounds (PyTorch's IndexError)",
+       "Target 4 is out of bounds"},
       {{f({3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)},
        "2 targets for 3 rows",
        TSR_INVALID_ARGUMENT,
-       "a target of another batch size"},
+       "a target of another batch size",
+       "size mismatch (got input: [3, 4], target: [2])"},
       {{f({2, 3, 4}), targets({1, 0}), Arg::None(), Arg::Int(1)},
        "a 3-D input",
        TSR_INVALID_ARGUMENT,
-       "an input of more than 2 dims"},
+       "an input of more than 2 dims",
+       "input tensor should be 1D or 2D, got [2, 3, 4]"},
       {{f({3, 4}), targets({1, 0, 2}, TSR_DTYPE_INT32), Arg::None(), Arg::Int(1)},
        "int32 targets",
        TSR_INVALID_ARGUMENT,
-       "targets that are not int64"},
+       "targets that are not int64",
+       "expected target of dtype int64, got int32"},
       {{f({3, 4}), targets({1, 0, 2}), f({3}), Arg::Int(1)},
        "a weight of 3 for 4 classes",
        TSR_INVALID_ARGUMENT,
-       "a weight that is not one per class"},
+       "a weight that is not one per class",
+       "weight tensor should be defined either for all 4 classes or no classes"},
       {{f({3, 4}), targets({1, 0, 2}), f({2, 2}), Arg::Int(1)},
        "a weight of shape [2, 2]",
        TSR_INVALID_ARGUMENT,
-       "a weight that is not 1-D (4 elements, but not one per class)"},
+       "a weight that is not 1-D (4 elements, but not one per class)",
+       "but got weight tensor of shape: [2, 2]"},
       {{f({3, 4}), targets({1, 0, 2}), Arg::None(), Arg::Int(3)},
        "reduction 3",
        TSR_INVALID_ARGUMENT,
-       "an unknown reduction"}};
+       "an unknown reduction",
+       "expected reduction to be 0 (none), 1 (mean) or 2 (sum), got 3"}};
   std::vector<ErrorInput> out;
   for (const E& e : errors) {
     std::vector<Arg> args = e.args;
@@ -367,7 +386,7 @@ std::vector<ErrorInput> NllErrors(Rng& rng, bool backward) {
       args.insert(args.begin(), f({}));
       args.push_back(f({}));
     }
-    out.push_back({{args, e.desc}, e.code, e.what});
+    out.push_back({{args, e.desc}, e.code, e.what, e.message});
   }
   return out;
 }

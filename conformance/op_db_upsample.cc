@@ -312,43 +312,43 @@ OpInfo Base(Mode mode, int dims) {
     };
     const Shape good = Cube(2, 3, dims, 4);
     std::vector<ErrorInput> e;
-    e.push_back(Refused(call(good, Repeat(dims + 1, 3)), TSR_INVALID_ARGUMENT,
-                        "It is expected output_size equals to " + std::to_string(dims)));
-    e.push_back(Refused(call(Shape(good.begin() + 1, good.end()), Repeat(dims, 3)),
-                        TSR_INVALID_ARGUMENT,
-                        "It is expected input_size equals to " + std::to_string(dims + 2)));
-    e.push_back(Refused(call(Cube(1, 2, dims + 1, 3), Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
-                        "It is expected input_size equals to " + std::to_string(dims + 2)));
+    e.push_back(RefusedSaying(call(good, Repeat(dims + 1, 3)), TSR_INVALID_ARGUMENT,
+                              "It is expected output_size equals to " + std::to_string(dims)));
+    e.push_back(RefusedSaying(call(Shape(good.begin() + 1, good.end()), Repeat(dims, 3)),
+                              TSR_INVALID_ARGUMENT,
+                              "It is expected input_size equals to " + std::to_string(dims + 2)));
+    e.push_back(RefusedSaying(call(Cube(1, 2, dims + 1, 3), Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
+                              "It is expected input_size equals to " + std::to_string(dims + 2)));
     Shape zero_out = Repeat(dims, 3);
     zero_out.back() = 0;
-    e.push_back(Refused(call(good, zero_out), TSR_INVALID_ARGUMENT,
-                        "Input and output sizes should be greater than 0, but got input ("));
+    e.push_back(RefusedSaying(call(good, zero_out), TSR_INVALID_ARGUMENT,
+                              "Input and output sizes should be greater than 0, but got input ("));
     Shape negative_out = Repeat(dims, 3);
     negative_out.front() = -2;
-    e.push_back(Refused(call(good, negative_out), TSR_INVALID_ARGUMENT,
-                        "Input and output sizes should be greater than 0"));
+    e.push_back(RefusedSaying(call(good, negative_out), TSR_INVALID_ARGUMENT,
+                              "Input and output sizes should be greater than 0"));
     Shape empty_in = good;
     empty_in[2] = 0;
-    e.push_back(Refused(call(empty_in, Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
-                        "Input and output sizes should be greater than 0"));
+    e.push_back(RefusedSaying(call(empty_in, Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
+                              "Input and output sizes should be greater than 0"));
     Shape no_channels = good;
     no_channels[1] = 0;
-    e.push_back(Refused(call(no_channels, Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
-                        "Non-empty " + std::to_string(dims + 2) +
-                            "D data tensor expected but got a tensor with sizes [2, 0"));
+    e.push_back(RefusedSaying(call(no_channels, Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
+                              "Non-empty " + std::to_string(dims + 2) +
+                                  "D data tensor expected but got a tensor with sizes [2, 0"));
     Shape none_at_all = no_channels;
     none_at_all[0] = 0;
-    e.push_back(Refused(call(none_at_all, Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
-                        "Non-empty " + std::to_string(dims + 2) + "D data tensor expected"));
+    e.push_back(RefusedSaying(call(none_at_all, Repeat(dims, 3)), TSR_INVALID_ARGUMENT,
+                              "Non-empty " + std::to_string(dims + 2) + "D data tensor expected"));
     if (dims == 1) {
-      e.push_back(Refused(call({2, 3, 4}, {0}), TSR_INVALID_ARGUMENT,
-                          "but got input (W: 4) and output (W: 0)"));
+      e.push_back(RefusedSaying(call({2, 3, 4}, {0}), TSR_INVALID_ARGUMENT,
+                                "but got input (W: 4) and output (W: 0)"));
     } else if (dims == 2) {
-      e.push_back(Refused(call({2, 3, 4, 5}, {0, 3}), TSR_INVALID_ARGUMENT,
-                          "but got input (H: 4, W: 5) output (H: 0, W: 3)"));
+      e.push_back(RefusedSaying(call({2, 3, 4, 5}, {0, 3}), TSR_INVALID_ARGUMENT,
+                                "but got input (H: 4, W: 5) output (H: 0, W: 3)"));
     } else {
-      e.push_back(Refused(call({2, 3, 0, 1, 1}, {3, 3, 3}), TSR_INVALID_ARGUMENT,
-                          "but got input (D: 0, H: 1, W: 1) output (D: 3, H: 3, W: 3)"));
+      e.push_back(RefusedSaying(call({2, 3, 0, 1, 1}, {3, 3, 3}), TSR_INVALID_ARGUMENT,
+                                "but got input (D: 0, H: 1, W: 1) output (D: 3, H: 3, W: 3)"));
     }
     return e;
   };
@@ -422,23 +422,26 @@ OpInfo Vec(Mode mode, int dims) {
   op.errors = [dims, make](Rng& rng) {
     auto x = [&rng, dims]() { return MakeTensor(Cube(2, 3, dims, 4), TSR_DTYPE_FLOAT32, rng); };
     std::vector<ErrorInput> e;
-    e.push_back(Refused(make(x(), Arg::Ints(Repeat(dims, 3)), false, Arg::Ints(Repeat(dims, 2))),
-                        TSR_INVALID_ARGUMENT,
-                        "Must specify exactly one of output_size and scale_factors"));
-    e.push_back(Refused(make(x(), Arg::None(), false, Arg::None()), TSR_INVALID_ARGUMENT,
-                        "Must specify exactly one of output_size and scale_factors"));
-    e.push_back(Refused(make(x(), Arg::Ints(Repeat(dims + 1, 3)), false, Arg::None()),
-                        TSR_INVALID_ARGUMENT, "output_size->size()) == spatial_dimensions"));
-    e.push_back(Refused(make(x(), Arg::None(), false, Arg::Ints(Repeat(dims + 1, 2))),
-                        TSR_INVALID_ARGUMENT, "scale_factors->size()) == spatial_dimensions"));
-    e.push_back(Refused(make(x(), Arg::None(), false,
-                             Arg::Ints(Repeat(dims, std::numeric_limits<int64_t>::max() / 2))),
-                        TSR_INVALID_ARGUMENT,
-                        "value cannot be converted to type int64_t without overflow"));
-    e.push_back(Refused(make(x(), Arg::None(), false, Arg::Ints(Repeat(dims, 0))),
-                        TSR_INVALID_ARGUMENT, "Input and output sizes should be greater than 0"));
-    e.push_back(Refused(make(x(), Arg::None(), false, Arg::Ints(Repeat(dims, -1))),
-                        TSR_INVALID_ARGUMENT, "Input and output sizes should be greater than 0"));
+    e.push_back(RefusedSaying(
+        make(x(), Arg::Ints(Repeat(dims, 3)), false, Arg::Ints(Repeat(dims, 2))),
+        TSR_INVALID_ARGUMENT, "Must specify exactly one of output_size and scale_factors"));
+    e.push_back(RefusedSaying(make(x(), Arg::None(), false, Arg::None()), TSR_INVALID_ARGUMENT,
+                              "Must specify exactly one of output_size and scale_factors"));
+    e.push_back(RefusedSaying(make(x(), Arg::Ints(Repeat(dims + 1, 3)), false, Arg::None()),
+                              TSR_INVALID_ARGUMENT, "output_size->size()) == spatial_dimensions"));
+    e.push_back(RefusedSaying(make(x(), Arg::None(), false, Arg::Ints(Repeat(dims + 1, 2))),
+                              TSR_INVALID_ARGUMENT,
+                              "scale_factors->size()) == spatial_dimensions"));
+    e.push_back(RefusedSaying(
+        make(x(), Arg::None(), false,
+             Arg::Ints(Repeat(dims, std::numeric_limits<int64_t>::max() / 2))),
+        TSR_INVALID_ARGUMENT, "value cannot be converted to type int64_t without overflow"));
+    e.push_back(RefusedSaying(make(x(), Arg::None(), false, Arg::Ints(Repeat(dims, 0))),
+                              TSR_INVALID_ARGUMENT,
+                              "Input and output sizes should be greater than 0"));
+    e.push_back(RefusedSaying(make(x(), Arg::None(), false, Arg::Ints(Repeat(dims, -1))),
+                              TSR_INVALID_ARGUMENT,
+                              "Input and output sizes should be greater than 0"));
     return e;
   };
   return op;

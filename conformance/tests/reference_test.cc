@@ -1,6 +1,7 @@
 // The references' own dtype facts, checked against what they stand for: their type promotion
 // against PyTorch's table, and their float16/bfloat16 rounding against the conversions the
-// runtime and plugins share (which the references do not use).
+// runtime and plugins share (which the references do not use); and the database's error inputs,
+// each of which names the refusal it expects.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 
 #include "conformance/compare.h"
 #include "conformance/host_tensor.h"
+#include "conformance/invoke.h"
 #include "conformance/op_db.h"
 #include "conformance/reference_promotion.h"
 #include "gtest/gtest.h"
@@ -162,6 +164,22 @@ TEST(ReferenceRounding, GoesThroughFloatLikeAKernelsStore) {
   EXPECT_TRUE(std::signbit(RoundTo(TSR_DTYPE_FLOAT16, -1e-10)));
   EXPECT_EQ(RoundTo(TSR_DTYPE_BFLOAT16, 1 + std::ldexp(3.0, -8)), 1 + std::ldexp(1.0, -6));
   EXPECT_EQ(RoundTo(TSR_DTYPE_BFLOAT16, 3.4028234663852886e38), HUGE_VAL);
+}
+
+// Every error input of the database says which refusal it expects (ErrorInput::message): a
+// code alone passes an input that an earlier, unrelated check refuses (div.Scalar's "shapes
+// that do not broadcast" input was refused by the argument check, a Tensor where a Scalar is
+// due). The suite checks the message; this test keeps new inputs from leaving it out.
+TEST(OpDatabase, EveryErrorInputSaysWhichRefusalItExpects) {
+  for (const OpInfo& op : OpDatabase()) {
+    if (!op.errors) continue;
+    Rng rng(SampleSeed(op.name, 0, TSR_DTYPE_FLOAT32) + kErrorInputsSeedOffset);
+    for (const ErrorInput& e : op.errors(rng)) {
+      EXPECT_FALSE(e.message.empty())
+          << op.name << ": the error input '" << e.sample.desc << " (" << e.what
+          << ")' declares no message (Saying / RefusedSaying in op_db_helpers.h)";
+    }
+  }
 }
 
 }  // namespace

@@ -385,6 +385,7 @@ int Main(int argc, char** argv) {
         Json j = CaseJson(op, schema, "*", "error_input", e.sample, o.forms);
         j.set("sample", e.sample.desc + " (" + e.what + ")");
         j.set("expected_code", CodeName(e.code));
+        if (!e.message.empty()) j.set("expected_message", e.message);
         emit(j);
       }
     }

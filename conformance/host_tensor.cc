@@ -218,13 +218,6 @@ double Decode(tsr_dtype dtype, const unsigned char* p) {
   }
 }
 
-// Poison: a value no correct kernel produces from these inputs, in every dtype.
-double Poison(tsr_dtype dtype) {
-  if (IsFloating(dtype)) return std::nan("");
-  if (dtype == TSR_DTYPE_BOOL) return 1;
-  return dtype == TSR_DTYPE_UINT8 ? 201 : -101;
-}
-
 Tensor CpuTensor(tsr_dtype dtype, const std::vector<int64_t>& shape,
                  const std::vector<double>& values) {
   Tensor t = Tensor::empty(shape, dtype);
@@ -239,6 +232,12 @@ Tensor Call(const char* name, const Args&... args) {
 }
 
 }  // namespace
+
+double Poison(tsr_dtype dtype) {
+  if (IsFloating(dtype)) return std::nan("");
+  if (dtype == TSR_DTYPE_BOOL) return 1;
+  return dtype == TSR_DTYPE_UINT8 ? 201 : -101;
+}
 
 Tensor EmptyOn(const std::vector<int64_t>& shape, tsr_dtype dtype, tsr_device device) {
   return Tensor::empty(shape, dtype, device);

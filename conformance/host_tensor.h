@@ -70,6 +70,9 @@ Tensor ToDeviceStrided(const HostTensor& host, tsr_device device,
                        const std::vector<int64_t>& strides, int64_t storage_offset);
 // FromDevice reads any tensor back (any device, any strides).
 HostTensor FromDevice(const Tensor& t);
+// Poison: a value no correct kernel produces from the suite's inputs, in every dtype (NaN for
+// the floating ones): what memory a kernel must overwrite holds before it runs.
+double Poison(tsr_dtype dtype);
 // Empty tensor of a shape and dtype on a device.
 Tensor EmptyOn(const std::vector<int64_t>& shape, tsr_dtype dtype, tsr_device device);
 

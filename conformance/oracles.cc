@@ -466,6 +466,37 @@ class OpRunner {
              }
              return CompareAll(outs, expected, msg, cmp, tol, "out", &s);
            });
+      Case({dt, "transposed", "variants_out", s.desc},
+           [&](std::string* msg, Comparison* cmp, Tolerance* tol) {
+             // Outputs of the result's shape but not contiguous (transposed; 1-D interleaved):
+             // the out= form writes through their strides and keeps them (ATen's
+             // resize_output), so the caller's memory holds the result in its own order.
+             std::vector<Tensor> outs;
+             std::vector<std::vector<int64_t>> strides;
+             for (const HostTensor& e : expected) {
+               HostTensor poisoned{e.dtype, e.shape,
+                                   std::vector<double>(static_cast<size_t>(e.numel()),
+                                                       Poison(e.dtype))};
+               outs.push_back(ToDevice(poisoned, config_.device, Layout::kTransposed));
+               strides.push_back(outs.back().strides().vec());
+             }
+             const std::vector<Tensor> returned = Invoke(op_.out, WithDefaults(op_.name, s),
+                                                         config_.device, Layout::kContiguous, outs);
+             if (returned.size() != outs.size()) {
+               *msg = "the out= form returned " + std::to_string(returned.size()) + " tensors";
+               return Status::kFail;
+             }
+             for (size_t k = 0; k < outs.size(); ++k) {
+               if (outs[k].strides().vec() != strides[k]) {
+                 *msg = "out " + std::to_string(k) + " of the result's shape " +
+                        ShapeString(expected[k].shape) + " was restrided from " +
+                        ShapeString(strides[k]) + " to " + ShapeString(outs[k].strides().vec()) +
+                        " (an out= of the right shape keeps its strides)";
+                 return Status::kFail;
+               }
+             }
+             return CompareAll(outs, expected, msg, cmp, tol, "out", &s);
+           });
     }
     if (!op_.inplace.empty() && !s.args.empty() && s.args[0].kind == Arg::Kind::kTensor) {
       const HostTensor& self = s.args[0].tensor;

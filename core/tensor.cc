@@ -126,6 +126,11 @@ int64_t CapacityOf(const StorageImpl& storage, ScalarType dtype) {
 }  // namespace
 
 absl::Status TensorImpl::ResizeOutput(std::string_view op, IntArrayRef sizes) {
+  // An output of the result's shape keeps its strides and storage, as ATen's resize_output:
+  // a transposed out= is written through its strides, not restrided under the caller.
+  if (sizes_.size() == sizes.size() && std::equal(sizes.begin(), sizes.end(), sizes_.begin())) {
+    return absl::OkStatus();
+  }
   auto refused = [&](const absl::Status& why) {
     return absl::Status(
         why.code(), absl::StrFormat("%s: cannot resize the output %s%s on %s to %s: %s", op,

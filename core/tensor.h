@@ -58,9 +58,10 @@ class TensorImpl final : public RefCounted {
     return base + storage_offset_ * static_cast<int64_t>(itemsize());
   }
 
-  // ResizeOutput gives an op's output (out=) the shape `sizes`, contiguous. Storage that is too
-  // small is replaced by a new allocation on the same device (old contents are not kept:
-  // outputs are overwritten); otherwise the storage and offset stay. On error the tensor is
+  // ResizeOutput gives an op's output (out=) the shape `sizes`, contiguous; an output that has
+  // that shape already is left as it is, strides included (ATen's resize_output). Storage that
+  // is too small is replaced by a new allocation on the same device (old contents are not
+  // kept: outputs are overwritten); otherwise the storage and offset stay. On error the tensor is
   // unchanged and the message starts with `op`. Not thread-safe with concurrent readers of
   // this tensor, as in PyTorch.
   absl::Status ResizeOutput(std::string_view op, IntArrayRef sizes);

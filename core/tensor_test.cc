@@ -113,6 +113,24 @@ TEST(Tensor, ResizeOutputRefusesWhenOffsetPlusNumelOverflows) {
   EXPECT_EQ(out.storage_offset(), 0);
 }
 
+// An out= of the result's shape keeps its strides (ATen's resize_output): a transposed output
+// was restrided contiguous under its caller, so bernoulli.out and glu.out wrote its elements
+// in the wrong order.
+TEST(Tensor, ResizeOutputLeavesAnOutputOfTheShapeAsItIs) {
+  Tensor base = *Empty({3, 2}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  Tensor out = *FromStorage(base.impl()->storage(), ScalarType::kFloat32, {2, 3}, {1, 2}, 0);
+  ASSERT_TRUE(out.impl()->ResizeOutput("glu.out", {2, 3}).ok());
+  EXPECT_EQ(std::vector<int64_t>(out.strides().begin(), out.strides().end()),
+            (std::vector<int64_t>{1, 2}));
+  EXPECT_TRUE(out.IsSameStorage(base));
+  EXPECT_FALSE(out.is_contiguous());
+  // Another shape restrides it contiguous, in the same storage where it fits.
+  ASSERT_TRUE(out.impl()->ResizeOutput("glu.out", {3, 2}).ok());
+  EXPECT_EQ(std::vector<int64_t>(out.strides().begin(), out.strides().end()),
+            (std::vector<int64_t>{2, 1}));
+  EXPECT_TRUE(out.IsSameStorage(base));
+}
+
 // SetShapeAndStorage is resize_'s half in the core (Note [Growing a storage]): self moves to a
 // new storage the caller filled, keeping its offset; views of the old storage keep its memory.
 TEST(Tensor, SetShapeAndStorageMovesSelfToANewStorageAndLeavesViewsTheOldOne) {

@@ -269,9 +269,9 @@ Out LinspaceOutK(const OperatorHandle& op, const Stack& s) {
   return std::vector<Tensor>{s[3].tensor()};
 }
 
-// EyeInto: zeros, then ones on the diagonal (a strided view of stride m + 1). A diagonal of
-// one element takes stride 1: its m + 1 may pass int64 (1 x INT64_MAX, found by op_meta); with
-// two or more rows n * m fits, so m + 1 does.
+// EyeInto: zeros, then ones on the diagonal (a view of the sum of out's two strides). A
+// diagonal of one element is out's first element: the strides' sum may pass int64 there
+// (1 x INT64_MAX, found by op_meta); with two or more rows and columns n * m fits, so it does.
 absl::Status EyeInto(const OperatorHandle& op, int64_t n, int64_t m, const Tensor& out) {
   if (n < 0 || m < 0) {
     return absl::InvalidArgumentError(
@@ -280,9 +280,11 @@ absl::Status EyeInto(const OperatorHandle& op, int64_t n, int64_t m, const Tenso
   TSR_RETURN_IF_ERROR(out.impl()->ResizeOutput(op.name(), {n, m}));
   TSR_RETURN_IF_ERROR(Fill(op, out, Scalar(int64_t{0})));
   if (n == 0 || m == 0) return absl::OkStatus();
-  const int64_t length = std::min(n, m);
-  TSR_ASSIGN_OR_RETURN(Tensor diagonal,
-                       AsStrided(out, {length}, {length == 1 ? 1 : m + 1}, out.storage_offset()));
+  // The diagonal through out's own strides (an out= of the result's shape keeps them); one
+  // element is out's first, whatever its strides.
+  TSR_ASSIGN_OR_RETURN(Tensor diagonal, std::min(n, m) == 1
+                                            ? AsStrided(out, {1}, {1}, out.storage_offset())
+                                            : Diagonal(out, 0, 0, 1));
   return Fill(op, diagonal, Scalar(int64_t{1}));
 }
 // eye(n, *, dtype, layout, device, pin_memory), eye.m(n, m, *, ...)

@@ -171,12 +171,15 @@ TensorsOr BernoulliK(const OperatorHandle& op, const Stack& s) {
 absl::Status BernoulliInto(const OperatorHandle& op, const Tensor& self, const Tensor& p,
                            const Value& generator) {
   if (self.numel() == 0) return absl::OkStatus();
-  TSR_ASSIGN_OR_RETURN(Tensor expanded, Expand(p, self.sizes()));
+  // The expansion is the shape check only: lt broadcasts p itself, so a 0-dim CPU p stays
+  // 0-dim and joins a self on any device (an expanded one would be a CPU tensor of self's shape,
+  // refused beside it).
+  TSR_RETURN_IF_ERROR(Expand(p, self.sizes()).status());
   TSR_RETURN_IF_ERROR(ExpectFloating(op, "tensor of probabilities", p.dtype()));
   TSR_RETURN_IF_ERROR(CheckProbabilities(op, p));
   OpRegistry& r = op.registry();
   TSR_ASSIGN_OR_RETURN(Tensor u, UniformLike(r, self, generator));
-  TSR_ASSIGN_OR_RETURN(Tensor hit, CallOne(r, "lt.Tensor", {u, expanded}));
+  TSR_ASSIGN_OR_RETURN(Tensor hit, CallOne(r, "lt.Tensor", {u, p}));
   TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(r, "copy_", {self, hit}));
   return absl::OkStatus();
 }

@@ -39,14 +39,17 @@ std::optional<MemoryFormat> Format(const Value& v) {
 
 // ChannelsLastStrides: c10's get_channels_last_strides_2d/3d: the channel dim innermost, then
 // the spatial dims from the last, then the batch. Raw sizes, as c10 multiplies them (a size-0
-// dim gives the dims outside it stride 0).
-DimVector ChannelsLastStrides(IntArrayRef sizes) {
+// dim gives the dims outside it stride 0), but a product past int64 is refused where c10's
+// wraps ([0, 2^32, 2^32, 2^32] has no elements, so the sizes alone do not bound it).
+std::optional<DimVector> ChannelsLastStrides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   const size_t nd = sizes.size();
   strides[1] = 1;
   strides[nd - 1] = sizes[1];
-  for (size_t d = nd - 1; d-- > 2;) strides[d] = strides[d + 1] * sizes[d + 1];
-  strides[0] = strides[2] * sizes[2];
+  for (size_t d = nd - 1; d-- > 2;) {
+    if (__builtin_mul_overflow(strides[d + 1], sizes[d + 1], &strides[d])) return std::nullopt;
+  }
+  if (__builtin_mul_overflow(strides[2], sizes[2], &strides[0])) return std::nullopt;
   return strides;
 }
 
@@ -113,16 +116,15 @@ absl::Status Resize(const OperatorHandle& op, const Tensor& self, IntArrayRef si
   // The same sizes and no memory format: nothing changes, strides included (ATen's early
   // return), so a transposed self stays transposed.
   if (!format && SameDims(self.sizes(), size)) return absl::OkStatus();
-  DimVector strides;
+  std::optional<DimVector> strides;
   if (format == MemoryFormat::kChannelsLast || format == MemoryFormat::kChannelsLast3d) {
     strides = ChannelsLastStrides(size);
-  } else {
-    absl::StatusOr<DimVector> contiguous = ContiguousStrides(size);
-    if (!contiguous.ok()) {  // c10's empty_tensor_restride: [0, 2^32, 2^32, 2^32]
-      return Invalid(
-          op, absl::StrFormat("Stride calculation overflowed (size %s)", ShapeToString(size)));
-    }
+  } else if (absl::StatusOr<DimVector> contiguous = ContiguousStrides(size); contiguous.ok()) {
     strides = *std::move(contiguous);
+  }
+  if (!strides) {  // c10's empty_tensor_restride: [0, 2^32, 2^32, 2^32]
+    return Invalid(op,
+                   absl::StrFormat("Stride calculation overflowed (size %s)", ShapeToString(size)));
   }
   TensorImpl& impl = *self.impl();
   Ref<StorageImpl> storage = impl.storage();
@@ -159,7 +161,7 @@ absl::Status Resize(const OperatorHandle& op, const Tensor& self, IntArrayRef si
     }
     storage = std::move(fresh);
   }
-  absl::Status set = impl.SetShapeAndStorage(size, strides, std::move(storage));
+  absl::Status set = impl.SetShapeAndStorage(size, *strides, std::move(storage));
   if (!set.ok()) return absl::Status(set.code(), absl::StrCat(op.name(), ": ", set.message()));
   return absl::OkStatus();
 }

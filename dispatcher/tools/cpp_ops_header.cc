@@ -204,12 +204,19 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
 
 // Declaration: `inline RET NAME(params) {`, wrapped at 100 columns. Parameters from
 // `first_default` on get their defaults, where every later one has one too (C++'s rule).
-std::string Declaration(const Function& f, const std::string& name, size_t first_default) {
-  std::vector<std::string> params;
+// RequiredCount: how many leading parameters of `f` a call must pass when none before
+// `first_default` may be left out (the rest that have defaults may).
+size_t RequiredCount(const Function& f, size_t first_default) {
   size_t defaulted_from = f.types.size();
   while (defaulted_from > first_default && !f.defaults[defaulted_from - 1].empty()) {
     --defaulted_from;
   }
+  return defaulted_from;
+}
+
+std::string Declaration(const Function& f, const std::string& name, size_t first_default) {
+  std::vector<std::string> params;
+  const size_t defaulted_from = RequiredCount(f, first_default);
   for (size_t i = 0; i < f.types.size(); ++i) {
     params.push_back(absl::StrCat(f.types[i], " ", f.names[i]));
     if (i >= defaulted_from) absl::StrAppend(&params.back(), " = ", f.defaults[i]);
@@ -358,8 +365,15 @@ absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lo
   // parameter types start as an earlier one's does takes no default up to the first parameter
   // that tells them apart, so that a call that leaves arguments out never matches both (as
   // ATen's C++ API does: conv2d's 'padding' overload needs its padding); one whose types are
-  // an earlier one's, or their beginning, gets the overload's name appended instead.
-  std::map<std::string, std::vector<std::vector<std::string>>> taken;
+  // an earlier one's, or their beginning, gets the overload's name appended instead. Only a
+  // call the earlier one also takes can match both: where the earlier one needs more
+  // arguments than the types they share, the later keeps its defaults (bernoulli_.Tensor's p
+  // is required, so bernoulli_.float's p keeps its 0.5 and `bernoulli_(t)` still compiles).
+  struct Taken {
+    std::vector<std::string> types;
+    size_t required;  // parameters a call must pass
+  };
+  std::map<std::string, std::vector<Taken>> taken;
   std::vector<std::string> skipped;
   for (const auto& [name, history] : lock.ops) {
     const FunctionSchema& s = history.back().schema;
@@ -371,17 +385,19 @@ absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lo
       continue;
     }
     std::string function = f->name;
-    size_t prefix = 0;
-    for (const std::vector<std::string>& earlier : taken[function]) {
-      prefix = std::max(prefix, CommonPrefix(f->types, earlier));
+    size_t shared = 0;  // the most leading types shared with an earlier overload
+    size_t prefix = 0;  // parameters that take no default
+    for (const Taken& earlier : taken[function]) {
+      const size_t common = CommonPrefix(f->types, earlier.types);
+      shared = std::max(shared, common);
+      // The parameter that tells them apart is required too.
+      if (earlier.required <= common) prefix = std::max(prefix, common + 1);
     }
-    if (!taken[function].empty() && prefix == f->types.size()) {
+    if (!taken[function].empty() && shared == f->types.size()) {
       function = MangleOpName(name);
       prefix = 0;
-    } else if (!taken[function].empty()) {
-      ++prefix;  // the parameter that tells them apart is required too
     }
-    taken[function].push_back(f->types);
+    taken[function].push_back({f->types, RequiredCount(*f, prefix)});
     absl::StrAppend(&out, "// ", s.ToString(), "\n", Declaration(*f, function, prefix), Body(*f),
                     "\n");
   }

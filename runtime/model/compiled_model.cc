@@ -290,6 +290,17 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
     const std::vector<Argument>& returns = op->schema().returns;
     const bool list_return = returns.size() == 1 && returns[0].type.is_list;
+    // A model's values are tensors: an op returning a host value (sym_size.int's int, item's
+    // Scalar, equal's bool) has nowhere to put it, so it is named here, not at its first run.
+    if (auto value = std::find_if(returns.begin(), returns.end(),
+                                  [](const Argument& r) { return r.type.base != BaseType::kTensor; });
+        value != returns.end()) {
+      refused.push_back(absl::StrFormat(
+          "%s: returns a host value (%s), and a model's values are tensors (such nodes, as "
+          "torch.export's sym_size.int for a dynamic dim, are not supported in models yet)",
+          where, value->type.ToString()));
+      continue;
+    }
     if (!list_return && node.outputs.size() != returns.size()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: expected %d outputs (the schema's returns), found %d", where,

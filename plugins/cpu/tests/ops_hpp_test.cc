@@ -54,6 +54,17 @@ TEST(OpsHpp, OverloadsByArgumentType) {
   EXPECT_EQ(values<float>(x / x), (std::vector<float>{1, 1, 1}));
 }
 
+// A later overload keeps its defaults where the earlier one cannot take the shorter call: op
+// set 1.11's bernoulli_.Tensor needs its p, so bernoulli_.float's p = 0.5 stays and a call
+// written against op set 1.10's header still compiles (embedding_guide.md's promise).
+TEST(OpsHpp, ANewOverloadLeavesOlderCallsCompiling) {
+  const Tensor x = f32({0, 0, 0, 0}, {4});
+  for (float v : values<float>(ops::bernoulli_(x))) EXPECT_TRUE(v == 0 || v == 1);
+  for (float v : values<float>(ops::bernoulli_(x, f32({1}, {1})))) EXPECT_EQ(v, 1);  // .Tensor
+  EXPECT_EQ(shape(ops::normal(f32({0, 0}, {2}))), (std::vector<int64_t>{2}));  // .Tensor_float
+  EXPECT_EQ(shape(ops::random_(op("clone", x, std::nullopt), 5)), (std::vector<int64_t>{4}));
+}
+
 TEST(OpsHpp, WhatATypicalCallerWritesCompilesAndRuns) {
   // Found by trying the header as a new application developer would.
   const Tensor x = f32({1, 2, 3, 4}, {1, 1, 2, 2});

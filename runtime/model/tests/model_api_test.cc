@@ -403,15 +403,18 @@ TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
               R"("outputs":["y"]},{"op":"frobnicate","schema":"frobnicate(Tensor self) -> Tensor",)"
               R"("args":[{"tensor":"y"}],"outputs":["z"]},)"
               R"({"op":"abs","schema":"abs(Tensor self, int extra) -> Tensor",)"
-              R"("args":[{"tensor":"y"},{"int":1}],"outputs":["u"]}])");
+              R"("args":[{"tensor":"y"},{"int":1}],"outputs":["u"]},)"
+              R"({"op":"sym_size.int","schema":"sym_size.int(Tensor self, int dim) -> int",)"
+              R"("args":[{"tensor":"y"},{"int":0}],"outputs":["n"]}])");
   const std::string file = AxpyFile(graph);
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_compiled_model* compiled = nullptr;
   const std::string error = Consume(tsr_model_compile(model, cpu_, &compiled));
-  EXPECT_THAT(error, HasSubstr("2 of its 3 nodes have no way to run"));
+  EXPECT_THAT(error, HasSubstr("3 of its 4 nodes have no way to run"));
   EXPECT_THAT(error, HasSubstr("node 1 (frobnicate): unknown op 'frobnicate'"));
   EXPECT_THAT(error, HasSubstr("node 2 (abs): the op's schema changed incompatibly"));
+  EXPECT_THAT(error, HasSubstr("node 3 (sym_size.int): returns a host value (int)"));
   EXPECT_EQ(compiled, nullptr);
   tsr_model_release(model);
 }

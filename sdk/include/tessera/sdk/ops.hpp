@@ -1042,7 +1042,7 @@ inline Tensor bernoulli_(
 // bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 inline Tensor bernoulli_(
     const Tensor& self,
-    double p,
+    double p = 0.5,
     const std::optional<Generator>& generator = std::nullopt) {
   static const tsr_op* op_ = find_op("bernoulli_.float");
   return call1(op_, self, p, generator);
@@ -3841,7 +3841,7 @@ inline Tensor normal(
 // normal.Tensor_float(Tensor mean, float std=1., *, Generator? generator=None) -> Tensor
 inline Tensor normal(
     const Tensor& mean,
-    double std,
+    double std = 1.0,
     const std::optional<Generator>& generator = std::nullopt) {
   static const tsr_op* op_ = find_op("normal.Tensor_float");
   return call1(op_, mean, std, generator);
@@ -4201,7 +4201,10 @@ inline Tensor random_(
 }
 
 // random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)
-inline Tensor random_(const Tensor& self, int64_t to, const std::optional<Generator>& generator) {
+inline Tensor random_(
+    const Tensor& self,
+    int64_t to,
+    const std::optional<Generator>& generator = std::nullopt) {
   static const tsr_op* op_ = find_op("random_.to");
   return call1(op_, self, to, generator);
 }

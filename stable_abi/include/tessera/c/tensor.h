@@ -94,7 +94,8 @@ TSR_API void tsr_tensor_retain(tsr_tensor* tensor);
 TSR_API void tsr_tensor_release(tsr_tensor* tensor);
 
 /* Metadata. tensor: borrowed; NULL gives 0, NULL or TSR_DTYPE_FLOAT32/cpu:0 defaults as
- * noted. Arrays returned are borrowed and valid while the tensor is alive. */
+ * noted. Arrays returned are borrowed and valid while the tensor is alive and keeps its shape:
+ * an op that gives it another (an out= resized, resize_) may move them. */
 TSR_API int64_t tsr_tensor_dim(const tsr_tensor* tensor);
 TSR_API const int64_t* tsr_tensor_sizes(const tsr_tensor* tensor);   /* dim entries */
 TSR_API const int64_t* tsr_tensor_strides(const tsr_tensor* tensor); /* dim entries */

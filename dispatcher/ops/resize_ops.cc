@@ -159,6 +159,19 @@ absl::Status Resize(const OperatorHandle& op, const Tensor& self, IntArrayRef si
       TSR_RETURN_IF_ERROR(
           CallOne(op.registry(), "copy_", {Value(to), Value(from), Value(false)}).status());
     }
+    // The bytes past the old ones are unspecified, as ATen's uninitialized memory, but zeros
+    // here: a bool (or any type whose bit patterns are not all values) read from raw memory is
+    // undefined behaviour in every later kernel (UBSan: "load of value 30, which is not a valid
+    // value for type 'bool'", copying a grown bool tensor).
+    const int64_t fresh_bytes = needed * static_cast<int64_t>(itemsize);
+    if (!meta && fresh_bytes > static_cast<int64_t>(old_bytes)) {
+      const int64_t start = static_cast<int64_t>(old_bytes);
+      TSR_ASSIGN_OR_RETURN(Tensor tail, FromStorage(fresh, ScalarType::kUInt8,
+                                                    {fresh_bytes - start}, {1}, start));
+      TSR_RETURN_IF_ERROR(
+          CallOne(op.registry(), "fill_.Scalar", {Value(tail), Value(Scalar(int64_t{0}))})
+              .status());
+    }
     storage = std::move(fresh);
   }
   absl::Status set = impl.SetShapeAndStorage(size, *strides, std::move(storage));

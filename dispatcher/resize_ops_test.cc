@@ -1,6 +1,6 @@
 // resize_ and resize_as_ (dispatcher/ops/resize_ops.cc) in a private registry with the core
-// library and a CPU copy_ of bytes: a growing resize_ keeps the old contents in a new storage
-// while views taken before keep the old memory (Note [Growing a storage] in core/tensor.cc), a
+// library, a CPU copy_ of bytes and a fill_ of zero bytes: a growing resize_ keeps the old
+// contents in a new storage (the rest zeros) while views taken before keep the old memory (Note [Growing a storage] in core/tensor.cc), a
 // fitting one keeps the storage and offset, strides are ATen's, and ATen's refusals hold.
 #include <cstring>
 #include <vector>
@@ -15,6 +15,7 @@
 namespace tessera {
 namespace {
 
+using ::testing::Each;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -33,6 +34,20 @@ absl::Status CopyBytes(void*, const OperatorHandle&, Stack* stack) {
     return absl::UnimplementedError("the test's copy_ copies contiguous bytes only");
   }
   std::memcpy(self.data_ptr(), src.data_ptr(), self.impl()->nbytes());
+  stack->clear();
+  stack->push_back(self);
+  return absl::OkStatus();
+}
+
+// fill_.Scalar of a contiguous uint8 tensor with 0 (all resize_ asks of it: a grown storage's
+// new bytes).
+absl::Status ZeroBytes(void*, const OperatorHandle&, Stack* stack) {
+  const Tensor self = (*stack)[0].tensor();
+  if (!self.is_contiguous() || self.dtype() != ScalarType::kUInt8 ||
+      (*stack)[1].scalar().to_int() != 0) {
+    return absl::UnimplementedError("the test's fill_ writes zero bytes only");
+  }
+  std::memset(self.data_ptr(), 0, self.impl()->nbytes());
   stack->clear();
   stack->push_back(self);
   return absl::OkStatus();
@@ -57,6 +72,10 @@ class ResizeOpsTest : public ::testing::Test {
     copy.fn = &CopyBytes;
     copy.name = "test_copy_bytes";
     handles_.push_back(*registry_.Impl("copy_", DispatchKey::kCPU, std::move(copy)));
+    KernelFunction zero;
+    zero.fn = &ZeroBytes;
+    zero.name = "test_zero_bytes";
+    handles_.push_back(*registry_.Impl("fill_.Scalar", DispatchKey::kCPU, std::move(zero)));
   }
   absl::StatusOr<Tensor> Call(std::string_view name, Stack args) {
     TSR_ASSIGN_OR_RETURN(OperatorHandle op, registry_.Find(name));
@@ -93,6 +112,8 @@ TEST_F(ResizeOpsTest, GrowingKeepsTheOldContentsInANewStorage) {
   EXPECT_FALSE(x.IsSameStorage(before)) << "Tessera gives self a new storage";
   EXPECT_GE(x.impl()->storage()->nbytes(), 16 * sizeof(float));
   EXPECT_THAT(FirstValues(x, 6), ElementsAre(0, 1, 2, 3, 4, 5));
+  EXPECT_THAT(std::vector<float>(x.data<float>() + 6, x.data<float>() + 16), Each(0))
+      << "the new elements are zeros, not raw memory";
   // The view taken before keeps the old memory, which no longer sees self's writes (PyTorch
   // would move it along).
   EXPECT_EQ(before.data_ptr(), old_memory);

@@ -305,5 +305,28 @@ TEST(OpMetaFuzzRegression, HugeMetaOutputsBuildNoHostTables) {
   EXPECT_EQ(back[0].tensor().sizes(), (DimVector{1, 1, 2, 2}));
 }
 
+// op_meta, seed 1 (scripts/test.sh): isin.Tensor_Tensor_out of a huge Meta tensor and a few
+// test elements ran past libFuzzer's 10 s: the pairwise way compares in blocks of 2^24 pairs
+// (dispatcher/ops/isin_ops.cc), 2^21 blocks of calls here, and the sorting way adds n + m,
+// which may not fit in int64. On the Meta device isin now gives the shape without either.
+TEST(OpMetaFuzzRegression, IsinOfHugeMetaTensorsComparesNothing) {
+  const int64_t big = int64_t{1} << 40;
+  const Tensor out = *Empty({0}, ScalarType::kBool, Device(DeviceType::kMeta));
+  Stack few{MetaTensor({big, 32}), MetaTensor({3}), Value(false), Value(false), Value(out)};
+  ASSERT_TRUE(CallMeta("isin.Tensor_Tensor_out", &few).ok());
+  EXPECT_EQ(few[0].tensor().sizes(), (DimVector{big, 32}));
+  EXPECT_EQ(few[0].tensor().dtype(), ScalarType::kBool);
+  // uint8, so that their bytes fit as their element counts add past int64.
+  const Device meta(DeviceType::kMeta);
+  Stack many{*Empty({kMax / 2}, ScalarType::kUInt8, meta),
+             *Empty({kMax / 2 + 2}, ScalarType::kUInt8, meta), Value(false), Value(true)};
+  ASSERT_TRUE(CallMeta("isin.Tensor_Tensor", &many).ok());
+  EXPECT_EQ(many[0].tensor().sizes(), (DimVector{kMax / 2}));
+  // Devices still follow eq's rule: a Meta tensor and a CPU one of two elements are refused.
+  Stack mixed{MetaTensor({big}), *Empty({2}, ScalarType::kFloat32, Device(DeviceType::kCPU)),
+              Value(false), Value(false)};
+  EXPECT_FALSE(CallMeta("isin.Tensor_Tensor", &mixed).ok());
+}
+
 }  // namespace
 }  // namespace tessera

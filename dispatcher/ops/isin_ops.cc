@@ -119,7 +119,18 @@ absl::StatusOr<Tensor> Isin(const OperatorHandle& op, const Tensor& elements,
   TSR_ASSIGN_OR_RETURN(Tensor tests, flat_in_common(test_elements));
   const int64_t n = flat.numel(), m = tests.numel();
   Tensor found;
-  if (n == 0 || m == 0 || m <= 32 || n <= (int64_t{1} << 22) / m) {
+  if (flat.device().type == DeviceType::kMeta || tests.device().type == DeviceType::kMeta) {
+    // Meta tensors have no values to find: the result's shape, dtype and device are all there
+    // is. Both ways below would cost time with the shape alone (the pairwise blocks number
+    // n·m / 2^24: 2^38 for a 2^62-element Meta tensor; n + m may not fit in int64). The device
+    // is eq's for the two (a mismatch refused as eq refuses it), asked of empty slices.
+    TSR_ASSIGN_OR_RETURN(Tensor no_elements, Narrow(flat, 0, 0, 0));
+    TSR_ASSIGN_OR_RETURN(Tensor no_tests, Narrow(tests, 0, 0, 0));
+    TSR_ASSIGN_OR_RETURN(Tensor column, Unsqueeze(no_elements, 1));
+    TSR_ASSIGN_OR_RETURN(Tensor probe,
+                         CallOne(r, "eq.Tensor", {Value(column), Value(no_tests)}));
+    TSR_ASSIGN_OR_RETURN(found, Zeros(r, {n}, ScalarType::kBool, probe.device()));
+  } else if (n == 0 || m == 0 || m <= 32 || n <= (int64_t{1} << 22) / m) {
     TSR_ASSIGN_OR_RETURN(found, Zeros(r, {n}, ScalarType::kBool, elements.device()));
     if (m > 0) TSR_RETURN_IF_ERROR(FindPairwise(r, flat, tests, found));
   } else {

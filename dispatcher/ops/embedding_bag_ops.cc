@@ -39,6 +39,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -80,6 +81,24 @@ bool IsIndexType(ScalarType t) { return t == ScalarType::kInt64 || t == ScalarTy
 bool IsWeightType(ScalarType t) {
   return t == ScalarType::kFloat64 || t == ScalarType::kFloat32 || t == ScalarType::kFloat16 ||
          t == ScalarType::kBFloat16;
+}
+
+// ATen's checkScalarTypes words (forward and backward): argument #1 is what ATen names it.
+absl::Status CheckIndexDtype(const OperatorHandle& op, ScalarType t) {
+  if (IsIndexType(t)) return absl::OkStatus();
+  return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'indices' to have one of the "
+                                     "following scalar types: Long, Int; but got %s instead "
+                                     "(while checking arguments for embedding_bag)",
+                                     ScalarTypeName(t)));
+}
+
+absl::Status CheckFloatingDtype(const OperatorHandle& op, std::string_view argument,
+                                ScalarType t) {
+  if (IsWeightType(t)) return absl::OkStatus();
+  return Invalid(op, absl::StrFormat("Expected tensor for argument #1 '%s' to have one of the "
+                                     "following scalar types: Half, BFloat16, Float, Double; but "
+                                     "got %s instead (while checking arguments for embedding_bag)",
+                                     argument, ScalarTypeName(t)));
 }
 
 // CheckIndexRange: every index in [0, num_embeddings), ATen's message naming an offending one.
@@ -131,19 +150,8 @@ TensorsOr EmbeddingBagImpl(const OperatorHandle& op, const Tensor& weight, const
                                        offsets_in.dim()));
   }
   const ScalarType index_dtype = PromoteTypes(offsets_in.dtype(), indices_in.dtype());
-  if (!IsIndexType(index_dtype)) {
-    return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'indices' to have one of "
-                                       "the following scalar types: Long, Int; but got %s "
-                                       "instead (while checking arguments for embedding_bag)",
-                                       ScalarTypeName(index_dtype)));
-  }
-  if (!IsWeightType(weight.dtype())) {
-    return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'weight' to have one of "
-                                       "the following scalar types: Half, BFloat16, Float, "
-                                       "Double; but got %s instead (while checking arguments "
-                                       "for embedding_bag)",
-                                       ScalarTypeName(weight.dtype())));
-  }
+  TSR_RETURN_IF_ERROR(CheckIndexDtype(op, index_dtype));
+  TSR_RETURN_IF_ERROR(CheckFloatingDtype(op, "weight", weight.dtype()));
   // ATen reads weight.sizes()[1] unchecked (1.13 crashes on a 1-D weight).
   if (weight.dim() != 2) {
     return Invalid(op, absl::StrFormat("weight has to be a 2D Tensor, but got Tensor of "
@@ -408,19 +416,8 @@ absl::StatusOr<Tensor> EmbeddingBagDenseBackward(const OperatorHandle& op, const
   const bool by_freq = s[6].to_bool();
   const int64_t mode = s[7].to_int();
   const int64_t padding_idx = s[9].to_int();
-  if (!IsWeightType(grad.dtype())) {
-    return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'grad_' to have one of the "
-                                       "following scalar types: Half, BFloat16, Float, Double; "
-                                       "but got %s instead (while checking arguments for "
-                                       "embedding_bag)",
-                                       ScalarTypeName(grad.dtype())));
-  }
-  if (!IsIndexType(indices_in.dtype())) {
-    return Invalid(op, absl::StrFormat("Expected tensor for argument #1 'indices' to have one of "
-                                       "the following scalar types: Long, Int; but got %s "
-                                       "instead (while checking arguments for embedding_bag)",
-                                       ScalarTypeName(indices_in.dtype())));
-  }
+  TSR_RETURN_IF_ERROR(CheckFloatingDtype(op, "grad_", grad.dtype()));
+  TSR_RETURN_IF_ERROR(CheckIndexDtype(op, indices_in.dtype()));
   if (grad.dim() != 2) {
     return Invalid(op, absl::StrFormat("grad has to be a 2D Tensor, but got Tensor of dimension %d",
                                        grad.dim()));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <string>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -365,10 +366,14 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     compiled->nodes_.push_back(std::move(bound));
   }
   if (!refused.empty()) {
+    const size_t total = model->nodes.size();
+    const std::string which =
+        total == 1            ? std::string("its one node has")
+        : refused.size() == 1 ? absl::StrFormat("1 of its %d nodes has", total)
+                              : absl::StrFormat("%d of its %d nodes have", refused.size(), total);
     return absl::FailedPreconditionError(
-        absl::StrFormat("model '%s' cannot run on %s: %d of its %d nodes have no way to run:\n  %s",
-                        model->name, DeviceToString(device), refused.size(), model->nodes.size(),
-                        absl::StrJoin(refused, "\n  ")));
+        absl::StrFormat("model '%s' cannot run on %s: %s no way to run:\n  %s", model->name,
+                        DeviceToString(device), which, absl::StrJoin(refused, "\n  ")));
   }
   // Outputs live to the end; every other value is dropped after its last reader.
   for (const GraphOutput& out : model->outputs) last_reader[out.value] = -1;

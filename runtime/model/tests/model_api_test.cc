@@ -419,6 +419,26 @@ TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
   tsr_model_release(model);
 }
 
+TEST_F(ModelApi, CompileCountsNodesInWords) {
+  // One node of one, and one of two: the count agrees with its noun and verb.
+  const std::string alone = Replace(Replace(kAddGraph, R"("op":"add.Tensor")", R"("op":"frobnicate")"),
+                                     R"("schema":"add.Tensor()", R"("schema":"frobnicate()");
+  const std::string one_of_two =
+      Replace(kAddGraph, R"("outputs":["y"]}])",
+              R"("outputs":["y"]},{"op":"frobnicate","schema":"frobnicate(Tensor self) -> Tensor",)"
+              R"("args":[{"tensor":"y"}],"outputs":["z"]}])");
+  for (const auto& [graph, words] : {std::pair{alone, "its one node has no way to run"},
+                                     std::pair{one_of_two, "1 of its 2 nodes has no way to run"}}) {
+    const std::string file = AxpyFile(graph);
+    tsr_model* model = nullptr;
+    ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "") << words;
+    tsr_compiled_model* compiled = nullptr;
+    EXPECT_THAT(Consume(tsr_model_compile(model, cpu_, &compiled)), HasSubstr(words));
+    EXPECT_EQ(compiled, nullptr);
+    tsr_model_release(model);
+  }
+}
+
 TEST_F(ModelApi, AnOlderSchemaWithoutADefaultedArgumentIsAdapted) {
   // gelu gained `*, str approximate='none'` after this pretend file was written.
   const std::string graph = Replace(kAddGraph, R"("outputs":[{"name":"out","value":"y"}])",

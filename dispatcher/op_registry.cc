@@ -1,6 +1,7 @@
 #include "dispatcher/op_registry.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 
@@ -12,6 +13,7 @@
 #include "dispatcher/call_epoch.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/internal/operator_entry.h"
+#include "dispatcher/missing_kernel_hint.h"
 
 namespace tessera {
 
@@ -492,10 +494,25 @@ absl::StatusOr<KernelLookup> OpRegistry::LookupBeyondKernel(const OperatorHandle
       return NondeterministicRefusal(entry.name, DispatchKeyName(key), *kernel);
     }
   }
+  const std::string why = MissingKernelHintFor(key);
   return absl::UnimplementedError(absl::StrFormat(
       "not implemented for %s on %s: no kernel, composite or fallback is registered for that "
-      "device type",
-      entry.name, DispatchKeyName(key)));
+      "device type%s",
+      entry.name, DispatchKeyName(key), why.empty() ? "" : absl::StrCat(" (", why, ")")));
+}
+
+namespace {
+// Note [Why a key has nothing] in dispatcher/missing_kernel_hint.h.
+std::atomic<MissingKernelHint> g_missing_kernel_hint{nullptr};
+}  // namespace
+
+void SetMissingKernelHint(MissingKernelHint hint) {
+  g_missing_kernel_hint.store(hint, std::memory_order_release);
+}
+
+std::string MissingKernelHintFor(DispatchKey key) {
+  const MissingKernelHint hint = g_missing_kernel_hint.load(std::memory_order_acquire);
+  return hint == nullptr ? std::string() : hint(key);
 }
 
 namespace {

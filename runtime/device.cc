@@ -5,6 +5,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -12,6 +13,7 @@
 #include "core/allocator.h"
 #include "core/host_copy.h"
 #include "core/status_macros.h"
+#include "dispatcher/missing_kernel_hint.h"
 #include "runtime/device_registry.h"
 #include "runtime/handles.h"
 #include "runtime/plugin_device.h"
@@ -218,6 +220,25 @@ absl::Mutex g_devices_mu;
 std::array<PluginDevice*, kNumDeviceTypes> g_devices ABSL_GUARDED_BY(g_devices_mu) = {};
 std::vector<std::unique_ptr<PluginDevice>>* const g_all_devices ABSL_GUARDED_BY(g_devices_mu) =
     new std::vector<std::unique_ptr<PluginDevice>>();
+
+// Note [Why a key has nothing] (dispatcher/missing_kernel_hint.h): a device type that no plugin
+// provides now, but one did, had its plugin unloaded; the newest such device names it.
+std::string UnloadedProviderHint(DispatchKey key) {
+  const DeviceType type = DeviceTypeFor(key);
+  absl::MutexLock lock(&g_devices_mu);
+  if (static_cast<int>(type) >= kNumDeviceTypes || g_devices[static_cast<int>(type)] != nullptr) {
+    return "";
+  }
+  for (auto it = g_all_devices->rbegin(); it != g_all_devices->rend(); ++it) {
+    if ((*it)->type() == type) {
+      return absl::StrFormat("the plugin '%s' that provided %s was unloaded",
+                             (*it)->plugin_name(), DeviceTypeName(type));
+    }
+  }
+  return "";
+}
+[[maybe_unused]] const bool kUnloadedProviderHintSet =
+    (SetMissingKernelHint(&UnloadedProviderHint), true);
 
 absl::Status CheckInterface(const tsr_device_interface* iface) {
   if (iface == nullptr) return absl::InvalidArgumentError("tsr_device_register: iface is NULL");

@@ -419,6 +419,38 @@ TEST_F(ModelApi, CompileNamesEveryNodeThatCannotRun) {
   tsr_model_release(model);
 }
 
+// A compiled model holds its constants on its device, and through them the plugin's code
+// (docs/embedding_guide.md); it holds no kernel of its own: each run calls through the
+// registry. So once the plugin is unloaded (its kernels deregistered at once), a run is refused
+// naming the unloaded plugin, never a call into code that was unregistered; and releasing the
+// model afterwards frees its constants through the plugin that allocated them.
+TEST_F(ModelApi, ARunAfterItsPluginWasUnloadedIsRefused) {
+  ASSERT_EQ(Consume(tsr_plugin_load(S(TESSERA_NPU_PLUGIN), nullptr)), "");
+  const tsr_device npu{TSR_DEVICE_PRIVATEUSE1, 0};
+  const std::string file = AxpyFile();
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, npu, &compiled)), "");
+  int64_t three[] = {3};
+  const float x_values[] = {10, 20, 30};
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(three, 1, TSR_DTYPE_FLOAT32, npu, &x)), "");
+  ASSERT_EQ(Consume(tsr_tensor_copy_from_host(x, x_values, sizeof(x_values))), "");
+  tsr_tensor* y = nullptr;
+  ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)), "");
+  tsr_tensor_release(y);
+  y = nullptr;
+
+  ASSERT_EQ(Consume(tsr_plugin_unload(S("npu"))), "");
+  const std::string error = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
+  EXPECT_THAT(error, HasSubstr("(the plugin 'npu' that provided npu was unloaded)"));
+  EXPECT_EQ(y, nullptr);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
 TEST_F(ModelApi, CompileCountsNodesInWords) {
   // One node of one, and one of two: the count agrees with its noun and verb.
   const std::string alone = Replace(Replace(kAddGraph, R"("op":"add.Tensor")", R"("op":"frobnicate")"),

@@ -9,6 +9,7 @@
 // outputs with the PyTorch outputs the file stores (exit 1 on a mismatch); --bench N times N
 // more runs; --save-outputs writes each output as DIR/NAME.npy.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +28,36 @@
 #include "tools/tessera_run/npy.h"
 
 namespace {
+
+// Progress: on a long loop, one line on stderr, rewritten about once a second ("bench: 12 of
+// 200 runs, 3 s"), and erased when the loop ends; only when stderr is a terminal, so logs and
+// pipes get the results alone.
+class Progress {
+ public:
+  Progress(const char* what, int total)
+      : what_(what), total_(total), shown_(isatty(STDERR_FILENO) != 0),
+        start_(std::chrono::steady_clock::now()), next_(start_ + std::chrono::seconds(1)) {}
+  void Done(int count) {
+    if (!shown_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + std::chrono::seconds(1);
+    written_ = true;
+    std::fprintf(stderr, "\r%s: %d of %d runs, %.0f s ", what_, count, total_,
+                 std::chrono::duration<double>(now - start_).count());
+    std::fflush(stderr);
+  }
+  void Finish() {
+    if (written_) std::fprintf(stderr, "\r\033[K");  // erase the line
+  }
+
+ private:
+  const char* what_;
+  int total_;
+  bool shown_;
+  bool written_ = false;
+  std::chrono::steady_clock::time_point start_, next_;
+};
 
 constexpr const char* kUsage =
     "usage: tessera-run MODEL [--device D] [--plugin P]... [--input NAME=FILE.npy]... [--check] "
@@ -269,11 +300,14 @@ int main(int argc, char** argv) {
     }
     if (o.bench > 0) {
       std::vector<double> times;
+      Progress progress("bench", o.bench);
       for (int i = 0; i < o.bench; ++i) {
         auto b0 = std::chrono::steady_clock::now();
         compiled.run(inputs);
         times.push_back(ms(b0, std::chrono::steady_clock::now()));
+        progress.Done(i + 1);
       }
+      progress.Finish();
       std::sort(times.begin(), times.end());
       std::printf("bench: %d runs on %s, %d threads: median %.3f ms, min %.3f ms\n", o.bench,
                   o.device.c_str(), tsr_num_threads(), times[times.size() / 2], times[0]);

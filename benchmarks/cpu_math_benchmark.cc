@@ -65,6 +65,21 @@ void BM_TesseraUnary1M(benchmark::State& state, const char* op) {
 BENCHMARK_CAPTURE(BM_TesseraUnary1M, exp, "exp.out")->UseRealTime();
 BENCHMARK_CAPTURE(BM_TesseraUnary1M, tanh, "tanh.out")->UseRealTime();
 
+// log over positive values (the ramp's negative half would time NaN results).
+void BM_TesseraLog1M(benchmark::State& state) {
+  R();
+  static const tsr_op* linspace = tessera::find_op("linspace");
+  static const tsr_op* log_out = tessera::find_op("log.out");
+  Tensor x = tessera::call1(linspace, Scalar(0.01), Scalar(100.0), kMillion);
+  Tensor out = Full({kMillion}, 0);
+  for (auto _ : state) {
+    Tensor y = tessera::call1(log_out, x, out);
+    benchmark::DoNotOptimize(y.get());
+  }
+  Bytes(state, kMillion);
+}
+BENCHMARK(BM_TesseraLog1M)->UseRealTime();
+
 void BM_TesseraGelu1M(benchmark::State& state, std::string_view approximate) {
   Tensor x = Ramp({kMillion}), out = Full({kMillion}, 0);
   static const tsr_op* gelu = tessera::find_op("gelu.out");
@@ -147,6 +162,16 @@ void BM_TorchTanh1M(benchmark::State& state) {
   Bytes(state, kMillion);
 }
 BENCHMARK(BM_TorchTanh1M)->UseRealTime();
+
+void BM_TorchLog1M(benchmark::State& state) {
+  torch::Tensor x = torch::linspace(0.01, 100.0, kMillion), out = torch::empty({kMillion});
+  for (auto _ : state) {
+    torch::log_out(out, x);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  Bytes(state, kMillion);
+}
+BENCHMARK(BM_TorchLog1M)->UseRealTime();
 
 void BM_TorchGelu1M(benchmark::State& state, const char* approximate) {
   torch::Tensor x = TorchRamp(), out = torch::empty({kMillion});

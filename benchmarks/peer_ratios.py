@@ -71,6 +71,8 @@ PAIRS += [
      "BM_TorchExp1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
     ("tanh1M", "tessera_cpu_math_benchmark", "BM_TesseraUnary1M/tanh/real_time",
      "BM_TorchTanh1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
+    ("log1M", "tessera_cpu_math_benchmark", "BM_TesseraLog1M/real_time",
+     "BM_TorchLog1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
 ] + [
     ("scale_" + name, "tessera_cpu_math_benchmark", bench, bench, "scaling",
      ">= 1.8x one thread", (2,))

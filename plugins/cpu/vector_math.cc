@@ -53,6 +53,7 @@ struct V {
     return _mm_or_ps(_mm_and_ps(m, t), _mm_andnot_ps(m, f));
   }
   static T exp(T a) { return Sleef_expf4_u10sse2(a); }
+  static T log(T a) { return Sleef_logf4_u10sse2(a); }
   static T erf(T a) { return Sleef_erff4_u10sse2(a); }
 };
 
@@ -133,6 +134,7 @@ const char* isa() {
     }                                              \
   }
 TESSERA_VECTOR_MATH(exp, std::exp(a))
+TESSERA_VECTOR_MATH(log, std::log(a))
 TESSERA_VECTOR_MATH(tanh, std::tanh(a))
 TESSERA_VECTOR_MATH(erf, std::erf(a))
 TESSERA_VECTOR_MATH(sigmoid, 1 / (1 + std::exp(-a)))

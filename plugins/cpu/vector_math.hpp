@@ -1,4 +1,4 @@
-// Vectorized float32 math for the unary ops' dense loops: exp and erf are SLEEF's u10 functions
+// Vectorized float32 math for the unary ops' dense loops: exp, log and erf are SLEEF's u10 functions
 // (Debian's libsleef-dev; the library PyTorch's CPU kernels use too; within 1 ULP), tanh,
 // sigmoid, silu and gelu our own forms over SLEEF's exp (their accuracy, up to 5.6 ulp for gelu,
 // is in docs/cpu_backend.md and held by tessera_cpu_vector_math_test).
@@ -21,7 +21,7 @@ namespace vector_math {
 // The functions, once: X(name). sigmoid is 1 / (1 + exp(-x)), silu x / (1 + exp(-x)), gelu
 // x / 2 * (1 + erf(x / sqrt(2))), gelu_tanh x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))).
 #define TESSERA_VECTOR_MATH_FUNCTIONS(X) \
-  X(exp) X(tanh) X(erf) X(sigmoid) X(silu) X(gelu) X(gelu_tanh)
+  X(exp) X(log) X(tanh) X(erf) X(sigmoid) X(silu) X(gelu) X(gelu_tanh)
 
 #define TESSERA_VECTOR_MATH_DECLARE(NAME) void NAME(const float* x, float* y, int64_t n);
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)

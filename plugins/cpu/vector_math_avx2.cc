@@ -33,6 +33,7 @@ struct V {
     return _mm256_blendv_ps(f, t, _mm256_cmp_ps(a, b, _CMP_LT_OQ));
   }
   static T exp(T a) { return Sleef_expf8_u10avx2(a); }
+  static T log(T a) { return Sleef_logf8_u10avx2(a); }
   static T erf(T a) { return Sleef_erff8_u10avx2(a); }
 };
 

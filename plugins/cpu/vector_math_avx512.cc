@@ -39,6 +39,7 @@ struct V {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(a, b, _CMP_LT_OQ), f, t);
   }
   static T exp(T a) { return Sleef_expf16_u10avx512f(a); }
+  static T log(T a) { return Sleef_logf16_u10avx512f(a); }
   static T erf(T a) { return Sleef_erff16_u10avx512f(a); }
 };
 

@@ -42,6 +42,7 @@ double HalfX(double x, double ref) { return std::max(std::fabs(ref), std::fabs(x
 std::vector<Case> Cases() {
   return {
       {"exp", &vector_math::exp, [](double x) { return std::exp(x); }, 1},
+      {"log", &vector_math::log, [](double x) { return std::log(x); }, 1},
       {"tanh", &vector_math::tanh, [](double x) { return std::tanh(x); }, 2},
       {"erf", &vector_math::erf, [](double x) { return std::erf(x); }, 1},
       {"sigmoid", &vector_math::sigmoid, &Sigmoid, 3},
@@ -83,7 +84,8 @@ TEST_P(VectorMath, WithinTheStatedUlpsOfFloat64) {
   std::vector<float> x;
   for (int i = 0; i < 100000; ++i) x.push_back(-100.0f + 200.0f * static_cast<float>(i) / 99999);
   for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-7f, -1e-7f, 0.5f, -0.5f, 3.0f, -3.0f, 88.0f,
-                  -88.0f, 89.0f, -104.0f, std::numeric_limits<float>::denorm_min(),
+                  -88.0f, 89.0f, -104.0f, 1.0f, 0.999f, 1.001f, 1e20f, 1e-38f,
+                  std::numeric_limits<float>::denorm_min(),
                   std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()}) {
     x.push_back(v);
   }
@@ -117,6 +119,12 @@ TEST_P(VectorMath, SpecialValuesAsPyTorch) {
   EXPECT_EQ(e[1], 0.0f);
   EXPECT_TRUE(std::isnan(e[2]));
   EXPECT_EQ(e[3], 1.0f);
+  std::vector<float> l = run(&vector_math::log);
+  EXPECT_EQ(l[0], inf);
+  EXPECT_TRUE(std::isnan(l[1])) << "log(-inf) is NaN";
+  EXPECT_TRUE(std::isnan(l[2]));
+  EXPECT_EQ(l[3], -inf);
+  EXPECT_EQ(l[4], -inf) << "log(-0) is -inf";
   std::vector<float> t = run(&vector_math::tanh);
   EXPECT_EQ(t[0], 1.0f);
   EXPECT_EQ(t[1], -1.0f);

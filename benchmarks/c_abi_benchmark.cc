@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "kernel_work.hpp"
 #include "tessera/sdk/runtime.hpp"
 
 #ifdef TESSERA_HAVE_TORCH
@@ -20,18 +21,7 @@ namespace {
 
 using tessera::Tensor;
 
-// The kernel's work: allocate a 1-element float output through the table and add.
-tsr_error* AddWork(tsr_tensor* a, tsr_tensor* b, tsr_tensor** out) {
-  const tsr_runtime_api& api = tessera::sdk::api();
-  if (tsr_error* e = api.tensor_empty(api.tensor_sizes(a), static_cast<size_t>(api.tensor_dim(a)),
-                                      TSR_DTYPE_FLOAT32, api.tensor_device(a), out)) {
-    return e;
-  }
-  static_cast<float*>(api.tensor_data_ptr(*out))[0] =
-      static_cast<const float*>(api.tensor_data_ptr(a))[0] +
-      static_cast<const float*>(api.tensor_data_ptr(b))[0];
-  return nullptr;
-}
+using tessera_bench::AddWork;
 
 tsr_error* BoxedAdd(void*, const tsr_op*, tsr_stack* stack) {
   const tsr_runtime_api& api = tessera::sdk::api();

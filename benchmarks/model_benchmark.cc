@@ -1,7 +1,9 @@
 // A compiled model's replay against the same calls made eagerly, through the public API:
 // a chain of N 1-element float adds (y = y + c, N = 1,000) compiled once and run, against the
 // same N adds through tsr_op_call_values, the fast path an application's eager loop takes.
-// The per-node cost is the time per iteration over N (items_per_second counts nodes).
+// The per-node cost is the time per iteration over N (items_per_second counts nodes). A third
+// run does the kernels' own work alone (kernel_work.hpp: allocate through the table, add), N
+// times chained: replay's cost above the kernels is its time per node less this one's.
 //
 //   build/bin/tessera_model_benchmark --benchmark_repetitions=5
 //   --benchmark_report_aggregates_only=true        (TESSERA_NUM_THREADS=1 for 1 thread)
@@ -10,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_work.hpp"
 #include "runtime/model/tests/model_file_writer.h"
 #include "tessera/sdk/model.hpp"
 
@@ -81,6 +84,26 @@ void BM_Eager_AddChain(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kNodes);
 }
 BENCHMARK(BM_Eager_AddChain);
+
+void BM_KernelWork_AddChain(benchmark::State& state) {
+  Setup& s = S();
+  const tsr_runtime_api& api = tessera::sdk::api();
+  for (auto _ : state) {
+    tessera::Tensor y = s.x;
+    for (int i = 0; i < kNodes; ++i) {
+      tsr_tensor* out = nullptr;
+      if (tsr_error* e = tessera_bench::AddWork(y.get(), s.c.get(), &out)) {
+        api.error_release(e);
+        state.SkipWithError("the add's allocation failed");
+        return;
+      }
+      y = tessera::Tensor::adopt(out);
+    }
+    benchmark::DoNotOptimize(y.get());
+  }
+  state.SetItemsProcessed(state.iterations() * kNodes);
+}
+BENCHMARK(BM_KernelWork_AddChain);
 
 }  // namespace
 

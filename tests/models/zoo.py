@@ -10,6 +10,7 @@ in training mode) and traced on the example inputs given here.
 import math
 import os
 import sys
+import time
 
 import torch
 
@@ -152,8 +153,9 @@ def main(argv):
         net, inputs = ZOO[name]()
         if not getattr(net, "trains", False):
             net.eval()
+        start = time.monotonic()
         tessera_export.export(net, inputs, os.path.join(out_dir, f"{name}.tsrm"), name=name)
-        print(f"exported {name}")
+        print(f"exported {name} in {time.monotonic() - start:.2f} s (tracing and writing)")
     return 0
 
 

@@ -18,7 +18,7 @@
 namespace tessera {
 
 // Returns why `key` has nothing registered, as a clause to append ("the plugin 'npu' that
-// provided npu was unloaded"), or "". Called on the error path only, with no registry lock
+// provided npu is no longer loaded"), or "". Called on the error path only, with no registry lock
 // held; it must not call ops.
 using MissingKernelHint = std::string (*)(DispatchKey key);
 

@@ -316,16 +316,28 @@ TEST(OpMetaFuzzRegression, IsinOfHugeMetaTensorsComparesNothing) {
   ASSERT_TRUE(CallMeta("isin.Tensor_Tensor_out", &few).ok());
   EXPECT_EQ(few[0].tensor().sizes(), (DimVector{big, 32}));
   EXPECT_EQ(few[0].tensor().dtype(), ScalarType::kBool);
+  EXPECT_EQ(few[0].tensor().device(), Device(DeviceType::kMeta));
   // uint8, so that their bytes fit as their element counts add past int64.
   const Device meta(DeviceType::kMeta);
   Stack many{*Empty({kMax / 2}, ScalarType::kUInt8, meta),
              *Empty({kMax / 2 + 2}, ScalarType::kUInt8, meta), Value(false), Value(true)};
   ASSERT_TRUE(CallMeta("isin.Tensor_Tensor", &many).ok());
   EXPECT_EQ(many[0].tensor().sizes(), (DimVector{kMax / 2}));
-  // Devices still follow eq's rule: a Meta tensor and a CPU one of two elements are refused.
-  Stack mixed{MetaTensor({big}), *Empty({2}, ScalarType::kFloat32, Device(DeviceType::kCPU)),
-              Value(false), Value(false)};
-  EXPECT_FALSE(CallMeta("isin.Tensor_Tensor", &mixed).ok());
+  // One device for both, a 0-dim CPU tensor included (the dispatcher lets those through; ATen's
+  // isin refuses them), either way round, empty or not.
+  const Tensor cpu_scalar = *Empty({}, ScalarType::kFloat32, Device(DeviceType::kCPU));
+  for (const Tensor& meta : {MetaTensor({big}), MetaTensor({0})}) {
+    for (bool scalar_first : {false, true}) {
+      Stack mixed{scalar_first ? cpu_scalar : meta, scalar_first ? meta : cpu_scalar, Value(false),
+                  Value(false)};
+      const absl::Status status = CallMeta("isin.Tensor_Tensor", &mixed);
+      EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+      EXPECT_THAT(
+          status.message(),
+          ::testing::HasSubstr(scalar_first ? "found elements on cpu and test_elements on meta"
+                                            : "found elements on meta and test_elements on cpu"));
+    }
+  }
 }
 
 }  // namespace

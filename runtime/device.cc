@@ -220,22 +220,28 @@ absl::Mutex g_devices_mu;
 std::array<PluginDevice*, kNumDeviceTypes> g_devices ABSL_GUARDED_BY(g_devices_mu) = {};
 std::vector<std::unique_ptr<PluginDevice>>* const g_all_devices ABSL_GUARDED_BY(g_devices_mu) =
     new std::vector<std::unique_ptr<PluginDevice>>();
+// Who registered each type's latest device interface: a plugin (its name) or the application
+// (""), for the hint below; set at registration, kept after the registration is released.
+struct Provider {
+  bool registered = false;
+  std::string plugin;
+};
+std::array<Provider, kNumDeviceTypes> g_last_provider ABSL_GUARDED_BY(g_devices_mu) = {};
 
-// Note [Why a key has nothing] (dispatcher/missing_kernel_hint.h): a device type that no plugin
-// provides now, but one did, had its plugin unloaded; the newest such device names it.
+// Note [Why a key has nothing] (dispatcher/missing_kernel_hint.h): a device type that nothing
+// provides now, but something did, lost it: its plugin was unloaded (or its load refused after
+// it registered), or the application released its own device interface.
 std::string UnloadedProviderHint(DispatchKey key) {
-  const DeviceType type = DeviceTypeFor(key);
-  absl::MutexLock lock(&g_devices_mu);
-  if (static_cast<int>(type) >= kNumDeviceTypes || g_devices[static_cast<int>(type)] != nullptr) {
-    return "";
+  const int type = static_cast<int>(DeviceTypeFor(key));
+  if (type < 0 || type >= kNumDeviceTypes) return "";
+  absl::ReaderMutexLock lock(&g_devices_mu);
+  const Provider& last = g_last_provider[type];
+  if (g_devices[type] != nullptr || !last.registered) return "";
+  const std::string name = DeviceTypeName(static_cast<DeviceType>(type));
+  if (last.plugin.empty()) {
+    return absl::StrFormat("the application's device interface for %s was released", name);
   }
-  for (auto it = g_all_devices->rbegin(); it != g_all_devices->rend(); ++it) {
-    if ((*it)->type() == type) {
-      return absl::StrFormat("the plugin '%s' that provided %s was unloaded",
-                             (*it)->plugin_name(), DeviceTypeName(type));
-    }
-  }
-  return "";
+  return absl::StrFormat("the plugin '%s' that provided %s is no longer loaded", last.plugin, name);
 }
 [[maybe_unused]] const bool kUnloadedProviderHintSet =
     (SetMissingKernelHint(&UnloadedProviderHint), true);
@@ -444,6 +450,7 @@ tsr_error* tsr_device_register(const tsr_device_interface* iface, tsr_registrati
       g_all_devices->push_back(std::make_unique<PluginDevice>(copy, count, gate, plugin));
       device = g_all_devices->back().get();
       g_devices[static_cast<int>(type)] = device;
+      g_last_provider[static_cast<int>(type)] = Provider{true, plugin ? plugin->name : ""};
       SetAllocator(type, device);
     }
     if (plugin != nullptr) plugin->device_count = count;

@@ -92,8 +92,7 @@ absl::Status CheckIndexDtype(const OperatorHandle& op, ScalarType t) {
                                      ScalarTypeName(t)));
 }
 
-absl::Status CheckFloatingDtype(const OperatorHandle& op, std::string_view argument,
-                                ScalarType t) {
+absl::Status CheckFloatingDtype(const OperatorHandle& op, std::string_view argument, ScalarType t) {
   if (IsWeightType(t)) return absl::OkStatus();
   return Invalid(op, absl::StrFormat("Expected tensor for argument #1 '%s' to have one of the "
                                      "following scalar types: Half, BFloat16, Float, Double; but "

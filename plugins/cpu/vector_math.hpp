@@ -1,5 +1,5 @@
-// Vectorized float32 math for the unary ops' dense loops: exp, log and erf are SLEEF's u10 functions
-// (Debian's libsleef-dev; the library PyTorch's CPU kernels use too; within 1 ULP), tanh,
+// Vectorized float32 math for the unary ops' dense loops: exp, log and erf are SLEEF's u10
+// functions (Debian's libsleef-dev; the library PyTorch's CPU kernels use too; within 1 ULP), tanh,
 // sigmoid, silu and gelu our own forms over SLEEF's exp (their accuracy, up to 5.6 ulp for gelu,
 // is in docs/cpu_backend.md and held by tessera_cpu_vector_math_test).
 //

@@ -1242,4 +1242,32 @@ TEST(CApiCallPlan, BadArgumentsAreErrorsNamingWhatWasExpected) {
   tsr_tensor_release(t);
 }
 
+// An op on a tensor whose device's interface the application released says why that device
+// type has nothing registered (Note [Why a key has nothing]).
+TEST(CApiDevice, AnOpOnAReleasedApplicationDeviceSaysWhy) {
+  ASSERT_EQ(Consume(tsr_device_rename(TSR_DEVICE_PRIVATEUSE2, S("capidev"))), "");
+  FakeDevice fake;
+  tsr_device_interface iface = FakeInterface(&fake);
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_device_register(&iface, &reg)), "");
+  const int64_t size = 2;
+  tsr_tensor* t = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(&size, 1, TSR_DTYPE_INT32, {TSR_DEVICE_PRIVATEUSE2, 0}, &t)),
+            "");
+  tsr_registration_release(reg);
+  const tsr_op* neg = nullptr;
+  ASSERT_EQ(Consume(tsr_op_find(S("neg"), &neg)), "");
+  tsr_value arg{};
+  arg.kind = TSR_VALUE_TENSOR;
+  arg.u.tensor = t;
+  tsr_value result{};
+  size_t results = 0;
+  EXPECT_THAT(Consume(tsr_op_call_values(neg, &arg, 1, &result, 1, &results)),
+              HasSubstr("registered for that device type (the application's device interface "
+                        "for capidev was released)"));
+  EXPECT_EQ(results, 0u);
+  tsr_tensor_release(t);
+  EXPECT_EQ(fake.frees, 1);
+}
+
 }  // namespace

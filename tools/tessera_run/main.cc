@@ -30,32 +30,46 @@
 namespace {
 
 // Progress: on a long loop, one line on stderr, rewritten about once a second ("bench: 12 of
-// 200 runs, 3 s"), and erased when the loop ends; only when stderr is a terminal, so logs and
-// pipes get the results alone.
+// 200 runs, 3 s"), and erased when the loop ends or is left by an error (the destructor), so
+// that what follows starts a clean line; only when stderr is a terminal, so logs and pipes get
+// the results alone. Erased with spaces, which every terminal understands.
 class Progress {
  public:
   Progress(const char* what, int total)
-      : what_(what), total_(total), shown_(isatty(STDERR_FILENO) != 0),
-        start_(std::chrono::steady_clock::now()), next_(start_ + std::chrono::seconds(1)) {}
+      : what_(what),
+        total_(total),
+        shown_(isatty(STDERR_FILENO) != 0),
+        start_(std::chrono::steady_clock::now()),
+        next_(start_ + std::chrono::seconds(1)) {}
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  ~Progress() { Erase(); }
+
   void Done(int count) {
     if (!shown_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now < next_) return;
     next_ = now + std::chrono::seconds(1);
-    written_ = true;
-    std::fprintf(stderr, "\r%s: %d of %d runs, %.0f s ", what_, count, total_,
-                 std::chrono::duration<double>(now - start_).count());
+    const int length = std::fprintf(stderr, "\r%s: %d of %d runs, %.0f s", what_, count, total_,
+                                    std::chrono::duration<double>(now - start_).count());
+    if (length > 1 && length - 1 < width_) {  // a shorter line than the last: cover its tail
+      std::fprintf(stderr, "%*s", width_ - (length - 1), "");
+    }
+    width_ = std::max(width_, length - 1);
     std::fflush(stderr);
   }
-  void Finish() {
-    if (written_) std::fprintf(stderr, "\r\033[K");  // erase the line
+  void Erase() {
+    if (width_ == 0) return;
+    std::fprintf(stderr, "\r%*s\r", width_, "");
+    std::fflush(stderr);
+    width_ = 0;
   }
 
  private:
   const char* what_;
   int total_;
   bool shown_;
-  bool written_ = false;
+  int width_ = 0;  // the widest line written, 0 when none is shown
   std::chrono::steady_clock::time_point start_, next_;
 };
 
@@ -307,7 +321,7 @@ int main(int argc, char** argv) {
         times.push_back(ms(b0, std::chrono::steady_clock::now()));
         progress.Done(i + 1);
       }
-      progress.Finish();
+      progress.Erase();
       std::sort(times.begin(), times.end());
       std::printf("bench: %d runs on %s, %d threads: median %.3f ms, min %.3f ms\n", o.bench,
                   o.device.c_str(), tsr_num_threads(), times[times.size() / 2], times[0]);

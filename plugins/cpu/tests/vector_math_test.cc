@@ -83,10 +83,12 @@ INSTANTIATE_TEST_SUITE_P(Units, VectorMath, ::testing::Values("avx512", "avx2", 
 TEST_P(VectorMath, WithinTheStatedUlpsOfFloat64) {
   std::vector<float> x;
   for (int i = 0; i < 100000; ++i) x.push_back(-100.0f + 200.0f * static_cast<float>(i) / 99999);
-  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-7f, -1e-7f, 0.5f, -0.5f, 3.0f, -3.0f, 88.0f,
-                  -88.0f, 89.0f, -104.0f, 1.0f, 0.999f, 1.001f, 1e20f, 1e-38f,
-                  std::numeric_limits<float>::denorm_min(),
-                  std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()}) {
+  const float special[] = {0.0f,  -0.0f,  1e-30f, -1e-30f, 1e-7f,  -1e-7f, 0.5f,
+                           -0.5f, 3.0f,   -3.0f,  88.0f,   -88.0f, 89.0f,  -104.0f,
+                           1.0f,  0.999f, 1.001f, 1e20f,   1e-38f};
+  using Limits = std::numeric_limits<float>;
+  x.insert(x.end(), {Limits::denorm_min(), Limits::max(), -Limits::max()});
+  for (float v : special) {
     x.push_back(v);
   }
   std::vector<float> y(x.size());

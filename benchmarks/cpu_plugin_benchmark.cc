@@ -63,6 +63,24 @@ void BM_TesseraAdd1(benchmark::State& state) {
 }
 BENCHMARK(BM_TesseraAdd1);
 
+// The same add through the C ABI's stack entry, tsr_op_call, as a C application or a language
+// binding calls it (the arguments pushed, the result left on the stack until the next clear).
+void BM_TesseraAdd1Stack(benchmark::State& state) {
+  Tensor a = Filled({1}, 1), b = Filled({1}, 2);
+  static const tsr_op* add = tessera::find_op("add.Tensor");
+  tsr_stack* stack = nullptr;
+  tessera::sdk::check(tsr_stack_create(&stack));
+  for (auto _ : state) {
+    tsr_stack_clear(stack);
+    tessera::sdk::check(tsr_stack_push_tensor(stack, a.get()));
+    tessera::sdk::check(tsr_stack_push_tensor(stack, b.get()));
+    tessera::sdk::check(tsr_op_call(add, stack));
+    benchmark::DoNotOptimize(stack);
+  }
+  tsr_stack_release(stack);
+}
+BENCHMARK(BM_TesseraAdd1Stack);
+
 void BM_TesseraAddInplace1(benchmark::State& state) {
   Tensor a = Filled({1}, 1), b = Filled({1}, 0);
   static const tsr_op* add_ = tessera::find_op("add_.Tensor");

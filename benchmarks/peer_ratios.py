@@ -37,6 +37,8 @@ PAIRS = [
      "<= 0.25x libtorch", (1,)),
     ("add_", "tessera_cpu_plugin_benchmark", "BM_TesseraAddInplace1", "BM_TorchAddInplace1",
      "time", "<= 0.25x libtorch", (1,)),
+    ("add_stack", "tessera_cpu_plugin_benchmark", "BM_TesseraAdd1Stack", "BM_TorchAdd1", "time",
+     "<= 0.4x libtorch", (1,)),
     ("dispatch", "tessera_dispatch_benchmark", "BM_DispatchedAdd1Element", "BM_DirectAdd1Element",
      "overhead", "<= 40 ns over a direct call", (1,)),
     ("add16M", "tessera_cpu_plugin_benchmark", "BM_TesseraAddOut16M/real_time",

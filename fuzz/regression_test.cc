@@ -340,5 +340,20 @@ TEST(OpMetaFuzzRegression, IsinOfHugeMetaTensorsComparesNothing) {
   }
 }
 
+// op_meta, seed 1 (scripts/test.sh, 2026-12-07): index.Tensor with Meta indices whose shapes
+// broadcast past int64 ([n, 1] and [1, n]) multiplied the broadcast shape unchecked
+// (dispatcher/ops/advanced_index_ops.cc: "2 * 5172384172035014655 cannot be represented").
+TEST(OpMetaFuzzRegression, IndicesBroadcastPastInt64AreRefused) {
+  const Device meta(DeviceType::kMeta);
+  const int64_t n = int64_t{1} << 32;
+  const Tensor rows = *Empty({n, 1}, ScalarType::kInt64, meta);
+  const Tensor cols = *Empty({1, n}, ScalarType::kInt64, meta);
+  Stack stack{MetaTensor({4, 4}), Value(std::vector<Tensor>{rows, cols})};
+  const absl::Status status = CallMeta("index.Tensor", &stack);
+  EXPECT_EQ(status.code(), absl::StatusCode::kOutOfRange) << status;
+  EXPECT_THAT(status.message(), ::testing::HasSubstr("the indices broadcast to [4294967296, "
+                                                     "4294967296]: the number of elements"));
+}
+
 }  // namespace
 }  // namespace tessera

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/shape.h"
@@ -222,7 +223,13 @@ absl::StatusOr<Indexed> Index(const OperatorHandle& op, const Tensor& self,
   ix.broadcast = shape;
   std::vector<Tensor> wrapped;
   // An empty broadcast shape selects nothing: no index is read (as ATen's kernel reads none).
-  const bool selects = Product(shape) > 0;
+  // Its count is checked: indices of [n, 1] and [1, n] broadcast to n^2, past int64 on Meta.
+  absl::StatusOr<int64_t> selected = ComputeNumel(shape);
+  if (!selected.ok()) {
+    return OutOfRange(op, absl::StrCat("the indices broadcast to ", ShapeToString(shape), ": ",
+                                       selected.status().message()));
+  }
+  const bool selects = *selected > 0;
   for (size_t k = 0; k < dims.size(); ++k) {  // ATen's message counts the indexed dims only
     const int64_t d = dims[k];
     const int64_t size = self.sizes()[d];
@@ -317,7 +324,8 @@ absl::StatusOr<Tensor> IndexPutOf(const OperatorHandle& op, const Stack& s) {
     TSR_RETURN_IF_ERROR(CallOne(r, "copy_", {Value(out), Value(spread)}).status());
     return out;
   }
-  if (Product(shape) == 0) return out;
+  TSR_ASSIGN_OR_RETURN(const int64_t result_numel, ComputeNumel(shape));
+  if (result_numel == 0) return out;
   const IntList block_shape = ix.Block();
   TSR_ASSIGN_OR_RETURN(Tensor block,
                        CallOne(r, "reshape", {Value(ix.permuted), Value(block_shape)}));

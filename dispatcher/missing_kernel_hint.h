@@ -4,8 +4,9 @@
 // Note [Why a key has nothing]
 // The registry knows dispatch keys, not plugins: "no kernel ... is registered for that device
 // type" is all it can say. The runtime, which loads plugins, knows more: that the plugin which
-// provided that device type was unloaded, so a tensor made on it (a compiled model's constants,
-// an application's tensor) now reaches a key with nothing registered. It sets a hint once at
+// provided that device type was unloaded (or the application released its own device
+// interface), so a tensor made on it (a compiled model's constants, an application's tensor)
+// now reaches a key with nothing registered. It sets a hint once at
 // start-up, and the registry appends what the hint says to its error ("" where the hint knows
 // no reason). A function pointer, not a registry member: the registry stays free of plugin
 // concepts, and the hint works for every registry (tests make their own).

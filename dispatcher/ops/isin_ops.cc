@@ -103,7 +103,7 @@ absl::StatusOr<Tensor> Isin(const OperatorHandle& op, const Tensor& elements,
   TSR_RETURN_IF_ERROR(CheckIsinDtype(op, elements.dtype()));
   TSR_RETURN_IF_ERROR(CheckIsinDtype(op, test_elements.dtype()));
   // One device for both, a 0-dim CPU tensor included: ATen compares flattened copies, where a
-  // CPU scalar's exemption no longer applies, so it refuses the mix too (in eq's words).
+  // CPU scalar's exemption no longer applies, so its device kernels refuse the mix too.
   if (elements.device() != test_elements.device()) {
     return Invalid(op, absl::StrFormat("Expected elements and test_elements on the same device, "
                                        "but found elements on %s and test_elements on %s",

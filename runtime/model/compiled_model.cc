@@ -313,7 +313,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
                                         DeviceToString(device), lookup.status().message()));
       continue;
     }
-    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}, false, {}, false};
+    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}, {}, false, {}, false};
     bound.list_return = list_return;
     switch (lookup->source) {
       case KernelSource::kComposite:
@@ -335,6 +335,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
                             param.name, param.type.ToString(), KindName(a.kind)));
       }
       bound.arguments.push_back(ToValue(a, param.type, device));
+      if (!a.exprs.empty()) bound.dynamic.push_back({i, &a, param.type, param.name});
       if (a.kind == GraphArg::Kind::kTensor || a.kind == GraphArg::Kind::kTensors) {
         bound.tensors.push_back({i, a.values, a.kind == GraphArg::Kind::kTensors});
         for (int32_t v : a.values) {
@@ -349,9 +350,14 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
       for (TensorSlot& slot : bound.tensors) {
         if (slot.arg >= position) ++slot.arg;
       }
+      for (DynamicArg& slot : bound.dynamic) {
+        if (slot.arg >= position) ++slot.arg;
+      }
     }
-    // The fast path takes single tensors, Scalars and None in today's schema's order.
-    bound.unboxed = op->may_call_unboxed() && change.added_arguments.empty();
+    // The fast path takes single tensors, Scalars and None in today's schema's order, from
+    // the block built at compile (so not a node whose arguments a run evaluates).
+    bound.unboxed = op->may_call_unboxed() && change.added_arguments.empty() &&
+                    bound.dynamic.empty();
     if (bound.unboxed) {
       bound.tensor_of.assign(bound.arguments.size(), -1);
       for (const TensorSlot& slot : bound.tensors) {
@@ -444,13 +450,27 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   return true;
 }
 
-absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const {
+absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const int64_t> dims,
+                                    std::vector<Tensor>& values) const {
   const BoundNode& node = nodes_[n];
   if (node.unboxed && fast_path) {
     TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
     if (done) return absl::OkStatus();
   }
   Stack stack = node.arguments;
+  for (const DynamicArg& d : node.dynamic) {
+    GraphArg evaluated = *d.source;
+    for (size_t k = 0; k < evaluated.exprs.size(); ++k) {
+      absl::StatusOr<int64_t> v = evaluated.exprs[k].Evaluate(dims);
+      if (!v.ok()) {
+        return NodeError(n, absl::OutOfRangeError(absl::StrFormat(
+                                "argument '%s' (%s): %s", d.name,
+                                evaluated.exprs[k].ToString(model_->dims), v.status().message())));
+      }
+      (evaluated.kind == GraphArg::Kind::kInt ? evaluated.i : evaluated.ints[k]) = *v;
+    }
+    stack[d.arg] = ToValue(evaluated, d.type, device_);
+  }
   for (const TensorSlot& slot : node.tensors) {
     if (!slot.list) {
       stack[slot.arg] = Value(values[slot.values[0]]);
@@ -485,14 +505,15 @@ absl::Status CompiledModel::RunNode(size_t n, bool fast_path, std::vector<Tensor
   return StoreReturns(n, returned.data(), returned.size(), values);
 }
 
-absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs,
-                                                       RunStats* stats) const {
+absl::StatusOr<std::vector<int64_t>> CompiledModel::CheckInputs(
+    absl::Span<const Tensor> inputs) const {
   const Model& m = *model_;
   if (inputs.size() != m.inputs.size()) {
     return absl::InvalidArgumentError(absl::StrFormat("model '%s': expected %d inputs, got %d",
                                                       m.name, m.inputs.size(), inputs.size()));
   }
-  std::vector<Tensor> values(m.value_names.size());
+  std::vector<IntArrayRef> sizes;
+  sizes.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const GraphInput& want = m.inputs[i];
     const Tensor& x = inputs[i];
@@ -501,15 +522,30 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
           absl::StrFormat("model '%s': input %d ('%s'): expected a tensor, got an undefined one",
                           m.name, i, want.name));
     }
-    if (x.dtype() != want.dtype || !(x.sizes() == IntArrayRef(want.sizes)) ||
-        x.device() != device_) {
+    if (x.dtype() != want.dtype || !FitsFixedSizes(want, x.sizes()) || x.device() != device_) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "model '%s': input %d ('%s'): expected %s %s on %s, got %s %s on %s", m.name, i,
-          want.name, ScalarTypeName(want.dtype), ShapeToString(want.sizes), DeviceToString(device_),
-          ScalarTypeName(x.dtype()), ShapeToString(x.sizes()), DeviceToString(x.device())));
+          want.name, ScalarTypeName(want.dtype), SizesToString(want.sizes, want.size_exprs, m.dims),
+          DeviceToString(device_), ScalarTypeName(x.dtype()), ShapeToString(x.sizes()),
+          DeviceToString(x.device())));
     }
-    values[want.value] = x;
+    sizes.push_back(x.sizes());
   }
+  if (m.dims.empty()) return std::vector<int64_t>();
+  absl::StatusOr<std::vector<int64_t>> dims = BindDims(m, sizes);
+  if (!dims.ok()) {
+    return absl::Status(dims.status().code(),
+                        absl::StrFormat("model '%s': %s", m.name, dims.status().message()));
+  }
+  return dims;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs,
+                                                       RunStats* stats) const {
+  const Model& m = *model_;
+  TSR_ASSIGN_OR_RETURN(const std::vector<int64_t> dims, CheckInputs(inputs));
+  std::vector<Tensor> values(m.value_names.size());
+  for (size_t i = 0; i < inputs.size(); ++i) values[m.inputs[i].value] = inputs[i];
   // A model that writes its constants runs one run at a time (Note [Compiling a model]).
   std::unique_lock<std::mutex> turn(run_mu_, std::defer_lock);
   if (writes_constants_) turn.lock();
@@ -525,12 +561,12 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
   const bool fast_path = UnboxedPathEnabled() && !CallsRecorded();
   for (size_t n = 0; n < nodes_.size(); ++n) {
     if (!live) {
-      TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
+      TSR_RETURN_IF_ERROR(RunNode(n, fast_path, dims, values));
       for (int32_t v : nodes_[n].release_after) values[v] = Tensor();
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    TSR_RETURN_IF_ERROR(RunNode(n, fast_path, values));
+    TSR_RETURN_IF_ERROR(RunNode(n, fast_path, dims, values));
     stats->node_ns.push_back(
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                   std::chrono::steady_clock::now() - start)

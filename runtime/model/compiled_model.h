@@ -96,11 +96,20 @@ class CompiledModel {
     std::vector<int32_t> values;  // one value (a Tensor argument) or a list's (-1: None)
     bool list = false;
   };
+  // DynamicArg: a literal argument with size expressions (Note [Dynamic dims] in dims.h),
+  // evaluated into each run's argument block.
+  struct DynamicArg {
+    size_t arg;              // index in the argument block
+    const GraphArg* source;  // the model's argument (the model outlives its compiled forms)
+    SchemaType type;         // the file's schema type of the argument
+    std::string name;        // the argument's name, for errors
+  };
   struct BoundNode {
     OperatorHandle op;
     NodeRoute route;
     Stack arguments;  // literals converted; tensor slots None until a run fills them
     std::vector<TensorSlot> tensors;
+    std::vector<DynamicArg> dynamic;
     std::vector<int32_t> release_after;  // values no later node or output reads
     // unboxed: the node may take the unboxed fast path (Note [Compiling a model]); then
     // tensor_of[i] is the value argument i reads, or -1 for a literal.
@@ -111,7 +120,11 @@ class CompiledModel {
   };
 
   // RunNode makes node `n`'s call and stores its returns in `values`.
-  absl::Status RunNode(size_t n, bool fast_path, std::vector<Tensor>& values) const;
+  // `dims`: the run's value of each dim of the model.
+  absl::Status RunNode(size_t n, bool fast_path, absl::Span<const int64_t> dims,
+                       std::vector<Tensor>& values) const;
+  // CheckInputs: `inputs` fit the model's inputs (count, dtype, sizes, device); the run's dims.
+  absl::StatusOr<std::vector<int64_t>> CheckInputs(absl::Span<const Tensor> inputs) const;
   // NodeError: `s` from node `n`, its message prefixed with the model, the node and its op.
   absl::Status NodeError(size_t n, const absl::Status& s) const;
   // RunUnboxed makes node `n`'s call the short way when the fast path takes it, storing its

@@ -5,16 +5,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "core/layout.h"
 #include "core/status_macros.h"
 #include "runtime/model/json_reader.h"
@@ -103,6 +106,93 @@ class GraphReader {
  public:
   explicit GraphReader(Model* model) : model_(model) {}
 
+  // ReadDims: the graph's "dims" (format version 2; Note [Dynamic dims] in dims.h).
+  absl::Status ReadDims(const JsonValue& dims) {
+    if (dims.items().size() > kMaxDims) {
+      return Invalid("dims", absl::StrFormat("expected at most %d dims, found %d", kMaxDims,
+                                             dims.items().size()));
+    }
+    for (size_t i = 0; i < dims.items().size(); ++i) {
+      const JsonValue& d = dims.items()[i];
+      const std::string where = absl::StrFormat("dims[%d]", i);
+      if (d.kind() != Kind::kObject) return Expected(where, "an object", d);
+      Fields f(d, where);
+      TSR_ASSIGN_OR_RETURN(auto name, f.Get("name", Kind::kString));
+      TSR_ASSIGN_OR_RETURN(auto min, f.Get("min", Kind::kInt));
+      TSR_ASSIGN_OR_RETURN(auto max, f.Get("max", Kind::kInt, /*required=*/false));
+      TSR_RETURN_IF_ERROR(f.NoOthers());
+      GraphDim dim;
+      dim.name = name->as_string();
+      dim.min = min->as_int();
+      if (max != nullptr) dim.max = max->as_int();
+      if (dim.name.empty()) return Invalid(where, "expected a non-empty name");
+      if (dim_ids_.contains(dim.name)) {
+        return Invalid(where, absl::StrFormat("dim \"%s\" is declared twice", dim.name));
+      }
+      if (dim.min < 0 || dim.max < dim.min) {
+        return Invalid(where, absl::StrFormat("expected 0 <= min <= max, found min %d, max %d",
+                                              dim.min, dim.max));
+      }
+      dim_ids_[dim.name] = static_cast<int32_t>(model_->dims.size());
+      model_->dims.push_back(std::move(dim));
+    }
+    return absl::OkStatus();
+  }
+
+  // ReadSizeInt: an integer of an input's sizes or an int/ints argument: a JSON integer, or
+  // (format version 2, dims declared) a size expression {"expr": [[coefficient, dim...], ...]}.
+  // A constant sets `*value` and `*expr` to it; an expression sets `*expr`, `*value` to 0 and
+  // `*dynamic`.
+  absl::Status ReadSizeInt(const JsonValue& v, const std::string& where, int64_t* value,
+                           SizeExpr* expr, bool* dynamic) {
+    if (v.kind() == Kind::kInt) {
+      *value = v.as_int();
+      *expr = SizeExpr::Constant(*value);
+      return absl::OkStatus();
+    }
+    if (v.kind() != Kind::kObject || model_->dims.empty()) {
+      return Expected(where,
+                      model_->dims.empty() ? "an integer"
+                                           : "an integer or a size expression "
+                                             "({\"expr\": [[coefficient, dim...], ...]})",
+                      v);
+    }
+    Fields f(v, where);
+    TSR_ASSIGN_OR_RETURN(auto terms, f.Get("expr", Kind::kArray));
+    TSR_RETURN_IF_ERROR(f.NoOthers());
+    if (terms->items().size() > kMaxTerms) {
+      return Invalid(where, absl::StrFormat("expected at most %d terms, found %d", kMaxTerms,
+                                            terms->items().size()));
+    }
+    SizeExpr e;
+    for (const JsonValue& t : terms->items()) {
+      if (t.kind() != Kind::kArray || t.items().empty() || t.items()[0].kind() != Kind::kInt) {
+        return Expected(where + ".expr", "a term [coefficient, dim...] (an integer first)", t);
+      }
+      if (t.items().size() - 1 > kMaxFactorsPerTerm) {
+        return Invalid(where, absl::StrFormat("expected at most %d dims in a term, found %d",
+                                              kMaxFactorsPerTerm, t.items().size() - 1));
+      }
+      SizeExpr::Term term{t.items()[0].as_int(), {}};
+      for (size_t k = 1; k < t.items().size(); ++k) {
+        const JsonValue& name = t.items()[k];
+        if (name.kind() != Kind::kString) return Expected(where + ".expr", "a dim's name", name);
+        auto it = dim_ids_.find(name.as_string());
+        if (it == dim_ids_.end()) {
+          return Invalid(where, absl::StrFormat("uses dim \"%s\", which the graph's dims do "
+                                                "not declare (graph byte %d)",
+                                                name.as_string(), name.offset()));
+        }
+        term.dims.push_back(it->second);
+      }
+      e.terms.push_back(std::move(term));
+    }
+    *value = 0;
+    *expr = std::move(e);
+    *dynamic = true;
+    return absl::OkStatus();
+  }
+
   absl::Status DefineValue(const std::string& name, std::string_view where, int32_t* id) {
     if (name.empty()) return Invalid(where, "expected a non-empty value name");
     auto [it, inserted] = ids_.try_emplace(name, static_cast<int32_t>(model_->value_names.size()));
@@ -152,9 +242,11 @@ class GraphReader {
         a.values.push_back(id);
       }
     } else if (tag == "int") {
-      if (x.kind() != Kind::kInt) return Expected(at, "an integer", x);
       a.kind = K::kInt;
-      a.i = x.as_int();
+      SizeExpr e;
+      bool dynamic = false;
+      TSR_RETURN_IF_ERROR(ReadSizeInt(x, at, &a.i, &e, &dynamic));
+      if (dynamic) a.exprs.push_back(std::move(e));
     } else if (tag == "float") {
       a.kind = K::kFloat;
       TSR_ASSIGN_OR_RETURN(auto d, ReadFloat(x, at));
@@ -190,10 +282,14 @@ class GraphReader {
     } else if (tag == "ints" || tag == "floats" || tag == "bools") {
       if (x.kind() != Kind::kArray) return Expected(at, "an array", x);
       a.kind = tag == "ints" ? K::kInts : tag == "floats" ? K::kFloats : K::kBools;
+      bool dynamic = false;
       for (const JsonValue& e : x.items()) {
         if (a.kind == K::kInts) {
-          if (e.kind() != Kind::kInt) return Expected(at, "integers", e);
-          a.ints.push_back(e.as_int());
+          int64_t value;
+          SizeExpr expr;
+          TSR_RETURN_IF_ERROR(ReadSizeInt(e, at, &value, &expr, &dynamic));
+          a.ints.push_back(value);
+          a.exprs.push_back(std::move(expr));
         } else if (a.kind == K::kFloats) {
           TSR_ASSIGN_OR_RETURN(auto d, ReadFloat(e, at));
           a.floats.push_back(d);
@@ -202,6 +298,7 @@ class GraphReader {
           a.bools.push_back(e.as_bool());
         }
       }
+      if (!dynamic) a.exprs.clear();  // all constants: a plain list
     } else {
       return Invalid(where, absl::StrFormat(
                                 "unknown argument kind \"%s\" (expected none, tensor, tensors, "
@@ -226,14 +323,40 @@ class GraphReader {
       input.name = name->as_string();
       TSR_ASSIGN_OR_RETURN(auto t, ReadDtype(*dtype, where + ".dtype"));
       input.dtype = t;
+      bool dynamic = false;
       for (const JsonValue& d : sizes->items()) {
-        if (d.kind() != Kind::kInt || d.as_int() < 0) {
+        int64_t size;
+        SizeExpr expr;
+        bool this_dynamic = false;
+        TSR_RETURN_IF_ERROR(ReadSizeInt(d, where + ".sizes", &size, &expr, &this_dynamic));
+        if (!this_dynamic && size < 0) {
           return Expected(where + ".sizes", "non-negative integers", d);
         }
-        input.sizes.push_back(d.as_int());
+        if (this_dynamic) {
+          // The dim's source, if this is the first axis that is exactly the dim.
+          if (std::optional<int32_t> dim = expr.single_dim();
+              dim && model_->dims[*dim].input < 0) {
+            model_->dims[*dim].input = static_cast<int32_t>(model_->inputs.size());
+            model_->dims[*dim].axis = static_cast<int32_t>(input.sizes.size());
+          }
+          size = -1;
+        }
+        dynamic |= this_dynamic;
+        input.sizes.push_back(size);
+        input.size_exprs.push_back(std::move(expr));
       }
+      if (!dynamic) input.size_exprs.clear();
       TSR_RETURN_IF_ERROR(DefineValue(input.name, where, &input.value));
       model_->inputs.push_back(std::move(input));
+    }
+    for (const GraphDim& dim : model_->dims) {
+      if (dim.input < 0) {
+        return Invalid("dims", absl::StrFormat(
+                                   "dim \"%s\" is not the size of any input axis (some input's "
+                                   "sizes must hold {\"expr\": [[1, \"%s\"]]} for a run to "
+                                   "read it from)",
+                                   dim.name, dim.name));
+      }
     }
     return absl::OkStatus();
   }
@@ -288,6 +411,7 @@ class GraphReader {
  private:
   Model* model_;
   absl::flat_hash_map<std::string, int32_t> ids_;
+  absl::flat_hash_map<std::string, int32_t> dim_ids_;
 };
 
 // HostTensor: a CPU tensor of the file's bytes. With an `owner` of the bytes (a mapped file)
@@ -312,6 +436,47 @@ absl::StatusOr<Tensor> HostTensor(const SafetensorsTensor& t,
 }
 
 }  // namespace
+
+bool FitsFixedSizes(const GraphInput& in, IntArrayRef sizes) {
+  if (sizes.size() != in.sizes.size()) return false;
+  for (size_t a = 0; a < sizes.size(); ++a) {
+    if (in.sizes[a] >= 0 && in.sizes[a] != sizes[a]) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<std::vector<int64_t>> BindDims(const Model& m, absl::Span<const IntArrayRef> sizes) {
+  std::vector<int64_t> dims(m.dims.size());
+  auto source = [&](const GraphDim& d) {
+    return absl::StrFormat("input %d ('%s') axis %d", d.input, m.inputs[d.input].name, d.axis);
+  };
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const GraphDim& dim = m.dims[d];
+    dims[d] = sizes[dim.input][dim.axis];
+    if (dims[d] < dim.min || dims[d] > dim.max) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s gives %s = %d, outside the range the model was exported for, [%d, %d]", source(dim),
+          dim.name, dims[d], dim.min, dim.max));
+    }
+  }
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const GraphInput& in = m.inputs[i];
+    for (size_t a = 0; a < in.size_exprs.size(); ++a) {
+      absl::StatusOr<int64_t> want = in.size_exprs[a].Evaluate(dims);
+      if (want.ok() && *want == sizes[i][a]) continue;
+      std::vector<std::string> bound;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        bound.push_back(absl::StrFormat("%s = %d from %s", m.dims[d].name, dims[d], source(m.dims[d])));
+      }
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "input %d ('%s'): expected sizes %s, whose axis %d is %s, got %s (%s)", i, in.name,
+          SizesToString(in.sizes, in.size_exprs, m.dims), a,
+          want.ok() ? absl::StrCat(*want) : std::string(want.status().message()),
+          ShapeToString(sizes[i]), absl::StrJoin(bound, ", ")));
+    }
+  }
+  return dims;
+}
 
 absl::StatusOr<std::shared_ptr<const Model>> ReadModel(std::string_view file,
                                                      std::shared_ptr<const void> owner) {
@@ -360,12 +525,17 @@ absl::StatusOr<std::shared_ptr<const Model>> ReadModel(std::string_view file,
   TSR_ASSIGN_OR_RETURN(auto inputs, f.Get("inputs", Kind::kArray));
   TSR_ASSIGN_OR_RETURN(auto nodes, f.Get("nodes", Kind::kArray));
   TSR_ASSIGN_OR_RETURN(auto outputs, f.Get("outputs", Kind::kArray));
+  const JsonValue* dims = nullptr;
+  if (version >= 2) {  // Note [Model format versions]: dims came with version 2
+    TSR_ASSIGN_OR_RETURN(dims, f.Get("dims", Kind::kArray, /*required=*/false));
+  }
   TSR_RETURN_IF_ERROR(f.NoOthers());
   model->name = name->as_string();
   model->producer = producer->as_string();
   model->op_set = op_set->as_string();
 
   GraphReader reader(model.get());
+  if (dims != nullptr) TSR_RETURN_IF_ERROR(reader.ReadDims(*dims));
   TSR_RETURN_IF_ERROR(reader.ReadInputs(*inputs));
   // Constants are values too, defined after the inputs and before the nodes.
   absl::flat_hash_map<std::string, const SafetensorsTensor*> examples, expected;
@@ -398,11 +568,11 @@ absl::StatusOr<std::shared_ptr<const Model>> ReadModel(std::string_view file,
     Tensor example;
     if (auto it = examples.find(in.name); it != examples.end()) {
       const SafetensorsTensor& t = *it->second;
-      if (t.dtype != in.dtype || !(IntArrayRef(t.shape) == IntArrayRef(in.sizes))) {
+      if (t.dtype != in.dtype || !FitsFixedSizes(in, t.shape)) {
         return absl::InvalidArgumentError(absl::StrFormat(
             "tensor \"input/%s\": expected the input's %s %s, found %s %s", in.name,
-            ScalarTypeName(in.dtype), ShapeToString(in.sizes), ScalarTypeName(t.dtype),
-            ShapeToString(t.shape)));
+            ScalarTypeName(in.dtype), SizesToString(in.sizes, in.size_exprs, model->dims),
+            ScalarTypeName(t.dtype), ShapeToString(t.shape)));
       }
       TSR_ASSIGN_OR_RETURN(auto tensor, HostTensor(t, owner));
       example = std::move(tensor);
@@ -418,6 +588,17 @@ absl::StatusOr<std::shared_ptr<const Model>> ReadModel(std::string_view file,
       expected.erase(it);
     }
     model->expected_outputs.push_back(std::move(want));
+  }
+  // The example inputs, when all are given, must agree on the dims as a run's inputs must.
+  if (!model->dims.empty() &&
+      std::all_of(model->example_inputs.begin(), model->example_inputs.end(),
+                  [](const Tensor& t) { return t.defined(); })) {
+    std::vector<IntArrayRef> sizes;
+    for (const Tensor& t : model->example_inputs) sizes.push_back(t.sizes());
+    if (absl::StatusOr<std::vector<int64_t>> bound = BindDims(*model, sizes); !bound.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the example inputs (input/...): ", bound.status().message()));
+    }
   }
   for (const auto* left : {&examples, &expected}) {
     if (!left->empty()) {

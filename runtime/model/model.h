@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/shape.h"
 #include "core/tensor.h"
+#include "runtime/model/dims.h"
 
 namespace tessera {
 namespace model {
@@ -22,7 +24,9 @@ namespace model {
 inline constexpr char kModelFormat[] = "tessera.model";
 // kModelFormatVersion: the newest format version this reader knows; it reads every older one
 // (Note [Model format versions] in model.cc).
-inline constexpr int kModelFormatVersion = 1;
+// Version 2 added dynamic dims (Note [Dynamic dims] in dims.h); the exporter writes version 1
+// for a file without them, so that older runtimes keep reading it.
+inline constexpr int kModelFormatVersion = 2;
 
 // One argument of a node, as the file wrote it (docs/model_format.md, "Arguments").
 struct GraphArg {
@@ -40,6 +44,10 @@ struct GraphArg {
   std::vector<double> floats;
   std::vector<bool> bools;
   std::vector<int32_t> values;  // kTensor: one value; kTensors: each value, or -1 for None
+  // A kInt or kInts argument some of whose integers are size expressions (format version 2):
+  // one expression per integer (the constant ones as constants), and `i` / `ints` hold 0 there
+  // until a run evaluates them. Empty for every other argument.
+  std::vector<SizeExpr> exprs;
 };
 
 struct GraphNode {
@@ -53,7 +61,9 @@ struct GraphInput {
   std::string name;
   int32_t value;
   ScalarType dtype;
-  DimVector sizes;
+  DimVector sizes;  // a dynamic axis: -1
+  // One expression per axis when some axis is dynamic (Note [Dynamic dims]); else empty.
+  std::vector<SizeExpr> size_exprs;
 };
 
 struct GraphOutput {
@@ -67,6 +77,7 @@ struct Model {
   std::string producer;
   std::string op_set;  // "1.1": the op set the exporter named ops by
   std::vector<std::string> value_names;
+  std::vector<GraphDim> dims;  // format version 2; none: every size is fixed
   std::vector<GraphInput> inputs;
   std::vector<std::pair<int32_t, Tensor>> constants;  // host tensors
   std::vector<GraphNode> nodes;
@@ -76,6 +87,14 @@ struct Model {
   std::vector<Tensor> example_inputs;
   std::vector<Tensor> expected_outputs;
 };
+
+// FitsFixedSizes: whether `sizes` has the input's rank and its fixed (not dynamic) axes.
+bool FitsFixedSizes(const GraphInput& in, IntArrayRef sizes);
+
+// BindDims: the value of every dim of `m` for inputs of `sizes` (one per model input), with
+// each dim in its range and every dynamic input axis agreeing with them. Inputs' ranks and
+// fixed axes are the caller's to have checked. Errors name the input, the axis and the dims.
+absl::StatusOr<std::vector<int64_t>> BindDims(const Model& m, absl::Span<const IntArrayRef> sizes);
 
 // ReadModel reads a model file's bytes; every error names the field or byte it is about.
 // `owner`, when given, owns `file` and may be kept by the model's tensors instead of copying

@@ -316,6 +316,171 @@ TEST_F(ModelApi, AnArgumentOfTheWrongKindIsRefusedAtCompile) {
   tsr_model_release(model);
 }
 
+// A model with a dynamic dim b (format version 2, Note [Dynamic dims] in runtime/model/dims.h):
+// x float32 [b, 3]; y = view(x, [3*b]); z = slice(y, 0, 1, 3*b - 1); out = z + z: every element
+// of x but the first and the last, doubled.
+const char* kDynamicGraph =
+    R"j({"name":"dyn","producer":"test","op_set":"1.1",)j"
+    R"j("dims":[{"name":"b","min":1,"max":8}],)j"
+    R"j("inputs":[{"name":"x","dtype":"float32","sizes":[{"expr":[[1,"b"]]},3]}],)j"
+    R"j("nodes":[{"op":"view","schema":"view(Tensor(a) self, int[] size) -> Tensor(a)",)j"
+    R"j("args":[{"tensor":"x"},{"ints":[{"expr":[[3,"b"]]}]}],"outputs":["y"]},)j"
+    R"j({"op":"slice.Tensor","schema":"slice.Tensor(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)",)j"
+    R"j("args":[{"tensor":"y"},{"int":0},{"int":1},{"int":{"expr":[[3,"b"],[-1]]}},{"int":1}],"outputs":["z"]},)j"
+    R"j({"op":"add.Tensor","schema":"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",)j"
+    R"j("args":[{"tensor":"z"},{"tensor":"z"},{"int":1}],"outputs":["out"]}],)j"
+    R"j("outputs":[{"name":"out","value":"out"}]})j";
+
+std::string DynamicFile(const std::string& graph = kDynamicGraph, const std::string& version = "2",
+                        std::vector<int64_t> example = {2, 3}) {
+  std::vector<float> x(static_cast<size_t>(example[0] * example[1]));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i + 1);
+  return ModelFile(graph, {{"input/x", "F32", example, Floats(x)}}, version);
+}
+
+class DynamicModel : public ModelApi {
+ protected:
+  void SetUp() override {
+    ModelApi::SetUp();
+    const std::string file = DynamicFile();
+    ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model_)), "");
+    ASSERT_EQ(Consume(tsr_model_compile(model_, cpu_, &compiled_)), "");
+  }
+  void TearDown() override {
+    tsr_compiled_model_release(compiled_);
+    tsr_model_release(model_);
+  }
+  // Run: the model on x = 1, 2, ... of `sizes`; the output's values, or the error.
+  std::string Run(std::vector<int64_t> sizes, std::vector<float>* out) {
+    int64_t n = 1;
+    for (int64_t s : sizes) n *= s;
+    std::vector<float> data(static_cast<size_t>(n));
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i + 1);
+    tsr_tensor* x = nullptr;
+    std::string error = Consume(tsr_tensor_from_host_memory(
+        data.data(), data.size() * sizeof(float), sizes.data(), nullptr, sizes.size(),
+        TSR_DTYPE_FLOAT32, nullptr, nullptr, &x));
+    tsr_tensor* y = nullptr;
+    if (error.empty()) error = Consume(tsr_compiled_model_run(compiled_, &x, 1, &y, 1));
+    if (error.empty()) *out = Values(y);
+    tsr_tensor_release(y);
+    tsr_tensor_release(x);
+    return error;
+  }
+  tsr_model* model_ = nullptr;
+  tsr_compiled_model* compiled_ = nullptr;
+};
+
+// One compiled model serves every b in its range; each run's arguments follow its inputs.
+TEST_F(DynamicModel, OneFileRunsEverySizeInItsRange) {
+  for (int64_t b : {1, 2, 5, 8, 3}) {
+    std::vector<float> out, want;
+    ASSERT_EQ(Run({b, 3}, &out), "") << b;
+    for (int64_t i = 2; i < 3 * b; ++i) want.push_back(2.0f * static_cast<float>(i));
+    EXPECT_EQ(out, want) << b;
+  }
+}
+
+TEST_F(DynamicModel, InputsOutsideTheRangeOrTheFixedSizesAreRefused) {
+  std::vector<float> out;
+  EXPECT_THAT(Run({9, 3}, &out),
+              HasSubstr("model 'dyn': input 0 ('x') axis 0 gives b = 9, outside the range the "
+                        "model was exported for, [1, 8]"));
+  EXPECT_THAT(Run({0, 3}, &out), HasSubstr("gives b = 0, outside the range"));
+  EXPECT_THAT(Run({2, 4}, &out),
+              HasSubstr("input 0 ('x'): expected float32 [b, 3] on cpu, got float32 [2, 4]"));
+  EXPECT_THAT(Run({6}, &out), HasSubstr("expected float32 [b, 3] on cpu, got float32 [6]"));
+}
+
+// Two inputs sharing a dim must agree on it; the error names the dim and where it came from.
+TEST_F(ModelApi, InputsThatDisagreeOnADimAreRefused) {
+  const std::string graph =
+      R"({"name":"two","producer":"test","op_set":"1.1","dims":[{"name":"t","min":1}],)"
+      R"("inputs":[{"name":"a","dtype":"float32","sizes":[{"expr":[[1,"t"]]}]},)"
+      R"({"name":"b","dtype":"float32","sizes":[{"expr":[[2,"t"],[1]]}]}],)"
+      R"("nodes":[],"outputs":[{"name":"out","value":"a"}]})";
+  const std::string file = ModelFile(graph, {}, "2");
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  int64_t three[] = {3}, six[] = {6}, seven[] = {7};
+  tsr_tensor *a = nullptr, *b6 = nullptr, *b7 = nullptr, *y = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_empty(three, 1, TSR_DTYPE_FLOAT32, cpu_, &a)), "");
+  ASSERT_EQ(Consume(tsr_tensor_empty(six, 1, TSR_DTYPE_FLOAT32, cpu_, &b6)), "");
+  ASSERT_EQ(Consume(tsr_tensor_empty(seven, 1, TSR_DTYPE_FLOAT32, cpu_, &b7)), "");
+  tsr_tensor* wrong[] = {a, b6};
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, wrong, 2, &y, 1)),
+              HasSubstr("model 'two': input 1 ('b'): expected sizes [2*t + 1], whose axis 0 is 7, "
+                        "got [6] (t = 3 from input 0 ('a') axis 0)"));
+  tsr_tensor* right[] = {a, b7};
+  EXPECT_EQ(Consume(tsr_compiled_model_run(compiled, right, 2, &y, 1)), "");
+  tsr_tensor_release(y);
+  for (tsr_tensor* t : {a, b6, b7}) tsr_tensor_release(t);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+// A size expression that overflows int64 at a run's dims is an error naming the node.
+TEST_F(ModelApi, ASizeExpressionThatOverflowsIsAnError) {
+  const std::string graph = Replace(Replace(kDynamicGraph, R"("max":8)", R"("max":4000000000)"),
+                                    R"({"expr":[[3,"b"]]})",
+                                    R"({"expr":[[1000000000,"b","b","b"]]})");
+  const std::string file = DynamicFile(graph);
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  // b = 3000000000, as a [b, 3] view of one float (strides 0): 10^9 * b^3 overflows.
+  float one = 1;
+  int64_t sizes[] = {3000000000, 3}, strides[] = {0, 0};
+  tsr_tensor *x = nullptr, *y = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_from_host_memory(&one, sizeof one, sizes, strides, 2,
+                                                TSR_DTYPE_FLOAT32, nullptr, nullptr, &x)),
+            "");
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)),
+              HasSubstr("model 'dyn': node 0 (view): argument 'size' (1000000000*b*b*b): "
+                        "a size expression overflows int64"));
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+TEST_F(ModelApi, MalformedDimsAreRefusedWithWhatWasExpected) {
+  auto error = [&](const std::string& from, const std::string& to) {
+    return LoadError(DynamicFile(Replace(kDynamicGraph, from, to)));
+  };
+  // Dims came with format version 2: a version-1 file has neither dims nor expressions.
+  EXPECT_THAT(LoadError(DynamicFile(kDynamicGraph, "1")),
+              HasSubstr("the graph: unknown field \"dims\""));
+  EXPECT_THAT(error(R"("dims":[{"name":"b","min":1,"max":8}],)", ""),
+              HasSubstr("inputs[0].sizes: expected an integer, found an object"));
+  EXPECT_THAT(error(R"("min":1)", R"("min":-1)"),
+              HasSubstr("dims[0]: expected 0 <= min <= max, found min -1, max 8"));
+  EXPECT_THAT(error(R"("max":8)", R"("max":0)"), HasSubstr("found min 1, max 0"));
+  EXPECT_THAT(error(R"({"name":"b","min":1,"max":8})",
+                    R"({"name":"b","min":1},{"name":"b","min":1})"),
+              HasSubstr("dim \"b\" is declared twice"));
+  EXPECT_THAT(error(R"("min":1,)", R"("min":1,"step":2,)"), HasSubstr("unknown field \"step\""));
+  EXPECT_THAT(error(R"({"expr":[[3,"b"]]})", R"({"expr":[[3,"c"]]})"),
+              HasSubstr("uses dim \"c\", which the graph's dims do not declare"));
+  EXPECT_THAT(error(R"({"expr":[[3,"b"]]})", R"({"expr":[["b",3]]})"),
+              HasSubstr("expected a term [coefficient, dim...] (an integer first)"));
+  EXPECT_THAT(error(R"({"expr":[[3,"b"]]})", R"({"expr":[[3,"b"]],"scale":2})"),
+              HasSubstr("unknown field \"scale\""));
+  EXPECT_THAT(error(R"({"expr":[[3,"b"]]})", R"({"expr":[[3,"b","b","b","b","b","b","b","b","b"]]})"),
+              HasSubstr("expected at most 8 dims in a term, found 9"));
+  // Every dim must be some input axis exactly, so that a run can read it.
+  EXPECT_THAT(error(R"("sizes":[{"expr":[[1,"b"]]},3])", R"("sizes":[{"expr":[[2,"b"]]},3])"),
+              HasSubstr("dim \"b\" is not the size of any input axis"));
+  // The example inputs follow the sizes' expressions too.
+  EXPECT_THAT(LoadError(DynamicFile(kDynamicGraph, "2", {2, 4})),
+              HasSubstr("tensor \"input/x\": expected the input's float32 [b, 3], found "
+                        "float32 [2, 4]"));
+  EXPECT_THAT(LoadError(DynamicFile(kDynamicGraph, "2", {9, 3})),
+              HasSubstr("the example inputs (input/...): input 0 ('x') axis 0 gives b = 9"));
+}
+
 TEST_F(ModelApi, ARunChecksItsInputs) {
   const std::string file = AxpyFile();
   tsr_model* model = nullptr;
@@ -358,9 +523,9 @@ TEST_F(ModelApi, MalformedFilesAreRefusedWithWhatWasExpected) {
   EXPECT_THAT(LoadError(Replace(good, "\"tessera.model\"", "\"tessera.modex\"")),
               HasSubstr("expected a Tessera model (__metadata__ \"format\": \"tessera.model\"), "
                         "found format \"tessera.modex\""));
-  EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "2")),
+  EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "3")),
               AllOf(StartsWith("9: "),  // FAILED_PRECONDITION
-                    HasSubstr("format version 2, newer than this runtime reads (up to 1)")));
+                    HasSubstr("format version 3, newer than this runtime reads (up to 2)")));
   EXPECT_THAT(LoadError(AxpyFile(kAddGraph, "one")),
               HasSubstr("expected __metadata__ \"format_version\" to be a positive integer"));
   // The graph: JSON errors name the byte, graph errors the field.

@@ -2,7 +2,8 @@
 # The model zoo through the whole path: tests/models/zoo.py exports each model from PyTorch
 # (weights from a fixed seed, PyTorch's outputs stored in the file), and tessera-run --check runs
 # it on the CPU plugin and on the sample npu plugin (whose missing kernels run through the
-# fallback) and compares with PyTorch's outputs under assert_close's float32 defaults. The CPU
+# fallback) and compares with PyTorch's outputs under assert_close's float32 defaults (the
+# *_dynamic models also at other sizes of their dims, dynamic_check.py). The CPU
 # runs go once with the unboxed fast path and once without (TESSERA_FAST_PATH=0): compiled nodes
 # take the fast path where it serves them, and both ways must agree with PyTorch. A ResNet-18
 # forward is recorded (TESSERA_RECORD) and its calls replayed as conformance cases. Last,
@@ -93,6 +94,10 @@ else
   echo "FAIL: recording resnet18 with TESSERA_RECORD=$recording"
   status=1
 fi
+
+# The dynamic-dim models at other sizes than their example's, against PyTorch, and their
+# refusals (a size out of range, inputs that disagree on a dim).
+"$python" "$here/dynamic_check.py" "$run" "$out" "$npu" || status=1
 
 # tessera-run's .npy inputs and outputs, with NumPy on the other side.
 "$python" "$here/npy_check.py" "$run" "$out/mlp.tsrm" "$out/npy" || status=1

@@ -73,6 +73,15 @@ def bert_layer():
     return BertLayer(), (torch.randn(2, 32, 768), mask)
 
 
+def bert_layer_dynamic():
+    # The BERT layer, one file for every batch in [1, 64] and sequence length in [1, 512].
+    def inputs_at(batch, seq):
+        mask = torch.ones(batch, seq)
+        mask[-1, seq // 2 + 1:] = 0
+        return torch.randn(batch, seq, 768), mask
+    return BertLayer(), inputs_at(2, 32), {"batch": (1, 64), "seq": (1, 512)}, inputs_at
+
+
 class Gpt2Step(torch.nn.Module):
     """One GPT-2-style decoder step: a new token's hidden state attends to a KV cache."""
 
@@ -102,6 +111,21 @@ class Gpt2Step(torch.nn.Module):
 
 def gpt2_step():
     return Gpt2Step(), (torch.randn(1, 1, 256), torch.randn(1, 4, 31, 64), torch.randn(1, 4, 31, 64))
+
+
+def gpt2_step_dynamic():
+    # The decoder step, one file for every KV cache length in [1, 1024].
+    def inputs_at(past):
+        return torch.randn(1, 1, 256), torch.randn(1, 4, past, 64), torch.randn(1, 4, past, 64)
+    return Gpt2Step(), inputs_at(31), {"past": (1, 1024)}, inputs_at
+
+
+def resnet18_dynamic():
+    # ResNet-18, one file for every batch in [1, 32].
+    import torchvision
+    def inputs_at(batch):
+        return (torch.randn(batch, 3, 224, 224),)
+    return torchvision.models.resnet18(), inputs_at(2), {"batch": (1, 32)}, inputs_at
 
 
 class CnnTrainStep(torch.nn.Module):
@@ -135,7 +159,9 @@ def cnn_train_step():
 
 
 ZOO = {"mlp": mlp, "resnet18": resnet18, "mobilenet_v3_small": mobilenet_v3_small, "vit": vit,
-       "bert_layer": bert_layer, "gpt2_step": gpt2_step, "cnn_train_step": cnn_train_step}
+       "bert_layer": bert_layer, "gpt2_step": gpt2_step, "cnn_train_step": cnn_train_step,
+       "bert_layer_dynamic": bert_layer_dynamic, "gpt2_step_dynamic": gpt2_step_dynamic,
+       "resnet18_dynamic": resnet18_dynamic}
 
 
 def main(argv):
@@ -150,11 +176,15 @@ def main(argv):
                   file=sys.stderr)
             return 2
         torch.manual_seed(0)
-        net, inputs = ZOO[name]()
+        net, inputs, *dynamic = ZOO[name]()
+        # The *_dynamic models also give their dims and inputs at other sizes (made after the
+        # weights, so a model's weights do not depend on the sizes traced).
+        options = dict(zip(("dynamic_dims", "inputs_at"), dynamic))
         if not getattr(net, "trains", False):
             net.eval()
         start = time.monotonic()
-        tessera_export.export(net, inputs, os.path.join(out_dir, f"{name}.tsrm"), name=name)
+        tessera_export.export(net, inputs, os.path.join(out_dir, f"{name}.tsrm"), name=name,
+                              **options)
         print(f"exported {name} in {time.monotonic() - start:.2f} s (tracing and writing)")
     return 0
 

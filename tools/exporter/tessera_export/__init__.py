@@ -25,12 +25,16 @@ import struct
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from . import dims as dynamic
+from . import replay
 from . import schemas
 
 __all__ = ["export", "ExportError", "FORMAT", "FORMAT_VERSION"]
 
 FORMAT = "tessera.model"
-FORMAT_VERSION = 1
+# The newest format version the exporter writes: 2 added dynamic dims. A file without dynamic
+# dims is written as version 1, which every runtime since the first release reads.
+FORMAT_VERSION = 2
 
 # torch dtype -> (safetensors dtype, Tessera dtype name as ops and the C ABI name it)
 _DTYPES = {
@@ -336,34 +340,61 @@ def _safetensors_bytes(tensors, metadata):
     return struct.pack("<Q", len(text)) + text + b"".join(blobs)
 
 
+def _trace(program, inputs, input_names, lock):
+    """make_fx's graph of `program` on `inputs`, as the format's graph (without its name and
+    producer), and its constants (value name -> tensor)."""
+    with torch.enable_grad():  # fused fast paths off (the module's docstring)
+        gm = make_fx(program)(*inputs)
+    _remove_dead_nodes(gm.graph)
+    writer = _Writer(gm, input_names, lock, _list_lengths(gm, inputs))
+    outputs = writer.run()
+    graph = {
+        "inputs": [{"name": n, "dtype": _dtype_name(x.dtype), "sizes": list(x.shape)}
+                   for n, x in zip(input_names, inputs)],
+        "nodes": writer.nodes,
+        "outputs": outputs,
+    }
+    return graph, writer.constants
+
+
+def _check_inputs(inputs, what):
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    inputs = tuple(inputs)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise ExportError(f"{what} {i}: expected a tensor, got {type(x).__name__}")
+    return inputs
+
+
 def export(program, example_inputs, path, *, input_names=None, output_names=None,
-           ops_lock=None, name=None):
+           ops_lock=None, name=None, dynamic_dims=None, inputs_at=None):
     """Traces `program` on `example_inputs` and writes the model file `path`.
 
     program: an nn.Module or a function of tensors returning a tensor or a list/tuple/dict of
     them. example_inputs: a tuple of tensors. input_names / output_names: the names the file
-    gives them ("input0", ... / "output0", ... when not given). ops_lock: the ops.lock to name ops by (the installed one when not given).
+    gives them ("input0", ... / "output0", ... when not given). ops_lock: the ops.lock to name
+    ops by (the installed one when not given).
+    dynamic_dims: {name: (min, max)} (max None: unbounded), dims the file serves every size of
+    in that range (docs/model_format.md, "Dynamic dims"); then inputs_at(**sizes) must return
+    the program's inputs at those sizes of the dims (a tuple of tensors, as example_inputs), and
+    the example inputs are one such set.
     Returns the graph as a dict (what the file's metadata holds).
     """
-    if isinstance(example_inputs, torch.Tensor):
-        example_inputs = (example_inputs,)
-    example_inputs = tuple(example_inputs)
-    for i, x in enumerate(example_inputs):
-        if not isinstance(x, torch.Tensor):
-            raise ExportError(f"example input {i}: expected a tensor, got {type(x).__name__}")
+    example_inputs = _check_inputs(example_inputs, "example input")
     input_names = list(input_names or [f"input{i}" for i in range(len(example_inputs))])
     if len(input_names) != len(example_inputs):
         raise ExportError(f"expected {len(example_inputs)} input names, got {len(input_names)}")
     lock = schemas.read_ops_lock(ops_lock)
 
-    with torch.enable_grad():  # fused fast paths off (the module's docstring)
-        gm = make_fx(program)(*example_inputs)
+    with torch.enable_grad():
         # The expected outputs come from PyTorch's own eager run of the same program.
         expected = _flatten(program(*[x.clone() for x in example_inputs]), "program output")
-    _remove_dead_nodes(gm.graph)
-
-    writer = _Writer(gm, input_names, lock, _list_lengths(gm, example_inputs))
-    outputs = writer.run()
+    graph, constants = _trace(program, example_inputs, input_names, lock)
+    if dynamic_dims is not None:
+        graph = _fit_dynamic_dims(program, graph, constants, example_inputs, input_names, lock,
+                                  dynamic_dims, inputs_at)
+    outputs = graph.pop("outputs")
     if len(outputs) != len(expected):
         raise ExportError(f"the traced graph has {len(outputs)} outputs, the eager run "
                           f"{len(expected)}")
@@ -371,27 +402,71 @@ def export(program, example_inputs, path, *, input_names=None, output_names=None
     if len(output_names) != len(outputs):
         raise ExportError(f"expected {len(outputs)} output names, got {len(output_names)}")
 
-    graph = {
+    version = FORMAT_VERSION if "dims" in graph else 1
+    graph = dict({
         "name": name or getattr(type(program), "__name__", "program"),
-        "producer": f"tessera_export {FORMAT_VERSION} (torch {torch.__version__})",
+        "producer": f"tessera_export {version} (torch {torch.__version__})",
         "op_set": lock.version,
-        "inputs": [{"name": n, "dtype": _dtype_name(x.dtype), "sizes": list(x.shape)}
-                   for n, x in zip(input_names, example_inputs)],
-        "nodes": writer.nodes,
-        "outputs": [{"name": n, "value": v} for n, v in zip(output_names, outputs)],
-    }
+    }, **({"dims": graph.pop("dims")} if "dims" in graph else {}), **graph)
+    graph["outputs"] = [{"name": n, "value": v} for n, v in zip(output_names, outputs)]
     tensors = {}
-    for cname, t in writer.constants.items():
+    for cname, t in constants.items():
         tensors[f"constant/{cname}"] = t
     for n, x in zip(input_names, example_inputs):
         tensors[f"input/{n}"] = x
     for n, y in zip(output_names, expected):
         tensors[f"expected/{n}"] = y
-    metadata = {"format": FORMAT, "format_version": str(FORMAT_VERSION),
+    metadata = {"format": FORMAT, "format_version": str(version),
                 "graph": json.dumps(graph, separators=(",", ":"), allow_nan=False)}
     blob = _safetensors_bytes(tensors, metadata)
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
         f.write(blob)
     os.replace(tmp, path)  # a reader never sees half a file
+    return graph
+
+
+def _fit_dynamic_dims(program, example_graph, example_constants, example_inputs, input_names,
+                      lock, dynamic_dims, inputs_at):
+    """The graph with its size-dependent integers as expressions in the dims (dims.py)."""
+    if not callable(inputs_at):
+        raise ExportError("dynamic_dims needs inputs_at: a function of the dims' sizes "
+                          "(inputs_at(**sizes)) returning the program's inputs at those sizes")
+
+    def trace(sizes):
+        inputs = _check_inputs(inputs_at(**sizes), f"inputs_at({sizes}) input")
+        if len(inputs) != len(example_inputs):
+            raise ExportError(f"inputs_at({sizes}) returned {len(inputs)} inputs, the example "
+                              f"has {len(example_inputs)}")
+        return _trace(program, inputs, input_names, lock)
+
+    def arg_names(node):
+        return schemas.argument_names(node["schema"])
+
+    def agrees(graph, constants, sizes):
+        inputs = _check_inputs(inputs_at(**sizes), f"inputs_at({sizes}) input")
+        with torch.enable_grad():
+            want = _flatten(program(*[x.clone() for x in inputs]), "program output")
+        try:
+            got = replay.run(graph, constants, inputs, sizes)
+            for k, (g, w) in enumerate(zip(got, want)):
+                torch.testing.assert_close(g, w.detach(), msg=lambda m: f"output {k}: {m}")
+        except Exception as e:  # any failure of the replay is a disagreement
+            raise dynamic.DimsError(f"at sizes {sizes}: {e}") from None
+
+    try:
+        graph, check = dynamic.fit_graph(trace, dynamic_dims, arg_names, agrees)
+        # The example's sizes: each dim read off its input axis, as a run reads it.
+        sizes = {}
+        for d in graph["dims"]:
+            name = d["name"]
+            i, a = next((i, a) for i, inp in enumerate(graph["inputs"])
+                        for a, s in enumerate(inp["sizes"]) if s == {"expr": [[1, name]]})
+            sizes[name] = example_inputs[i].shape[a]
+            if not d["min"] <= sizes[name] <= d.get("max", sizes[name]):
+                raise dynamic.DimsError(f"the example inputs have {name} = {sizes[name]}, "
+                                        f"outside its range [{d['min']}, {d.get('max')}]")
+        check(sizes, example_graph, example_constants)
+    except dynamic.DimsError as e:
+        raise ExportError(f"dynamic dims: {e}") from None
     return graph

@@ -1,6 +1,7 @@
 // Fuzz target: a model file's bytes through tsr_model_load_from_memory (the safetensors layout,
 // its JSON header, the graph in its metadata), then, for a file that loads, tsr_model_compile on
-// the CPU. The seeds are a tiny exported model and a hand-made one.
+// the CPU. The seeds are a tiny exported model, a hand-made one, and the tiny model with a
+// dynamic batch (format version 2: dims and size expressions).
 //
 // Checked (besides no crash, no hang and no sanitizer report): a file either loads or is refused
 // with a message; a loaded model's names and counts are readable, each input and output index

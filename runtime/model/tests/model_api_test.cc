@@ -126,6 +126,43 @@ TEST_F(ModelApi, AFirstReleaseFileKeepsLoading) {
   tsr_model_release(model);
 }
 
+// A file of format version 2, the first with dynamic dims (tests/models/zoo.py's mlp, exported
+// with dynamic_dims={"batch": (1, 1024)} from PyTorch 1.13), keeps loading and running in every
+// later runtime, at every batch: the MLP treats rows alone, so the first rows of the example
+// input give the first rows of PyTorch's output. Never regenerate it.
+TEST_F(ModelApi, AFormat2FileWithADynamicBatchKeepsLoading) {
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load(S(TESSERA_MODEL_TEST_DATA "/format2_mlp_dynamic.tsrm"), &model)),
+            "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  tsr_tensor *x = nullptr, *want = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  ASSERT_EQ(Consume(tsr_model_expected_output(model, 0, &want)), "");
+  std::vector<float> rows = Values(x);
+  const std::vector<float> expected = Values(want);
+  ASSERT_EQ(rows.size(), 8u * 16);  // [8, 16] -> [8, 4]
+  for (int64_t batch : {8, 1, 3}) {
+    int64_t sizes[] = {batch, 16};
+    tsr_tensor *in = nullptr, *y = nullptr;
+    ASSERT_EQ(Consume(tsr_tensor_from_host_memory(rows.data(), batch * 16 * sizeof(float), sizes,
+                                                  nullptr, 2, TSR_DTYPE_FLOAT32, nullptr, nullptr,
+                                                  &in)),
+              "");
+    ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &in, 1, &y, 1)), "") << batch;
+    const std::vector<float> got = Values(y);
+    ASSERT_EQ(got.size(), static_cast<size_t>(batch * 4));
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], expected[i], 1e-5 + 1.3e-6 * std::fabs(expected[i])) << batch << " " << i;
+    }
+    tsr_tensor_release(in);
+    tsr_tensor_release(y);
+  }
+  for (tsr_tensor* t : {x, want}) tsr_tensor_release(t);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
 TEST_F(ModelApi, AProfiledRunMeasuresMemoryAndNodes) {
   const std::string file = AxpyFile();
   tsr_model* model = nullptr;

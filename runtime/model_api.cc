@@ -146,6 +146,31 @@ tsr_string tsr_model_output_name(const tsr_model* m, size_t index) {
   return Text(m->model->outputs[index].name);
 }
 
+size_t tsr_model_num_dims(const tsr_model* m) { return m ? m->model->dims.size() : 0; }
+
+tsr_string tsr_model_dim_name(const tsr_model* m, size_t index) {
+  if (m == nullptr || index >= m->model->dims.size()) return tsr_string{nullptr, 0};
+  return Text(m->model->dims[index].name);
+}
+
+tsr_error* tsr_model_dim_range(const tsr_model* m, size_t index, int64_t* min, int64_t* max) {
+  static constexpr const char* fn = __func__;
+  return Guard(fn, [&]() -> tsr_error* {
+    if (auto s = NeedHandle(m, "a model", fn); !s.ok()) return ToError(s);
+    if (min == nullptr || max == nullptr) {
+      return ToError(absl::InvalidArgumentError(
+          absl::StrFormat("%s: expected pointers for the range, got NULL", fn)));
+    }
+    if (index >= m->model->dims.size()) {
+      return ToError(absl::OutOfRangeError(absl::StrFormat(
+          "%s: dim %d of a model with %d dims", fn, index, m->model->dims.size())));
+    }
+    *min = m->model->dims[index].min;
+    *max = m->model->dims[index].max;
+    return nullptr;
+  });
+}
+
 tsr_error* tsr_model_example_input(const tsr_model* m, size_t index, tsr_tensor** out) {
   static constexpr const char* fn = __func__;
   return Guard(fn, [&] { return FileTensor(m, index, true, out, fn); });

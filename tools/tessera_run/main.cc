@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -218,6 +219,15 @@ int main(int argc, char** argv) {
         "%s in %.1f ms\n",
         model.name().c_str(), model.num_inputs(), model.num_nodes(), model.num_outputs(),
         ms(t0, t1), o.device.c_str(), ms(t1, t2));
+    // A model with dynamic dims takes any size in their ranges (--input gives other sizes).
+    if (std::vector<tessera::Model::Dim> dims = model.dims(); !dims.empty()) {
+      std::string text;
+      for (const tessera::Model::Dim& d : dims) {
+        text += (text.empty() ? "" : ", ") + d.name + " " + std::to_string(d.min) + ".." +
+                (d.max == INT64_MAX ? std::string("") : std::to_string(d.max));
+      }
+      std::printf("dynamic dims: %s\n", text.c_str());
+    }
 
     std::map<std::string, int> fallback_ops;
     int routes[3] = {0, 0, 0};

@@ -408,6 +408,34 @@ class DynamicModel : public ModelApi {
   tsr_compiled_model* compiled_ = nullptr;
 };
 
+TEST_F(DynamicModel, TheDimsAndTheirRangesAreReadable) {
+  ASSERT_EQ(tsr_model_num_dims(model_), 1u);
+  EXPECT_EQ(std::string(tsr_model_dim_name(model_, 0).data, tsr_model_dim_name(model_, 0).size),
+            "b");
+  EXPECT_EQ(tsr_model_dim_name(model_, 1).size, 0u);
+  int64_t min = -1, max = -1;
+  ASSERT_EQ(Consume(tsr_model_dim_range(model_, 0, &min, &max)), "");
+  EXPECT_EQ(min, 1);
+  EXPECT_EQ(max, 8);
+  EXPECT_THAT(Consume(tsr_model_dim_range(model_, 1, &min, &max)),
+              HasSubstr("tsr_model_dim_range: dim 1 of a model with 1 dims"));
+  EXPECT_THAT(Consume(tsr_model_dim_range(model_, 0, nullptr, &max)),
+              HasSubstr("expected pointers for the range, got NULL"));
+  EXPECT_EQ(tsr_model_num_dims(nullptr), 0u);
+  // A model of fixed sizes has none; a dim without "max" is unbounded.
+  tsr_model* fixed = nullptr;
+  const std::string file = AxpyFile();
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &fixed)), "");
+  EXPECT_EQ(tsr_model_num_dims(fixed), 0u);
+  tsr_model_release(fixed);
+  tsr_model* open = nullptr;
+  const std::string unbounded = DynamicFile(Replace(kDynamicGraph, R"(,"max":8)", ""));
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(unbounded.data(), unbounded.size(), &open)), "");
+  ASSERT_EQ(Consume(tsr_model_dim_range(open, 0, &min, &max)), "");
+  EXPECT_EQ(max, INT64_MAX);
+  tsr_model_release(open);
+}
+
 // One compiled model serves every b in its range; each run's arguments follow its inputs.
 TEST_F(DynamicModel, OneFileRunsEverySizeInItsRange) {
   for (int64_t b : {1, 2, 5, 8, 3}) {

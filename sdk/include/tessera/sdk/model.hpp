@@ -45,6 +45,20 @@ class Model {
   std::string output_name(size_t i) const {
     return std::string(sdk::from_c(tsr_model_output_name(get(), i)));
   }
+  // The model's dynamic dims (docs/model_format.md, "Dynamic dims"): each one's name and range
+  // (max INT64_MAX: no bound); empty for a model of fixed sizes.
+  struct Dim {
+    std::string name;
+    int64_t min = 0, max = 0;
+  };
+  std::vector<Dim> dims() const {
+    std::vector<Dim> out(tsr_model_num_dims(get()));
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i].name = std::string(sdk::from_c(tsr_model_dim_name(get(), i)));
+      sdk::check(tsr_model_dim_range(get(), i, &out[i].min, &out[i].max));
+    }
+    return out;
+  }
   // The file's example inputs and PyTorch's outputs for them, on the CPU.
   Tensor example_input(size_t i) const {
     tsr_tensor* t = nullptr;

@@ -1,6 +1,7 @@
 // The CPU plugin's elementwise math and norms on 1M float32 elements (the CPU-speed issue):
 //   - gelu (both forms), exp, tanh into a preallocated out, against libtorch's *_out (where the
 //     benchmark was built with libtorch-dev, TESSERA_HAVE_TORCH): the throughput targets;
+//   - float32 softmax over the last dim, against libtorch's _softmax_out;
 //   - add (into out), relu_, inference batch_norm ([1, 64, 128, 128]) and layer_norm
 //     ([1024, 1024] over the last dim): benchmarks/peer_ratios.py runs each at 1 and 2 threads
 //     for the scaling targets.
@@ -91,6 +92,21 @@ void BM_TesseraGelu1M(benchmark::State& state, std::string_view approximate) {
 }
 BENCHMARK_CAPTURE(BM_TesseraGelu1M, none, "none")->UseRealTime();
 BENCHMARK_CAPTURE(BM_TesseraGelu1M, tanh, "tanh")->UseRealTime();
+
+// ---- softmax over the last dim: attention scores (BERT-base batch 2, 32 tokens: 768 rows of
+// 32; a GPT-2 decode step's 4 heads over a 32-token cache: 4 rows of 32) and a big one ----
+
+void BM_TesseraSoftmax(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  Tensor x = Ramp({rows, cols}), out = Full({rows, cols}, 0);
+  static const tsr_op* softmax = tessera::find_op("_softmax.out");
+  for (auto _ : state) {
+    Tensor y = tessera::call1(softmax, x, int64_t{-1}, false, out);
+    benchmark::DoNotOptimize(y.get());
+  }
+  Bytes(state, rows * cols);
+}
+BENCHMARK(BM_TesseraSoftmax)->Args({768, 32})->Args({4, 32})->Args({1024, 1024})->UseRealTime();
 
 // ---- scaling: add, relu_, batch_norm, layer_norm ----
 
@@ -183,6 +199,18 @@ void BM_TorchGelu1M(benchmark::State& state, const char* approximate) {
 }
 BENCHMARK_CAPTURE(BM_TorchGelu1M, none, "none")->UseRealTime();
 BENCHMARK_CAPTURE(BM_TorchGelu1M, tanh, "tanh")->UseRealTime();
+
+void BM_TorchSoftmax(benchmark::State& state) {
+  const int64_t rows = state.range(0), cols = state.range(1);
+  torch::Tensor x = torch::linspace(-4.0, 4.0, rows * cols).view({rows, cols});
+  torch::Tensor out = torch::empty({rows, cols});
+  for (auto _ : state) {
+    torch::_softmax_out(out, x, -1, false);
+    benchmark::DoNotOptimize(out.data_ptr());
+  }
+  Bytes(state, rows * cols);
+}
+BENCHMARK(BM_TorchSoftmax)->Args({768, 32})->Args({4, 32})->Args({1024, 1024})->UseRealTime();
 #endif
 
 }  // namespace

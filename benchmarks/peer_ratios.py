@@ -75,6 +75,10 @@ PAIRS += [
      "BM_TorchTanh1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
     ("log1M", "tessera_cpu_math_benchmark", "BM_TesseraLog1M/real_time",
      "BM_TorchLog1M/real_time", "time_inverse", ">= 1.0x libtorch", (1, 2)),
+    ("softmax_attn", "tessera_cpu_math_benchmark", "BM_TesseraSoftmax/768/32/real_time",
+     "BM_TorchSoftmax/768/32/real_time", "time", "<= 1.0x libtorch", (1, 2)),
+    ("softmax1024", "tessera_cpu_math_benchmark", "BM_TesseraSoftmax/1024/1024/real_time",
+     "BM_TorchSoftmax/1024/1024/real_time", "time", "<= 1.0x libtorch", (1, 2)),
 ] + [
     ("scale_" + name, "tessera_cpu_math_benchmark", bench, bench, "scaling",
      ">= 1.8x one thread", (2,))

@@ -17,9 +17,11 @@ int64_t wrap_dim(const sdk::KernelContext& ctx, int64_t dim, int64_t ndim);
 
 // for_each_line calls fn(out_line, out_stride, in_line, in_stride, n) for every line of `out`
 // and `in` (same shape) along `dim`, lines split across threads. Strides are in bytes.
+// `cost`: what an element of a line costs against a copied one, for the lines each thread takes
+// (kGrain / (cost * n), at least one): softmax's exp costs some 16 copies, as PyTorch reckons.
 template <typename F>
 void for_each_line(const sdk::TensorView& out, const sdk::TensorView& in, int64_t dim,
-                   const F& fn) {
+                   const F& fn, int64_t cost = 1) {
   DimList shape(out.sizes().data, out.sizes().data + out.sizes().size);
   DimList out_strides(out.strides().data, out.strides().data + out.strides().size);
   DimList in_strides(in.strides().data, in.strides().data + in.strides().size);
@@ -44,7 +46,7 @@ void for_each_line(const sdk::TensorView& out, const sdk::TensorView& in, int64_
           fn(data[0] + k * strides[0], os, data[1] + k * strides[1], is, n);
         }
       },
-      std::max<int64_t>(1, kGrain / n));
+      std::max<int64_t>(1, kGrain / (cost * n)));
 }
 
 // softmax_onednn runs (log_)softmax through oneDNN when it supports the case (float32) and

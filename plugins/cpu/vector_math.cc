@@ -22,9 +22,11 @@ namespace vector_math {
 // The AVX2 and AVX-512 units' functions (vector_math_avx2.cc, vector_math_avx512.cc).
 namespace avx2 {
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)
+void softmax_row(const float* x, float* y, int64_t n, bool log);
 }  // namespace avx2
 namespace avx512 {
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)
+void softmax_row(const float* x, float* y, int64_t n, bool log);
 }  // namespace avx512
 
 namespace {
@@ -40,6 +42,16 @@ struct V {
   static T sub(T a, T b) { return _mm_sub_ps(a, b); }
   static T mul(T a, T b) { return _mm_mul_ps(a, b); }
   static T div(T a, T b) { return _mm_div_ps(a, b); }
+  static T max(T a, T b) { return _mm_max_ps(a, b); }  // b where either is NaN
+  // hmax, hsum: the lanes' max (NaN-free lanes) and sum, pairwise.
+  static float hmax(T a) {
+    const T m = _mm_max_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+  }
+  static float hsum(T a) {
+    const T s = _mm_add_ps(a, _mm_movehl_ps(a, a));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+  }
   static T abs(T a) { return _mm_andnot_ps(_mm_set1_ps(-0.0f), a); }
   static T neg(T a) { return _mm_xor_ps(_mm_set1_ps(-0.0f), a); }  // -0 for 0
   // where_negative: a where x's sign bit is set (-0 too), else b.
@@ -112,6 +124,17 @@ bool internal::limit_isa(const char* isa) {
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH)
 #undef TESSERA_VECTOR_MATH
 
+void softmax_row(const float* x, float* y, int64_t n, bool log) {
+  switch (Chosen()) {
+    case kAvx512:
+      return avx512::softmax_row(x, y, n, log);
+    case kAvx2:
+      return avx2::softmax_row(x, y, n, log);
+    case kSse2:
+      return softmax_row_kernel(x, y, n, log);
+  }
+}
+
 const char* isa() {
   switch (Chosen()) {
     case kAvx512:
@@ -144,6 +167,17 @@ TESSERA_VECTOR_MATH(gelu_tanh, 0.5f * a *
                                    (1 + std::tanh(static_cast<float>(M_2_SQRTPI * M_SQRT1_2) *
                                                   (a + 0.044715f * a * a * a))))
 #undef TESSERA_VECTOR_MATH
+
+void softmax_row(const float* x, float* y, int64_t n, bool log) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
+  float sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);
+  const float log_sum = std::log(sum), inverse = 1 / sum;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = log ? (x[i] - max) - log_sum : std::exp(x[i] - max) * inverse;
+  }
+}
 
 const char* isa() { return "scalar"; }
 bool internal::limit_isa(const char* isa) { return std::string_view(isa) == "scalar"; }

@@ -26,6 +26,14 @@ namespace vector_math {
 #define TESSERA_VECTOR_MATH_DECLARE(NAME) void NAME(const float* x, float* y, int64_t n);
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)
 
+// softmax_row: y = softmax(x) (log: log_softmax(x)) over one contiguous row of n elements, as
+// PyTorch's vectorized last-dim kernels compute it: the row's max m (NaNs passed over), then
+// e = exp(x - m) and its sum s (lanes added over blocks of 32 vectors, the blocks in a double),
+// then y = e * (1 / s)
+// (log: y = (x - m) - log(s)). A NaN, a +inf or only -infs in the row make it NaN throughout
+// (through s), as PyTorch's. y may be x.
+void softmax_row(const float* x, float* y, int64_t n, bool log);
+
 // Which functions run: "avx512", "avx2", "sse2" or "scalar".
 const char* isa();
 

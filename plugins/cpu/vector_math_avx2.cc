@@ -24,6 +24,18 @@ struct V {
   static T sub(T a, T b) { return _mm256_sub_ps(a, b); }
   static T mul(T a, T b) { return _mm256_mul_ps(a, b); }
   static T div(T a, T b) { return _mm256_div_ps(a, b); }
+  static T max(T a, T b) { return _mm256_max_ps(a, b); }  // b where either is NaN
+  // hmax, hsum: the lanes' max (NaN-free lanes) and sum, pairwise.
+  static float hmax(T a) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    return _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+  }
+  static float hsum(T a) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    return _mm_cvtss_f32(_mm_add_ss(s, _mm_shuffle_ps(s, s, 1)));
+  }
   static T abs(T a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static T neg(T a) { return _mm256_xor_ps(_mm256_set1_ps(-0.0f), a); }  // -0 for 0
   // where_negative: a where x's sign bit is set (-0 too), else b.
@@ -46,6 +58,7 @@ namespace avx2 {
   void NAME(const float* x, float* y, int64_t n) { NAME##_kernel(x, y, n); }
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DEFINE)
 #undef TESSERA_VECTOR_MATH_DEFINE
+void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_kernel(x, y, n, log); }
 }  // namespace avx2
 
 }  // namespace vector_math

@@ -24,6 +24,10 @@ struct V {
   static T sub(T a, T b) { return _mm512_sub_ps(a, b); }
   static T mul(T a, T b) { return _mm512_mul_ps(a, b); }
   static T div(T a, T b) { return _mm512_div_ps(a, b); }
+  static T max(T a, T b) { return _mm512_max_ps(a, b); }  // b where either is NaN
+  // hmax, hsum: the lanes' max (NaN-free lanes) and sum, pairwise.
+  static float hmax(T a) { return _mm512_reduce_max_ps(a); }
+  static float hsum(T a) { return _mm512_reduce_add_ps(a); }
   static T abs(T a) { return _mm512_abs_ps(a); }
   static T neg(T a) {  // -0 for 0
     return _mm512_castsi512_ps(
@@ -52,6 +56,7 @@ namespace avx512 {
   void NAME(const float* x, float* y, int64_t n) { NAME##_kernel(x, y, n); }
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DEFINE)
 #undef TESSERA_VECTOR_MATH_DEFINE
+void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_kernel(x, y, n, log); }
 }  // namespace avx512
 
 }  // namespace vector_math

@@ -166,6 +166,64 @@ TEST_P(VectorMath, EveryLengthGivesTheSameResultPerValue) {
   }
 }
 
+// softmax_row against float64 softmax and log_softmax of the float differences x - max (below),
+// lengths 0 to 70 (each vector unit's partial last vector) and a row of a million values, in
+// place too; within 4 ulps of each result (softmax: exp's 1 ulp, the sum's and the reciprocal's
+// rounding), and for log_softmax within 4 ulps of the larger of the result and the row's max.
+TEST_P(VectorMath, SoftmaxRowsWithinUlpsOfFloat64) {
+  for (int64_t n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 70, 1 << 20}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sin(0.7f * static_cast<float>(i)) * 9 - 2;
+    for (bool log : {false, true}) {
+      std::vector<float> y(x.size() + 1, -7.0f);
+      vector_math::softmax_row(x.data(), y.data(), n, log);
+      EXPECT_EQ(y[x.size()], -7.0f) << "wrote past the end (length " << n << ")";
+      double max = -INFINITY, sum = 0;
+      for (float v : x) max = std::max<double>(max, v);
+      for (float v : x) sum += std::exp(v - max);
+      double worst = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        // x - max rounded to float, as PyTorch's kernel (and ours) computes it: that rounding
+        // is the algorithm's, not the math functions' (it alone moves exp by up to ~15 ulps).
+        const double d = static_cast<float>(x[i] - static_cast<float>(max));
+        const double want = log ? d - std::log(sum) : std::exp(d) / sum;
+        worst = std::max(worst, Ulps(y[i], want, log ? std::max(std::fabs(want), max) : want));
+      }
+      EXPECT_LE(worst, 4) << (log ? "log_softmax" : "softmax") << " length " << n << " ("
+                          << vector_math::isa() << ")";
+      std::vector<float> inplace = x;
+      vector_math::softmax_row(inplace.data(), inplace.data(), n, log);
+      EXPECT_EQ(std::memcmp(inplace.data(), y.data(), x.size() * sizeof(float)), 0)
+          << "in place, length " << n;
+    }
+  }
+}
+
+// As PyTorch's: a row holding a NaN or +inf, or only -infs, is NaN throughout; -infs beside
+// finite values give 0 (log: -inf); huge values do not overflow (the max is subtracted first).
+TEST_P(VectorMath, SoftmaxRowsSpecialValuesAsPyTorch) {
+  const float inf = INFINITY, nan = NAN;
+  auto row = [](std::vector<float> x, bool log) {
+    std::vector<float> y(x.size());
+    vector_math::softmax_row(x.data(), y.data(), static_cast<int64_t>(x.size()), log);
+    return y;
+  };
+  for (bool log : {false, true}) {
+    for (const std::vector<float>& x :
+         {std::vector<float>{1, nan, 2}, std::vector<float>{1, inf, 2},
+          std::vector<float>{-inf, -inf}, std::vector<float>(37, nan)}) {
+      for (float v : row(x, log)) EXPECT_TRUE(std::isnan(v)) << (log ? "log " : "") << x.size();
+    }
+    std::vector<float> x(19, 3.0f);
+    x[5] = -inf;
+    const std::vector<float> y = row(x, log);
+    EXPECT_EQ(y[5], log ? -inf : 0.0f);
+    EXPECT_FLOAT_EQ(y[0], log ? -std::log(18.0f) : 1.0f / 18);
+    const std::vector<float> big = row({3e38f, 3e38f}, log);
+    EXPECT_FLOAT_EQ(big[1], log ? -std::log(2.0f) : 0.5f);
+  }
+}
+
 }  // namespace
 }  // namespace cpu
 }  // namespace tessera

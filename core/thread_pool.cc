@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,15 +33,17 @@ thread_local bool tls_in_pool_task = false;
 // GOMP_SPINCOUNT). So a worker that finishes a task, and a caller whose chunks are still
 // running, first watch an atomic for up to kSpinFor, then sleep as before. An idle pool stops
 // spinning after kSpinFor, and the sleeping path is unchanged, so no wake-up can be lost.
+//
+// A spinning thread gives its core away (sched_yield) on every look, rather than pausing on
+// it: oneDNN's OpenMP threads spin too, and on 2 cores a pool worker still spinning after an
+// elementwise op held the core that the next convolution's OpenMP thread wanted, until the
+// scheduler's time slice ended. MobileNetV3-small at batch 1 and 2 threads ran at a median of
+// 4.3-4.6 ms (its best run 2.9 ms; 1 thread: 3.5 ms); yielding, 3.0 ms, and ResNet-18 batch 1
+// 16.3 ms against 18.3 ms, with the 16M sum and add and the 1M scaling pairs as before
+// (peer_ratios.py --threads 2, 2026-12-07). Not spinning at all gave 3.2-3.4 ms.
 constexpr std::chrono::microseconds kSpinFor{200};
 
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
+inline void CpuRelax() { sched_yield(); }
 
 // SpinUntil returns true as soon as ready() does, false after kSpinFor without it.
 template <typename Ready>

@@ -61,7 +61,8 @@ PAIRS = [
                           ("gpt2_h768", "<= 0.6x libtorch"), ("gpt2_h96", "<= 0.7x libtorch")]
 ]
 MODEL_BINARY = "tessera_model_peer_benchmark"
-# The math functions against libtorch (throughput: libtorch's time / Tessera's), and the
+# The math functions against libtorch (throughput: libtorch's time / Tessera's; softmax as time,
+# Tessera's / libtorch's), and the
 # scaling targets: a benchmark at 2 threads against itself at 1 ("scaling": time at 1 thread /
 # time at 2).
 PAIRS += [

@@ -38,21 +38,24 @@ thread_local bool tls_in_pool_task = false;
 // it: oneDNN's OpenMP threads spin too, and on 2 cores a pool worker still spinning after an
 // elementwise op held the core that the next convolution's OpenMP thread wanted, until the
 // scheduler's time slice ended. MobileNetV3-small at batch 1 and 2 threads ran at a median of
-// 4.3-4.6 ms (its best run 2.9 ms; 1 thread: 3.5 ms); yielding, 3.0 ms, and ResNet-18 batch 1
-// 16.3 ms against 18.3 ms, with the 16M sum and add and the 1M scaling pairs as before
-// (peer_ratios.py --threads 2, 2026-12-07). Not spinning at all gave 3.2-3.4 ms.
+// 4.3-4.6 ms (1 thread: 3.5 ms); yielding, 3.0-3.3 ms, and ResNet-18 batch 1 16.3 ms against
+// 18.3 ms (best runs), the 16M sum and add and the 1M scaling pairs as before (tessera-run
+// --bench 200 and peer_ratios.py --threads 2, 2026-12-07). Not spinning at all gave MobileNet
+// 3.2-3.4 ms but would bring back the wake-ups the spin is for (the 16M sum above).
 constexpr std::chrono::microseconds kSpinFor{200};
 
-inline void CpuRelax() { sched_yield(); }
+// YieldCore: let another thread that wants this core run; back at once when none does.
+inline void YieldCore() { sched_yield(); }
 
 // SpinUntil returns true as soon as ready() does, false after kSpinFor without it.
 template <typename Ready>
 bool SpinUntil(const Ready& ready) {
   const auto deadline = std::chrono::steady_clock::now() + kSpinFor;
-  for (unsigned i = 1;; ++i) {
+  while (true) {
     if (ready()) return true;
-    CpuRelax();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() >= deadline) return ready();
+    YieldCore();
+    // Every look: a yield may give the core away for a while, and the spin stays bounded.
+    if (std::chrono::steady_clock::now() >= deadline) return ready();
   }
 }
 

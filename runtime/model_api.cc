@@ -162,8 +162,9 @@ tsr_error* tsr_model_dim_range(const tsr_model* m, size_t index, int64_t* min, i
           absl::StrFormat("%s: expected pointers for the range, got NULL", fn)));
     }
     if (index >= m->model->dims.size()) {
-      return ToError(absl::OutOfRangeError(absl::StrFormat(
-          "%s: dim %d of a model with %d dims", fn, index, m->model->dims.size())));
+      return ToError(absl::OutOfRangeError(
+          absl::StrFormat("%s: expected a dim index below the model's %d dims, got %d", fn,
+                          m->model->dims.size(), index)));
     }
     *min = m->model->dims[index].min;
     *max = m->model->dims[index].max;

@@ -171,8 +171,9 @@ TESSERA_VECTOR_MATH(gelu_tanh, 0.5f * a *
 void softmax_row(const float* x, float* y, int64_t n, bool log) {
   float max = -INFINITY;
   for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
-  float sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);
+  double total = 0;  // as the vector units' blocked sum: no long float accumulation
+  for (int64_t i = 0; i < n; ++i) total += std::exp(x[i] - max);
+  const float sum = static_cast<float>(total);
   const float log_sum = std::log(sum), inverse = 1 / sum;
   for (int64_t i = 0; i < n; ++i) {
     y[i] = log ? (x[i] - max) - log_sum : std::exp(x[i] - max) * inverse;

@@ -29,8 +29,7 @@ TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DECLARE)
 // softmax_row: y = softmax(x) (log: log_softmax(x)) over one contiguous row of n elements, as
 // PyTorch's vectorized last-dim kernels compute it: the row's max m (NaNs passed over), then
 // e = exp(x - m) and its sum s (lanes added over blocks of 32 vectors, the blocks in a double),
-// then y = e * (1 / s)
-// (log: y = (x - m) - log(s)). A NaN, a +inf or only -infs in the row make it NaN throughout
+// then y = e * (1 / s) (log: y = (x - m) - log(s)). A NaN, a +inf or only -infs in the row make it NaN throughout
 // (through s), as PyTorch's. y may be x.
 void softmax_row(const float* x, float* y, int64_t n, bool log);
 

@@ -56,7 +56,9 @@ namespace avx512 {
   void NAME(const float* x, float* y, int64_t n) { NAME##_kernel(x, y, n); }
 TESSERA_VECTOR_MATH_FUNCTIONS(TESSERA_VECTOR_MATH_DEFINE)
 #undef TESSERA_VECTOR_MATH_DEFINE
-void softmax_row(const float* x, float* y, int64_t n, bool log) { softmax_row_kernel(x, y, n, log); }
+void softmax_row(const float* x, float* y, int64_t n, bool log) {
+  softmax_row_kernel(x, y, n, log);
+}
 }  // namespace avx512
 
 }  // namespace vector_math

@@ -458,14 +458,18 @@ absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const i
     if (done) return absl::OkStatus();
   }
   Stack stack = node.arguments;
+  // Note [Dynamic dims] in dims.h: this run's values of the node's size expressions.
   for (const DynamicArg& d : node.dynamic) {
-    GraphArg evaluated = *d.source;
-    for (size_t k = 0; k < evaluated.exprs.size(); ++k) {
-      absl::StatusOr<int64_t> v = evaluated.exprs[k].Evaluate(dims);
+    const std::vector<SizeExpr>& exprs = d.source->exprs;
+    GraphArg evaluated;  // the kind and the integers only: ToValue reads no more of it
+    evaluated.kind = d.source->kind;
+    evaluated.ints.resize(d.source->kind == GraphArg::Kind::kInts ? exprs.size() : 0);
+    for (size_t k = 0; k < exprs.size(); ++k) {
+      absl::StatusOr<int64_t> v = exprs[k].Evaluate(dims);
       if (!v.ok()) {
-        return NodeError(n, absl::OutOfRangeError(absl::StrFormat(
-                                "argument '%s' (%s): %s", d.name,
-                                evaluated.exprs[k].ToString(model_->dims), v.status().message())));
+        return NodeError(n, absl::OutOfRangeError(
+                                absl::StrFormat("argument '%s' (%s): %s", d.name,
+                                                exprs[k].ToString(model_->dims), v.status().message())));
       }
       (evaluated.kind == GraphArg::Kind::kInt ? evaluated.i : evaluated.ints[k]) = *v;
     }

@@ -11,7 +11,9 @@
 //    composite, the device's fallback) and refuses nodes nothing runs, by node and op;
 //  - converts every literal argument to its schema type (an int for a Scalar, a dtype, a device:
 //    a device argument is the device the program was traced on and becomes the compile
-//    device), so a run only copies the block and puts the tensors in;
+//    device), so a run only copies the block and puts the tensors in (and, in a model with
+//    dynamic dims, evaluates the size expressions of the nodes that have them: Note [Dynamic
+//    dims] in dims.h);
 //  - copies the constants to the device, and gives the compiled model its own copy of every
 //    constant a node writes in place (an optimizer's update, batch norm's running statistics;
 //    found by following the schemas' alias annotations through views): the model and its other

@@ -41,13 +41,14 @@ std::string SizeExpr::ToString(absl::Span<const GraphDim> dims) const {
   std::string out;
   for (size_t k = 0; k < terms.size(); ++k) {
     const Term& t = terms[k];
-    int64_t c = t.coefficient;
-    if (k > 0) {
-      out += c < 0 ? " - " : " + ";
-      if (c < 0 && c != std::numeric_limits<int64_t>::min()) c = -c;
-    }
+    // A later term's sign is the operator; its magnitude as unsigned, so INT64_MIN's is right.
+    const int64_t c = t.coefficient;
+    const bool minus = k > 0 && c < 0;
+    if (k > 0) out += minus ? " - " : " + ";
+    const std::string coefficient =
+        minus ? absl::StrCat(0 - static_cast<uint64_t>(c)) : absl::StrCat(c);
     std::vector<std::string> factors;
-    if (c != 1 || t.dims.empty()) factors.push_back(absl::StrCat(c));
+    if (coefficient != "1" || t.dims.empty()) factors.push_back(coefficient);
     for (int32_t d : t.dims) factors.push_back(dims[d].name);
     out += absl::StrJoin(factors, "*");
   }

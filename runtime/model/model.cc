@@ -455,8 +455,11 @@ absl::StatusOr<std::vector<int64_t>> BindDims(const Model& m, absl::Span<const I
     dims[d] = sizes[dim.input][dim.axis];
     if (dims[d] < dim.min || dims[d] > dim.max) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "%s gives %s = %d, outside the range the model was exported for, [%d, %d]", source(dim),
-          dim.name, dims[d], dim.min, dim.max));
+          "%s gives %s = %d, outside the range the model was exported for, %s", source(dim),
+          dim.name, dims[d],
+          dim.max == std::numeric_limits<int64_t>::max()
+              ? absl::StrFormat("at least %d", dim.min)
+              : absl::StrFormat("[%d, %d]", dim.min, dim.max)));
     }
   }
   for (size_t i = 0; i < m.inputs.size(); ++i) {
@@ -466,7 +469,8 @@ absl::StatusOr<std::vector<int64_t>> BindDims(const Model& m, absl::Span<const I
       if (want.ok() && *want == sizes[i][a]) continue;
       std::vector<std::string> bound;
       for (size_t d = 0; d < dims.size(); ++d) {
-        bound.push_back(absl::StrFormat("%s = %d from %s", m.dims[d].name, dims[d], source(m.dims[d])));
+        bound.push_back(
+            absl::StrFormat("%s = %d from %s", m.dims[d].name, dims[d], source(m.dims[d])));
       }
       return absl::InvalidArgumentError(absl::StrFormat(
           "input %d ('%s'): expected sizes %s, whose axis %d is %s, got %s (%s)", i, in.name,

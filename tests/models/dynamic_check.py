@@ -12,6 +12,7 @@ inputs that disagree on a dim. Exit 0 when all hold.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -37,7 +38,10 @@ OUT_OF_RANGE = {
 
 
 def run(tessera_run, model, inputs, work, device=()):
-    args = [tessera_run, model, "--save-outputs", os.path.join(work, "out"), *device]
+    out = os.path.join(work, "out")
+    shutil.rmtree(out, ignore_errors=True)  # no output of an earlier size is read back
+    os.makedirs(out)
+    args = [tessera_run, model, "--save-outputs", out, *device]
     for k, x in enumerate(inputs):
         path = os.path.join(work, f"input{k}.npy")
         np.save(path, x.numpy())
@@ -53,7 +57,7 @@ def main(tessera_run, zoo_dir, npu=None):
             runs.append((all_sizes[1], ("--plugin", npu, "--device", "npu:0")))
         model = os.path.join(zoo_dir, f"{name}.tsrm")
         work = os.path.join(zoo_dir, f"{name}.dynamic")
-        os.makedirs(os.path.join(work, "out"), exist_ok=True)
+        os.makedirs(work, exist_ok=True)
         torch.manual_seed(0)
         net, _, _, inputs_at = zoo.ZOO[name]()
         net.eval()
@@ -66,6 +70,11 @@ def main(tessera_run, zoo_dir, npu=None):
             r = run(tessera_run, model, inputs, work, device)
             if r.returncode != 0:
                 print(f"FAIL: {where}: tessera-run exit {r.returncode}: {r.stderr}")
+                failed = True
+                continue
+            saved = sorted(os.listdir(os.path.join(work, "out")))
+            if saved != sorted(f"output{k}.npy" for k in range(len(want))):
+                print(f"FAIL: {where}: tessera-run saved {saved}, PyTorch has {len(want)} outputs")
                 failed = True
                 continue
             for k, w in enumerate(want):

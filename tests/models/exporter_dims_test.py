@@ -12,6 +12,8 @@ import struct
 import sys
 import unittest
 
+from fractions import Fraction
+
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -103,25 +105,75 @@ class Refusals(unittest.TestCase):
         # At n = 1 the program doubles; the graph fitted at n >= 2 would not.
         def program(x):
             return x * 2 if x.shape[0] == 1 else x + 0
-        message = self.refused("dim 'n' at 1:", program, (torch.randn(3),),
-                               dynamic_dims={"n": (1, 10)}, inputs_at=lambda n: (torch.randn(n),))
-        self.assertIn("does not compute the program there", message)
-        self.assertIn("starting at 2", message)
+        message = self.refused("at sizes {'n': 1} the program traces another graph", program,
+                               (torch.randn(3),), dynamic_dims={"n": (1, 10)},
+                               inputs_at=lambda n: (torch.randn(n),))
+        self.assertIn("does not compute the program at {'n': 1}", message)
+        self.assertIn("starting 'n' at 2", message)
+
+    def test_a_corner_below_two_is_checked(self):
+        # Only batch 1 with sequence 1 together computes otherwise.
+        def program(x):
+            return x * 2 if x.shape[0] == 1 and x.shape[1] == 1 else x + 0
+        self.refused("does not compute the program at {'b': 1, 't': 1}", program,
+                     (torch.randn(2, 3),), dynamic_dims={"b": (1, 10), "t": (1, 10)},
+                     inputs_at=lambda b, t: (torch.randn(b, t),))
+
+    def test_more_than_three_dims(self):
+        self.refused("at most 3 dims, got 4", lambda x: x, (torch.randn(2, 2, 2, 2),),
+                     dynamic_dims={d: (2, 10) for d in "abcd"},
+                     inputs_at=lambda **s: (torch.randn(*s.values()),))
 
     def test_size_one_that_decomposes_otherwise_but_computes_the_same_is_kept(self):
-        # A batched matmul: at batch 1 PyTorch's reshape is a view, at 2 a copy; the graph
-        # fitted at 2..4 computes the program at 1 too.
-        w = torch.randn(4, 5)
-        graph, _ = export(lambda x: (x.transpose(1, 2) @ w).sum(1), (torch.randn(2, 4, 3),),
-                          dynamic_dims={"b": (1, 8)},
-                          inputs_at=lambda b: (torch.randn(b, 4, 3),))
+        # Attention scores over heads split from a permuted view (as a BERT layer's): at batch 1
+        # PyTorch's reshape of the expanded q and k is a view, at 2 a copy; the graph fitted at
+        # 2..4 computes the program at 1 too, as the replay shows: it must run.
+        def program(x):
+            b, t, _ = x.shape
+            q, k, _ = x.view(b, t, 3, 2, 2).permute(2, 0, 3, 1, 4)
+            return (q @ k.transpose(-1, -2)).sum(-1)
+        replayed = []
+        real_run = tessera_export.replay.run
+
+        def counting_run(graph, constants, inputs, sizes):
+            replayed.append(dict(sizes))
+            return real_run(graph, constants, inputs, sizes)
+        tessera_export.replay.run = counting_run
+        try:
+            # The example itself at batch 1, where the trace differs.
+            graph, _ = export(program, (torch.randn(1, 3, 12),), dynamic_dims={"b": (1, 8)},
+                              inputs_at=lambda b: (torch.randn(b, 3, 12),))
+        finally:
+            tessera_export.replay.run = real_run
         self.assertEqual(graph["dims"][0]["min"], 1)
+        self.assertIn({"b": 1}, replayed)
+
+    def test_a_module_that_writes_its_state(self):
+        # Batch norm in training mode updates its running statistics on every run: each trace
+        # starts from the module's state, the file holds the state before the example's run,
+        # and the module is left as that one run leaves it.
+        def batch_norm():
+            net = torch.nn.BatchNorm1d(3).train()
+            with torch.no_grad():
+                net.running_mean.copy_(torch.tensor([7.0, 8.0, 9.0]))
+            return net
+        net, once = batch_norm(), batch_norm()
+        x = torch.randn(4, 3) + 5
+        _, path = export(net, (x,), dynamic_dims={"b": (2, 10)},
+                         inputs_at=lambda b: (torch.randn(b, 3) + 5,))
+        once(x)
+        torch.testing.assert_close(net.running_mean, once.running_mean)
+        constants = [read_tensor(path, n) for n in tensor_names(path) if "constant/" in n]
+        self.assertTrue(any(torch.equal(c, torch.tensor([7.0, 8.0, 9.0])) for c in constants),
+                        constants)
 
     def test_bad_options(self):
         self.refused("dynamic_dims needs inputs_at", lambda x: x, (torch.randn(3),),
                      dynamic_dims={"n": (2, 10)})
         self.refused("expected (min, max) integers", lambda x: x, (torch.randn(3),),
                      dynamic_dims={"n": 5}, inputs_at=lambda n: (torch.randn(n),))
+        self.refused("expected (min, max) integers", lambda x: x, (torch.randn(3),),
+                     dynamic_dims={"n": (True, 10)}, inputs_at=lambda n: (torch.randn(n),))
         self.refused("must start at 0 or more and hold 2..5", lambda x: x, (torch.randn(3),),
                      dynamic_dims={"n": (0, 4)}, inputs_at=lambda n: (torch.randn(n),))
         self.refused("the example inputs have n = 12, outside its range [2, 10]",
@@ -130,6 +182,25 @@ class Refusals(unittest.TestCase):
         self.refused("inputs_at({'n': 2}) returned 2 inputs, the example has 1", lambda x: x,
                      (torch.randn(3),), dynamic_dims={"n": (2, 10)},
                      inputs_at=lambda n: (torch.randn(n), torch.randn(n)))
+
+
+def tensor_names(path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    return [k for k in json.loads(blob[8:8 + n]) if k != "__metadata__"]
+
+
+def read_tensor(path, name):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    entry = json.loads(blob[8:8 + n])[name]
+    begin, end = entry["data_offsets"]
+    dtype = {"F32": torch.float32, "I64": torch.int64}[entry["dtype"]]
+    data = bytearray(blob[8 + n + begin:8 + n + end])
+    return torch.frombuffer(data, dtype=dtype).reshape(entry["shape"]) if data else \
+        torch.empty(entry["shape"], dtype=dtype)
 
 
 class Polynomials(unittest.TestCase):
@@ -141,6 +212,16 @@ class Polynomials(unittest.TestCase):
         self.assertEqual(coeffs, {(0, 2): 12, (1, 1): 3, (0, 0): -7})
         self.assertEqual(dims_module._expr(coeffs, ["a", "b"]),
                          {"expr": [[3, "a", "b"], [12, "b", "b"], [-7]]})
+
+    def test_constants_and_rationals(self):
+        points = [[2, 3, 4]]
+        self.assertEqual(dims_module._expr(dims_module._fit(points, {(i,): 5 for i in range(3)}),
+                                           ["n"]), 5)
+        self.assertEqual(dims_module._expr(dims_module._fit(points, {(i,): 0 for i in range(3)}),
+                                           ["n"]), 0)
+        # n (n + 1) / 2: rational coefficients, which the exporter refuses.
+        half = dims_module._fit(points, {(i,): p * (p + 1) // 2 for i, p in enumerate(points[0])})
+        self.assertEqual(half, {(1,): Fraction(1, 2), (2,): Fraction(1, 2)})
 
 
 if __name__ == "__main__":

@@ -126,10 +126,12 @@ TEST_F(ModelApi, AFirstReleaseFileKeepsLoading) {
   tsr_model_release(model);
 }
 
-// A file of format version 2, the first with dynamic dims (tests/models/zoo.py's mlp, exported
-// with dynamic_dims={"batch": (1, 1024)} from PyTorch 1.13), keeps loading and running in every
-// later runtime, at every batch: the MLP treats rows alone, so the first rows of the example
-// input give the first rows of PyTorch's output. Never regenerate it.
+// A file of format version 2, the first with dynamic dims (an MLP behind a flatten, Flatten ->
+// Linear(16, 32) -> ReLU -> Linear(32, 4) on [batch, 4, 4], exported with
+// dynamic_dims={"batch": (1, 1024)} from PyTorch 1.13: the batch is in the input's sizes and in
+// the flatten's view), keeps loading and running in every later runtime, at every batch: the MLP
+// treats rows alone, so the first rows of the example input give the first rows of PyTorch's
+// output. Never regenerate it.
 TEST_F(ModelApi, AFormat2FileWithADynamicBatchKeepsLoading) {
   tsr_model* model = nullptr;
   ASSERT_EQ(Consume(tsr_model_load(S(TESSERA_MODEL_TEST_DATA "/format2_mlp_dynamic.tsrm"), &model)),
@@ -141,12 +143,12 @@ TEST_F(ModelApi, AFormat2FileWithADynamicBatchKeepsLoading) {
   ASSERT_EQ(Consume(tsr_model_expected_output(model, 0, &want)), "");
   std::vector<float> rows = Values(x);
   const std::vector<float> expected = Values(want);
-  ASSERT_EQ(rows.size(), 8u * 16);  // [8, 16] -> [8, 4]
+  ASSERT_EQ(rows.size(), 8u * 16);  // [8, 4, 4] -> [8, 4]
   for (int64_t batch : {8, 1, 3}) {
-    int64_t sizes[] = {batch, 16};
+    int64_t sizes[] = {batch, 4, 4};
     tsr_tensor *in = nullptr, *y = nullptr;
     ASSERT_EQ(Consume(tsr_tensor_from_host_memory(rows.data(), batch * 16 * sizeof(float), sizes,
-                                                  nullptr, 2, TSR_DTYPE_FLOAT32, nullptr, nullptr,
+                                                  nullptr, 3, TSR_DTYPE_FLOAT32, nullptr, nullptr,
                                                   &in)),
               "");
     ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &in, 1, &y, 1)), "") << batch;
@@ -418,7 +420,8 @@ TEST_F(DynamicModel, TheDimsAndTheirRangesAreReadable) {
   EXPECT_EQ(min, 1);
   EXPECT_EQ(max, 8);
   EXPECT_THAT(Consume(tsr_model_dim_range(model_, 1, &min, &max)),
-              HasSubstr("tsr_model_dim_range: dim 1 of a model with 1 dims"));
+              HasSubstr("tsr_model_dim_range: expected a dim index below the model's 1 dims, "
+                        "got 1"));
   EXPECT_THAT(Consume(tsr_model_dim_range(model_, 0, nullptr, &max)),
               HasSubstr("expected pointers for the range, got NULL"));
   EXPECT_EQ(tsr_model_num_dims(nullptr), 0u);
@@ -482,6 +485,35 @@ TEST_F(ModelApi, InputsThatDisagreeOnADimAreRefused) {
   EXPECT_EQ(Consume(tsr_compiled_model_run(compiled, right, 2, &y, 1)), "");
   tsr_tensor_release(y);
   for (tsr_tensor* t : {a, b6, b7}) tsr_tensor_release(t);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+// An input whose size expression overflows int64 at the dims is refused, naming it.
+TEST_F(ModelApi, AnInputSizeThatOverflowsIsRefused) {
+  const std::string graph =
+      R"({"name":"big","producer":"test","op_set":"1.1","dims":[{"name":"t","min":1}],)"
+      R"("inputs":[{"name":"a","dtype":"float32","sizes":[{"expr":[[1,"t"]]}]},)"
+      R"({"name":"b","dtype":"float32","sizes":[{"expr":[[4,"t","t","t"]]}]}],)"
+      R"("nodes":[],"outputs":[{"name":"out","value":"a"}]})";
+  const std::string file = ModelFile(graph, {}, "2");
+  tsr_model* model = nullptr;
+  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  float one = 1;
+  int64_t a_sizes[] = {3000000000}, b_sizes[] = {5}, zero[] = {0};
+  tsr_tensor *a = nullptr, *b = nullptr, *y = nullptr;
+  ASSERT_EQ(Consume(tsr_tensor_from_host_memory(&one, sizeof one, a_sizes, zero, 1,
+                                                TSR_DTYPE_FLOAT32, nullptr, nullptr, &a)),
+            "");
+  ASSERT_EQ(Consume(tsr_tensor_empty(b_sizes, 1, TSR_DTYPE_FLOAT32, cpu_, &b)), "");
+  tsr_tensor* inputs[] = {a, b};
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, inputs, 2, &y, 1)),
+              HasSubstr("input 1 ('b'): expected sizes [4*t*t*t], whose axis 0 is a size "
+                        "expression overflows int64 at these dims, got [5] (t = 3000000000"));
+  EXPECT_EQ(y, nullptr);
+  for (tsr_tensor* t : {a, b}) tsr_tensor_release(t);
   tsr_compiled_model_release(compiled);
   tsr_model_release(model);
 }

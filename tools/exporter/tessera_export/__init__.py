@@ -28,6 +28,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from . import dims as dynamic
 from . import replay
 from . import schemas
+from .encoding import DTYPES as _DTYPES, MEMORY_FORMATS as _MEMORY_FORMATS
 
 __all__ = ["export", "ExportError", "FORMAT", "FORMAT_VERSION"]
 
@@ -35,28 +36,6 @@ FORMAT = "tessera.model"
 # The newest format version the exporter writes: 2 added dynamic dims. A file without dynamic
 # dims is written as version 1, which every runtime since the first release reads.
 FORMAT_VERSION = 2
-
-# torch dtype -> (safetensors dtype, Tessera dtype name as ops and the C ABI name it)
-_DTYPES = {
-    torch.float64: ("F64", "float64"),
-    torch.float32: ("F32", "float32"),
-    torch.float16: ("F16", "float16"),
-    torch.bfloat16: ("BF16", "bfloat16"),
-    torch.int64: ("I64", "int64"),
-    torch.int32: ("I32", "int32"),
-    torch.int16: ("I16", "int16"),
-    torch.int8: ("I8", "int8"),
-    torch.uint8: ("U8", "uint8"),
-    torch.bool: ("BOOL", "bool"),
-}
-
-_MEMORY_FORMATS = {
-    torch.contiguous_format: "contiguous_format",
-    torch.preserve_format: "preserve_format",
-    torch.channels_last: "channels_last",
-    torch.channels_last_3d: "channels_last_3d",
-}
-
 
 class ExportError(Exception):
     """The program cannot be written as a Tessera model; the message names the node."""
@@ -342,12 +321,20 @@ def _safetensors_bytes(tensors, metadata):
 
 def _trace(program, inputs, input_names, lock):
     """make_fx's graph of `program` on `inputs`, as the format's graph (without its name and
-    producer), and its constants (value name -> tensor)."""
+    producer), and its constants (value name -> tensor) as they were before the trace ran."""
+    # The traced constants are the program's own tensors (its weights, its buffers), which the
+    # trace itself may write (batch norm's statistics in training mode): each is kept as it was
+    # before, so that the file's example run starts where the program's did.
+    state = _state(program)
+    before = {} if state is None else {
+        live.data_ptr(): state[k] for k, live in program.state_dict(keep_vars=True).items()}
     with torch.enable_grad():  # fused fast paths off (the module's docstring)
         gm = make_fx(program)(*inputs)
     _remove_dead_nodes(gm.graph)
     writer = _Writer(gm, input_names, lock, _list_lengths(gm, inputs))
     outputs = writer.run()
+    writer.constants = {k: before.get(t.data_ptr(), t).clone()
+                        for k, t in writer.constants.items()}
     graph = {
         "inputs": [{"name": n, "dtype": _dtype_name(x.dtype), "sizes": list(x.shape)}
                    for n, x in zip(input_names, inputs)],
@@ -387,13 +374,20 @@ def export(program, example_inputs, path, *, input_names=None, output_names=None
         raise ExportError(f"expected {len(example_inputs)} input names, got {len(input_names)}")
     lock = schemas.read_ops_lock(ops_lock)
 
-    with torch.enable_grad():
-        # The expected outputs come from PyTorch's own eager run of the same program.
-        expected = _flatten(program(*[x.clone() for x in example_inputs]), "program output")
-    graph, constants = _trace(program, example_inputs, input_names, lock)
+    fitted = None
     if dynamic_dims is not None:
-        graph = _fit_dynamic_dims(program, graph, constants, example_inputs, input_names, lock,
-                                  dynamic_dims, inputs_at)
+        fitted = _fit_dynamic_dims(program, example_inputs, input_names, lock, dynamic_dims,
+                                   inputs_at)
+    # The example: traced (its constants as they were before), then, from the same state, run
+    # eagerly for the expected outputs: the file's example run is the program's one run, and
+    # the module is left as that run leaves it.
+    state = _state(program)
+    graph, constants = _trace(program, example_inputs, input_names, lock)
+    _restore(program, state)
+    with torch.enable_grad():
+        expected = _flatten(program(*[x.clone() for x in example_inputs]), "program output")
+    if fitted is not None:
+        graph = fitted(graph, constants)
     outputs = graph.pop("outputs")
     if len(outputs) != len(expected):
         raise ExportError(f"the traced graph has {len(outputs)} outputs, the eager run "
@@ -426,47 +420,87 @@ def export(program, example_inputs, path, *, input_names=None, output_names=None
     return graph
 
 
-def _fit_dynamic_dims(program, example_graph, example_constants, example_inputs, input_names,
-                      lock, dynamic_dims, inputs_at):
-    """The graph with its size-dependent integers as expressions in the dims (dims.py)."""
+def _state(program):
+    """A copy of a module's state (parameters and buffers), to put back with _restore."""
+    if not isinstance(program, torch.nn.Module):
+        return None
+    return {k: v.detach().clone() for k, v in program.state_dict(keep_vars=True).items()}
+
+
+def _restore(program, state):
+    if state is None:
+        return
+    with torch.no_grad():
+        for k, v in program.state_dict(keep_vars=True).items():
+            v.copy_(state[k])
+
+
+def _fit_dynamic_dims(program, example_inputs, input_names, lock, dynamic_dims, inputs_at):
+    """Fits the program's size-dependent integers as expressions in the dims (dims.py).
+
+    Returns finish(example_graph, example_constants): the fitted graph, once the example's own
+    trace is checked against it. Each trace and run of the fit starts from the module's state as
+    it came (a program that writes its state, batch norm in training mode, would otherwise
+    trace other constants each time), and the state is put back after.
+    """
     if not callable(inputs_at):
         raise ExportError("dynamic_dims needs inputs_at: a function of the dims' sizes "
                           "(inputs_at(**sizes)) returning the program's inputs at those sizes")
+    state = _state(program)
 
-    def trace(sizes):
+    def inputs_for(sizes):
         inputs = _check_inputs(inputs_at(**sizes), f"inputs_at({sizes}) input")
         if len(inputs) != len(example_inputs):
             raise ExportError(f"inputs_at({sizes}) returned {len(inputs)} inputs, the example "
                               f"has {len(example_inputs)}")
-        return _trace(program, inputs, input_names, lock)
+        return inputs
+
+    def trace(sizes):
+        _restore(program, state)
+        return _trace(program, inputs_for(sizes), input_names, lock)
 
     def arg_names(node):
         return schemas.argument_names(node["schema"])
 
     def agrees(graph, constants, sizes):
-        inputs = _check_inputs(inputs_at(**sizes), f"inputs_at({sizes}) input")
+        inputs = inputs_for(sizes)
+        _restore(program, state)
         with torch.enable_grad():
             want = _flatten(program(*[x.clone() for x in inputs]), "program output")
         try:
             got = replay.run(graph, constants, inputs, sizes)
+            if len(got) != len(want):
+                raise ValueError(f"the graph gives {len(got)} outputs, the program {len(want)}")
             for k, (g, w) in enumerate(zip(got, want)):
                 torch.testing.assert_close(g, w.detach(), msg=lambda m: f"output {k}: {m}")
         except Exception as e:  # any failure of the replay is a disagreement
             raise dynamic.DimsError(f"at sizes {sizes}: {e}") from None
 
     try:
-        graph, check = dynamic.fit_graph(trace, dynamic_dims, arg_names, agrees)
-        # The example's sizes: each dim read off its input axis, as a run reads it.
-        sizes = {}
-        for d in graph["dims"]:
-            name = d["name"]
-            i, a = next((i, a) for i, inp in enumerate(graph["inputs"])
-                        for a, s in enumerate(inp["sizes"]) if s == {"expr": [[1, name]]})
-            sizes[name] = example_inputs[i].shape[a]
-            if not d["min"] <= sizes[name] <= d.get("max", sizes[name]):
-                raise dynamic.DimsError(f"the example inputs have {name} = {sizes[name]}, "
-                                        f"outside its range [{d['min']}, {d.get('max')}]")
-        check(sizes, example_graph, example_constants)
+        graph, sources, check = dynamic.fit_graph(trace, dynamic_dims, arg_names, agrees)
     except dynamic.DimsError as e:
         raise ExportError(f"dynamic dims: {e}") from None
-    return graph
+    finally:
+        _restore(program, state)
+
+    def finish(example_graph, example_constants):
+        # The example's sizes: each dim read off its input axis, as a run reads it.
+        after = _state(program)  # as the example's run left it, put back after the check
+        sizes = {}
+        try:
+            for d in graph["dims"]:
+                name = d["name"]
+                i, a = sources[name]
+                sizes[name] = example_inputs[i].shape[a]
+                if not d["min"] <= sizes[name] <= d.get("max", sizes[name]):
+                    raise dynamic.DimsError(
+                        f"the example inputs have {name} = {sizes[name]}, outside its range "
+                        f"[{d['min']}, {d.get('max', 'unbounded')}]")
+            check(sizes, example_graph, example_constants)
+        except dynamic.DimsError as e:
+            raise ExportError(f"dynamic dims: {e}") from None
+        finally:
+            _restore(program, after)  # the check may have run the program
+        return graph
+
+    return finish

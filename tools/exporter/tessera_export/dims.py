@@ -10,9 +10,10 @@ each marked dim and fits every integer that differs between the traces (an input
   a size, or that computes a float from one, is refused, naming the node);
 - degree at most 2 in each dim (strides carry products: a [b, 12, t, t] tensor's stride is
   12*t*t), with integer coefficients: traced on a 3^k grid of sizes, fitted exactly (rationals),
-  then checked at a size outside the grid, at the example's sizes, and at each size below 2 the
-  range allows (PyTorch specializes sizes 0 and 1: a graph that differs there is refused, naming
-  the size, rather than written wrong);
+  then checked beyond the grid (each dim alone, then all), at the example's sizes, and at every
+  combination of sizes below 2 the range allows; PyTorch specializes sizes 0 and 1 (at batch 1
+  a reshape is a view where at 2 it copies), so where a trace there differs, the fitted graph
+  is run by PyTorch (replay.py) and must give the program's outputs, or the export is refused;
 - each dim must be, exactly, the size of some input axis: a run reads the dims off its inputs.
 
 The file then holds `"dims"` and `{"expr": [[coefficient, dim, ...], ...]}` in place of those
@@ -27,6 +28,10 @@ import torch
 
 # The smallest size the fit traces at: PyTorch specializes 0 and 1 (a broadcast, a squeeze).
 _SMALLEST_FIT_SIZE = 2
+# At most 3 dims: the fit traces a 3^k grid, and a polynomial of degree <= 2 in each of 3 dims
+# has at most 27 terms of at most 6 factors, within the reader's bounds (64 terms, 8 factors a
+# term: runtime/model/dims.h).
+_MAX_DIMS = 3
 
 
 class DimsError(Exception):
@@ -41,9 +46,10 @@ def _check_dims(dims):
     for name, bounds in dims.items():
         if not isinstance(name, str) or not name:
             raise DimsError(f"dynamic_dims: expected a non-empty name, got {name!r}")
+        def integer(v):
+            return isinstance(v, int) and not isinstance(v, bool)
         if (not isinstance(bounds, (tuple, list)) or len(bounds) != 2 or
-                not isinstance(bounds[0], int) or
-                not (bounds[1] is None or isinstance(bounds[1], int))):
+                not integer(bounds[0]) or not (bounds[1] is None or integer(bounds[1]))):
             raise DimsError(f"dynamic_dims['{name}']: expected (min, max) integers (max may be "
                             f"None: no bound), got {bounds!r}")
         lo, hi = bounds
@@ -53,8 +59,9 @@ def _check_dims(dims):
                             f"more and hold {base}..{base + 3} (three sizes to fit and one to "
                             "check); for fewer sizes, export one file per size")
         ranges[name] = (lo, hi)
-    if len(ranges) > 8:
-        raise DimsError(f"dynamic_dims: at most 8 dims, got {len(ranges)}")
+    if len(ranges) > _MAX_DIMS:
+        raise DimsError(f"dynamic_dims: at most {_MAX_DIMS} dims, got {len(ranges)} (each more "
+                        "triples the traces)")
     return ranges
 
 
@@ -158,9 +165,11 @@ def fit_graph(trace, dims, arg_names, agrees):
     trace(sizes) -> (graph, constants) traces the program with each dim at sizes[name] (a dict
     name -> size). arg_names(node) -> the node's argument names, for errors. agrees(graph,
     constants, sizes) raises DimsError unless the fitted graph, run by PyTorch at `sizes`, gives
-    the program's own outputs there (for a size below 2 whose trace differs). Returns the graph
-    (with "dims") and check(sizes, graph, constants), which raises DimsError unless a trace at
-    `sizes` is the fitted graph there (the exporter checks the example's trace with it).
+    the program's own outputs there (for sizes below 2 whose trace differs). Returns the graph
+    (with "dims"), the input axis each dim is read from ({name: (input, axis)}), and
+    check(sizes, graph, constants), which raises DimsError unless a trace at `sizes` is the
+    fitted graph there or, below the fitted sizes, the fitted graph computes the program there
+    (the exporter checks the example with it).
     """
     ranges = _check_dims(dims)
     names = list(ranges)
@@ -183,36 +192,22 @@ def fit_graph(trace, dims, arg_names, agrees):
                             "integers (sizes, view shapes, slice bounds) may depend on a "
                             "dynamic dim")
         for cname, tensor in reference_constants.items():
-            other = constants[cname]
-            if (other.dtype != tensor.dtype or other.shape != tensor.shape or
-                    not torch.equal(other, tensor)):
+            other = constants.get(cname)
+            if other is None or not _same_tensor(other, tensor):
                 raise DimsError(f"constant {cname} differs between sizes {sizes} and "
-                                f"{first_sizes} (the first): a tensor the program makes from a size cannot be a "
-                                "constant of the graph")
+                                f"{first_sizes} (the first): a tensor the program makes from a "
+                                "size cannot be a constant of the graph")
         return [v for _, v in other_slots]
 
     grid_values = {idx: same_shape(g, c, sizes) for idx, (sizes, (g, c)) in traces.items()}
     fitted = []
     for s, (path, _) in enumerate(slots):
         coeffs = _fit(grid_points, {idx: vals[s] for idx, vals in grid_values.items()})
-        bad = [c for c in coeffs.values() if c.denominator != 1]
-        if bad:
+        if any(c.denominator != 1 for c in coeffs.values()):
             raise DimsError(f"{_where(path, reference_graph, arg_names)}: its values at the "
                             "traced sizes fit no polynomial with integer coefficients (a "
                             "division by a size?)")
         fitted.append(coeffs)
-
-    def check(sizes, graph, constants):
-        values = same_shape(graph, constants, sizes)
-        at = [sizes[n] for n in names]
-        for (path, _), coeffs, got in zip(slots, fitted, values):
-            want = _evaluate(coeffs, at)
-            if want != got:
-                raise DimsError(f"{_where(path, reference_graph, arg_names)} is {got} at sizes "
-                                f"{sizes}, where the polynomial fitted to the traces at "
-                                f"{dict(zip(names, grid_points))} gives {want}: it is not a polynomial of degree "
-                                "<= 2 in the dims (a size computed by division or rounding, as "
-                                "a convolution's output size)")
 
     graph = copy.deepcopy(reference_graph)
     for (path, _), coeffs in zip(slots, fitted):
@@ -229,30 +224,68 @@ def fit_graph(trace, dims, arg_names, agrees):
     graph["dims"] = [dict({"name": n, "min": ranges[n][0]},
                           **({} if ranges[n][1] is None else {"max": ranges[n][1]}))
                      for n in names]
-
-    beyond = {n: grid_points[a][2] + 1 for a, n in enumerate(names)}
-    check(beyond, *trace(beyond))
-    # Below the fitted sizes PyTorch may decompose otherwise (at batch 1, reshape is a view
-    # where at 2 it copies; a size-1 dim's stride is free). The fitted graph must then give the
-    # program's own outputs there, run by PyTorch: an equal trace is not required.
-    for a, n in enumerate(names):
-        for low in range(ranges[n][0], grid_points[a][0]):
-            sizes = {m: grid_points[b][0] for b, m in enumerate(names)}
-            sizes[n] = low
-            try:
-                check(sizes, *trace(sizes))
-            except DimsError as differs:
-                try:
-                    agrees(graph, reference_constants, sizes)
-                except DimsError as wrong:
-                    raise DimsError(
-                        f"dim '{n}' at {low}: {differs}; and the graph fitted at sizes >= "
-                        f"{grid_points[a][0]} does not compute the program there: {wrong}. "
-                        f"Export with dynamic_dims['{n}'] starting at {grid_points[a][0]}, and a "
-                        f"file of its own for size {low}") from None
+    sources = {}
     for n in names:
-        source = {"expr": [[1, n]]}
-        if not any(source in inp["sizes"] for inp in graph["inputs"]):
+        axis = {"expr": [[1, n]]}
+        sources[n] = next(((i, inp["sizes"].index(axis)) for i, inp in enumerate(graph["inputs"])
+                           if axis in inp["sizes"]), None)
+        if sources[n] is None:
             raise DimsError(f"dim '{n}' is not, exactly, the size of any input axis (a run "
                             "reads each dim off its inputs): mark a dim the inputs carry")
-    return graph, check
+
+    def equal_trace(sizes, traced, constants):
+        values = same_shape(traced, constants, sizes)
+        at = [sizes[n] for n in names]
+        for (path, _), coeffs, got in zip(slots, fitted, values):
+            want = _evaluate(coeffs, at)
+            if want != got:
+                raise DimsError(f"{_where(path, reference_graph, arg_names)} is {got} at sizes "
+                                f"{sizes}, where the polynomial fitted to the traces at "
+                                f"{dict(zip(names, grid_points))} gives {want}: it is not a "
+                                "polynomial of degree <= 2 in the dims (a size computed by "
+                                "division or rounding, as a convolution's output size)")
+
+    def check(sizes, traced, constants):
+        try:
+            equal_trace(sizes, traced, constants)
+        except DimsError as differs:
+            below = [n for a, n in enumerate(names) if sizes[n] < grid_points[a][0]]
+            if not below:
+                raise
+            # Below the fitted sizes PyTorch may decompose otherwise (at batch 1, reshape is a
+            # view where at 2 it copies; a size-1 dim's stride is free): there the fitted graph
+            # must give the program's own outputs, run by PyTorch; an equal trace is not needed.
+            try:
+                agrees(graph, reference_constants, sizes)
+            except DimsError as wrong:
+                starts = ", ".join(f"'{n}' at {first_sizes[n]}" for n in below)
+                raise DimsError(
+                    f"{differs}; and the graph fitted at sizes from {first_sizes} does not "
+                    f"compute the program at {sizes}: {wrong}. Export with dynamic_dims "
+                    f"starting {starts}, and a file of its own for the smaller sizes") from None
+
+    # Checked beyond the grid: each dim a size further alone, then all together.
+    for a, n in enumerate(names):
+        sizes = dict(first_sizes, **{n: grid_points[a][2] + 1})
+        check(sizes, *trace(sizes))
+    beyond = {n: grid_points[a][2] + 1 for a, n in enumerate(names)}
+    if len(names) > 1:
+        check(beyond, *trace(beyond))
+    # And below it, where the range allows: every combination of each dim's sizes below 2 and
+    # its first fitted size, corners included (batch 1 with sequence 1).
+    choices = [list(range(ranges[n][0], grid_points[a][0])) + [grid_points[a][0]]
+               for a, n in enumerate(names)]
+    for combination in itertools.product(*choices):
+        sizes = dict(zip(names, combination))
+        if sizes != first_sizes:
+            check(sizes, *trace(sizes))
+    return graph, sources, check
+
+
+def _same_tensor(a, b):
+    """Equal dtype, shape and values, NaN equal to NaN (a constant holding a NaN is no change)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.is_floating_point() or a.is_complex():
+        return bool(torch.isclose(a, b, rtol=0, atol=0, equal_nan=True).all())
+    return torch.equal(a, b)

@@ -9,15 +9,12 @@ argument as the inputs' device, every argument passed by its name in the op's sc
 
 import torch
 
-_DTYPES = {
-    "float64": torch.float64, "float32": torch.float32, "float16": torch.float16,
-    "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
-    "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool,
-}
-_MEMORY_FORMATS = {
-    "contiguous_format": torch.contiguous_format, "preserve_format": torch.preserve_format,
-    "channels_last": torch.channels_last, "channels_last_3d": torch.channels_last_3d,
-}
+from . import schemas
+from .encoding import DTYPES, MEMORY_FORMATS
+
+# The format's names back to PyTorch's.
+_DTYPES = {name: dtype for dtype, (_, name) in DTYPES.items()}
+_MEMORY_FORMATS = {name: fmt for fmt, name in MEMORY_FORMATS.items()}
 
 
 def evaluate(value, sizes):
@@ -49,7 +46,13 @@ def run(graph, constants, inputs, sizes):
     """
     values = {k: v.clone() for k, v in constants.items()}  # a node may write one in place
     device = inputs[0].device if inputs else torch.device("cpu")
+    if len(inputs) != len(graph["inputs"]):
+        raise ValueError(f"expected {len(graph['inputs'])} inputs, got {len(inputs)}")
     for spec, x in zip(graph["inputs"], inputs):
+        want = [evaluate(v, sizes) for v in spec["sizes"]]
+        if list(x.shape) != want:  # as the runtime's BindDims refuses it
+            raise ValueError(f"input '{spec['name']}': expected sizes {want} at {sizes}, got "
+                             f"{list(x.shape)}")
         values[spec["name"]] = x
 
     def decode(arg):
@@ -78,11 +81,13 @@ def run(graph, constants, inputs, sizes):
             return torch.strided
         return x  # bool, bools, str
 
-    from . import schemas
     for node in graph["nodes"]:
         op = _op(node["op"])
-        given = dict(zip(schemas.argument_names(node["schema"]),
-                         (decode(a) for a in node["args"])))
+        names = schemas.argument_names(node["schema"])
+        if len(names) != len(node["args"]):
+            raise ValueError(f"{node['op']}: {len(node['args'])} arguments for the schema's "
+                             f"{len(names)}")
+        given = dict(zip(names, (decode(a) for a in node["args"])))
         args, kwargs = [], {}
         skipped = False
         for a in op._schema.arguments:
@@ -90,9 +95,12 @@ def run(graph, constants, inputs, sizes):
                 skipped = True  # an argument Tessera's schema lacks: PyTorch's default
                 continue
             if a.kwarg_only or skipped:  # after a gap, by name
-                kwargs[a.name] = given[a.name]
+                kwargs[a.name] = given.pop(a.name)
             else:
-                args.append(given[a.name])
+                args.append(given.pop(a.name))
+        if given:  # an argument PyTorch's schema lacks would be lost: not the runtime's call
+            raise ValueError(f"{node['op']}: PyTorch's schema has no argument "
+                             f"{', '.join(given)}")
         with torch.no_grad():
             out = op(*args, **kwargs)
         outs = list(out) if isinstance(out, (list, tuple)) else [out]

@@ -46,13 +46,13 @@ TSR_API tsr_string tsr_model_output_name(const tsr_model* model, size_t index);
  * whose every size in a range the model serves through one compiled form; none for a model of
  * fixed sizes. A run reads each dim off its inputs and refuses a size outside its range, or
  * inputs that disagree on a dim (INVALID_ARGUMENT naming the input, the axis and the dims). A
- * name asked for an index out of range is empty. */
+ * dim's name is borrowed, valid as long as the model; empty for an index out of range. */
 TSR_API size_t tsr_model_num_dims(const tsr_model* model);
 TSR_API tsr_string tsr_model_dim_name(const tsr_model* model, size_t index);
 /* tsr_model_dim_range stores the dim's smallest and largest size in *min and *max (INT64_MAX:
  * no bound). OUT_OF_RANGE for an index past the dims; INVALID_ARGUMENT for a NULL pointer. */
-TSR_API tsr_error* tsr_model_dim_range(const tsr_model* model, size_t index, int64_t* min,
-                                       int64_t* max);
+TSR_API tsr_error* tsr_model_dim_range(const tsr_model* model, size_t index, int64_t* min /* out */,
+                                       int64_t* max /* out */);
 
 /* tsr_model_example_input / tsr_model_expected_output: the file's example input `index` and
  * PyTorch's output `index` for the example inputs, as CPU tensors. out: a new reference (the

@@ -61,6 +61,11 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 class ModelApi : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
+  // LoadAndCompile: the model of `file` and its form compiled for the CPU.
+  void LoadAndCompile(const std::string& file, tsr_model** model, tsr_compiled_model** compiled) {
+    ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), model)), "");
+    ASSERT_EQ(Consume(tsr_model_compile(*model, cpu_, compiled)), "");
+  }
   tsr_device cpu_{TSR_DEVICE_CPU, 0};
 };
 
@@ -467,11 +472,9 @@ TEST_F(ModelApi, InputsThatDisagreeOnADimAreRefused) {
       R"("inputs":[{"name":"a","dtype":"float32","sizes":[{"expr":[[1,"t"]]}]},)"
       R"({"name":"b","dtype":"float32","sizes":[{"expr":[[2,"t"],[1]]}]}],)"
       R"("nodes":[],"outputs":[{"name":"out","value":"a"}]})";
-  const std::string file = ModelFile(graph, {}, "2");
   tsr_model* model = nullptr;
-  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_compiled_model* compiled = nullptr;
-  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  ASSERT_NO_FATAL_FAILURE(LoadAndCompile(ModelFile(graph, {}, "2"), &model, &compiled));
   int64_t three[] = {3}, six[] = {6}, seven[] = {7};
   tsr_tensor *a = nullptr, *b6 = nullptr, *b7 = nullptr, *y = nullptr;
   ASSERT_EQ(Consume(tsr_tensor_empty(three, 1, TSR_DTYPE_FLOAT32, cpu_, &a)), "");
@@ -496,11 +499,9 @@ TEST_F(ModelApi, AnInputSizeThatOverflowsIsRefused) {
       R"("inputs":[{"name":"a","dtype":"float32","sizes":[{"expr":[[1,"t"]]}]},)"
       R"({"name":"b","dtype":"float32","sizes":[{"expr":[[4,"t","t","t"]]}]}],)"
       R"("nodes":[],"outputs":[{"name":"out","value":"a"}]})";
-  const std::string file = ModelFile(graph, {}, "2");
   tsr_model* model = nullptr;
-  ASSERT_EQ(Consume(tsr_model_load_from_memory(file.data(), file.size(), &model)), "");
   tsr_compiled_model* compiled = nullptr;
-  ASSERT_EQ(Consume(tsr_model_compile(model, cpu_, &compiled)), "");
+  ASSERT_NO_FATAL_FAILURE(LoadAndCompile(ModelFile(graph, {}, "2"), &model, &compiled));
   float one = 1;
   int64_t a_sizes[] = {3000000000}, b_sizes[] = {5}, zero[] = {0};
   tsr_tensor *a = nullptr, *b = nullptr, *y = nullptr;

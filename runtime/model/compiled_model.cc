@@ -467,9 +467,9 @@ absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const i
     for (size_t k = 0; k < exprs.size(); ++k) {
       absl::StatusOr<int64_t> v = exprs[k].Evaluate(dims);
       if (!v.ok()) {
-        return NodeError(n, absl::OutOfRangeError(
-                                absl::StrFormat("argument '%s' (%s): %s", d.name,
-                                                exprs[k].ToString(model_->dims), v.status().message())));
+        return NodeError(n, absl::OutOfRangeError(absl::StrFormat(
+                                "argument '%s' (%s): %s", d.name,
+                                exprs[k].ToString(model_->dims), v.status().message())));
       }
       (evaluated.kind == GraphArg::Kind::kInt ? evaluated.i : evaluated.ints[k]) = *v;
     }
@@ -516,8 +516,8 @@ absl::StatusOr<std::vector<int64_t>> CompiledModel::CheckInputs(
     return absl::InvalidArgumentError(absl::StrFormat("model '%s': expected %d inputs, got %d",
                                                       m.name, m.inputs.size(), inputs.size()));
   }
-  std::vector<IntArrayRef> sizes;
-  sizes.reserve(inputs.size());
+  std::vector<IntArrayRef> sizes;  // for BindDims: kept only in a model with dims
+  if (!m.dims.empty()) sizes.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const GraphInput& want = m.inputs[i];
     const Tensor& x = inputs[i];
@@ -533,7 +533,7 @@ absl::StatusOr<std::vector<int64_t>> CompiledModel::CheckInputs(
           DeviceToString(device_), ScalarTypeName(x.dtype()), ShapeToString(x.sizes()),
           DeviceToString(x.device())));
     }
-    sizes.push_back(x.sizes());
+    if (!m.dims.empty()) sizes.push_back(x.sizes());
   }
   if (m.dims.empty()) return std::vector<int64_t>();
   absl::StatusOr<std::vector<int64_t>> dims = BindDims(m, sizes);

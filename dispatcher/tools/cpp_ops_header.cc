@@ -202,8 +202,6 @@ std::optional<Function> Build(const FunctionSchema& s, std::string* why) {
   return f;
 }
 
-// Declaration: `inline RET NAME(params) {`, wrapped at 100 columns. Parameters from
-// `first_default` on get their defaults, where every later one has one too (C++'s rule).
 // RequiredCount: how many leading parameters of `f` a call must pass when none before
 // `first_default` may be left out (the rest that have defaults may).
 size_t RequiredCount(const Function& f, size_t first_default) {
@@ -214,21 +212,39 @@ size_t RequiredCount(const Function& f, size_t first_default) {
   return defaulted_from;
 }
 
-std::string Declaration(const Function& f, const std::string& name, size_t first_default) {
+// Parameters: `f`'s parameters as C++ declares them, but for the one at `skip` (a method's
+// self; npos: none); those from `defaulted_from` on with their defaults when `with_defaults`.
+std::vector<std::string> Parameters(const Function& f, size_t skip, size_t defaulted_from,
+                                    bool with_defaults) {
   std::vector<std::string> params;
-  const size_t defaulted_from = RequiredCount(f, first_default);
   for (size_t i = 0; i < f.types.size(); ++i) {
+    if (i == skip) continue;
     params.push_back(absl::StrCat(f.types[i], " ", f.names[i]));
-    if (i >= defaulted_from) absl::StrAppend(&params.back(), " = ", f.defaults[i]);
+    if (with_defaults && i >= defaulted_from) absl::StrAppend(&params.back(), " = ", f.defaults[i]);
   }
-  const std::string head = absl::StrCat("inline ", f.returns, " ", name, "(");
-  const std::string one_line = absl::StrCat(head, absl::StrJoin(params, ", "), ") {\n");
-  if (one_line.size() <= 101) return one_line;
+  return params;
+}
+
+// Signature: `head` + the parameters + `tail`, on one line when it fits in 100 columns, else
+// one parameter a line, indented by `indent` + 4.
+std::string Signature(const std::string& head, const std::vector<std::string>& params,
+                      const std::string& tail, size_t indent) {
+  const std::string one_line = absl::StrCat(head, absl::StrJoin(params, ", "), tail);
+  if (one_line.size() <= 101 || params.empty()) return one_line;
   std::string out = head;
   for (size_t i = 0; i < params.size(); ++i) {
-    absl::StrAppend(&out, "\n    ", params[i], i + 1 < params.size() ? "," : ") {\n");
+    absl::StrAppend(&out, "\n", std::string(indent + 4, ' '), params[i],
+                    i + 1 < params.size() ? "," : tail);
   }
   return out;
+}
+
+// Declaration: `inline RET NAME(params) {`, wrapped at 100 columns. Parameters from
+// `first_default` on get their defaults, where every later one has one too (C++'s rule).
+std::string Declaration(const Function& f, const std::string& name, size_t first_default) {
+  return Signature(absl::StrCat("inline ", f.returns, " ", name, "("),
+                   Parameters(f, std::string::npos, RequiredCount(f, first_default), true),
+                   ") {\n", 0);
 }
 
 size_t CommonPrefix(const std::vector<std::string>& a, const std::vector<std::string>& b) {
@@ -247,6 +263,44 @@ std::string Body(const Function& f) {
   if (f.list) return absl::StrCat(find, "  return call(", args, ");\n}\n");
   if (f.tensors == 1) return absl::StrCat(find, "  return call1(", args, ");\n}\n");
   return absl::StrCat(find, "  return internal::call_returns<", f.tensors, ">(", args, ");\n}\n");
+}
+
+// A Tensor method: the function `function` (ops.hpp's name for op `f`) with its `self` (the
+// parameter at `self`) as the object, as ATen's methods are (`where.self`'s self is its second
+// argument: `x.where(condition, y)`).
+struct Method {
+  Function f;
+  std::string function;
+  size_t self;
+  size_t defaulted_from;  // the function's first parameter with a default
+};
+
+// kTensorMembers: sdk::Tensor's own members (tensor.hpp); a method of the same name is refused.
+const std::set<std::string>& TensorMembers() {
+  static const auto* names = new std::set<std::string>{
+      "adopt", "borrow", "copy_from_host", "copy_to_host", "data", "data_ptr", "defined", "device",
+      "dim", "dtype", "empty", "from_host", "from_host_memory", "from_vector", "get",
+      "is_contiguous", "itemsize", "numel", "release", "size", "sizes", "storage_offset",
+      "strides", "to_vector"};
+  return *names;
+}
+
+// MethodDeclaration: `  inline RET NAME(params) const;` inside the class, without defaults
+// (C++ lets a member function's out-of-class definition add them: ops.hpp's, so that the
+// parameter types need only be declared where tensor.hpp declares the method).
+std::string MethodDeclaration(const Method& m) {
+  return Signature(absl::StrCat("  inline ", m.f.returns, " ", m.function, "("),
+                   Parameters(m.f, m.self, m.defaulted_from, false), ") const;\n", 2);
+}
+
+// MethodDefinition: the method's definition in ops.hpp, with the defaults, calling the function.
+std::string MethodDefinition(const Method& m) {
+  std::vector<std::string> args = m.f.names;
+  args[m.self] = "*this";
+  return absl::StrCat(
+      Signature(absl::StrCat("inline ", m.f.returns, " Tensor::", m.function, "("),
+                Parameters(m.f, m.self, m.defaulted_from, true), ") const {\n", 0),
+      "  return ops::", m.function, "(", absl::StrJoin(args, ", "), ");\n}\n");
 }
 
 constexpr char kPrologue[] = R"(#pragma once
@@ -339,15 +393,52 @@ inline Tensor& operator+=(Tensor& a, const Scalar& b) { ops::add_(a, b); return 
 inline Tensor& operator-=(Tensor& a, const Scalar& b) { ops::sub_(a, b); return a; }
 inline Tensor& operator*=(Tensor& a, const Scalar& b) { ops::mul_(a, b); return a; }
 inline Tensor& operator/=(Tensor& a, const Scalar& b) { ops::div_(a, b); return a; }
-}  // namespace sdk
+)";
+
+constexpr char kMethodsPrologue[] = R"(
+// The Tensor methods declared in tessera/sdk/tensor_methods.inc: each calls its function above
+// with the tensor as its `self`, and the function's defaults are the method's.
+)";
+
+constexpr char kEpilogueEnd[] = R"(}  // namespace sdk
 }  // namespace tessera
 )";
 
 }  // namespace
 
-absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lock_name) {
+absl::StatusOr<std::set<std::string>> ParseTensorMethods(std::string_view text,
+                                                         std::string_view name) {
+  std::set<std::string> out;
+  int line_number = 0;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (line.empty() || line[0] == '#') continue;
+    if (line.find_first_of(" \t(") != std::string_view::npos) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s:%d: expected one op name (\"add.Tensor\"), found \"%s\"", name, line_number, line));
+    }
+    if (!out.emplace(line).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s:%d: %s is listed twice", name, line_number, line));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<CppOps> GenerateCppOps(const Lock& lock, std::string_view lock_name,
+                                      const std::set<std::string>& methods) {
   const std::optional<OpSetVersion> newest = lock.Newest();
   if (!newest) return absl::FailedPreconditionError("the lock records no op set");
+  for (const std::string& name : methods) {
+    if (lock.ops.count(name) == 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s names the method %s, which is no op of %s", kTensorMethodsList, name, lock_name));
+    }
+  }
   std::string out = absl::StrFormat(
       "// Generated by `tessera_ops_lock --sdk-ops` from %s: do not edit.\n"
       "// The ops of op set %s as C++ functions (dispatcher/tools/cpp_ops_header.h says how):\n"
@@ -355,6 +446,7 @@ absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lo
       "//   #include \"tessera/sdk/ops.hpp\"\n"
       "//   Tensor y = tessera::ops::softmax(x, 1);\n"
       "//   Tensor z = tessera::ops::conv2d(x, w, {}, {2, 2}, {1, 1});  // {} for None\n"
+      "//   Tensor v = x.view({2, -1}).relu_();                       // Tensor methods\n"
       "//\n"
       "// Each finds its op by name on its first call (an op the runtime does not define is an\n"
       "// error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or\n"
@@ -369,15 +461,23 @@ absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lo
   // call the earlier one also takes can match both: where the earlier one needs more
   // arguments than the types they share, the later keeps its defaults (bernoulli_.Tensor's p
   // is required, so bernoulli_.float's p keeps its 0.5 and `bernoulli_(t)` still compiles).
+  // A method has its function's parameters but self, so its overloads are told apart alike.
   struct Taken {
     std::vector<std::string> types;
     size_t required;  // parameters a call must pass
   };
   std::map<std::string, std::vector<Taken>> taken;
   std::vector<std::string> skipped;
+  std::vector<Method> tensor_methods;
   for (const auto& [name, history] : lock.ops) {
     const FunctionSchema& s = history.back().schema;
-    if (!Included(s)) continue;
+    if (!Included(s)) {
+      if (methods.count(name) != 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s names the method %s, an out= form (no method)", kTensorMethodsList, name));
+      }
+      continue;
+    }
     std::string why;
     std::optional<Function> f = Build(s, &why);
     if (!f) {
@@ -397,16 +497,41 @@ absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lo
       function = MangleOpName(name);
       prefix = 0;
     }
-    taken[function].push_back({f->types, RequiredCount(*f, prefix)});
+    const size_t required = RequiredCount(*f, prefix);
+    taken[function].push_back({f->types, required});
     absl::StrAppend(&out, "// ", s.ToString(), "\n", Declaration(*f, function, prefix), Body(*f),
                     "\n");
+    if (methods.count(name) == 0) continue;
+    const auto self = std::find(f->names.begin(), f->names.end(), "self");
+    if (self == f->names.end() || f->types[self - f->names.begin()] != "const Tensor&") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s names the method %s, whose schema has no 'Tensor self'", kTensorMethodsList, name));
+    }
+    if (TensorMembers().count(function) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s names the method %s, whose name is sdk::Tensor's own member %s",
+                          kTensorMethodsList, name, function));
+    }
+    const size_t self_index = static_cast<size_t>(self - f->names.begin());
+    tensor_methods.push_back({*std::move(f), function, self_index, required});
   }
   if (!skipped.empty()) {
     absl::StrAppend(&out, "// Not here (find_op and call reach them):\n");
     for (const std::string& s : skipped) absl::StrAppend(&out, "//   ", s, "\n");
   }
-  absl::StrAppend(&out, kEpilogue);
-  return out;
+  absl::StrAppend(&out, kEpilogue, kMethodsPrologue);
+  std::string inc = absl::StrFormat(
+      "// Generated by `tessera_ops_lock --sdk-ops` from %s\n"
+      "// and dispatcher/%s: do not edit.\n"
+      "// Inside sdk::Tensor (tensor.hpp): the ops ATen offers as Tensor methods, declared;\n"
+      "// tessera/sdk/ops.hpp defines them, with their defaults (include it to call one).\n",
+      lock_name, kTensorMethodsList);
+  for (const Method& m : tensor_methods) {
+    absl::StrAppend(&inc, MethodDeclaration(m));
+    absl::StrAppend(&out, "\n", MethodDefinition(m));
+  }
+  absl::StrAppend(&out, kEpilogueEnd);
+  return CppOps{std::move(out), std::move(inc)};
 }
 
 }  // namespace tessera::ops_lock

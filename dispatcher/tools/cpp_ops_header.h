@@ -5,6 +5,7 @@
 // default arguments, `{}` or std::nullopt for None, brace lists for int[].
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -16,8 +17,27 @@ namespace tessera::ops_lock {
 // kCppOpsHeader: where the header lives in the source tree (and, under include/, installed).
 inline constexpr char kCppOpsHeader[] = "sdk/include/tessera/sdk/ops.hpp";
 
-// GenerateCppOps: the text of tessera/sdk/ops.hpp for the lock's newest op set. `lock_name` is
-// quoted in the "generated from" comment.
-absl::StatusOr<std::string> GenerateCppOps(const Lock& lock, std::string_view lock_name);
+// kTensorMethodsList: the ops that are Tensor methods (as ATen's are; written by
+// dispatcher/tools/tensor_methods.py), beside the lock. kTensorMethodsInc: their declarations,
+// included inside sdk::Tensor (tensor.hpp); ops.hpp defines them.
+inline constexpr char kTensorMethodsList[] = "tensor_methods.txt";
+inline constexpr char kTensorMethodsInc[] = "tensor_methods.inc";
+
+// ParseTensorMethods: the op names of a tensor_methods.txt (one a line; '#' starts a comment
+// line), or an error naming `name` and the line.
+absl::StatusOr<std::set<std::string>> ParseTensorMethods(std::string_view text,
+                                                         std::string_view name);
+
+struct CppOps {
+  std::string ops_hpp;             // tessera/sdk/ops.hpp
+  std::string tensor_methods_inc;  // tessera/sdk/tensor_methods.inc
+};
+
+// GenerateCppOps: the text of tessera/sdk/ops.hpp for the lock's newest op set, and of the
+// Tensor methods' declarations for `methods` (op names of the lock). `lock_name` is quoted in
+// the "generated from" comments. A method that names no op of the lock, whose op has no
+// `Tensor self`, or whose name is one of Tensor's own members, is an error.
+absl::StatusOr<CppOps> GenerateCppOps(const Lock& lock, std::string_view lock_name,
+                                      const std::set<std::string>& methods);
 
 }  // namespace tessera::ops_lock

@@ -185,33 +185,64 @@ absl::StatusOr<std::vector<AllowEntry>> LoadAllow(const std::string& path) {
   return ParseAllowList(text, path);
 }
 
-// EmitSdkOps writes tessera/sdk/ops.hpp (cpp_ops_header.h) to `path`, if one is given.
-int EmitSdkOps(const Lock& lock, const std::string& lock_name, const std::string& path) {
-  if (path.empty()) return 0;
-  absl::StatusOr<std::string> text = GenerateCppOps(lock, lock_name);
-  if (!text.ok() || !WriteFile(path, *text)) {
-    std::cerr << "tessera_ops_lock: cannot write " << path
-              << (text.ok() ? "" : absl::StrCat(": ", text.status().message())) << "\n";
+// SdkOps: the C++ SDK's generated texts for the lock at `lock_path`, with the Tensor methods
+// its tensor_methods.txt (beside it) lists.
+absl::StatusOr<CppOps> SdkOps(const Lock& lock, const std::string& lock_path) {
+  const std::string list = (std::filesystem::path(lock_path).parent_path() / kTensorMethodsList)
+                               .string();
+  std::string text;
+  if (!ReadFile(list, &text)) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", list, " (the Tensor methods' list)"));
+  }
+  absl::StatusOr<std::set<std::string>> methods = ParseTensorMethods(text, list);
+  if (!methods.ok()) return methods.status();
+  return GenerateCppOps(lock, "dispatcher/ops.lock", *methods);
+}
+
+// TensorMethodsPath: tensor_methods.inc, beside ops.hpp at `sdk_ops`.
+std::string TensorMethodsPath(const std::string& sdk_ops) {
+  return (std::filesystem::path(sdk_ops).parent_path() / kTensorMethodsInc).string();
+}
+
+// EmitSdkOps writes tessera/sdk/ops.hpp (cpp_ops_header.h) to `o.sdk_ops`, if one is given, and
+// tensor_methods.inc beside it.
+int EmitSdkOps(const Options& o, const Lock& lock) {
+  if (o.sdk_ops.empty()) return 0;
+  absl::StatusOr<CppOps> texts = SdkOps(lock, o.lock);
+  const std::string inc = TensorMethodsPath(o.sdk_ops);
+  if (!texts.ok()) {
+    std::cerr << "tessera_ops_lock: " << texts.status().message() << "\n";
     return 1;
   }
-  std::cout << "wrote " << path << "\n";
+  if (!WriteFile(o.sdk_ops, texts->ops_hpp) || !WriteFile(inc, texts->tensor_methods_inc)) {
+    std::cerr << "tessera_ops_lock: cannot write " << o.sdk_ops << " and " << inc << "\n";
+    return 1;
+  }
+  std::cout << "wrote " << o.sdk_ops << " and " << inc << "\n";
   return 0;
 }
 
-// CheckSdkOps: `path` holds what EmitSdkOps writes (no drift).
+// CheckSdkOps: `o.sdk_ops` and tensor_methods.inc beside it hold what EmitSdkOps writes (no
+// drift).
 int CheckSdkOps(const Options& o, const Lock& lock) {
-  absl::StatusOr<std::string> text = GenerateCppOps(lock, "dispatcher/ops.lock");
-  if (!text.ok()) {
-    std::cout << text.status().message() << "\n";
+  absl::StatusOr<CppOps> texts = SdkOps(lock, o.lock);
+  if (!texts.ok()) {
+    std::cout << texts.status().message() << "\n";
     return 1;
   }
-  std::string found;
-  if (ReadFile(o.sdk_ops, &found) && found == *text) return 0;
-  std::cout << o.sdk_ops << ": expected what --sdk-ops writes from the lock, found "
-            << (found.empty() ? "no file" : "another text") << "; regenerate it with\n  "
-            << o.program << " --emit-headers " << (o.headers.empty() ? "DIR" : o.headers)
-            << " --sdk-ops " << o.sdk_ops << " --lock " << o.lock << "\n";
-  return 1;
+  int status = 0;
+  for (const auto& [path, text] : {std::pair(o.sdk_ops, &texts->ops_hpp),
+                                   std::pair(TensorMethodsPath(o.sdk_ops),
+                                             &texts->tensor_methods_inc)}) {
+    std::string found;
+    if (ReadFile(path, &found) && found == *text) continue;
+    std::cout << path << ": expected what --sdk-ops writes from the lock, found "
+              << (found.empty() ? "no file" : "another text") << "; regenerate it with\n  "
+              << o.program << " --emit-headers " << (o.headers.empty() ? "DIR" : o.headers)
+              << " --sdk-ops " << o.sdk_ops << " --lock " << o.lock << "\n";
+    status = 1;
+  }
+  return status;
 }
 
 int EmitHeaders(const Lock& lock, const std::string& lock_name, const std::string& dir) {
@@ -276,7 +307,7 @@ int Run(const Options& o) {
       std::cerr << lock.status().message() << "\n";
       return 1;
     }
-    if (EmitSdkOps(*lock, "dispatcher/ops.lock", o.sdk_ops) != 0) return 1;
+    if (EmitSdkOps(o, *lock) != 0) return 1;
     return EmitHeaders(*lock, "dispatcher/ops.lock", o.emit_dir);
   }
   absl::StatusOr<Lock> lock = LoadLock(o.lock, o.mode == "update");
@@ -343,7 +374,7 @@ int Run(const Options& o) {
   }
   std::cout << "updated " << o.lock << ": " << v.unrecorded << " change(s) recorded at op set "
             << o.op_set.ToString() << "\n";
-  if (EmitSdkOps(*lock, "dispatcher/ops.lock", o.sdk_ops) != 0) return 1;
+  if (EmitSdkOps(o, *lock) != 0) return 1;
   if (!o.emit_dir.empty()) return EmitHeaders(*lock, "dispatcher/ops.lock", o.emit_dir);
   return 0;
 }

@@ -131,4 +131,36 @@ elif ! printf '%s\n' "$out" | grep -qF "ops zz._a and zz_.a both mangle to the m
 else
   echo "ok (mangling collision): $out"
 fi
+# The Tensor methods (tensor_methods.txt, beside the lock): drift of the generated declarations
+# fails the check; a listed name that is no op, has no Tensor self, or is sdk::Tensor's own
+# member fails the generator.
+cp "$lock" "$tmp/lock"
+cp "$(dirname "$lock")/tensor_methods.txt" "$tmp/tensor_methods.txt"
+"$tool" --emit-headers "$tmp/headers" --sdk-ops "$tmp/ops.hpp" --lock "$tmp/lock" > /dev/null
+expect_pass "generated SDK headers" "ok: the registry's" --headers "$tmp/headers" --sdk-ops "$tmp/ops.hpp"
+sed 's/inline Tensor abs() const;/inline Tensor abs(int x) const;/' "$tmp/tensor_methods.inc" > "$tmp/inc" && mv "$tmp/inc" "$tmp/tensor_methods.inc"
+expect "methods drift" "$tmp/tensor_methods.inc: expected what --sdk-ops writes from the lock, found another text" --headers "$tmp/headers" --sdk-ops "$tmp/ops.hpp"
+expect_generator() {  # expect_generator NAME TEXT: --sdk-ops from the doctored lock and list fails with TEXT
+  if out=$("$tool" --emit-headers "$tmp/h3" --sdk-ops "$tmp/ops.hpp" --lock "$tmp/lock" 2>&1); then
+    echo "FAIL ($1): the generator passed"; status=1
+  elif ! printf '%s\n' "$out" | grep -qF -- "$2"; then
+    echo "FAIL ($1): expected '$2' in:"; printf '%s\n' "$out"; status=1
+  else
+    echo "ok ($1): $out"
+  fi
+}
+cp "$(dirname "$lock")/tensor_methods.txt" "$tmp/tensor_methods.txt"
+echo "zz_none" >> "$tmp/tensor_methods.txt"
+expect_generator "method of no op" "tensor_methods.txt names the method zz_none, which is no op of"
+cp "$(dirname "$lock")/tensor_methods.txt" "$tmp/tensor_methods.txt"
+echo "arange" >> "$tmp/tensor_methods.txt"
+expect_generator "method without self" "tensor_methods.txt names the method arange, whose schema has no 'Tensor self'"
+cp "$(dirname "$lock")/tensor_methods.txt" "$tmp/tensor_methods.txt"
+echo "numel" >> "$tmp/tensor_methods.txt"
+{ cat "$lock"; echo "1.0 numel(Tensor self) -> int"; } > "$tmp/lock"
+expect_generator "method named as Tensor's member" "tensor_methods.txt names the method numel, whose name is sdk::Tensor's own member numel"
+echo "abs abs_" >> "$tmp/tensor_methods.txt"
+expect_generator "malformed methods line" "expected one op name (\"add.Tensor\"), found \"abs abs_\""
+rm "$tmp/tensor_methods.txt"
+expect_generator "no methods list" "cannot read $tmp/tensor_methods.txt (the Tensor methods' list)"
 exit $status

@@ -1,11 +1,13 @@
 // An application built against the installed Tessera: loads the default plugins, checks that
 // the npu plugin came from the path given on the command line, and computes on it. With
 // --no-npu it checks instead that default discovery loaded the CPU backend and no npu (the
-// installed sample plugin is not among the default plugins), and computes on the CPU.
+// installed sample plugin is not among the default plugins), and computes on the CPU, with
+// ops.hpp's Tensor methods.
 #include <cstdio>
 #include <string>
 #include <vector>
 
+#include "tessera/sdk/ops.hpp"  // the op set as functions, and Tensor methods
 #include "tessera/sdk/runtime.hpp"
 
 int main(int argc, char** argv) {
@@ -38,7 +40,8 @@ int main(int argc, char** argv) {
         return 1;
       }
       auto a = tessera::Tensor::from_host<float>({1, 2, 3}, {3}, TSR_DTYPE_FLOAT32);
-      const std::vector<float> out = (a * a + a).to_vector<float>();
+      // Tensor methods (declared in the installed tensor_methods.inc, defined in ops.hpp).
+      const std::vector<float> out = (a * a + a).view({1, 3}).relu_().to_vector<float>();
       if (out != std::vector<float>{2, 6, 12}) {
         std::fprintf(stderr, "FAIL: wrong result on the cpu\n");
         return 1;

@@ -208,6 +208,47 @@ TEST(OpsHpp, ErrorsAreTheOpsOwn) {
   }
 }
 
+// Tensor methods (tensor_methods.inc, defined in ops.hpp): ATen's method ops on the tensor as
+// `self`, with the functions' defaults, overloads and returns, chained as libtorch code is.
+TEST(OpsHpp, TensorMethodsAsATenHasThem) {
+  const Tensor x = f32({1, -2, 3, -4, 5, -6}, {2, 3});
+  EXPECT_EQ(shape(x.view({3, 2})), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(shape(x.view({-1})), (std::vector<int64_t>{6}));
+  EXPECT_EQ(values<float>(x.transpose(0, 1).contiguous()),
+            (std::vector<float>{1, -4, -2, 5, 3, -6}));
+  EXPECT_EQ(values<float>(x.sum()), (std::vector<float>{-3}));  // sum(self, dtype=None)
+  EXPECT_EQ(shape(x.sum({1}, true)), (std::vector<int64_t>{2, 1}));  // sum.dim_IntList
+  EXPECT_EQ(values<float>(x.softmax(1)), values<float>(ops::softmax(x, 1)));
+  EXPECT_EQ(values<float>(x.add(x, 2)), (std::vector<float>{3, -6, 9, -12, 15, -18}));
+  EXPECT_EQ(values<double>(x.to(TSR_DTYPE_FLOAT64)),
+            (std::vector<double>{1, -2, 3, -4, 5, -6}));
+  EXPECT_EQ(values<float>(x.abs().reshape({6}).mul(2)),
+            (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  // In place: the elements change, and the method returns the same tensor, so calls chain.
+  const Tensor y = x.clone();
+  const Tensor r = y.relu_().mul_(3);
+  EXPECT_EQ(values<float>(y), (std::vector<float>{3, 0, 9, 0, 15, 0}));
+  EXPECT_EQ(r.get(), y.get());
+  // Several returns as a tuple, a list as a vector, a host value as a C++ value.
+  auto [values_, indices] = x.max(1);
+  EXPECT_EQ(values<float>(values_), (std::vector<float>{3, 5}));
+  EXPECT_EQ(values<int64_t>(indices), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(x.split(1).size(), 2u);
+  EXPECT_EQ(x.sum().item().to_double(), -3.0);
+  EXPECT_TRUE(x.equal(x));
+  // where.self's self is its second argument: x.where(condition, other) keeps x where true.
+  const Tensor keep = op("gt.Scalar", x, Scalar(0));
+  EXPECT_EQ(values<float>(x.where(keep, ops::zeros_like(x))),
+            (std::vector<float>{1, 0, 3, 0, 5, 0}));
+  // Errors are the op's own, as for the functions.
+  try {
+    x.view({4, 2});
+    ADD_FAILURE() << "expected an error";
+  } catch (const sdk::Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("shape '[4, 2]' is invalid for input of size 6"));
+  }
+}
+
 }  // namespace
 }  // namespace cpu_test
 }  // namespace tessera

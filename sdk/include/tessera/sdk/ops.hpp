@@ -4,6 +4,7 @@
 //   #include "tessera/sdk/ops.hpp"
 //   Tensor y = tessera::ops::softmax(x, 1);
 //   Tensor z = tessera::ops::conv2d(x, w, {}, {2, 2}, {1, 1});  // {} for None
+//   Tensor v = x.view({2, -1}).relu_();                       // Tensor methods
 //
 // Each finds its op by name on its first call (an op the runtime does not define is an
 // error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or
@@ -5703,5 +5704,1944 @@ inline Tensor& operator+=(Tensor& a, const Scalar& b) { ops::add_(a, b); return 
 inline Tensor& operator-=(Tensor& a, const Scalar& b) { ops::sub_(a, b); return a; }
 inline Tensor& operator*=(Tensor& a, const Scalar& b) { ops::mul_(a, b); return a; }
 inline Tensor& operator/=(Tensor& a, const Scalar& b) { ops::div_(a, b); return a; }
+
+// The Tensor methods declared in tessera/sdk/tensor_methods.inc: each calls its function above
+// with the tensor as its `self`, and the function's defaults are the method's.
+
+inline Tensor Tensor::_reshape_alias(const IntListArg& size, const IntListArg& stride) const {
+  return ops::_reshape_alias(*this, size, stride);
+}
+
+inline Tensor Tensor::abs() const {
+  return ops::abs(*this);
+}
+
+inline Tensor Tensor::abs_() const {
+  return ops::abs_(*this);
+}
+
+inline Tensor Tensor::acos() const {
+  return ops::acos(*this);
+}
+
+inline Tensor Tensor::acos_() const {
+  return ops::acos_(*this);
+}
+
+inline Tensor Tensor::acosh() const {
+  return ops::acosh(*this);
+}
+
+inline Tensor Tensor::acosh_() const {
+  return ops::acosh_(*this);
+}
+
+inline Tensor Tensor::add(const Scalar& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::add(*this, other, alpha);
+}
+
+inline Tensor Tensor::add(const Tensor& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::add(*this, other, alpha);
+}
+
+inline Tensor Tensor::add_(const Scalar& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::add_(*this, other, alpha);
+}
+
+inline Tensor Tensor::add_(const Tensor& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::add_(*this, other, alpha);
+}
+
+inline Tensor Tensor::addbmm(
+    const Tensor& batch1,
+    const Tensor& batch2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addbmm(*this, batch1, batch2, beta, alpha);
+}
+
+inline Tensor Tensor::addbmm_(
+    const Tensor& batch1,
+    const Tensor& batch2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addbmm_(*this, batch1, batch2, beta, alpha);
+}
+
+inline Tensor Tensor::addcdiv(
+    const Tensor& tensor1,
+    const Tensor& tensor2,
+    const Scalar& value = int64_t{1}) const {
+  return ops::addcdiv(*this, tensor1, tensor2, value);
+}
+
+inline Tensor Tensor::addcdiv_(
+    const Tensor& tensor1,
+    const Tensor& tensor2,
+    const Scalar& value = int64_t{1}) const {
+  return ops::addcdiv_(*this, tensor1, tensor2, value);
+}
+
+inline Tensor Tensor::addcmul(
+    const Tensor& tensor1,
+    const Tensor& tensor2,
+    const Scalar& value = int64_t{1}) const {
+  return ops::addcmul(*this, tensor1, tensor2, value);
+}
+
+inline Tensor Tensor::addcmul_(
+    const Tensor& tensor1,
+    const Tensor& tensor2,
+    const Scalar& value = int64_t{1}) const {
+  return ops::addcmul_(*this, tensor1, tensor2, value);
+}
+
+inline Tensor Tensor::addmm(
+    const Tensor& mat1,
+    const Tensor& mat2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addmm(*this, mat1, mat2, beta, alpha);
+}
+
+inline Tensor Tensor::addmm_(
+    const Tensor& mat1,
+    const Tensor& mat2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addmm_(*this, mat1, mat2, beta, alpha);
+}
+
+inline Tensor Tensor::addmv(
+    const Tensor& mat,
+    const Tensor& vec,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addmv(*this, mat, vec, beta, alpha);
+}
+
+inline Tensor Tensor::addmv_(
+    const Tensor& mat,
+    const Tensor& vec,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addmv_(*this, mat, vec, beta, alpha);
+}
+
+inline Tensor Tensor::addr(
+    const Tensor& vec1,
+    const Tensor& vec2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addr(*this, vec1, vec2, beta, alpha);
+}
+
+inline Tensor Tensor::addr_(
+    const Tensor& vec1,
+    const Tensor& vec2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::addr_(*this, vec1, vec2, beta, alpha);
+}
+
+inline Tensor Tensor::alias() const {
+  return ops::alias(*this);
+}
+
+inline Tensor Tensor::all() const {
+  return ops::all(*this);
+}
+
+inline Tensor Tensor::all(int64_t dim, BoolArg keepdim = false) const {
+  return ops::all(*this, dim, keepdim);
+}
+
+inline bool Tensor::allclose(
+    const Tensor& other,
+    double rtol = 1.0000000000000001e-05,
+    double atol = 1e-08,
+    BoolArg equal_nan = false) const {
+  return ops::allclose(*this, other, rtol, atol, equal_nan);
+}
+
+inline Tensor Tensor::amax(
+    const IntListArg& dim = std::vector<int64_t>{},
+    BoolArg keepdim = false) const {
+  return ops::amax(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::amin(
+    const IntListArg& dim = std::vector<int64_t>{},
+    BoolArg keepdim = false) const {
+  return ops::amin(*this, dim, keepdim);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::aminmax(
+    const std::optional<int64_t>& dim = std::nullopt,
+    BoolArg keepdim = false) const {
+  return ops::aminmax(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::any() const {
+  return ops::any(*this);
+}
+
+inline Tensor Tensor::any(int64_t dim, BoolArg keepdim = false) const {
+  return ops::any(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::argmax(
+    const std::optional<int64_t>& dim = std::nullopt,
+    BoolArg keepdim = false) const {
+  return ops::argmax(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::argmin(
+    const std::optional<int64_t>& dim = std::nullopt,
+    BoolArg keepdim = false) const {
+  return ops::argmin(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::argsort(int64_t dim = -1, BoolArg descending = false) const {
+  return ops::argsort(*this, dim, descending);
+}
+
+inline Tensor Tensor::as_strided(
+    const IntListArg& size,
+    const IntListArg& stride,
+    const std::optional<int64_t>& storage_offset = std::nullopt) const {
+  return ops::as_strided(*this, size, stride, storage_offset);
+}
+
+inline Tensor Tensor::as_strided_scatter(
+    const Tensor& src,
+    const IntListArg& size,
+    const IntListArg& stride,
+    const std::optional<int64_t>& storage_offset = std::nullopt) const {
+  return ops::as_strided_scatter(*this, src, size, stride, storage_offset);
+}
+
+inline Tensor Tensor::asin() const {
+  return ops::asin(*this);
+}
+
+inline Tensor Tensor::asin_() const {
+  return ops::asin_(*this);
+}
+
+inline Tensor Tensor::asinh() const {
+  return ops::asinh(*this);
+}
+
+inline Tensor Tensor::asinh_() const {
+  return ops::asinh_(*this);
+}
+
+inline Tensor Tensor::atan() const {
+  return ops::atan(*this);
+}
+
+inline Tensor Tensor::atan2(const Tensor& other) const {
+  return ops::atan2(*this, other);
+}
+
+inline Tensor Tensor::atan2_(const Tensor& other) const {
+  return ops::atan2_(*this, other);
+}
+
+inline Tensor Tensor::atan_() const {
+  return ops::atan_(*this);
+}
+
+inline Tensor Tensor::atanh() const {
+  return ops::atanh(*this);
+}
+
+inline Tensor Tensor::atanh_() const {
+  return ops::atanh_(*this);
+}
+
+inline Tensor Tensor::baddbmm(
+    const Tensor& batch1,
+    const Tensor& batch2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::baddbmm(*this, batch1, batch2, beta, alpha);
+}
+
+inline Tensor Tensor::baddbmm_(
+    const Tensor& batch1,
+    const Tensor& batch2,
+    const Scalar& beta = int64_t{1},
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::baddbmm_(*this, batch1, batch2, beta, alpha);
+}
+
+inline Tensor Tensor::bernoulli(const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::bernoulli(*this, generator);
+}
+
+inline Tensor Tensor::bernoulli(
+    double p,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::bernoulli(*this, p, generator);
+}
+
+inline Tensor Tensor::bernoulli_(
+    const Tensor& p,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::bernoulli_(*this, p, generator);
+}
+
+inline Tensor Tensor::bernoulli_(
+    double p = 0.5,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::bernoulli_(*this, p, generator);
+}
+
+inline Tensor Tensor::bincount(
+    const std::optional<Tensor>& weights = std::nullopt,
+    int64_t minlength = 0) const {
+  return ops::bincount(*this, weights, minlength);
+}
+
+inline Tensor Tensor::bitwise_and(const Scalar& other) const {
+  return ops::bitwise_and(*this, other);
+}
+
+inline Tensor Tensor::bitwise_and(const Tensor& other) const {
+  return ops::bitwise_and(*this, other);
+}
+
+inline Tensor Tensor::bitwise_and_(const Scalar& other) const {
+  return ops::bitwise_and_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_and_(const Tensor& other) const {
+  return ops::bitwise_and_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_left_shift(const Tensor& other) const {
+  return ops::bitwise_left_shift(*this, other);
+}
+
+inline Tensor Tensor::bitwise_left_shift(const Scalar& other) const {
+  return ops::bitwise_left_shift(*this, other);
+}
+
+inline Tensor Tensor::bitwise_left_shift_(const Tensor& other) const {
+  return ops::bitwise_left_shift_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_left_shift_(const Scalar& other) const {
+  return ops::bitwise_left_shift_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_not() const {
+  return ops::bitwise_not(*this);
+}
+
+inline Tensor Tensor::bitwise_not_() const {
+  return ops::bitwise_not_(*this);
+}
+
+inline Tensor Tensor::bitwise_or(const Scalar& other) const {
+  return ops::bitwise_or(*this, other);
+}
+
+inline Tensor Tensor::bitwise_or(const Tensor& other) const {
+  return ops::bitwise_or(*this, other);
+}
+
+inline Tensor Tensor::bitwise_or_(const Scalar& other) const {
+  return ops::bitwise_or_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_or_(const Tensor& other) const {
+  return ops::bitwise_or_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_right_shift(const Tensor& other) const {
+  return ops::bitwise_right_shift(*this, other);
+}
+
+inline Tensor Tensor::bitwise_right_shift(const Scalar& other) const {
+  return ops::bitwise_right_shift(*this, other);
+}
+
+inline Tensor Tensor::bitwise_right_shift_(const Tensor& other) const {
+  return ops::bitwise_right_shift_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_right_shift_(const Scalar& other) const {
+  return ops::bitwise_right_shift_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_xor(const Scalar& other) const {
+  return ops::bitwise_xor(*this, other);
+}
+
+inline Tensor Tensor::bitwise_xor(const Tensor& other) const {
+  return ops::bitwise_xor(*this, other);
+}
+
+inline Tensor Tensor::bitwise_xor_(const Scalar& other) const {
+  return ops::bitwise_xor_(*this, other);
+}
+
+inline Tensor Tensor::bitwise_xor_(const Tensor& other) const {
+  return ops::bitwise_xor_(*this, other);
+}
+
+inline Tensor Tensor::bmm(const Tensor& mat2) const {
+  return ops::bmm(*this, mat2);
+}
+
+inline Tensor Tensor::cauchy_(
+    double median = 0.0,
+    double sigma = 1.0,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::cauchy_(*this, median, sigma, generator);
+}
+
+inline Tensor Tensor::ceil() const {
+  return ops::ceil(*this);
+}
+
+inline Tensor Tensor::ceil_() const {
+  return ops::ceil_(*this);
+}
+
+inline std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim = 0) const {
+  return ops::chunk(*this, chunks, dim);
+}
+
+inline Tensor Tensor::clamp(
+    const std::optional<Scalar>& min = std::nullopt,
+    const std::optional<Scalar>& max = std::nullopt) const {
+  return ops::clamp(*this, min, max);
+}
+
+inline Tensor Tensor::clamp(
+    const std::optional<Tensor>& min,
+    const std::optional<Tensor>& max = std::nullopt) const {
+  return ops::clamp(*this, min, max);
+}
+
+inline Tensor Tensor::clamp_(
+    const std::optional<Scalar>& min = std::nullopt,
+    const std::optional<Scalar>& max = std::nullopt) const {
+  return ops::clamp_(*this, min, max);
+}
+
+inline Tensor Tensor::clamp_(
+    const std::optional<Tensor>& min,
+    const std::optional<Tensor>& max = std::nullopt) const {
+  return ops::clamp_(*this, min, max);
+}
+
+inline Tensor Tensor::clamp_max(const Scalar& max) const {
+  return ops::clamp_max(*this, max);
+}
+
+inline Tensor Tensor::clamp_max(const Tensor& max) const {
+  return ops::clamp_max(*this, max);
+}
+
+inline Tensor Tensor::clamp_max_(const Scalar& max) const {
+  return ops::clamp_max_(*this, max);
+}
+
+inline Tensor Tensor::clamp_max_(const Tensor& max) const {
+  return ops::clamp_max_(*this, max);
+}
+
+inline Tensor Tensor::clamp_min(const Scalar& min) const {
+  return ops::clamp_min(*this, min);
+}
+
+inline Tensor Tensor::clamp_min(const Tensor& min) const {
+  return ops::clamp_min(*this, min);
+}
+
+inline Tensor Tensor::clamp_min_(const Scalar& min) const {
+  return ops::clamp_min_(*this, min);
+}
+
+inline Tensor Tensor::clamp_min_(const Tensor& min) const {
+  return ops::clamp_min_(*this, min);
+}
+
+inline Tensor Tensor::clone(
+    const std::optional<tsr_memory_format>& memory_format = std::nullopt) const {
+  return ops::clone(*this, memory_format);
+}
+
+inline Tensor Tensor::contiguous(
+    tsr_memory_format memory_format = static_cast<tsr_memory_format>(0)) const {
+  return ops::contiguous(*this, memory_format);
+}
+
+inline Tensor Tensor::copy_(const Tensor& src, BoolArg non_blocking = false) const {
+  return ops::copy_(*this, src, non_blocking);
+}
+
+inline Tensor Tensor::copysign(const Scalar& other) const {
+  return ops::copysign(*this, other);
+}
+
+inline Tensor Tensor::copysign(const Tensor& other) const {
+  return ops::copysign(*this, other);
+}
+
+inline Tensor Tensor::copysign_(const Scalar& other) const {
+  return ops::copysign_(*this, other);
+}
+
+inline Tensor Tensor::copysign_(const Tensor& other) const {
+  return ops::copysign_(*this, other);
+}
+
+inline Tensor Tensor::cos() const {
+  return ops::cos(*this);
+}
+
+inline Tensor Tensor::cos_() const {
+  return ops::cos_(*this);
+}
+
+inline Tensor Tensor::cosh() const {
+  return ops::cosh(*this);
+}
+
+inline Tensor Tensor::cosh_() const {
+  return ops::cosh_(*this);
+}
+
+inline Tensor Tensor::count_nonzero(const std::optional<int64_t>& dim = std::nullopt) const {
+  return ops::count_nonzero(*this, dim);
+}
+
+inline Tensor Tensor::count_nonzero(const IntListArg& dim) const {
+  return ops::count_nonzero(*this, dim);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::cummax(int64_t dim) const {
+  return ops::cummax(*this, dim);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::cummin(int64_t dim) const {
+  return ops::cummin(*this, dim);
+}
+
+inline Tensor Tensor::cumprod(
+    int64_t dim,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::cumprod(*this, dim, dtype);
+}
+
+inline Tensor Tensor::cumprod_(
+    int64_t dim,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::cumprod_(*this, dim, dtype);
+}
+
+inline Tensor Tensor::cumsum(
+    int64_t dim,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::cumsum(*this, dim, dtype);
+}
+
+inline Tensor Tensor::cumsum_(
+    int64_t dim,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::cumsum_(*this, dim, dtype);
+}
+
+inline Tensor Tensor::deg2rad() const {
+  return ops::deg2rad(*this);
+}
+
+inline Tensor Tensor::deg2rad_() const {
+  return ops::deg2rad_(*this);
+}
+
+inline Tensor Tensor::detach() const {
+  return ops::detach(*this);
+}
+
+inline Tensor Tensor::diag(int64_t diagonal = 0) const {
+  return ops::diag(*this, diagonal);
+}
+
+inline Tensor Tensor::diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const {
+  return ops::diag_embed(*this, offset, dim1, dim2);
+}
+
+inline Tensor Tensor::diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const {
+  return ops::diagonal(*this, offset, dim1, dim2);
+}
+
+inline Tensor Tensor::diagonal_scatter(
+    const Tensor& src,
+    int64_t offset = 0,
+    int64_t dim1 = 0,
+    int64_t dim2 = 1) const {
+  return ops::diagonal_scatter(*this, src, offset, dim1, dim2);
+}
+
+inline Tensor Tensor::digamma() const {
+  return ops::digamma(*this);
+}
+
+inline Tensor Tensor::digamma_() const {
+  return ops::digamma_(*this);
+}
+
+inline Tensor Tensor::dist(const Tensor& other, const Scalar& p = int64_t{2}) const {
+  return ops::dist(*this, other, p);
+}
+
+inline Tensor Tensor::div(const Scalar& other) const {
+  return ops::div(*this, other);
+}
+
+inline Tensor Tensor::div(
+    const Scalar& other,
+    const std::optional<StringArg>& rounding_mode) const {
+  return ops::div(*this, other, rounding_mode);
+}
+
+inline Tensor Tensor::div(const Tensor& other) const {
+  return ops::div(*this, other);
+}
+
+inline Tensor Tensor::div(
+    const Tensor& other,
+    const std::optional<StringArg>& rounding_mode) const {
+  return ops::div(*this, other, rounding_mode);
+}
+
+inline Tensor Tensor::div_(const Scalar& other) const {
+  return ops::div_(*this, other);
+}
+
+inline Tensor Tensor::div_(
+    const Scalar& other,
+    const std::optional<StringArg>& rounding_mode) const {
+  return ops::div_(*this, other, rounding_mode);
+}
+
+inline Tensor Tensor::div_(const Tensor& other) const {
+  return ops::div_(*this, other);
+}
+
+inline Tensor Tensor::div_(
+    const Tensor& other,
+    const std::optional<StringArg>& rounding_mode) const {
+  return ops::div_(*this, other, rounding_mode);
+}
+
+inline Tensor Tensor::dot(const Tensor& tensor) const {
+  return ops::dot(*this, tensor);
+}
+
+inline Tensor Tensor::eq(const Scalar& other) const {
+  return ops::eq(*this, other);
+}
+
+inline Tensor Tensor::eq(const Tensor& other) const {
+  return ops::eq(*this, other);
+}
+
+inline Tensor Tensor::eq_(const Scalar& other) const {
+  return ops::eq_(*this, other);
+}
+
+inline Tensor Tensor::eq_(const Tensor& other) const {
+  return ops::eq_(*this, other);
+}
+
+inline bool Tensor::equal(const Tensor& other) const {
+  return ops::equal(*this, other);
+}
+
+inline Tensor Tensor::erf() const {
+  return ops::erf(*this);
+}
+
+inline Tensor Tensor::erf_() const {
+  return ops::erf_(*this);
+}
+
+inline Tensor Tensor::erfc() const {
+  return ops::erfc(*this);
+}
+
+inline Tensor Tensor::erfc_() const {
+  return ops::erfc_(*this);
+}
+
+inline Tensor Tensor::erfinv() const {
+  return ops::erfinv(*this);
+}
+
+inline Tensor Tensor::erfinv_() const {
+  return ops::erfinv_(*this);
+}
+
+inline Tensor Tensor::exp() const {
+  return ops::exp(*this);
+}
+
+inline Tensor Tensor::exp2() const {
+  return ops::exp2(*this);
+}
+
+inline Tensor Tensor::exp2_() const {
+  return ops::exp2_(*this);
+}
+
+inline Tensor Tensor::exp_() const {
+  return ops::exp_(*this);
+}
+
+inline Tensor Tensor::expand(const IntListArg& size, BoolArg implicit = false) const {
+  return ops::expand(*this, size, implicit);
+}
+
+inline Tensor Tensor::expm1() const {
+  return ops::expm1(*this);
+}
+
+inline Tensor Tensor::expm1_() const {
+  return ops::expm1_(*this);
+}
+
+inline Tensor Tensor::exponential_(
+    double lambd = 1.0,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::exponential_(*this, lambd, generator);
+}
+
+inline Tensor Tensor::fill_(const Scalar& value) const {
+  return ops::fill_(*this, value);
+}
+
+inline Tensor Tensor::fill_(const Tensor& value) const {
+  return ops::fill_(*this, value);
+}
+
+inline Tensor Tensor::flatten(int64_t start_dim = 0, int64_t end_dim = -1) const {
+  return ops::flatten(*this, start_dim, end_dim);
+}
+
+inline Tensor Tensor::flip(const IntListArg& dims) const {
+  return ops::flip(*this, dims);
+}
+
+inline Tensor Tensor::floor() const {
+  return ops::floor(*this);
+}
+
+inline Tensor Tensor::floor_() const {
+  return ops::floor_(*this);
+}
+
+inline Tensor Tensor::floor_divide(const Tensor& other) const {
+  return ops::floor_divide(*this, other);
+}
+
+inline Tensor Tensor::floor_divide(const Scalar& other) const {
+  return ops::floor_divide(*this, other);
+}
+
+inline Tensor Tensor::floor_divide_(const Scalar& other) const {
+  return ops::floor_divide_(*this, other);
+}
+
+inline Tensor Tensor::floor_divide_(const Tensor& other) const {
+  return ops::floor_divide_(*this, other);
+}
+
+inline Tensor Tensor::fmax(const Tensor& other) const {
+  return ops::fmax(*this, other);
+}
+
+inline Tensor Tensor::fmin(const Tensor& other) const {
+  return ops::fmin(*this, other);
+}
+
+inline Tensor Tensor::fmod(const Scalar& other) const {
+  return ops::fmod(*this, other);
+}
+
+inline Tensor Tensor::fmod(const Tensor& other) const {
+  return ops::fmod(*this, other);
+}
+
+inline Tensor Tensor::fmod_(const Scalar& other) const {
+  return ops::fmod_(*this, other);
+}
+
+inline Tensor Tensor::fmod_(const Tensor& other) const {
+  return ops::fmod_(*this, other);
+}
+
+inline Tensor Tensor::frac() const {
+  return ops::frac(*this);
+}
+
+inline Tensor Tensor::frac_() const {
+  return ops::frac_(*this);
+}
+
+inline Tensor Tensor::gather(int64_t dim, const Tensor& index, BoolArg sparse_grad = false) const {
+  return ops::gather(*this, dim, index, sparse_grad);
+}
+
+inline Tensor Tensor::gcd(const Tensor& other) const {
+  return ops::gcd(*this, other);
+}
+
+inline Tensor Tensor::gcd_(const Tensor& other) const {
+  return ops::gcd_(*this, other);
+}
+
+inline Tensor Tensor::ge(const Scalar& other) const {
+  return ops::ge(*this, other);
+}
+
+inline Tensor Tensor::ge(const Tensor& other) const {
+  return ops::ge(*this, other);
+}
+
+inline Tensor Tensor::ge_(const Scalar& other) const {
+  return ops::ge_(*this, other);
+}
+
+inline Tensor Tensor::ge_(const Tensor& other) const {
+  return ops::ge_(*this, other);
+}
+
+inline Tensor Tensor::geometric_(
+    double p,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::geometric_(*this, p, generator);
+}
+
+inline Tensor Tensor::gt(const Scalar& other) const {
+  return ops::gt(*this, other);
+}
+
+inline Tensor Tensor::gt(const Tensor& other) const {
+  return ops::gt(*this, other);
+}
+
+inline Tensor Tensor::gt_(const Scalar& other) const {
+  return ops::gt_(*this, other);
+}
+
+inline Tensor Tensor::gt_(const Tensor& other) const {
+  return ops::gt_(*this, other);
+}
+
+inline Tensor Tensor::hardshrink(const Scalar& lambd = 0.5) const {
+  return ops::hardshrink(*this, lambd);
+}
+
+inline Tensor Tensor::hardshrink_backward(const Tensor& grad_out, const Scalar& lambd) const {
+  return ops::hardshrink_backward(grad_out, *this, lambd);
+}
+
+inline Tensor Tensor::heaviside(const Tensor& values) const {
+  return ops::heaviside(*this, values);
+}
+
+inline Tensor Tensor::heaviside_(const Tensor& values) const {
+  return ops::heaviside_(*this, values);
+}
+
+inline Tensor Tensor::histc(
+    int64_t bins = 100,
+    const Scalar& min = int64_t{0},
+    const Scalar& max = int64_t{0}) const {
+  return ops::histc(*this, bins, min, max);
+}
+
+inline Tensor Tensor::hypot(const Tensor& other) const {
+  return ops::hypot(*this, other);
+}
+
+inline Tensor Tensor::hypot_(const Tensor& other) const {
+  return ops::hypot_(*this, other);
+}
+
+inline Tensor Tensor::i0() const {
+  return ops::i0(*this);
+}
+
+inline Tensor Tensor::i0_() const {
+  return ops::i0_(*this);
+}
+
+inline Tensor Tensor::index(const std::vector<std::optional<Tensor>>& indices) const {
+  return ops::index(*this, indices);
+}
+
+inline Tensor Tensor::index_add(
+    int64_t dim,
+    const Tensor& index,
+    const Tensor& source,
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::index_add(*this, dim, index, source, alpha);
+}
+
+inline Tensor Tensor::index_add_(
+    int64_t dim,
+    const Tensor& index,
+    const Tensor& source,
+    const Scalar& alpha = int64_t{1}) const {
+  return ops::index_add_(*this, dim, index, source, alpha);
+}
+
+inline Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
+  return ops::index_copy(*this, dim, index, source);
+}
+
+inline Tensor Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) const {
+  return ops::index_copy_(*this, dim, index, source);
+}
+
+inline Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return ops::index_fill(*this, dim, index, value);
+}
+
+inline Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value) const {
+  return ops::index_fill(*this, dim, index, value);
+}
+
+inline Tensor Tensor::index_fill_(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return ops::index_fill_(*this, dim, index, value);
+}
+
+inline Tensor Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value) const {
+  return ops::index_fill_(*this, dim, index, value);
+}
+
+inline Tensor Tensor::index_put(
+    const std::vector<std::optional<Tensor>>& indices,
+    const Tensor& values,
+    BoolArg accumulate = false) const {
+  return ops::index_put(*this, indices, values, accumulate);
+}
+
+inline Tensor Tensor::index_put_(
+    const std::vector<std::optional<Tensor>>& indices,
+    const Tensor& values,
+    BoolArg accumulate = false) const {
+  return ops::index_put_(*this, indices, values, accumulate);
+}
+
+inline Tensor Tensor::index_select(int64_t dim, const Tensor& index) const {
+  return ops::index_select(*this, dim, index);
+}
+
+inline bool Tensor::is_nonzero() const {
+  return ops::is_nonzero(*this);
+}
+
+inline bool Tensor::is_same_size(const Tensor& other) const {
+  return ops::is_same_size(*this, other);
+}
+
+inline Tensor Tensor::isclose(
+    const Tensor& other,
+    double rtol = 1.0000000000000001e-05,
+    double atol = 1e-08,
+    BoolArg equal_nan = false) const {
+  return ops::isclose(*this, other, rtol, atol, equal_nan);
+}
+
+inline Tensor Tensor::isfinite() const {
+  return ops::isfinite(*this);
+}
+
+inline Tensor Tensor::isinf() const {
+  return ops::isinf(*this);
+}
+
+inline Tensor Tensor::isnan() const {
+  return ops::isnan(*this);
+}
+
+inline Scalar Tensor::item() const {
+  return ops::item(*this);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::kthvalue(
+    int64_t k,
+    int64_t dim = -1,
+    BoolArg keepdim = false) const {
+  return ops::kthvalue(*this, k, dim, keepdim);
+}
+
+inline Tensor Tensor::lcm(const Tensor& other) const {
+  return ops::lcm(*this, other);
+}
+
+inline Tensor Tensor::lcm_(const Tensor& other) const {
+  return ops::lcm_(*this, other);
+}
+
+inline Tensor Tensor::le(const Scalar& other) const {
+  return ops::le(*this, other);
+}
+
+inline Tensor Tensor::le(const Tensor& other) const {
+  return ops::le(*this, other);
+}
+
+inline Tensor Tensor::le_(const Scalar& other) const {
+  return ops::le_(*this, other);
+}
+
+inline Tensor Tensor::le_(const Tensor& other) const {
+  return ops::le_(*this, other);
+}
+
+inline Tensor Tensor::lerp(const Tensor& end, const Scalar& weight) const {
+  return ops::lerp(*this, end, weight);
+}
+
+inline Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const {
+  return ops::lerp(*this, end, weight);
+}
+
+inline Tensor Tensor::lerp_(const Tensor& end, const Scalar& weight) const {
+  return ops::lerp_(*this, end, weight);
+}
+
+inline Tensor Tensor::lerp_(const Tensor& end, const Tensor& weight) const {
+  return ops::lerp_(*this, end, weight);
+}
+
+inline Tensor Tensor::lgamma() const {
+  return ops::lgamma(*this);
+}
+
+inline Tensor Tensor::lgamma_() const {
+  return ops::lgamma_(*this);
+}
+
+inline Tensor Tensor::log() const {
+  return ops::log(*this);
+}
+
+inline Tensor Tensor::log10() const {
+  return ops::log10(*this);
+}
+
+inline Tensor Tensor::log10_() const {
+  return ops::log10_(*this);
+}
+
+inline Tensor Tensor::log1p() const {
+  return ops::log1p(*this);
+}
+
+inline Tensor Tensor::log1p_() const {
+  return ops::log1p_(*this);
+}
+
+inline Tensor Tensor::log2() const {
+  return ops::log2(*this);
+}
+
+inline Tensor Tensor::log2_() const {
+  return ops::log2_(*this);
+}
+
+inline Tensor Tensor::log_() const {
+  return ops::log_(*this);
+}
+
+inline Tensor Tensor::log_normal_(
+    double mean = 1.0,
+    double std = 2.0,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::log_normal_(*this, mean, std, generator);
+}
+
+inline Tensor Tensor::log_softmax(
+    int64_t dim,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::log_softmax(*this, dim, dtype);
+}
+
+inline Tensor Tensor::logaddexp(const Tensor& other) const {
+  return ops::logaddexp(*this, other);
+}
+
+inline Tensor Tensor::logaddexp2(const Tensor& other) const {
+  return ops::logaddexp2(*this, other);
+}
+
+inline Tensor Tensor::logcumsumexp(int64_t dim) const {
+  return ops::logcumsumexp(*this, dim);
+}
+
+inline Tensor Tensor::logical_and(const Tensor& other) const {
+  return ops::logical_and(*this, other);
+}
+
+inline Tensor Tensor::logical_and_(const Tensor& other) const {
+  return ops::logical_and_(*this, other);
+}
+
+inline Tensor Tensor::logical_not() const {
+  return ops::logical_not(*this);
+}
+
+inline Tensor Tensor::logical_not_() const {
+  return ops::logical_not_(*this);
+}
+
+inline Tensor Tensor::logical_or(const Tensor& other) const {
+  return ops::logical_or(*this, other);
+}
+
+inline Tensor Tensor::logical_or_(const Tensor& other) const {
+  return ops::logical_or_(*this, other);
+}
+
+inline Tensor Tensor::logical_xor(const Tensor& other) const {
+  return ops::logical_xor(*this, other);
+}
+
+inline Tensor Tensor::logical_xor_(const Tensor& other) const {
+  return ops::logical_xor_(*this, other);
+}
+
+inline Tensor Tensor::logit(const std::optional<double>& eps = std::nullopt) const {
+  return ops::logit(*this, eps);
+}
+
+inline Tensor Tensor::logit_(const std::optional<double>& eps = std::nullopt) const {
+  return ops::logit_(*this, eps);
+}
+
+inline Tensor Tensor::logsumexp(const IntListArg& dim, BoolArg keepdim = false) const {
+  return ops::logsumexp(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::lt(const Scalar& other) const {
+  return ops::lt(*this, other);
+}
+
+inline Tensor Tensor::lt(const Tensor& other) const {
+  return ops::lt(*this, other);
+}
+
+inline Tensor Tensor::lt_(const Scalar& other) const {
+  return ops::lt_(*this, other);
+}
+
+inline Tensor Tensor::lt_(const Tensor& other) const {
+  return ops::lt_(*this, other);
+}
+
+inline Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return ops::masked_fill(*this, mask, value);
+}
+
+inline Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return ops::masked_fill(*this, mask, value);
+}
+
+inline Tensor Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+  return ops::masked_fill_(*this, mask, value);
+}
+
+inline Tensor Tensor::masked_fill_(const Tensor& mask, const Tensor& value) const {
+  return ops::masked_fill_(*this, mask, value);
+}
+
+inline Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
+  return ops::masked_scatter(*this, mask, source);
+}
+
+inline Tensor Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) const {
+  return ops::masked_scatter_(*this, mask, source);
+}
+
+inline Tensor Tensor::masked_select(const Tensor& mask) const {
+  return ops::masked_select(*this, mask);
+}
+
+inline Tensor Tensor::matmul(const Tensor& other) const {
+  return ops::matmul(*this, other);
+}
+
+inline Tensor Tensor::max() const {
+  return ops::max(*this);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::max(int64_t dim, BoolArg keepdim = false) const {
+  return ops::max(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::maximum(const Tensor& other) const {
+  return ops::maximum(*this, other);
+}
+
+inline Tensor Tensor::mean(const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::mean(*this, dtype);
+}
+
+inline Tensor Tensor::mean(
+    const IntListOrNone& dim,
+    BoolArg keepdim = false,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::mean(*this, dim, keepdim, dtype);
+}
+
+inline Tensor Tensor::median() const {
+  return ops::median(*this);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::median(int64_t dim, BoolArg keepdim = false) const {
+  return ops::median(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::min() const {
+  return ops::min(*this);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::min(int64_t dim, BoolArg keepdim = false) const {
+  return ops::min(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::minimum(const Tensor& other) const {
+  return ops::minimum(*this, other);
+}
+
+inline Tensor Tensor::mm(const Tensor& mat2) const {
+  return ops::mm(*this, mat2);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::mode(int64_t dim = -1, BoolArg keepdim = false) const {
+  return ops::mode(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::mul(const Scalar& other) const {
+  return ops::mul(*this, other);
+}
+
+inline Tensor Tensor::mul(const Tensor& other) const {
+  return ops::mul(*this, other);
+}
+
+inline Tensor Tensor::mul_(const Scalar& other) const {
+  return ops::mul_(*this, other);
+}
+
+inline Tensor Tensor::mul_(const Tensor& other) const {
+  return ops::mul_(*this, other);
+}
+
+inline Tensor Tensor::multinomial(
+    int64_t num_samples,
+    BoolArg replacement = false,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::multinomial(*this, num_samples, replacement, generator);
+}
+
+inline Tensor Tensor::mv(const Tensor& vec) const {
+  return ops::mv(*this, vec);
+}
+
+inline Tensor Tensor::nan_to_num(
+    const std::optional<double>& nan = std::nullopt,
+    const std::optional<double>& posinf = std::nullopt,
+    const std::optional<double>& neginf = std::nullopt) const {
+  return ops::nan_to_num(*this, nan, posinf, neginf);
+}
+
+inline Tensor Tensor::nan_to_num_(
+    const std::optional<double>& nan = std::nullopt,
+    const std::optional<double>& posinf = std::nullopt,
+    const std::optional<double>& neginf = std::nullopt) const {
+  return ops::nan_to_num_(*this, nan, posinf, neginf);
+}
+
+inline Tensor Tensor::nanmedian() const {
+  return ops::nanmedian(*this);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::nanmedian(int64_t dim, BoolArg keepdim = false) const {
+  return ops::nanmedian(*this, dim, keepdim);
+}
+
+inline Tensor Tensor::nansum(
+    const IntListOrNone& dim = std::nullopt,
+    BoolArg keepdim = false,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::nansum(*this, dim, keepdim, dtype);
+}
+
+inline Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return ops::narrow(*this, dim, start, length);
+}
+
+inline Tensor Tensor::ne(const Scalar& other) const {
+  return ops::ne(*this, other);
+}
+
+inline Tensor Tensor::ne(const Tensor& other) const {
+  return ops::ne(*this, other);
+}
+
+inline Tensor Tensor::ne_(const Scalar& other) const {
+  return ops::ne_(*this, other);
+}
+
+inline Tensor Tensor::ne_(const Tensor& other) const {
+  return ops::ne_(*this, other);
+}
+
+inline Tensor Tensor::neg() const {
+  return ops::neg(*this);
+}
+
+inline Tensor Tensor::neg_() const {
+  return ops::neg_(*this);
+}
+
+inline Tensor Tensor::new_empty(
+    const IntListArg& size,
+    const std::optional<tsr_dtype>& dtype = std::nullopt,
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) const {
+  return ops::new_empty(*this, size, dtype, layout, device, pin_memory);
+}
+
+inline Tensor Tensor::new_full(
+    const IntListArg& size,
+    const Scalar& fill_value,
+    const std::optional<tsr_dtype>& dtype = std::nullopt,
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) const {
+  return ops::new_full(*this, size, fill_value, dtype, layout, device, pin_memory);
+}
+
+inline Tensor Tensor::new_ones(
+    const IntListArg& size,
+    const std::optional<tsr_dtype>& dtype = std::nullopt,
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) const {
+  return ops::new_ones(*this, size, dtype, layout, device, pin_memory);
+}
+
+inline Tensor Tensor::new_zeros(
+    const IntListArg& size,
+    const std::optional<tsr_dtype>& dtype = std::nullopt,
+    const std::optional<tsr_layout>& layout = std::nullopt,
+    const std::optional<tsr_device>& device = std::nullopt,
+    const std::optional<bool>& pin_memory = std::nullopt) const {
+  return ops::new_zeros(*this, size, dtype, layout, device, pin_memory);
+}
+
+inline Tensor Tensor::nextafter(const Tensor& other) const {
+  return ops::nextafter(*this, other);
+}
+
+inline Tensor Tensor::nextafter_(const Tensor& other) const {
+  return ops::nextafter_(*this, other);
+}
+
+inline Tensor Tensor::nonzero() const {
+  return ops::nonzero(*this);
+}
+
+inline Tensor Tensor::norm(
+    const std::optional<Scalar>& p,
+    const IntListArg& dim,
+    BoolArg keepdim = false) const {
+  return ops::norm(*this, p, dim, keepdim);
+}
+
+inline Tensor Tensor::normal_(
+    double mean = 0.0,
+    double std = 1.0,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::normal_(*this, mean, std, generator);
+}
+
+inline Tensor Tensor::permute(const IntListArg& dims) const {
+  return ops::permute(*this, dims);
+}
+
+inline Tensor Tensor::polygamma(int64_t n) const {
+  return ops::polygamma(n, *this);
+}
+
+inline Tensor Tensor::polygamma_(int64_t n) const {
+  return ops::polygamma_(*this, n);
+}
+
+inline Tensor Tensor::pow(const Scalar& exponent) const {
+  return ops::pow(*this, exponent);
+}
+
+inline Tensor Tensor::pow(const Tensor& exponent) const {
+  return ops::pow(*this, exponent);
+}
+
+inline Tensor Tensor::pow_(const Scalar& exponent) const {
+  return ops::pow_(*this, exponent);
+}
+
+inline Tensor Tensor::pow_(const Tensor& exponent) const {
+  return ops::pow_(*this, exponent);
+}
+
+inline Tensor Tensor::prelu(const Tensor& weight) const {
+  return ops::prelu(*this, weight);
+}
+
+inline Tensor Tensor::prod(const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::prod(*this, dtype);
+}
+
+inline Tensor Tensor::prod(
+    int64_t dim,
+    BoolArg keepdim = false,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::prod(*this, dim, keepdim, dtype);
+}
+
+inline Tensor Tensor::put(
+    const Tensor& index,
+    const Tensor& source,
+    BoolArg accumulate = false) const {
+  return ops::put(*this, index, source, accumulate);
+}
+
+inline Tensor Tensor::put_(
+    const Tensor& index,
+    const Tensor& source,
+    BoolArg accumulate = false) const {
+  return ops::put_(*this, index, source, accumulate);
+}
+
+inline Tensor Tensor::rad2deg() const {
+  return ops::rad2deg(*this);
+}
+
+inline Tensor Tensor::rad2deg_() const {
+  return ops::rad2deg_(*this);
+}
+
+inline Tensor Tensor::random_(const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::random_(*this, generator);
+}
+
+inline Tensor Tensor::random_(
+    int64_t from,
+    const std::optional<int64_t>& to,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::random_(*this, from, to, generator);
+}
+
+inline Tensor Tensor::random_(
+    int64_t to,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::random_(*this, to, generator);
+}
+
+inline Tensor Tensor::reciprocal() const {
+  return ops::reciprocal(*this);
+}
+
+inline Tensor Tensor::reciprocal_() const {
+  return ops::reciprocal_(*this);
+}
+
+inline Tensor Tensor::relu() const {
+  return ops::relu(*this);
+}
+
+inline Tensor Tensor::relu_() const {
+  return ops::relu_(*this);
+}
+
+inline Tensor Tensor::remainder(const Scalar& other) const {
+  return ops::remainder(*this, other);
+}
+
+inline Tensor Tensor::remainder(const Tensor& other) const {
+  return ops::remainder(*this, other);
+}
+
+inline Tensor Tensor::remainder_(const Scalar& other) const {
+  return ops::remainder_(*this, other);
+}
+
+inline Tensor Tensor::remainder_(const Tensor& other) const {
+  return ops::remainder_(*this, other);
+}
+
+inline Tensor Tensor::repeat(const IntListArg& repeats) const {
+  return ops::repeat(*this, repeats);
+}
+
+inline Tensor Tensor::reshape(const IntListArg& shape) const {
+  return ops::reshape(*this, shape);
+}
+
+inline Tensor Tensor::resize_(
+    const IntListArg& size,
+    const std::optional<tsr_memory_format>& memory_format = std::nullopt) const {
+  return ops::resize_(*this, size, memory_format);
+}
+
+inline Tensor Tensor::resize_as_(
+    const Tensor& the_template,
+    const std::optional<tsr_memory_format>& memory_format = std::nullopt) const {
+  return ops::resize_as_(*this, the_template, memory_format);
+}
+
+inline Tensor Tensor::roll(
+    const IntListArg& shifts,
+    const IntListArg& dims = std::vector<int64_t>{}) const {
+  return ops::roll(*this, shifts, dims);
+}
+
+inline Tensor Tensor::rot90(
+    int64_t k = 1,
+    const IntListArg& dims = std::vector<int64_t>{0, 1}) const {
+  return ops::rot90(*this, k, dims);
+}
+
+inline Tensor Tensor::round() const {
+  return ops::round(*this);
+}
+
+inline Tensor Tensor::round(int64_t decimals) const {
+  return ops::round(*this, decimals);
+}
+
+inline Tensor Tensor::round_() const {
+  return ops::round_(*this);
+}
+
+inline Tensor Tensor::round_(int64_t decimals) const {
+  return ops::round_(*this, decimals);
+}
+
+inline Tensor Tensor::rsqrt() const {
+  return ops::rsqrt(*this);
+}
+
+inline Tensor Tensor::rsqrt_() const {
+  return ops::rsqrt_(*this);
+}
+
+inline Tensor Tensor::scatter(
+    int64_t dim,
+    const Tensor& index,
+    const Tensor& src,
+    StringArg reduce) const {
+  return ops::scatter(*this, dim, index, src, reduce);
+}
+
+inline Tensor Tensor::scatter_src(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ops::scatter_src(*this, dim, index, src);
+}
+
+inline Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return ops::scatter(*this, dim, index, value);
+}
+
+inline Tensor Tensor::scatter(
+    int64_t dim,
+    const Tensor& index,
+    const Scalar& value,
+    StringArg reduce) const {
+  return ops::scatter(*this, dim, index, value, reduce);
+}
+
+inline Tensor Tensor::scatter_(
+    int64_t dim,
+    const Tensor& index,
+    const Tensor& src,
+    StringArg reduce) const {
+  return ops::scatter_(*this, dim, index, src, reduce);
+}
+
+inline Tensor Tensor::scatter__src(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ops::scatter__src(*this, dim, index, src);
+}
+
+inline Tensor Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return ops::scatter_(*this, dim, index, value);
+}
+
+inline Tensor Tensor::scatter_(
+    int64_t dim,
+    const Tensor& index,
+    const Scalar& value,
+    StringArg reduce) const {
+  return ops::scatter_(*this, dim, index, value, reduce);
+}
+
+inline Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ops::scatter_add(*this, dim, index, src);
+}
+
+inline Tensor Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ops::scatter_add_(*this, dim, index, src);
+}
+
+inline Tensor Tensor::scatter_reduce(
+    int64_t dim,
+    const Tensor& index,
+    const Tensor& src,
+    StringArg reduce,
+    BoolArg include_self = true) const {
+  return ops::scatter_reduce(*this, dim, index, src, reduce, include_self);
+}
+
+inline Tensor Tensor::scatter_reduce_(
+    int64_t dim,
+    const Tensor& index,
+    const Tensor& src,
+    StringArg reduce,
+    BoolArg include_self = true) const {
+  return ops::scatter_reduce_(*this, dim, index, src, reduce, include_self);
+}
+
+inline Tensor Tensor::select(int64_t dim, int64_t index) const {
+  return ops::select(*this, dim, index);
+}
+
+inline Tensor Tensor::select_scatter(const Tensor& src, int64_t dim, int64_t index) const {
+  return ops::select_scatter(*this, src, dim, index);
+}
+
+inline Tensor Tensor::sgn() const {
+  return ops::sgn(*this);
+}
+
+inline Tensor Tensor::sgn_() const {
+  return ops::sgn_(*this);
+}
+
+inline Tensor Tensor::sigmoid() const {
+  return ops::sigmoid(*this);
+}
+
+inline Tensor Tensor::sigmoid_() const {
+  return ops::sigmoid_(*this);
+}
+
+inline Tensor Tensor::sign() const {
+  return ops::sign(*this);
+}
+
+inline Tensor Tensor::sign_() const {
+  return ops::sign_(*this);
+}
+
+inline Tensor Tensor::signbit() const {
+  return ops::signbit(*this);
+}
+
+inline Tensor Tensor::sin() const {
+  return ops::sin(*this);
+}
+
+inline Tensor Tensor::sin_() const {
+  return ops::sin_(*this);
+}
+
+inline Tensor Tensor::sinc() const {
+  return ops::sinc(*this);
+}
+
+inline Tensor Tensor::sinc_() const {
+  return ops::sinc_(*this);
+}
+
+inline Tensor Tensor::sinh() const {
+  return ops::sinh(*this);
+}
+
+inline Tensor Tensor::sinh_() const {
+  return ops::sinh_(*this);
+}
+
+inline Tensor Tensor::slice(
+    int64_t dim = 0,
+    const std::optional<int64_t>& start = std::nullopt,
+    const std::optional<int64_t>& end = std::nullopt,
+    int64_t step = 1) const {
+  return ops::slice(*this, dim, start, end, step);
+}
+
+inline Tensor Tensor::slice_scatter(
+    const Tensor& src,
+    int64_t dim = 0,
+    const std::optional<int64_t>& start = std::nullopt,
+    const std::optional<int64_t>& end = std::nullopt,
+    int64_t step = 1) const {
+  return ops::slice_scatter(*this, src, dim, start, end, step);
+}
+
+inline Tensor Tensor::softmax(
+    int64_t dim,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::softmax(*this, dim, dtype);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim = -1, BoolArg descending = false) const {
+  return ops::sort(*this, dim, descending);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::sort(
+    const std::optional<bool>& stable,
+    int64_t dim = -1,
+    BoolArg descending = false) const {
+  return ops::sort(*this, stable, dim, descending);
+}
+
+inline std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim = 0) const {
+  return ops::split(*this, split_size, dim);
+}
+
+inline std::vector<Tensor> Tensor::split_with_sizes(
+    const IntListArg& split_sizes,
+    int64_t dim = 0) const {
+  return ops::split_with_sizes(*this, split_sizes, dim);
+}
+
+inline Tensor Tensor::sqrt() const {
+  return ops::sqrt(*this);
+}
+
+inline Tensor Tensor::sqrt_() const {
+  return ops::sqrt_(*this);
+}
+
+inline Tensor Tensor::squeeze() const {
+  return ops::squeeze(*this);
+}
+
+inline Tensor Tensor::squeeze(int64_t dim) const {
+  return ops::squeeze(*this, dim);
+}
+
+inline Tensor Tensor::std(BoolArg unbiased = true) const {
+  return ops::std(*this, unbiased);
+}
+
+inline Tensor Tensor::std(
+    const IntListOrNone& dim,
+    const std::optional<Scalar>& correction = std::nullopt,
+    BoolArg keepdim = false) const {
+  return ops::std(*this, dim, correction, keepdim);
+}
+
+inline Tensor Tensor::std(
+    const IntListOrNone& dim,
+    BoolArg unbiased,
+    BoolArg keepdim = false) const {
+  return ops::std(*this, dim, unbiased, keepdim);
+}
+
+inline Tensor Tensor::sub(const Scalar& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::sub(*this, other, alpha);
+}
+
+inline Tensor Tensor::sub(const Tensor& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::sub(*this, other, alpha);
+}
+
+inline Tensor Tensor::sub_(const Scalar& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::sub_(*this, other, alpha);
+}
+
+inline Tensor Tensor::sub_(const Tensor& other, const Scalar& alpha = int64_t{1}) const {
+  return ops::sub_(*this, other, alpha);
+}
+
+inline Tensor Tensor::sum(const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::sum(*this, dtype);
+}
+
+inline Tensor Tensor::sum(
+    const IntListOrNone& dim,
+    BoolArg keepdim = false,
+    const std::optional<tsr_dtype>& dtype = std::nullopt) const {
+  return ops::sum(*this, dim, keepdim, dtype);
+}
+
+inline Tensor Tensor::t() const {
+  return ops::t(*this);
+}
+
+inline Tensor Tensor::take(const Tensor& index) const {
+  return ops::take(*this, index);
+}
+
+inline Tensor Tensor::tan() const {
+  return ops::tan(*this);
+}
+
+inline Tensor Tensor::tan_() const {
+  return ops::tan_(*this);
+}
+
+inline Tensor Tensor::tanh() const {
+  return ops::tanh(*this);
+}
+
+inline Tensor Tensor::tanh_() const {
+  return ops::tanh_(*this);
+}
+
+inline Tensor Tensor::tile(const IntListArg& dims) const {
+  return ops::tile(*this, dims);
+}
+
+inline Tensor Tensor::to(
+    tsr_device device,
+    tsr_dtype dtype,
+    BoolArg non_blocking = false,
+    BoolArg copy = false,
+    const std::optional<tsr_memory_format>& memory_format = std::nullopt) const {
+  return ops::to(*this, device, dtype, non_blocking, copy, memory_format);
+}
+
+inline Tensor Tensor::to(
+    tsr_dtype dtype,
+    BoolArg non_blocking = false,
+    BoolArg copy = false,
+    const std::optional<tsr_memory_format>& memory_format = std::nullopt) const {
+  return ops::to(*this, dtype, non_blocking, copy, memory_format);
+}
+
+inline std::tuple<Tensor, Tensor> Tensor::topk(
+    int64_t k,
+    int64_t dim = -1,
+    BoolArg largest = true,
+    BoolArg sorted = true) const {
+  return ops::topk(*this, k, dim, largest, sorted);
+}
+
+inline Tensor Tensor::trace() const {
+  return ops::trace(*this);
+}
+
+inline Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  return ops::transpose(*this, dim0, dim1);
+}
+
+inline Tensor Tensor::tril(int64_t diagonal = 0) const {
+  return ops::tril(*this, diagonal);
+}
+
+inline Tensor Tensor::tril_(int64_t diagonal = 0) const {
+  return ops::tril_(*this, diagonal);
+}
+
+inline Tensor Tensor::triu(int64_t diagonal = 0) const {
+  return ops::triu(*this, diagonal);
+}
+
+inline Tensor Tensor::triu_(int64_t diagonal = 0) const {
+  return ops::triu_(*this, diagonal);
+}
+
+inline Tensor Tensor::trunc() const {
+  return ops::trunc(*this);
+}
+
+inline Tensor Tensor::trunc_() const {
+  return ops::trunc_(*this);
+}
+
+inline std::vector<Tensor> Tensor::unbind(int64_t dim = 0) const {
+  return ops::unbind(*this, dim);
+}
+
+inline Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
+  return ops::unfold(*this, dimension, size, step);
+}
+
+inline Tensor Tensor::uniform_(
+    double from = 0.0,
+    double to = 1.0,
+    const std::optional<Generator>& generator = std::nullopt) const {
+  return ops::uniform_(*this, from, to, generator);
+}
+
+inline Tensor Tensor::unsqueeze(int64_t dim) const {
+  return ops::unsqueeze(*this, dim);
+}
+
+inline Tensor Tensor::var(BoolArg unbiased = true) const {
+  return ops::var(*this, unbiased);
+}
+
+inline Tensor Tensor::var(
+    const IntListOrNone& dim,
+    const std::optional<Scalar>& correction = std::nullopt,
+    BoolArg keepdim = false) const {
+  return ops::var(*this, dim, correction, keepdim);
+}
+
+inline Tensor Tensor::var(
+    const IntListOrNone& dim,
+    BoolArg unbiased,
+    BoolArg keepdim = false) const {
+  return ops::var(*this, dim, unbiased, keepdim);
+}
+
+inline Tensor Tensor::vdot(const Tensor& other) const {
+  return ops::vdot(*this, other);
+}
+
+inline Tensor Tensor::view(const IntListArg& size) const {
+  return ops::view(*this, size);
+}
+
+inline Tensor Tensor::where(const Tensor& condition, const Tensor& other) const {
+  return ops::where(condition, *this, other);
+}
+
+inline Tensor Tensor::xlogy(const Scalar& other) const {
+  return ops::xlogy(*this, other);
+}
+
+inline Tensor Tensor::xlogy(const Tensor& other) const {
+  return ops::xlogy(*this, other);
+}
+
+inline Tensor Tensor::xlogy_(const Scalar& other) const {
+  return ops::xlogy_(*this, other);
+}
+
+inline Tensor Tensor::xlogy_(const Tensor& other) const {
+  return ops::xlogy_(*this, other);
+}
+
+inline Tensor Tensor::zero_() const {
+  return ops::zero_(*this);
+}
 }  // namespace sdk
 }  // namespace tessera

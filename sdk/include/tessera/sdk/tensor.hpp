@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -16,6 +18,19 @@
 #include "tessera/sdk/type_name.hpp"
 
 namespace tessera {
+// The argument types of the Tensor methods' parameters (runtime.hpp, boxing.hpp): declared here,
+// where tensor_methods.inc names them, and defined where ops.hpp, which defines the methods,
+// includes them.
+struct IntListArg;
+struct IntListOrNone;
+struct FloatListOrNone;
+struct BoolArg;
+struct StringArg;
+namespace sdk {
+struct Scalar;
+class Generator;
+}  // namespace sdk
+
 namespace sdk {
 
 namespace internal {
@@ -221,6 +236,13 @@ class Tensor {
   T* data() const {
     return static_cast<T*>(data_ptr());
   }
+
+  // The ops ATen offers as Tensor methods, as methods, with the tensor as their `self`:
+  // x.view({2, -1}), x.relu_(), x.sum({1}, true), x.transpose(0, 1).contiguous(). Declared here
+  // (generated from dispatcher/tensor_methods.txt); tessera/sdk/ops.hpp defines them, so a
+  // translation unit that calls one includes it (else the compiler says the inline function is
+  // used but never defined).
+#include "tessera/sdk/tensor_methods.inc"
 
  private:
   explicit Tensor(tsr_tensor* t) : t_(t) {}

@@ -17,7 +17,9 @@ struct ModelResult {
   std::string model;     // the file's name without .tsrm
   std::string status;    // "pass", "fail" (an output disagrees), "error" (could not run)
   std::string message;   // why, for fail and error
-  size_t nodes = 0, native = 0, composite = 0, fallback = 0;
+  // folded: nodes folded at compile time into an earlier node (TSR_NODE_FOLDED), which run no
+  // call of their own.
+  size_t nodes = 0, native = 0, composite = 0, fallback = 0, folded = 0;
   bool agrees_pytorch = false;  // every output within its dtype's tolerance of PyTorch's
   bool agrees_cpu = false;      // ... and of the CPU plugin's (true when the device is the CPU)
   double ms = 0, cpu_ms = 0;    // median time of a run on the device, on the CPU (0: not run)

@@ -25,7 +25,8 @@ namespace {
 
 static_assert(TSR_NODE_NATIVE == static_cast<int>(model::NodeRoute::kNative) &&
                   TSR_NODE_COMPOSITE == static_cast<int>(model::NodeRoute::kComposite) &&
-                  TSR_NODE_FALLBACK == static_cast<int>(model::NodeRoute::kFallback),
+                  TSR_NODE_FALLBACK == static_cast<int>(model::NodeRoute::kFallback) &&
+                  TSR_NODE_FOLDED == static_cast<int>(model::NodeRoute::kFolded),
               "tsr_node_route must equal NodeRoute (runtime/model/compiled_model.h)");
 
 absl::Status NeedHandle(const void* handle, const char* what, const char* fn) {

@@ -15,6 +15,7 @@
 #include "dispatcher/schema_compat.h"
 #include "dispatcher/unboxed_call.h"
 #include "runtime/call_recorder.h"
+#include "runtime/model/fold_batch_norm.h"
 
 namespace tessera {
 namespace model {
@@ -22,6 +23,12 @@ namespace {
 
 std::string NodeName(size_t index, const GraphNode& node) {
   return absl::StrFormat("node %d (%s)", index, node.op);
+}
+
+// ConstantName: the model's name of value `id`, or what a folded constant is.
+std::string ConstantName(const Model& m, int32_t id) {
+  if (static_cast<size_t>(id) < m.value_names.size()) return m.value_names[id];
+  return "a convolution weight or bias folded with a batch norm";
 }
 
 // ToValue: a literal argument as the schema type wants it (Note [Compiling a model]).
@@ -174,9 +181,10 @@ class ConstantRoots {
     for (size_t i = 0; i < node.args.size() && i < saved.arguments.size(); ++i) {
       const std::optional<AliasInfo>& alias = saved.arguments[i].alias;
       if (!alias) continue;
+      const bool writes = alias->is_write && !WritesOnlyInTraining(node, i);
       for (int32_t v : node.args[i].values) {
         if (v < 0 || root_[v] < 0) continue;
-        if (alias->is_write) written_.insert(root_[v]);
+        if (writes) written_.insert(root_[v]);
         // A single list return (Tensor(a)[]) is every output of the node; otherwise output k
         // is return k.
         const bool list_return = returns.size() == 1 && returns[0].type.is_list;
@@ -188,6 +196,16 @@ class ConstantRoots {
     }
   }
   const absl::flat_hash_set<int32_t>& written() const { return written_; }
+
+  // WritesOnlyInTraining: argument `i` of `node` is marked written (a!) but is written only in
+  // training mode, and the node's `training` argument is the literal false: native_batch_norm's
+  // running_mean and running_var (arguments 3 and 4; training is argument 5). An inference
+  // batch norm then leaves its statistics immutable, so they may fold (fold_batch_norm.h) and
+  // the model's runs need not take turns.
+  static bool WritesOnlyInTraining(const GraphNode& node, size_t i) {
+    return node.op == "native_batch_norm" && (i == 3 || i == 4) && node.args.size() > 5 &&
+           node.args[5].kind == GraphArg::Kind::kBool && !node.args[5].b;
+  }
   absl::flat_hash_set<int32_t> shown(const std::vector<GraphOutput>& outputs) const {
     absl::flat_hash_set<int32_t> shown;
     for (const GraphOutput& out : outputs) {
@@ -246,8 +264,45 @@ std::string_view NodeRouteName(NodeRoute route) {
       return "composite";
     case NodeRoute::kFallback:
       return "fallback";
+    case NodeRoute::kFolded:
+      return "folded";
   }
   return "?";
+}
+
+void CompiledModel::PointAt(BoundNode& node, size_t arg, int32_t value) {
+  auto slot = std::find_if(node.tensors.begin(), node.tensors.end(),
+                           [&](const TensorSlot& s) { return s.arg == arg; });
+  if (slot != node.tensors.end()) {
+    *slot = TensorSlot{arg, {value}, false};
+  } else {
+    node.tensors.push_back(TensorSlot{arg, {value}, false});  // was None
+  }
+  if (node.unboxed) node.tensor_of[arg] = value;
+}
+
+absl::StatusOr<std::vector<std::pair<int32_t, Tensor>>> CompiledModel::Fold(
+    const absl::flat_hash_set<int32_t>& written) {
+  std::vector<std::pair<int32_t, Tensor>> folded;
+  if (!BatchNormFoldingEnabled()) return folded;
+  TSR_ASSIGN_OR_RETURN(std::vector<BatchNormFold> folds, FoldBatchNorms(*model_, written));
+  for (BatchNormFold& fold : folds) {
+    BoundNode& conv = nodes_[fold.conv];
+    // The file's argument positions are the bound ones (today's schema added none).
+    if (conv.arguments.size() != model_->nodes[fold.conv].args.size()) continue;
+    const auto weight = static_cast<int32_t>(num_values_++);
+    const auto bias = static_cast<int32_t>(num_values_++);
+    PointAt(conv, 1, weight);  // convolution(input, weight, bias, ...)
+    PointAt(conv, 2, bias);
+    folded.emplace_back(weight, std::move(fold.weight));
+    folded.emplace_back(bias, std::move(fold.bias));
+    BoundNode& norm = nodes_[fold.norm];
+    norm.route = NodeRoute::kFolded;
+    norm.forward_from = model_->nodes[fold.conv].outputs[0];
+    norm.unboxed = false;
+    norm.tensors.clear();
+  }
+  return folded;
 }
 
 absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
@@ -389,8 +444,19 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
   }
   compiled->writes_constants_ = !roots.written().empty();
+  compiled->num_values_ = model->value_names.size();
+  TSR_ASSIGN_OR_RETURN(auto folded, compiled->Fold(roots.written()));
+  // The constants a run reads: the nodes' (folded ones read none) and the outputs'.
+  absl::flat_hash_set<int32_t> read;
+  for (const BoundNode& node : compiled->nodes_) {
+    for (const TensorSlot& slot : node.tensors) read.insert(slot.values.begin(), slot.values.end());
+  }
+  for (const GraphOutput& out : model->outputs) read.insert(out.value);
   const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
-  for (const auto& [id, host] : model->constants) {
+  std::vector<std::pair<int32_t, Tensor>> constants = model->constants;
+  constants.insert(constants.end(), folded.begin(), folded.end());
+  for (const auto& [id, host] : constants) {
+    if (!read.contains(id)) continue;  // a folded node's, or none's: it stays on the host
     // A constant a node writes is this compiled model's own copy; the others may be shared,
     // and those no output shows are immutable.
     const bool written = roots.written().contains(id);
@@ -399,7 +465,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     if (!on_device.ok()) {
       return absl::Status(
           on_device.status().code(),
-          absl::StrFormat("copying constant \"%s\" to %s: %s", model->value_names[id],
+          absl::StrFormat("copying constant \"%s\" to %s: %s", ConstantName(*model, id),
                           DeviceToString(device), on_device.status().message()));
     }
     compiled->constants_.emplace_back(id, *std::move(on_device));
@@ -453,6 +519,10 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
 absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const int64_t> dims,
                                     std::vector<Tensor>& values) const {
   const BoundNode& node = nodes_[n];
+  if (node.route == NodeRoute::kFolded) {  // Note [Folding batch norm]: the convolution did it
+    values[model_->nodes[n].outputs[0]] = values[node.forward_from];
+    return absl::OkStatus();
+  }
   if (node.unboxed && fast_path) {
     TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
     if (done) return absl::OkStatus();
@@ -548,7 +618,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
                                                        RunStats* stats) const {
   const Model& m = *model_;
   TSR_ASSIGN_OR_RETURN(const std::vector<int64_t> dims, CheckInputs(inputs));
-  std::vector<Tensor> values(m.value_names.size());
+  std::vector<Tensor> values(num_values_);
   for (size_t i = 0; i < inputs.size(); ++i) values[m.inputs[i].value] = inputs[i];
   // A model that writes its constants runs one run at a time (Note [Compiling a model]).
   std::unique_lock<std::mutex> turn(run_mu_, std::defer_lock);

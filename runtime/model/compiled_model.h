@@ -24,6 +24,10 @@
 //    tensors] in core/tensor.cc): nothing writes them while the compiled model lives, so a
 //    kernel may prepare one once and keep it (the CPU backend's convolution weights, reordered
 //    into oneDNN's blocked layout);
+//  - folds each inference batch norm into the convolution before it where it may (Note
+//    [Folding batch norm] in fold_batch_norm.h): the convolution runs with the folded weight and
+//    bias, new constants of this compiled model, and the batch norm's node hands its output on;
+//    constants no node reads any more stay on the host;
 //  - computes each value's last reader, so a run drops an intermediate (and the memory returns
 //    to the device's allocator) as soon as no later node reads it;
 //  - marks the nodes whose calls may take the unboxed fast path (Note [The unboxed fast path]
@@ -42,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/device.h"
@@ -57,6 +62,7 @@ enum class NodeRoute : int32_t {
   kNative = 0,     // a kernel of the device (or a form derived from one)
   kComposite = 1,  // the op's composite: other ops, each dispatched on its own
   kFallback = 2,   // the device's fallback (e.g. copied to the CPU and back)
+  kFolded = 3,     // folded into an earlier node at compile time (fold_batch_norm.h): no call
 };
 std::string_view NodeRouteName(NodeRoute route);
 
@@ -119,7 +125,15 @@ class CompiledModel {
     std::vector<int32_t> tensor_of;
     // list_return: the op's one return is a Tensor[], whose elements are the node's outputs.
     bool list_return = false;
+    // A kFolded node's output 0 is this value (the convolution's output that absorbed it).
+    int32_t forward_from = -1;
   };
+  // PointAt makes node argument `arg` read value `value` (a folded constant).
+  static void PointAt(BoundNode& node, size_t arg, int32_t value);
+  // Fold applies Note [Folding batch norm] to the bound nodes; it returns the folded constants
+  // (host tensors under new value ids).
+  absl::StatusOr<std::vector<std::pair<int32_t, Tensor>>> Fold(
+      const absl::flat_hash_set<int32_t>& written);
 
   // RunNode makes node `n`'s call and stores its returns in `values`.
   // `dims`: the run's value of each dim of the model.
@@ -143,6 +157,8 @@ class CompiledModel {
   Device device_;
   OpRegistry& registry_;
   std::vector<BoundNode> nodes_;
+  // Values of a run: the model's, and the folded constants' after them.
+  size_t num_values_ = 0;
   std::vector<std::pair<int32_t, Tensor>> constants_;  // on device_
   bool writes_constants_ = false;
   mutable std::mutex run_mu_;  // held by a run when writes_constants_

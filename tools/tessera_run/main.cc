@@ -230,14 +230,16 @@ int main(int argc, char** argv) {
     }
 
     std::map<std::string, int> fallback_ops;
-    int routes[3] = {0, 0, 0};
+    int routes[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < compiled.num_nodes(); ++i) {
       const tsr_node_route r = compiled.node_route(i);
+      if (r < 0 || r > TSR_NODE_FOLDED) continue;  // no route of this runtime's
       ++routes[r];
       if (r == TSR_NODE_FALLBACK) ++fallback_ops[compiled.node_op(i)];
     }
-    std::printf("nodes on %s: %d native, %d composite, %d fallback\n", o.device.c_str(),
-                routes[TSR_NODE_NATIVE], routes[TSR_NODE_COMPOSITE], routes[TSR_NODE_FALLBACK]);
+    std::printf("nodes on %s: %d native, %d composite, %d fallback, %d folded\n",
+                o.device.c_str(), routes[TSR_NODE_NATIVE], routes[TSR_NODE_COMPOSITE],
+                routes[TSR_NODE_FALLBACK], routes[TSR_NODE_FOLDED]);
     for (const auto& [op, n] : fallback_ops) std::printf("  fallback: %s x%d\n", op.c_str(), n);
 
     if (!o.save_outputs.empty() && mkdir(o.save_outputs.c_str(), 0777) != 0 && errno != EEXIST) {

@@ -113,6 +113,10 @@ typedef enum tsr_node_route {
   TSR_NODE_NATIVE = 0,    /* a kernel of the device's plugin */
   TSR_NODE_COMPOSITE = 1, /* the op's composite of other ops, each dispatched on its own */
   TSR_NODE_FALLBACK = 2,  /* the device's fallback (for example, copied to the CPU and back) */
+  /* since 1.2: folded at compile time into an earlier node, which computes its output (an
+   * inference batch norm into the convolution before it: docs/embedding_guide.md, "Running a
+   * model"); the node makes no call. */
+  TSR_NODE_FOLDED = 3,
   TSR_NODE_ROUTE_FORCE_INT32 = 0x7fffffff
 } tsr_node_route;
 

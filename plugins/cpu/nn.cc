@@ -14,6 +14,7 @@
 #include "layer_norm_rows.hpp"
 #include "math.hpp"
 #include "onednn.hpp"
+#include "conv_gemm.hpp"
 #include "onednn_conv.hpp"
 #include "onednn_nn.hpp"
 #include "pointwise.hpp"
@@ -234,7 +235,10 @@ TensorView convolution_out(const TensorView& input, const TensorView& weight, co
   std::optional<ViewAs> dense_bias;
   if (bias) dense_bias = dense(*bias);
   const TensorView* b = dense_bias ? &*dense_bias : bias ? &*bias : nullptr;
-  if (out.numel() == 0 || conv_onednn(input, weight, b, out, p)) return out;
+  if (out.numel() == 0 || conv_pointwise_gemm(input, weight, b, out, p) ||
+      conv_onednn(input, weight, b, out, p)) {
+    return out;
+  }
   if (input.dtype() == TSR_DTYPE_FLOAT16 || input.dtype() == TSR_DTYPE_BFLOAT16) {
     // oneDNN 2.6 has no float16 convolution, and a bfloat16 one only with AVX-512: float32
     // copies (exact) on its float32 convolution, rounded once into out. The same numerics as

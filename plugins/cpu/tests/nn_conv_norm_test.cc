@@ -198,6 +198,63 @@ TEST(CpuConvolution, ReducedDtypesAreTheFloat32ResultRoundedOnce) {
   }
 }
 
+// 1x1 convolutions on contiguous float32 run as products on dnnl_sgemm (conv_gemm.hpp): per
+// image, or one product for a 1x1 spatial map; with and without a bias; 1-D to 3-D. Each agrees
+// with the float64 convolution (our loop) rounded to float32; a strided input or out, or a
+// 1x1 kernel with a stride, takes oneDNN's path to the same values.
+TEST(CpuConvolution, PointwiseConvolutionsAsProducts) {
+  ensure_runtime();
+  struct Shape {
+    Dims x, w;
+  };
+  for (const Shape& s : {Shape{{2, 5, 3, 4}, {7, 5, 1, 1}}, Shape{{3, 5, 1, 1}, {7, 5, 1, 1}},
+                         Shape{{1, 6, 9}, {4, 6, 1}}, Shape{{2, 3, 2, 3, 2}, {5, 3, 1, 1, 1}}}) {
+    for (bool with_bias : {true, false}) {
+      SCOPED_TRACE(testing::Message() << "x " << s.x.size() << "-D, N " << s.x[0] << ", bias "
+                                      << with_bias);
+      int64_t nx = 1, nw = 1;
+      for (int64_t d : s.x) nx *= d;
+      for (int64_t d : s.w) nw *= d;
+      std::vector<double> xv(nx), wv(nw), bv(s.w[0]);
+      for (int64_t i = 0; i < nx; ++i) xv[i] = std::sin(0.3 * static_cast<double>(i)) * 2;
+      for (int64_t i = 0; i < nw; ++i) wv[i] = std::cos(0.7 * static_cast<double>(i));
+      for (size_t i = 0; i < bv.size(); ++i) bv[i] = 0.5 * static_cast<double>(i) - 1;
+      // Values exact in float32, so that both sides see the same inputs.
+      const Tensor x = op("_to_copy", f64(xv, s.x), TSR_DTYPE_FLOAT32);
+      const Tensor w = op("_to_copy", f64(wv, s.w), TSR_DTYPE_FLOAT32);
+      const Tensor b = op("_to_copy", f64(bv, {s.w[0]}), TSR_DTYPE_FLOAT32);
+      const Dims ones(s.x.size() - 2, 1), zeros(s.x.size() - 2, 0);
+      auto conv = [&](const Tensor& in, const Tensor& weight, const std::optional<Tensor>& bias,
+                      const Dims& stride) {
+        return op("convolution", in, weight, bias, stride, zeros, ones, false, zeros, int64_t{1});
+      };
+      const std::optional<Tensor> bias =
+          with_bias ? std::optional<Tensor>(b) : std::optional<Tensor>();
+      const std::optional<Tensor> bias64 =
+          with_bias ? std::optional<Tensor>(op("_to_copy", b, TSR_DTYPE_FLOAT64))
+                    : std::optional<Tensor>();
+      const std::vector<float> want = floats(conv(op("_to_copy", x, TSR_DTYPE_FLOAT64),
+                                                  op("_to_copy", w, TSR_DTYPE_FLOAT64), bias64,
+                                                  ones));
+      EXPECT_THAT(floats(conv(x, w, bias, ones)), Pointwise(testing::FloatNear(1e-5f), want));
+      // A non-contiguous input (the first half of each row of a tensor twice as wide):
+      // oneDNN's path.
+      Dims twice(s.x.size(), 1);
+      twice.back() = 2;
+      const int64_t last = static_cast<int64_t>(s.x.size()) - 1;
+      const Tensor strided = op("slice.Tensor", op("repeat", x, twice), last, int64_t{0},
+                                s.x.back(), int64_t{1});
+      ASSERT_FALSE(strided.is_contiguous());
+      EXPECT_THAT(floats(conv(strided, w, bias, ones)), Pointwise(testing::FloatNear(1e-5f), want));
+    }
+  }
+  // A 1x1 kernel with stride 2 is not a product per image: oneDNN's path, PyTorch's values.
+  const Tensor x = f32({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
+  const Tensor y = op("convolution", x, f32({2}, {1, 1, 1, 1}), std::nullopt, Dims{2, 2},
+                      Dims{0, 0}, Dims{1, 1}, false, Dims{0, 0}, int64_t{1});
+  EXPECT_THAT(floats(y), ElementsAre(2, 6, 14, 18));
+}
+
 TEST(CpuConvolution, ErrorsNameTheArgument) {
   ensure_runtime();
   EXPECT_THAT(error_of("convolution", f32({0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 1, 3, 3}),

@@ -196,14 +196,15 @@ std::string ModelsMarkdown(const std::vector<ModelResult>& results) {
          "the file) and the CPU plugin's; native share: of the nodes that make a call (not those "
          "folded at compile time), those that run on the device's own kernels or as composites "
          "of its ops, the rest through the fallback.\n\n"
-      << "| model | status | PyTorch | CPU plugin | nodes | native share | fallback | time | "
-         "vs CPU |\n|---|---|---|---|---|---|---|---|---|\n";
+      << "| model | status | PyTorch | CPU plugin | nodes | folded | native share | fallback | "
+         "time | vs CPU |\n|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ModelResult& r : results) {
     char time[32];
     std::snprintf(time, sizeof time, "%.2f ms", r.ms);
     out << "| " << r.model << " | " << r.status << (r.message.empty() ? "" : ": " + r.message)
         << " | " << (r.agrees_pytorch ? "✓" : "✗") << " | " << (r.agrees_cpu ? "✓" : "✗")
-        << " | " << r.nodes << " | " << NativeShare(r) << " | " << r.fallback << " | "
+        << " | " << r.nodes << " | " << r.folded << " | " << NativeShare(r) << " | " << r.fallback
+        << " | "
         << (r.ms > 0 ? time : "-") << " | " << VsCpu(r) << " |\n";
   }
   return out.str();

@@ -446,7 +446,7 @@ absl::StatusOr<CppOps> GenerateCppOps(const Lock& lock, std::string_view lock_na
       "//   #include \"tessera/sdk/ops.hpp\"\n"
       "//   Tensor y = tessera::ops::softmax(x, 1);\n"
       "//   Tensor z = tessera::ops::conv2d(x, w, {}, {2, 2}, {1, 1});  // {} for None\n"
-      "//   Tensor v = x.view({2, -1}).relu_();                       // Tensor methods\n"
+      "//   Tensor v = x.view({2, -1}).relu_();  // Tensor methods\n"
       "//\n"
       "// Each finds its op by name on its first call (an op the runtime does not define is an\n"
       "// error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or\n"
@@ -473,14 +473,21 @@ absl::StatusOr<CppOps> GenerateCppOps(const Lock& lock, std::string_view lock_na
     const FunctionSchema& s = history.back().schema;
     if (!Included(s)) {
       if (methods.count(name) != 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s names the method %s, an out= form (no method)", kTensorMethodsList, name));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s names the method %s, which gets no C++ function (%s)",
+                            kTensorMethodsList, name,
+                            s.ns.empty() ? "an out= form" : "an op of another namespace"));
       }
       continue;
     }
     std::string why;
     std::optional<Function> f = Build(s, &why);
     if (!f) {
+      if (methods.count(name) != 0) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s names the method %s, which gets no C++ function (it %s)",
+                            kTensorMethodsList, name, why));
+      }
       skipped.push_back(absl::StrCat(name, ": ", why));
       continue;
     }

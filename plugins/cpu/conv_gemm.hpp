@@ -9,7 +9,8 @@ namespace cpu {
 
 // conv_pointwise_gemm runs a float32 convolution whose kernel is 1 in every spatial dim (stride
 // 1, no padding or dilation, one group, not transposed) on contiguous input and output as
-// products on dnnl_sgemm and returns true; it returns false (nothing written) for any other.
+// products on dnnl_sgemm and returns true; it returns false for any other (nothing written), or
+// when dnnl_sgemm fails (some images may be written; the caller's oneDNN path writes them all).
 //
 // Why: oneDNN's convolutions choose NHWC or blocked layouts, so on plain NCHW tensors each call
 // reorders its input in and its output back; a 1x1 convolution is a product per image, W [O, C]

@@ -1,6 +1,7 @@
 // NN ops, each an out= kernel that writes the outputs it is given (the dispatcher has sized
 // them from the op's Meta function, and derives the functional forms from these): convolution
-// (onednn_conv.cc for float32/bfloat16, our direct loop otherwise); max_pool2d_with_indices (our
+// (1x1 float32 ones as products on dnnl_sgemm, conv_gemm.cc; onednn_conv.cc for the other
+// float32/bfloat16 ones, our direct loop otherwise); max_pool2d_with_indices (our
 // loop: oneDNN has no PyTorch indices); avg_pool2d on oneDNN for float32 (onednn_nn.cc) and our
 // loop otherwise; native_layer_norm (layer_norm_rows.cc for float32) and native_batch_norm (our
 // loops); linear (oneDNN matmul with the bias as part of the primitive).
@@ -10,11 +11,11 @@
 #include <tuple>
 #include <vector>
 
+#include "conv_gemm.hpp"
 #include "isa.hpp"
 #include "layer_norm_rows.hpp"
 #include "math.hpp"
 #include "onednn.hpp"
-#include "conv_gemm.hpp"
 #include "onednn_conv.hpp"
 #include "onednn_nn.hpp"
 #include "pointwise.hpp"

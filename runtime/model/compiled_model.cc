@@ -25,12 +25,6 @@ std::string NodeName(size_t index, const GraphNode& node) {
   return absl::StrFormat("node %d (%s)", index, node.op);
 }
 
-// ConstantName: the model's name of value `id`, or what a folded constant is.
-std::string ConstantName(const Model& m, int32_t id) {
-  if (static_cast<size_t>(id) < m.value_names.size()) return m.value_names[id];
-  return "a convolution weight or bias folded with a batch norm";
-}
-
 // ToValue: a literal argument as the schema type wants it (Note [Compiling a model]).
 Value ToValue(const GraphArg& a, const SchemaType& type, Device device) {
   using K = GraphArg::Kind;
@@ -181,7 +175,7 @@ class ConstantRoots {
     for (size_t i = 0; i < node.args.size() && i < saved.arguments.size(); ++i) {
       const std::optional<AliasInfo>& alias = saved.arguments[i].alias;
       if (!alias) continue;
-      const bool writes = alias->is_write && !WritesOnlyInTraining(node, i);
+      const bool writes = alias->is_write && !StatisticsWrittenOnlyInTraining(node, i);
       for (int32_t v : node.args[i].values) {
         if (v < 0 || root_[v] < 0) continue;
         if (writes) written_.insert(root_[v]);
@@ -197,15 +191,6 @@ class ConstantRoots {
   }
   const absl::flat_hash_set<int32_t>& written() const { return written_; }
 
-  // WritesOnlyInTraining: argument `i` of `node` is marked written (a!) but is written only in
-  // training mode, and the node's `training` argument is the literal false: native_batch_norm's
-  // running_mean and running_var (arguments 3 and 4; training is argument 5). An inference
-  // batch norm then leaves its statistics immutable, so they may fold (fold_batch_norm.h) and
-  // the model's runs need not take turns.
-  static bool WritesOnlyInTraining(const GraphNode& node, size_t i) {
-    return node.op == "native_batch_norm" && (i == 3 || i == 4) && node.args.size() > 5 &&
-           node.args[5].kind == GraphArg::Kind::kBool && !node.args[5].b;
-  }
   absl::flat_hash_set<int32_t> shown(const std::vector<GraphOutput>& outputs) const {
     absl::flat_hash_set<int32_t> shown;
     for (const GraphOutput& out : outputs) {
@@ -281,11 +266,12 @@ void CompiledModel::PointAt(BoundNode& node, size_t arg, int32_t value) {
   if (node.unboxed) node.tensor_of[arg] = value;
 }
 
-absl::StatusOr<std::vector<std::pair<int32_t, Tensor>>> CompiledModel::Fold(
-    const absl::flat_hash_set<int32_t>& written) {
-  std::vector<std::pair<int32_t, Tensor>> folded;
+absl::StatusOr<std::vector<CompiledModel::FoldedConstant>> CompiledModel::Fold(
+    const absl::flat_hash_set<int32_t>& written, const absl::flat_hash_set<int32_t>& shown) {
+  std::vector<FoldedConstant> folded;
   if (!BatchNormFoldingEnabled()) return folded;
-  TSR_ASSIGN_OR_RETURN(std::vector<BatchNormFold> folds, FoldBatchNorms(*model_, written));
+  TSR_ASSIGN_OR_RETURN(std::vector<BatchNormFold> folds,
+                       FoldBatchNorms(*model_, written, shown));
   for (BatchNormFold& fold : folds) {
     BoundNode& conv = nodes_[fold.conv];
     // The file's argument positions are the bound ones (today's schema added none).
@@ -294,8 +280,8 @@ absl::StatusOr<std::vector<std::pair<int32_t, Tensor>>> CompiledModel::Fold(
     const auto bias = static_cast<int32_t>(num_values_++);
     PointAt(conv, 1, weight);  // convolution(input, weight, bias, ...)
     PointAt(conv, 2, bias);
-    folded.emplace_back(weight, std::move(fold.weight));
-    folded.emplace_back(bias, std::move(fold.bias));
+    folded.push_back({weight, std::move(fold.weight), fold.conv, "weight"});
+    folded.push_back({bias, std::move(fold.bias), fold.conv, "bias"});
     BoundNode& norm = nodes_[fold.norm];
     norm.route = NodeRoute::kFolded;
     norm.forward_from = model_->nodes[fold.conv].outputs[0];
@@ -445,30 +431,37 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   }
   compiled->writes_constants_ = !roots.written().empty();
   compiled->num_values_ = model->value_names.size();
-  TSR_ASSIGN_OR_RETURN(auto folded, compiled->Fold(roots.written()));
+  const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
+  TSR_ASSIGN_OR_RETURN(const std::vector<FoldedConstant> folded,
+                       compiled->Fold(roots.written(), shown));
   // The constants a run reads: the nodes' (folded ones read none) and the outputs'.
   absl::flat_hash_set<int32_t> read;
   for (const BoundNode& node : compiled->nodes_) {
     for (const TensorSlot& slot : node.tensors) read.insert(slot.values.begin(), slot.values.end());
   }
   for (const GraphOutput& out : model->outputs) read.insert(out.value);
-  const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
-  std::vector<std::pair<int32_t, Tensor>> constants = model->constants;
-  constants.insert(constants.end(), folded.begin(), folded.end());
-  for (const auto& [id, host] : constants) {
-    if (!read.contains(id)) continue;  // a folded node's, or none's: it stays on the host
-    // A constant a node writes is this compiled model's own copy; the others may be shared,
-    // and those no output shows are immutable.
+  // copy: constant `id` on the device. One a node writes is this compiled model's own copy;
+  // the others may be shared, and those no output shows are immutable.
+  auto copy = [&](int32_t id, const Tensor& host, const std::string& name) -> absl::Status {
     const bool written = roots.written().contains(id);
     absl::StatusOr<Tensor> on_device = CopyTo(host, device, written, registry);
     if (on_device.ok() && !written && !shown.contains(id)) on_device = ImmutableAlias(*on_device);
     if (!on_device.ok()) {
-      return absl::Status(
-          on_device.status().code(),
-          absl::StrFormat("copying constant \"%s\" to %s: %s", ConstantName(*model, id),
-                          DeviceToString(device), on_device.status().message()));
+      return absl::Status(on_device.status().code(),
+                          absl::StrFormat("copying %s to %s: %s", name, DeviceToString(device),
+                                          on_device.status().message()));
     }
     compiled->constants_.emplace_back(id, *std::move(on_device));
+    return absl::OkStatus();
+  };
+  for (const auto& [id, host] : model->constants) {
+    if (!read.contains(id)) continue;  // a folded node's, or none's: it stays on the host
+    TSR_RETURN_IF_ERROR(copy(id, host, absl::StrFormat("constant \"%s\"", model->value_names[id])));
+  }
+  for (const FoldedConstant& f : folded) {
+    const std::string name =
+        absl::StrFormat("the folded %s of %s", f.what, NodeName(f.node, model->nodes[f.node]));
+    TSR_RETURN_IF_ERROR(copy(f.id, f.host, name));
   }
   return compiled;
 }

@@ -130,10 +130,17 @@ class CompiledModel {
   };
   // PointAt makes node argument `arg` read value `value` (a folded constant).
   static void PointAt(BoundNode& node, size_t arg, int32_t value);
-  // Fold applies Note [Folding batch norm] to the bound nodes; it returns the folded constants
-  // (host tensors under new value ids).
-  absl::StatusOr<std::vector<std::pair<int32_t, Tensor>>> Fold(
-      const absl::flat_hash_set<int32_t>& written);
+  // A constant compiling made (fold_batch_norm.h): a host tensor under a new value id.
+  struct FoldedConstant {
+    int32_t id;
+    Tensor host;
+    size_t node;       // the convolution that reads it
+    const char* what;  // "weight" or "bias"
+  };
+  // Fold applies Note [Folding batch norm] to the bound nodes (`written`, `shown`: the
+  // constants nodes write and outputs show, which never fold) and returns the constants it made.
+  absl::StatusOr<std::vector<FoldedConstant>> Fold(const absl::flat_hash_set<int32_t>& written,
+                                                   const absl::flat_hash_set<int32_t>& shown);
 
   // RunNode makes node `n`'s call and stores its returns in `values`.
   // `dims`: the run's value of each dim of the model.

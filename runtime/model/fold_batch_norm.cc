@@ -20,17 +20,43 @@ namespace {
 // convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
 //             int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor
 constexpr size_t kConvArgs = 9, kConvWeight = 1, kConvBias = 2, kConvTransposed = 6;
-// native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
-//                   Tensor? running_var, bool training, float momentum, float eps)
-//     -> (Tensor, Tensor, Tensor)
-// batch_norm(...the same..., bool cudnn_enabled) -> Tensor
-constexpr size_t kNormInput = 0, kNormWeight = 1, kNormBias = 2, kNormMean = 3, kNormVar = 4,
-                 kNormTraining = 5, kNormEps = 7;
+// The batch norms: (Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
+// Tensor? running_var, ...) -> (Tensor out, ...), then as each schema has it:
+//   native_batch_norm, _native_batch_norm_legit: bool training, float momentum, float eps
+//       -> 3 returns (out, save_mean, save_invstd); the statistics marked (a!), (b!)
+//   batch_norm: bool training, float momentum, float eps, bool cudnn_enabled -> 1 return
+//   _native_batch_norm_legit_no_training: float momentum, float eps -> 3 returns
+constexpr size_t kNormInput = 0, kNormWeight = 1, kNormBias = 2, kNormMean = 3, kNormVar = 4;
+struct NormOp {
+  const char* name;
+  size_t args, outputs;
+  int training;  // the training argument's position; -1: inference only
+  size_t eps;
+  bool writes_statistics;  // in training (its schema marks them written)
+};
+constexpr NormOp kNormOps[] = {
+    {"native_batch_norm", 8, 3, 5, 7, true},
+    {"_native_batch_norm_legit", 8, 3, 5, 7, true},
+    {"batch_norm", 9, 1, 5, 7, false},
+    {"_native_batch_norm_legit_no_training", 7, 3, -1, 6, false},
+};
+
+// NormOpOf: the batch norm `node` is, with the argument and output counts of its schema.
+const NormOp* NormOpOf(const GraphNode& node) {
+  for (const NormOp& op : kNormOps) {
+    if (node.op == op.name && node.args.size() == op.args && node.outputs.size() == op.outputs) {
+      return &op;
+    }
+  }
+  return nullptr;
+}
 
 // Graph: what the fold asks of the model's values.
 class Graph {
  public:
-  Graph(const Model& m, const absl::flat_hash_set<int32_t>& written) : written_(written) {
+  Graph(const Model& m, const absl::flat_hash_set<int32_t>& written,
+        const absl::flat_hash_set<int32_t>& shown)
+      : written_(written), shown_(shown) {
     readers_.assign(m.value_names.size(), 0);
     producer_.assign(m.value_names.size(), -1);
     for (size_t n = 0; n < m.nodes.size(); ++n) {
@@ -48,13 +74,16 @@ class Graph {
   int readers(int32_t v) const { return readers_[v]; }
   int32_t producer(int32_t v) const { return producer_[v]; }
 
-  // Constant: the argument's tensor when it is one constant no node writes, a float32 or
+  // Constant: the argument's tensor when it is one constant no node writes and no output
+  // shows, a float32 or
   // float64 vector of `channels` (a weight: any rank, `channels` rows) of `dtype`; else none.
   std::optional<Tensor> Constant(const GraphArg& a, ScalarType dtype, int64_t channels,
                                  bool vector) const {
     if (a.kind != GraphArg::Kind::kTensor || a.values.size() != 1) return std::nullopt;
     auto it = constants_.find(a.values[0]);
-    if (it == constants_.end() || written_.contains(a.values[0])) return std::nullopt;
+    if (it == constants_.end() || written_.contains(a.values[0]) || shown_.contains(a.values[0])) {
+      return std::nullopt;
+    }
     const Tensor& t = it->second;
     if (t.dtype() != dtype || !t.is_contiguous() || t.dim() < 1 || t.sizes()[0] != channels ||
         (vector && t.dim() != 1)) {
@@ -75,6 +104,7 @@ class Graph {
 
  private:
   const absl::flat_hash_set<int32_t>& written_;
+  const absl::flat_hash_set<int32_t>& shown_;
   std::vector<int> readers_;
   std::vector<int32_t> producer_;
   absl::flat_hash_map<int32_t, Tensor> constants_;
@@ -125,22 +155,23 @@ absl::Status Fold(const Tensor& w, const std::optional<Tensor>& b,
 }  // namespace
 
 absl::StatusOr<std::vector<BatchNormFold>> FoldBatchNorms(
-    const Model& m, const absl::flat_hash_set<int32_t>& written) {
-  const Graph g(m, written);
+    const Model& m, const absl::flat_hash_set<int32_t>& written,
+    const absl::flat_hash_set<int32_t>& shown) {
+  const Graph g(m, written, shown);
   std::vector<BatchNormFold> folds;
   for (size_t n = 0; n < m.nodes.size(); ++n) {
     const GraphNode& norm = m.nodes[n];
-    // native_batch_norm's statistics outputs (1 and 2) must be read by nothing: the folded node
-    // makes no tensor for them.
-    const bool native = norm.op == "native_batch_norm" && norm.args.size() == 8 &&
-                        norm.outputs.size() == 3 && g.readers(norm.outputs[1]) == 0 &&
-                        g.readers(norm.outputs[2]) == 0;
-    const bool composite =
-        norm.op == "batch_norm" && norm.args.size() == 9 && norm.outputs.size() == 1;
-    if (!native && !composite) continue;
+    const NormOp* op = NormOpOf(norm);
+    if (op == nullptr) continue;
+    // The statistics outputs (1 and 2) must be read by nothing: the folded node makes no
+    // tensor for them.
+    if (op->outputs == 3 && (g.readers(norm.outputs[1]) != 0 || g.readers(norm.outputs[2]) != 0)) {
+      continue;
+    }
     const GraphArg& input = norm.args[kNormInput];
-    const GraphArg& eps_arg = norm.args[kNormEps];
-    if (input.kind != GraphArg::Kind::kTensor || !IsFalse(norm.args[kNormTraining]) ||
+    const GraphArg& eps_arg = norm.args[op->eps];
+    if (input.kind != GraphArg::Kind::kTensor ||
+        (op->training >= 0 && !IsFalse(norm.args[static_cast<size_t>(op->training)])) ||
         (eps_arg.kind != GraphArg::Kind::kFloat && eps_arg.kind != GraphArg::Kind::kInt)) {
       continue;
     }
@@ -173,6 +204,12 @@ absl::StatusOr<std::vector<BatchNormFold>> FoldBatchNorms(
   return folds;
 }
 
+bool StatisticsWrittenOnlyInTraining(const GraphNode& node, size_t arg) {
+  const NormOp* op = NormOpOf(node);
+  return op != nullptr && op->writes_statistics && (arg == kNormMean || arg == kNormVar) &&
+         IsFalse(node.args[static_cast<size_t>(op->training)]);
+}
+
 bool BatchNormFoldingEnabled() {
   const char* value = std::getenv("TESSERA_FOLD_BATCH_NORM");
   if (value == nullptr || std::strcmp(value, "1") == 0) return true;
@@ -180,7 +217,7 @@ bool BatchNormFoldingEnabled() {
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true)) {
     const std::string message = absl::StrFormat(
-        "TESSERA_FOLD_BATCH_NORM: expected 0 or 1, got '%s'; batch norms stay folded", value);
+        "TESSERA_FOLD_BATCH_NORM: expected 0 or 1, got '%s'; folding stays on", value);
     capi::RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
   }
   return true;

@@ -15,8 +15,12 @@
 // and rounded once to the weight's dtype, so outputs differ from the unfolded program's by about
 // one rounding of each weight (PyTorch's own freezing passes, torch.fx's fuse, do the same
 // fold). Only float32 and float64 fold; a batch norm in training mode, one that keeps its
-// statistics' outputs for a later node, or one whose tensors are not constants never does.
-// TESSERA_FOLD_BATCH_NORM=0 turns folding off (docs/embedding_guide.md, "Models").
+// statistics' outputs for a later node, one whose tensors are not constants, and one with a
+// constant that a node writes or that an output hands to the application (which may write it)
+// never does. The batch norms are those of every exporter: native_batch_norm and
+// _native_batch_norm_legit (make_fx, torch.export training graphs) with training false,
+// _native_batch_norm_legit_no_training (torch.export's inference graphs) and batch_norm.
+// TESSERA_FOLD_BATCH_NORM=0 turns folding off (docs/embedding_guide.md, "Running a model").
 #pragma once
 
 #include <cstddef>
@@ -38,11 +42,20 @@ struct BatchNormFold {
   Tensor bias;    // host: b[c] * scale[c] + shift[c]
 };
 
-// FoldBatchNorms: the folds of `m` (Note [Folding batch norm]), each computed. `written`: the
-// constants some node writes in place (they never fold). A node's arguments are the file's:
-// the caller binds the nodes first, so a malformed node has been refused by then.
+// FoldBatchNorms: the folds of `m` (Note [Folding batch norm]), each computed. `written` and
+// `shown`: the constants some node writes in place and those an output shows (they never
+// fold). A node's arguments are the file's: the caller binds the nodes first, so a malformed
+// node has been refused by then.
 absl::StatusOr<std::vector<BatchNormFold>> FoldBatchNorms(
-    const Model& m, const absl::flat_hash_set<int32_t>& written);
+    const Model& m, const absl::flat_hash_set<int32_t>& written,
+    const absl::flat_hash_set<int32_t>& shown);
+
+// StatisticsWrittenOnlyInTraining: argument `arg` of `node` is a batch norm's running_mean or
+// running_var, which its schema marks written (a!) but which it writes only in training, and
+// the node's `training` argument is the literal false (native_batch_norm,
+// _native_batch_norm_legit). Such a node leaves its statistics as they are, so they may fold
+// and the model's runs need not take turns (Note [Compiling a model]).
+bool StatisticsWrittenOnlyInTraining(const GraphNode& node, size_t arg);
 
 // BatchNormFoldingEnabled: TESSERA_FOLD_BATCH_NORM is unset or 1 (0 turns folding off; another
 // value is logged once and leaves it on). Read at each compile.

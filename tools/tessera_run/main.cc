@@ -295,6 +295,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::pair<uint64_t, int>> by_op;  // op -> (ns, nodes)
     uint64_t all_ns = 0;
     for (size_t i = 0; i < stats.node_ns.size(); ++i) {
+      if (compiled.node_route(i) == TSR_NODE_FOLDED) continue;  // no call of its own
       auto& [ns, count] = by_op[compiled.node_op(i)];
       ns += stats.node_ns[i];
       ++count;

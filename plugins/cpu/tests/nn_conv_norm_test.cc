@@ -246,6 +246,14 @@ TEST(CpuConvolution, PointwiseConvolutionsAsProducts) {
                                 s.x.back(), int64_t{1});
       ASSERT_FALSE(strided.is_contiguous());
       EXPECT_THAT(floats(conv(strided, w, bias, ones)), Pointwise(testing::FloatNear(1e-5f), want));
+      // Into a strided out (dims 0 and 1 of a contiguous tensor swapped): oneDNN's path too,
+      // where the swap is not a no-op.
+      Dims swapped = shape(conv(x, w, bias, ones));
+      std::swap(swapped[0], swapped[1]);
+      const Tensor out = op("transpose.int", op("full", swapped, Scalar(0.0)), int64_t{0},
+                            int64_t{1});
+      op("convolution.out", x, w, bias, ones, zeros, ones, false, zeros, int64_t{1}, out);
+      EXPECT_THAT(floats(out), Pointwise(testing::FloatNear(1e-5f), want));
     }
   }
   // A 1x1 kernel with stride 2 is not a product per image: oneDNN's path, PyTorch's values.

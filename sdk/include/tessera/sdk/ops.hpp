@@ -4,7 +4,7 @@
 //   #include "tessera/sdk/ops.hpp"
 //   Tensor y = tessera::ops::softmax(x, 1);
 //   Tensor z = tessera::ops::conv2d(x, w, {}, {2, 2}, {1, 1});  // {} for None
-//   Tensor v = x.view({2, -1}).relu_();                       // Tensor methods
+//   Tensor v = x.view({2, -1}).relu_();  // Tensor methods
 //
 // Each finds its op by name on its first call (an op the runtime does not define is an
 // error then) and calls it as tessera::call1 does. Out= forms, and ops whose arguments or

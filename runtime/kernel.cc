@@ -11,6 +11,7 @@
 #include "dispatcher/unboxed_call.h"
 #include "runtime/call_views.h"
 #include "runtime/device_registry.h"
+#include "runtime/env_switch.h"
 #include "runtime/handles.h"
 #include "runtime/kernel_schema.h"
 #include "runtime/runtime_state.h"
@@ -50,16 +51,8 @@ absl::Status Trampoline(void* context, const OperatorHandle& op, Stack* stack) {
 // Read at each registration: a plugin loaded after the variable changes follows it.
 // Another value than 0 or 1 keeps them on and is logged once.
 bool PackedKernelsEnabled() {
-  const char* value = std::getenv("TESSERA_PACKED_KERNELS");
-  if (value == nullptr || std::strcmp(value, "1") == 0) return true;
-  if (std::strcmp(value, "0") == 0) return false;
   static std::atomic<bool> warned{false};
-  if (!warned.exchange(true)) {
-    const std::string message = absl::StrFormat(
-        "TESSERA_PACKED_KERNELS: expected 0 or 1, got '%s'; packed kernel entries stay on", value);
-    RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
-  }
-  return true;
+  return EnvSwitchOn("TESSERA_PACKED_KERNELS", warned, "packed kernel entries stay on");
 }
 
 // The most arguments a packed call passes (an op with more gets the boxed entry only): the

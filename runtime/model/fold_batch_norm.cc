@@ -2,15 +2,11 @@
 
 #include <atomic>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
 #include <optional>
-#include <string>
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_format.h"
 #include "core/status_macros.h"
-#include "runtime/runtime_state.h"
+#include "runtime/env_switch.h"
 
 namespace tessera {
 namespace model {
@@ -211,16 +207,8 @@ bool StatisticsWrittenOnlyInTraining(const GraphNode& node, size_t arg) {
 }
 
 bool BatchNormFoldingEnabled() {
-  const char* value = std::getenv("TESSERA_FOLD_BATCH_NORM");
-  if (value == nullptr || std::strcmp(value, "1") == 0) return true;
-  if (std::strcmp(value, "0") == 0) return false;
   static std::atomic<bool> warned{false};
-  if (!warned.exchange(true)) {
-    const std::string message = absl::StrFormat(
-        "TESSERA_FOLD_BATCH_NORM: expected 0 or 1, got '%s'; folding stays on", value);
-    capi::RuntimeApi().log(TSR_LOG_WARNING, tsr_string{message.data(), message.size()});
-  }
-  return true;
+  return EnvSwitchOn("TESSERA_FOLD_BATCH_NORM", warned, "folding stays on");
 }
 
 }  // namespace model

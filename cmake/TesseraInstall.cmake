@@ -56,6 +56,8 @@ install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${TESSERA_INSTALL_
 install(FILES sdk/plugin_exports.map DESTINATION ${TESSERA_INSTALL_DATA_DIR})
 install(FILES sdk/examples/npu/CMakeLists.txt sdk/examples/npu/npu_device.h
               sdk/examples/npu/npu_device.cc sdk/examples/npu/npu_plugin.cc
+              sdk/examples/npu/npu_elementwise.h sdk/examples/npu/npu_graph.h
+              sdk/examples/npu/npu_graph.cc
               sdk/examples/npu/npu_c_kernels.h sdk/examples/npu/npu_c_kernels.c
   DESTINATION ${TESSERA_INSTALL_DATA_DIR}/examples/npu)
 install(FILES examples/c/CMakeLists.txt examples/c/c_plugin.c examples/c/c_embedding.c

@@ -19,9 +19,12 @@ struct ModelResult {
   std::string message;   // why, for fail and error
   // folded: nodes folded at compile time into an earlier node (TSR_NODE_FOLDED), which run no
   // call of their own.
-  size_t nodes = 0, native = 0, composite = 0, fallback = 0, folded = 0;
+  // claimed: nodes in runs the device's graph compiler claimed (TSR_NODE_CLAIMED).
+  size_t nodes = 0, native = 0, composite = 0, fallback = 0, folded = 0, claimed = 0;
   bool agrees_pytorch = false;  // every output within its dtype's tolerance of PyTorch's
   bool agrees_cpu = false;      // ... and of the CPU plugin's (true when the device is the CPU)
+  // ... and of the same device's with nothing claimed, node by node (true when none claimed).
+  bool agrees_nodes = false;
   double ms = 0, cpu_ms = 0;    // median time of a run on the device, on the CPU (0: not run)
 };
 

@@ -1,6 +1,4 @@
 // The C entry points of tessera/c/model.h over runtime/model/.
-#include "tessera/c/model.h"
-
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -10,6 +8,7 @@
 #include "runtime/model/compiled_model.h"
 #include "runtime/model/model.h"
 #include "runtime/runtime_state.h"
+#include "tessera/c/model.h"
 
 struct tsr_model {
   std::shared_ptr<const tessera::model::Model> model;
@@ -26,7 +25,8 @@ namespace {
 static_assert(TSR_NODE_NATIVE == static_cast<int>(model::NodeRoute::kNative) &&
                   TSR_NODE_COMPOSITE == static_cast<int>(model::NodeRoute::kComposite) &&
                   TSR_NODE_FALLBACK == static_cast<int>(model::NodeRoute::kFallback) &&
-                  TSR_NODE_FOLDED == static_cast<int>(model::NodeRoute::kFolded),
+                  TSR_NODE_FOLDED == static_cast<int>(model::NodeRoute::kFolded) &&
+                  TSR_NODE_CLAIMED == static_cast<int>(model::NodeRoute::kClaimed),
               "tsr_node_route must equal NodeRoute (runtime/model/compiled_model.h)");
 
 absl::Status NeedHandle(const void* handle, const char* what, const char* fn) {
@@ -54,8 +54,8 @@ tsr_error* FileTensor(const tsr_model* model, size_t index, bool input, tsr_tens
   const std::vector<Tensor>& tensors = input ? m.example_inputs : m.expected_outputs;
   const char* what = input ? "inputs" : "outputs";
   if (index >= tensors.size()) {
-    return ToError(absl::OutOfRangeError(absl::StrFormat(
-        "%s: index %d is past the model's %d %s", fn, index, tensors.size(), what)));
+    return ToError(absl::OutOfRangeError(absl::StrFormat("%s: index %d is past the model's %d %s",
+                                                         fn, index, tensors.size(), what)));
   }
   if (!tensors[index].defined()) {
     return ToError(absl::NotFoundError(
@@ -74,14 +74,13 @@ tsr_error* RunCompiled(const tsr_compiled_model* compiled, tsr_tensor* const* in
   const model::CompiledModel& c = *compiled->compiled;
   const size_t want = c.model().outputs.size();
   if (num_outputs != want || (want > 0 && outputs == nullptr)) {
-    return ToError(absl::InvalidArgumentError(absl::StrFormat(
-        "%s: expected room for the model's %d outputs, got %s", fn, want,
-        outputs == nullptr ? "NULL" : absl::StrFormat("%d", num_outputs))));
+    return ToError(absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected room for the model's %d outputs, got %s", fn, want,
+                        outputs == nullptr ? "NULL" : absl::StrFormat("%d", num_outputs))));
   }
   if (num_inputs > 0 && inputs == nullptr) {
-    return ToError(
-        absl::InvalidArgumentError(absl::StrFormat("%s: expected %d inputs, got NULL", fn,
-                                                   num_inputs)));
+    return ToError(absl::InvalidArgumentError(
+        absl::StrFormat("%s: expected %d inputs, got NULL", fn, num_inputs)));
   }
   std::vector<Tensor> in;
   in.reserve(num_inputs);
@@ -123,8 +122,7 @@ tsr_error* tsr_model_load_from_memory(const void* data, size_t nbytes, tsr_model
       return ToError(absl::InvalidArgumentError(
           absl::StrFormat("%s: expected %d bytes, got NULL", fn, nbytes)));
     }
-    return Loaded(model::ReadModel(std::string_view(static_cast<const char*>(data), nbytes)),
-                  out);
+    return Loaded(model::ReadModel(std::string_view(static_cast<const char*>(data), nbytes)), out);
   });
 }
 
@@ -183,23 +181,52 @@ tsr_error* tsr_model_expected_output(const tsr_model* m, size_t index, tsr_tenso
   return Guard(fn, [&] { return FileTensor(m, index, false, out, fn); });
 }
 
-tsr_error* tsr_model_compile(const tsr_model* m, tsr_device device, tsr_compiled_model** out) {
-  static constexpr const char* fn = __func__;
+// CompileModel: tsr_model_compile(_with_options) as `fn`, whose name its errors carry.
+static tsr_error* CompileModel(const tsr_model* m, tsr_device device,
+                               const tsr_compile_options* options, tsr_compiled_model** out,
+                               const char* fn) {
   return Guard(fn, [&]() -> tsr_error* {
     if (auto s = NeedHandle(out, "an output pointer", fn); !s.ok()) return ToError(s);
     *out = nullptr;
     if (auto s = NeedHandle(m, "a model", fn); !s.ok()) return ToError(s);
     absl::StatusOr<tessera::Device> dev = ToDevice(device, fn);
     if (!dev.ok()) return ToError(dev.status());
+    model::CompileOptions chosen;
+    if (options != nullptr) {
+      constexpr size_t kMinSize = offsetof(tsr_compile_options, reserved);
+      constexpr uint32_t kKnown = TSR_COMPILE_NO_CLAIMS | TSR_COMPILE_NO_FOLDING;
+      if (options->struct_size < kMinSize) {
+        return MakeError(absl::StatusCode::kInvalidArgument,
+                         absl::StrFormat("%s: options->struct_size is %d, expected at least %d", fn,
+                                         options->struct_size, kMinSize));
+      }
+      if ((options->flags & ~kKnown) != 0) {
+        return MakeError(absl::StatusCode::kInvalidArgument,
+                         absl::StrFormat("%s: options->flags has bits 0x%x that this runtime "
+                                         "does not know (it knows 0x%x)",
+                                         fn, options->flags & ~kKnown, kKnown));
+      }
+      chosen.claims = (options->flags & TSR_COMPILE_NO_CLAIMS) == 0;
+      chosen.fold = (options->flags & TSR_COMPILE_NO_FOLDING) == 0;
+    }
     EnsureDefaultPluginsLoaded();
     auto compiled =
-        model::CompiledModel::Compile(m->model, *dev, tessera::OpRegistry::Global());
+        model::CompiledModel::Compile(m->model, *dev, tessera::OpRegistry::Global(), chosen);
     if (!compiled.ok()) return ToError(compiled.status());
     *out = new tsr_compiled_model{*std::move(compiled)};
     return nullptr;
   });
 }
 
+tsr_error* tsr_model_compile(const tsr_model* m, tsr_device device, tsr_compiled_model** out) {
+  return CompileModel(m, device, nullptr, out, __func__);
+}
+
+tsr_error* tsr_model_compile_with_options(const tsr_model* m, tsr_device device,
+                                          const tsr_compile_options* options,
+                                          tsr_compiled_model** out) {
+  return CompileModel(m, device, options, out, __func__);
+}
 void tsr_compiled_model_release(tsr_compiled_model* compiled) { delete compiled; }
 
 tsr_error* tsr_compiled_model_run(const tsr_compiled_model* compiled, tsr_tensor* const* inputs,

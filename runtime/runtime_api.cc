@@ -112,6 +112,13 @@ tsr_error* PluginDeviceRegister(const tsr_device_interface* iface, tsr_registrat
   if (tsr_error* e = Outside("device_register", __builtin_return_address(0), out)) return e;
   return tsr_device_register(iface, out);
 }
+tsr_error* PluginGraphCompilerRegister(const tsr_graph_compiler* compiler,
+                                       tsr_registration** out) {
+  if (tsr_error* e = Outside("graph_compiler_register", __builtin_return_address(0), out)) {
+    return e;
+  }
+  return tsr_graph_compiler_register(compiler, out);
+}
 
 // PluginOpFind is tsr_op_find without default discovery: plugins are loaded by then, or being
 // loaded on this very thread (a register_fn under default discovery would re-enter its
@@ -126,6 +133,7 @@ tsr_runtime_api MakePluginApi() {
   api.fallback_register = &PluginFallbackRegister;
   api.fallback_register_cpu = &PluginFallbackRegisterCpu;
   api.device_register = &PluginDeviceRegister;
+  api.graph_compiler_register = &PluginGraphCompilerRegister;
   return api;
 }
 

@@ -98,4 +98,5 @@
   X(generator_set_state, &tsr_generator_set_state)                   \
   X(manual_seed, &tsr_manual_seed)                                   \
   X(stack_push_generator, &tsr_stack_push_generator)                 \
-  X(deterministic_algorithms, &tsr_deterministic_algorithms)
+  X(deterministic_algorithms, &tsr_deterministic_algorithms)       \
+  X(graph_compiler_register, &tsr_graph_compiler_register)

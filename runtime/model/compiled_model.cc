@@ -15,6 +15,7 @@
 #include "dispatcher/schema_compat.h"
 #include "dispatcher/unboxed_call.h"
 #include "runtime/call_recorder.h"
+#include "runtime/graph_compiler.h"
 #include "runtime/model/fold_batch_norm.h"
 
 namespace tessera {
@@ -251,6 +252,8 @@ std::string_view NodeRouteName(NodeRoute route) {
       return "fallback";
     case NodeRoute::kFolded:
       return "folded";
+    case NodeRoute::kClaimed:
+      return "claimed";
   }
   return "?";
 }
@@ -270,8 +273,7 @@ absl::StatusOr<std::vector<CompiledModel::FoldedConstant>> CompiledModel::Fold(
     const absl::flat_hash_set<int32_t>& written, const absl::flat_hash_set<int32_t>& shown) {
   std::vector<FoldedConstant> folded;
   if (!BatchNormFoldingEnabled()) return folded;
-  TSR_ASSIGN_OR_RETURN(std::vector<BatchNormFold> folds,
-                       FoldBatchNorms(*model_, written, shown));
+  TSR_ASSIGN_OR_RETURN(std::vector<BatchNormFold> folds, FoldBatchNorms(*model_, written, shown));
   for (BatchNormFold& fold : folds) {
     BoundNode& conv = nodes_[fold.conv];
     // The file's argument positions are the bound ones (today's schema added none).
@@ -286,13 +288,20 @@ absl::StatusOr<std::vector<CompiledModel::FoldedConstant>> CompiledModel::Fold(
     norm.route = NodeRoute::kFolded;
     norm.forward_from = model_->nodes[fold.conv].outputs[0];
     norm.unboxed = false;
-    norm.tensors.clear();
+    // It reads only its input now (Note [Claimed runs]: what a graph compiler is shown); its
+    // constants stay on the host unless another node reads them.
+    norm.tensors.erase(std::remove_if(norm.tensors.begin(), norm.tensors.end(),
+                                      [](const TensorSlot& s) { return s.arg != 0; }),
+                       norm.tensors.end());
   }
   return folded;
 }
 
+CompiledModel::~CompiledModel() = default;
+
 absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
-    std::shared_ptr<const Model> model, Device device, OpRegistry& registry) {
+    std::shared_ptr<const Model> model, Device device, OpRegistry& registry,
+    CompileOptions options) {
   std::unique_ptr<CompiledModel> compiled(new CompiledModel(model, device, registry));
   const DispatchKey key = DispatchKeyFor(device.type);
   std::vector<std::string> refused;  // every node that cannot run, named in one error
@@ -334,8 +343,9 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     const bool list_return = returns.size() == 1 && returns[0].type.is_list;
     // A model's values are tensors: an op returning a host value (sym_size.int's int, item's
     // Scalar, equal's bool) has nowhere to put it, so it is named here, not at its first run.
-    if (auto value = std::find_if(returns.begin(), returns.end(),
-                                  [](const Argument& r) { return r.type.base != BaseType::kTensor; });
+    if (auto value =
+            std::find_if(returns.begin(), returns.end(),
+                         [](const Argument& r) { return r.type.base != BaseType::kTensor; });
         value != returns.end()) {
       refused.push_back(absl::StrFormat(
           "%s: returns a host value (%s), and a model's values are tensors (such nodes, as "
@@ -397,8 +407,8 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
     // The fast path takes single tensors, Scalars and None in today's schema's order, from
     // the block built at compile (so not a node whose arguments a run evaluates).
-    bound.unboxed = op->may_call_unboxed() && change.added_arguments.empty() &&
-                    bound.dynamic.empty();
+    bound.unboxed =
+        op->may_call_unboxed() && change.added_arguments.empty() && bound.dynamic.empty();
     if (bound.unboxed) {
       bound.tensor_of.assign(bound.arguments.size(), -1);
       for (const TensorSlot& slot : bound.tensors) {
@@ -432,9 +442,12 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   compiled->writes_constants_ = !roots.written().empty();
   compiled->num_values_ = model->value_names.size();
   const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
-  TSR_ASSIGN_OR_RETURN(const std::vector<FoldedConstant> folded,
-                       compiled->Fold(roots.written(), shown));
-  // The constants a run reads: the nodes' (folded ones read none) and the outputs'.
+  std::vector<FoldedConstant> folded;
+  if (options.fold) {
+    TSR_ASSIGN_OR_RETURN(folded, compiled->Fold(roots.written(), shown));
+  }
+  if (options.claims) TSR_RETURN_IF_ERROR(compiled->ClaimRuns(last_reader, folded));
+  // The constants a run reads: the nodes' (a folded one reads only its input) and the outputs'.
   absl::flat_hash_set<int32_t> read;
   for (const BoundNode& node : compiled->nodes_) {
     for (const TensorSlot& slot : node.tensors) read.insert(slot.values.begin(), slot.values.end());
@@ -530,9 +543,9 @@ absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const i
     for (size_t k = 0; k < exprs.size(); ++k) {
       absl::StatusOr<int64_t> v = exprs[k].Evaluate(dims);
       if (!v.ok()) {
-        return NodeError(n, absl::OutOfRangeError(absl::StrFormat(
-                                "argument '%s' (%s): %s", d.name,
-                                exprs[k].ToString(model_->dims), v.status().message())));
+        return NodeError(n, absl::OutOfRangeError(absl::StrFormat("argument '%s' (%s): %s", d.name,
+                                                                  exprs[k].ToString(model_->dims),
+                                                                  v.status().message())));
       }
       (evaluated.kind == GraphArg::Kind::kInt ? evaluated.i : evaluated.ints[k]) = *v;
     }
@@ -626,22 +639,30 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     for (const Tensor& t : values) live->Outside(t);
   }
   const bool fast_path = UnboxedPathEnabled() && !CallsRecorded();
-  for (size_t n = 0; n < nodes_.size(); ++n) {
-    if (!live) {
-      TSR_RETURN_IF_ERROR(RunNode(n, fast_path, dims, values));
-      for (int32_t v : nodes_[n].release_after) values[v] = Tensor();
-      continue;
+  for (size_t n = 0; n < nodes_.size();) {
+    // One step: node n, or the claimed run that starts there (its nodes' releases at its end).
+    const ClaimedRun* run = nodes_[n].run >= 0 ? &runs_[nodes_[n].run] : nullptr;
+    const size_t end = run != nullptr ? n + run->count : n + 1;
+    const auto start =
+        live ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    TSR_RETURN_IF_ERROR(run != nullptr ? RunClaimed(*run, values)
+                                       : RunNode(n, fast_path, dims, values));
+    if (live) {
+      // A run's time is its first node's; its other nodes took none of their own.
+      stats->node_ns.push_back(
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count()));
+      stats->node_ns.resize(end, 0);
+      for (size_t k = n; k < end; ++k) {
+        for (int32_t v : m.nodes[k].outputs) live->Hold(values[v]);
+      }
     }
-    const auto start = std::chrono::steady_clock::now();
-    TSR_RETURN_IF_ERROR(RunNode(n, fast_path, dims, values));
-    stats->node_ns.push_back(
-        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now() - start)
-                                  .count()));
-    for (int32_t v : m.nodes[n].outputs) live->Hold(values[v]);
-    for (int32_t v : nodes_[n].release_after) {
-      live->Drop(values[v]);
-      values[v] = Tensor();
+    for (; n < end; ++n) {
+      for (int32_t v : nodes_[n].release_after) {
+        if (live) live->Drop(values[v]);
+        values[v] = Tensor();
+      }
     }
   }
   std::vector<Tensor> outputs;

@@ -24,6 +24,10 @@
 //    tensors] in core/tensor.cc): nothing writes them while the compiled model lives, so a
 //    kernel may prepare one once and keep it (the CPU backend's convolution weights, reordered
 //    into oneDNN's blocked layout);
+//  - shows the graph to the device's graph compiler, if its plugin registered one
+//    (tessera/c/graph.h), which may claim runs of consecutive nodes to execute as one (Note
+//    [Claimed runs] in claimed_runs.h); each claimed run is prepared now and is one step of a
+//    run;
 //  - folds each inference batch norm into the convolution before it where it may (Note
 //    [Folding batch norm] in fold_batch_norm.h): the convolution runs with the folded weight and
 //    bias, new constants of this compiled model, and the batch norm's node hands its output on;
@@ -54,6 +58,10 @@
 #include "dispatcher/value.h"
 #include "runtime/model/model.h"
 
+namespace tessera::capi {
+class GraphExecutable;  // runtime/graph_compiler.h
+}  // namespace tessera::capi
+
 namespace tessera {
 namespace model {
 
@@ -63,6 +71,7 @@ enum class NodeRoute : int32_t {
   kComposite = 1,  // the op's composite: other ops, each dispatched on its own
   kFallback = 2,   // the device's fallback (e.g. copied to the CPU and back)
   kFolded = 3,     // folded into an earlier node at compile time (fold_batch_norm.h): no call
+  kClaimed = 4,    // part of a run of nodes the device's graph compiler executes as one
 };
 std::string_view NodeRouteName(NodeRoute route);
 
@@ -77,11 +86,18 @@ struct RunStats {
   std::vector<uint64_t> node_ns;
 };
 
+// CompileOptions: what compiling may do beyond binding each node (tsr_compile_options).
+struct CompileOptions {
+  bool claims = true;  // offer the graph to the device's graph compiler (claimed_runs.h)
+  bool fold = true;    // fold batch norms (fold_batch_norm.h); TESSERA_FOLD_BATCH_NORM=0 too
+};
+
 class CompiledModel {
  public:
   static absl::StatusOr<std::unique_ptr<CompiledModel>> Compile(std::shared_ptr<const Model> model,
-                                                                Device device,
-                                                                OpRegistry& registry);
+                                                                Device device, OpRegistry& registry,
+                                                                CompileOptions options = {});
+  ~CompiledModel();
 
   const Model& model() const { return *model_; }
   Device device() const { return device_; }
@@ -127,7 +143,25 @@ class CompiledModel {
     bool list_return = false;
     // A kFolded node's output 0 is this value (the convolution's output that absorbed it).
     int32_t forward_from = -1;
+    // The first node of a claimed run: the run's index in runs_ (else -1).
+    int32_t run = -1;
   };
+  // A run of nodes the device's graph compiler claimed (Note [Claimed runs] in claimed_runs.h).
+  struct ClaimedRun {
+    size_t first = 0, count = 0;
+    std::vector<int32_t> inputs, outputs;                     // tsr_graph_run's
+    std::shared_ptr<const capi::GraphExecutable> executable;  // shared: an incomplete type here
+  };
+  // ClaimRuns offers the bound nodes to the device's graph compiler, if any; `last_reader[v]`:
+  // the last node that reads value v (or defines it, when none reads it), -1 for a model output;
+  // `folded`: the constants folding made, shown as constants too.
+  struct FoldedConstant;
+  absl::Status ClaimRuns(const std::vector<int32_t>& last_reader,
+                         const std::vector<FoldedConstant>& folded);
+  // RunName: "node 3 (relu)" or "nodes 3 (relu) to 5 (add.Tensor)", for errors.
+  std::string RunName(size_t first, size_t count) const;
+  // RunClaimed executes run `r`, storing its outputs in `values`.
+  absl::Status RunClaimed(const ClaimedRun& r, std::vector<Tensor>& values) const;
   // PointAt makes node argument `arg` read value `value` (a folded constant).
   static void PointAt(BoundNode& node, size_t arg, int32_t value);
   // A constant compiling made (fold_batch_norm.h): a host tensor under a new value id.
@@ -164,6 +198,7 @@ class CompiledModel {
   Device device_;
   OpRegistry& registry_;
   std::vector<BoundNode> nodes_;
+  std::vector<ClaimedRun> runs_;
   // Values of a run: the model's, and the folded constants' after them.
   size_t num_values_ = 0;
   std::vector<std::pair<int32_t, Tensor>> constants_;  // on device_

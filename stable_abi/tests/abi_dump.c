@@ -137,6 +137,60 @@ int main(void) {
   FIELD(tsr_model_run_stats, node_ns_capacity);
   END(tsr_model_run_stats);
 
+  BEGIN(tsr_compile_options);
+  FIELD(tsr_compile_options, struct_size);
+  FIELD(tsr_compile_options, flags);
+  FIELD(tsr_compile_options, reserved);
+  END(tsr_compile_options);
+
+  BEGIN(tsr_graph_arg);
+  FIELD(tsr_graph_arg, value);
+  FIELD(tsr_graph_arg, values);
+  FIELD(tsr_graph_arg, num_values);
+  END(tsr_graph_arg);
+
+  BEGIN(tsr_graph_node);
+  FIELD(tsr_graph_node, struct_size);
+  FIELD(tsr_graph_node, op);
+  FIELD(tsr_graph_node, args);
+  FIELD(tsr_graph_node, num_args);
+  FIELD(tsr_graph_node, outputs);
+  FIELD(tsr_graph_node, num_outputs);
+  FIELD(tsr_graph_node, route);
+  FIELD(tsr_graph_node, flags);
+  END(tsr_graph_node);
+
+  BEGIN(tsr_graph);
+  FIELD(tsr_graph, struct_size);
+  FIELD(tsr_graph, device);
+  FIELD(tsr_graph, nodes);
+  FIELD(tsr_graph, num_nodes);
+  FIELD(tsr_graph, num_values);
+  FIELD(tsr_graph, outputs);
+  FIELD(tsr_graph, num_outputs);
+  END(tsr_graph);
+
+  BEGIN(tsr_graph_run);
+  FIELD(tsr_graph_run, struct_size);
+  FIELD(tsr_graph_run, first);
+  FIELD(tsr_graph_run, count);
+  FIELD(tsr_graph_run, inputs);
+  FIELD(tsr_graph_run, num_inputs);
+  FIELD(tsr_graph_run, outputs);
+  FIELD(tsr_graph_run, num_outputs);
+  END(tsr_graph_run);
+
+  BEGIN(tsr_graph_compiler);
+  FIELD(tsr_graph_compiler, struct_size);
+  FIELD(tsr_graph_compiler, device_type);
+  FIELD(tsr_graph_compiler, reserved);
+  FIELD(tsr_graph_compiler, context);
+  FIELD(tsr_graph_compiler, claim);
+  FIELD(tsr_graph_compiler, prepare);
+  FIELD(tsr_graph_compiler, execute);
+  FIELD(tsr_graph_compiler, release);
+  END(tsr_graph_compiler);
+
   BEGIN(tsr_op_info);
   FIELD(tsr_op_info, struct_size);
   FIELD(tsr_op_info, name);
@@ -363,6 +417,7 @@ int main(void) {
   FIELD(tsr_runtime_api, manual_seed);
   FIELD(tsr_runtime_api, stack_push_generator);
   FIELD(tsr_runtime_api, deterministic_algorithms);
+  FIELD(tsr_runtime_api, graph_compiler_register);
   END(tsr_runtime_api);
 
   ENUM(TSR_DETERMINISTIC_OFF);
@@ -377,6 +432,8 @@ int main(void) {
   ENUM(TSR_UNAVAILABLE); ENUM(TSR_DATA_LOSS); ENUM(TSR_UNAUTHENTICATED);
   ENUM(TSR_CODE_FORCE_INT32);
   ENUM(TSR_NODE_NATIVE); ENUM(TSR_NODE_COMPOSITE); ENUM(TSR_NODE_FALLBACK); ENUM(TSR_NODE_FOLDED);
+  ENUM(TSR_NODE_CLAIMED); ENUM(TSR_GRAPH_NODE_OPAQUE); ENUM(TSR_COMPILE_NO_CLAIMS);
+  ENUM(TSR_COMPILE_NO_FOLDING);
   ENUM(TSR_NODE_ROUTE_FORCE_INT32);
   ENUM(TSR_DTYPE_BOOL); ENUM(TSR_DTYPE_UINT8); ENUM(TSR_DTYPE_INT8); ENUM(TSR_DTYPE_INT16);
   ENUM(TSR_DTYPE_INT32); ENUM(TSR_DTYPE_INT64); ENUM(TSR_DTYPE_FLOAT16);

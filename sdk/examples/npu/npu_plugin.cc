@@ -16,6 +16,8 @@
 
 #include "npu_c_kernels.h"
 #include "npu_device.h"
+#include "npu_elementwise.h"
+#include "npu_graph.h"
 #include "tessera/sdk/dispatch.hpp"
 #include "tessera/sdk/float_to_int.hpp"
 #include "tessera/sdk/half.hpp"
@@ -84,17 +86,21 @@ Tensor Binary(const char* op, const Tensor& a, const Tensor& b, F f) {
 
 Tensor Add(const Tensor& self, const Tensor& other, Scalar alpha) {
   const float k = static_cast<float>(alpha.to_double());
-  return Binary("add.Tensor", self, other, [k](float a, float b) { return a + k * b; });
+  return Binary("add.Tensor", self, other,
+                [k](float a, float b) { return Apply(Elementwise::kAdd, a, b, k); });
 }
 Tensor Sub(const Tensor& self, const Tensor& other, Scalar alpha) {
   const float k = static_cast<float>(alpha.to_double());
-  return Binary("sub.Tensor", self, other, [k](float a, float b) { return a - k * b; });
+  return Binary("sub.Tensor", self, other,
+                [k](float a, float b) { return Apply(Elementwise::kSub, a, b, k); });
 }
 Tensor Mul(const Tensor& self, const Tensor& other) {
-  return Binary("mul.Tensor", self, other, [](float a, float b) { return a * b; });
+  return Binary("mul.Tensor", self, other,
+                [](float a, float b) { return Apply(Elementwise::kMul, a, b, 1); });
 }
 Tensor Div(const Tensor& self, const Tensor& other) {
-  return Binary("div.Tensor", self, other, [](float a, float b) { return a / b; });
+  return Binary("div.Tensor", self, other,
+                [](float a, float b) { return Apply(Elementwise::kDiv, a, b, 1); });
 }
 Tensor Maximum(const Tensor& self, const Tensor& other) {
   return Binary("maximum", self, other, [](float a, float b) {
@@ -109,19 +115,19 @@ Tensor Minimum(const Tensor& self, const Tensor& other) {
   });
 }
 Tensor Neg(const Tensor& self) {
-  return Unary("neg", self, [](float v) { return -v; });
+  return Unary("neg", self, [](float v) { return Apply(Elementwise::kNeg, v, 0, 1); });
 }
 Tensor Relu(const Tensor& self) {
-  return Unary("relu", self, [](float v) { return std::isnan(v) ? v : std::max(v, 0.0f); });
+  return Unary("relu", self, [](float v) { return Apply(Elementwise::kRelu, v, 0, 1); });
 }
 Tensor Exp(const Tensor& self) {
-  return Unary("exp", self, [](float v) { return std::exp(v); });
+  return Unary("exp", self, [](float v) { return Apply(Elementwise::kExp, v, 0, 1); });
 }
 Tensor Abs(const Tensor& self) {
-  return Unary("abs", self, [](float v) { return std::fabs(v); });
+  return Unary("abs", self, [](float v) { return Apply(Elementwise::kAbs, v, 0, 1); });
 }
 Tensor Sqrt(const Tensor& self) {
-  return Unary("sqrt", self, [](float v) { return std::sqrt(v); });
+  return Unary("sqrt", self, [](float v) { return Apply(Elementwise::kSqrt, v, 0, 1); });
 }
 
 Tensor Sum(const Tensor& self, std::optional<tsr_dtype> dtype) {
@@ -304,4 +310,6 @@ TESSERA_PLUGIN(lib) {
   lib.impl_typed(TESSERA_OP("clamp.out"), &npu_clamp_out);
   lib.impl<&npu::Throws>("npu::throws");
   lib.cpu_fallback();
+  // Models compiled for the NPU: chains of elementwise ops run fused (npu_graph.cc).
+  lib.graph_compiler(npu::GraphCompiler());
 }

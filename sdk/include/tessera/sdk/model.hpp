@@ -72,6 +72,8 @@ class Model {
   }
 
   inline CompiledModel compile(tsr_device device) const;
+  // compile with `flags` (TSR_COMPILE_NO_CLAIMS, TSR_COMPILE_NO_FOLDING: tessera/c/model.h).
+  inline CompiledModel compile(tsr_device device, uint32_t flags) const;
 
   tsr_model* get() const { return model_.get(); }
 
@@ -146,6 +148,15 @@ class CompiledModel {
 inline CompiledModel Model::compile(tsr_device device) const {
   tsr_compiled_model* c = nullptr;
   sdk::check(tsr_model_compile(get(), device, &c));
+  return CompiledModel(c, num_outputs(), num_nodes());
+}
+
+inline CompiledModel Model::compile(tsr_device device, uint32_t flags) const {
+  tsr_compile_options options = {};
+  options.struct_size = sizeof options;
+  options.flags = flags;
+  tsr_compiled_model* c = nullptr;
+  sdk::check(tsr_model_compile_with_options(get(), device, &options, &c));
   return CompiledModel(c, num_outputs(), num_nodes());
 }
 

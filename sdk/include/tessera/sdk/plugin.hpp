@@ -261,6 +261,22 @@ class Library {
     check(api().device_register(&filled, nullptr));
   }
 
+  // graph_compiler registers the device type's graph compiler (tessera/c/graph.h): it is shown
+  // each model compiled for the device and may claim runs of its nodes. As device(), the SDK
+  // sets a device_type left 0 and a struct_size left 0. In a runtime before 1.2, which has no
+  // graph compilers, it registers nothing: the plugin loads and models run node by node.
+  void graph_compiler(const tsr_graph_compiler& compiler) {
+    if (!registering_) return;
+    require_described("graph_compiler");
+    if (!TSR_API_HAS(&api(), graph_compiler_register)) return;
+    tsr_graph_compiler filled = compiler;
+    if (filled.struct_size == 0) filled.struct_size = sizeof filled;
+    if (filled.device_type == TSR_DEVICE_CPU && device_type_ != TSR_DEVICE_CPU) {
+      filled.device_type = device_type_;  // 0: left unset
+    }
+    check(api().graph_compiler_register(&filled, nullptr));
+  }
+
   // cpu_fallback opts into the runtime's CPU fallback for every op without a kernel here.
   void cpu_fallback() {
     if (!registering_) return;

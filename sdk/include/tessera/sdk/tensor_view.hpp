@@ -102,6 +102,11 @@ inline void FillView(tsr_tensor* t, tsr_tensor_view* v) {
   v->device = a.tensor_device(t);
   v->dtype = static_cast<int32_t>(a.tensor_dtype(t));
   v->flags = a.tensor_is_contiguous(t) ? TSR_VIEW_CONTIGUOUS : 0u;
+  // An immutable tensor's view says so (TSR_VIEW_IMMUTABLE), as the runtime's views do: a
+  // kernel's weight cache, say, keys on it.
+  if (TSR_API_HAS(&a, tensor_immutable_id) && a.tensor_immutable_id(t) != 0) {
+    v->flags |= TSR_VIEW_IMMUTABLE;
+  }
 }
 
 // ViewFromProperties: the view of stack value i through the 1.0 per-property calls.
@@ -121,6 +126,7 @@ inline void ViewFromProperties(const tsr_stack* s, size_t i, tsr_tensor_view* v)
 // one table call per property (a kernel's arguments come as views already).
 inline TensorView view_of(const Tensor& t) {
   TensorView v;
+  v.c().struct_size = sizeof(tsr_tensor_view);
   if (t.defined()) internal::FillView(t.get(), &v.c());
   return v;
 }

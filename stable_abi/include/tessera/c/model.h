@@ -75,6 +75,27 @@ TSR_API tsr_error* tsr_model_compile(const tsr_model* model, tsr_device device,
                                      tsr_compiled_model** out);
 TSR_API void tsr_compiled_model_release(tsr_compiled_model* compiled);
 
+/* tsr_compile_options (since 1.2): what compiling may do beyond binding each node. Zero-fill it
+ * and set struct_size to sizeof (a later minor may append fields; the runtime reads only those
+ * within struct_size). */
+typedef struct tsr_compile_options {
+  uint64_t struct_size;
+  uint32_t flags; /* TSR_COMPILE_* bits */
+  uint32_t reserved;
+} tsr_compile_options;
+/* No graph compiler (graph.h) is shown the graph: every node runs on its own. Conformance
+ * compiles so to check a plugin's claimed runs against its nodes one by one. */
+#define TSR_COMPILE_NO_CLAIMS 1u
+/* No batch norm is folded into the convolution before it (as TESSERA_FOLD_BATCH_NORM=0). */
+#define TSR_COMPILE_NO_FOLDING 2u
+
+/* tsr_model_compile_with_options (since 1.2) compiles as tsr_model_compile does, as `options`
+ * say (NULL: as tsr_model_compile). INVALID_ARGUMENT for a struct_size below 16 or a flag this
+ * runtime does not know (named). */
+TSR_API tsr_error* tsr_model_compile_with_options(const tsr_model* model, tsr_device device,
+                                                  const tsr_compile_options* options,
+                                                  tsr_compiled_model** out);
+
 /* tsr_compiled_model_run runs the model on inputs[0, num_inputs), one per model input with its
  * dtype and sizes, on the compiled device (borrowed), and stores a new reference to each output
  * in outputs[0, num_outputs) (num_outputs must be tsr_model_num_outputs). On error nothing is
@@ -117,6 +138,9 @@ typedef enum tsr_node_route {
    * inference batch norm into the convolution before it: docs/embedding_guide.md, "Running a
    * model"); the node makes no call. */
   TSR_NODE_FOLDED = 3,
+  /* since 1.2: part of a run of nodes that the device's graph compiler claimed and executes as
+   * one (graph.h); a profiled run gives the run's time to its first node, 0 to the others. */
+  TSR_NODE_CLAIMED = 4,
   TSR_NODE_ROUTE_FORCE_INT32 = 0x7fffffff
 } tsr_node_route;
 

@@ -22,6 +22,7 @@
 #include "tessera/c/device.h"
 #include "tessera/c/error.h"
 #include "tessera/c/generator.h"
+#include "tessera/c/graph.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/op.h"
 #include "tessera/c/parallel.h"
@@ -189,6 +190,10 @@ typedef struct tsr_runtime_api {
    * deterministic path of its own. A runtime before 1.2 has no slot and no switch: every kernel
    * runs. (Setting the mode is the application's: tsr_set_deterministic_algorithms.) */
   int32_t (*deterministic_algorithms)(void);
+  /* since 1.2: a graph compiler for the plugin's device type (graph.h): claims runs of a
+   * compiled model's nodes. A runtime before 1.2 has no slot: every node runs on its own. */
+  tsr_error* (*graph_compiler_register)(const tsr_graph_compiler* compiler,
+                                        tsr_registration** out);
 } tsr_runtime_api;
 
 /* TSR_API_HAS: whether the runtime's table `api` has the slot `slot`, set (a runtime of an

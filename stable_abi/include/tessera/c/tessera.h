@@ -8,6 +8,7 @@
 #include "tessera/c/dlpack.h"
 #include "tessera/c/error.h"
 #include "tessera/c/generator.h"
+#include "tessera/c/graph.h"
 #include "tessera/c/kernel.h"
 #include "tessera/c/kernel_call.h"
 #include "tessera/c/loader.h"

@@ -1,4 +1,6 @@
 // The C entry points of tessera/c/model.h over runtime/model/.
+#include "tessera/c/model.h"
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -8,7 +10,6 @@
 #include "runtime/model/compiled_model.h"
 #include "runtime/model/model.h"
 #include "runtime/runtime_state.h"
-#include "tessera/c/model.h"
 
 struct tsr_model {
   std::shared_ptr<const tessera::model::Model> model;

@@ -52,7 +52,8 @@ cc -std=c99 -Wall -Werror $(pkg-config --cflags tessera) "$examples/c/c_embeddin
 cc -std=c99 -Wall -Werror $(pkg-config --cflags tessera-plugin) -c "$examples/npu/npu_c_kernels.c" \
    -o "$work/pc/npu_c_kernels.o"
 c++ -std=c++17 -fvisibility-inlines-hidden -Wall -Werror $(pkg-config --cflags tessera-plugin) \
-    "$examples/npu/npu_device.cc" "$examples/npu/npu_plugin.cc" "$work/pc/npu_c_kernels.o" \
+    "$examples/npu/npu_device.cc" "$examples/npu/npu_graph.cc" "$examples/npu/npu_plugin.cc" \
+    "$work/pc/npu_c_kernels.o" \
     $(pkg-config --libs tessera-plugin) -o "$work/pc/libnpu.so"
 "$src/stable_abi/tests/check_plugin_symbols.sh" "$work/pc/libcdemo.so"
 "$src/stable_abi/tests/check_plugin_symbols.sh" "$work/pc/libnpu.so"

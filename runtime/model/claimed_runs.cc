@@ -1,7 +1,26 @@
-// CompiledModel's claimed runs (Note [Claimed runs] in claimed_runs.h): the graph a graph
-// compiler is shown, its claims, and their execution.
-#include "runtime/model/claimed_runs.h"
-
+// CompiledModel's claimed runs: the graph a graph compiler is shown, its claims, and their
+// execution (ClaimRuns and RunClaimed, declared in compiled_model.h).
+//
+// Note [Claimed runs]
+// After binding every node and folding batch norms, compiling shows the graph to the
+// graph compiler registered for the device type, if there is one and the compile allows it
+// (CompileOptions::claims, tsr_compile_options): walking the nodes in order, it asks the compiler
+// how many nodes from each unclaimed node on it takes; a run it takes is prepared at once
+// (compile time), its nodes get the route kClaimed and a model run executes it as one step:
+// its inputs (the values its nodes read from outside it) in, its outputs (the values it defines
+// that later nodes or the model's outputs read) out. The values only its own nodes read never
+// exist in the runtime. The rest runs node by node, as it would without a compiler.
+//  - The graph shows each literal argument converted to its schema type (what a kernel gets)
+//    and the host tensor of each constant argument that no node writes, so that prepare may
+//    transform it once; a written constant (a training step's parameter) is a run-time value.
+//    A node whose literals a run evaluates (dynamic dims) or fills in (an argument the op gained
+//    since the file) is shown TSR_GRAPH_NODE_OPAQUE, and a claim including one fails the compile.
+//  - Folded nodes are shown as such (TSR_NODE_FOLDED): the convolution's weight and bias
+//    arguments read the folded constants, and the batch norm reads only its input, which its
+//    output passes on. A claim may take them; they are then claimed nodes.
+//  - Releases: a value's last reader may be inside a run; it is released when the run ends.
+//  - Conformance runs each zoo model compiled with and without claims and compares
+//    (conformance/model_checks.cc): a claimed run must give what its nodes give one by one.
 #include <algorithm>
 #include <vector>
 
@@ -38,12 +57,16 @@ std::string CompiledModel::RunName(size_t first, size_t count) const {
 }
 
 absl::Status CompiledModel::ClaimRuns(const std::vector<int32_t>& last_reader,
-                                      const std::vector<FoldedConstant>& folded) {
+                                      const std::vector<FoldedConstant>& folded,
+                                      const absl::flat_hash_set<int32_t>& written) {
   std::shared_ptr<const capi::GraphCompiler> compiler = capi::GraphCompilerFor(device_.type);
   if (compiler == nullptr || nodes_.empty()) return absl::OkStatus();
   const Model& m = *model_;
   absl::flat_hash_map<int32_t, const TensorImpl*> constants;
-  for (const auto& [id, t] : m.constants) constants[id] = t.impl();
+  // A constant some node writes changes from run to run: shown as a run-time value.
+  for (const auto& [id, t] : m.constants) {
+    if (!written.contains(id)) constants[id] = t.impl();
+  }
   for (const FoldedConstant& f : folded) constants[f.id] = f.host.impl();
   auto constant = [&](int32_t v) -> tsr_tensor* {
     auto it = constants.find(v);
@@ -91,7 +114,6 @@ absl::Status CompiledModel::ClaimRuns(const std::vector<int32_t>& last_reader,
       a.value.u.list.size = list.size();
     }
     tsr_graph_node& c = view.nodes[n];
-    c.struct_size = sizeof c;
     c.op = capi::Wrap(b.op);
     c.args = args.data();
     c.num_args = args.size();
@@ -127,9 +149,10 @@ absl::Status CompiledModel::ClaimRuns(const std::vector<int32_t>& last_reader,
     const size_t end = first + *count;
     for (size_t n = first; n < end; ++n) {
       if (opaque[n]) {
-        return failed(absl::InvalidArgumentError(
-                          "the run includes a node whose arguments are known only at run time "
-                          "(TSR_GRAPH_NODE_OPAQUE), which a claim may not include"),
+        return failed(absl::InvalidArgumentError(absl::StrFormat(
+                          "the run includes %s, whose arguments are known only at run time "
+                          "(TSR_GRAPH_NODE_OPAQUE), which a claim may not include",
+                          RunName(n, 1))),
                       absl::StrFormat("claiming %s", where(first, *count)));
       }
     }

@@ -297,6 +297,10 @@ absl::StatusOr<std::vector<CompiledModel::FoldedConstant>> CompiledModel::Fold(
   return folded;
 }
 
+CompiledModel::CompiledModel(std::shared_ptr<const Model> model, Device device,
+                             OpRegistry& registry)
+    : model_(std::move(model)), device_(device), registry_(registry) {}
+
 CompiledModel::~CompiledModel() = default;
 
 absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
@@ -446,7 +450,10 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   if (options.fold) {
     TSR_ASSIGN_OR_RETURN(folded, compiled->Fold(roots.written(), shown));
   }
-  if (options.claims) TSR_RETURN_IF_ERROR(compiled->ClaimRuns(last_reader, folded));
+  // While calls are recorded, every node makes its own call, to be recorded (docs/build.md).
+  if (options.claims && !CallsRecorded()) {
+    TSR_RETURN_IF_ERROR(compiled->ClaimRuns(last_reader, folded, roots.written()));
+  }
   // The constants a run reads: the nodes' (a folded one reads only its input) and the outputs'.
   absl::flat_hash_set<int32_t> read;
   for (const BoundNode& node : compiled->nodes_) {

@@ -26,7 +26,7 @@
 //    into oneDNN's blocked layout);
 //  - shows the graph to the device's graph compiler, if its plugin registered one
 //    (tessera/c/graph.h), which may claim runs of consecutive nodes to execute as one (Note
-//    [Claimed runs] in claimed_runs.h); each claimed run is prepared now and is one step of a
+//    [Claimed runs] in claimed_runs.cc); each claimed run is prepared now and is one step of a
 //    run;
 //  - folds each inference batch norm into the convolution before it where it may (Note
 //    [Folding batch norm] in fold_batch_norm.h): the convolution runs with the folded weight and
@@ -88,7 +88,7 @@ struct RunStats {
 
 // CompileOptions: what compiling may do beyond binding each node (tsr_compile_options).
 struct CompileOptions {
-  bool claims = true;  // offer the graph to the device's graph compiler (claimed_runs.h)
+  bool claims = true;  // offer the graph to the device's graph compiler (claimed_runs.cc)
   bool fold = true;    // fold batch norms (fold_batch_norm.h); TESSERA_FOLD_BATCH_NORM=0 too
 };
 
@@ -146,18 +146,20 @@ class CompiledModel {
     // The first node of a claimed run: the run's index in runs_ (else -1).
     int32_t run = -1;
   };
-  // A run of nodes the device's graph compiler claimed (Note [Claimed runs] in claimed_runs.h).
+  // A run of nodes the device's graph compiler claimed (Note [Claimed runs] in claimed_runs.cc).
   struct ClaimedRun {
     size_t first = 0, count = 0;
-    std::vector<int32_t> inputs, outputs;                     // tsr_graph_run's
-    std::shared_ptr<const capi::GraphExecutable> executable;  // shared: an incomplete type here
+    std::vector<int32_t> inputs, outputs;  // tsr_graph_run's
+    std::unique_ptr<capi::GraphExecutable> executable;
   };
   // ClaimRuns offers the bound nodes to the device's graph compiler, if any; `last_reader[v]`:
   // the last node that reads value v (or defines it, when none reads it), -1 for a model output;
-  // `folded`: the constants folding made, shown as constants too.
+  // `folded`: the constants folding made, shown as constants too; `written`: the constants
+  // nodes write, shown as run-time values.
   struct FoldedConstant;
   absl::Status ClaimRuns(const std::vector<int32_t>& last_reader,
-                         const std::vector<FoldedConstant>& folded);
+                         const std::vector<FoldedConstant>& folded,
+                         const absl::flat_hash_set<int32_t>& written);
   // RunName: "node 3 (relu)" or "nodes 3 (relu) to 5 (add.Tensor)", for errors.
   std::string RunName(size_t first, size_t count) const;
   // RunClaimed executes run `r`, storing its outputs in `values`.
@@ -191,8 +193,7 @@ class CompiledModel {
   absl::Status StoreReturns(size_t n, Tensor* returns, size_t count,
                             std::vector<Tensor>& values) const;
 
-  CompiledModel(std::shared_ptr<const Model> model, Device device, OpRegistry& registry)
-      : model_(std::move(model)), device_(device), registry_(registry) {}
+  CompiledModel(std::shared_ptr<const Model> model, Device device, OpRegistry& registry);
 
   std::shared_ptr<const Model> model_;
   Device device_;

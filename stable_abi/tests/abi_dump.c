@@ -150,7 +150,6 @@ int main(void) {
   END(tsr_graph_arg);
 
   BEGIN(tsr_graph_node);
-  FIELD(tsr_graph_node, struct_size);
   FIELD(tsr_graph_node, op);
   FIELD(tsr_graph_node, args);
   FIELD(tsr_graph_node, num_args);

@@ -51,13 +51,31 @@ if "$conformance" --plugin "$npu" --models "$out" --json "$out/models.json" > "$
 import json, sys
 models = json.load(open(sys.argv[1]))["models"]
 assert len(models) == int(sys.argv[2]), (len(models), sys.argv[2])
-assert all(m["status"] == "pass" and m["agrees_cpu"] for m in models), models
+assert all(m["status"] == "pass" and m["agrees_cpu"] and m["agrees_node_by_node"]
+           for m in models), models
 PY
 then
   echo "ok: conformance --models on npu: $(grep -c ' pass ' "$out/models.log") models pass"
 else
   echo "FAIL: conformance --models on npu:"
   sed 's/^/  /' "$out/models.log"
+  status=1
+fi
+# ... and on the CPU, whose graph compiler claims the CNNs' convolutions in chains: each model
+# with claimed runs agrees with its nodes run one by one (conformance runs both).
+if "$conformance" --device cpu --models "$out" --json "$out/models_cpu.json" \
+     > "$out/models_cpu.log" &&
+   "$python" - "$out/models_cpu.json" <<'PY'
+import json, sys
+models = {m["model"]: m for m in json.load(open(sys.argv[1]))["models"]}
+assert all(m["status"] == "pass" and m["agrees_node_by_node"] for m in models.values()), models
+assert models["resnet18"]["claimed"] > 0 and models["mobilenet_v3_small"]["claimed"] > 0, models
+PY
+then
+  echo "ok: conformance --models on cpu: every model passes, claimed runs agree node by node"
+else
+  echo "FAIL: conformance --models on cpu:"
+  sed 's/^/  /' "$out/models_cpu.log"
   status=1
 fi
 

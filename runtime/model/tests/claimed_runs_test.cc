@@ -1,4 +1,4 @@
-// Graph compilers (tessera/c/graph.h, Note [Claimed runs] in runtime/model/claimed_runs.h): the
+// Graph compilers (tessera/c/graph.h, Note [Claimed runs] in runtime/model/claimed_runs.cc): the
 // sample NPU claims a chain of elementwise nodes and runs it fused or one by one with its
 // nodes' results; what a compiler is shown; a claim the runtime must refuse; registration
 // errors; a run after the plugin's unload.
@@ -17,8 +17,8 @@
 namespace {
 
 using tessera_test::Consume;
-using tessera_test::LoadAndCompile;
 using tessera_test::Floats;
+using tessera_test::LoadAndCompile;
 using tessera_test::ModelFile;
 using tessera_test::S;
 using ::testing::HasSubstr;
@@ -26,14 +26,16 @@ using ::testing::HasSubstr;
 // The tests below register graph compilers of their own for the CPU, which has one of its own
 // (plugins/cpu/conv_fusion.cc; its tests are the CPU plugin's): it is kept out of this test
 // binary, before any test loads the plugins.
-const bool kNoCpuGraphCompiler = setenv("TESSERA_CPU_FUSION", "0", 1) == 0;
+[[maybe_unused]] const bool kNoCpuGraphCompiler = setenv("TESSERA_CPU_FUSION", "0", 1) == 0;
 
 constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
 constexpr tsr_device kNpu = {TSR_DEVICE_PRIVATEUSE1, 0};
 
 // r = relu(x); a = r + 2 * w; n = neg(a); out = (n, r), then m = mm(...) would end a chain: here
 // the chain is relu -> add -> neg, and r is also a model output (so a run output).
-std::string ChainFile(const std::vector<int64_t>& w_sizes, const std::vector<float>& w) {
+// `extra`: more nodes after the chain (",{...}").
+std::string ChainFile(const std::vector<int64_t>& w_sizes, const std::vector<float>& w,
+                      const std::string& extra = "") {
   const std::string graph =
       R"({"name":"chain","producer":"test","op_set":"1.1",)"
       R"("inputs":[{"name":"x","dtype":"float32","sizes":[2,3]}],)"
@@ -41,8 +43,8 @@ std::string ChainFile(const std::vector<int64_t>& w_sizes, const std::vector<flo
       R"({"op":"relu","schema":"relu(Tensor self) -> Tensor","args":[{"tensor":"x"}],"outputs":["r"]},)"
       R"({"op":"add.Tensor","schema":"add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",)"
       R"("args":[{"tensor":"r"},{"tensor":"w"},{"int":2}],"outputs":["a"]},)"
-      R"({"op":"neg","schema":"neg(Tensor self) -> Tensor","args":[{"tensor":"a"}],"outputs":["n"]}],)"
-      R"("outputs":[{"name":"n","value":"n"},{"name":"r","value":"r"}]})";
+      R"({"op":"neg","schema":"neg(Tensor self) -> Tensor","args":[{"tensor":"a"}],"outputs":["n"]})" +
+      extra + R"(],"outputs":[{"name":"n","value":"n"},{"name":"r","value":"r"}]})";
   return ModelFile(graph, {{"constant/w", "F32", w_sizes, Floats(w)},
                            {"input/x", "F32", {2, 3}, Floats({-1, 2, -3, 4, -5, 6})}});
 }
@@ -143,7 +145,8 @@ struct Recorder {
   size_t claim_at = 0, claim_count = 0;
   std::vector<std::string> ops;
   std::vector<int32_t> run_inputs, run_outputs;
-  bool saw_constant = false;
+  bool saw_constant = false;  // add's w: a tensor argument with its host tensor, r without
+  bool w_is_tensor = false;   // add's w: a tensor argument reading one value
   int64_t alpha = 0;
   int executed = 0, released = 0;
   // Of each input execute got: whether sdk::view_of says it is immutable (a constant is).
@@ -162,6 +165,8 @@ tsr_graph_compiler RecordingCompiler() {
         g_recorder->ops.emplace_back(name.data, name.size);
       }
       const tsr_graph_node& add = g->nodes[1];
+      g_recorder->w_is_tensor =
+          add.args[1].value.kind == TSR_VALUE_TENSOR && add.args[1].num_values == 1;
       g_recorder->saw_constant = add.args[1].value.kind == TSR_VALUE_TENSOR &&
                                  add.args[1].value.u.tensor != nullptr &&
                                  add.args[0].value.u.tensor == nullptr;
@@ -224,6 +229,33 @@ TEST_F(ClaimedRuns, ACompilerSeesTheGraphAndItsRunsBoundaries) {
   EXPECT_EQ(out[1], (std::vector<float>{0, 2, 0, 4, 0, 6}));  // r, from relu's own kernel
   tsr_registration_release(reg);
   g_recorder = nullptr;
+}
+
+// A constant some node writes (a training step's parameter) changes from run to run: the
+// compiler is shown it as a run-time value (NULL), not as the file's tensor.
+TEST_F(ClaimedRuns, AWrittenConstantIsShownAsARunTimeValue) {
+  Recorder recorder;
+  g_recorder = &recorder;
+  recorder.claim_at = 99;  // claims nothing: only what it is shown matters here
+  const tsr_graph_compiler c = RecordingCompiler();
+  tsr_registration* reg = nullptr;
+  ASSERT_EQ(Consume(tsr_graph_compiler_register(&c, &reg)), "");
+  // w += w after the chain: the chain's add reads a written constant.
+  const std::string file = ChainFile(
+      {2, 3}, {1, 2, 3, 4, 5, 6},
+      R"j(,{"op":"add_.Tensor","schema":"add_.Tensor(Tensor(a!) self, Tensor other, *, )j"
+      R"j(Scalar alpha=1) -> Tensor(a!)","args":[{"tensor":"w"},{"tensor":"w"},{"int":1}],)j"
+      R"j("outputs":["w2"]})j");
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  const std::string error = LoadAndCompile(file, kCpu, 0, &model, &compiled);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+  tsr_registration_release(reg);
+  g_recorder = nullptr;
+  ASSERT_EQ(error, "");
+  EXPECT_TRUE(recorder.w_is_tensor);
+  EXPECT_FALSE(recorder.saw_constant) << "w is written: shown as a run-time value";
 }
 
 TEST_F(ClaimedRuns, AClaimPastTheEndFailsTheCompile) {

@@ -29,7 +29,6 @@ namespace {
 using tessera::sdk::api;
 using tessera::sdk::Tensor;
 
-constexpr tsr_device kNpu = {TSR_DEVICE_PRIVATEUSE1, 0};
 
 struct FusableOp {
   const char* name;
@@ -121,7 +120,7 @@ std::vector<Tensor> Fused(const Chain& c, const std::vector<Tensor>& in) {
   }
   std::vector<Tensor> out;
   for (const std::vector<float>& r : results) {
-    out.push_back(Tensor::from_host(r, sizes, TSR_DTYPE_FLOAT32, kNpu));
+    out.push_back(Tensor::from_host(r, sizes, TSR_DTYPE_FLOAT32, in[0].device()));
   }
   return out;
 }

@@ -13,11 +13,16 @@
  *   each model run: execute(executable, inputs, outputs)
  *   the compiled model released: release(executable)
  *
- * A claimed run's executable sees the run's constants at compile time (the model's host copies,
- * in tsr_graph_arg.value), so it may transform them once (reorder a weight into its own layout,
- * fold a scale): that is the place for compile-time transforms of constants. Constants that no
- * claim takes reach their kernels immutable (TSR_VIEW_IMMUTABLE, kernel_call.h), where a kernel
- * may prepare them once too.
+ * A claimed run's executable sees the run's constants that no node writes at compile time (the
+ * model's host copies, in tsr_graph_arg.value), so it may transform them once (reorder a weight
+ * into its own layout, fold a scale): that is the place for compile-time transforms of
+ * constants. A constant some node writes (a training step's parameters) is shown as a value of
+ * the run, known only when it runs. Constants that no claim takes reach their kernels immutable
+ * (TSR_VIEW_IMMUTABLE, kernel_call.h), where a kernel may prepare them once too.
+ *
+ * The graph's element structs (tsr_graph_arg, tsr_graph_node) never grow: they are array
+ * elements, indexed by their size as the plugin was built. A later minor adds what it shows of a
+ * node as a new array in tsr_graph, whose struct_size tells whether the runtime filled it.
  *
  * Threads: claim and prepare run in the thread that compiles. execute may run in several threads
  * at once for one executable (runs of one compiled model may, model.h), so an executable keeps
@@ -41,9 +46,9 @@ extern "C" {
 typedef struct tsr_graph_arg {
   /* A literal: its value (lists and strings borrowed, valid during the call that shows it).
    * A Tensor argument: TSR_VALUE_TENSOR, with u.tensor the constant's host tensor when the
-   * argument reads a constant of the model (borrowed; read-only) and NULL when it reads a value
-   * computed at run time. A Tensor[] argument: TSR_VALUE_TENSOR_LIST, each element so. None:
-   * TSR_VALUE_NONE. */
+   * argument reads a constant of the model that no node writes (borrowed, read-only, valid
+   * during the call) and NULL when it reads a value known only at run time. A Tensor[]
+   * argument: TSR_VALUE_TENSOR_LIST, each element so. None: TSR_VALUE_NONE. */
   tsr_value value;
   /* The model values the argument reads: one for a Tensor, one per element for a Tensor[] (-1
    * for a None element); NULL and 0 for a literal or None. */
@@ -54,7 +59,6 @@ typedef struct tsr_graph_arg {
 /* tsr_graph_node: one node of the compiled graph. Values are numbered across the graph (model
  * inputs, constants, node outputs); a node reads only values defined before it. */
 typedef struct tsr_graph_node {
-  size_t struct_size;
   const tsr_op* op; /* the runtime's op (op.h: tsr_op_name, tsr_op_schema) */
   const tsr_graph_arg* args;
   size_t num_args;
@@ -107,16 +111,17 @@ typedef struct tsr_graph_run {
 typedef struct tsr_graph_compiler {
   size_t struct_size; /* sizeof(tsr_graph_compiler) as the plugin was built */
   int32_t device_type; /* the device type it compiles for (a tsr_device_type) */
-  int32_t reserved;
+  int32_t reserved;    /* 0 */
   void* context; /* passed to every function below */
   /* claim stores in *count how many nodes from `first` on it takes as one run: 0 for none, at
    * most num_nodes - first, with no TSR_GRAPH_NODE_OPAQUE node among them. An error fails the
    * compile, naming the plugin and the node. */
-  tsr_error* (*claim)(void* context, const tsr_graph* graph, size_t first, size_t* count);
+  tsr_error* (*claim)(void* context, const tsr_graph* graph, size_t first,
+                      size_t* count /* out */);
   /* prepare makes the executable of a claimed run (*executable: the plugin's handle, passed to
    * execute and release). An error fails the compile, naming the plugin and the run. */
   tsr_error* (*prepare)(void* context, const tsr_graph* graph, const tsr_graph_run* run,
-                        void** executable);
+                        void** executable /* out */);
   /* execute runs the run on inputs[0, num_inputs) (borrowed; on the compiled device) and stores
    * a new reference to each of its outputs in outputs[0, num_outputs) (each a tensor on the
    * compiled device; the runtime checks). On error it stores nothing it keeps. */

@@ -90,8 +90,8 @@ typedef struct tsr_compile_options {
 #define TSR_COMPILE_NO_FOLDING 2u
 
 /* tsr_model_compile_with_options (since 1.2) compiles as tsr_model_compile does, as `options`
- * say (NULL: as tsr_model_compile). INVALID_ARGUMENT for a struct_size below 16 or a flag this
- * runtime does not know (named). */
+ * say (NULL: as tsr_model_compile). INVALID_ARGUMENT for a struct_size below 12 (through
+ * flags) or a flag this runtime does not know (named). */
 TSR_API tsr_error* tsr_model_compile_with_options(const tsr_model* model, tsr_device device,
                                                   const tsr_compile_options* options,
                                                   tsr_compiled_model** out);

@@ -1,0 +1,279 @@
+// The CPU backend's graph compiler (plugins/cpu/conv_fusion.cc, Note [Convolution chains]):
+// which runs it claims in a compiled model, and that each gives what its nodes give one by one
+// (compiled with TSR_COMPILE_NO_CLAIMS), as a chain or not.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/model/tests/model_file_writer.h"
+#include "runtime/tests/c_test_support.h"
+#include "tessera/c/tessera.h"
+
+namespace {
+
+using tessera_test::Consume;
+using tessera_test::Floats;
+using tessera_test::LoadAndCompile;
+using tessera_test::ModelFile;
+
+constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
+constexpr char kConv[] =
+    "convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+    "int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor";
+constexpr char kNorm[] =
+    "native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!)? running_mean, "
+    "Tensor(b!)? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, "
+    "Tensor)";
+constexpr char kAddInPlace[] =
+    "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)";
+constexpr char kReluInPlace[] = "relu_(Tensor(a!) self) -> Tensor(a!)";
+constexpr char kHardswish[] = "hardswish(Tensor self) -> Tensor";
+constexpr char kAdd[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+
+std::string T(const std::string& v) { return "{\"tensor\":\"" + v + "\"}"; }
+
+std::string Node(const std::string& op, const std::string& schema, const std::string& args,
+                 const std::string& outputs) {
+  return "{\"op\":\"" + op + "\",\"schema\":\"" + schema + "\",\"args\":[" + args +
+         "],\"outputs\":[" + outputs + "]}";
+}
+
+// The 3x3 convolution of x [2, 4, 6, 6] (padding 1, so [2, 4, 6, 6] out) with weight w, bias b.
+std::string Conv(const std::string& in, const std::string& out, const std::string& kernel = "w",
+                 int pad = 1) {
+  const std::string p = std::to_string(pad);
+  return Node("convolution", kConv,
+              T(in) + "," + T(kernel) + "," + T("b") + R"(,{"ints":[1,1]},{"ints":[)" + p + "," +
+                  p + R"(]},{"ints":[1,1]},{"bool":false},{"ints":[0,0]},{"int":1})",
+              "\"" + out + "\"");
+}
+
+std::vector<float> Ramp(size_t n, float start, float step, int mod = 7) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = start + step * static_cast<float>(static_cast<int>(i) % mod);
+  return v;
+}
+
+// File: a graph of `nodes` over input x, its outputs named by value.
+std::string File(const std::string& nodes, const std::vector<std::string>& outputs,
+                 const std::string& x_dtype = "float32") {
+  std::string outs;
+  for (const std::string& o : outputs) {
+    outs +=
+        (outs.empty() ? "" : ",") + std::string("{\"name\":\"") + o + "\",\"value\":\"" + o + "\"}";
+  }
+  const std::string graph = R"({"name":"fusion","producer":"test","op_set":"1.1",)"
+                            R"("inputs":[{"name":"x","dtype":")" +
+                            x_dtype + R"(","sizes":[2,4,6,6]}],"nodes":[)" + nodes +
+                            "],\"outputs\":[" + outs + "]}";
+  const bool f64 = x_dtype == "float64";
+  auto values = [&](const std::vector<float>& v) {
+    if (!f64) return Floats(v);
+    std::vector<double> d(v.begin(), v.end());
+    return std::string(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(double));
+  };
+  const std::string dt = f64 ? "F64" : "F32";
+  return ModelFile(graph, {{"constant/w", dt, {4, 4, 3, 3}, values(Ramp(144, -0.5f, 0.13f))},
+                           {"constant/w1", dt, {4, 4, 1, 1}, values(Ramp(16, -0.5f, 0.21f))},
+                           {"constant/b", dt, {4}, values({0.5f, -1, 0.25f, 2})},
+                           {"constant/gamma", dt, {4}, values({1.5f, 0.5f, -2, 1})},
+                           {"constant/beta", dt, {4}, values({0.1f, -0.2f, 0.3f, 0})},
+                           {"constant/mean", dt, {4}, values({0.2f, -0.1f, 1, 0})},
+                           {"constant/var", dt, {4}, values({0.5f, 2, 1, 0.01f})},
+                           {"constant/chan", dt, {1, 4, 1, 1}, values({1, -2, 3, -4})},
+                           {"input/x", dt, {2, 4, 6, 6}, values(Ramp(288, -1.5f, 0.37f, 11))}});
+}
+
+struct Compiled {
+  std::vector<int> routes;
+  std::vector<std::vector<double>> outputs;
+};
+
+Compiled CompileAndRun(const std::string& file, uint32_t flags) {
+  Compiled c;
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  EXPECT_EQ(LoadAndCompile(file, kCpu, flags, &model, &compiled), "");
+  if (compiled == nullptr) {
+    tsr_model_release(model);
+    return c;
+  }
+  for (size_t i = 0; i < tsr_model_num_nodes(model); ++i) {
+    c.routes.push_back(tsr_compiled_model_node_route(compiled, i));
+  }
+  tsr_tensor* x = nullptr;
+  EXPECT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  std::vector<tsr_tensor*> y(tsr_model_num_outputs(model), nullptr);
+  EXPECT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, y.data(), y.size())), "");
+  for (tsr_tensor* t : y) {
+    if (t == nullptr) continue;
+    std::vector<double> v(static_cast<size_t>(tsr_tensor_numel(t)));
+    if (tsr_tensor_dtype(t) == TSR_DTYPE_FLOAT64) {
+      EXPECT_EQ(Consume(tsr_tensor_copy_to_host(t, v.data(), v.size() * sizeof(double))), "");
+    } else {
+      std::vector<float> f(v.size());
+      EXPECT_EQ(Consume(tsr_tensor_copy_to_host(t, f.data(), f.size() * sizeof(float))), "");
+      v.assign(f.begin(), f.end());
+    }
+    c.outputs.push_back(v);
+    tsr_tensor_release(t);
+  }
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+  return c;
+}
+
+class ConvChains : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
+
+  // Check: `file` compiled with claims has `routes`, and gives its nodes' outputs (within
+  // `tolerance`, relative to 1 + |value|); returns the claimed run's outputs.
+  Compiled Check(const std::string& file, const std::vector<int>& routes, double tolerance = 0) {
+    const Compiled claimed = CompileAndRun(file, 0);
+    const Compiled nodes = CompileAndRun(file, TSR_COMPILE_NO_CLAIMS);
+    EXPECT_EQ(claimed.routes, routes);
+    for (int r : nodes.routes) EXPECT_NE(r, TSR_NODE_CLAIMED);
+    EXPECT_EQ(claimed.outputs.size(), nodes.outputs.size());
+    for (size_t k = 0; k < claimed.outputs.size() && k < nodes.outputs.size(); ++k) {
+      EXPECT_EQ(claimed.outputs[k].size(), nodes.outputs[k].size());
+      for (size_t i = 0; i < claimed.outputs[k].size() && i < nodes.outputs[k].size(); ++i) {
+        const double a = claimed.outputs[k][i], b = nodes.outputs[k][i];
+        if (std::fabs(a - b) > tolerance * (1 + std::fabs(b))) {
+          ADD_FAILURE() << "output " << k << " element " << i << ": claimed " << a
+                        << ", node by node " << b;
+          break;
+        }
+      }
+    }
+    return claimed;
+  }
+};
+
+constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE;
+
+TEST_F(ConvChains, ConvolutionAndReluAsOne) {
+  const Compiled c =
+      Check(File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}),
+            {kClaimed, kClaimed});
+  // relu ran: nothing negative, and the convolution's negative results became zeros.
+  size_t negative = 0, zero = 0;
+  for (double v : c.outputs[0]) {
+    negative += v < 0;
+    zero += v == 0;
+  }
+  EXPECT_EQ(negative, 0u);
+  EXPECT_GT(zero, 0u);
+}
+
+// ResNet's block end: conv -> batch norm (folded) -> add_ of the residual -> relu_, all four one.
+TEST_F(ConvChains, ResidualBlockEndAsOne) {
+  const std::string nodes =
+      Conv("x", "c") + "," +
+      Node("native_batch_norm", kNorm,
+           T("c") + "," + T("gamma") + "," + T("beta") + "," + T("mean") + "," + T("var") +
+               R"(,{"bool":false},{"float":0.1},{"float":1e-05})",
+           R"("y","m","v")") +
+      "," + Node("add_.Tensor", kAddInPlace, T("y") + "," + T("x") + R"(,{"int":1})", "\"s\"") +
+      "," + Node("relu_", kReluInPlace, T("s"), "\"r\"");
+  Check(File(nodes, {"r"}), {kClaimed, kClaimed, kClaimed, kClaimed}, 1e-6);
+}
+
+TEST_F(ConvChains, HardswishAsOne) {
+  Check(File(Conv("x", "c") + "," + Node("hardswish", kHardswish, T("c"), "\"h\""), {"h"}),
+        {kClaimed, kClaimed}, 1e-6);
+}
+
+// A chain of three units: relu_'s result feeds the next convolution and is a model output too
+// (so the run gives it from its middle), the block's input x is the second unit's residual, and
+// an out-of-place hardswish ends the third.
+TEST_F(ConvChains, ThreeUnitsAsOneRun) {
+  const std::string nodes =
+      Conv("x", "c1") + "," + Node("relu_", kReluInPlace, T("c1"), "\"r1\"") + "," +
+      Conv("r1", "c2") + "," +
+      Node("add_.Tensor", kAddInPlace, T("c2") + "," + T("x") + R"(,{"int":1})", "\"s\"") + "," +
+      Node("relu_", kReluInPlace, T("s"), "\"r2\"") + "," + Conv("r2", "c3") + "," +
+      Node("hardswish", kHardswish, T("c3"), "\"h\"");
+  const Compiled c = Check(File(nodes, {"h", "r1"}), std::vector<int>(7, kClaimed), 1e-5);
+  ASSERT_EQ(c.outputs.size(), 2u);
+}
+
+// add_(y, c) writes y, not the convolution's result c: where c is read afterwards (a model
+// output here), the add stays out of the unit, which leaves a lone convolution, not claimed.
+TEST_F(ConvChains, AnAddIntoTheOtherOperandLeavesTheResultAlone) {
+  constexpr char kRelu[] = "relu(Tensor self) -> Tensor";
+  const std::string nodes =
+      Node("relu", kRelu, T("x"), "\"y\"") + "," + Conv("x", "c") + "," +
+      Node("add_.Tensor", kAddInPlace, T("y") + "," + T("c") + R"(,{"int":1})", "\"s\"");
+  Check(File(nodes, {"s", "c"}), {kNative, kNative, kNative});
+}
+
+// The out-of-place add, its convolution second: add(x, c) then relu, one unit.
+TEST_F(ConvChains, AnOutOfPlaceAddAsOne) {
+  Check(File(Conv("x", "c") + "," +
+                 Node("add.Tensor", kAdd, T("x") + "," + T("c") + R"(,{"int":1})", "\"s\"") + "," +
+                 Node("relu_", kReluInPlace, T("s"), "\"r\""),
+             {"r"}),
+        {kClaimed, kClaimed, kClaimed}, 1e-6);
+}
+
+// c and relu_(c) are one tensor node by node; as outputs of a run they stay one tensor.
+TEST_F(ConvChains, TwoNamesOfOneResultAreOneTensor) {
+  const std::string file =
+      File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r", "c"});
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(LoadAndCompile(file, kCpu, 0, &model, &compiled), "");
+  EXPECT_EQ(tsr_compiled_model_node_route(compiled, 0), TSR_NODE_CLAIMED);
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  tsr_tensor* y[2] = {};
+  ASSERT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, y, 2)), "");
+  EXPECT_EQ(tsr_tensor_data_ptr(y[0]), tsr_tensor_data_ptr(y[1]));
+  for (tsr_tensor* t : y) tsr_tensor_release(t);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+// torchvision's downsampling block end: add_(main, shortcut) writes the main branch's result,
+// an earlier unit's: taken where nothing after reads it (one run of five nodes), not where the
+// model shows it too (the add and the relu after it then run node by node).
+TEST_F(ConvChains, AnAddIntoAnEarlierUnitsResult) {
+  const std::string nodes =
+      Conv("x", "c1") + "," + Node("relu_", kReluInPlace, T("c1"), "\"y1\"") + "," +
+      Conv("x", "c2") + "," +
+      Node("add_.Tensor", kAddInPlace, T("y1") + "," + T("c2") + R"(,{"int":1})", "\"s\"") + "," +
+      Node("relu_", kReluInPlace, T("s"), "\"r\"");
+  Check(File(nodes, {"r"}), std::vector<int>(5, kClaimed), 1e-6);
+  Check(File(nodes, {"r", "c1"}), {kClaimed, kClaimed, kClaimed, kNative, kNative}, 1e-6);
+}
+
+// What is not claimed: a 1x1 convolution (the product path runs it), a convolution whose output
+// is read after the activation (a model output here), a convolution with nothing after it.
+TEST_F(ConvChains, WhatStaysNodeByNode) {
+  Check(File(Conv("x", "c", "w1", 0) + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}),
+        {kNative, kNative});
+  Check(File(Conv("x", "c") + "," + Node("hardswish", kHardswish, T("c"), "\"h\""), {"h", "c"}),
+        {kNative, kNative});
+  Check(File(Conv("x", "c"), {"c"}), {kNative});
+}
+
+// Claimed runs whose inputs the fused path does not take make their nodes' own calls: a
+// broadcast residual, float64.
+TEST_F(ConvChains, UnfusableInputsRunNodeByNode) {
+  Check(File(Conv("x", "c") + "," +
+                 Node("add_.Tensor", kAddInPlace, T("c") + "," + T("chan") + R"(,{"int":1})",
+                      "\"s\"") +
+                 "," + Node("relu_", kReluInPlace, T("s"), "\"r\""),
+             {"r"}),
+        {kClaimed, kClaimed, kClaimed});
+  Check(File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}, "float64"),
+        {kClaimed, kClaimed});
+}
+
+}  // namespace

@@ -32,15 +32,14 @@ const int64_t* Ints(const tsr_graph_arg& a, size_t* n) {
   return static_cast<const int64_t*>(a.value.u.list.data);
 }
 
-Spatial SpatialOf(const tsr_graph_arg& a, int dims, int64_t fill) {
+// ListArg: an int[] argument as the convolution kernel reads it (spatial_of), if it has 0, 1 or
+// `dims` elements; a list of another length (a malformed file) leaves the node to its own call,
+// whose Meta function names what is wrong.
+bool ListArg(const tsr_graph_arg& a, int dims, sdk::IntSpan* out) {
   size_t n = 0;
   const int64_t* v = Ints(a, &n);
-  Spatial s{fill, fill, fill};
-  for (int d = 0; d < dims; ++d) {
-    // A one-element list stands for every spatial dim, as in PyTorch's expand_param.
-    s[kSpatial - dims + d] = n == 1 ? v[0] : static_cast<size_t>(d) < n ? v[d] : fill;
-  }
-  return s;
+  *out = sdk::IntSpan{v, n};
+  return a.value.kind == TSR_VALUE_INT_LIST && (n == 0 || n == 1 || n == static_cast<size_t>(dims));
 }
 
 // Tensor argument `i` of `node`: its one value, or -1.
@@ -72,12 +71,18 @@ bool ConvolutionUnit(const tsr_graph_node& node, Unit* u) {
   u->input = TensorArg(node, kInput);
   u->weight = TensorArg(node, kWeight);
   u->bias = TensorArg(node, kBias);
+  sdk::IntSpan stride, padding, dilation, output_padding;
+  if (!ListArg(a[kStride], dims, &stride) || !ListArg(a[kPadding], dims, &padding) ||
+      !ListArg(a[kDilation], dims, &dilation) ||
+      !ListArg(a[kOutputPadding], dims, &output_padding)) {
+    return false;
+  }
   u->params = ConvParams{dims,
                          false,
-                         SpatialOf(a[kStride], dims, 1),
-                         SpatialOf(a[kPadding], dims, 0),
-                         SpatialOf(a[kDilation], dims, 1),
-                         SpatialOf(a[kOutputPadding], dims, 0),
+                         spatial_of(stride, dims, 1),
+                         spatial_of(padding, dims, 0),
+                         spatial_of(dilation, dims, 1),
+                         spatial_of(output_padding, dims, 0),
                          a[kGroups].value.u.i};
   u->pointwise = u->params.groups == 1;
   for (int d = 0; d < dims; ++d) {

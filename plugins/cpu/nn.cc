@@ -106,16 +106,6 @@ class DenseOut {
 
 // ---- convolution ----
 
-// A per-spatial-dim list argument placed in the last `dims` slots of a Spatial.
-Spatial spatial_of(IntSpan v, int dims, int64_t fallback) {
-  Spatial r{1, 1, 1};
-  if (fallback == 0) r = {0, 0, 0};
-  for (int d = 0; d < dims; ++d) {
-    r[kSpatial - dims + d] = v.size == 0 ? fallback : v.size == 1 ? v[0] : v[d];
-  }
-  return r;
-}
-
 // Sizes and strides of a [N, C, *spatial] tensor padded to 3 spatial dims.
 struct View5 {
   std::array<int64_t, 5> size, stride;

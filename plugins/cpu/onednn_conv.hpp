@@ -14,6 +14,18 @@ namespace cpu {
 constexpr int kSpatial = 3;
 using Spatial = std::array<int64_t, kSpatial>;
 
+// spatial_of: a per-spatial-dim list argument (stride, padding, ...) placed in the last `dims`
+// slots of a Spatial: empty is `fallback`, one element stands for every dim, else one per dim
+// (the caller has checked that `v` has 0, 1 or `dims` elements).
+inline Spatial spatial_of(sdk::IntSpan v, int dims, int64_t fallback) {
+  Spatial r{1, 1, 1};
+  if (fallback == 0) r = {0, 0, 0};
+  for (int d = 0; d < dims; ++d) {
+    r[kSpatial - dims + d] = v.size == 0 ? fallback : v.size == 1 ? v[0] : v[d];
+  }
+  return r;
+}
+
 struct ConvParams {
   int dims;  // 1, 2 or 3
   bool transposed;

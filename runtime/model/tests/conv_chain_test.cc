@@ -253,6 +253,31 @@ TEST_F(ConvChains, AnAddIntoAnEarlierUnitsResult) {
   Check(File(nodes, {"r", "c1"}), {kClaimed, kClaimed, kClaimed, kNative, kNative}, 1e-6);
 }
 
+// A malformed file's convolution (a stride of three values for two spatial dims) is not
+// claimed: its own call refuses it, as it would without the compiler, rather than the chain
+// computing something from part of the list.
+TEST_F(ConvChains, AMalformedConvolutionIsLeftToItsOwnCall) {
+  const std::string conv = Node(
+      "convolution", kConv,
+      T("x") + "," + T("w") + "," + T("b") +
+          R"(,{"ints":[1,1,1]},{"ints":[1,1]},{"ints":[1,1]},{"bool":false},{"ints":[0,0]},{"int":1})",
+      "\"c\"");
+  const std::string file = File(conv + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"});
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(LoadAndCompile(file, kCpu, 0, &model, &compiled), "");
+  EXPECT_EQ(tsr_compiled_model_node_route(compiled, 0), TSR_NODE_NATIVE);
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  tsr_tensor* y = nullptr;
+  EXPECT_THAT(Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1)),
+              ::testing::HasSubstr("node 0 (convolution)"));
+  EXPECT_EQ(y, nullptr);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
 // What is not claimed: a 1x1 convolution (the product path runs it), a convolution whose output
 // is read after the activation (a model output here), a convolution with nothing after it.
 TEST_F(ConvChains, WhatStaysNodeByNode) {

@@ -43,6 +43,18 @@ TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device
       dtype_(dtype),
       is_contiguous_(IsContiguousLayout(sizes_, strides_)) {}
 
+TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
+                       IntArrayRef strides, int64_t storage_offset, int64_t numel,
+                       bool is_contiguous)
+    : storage_(std::move(storage)),
+      sizes_(sizes.begin(), sizes.end()),
+      strides_(strides.begin(), strides.end()),
+      storage_offset_(storage_offset),
+      numel_(numel),
+      device_(device),
+      dtype_(dtype),
+      is_contiguous_(is_contiguous) {}
+
 // Note [Immutable tensors]
 // Some kernels spend more on preparing an argument than on using it: a convolution reorders
 // its weights into the blocked layout its fast kernels read, on every call, though the weights
@@ -221,6 +233,24 @@ absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, Scal
   TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, elements, dtype));
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides, 0, numel));
+}
+
+absl::StatusOr<CheckedLayout> CheckLayout(IntArrayRef sizes, IntArrayRef strides,
+                                          ScalarType dtype) {
+  TSR_RETURN_IF_ERROR(CheckDtype(dtype));
+  CheckedLayout layout;
+  TSR_ASSIGN_OR_RETURN(layout.numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(layout.storage_elements, StorageElementsFor(sizes, strides));
+  layout.contiguous = IsContiguousLayout(sizes, strides);
+  return layout;
+}
+
+absl::StatusOr<Tensor> EmptyChecked(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                                    Device device, const CheckedLayout& layout) {
+  TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage,
+                       AllocateStorage(device, layout.storage_elements, dtype));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides, 0,
+                                      layout.numel, layout.contiguous));
 }
 
 absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,

@@ -32,6 +32,9 @@ class TensorImpl final : public RefCounted {
   // The shape is copied once, into the impl's own vectors (no temporaries to move from).
   TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
              IntArrayRef strides, int64_t storage_offset, int64_t numel);
+  // The same, with the layout's contiguity known (EmptyChecked).
+  TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
+             IntArrayRef strides, int64_t storage_offset, int64_t numel, bool is_contiguous);
 
   // Allocated from a per-thread pool (core/internal/block_pool.h): one per op output.
   static void* operator new(size_t size);
@@ -135,6 +138,20 @@ absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device)
 // EmptyStrided allocates just enough storage for the given (non-negative) strides.
 absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                                     Device device);
+
+// CheckedLayout: what EmptyStrided's checks compute from a layout before it allocates, kept by
+// a caller that allocates one layout again and again (a prepared call's outputs,
+// dispatcher/prepared_call.h), so that each allocation skips them.
+struct CheckedLayout {
+  int64_t numel = 0;
+  int64_t storage_elements = 0;  // what the strides reach
+  bool contiguous = false;
+};
+// CheckLayout: EmptyStrided's checks of (sizes, strides, dtype), with its errors.
+absl::StatusOr<CheckedLayout> CheckLayout(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype);
+// EmptyChecked: EmptyStrided of a layout that CheckLayout accepted as `layout`.
+absl::StatusOr<Tensor> EmptyChecked(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
+                                    Device device, const CheckedLayout& layout);
 
 // FromStorage views an existing storage; the view must lie within it.
 absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, IntArrayRef sizes,

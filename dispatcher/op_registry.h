@@ -35,6 +35,7 @@
 namespace tessera {
 
 class OpRegistry;
+class PreparedCall;  // dispatcher/prepared_call.h
 class UnboxedArgs;
 struct UnboxedReturns;
 
@@ -217,6 +218,17 @@ class OpRegistry {
   // `args` (which must have room for the op's returns beyond its arguments).
   absl::Status CallUnboxed(const OperatorHandle& op, UnboxedArgs* args, UnboxedReturns* returns,
                            bool* taken) const;
+
+  // PrepareUnboxed computes the plan of an unboxed call once, for a call site that makes the
+  // same call again (Note [Prepared calls] in prepared_call.cc); NULL when the call is not one
+  // a prepared call serves, or its plan fails (the unprepared call then reports the error).
+  std::unique_ptr<PreparedCall> PrepareUnboxed(const OperatorHandle& op,
+                                               const UnboxedArgs& args) const;
+  // CallPrepared runs `prepared` on `args` as CallUnboxed would, without planning again, when
+  // `args` match what it was prepared from and the kernel is the one CallUnboxed would run;
+  // with `*taken` false it did nothing, and the caller makes the call another way.
+  absl::Status CallPrepared(const PreparedCall& prepared, UnboxedArgs* args,
+                            UnboxedReturns* returns, bool* taken) const;
 
   // ComputeDispatchKey applies the device rule to a normalized stack: all tensors on one
   // device, except 0-dim CPU tensors, which join any device (see Note in op_registry.cc).

@@ -96,7 +96,11 @@ void WrittenReturns(const internal::OperatorEntry& entry, const UnboxedArgs& arg
   }
 }
 
-const KernelFunction* UnboxedKernelAt(const internal::OperatorEntry* entry, int key) {
+}  // namespace
+
+namespace internal {
+
+const KernelFunction* UnboxedKernelAt(const OperatorEntry* entry, int key) {
   if (entry == nullptr) return nullptr;
   const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
   // A nondeterministic kernel takes the boxed path, where the deterministic mode is applied
@@ -104,7 +108,7 @@ const KernelFunction* UnboxedKernelAt(const internal::OperatorEntry* entry, int 
   return k != nullptr && k->unboxed != nullptr && !k->nondeterministic ? k : nullptr;
 }
 
-}  // namespace
+}  // namespace internal
 
 bool OperatorHandle::may_call_unboxed() const {
   const internal::OperatorEntry& entry = *entry_;
@@ -168,7 +172,7 @@ absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args
     WrittenReturns(entry, *args, returns);
     return absl::OkStatus();
   }
-  const KernelFunction* out_kernel = UnboxedKernelAt(entry.out, key);
+  const KernelFunction* out_kernel = internal::UnboxedKernelAt(entry.out, key);
   if (out_kernel == nullptr) return absl::OkStatus();
   if (entry.variant == VariantKind::kFunctional) {  // FunctionalFromOut
     *taken = true;

@@ -64,45 +64,6 @@ void FillSpec(tsr_tensor_view* v, size_t stride, const TensorSpec& spec, Device 
 
 }  // namespace
 
-namespace tessera {
-namespace capi {
-
-void FillView(const TensorImpl& t, tsr_tensor_view* v, size_t size) {
-  if (size > sizeof(tsr_tensor_view)) {
-    std::memset(reinterpret_cast<unsigned char*>(v) + sizeof(tsr_tensor_view), 0,
-                size - sizeof(tsr_tensor_view));
-  }
-  v->struct_size = size;
-  v->tensor = reinterpret_cast<tsr_tensor*>(const_cast<TensorImpl*>(&t));
-  v->data = t.data_ptr();
-  v->sizes = t.sizes().data();
-  v->strides = t.strides().data();
-  v->storage_offset = t.storage_offset();
-  v->numel = t.numel();
-  v->device = tsr_device{static_cast<int32_t>(t.device().type), t.device().index};
-  v->dtype = static_cast<int32_t>(t.dtype());
-  v->ndim = static_cast<int32_t>(t.dim());
-  v->flags =
-      (t.is_contiguous() ? TSR_VIEW_CONTIGUOUS : 0u) | (t.immutable_id() ? TSR_VIEW_IMMUTABLE : 0u);
-  v->reserved = 0;
-}
-
-tsr_call_plan PlanToC(const CallPlan* p) {
-  tsr_call_plan c;
-  c.struct_size = sizeof c;
-  c.compute_dtype = p != nullptr && p->compute_dtype ? static_cast<int32_t>(*p->compute_dtype) : -1;
-  c.num_outputs = p != nullptr ? static_cast<int32_t>(p->outputs.size()) : 0;
-  c.device = p != nullptr ? tsr_device{static_cast<int32_t>(p->device.type), p->device.index}
-                          : tsr_device{TSR_DEVICE_CPU, 0};
-  const PhiloxState rng = p != nullptr && p->rng ? *p->rng : PhiloxState{};
-  c.rng_seed = rng.seed;
-  c.rng_offset = rng.offset;
-  return c;
-}
-
-}  // namespace capi
-}  // namespace tessera
-
 extern "C" {
 
 tsr_error* tsr_stack_get_tensor_views(const tsr_stack* stack, size_t first, size_t count,

@@ -161,7 +161,8 @@ absl::Status UnboxedTrampoline(void* context, const OperatorHandle& op, const Un
         views[i] = &view_storage[i];
         break;
       case UnboxedArg::Kind::kScalar:
-        args[i] = ValueToC(Value(a.scalar()));
+        args[i].kind = TSR_VALUE_SCALAR;
+        args[i].u.scalar = ToC(a.scalar());
         break;
       case UnboxedArg::Kind::kNone:
         std::memset(&args[i], 0, sizeof args[i]);

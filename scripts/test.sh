@@ -21,7 +21,7 @@ ctest --test-dir "$TESSERA_BUILD_DIR" --output-on-failure --parallel "$(nproc)"
 # whole suite (CI time: TSan runs them 5-15x slower). docs/build.md says why and how.
 TESSERA_BUILD_DIR="${TESSERA_ROOT}/build-tsan"
 tsan_tests=(tessera_core_test tessera_dispatcher_test tessera_c_api_test tessera_loader_test
-            tessera_loader_evil_plugin_test)
+            tessera_loader_evil_plugin_test tessera_prepared_call_test)
 tessera_build_targets "${tsan_tests[@]}" tessera_tsan_mutex_counter_1 tessera_tsan_mutex_counter_0 \
   -- -DTESSERA_BUILD_TESTS=ON -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_SANITIZE=thread
 ctest --test-dir "$TESSERA_BUILD_DIR" --output-on-failure --parallel "$(nproc)" \

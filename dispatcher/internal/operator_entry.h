@@ -245,6 +245,9 @@ absl::Status CallUnboxedPacked(const OperatorEntry& caller, const OperatorEntry&
                                const KernelFunction& kernel, const CallPlan& plan,
                                const UnboxedArgs& args);
 using ::tessera::kMaxPackedReturns;
+// UnboxedKernelAt: `entry`'s kernel on `key` when an unboxed call may run it (it has an unboxed
+// entry and is deterministic), else NULL (dispatcher/unboxed_call.cc).
+const KernelFunction* UnboxedKernelAt(const OperatorEntry* entry, int key);
 
 // CheckWrittenMemory refuses a call whose written tensors overlap themselves or its inputs
 // (Note [Memory overlap], dispatcher/memory_overlap_check.cc).

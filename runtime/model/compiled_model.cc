@@ -301,7 +301,10 @@ CompiledModel::CompiledModel(std::shared_ptr<const Model> model, Device device,
                              OpRegistry& registry)
     : model_(std::move(model)), device_(device), registry_(registry) {}
 
-CompiledModel::~CompiledModel() = default;
+CompiledModel::~CompiledModel() {
+  if (prepared_ == nullptr) return;
+  for (size_t n = 0; n < nodes_.size(); ++n) delete prepared_[n].call.load();
+}
 
 absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     std::shared_ptr<const Model> model, Device device, OpRegistry& registry,
@@ -422,6 +425,18 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
         }
         bound.tensor_of[slot.arg] = slot.values[0];  // a kTensor argument has one value
       }
+      // What AddAs would refuse on every run is refused once, here: a run adds each argument
+      // as it is (RunUnboxed).
+      const std::vector<Argument>& params = op->schema().arguments;
+      UnboxedArgs probe;
+      for (size_t i = 0; bound.unboxed && i < bound.tensor_of.size(); ++i) {
+        const Value& v = bound.arguments[i];
+        const SchemaType& type = params[i].type;
+        bound.unboxed = bound.tensor_of[i] >= 0 ? type.base == BaseType::kTensor && !type.is_list
+                        : v.is_scalar()
+                            ? AddAs(params[i], nullptr, &v.scalar(), false, &probe)
+                            : v.is_none() && AddAs(params[i], nullptr, nullptr, true, &probe);
+      }
     }
     for (int32_t v : node.outputs) last_reader[v] = static_cast<int32_t>(n);  // if none reads it
     compiled->nodes_.push_back(std::move(bound));
@@ -443,6 +458,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
       compiled->nodes_[last_reader[v]].release_after.push_back(static_cast<int32_t>(v));
     }
   }
+  compiled->prepared_ = std::make_unique<PreparedSlot[]>(compiled->nodes_.size());
   compiled->writes_constants_ = !roots.written().empty();
   compiled->num_values_ = model->value_names.size();
   const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
@@ -505,28 +521,47 @@ absl::Status CompiledModel::StoreReturns(size_t n, Tensor* returns, size_t count
 
 absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
                                                std::vector<Tensor>& values) const {
-  const std::vector<Argument>& params = node.op.schema().arguments;
+  // Each argument's kind was checked against its schema type at compile.
   UnboxedArgs args;
   for (size_t i = 0; i < node.tensor_of.size(); ++i) {
     bool ok;
     if (node.tensor_of[i] >= 0) {
       const Tensor& t = values[node.tensor_of[i]];
-      ok = t.defined() && AddAs(params[i], t.impl(), nullptr, false, &args);
+      ok = t.defined() && args.AddTensor(t.impl());
     } else {
       const Value& v = node.arguments[i];
-      ok = v.is_scalar() ? AddAs(params[i], nullptr, &v.scalar(), false, &args)
-           : v.is_none() ? AddAs(params[i], nullptr, nullptr, true, &args)
-                         : false;
+      ok = v.is_scalar() ? args.AddScalar(v.scalar()) : args.AddNone();
     }
     if (!ok) return false;
   }
   UnboxedReturns returns;
   bool taken = false;
-  absl::Status s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
+  absl::Status s;
+  if (const PreparedCall* prepared = Prepared(n, args)) {
+    s = registry_.CallPrepared(*prepared, &args, &returns, &taken);
+  }
+  if (!taken) s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
   if (!taken) return false;
   if (!s.ok()) return NodeError(n, s);
   TSR_RETURN_IF_ERROR(StoreReturns(n, returns.tensors, returns.size, values));
   return true;
+}
+
+const PreparedCall* CompiledModel::Prepared(size_t n, const UnboxedArgs& args) const {
+  PreparedSlot& slot = prepared_[n];
+  if (const PreparedCall* p = slot.call.load(std::memory_order_acquire)) return p;
+  if (slot.refused.load(std::memory_order_relaxed)) return nullptr;
+  std::unique_ptr<PreparedCall> made = registry_.PrepareUnboxed(nodes_[n].op, args);
+  if (made == nullptr) {
+    slot.refused.store(true, std::memory_order_relaxed);
+    return nullptr;
+  }
+  const PreparedCall* published = nullptr;
+  if (slot.call.compare_exchange_strong(published, made.get(), std::memory_order_acq_rel,
+                                        std::memory_order_acquire)) {
+    return made.release();
+  }
+  return published;  // another run's, prepared from a call of the same node
 }
 
 absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const int64_t> dims,

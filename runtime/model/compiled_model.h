@@ -38,12 +38,15 @@
 //    in dispatcher/unboxed_call.cc): the op has an unboxed plan and every argument is a tensor,
 //    a Scalar or None as the schema has it. A run hands those their tensors in place, with no
 //    Stack; a call the fast path does not take (a dtype or device it does not serve) goes the
-//    boxed way, with the same results and errors.
+//    boxed way, with the same results and errors. Such a node's first run prepares its call
+//    (Note [Prepared calls] in dispatcher/prepared_call.cc): later runs whose tensors have the
+//    same metadata skip planning it again.
 // A run keeps its values in its own table: runs of one compiled model may go on in several
 // threads at once, except for a model that writes its constants, whose runs take turns (a
 // lock), since each reads what the last one wrote.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,6 +58,7 @@
 #include "absl/types/span.h"
 #include "core/device.h"
 #include "dispatcher/op_registry.h"
+#include "dispatcher/prepared_call.h"
 #include "dispatcher/value.h"
 #include "runtime/model/model.h"
 
@@ -192,6 +196,9 @@ class CompiledModel {
                                   std::vector<Tensor>& values) const;
   absl::Status StoreReturns(size_t n, Tensor* returns, size_t count,
                             std::vector<Tensor>& values) const;
+  // Prepared: node `n`'s prepared call, made from `args` (its call on this run) if it has none
+  // yet; NULL when its call is not one to prepare (decided by its first call).
+  const PreparedCall* Prepared(size_t n, const UnboxedArgs& args) const;
 
   CompiledModel(std::shared_ptr<const Model> model, Device device, OpRegistry& registry);
 
@@ -205,6 +212,13 @@ class CompiledModel {
   std::vector<std::pair<int32_t, Tensor>> constants_;  // on device_
   bool writes_constants_ = false;
   mutable std::mutex run_mu_;  // held by a run when writes_constants_
+  // One per node: its prepared call, published once by the first run that makes it (runs in
+  // other threads may race to; the first one published is kept), owned here.
+  struct PreparedSlot {
+    std::atomic<const PreparedCall*> call{nullptr};
+    std::atomic<bool> refused{false};  // its first call was not one to prepare
+  };
+  std::unique_ptr<PreparedSlot[]> prepared_;
 };
 
 }  // namespace model

@@ -1,0 +1,58 @@
+// A prepared unboxed call: the plan of one call site's call computed once, for a site that
+// makes the same call again and again (a compiled model's node). Note [Prepared calls] in
+// prepared_call.cc.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/device.h"
+#include "core/scalar.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+#include "dispatcher/call_plan.h"
+#include "dispatcher/unboxed_call.h"
+
+namespace tessera {
+
+namespace internal {
+struct OperatorEntry;
+}  // namespace internal
+
+// PreparedCall: made by OpRegistry::PrepareUnboxed, run by OpRegistry::CallPrepared. It holds
+// the plan and what the plan was computed from: every argument's kind, each Scalar's value and
+// each tensor's dtype, device, sizes and strides. Immutable once made; calls in several threads
+// may run it at once.
+class PreparedCall {
+ public:
+  PreparedCall(const PreparedCall&) = delete;
+  PreparedCall& operator=(const PreparedCall&) = delete;
+
+  // Matches: `args` are what the plan was computed from (the guard; no kernel is looked at).
+  bool Matches(const UnboxedArgs& args) const;
+
+ private:
+  friend class OpRegistry;
+  PreparedCall() = default;
+
+  // What one argument was when the plan was computed.
+  struct Guard {
+    UnboxedArg::Kind kind = UnboxedArg::Kind::kNone;
+    ScalarType dtype = ScalarType::kFloat32;  // a tensor's
+    Device device;                            // a tensor's
+    size_t ndim = 0;                          // a tensor's: its sizes and then its strides
+    size_t dims_at = 0;                       // are dims_[dims_at, dims_at + 2 * ndim)
+    Scalar scalar;                            // a Scalar's
+  };
+
+  const internal::OperatorEntry* entry_ = nullptr;  // the functional form called
+  const PlanFunction* plan_function_ = nullptr;     // the plan function plan_ came from
+  int key_ = 0;                                     // the dispatch key of the call's device
+  CallPlan plan_;
+  std::vector<CheckedLayout> outputs_;  // plan_.outputs' layouts, checked (core/tensor.h)
+  std::vector<Guard> guards_;           // one per argument
+  std::vector<int64_t> dims_;
+};
+
+}  // namespace tessera

@@ -273,7 +273,8 @@ void ChainRun::Run(const Plan& plan, const Values& values, std::vector<Tensor>* 
     weight_cache::Copy kept;
     if (up.weights_reorder) {
       auto reorder = [&](void* dst) {
-        Exec(up.weights_reorder, {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, {up.weights_md, dst}}});
+        Exec(up.weights_reorder,
+             {{DNNL_ARG_FROM, weights}, {DNNL_ARG_TO, {up.weights_md, dst, nullptr}}});
       };
       if (const uint64_t id = w.immutable_id())
         kept = weight_cache::get(w, id, up.weights_md, reorder);
@@ -300,7 +301,7 @@ void ChainRun::Run(const Plan& plan, const Values& values, std::vector<Tensor>* 
       const ViewAs bias(sdk::view_of(values.at(u.bias)), TSR_DTYPE_FLOAT32, Layout::kContiguous);
       Exec(up.conv, {{DNNL_ARG_SRC, src},
                      {DNNL_ARG_WEIGHTS, weights},
-                     {DNNL_ARG_BIAS, {up.bias_md, bias.data_ptr()}},
+                     {DNNL_ARG_BIAS, {up.bias_md, bias.data_ptr(), nullptr}},
                      {DNNL_ARG_DST, dst}});
     } else {
       Exec(up.conv, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
@@ -324,7 +325,7 @@ void ChainRun::Run(const Plan& plan, const Values& values, std::vector<Tensor>* 
     const sdk::TensorView view = sdk::view_of(t);
     if (op.reorder) {
       Exec(op.reorder,
-           {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, {onednn::desc(view), view.data_ptr()}}});
+           {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, {onednn::desc(view), view.data_ptr(), nullptr}}});
     } else {
       std::memcpy(view.data_ptr(), from.data, from.md.get_size());
     }

@@ -63,7 +63,12 @@ TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device
 // TSR_VIEW_IMMUTABLE and tsr_tensor_immutable_id) may cache what it derived under that id and the
 // view's layout without ever finding a stale entry. The promise is its maker's: a compiled
 // model marks immutable the constants that no node writes (schema alias annotations) and no output
-// shows (so the application never holds them); nothing else makes one. An id's
+// shows (so the application never holds them); nothing else makes one. A view of an immutable
+// tensor (every view op: core/views.cc) has its id: its elements are some of the same elements,
+// which nothing changes either (compiling follows writes through views, and an output that is
+// a view of a constant shows it), and a kernel's cache keys on the view's dtype, offset, sizes
+// and strides besides the id, so two views of one tensor never find each other's entries; a
+// linear layer's weight, transposed by a view op on every run, is found again on each. An id's
 // entries outlive the tensor in such a cache until evicted (the cache is bounded), and are
 // never found again.
 absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t) {
@@ -75,6 +80,10 @@ absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t) {
                                      from.strides(), from.storage_offset(), from.numel()));
   alias.impl()->immutable_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   return alias;
+}
+
+void InheritImmutability(const Tensor& base, const Tensor& view) {
+  view.impl()->immutable_id_ = base.impl()->immutable_id_;
 }
 
 std::string Tensor::ToString() const {

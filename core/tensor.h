@@ -25,6 +25,9 @@ class Tensor;
 // elements while the alias lives: a compiled model gives one to each constant that no node
 // writes and no output shows.
 absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t);
+// InheritImmutability gives `view`, a view of `base`'s elements that a view op just made, base's
+// immutable id, if it has one (Note [Immutable tensors]): every view op does.
+void InheritImmutability(const Tensor& base, const Tensor& view);
 
 class TensorImpl final : public RefCounted {
  public:
@@ -80,11 +83,13 @@ class TensorImpl final : public RefCounted {
 
   // immutable_id: nonzero when this tensor's elements do not change while it lives, unique in the
   // process (never reused), so that a kernel may keep data derived from it under this key
-  // (Note [Immutable tensors] in core/tensor.cc). 0 for every tensor but those ImmutableAlias made.
+  // (Note [Immutable tensors] in core/tensor.cc). 0 for every tensor but those ImmutableAlias made
+  // and their views.
   uint64_t immutable_id() const { return immutable_id_; }
 
  private:
   friend absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t);
+  friend void InheritImmutability(const Tensor& base, const Tensor& view);
   Ref<StorageImpl> storage_;
   DimVector sizes_;
   DimVector strides_;

@@ -6,6 +6,7 @@
 
 #include "core/allocator.h"
 #include "core/host_allocator.h"
+#include "core/views.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -174,6 +175,43 @@ TEST(Tensor, SetShapeAndStorageRefusesAViewOutsideTheStorageAndLeavesTheTensor) 
   s = immutable.impl()->SetShapeAndStorage({4}, {1}, t.impl()->storage());
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(immutable.sizes(), ElementsAre(2, 2));
+}
+
+// Note [Immutable tensors]: a view of an immutable tensor has its id (a cache keyed on the id
+// and the view's layout tells views apart); a view of any other tensor has none.
+TEST(Tensor, ViewsOfAnImmutableTensorHaveItsId) {
+  const Device cpu(DeviceType::kCPU);
+  Tensor t = *Empty({2, 3}, ScalarType::kFloat32, cpu);
+  Tensor immutable = *ImmutableAlias(t);
+  ASSERT_NE(immutable.impl()->immutable_id(), 0u);
+  for (const Tensor& v : {*T(immutable), *View(immutable, {6}), *Select(*T(immutable), 0, 1),
+                          *AsStrided(immutable, {2}, {3}, 1)}) {
+    EXPECT_EQ(v.impl()->immutable_id(), immutable.impl()->immutable_id()) << v.ToString();
+  }
+  EXPECT_EQ(T(t)->impl()->immutable_id(), 0u);
+  EXPECT_EQ(ImmutableAlias(t)->impl()->immutable_id() == immutable.impl()->immutable_id(), false);
+}
+
+// CheckLayout computes what EmptyStrided's checks do, with their errors; EmptyChecked of what it
+// accepted makes the tensor EmptyStrided makes.
+TEST(Tensor, EmptyCheckedMakesWhatEmptyStridedMakes) {
+  const Device cpu(DeviceType::kCPU);
+  const CheckedLayout layout = *CheckLayout({2, 3}, {1, 2}, ScalarType::kFloat32);
+  EXPECT_EQ(layout.numel, 6);
+  EXPECT_EQ(layout.storage_elements, 6);
+  EXPECT_FALSE(layout.contiguous);
+  Tensor checked = *EmptyChecked({2, 3}, {1, 2}, ScalarType::kFloat32, cpu, layout);
+  Tensor strided = *EmptyStrided({2, 3}, {1, 2}, ScalarType::kFloat32, cpu);
+  EXPECT_THAT(checked.sizes(), ElementsAre(2, 3));
+  EXPECT_THAT(checked.strides(), ElementsAre(1, 2));
+  EXPECT_EQ(checked.numel(), strided.numel());
+  EXPECT_EQ(checked.is_contiguous(), strided.is_contiguous());
+  EXPECT_EQ(checked.impl()->storage()->nbytes(), strided.impl()->storage()->nbytes());
+  EXPECT_TRUE(CheckLayout({2, 3}, {3, 1}, ScalarType::kFloat32)->contiguous);
+  EXPECT_EQ(CheckLayout({2, -1}, {1, 1}, ScalarType::kFloat32).status().code(),
+            EmptyStrided({2, -1}, {1, 1}, ScalarType::kFloat32, cpu).status().code());
+  EXPECT_EQ(CheckLayout({2}, {-1}, ScalarType::kFloat32).status().message(),
+            EmptyStrided({2}, {-1}, ScalarType::kFloat32, cpu).status().message());
 }
 
 // An empty tensor's element count is 0 however large its other dims, but its contiguous

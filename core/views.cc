@@ -13,7 +13,10 @@ namespace {
 // MakeView builds the result of every view op; FromStorage re-checks that it stays in bounds.
 absl::StatusOr<Tensor> MakeView(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                                 int64_t storage_offset) {
-  return FromStorage(self.impl()->storage(), self.dtype(), sizes, strides, storage_offset);
+  TSR_ASSIGN_OR_RETURN(Tensor view, FromStorage(self.impl()->storage(), self.dtype(), sizes,
+                                                strides, storage_offset));
+  InheritImmutability(self, view);  // Note [Immutable tensors]
+  return view;
 }
 
 absl::Status CheckDefined(const Tensor& self, const char* op) {

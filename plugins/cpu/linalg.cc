@@ -1,9 +1,10 @@
-// Matrix products as out= kernels over their arguments' views: mm, bmm, addmm. float32 in BLAS
-// layouts runs on dnnl_sgemm; other float32 layouts, and bfloat16 where oneDNN has a native kernel
-// for it (not only its reference one), on oneDNN's matmul (primitives cached by shape, strides,
-// dtype and attributes); float16 and the other bfloat16 on dnnl_sgemm over float32 copies; every
-// other dtype, and any case oneDNN refuses, on our own loop accumulating in double for float64 and
-// int64 for integers.
+// Matrix products as out= kernels over their arguments' views: mm, bmm, addmm. float32 by an
+// immutable weight with few rows runs on oneDNN's matmul with the weight prepacked once
+// (prepacked_gemm.cc); float32 in BLAS layouts runs on dnnl_sgemm; other float32 layouts, and
+// bfloat16 where oneDNN has a native kernel for it (not only its reference one), on oneDNN's matmul
+// (primitives cached by shape, strides, dtype and attributes); float16 and the other bfloat16 on
+// dnnl_sgemm over float32 copies; every other dtype, and any case oneDNN refuses, on our own loop
+// accumulating in double for float64 and int64 for integers.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "math.hpp"
 #include "onednn.hpp"
 #include "pointwise.hpp"
+#include "prepacked_gemm.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -237,7 +239,8 @@ void gemm(const sdk::KernelContext& ctx, const sdk::TensorView& a, const sdk::Te
   dispatch<kNumeric>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (a.size(-1) != 0 &&
-        (gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
+        (gemm_prepacked(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
+         gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
          gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate))) {
       return;
     }
@@ -264,6 +267,15 @@ sdk::TensorView addmm_out(const sdk::KernelContext& ctx, sdk::TensorView self, s
                           sdk::TensorView b, sdk::Scalar beta, sdk::Scalar alpha,
                           sdk::TensorView out) {
   const bool accumulate = beta.to_double() != 0;
+  // A linear layer's addmm (beta = alpha = 1, self one row of out's width, broadcast) by an
+  // immutable weight: the prepacked product adds self as its bias, without copying it into
+  // out first.
+  if (beta.to_double() == 1 && alpha.to_double() == 1 && out.dim() == 2 &&
+      self.data_ptr() != out.data_ptr() &&
+      (self.dim() == 1 || (self.dim() == 2 && self.size(0) == 1)) && self.numel() == out.size(1) &&
+      a.size(-1) != 0 && gemm_prepacked(a, b, out, 1, 0, false, &self)) {
+    return out;
+  }
   // beta == 0 ignores self entirely (NaN and Inf in it do not propagate), as in PyTorch.
   if (accumulate && self.data_ptr() != out.data_ptr()) copy_cast(out, self);
   gemm(ctx, a, b, out, alpha, beta, accumulate);

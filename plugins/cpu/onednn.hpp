@@ -64,7 +64,16 @@ dnnl::memory::desc desc(const sdk::TensorView& t);
 // Key: the integers a primitive's creation depends on, gathered per call: no strings, no
 // printf on the call path (a decoder step spent 8 % of its time building string keys).
 // The primitive families, each key's first value.
-enum Family : int64_t { kMatmul = 1, kLinear, kSoftmax, kLogSoftmax, kAvgPool, kConv, kDeconv };
+enum Family : int64_t {
+  kMatmul = 1,
+  kLinear,
+  kSoftmax,
+  kLogSoftmax,
+  kAvgPool,
+  kConv,
+  kDeconv,
+  kPrepackedMatmul,
+};
 
 class Key {
  public:

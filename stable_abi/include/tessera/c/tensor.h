@@ -109,7 +109,7 @@ TSR_API int32_t tsr_tensor_is_contiguous(const tsr_tensor* tensor);
 TSR_API void* tsr_tensor_data_ptr(const tsr_tensor* tensor);
 /* tsr_tensor_immutable_id (since 1.2): nonzero when the tensor is immutable (TSR_VIEW_IMMUTABLE in
  * kernel_call.h: its elements do not change while it lives): an id unique in the process, never
- * reused. 0 for every other tensor and for NULL. */
+ * reused, shared by the views view ops make of it. 0 for every other tensor and for NULL. */
 TSR_API uint64_t tsr_tensor_immutable_id(const tsr_tensor* tensor);
 
 /* tsr_dtype_size: bytes per element; 0 for an invalid dtype. */

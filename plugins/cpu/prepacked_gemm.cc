@@ -21,12 +21,13 @@ namespace cpu {
 // (AVX-512; BERT-base's four linear layers, K x N = 768 x 2304, 768 x 768, 768 x 3072,
 // 3072 x 768; matmul's time over sgemm's, best of 15):
 //
-//   rows of a       32     128    256    512    1024
-//   1 thread        0.79   0.93   0.99   1.00   1.06
-//   2 threads       0.62   0.81   0.89   0.92   0.95
+//   rows of a       1      8      32     128    256    512    1024
+//   1 thread        1.02   0.44   0.79   0.93   0.99   1.00   1.06
+//   2 threads       1.03   0.45   0.62   0.81   0.89   0.92   0.95
 //
-// so a product takes it up to kPrepackedRowsPerThread rows of out per thread (512: 1,024 rows
-// at 1 thread stay on sgemm). Anything else (another dtype, a mutable b, a copy the weight
+// so a product takes it from 2 rows (one row is a matrix-vector product, which sgemm does not
+// pack for) up to kPrepackedRowsPerThread rows of out per thread (512: 1,024 rows at 1 thread
+// stay on sgemm). Anything else (another dtype, a mutable b, a copy the weight
 // cache does not keep) returns false before it writes anything, and sgemm runs.
 bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
                     double alpha, double beta, bool accumulate, const sdk::TensorView* bias) {
@@ -47,7 +48,9 @@ bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sd
           : std::numeric_limits<int64_t>::max();
   try {
     onednn::Threads threads(work);  // the primitive made and run on the runtime's thread count
-    if (out.size(0) > kPrepackedRowsPerThread * std::max(1, onednn::threads())) return false;
+    if (out.size(0) < 2 || out.size(0) > kPrepackedRowsPerThread * std::max(1, onednn::threads())) {
+      return false;
+    }
     onednn::Key key(onednn::kPrepackedMatmul);
     key.add(a).add(b).add(out).add(alpha).add(int64_t{accumulate}).add(accumulate ? beta : 0.0);
     key.add(int64_t{bias != nullptr});

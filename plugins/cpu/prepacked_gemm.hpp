@@ -15,8 +15,8 @@ namespace cpu {
 constexpr int64_t kPrepackedRowsPerThread = 512;
 
 // gemm_prepacked: out = alpha * a @ b (+ beta * out with `accumulate`) for 2-D float32 a, b, out
-// where b is immutable (TSR_VIEW_IMMUTABLE) and out has at most kPrepackedRowsPerThread rows per
-// thread; false, with nothing written, where it does not apply (the caller's other paths run).
+// where b is immutable (TSR_VIEW_IMMUTABLE) and out has from 2 to kPrepackedRowsPerThread rows
+// per thread; false, with nothing written, where it does not apply (the caller's other paths run).
 // With `bias` (float32, out's column count of contiguous elements; alpha 1, no accumulate):
 // out = a @ b + bias in each row, a linear layer's addmm, the bias added by the primitive.
 bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,

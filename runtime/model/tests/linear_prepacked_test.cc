@@ -1,9 +1,9 @@
 // The CPU backend's linear layers in compiled models (Note [Prepacked matrix products] in
 // plugins/cpu/prepacked_gemm.cc): a product by a constant weight, seen through a view op (t),
-// runs on oneDNN's matmul with the weight reordered once for every run, where out has few rows
-// per thread, and on dnnl_sgemm otherwise; both give PyTorch's values. Which one ran is read
-// from oneDNN's own log (ONEDNN_VERBOSE) of a child process running the model three times:
-// one reorder of the weight in all (made on the first run, found again on the others), or none.
+// runs on oneDNN's matmul with the weight reordered once for every run, where out has from 2 to
+// 512 rows per thread, and on dnnl_sgemm otherwise; both give PyTorch's values. Which one ran is
+// read from oneDNN's own log (ONEDNN_VERBOSE) of a child process running the model three times: one
+// reorder of the weight in all (made on the first run, found again on the others), or none.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +165,13 @@ TEST(LinearPrepacked, FewRowsReorderTheWeightOnce) {
   const Child c = RunChild(8, 1);
   ASSERT_EQ(c.exit_code, 0) << c.log;
   EXPECT_EQ(WeightReorders(c.log), 1) << c.log;
+}
+
+// One row (a matrix-vector product): dnnl_sgemm, no reorder.
+TEST(LinearPrepacked, OneRowStaysOnSgemm) {
+  const Child c = RunChild(1, 1);
+  ASSERT_EQ(c.exit_code, 0) << c.log;
+  EXPECT_EQ(WeightReorders(c.log), 0) << c.log;
 }
 
 // 600 rows on 1 thread (past kPrepackedRowsPerThread): dnnl_sgemm, no reorder; on 2 threads

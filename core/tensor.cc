@@ -34,14 +34,8 @@ void StorageImpl::operator delete(void* block, size_t size) {
 
 TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
                        IntArrayRef strides, int64_t storage_offset, int64_t numel)
-    : storage_(std::move(storage)),
-      sizes_(sizes.begin(), sizes.end()),
-      strides_(strides.begin(), strides.end()),
-      storage_offset_(storage_offset),
-      numel_(numel),
-      device_(device),
-      dtype_(dtype),
-      is_contiguous_(IsContiguousLayout(sizes_, strides_)) {}
+    : TensorImpl(std::move(storage), dtype, device, sizes, strides, storage_offset, numel,
+                 IsContiguousLayout(sizes, strides)) {}
 
 TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
                        IntArrayRef strides, int64_t storage_offset, int64_t numel,

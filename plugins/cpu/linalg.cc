@@ -6,7 +6,6 @@
 // dnnl_sgemm over float32 copies; every other dtype, and any case oneDNN refuses, on our own loop
 // accumulating in double for float64 and int64 for integers.
 #include <algorithm>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,15 +19,7 @@ namespace tessera {
 namespace cpu {
 namespace {
 
-// product_work: the multiply-adds of out = a @ b (out's elements times a's last dim), saturated,
-// which onednn::Threads sizes its threads by.
-int64_t product_work(const sdk::TensorView& a, const sdk::TensorView& out) {
-  const int64_t k = a.dim() > 0 ? a.size(-1) : 1;
-  if (k > 0 && out.numel() > std::numeric_limits<int64_t>::max() / k) {
-    return std::numeric_limits<int64_t>::max();
-  }
-  return out.numel() * k;
-}
+using onednn::product_work;
 
 // out (+)= alpha * a @ b over batches; a [B, M, K], b [B, K, N], out [B, M, N] (B may be
 // absent). With `accumulate`, out already holds self and gets beta * out + alpha * a @ b.
@@ -44,13 +35,7 @@ bool gemm_onednn(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::
     onednn::Call& call = onednn::cached_call(key, [&] {
       const dnnl::memory::desc a_md = onednn::desc(a), b_md = onednn::desc(b),
                                o_md = onednn::desc(out);
-      dnnl::primitive_attr attr;
-      if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
-      if (accumulate) {
-        dnnl::post_ops ops;
-        ops.append_sum(static_cast<float>(beta));
-        attr.set_post_ops(ops);
-      }
+      const dnnl::primitive_attr attr = onednn::product_attr(alpha, beta, accumulate);
       dnnl::matmul::desc d(a_md, b_md, o_md);
       return onednn::Call(dnnl::matmul(dnnl::matmul::primitive_desc(d, attr, onednn::engine())),
                           {{DNNL_ARG_SRC, a_md}, {DNNL_ARG_WEIGHTS, b_md}, {DNNL_ARG_DST, o_md}});

@@ -79,6 +79,25 @@ Threads::~Threads() {
 
 int threads() { return tls_threads; }
 
+int64_t product_work(const sdk::TensorView& a, const sdk::TensorView& out) {
+  const int64_t k = a.dim() > 0 ? a.size(-1) : 1;
+  if (k > 0 && out.numel() > std::numeric_limits<int64_t>::max() / k) {
+    return std::numeric_limits<int64_t>::max();
+  }
+  return out.numel() * k;
+}
+
+dnnl::primitive_attr product_attr(double alpha, double beta, bool accumulate) {
+  dnnl::primitive_attr attr;
+  if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
+  if (accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(static_cast<float>(beta));
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
 bool fit_int32(std::initializer_list<int64_t> values) {
   for (int64_t v : values) {
     if (v > std::numeric_limits<int32_t>::max()) return false;

@@ -51,6 +51,14 @@ class Threads {
 // made under it are split for (cache keys include it).
 int threads();
 
+// product_work: the multiply-adds of out = a @ b (out's elements times a's last dim),
+// saturated, which Threads sizes its threads by.
+int64_t product_work(const sdk::TensorView& a, const sdk::TensorView& out);
+
+// product_attr: a matrix product's attributes: alpha as the output scale and, with
+// `accumulate`, beta as a sum post-op (out = alpha * a @ b + beta * out).
+dnnl::primitive_attr product_attr(double alpha, double beta, bool accumulate);
+
 // fit_int32: whether every value fits 32 bits, as oneDNN's kernels keep strides, paddings and
 // dilations in `int`; larger ones (legal: Note [Window arithmetic in 128 bits]) run our loops.
 bool fit_int32(std::initializer_list<int64_t> values);

@@ -2,7 +2,6 @@
 #include "prepacked_gemm.hpp"
 
 #include <algorithm>
-#include <limits>
 
 #include "onednn.hpp"
 #include "weight_cache.hpp"
@@ -42,12 +41,9 @@ bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sd
                           bias->numel() != out.size(1) || !bias->is_contiguous())) {
     return false;
   }
-  const int64_t work =
-      a.size(1) > 0 && out.numel() <= std::numeric_limits<int64_t>::max() / a.size(1)
-          ? out.numel() * a.size(1)
-          : std::numeric_limits<int64_t>::max();
   try {
-    onednn::Threads threads(work);  // the primitive made and run on the runtime's thread count
+    onednn::Threads threads(
+        onednn::product_work(a, out));  // the primitive made and run on the runtime's thread count
     if (out.size(0) < 2 || out.size(0) > kPrepackedRowsPerThread * std::max(1, onednn::threads())) {
       return false;
     }
@@ -58,13 +54,7 @@ bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sd
       const dnnl::memory::desc a_md = onednn::desc(a), o_md = onednn::desc(out);
       const dnnl::memory::desc any({b.size(0), b.size(1)}, dnnl::memory::data_type::f32,
                                    dnnl::memory::format_tag::any);
-      dnnl::primitive_attr attr;
-      if (alpha != 1) attr.set_output_scales(0, {static_cast<float>(alpha)});
-      if (accumulate) {
-        dnnl::post_ops ops;
-        ops.append_sum(static_cast<float>(beta));
-        attr.set_post_ops(ops);
-      }
+      const dnnl::primitive_attr attr = onednn::product_attr(alpha, beta, accumulate);
       if (bias == nullptr) {
         dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, any, o_md), attr,
                                         onednn::engine());

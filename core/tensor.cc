@@ -33,11 +33,6 @@ void StorageImpl::operator delete(void* block, size_t size) {
 }
 
 TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
-                       IntArrayRef strides, int64_t storage_offset, int64_t numel)
-    : TensorImpl(std::move(storage), dtype, device, sizes, strides, storage_offset, numel,
-                 IsContiguousLayout(sizes, strides)) {}
-
-TensorImpl::TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
                        IntArrayRef strides, int64_t storage_offset, int64_t numel,
                        bool is_contiguous)
     : storage_(std::move(storage)),
@@ -71,13 +66,14 @@ absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t) {
   static std::atomic<uint64_t> next_id{1};
   const TensorImpl& from = *t.impl();
   Tensor alias(Ref<TensorImpl>::Make(from.storage(), from.dtype(), from.device(), from.sizes(),
-                                     from.strides(), from.storage_offset(), from.numel()));
+                                     from.strides(), from.storage_offset(), from.numel(),
+                                     from.is_contiguous()));
   alias.impl()->immutable_id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   return alias;
 }
 
-void InheritImmutability(const Tensor& base, const Tensor& view) {
-  view.impl()->immutable_id_ = base.impl()->immutable_id_;
+void InheritImmutability(const Tensor& base, Tensor* view) {
+  view->impl()->immutable_id_ = base.impl()->immutable_id_;
 }
 
 std::string Tensor::ToString() const {
@@ -226,16 +222,20 @@ absl::StatusOr<Tensor> Empty(IntArrayRef sizes, ScalarType dtype, Device device)
   TSR_ASSIGN_OR_RETURN(DimVector strides, ContiguousStrides(sizes));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, numel, dtype));
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes,
-                                      IntArrayRef(strides), 0, numel));
+                                      IntArrayRef(strides), 0, numel, /*is_contiguous=*/true));
 }
 
+// EmptyStrided makes CheckLayout's checks itself, not through it: a call and a StatusOr more
+// were some 100 instructions on every small op's output (the instruction gate); the test
+// EmptyCheckedMakesWhatEmptyStridedMakes holds the two to the same checks.
 absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, ScalarType dtype,
                                     Device device) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
   TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage, AllocateStorage(device, elements, dtype));
-  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides, 0, numel));
+  return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides, 0, numel,
+                                      IsContiguousLayout(sizes, strides)));
 }
 
 absl::StatusOr<CheckedLayout> CheckLayout(IntArrayRef sizes, IntArrayRef strides,
@@ -279,7 +279,7 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
   }
   const Device device = storage->device();
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides,
-                                      storage_offset, numel));
+                                      storage_offset, numel, IsContiguousLayout(sizes, strides)));
 }
 
 }  // namespace tessera

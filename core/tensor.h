@@ -26,16 +26,15 @@ class Tensor;
 // writes and no output shows.
 absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t);
 // InheritImmutability gives `view`, a view of `base`'s elements that a view op just made, base's
-// immutable id, if it has one (Note [Immutable tensors]): every view op does.
-void InheritImmutability(const Tensor& base, const Tensor& view);
+// immutable id, if it has one (Note [Immutable tensors]). For core/views.cc's MakeView only,
+// which every view op goes through: nothing else makes a tensor immutable but ImmutableAlias.
+void InheritImmutability(const Tensor& base, Tensor* view);
 
 class TensorImpl final : public RefCounted {
  public:
   // Use the factories (Empty, EmptyStrided, MakeView); they validate the arguments.
   // The shape is copied once, into the impl's own vectors (no temporaries to move from).
-  TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
-             IntArrayRef strides, int64_t storage_offset, int64_t numel);
-  // The same, with the layout's contiguity known (EmptyChecked).
+  // `is_contiguous`: IsContiguousLayout(sizes, strides), which the factories compute or know.
   TensorImpl(Ref<StorageImpl> storage, ScalarType dtype, Device device, IntArrayRef sizes,
              IntArrayRef strides, int64_t storage_offset, int64_t numel, bool is_contiguous);
 
@@ -89,7 +88,7 @@ class TensorImpl final : public RefCounted {
 
  private:
   friend absl::StatusOr<Tensor> ImmutableAlias(const Tensor& t);
-  friend void InheritImmutability(const Tensor& base, const Tensor& view);
+  friend void InheritImmutability(const Tensor& base, Tensor* view);
   Ref<StorageImpl> storage_;
   DimVector sizes_;
   DimVector strides_;

@@ -184,12 +184,15 @@ TEST(Tensor, ViewsOfAnImmutableTensorHaveItsId) {
   Tensor t = *Empty({2, 3}, ScalarType::kFloat32, cpu);
   Tensor immutable = *ImmutableAlias(t);
   ASSERT_NE(immutable.impl()->immutable_id(), 0u);
-  for (const Tensor& v : {*T(immutable), *View(immutable, {6}), *Select(*T(immutable), 0, 1),
-                          *AsStrided(immutable, {2}, {3}, 1)}) {
-    EXPECT_EQ(v.impl()->immutable_id(), immutable.impl()->immutable_id()) << v.ToString();
+  const absl::StatusOr<Tensor> t_view = T(immutable);
+  ASSERT_TRUE(t_view.ok()) << t_view.status();
+  for (const absl::StatusOr<Tensor>& v :
+       {t_view, View(immutable, {6}), Select(*t_view, 0, 1), AsStrided(immutable, {2}, {3}, 1)}) {
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_EQ(v->impl()->immutable_id(), immutable.impl()->immutable_id()) << v->ToString();
   }
   EXPECT_EQ(T(t)->impl()->immutable_id(), 0u);
-  EXPECT_EQ(ImmutableAlias(t)->impl()->immutable_id() == immutable.impl()->immutable_id(), false);
+  EXPECT_NE(ImmutableAlias(t)->impl()->immutable_id(), immutable.impl()->immutable_id());
 }
 
 // CheckLayout computes what EmptyStrided's checks do, with their errors; EmptyChecked of what it

@@ -15,7 +15,7 @@ absl::StatusOr<Tensor> MakeView(const Tensor& self, IntArrayRef sizes, IntArrayR
                                 int64_t storage_offset) {
   TSR_ASSIGN_OR_RETURN(Tensor view, FromStorage(self.impl()->storage(), self.dtype(), sizes,
                                                 strides, storage_offset));
-  InheritImmutability(self, view);  // Note [Immutable tensors]
+  InheritImmutability(self, &view);  // Note [Immutable tensors]
   return view;
 }
 

@@ -68,7 +68,12 @@ using PlanFn = absl::Status (*)(const void* context, const OperatorHandle& op, c
 
 class UnboxedArgs;
 // UnboxedPlanFn: the same plan function over an unboxed call's arguments (Note [The unboxed fast
-// path] in dispatcher/unboxed_call.cc); both are instances of one template.
+// path] in dispatcher/unboxed_call.cc); both are instances of one template. An op with one may
+// have its calls prepared (Note [Prepared calls] in dispatcher/prepared_call.cc): its plan is
+// then computed once and reused for every later call whose arguments have the same kinds, the
+// same Scalar values and tensors of the same dtype, device, sizes and strides. So an unboxed
+// plan function reads nothing else: no element, no storage offset, no global setting (a random
+// op, whose plan reserves a draw, has none).
 using UnboxedPlanFn = absl::Status (*)(const void* context, const OperatorHandle& op,
                                        const UnboxedArgs& args, CallPlan* plan);
 

@@ -221,9 +221,11 @@ class OpRegistry {
 
   // PrepareUnboxed computes the plan of an unboxed call once, for a call site that makes the
   // same call again (Note [Prepared calls] in prepared_call.cc); NULL when the call is not one
-  // a prepared call serves, or its plan fails (the unprepared call then reports the error).
-  std::unique_ptr<PreparedCall> PrepareUnboxed(const OperatorHandle& op,
-                                               const UnboxedArgs& args) const;
+  // a prepared call serves, or its plan fails (the unprepared call then reports the error),
+  // with `*never` true when no call of the op is (its form, its plan function), false when
+  // another call's arguments may be.
+  std::unique_ptr<PreparedCall> PrepareUnboxed(const OperatorHandle& op, const UnboxedArgs& args,
+                                               bool* never) const;
   // CallPrepared runs `prepared` on `args` as CallUnboxed would, without planning again, when
   // `args` match what it was prepared from and the kernel is the one CallUnboxed would run;
   // with `*taken` false it did nothing, and the caller makes the call another way.

@@ -30,9 +30,9 @@ namespace tessera {
 //
 // Prepared: the functional form of a pointwise op (the ops with unboxed plans) whose kernel is
 // its out= form's, the derivation a model's nodes take. A plan that failed is not prepared:
-// the unprepared call reports the error on every run. Not a cache of recipes keyed by
-// metadata (DESIGN.md): a call site holds its one prepared call, and every call checks the
-// whole of what the plan was computed from.
+// the unprepared call reports the error, and the call site may prepare a later call. Not a cache of
+// recipes keyed by metadata (DESIGN.md): a call site holds its one prepared call, and every call
+// checks the whole of what the plan was computed from.
 
 bool PreparedCall::Matches(const UnboxedArgs& args) const {
   if (ABSL_PREDICT_FALSE(args.size() != guards_.size())) return false;
@@ -74,7 +74,9 @@ bool PreparedCall::Matches(const UnboxedArgs& args) const {
 }
 
 std::unique_ptr<PreparedCall> OpRegistry::PrepareUnboxed(const OperatorHandle& op,
-                                                         const UnboxedArgs& args) const {
+                                                         const UnboxedArgs& args,
+                                                         bool* never) const {
+  *never = true;  // until the op is found to be one whose calls are prepared
   const internal::OperatorEntry& entry = *op.entry_;
   if (entry.variant != VariantKind::kFunctional || entry.out == nullptr) return nullptr;
   if (args.size() != entry.schema.arguments.size() ||
@@ -83,22 +85,14 @@ std::unique_ptr<PreparedCall> OpRegistry::PrepareUnboxed(const OperatorHandle& o
   }
   const PlanFunction* f = entry.plan.load(std::memory_order_acquire);
   if (f == nullptr || f->unboxed == nullptr || entry.generator_argument >= 0) return nullptr;
-  const TensorImpl* first = nullptr;  // CallUnboxed's device rule: every tensor on one device
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].is_tensor()) continue;
-    const TensorImpl* t = args[i].tensor().impl();
-    if (first == nullptr) {
-      first = t;
-    } else if (t->device() != first->device()) {
-      return nullptr;
-    }
-  }
-  if (first == nullptr || first->device().type == DeviceType::kMeta) return nullptr;
+  *never = false;                                  // from here on, these arguments decide
+  const int key = internal::UnboxedCallKey(args);  // CallUnboxed's device rule
+  if (key < 0) return nullptr;
 
   std::unique_ptr<PreparedCall> p(new PreparedCall());
   p->entry_ = &entry;
   p->plan_function_ = f;
-  p->key_ = static_cast<int>(DispatchKeyFor(first->device().type));
+  p->key_ = key;
   if (!internal::RequirePlan(entry, args, &p->plan_).ok() || p->plan_.rng ||
       entry.plan.load(std::memory_order_acquire) != f) {
     return nullptr;
@@ -138,9 +132,8 @@ absl::Status OpRegistry::CallPrepared(const PreparedCall& p, UnboxedArgs* args,
   }
   CallScope scope;  // Note [Reclaiming deregistered kernels]: the kernel below stays alive
   if (ABSL_PREDICT_FALSE(!entry.defined.load(std::memory_order_acquire))) return absl::OkStatus();
-  // CallUnboxed's choice: the form's own kernel first, else the out= form's (FunctionalFromOut).
-  if (entry.kernels[p.key_].load(std::memory_order_acquire) != nullptr) return absl::OkStatus();
-  const KernelFunction* out_kernel = internal::UnboxedKernelAt(entry.out, p.key_);
+  // CallUnboxed's choice: none where the form has a kernel of its own (CallUnboxed runs that).
+  const KernelFunction* out_kernel = internal::FunctionalFromOutKernel(entry, p.key_);
   if (out_kernel == nullptr) return absl::OkStatus();
   *taken = true;
   for (size_t r = 0; r < p.outputs_.size(); ++r) {

@@ -100,12 +100,22 @@ void WrittenReturns(const internal::OperatorEntry& entry, const UnboxedArgs& arg
 
 namespace internal {
 
-const KernelFunction* UnboxedKernelAt(const OperatorEntry* entry, int key) {
-  if (entry == nullptr) return nullptr;
-  const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
-  // A nondeterministic kernel takes the boxed path, where the deterministic mode is applied
-  // (Note [Deterministic algorithms]).
-  return k != nullptr && k->unboxed != nullptr && !k->nondeterministic ? k : nullptr;
+int UnboxedCallKey(const UnboxedArgs& args) {
+  // The device rule's common case: every tensor on one device. (Where a 0-dim CPU tensor joins
+  // another device's call, the boxed path applies the rule.)
+  const TensorImpl* first = nullptr;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const UnboxedArg& a = args[i];
+    if (!a.is_tensor()) continue;
+    const TensorImpl* t = a.tensor().impl();
+    if (first == nullptr) {
+      first = t;
+    } else if (t->device() != first->device()) {
+      return -1;
+    }
+  }
+  if (first == nullptr || first->device().type == DeviceType::kMeta) return -1;
+  return static_cast<int>(DispatchKeyFor(first->device().type));
 }
 
 }  // namespace internal
@@ -134,21 +144,8 @@ absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args
   if (args->size() + functional.schema.returns.size() > UnboxedArgs::kMax) {
     return absl::OkStatus();
   }
-  // The device rule's common case: every tensor on one device. (Where a 0-dim CPU tensor joins
-  // another device's call, the boxed path applies the rule.)
-  const TensorImpl* first = nullptr;
-  for (size_t i = 0; i < args->size(); ++i) {
-    const UnboxedArg& a = (*args)[i];
-    if (!a.is_tensor()) continue;
-    const TensorImpl* t = a.tensor().impl();
-    if (first == nullptr) {
-      first = t;
-    } else if (t->device() != first->device()) {
-      return absl::OkStatus();
-    }
-  }
-  if (first == nullptr || first->device().type == DeviceType::kMeta) return absl::OkStatus();
-  const int key = static_cast<int>(DispatchKeyFor(first->device().type));
+  const int key = internal::UnboxedCallKey(*args);
+  if (key < 0) return absl::OkStatus();
   // Without a kernel the fast path runs (the form's own, or the out= form's under a
   // derivation), the call is not taken: said before the call epoch is entered, which only a
   // kernel to run needs.
@@ -172,9 +169,9 @@ absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args
     WrittenReturns(entry, *args, returns);
     return absl::OkStatus();
   }
-  const KernelFunction* out_kernel = internal::UnboxedKernelAt(entry.out, key);
-  if (out_kernel == nullptr) return absl::OkStatus();
   if (entry.variant == VariantKind::kFunctional) {  // FunctionalFromOut
+    const KernelFunction* out_kernel = internal::FunctionalFromOutKernel(entry, key);
+    if (out_kernel == nullptr) return absl::OkStatus();
     *taken = true;
     TSR_RETURN_IF_ERROR(internal::RequirePlan(entry, *args, &plan));
     for (const TensorSpec& spec : plan.outputs) {
@@ -186,6 +183,8 @@ absl::Status OpRegistry::CallUnboxed(const OperatorHandle& op, UnboxedArgs* args
     return internal::CallUnboxedPacked(entry, *entry.out, *out_kernel, plan, *args);
   }
   if (entry.variant == VariantKind::kInplace) {  // InplaceFromOut, after Dispatch's check
+    const KernelFunction* out_kernel = internal::UnboxedKernelAt(entry.out, key);
+    if (out_kernel == nullptr) return absl::OkStatus();
     *taken = true;
     TSR_RETURN_IF_ERROR(internal::CheckWrittenMemory(entry, *args));
     TSR_RETURN_IF_ERROR(internal::RequirePlan(*entry.functional, *args, &plan));

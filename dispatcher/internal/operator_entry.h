@@ -245,9 +245,28 @@ absl::Status CallUnboxedPacked(const OperatorEntry& caller, const OperatorEntry&
                                const KernelFunction& kernel, const CallPlan& plan,
                                const UnboxedArgs& args);
 using ::tessera::kMaxPackedReturns;
+// The unboxed fast path's choices (dispatcher/unboxed_call.cc), made alike by OpRegistry's
+// CallUnboxed and its prepared calls (dispatcher/prepared_call.cc):
 // UnboxedKernelAt: `entry`'s kernel on `key` when an unboxed call may run it (it has an unboxed
-// entry and is deterministic), else NULL (dispatcher/unboxed_call.cc).
-const KernelFunction* UnboxedKernelAt(const OperatorEntry* entry, int key);
+// entry and is deterministic), else NULL. Inline, as FunctionalFromOutKernel: out of line they
+// were some 35 instructions more on every small call (the instruction gate).
+inline const KernelFunction* UnboxedKernelAt(const OperatorEntry* entry, int key) {
+  if (entry == nullptr) return nullptr;
+  const KernelFunction* k = entry->kernels[key].load(std::memory_order_acquire);
+  // A nondeterministic kernel takes the boxed path, where the deterministic mode is applied
+  // (Note [Deterministic algorithms]).
+  return k != nullptr && k->unboxed != nullptr && !k->nondeterministic ? k : nullptr;
+}
+// UnboxedCallKey: the dispatch key of an unboxed call whose tensors are all on one device, not
+// Meta; -1 for any other call (the boxed path applies the device rule).
+int UnboxedCallKey(const UnboxedArgs& args);
+// FunctionalFromOutKernel: the kernel a call of the functional form `functional` runs on `key`
+// by the out= form's (the derivation FunctionalFromOut), when it has no kernel of its own there
+// and the out= form's may run unboxed; else NULL.
+inline const KernelFunction* FunctionalFromOutKernel(const OperatorEntry& functional, int key) {
+  if (functional.kernels[key].load(std::memory_order_acquire) != nullptr) return nullptr;
+  return UnboxedKernelAt(functional.out, key);
+}
 
 // CheckWrittenMemory refuses a call whose written tensors overlap themselves or its inputs
 // (Note [Memory overlap], dispatcher/memory_overlap_check.cc).

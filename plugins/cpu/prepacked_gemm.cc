@@ -27,7 +27,9 @@ namespace cpu {
 // so a product takes it from 2 rows (one row is a matrix-vector product, which sgemm does not
 // pack for) up to kPrepackedRowsPerThread rows of out per thread (512: 1,024 rows at 1 thread
 // stay on sgemm). Anything else (another dtype, a mutable b, a copy the weight
-// cache does not keep) returns false before it writes anything, and sgemm runs.
+// cache does not keep: it takes only room left under its bound, so that weights that do not
+// all fit never evict each other on every call) returns false before it writes anything, and
+// sgemm runs.
 bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
                     double alpha, double beta, bool accumulate, const sdk::TensorView* bias) {
   const uint64_t id = b.immutable_id();
@@ -72,14 +74,18 @@ bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sd
                                              {DNNL_ARG_DST, o_md}});
     });
     const dnnl::memory::desc packed_md = call.args[1].second.get_desc();
-    const weight_cache::Copy packed = weight_cache::get(b, id, packed_md, [&](void* dst) {
-      dnnl::memory from(onednn::desc(b), onednn::engine(), b.data_ptr());
-      dnnl::memory to(packed_md, onednn::engine(), dst);
-      dnnl::stream s(onednn::engine());
-      dnnl::reorder(from, to).execute(s, from, to);
-      s.wait();
-    });
-    if (!packed.data) return false;  // not kept: packing on every call is sgemm's own way
+    const weight_cache::Copy packed = weight_cache::get(
+        b, id, packed_md,
+        [&](void* dst) {
+          dnnl::memory from(onednn::desc(b), onednn::engine(), b.data_ptr());
+          dnnl::memory to(packed_md, onednn::engine(), dst);
+          dnnl::reorder(from, to).execute(onednn::stream(), from, to);
+          onednn::stream().wait();
+        },
+        weight_cache::Admit::kIntoRoom);
+    // Not kept (no room under TESSERA_CPU_WEIGHT_CACHE_MB, or the cache off): packing on every
+    // call is sgemm's own way, cheaper than reordering and evicting another weight each time.
+    if (!packed.data) return false;
     if (bias != nullptr) {
       call.run({a.data_ptr(), packed.data.get(), bias->data_ptr(), out.data_ptr()});
     } else {

@@ -89,7 +89,7 @@ Key KeyOf(const sdk::TensorView& t, uint64_t id) {
 }  // namespace
 
 Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
-         const std::function<void(void* dst)>& reorder) {
+         const std::function<void(void* dst)>& reorder, Admit admit) {
   const size_t bytes = md.get_size();
   if (bytes > BoundBytes()) return Copy{md, nullptr, dnnl::memory()};
   Cache& c = Global();
@@ -103,6 +103,9 @@ Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
       return it->copy;
     }
     ++c.stats.misses;
+    if (admit == Admit::kIntoRoom && c.bytes + bytes > BoundBytes()) {
+      return Copy{md, nullptr, dnnl::memory()};
+    }
   }
   // Made outside the lock (a reorder of megabytes); two threads may both make one, and the
   // second keeps the first's.

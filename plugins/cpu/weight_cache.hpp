@@ -28,12 +28,19 @@ struct Copy {
   dnnl::memory memory;
 };
 
+// How a new copy gets its room: by evicting the least recently used (a convolution, which must
+// reorder anyway), or only from room left under the bound (a caller with another way to run
+// without the copy: a matrix product falls back to sgemm rather than make weights that do not
+// fit evict each other on every call).
+enum class Admit { kEvicting, kIntoRoom };
+
 // get: the copy of the immutable tensor `t` (whose immutable_id is `id`, nonzero) in layout `md`,
 // made by `reorder(dst)` (which writes md.get_size() bytes at dst) the first time. Returns a
-// null data where the copy may not be kept (larger than the bound, or the cache off): the
-// caller reorders into its own scratch then.
+// null data where the copy may not be kept (larger than the bound, the cache off, or with
+// kIntoRoom no room left), without calling `reorder`: the caller reorders into its own scratch
+// then, or runs another way.
 Copy get(const sdk::TensorView& t, uint64_t id, const dnnl::memory::desc& md,
-         const std::function<void(void* dst)>& reorder);
+         const std::function<void(void* dst)>& reorder, Admit admit = Admit::kEvicting);
 
 // clear: lets every copy go (the plugin's unload; copies handed out live on until dropped).
 void clear();

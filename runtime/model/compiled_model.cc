@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status_macros.h"
 #include "dispatcher/dispatch_key.h"
+#include "dispatcher/prepared_call.h"
 #include "dispatcher/schema.h"
 #include "dispatcher/schema_compat.h"
 #include "dispatcher/unboxed_call.h"
@@ -551,9 +552,11 @@ const PreparedCall* CompiledModel::Prepared(size_t n, const UnboxedArgs& args) c
   PreparedSlot& slot = prepared_[n];
   if (const PreparedCall* p = slot.call.load(std::memory_order_acquire)) return p;
   if (slot.refused.load(std::memory_order_relaxed)) return nullptr;
-  std::unique_ptr<PreparedCall> made = registry_.PrepareUnboxed(nodes_[n].op, args);
+  bool never = false;
+  std::unique_ptr<PreparedCall> made = registry_.PrepareUnboxed(nodes_[n].op, args, &never);
   if (made == nullptr) {
-    slot.refused.store(true, std::memory_order_relaxed);
+    // A call that failed (another run's inputs may not) is tried again on the next run.
+    if (never) slot.refused.store(true, std::memory_order_relaxed);
     return nullptr;
   }
   const PreparedCall* published = nullptr;

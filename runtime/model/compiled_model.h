@@ -58,9 +58,12 @@
 #include "absl/types/span.h"
 #include "core/device.h"
 #include "dispatcher/op_registry.h"
-#include "dispatcher/prepared_call.h"
 #include "dispatcher/value.h"
 #include "runtime/model/model.h"
+
+namespace tessera {
+class PreparedCall;  // dispatcher/prepared_call.h
+}  // namespace tessera
 
 namespace tessera::capi {
 class GraphExecutable;  // runtime/graph_compiler.h
@@ -197,7 +200,8 @@ class CompiledModel {
   absl::Status StoreReturns(size_t n, Tensor* returns, size_t count,
                             std::vector<Tensor>& values) const;
   // Prepared: node `n`'s prepared call, made from `args` (its call on this run) if it has none
-  // yet; NULL when its call is not one to prepare (decided by its first call).
+  // yet; NULL when its op's calls are never prepared, or this call could not be (its plan
+  // failed: a later run tries again).
   const PreparedCall* Prepared(size_t n, const UnboxedArgs& args) const;
 
   CompiledModel(std::shared_ptr<const Model> model, Device device, OpRegistry& registry);
@@ -216,9 +220,10 @@ class CompiledModel {
   // other threads may race to; the first one published is kept), owned here.
   struct PreparedSlot {
     std::atomic<const PreparedCall*> call{nullptr};
-    std::atomic<bool> refused{false};  // its first call was not one to prepare
+    std::atomic<bool> refused{false};  // its op's calls are never prepared
   };
-  std::unique_ptr<PreparedSlot[]> prepared_;
+  // Written by runs (const): the slots are what a run may change.
+  mutable std::unique_ptr<PreparedSlot[]> prepared_;
 };
 
 }  // namespace model

@@ -105,6 +105,28 @@ TEST(WeightCache, TheBoundEvictsTheLeastRecentlyUsed) {
   EXPECT_LE(weight_cache::stats().bytes, 1 << 20);
 }
 
+// Admit::kIntoRoom (a matrix product's weight, which has sgemm to fall back on) takes only room
+// left under the bound: it evicts nothing and asks for no reorder when there is none. Under
+// TESSERA_CPU_WEIGHT_CACHE_MB=1, as above.
+TEST(WeightCache, IntoRoomEvictsNothing) {
+  if (BoundMb() != 1) GTEST_SKIP() << "runs under TESSERA_CPU_WEIGHT_CACHE_MB=1";
+  weight_cache::clear();
+  const FakeView w({128, 128, 3, 3});  // 576 KiB in float32: one fits in 1 MiB, two do not
+  int reorders = 0;
+  Get(w, 301, Blocked(128, 128), &reorders);
+  const weight_cache::Copy refused = weight_cache::get(
+      w.view(), 302, Blocked(128, 128), [&](void*) { ++reorders; }, weight_cache::Admit::kIntoRoom);
+  EXPECT_EQ(refused.data, nullptr) << "no room without evicting 301";
+  EXPECT_EQ(reorders, 1) << "and no reorder asked for";
+  Get(w, 301, Blocked(128, 128), &reorders);
+  EXPECT_EQ(reorders, 1) << "301 stayed";
+  weight_cache::clear();
+  const weight_cache::Copy kept = weight_cache::get(
+      w.view(), 302, Blocked(128, 128), [&](void*) { ++reorders; }, weight_cache::Admit::kIntoRoom);
+  EXPECT_NE(kept.data, nullptr) << "room once the cache is empty";
+  EXPECT_EQ(reorders, 2);
+}
+
 }  // namespace
 }  // namespace cpu
 }  // namespace tessera

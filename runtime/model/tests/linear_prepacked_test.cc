@@ -133,6 +133,7 @@ Child RunChild(int64_t rows, int threads) {
     if (f == nullptr) std::_Exit(126);
     setenv("ONEDNN_VERBOSE", "1", 1);
     setenv("TESSERA_NUM_THREADS", std::to_string(threads).c_str(), 1);
+    unsetenv("OMP_NUM_THREADS");  // a cap on oneDNN's threads (onednn::Threads) from outside
     const std::string flag = "--child=" + std::to_string(rows);
     execl("/proc/self/exe", "linear_prepacked_test", flag.c_str(), static_cast<char*>(nullptr));
     std::_Exit(127);
@@ -159,12 +160,28 @@ int WeightReorders(const std::string& log) {
   return n;
 }
 
+// Products in the log whose primitive adds a bias (the linear layer's addmm), of all products.
+int Lines(const std::string& log, const char* what, const char* with = "") {
+  int n = 0;
+  size_t at = 0;
+  while ((at = log.find(what, at)) != std::string::npos) {
+    const size_t end = log.find('\n', at);
+    if (log.substr(at, end - at).find(with) != std::string::npos) ++n;
+    at = end;
+  }
+  return n;
+}
+
 // 8 rows: each product by the weight is prepacked; the three share one reordered copy, made on
-// the first run and found again on the other two.
+// the first run and found again on the other two. The linear layer's addmm (beta = alpha = 1)
+// hands its bias to the primitive; the other (beta 0.5, alpha 2) scales and adds out.
 TEST(LinearPrepacked, FewRowsReorderTheWeightOnce) {
   const Child c = RunChild(8, 1);
   ASSERT_EQ(c.exit_code, 0) << c.log;
   EXPECT_EQ(WeightReorders(c.log), 1) << c.log;
+  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,"), 9) << c.log;
+  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,", "bia_f32"), 3) << c.log;
+  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,", "sum:0.5"), 3) << c.log;
 }
 
 // One row (a matrix-vector product): dnnl_sgemm, no reorder.

@@ -121,8 +121,9 @@ typedef struct tsr_tensor_view {
  * tsr_tensor_immutable_id (tensor.h; the runtime table's tensor_immutable_id) names it, never
  * reused; a view of it (made by a view op) is immutable with the same id. A kernel may keep data
  * it derives from an immutable argument (a convolution's weights reordered into its kernels'
- * layout, say) under that id and the view's dtype, offset, sizes and strides. A compiled model's constants are immutable where no node writes them and no
- * output shows them (model.h, tsr_model_compile); runtimes before 1.2 never set the bit. */
+ * layout, say) under that id and the view's dtype, offset, sizes and strides. A compiled
+ * model's constants are immutable where no node writes them and no output shows them (model.h,
+ * tsr_model_compile); runtimes before 1.2 never set the bit. */
 #define TSR_VIEW_IMMUTABLE 2u
 
 /* tsr_call_plan: what the dispatcher computed for the running kernel's call. */

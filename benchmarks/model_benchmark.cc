@@ -157,20 +157,13 @@ void BM_Linear(benchmark::State& state, bool constant_weight) {
   (void)s;
   state.SetItemsProcessed(state.iterations() * rows * kLinearK * kLinearN);  // multiply-adds
 }
-BENCHMARK_CAPTURE(BM_Linear, constant_weight, true)
-    ->Arg(1)
-    ->Arg(8)
-    ->Arg(128)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Linear, input_weight, false)
-    ->Arg(1)
-    ->Arg(8)
-    ->Arg(128)
-    ->Arg(512)
-    ->Arg(1024)
-    ->Unit(benchmark::kMicrosecond);
+// The row counts of BM_Linear: one (a matrix-vector product), few, and past the crossover.
+void LinearRows(benchmark::internal::Benchmark* b) {
+  for (int64_t rows : {1, 8, 128, 512, 1024}) b->Arg(rows);
+  b->Unit(benchmark::kMicrosecond);
+}
+BENCHMARK_CAPTURE(BM_Linear, constant_weight, true)->Apply(LinearRows);
+BENCHMARK_CAPTURE(BM_Linear, input_weight, false)->Apply(LinearRows);
 
 }  // namespace
 

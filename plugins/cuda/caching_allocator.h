@@ -4,21 +4,29 @@
 //
 // Note [GPU caching allocator]
 // cudaMalloc and cudaFree synchronize the device and cost tens of microseconds; a tensor per
-// op cannot afford them. Like PyTorch's CUDA allocator, this one keeps freed blocks and hands
-// them out again:
-// - Sizes are rounded up to a size class: 512 bytes at least, then four classes per power of
-//   two (2^k, 1.25 2^k, 1.5 2^k, 1.75 2^k), so a block wastes at most a fifth of itself and a
-//   freed block fits the next request of its class exactly; blocks are never split or merged.
-// - A free block stays in the pool of (its size class, the stream it was allocated on): work
-//   on one stream runs in order, so a block freed on stream s may go to the next allocation on
-//   s at once, even while the kernels that used it have not run yet.
-// - A block also used on other streams (RecordStream, tsr_tensor_record_stream) is not pooled
-//   when freed: an event is recorded on each of those streams, and the block returns to its
-//   pool once every event has completed (checked at the next allocation or EmptyCache).
-// - When the device is out of memory, the pooled blocks are given back and the allocation is
-//   tried again; then the streams that freed-but-recorded blocks wait on are synchronized, those
-//   blocks given back too, and it is tried a last time; then it fails with RESOURCE_EXHAUSTED
-//   and the statistics.
+// op cannot afford them. Like PyTorch's CUDA allocator, this one takes memory from the device
+// in segments, hands out blocks cut from them, and keeps freed blocks for the next request:
+// - A request is rounded up to a multiple of 512 bytes. Requests up to 1 MiB (the small pool)
+//   are cut from 2 MiB segments; larger ones (the large pool) from a 20 MiB segment when under
+//   10 MiB, otherwise from a segment of their own size rounded up to 2 MiB.
+// - A request takes the smallest free block of its pool and stream that fits (best fit); the
+//   rest of that block is split off as a free block when it is 512 bytes or more (small pool)
+//   or more than 1 MiB (large pool: smaller rests stay with the block, so large blocks do not
+//   crumble into pieces no large request can use).
+// - A freed block merges with its free neighbours in the segment, so memory freed in small
+//   pieces serves a large request again: a model replayed at varying shapes (batch, sequence)
+//   reuses its first run's segments instead of asking the device for more.
+// - Free blocks are pooled by (the stream their segment was allocated on, pool): work on one
+//   stream runs in order, so a block freed on stream s may go to the next allocation on s at
+//   once, even while the kernels that used it have not run yet.
+// - A block also used on other streams (RecordStream, tsr_tensor_record_stream) is not freed at
+//   once: an event is recorded on each of those streams, and the block is freed (and merged)
+//   once every event has completed (checked at the next allocation or EmptyCache).
+// - When the device is out of memory, the segments that are wholly free are given back and the
+//   allocation is tried again; then the streams that freed-but-recorded blocks wait on are
+//   synchronized, those blocks freed, the free segments given back, and it is tried a last
+//   time; then it fails with RESOURCE_EXHAUSTED and the statistics. A segment with any block
+//   in use stays: device memory cannot be given back in part.
 // - TESSERA_GPU_ALLOCATOR=direct turns the caching off (every allocation goes to the device and
 //   every free back to it, after synchronizing the streams that used the block), for
 //   compute-sanitizer and for measuring (docs/gpu_backends.md).
@@ -27,8 +35,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -69,8 +78,18 @@ class CachingAllocator {
   // anything else is an error naming the variable, the value and the choices.
   static bool ModeFromEnvironment(Mode* mode, std::string* error);
 
-  // RoundSize: the size class of a request (0 for 0; 0 with an overflow for absurd sizes).
+  // RoundSize: a request's block size, a multiple of kMinBlock (0 for 0 and for absurd sizes).
   static size_t RoundSize(size_t nbytes);
+  // SegmentSize: the device allocation a block of `size` (RoundSize's) is cut from when no
+  // free block fits (0 for sizes no device has).
+  static size_t SegmentSize(size_t size);
+
+  static constexpr size_t kMinBlock = 512;
+  static constexpr size_t kSmallSize = size_t{1} << 20;     // the small pool's largest block
+  static constexpr size_t kSmallSegment = size_t{2} << 20;  // the small pool's segments
+  static constexpr size_t kMediumSize = size_t{10} << 20;   // below it: a kLargeSegment
+  static constexpr size_t kLargeSegment = size_t{20} << 20;
+  static constexpr size_t kSegmentRound = size_t{2} << 20;  // larger segments' multiple
 
   // Allocate returns a block of at least `nbytes` for use on `stream`, NULL for 0 bytes, or
   // NULL with *error set (and *oom when the device is out of memory).
@@ -80,37 +99,49 @@ class CachingAllocator {
   bool Free(void* ptr);
   // RecordStream: `ptr` is also used on `stream` (Note [GPU caching allocator]).
   bool RecordStream(void* ptr, void* stream);
-  // EmptyCache gives every pooled block back to the device.
+  // EmptyCache gives every wholly free segment back to the device.
   void EmptyCache();
   tsr_memory_stats Stats() const;
   Mode mode() const { return mode_; }
 
  private:
+  // A block: a piece of a segment, with the blocks before and after it in the segment.
   struct Block {
-    size_t size = 0;             // the size class
-    void* stream = nullptr;      // the stream it was allocated on: its pool
+    enum class State { kFree, kLive, kPending };
+    char* ptr = nullptr;
+    size_t size = 0;
+    void* stream = nullptr;  // the stream its segment was allocated on: its pool
+    bool small = false;      // in the small pool (cut from a kSmallSegment)
+    State state = State::kFree;
+    Block* prev = nullptr;  // the neighbours in its segment; null at the segment's ends
+    Block* next = nullptr;
     std::vector<void*> streams;  // other streams it was used on (RecordStream)
+    std::vector<void*> events;   // kPending: one per stream in `streams`
   };
-  struct Pending {
-    void* ptr;
-    Block block;
-    std::vector<void*> events;
+  // Free blocks in the order a best-fit search needs: by stream, then size, then address.
+  struct FitOrder {
+    bool operator()(const Block* a, const Block* b) const;
   };
-  using PoolKey = std::pair<void*, size_t>;  // (stream, size class)
+  using Pool = std::set<Block*, FitOrder>;
 
+  Pool& PoolOf(bool small) { return small ? small_pool_ : large_pool_; }
+  Block* TakeFreeBlockLocked(size_t size, void* stream);
+  Block* NewSegmentLocked(size_t size, void* stream, bool* oom, std::string* device_error);
+  void SplitLocked(Block* block, size_t size);
+  void FreeBlockLocked(Block* block);
   void ProcessPendingLocked();
-  void ReleasePoolsLocked();
+  void ReleaseFreeSegmentsLocked();
+  void ReleaseSegmentLocked(Block* block);
   void AccountLocked();
 
   BackingAllocator* backing_;
   const Mode mode_;
   mutable std::mutex mu_;
-  std::unordered_map<void*, Block> live_;
-  std::map<PoolKey, std::vector<void*>> pools_;
-  std::map<void*, size_t> pooled_sizes_;  // every pooled block and its size class
-  std::vector<Pending> pending_;
-  uint64_t allocated_ = 0;  // bytes in live blocks
-  uint64_t cached_ = 0;     // bytes in pooled and pending blocks
+  std::unordered_map<const void*, std::unique_ptr<Block>> blocks_;  // every block, by address
+  Pool small_pool_, large_pool_;                                    // the free blocks
+  std::vector<Block*> pending_;                                     // freed, waiting on events
+  uint64_t allocated_ = 0;                                          // bytes in live blocks
+  uint64_t reserved_ = 0;                                           // bytes in segments
   tsr_memory_stats stats_{};
 };
 

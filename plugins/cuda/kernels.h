@@ -49,9 +49,11 @@ std::string LaunchPointwise(PointwiseKind kind, int32_t compute, const Elementwi
                             const PointwiseParams& params, void* stream);
 
 // LaunchReduce queues a reduction of reduce.h (kernels_reduce.cu) computing in `compute`
-// (among ReduceDtypes(kind)); `param` is var's and std's correction, norm's p.
+// (among ReduceDtypes(kind)); `param` is var's and std's correction, norm's p; `workspace`:
+// plan.workspace_bytes() of device memory for a split plan's accumulators (Note [Split
+// reductions]), null otherwise.
 std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan, double param,
-                         void* stream);
+                         void* workspace, void* stream);
 
 // LaunchGemm queues C = beta * self + alpha * A @ B (kernels_gemm.cu) in `dtype`, one of the
 // four floating dtypes.

@@ -23,6 +23,52 @@ __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(A a, R r) {
   if (lane == 0) WriteResult(a, r, shared[t], o);
 }
 
+// A split reduction's first pass (Note [Split reductions]): block b folds its share of output
+// b / splits's row and writes one accumulator.
+template <typename A, typename R>
+__global__ void __launch_bounds__(kReduceThreads)
+    SplitReduceKernel(A a, R r, uint32_t splits, typename R::Acc* partials) {
+  using Acc = typename R::Acc;
+  __shared__ Acc shared[kReduceThreads];
+  const uint32_t t = threadIdx.x;
+  shared[t] = SplitThreadPartial(a, r, splits, blockIdx.x, t);
+  __syncthreads();
+  for (uint32_t half = kReduceThreads / 2; half > 0; half /= 2) {
+    CombineStep(r, shared, t, t, half);
+    __syncthreads();
+  }
+  if (t == 0) partials[blockIdx.x] = shared[0];
+}
+
+// Its second pass: `threads` threads an output combine its accumulators; lane 0 writes.
+template <typename A, typename R>
+__global__ void __launch_bounds__(kReduceThreads)
+    FinishReduceKernel(A a, R r, uint32_t splits, uint32_t threads,
+                       const typename R::Acc* partials) {
+  using Acc = typename R::Acc;
+  __shared__ Acc shared[kReduceThreads];
+  const uint32_t t = threadIdx.x, lane = t % threads;
+  const typename A::Index o = FinishOutputOf<A>(blockIdx.x, t, threads);
+  shared[t] = FinishThreadPartial(a, r, partials, splits, o, lane, threads);
+  __syncthreads();
+  for (uint32_t half = threads / 2; half > 0; half /= 2) {
+    CombineStep(r, shared, t, lane, half);
+    __syncthreads();
+  }
+  if (lane == 0) WriteResult(a, r, shared[t], o);
+}
+
+template <typename A, typename R>
+void LaunchSplit(const A& a, const ReducePlan& plan, const R& r, void* workspace, cudaStream_t s) {
+  using Acc = typename R::Acc;
+  static_assert(sizeof(Acc) <= kSplitAccBytes && alignof(Acc) <= 16,
+                "a reducer's accumulator outgrows the split workspace's stride");
+  Acc* partials = static_cast<Acc*>(workspace);
+  SplitReduceKernel<A, R><<<plan.blocks, kReduceThreads, 0, s>>>(a, r, plan.splits, partials);
+  FinishReduceKernel<A, R><<<plan.finish_blocks, kReduceThreads, 0, s>>>(
+      a, r, plan.splits, plan.finish_threads, partials);
+}
+
 // Softmax over each row (the reduced dimension): the maximum, the sum of exp(x - max), then
 // every lane writes its elements.
 template <typename S, typename A>
@@ -52,9 +98,13 @@ __global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(A a, bool log) {
 }
 
 template <typename R>
-std::string LaunchWith(const ReducePlan& plan, const R& r, void* stream) {
+std::string LaunchWith(const ReducePlan& plan, const R& r, void* workspace, void* stream) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (plan.wide) {
+  if (plan.splits > 1 && plan.wide) {
+    LaunchSplit(plan.wide_args, plan, r, workspace, s);
+  } else if (plan.splits > 1) {
+    LaunchSplit(plan.args, plan, r, workspace, s);
+  } else if (plan.wide) {
     ReduceKernel<WideReduceArgs, R><<<plan.blocks, kReduceThreads, 0, s>>>(plan.wide_args, r);
   } else {
     ReduceKernel<ReduceArgs, R><<<plan.blocks, kReduceThreads, 0, s>>>(plan.args, r);
@@ -66,7 +116,7 @@ std::string LaunchWith(const ReducePlan& plan, const R& r, void* stream) {
 }  // namespace
 
 std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& plan, double param,
-                         void* stream) {
+                         void* workspace, void* stream) {
   if (plan.blocks == 0) return "";
   using K = ReduceKind;
   switch (kind) {
@@ -74,54 +124,55 @@ std::string LaunchReduce(ReduceKind kind, int32_t compute, const ReducePlan& pla
     case K::kProd:
       return Dispatch<ReduceDtypes(K::kSum)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, SumReducer<S>{kind == K::kProd ? 2 : 0}, stream);
+        return LaunchWith(plan, SumReducer<S>{kind == K::kProd ? 2 : 0}, workspace, stream);
       });
     case K::kMean:
       return Dispatch<ReduceDtypes(K::kMean)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, SumReducer<S>{1}, stream);
+        return LaunchWith(plan, SumReducer<S>{1}, workspace, stream);
       });
     case K::kAmax:
     case K::kAmin:
       return Dispatch<ReduceDtypes(K::kAmax)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, ExtremumReducer<S>{kind == K::kAmax}, stream);
+        return LaunchWith(plan, ExtremumReducer<S>{kind == K::kAmax}, workspace, stream);
       });
     case K::kArgmax:
     case K::kArgmin:
       return Dispatch<ReduceDtypes(K::kArgmax)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, ArgReducer<S>{{kind == K::kArgmax}}, stream);
+        return LaunchWith(plan, ArgReducer<S>{{kind == K::kArgmax}}, workspace, stream);
       });
     case K::kVar:
     case K::kStd:
       return Dispatch<ReduceDtypes(K::kVar)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
         using F = typename VarReducer<S>::F;
-        return LaunchWith(plan, VarReducer<S>{static_cast<F>(param), kind == K::kStd}, stream);
+        return LaunchWith(plan, VarReducer<S>{static_cast<F>(param), kind == K::kStd}, workspace,
+                          stream);
       });
     case K::kMaxDim:
     case K::kMinDim:
       return Dispatch<ReduceDtypes(K::kMaxDim)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, ValueIndexReducer<S>{{kind == K::kMaxDim}}, stream);
+        return LaunchWith(plan, ValueIndexReducer<S>{{kind == K::kMaxDim}}, workspace, stream);
       });
     case K::kAny:
     case K::kAll:
       return Dispatch<ReduceDtypes(K::kAny)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, AnyAllReducer<S>{kind == K::kAny}, stream);
+        return LaunchWith(plan, AnyAllReducer<S>{kind == K::kAny}, workspace, stream);
       });
     case K::kLogSumExp:
       return Dispatch<ReduceDtypes(K::kLogSumExp)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
-        return LaunchWith(plan, LogSumExpReducer<S>{}, stream);
+        return LaunchWith(plan, LogSumExpReducer<S>{}, workspace, stream);
       });
     case K::kNorm:
       return Dispatch<ReduceDtypes(K::kNorm)>(compute, [&](auto tag) {
         using S = typename decltype(tag)::type;
         using F = typename NormReducer<S>::F;
-        return LaunchWith(plan, NormReducer<S>{static_cast<F>(param)}, stream);
+        return LaunchWith(plan, NormReducer<S>{static_cast<F>(param)}, workspace, stream);
       });
     default:
       return Dispatch<ReduceDtypes(K::kSoftmax)>(compute, [&](auto tag) -> std::string {

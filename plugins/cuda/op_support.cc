@@ -2,6 +2,7 @@
 // launch of a reduction (reduce.h; Note [GPU reductions]).
 #include "op_support.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -150,7 +151,15 @@ void RunReduce(const char* op, ReduceKind kind, int32_t compute, const Tensor& s
   const ReducePlan plan = PlanReduce(op, self, out, reduced, keepdim, softmax, indices);
   if (plan.blocks == 0) return;
   DeviceGuard guard(out.device().index);
-  Check(op, LaunchReduce(kind, compute, plan, param, sdk::current_stream(out.device())));
+  // A split plan's accumulators: a block of the caching allocator on this stream, freed when
+  // this returns (the stream runs both passes before anything reuses it).
+  std::optional<Tensor> workspace;
+  if (plan.workspace_bytes() > 0) {
+    workspace = Tensor::empty({static_cast<int64_t>(plan.workspace_bytes())}, TSR_DTYPE_UINT8,
+                              out.device());
+  }
+  Check(op, LaunchReduce(kind, compute, plan, param, workspace ? workspace->data_ptr() : nullptr,
+                         sdk::current_stream(out.device())));
 }
 
 }  // namespace gpu

@@ -12,7 +12,8 @@
 // ... into its accumulator (ThreadPartial), the T accumulators then combine pairwise in shared
 // memory (CombineStep, halving the distance each step, a barrier between steps), and lane 0
 // writes the result (WriteResult). So a reduction of many short rows (softmax over 10 classes)
-// keeps every thread busy, and a long one uses a whole block per output. Shared memory and
+// keeps every thread busy, and a long one uses a whole block per output (or, where few outputs
+// would leave the GPU idle, several: Note [Split reductions]). Shared memory and
 // barriers, not warp shuffles: the warp is 32 threads on NVIDIA and 64 on AMD's gfx9, and the
 // same code must be right on both. Accumulators are PyTorch's CUDA ones: float for the 16-bit
 // floats and float32, double for float64, int64 for integers and bool; var and std use
@@ -22,6 +23,20 @@
 // cumprod: scan.h) run on the same plans. A launch whose elements or byte offsets reach 2^31
 // runs the same code over 64-bit indices (WideReduceArgs: plain division instead of
 // FastDivmod); every other one keeps 32-bit arithmetic, the fast case.
+//
+// Note [Split reductions]
+// One block per output leaves most of a GPU idle when there are few outputs and long rows (a
+// full `sum` of 16M elements: one block on one of 132 SMs). Such a reduction is split: each
+// output's row is cut across `splits` blocks of kReduceThreads threads (the plan picks splits so
+// that the launch has about kSplitTargetBlocks blocks and each block folds at least
+// kSplitMinElements elements). Thread t of split s folds the elements s * kReduceThreads + t,
+// then every kReduceThreads * splits further (coalesced, as the unsplit kernel's lanes), the
+// block combines its threads in shared memory and writes its accumulator to a workspace
+// (SplitThreadPartial). A second launch combines each output's `splits` accumulators in split
+// order, finish_threads threads an output, and writes the result (FinishThreadPartial): two
+// passes, no atomics, so the result is the same on every run (deterministic, as PyTorch's
+// reductions are), though not bit for bit the unsplit order's. Softmax and the scans write
+// every element and are never split.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +50,12 @@ namespace gpu {
 inline constexpr int kReduceThreads = 256;
 // The elements a thread of a wide (64-bit) launch folds into one partial (ThreadPartial).
 inline constexpr uint32_t kWideChunk = 4096;
+// Split reductions (Note [Split reductions]): the least elements a split block folds, the
+// blocks a split launch aims at (several per SM on the largest GPUs), and the workspace's bytes
+// per accumulator (every reducer's Acc fits; kernels_reduce.cu checks).
+inline constexpr int64_t kSplitMinElements = 16 * kReduceThreads;
+inline constexpr int64_t kSplitTargetBlocks = 1024;
+inline constexpr size_t kSplitAccBytes = 32;
 
 // Every reduction of kernels_reduce.cu.
 enum class ReduceKind : int32_t {
@@ -160,18 +181,18 @@ TSR_GPU_HD TSR_GPU_INLINE I OutputOf(const A& a, uint32_t block, uint32_t thread
   return I{block} * (kReduceThreads / a.threads_per_output) + thread / a.threads_per_output;
 }
 
-// ThreadPartial: what thread `lane` of output `o` accumulates. R::Value is what an input
-// element is read as (in its own dtype, converted).
+// ThreadPartial: what a thread of output `o` accumulates: the elements first, first + step, ...
+// (an unsplit launch: its lane, T apart). R::Value is what an input element is read as (in its
+// own dtype, converted).
 template <typename A, typename R, typename I = typename A::Index>
-TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const A& a, const R& r, I o,
-                                                        uint32_t lane) {
+TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const A& a, const R& r, I o, I first,
+                                                        I step) {
   typename R::Acc acc = r.Init();
   if (o >= a.outputs) return acc;
   I in_base, out_base;
   KeptOffsets(a, o, &in_base, &out_base);
-  const uint32_t T = a.threads_per_output;
   auto fold = [&](typename R::Acc part, I from, I to) {
-    for (I i = from; i < to; i += T) {
+    for (I i = from; i < to; i += step) {
       I in, out;
       ReducedOffsets(a, i, &in, &out);
       part = r.Add(part, Widen(LoadAs<typename R::Value>(a.in + in_base + in, a.in_dtype)), i);
@@ -179,19 +200,55 @@ TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const A& a, const R& r, 
     return part;
   };
   if constexpr (std::is_same_v<I, uint32_t>) {
-    acc = fold(acc, lane, a.reduced);  // at most 2^23 elements a thread
+    acc = fold(acc, first, a.reduced);  // at most 2^23 elements a thread
   } else {
     // A wide launch's thread may fold more than 2^24 elements, past which a float accumulator
     // stops growing by 1 (a float32 sum of 2^33 ones would be 2^32): it folds chunks of
     // kWideChunk elements into partials of their own and combines those, so every partial
     // stays short. Bit for bit the narrow fold for rows of up to kWideChunk elements a thread.
-    const I span = I{kWideChunk} * T;
-    for (I start = lane; start < a.reduced; start += span) {
+    const I span = I{kWideChunk} * step;
+    for (I start = first; start < a.reduced; start += span) {
       const I end = a.reduced - start > span ? start + span : a.reduced;
       acc = r.Combine(acc, fold(r.Init(), start, end));
     }
   }
   return acc;
+}
+template <typename A, typename R, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE typename R::Acc ThreadPartial(const A& a, const R& r, I o,
+                                                        uint32_t lane) {
+  return ThreadPartial(a, r, o, I{lane}, I{a.threads_per_output});
+}
+
+// SplitThreadPartial: what thread `t` of block `block` of a split launch's first pass folds
+// (Note [Split reductions]); the launch has outputs * splits blocks, split s of output o being
+// block o * splits + s.
+template <typename A, typename R, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE typename R::Acc SplitThreadPartial(const A& a, const R& r,
+                                                             uint32_t splits, uint32_t block,
+                                                             uint32_t t) {
+  const I o = I{block} / splits, s = I{block} % splits;
+  return ThreadPartial(a, r, o, s * kReduceThreads + t, I{kReduceThreads} * splits);
+}
+
+// FinishThreadPartial: what lane `lane` of output `o` (finish_threads lanes apart) combines of
+// the first pass's accumulators, in split order.
+template <typename A, typename R, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE typename R::Acc FinishThreadPartial(const A& a, const R& r,
+                                                              const typename R::Acc* partials,
+                                                              uint32_t splits, I o, uint32_t lane,
+                                                              uint32_t threads) {
+  typename R::Acc acc = r.Init();
+  if (o >= a.outputs) return acc;
+  for (uint32_t j = lane; j < splits; j += threads) acc = r.Combine(acc, partials[o * splits + j]);
+  return acc;
+}
+
+// FinishOutputOf: the output of thread `thread` of block `block` of a split launch's second
+// pass, `threads` threads an output.
+template <typename A, typename I = typename A::Index>
+TSR_GPU_HD TSR_GPU_INLINE I FinishOutputOf(uint32_t block, uint32_t thread, uint32_t threads) {
+  return I{block} * (kReduceThreads / threads) + thread / threads;
 }
 
 // CombineStep: thread `thread` (lane `lane` of its output) of one step of the tree, distance
@@ -355,8 +412,8 @@ struct LogSumExpReducer {
 
 // NormReducer: the p-norm of the input (floating S, computed in float, double for float64):
 // p = 2 sqrt(sum |x|^2), 1 sum |x|, +inf max |x|, -inf min |x| (NaN propagates in both), 0 the
-// count of nonzero elements, otherwise (sum |x|^p)^(1/p). Over no element: 0 (the meta function refuses
-// +inf and negative orders over an empty dim, as PyTorch does).
+// count of nonzero elements, otherwise (sum |x|^p)^(1/p). Over no element: 0 (the meta function
+// refuses +inf and negative orders over an empty dim, as PyTorch does).
 template <typename S>
 struct NormReducer {
   using Value = S;

@@ -1,5 +1,7 @@
 #include "reduce_plan.h"
 
+#include <algorithm>
+
 #include "elementwise_plan.h"
 
 namespace tessera {
@@ -63,6 +65,16 @@ void Fill(const ReduceSpec& spec, const std::vector<Dim>& kept, const std::vecto
   }
 }
 
+// SplitsFor: the blocks each output's row is cut across (Note [Split reductions]): 1 where the
+// unsplit launch has kSplitTargetBlocks blocks already or a row is too short to share; otherwise
+// as many as fill the target, each folding at least kSplitMinElements.
+int64_t SplitsFor(int64_t outputs, int64_t count, int64_t blocks) {
+  if (blocks >= kSplitTargetBlocks || count < 2 * kSplitMinElements) return 1;
+  const int64_t by_length = count / kSplitMinElements;
+  const int64_t by_target = (kSplitTargetBlocks + outputs - 1) / outputs;
+  return std::max<int64_t>(1, std::min(by_length, by_target));
+}
+
 }  // namespace
 
 uint32_t ThreadsPerOutput(int64_t reduced) {
@@ -118,9 +130,25 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     *error = "more than " + std::to_string(kMaxDims) + " dimensions after merging";
     return false;
   }
-  const uint32_t threads = ThreadsPerOutput(count);
+  if (spec.write_reduced && spec.splits > 1) {
+    *error = "a reduction that writes every element (softmax, a scan) cannot be split";
+    return false;
+  }
+  uint32_t threads = ThreadsPerOutput(count);
   const int64_t per_block = kReduceThreads / threads;
-  const int64_t blocks = (outputs + per_block - 1) / per_block;
+  int64_t blocks = (outputs + per_block - 1) / per_block;
+  const int64_t splits = spec.write_reduced ? 1
+                         : spec.splits > 0  ? spec.splits
+                                            : SplitsFor(outputs, count, blocks);
+  if (splits > 1) {
+    threads = kReduceThreads;  // one output a block
+    blocks = outputs * splits;
+    plan->splits = static_cast<uint32_t>(splits);
+    plan->finish_threads = ThreadsPerOutput(splits);
+    const int64_t finish_per_block = kReduceThreads / plan->finish_threads;
+    plan->finish_blocks =
+        static_cast<uint32_t>((outputs + finish_per_block - 1) / finish_per_block);
+  }
   if (blocks > INT32_MAX) {  // a launch's grid
     *error = std::to_string(outputs) + " outputs need " + std::to_string(blocks) +
              " blocks, more than a launch's 2^31 - 1";

@@ -787,6 +787,38 @@ TEST_P(GpuPluginTest, ReductionsAndSoftmaxMatchTheCpuForEveryDtype) {
   }
 }
 
+// Few outputs with long rows run as split launches (Note [Split reductions] in reduce.h): a
+// full reduction of 4M elements over 1,024 blocks, and 3 rows of 1M, strided.
+TEST_P(GpuPluginTest, SplitReductionsOfLongRowsMatchTheCpu) {
+  REQUIRE_DEVICE(1);
+  const tsr_device device = Gpu();
+  const auto on = [&](const Tensor& t, bool gpu) { return gpu ? tessera::to(t, device) : t; };
+  static const tsr_op* transpose = tessera::find_op("transpose.int");
+  const Tensor flat = Random({1 << 22}, TSR_DTYPE_FLOAT32, 41);
+  const Tensor rows = tessera::call1(transpose, Random({1 << 20, 3}, TSR_DTYPE_FLOAT32, 42),
+                                     int64_t{0}, int64_t{1});
+  for (const Tensor* x : {&flat, &rows}) {
+    const std::vector<int64_t> dims = {-1};
+    const std::string where = x == &flat ? " of 4M" : " of 3 strided rows of 1M";
+    for (const char* op : {"sum.dim_IntList", "mean.dim"}) {
+      const tsr_op* h = tessera::find_op(op);
+      CompareWithCpu(op + where, [&](bool g) {
+        return tessera::call1(h, on(*x, g), dims, false, std::nullopt);
+      });
+    }
+    static const tsr_op* amax = tessera::find_op("amax");
+    CompareWithCpu("amax" + where,
+                   [&](bool g) { return tessera::call1(amax, on(*x, g), dims, false); });
+    static const tsr_op* var = tessera::find_op("var.correction");
+    CompareWithCpu("var" + where, [&](bool g) {
+      return tessera::call1(var, on(*x, g), dims, tessera::Scalar(int64_t{1}), false);
+    });
+    static const tsr_op* argmax = tessera::find_op("argmax");
+    CompareWithCpu("argmax" + where,
+                   [&](bool g) { return tessera::call1(argmax, on(*x, g), int64_t{-1}, false); });
+  }
+}
+
 TEST_P(GpuPluginTest, ScansMaxMinAnyAllLogSumExpAndNormMatchTheCpuNatively) {
   REQUIRE_DEVICE(1);
   const tsr_device device = Gpu();

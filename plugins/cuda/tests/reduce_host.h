@@ -33,9 +33,44 @@ void RunReduceOnHost(const A& a, uint32_t blocks, const R& r) {
   }
 }
 
+// RunSplitReduceOnHost: a split plan's two launches (Note [Split reductions]), SplitReduceKernel
+// then FinishReduceKernel, every thread of every block.
+template <typename A, typename R>
+void RunSplitReduceOnHost(const A& a, const ReducePlan& plan, const R& r) {
+  using Acc = typename R::Acc;
+  ASSERT_LE(sizeof(Acc), kSplitAccBytes);
+  std::vector<Acc> shared(kReduceThreads), partials(plan.blocks);
+  for (uint32_t b = 0; b < plan.blocks; ++b) {
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      shared[t] = SplitThreadPartial(a, r, plan.splits, b, t);
+    }
+    for (uint32_t half = kReduceThreads / 2; half > 0; half /= 2) {
+      for (uint32_t t = 0; t < kReduceThreads; ++t) CombineStep(r, shared.data(), t, t, half);
+    }
+    partials[b] = shared[0];
+  }
+  const uint32_t T = plan.finish_threads;
+  for (uint32_t b = 0; b < plan.finish_blocks; ++b) {
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      shared[t] = FinishThreadPartial(a, r, partials.data(), plan.splits,
+                                      FinishOutputOf<A>(b, t, T), t % T, T);
+    }
+    for (uint32_t half = T / 2; half > 0; half /= 2) {
+      for (uint32_t t = 0; t < kReduceThreads; ++t) CombineStep(r, shared.data(), t, t % T, half);
+    }
+    for (uint32_t t = 0; t < kReduceThreads; ++t) {
+      if (t % T == 0) WriteResult(a, r, shared[t], FinishOutputOf<A>(b, t, T));
+    }
+  }
+}
+
 template <typename R>
 void RunReduceOnHost(const ReducePlan& plan, const R& r) {
-  if (plan.wide) {
+  if (plan.splits > 1 && plan.wide) {
+    RunSplitReduceOnHost(plan.wide_args, plan, r);
+  } else if (plan.splits > 1) {
+    RunSplitReduceOnHost(plan.args, plan, r);
+  } else if (plan.wide) {
     RunReduceOnHost(plan.wide_args, plan.blocks, r);
   } else {
     RunReduceOnHost(plan.args, plan.blocks, r);
@@ -86,7 +121,7 @@ ReducePlan MustPlan(std::vector<In>& in, int32_t in_dtype, const std::vector<int
                     std::vector<Out>& out, int32_t out_dtype, const std::vector<bool>& reduced,
                     std::vector<int64_t> in_strides = {}, std::vector<int64_t> out_strides = {},
                     bool write_reduced = false, std::vector<int64_t>* indices = nullptr,
-                    bool force_wide = false) {
+                    bool force_wide = false, uint32_t splits = 0) {
   ReduceSpec spec;
   spec.in = reinterpret_cast<const char*>(in.data());
   spec.in_dtype = in_dtype;
@@ -109,6 +144,7 @@ ReducePlan MustPlan(std::vector<In>& in, int32_t in_dtype, const std::vector<int
     spec.indices_strides = out_strides;
   }
   spec.force_wide = force_wide;
+  spec.splits = splits;
   ReducePlan plan;
   std::string error;
   EXPECT_TRUE(MakeReducePlan(spec, &plan, &error)) << error;

@@ -103,7 +103,8 @@ TEST(GpuReducePlan, MergesDimensionsOfEachKindAndRefusesWhatItCannotIndex) {
   EXPECT_TRUE(p.wide);
   EXPECT_EQ(p.wide_args.reduced, uint64_t{1} << 31);
   EXPECT_EQ(p.reduced(), uint64_t{1} << 31);
-  EXPECT_EQ(p.blocks, 1u);
+  EXPECT_EQ(p.splits, 1024u);  // one output, a long row: split (Note [Split reductions])
+  EXPECT_EQ(p.blocks, 1024u);
   // 2^29 - 1 float32 elements (bytes below 2^31) stay in 32 bits.
   spec.sizes = {(int64_t{1} << 29) - 1};
   ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
@@ -163,6 +164,121 @@ TEST(GpuReducePlan, ExtentsPast32BitIndexingPlanA64BitLaunch) {
   spec.indices_strides = {1, 0};
   ASSERT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
   EXPECT_FALSE(p.wide);
+}
+
+// Few outputs with long rows are split across blocks (Note [Split reductions]); many outputs,
+// short rows, softmax and the scans are not.
+TEST(GpuReducePlan, FewLongRowsAreSplitAcrossBlocks) {
+  float in = 0, out[4096] = {};
+  auto plan = [&](std::vector<int64_t> sizes, std::vector<bool> reduced, bool write_reduced = false,
+                  uint32_t splits = 0) {
+    ReduceSpec spec;
+    spec.in = reinterpret_cast<const char*>(&in);
+    spec.out = reinterpret_cast<char*>(out);
+    spec.sizes = sizes;
+    spec.in_strides.assign(sizes.size(), 0);  // an expanded scalar: the plan reads nothing
+    spec.out_strides.assign(sizes.size(), 0);
+    spec.reduced = reduced;
+    spec.write_reduced = write_reduced;
+    spec.splits = splits;
+    ReducePlan p;
+    std::string error;
+    EXPECT_TRUE(MakeReducePlan(spec, &p, &error)) << error;
+    return p;
+  };
+  ReducePlan p = plan({16 << 20}, {true});  // a full sum of 16M elements
+  EXPECT_EQ(p.splits, 1024u);
+  EXPECT_EQ(p.blocks, 1024u);
+  EXPECT_EQ(p.args.threads_per_output, 256u);
+  EXPECT_EQ(p.finish_threads, 256u);
+  EXPECT_EQ(p.finish_blocks, 1u);
+  EXPECT_EQ(p.workspace_bytes(), 1024u * kSplitAccBytes);
+  p = plan({4, 1 << 20}, {false, true});  // 4 rows of 1M: 256 blocks each
+  EXPECT_EQ(p.splits, 256u);
+  EXPECT_EQ(p.blocks, 1024u);
+  p = plan({3, 20000}, {false, true});  // each split folds at least kSplitMinElements
+  EXPECT_EQ(p.splits, 20000u / kSplitMinElements);
+  EXPECT_EQ(p.finish_threads, 4u);
+  EXPECT_EQ(plan({1, 2 * kSplitMinElements - 1}, {false, true}).splits, 1u);  // too short
+  EXPECT_EQ(plan({1, 2 * kSplitMinElements}, {false, true}).splits, 2u);
+  EXPECT_EQ(plan({1100, 100000}, {false, true}).splits, 1u);  // enough blocks unsplit
+  EXPECT_EQ(plan({16 << 20}, {true}, false, 1).splits, 1u);   // asked not to
+  EXPECT_EQ(plan({16 << 20}, {true}, false, 1).workspace_bytes(), 0u);
+  EXPECT_EQ(plan({2, 16 << 20}, {false, true}, true).splits, 1u);  // softmax, a scan
+  ReduceSpec spec;
+  spec.in = reinterpret_cast<const char*>(&in);
+  spec.out = reinterpret_cast<char*>(out);
+  spec.sizes = {1000};
+  spec.in_strides = {1};
+  spec.out_strides = {1};
+  spec.reduced = {true};
+  spec.write_reduced = true;
+  spec.splits = 4;
+  ReducePlan refused;
+  std::string error;
+  EXPECT_FALSE(MakeReducePlan(spec, &refused, &error));
+  EXPECT_THAT(error, HasSubstr("cannot be split"));
+}
+
+// Split launches give the unsplit ones' results: exactly where the fold's order cannot matter
+// (integers, extrema and their first index, any / all, sums of small integers in double),
+// closely where it can (var, logsumexp, float sums); over strided and several reduced
+// dimensions, splits that do not divide the row, a last finishing block partly past the
+// outputs, and in 64-bit indices.
+TEST(GpuReduce, SplitLaunchesAgreeWithUnsplitOnes) {
+  const std::vector<int64_t> sizes = {7, 3, 2100};
+  std::vector<double> in(7 * 3 * 2100);
+  std::mt19937 rng(11);
+  for (double& x : in) x = static_cast<int>(rng() % 201) - 100;
+  in[5000] = 1000;  // a maximum in the middle of a split, and a tie
+  in[9000] = 1000;
+  for (const std::vector<bool>& reduced :
+       {std::vector<bool>{false, false, true}, std::vector<bool>{true, false, true},
+        std::vector<bool>{true, true, true}, std::vector<bool>{true, true, false}}) {
+    for (bool wide : {false, true}) {
+      std::vector<double> unsplit(in.size()), split(in.size());
+      std::vector<int64_t> unsplit_index(in.size()), split_index(in.size());
+      auto both = [&](auto&& run, double tolerance) {
+        std::fill(unsplit.begin(), unsplit.end(), 0.0);
+        std::fill(split.begin(), split.end(), 0.0);
+        run(MustPlan(in, TSR_DTYPE_FLOAT64, sizes, unsplit, TSR_DTYPE_FLOAT64, reduced, {}, {},
+                     false, &unsplit_index, wide, /*splits=*/1));
+        const ReducePlan p = MustPlan(in, TSR_DTYPE_FLOAT64, sizes, split, TSR_DTYPE_FLOAT64,
+                                      reduced, {}, {}, false, &split_index, wide, /*splits=*/13);
+        ASSERT_EQ(p.splits, 13u);
+        run(p);
+        for (size_t i = 0; i < in.size(); ++i) {
+          ASSERT_NEAR(split[i], unsplit[i], tolerance * (1 + std::fabs(unsplit[i]))) << i;
+        }
+      };
+      both([](const ReducePlan& p) { RunReduceOnHost(p, SumReducer<double>{0}); }, 0);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, SumReducer<double>{1}); }, 1e-15);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, ExtremumReducer<double>{true}); }, 0);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, ExtremumReducer<double>{false}); }, 0);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, ValueIndexReducer<double>{{true}}); }, 0);
+      EXPECT_EQ(split_index, unsplit_index);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, VarReducer<double>{1, true}); }, 1e-12);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, LogSumExpReducer<double>{}); }, 1e-12);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, NormReducer<double>{2}); }, 1e-12);
+      both([](const ReducePlan& p) { RunReduceOnHost(p, AnyAllReducer<double>{false}); }, 0);
+    }
+  }
+  // argmax to an int64 output: the first index of the maximum over everything.
+  std::vector<int64_t> first(1);
+  RunReduceOnHost(MustPlan(in, TSR_DTYPE_FLOAT64, sizes, first, TSR_DTYPE_INT64, {true, true, true},
+                           {}, {}, false, nullptr, false, /*splits=*/9),
+                  ArgReducer<double>{{true}});
+  EXPECT_EQ(first[0], 5000);
+}
+
+// A full float32 sum of 2^20 ones in a split launch (chosen by the plan): every partial stays
+// short, so the result is exact.
+TEST(GpuReduce, AFullSumIsSplitAndExact) {
+  std::vector<float> in(1 << 20, 1.0f), out(1);
+  const ReducePlan p = MustPlan(in, TSR_DTYPE_FLOAT32, {1 << 20}, out, TSR_DTYPE_FLOAT32, {true});
+  EXPECT_GT(p.splits, 1u);
+  RunReduceOnHost(p, SumReducer<float>{0});
+  EXPECT_EQ(out[0], static_cast<float>(1 << 20));
 }
 
 // The 64-bit launches (force_wide) give the 32-bit ones' results, bit for bit, on shapes with

@@ -272,11 +272,20 @@ struct FastDivmod {
   }
 };
 
+// Vec<S>: a thread's kElementsPerThread consecutive elements as one aligned load or store (16
+// bytes for float32: one 128-bit access, as PyTorch's vectorized elementwise kernels).
+template <typename S>
+struct alignas(sizeof(S) * kElementsPerThread) Vec {
+  S v[kElementsPerThread];
+};
+
 // Args: one launch of N operands (0 is the output) over `numel` elements whose offsets fit in
 // 32 bits. Sizes and byte strides are innermost first. Constant operands have no data; their
-// value is `value[k]`, already in OpMath<S>.
+// value is `value[k]`, already in OpMath<S>. `vectorized`: the fast path's operands all start
+// at an address aligned for Vec<S> (MakeArgs), so a thread may move its elements as one Vec.
 template <typename S, int N>
 struct Args {
+  bool vectorized;
   char* data[N];
   int32_t dtype[N];
   bool constant[N];
@@ -321,21 +330,53 @@ TSR_GPU_HD TSR_GPU_INLINE OpMath<S> Apply(const Op& op, const OpMath<S>* in) {
 }
 
 // ThreadBody: the work of thread `thread` of block `block` of a launch with kThreadsPerBlock
-// threads per block, each taking kElementsPerThread elements a block-stride apart (coalesced).
+// threads per block, each taking kElementsPerThread elements: a block-stride apart (coalesced
+// scalar accesses) or, vectorized, consecutive (one Vec per operand; consecutive threads read
+// consecutive Vecs, coalesced too, in a quarter of the memory instructions).
 //
 // kContiguous: every non-constant operand is dense, in one order, and of dtype S (the plan's
 // fast path, Note [GPU elementwise iterator]): element i is at i * sizeof(S), no index math,
-// no conversion. Otherwise each element's offsets come from the sizes and strides and every
-// operand is read and written by its own dtype.
+// no conversion; vectorized where the operands are aligned for it (a view starting mid-vector
+// is not), its last partial Vec element by element. Otherwise each element's offsets come from
+// the sizes and strides and every operand is read and written by its own dtype.
 template <typename S, int N, bool kContiguous, typename Op>
 TSR_GPU_HD TSR_GPU_INLINE void ThreadBody(const Args<S, N>& a, const Op& op, uint32_t block,
                                           uint32_t thread) {
   static_assert(Op::kArity == N - 1, "the op takes the launch's inputs");
+  OpMath<S> in[N > 1 ? N - 1 : 1];
+  if constexpr (kContiguous) {
+    if (a.vectorized) {
+      const uint32_t vec = block * kThreadsPerBlock + thread;
+      const uint32_t first = vec * kElementsPerThread;
+      if (first >= a.numel) return;
+      if (a.numel - first >= static_cast<uint32_t>(kElementsPerThread)) {
+        Vec<S> loaded[N > 1 ? N - 1 : 1];
+        for (int k = 1; k < N; ++k) {
+          if (!a.constant[k]) loaded[k - 1] = reinterpret_cast<const Vec<S>*>(a.data[k])[vec];
+        }
+        Vec<S> result;
+        for (int e = 0; e < kElementsPerThread; ++e) {
+          for (int k = 1; k < N; ++k) {
+            in[k - 1] = a.constant[k] ? a.value[k] : Widen(loaded[k - 1].v[e]);
+          }
+          result.v[e] = Narrow<S>(Apply<S>(op, in));
+        }
+        reinterpret_cast<Vec<S>*>(a.data[0])[vec] = result;
+        return;
+      }
+      for (uint32_t i = first; i < a.numel; ++i) {  // the last, partial Vec
+        for (int k = 1; k < N; ++k) {
+          in[k - 1] = a.constant[k] ? a.value[k] : Widen(reinterpret_cast<const S*>(a.data[k])[i]);
+        }
+        reinterpret_cast<S*>(a.data[0])[i] = Narrow<S>(Apply<S>(op, in));
+      }
+      return;
+    }
+  }
   const uint32_t base = block * (kThreadsPerBlock * kElementsPerThread) + thread;
   for (int e = 0; e < kElementsPerThread; ++e) {
     const uint32_t i = base + static_cast<uint32_t>(e) * kThreadsPerBlock;
     if (i >= a.numel) return;
-    OpMath<S> in[N > 1 ? N - 1 : 1];
     if constexpr (kContiguous) {
       for (int k = 1; k < N; ++k) {
         in[k - 1] = a.constant[k] ? a.value[k] : Widen(reinterpret_cast<const S*>(a.data[k])[i]);

@@ -104,6 +104,14 @@ Args<S, N> MakeArgs(const ElementwisePlan& plan, const ElementwiseChunk& chunk) 
                  : v.kind == ConstantValue::kBool ? Convert<OpMath<S>>(v.i != 0)
                                                   : Convert<OpMath<S>>(v.i);
   }
+  // Vectorized where every operand with memory starts on a Vec<S> boundary (a chunk's bases
+  // move by whole outer rows, so each chunk is checked).
+  a.vectorized = UsesFastPath<S>(plan);
+  for (int k = 0; k < N; ++k) {
+    if (!a.constant[k] && reinterpret_cast<uintptr_t>(a.data[k]) % alignof(Vec<S>) != 0) {
+      a.vectorized = false;
+    }
+  }
   a.numel = static_cast<uint32_t>(chunk.numel);
   a.ndim = chunk.ndim;
   for (int d = 0; d < chunk.ndim; ++d) {

@@ -209,6 +209,58 @@ TEST(GpuElementwiseKernel, AddsWithAlphaBroadcastingOverManyBlocks) {
   EXPECT_THAT(x, ElementsAre(-9, -18, -27, -36, -45));
 }
 
+// The fast path moves a thread's four elements as one aligned vector where every operand is
+// aligned for it; a view starting mid-vector, or a dtype the launch converts, takes the scalar
+// path. Both give every element, the last partial vector's included, and nothing past the end.
+TEST(GpuElementwiseKernel, AlignedFastPathsMoveVectorsAndOthersElements) {
+  for (int64_t n : {1, 3, 4, 1021, 1024, 4099}) {
+    for (int64_t offset : {0, 1}) {  // 1: every operand starts one element into its buffer
+      alignas(16) static float a[4200], b[4200], out[4200];
+      for (int64_t i = 0; i < 4200; ++i) {
+        a[i] = static_cast<float>(i);
+        b[i] = static_cast<float>(3 * i);
+        out[i] = -1;
+      }
+      auto view = [&](float* p) {
+        OperandSpec o;
+        o.data = reinterpret_cast<char*>(p + offset);
+        o.dtype = TSR_DTYPE_FLOAT32;
+        o.sizes = {n};
+        o.strides = {1};
+        return o;
+      };
+      const ElementwisePlan plan = MustPlan({n}, {view(out), view(a), view(b)});
+      ASSERT_TRUE(plan.contiguous);
+      const Args<float, 3> args = MakeArgs<float, 3>(plan, plan.chunks[0]);
+      EXPECT_EQ(args.vectorized, offset == 0) << n;
+      RunOnHost<float, 3>(plan, AddOp<float, false>{2.0f});
+      for (int64_t i = 0; i < offset; ++i) ASSERT_EQ(out[i], -1);
+      for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(out[offset + i], a[offset + i] + 2 * b[offset + i])
+            << n << " " << offset << " " << i;
+      }
+      ASSERT_EQ(out[offset + n], -1) << n;  // nothing written past the end
+    }
+  }
+  // A constant operand has no memory to align; float64 vectors are 32 bytes.
+  alignas(32) static double x[10], y[10];
+  for (int i = 0; i < 10; ++i) x[i] = i;
+  OperandSpec out_spec, in_spec;
+  out_spec.data = reinterpret_cast<char*>(y);
+  out_spec.dtype = TSR_DTYPE_FLOAT64;
+  out_spec.sizes = {10};
+  out_spec.strides = {1};
+  in_spec = out_spec;
+  in_spec.data = reinterpret_cast<char*>(x);
+  const ElementwisePlan with_constant =
+      MustPlan({10}, {out_spec, in_spec, Constant(0.5, TSR_DTYPE_FLOAT64)});
+  EXPECT_TRUE((MakeArgs<double, 3>(with_constant, with_constant.chunks[0]).vectorized));
+  RunOnHost<double, 3>(with_constant, MulOp<double>{});
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(y[i], i * 0.5);
+  // Computing float32 over float64 memory converts: never vectorized.
+  EXPECT_FALSE((MakeArgs<float, 3>(with_constant, with_constant.chunks[0]).vectorized));
+}
+
 TEST(GpuElementwiseKernel, MixedDtypesConvertToTheComputeDtypeAndTheOutputs) {
   // int32 + float32 computed in float32, written to float64.
   std::vector<int32_t> a = {1, -2, 3};

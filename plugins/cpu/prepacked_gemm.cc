@@ -35,7 +35,7 @@ bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sd
   const uint64_t id = b.immutable_id();
   if (id == 0 || out.dtype() != TSR_DTYPE_FLOAT32 || a.dtype() != TSR_DTYPE_FLOAT32 ||
       b.dtype() != TSR_DTYPE_FLOAT32 || a.dim() != 2 || b.dim() != 2 || out.dim() != 2 ||
-      a.numel() == 0 || out.numel() == 0) {
+      a.numel() == 0 || out.numel() == 0 || out.size(0) < 2) {
     return false;
   }
   // oneDNN scales the bias with the product (alpha): a bias goes only with alpha 1.
@@ -44,11 +44,9 @@ bool gemm_prepacked(const sdk::TensorView& a, const sdk::TensorView& b, const sd
     return false;
   }
   try {
-    onednn::Threads threads(
-        onednn::product_work(a, out));  // the primitive made and run on the runtime's thread count
-    if (out.size(0) < 2 || out.size(0) > kPrepackedRowsPerThread * std::max(1, onednn::threads())) {
-      return false;
-    }
+    // The primitive made and run on the runtime's thread count; the row bound depends on it.
+    onednn::Threads threads(onednn::product_work(a, out));
+    if (out.size(0) > kPrepackedRowsPerThread * std::max(1, onednn::threads())) return false;
     onednn::Key key(onednn::kPrepackedMatmul);
     key.add(a).add(b).add(out).add(alpha).add(int64_t{accumulate}).add(accumulate ? beta : 0.0);
     key.add(int64_t{bias != nullptr});

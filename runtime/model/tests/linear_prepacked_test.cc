@@ -50,8 +50,13 @@ std::vector<float> Input(int64_t rows, int run) {
   return x;
 }
 
+// A bias of NaNs, which an addmm with beta 0 must ignore (as PyTorch's does).
+std::vector<float> NanBias() { return std::vector<float>(static_cast<size_t>(kN), std::nanf("")); }
+
 // Linear: x [rows, K]; wt = t(w) for a constant w [N, K]; y = addmm(b, x, wt) (a linear layer);
-// z = mm(x, wt); e = addmm(b, x, wt, beta=0.5, alpha=2). Outputs y, z, e.
+// z = mm(x, wt); e = addmm(b, x, wt, beta=0.5, alpha=2); f = addmm(b2, x, wt) with the bias as
+// one row [1, N]; g = addmm(n, x, wt, beta=0) with n all NaN. Outputs y, z, e, f, g.
+constexpr int kOutputs = 5;
 std::string LinearFile(int64_t rows) {
   const std::string graph =
       R"j({"name":"linear","producer":"test","op_set":"1.1",)j"
@@ -63,10 +68,17 @@ std::string LinearFile(int64_t rows) {
       R"j("args":[{"tensor":"b"},{"tensor":"x"},{"tensor":"wt"},{"int":1},{"int":1}],"outputs":["y"]},)j"
       R"j({"op":"mm","schema":"mm(Tensor self, Tensor mat2) -> Tensor","args":[{"tensor":"x"},{"tensor":"wt"}],"outputs":["z"]},)j"
       R"j({"op":"addmm","schema":"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",)j"
-      R"j("args":[{"tensor":"b"},{"tensor":"x"},{"tensor":"wt"},{"float":0.5},{"int":2}],"outputs":["e"]}],)j"
-      R"j("outputs":[{"name":"y","value":"y"},{"name":"z","value":"z"},{"name":"e","value":"e"}]})j";
+      R"j("args":[{"tensor":"b"},{"tensor":"x"},{"tensor":"wt"},{"float":0.5},{"int":2}],"outputs":["e"]},)j"
+      R"j({"op":"addmm","schema":"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",)j"
+      R"j("args":[{"tensor":"b2"},{"tensor":"x"},{"tensor":"wt"},{"int":1},{"int":1}],"outputs":["f"]},)j"
+      R"j({"op":"addmm","schema":"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",)j"
+      R"j("args":[{"tensor":"n"},{"tensor":"x"},{"tensor":"wt"},{"int":0},{"int":1}],"outputs":["g"]}],)j"
+      R"j("outputs":[{"name":"y","value":"y"},{"name":"z","value":"z"},{"name":"e","value":"e"},)j"
+      R"j({"name":"f","value":"f"},{"name":"g","value":"g"}]})j";
   return ModelFile(graph, {{"constant/w", "F32", {kN, kK}, Floats(Weight())},
-                           {"constant/b", "F32", {kN}, Floats(Bias())}});
+                           {"constant/b", "F32", {kN}, Floats(Bias())},
+                           {"constant/b2", "F32", {1, kN}, Floats(Bias())},
+                           {"constant/n", "F32", {kN}, Floats(NanBias())}});
 }
 
 // RunModel: runs the model on `rows` rows `runs` times (each run another x) and checks each
@@ -84,15 +96,15 @@ std::string RunModel(int64_t rows, int runs) {
     const std::vector<float> x = Input(rows, run);
     const int64_t sizes[] = {rows, kK};
     tsr_tensor* in = nullptr;
-    tsr_tensor* out[3] = {};
+    tsr_tensor* out[kOutputs] = {};
     failure = Consume(tsr_tensor_empty(sizes, 2, TSR_DTYPE_FLOAT32, kCpu, &in));
     if (failure.empty()) {
       failure = Consume(tsr_tensor_copy_from_host(in, x.data(), x.size() * sizeof(float)));
     }
-    if (failure.empty()) failure = Consume(tsr_compiled_model_run(compiled, &in, 1, out, 3));
+    if (failure.empty()) failure = Consume(tsr_compiled_model_run(compiled, &in, 1, out, kOutputs));
     tsr_tensor_release(in);
-    std::vector<float> got[3];
-    for (int o = 0; o < 3 && failure.empty(); ++o) {
+    std::vector<float> got[kOutputs];
+    for (int o = 0; o < kOutputs && failure.empty(); ++o) {
       got[o].resize(static_cast<size_t>(rows * kN));
       failure = Consume(tsr_tensor_copy_to_host(out[o], got[o].data(), got[o].size() * 4));
     }
@@ -101,8 +113,8 @@ std::string RunModel(int64_t rows, int runs) {
       for (int64_t j = 0; j < kN && failure.empty(); ++j) {
         double dot = 0;
         for (int64_t k = 0; k < kK; ++k) dot += double{x[i * kK + k]} * w[j * kK + k];
-        const double want[3] = {dot + b[j], dot, 2 * dot + 0.5 * b[j]};
-        for (int o = 0; o < 3; ++o) {
+        const double want[kOutputs] = {dot + b[j], dot, 2 * dot + 0.5 * b[j], dot + b[j], dot};
+        for (int o = 0; o < kOutputs; ++o) {
           if (got[o][i * kN + j] != static_cast<float>(want[o])) {
             failure = "run " + std::to_string(run) + ", output " + std::to_string(o) + " [" +
                       std::to_string(i) + ", " + std::to_string(j) + "]: got " +
@@ -172,15 +184,16 @@ int Lines(const std::string& log, const char* what, const char* with = "") {
   return n;
 }
 
-// 8 rows: each product by the weight is prepacked; the three share one reordered copy, made on
-// the first run and found again on the other two. The linear layer's addmm (beta = alpha = 1)
-// hands its bias to the primitive; the other (beta 0.5, alpha 2) scales and adds out.
+// 8 rows: each product by the weight is prepacked; the five share one reordered copy, made on
+// the first run and found again on the other two. The linear layers' addmm (beta = alpha = 1,
+// the bias [N] or [1, N]) hand their bias to the primitive; the one with beta 0.5 and alpha 2
+// scales and adds out; the one with beta 0 ignores its NaN bias.
 TEST(LinearPrepacked, FewRowsReorderTheWeightOnce) {
   const Child c = RunChild(8, 1);
   ASSERT_EQ(c.exit_code, 0) << c.log;
   EXPECT_EQ(WeightReorders(c.log), 1) << c.log;
-  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,"), 9) << c.log;
-  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,", "bia_f32"), 3) << c.log;
+  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,"), 3 * kOutputs) << c.log;
+  EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,", "bia_f32"), 6) << c.log;
   EXPECT_EQ(Lines(c.log, "exec,cpu,matmul,", "sum:0.5"), 3) << c.log;
 }
 

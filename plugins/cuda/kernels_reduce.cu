@@ -69,32 +69,23 @@ void LaunchSplit(const A& a, const ReducePlan& plan, const R& r, void* workspace
       a, r, plan.splits, plan.finish_threads, partials);
 }
 
-// Softmax over each row (the reduced dimension): the maximum, the sum of exp(x - max), then
-// every lane writes its elements.
+// Softmax over each row (the reduced dimension): the maximum and the sum of exp(x - max) in one
+// pass (SoftmaxStatsReducer), then every lane writes its elements.
 template <typename S, typename A>
 __global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(A a, bool log) {
-  using C = OpMath<S>;
-  __shared__ C shared[kReduceThreads];
+  using Stats = SoftmaxStatsReducer<S>;
+  __shared__ typename Stats::Acc shared[kReduceThreads];
   const uint32_t t = threadIdx.x, lane = t % a.threads_per_output;
   const uint32_t first = t - lane;  // lane 0 of this row
   const typename A::Index o = OutputOf(a, blockIdx.x, t);
-  const RowMaxReducer<S> max_reducer;
-  shared[t] = ThreadPartial(a, max_reducer, o, lane);
+  const Stats stats;
+  shared[t] = ThreadPartial(a, stats, o, lane);
   __syncthreads();
   for (uint32_t half = a.threads_per_output / 2; half > 0; half /= 2) {
-    CombineStep(max_reducer, shared, t, lane, half);
+    CombineStep(stats, shared, t, lane, half);
     __syncthreads();
   }
-  const C max = shared[first];
-  __syncthreads();
-  const ExpSumReducer<S> sum_reducer{max};
-  shared[t] = ThreadPartial(a, sum_reducer, o, lane);
-  __syncthreads();
-  for (uint32_t half = a.threads_per_output / 2; half > 0; half /= 2) {
-    CombineStep(sum_reducer, shared, t, lane, half);
-    __syncthreads();
-  }
-  SoftmaxWrite<S>(a, o, lane, max, shared[first], log);
+  SoftmaxWrite<S>(a, o, lane, shared[first].max, shared[first].sum, log);
 }
 
 template <typename R>

@@ -17,8 +17,9 @@
 // barriers, not warp shuffles: the warp is 32 threads on NVIDIA and 64 on AMD's gfx9, and the
 // same code must be right on both. Accumulators are PyTorch's CUDA ones: float for the 16-bit
 // floats and float32, double for float64, int64 for integers and bool; var and std use
-// Welford's update and Chan's combination. Softmax is three passes over a row in one kernel:
-// the maximum, the sum of exp(x - max), then each lane writes its elements. max.dim / min.dim
+// Welford's update and Chan's combination. Softmax is two passes over a row in one kernel:
+// the maximum and the sum of exp(x - max) together (SoftmaxStatsReducer), then each lane writes
+// its elements. max.dim / min.dim
 // write a second output, the winner's int64 index (ReduceArgs::indices). The scans (cumsum,
 // cumprod: scan.h) run on the same plans. A launch whose elements or byte offsets reach 2^31
 // runs the same code over 64-bit indices (WideReduceArgs: plain division instead of
@@ -481,33 +482,43 @@ struct VarReducer {
   }
 };
 
-// Softmax's first two passes: the row's maximum (NaN propagates), then the sum of
-// exp(x - max), in float (double for float64).
+// SoftmaxStatsReducer: softmax's row statistics in one pass over the row, in float (double for
+// float64): the maximum M (NaN propagates) and the sum of exp(x - M), kept relative to the
+// running maximum and rescaled when it grows (an "online" softmax: the row is read twice in
+// all, not three times). Its special values are those of the two passes it replaces: a row
+// with a NaN or a +inf gives a NaN sum (exp(inf - inf) is NaN; so every output is NaN, as
+// PyTorch's); a -inf adds nothing (where M is finite exp(-inf - M) is 0; where M is -inf every
+// output is exp(-inf + inf), NaN, whatever the sum).
 template <typename S>
-struct RowMaxReducer {
+struct SoftmaxStatsReducer {
   using Value = S;
-  using Acc = OpMath<S>;
-  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return -Acc(INFINITY); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint64_t) const { return Combine(acc, v); }
+  using F = OpMath<S>;
+  struct Acc {
+    F max, sum;
+  };
+  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc{-F(INFINITY), F(0)}; }
+  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc a, F x, uint64_t) const {
+    if (!(x == x)) return Acc{x, x};
+    if (!(a.max == a.max) || x == -F(INFINITY)) return a;
+    if (x > a.max) {
+      // exp(x - x): 1, or NaN for x = +inf (spelled out: x - x may be folded to 0).
+      const F self = x == F(INFINITY) ? F(NAN) : F(1);
+      return Acc{x, a.sum * std::exp(a.max - x) + self};
+    }
+    return Acc{a.max, a.sum + std::exp(x - a.max)};  // x == max == +inf: NaN, as it should
+  }
   TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const {
-    if (!(a == a)) return a;
-    if (!(b == b)) return b;
-    return a > b ? a : b;
+    if (!(a.max == a.max)) return a;
+    if (!(b.max == b.max)) return b;
+    if (b.sum == F(0)) return a;  // nothing seen (or only -inf): no rescale of a NaN
+    if (a.sum == F(0)) return b;
+    if (a.max == b.max) return Acc{a.max, a.sum + b.sum};  // +inf: both sums NaN already
+    return a.max > b.max ? Acc{a.max, a.sum + b.sum * std::exp(b.max - a.max)}
+                         : Acc{b.max, a.sum * std::exp(a.max - b.max) + b.sum};
   }
-};
-template <typename S>
-struct ExpSumReducer {
-  using Value = S;
-  using Acc = OpMath<S>;
-  Acc max;
-  TSR_GPU_HD TSR_GPU_INLINE Acc Init() const { return Acc(0); }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Add(Acc acc, Acc v, uint64_t) const {
-    return acc + std::exp(v - max);
-  }
-  TSR_GPU_HD TSR_GPU_INLINE Acc Combine(Acc a, Acc b) const { return a + b; }
 };
 
-// SoftmaxWrite: the third pass, thread `lane` of row `o` writes its elements: exp(x - max) /
+// SoftmaxWrite: the second pass, thread `lane` of row `o` writes its elements: exp(x - max) /
 // sum, or (log) x - max - log(sum).
 template <typename S, typename A, typename I = typename A::Index>
 TSR_GPU_HD TSR_GPU_INLINE void SoftmaxWrite(const A& a, I o, uint32_t lane, OpMath<S> max,

@@ -27,28 +27,21 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // RunSoftmaxOnHost: SoftmaxKernel, phase by phase, with the plan's 32-bit or 64-bit arguments.
 template <typename S, typename A>
 void RunSoftmaxOnHost(const A& a, uint32_t blocks, bool log) {
-  using C = OpMath<S>;
+  const SoftmaxStatsReducer<S> stats;
   const uint32_t T = a.threads_per_output;
-  std::vector<C> shared(kReduceThreads), max(kReduceThreads);
+  std::vector<typename SoftmaxStatsReducer<S>::Acc> shared(kReduceThreads);
   for (uint32_t b = 0; b < blocks; ++b) {
-    const RowMaxReducer<S> m;
     for (uint32_t t = 0; t < kReduceThreads; ++t) {
-      shared[t] = ThreadPartial(a, m, OutputOf(a, b, t), t % T);
-    }
-    for (uint32_t half = T / 2; half > 0; half /= 2) {
-      for (uint32_t t = 0; t < kReduceThreads; ++t) CombineStep(m, shared.data(), t, t % T, half);
-    }
-    for (uint32_t t = 0; t < kReduceThreads; ++t) max[t] = shared[t - t % T];
-    for (uint32_t t = 0; t < kReduceThreads; ++t) {
-      shared[t] = ThreadPartial(a, ExpSumReducer<S>{max[t]}, OutputOf(a, b, t), t % T);
+      shared[t] = ThreadPartial(a, stats, OutputOf(a, b, t), t % T);
     }
     for (uint32_t half = T / 2; half > 0; half /= 2) {
       for (uint32_t t = 0; t < kReduceThreads; ++t) {
-        CombineStep(ExpSumReducer<S>{max[t]}, shared.data(), t, t % T, half);
+        CombineStep(stats, shared.data(), t, t % T, half);
       }
     }
     for (uint32_t t = 0; t < kReduceThreads; ++t) {
-      SoftmaxWrite<S>(a, OutputOf(a, b, t), t % T, max[t], shared[t - t % T], log);
+      const auto& row = shared[t - t % T];
+      SoftmaxWrite<S>(a, OutputOf(a, b, t), t % T, row.max, row.sum, log);
     }
   }
 }
@@ -545,6 +538,58 @@ TEST(GpuReduce, SoftmaxOverTheLastAndAnInnerDimension) {
                          false);
   EXPECT_NEAR(f[0], 1 / (1 + std::exp(1.0)), 1e-6);
   EXPECT_TRUE(std::isnan(f[2]) && std::isnan(f[3]));
+}
+
+// The one-pass statistics give the two-pass definition's special values (PyTorch's): rows with
+// -inf among finite values, only -inf, a +inf, a NaN, long rows whose maximum comes late and
+// lanes that see only -inf; each value against softmax computed here in double from its
+// definition (max first, then the sum).
+TEST(GpuReduce, SoftmaxStatisticsInOnePassKeepTheSpecialValues) {
+  const std::vector<std::vector<double>> rows = {
+      {-kInf, 1, 2, -kInf},   {-kInf, -kInf, -kInf, -kInf}, {1, kInf, 2, 3},
+      {kInf, kInf, -kInf, 0}, {1, kNan, -kInf, 2},          {-3, -2, -1, 0},
+  };
+  for (bool log : {false, true}) {
+    for (const std::vector<double>& row : rows) {
+      std::vector<double> in = row, out(4);
+      RunSoftmaxOnHost<double>(
+          MustPlan(in, TSR_DTYPE_FLOAT64, {4}, out, TSR_DTYPE_FLOAT64, {true}, {1}, {1}, true),
+          log);
+      double max = -kInf, sum = 0;
+      bool nan = false;
+      for (double x : row) nan = nan || std::isnan(x), max = std::max(max, x);
+      if (nan) max = kNan;
+      for (double x : row) sum += std::exp(x - max);
+      for (size_t i = 0; i < row.size(); ++i) {
+        const double want = log ? row[i] - max - std::log(sum) : std::exp(row[i] - max) / sum;
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(out[i]))
+              << log << " row " << &row - rows.data() << " [" << i << "]";
+        } else if (std::isinf(want)) {  // log_softmax of -inf
+          EXPECT_EQ(out[i], want) << log << " row " << &row - rows.data() << " [" << i << "]";
+        } else {
+          EXPECT_NEAR(out[i], want, 1e-12 * (1 + std::fabs(want)))
+              << log << " row " << &row - rows.data() << " [" << i << "]";
+        }
+      }
+    }
+  }
+  // 3000 elements rising to a late maximum (rescaled many times), with -inf in some lanes.
+  std::vector<float> in(3000), out(3000);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = i % 7 == 0 ? -INFINITY : 0.01f * static_cast<float>(i);
+  RunSoftmaxOnHost<float>(
+      MustPlan(in, TSR_DTYPE_FLOAT32, {3000}, out, TSR_DTYPE_FLOAT32, {true}, {1}, {1}, true),
+      false);
+  double max = -kInf, sum = 0, total = 0;
+  for (float x : in) max = std::max(max, double{x});
+  for (float x : in) sum += std::exp(x - max);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const double want = std::exp(in[i] - max) / sum;
+    ASSERT_NEAR(out[i], want, 2e-6 * want + 1e-12) << i;
+    total += out[i];
+  }
+  EXPECT_NEAR(total, 1.0, 1e-5);
 }
 
 }  // namespace

@@ -228,9 +228,12 @@ class OpRegistry {
                                                bool* never) const;
   // CallPrepared runs `prepared` on `args` as CallUnboxed would, without planning again, when
   // `args` match what it was prepared from and the kernel is the one CallUnboxed would run;
-  // with `*taken` false it did nothing, and the caller makes the call another way.
+  // with `*taken` false it did nothing, and the caller makes the call another way. `spare`
+  // (optional): a tensor of an earlier call's output that its caller no longer needs; a taken
+  // call of one output writes into it instead of allocating where nothing else holds it or its
+  // storage and its layout is the planned one (Note [Spare outputs]); it is moved from then.
   absl::Status CallPrepared(const PreparedCall& prepared, UnboxedArgs* args,
-                            UnboxedReturns* returns, bool* taken) const;
+                            UnboxedReturns* returns, bool* taken, Tensor* spare = nullptr) const;
 
   // ComputeDispatchKey applies the device rule to a normalized stack: all tensors on one
   // device, except 0-dim CPU tensors, which join any device (see Note in op_registry.cc).

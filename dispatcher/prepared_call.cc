@@ -122,8 +122,27 @@ std::unique_ptr<PreparedCall> OpRegistry::PrepareUnboxed(const OperatorHandle& o
   return p;
 }
 
+// Note [Spare outputs]
+// A compiled model's node allocates its output on every run and the run frees it after its
+// last reader; for small tensors that allocation and release (a tensor, a storage, the host
+// allocator's cache) cost more than the kernel. The model keeps such an output when it is done
+// with it and hands it back to the node's next prepared call as `spare`, which writes into it
+// instead of allocating. The spare is used only where it is exactly what EmptyChecked would
+// make: nothing else holds the tensor or its storage (a view of it, a copy an application
+// kept, a plugin's cache would each hold a reference), its layout, dtype and device are the
+// plan's, it starts at its storage's start and is not immutable. Otherwise the call allocates
+// as before and the spare is simply dropped by its holder.
+namespace {
+bool ReusableSpare(const Tensor& spare, const TensorSpec& spec, Device device) {
+  const TensorImpl& t = *spare.impl();
+  return t.use_count() == 1 && t.storage()->use_count() == 1 && t.immutable_id() == 0 &&
+         t.storage_offset() == 0 && t.dtype() == spec.dtype && t.device() == device &&
+         SameDims(t.sizes(), spec.sizes) && SameDims(t.strides(), spec.strides);
+}
+}  // namespace
+
 absl::Status OpRegistry::CallPrepared(const PreparedCall& p, UnboxedArgs* args,
-                                      UnboxedReturns* returns, bool* taken) const {
+                                      UnboxedReturns* returns, bool* taken, Tensor* spare) const {
   *taken = false;
   const internal::OperatorEntry& entry = *p.entry_;
   if (ABSL_PREDICT_FALSE(trace_.load(std::memory_order_relaxed))) return absl::OkStatus();
@@ -138,8 +157,14 @@ absl::Status OpRegistry::CallPrepared(const PreparedCall& p, UnboxedArgs* args,
   *taken = true;
   for (size_t r = 0; r < p.outputs_.size(); ++r) {
     const TensorSpec& spec = p.plan_.outputs[r];
-    TSR_ASSIGN_OR_RETURN(Tensor out, EmptyChecked(spec.sizes, spec.strides, spec.dtype,
-                                                  p.plan_.device, p.outputs_[r]));
+    Tensor out;
+    if (spare != nullptr && spare->defined() && p.outputs_.size() == 1 &&
+        ReusableSpare(*spare, spec, p.plan_.device)) {
+      out = std::move(*spare);
+    } else {
+      TSR_ASSIGN_OR_RETURN(
+          out, EmptyChecked(spec.sizes, spec.strides, spec.dtype, p.plan_.device, p.outputs_[r]));
+    }
     args->AddTensor(out.impl());  // room checked by PrepareUnboxed
     returns->tensors[returns->size++] = std::move(out);
   }

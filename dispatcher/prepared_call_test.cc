@@ -122,14 +122,16 @@ class PreparedCallTest : public ::testing::Test {
     return p.Matches(args);
   }
 
-  // Run: CallPrepared on `c`; whether it was taken (its status must be OK when it was).
-  bool Run(const PreparedCall& p, const Call& c, Tensor* result = nullptr) {
+  // Run: CallPrepared on `c` (with `spare`, when given); whether it was taken (its status must
+  // be OK when it was).
+  bool Run(const PreparedCall& p, const Call& c, Tensor* result = nullptr,
+           Tensor* spare = nullptr) {
     UnboxedArgs args;
     c.Into(&args);
     const size_t before = args.size();
     UnboxedReturns returns;
     bool taken = false;
-    const absl::Status s = registry_.CallPrepared(p, &args, &returns, &taken);
+    const absl::Status s = registry_.CallPrepared(p, &args, &returns, &taken, spare);
     EXPECT_TRUE(s.ok()) << s;
     if (!taken) {
       EXPECT_EQ(args.size(), before) << "a call not taken added to its arguments";
@@ -219,6 +221,45 @@ TEST_F(PreparedCallTest, ACallAfterTheKernelsChangedFollowsThem) {
 
 // Not prepared: a call whose plan fails (these arguments: another call may be), and the forms
 // and ops whose calls never are.
+// Note [Spare outputs]: a spare that nothing else holds, of the planned layout, becomes the
+// output (its memory written, no allocation); one held elsewhere (another handle, a view of its
+// storage), of another layout, or immutable is left to its holder and the output allocated.
+TEST_F(PreparedCallTest, ASpareNothingElseHoldsBecomesTheOutput) {
+  const Tensor x = Filled({1, 2, 3, 4, 5, 6}, {2, 3}), y = Filled({6, 5, 4, 3, 2, 1}, {2, 3});
+  bool never = true;
+  std::unique_ptr<PreparedCall> p = Prepare(Call{x, y, Scalar(int64_t{1})}, &never);
+  ASSERT_NE(p, nullptr);
+  Tensor spare = Filled({0, 0, 0, 0, 0, 0}, {2, 3});
+  const void* memory = spare.data_ptr();
+  Tensor out;
+  ASSERT_TRUE(Run(*p, Call{x, y, Scalar(int64_t{1})}, &out, &spare));
+  EXPECT_FALSE(spare.defined());  // moved into the output
+  EXPECT_EQ(out.data_ptr(), memory);
+  EXPECT_THAT(Values(out), ElementsAre(7, 7, 7, 7, 7, 7));
+
+  // Each of these is left as it was, and the output has memory of its own.
+  Tensor held = Filled({0, 0, 0, 0, 0, 0}, {2, 3});
+  const Tensor other_handle = held;
+  Tensor viewed = Filled({0, 0, 0, 0, 0, 0}, {2, 3});
+  const Tensor view = *Transpose(viewed, 0, 1);  // shares the storage only
+  Tensor transposed = *Transpose(Filled({0, 0, 0, 0, 0, 0}, {3, 2}), 0, 1);
+  Tensor wider = Filled({0, 0, 0, 0, 0, 0, 0, 0}, {2, 4});
+  Tensor frozen = *ImmutableAlias(Filled({0, 0, 0, 0, 0, 0}, {2, 3}));
+  for (Tensor* s : {&held, &viewed, &transposed, &wider, &frozen}) {
+    const void* its = s->data_ptr();
+    ASSERT_TRUE(Run(*p, Call{x, y, Scalar(int64_t{1})}, &out, s));
+    EXPECT_TRUE(s->defined());
+    EXPECT_NE(out.data_ptr(), its);
+    EXPECT_THAT(Values(out), ElementsAre(7, 7, 7, 7, 7, 7));
+  }
+  EXPECT_THAT(Values(held), ElementsAre(0, 0, 0, 0, 0, 0));  // another handle still sees it
+  // A call not taken leaves its spare too.
+  Tensor unused = Filled({0, 0, 0, 0, 0, 0}, {2, 3});
+  const Tensor longer = Filled({1, 2, 3, 4, 5, 6, 7, 8}, {2, 4});
+  EXPECT_FALSE(Run(*p, Call{longer, longer, Scalar(int64_t{1})}, nullptr, &unused));
+  EXPECT_TRUE(unused.defined());
+}
+
 TEST_F(PreparedCallTest, WhatIsNotPrepared) {
   const Tensor two = Filled({1, 2}, {2}), three = Filled({1, 2, 3}, {3});
   bool never = true;

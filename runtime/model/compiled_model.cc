@@ -304,7 +304,10 @@ CompiledModel::CompiledModel(std::shared_ptr<const Model> model, Device device,
 
 CompiledModel::~CompiledModel() {
   if (prepared_ == nullptr) return;
-  for (size_t n = 0; n < nodes_.size(); ++n) delete prepared_[n].call.load();
+  for (size_t n = 0; n < nodes_.size(); ++n) {
+    delete prepared_[n].call.load();
+    Ref<TensorImpl>::Adopt(prepared_[n].spare.load());  // released here
+  }
 }
 
 absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
@@ -460,6 +463,13 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
   }
   compiled->prepared_ = std::make_unique<PreparedSlot[]>(compiled->nodes_.size());
+  compiled->producer_.assign(model->value_names.size(), -1);
+  for (size_t n = 0; n < compiled->nodes_.size(); ++n) {
+    const std::vector<int32_t>& outs = model->nodes[n].outputs;
+    if (compiled->nodes_[n].unboxed && outs.size() == 1) {
+      compiled->producer_[outs[0]] = static_cast<int32_t>(n);
+    }
+  }
   compiled->writes_constants_ = !roots.written().empty();
   compiled->num_values_ = model->value_names.size();
   const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
@@ -539,13 +549,41 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   bool taken = false;
   absl::Status s;
   if (const PreparedCall* prepared = Prepared(n, args)) {
-    s = registry_.CallPrepared(*prepared, &args, &returns, &taken);
+    Tensor spare = TakeSpare(n);
+    s = registry_.CallPrepared(*prepared, &args, &returns, &taken, &spare);
+    if (spare.defined()) KeepSpare(model_->nodes[n].outputs[0], spare);  // not used: kept
   }
   if (!taken) s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
   if (!taken) return false;
   if (!s.ok()) return NodeError(n, s);
   TSR_RETURN_IF_ERROR(StoreReturns(n, returns.tensors, returns.size, values));
   return true;
+}
+
+Tensor CompiledModel::TakeSpare(size_t n) const {
+  PreparedSlot& slot = prepared_[n];
+  if (slot.spare.load(std::memory_order_relaxed) == nullptr) return Tensor();
+  return Tensor(Ref<TensorImpl>::Adopt(slot.spare.exchange(nullptr, std::memory_order_acq_rel)));
+}
+
+void CompiledModel::KeepSpare(int32_t v, Tensor& t) const {
+  const int32_t p = producer_[static_cast<size_t>(v)];
+  if (p < 0 || !t.defined()) return;
+  PreparedSlot& slot = prepared_[static_cast<size_t>(p)];
+  const TensorImpl& impl = *t.impl();
+  // CPU only: a device's kernels run on streams, and memory a stream may still use goes back
+  // through the device's allocator, which orders its reuse (Note [GPU caching allocator]).
+  if (slot.call.load(std::memory_order_relaxed) == nullptr ||
+      impl.device().type != DeviceType::kCPU || impl.nbytes() > kSpareBytes ||
+      impl.use_count() != 1 || impl.storage()->use_count() != 1 ||
+      slot.spare.load(std::memory_order_relaxed) != nullptr) {
+    return;
+  }
+  TensorImpl* kept = std::move(t).TakeImpl().Leak();
+  TensorImpl* none = nullptr;
+  if (!slot.spare.compare_exchange_strong(none, kept, std::memory_order_acq_rel)) {
+    Ref<TensorImpl>::Adopt(kept);  // another run's spare came first: released
+  }
 }
 
 const PreparedCall* CompiledModel::Prepared(size_t n, const UnboxedArgs& args) const {
@@ -705,7 +743,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     }
     for (; n < end; ++n) {
       for (int32_t v : nodes_[n].release_after) {
-        if (live) live->Drop(values[v]);
+        if (live) {
+          live->Drop(values[v]);
+        } else {
+          KeepSpare(v, values[v]);
+        }
         values[v] = Tensor();
       }
     }

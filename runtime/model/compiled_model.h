@@ -218,12 +218,24 @@ class CompiledModel {
   mutable std::mutex run_mu_;  // held by a run when writes_constants_
   // One per node: its prepared call, published once by the first run that makes it (runs in
   // other threads may race to; the first one published is kept), owned here.
+  // `spare`: the node's output of an earlier run, kept when the run was done with it, for its
+  // next prepared call to write into (Note [Spare outputs] in dispatcher/prepared_call.cc).
   struct PreparedSlot {
     std::atomic<const PreparedCall*> call{nullptr};
     std::atomic<bool> refused{false};  // its op's calls are never prepared
+    std::atomic<TensorImpl*> spare{nullptr};
   };
   // Written by runs (const): the slots are what a run may change.
   mutable std::unique_ptr<PreparedSlot[]> prepared_;
+  // Per value: the node whose one output it is, for its spare; -1 for the others.
+  std::vector<int32_t> producer_;
+  // The largest output kept as a spare: past it, a kernel's work outweighs an allocation, and
+  // spares would hold memory a run has freed.
+  static constexpr size_t kSpareBytes = 4096;
+  // TakeSpare: node n's spare (undefined when it has none); KeepSpare: value v, released by a
+  // run, kept as its producer's spare where it may be one (moved from then).
+  Tensor TakeSpare(size_t n) const;
+  void KeepSpare(int32_t v, Tensor& t) const;
 };
 
 }  // namespace model

@@ -203,4 +203,35 @@ TEST_F(PreparedCalls, ConcurrentFirstRunsShareOnePlan) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
+// Note [Spare outputs]: a node's output that the model is done with is kept for its next run
+// only where nothing else holds its memory. Here the model's output e = t(a) views the
+// intermediate a: an application keeps each run's output while later runs go on, and every
+// kept output still holds its own run's values.
+TEST_F(PreparedCalls, AnOutputViewingAnIntermediateKeepsItsValuesAcrossRuns) {
+  const std::string graph =
+      R"({"name":"view_of_intermediate","producer":"test","op_set":"1.1",)"
+      R"("inputs":[{"name":"x","dtype":"float32","sizes":[2,2]}],"nodes":[)" +
+      Node("add.Tensor", kAdd, R"({"tensor":"x"},{"tensor":"c"},{"int":1})", "a") + "," +
+      Node("t", "t(Tensor(a) self) -> Tensor(a)", R"({"tensor":"a"})", "e") +
+      R"(],"outputs":[{"name":"e","value":"e"}]})";
+  ASSERT_NO_FATAL_FAILURE(
+      Compile(ModelFile(graph, {{"constant/c", "F32", {2, 2}, Floats({10, 20, 30, 40})}})));
+  std::vector<tsr_tensor*> kept;
+  for (int run = 0; run < 4; ++run) {
+    tsr_tensor* x = Tensor({1.0f * run, 2.0f * run, 3.0f * run, 4.0f * run}, {2, 2});
+    tsr_tensor* e = nullptr;
+    ASSERT_EQ(Consume(tsr_compiled_model_run(compiled_, &x, 1, &e, 1)), "") << "run " << run;
+    tsr_tensor_release(x);
+    kept.push_back(e);
+  }
+  for (int run = 0; run < 4; ++run) {
+    std::vector<float> got(4);  // in e's logical order: a transposed
+    ASSERT_EQ(Consume(tsr_tensor_copy_to_host(kept[run], got.data(), 4 * sizeof(float))), "");
+    tsr_tensor_release(kept[run]);
+    const float r = static_cast<float>(run);
+    EXPECT_THAT(got, ElementsAreArray({10 + r, 30 + 3 * r, 20 + 2 * r, 40 + 4 * r}))
+        << "the output of run " << run;
+  }
+}
+
 }  // namespace

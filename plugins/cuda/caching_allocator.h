@@ -6,13 +6,14 @@
 // cudaMalloc and cudaFree synchronize the device and cost tens of microseconds; a tensor per
 // op cannot afford them. Like PyTorch's CUDA allocator, this one takes memory from the device
 // in segments, hands out blocks cut from them, and keeps freed blocks for the next request:
-// - A request is rounded up to a multiple of 512 bytes. Requests up to 1 MiB (the small pool)
-//   are cut from 2 MiB segments; larger ones (the large pool) from a 20 MiB segment when under
-//   10 MiB, otherwise from a segment of their own size rounded up to 2 MiB.
+// - A request is rounded up to a multiple of kMinBlock. Requests up to kSmallSize (the small
+//   pool) are cut from kSmallSegment segments; larger ones (the large pool) from a
+//   kLargeSegment when under kMediumSize, otherwise from a segment of their own size rounded
+//   up to kSegmentRound (the sizes: the constants below).
 // - A request takes the smallest free block of its pool and stream that fits (best fit); the
-//   rest of that block is split off as a free block when it is 512 bytes or more (small pool)
-//   or more than 1 MiB (large pool: smaller rests stay with the block, so large blocks do not
-//   crumble into pieces no large request can use).
+//   rest of that block is split off as a free block when it is kMinBlock or more (small pool)
+//   or more than kSmallSize (large pool: smaller rests stay with the block, so large blocks do
+//   not crumble into pieces no large request can use).
 // - A freed block merges with its free neighbours in the segment, so memory freed in small
 //   pieces serves a large request again: a model replayed at varying shapes (batch, sequence)
 //   reuses its first run's segments instead of asking the device for more.

@@ -91,6 +91,7 @@ __global__ void __launch_bounds__(kReduceThreads) SoftmaxKernel(A a, bool log) {
 template <typename R>
 std::string LaunchWith(const ReducePlan& plan, const R& r, void* workspace, void* stream) {
   const cudaStream_t s = static_cast<cudaStream_t>(stream);
+  if (plan.splits > 1 && workspace == nullptr) return "a split reduction without its workspace";
   if (plan.splits > 1 && plan.wide) {
     LaunchSplit(plan.wide_args, plan, r, workspace, s);
   } else if (plan.splits > 1) {

@@ -19,11 +19,10 @@
 // floats and float32, double for float64, int64 for integers and bool; var and std use
 // Welford's update and Chan's combination. Softmax is two passes over a row in one kernel:
 // the maximum and the sum of exp(x - max) together (SoftmaxStatsReducer), then each lane writes
-// its elements. max.dim / min.dim
-// write a second output, the winner's int64 index (ReduceArgs::indices). The scans (cumsum,
-// cumprod: scan.h) run on the same plans. A launch whose elements or byte offsets reach 2^31
-// runs the same code over 64-bit indices (WideReduceArgs: plain division instead of
-// FastDivmod); every other one keeps 32-bit arithmetic, the fast case.
+// its elements. max.dim / min.dim write a second output, the winner's int64 index
+// (ReduceArgs::indices). The scans (cumsum, cumprod: scan.h) run on the same plans. A launch whose
+// elements or byte offsets reach 2^31 runs the same code over 64-bit indices (WideReduceArgs: plain
+// division instead of FastDivmod); every other one keeps 32-bit arithmetic, the fast case.
 //
 // Note [Split reductions]
 // One block per output leaves most of a GPU idle when there are few outputs and long rows (a
@@ -33,7 +32,7 @@
 // kSplitMinElements elements). Thread t of split s folds the elements s * kReduceThreads + t,
 // then every kReduceThreads * splits further (coalesced, as the unsplit kernel's lanes), the
 // block combines its threads in shared memory and writes its accumulator to a workspace
-// (SplitThreadPartial). A second launch combines each output's `splits` accumulators in split
+// (SplitThreadPartial). A second launch combines each output's `splits` accumulators in a fixed
 // order, finish_threads threads an output, and writes the result (FinishThreadPartial): two
 // passes, no atomics, so the result is the same on every run (deterministic, as PyTorch's
 // reductions are), though not bit for bit the unsplit order's. Softmax and the scans write
@@ -54,9 +53,12 @@ inline constexpr uint32_t kWideChunk = 4096;
 // Split reductions (Note [Split reductions]): the least elements a split block folds, the
 // blocks a split launch aims at (several per SM on the largest GPUs), and the workspace's bytes
 // per accumulator (every reducer's Acc fits; kernels_reduce.cu checks).
-inline constexpr int64_t kSplitMinElements = 16 * kReduceThreads;
+inline constexpr int64_t kSplitMinElements = 64 * kReduceThreads;
 inline constexpr int64_t kSplitTargetBlocks = 1024;
 inline constexpr size_t kSplitAccBytes = 32;
+// The most splits a plan takes (a test's request included): a split launch's thread steps
+// kReduceThreads * splits elements, which must stay far inside 32 bits.
+inline constexpr int64_t kMaxSplits = int64_t{1} << 16;
 
 // Every reduction of kernels_reduce.cu.
 enum class ReduceKind : int32_t {
@@ -233,7 +235,7 @@ TSR_GPU_HD TSR_GPU_INLINE typename R::Acc SplitThreadPartial(const A& a, const R
 }
 
 // FinishThreadPartial: what lane `lane` of output `o` (finish_threads lanes apart) combines of
-// the first pass's accumulators, in split order.
+// the first pass's accumulators: splits lane, lane + threads, ..., in that order.
 template <typename A, typename R, typename I = typename A::Index>
 TSR_GPU_HD TSR_GPU_INLINE typename R::Acc FinishThreadPartial(const A& a, const R& r,
                                                               const typename R::Acc* partials,

@@ -134,6 +134,11 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
     *error = "a reduction that writes every element (softmax, a scan) cannot be split";
     return false;
   }
+  if (spec.splits > kMaxSplits) {
+    *error =
+        std::to_string(spec.splits) + " splits asked for; at most " + std::to_string(kMaxSplits);
+    return false;
+  }
   uint32_t threads = ThreadsPerOutput(count);
   const int64_t per_block = kReduceThreads / threads;
   int64_t blocks = (outputs + per_block - 1) / per_block;
@@ -142,7 +147,7 @@ bool MakeReducePlan(const ReduceSpec& spec, ReducePlan* plan, std::string* error
                                             : SplitsFor(outputs, count, blocks);
   if (splits > 1) {
     threads = kReduceThreads;  // one output a block
-    blocks = outputs * splits;
+    blocks = outputs > INT32_MAX / splits ? int64_t{INT32_MAX} + 1 : outputs * splits;
     plan->splits = static_cast<uint32_t>(splits);
     plan->finish_threads = ThreadsPerOutput(splits);
     const int64_t finish_per_block = kReduceThreads / plan->finish_threads;

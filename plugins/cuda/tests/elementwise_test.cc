@@ -259,6 +259,19 @@ TEST(GpuElementwiseKernel, AlignedFastPathsMoveVectorsAndOthersElements) {
   for (int i = 0; i < 10; ++i) ASSERT_EQ(y[i], i * 0.5);
   // Computing float32 over float64 memory converts: never vectorized.
   EXPECT_FALSE((MakeArgs<float, 3>(with_constant, with_constant.chunks[0]).vectorized));
+  // In place (the output one of the inputs), 8-byte vectors of int16: each thread loads its
+  // vector before it stores it.
+  alignas(8) static int16_t h[1030];
+  for (int i = 0; i < 1030; ++i) h[i] = static_cast<int16_t>(i);
+  OperandSpec hs;
+  hs.data = reinterpret_cast<char*>(h);
+  hs.dtype = TSR_DTYPE_INT16;
+  hs.sizes = {1030};
+  hs.strides = {1};
+  const ElementwisePlan in_place = MustPlan({1030}, {hs, hs, hs});
+  EXPECT_TRUE((MakeArgs<int16_t, 3>(in_place, in_place.chunks[0]).vectorized));
+  RunOnHost<int16_t, 3>(in_place, AddOp<int16_t, false>{1});
+  for (int i = 0; i < 1030; ++i) ASSERT_EQ(h[i], static_cast<int16_t>(2 * i)) << i;
 }
 
 TEST(GpuElementwiseKernel, MixedDtypesConvertToTheComputeDtypeAndTheOutputs) {

@@ -788,7 +788,7 @@ TEST_P(GpuPluginTest, ReductionsAndSoftmaxMatchTheCpuForEveryDtype) {
 }
 
 // Few outputs with long rows run as split launches (Note [Split reductions] in reduce.h): a
-// full reduction of 4M elements over 1,024 blocks, and 3 rows of 1M, strided.
+// full reduction of 4M elements over 256 blocks, and 3 rows of 1M, strided, over 64 each.
 TEST_P(GpuPluginTest, SplitReductionsOfLongRowsMatchTheCpu) {
   REQUIRE_DEVICE(1);
   const tsr_device device = Gpu();

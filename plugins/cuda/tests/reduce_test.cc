@@ -186,12 +186,15 @@ TEST(GpuReducePlan, FewLongRowsAreSplitAcrossBlocks) {
   EXPECT_EQ(p.finish_threads, 256u);
   EXPECT_EQ(p.finish_blocks, 1u);
   EXPECT_EQ(p.workspace_bytes(), 1024u * kSplitAccBytes);
-  p = plan({4, 1 << 20}, {false, true});  // 4 rows of 1M: 256 blocks each
+  p = plan({4, 1 << 24}, {false, true});  // 4 rows of 16M: 256 blocks each
   EXPECT_EQ(p.splits, 256u);
   EXPECT_EQ(p.blocks, 1024u);
-  p = plan({3, 20000}, {false, true});  // each split folds at least kSplitMinElements
-  EXPECT_EQ(p.splits, 20000u / kSplitMinElements);
-  EXPECT_EQ(p.finish_threads, 4u);
+  p = plan({4, 1 << 20}, {false, true});  // 4 rows of 1M: 64 blocks of 16,384 elements each
+  EXPECT_EQ(p.splits, 64u);
+  EXPECT_EQ(p.blocks, 256u);
+  p = plan({3, 200000}, {false, true});  // each split folds at least kSplitMinElements
+  EXPECT_EQ(p.splits, 200000u / kSplitMinElements);
+  EXPECT_EQ(p.finish_threads, 16u);
   EXPECT_EQ(plan({1, 2 * kSplitMinElements - 1}, {false, true}).splits, 1u);  // too short
   EXPECT_EQ(plan({1, 2 * kSplitMinElements}, {false, true}).splits, 2u);
   EXPECT_EQ(plan({1100, 100000}, {false, true}).splits, 1u);  // enough blocks unsplit
@@ -211,6 +214,21 @@ TEST(GpuReducePlan, FewLongRowsAreSplitAcrossBlocks) {
   std::string error;
   EXPECT_FALSE(MakeReducePlan(spec, &refused, &error));
   EXPECT_THAT(error, HasSubstr("cannot be split"));
+  // A split launch's thread steps kReduceThreads * splits elements in 32 bits: bounded.
+  spec.write_reduced = false;
+  spec.out_strides = {0};
+  spec.splits = kMaxSplits + 1;
+  EXPECT_FALSE(MakeReducePlan(spec, &refused, &error));
+  EXPECT_THAT(error, HasSubstr("65537 splits asked for; at most 65536"));
+  spec.splits = kMaxSplits;
+  EXPECT_TRUE(MakeReducePlan(spec, &refused, &error)) << error;
+  // Outputs times splits past a launch's grid, without overflowing on the way.
+  spec.sizes = {int64_t{1} << 48, 4};
+  spec.in_strides = {4, 1};
+  spec.out_strides = {1, 0};
+  spec.reduced = {false, true};
+  EXPECT_FALSE(MakeReducePlan(spec, &refused, &error));
+  EXPECT_THAT(error, HasSubstr("more than a launch's 2^31 - 1"));
 }
 
 // Split launches give the unsplit ones' results: exactly where the fold's order cannot matter
@@ -255,6 +273,30 @@ TEST(GpuReduce, SplitLaunchesAgreeWithUnsplitOnes) {
       both([](const ReducePlan& p) { RunReduceOnHost(p, NormReducer<double>{2}); }, 1e-12);
       both([](const ReducePlan& p) { RunReduceOnHost(p, AnyAllReducer<double>{false}); }, 0);
     }
+  }
+  // NaN wins max and argmax at its first index, across splits; prod and any over float32.
+  std::vector<float> f(3 * 40000);
+  for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f + ((i * 37) % 11 == 0 ? 1e-6f : 0.0f);
+  f[50000] = NAN;
+  f[90000] = NAN;
+  for (bool wide : {false, true}) {
+    std::vector<float> unsplit(3), split(3);
+    std::vector<int64_t> unsplit_index(3), split_index(3);
+    auto both = [&](auto&& run, uint32_t splits) {
+      run(MustPlan(f, TSR_DTYPE_FLOAT32, {3, 40000}, unsplit, TSR_DTYPE_FLOAT32, {false, true}, {},
+                   {}, false, &unsplit_index, wide, 1));
+      run(MustPlan(f, TSR_DTYPE_FLOAT32, {3, 40000}, split, TSR_DTYPE_FLOAT32, {false, true}, {},
+                   {}, false, &split_index, wide, splits));
+    };
+    both([](const ReducePlan& p) { RunReduceOnHost(p, ValueIndexReducer<float>{{true}}); }, 7);
+    EXPECT_TRUE(std::isnan(split[1]) && std::isnan(split[2]));
+    EXPECT_EQ(split[0], unsplit[0]);
+    EXPECT_EQ(split_index, unsplit_index);
+    EXPECT_EQ(split_index[1], 50000 - 40000);
+    both([](const ReducePlan& p) { RunReduceOnHost(p, SumReducer<float>{2}); }, 5);  // prod
+    EXPECT_NEAR(split[0], unsplit[0], 1e-5 * unsplit[0]);
+    both([](const ReducePlan& p) { RunReduceOnHost(p, AnyAllReducer<float>{true}); }, 3);
+    EXPECT_EQ(split, unsplit);
   }
   // argmax to an int64 output: the first index of the maximum over everything.
   std::vector<int64_t> first(1);
@@ -573,6 +615,17 @@ TEST(GpuReduce, SoftmaxStatisticsInOnePassKeepTheSpecialValues) {
         }
       }
     }
+  }
+  // Rows of 600 (lanes of 256 fold two or three elements each): a +inf or a NaN after finite
+  // values in the same lane, and finite values after them.
+  for (double special : {kInf, kNan}) {
+    std::vector<double> in(600), out(600);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = std::sin(0.1 * static_cast<double>(i));
+    in[256 + 3] = special;  // lane 3's second element
+    RunSoftmaxOnHost<double>(
+        MustPlan(in, TSR_DTYPE_FLOAT64, {600}, out, TSR_DTYPE_FLOAT64, {true}, {1}, {1}, true),
+        false);
+    for (size_t i = 0; i < out.size(); ++i) ASSERT_TRUE(std::isnan(out[i])) << special << " " << i;
   }
   // 3000 elements rising to a late maximum (rescaled many times), with -inf in some lanes.
   std::vector<float> in(3000), out(3000);

@@ -49,7 +49,7 @@ typedef struct tsr_memory_stats {
   uint64_t allocations;          /* allocate calls that succeeded */
   uint64_t cache_hits;           /* of them, served from memory the allocator had cached */
   uint64_t device_allocations;   /* calls of the device's own allocator (cudaMalloc) */
-  uint64_t device_frees;         /* blocks given back to the device (empty_cache, retries) */
+  uint64_t device_frees;         /* device allocations given back (empty_cache, retries) */
 } tsr_memory_stats;
 
 /* tsr_device_interface: zero-initialize, set struct_size to sizeof(tsr_device_interface) and
@@ -119,8 +119,9 @@ typedef struct tsr_device_interface {
   /* memory_stats fills *out within out->struct_size (set by the runtime). NULL: UNIMPLEMENTED
    * from tsr_device_memory_stats. */
   tsr_error* (*memory_stats)(void* context, int32_t index, tsr_memory_stats* out);
-  /* empty_cache gives memory the allocator caches (not in use) back to the device. NULL: nothing
-   * is cached, nothing to do. */
+  /* empty_cache gives memory the allocator caches (not in use) back to the device, as far as
+   * the device allows (a device allocation partly in use may stay). NULL: nothing is cached,
+   * nothing to do. */
   tsr_error* (*empty_cache)(void* context, int32_t index);
 } tsr_device_interface;
 

@@ -2,7 +2,9 @@
 #include "dispatcher/prepared_call.h"
 
 #include "absl/base/casts.h"
+#include "core/allocator.h"
 #include "core/status_macros.h"
+#include "core/storage.h"
 #include "dispatcher/call_epoch.h"
 #include "dispatcher/internal/operator_entry.h"
 
@@ -127,16 +129,26 @@ std::unique_ptr<PreparedCall> OpRegistry::PrepareUnboxed(const OperatorHandle& o
 // last reader; for small tensors that allocation and release (a tensor, a storage, the host
 // allocator's cache) cost more than the kernel. The model keeps such an output when it is done
 // with it and hands it back to the node's next prepared call as `spare`, which writes into it
-// instead of allocating. The spare is used only where it is exactly what EmptyChecked would
-// make: nothing else holds the tensor or its storage (a view of it, a copy an application
-// kept, a plugin's cache would each hold a reference), its layout, dtype and device are the
-// plan's, it starts at its storage's start and is not immutable. Otherwise the call allocates
-// as before and the spare is simply dropped by its holder.
+// instead of allocating. A spare is used only where writing it is as good as a fresh tensor
+// (MaySpare): nothing else holds the tensor or its storage (a view of it, a copy an application
+// kept, a plugin's cache would each hold a reference), its memory is the CPU allocator's (a
+// device's kernels run on streams that may still use it; an application's or a plugin's lent
+// memory must not outlive the run), small (kMaxSpareBytes: past it the kernel outweighs the
+// allocation, and spares would hold memory a run has freed), not immutable, and its layout,
+// dtype and device are the plan's. Otherwise the call allocates as before and the spare is left
+// to its holder.
+bool MaySpare(const TensorImpl& t) {
+  const StorageImpl& storage = *t.storage();
+  return t.use_count() == 1 && storage.use_count() == 1 && t.device().type == DeviceType::kCPU &&
+         t.storage_offset() == 0 && storage.nbytes() <= kMaxSpareBytes &&
+         storage.allocator() == GetAllocator(DeviceType::kCPU) && storage.owner() == nullptr &&
+         t.immutable_id() == 0;
+}
+
 namespace {
 bool ReusableSpare(const Tensor& spare, const TensorSpec& spec, Device device) {
   const TensorImpl& t = *spare.impl();
-  return t.use_count() == 1 && t.storage()->use_count() == 1 && t.immutable_id() == 0 &&
-         t.storage_offset() == 0 && t.dtype() == spec.dtype && t.device() == device &&
+  return MaySpare(t) && t.dtype() == spec.dtype && t.device() == device &&
          SameDims(t.sizes(), spec.sizes) && SameDims(t.strides(), spec.strides);
 }
 }  // namespace

@@ -20,6 +20,14 @@ namespace internal {
 struct OperatorEntry;
 }  // namespace internal
 
+// A spare output (Note [Spare outputs] in prepared_call.cc): at most kMaxSpareBytes of storage.
+inline constexpr size_t kMaxSpareBytes = 4096;
+// MaySpare: whether `t` may be kept as a spare and written by a later call: on the CPU, held by
+// nothing else (neither the tensor nor its storage), at the start of its storage, of at most
+// kMaxSpareBytes from the CPU allocator in use now (not memory an application or a plugin
+// lent), and not immutable. Its layout is the call's to check.
+bool MaySpare(const TensorImpl& t);
+
 // PreparedCall: made by OpRegistry::PrepareUnboxed, run by OpRegistry::CallPrepared. It holds
 // the plan and what the plan was computed from: every argument's kind, each Scalar's value and
 // each tensor's dtype, device, sizes and strides. Immutable once made; calls in several threads

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/storage.h"
 #include "core/views.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/op_registry.h"
@@ -219,8 +220,6 @@ TEST_F(PreparedCallTest, ACallAfterTheKernelsChangedFollowsThem) {
   EXPECT_EQ(g_calls, 1);
 }
 
-// Not prepared: a call whose plan fails (these arguments: another call may be), and the forms
-// and ops whose calls never are.
 // Note [Spare outputs]: a spare that nothing else holds, of the planned layout, becomes the
 // output (its memory written, no allocation); one held elsewhere (another handle, a view of its
 // storage), of another layout, or immutable is left to its holder and the output allocated.
@@ -253,6 +252,16 @@ TEST_F(PreparedCallTest, ASpareNothingElseHoldsBecomesTheOutput) {
     EXPECT_THAT(Values(out), ElementsAre(7, 7, 7, 7, 7, 7));
   }
   EXPECT_THAT(Values(held), ElementsAre(0, 0, 0, 0, 0, 0));  // another handle still sees it
+  // MaySpare's other rules: at most kMaxSpareBytes of storage, from the CPU allocator.
+  EXPECT_TRUE(MaySpare(*Filled(std::vector<float>(1024), {1024}).impl()));
+  EXPECT_FALSE(MaySpare(*Filled(std::vector<float>(1025), {1025}).impl()));
+  alignas(64) static float lent[6];  // an application's memory, borrowed by a tensor
+  DataPtr borrowed;
+  borrowed.data = lent;
+  borrowed.device = kCpu;
+  const Tensor on_lent = *FromStorage(Ref<StorageImpl>::Make(std::move(borrowed), sizeof lent),
+                                      ScalarType::kFloat32, {2, 3}, {3, 1}, 0);
+  EXPECT_FALSE(MaySpare(*on_lent.impl()));
   // A call not taken leaves its spare too.
   Tensor unused = Filled({0, 0, 0, 0, 0, 0}, {2, 3});
   const Tensor longer = Filled({1, 2, 3, 4, 5, 6, 7, 8}, {2, 4});
@@ -260,6 +269,8 @@ TEST_F(PreparedCallTest, ASpareNothingElseHoldsBecomesTheOutput) {
   EXPECT_TRUE(unused.defined());
 }
 
+// Not prepared: a call whose plan fails (these arguments: another call may be), and the forms
+// and ops whose calls never are.
 TEST_F(PreparedCallTest, WhatIsNotPrepared) {
   const Tensor two = Filled({1, 2}, {2}), three = Filled({1, 2, 3}, {3});
   bool never = true;

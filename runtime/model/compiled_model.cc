@@ -463,13 +463,6 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     }
   }
   compiled->prepared_ = std::make_unique<PreparedSlot[]>(compiled->nodes_.size());
-  compiled->producer_.assign(model->value_names.size(), -1);
-  for (size_t n = 0; n < compiled->nodes_.size(); ++n) {
-    const std::vector<int32_t>& outs = model->nodes[n].outputs;
-    if (compiled->nodes_[n].unboxed && outs.size() == 1) {
-      compiled->producer_[outs[0]] = static_cast<int32_t>(n);
-    }
-  }
   compiled->writes_constants_ = !roots.written().empty();
   compiled->num_values_ = model->value_names.size();
   const absl::flat_hash_set<int32_t> shown = roots.shown(model->outputs);
@@ -480,6 +473,16 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   // While calls are recorded, every node makes its own call, to be recorded (docs/build.md).
   if (options.claims && !CallsRecorded()) {
     TSR_RETURN_IF_ERROR(compiled->ClaimRuns(last_reader, folded, roots.written()));
+  }
+  // Spares (Note [Spare outputs]): the one output of a native node a run calls unboxed (not
+  // folded or claimed, which are settled now).
+  compiled->producer_.assign(model->value_names.size(), -1);
+  for (size_t n = 0; n < compiled->nodes_.size(); ++n) {
+    const BoundNode& node = compiled->nodes_[n];
+    const std::vector<int32_t>& outs = model->nodes[n].outputs;
+    if (node.route == NodeRoute::kNative && node.unboxed && outs.size() == 1) {
+      compiled->producer_[outs[0]] = static_cast<int32_t>(n);
+    }
   }
   // The constants a run reads: the nodes' (a folded one reads only its input) and the outputs'.
   absl::flat_hash_set<int32_t> read;
@@ -551,7 +554,9 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   if (const PreparedCall* prepared = Prepared(n, args)) {
     Tensor spare = TakeSpare(n);
     s = registry_.CallPrepared(*prepared, &args, &returns, &taken, &spare);
-    if (spare.defined()) KeepSpare(model_->nodes[n].outputs[0], spare);  // not used: kept
+    // A call not taken leaves the spare for the next run; one taken without it (the spare no
+    // longer fits) drops it, so that this run's output may take its place.
+    if (!taken && spare.defined()) KeepSpare(model_->nodes[n].outputs[0], spare);
   }
   if (!taken) s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
   if (!taken) return false;
@@ -570,12 +575,7 @@ void CompiledModel::KeepSpare(int32_t v, Tensor& t) const {
   const int32_t p = producer_[static_cast<size_t>(v)];
   if (p < 0 || !t.defined()) return;
   PreparedSlot& slot = prepared_[static_cast<size_t>(p)];
-  const TensorImpl& impl = *t.impl();
-  // CPU only: a device's kernels run on streams, and memory a stream may still use goes back
-  // through the device's allocator, which orders its reuse (Note [GPU caching allocator]).
-  if (slot.call.load(std::memory_order_relaxed) == nullptr ||
-      impl.device().type != DeviceType::kCPU || impl.nbytes() > kSpareBytes ||
-      impl.use_count() != 1 || impl.storage()->use_count() != 1 ||
+  if (slot.call.load(std::memory_order_relaxed) == nullptr || !MaySpare(*t.impl()) ||
       slot.spare.load(std::memory_order_relaxed) != nullptr) {
     return;
   }

@@ -33,7 +33,9 @@
 //    bias, new constants of this compiled model, and the batch norm's node hands its output on;
 //    constants no node reads any more stay on the host;
 //  - computes each value's last reader, so a run drops an intermediate (and the memory returns
-//    to the device's allocator) as soon as no later node reads it;
+//    to the device's allocator) as soon as no later node reads it; a small CPU one that nothing
+//    else holds is kept instead for its node's next run to write into (Note [Spare outputs] in
+//    dispatcher/prepared_call.cc);
 //  - marks the nodes whose calls may take the unboxed fast path (Note [The unboxed fast path]
 //    in dispatcher/unboxed_call.cc): the op has an unboxed plan and every argument is a tensor,
 //    a Scalar or None as the schema has it. A run hands those their tensors in place, with no
@@ -227,13 +229,10 @@ class CompiledModel {
   };
   // Written by runs (const): the slots are what a run may change.
   mutable std::unique_ptr<PreparedSlot[]> prepared_;
-  // Per value: the node whose one output it is, for its spare; -1 for the others.
+  // Per value: the native node whose one output it is, for its spare; -1 for the others.
   std::vector<int32_t> producer_;
-  // The largest output kept as a spare: past it, a kernel's work outweighs an allocation, and
-  // spares would hold memory a run has freed.
-  static constexpr size_t kSpareBytes = 4096;
   // TakeSpare: node n's spare (undefined when it has none); KeepSpare: value v, released by a
-  // run, kept as its producer's spare where it may be one (moved from then).
+  // run, kept as its producer's spare where it may be one (MaySpare; moved from then).
   Tensor TakeSpare(size_t n) const;
   void KeepSpare(int32_t v, Tensor& t) const;
 };

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/allocator.h"
@@ -215,6 +217,46 @@ TEST(Tensor, EmptyCheckedMakesWhatEmptyStridedMakes) {
             EmptyStrided({2, -1}, {1, 1}, ScalarType::kFloat32, cpu).status().code());
   EXPECT_EQ(CheckLayout({2}, {-1}, ScalarType::kFloat32).status().message(),
             EmptyStrided({2}, {-1}, ScalarType::kFloat32, cpu).status().message());
+}
+
+// CheckLayout (and EmptyStrided) compute a common layout's facts in one pass and every other
+// layout through ComputeNumel, StorageElementsFor and IsContiguousLayout: both ways agree.
+TEST(Tensor, CheckLayoutAgreesWithTheSeparateChecks) {
+  const int64_t big = int64_t{1} << 62;
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> layouts = {
+      {{}, {}},                  // 0-dim
+      {{1}, {7}},                // a size-1 dim takes any stride
+      {{2, 3}, {3, 1}},          // contiguous
+      {{2, 3}, {1, 2}},          // transposed
+      {{2, 1, 3}, {3, 99, 1}},   // contiguous around a size-1 dim
+      {{4, 3}, {0, 1}},          // broadcast (stride 0)
+      {{3, 3}, {1, 1}},          // overlapping
+      {{2, 3}, {6, 2}},          // every other element
+      {{0, 3}, {3, 1}},          // empty
+      {{2, big}, {big, 1}},      // the storage overflows
+      {{big, 4}, {4, 1}},        // numel overflows
+      {{2}, {INT64_MAX / 2 + 1}},  // the last index is 2^62: fits
+      {{2}, {INT64_MAX}},          // the last index is INT64_MAX: the count overflows
+      {{2, 2}, {1, -1}},           // a negative stride
+      {{2, -1}, {1, 1}},           // a negative size
+      {{2, 3}, {1}},               // fewer strides than sizes
+  };
+  for (const auto& [sizes, strides] : layouts) {
+    SCOPED_TRACE(ShapeToString(sizes) + " strides " + ShapeToString(strides));
+    const absl::StatusOr<CheckedLayout> layout =
+        CheckLayout(sizes, strides, ScalarType::kFloat32);
+    const absl::StatusOr<int64_t> numel = ComputeNumel(sizes);
+    const absl::StatusOr<int64_t> elements = StorageElementsFor(sizes, strides);
+    if (!numel.ok() || !elements.ok()) {
+      ASSERT_FALSE(layout.ok());
+      EXPECT_EQ(layout.status(), numel.ok() ? elements.status() : numel.status());
+      continue;
+    }
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    EXPECT_EQ(layout->numel, *numel);
+    EXPECT_EQ(layout->storage_elements, *elements);
+    EXPECT_EQ(layout->contiguous, IsContiguousLayout(sizes, strides));
+  }
 }
 
 // An empty tensor's element count is 0 however large its other dims, but its contiguous

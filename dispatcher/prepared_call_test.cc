@@ -285,11 +285,11 @@ TEST_F(PreparedCallTest, WhatIsNotPrepared) {
   EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("add_.Tensor"), inplace, &never), nullptr);
   EXPECT_TRUE(never) << "an in-place form";
   const Tensor m = Filled({1, 2, 3, 4}, {2, 2});  // outlives the arguments that borrow it
-  UnboxedArgs mm;
-  mm.AddTensor(m.impl());
-  mm.AddTensor(m.impl());
+  UnboxedArgs take;
+  take.AddTensor(m.impl());
+  take.AddTensor(m.impl());
   never = false;
-  EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("mm"), mm, &never), nullptr);
+  EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("take"), take, &never), nullptr);
   EXPECT_TRUE(never) << "an op without an unboxed plan function";
 }
 

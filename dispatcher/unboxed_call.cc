@@ -55,6 +55,10 @@ bool UnboxedArg::to_bool() const { NotAnUnboxedArgument("a bool"); }
 
 int64_t UnboxedArg::to_int() const { NotAnUnboxedArgument("an int"); }
 
+const IntList& UnboxedArg::int_list() const { NotAnUnboxedArgument("an int[]"); }
+
+ScalarType UnboxedArg::scalar_type() const { NotAnUnboxedArgument("a ScalarType"); }
+
 const std::vector<Tensor>& UnboxedArg::tensor_list() const { NotAnUnboxedArgument("a Tensor[]"); }
 
 Device UnboxedArg::device() const { NotAnUnboxedArgument("a Device"); }

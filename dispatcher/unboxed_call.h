@@ -44,12 +44,14 @@ class UnboxedArg {
   bool is_device() const { return false; }
   const Tensor& tensor() const { return *std::launder(reinterpret_cast<const Tensor*>(bytes_)); }
   const Scalar& scalar() const { return *std::launder(reinterpret_cast<const Scalar*>(bytes_)); }
-  // string, to_bool, to_int, tensor_list, device: an unboxed call has none (an op with such an
-  // argument takes the boxed path); here so that the plan functions and checks compile for both
-  // forms, and ending the process if ever called.
+  // string, to_bool, to_int, int_list, scalar_type, tensor_list, device: an unboxed call has
+  // none (an op with such an argument takes the boxed path); here so that the plan functions
+  // and checks compile for both forms, and ending the process if ever called.
   [[noreturn]] const std::string& string() const;
   [[noreturn]] bool to_bool() const;
   [[noreturn]] int64_t to_int() const;
+  [[noreturn]] const IntList& int_list() const;
+  [[noreturn]] ScalarType scalar_type() const;
   [[noreturn]] const std::vector<Tensor>& tensor_list() const;
   [[noreturn]] Device device() const;
 

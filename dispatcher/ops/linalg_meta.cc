@@ -1,15 +1,15 @@
-// Matrix products (op set v1): schemas and meta functions with PyTorch's shape and dtype
+// Matrix products (op set v1): schemas and plan functions with PyTorch's shape and dtype
 // checks. matmul and linear are composites over these and come with the backends' issue.
 #include "absl/strings/str_format.h"
 #include "core/scalar.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/plan_support.h"
+#include "dispatcher/unboxed_call.h"
 
 namespace tessera {
 namespace ops {
 namespace {
-
-using Out = absl::StatusOr<std::vector<Tensor>>;
 
 absl::Status CheckRank(const OperatorHandle& op, const char* arg, const Tensor& t, int64_t rank) {
   if (t.dim() == rank) return absl::OkStatus();
@@ -32,19 +32,27 @@ absl::Status CheckInner(const OperatorHandle& op, const Tensor& a, const Tensor&
       ShapeToString(b.sizes()), a.sizes()[ka], b.sizes()[kb]));
 }
 
-Out MmMeta(const OperatorHandle& op, const Stack& s) {
-  const Tensor& a = s[0].tensor();
-  const Tensor& b = s[1].tensor();
+absl::Status CheckMm(const OperatorHandle& op, const Tensor& a, const Tensor& b) {
   TSR_RETURN_IF_ERROR(CheckRank(op, "self", a, 2));
   TSR_RETURN_IF_ERROR(CheckRank(op, "mat2", b, 2));
   TSR_RETURN_IF_ERROR(CheckInner(op, a, b, 1, 0));
-  TSR_RETURN_IF_ERROR(CheckSameDtype(op, a, b));
-  TSR_ASSIGN_OR_RETURN(Tensor out,
-                       Empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), Device(DeviceType::kMeta)));
-  return std::vector<Tensor>{std::move(out)};
+  return CheckSameDtype(op, a, b);
 }
 
-Out BmmMeta(const OperatorHandle& op, const Stack& s) {
+// The plan functions (Note [Call plans]): one template for the boxed and the unboxed form of a
+// call, so that mm, bmm and addmm take the unboxed fast path and compiled models prepare them.
+template <typename Args>
+absl::Status MmPlan(const void*, const OperatorHandle& op, const Args& s, CallPlan* plan) {
+  const Tensor& a = s[0].tensor();
+  const Tensor& b = s[1].tensor();
+  TSR_RETURN_IF_ERROR(CheckMm(op, a, b));
+  plan->outputs.clear();
+  const int64_t sizes[] = {a.sizes()[0], b.sizes()[1]};
+  return AddContiguousOutput(plan, sizes, a.dtype());
+}
+
+template <typename Args>
+absl::Status BmmPlan(const void*, const OperatorHandle& op, const Args& s, CallPlan* plan) {
   const Tensor& a = s[0].tensor();
   const Tensor& b = s[1].tensor();
   TSR_RETURN_IF_ERROR(CheckRank(op, "self", a, 3));
@@ -55,23 +63,37 @@ Out BmmMeta(const OperatorHandle& op, const Stack& s) {
   }
   TSR_RETURN_IF_ERROR(CheckInner(op, a, b, 2, 1));
   TSR_RETURN_IF_ERROR(CheckSameDtype(op, a, b));
-  TSR_ASSIGN_OR_RETURN(Tensor out, Empty({a.sizes()[0], a.sizes()[1], b.sizes()[2]}, a.dtype(),
-                                         Device(DeviceType::kMeta)));
-  return std::vector<Tensor>{std::move(out)};
+  plan->outputs.clear();
+  const int64_t sizes[] = {a.sizes()[0], a.sizes()[1], b.sizes()[2]};
+  return AddContiguousOutput(plan, sizes, a.dtype());
 }
 
-Out AddmmMeta(const OperatorHandle& op, const Stack& s) {
+template <typename Args>
+absl::Status AddmmPlan(const void*, const OperatorHandle& op, const Args& s, CallPlan* plan) {
   const Tensor& self = s[0].tensor();
-  Stack mm{s[1], s[2]};
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, MmMeta(op, mm));
-  TSR_RETURN_IF_ERROR(
-      CheckBroadcastsTo(op, "self", self.sizes(), out[0].sizes(), "the product's shape"));
-  TSR_RETURN_IF_ERROR(CheckSameDtype(op, self, out[0]));
+  const Tensor& a = s[1].tensor();
+  const Tensor& b = s[2].tensor();
+  TSR_RETURN_IF_ERROR(CheckMm(op, a, b));
+  const int64_t sizes[] = {a.sizes()[0], b.sizes()[1]};
+  TSR_RETURN_IF_ERROR(CheckBroadcastsTo(op, "self", self.sizes(), sizes, "the product's shape"));
+  TSR_RETURN_IF_ERROR(CheckSameDtype(op, self, a));  // a's dtype is the product's
   // beta and alpha convert to the product's dtype as PyTorch's Scalar::to does, which refuses a
   // value the dtype cannot hold; a kernel's plain cast of one would be undefined behaviour.
   TSR_RETURN_IF_ERROR(CheckScalarFits(s[3].scalar(), self.dtype(), op.name(), "beta"));
   TSR_RETURN_IF_ERROR(CheckScalarFits(s[4].scalar(), self.dtype(), op.name(), "alpha"));
-  return out;
+  plan->outputs.clear();
+  return AddContiguousOutput(plan, sizes, a.dtype());
+}
+
+constexpr PlanFunction kMmPlan{&MmPlan<Stack>, nullptr, &MmPlan<UnboxedArgs>};
+constexpr PlanFunction kBmmPlan{&BmmPlan<Stack>, nullptr, &BmmPlan<UnboxedArgs>};
+constexpr PlanFunction kAddmmPlan{&AddmmPlan<Stack>, nullptr, &AddmmPlan<UnboxedArgs>};
+
+KernelFunction MetaKernel(std::string name) {
+  KernelFunction k;
+  k.fn = &MetaFromPlan;
+  k.name = std::move(name);
+  return k;
 }
 
 }  // namespace
@@ -80,13 +102,16 @@ absl::Status DefineLinalgOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
-          {"mm(Tensor self, Tensor mat2) -> Tensor", MakeKernel<MmMeta>("meta::mm")},
-          {"bmm(Tensor self, Tensor mat2) -> Tensor", MakeKernel<BmmMeta>("meta::bmm")},
+          {"mm(Tensor self, Tensor mat2) -> Tensor", MetaKernel("meta::mm")},
+          {"bmm(Tensor self, Tensor mat2) -> Tensor", MetaKernel("meta::bmm")},
           {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
            "Tensor",
-           MakeKernel<AddmmMeta>("meta::addmm")},
+           MetaKernel("meta::addmm")},
       },
       KernelSlot::kMeta));
+  TSR_RETURN_IF_ERROR(registry.SetPlanFunction("mm", &kMmPlan));
+  TSR_RETURN_IF_ERROR(registry.SetPlanFunction("bmm", &kBmmPlan));
+  TSR_RETURN_IF_ERROR(registry.SetPlanFunction("addmm", &kAddmmPlan));
   TSR_RETURN_IF_ERROR(
       registry.DefineVariants("mm", "mm.out", "", OutDtypeRule::kExact, OutputAliasing::kDisjoint));
   TSR_RETURN_IF_ERROR(registry.DefineVariants("bmm", "bmm.out", "", OutDtypeRule::kExact,

@@ -1,15 +1,18 @@
-// Reductions and scans (op set v1): schemas and meta functions.
+// Reductions and scans (op set v1): schemas and plan functions.
 //
 // A table row says where an op's dim, keepdim and dtype arguments are and how the output
 // dtype follows from the input's: sum and prod widen integers to int64, mean and var need
 // floating types, argmax gives int64, any/all give bool (uint8 stays uint8), as in PyTorch.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string_view>
 
 #include "absl/strings/str_format.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/plan_support.h"
+#include "dispatcher/unboxed_call.h"
 
 namespace tessera {
 namespace ops {
@@ -30,8 +33,9 @@ struct ReductionSpec {
   const char* inplace;  // the in-place form's name, "" for none
 };
 
+template <typename Args>
 absl::StatusOr<ScalarType> OutputDtype(const OperatorHandle& op, const ReductionSpec& spec,
-                                       const Tensor& self, const Stack& s) {
+                                       const Tensor& self, const Args& s) {
   const bool has_dtype = spec.dtype_index >= 0 && !s[spec.dtype_index].is_none();
   const ScalarType in = has_dtype ? s[spec.dtype_index].scalar_type() : self.dtype();
   switch (spec.rule) {
@@ -55,9 +59,14 @@ absl::StatusOr<ScalarType> OutputDtype(const OperatorHandle& op, const Reduction
   return in;
 }
 
-absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack) {
+// ReductionPlan: the plan function (Note [Call plans]) of every row, one template for the boxed
+// and the unboxed form of a call. Rows whose calls have only tensors, Scalars and None (sum,
+// mean, prod, max, min, any, all of a whole tensor) take the unboxed fast path; the others
+// have int, int[] or bool arguments, which the decoders leave to the boxed path.
+template <typename Args>
+absl::Status ReductionPlan(const void* context, const OperatorHandle& op, const Args& s,
+                           CallPlan* plan) {
   const ReductionSpec& spec = *static_cast<const ReductionSpec*>(context);
-  const Stack& s = *stack;
   const Tensor& self = s[0].tensor();
   const int64_t ndim = self.dim();
   absl::InlinedVector<bool, 6> reduced(std::max<int64_t>(ndim, 1), false);
@@ -132,14 +141,10 @@ absl::Status ReductionMeta(void* context, const OperatorHandle& op, Stack* stack
       }
     }
   }
-  const size_t returns = op.schema().returns.size();
-  stack->clear();
-  TSR_ASSIGN_OR_RETURN(Tensor values, Empty(out_sizes, dtype, Device(DeviceType::kMeta)));
-  stack->push_back(std::move(values));
-  if (returns == 2) {  // (values, indices)
-    TSR_ASSIGN_OR_RETURN(Tensor indices,
-                         Empty(out_sizes, ScalarType::kInt64, Device(DeviceType::kMeta)));
-    stack->push_back(std::move(indices));
+  plan->outputs.clear();
+  TSR_RETURN_IF_ERROR(AddContiguousOutput(plan, out_sizes, dtype));
+  if (op.schema().returns.size() == 2) {  // (values, indices)
+    TSR_RETURN_IF_ERROR(AddContiguousOutput(plan, out_sizes, ScalarType::kInt64));
   }
   return absl::OkStatus();
 }
@@ -207,17 +212,26 @@ constexpr ReductionSpec kReductions[] = {
 }  // namespace
 
 absl::Status DefineReductionOps(OpRegistry& registry) {
+  // One plan per row, for the life of the process: the registry keeps pointers to them.
+  static const std::array<PlanFunction, std::size(kReductions)> plans = [] {
+    std::array<PlanFunction, std::size(kReductions)> p;
+    for (size_t i = 0; i < p.size(); ++i) {
+      p[i] = {&ReductionPlan<Stack>, &kReductions[i], &ReductionPlan<UnboxedArgs>};
+    }
+    return p;
+  }();
   std::vector<OpDefinition> defs;
   for (const ReductionSpec& spec : kReductions) {
     KernelFunction k;
-    k.fn = &ReductionMeta;
-    k.context = const_cast<ReductionSpec*>(&spec);
+    k.fn = &MetaFromPlan;
     k.name = "meta::reduction";
     defs.push_back({spec.schema, std::move(k)});
   }
   TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
-  for (const ReductionSpec& spec : kReductions) {
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const ReductionSpec& spec = kReductions[i];
     TSR_ASSIGN_OR_RETURN(FunctionSchema schema, ParseSchema(spec.schema));
+    TSR_RETURN_IF_ERROR(registry.SetPlanFunction(schema.FullName(), &plans[i]));
     TSR_RETURN_IF_ERROR(registry.DefineVariants(
         schema.FullName(), spec.out, spec.inplace,
         *spec.inplace ? OutDtypeRule::kCastable : OutDtypeRule::kExact, OutputAliasing::kDisjoint));

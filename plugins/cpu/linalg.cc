@@ -93,6 +93,41 @@ bool gemm_sgemm(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::T
   return st == dnnl_success;
 }
 
+// gemm_small: float32 products of at most kSmallGemmWork multiply-adds in a plain loop, since a
+// library call costs more than such a product does (a 1x1 mm spent ~720 instructions in
+// dnnl_sgemm). Each element sums over k in order in float32 and is then scaled, as sgemm
+// computes it; beta 0 ignores out (NaN included), as BLAS does. alpha 0 is left to sgemm, which
+// may skip the product altogether.
+constexpr int64_t kSmallGemmWork = 256;
+bool gemm_small(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
+                double alpha, double beta, bool accumulate) {
+  if (out.dtype() != TSR_DTYPE_FLOAT32 || a.dtype() != TSR_DTYPE_FLOAT32 ||
+      b.dtype() != TSR_DTYPE_FLOAT32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2 ||
+      alpha == 0) {
+    return false;
+  }
+  const int64_t M = out.size(0), N = out.size(1), K = a.size(1);
+  if (M > kSmallGemmWork || N > kSmallGemmWork || K > kSmallGemmWork ||
+      M * N * K > kSmallGemmWork) {
+    return false;
+  }
+  const float al = static_cast<float>(alpha), be = accumulate ? static_cast<float>(beta) : 0.f;
+  const float* ap = a.data<float>();
+  const float* bp = b.data<float>();
+  float* op = out.data<float>();
+  const int64_t as0 = a.strides()[0], as1 = a.strides()[1], bs0 = b.strides()[0],
+                bs1 = b.strides()[1], os0 = out.strides()[0], os1 = out.strides()[1];
+  for (int64_t i = 0; i < M; ++i) {
+    for (int64_t j = 0; j < N; ++j) {
+      float acc = 0.f;
+      for (int64_t k = 0; k < K; ++k) acc += ap[i * as0 + k * as1] * bp[k * bs0 + j * bs1];
+      float& o = op[i * os0 + j * os1];
+      o = be != 0.f ? al * acc + be * o : al * acc;
+    }
+  }
+  return true;
+}
+
 template <typename T>
 using mm_acc_t = std::conditional_t<std::is_same_v<T, double>, double,
                                     std::conditional_t<kIsFloat<T>, float, int64_t>>;
@@ -224,7 +259,8 @@ void gemm(const sdk::KernelContext& ctx, const sdk::TensorView& a, const sdk::Te
   dispatch<kNumeric>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (a.size(-1) != 0 &&
-        (gemm_prepacked(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
+        (gemm_small(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
+         gemm_prepacked(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
          gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
          gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate))) {
       return;

@@ -306,6 +306,15 @@ void run(const KernelContext& ctx, const TensorView& in, IntSpan dims,
     out_views[k] = *outs[k];
     ptrs[k] = static_cast<char*>(outs[k]->data_ptr());
   }
+  if (in.numel() == 1) {
+    // One element folded into one output (over any dims: the plan checked them): the reducer
+    // runs on it directly, as the engine would, without a layout or a parallel loop.
+    const auto r = make();
+    auto acc = r.init();
+    r.row(acc, static_cast<const char*>(in.data_ptr()), 0, 1, 0);
+    r.finish(acc, 1, ptrs.data());
+    return;
+  }
   const ReduceLayout L = make_layout(in, reduced_dims(ctx, in.dim(), dims), out_views, N, reorder);
   reduce(make(), L, static_cast<const char*>(in.data_ptr()), ptrs);
 }

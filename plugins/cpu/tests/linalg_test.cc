@@ -1,5 +1,10 @@
 // Matrix products of the CPU plugin: oneDNN (float32, bfloat16), dnnl_sgemm over float32 copies
 // (float16, bfloat16) and our own loops (the other dtypes) against hand-checked values.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
 
@@ -75,44 +80,81 @@ Laid lay_out(const std::vector<float>& v, int64_t rows, int64_t cols, const std:
   return {view, buffer};
 }
 
-// Every combination of operand and output layouts gives the same product: the BLAS layouts
-// run on dnnl_sgemm (a column-major out as out^T = b^T a^T), the others on oneDNN's matmul.
-// out starts as NaN and beta = 0 must not read it; padding between rows stays untouched.
+// Every combination of operand and output layouts gives the same product, at two sizes: a
+// product of at most 256 multiply-adds runs in gemm_small's loop, a larger one on the BLAS
+// layouts' dnnl_sgemm (a column-major out as out^T = b^T a^T) and on oneDNN's matmul for the
+// others. out starts as NaN and beta = 0 must not read it; padding between rows stays untouched.
 TEST(CpuLinalg, EveryLayoutOfOperandsAndOutput) {
-  const std::vector<float> a = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};       // 3 x 4
-  const std::vector<float> b = {1, 0, 2, 0, 1, 0, 1, 0, 3, 1, 0, 0, 1, 0, 2,  // 4 x 5
-                                1, 2, 1, 1, 0};
-  std::vector<float> want(15, 0), want_addmm(15);
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 5; ++j) {
-      for (int k = 0; k < 4; ++k) want[i * 5 + j] += a[i * 4 + k] * b[k * 5 + j];
-      want_addmm[i * 5 + j] = 0.5f * (i * 5 + j) + 2 * want[i * 5 + j];
-    }
-  std::vector<float> self(15);
-  for (int i = 0; i < 15; ++i) self[i] = static_cast<float>(i);
-  const std::vector<std::string> layouts = {"row", "col", "row-padded", "col-padded",
-                                            "every-other"};
-  for (const std::string& la : layouts)
-    for (const std::string& lb : layouts)
-      for (const std::string& lo : layouts) {
-        SCOPED_TRACE("a " + la + ", b " + lb + ", out " + lo);
-        Laid ta = lay_out(a, 3, 4, la), tb = lay_out(b, 4, 5, lb);
-        Laid out = lay_out(std::vector<float>(15, std::nanf("")), 3, 5, lo);
-        op("mm.out", ta.view, tb.view, out.view);
-        EXPECT_EQ(values<float>(out.view), want);
-        Laid acc = lay_out(self, 3, 5, lo);
-        op("addmm.out", acc.view, ta.view, tb.view, Scalar(0.5), Scalar(2), acc.view);
-        EXPECT_EQ(values<float>(acc.view), want_addmm);
-        // The elements around the matrix in its buffer are still NaN.
-        Tensor written = op("full", std::vector<int64_t>{out.buffer.numel()}, Scalar(0.0));
-        op("copy_", op("as_strided", written, shape(out.view), out.view.strides().vec()),
-           op("full", std::vector<int64_t>{3, 5}, Scalar(1.0)));
-        const std::vector<float> buf = values<float>(out.buffer), mask = values<float>(written);
-        for (size_t i = 0; i < buf.size(); ++i)
-          if (mask[i] == 0) {
-            EXPECT_TRUE(std::isnan(buf[i])) << "buffer element " << i;
-          }
+  struct Size {
+    int M, K, N;
+  };
+  for (const Size sz : {Size{3, 4, 5}, Size{9, 8, 7}}) {
+    const int M = sz.M, K = sz.K, N = sz.N;
+    std::vector<float> a(M * K), b(K * N);
+    for (int i = 0; i < M * K; ++i) a[i] = static_cast<float>(i % 13 + 1);
+    for (int i = 0; i < K * N; ++i) b[i] = static_cast<float>(i * 5 % 4);
+    std::vector<float> want(M * N, 0), want_addmm(M * N), self(M * N);
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        for (int k = 0; k < K; ++k) want[i * N + j] += a[i * K + k] * b[k * N + j];
+        want_addmm[i * N + j] = 0.5f * (i * N + j) + 2 * want[i * N + j];
+        self[i * N + j] = static_cast<float>(i * N + j);
       }
+    const std::vector<std::string> layouts = {"row", "col", "row-padded", "col-padded",
+                                              "every-other"};
+    for (const std::string& la : layouts)
+      for (const std::string& lb : layouts)
+        for (const std::string& lo : layouts) {
+          SCOPED_TRACE(std::to_string(M * K * N) + " multiply-adds: a " + la + ", b " + lb +
+                       ", out " + lo);
+          Laid ta = lay_out(a, M, K, la), tb = lay_out(b, K, N, lb);
+          Laid out = lay_out(std::vector<float>(M * N, std::nanf("")), M, N, lo);
+          op("mm.out", ta.view, tb.view, out.view);
+          EXPECT_EQ(values<float>(out.view), want);
+          Laid acc = lay_out(self, M, N, lo);
+          op("addmm.out", acc.view, ta.view, tb.view, Scalar(0.5), Scalar(2), acc.view);
+          EXPECT_EQ(values<float>(acc.view), want_addmm);
+          // The elements around the matrix in its buffer are still NaN.
+          Tensor written = op("full", std::vector<int64_t>{out.buffer.numel()}, Scalar(0.0));
+          op("copy_", op("as_strided", written, shape(out.view), out.view.strides().vec()),
+             op("full", std::vector<int64_t>{M, N}, Scalar(1.0)));
+          const std::vector<float> buf = values<float>(out.buffer), mask = values<float>(written);
+          for (size_t i = 0; i < buf.size(); ++i)
+            if (mask[i] == 0) {
+              EXPECT_TRUE(std::isnan(buf[i])) << "buffer element " << i;
+            }
+        }
+  }
+}
+
+// gemm_small's edges: a 1x1 product, an inner dimension of 0 (beta * self only), NaN and
+// infinity in the operands propagating, beta 0 ignoring a NaN self, and a product of exactly
+// 256 multiply-adds against one just above it (the library's path): the same sums.
+TEST(CpuLinalg, SmallProductsMatchTheLibraryPath) {
+  EXPECT_THAT(values<float>(op("mm", f32({2}, {1, 1}), f32({3}, {1, 1}))), ElementsAre(6));
+  EXPECT_THAT(values<float>(op("addmm", f32({1, 2}, {2}), f32({}, {2, 0}), f32({}, {0, 2}),
+                               Scalar(3), Scalar(5))),
+              ElementsAre(3, 6, 3, 6));
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> got = values<float>(
+      op("mm", f32({std::nanf(""), 1, inf, 0}, {2, 2}), f32({1, 0, 0, 1}, {2, 2})));
+  EXPECT_TRUE(std::isnan(got[0]) && std::isnan(got[1])) << "NaN * 0 is NaN";
+  EXPECT_TRUE(std::isinf(got[2]) && std::isnan(got[3])) << "inf * 1 and inf * 0";
+  EXPECT_THAT(values<float>(op("addmm", f32({std::nanf("")}, {1}), f32({2}, {1, 1}),
+                               f32({4}, {1, 1}), Scalar(0), Scalar(0.5))),
+              ElementsAre(4));
+  for (const int64_t M : {4, 5}) {  // 4 * 8 * 8 = 256 multiply-adds; 5 * 8 * 8 = 320
+    std::vector<float> a(M * 8), b(64);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = 0.1f * static_cast<float>(i % 11) - 0.3f;
+    for (size_t i = 0; i < b.size(); ++i) b[i] = 0.7f - 0.05f * static_cast<float>(i % 17);
+    const std::vector<float> product = values<float>(op("mm", f32(a, {M, 8}), f32(b, {8, 8})));
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < 8; ++j) {
+        double want = 0;
+        for (int64_t k = 0; k < 8; ++k) want += double{a[i * 8 + k]} * double{b[k * 8 + j]};
+        EXPECT_NEAR(product[i * 8 + j], want, 1e-5) << M << " rows, element " << i << ", " << j;
+      }
+  }
 }
 
 // The dtypes off dnnl_sgemm's direct path: float16 and bfloat16 (float32 copies on dnnl_sgemm,

@@ -140,6 +140,46 @@ TEST(CpuReduce, AnyAllNormLogsumexp) {
   EXPECT_EQ(op("logsumexp", i32({1, 2}, {2}), Dims{0}).dtype(), TSR_DTYPE_FLOAT32);
 }
 
+// A one-element input is folded by its reducer directly (no layout, no parallel loop), over
+// any dims and in any dtype: the results are the engine's, on 0-dim, [1] and [1, 1] inputs,
+// a view at an offset, NaN and -0.0 included.
+TEST(CpuReduce, OneElementInputs) {
+  for (const Dims& sizes : {Dims{}, Dims{1}, Dims{1, 1}}) {
+    SCOPED_TRACE(::testing::PrintToString(sizes));
+    EXPECT_THAT(values<float>(op("sum", f32({2.5f}, sizes))), ElementsAre(2.5f));
+    EXPECT_THAT(values<float>(op("mean", f32({2.5f}, sizes))), ElementsAre(2.5f));
+    EXPECT_THAT(values<float>(op("prod", f32({-3}, sizes))), ElementsAre(-3));
+    EXPECT_THAT(values<float>(op("max", f32({7}, sizes))), ElementsAre(7));
+    EXPECT_THAT(values<uint8_t>(op("any", f32({0}, sizes))), ElementsAre(0));
+    EXPECT_THAT(values<uint8_t>(op("all", f32({4}, sizes))), ElementsAre(1));
+    Tensor s = op("sum", i32({-4}, sizes));
+    EXPECT_EQ(s.dtype(), TSR_DTYPE_INT64) << "sum widens integers";
+    EXPECT_THAT(values<int64_t>(s), ElementsAre(-4));
+    EXPECT_THAT(values<int64_t>(op("sum", b8({1}, sizes))), ElementsAre(1));
+    EXPECT_THAT(values<double>(op("sum", f32({1.5f}, sizes), TSR_DTYPE_FLOAT64)),
+                ElementsAre(1.5));
+    EXPECT_TRUE(std::isnan(values<float>(op("sum", f32({std::nanf("")}, sizes)))[0]));
+    // 0 + (-0.0) is +0.0: the engine's sum starts at 0.
+    EXPECT_FALSE(std::signbit(values<float>(op("sum", f32({-0.0f}, sizes)))[0]));
+    EXPECT_TRUE(std::signbit(values<float>(op("prod", f32({-0.0f}, sizes)))[0]));
+  }
+  Tensor x = f32({5}, {1, 1});
+  EXPECT_THAT(values<float>(op("sum.dim_IntList", x, Dims{1}, true)), ElementsAre(5));
+  EXPECT_THAT(shape(op("sum.dim_IntList", x, Dims{1}, true)), ElementsAre(1, 1));
+  EXPECT_THAT(shape(op("sum.dim_IntList", x, Dims{0})), ElementsAre(1));
+  std::vector<Tensor> m = ops("max.dim", x, int64_t{0}, true);
+  EXPECT_THAT(values<float>(m[0]), ElementsAre(5));
+  EXPECT_THAT(values<int64_t>(m[1]), ElementsAre(0));
+  EXPECT_THAT(values<int64_t>(op("argmax", x)), ElementsAre(0));
+  EXPECT_THAT(values<float>(op("norm.ScalarOpt_dim", f32({-3}, {1}), Scalar(2), Dims{0})),
+              ElementsAre(3));
+  EXPECT_THAT(values<float>(op("logsumexp", f32({2}, {1}), Dims{0})), ElementsAre(2));
+  // The last element of a longer tensor, seen at an offset.
+  Tensor tail = op("slice.Tensor", f32({1, 2, 9}, {3}), int64_t{0}, int64_t{2}, int64_t{3});
+  EXPECT_THAT(values<float>(op("sum", tail)), ElementsAre(9));
+  EXPECT_THAT(values<float>(op("amin", tail)), ElementsAre(9));
+}
+
 TEST(CpuScan, CumsumCumprodSoftmax) {
   Tensor a = f32({1, 2, 3, 4, 5, 6}, {2, 3});
   EXPECT_THAT(values<float>(op("cumsum", a, int64_t{1})), ElementsAre(1, 3, 6, 4, 9, 15));

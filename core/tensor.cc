@@ -298,8 +298,13 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
                                    IntArrayRef strides, int64_t storage_offset) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   if (!storage) return absl::InvalidArgumentError("expected a storage, got NULL");
-  TSR_ASSIGN_OR_RETURN(const int64_t numel, ComputeNumel(sizes));
-  TSR_ASSIGN_OR_RETURN(const int64_t elements, StorageElementsFor(sizes, strides));
+  CheckedLayout layout;
+  if (!LayoutInOnePass(sizes, strides, &layout)) {
+    TSR_ASSIGN_OR_RETURN(layout.numel, ComputeNumel(sizes));
+    TSR_ASSIGN_OR_RETURN(layout.storage_elements, StorageElementsFor(sizes, strides));
+    layout.contiguous = IsContiguousLayout(sizes, strides);
+  }
+  const int64_t numel = layout.numel, elements = layout.storage_elements;
   if (storage_offset < 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("expected a non-negative storage offset, got %d", storage_offset));
@@ -317,7 +322,7 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
   }
   const Device device = storage->device();
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides,
-                                      storage_offset, numel, IsContiguousLayout(sizes, strides)));
+                                      storage_offset, numel, layout.contiguous));
 }
 
 }  // namespace tessera

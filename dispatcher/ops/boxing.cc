@@ -10,10 +10,14 @@ namespace ops {
 
 absl::Status CheckBroadcastsTo(const OperatorHandle& op, std::string_view arg, IntArrayRef from,
                                IntArrayRef to, std::string_view target) {
-  absl::StatusOr<DimVector> shape = BroadcastShapes(from, to);
-  if (shape.ok() && std::equal(shape->begin(), shape->end(), to.begin(), to.end())) {
-    return absl::OkStatus();
+  // BroadcastShapes(from, to) == to, without building the shape: `from` has no more dims than
+  // `to`, and each of its dims (aligned at the right) is 1 or `to`'s.
+  bool broadcasts = from.size() <= to.size();
+  for (size_t i = 0; broadcasts && i < from.size(); ++i) {
+    const int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+    broadcasts = f == 1 || f == t;
   }
+  if (broadcasts) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrFormat("%s: %s of shape %s must broadcast to %s %s",
                                                     op.name(), arg, ShapeToString(from), target,
                                                     ShapeToString(to)));

@@ -161,6 +161,7 @@ absl::StatusOr<Tensor> Cat(const OperatorHandle& op, const std::vector<Tensor>& 
   if (tensors.empty()) return Invalid(op, "expected a non-empty list of tensors");
   // Legacy rule: 1D tensors of size 0 are skipped.
   std::vector<const Tensor*> parts;
+  parts.reserve(tensors.size());
   for (const Tensor& t : tensors) {
     if (!(t.dim() == 1 && t.numel() == 0)) parts.push_back(&t);
   }
@@ -203,9 +204,11 @@ absl::StatusOr<Tensor> Cat(const OperatorHandle& op, const std::vector<Tensor>& 
     TSR_ASSIGN_OR_RETURN(result, Empty(shape, dtype, first.device()));
   }
   int64_t offset = 0;
+  TSR_ASSIGN_OR_RETURN(const OperatorHandle copy, op.registry().Find("copy_"));  // once per cat
   for (const Tensor* t : parts) {
     TSR_ASSIGN_OR_RETURN(Tensor slice, Narrow(result, dim, offset, t->sizes()[dim]));
-    TSR_ASSIGN_OR_RETURN(Tensor copied, CallOne(op.registry(), "copy_", {slice, *t}));
+    Stack stack{Value(std::move(slice)), Value(*t)};
+    TSR_RETURN_IF_ERROR(op.registry().Call(copy, &stack));
     offset += t->sizes()[dim];
   }
   return result;

@@ -33,6 +33,12 @@ absl::Status CheckInner(const OperatorHandle& op, const Tensor& a, const Tensor&
 }
 
 absl::Status CheckMm(const OperatorHandle& op, const Tensor& a, const Tensor& b) {
+  // The common case in one test; the checks below say what is wrong (~100 instructions less
+  // on every call than four Status round trips).
+  if (ABSL_PREDICT_TRUE(a.dim() == 2 && b.dim() == 2 && a.sizes()[1] == b.sizes()[0] &&
+                        a.dtype() == b.dtype())) {
+    return absl::OkStatus();
+  }
   TSR_RETURN_IF_ERROR(CheckRank(op, "self", a, 2));
   TSR_RETURN_IF_ERROR(CheckRank(op, "mat2", b, 2));
   TSR_RETURN_IF_ERROR(CheckInner(op, a, b, 1, 0));

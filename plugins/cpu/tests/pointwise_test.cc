@@ -311,6 +311,33 @@ TEST(CpuCopy, CopyCastsAndCloneKeepsLayout) {
   EXPECT_THAT(values<float>(c), ElementsAre(1, 4, 2, 5, 3, 6));
 }
 
+// A small dense copy of one dtype moves bytes (copy_cast's first branch); the iterator keeps
+// broadcasts, strided views and conversions. Both write exactly the destination.
+TEST(CpuCopy, DenseCopiesOfOneDtypeAndTheIterator) {
+  Tensor buffer = f32({9, 9, 9, 9, 9}, {5});
+  Tensor middle = op("slice.Tensor", buffer, int64_t{0}, int64_t{1}, int64_t{4});
+  op("copy_", middle, f32({1, 2, 3}, {3}));  // contiguous view at an offset
+  EXPECT_THAT(values<float>(buffer), ElementsAre(9, 1, 2, 3, 9));
+  op("copy_", middle, middle);  // x.copy_(x)
+  EXPECT_THAT(values<float>(buffer), ElementsAre(9, 1, 2, 3, 9));
+  op("copy_", middle, f32({7}, {1}));  // broadcast: the iterator
+  EXPECT_THAT(values<float>(buffer), ElementsAre(9, 7, 7, 7, 9));
+  Tensor every_other = op("slice.Tensor", buffer, int64_t{0}, int64_t{0}, int64_t{5}, int64_t{2});
+  op("copy_", every_other, f32({4, 5, 6}, {3}));  // strided destination: the iterator
+  EXPECT_THAT(values<float>(buffer), ElementsAre(4, 7, 5, 7, 6));
+  Tensor grid = f32({0, 0, 0, 0}, {2, 2});
+  op("copy_", grid, f32({1, 2}, {1, 2}));  // fewer elements: a broadcast, the iterator
+  EXPECT_THAT(values<float>(grid), ElementsAre(1, 2, 1, 2));
+  op("copy_", grid, f32({1, 2, 3, 4}, {2, 2}));
+  EXPECT_THAT(values<float>(grid), ElementsAre(1, 2, 3, 4));
+  Tensor halves = op("_to_copy", f32({0, 0}, {2}), TSR_DTYPE_FLOAT16);
+  op("copy_", halves, op("_to_copy", f32({0.5f, -2}, {2}), TSR_DTYPE_FLOAT16));
+  EXPECT_THAT(values<float>(op("_to_copy", halves, TSR_DTYPE_FLOAT32)), ElementsAre(0.5f, -2));
+  Tensor flags = b8({0, 0, 0}, {3});
+  op("copy_", flags, b8({1, 0, 1}, {3}));
+  EXPECT_THAT(values<uint8_t>(flags), ElementsAre(1, 0, 1));
+}
+
 // round.decimals with |decimals| past any power of ten: 10^|d| is inf and every element NaN,
 // as PyTorch's; decimals = INT64_MIN was negated in int64 (found by the op_call fuzzer).
 TEST(CpuPointwise, RoundWithDecimalsBeyondEveryPowerOfTenIsNaN) {

@@ -255,16 +255,24 @@ bool LayoutInOnePass(IntArrayRef sizes, IntArrayRef strides, CheckedLayout* layo
   return true;
 }
 
+// LayoutOf: the layout's facts in one pass where it can, else through the three checked
+// functions, with their errors. A Status and an out-parameter rather than a StatusOr: this runs
+// for every op's output and every view.
+absl::Status LayoutOf(IntArrayRef sizes, IntArrayRef strides, CheckedLayout* layout) {
+  if (ABSL_PREDICT_TRUE(LayoutInOnePass(sizes, strides, layout))) return absl::OkStatus();
+  TSR_ASSIGN_OR_RETURN(layout->numel, ComputeNumel(sizes));
+  TSR_ASSIGN_OR_RETURN(layout->storage_elements, StorageElementsFor(sizes, strides));
+  layout->contiguous = IsContiguousLayout(sizes, strides);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<CheckedLayout> CheckLayout(IntArrayRef sizes, IntArrayRef strides,
                                           ScalarType dtype) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   CheckedLayout layout;
-  if (LayoutInOnePass(sizes, strides, &layout)) return layout;
-  TSR_ASSIGN_OR_RETURN(layout.numel, ComputeNumel(sizes));
-  TSR_ASSIGN_OR_RETURN(layout.storage_elements, StorageElementsFor(sizes, strides));
-  layout.contiguous = IsContiguousLayout(sizes, strides);
+  TSR_RETURN_IF_ERROR(LayoutOf(sizes, strides, &layout));
   return layout;
 }
 
@@ -275,11 +283,7 @@ absl::StatusOr<Tensor> EmptyStrided(IntArrayRef sizes, IntArrayRef strides, Scal
                                     Device device) {
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   CheckedLayout layout;
-  if (!LayoutInOnePass(sizes, strides, &layout)) {
-    TSR_ASSIGN_OR_RETURN(layout.numel, ComputeNumel(sizes));
-    TSR_ASSIGN_OR_RETURN(layout.storage_elements, StorageElementsFor(sizes, strides));
-    layout.contiguous = IsContiguousLayout(sizes, strides);
-  }
+  TSR_RETURN_IF_ERROR(LayoutOf(sizes, strides, &layout));
   TSR_ASSIGN_OR_RETURN(Ref<StorageImpl> storage,
                        AllocateStorage(device, layout.storage_elements, dtype));
   return Tensor(Ref<TensorImpl>::Make(std::move(storage), dtype, device, sizes, strides, 0,
@@ -299,11 +303,7 @@ absl::StatusOr<Tensor> FromStorage(Ref<StorageImpl> storage, ScalarType dtype, I
   TSR_RETURN_IF_ERROR(CheckDtype(dtype));
   if (!storage) return absl::InvalidArgumentError("expected a storage, got NULL");
   CheckedLayout layout;
-  if (!LayoutInOnePass(sizes, strides, &layout)) {
-    TSR_ASSIGN_OR_RETURN(layout.numel, ComputeNumel(sizes));
-    TSR_ASSIGN_OR_RETURN(layout.storage_elements, StorageElementsFor(sizes, strides));
-    layout.contiguous = IsContiguousLayout(sizes, strides);
-  }
+  TSR_RETURN_IF_ERROR(LayoutOf(sizes, strides, &layout));
   const int64_t numel = layout.numel, elements = layout.storage_elements;
   if (storage_offset < 0) {
     return absl::InvalidArgumentError(

@@ -233,8 +233,9 @@ TEST(Tensor, CheckLayoutAgreesWithTheSeparateChecks) {
       {{3, 3}, {1, 1}},          // overlapping
       {{2, 3}, {6, 2}},          // every other element
       {{0, 3}, {3, 1}},          // empty
-      {{2, big}, {big, 1}},      // the storage overflows
+      {{2, big}, {big, 1}},      // numel (2^63) overflows, and the storage
       {{big, 4}, {4, 1}},        // numel overflows
+      {{3}, {big}},              // the storage alone overflows: (3 - 1) * 2^62
       {{2}, {INT64_MAX / 2 + 1}},  // the last index is 2^62: fits
       {{2}, {INT64_MAX}},          // the last index is INT64_MAX: the count overflows
       {{2, 2}, {1, -1}},           // a negative stride

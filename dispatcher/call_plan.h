@@ -27,9 +27,10 @@ class OperatorHandle;
 //     recomputing the result type or the output shape;
 //   - the kernel's results are checked against it (Note [Kernel results]).
 // A plan is computed without allocating: ops with a plan function (PlanFn; the pointwise ops,
-// the hottest small calls) fill it directly, and their Meta kernel is derived from the plan
-// function (MetaFromPlan). For the other ops the plan is read off the tensors their Meta kernel
-// returns (one meta allocation per output), until they get plan functions of their own.
+// the matrix products, the reductions and copy_, the hottest small calls) fill it directly,
+// and their Meta kernel is derived from the plan function (MetaFromPlan; copy_'s returns self
+// itself). For the other ops the plan is read off the tensors their Meta kernel returns (one
+// meta allocation per output), until they get plan functions of their own.
 // The plan lives on the caller's C++ stack for the duration of the call; a kernel must not
 // keep pointers into it.
 

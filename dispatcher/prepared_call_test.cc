@@ -285,12 +285,58 @@ TEST_F(PreparedCallTest, WhatIsNotPrepared) {
   EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("add_.Tensor"), inplace, &never), nullptr);
   EXPECT_TRUE(never) << "an in-place form";
   const Tensor m = Filled({1, 2, 3, 4}, {2, 2});  // outlives the arguments that borrow it
-  UnboxedArgs take;
-  take.AddTensor(m.impl());
-  take.AddTensor(m.impl());
+  UnboxedArgs linear;  // linear has functional and out= forms, and a Meta kernel, no plan
+  linear.AddTensor(m.impl());
+  linear.AddTensor(m.impl());
+  linear.AddNone();
   never = false;
-  EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("take"), take, &never), nullptr);
+  EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("linear"), linear, &never), nullptr);
   EXPECT_TRUE(never) << "an op without an unboxed plan function";
+}
+
+// The matrix products and the reductions have unboxed plan functions: their calls are prepared,
+// and a prepared call matches only arguments of the same shapes and Scalars.
+TEST_F(PreparedCallTest, MatrixProductsAndReductionsArePrepared) {
+  const Tensor m = Filled({1, 2, 3, 4}, {2, 2}), row = Filled({1, 2}, {1, 2});
+  auto args_of = [](std::initializer_list<const Tensor*> tensors, UnboxedArgs* a) {
+    for (const Tensor* t : tensors) a->AddTensor(t->impl());
+  };
+  bool never = true;
+  UnboxedArgs mm;
+  args_of({&m, &m}, &mm);
+  std::unique_ptr<PreparedCall> p = registry_.PrepareUnboxed(*registry_.Find("mm"), mm, &never);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(never);
+  EXPECT_TRUE(p->Matches(mm));
+  UnboxedArgs other;
+  args_of({&row, &m}, &other);
+  EXPECT_FALSE(p->Matches(other)) << "another shape is planned afresh";
+
+  UnboxedArgs addmm;
+  args_of({&m, &m, &m}, &addmm);
+  addmm.AddScalar(Scalar(int64_t{1}));
+  addmm.AddScalar(Scalar(int64_t{1}));
+  p = registry_.PrepareUnboxed(*registry_.Find("addmm"), addmm, &never);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->Matches(addmm));
+  UnboxedArgs beta2;
+  args_of({&m, &m, &m}, &beta2);
+  beta2.AddScalar(Scalar(int64_t{2}));
+  beta2.AddScalar(Scalar(int64_t{1}));
+  EXPECT_FALSE(p->Matches(beta2)) << "another beta";
+
+  UnboxedArgs sum;
+  args_of({&m}, &sum);
+  sum.AddNone();  // dtype
+  p = registry_.PrepareUnboxed(*registry_.Find("sum"), sum, &never);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->Matches(sum));
+
+  UnboxedArgs bad;  // [1, 2] @ [1, 2] does not multiply: not prepared, but another call may be
+  args_of({&row, &row}, &bad);
+  never = true;
+  EXPECT_EQ(registry_.PrepareUnboxed(*registry_.Find("mm"), bad, &never), nullptr);
+  EXPECT_FALSE(never);
 }
 
 }  // namespace

@@ -24,10 +24,10 @@ namespace tessera {
 //     Scalar, strings, lists, named or default markers) takes the boxed path, which converts,
 //     binds or refuses it;
 //   - CallUnboxed takes a call whose tensors are all on one device (not Meta), of an op whose
-//     functional form has an unboxed plan function (the pointwise ops), whose kernel on that
-//     device is the form's own packed kernel or the out= form's packed kernel under the
-//     functional or in-place derivation (Note [Variants]); anything else returns not taken,
-//     having done nothing;
+//     functional form has an unboxed plan function (the pointwise ops, the matrix products,
+//     the reductions), whose kernel on that device is the form's own packed kernel or the out=
+//     form's packed kernel under the functional or in-place derivation (Note [Variants]);
+//     anything else returns not taken, having done nothing;
 //   - what it runs is the boxed path's own code over the other argument form: the same plan
 //     function and checks (templates instantiated for Stack and UnboxedArgs: the plan, the
 //     output and in-place checks, the memory-overlap check, the packed returns' check), in the

@@ -54,22 +54,23 @@ Out CloneMeta(const OperatorHandle&, const Stack& s) {
   return std::vector<Tensor>{*std::move(out)};
 }
 
+// CheckCopy: copy_'s one check of its arguments, for its Meta function and its plan.
+absl::Status CheckCopy(const OperatorHandle& op, const Stack& s) {
+  return CheckBroadcastsTo(op, "src", s[1].tensor().sizes(), s[0].tensor().sizes(),
+                           "the destination's shape");
+}
+
 Out CopyMeta(const OperatorHandle& op, const Stack& s) {
-  const Tensor& self = s[0].tensor();
-  const Tensor& src = s[1].tensor();
-  TSR_RETURN_IF_ERROR(
-      CheckBroadcastsTo(op, "src", src.sizes(), self.sizes(), "the destination's shape"));
-  return std::vector<Tensor>{self};
+  TSR_RETURN_IF_ERROR(CheckCopy(op, s));
+  return std::vector<Tensor>{s[0].tensor()};
 }
 
 // CopyPlan: copy_'s plan (Note [Call plans]), its Meta function's check without the meta call
 // (PlanFromMeta cost ~1,000 instructions per copy_, the op every composite ends in): the output
 // is self as it is. The Meta kernel stays CopyMeta, which returns self itself.
 absl::Status CopyPlan(const void*, const OperatorHandle& op, const Stack& s, CallPlan* plan) {
+  TSR_RETURN_IF_ERROR(CheckCopy(op, s));
   const Tensor& self = s[0].tensor();
-  const Tensor& src = s[1].tensor();
-  TSR_RETURN_IF_ERROR(
-      CheckBroadcastsTo(op, "src", src.sizes(), self.sizes(), "the destination's shape"));
   plan->outputs.clear();
   TensorSpec& out = plan->outputs.emplace_back();
   out.sizes.assign(self.sizes().begin(), self.sizes().end());
@@ -77,7 +78,9 @@ absl::Status CopyPlan(const void*, const OperatorHandle& op, const Stack& s, Cal
   out.dtype = self.dtype();
   return absl::OkStatus();
 }
-constexpr PlanFunction kCopyPlan{&CopyPlan, nullptr, nullptr};  // copy_ has a bool: boxed only
+// Boxed only: copy_ has no functional form (its variant kind is none), which the unboxed path
+// never takes.
+constexpr PlanFunction kCopyPlan{&CopyPlan, nullptr, nullptr};
 
 Out ContiguousK(const OperatorHandle& op, const Stack& s) {
   const Tensor& self = s[0].tensor();

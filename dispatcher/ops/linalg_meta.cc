@@ -95,24 +95,17 @@ constexpr PlanFunction kMmPlan{&MmPlan<Stack>, nullptr, &MmPlan<UnboxedArgs>};
 constexpr PlanFunction kBmmPlan{&BmmPlan<Stack>, nullptr, &BmmPlan<UnboxedArgs>};
 constexpr PlanFunction kAddmmPlan{&AddmmPlan<Stack>, nullptr, &AddmmPlan<UnboxedArgs>};
 
-KernelFunction MetaKernel(std::string name) {
-  KernelFunction k;
-  k.fn = &MetaFromPlan;
-  k.name = std::move(name);
-  return k;
-}
-
 }  // namespace
 
 absl::Status DefineLinalgOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(DefineAll(
       registry,
       {
-          {"mm(Tensor self, Tensor mat2) -> Tensor", MetaKernel("meta::mm")},
-          {"bmm(Tensor self, Tensor mat2) -> Tensor", MetaKernel("meta::bmm")},
+          {"mm(Tensor self, Tensor mat2) -> Tensor", MetaKernelFromPlan("meta::mm")},
+          {"bmm(Tensor self, Tensor mat2) -> Tensor", MetaKernelFromPlan("meta::bmm")},
           {"addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> "
            "Tensor",
-           MetaKernel("meta::addmm")},
+           MetaKernelFromPlan("meta::addmm")},
       },
       KernelSlot::kMeta));
   TSR_RETURN_IF_ERROR(registry.SetPlanFunction("mm", &kMmPlan));

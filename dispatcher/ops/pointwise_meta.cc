@@ -10,6 +10,7 @@
 #include "core/type_promotion.h"
 #include "dispatcher/core_ops.h"
 #include "dispatcher/ops/boxing.h"
+#include "dispatcher/ops/plan_support.h"
 #include "dispatcher/ops/pointwise_table.h"
 #include "dispatcher/unboxed_call.h"
 #include "tessera/base/op_checks.hpp"
@@ -452,10 +453,7 @@ PointwiseTable::PointwiseTable(std::vector<PointwiseSpec> specs) : specs_(std::m
 absl::Status PointwiseTable::Define(OpRegistry& registry) const {
   std::vector<OpDefinition> defs;
   for (const PointwiseSpec& spec : specs_) {
-    KernelFunction k;
-    k.fn = &MetaFromPlan;
-    k.name = "meta::pointwise";
-    defs.push_back({spec.schema, std::move(k)});
+    defs.push_back({spec.schema, MetaKernelFromPlan("meta::pointwise")});
   }
   TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
   for (size_t i = 0; i < specs_.size(); ++i) {

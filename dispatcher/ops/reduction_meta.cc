@@ -222,10 +222,7 @@ absl::Status DefineReductionOps(OpRegistry& registry) {
   }();
   std::vector<OpDefinition> defs;
   for (const ReductionSpec& spec : kReductions) {
-    KernelFunction k;
-    k.fn = &MetaFromPlan;
-    k.name = "meta::reduction";
-    defs.push_back({spec.schema, std::move(k)});
+    defs.push_back({spec.schema, MetaKernelFromPlan("meta::reduction")});
   }
   TSR_RETURN_IF_ERROR(DefineAll(registry, std::move(defs), KernelSlot::kMeta));
   for (size_t i = 0; i < plans.size(); ++i) {

@@ -95,15 +95,16 @@ bool gemm_sgemm(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::T
 
 // gemm_small: float32 products of at most kSmallGemmWork multiply-adds in a plain loop, since a
 // library call costs more than such a product does (a 1x1 mm spent ~720 instructions in
-// dnnl_sgemm). Each element sums over k in order in float32 and is then scaled, as sgemm
-// computes it; beta 0 ignores out (NaN included), as BLAS does. alpha 0 is left to sgemm, which
-// may skip the product altogether.
+// dnnl_sgemm). Each element sums over k in order in float32 and is then scaled by alpha; sgemm
+// may order or fuse (FMA) those sums differently, so the two can differ in the last bits, well
+// inside the float32 tolerances. beta 0 ignores out (NaN included), as BLAS does. An alpha that
+// is 0 in float32 is left to sgemm, which may skip the product altogether.
 constexpr int64_t kSmallGemmWork = 256;
 bool gemm_small(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
                 double alpha, double beta, bool accumulate) {
   if (out.dtype() != TSR_DTYPE_FLOAT32 || a.dtype() != TSR_DTYPE_FLOAT32 ||
       b.dtype() != TSR_DTYPE_FLOAT32 || out.dim() != 2 || a.dim() != 2 || b.dim() != 2 ||
-      alpha == 0) {
+      static_cast<float>(alpha) == 0.f) {
     return false;
   }
   const int64_t M = out.size(0), N = out.size(1), K = a.size(1);

@@ -128,9 +128,10 @@ TEST(CpuLinalg, EveryLayoutOfOperandsAndOutput) {
 }
 
 // gemm_small's edges: a 1x1 product, an inner dimension of 0 (beta * self only), NaN and
-// infinity in the operands propagating, beta 0 ignoring a NaN self, and a product of exactly
-// 256 multiply-adds against one just above it (the library's path): the same sums.
-TEST(CpuLinalg, SmallProductsMatchTheLibraryPath) {
+// infinity in the operands propagating, beta 0 ignoring a NaN self, and products of exactly
+// 256 multiply-adds (the loop) and just above (the library), each within float32 rounding of a
+// float64 reference.
+TEST(CpuLinalg, SmallProductsAndTheirEdges) {
   EXPECT_THAT(values<float>(op("mm", f32({2}, {1, 1}), f32({3}, {1, 1}))), ElementsAre(6));
   EXPECT_THAT(values<float>(op("addmm", f32({1, 2}, {2}), f32({}, {2, 0}), f32({}, {0, 2}),
                                Scalar(3), Scalar(5))),
@@ -222,6 +223,13 @@ TEST(CpuLinalg, ShapeAndDtypeErrorsNameTheOp) {
               HasSubstr("matmul: shapes [2, 3] and [2] cannot be multiplied (3 != 2)"));
   EXPECT_THAT(error_of("matmul", f32({1, 2}, {2}), f32(std::vector<float>(12, 1), {2, 3, 2})),
               HasSubstr("matmul: shapes [2] and [2, 3, 2] cannot be multiplied (2 != 3)"));
+  // Expanded operands take no memory, but their product would have 2^80 elements: refused when
+  // planned, with the element count's error, in the functional and out= forms alike.
+  const int64_t big = int64_t{1} << 40;
+  Tensor tall = op("expand", f32({1}, {1, 1}), Dims{big, 1});
+  Tensor wide = op("expand", f32({1}, {1, 1}), Dims{1, big});
+  EXPECT_THAT(error_of("mm", tall, wide), HasSubstr("overflows int64"));
+  EXPECT_THAT(error_of("mm.out", tall, wide, f32({0}, {1, 1})), HasSubstr("overflows int64"));
 }
 
 }  // namespace

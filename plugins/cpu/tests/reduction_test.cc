@@ -174,6 +174,12 @@ TEST(CpuReduce, OneElementInputs) {
   EXPECT_THAT(values<float>(op("norm.ScalarOpt_dim", f32({-3}, {1}), Scalar(2), Dims{0})),
               ElementsAre(3));
   EXPECT_THAT(values<float>(op("logsumexp", f32({2}, {1}), Dims{0})), ElementsAre(2));
+  // The count matters to var and std: one element over correction 1 is 0 / 0.
+  EXPECT_TRUE(std::isnan(values<float>(op("var.correction", f32({3}, {1})))[0]));
+  EXPECT_THAT(values<float>(op("var.correction", f32({3}, {1}), std::nullopt, Scalar(0))),
+              ElementsAre(0));
+  EXPECT_THAT(values<float>(op("std.correction", f32({3}, {1, 1}), std::nullopt, Scalar(0))),
+              ElementsAre(0));
   // The last element of a longer tensor, seen at an offset.
   Tensor tail = op("slice.Tensor", f32({1, 2, 9}, {3}), int64_t{0}, int64_t{2}, int64_t{3});
   EXPECT_THAT(values<float>(op("sum", tail)), ElementsAre(9));

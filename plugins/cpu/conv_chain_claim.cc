@@ -1,5 +1,5 @@
-// Which nodes a run of convolutions takes (conv_chain.hpp; Note [Convolution chains] in
-// conv_fusion.cc).
+// Which nodes a run of convolutions takes (Note [Convolution chains] in
+// conv_chain.hpp).
 #include <algorithm>
 #include <string_view>
 #include <vector>
@@ -27,11 +27,6 @@ enum ConvArg {
   kNumConvArgs
 };
 
-const int64_t* Ints(const tsr_graph_arg& a, size_t* n) {
-  *n = a.value.kind == TSR_VALUE_INT_LIST ? a.value.u.list.size : 0;
-  return static_cast<const int64_t*>(a.value.u.list.data);
-}
-
 // ListArg: an int[] argument as the convolution kernel reads it (spatial_of), if it has 0, 1 or
 // `dims` elements; a list of another length (a malformed file) leaves the node to its own call,
 // whose Meta function names what is wrong.
@@ -40,15 +35,6 @@ bool ListArg(const tsr_graph_arg& a, int dims, sdk::IntSpan* out) {
   const int64_t* v = Ints(a, &n);
   *out = sdk::IntSpan{v, n};
   return a.value.kind == TSR_VALUE_INT_LIST && (n == 0 || n == 1 || n == static_cast<size_t>(dims));
-}
-
-// Tensor argument `i` of `node`: its one value, or -1.
-int32_t TensorArg(const tsr_graph_node& node, size_t i) {
-  if (i >= node.num_args || node.args[i].value.kind != TSR_VALUE_TENSOR ||
-      node.args[i].num_values != 1) {
-    return -1;
-  }
-  return node.args[i].values[0];
 }
 
 // ConvolutionUnit: the convolution at `node` as a unit (its result not yet named), if oneDNN

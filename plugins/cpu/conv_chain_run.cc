@@ -1,5 +1,5 @@
-// How a run of convolutions runs in oneDNN's layouts (conv_chain.hpp; Note [Convolution chains]
-// in conv_fusion.cc).
+// How a run of convolutions runs in oneDNN's layouts (Note [Convolution chains] in
+// conv_chain.hpp).
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -130,18 +130,13 @@ ChainRun::ChainRun(std::vector<Unit> units, std::vector<sdk::NodeCall> nodes,
 
 // Execute: the run's outputs, as a chain where it can be, else node by node.
 std::vector<Tensor> ChainRun::Execute(const std::vector<Tensor>& inputs) const {
-  std::unordered_map<int32_t, Tensor> values;
+  Values values;
   for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
     values[inputs_[i]] = inputs[i];
   }
   std::vector<Tensor> out;
   if (Chained(values, &out)) return out;
-  for (const sdk::NodeCall& node : nodes_) {
-    node.call([&](int32_t v) -> const Tensor& { return values.at(v); },
-              [&](int32_t v, Tensor t) { values[v] = std::move(t); });
-  }
-  for (int32_t v : outputs_) out.push_back(values.at(v));
-  return out;
+  return RunNodes(nodes_, std::move(values), outputs_);
 }
 
 // Chained: the run through oneDNN in its layouts; false (nothing stored) where it cannot be.

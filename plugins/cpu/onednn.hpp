@@ -81,6 +81,7 @@ enum Family : int64_t {
   kConv,
   kDeconv,
   kPrepackedMatmul,
+  kStridedMatmul,
 };
 
 class Key {

@@ -1,6 +1,6 @@
 // libtessera_cpu.so: the CPU backend, a plugin like any vendor's. It is built only on the SDK
 // and the C ABI headers, and the runtime loads it by default discovery.
-#include "conv_fusion.hpp"
+#include "graph_compiler.hpp"
 #include "kernel_support.hpp"
 #include "weight_cache.hpp"
 
@@ -19,7 +19,7 @@ TESSERA_PLUGIN(lib) {
   tessera::cpu::register_nn(lib);
   tessera::cpu::register_activations(lib);
   tessera::cpu::register_random(lib);
-  tessera::cpu::register_conv_fusion(lib);
+  tessera::cpu::register_graph_compiler(lib);
   // The reordered weights kept for immutable tensors go with the plugin.
   lib.on_unload([] { tessera::cpu::weight_cache::clear(); });
 }

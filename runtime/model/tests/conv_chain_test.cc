@@ -1,22 +1,28 @@
-// The CPU backend's graph compiler (plugins/cpu/conv_fusion.cc, Note [Convolution chains]):
-// which runs it claims in a compiled model, and that each gives what its nodes give one by one
-// (compiled with TSR_COMPILE_NO_CLAIMS), as a chain or not.
+// The CPU backend's convolution chains (Note [Convolution chains] in plugins/cpu/conv_chain.hpp):
+// which runs its graph compiler claims in a compiled model, and that each gives what its nodes
+// give one by one (compiled with TSR_COMPILE_NO_CLAIMS), as a chain or not.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/model/tests/claim_check.h"
 #include "runtime/model/tests/model_file_writer.h"
 #include "runtime/tests/c_test_support.h"
 #include "tessera/c/tessera.h"
 
 namespace {
 
+using tessera_test::CheckAgainstNodes;
+using tessera_test::Compiled;
+using tessera_test::CompileAndRun;
 using tessera_test::Consume;
 using tessera_test::Floats;
 using tessera_test::LoadAndCompile;
 using tessera_test::ModelFile;
+using tessera_test::Node;
+using tessera_test::T;
 
 constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
 constexpr char kConv[] =
@@ -31,14 +37,6 @@ constexpr char kAddInPlace[] =
 constexpr char kReluInPlace[] = "relu_(Tensor(a!) self) -> Tensor(a!)";
 constexpr char kHardswish[] = "hardswish(Tensor self) -> Tensor";
 constexpr char kAdd[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-
-std::string T(const std::string& v) { return "{\"tensor\":\"" + v + "\"}"; }
-
-std::string Node(const std::string& op, const std::string& schema, const std::string& args,
-                 const std::string& outputs) {
-  return "{\"op\":\"" + op + "\",\"schema\":\"" + schema + "\",\"args\":[" + args +
-         "],\"outputs\":[" + outputs + "]}";
-}
 
 // The 3x3 convolution of x [2, 4, 6, 6] (padding 1, so [2, 4, 6, 6] out) with weight w, bias b.
 std::string Conv(const std::string& in, const std::string& out, const std::string& kernel = "w",
@@ -87,70 +85,12 @@ std::string File(const std::string& nodes, const std::vector<std::string>& outpu
                            {"input/x", dt, {2, 4, 6, 6}, values(Ramp(288, -1.5f, 0.37f, 11))}});
 }
 
-struct Compiled {
-  std::vector<int> routes;
-  std::vector<std::vector<double>> outputs;
-};
-
-Compiled CompileAndRun(const std::string& file, uint32_t flags) {
-  Compiled c;
-  tsr_model* model = nullptr;
-  tsr_compiled_model* compiled = nullptr;
-  EXPECT_EQ(LoadAndCompile(file, kCpu, flags, &model, &compiled), "");
-  if (compiled == nullptr) {
-    tsr_model_release(model);
-    return c;
-  }
-  for (size_t i = 0; i < tsr_model_num_nodes(model); ++i) {
-    c.routes.push_back(tsr_compiled_model_node_route(compiled, i));
-  }
-  tsr_tensor* x = nullptr;
-  EXPECT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
-  std::vector<tsr_tensor*> y(tsr_model_num_outputs(model), nullptr);
-  EXPECT_EQ(Consume(tsr_compiled_model_run(compiled, &x, 1, y.data(), y.size())), "");
-  for (tsr_tensor* t : y) {
-    if (t == nullptr) continue;
-    std::vector<double> v(static_cast<size_t>(tsr_tensor_numel(t)));
-    if (tsr_tensor_dtype(t) == TSR_DTYPE_FLOAT64) {
-      EXPECT_EQ(Consume(tsr_tensor_copy_to_host(t, v.data(), v.size() * sizeof(double))), "");
-    } else {
-      std::vector<float> f(v.size());
-      EXPECT_EQ(Consume(tsr_tensor_copy_to_host(t, f.data(), f.size() * sizeof(float))), "");
-      v.assign(f.begin(), f.end());
-    }
-    c.outputs.push_back(v);
-    tsr_tensor_release(t);
-  }
-  tsr_tensor_release(x);
-  tsr_compiled_model_release(compiled);
-  tsr_model_release(model);
-  return c;
-}
-
 class ConvChains : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
 
-  // Check: `file` compiled with claims has `routes`, and gives its nodes' outputs (within
-  // `tolerance`, relative to 1 + |value|); returns the claimed run's outputs.
   Compiled Check(const std::string& file, const std::vector<int>& routes, double tolerance = 0) {
-    const Compiled claimed = CompileAndRun(file, 0);
-    const Compiled nodes = CompileAndRun(file, TSR_COMPILE_NO_CLAIMS);
-    EXPECT_EQ(claimed.routes, routes);
-    for (int r : nodes.routes) EXPECT_NE(r, TSR_NODE_CLAIMED);
-    EXPECT_EQ(claimed.outputs.size(), nodes.outputs.size());
-    for (size_t k = 0; k < claimed.outputs.size() && k < nodes.outputs.size(); ++k) {
-      EXPECT_EQ(claimed.outputs[k].size(), nodes.outputs[k].size());
-      for (size_t i = 0; i < claimed.outputs[k].size() && i < nodes.outputs[k].size(); ++i) {
-        const double a = claimed.outputs[k][i], b = nodes.outputs[k][i];
-        if (std::fabs(a - b) > tolerance * (1 + std::fabs(b))) {
-          ADD_FAILURE() << "output " << k << " element " << i << ": claimed " << a
-                        << ", node by node " << b;
-          break;
-        }
-      }
-    }
-    return claimed;
+    return CheckAgainstNodes(file, routes, tolerance);
   }
 };
 

@@ -16,20 +16,6 @@ namespace {
 
 using sdk::Tensor;
 
-bool IsReshape(std::string_view op) {
-  return op == "reshape" || op == "view" || op == "_unsafe_view";
-}
-
-// Step: node `k` of `g`, when it is one of the run's (not opaque) and reads `v` as its first
-// argument, which nothing after it reads: `v` then lives only inside the run.
-const tsr_graph_node* Step(const tsr_graph& g, size_t k, int32_t v) {
-  if (k >= g.num_nodes || (g.nodes[k].flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
-      g.nodes[k].num_outputs != 1 || TensorArg(g.nodes[k], 0) != v || sdk::read_after(g, k, v)) {
-    return nullptr;
-  }
-  return &g.nodes[k];
-}
-
 // SizesArg: argument `i` of `node` as `count` ints; false for another kind or length.
 bool SizesArg(const tsr_graph_node& node, size_t i, size_t count, std::vector<int64_t>* out) {
   if (i >= node.num_args) return false;
@@ -66,20 +52,6 @@ bool Chain(const tsr_graph& g, size_t* k, ProductOperand* o, bool* cloned, int32
   o->chained = true;
   *result = reshape->outputs[0];
   *k = n + 1;
-  return true;
-}
-
-// ScalarArg: argument `i` of `node` as a literal Scalar's value.
-bool ScalarArg(const tsr_graph_node& node, size_t i, double* out) {
-  if (i >= node.num_args || node.args[i].value.kind != TSR_VALUE_SCALAR) return false;
-  const tsr_scalar& s = node.args[i].value.u.scalar;
-  if (s.kind == TSR_SCALAR_DOUBLE) {
-    *out = s.d;
-  } else if (s.kind == TSR_SCALAR_INT) {
-    *out = static_cast<double>(s.i);
-  } else {
-    return false;
-  }
   return true;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,35 @@ inline int32_t TensorArg(const tsr_graph_node& node, size_t i) {
     return -1;
   }
   return node.args[i].values[0];
+}
+
+// IsReshape: the ops that give a tensor new sizes over the same elements.
+inline bool IsReshape(std::string_view op) {
+  return op == "reshape" || op == "view" || op == "_unsafe_view";
+}
+
+// Step: node `k` of `g`, when it is one of the run's (not opaque) and reads `v` as its first
+// argument, which nothing after it reads: `v` then lives only inside the run.
+inline const tsr_graph_node* Step(const tsr_graph& g, size_t k, int32_t v) {
+  if (k >= g.num_nodes || (g.nodes[k].flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
+      g.nodes[k].num_outputs != 1 || TensorArg(g.nodes[k], 0) != v || sdk::read_after(g, k, v)) {
+    return nullptr;
+  }
+  return &g.nodes[k];
+}
+
+// ScalarArg: argument `i` of `node` as a literal Scalar's value.
+inline bool ScalarArg(const tsr_graph_node& node, size_t i, double* out) {
+  if (i >= node.num_args || node.args[i].value.kind != TSR_VALUE_SCALAR) return false;
+  const tsr_scalar& s = node.args[i].value.u.scalar;
+  if (s.kind == TSR_SCALAR_DOUBLE) {
+    *out = s.d;
+  } else if (s.kind == TSR_SCALAR_INT) {
+    *out = static_cast<double>(s.i);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 // Values: a run's values by id while it executes.

@@ -1,7 +1,9 @@
 // The CPU backend's graph compiler (graph_compiler.hpp): its kinds of run, tried in order at
 // each node a compiled model shows it, the first that takes the node making the run:
 //  - chains of convolutions in oneDNN's layouts (Note [Convolution chains] in conv_chain.hpp);
-//  - batched products read in place (Note [Batched products in place] in batched_product.hpp).
+//  - batched products read in place (Note [Batched products in place] in batched_product.hpp);
+//  - linear layers with their epilogue (Note [Linear layers with their epilogue] in
+//    linear_epilogue.hpp).
 #include "graph_compiler.hpp"
 
 #include <cstdlib>
@@ -13,6 +15,7 @@
 
 #include "batched_product.hpp"
 #include "conv_chain.hpp"
+#include "linear_epilogue.hpp"
 #include "tessera/sdk/graph.hpp"
 
 namespace tessera {
@@ -40,6 +43,10 @@ size_t ClaimAt(const tsr_graph& g, size_t first, const tsr_graph_run* claimed,
   }
   if (std::optional<Product> p = ClaimProduct(g, first, &end)) {
     if (run) *run = std::make_unique<ProductRun>(std::move(*p), NodeCalls(g, first, end), *claimed);
+    return end - first;
+  }
+  if (std::optional<Linear> l = ClaimLinear(g, first, &end)) {
+    if (run) *run = std::make_unique<LinearRun>(std::move(*l), NodeCalls(g, first, end), *claimed);
     return end - first;
   }
   return 0;

@@ -1,8 +1,10 @@
 // The CPU backend's graph compiler (tessera/c/graph.h): in a compiled model it claims runs of
 // convolutions, each with the batch norm, residual add and activation after it, run in oneDNN's
-// layouts (Note [Convolution chains] in conv_chain.hpp), and batched products with the copies
-// and the scaling around them, run as one matmul over strided operands (Note [Batched products
-// in place] in batched_product.hpp).
+// layouts (Note [Convolution chains] in conv_chain.hpp), batched products with the copies and
+// the scaling around them, run as one matmul over strided operands (Note [Batched products in
+// place] in batched_product.hpp), and linear layers with the gelu or residual add after them,
+// the bias added in that op's pass (Note [Linear layers with their epilogue] in
+// linear_epilogue.hpp).
 #pragma once
 
 #include "tessera/sdk/plugin.hpp"

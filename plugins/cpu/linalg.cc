@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "linalg.hpp"
 #include "math.hpp"
 #include "onednn.hpp"
 #include "pointwise.hpp"
@@ -253,19 +254,25 @@ void gemm_loop(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::Te
       &ctx);
 }
 
+}  // namespace
+
+bool gemm_library(const sdk::TensorView& a, const sdk::TensorView& b, const sdk::TensorView& out,
+                  double alpha, double beta, bool accumulate) {
+  return a.size(-1) != 0 && (gemm_small(a, b, out, alpha, beta, accumulate) ||
+                             gemm_prepacked(a, b, out, alpha, beta, accumulate) ||
+                             gemm_sgemm(a, b, out, alpha, beta, accumulate) ||
+                             gemm_onednn(a, b, out, alpha, beta, accumulate));
+}
+
+namespace {
+
 void gemm(const sdk::KernelContext& ctx, const sdk::TensorView& a, const sdk::TensorView& b,
           const sdk::TensorView& out, const sdk::Scalar& alpha, const sdk::Scalar& beta,
           bool accumulate) {
   if (out.numel() == 0) return;
   dispatch<kNumeric>(out.dtype(), ctx, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (a.size(-1) != 0 &&
-        (gemm_small(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
-         gemm_prepacked(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
-         gemm_sgemm(a, b, out, alpha.to_double(), beta.to_double(), accumulate) ||
-         gemm_onednn(a, b, out, alpha.to_double(), beta.to_double(), accumulate))) {
-      return;
-    }
+    if (gemm_library(a, b, out, alpha.to_double(), beta.to_double(), accumulate)) return;
     if constexpr (kIsReduced<T>) {
       if (a.size(-1) != 0) {
         gemm_float32_copies<T>(a, b, out, alpha.to_double(), beta.to_double(), accumulate);

@@ -1,0 +1,165 @@
+// Linear layers with their epilogue: the claim and the run (Note [Linear layers with their
+// epilogue] in linear_epilogue.hpp).
+#include "linear_epilogue.hpp"
+
+#include <algorithm>
+#include <string_view>
+#include <utility>
+
+#include "linalg.hpp"
+#include "prepacked_gemm.hpp"
+#include "tensor_iterator.hpp"
+#include "vector_math.hpp"
+
+namespace tessera {
+namespace cpu {
+namespace {
+
+using sdk::Tensor;
+
+bool IsOne(const tsr_graph_node& node, size_t i) {
+  double v = 0;
+  return ScalarArg(node, i, &v) && v == 1;
+}
+
+// Float32Cpu: the tensor of value `v`, when it is float32 on the CPU.
+const Tensor* Float32Cpu(const Values& values, int32_t v) {
+  const Tensor& t = values.at(v);
+  return t.dtype() == TSR_DTYPE_FLOAT32 && t.device().type == TSR_DEVICE_CPU ? &t : nullptr;
+}
+
+// RowPass: what the epilogue does to each row of out [M, N], on the runtime's threads.
+struct RowPass {
+  float* out;
+  const float* bias;   // added to each row; NULL: none
+  const float* other;  // out = other + bias (the add), row by row
+  int64_t n;
+  void (*gelu)(const float*, float*, int64_t);  // then applied in place; NULL: none
+
+  static void Run(void* self, int64_t begin, int64_t end) {
+    const RowPass& p = *static_cast<const RowPass*>(self);
+    for (int64_t r = begin; r < end; ++r) {
+      float* row = p.out + r * p.n;
+      if (p.other != nullptr) {
+        const float* o = p.other + r * p.n;
+        for (int64_t j = 0; j < p.n; ++j) row[j] = o[j] + p.bias[j];
+      } else if (p.bias != nullptr) {
+        for (int64_t j = 0; j < p.n; ++j) row[j] += p.bias[j];
+      }
+      if (p.gelu != nullptr) p.gelu(row, row, p.n);
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<Linear> ClaimLinear(const tsr_graph& g, size_t first, size_t* end) {
+  const tsr_graph_node& addmm = g.nodes[first];
+  if (sdk::op_name(addmm) != "addmm" || (addmm.flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
+      addmm.num_args != 5 || addmm.num_outputs != 1 || !IsOne(addmm, 3) || !IsOne(addmm, 4)) {
+    return std::nullopt;
+  }
+  Linear l;
+  l.bias = TensorArg(addmm, 0);
+  l.a = TensorArg(addmm, 1);
+  l.b = TensorArg(addmm, 2);
+  if (l.bias < 0 || l.a < 0 || l.b < 0) return std::nullopt;
+  int32_t v = addmm.outputs[0];
+  size_t k = first + 1;
+  if (const tsr_graph_node* n = Step(g, k, v); n && IsReshape(sdk::op_name(*n))) {
+    l.reshaped = true;
+    v = n->outputs[0];
+    ++k;
+  }
+  if (k >= g.num_nodes || sdk::read_after(g, k, v)) return std::nullopt;
+  const tsr_graph_node& e = g.nodes[k];
+  if ((e.flags & TSR_GRAPH_NODE_OPAQUE) != 0 || e.num_outputs != 1) return std::nullopt;
+  const std::string_view op = sdk::op_name(e);
+  if (op == "gelu" && e.num_args == 2 && TensorArg(e, 0) == v &&
+      e.args[1].value.kind == TSR_VALUE_STRING) {
+    const tsr_string s = e.args[1].value.u.string;
+    const std::string_view approximate(s.data ? s.data : "", s.size);
+    if (approximate != "none" && approximate != "tanh") return std::nullopt;  // its own error
+    l.epilogue = approximate == "none" ? Linear::Epilogue::kGelu : Linear::Epilogue::kGeluTanh;
+  } else if (op == "add.Tensor" && e.num_args == 3 && IsOne(e, 2)) {
+    const int32_t self = TensorArg(e, 0), other = TensorArg(e, 1);
+    if ((self == v) == (other == v) || self < 0 || other < 0) return std::nullopt;
+    l.epilogue = Linear::Epilogue::kAdd;
+    l.other = self == v ? other : self;
+  } else {
+    return std::nullopt;
+  }
+  l.output = e.outputs[0];
+  *end = k + 1;
+  return l;
+}
+
+LinearRun::LinearRun(Linear linear, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
+    : linear_(std::move(linear)),
+      nodes_(std::move(nodes)),
+      inputs_(run.inputs, run.inputs + run.num_inputs),
+      outputs_(run.outputs, run.outputs + run.num_outputs) {}
+
+std::vector<Tensor> LinearRun::Execute(const std::vector<Tensor>& inputs) const {
+  Values values;
+  for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
+    values[inputs_[i]] = inputs[i];
+  }
+  Tensor out;
+  if (outputs_.size() == 1 && outputs_[0] == linear_.output && Fused(values, &out)) return {out};
+  return RunNodes(nodes_, std::move(values), outputs_);
+}
+
+bool LinearRun::Fused(const Values& values, Tensor* out) const {
+  const Linear& l = linear_;
+  const Tensor* a = Float32Cpu(values, l.a);
+  const Tensor* b = Float32Cpu(values, l.b);
+  const Tensor* bias = Float32Cpu(values, l.bias);
+  const Tensor* other = nullptr;
+  if (!a || !b || !bias) return false;
+  if (l.epilogue == Linear::Epilogue::kAdd && (other = Float32Cpu(values, l.other)) == nullptr) {
+    return false;
+  }
+  const sdk::TensorView av = sdk::view_of(*a), bv = sdk::view_of(*b), biasv = sdk::view_of(*bias);
+  if (av.dim() != 2 || bv.dim() != 2 || av.size(1) != bv.size(0)) return false;
+  const int64_t M = av.size(0), K = av.size(1), N = bv.size(1);
+  if (M == 0 || K == 0 || N == 0 || biasv.numel() != N || !biasv.is_contiguous() ||
+      !(biasv.dim() == 1 || (biasv.dim() == 2 && biasv.size(0) == 1))) {
+    return false;
+  }
+  Tensor product = Tensor::empty({M, N}, TSR_DTYPE_FLOAT32, sdk::kCpu);
+  // The result as the last node gives it: the reshape's sizes over the same elements.
+  Tensor result = product;
+  if (l.reshaped) {
+    try {
+      nodes_.at(1).call([&](int32_t) -> const Tensor& { return product; },
+                        [&](int32_t, Tensor t) { result = std::move(t); });
+    } catch (const sdk::Error&) {
+      return false;  // the nodes' own calls say what is wrong
+    }
+  }
+  const sdk::TensorView pv = sdk::view_of(product);
+  RowPass pass{pv.data<float>(), biasv.data<float>(), nullptr, N, nullptr};
+  if (l.epilogue == Linear::Epilogue::kAdd) {
+    const sdk::TensorView ov = sdk::view_of(*other), rv = sdk::view_of(result);
+    if (!ov.same_shape(rv) || !ov.is_contiguous()) return false;  // a broadcast: the nodes
+    pass.other = ov.data<float>();
+    TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / N), &RowPass::Run, &pass);
+    if (!gemm_library(av, bv, pv, 1, 1, true)) return false;
+  } else {
+    pass.gelu = l.epilogue == Linear::Epilogue::kGelu ? &vector_math::gelu
+                                                      : &vector_math::gelu_tanh;
+    // The prepacked matmul adds the bias itself; elsewhere the row pass does.
+    if (gemm_prepacked(av, bv, pv, 1, 0, false, &biasv)) {
+      pass.bias = nullptr;
+    } else if (!gemm_library(av, bv, pv, 1, 0, false)) {
+      return false;
+    }
+    TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / N), &RowPass::Run, &pass);
+  }
+  *out = std::move(result);
+  return true;
+}
+
+}  // namespace cpu
+}  // namespace tessera

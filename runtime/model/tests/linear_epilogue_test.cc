@@ -1,0 +1,201 @@
+// The CPU backend's linear layers with their epilogue (Note [Linear layers with their epilogue]
+// in plugins/cpu/linear_epilogue.hpp): which runs its graph compiler claims after an addmm, and
+// that each gives what its nodes give one by one (compiled with TSR_COMPILE_NO_CLAIMS), fused or
+// not.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/model/tests/claim_check.h"
+#include "runtime/model/tests/model_file_writer.h"
+#include "runtime/tests/c_test_support.h"
+#include "tessera/c/tessera.h"
+
+namespace {
+
+using tessera_test::CheckAgainstNodes;
+using tessera_test::Compiled;
+using tessera_test::Consume;
+using tessera_test::Floats;
+using tessera_test::ModelFile;
+using tessera_test::Node;
+using tessera_test::T;
+
+constexpr char kT[] = "t(Tensor(a) self) -> Tensor(a)";
+constexpr char kAddmm[] =
+    "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
+constexpr char kView[] = "view(Tensor(a) self, int[] size) -> Tensor(a)";
+constexpr char kGelu[] = "gelu(Tensor self, *, str approximate='none') -> Tensor";
+constexpr char kAdd[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+
+constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE,
+              kComposite = TSR_NODE_COMPOSITE;
+
+std::string Q(const std::string& v) { return "\"" + v + "\""; }
+
+std::vector<float> Ramp(size_t n, float start, float step, int mod) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + step * static_cast<float>(static_cast<int>(i) % mod);
+  return v;
+}
+
+// A linear layer x [M, K] @ w^T (w [N, K]) + b, its result viewed as [2, M/2, N] (M even).
+struct Layer {
+  int64_t M = 6, K = 5, N = 7;
+  std::string dtype = "float32";
+
+  std::string Linear(const std::string& beta = "1", bool view = true) const {
+    std::string s = Node("t", kT, T("w"), Q("wt")) + "," +
+                    Node("addmm", kAddmm,
+                         T("b") + "," + T("x") + "," + T("wt") + R"(,{"int":)" + beta +
+                             R"(},{"int":1})",
+                         Q(view ? "y" : "y3"));
+    if (view) {
+      s += "," + Node("view", kView,
+                      T("y") + R"(,{"ints":[2,)" + std::to_string(M / 2) + "," +
+                          std::to_string(N) + "]}",
+                      Q("y3"));
+    }
+    return s;
+  }
+
+  // The model file: inputs x, constants w, b and r (r: `r_sizes`, [2, M/2, N] by default).
+  std::string File(const std::string& nodes, const std::vector<std::string>& outputs,
+                   std::vector<int64_t> r_sizes = {}, const std::vector<float>& b = {},
+                   const std::vector<float>& r = {}) const {
+    if (r_sizes.empty()) r_sizes = {2, M / 2, N};
+    int64_t r_numel = 1;
+    for (int64_t s : r_sizes) r_numel *= s;
+    std::string outs, rs;
+    for (const std::string& o : outputs) {
+      outs += (outs.empty() ? "" : ",") + std::string("{\"name\":\"") + o + "\",\"value\":\"" +
+              o + "\"}";
+    }
+    const std::string graph = R"({"name":"linear","producer":"test","op_set":"1.1",)"
+                              R"("inputs":[{"name":"x","dtype":")" +
+                              dtype + R"(","sizes":[)" + std::to_string(M) + "," +
+                              std::to_string(K) + R"(]}],"nodes":[)" + nodes +
+                              "],\"outputs\":[" + outs + "]}";
+    const bool f64 = dtype == "float64";
+    auto bytes = [&](const std::vector<float>& v) {
+      if (!f64) return Floats(v);
+      std::vector<double> d(v.begin(), v.end());
+      return std::string(reinterpret_cast<const char*>(d.data()), d.size() * sizeof(double));
+    };
+    const std::string dt = f64 ? "F64" : "F32";
+    return ModelFile(
+        graph,
+        {{"constant/w", dt, {N, K}, bytes(Ramp(static_cast<size_t>(N * K), -0.5f, 0.13f, 9))},
+         {"constant/b", dt, {N}, bytes(b.empty() ? Ramp(static_cast<size_t>(N), -1, 0.4f, 5) : b)},
+         {"constant/r", dt, r_sizes,
+          bytes(r.empty() ? Ramp(static_cast<size_t>(r_numel), 0.3f, -0.21f, 7) : r)},
+         {"input/x", dt, {M, K}, bytes(Ramp(static_cast<size_t>(M * K), -1.5f, 0.37f, 11))}});
+  }
+};
+
+std::string Gelu(const std::string& in, const std::string& approximate) {
+  return Node("gelu", kGelu, T(in) + R"(,{"str":")" + approximate + "\"}", Q("g"));
+}
+std::string Add(const std::string& self, const std::string& other) {
+  return Node("add.Tensor", kAdd, T(self) + "," + T(other) + R"(,{"int":1})", Q("s"));
+}
+
+class LinearEpilogues : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
+};
+
+// t stays a node (a view, a composite of the runtime's); addmm, view and the epilogue are one.
+const std::vector<int> kRun = {kComposite, kClaimed, kClaimed, kClaimed};
+
+TEST_F(LinearEpilogues, GeluAsOne) {
+  const Layer l;
+  const Compiled c = CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "none"), {"g"}),
+                                       kRun, 1e-6);
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_EQ(c.outputs[0].size(), static_cast<size_t>(l.M * l.N));
+}
+
+TEST_F(LinearEpilogues, GeluTanhAsOne) {
+  const Layer l;
+  CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "tanh"), {"g"}), kRun, 1e-6);
+}
+
+// One row of 32 by a 16 x 32 weight: not the prepacked matmul (it takes 2 rows and more) nor
+// the small products' loop, so sgemm makes the product and the row pass adds the bias.
+TEST_F(LinearEpilogues, GeluOnSgemmAddsTheBiasInItsPass) {
+  Layer l;
+  l.M = 2, l.K = 32, l.N = 16;
+  CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "none"), {"g"}), kRun, 1e-6);
+  l.M = 1;  // and no view: addmm then gelu
+  CheckAgainstNodes(l.File(l.Linear("1", false) + "," + Gelu("y3", "none"), {"g"}),
+                    {kComposite, kClaimed, kClaimed}, 1e-6);
+}
+
+TEST_F(LinearEpilogues, AResidualAddAsOneEitherWay) {
+  const Layer l;
+  CheckAgainstNodes(l.File(l.Linear() + "," + Add("y3", "r"), {"s"}), kRun, 1e-6);
+  CheckAgainstNodes(l.File(l.Linear() + "," + Add("r", "y3"), {"s"}), kRun, 1e-6);
+}
+
+// The fused add sums the bias and the other operand first: with a bias of 2^25 and the other
+// operand -2^25, node by node a product of 1 is lost in the large sum (float32's ulp at 2^25 is
+// 4) and the result is 0; fused, it is the product. The difference shows which one ran.
+TEST_F(LinearEpilogues, TheFusedAddSumsBiasAndOtherFirst) {
+  Layer l;
+  l.M = 2, l.K = 1, l.N = 1;
+  const float big = 33554432.f;  // 2^25
+  // x = [-1.5, -1.13], w = [-0.5]: products 0.75 and 0.565.
+  const std::string file = l.File(l.Linear("1", false) + "," + Add("y3", "r"), {"s"}, {2, 1},
+                                  {big}, {-big, -big});
+  const Compiled fused = tessera_test::CompileAndRun(file, 0);
+  const Compiled nodes = tessera_test::CompileAndRun(file, TSR_COMPILE_NO_CLAIMS);
+  EXPECT_EQ(fused.routes, (std::vector<int>{kComposite, kClaimed, kClaimed}));
+  ASSERT_EQ(fused.outputs.size(), 1u);
+  ASSERT_EQ(nodes.outputs.size(), 1u);
+  EXPECT_NEAR(fused.outputs[0][0], 0.75, 1e-6);
+  EXPECT_NEAR(fused.outputs[0][1], 0.565, 1e-6);
+  EXPECT_EQ(nodes.outputs[0][0], 0);
+  EXPECT_EQ(nodes.outputs[0][1], 0);
+}
+
+// An other operand that broadcasts ([N]) is left to the nodes' own calls.
+TEST_F(LinearEpilogues, ABroadcastRunsNodeByNode) {
+  const Layer l;
+  CheckAgainstNodes(l.File(l.Linear() + "," + Add("y3", "r"), {"s"}, {l.N}), kRun);
+}
+
+TEST_F(LinearEpilogues, Float64RunsNodeByNode) {
+  Layer l;
+  l.dtype = "float64";
+  CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "none"), {"g"}), kRun);
+  CheckAgainstNodes(l.File(l.Linear() + "," + Add("r", "y3"), {"s"}), kRun);
+}
+
+// What is not claimed: an addmm with beta 2; a product the model also returns; a gelu with an
+// approximate it does not know (its own call names the error).
+TEST_F(LinearEpilogues, WhatStaysNodeByNode) {
+  const Layer l;
+  CheckAgainstNodes(l.File(l.Linear("2") + "," + Gelu("y3", "none"), {"g"}),
+                    {kComposite, kNative, kComposite, kNative}, 1e-6);
+  CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "none"), {"g", "y"}),
+                    {kComposite, kNative, kComposite, kNative}, 1e-6);
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(tessera_test::LoadAndCompile(l.File(l.Linear() + "," + Gelu("y3", "exact"), {"g"}),
+                                         {TSR_DEVICE_CPU, 0}, 0, &model, &compiled),
+            "");
+  EXPECT_EQ(tsr_compiled_model_node_route(compiled, 3), kNative);
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  tsr_tensor* y = nullptr;
+  const std::string error = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
+  EXPECT_NE(error.find("exact"), std::string::npos) << error;
+  EXPECT_EQ(y, nullptr);
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+}  // namespace

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "graph_args.hpp"
 #include "onednn.hpp"
 
 namespace tessera {
@@ -15,16 +16,6 @@ namespace cpu {
 namespace {
 
 using sdk::Tensor;
-
-// SizesArg: argument `i` of `node` as `count` ints; false for another kind or length.
-bool SizesArg(const tsr_graph_node& node, size_t i, size_t count, std::vector<int64_t>* out) {
-  if (i >= node.num_args) return false;
-  size_t n = 0;
-  const int64_t* v = Ints(node.args[i], &n);
-  if (node.args[i].value.kind != TSR_VALUE_INT_LIST || n != count) return false;
-  out->assign(v, v + n);
-  return true;
-}
 
 // Chain: expand(source, [4 sizes]) -> [clone] -> reshape(., [3 sizes]) from node *k; its result
 // in *result and the node after it in *k.
@@ -55,18 +46,13 @@ bool Chain(const tsr_graph& g, size_t* k, ProductOperand* o, bool* cloned, int32
   return true;
 }
 
-// IntArg: argument `i` of `node` as a literal int.
-bool IntArg(const tsr_graph_node& node, size_t i, int64_t* out) {
-  if (i >= node.num_args || node.args[i].value.kind != TSR_VALUE_INT) return false;
-  *out = node.args[i].value.u.i;
-  return true;
-}
-
 // Source4d: a product operand as [B, H, rows, cols] dims and strides, where the inputs allow
 // it; `bh` is the (B, H) of a chained operand (0, 0 until one is seen).
 bool Source4d(const ProductOperand& o, const Values& values, std::pair<int64_t, int64_t>* bh,
               dnnl::memory::dims* dims, dnnl::memory::dims* strides, void** data) {
-  const Tensor& t = values.at(o.value);
+  const auto it = values.find(o.value);
+  if (it == values.end()) return false;  // not a run input (the claim takes none such)
+  const Tensor& t = it->second;
   if (t.dtype() != TSR_DTYPE_FLOAT32 || t.device().type != TSR_DEVICE_CPU) return false;
   const sdk::TensorView v = sdk::view_of(t);
   *data = v.data_ptr();
@@ -102,17 +88,23 @@ std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* en
   size_t num_chains = 0;
   for (; num_chains < 2; ++num_chains) {
     bool cloned = false;
+    const size_t at = k;
     if (!Chain(g, &k, &chains[num_chains], &cloned, &chain_results[num_chains])) break;
+    // A chain reads a value from outside the run (not the chain before it), as the run's input.
+    if (num_chains == 1 && chains[1].value == chain_results[0]) {
+      k = at;
+      break;
+    }
     removes = removes || cloned;
   }
   if (num_chains == 0 || k >= g.num_nodes) return std::nullopt;
   const tsr_graph_node& bmm = g.nodes[k];
-  if (sdk::op_name(bmm) != "bmm" || (bmm.flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
-      bmm.num_args != 2 || bmm.num_outputs != 1) {
+  if (sdk::op_name(bmm) != "bmm" || (bmm.flags & TSR_GRAPH_NODE_OPAQUE) != 0 || bmm.num_args != 2 ||
+      bmm.num_outputs != 1) {
     return std::nullopt;
   }
-  // Each chain's result is read by the bmm alone.
-  size_t used = 0;
+  // Each chain's result is read by the bmm alone, and every chain is one of its operands.
+  bool used[2] = {false, false};
   for (size_t c = 0; c < num_chains; ++c) {
     if (sdk::read_after(g, k, chain_results[c])) return std::nullopt;
   }
@@ -123,16 +115,18 @@ std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* en
     for (size_t c = 0; c < num_chains; ++c) {
       if (chain_results[c] == o.value) {
         o = chains[c];
-        ++used;
+        used[c] = true;
         break;
       }
     }
   }
-  if (used < num_chains) return std::nullopt;  // a chain another node reads
+  for (size_t c = 0; c < num_chains; ++c) {
+    if (!used[c]) return std::nullopt;  // a chain the bmm does not read
+  }
   int32_t v = bmm.outputs[0];
   ++k;
-  if (const tsr_graph_node* n = Step(g, k, v); n && IsReshape(sdk::op_name(*n)) &&
-                                               SizesArg(*n, 1, 4, &p.split)) {
+  if (const tsr_graph_node* n = Step(g, k, v);
+      n && IsReshape(sdk::op_name(*n)) && SizesArg(*n, 1, 4, &p.split)) {
     v = n->outputs[0];
     ++k;
   }
@@ -149,9 +143,9 @@ std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* en
   }
   // transpose(1, 2) -> clone -> reshape to 3-D, of the split product.
   int64_t d0 = 0, d1 = 0;
-  if (const tsr_graph_node* t = Step(g, k, v);
-      t && !p.split.empty() && sdk::op_name(*t) == "transpose.int" && IntArg(*t, 1, &d0) &&
-      IntArg(*t, 2, &d1)) {
+  if (const tsr_graph_node* t = Step(g, k, v); t && !p.split.empty() &&
+                                               sdk::op_name(*t) == "transpose.int" &&
+                                               IntArg(*t, 1, &d0) && IntArg(*t, 2, &d1)) {
     d0 = d0 < 0 ? d0 + 4 : d0;
     d1 = d1 < 0 ? d1 + 4 : d1;
     const tsr_graph_node* clone = Step(g, k + 1, t->outputs[0]);
@@ -172,22 +166,13 @@ std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* en
   return p;
 }
 
-ProductRun::ProductRun(Product product, std::vector<sdk::NodeCall> nodes,
-                       const tsr_graph_run& run)
-    : product_(std::move(product)),
-      nodes_(std::move(nodes)),
-      inputs_(run.inputs, run.inputs + run.num_inputs),
-      outputs_(run.outputs, run.outputs + run.num_outputs) {}
+ProductRun::ProductRun(Product product, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
+    : ClaimedRun(run), product_(std::move(product)), nodes_(std::move(nodes)) {}
 
 std::vector<Tensor> ProductRun::Execute(const std::vector<Tensor>& inputs) const {
-  Values values;
-  for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
-    values[inputs_[i]] = inputs[i];
-  }
+  Values values = Bind(inputs);
   Tensor out;
-  if (outputs_.size() == 1 && outputs_[0] == product_.output && InPlace(values, &out)) {
-    return {out};
-  }
+  if (OutputsOnly(product_.output) && InPlace(values, &out)) return {out};
   return RunNodes(nodes_, std::move(values), outputs_);
 }
 
@@ -206,23 +191,26 @@ bool ProductRun::InPlace(const Values& values, Tensor* out) const {
   }
   const int64_t B = bh.first, H = bh.second, M = a_dims[2], K = a_dims[3], N = b_dims[3];
   if (b_dims[2] != K || B == 0 || H == 0 || M == 0 || K == 0 || N == 0) return false;
+  // The result's elements, and with them every stride below, fit int64 (else the nodes' own
+  // calls refuse the sizes).
+  int64_t numel = 1;
+  for (int64_t d : {B, H, M, N}) {
+    if (__builtin_mul_overflow(numel, d, &numel)) return false;
+  }
   if (!p.split.empty() && p.split != std::vector<int64_t>{B, H, M, N}) return false;
   if (!p.heads.empty() && p.heads != std::vector<int64_t>{B, M, H * N}) return false;
   // The result where the last node puts it: [B, M, H, N] under the heads' reshape, else
   // [B, H, M, N] (the run's output is that, or its [B*H, M, N] view).
   const dnnl::memory::dims c_dims{B, H, M, N};
-  const dnnl::memory::dims c_strides = p.heads.empty()
-                                           ? dnnl::memory::dims{H * M * N, M * N, N, 1}
-                                           : dnnl::memory::dims{M * H * N, N, H * N, 1};
-  const std::vector<int64_t> out_sizes = !p.heads.empty()  ? p.heads
+  const dnnl::memory::dims c_strides = p.heads.empty() ? dnnl::memory::dims{H * M * N, M * N, N, 1}
+                                                       : dnnl::memory::dims{M * H * N, N, H * N, 1};
+  const std::vector<int64_t> out_sizes = !p.heads.empty()   ? p.heads
                                          : !p.split.empty() ? p.split
                                                             : std::vector<int64_t>{B * H, M, N};
   try {
-    // The multiply-adds, saturated (sizes are at most 2^63 each, and oneDNN takes what fits).
-    int64_t work = 1;
-    for (int64_t d : {B, H, M, N, K}) {
-      if (__builtin_mul_overflow(work, d, &work)) work = INT64_MAX;
-    }
+    // The multiply-adds, saturated: what the thread count is chosen by.
+    int64_t work = 0;
+    if (__builtin_mul_overflow(numel, K, &work)) work = INT64_MAX;
     onednn::Threads threads(work);
     onednn::Key key(onednn::kStridedMatmul);
     for (const dnnl::memory::dims* d : std::initializer_list<const dnnl::memory::dims*>{

@@ -19,12 +19,14 @@
 // chains' 4-D sources, writing the result where the last node's layout puts it: no clone is
 // made. A run is taken only where it removes a clone or a pass (a cloning chain, the scale, or
 // the transposition); every value inside it is read by the next node of the run alone (none
-// after it, none a model output).
+// after it, none a model output), each chain's source comes from outside the run, and the bmm
+// reads every chain.
 // The claim sees neither dtypes nor shapes: each execution checks that the inputs are float32
 // on the CPU, that every expand keeps its source's sizes (a broadcast is left to the nodes),
 // that each reshape merges or splits exactly the first two dims (B and H, which both operands
-// agree on) and that no size is 0; anything else, or a case oneDNN refuses, makes each node's
-// own call, as without the claim. Results: the same products, summed by oneDNN's matmul rather
+// agree on; a literal -1 is not resolved, so such a reshape is left to the nodes) and that no
+// size is 0; anything else, or a case oneDNN refuses, makes each node's own call, as without
+// the claim. A source of any strides is read in place, an expanded one (stride 0) too. Results: the same products, summed by oneDNN's matmul rather
 // than by the kernel bmm picks, and scaled by a multiplication (by 1/s for a division: exact for
 // a power of two, within an ulp otherwise); conformance compares every claimed run with its
 // nodes one by one.
@@ -75,7 +77,6 @@ class ProductRun : public ClaimedRun {
 
   const Product product_;
   const std::vector<sdk::NodeCall> nodes_;
-  const std::vector<int32_t> inputs_, outputs_;
 };
 
 }  // namespace cpu

@@ -1,11 +1,10 @@
 // ClaimedRun: what the CPU backend's graph compiler prepared for one claimed run of a compiled
-// model (graph_compiler.cc): a chain of convolutions (conv_chain.hpp) or a batched product read
-// in place (batched_product.hpp). Each runs its fused form where its inputs allow and its nodes'
-// own calls otherwise (RunNodes).
+// model (graph_compiler.cc): a chain of convolutions (conv_chain.hpp), a batched product read in
+// place (batched_product.hpp) or a linear layer with its epilogue (linear_epilogue.hpp). Each
+// runs its fused form where its inputs allow and its nodes' own calls otherwise (RunNodes).
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -16,59 +15,30 @@
 namespace tessera {
 namespace cpu {
 
+// Values: a run's values by id while it executes.
+using Values = std::unordered_map<int32_t, sdk::Tensor>;
+
 class ClaimedRun {
  public:
+  explicit ClaimedRun(const tsr_graph_run& run)
+      : inputs_(run.inputs, run.inputs + run.num_inputs),
+        outputs_(run.outputs, run.outputs + run.num_outputs) {}
   virtual ~ClaimedRun() = default;
   // Execute: the run's outputs (tsr_graph_run's order) for its inputs (likewise).
   virtual std::vector<sdk::Tensor> Execute(const std::vector<sdk::Tensor>& inputs) const = 0;
+
+ protected:
+  // Bind: the inputs by value id.
+  Values Bind(const std::vector<sdk::Tensor>& inputs) const {
+    Values values;
+    for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) values[inputs_[i]] = inputs[i];
+    return values;
+  }
+  // OutputsOnly: the run's one output is value `v` (its last node's result).
+  bool OutputsOnly(int32_t v) const { return outputs_.size() == 1 && outputs_[0] == v; }
+
+  const std::vector<int32_t> inputs_, outputs_;  // the run's boundary (tsr_graph_run)
 };
-
-// Ints: an int[] argument's elements (*n of them; 0 for another kind).
-inline const int64_t* Ints(const tsr_graph_arg& a, size_t* n) {
-  *n = a.value.kind == TSR_VALUE_INT_LIST ? a.value.u.list.size : 0;
-  return static_cast<const int64_t*>(a.value.u.list.data);
-}
-
-// TensorArg: tensor argument `i` of `node`: its one value, or -1.
-inline int32_t TensorArg(const tsr_graph_node& node, size_t i) {
-  if (i >= node.num_args || node.args[i].value.kind != TSR_VALUE_TENSOR ||
-      node.args[i].num_values != 1) {
-    return -1;
-  }
-  return node.args[i].values[0];
-}
-
-// IsReshape: the ops that give a tensor new sizes over the same elements.
-inline bool IsReshape(std::string_view op) {
-  return op == "reshape" || op == "view" || op == "_unsafe_view";
-}
-
-// Step: node `k` of `g`, when it is one of the run's (not opaque) and reads `v` as its first
-// argument, which nothing after it reads: `v` then lives only inside the run.
-inline const tsr_graph_node* Step(const tsr_graph& g, size_t k, int32_t v) {
-  if (k >= g.num_nodes || (g.nodes[k].flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
-      g.nodes[k].num_outputs != 1 || TensorArg(g.nodes[k], 0) != v || sdk::read_after(g, k, v)) {
-    return nullptr;
-  }
-  return &g.nodes[k];
-}
-
-// ScalarArg: argument `i` of `node` as a literal Scalar's value.
-inline bool ScalarArg(const tsr_graph_node& node, size_t i, double* out) {
-  if (i >= node.num_args || node.args[i].value.kind != TSR_VALUE_SCALAR) return false;
-  const tsr_scalar& s = node.args[i].value.u.scalar;
-  if (s.kind == TSR_SCALAR_DOUBLE) {
-    *out = s.d;
-  } else if (s.kind == TSR_SCALAR_INT) {
-    *out = static_cast<double>(s.i);
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// Values: a run's values by id while it executes.
-using Values = std::unordered_map<int32_t, sdk::Tensor>;
 
 // RunNodes: the run's `outputs` made by each node's own call, as without the claim, from
 // `values` (its inputs, and what the nodes add to them).

@@ -84,7 +84,6 @@ class ChainRun : public ClaimedRun {
   static constexpr size_t kMaxPlans = 256;
   const std::vector<Unit> units_;
   const std::vector<sdk::NodeCall> nodes_;
-  const std::vector<int32_t> inputs_, outputs_;
   std::vector<std::vector<size_t>> drop_after_;  // per unit: the units whose results go after it
   mutable std::mutex mu_;
   mutable std::map<std::vector<int64_t>, std::shared_ptr<const Plan>> plans_;

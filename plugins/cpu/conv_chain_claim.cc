@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "conv_chain.hpp"
+#include "graph_args.hpp"
 
 namespace tessera {
 namespace cpu {
@@ -78,11 +79,6 @@ bool ConvolutionUnit(const tsr_graph_node& node, Unit* u) {
   return true;
 }
 
-bool IsOne(const tsr_value& v) {
-  return v.kind == TSR_VALUE_SCALAR &&
-         (v.u.scalar.kind == TSR_SCALAR_DOUBLE ? v.u.scalar.d == 1.0 : v.u.scalar.i == 1);
-}
-
 // Absorbable: node `k`, not opaque, reads the unit's result (any of its names) as argument 0.
 bool Absorbable(const tsr_graph& g, size_t k, const Unit& u) {
   if (k >= g.num_nodes || (g.nodes[k].flags & TSR_GRAPH_NODE_OPAQUE) != 0) return false;
@@ -132,7 +128,7 @@ bool UnitAt(const tsr_graph& g, size_t n, const std::vector<Unit>& before, Unit*
     const int32_t residual = named(self) ? other : self;
     const bool writes_result = in_place && named(self);
     if ((in_place || op == "add.Tensor") && (add.flags & TSR_GRAPH_NODE_OPAQUE) == 0 &&
-        add.num_args == 3 && IsOne(add.args[2].value) && residual >= 0 && !named(residual) &&
+        add.num_args == 3 && IsOne(add, 2) && residual >= 0 && !named(residual) &&
         (writes_result || (unread_after(next) && (!in_place || rewritable(residual))))) {
       if (!writes_result) u->names.clear();
       u->residual = residual;

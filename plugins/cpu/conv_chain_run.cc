@@ -102,10 +102,9 @@ struct ChainRun::Plan {
 
 ChainRun::ChainRun(std::vector<Unit> units, std::vector<sdk::NodeCall> nodes,
                    const tsr_graph_run& run)
-    : units_(std::move(units)),
+    : ClaimedRun(run),
+      units_(std::move(units)),
       nodes_(std::move(nodes)),
-      inputs_(run.inputs, run.inputs + run.num_inputs),
-      outputs_(run.outputs, run.outputs + run.num_outputs),
       drop_after_(units_.size()) {
   // A unit's result is freed after the last unit that reads it (never, for an output).
   std::unordered_map<int32_t, size_t> made_by;
@@ -130,10 +129,7 @@ ChainRun::ChainRun(std::vector<Unit> units, std::vector<sdk::NodeCall> nodes,
 
 // Execute: the run's outputs, as a chain where it can be, else node by node.
 std::vector<Tensor> ChainRun::Execute(const std::vector<Tensor>& inputs) const {
-  Values values;
-  for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
-    values[inputs_[i]] = inputs[i];
-  }
+  Values values = Bind(inputs);
   std::vector<Tensor> out;
   if (Chained(values, &out)) return out;
   return RunNodes(nodes_, std::move(values), outputs_);

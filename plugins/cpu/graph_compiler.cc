@@ -38,7 +38,8 @@ size_t ClaimAt(const tsr_graph& g, size_t first, const tsr_graph_run* claimed,
                std::unique_ptr<ClaimedRun>* run) {
   size_t end = first;
   if (std::vector<Unit> units = ClaimChain(g, first, &end); !units.empty()) {
-    if (run) *run = std::make_unique<ChainRun>(std::move(units), NodeCalls(g, first, end), *claimed);
+    if (run)
+      *run = std::make_unique<ChainRun>(std::move(units), NodeCalls(g, first, end), *claimed);
     return end - first;
   }
   if (std::optional<Product> p = ClaimProduct(g, first, &end)) {

@@ -5,12 +5,13 @@
 // (primitives cached by shape, strides, dtype and attributes); float16 and the other bfloat16 on
 // dnnl_sgemm over float32 copies; every other dtype, and any case oneDNN refuses, on our own loop
 // accumulating in double for float64 and int64 for integers.
+#include "linalg.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "linalg.hpp"
 #include "math.hpp"
 #include "onednn.hpp"
 #include "pointwise.hpp"

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "graph_args.hpp"
 #include "linalg.hpp"
 #include "prepacked_gemm.hpp"
 #include "tensor_iterator.hpp"
@@ -17,34 +18,32 @@ namespace {
 
 using sdk::Tensor;
 
-bool IsOne(const tsr_graph_node& node, size_t i) {
-  double v = 0;
-  return ScalarArg(node, i, &v) && v == 1;
-}
-
 // Float32Cpu: the tensor of value `v`, when it is float32 on the CPU.
 const Tensor* Float32Cpu(const Values& values, int32_t v) {
   const Tensor& t = values.at(v);
   return t.dtype() == TSR_DTYPE_FLOAT32 && t.device().type == TSR_DEVICE_CPU ? &t : nullptr;
 }
 
-// RowPass: what the epilogue does to each row of out [M, N], on the runtime's threads.
+// RowPass: the epilogue over each row of the product [M, N], in place, on the runtime's threads:
+// row = (row + bias) + other, in the nodes' order (addmm's sum, then the add's), then gelu.
 struct RowPass {
   float* out;
-  const float* bias;   // added to each row; NULL: none
-  const float* other;  // out = other + bias (the add), row by row
+  const float* bias;   // NULL: the product has it already (the prepacked matmul added it)
+  const float* other;  // the add's other operand, [M, N] contiguous; NULL: none
   int64_t n;
-  void (*gelu)(const float*, float*, int64_t);  // then applied in place; NULL: none
+  void (*gelu)(const float*, float*, int64_t);  // NULL: none
 
   static void Run(void* self, int64_t begin, int64_t end) {
     const RowPass& p = *static_cast<const RowPass*>(self);
     for (int64_t r = begin; r < end; ++r) {
       float* row = p.out + r * p.n;
-      if (p.other != nullptr) {
-        const float* o = p.other + r * p.n;
-        for (int64_t j = 0; j < p.n; ++j) row[j] = o[j] + p.bias[j];
+      const float* o = p.other != nullptr ? p.other + r * p.n : nullptr;
+      if (p.bias != nullptr && o != nullptr) {
+        for (int64_t j = 0; j < p.n; ++j) row[j] = (row[j] + p.bias[j]) + o[j];
       } else if (p.bias != nullptr) {
         for (int64_t j = 0; j < p.n; ++j) row[j] += p.bias[j];
+      } else if (o != nullptr) {
+        for (int64_t j = 0; j < p.n; ++j) row[j] += o[j];
       }
       if (p.gelu != nullptr) p.gelu(row, row, p.n);
     }
@@ -95,18 +94,12 @@ std::optional<Linear> ClaimLinear(const tsr_graph& g, size_t first, size_t* end)
 }
 
 LinearRun::LinearRun(Linear linear, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
-    : linear_(std::move(linear)),
-      nodes_(std::move(nodes)),
-      inputs_(run.inputs, run.inputs + run.num_inputs),
-      outputs_(run.outputs, run.outputs + run.num_outputs) {}
+    : ClaimedRun(run), linear_(std::move(linear)), nodes_(std::move(nodes)) {}
 
 std::vector<Tensor> LinearRun::Execute(const std::vector<Tensor>& inputs) const {
-  Values values;
-  for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) {
-    values[inputs_[i]] = inputs[i];
-  }
+  Values values = Bind(inputs);
   Tensor out;
-  if (outputs_.size() == 1 && outputs_[0] == linear_.output && Fused(values, &out)) return {out};
+  if (OutputsOnly(linear_.output) && Fused(values, &out)) return {out};
   return RunNodes(nodes_, std::move(values), outputs_);
 }
 
@@ -144,19 +137,18 @@ bool LinearRun::Fused(const Values& values, Tensor* out) const {
     const sdk::TensorView ov = sdk::view_of(*other), rv = sdk::view_of(result);
     if (!ov.same_shape(rv) || !ov.is_contiguous()) return false;  // a broadcast: the nodes
     pass.other = ov.data<float>();
-    TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / N), &RowPass::Run, &pass);
-    if (!gemm_library(av, bv, pv, 1, 1, true)) return false;
   } else {
-    pass.gelu = l.epilogue == Linear::Epilogue::kGelu ? &vector_math::gelu
-                                                      : &vector_math::gelu_tanh;
-    // The prepacked matmul adds the bias itself; elsewhere the row pass does.
-    if (gemm_prepacked(av, bv, pv, 1, 0, false, &biasv)) {
-      pass.bias = nullptr;
-    } else if (!gemm_library(av, bv, pv, 1, 0, false)) {
-      return false;
-    }
-    TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / N), &RowPass::Run, &pass);
+    pass.gelu =
+        l.epilogue == Linear::Epilogue::kGelu ? &vector_math::gelu : &vector_math::gelu_tanh;
   }
+  // The product, with the bias where the prepacked matmul runs it (it adds the bias itself),
+  // else with beta 0 and the bias left to the row pass.
+  if (gemm_prepacked(av, bv, pv, 1, 0, false, &biasv)) {
+    pass.bias = nullptr;
+  } else if (!gemm_library(av, bv, pv, 1, 0, false)) {
+    return false;
+  }
+  TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / N), &RowPass::Run, &pass);
   *out = std::move(result);
   return true;
 }

@@ -16,8 +16,8 @@
 namespace {
 
 using tessera_test::CheckAgainstNodes;
-using tessera_test::Compiled;
 using tessera_test::CompileAndRun;
+using tessera_test::Compiled;
 using tessera_test::Consume;
 using tessera_test::Floats;
 using tessera_test::ModelFile;
@@ -27,7 +27,8 @@ using tessera_test::T;
 constexpr char kPermute[] = "permute(Tensor(a) self, int[] dims) -> Tensor(a)";
 constexpr char kSelect[] = "select.int(Tensor(a) self, int dim, int index) -> Tensor(a)";
 constexpr char kTranspose[] = "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)";
-constexpr char kExpand[] = "expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)";
+constexpr char kExpand[] =
+    "expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)";
 constexpr char kClone[] = "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor";
 constexpr char kReshape[] = "reshape(Tensor(a) self, int[] shape) -> Tensor(a)";
 constexpr char kView[] = "view(Tensor(a) self, int[] size) -> Tensor(a)";
@@ -72,26 +73,28 @@ std::string Heads() {
 }
 constexpr int kHeadsNodes = 5;
 
-// scores = (q @ k^T) / 2 as make_fx writes it: 9 nodes.
-std::string Scores(const std::string& scale_op = "div.Scalar") {
+// scores = (q @ k^T) / 2 as make_fx writes it: 9 nodes (8 without `split`, the 3-D product
+// scaled).
+std::string Scores(const std::string& scale_op = "div.Scalar", bool split = true) {
   return Expand("q", {B, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
          Reshape("c1", {B * H, S, D}, "r1") + "," + Expand("kt", {B, H, D, S}, "e2") + "," +
          Clone("e2", "c2") + "," + Reshape("c2", {B * H, D, S}, "r2") + "," +
-         Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s")) + "," +
-         Reshape("s", {B, H, S, S}, "s4", kView) + "," +
-         Node(scale_op, scale_op == "div.Scalar" ? kDiv : kMul,
-              T("s4") + R"(,{"float":2.0})", Q("sd"));
+         Node("bmm", kBmm, T("r1") + "," + T("r2"), Q(split ? "s" : "s4")) + "," +
+         (split ? Reshape("s", {B, H, S, S}, "s4", kView) + "," : "") +
+         Node(scale_op, scale_op == "div.Scalar" ? kDiv : kMul, T("s4") + R"(,{"float":2.0})",
+              Q("sd"));
 }
 
 // out = softmax(scores) @ v, heads joined to [B, S, H*D]: softmax then 10 nodes.
-std::string Weighted() {
-  return Node("_softmax", kSoftmax, T("sd") + "," + Int(-1) + R"(,{"bool":false})", Q("w")) +
-         "," + Expand("w", {B, H, S, S}, "e3") + "," + Reshape("e3", {B * H, S, S}, "r3", kView) +
-         "," + Expand("v", {B, H, S, D}, "e4") + "," + Clone("e4", "c4") + "," +
+// `d0`, `d1`: the transposition's dims (1, 2 or another spelling of them).
+std::string Weighted(int d0 = 1, int d1 = 2) {
+  return Node("_softmax", kSoftmax, T("sd") + "," + Int(-1) + R"(,{"bool":false})", Q("w")) + "," +
+         Expand("w", {B, H, S, S}, "e3") + "," + Reshape("e3", {B * H, S, S}, "r3", kView) + "," +
+         Expand("v", {B, H, S, D}, "e4") + "," + Clone("e4", "c4") + "," +
          Reshape("c4", {B * H, S, D}, "r4") + "," +
          Node("bmm", kBmm, T("r3") + "," + T("r4"), Q("o")) + "," +
          Reshape("o", {B, H, S, D}, "o4") + "," +
-         Node("transpose.int", kTranspose, T("o4") + "," + Int(1) + "," + Int(2), Q("ot")) + "," +
+         Node("transpose.int", kTranspose, T("o4") + "," + Int(d0) + "," + Int(d1), Q("ot")) + "," +
          Clone("ot", "oc") + "," + Reshape("oc", {B, S, H * D}, "out");
 }
 
@@ -100,8 +103,8 @@ std::string File(const std::string& nodes, const std::vector<std::string>& outpu
                  std::vector<int64_t> x_sizes = {B, S, 3, H, D}) {
   std::string outs, sizes;
   for (const std::string& o : outputs) {
-    outs += (outs.empty() ? "" : ",") + std::string("{\"name\":\"") + o + "\",\"value\":\"" + o +
-            "\"}";
+    outs +=
+        (outs.empty() ? "" : ",") + std::string("{\"name\":\"") + o + "\",\"value\":\"" + o + "\"}";
   }
   int64_t n = 1;
   for (size_t i = 0; i < x_sizes.size(); ++i) {
@@ -139,11 +142,12 @@ class BatchedProducts : public ::testing::Test {
 TEST_F(BatchedProducts, AttentionAsTwoRuns) {
   // The softmax between the runs is the CPU's own kernel.
   const Compiled c = CheckAgainstNodes(File(Heads() + "," + Scores() + "," + Weighted(), {"out"}),
-                                       Routes(9, [] {
-                                         std::vector<int> r{kNative};
-                                         r.insert(r.end(), 10, kClaimed);
-                                         return r;
-                                       }()),
+                                       Routes(9,
+                                              [] {
+                                                std::vector<int> r{kNative};
+                                                r.insert(r.end(), 10, kClaimed);
+                                                return r;
+                                              }()),
                                        1e-6);
   ASSERT_EQ(c.outputs.size(), 1u);
   EXPECT_EQ(c.outputs[0].size(), static_cast<size_t>(B * S * H * D));
@@ -213,8 +217,7 @@ TEST_F(BatchedProducts, AnIntermediateReadLaterEndsTheRun) {
 // float64 inputs: claimed (the claim sees no dtypes), run by the nodes' own calls.
 TEST_F(BatchedProducts, Float64RunsNodeByNode) {
   const Compiled c = CheckAgainstNodes(
-      File(Heads() + "," + Scores() + "," + Weighted(), {"out"}, "float64"),
-      Routes(9, [] {
+      File(Heads() + "," + Scores() + "," + Weighted(), {"out"}, "float64"), Routes(9, [] {
         std::vector<int> r{kNative};
         r.insert(r.end(), 10, kClaimed);
         return r;
@@ -241,17 +244,80 @@ TEST_F(BatchedProducts, ABroadcastRunsNodeByNode) {
   EXPECT_EQ(c.outputs[0].size(), static_cast<size_t>(2 * H * S * S));
 }
 
-// Nothing to save (no clone, no scale, no transposition): no run.
-TEST_F(BatchedProducts, APlainProductIsNotClaimed) {
+// A source that is itself expanded (stride 0 over its batch) is read in place as well.
+TEST_F(BatchedProducts, AnExpandedSourceIsReadInPlace) {
   const std::string nodes =
       Node("permute", kPermute, T("x") + "," + Ints({2, 0, 3, 1, 4}), Q("p")) + "," +
       Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(0), Q("q")) + "," +
-      Node("clone", kClone, T("q") + R"(,{"memory_format":"contiguous_format"})", Q("qc")) + "," +
-      Expand("qc", {B, H, S, D}, "e1") + "," + Reshape("e1", {B * H, S, D}, "r1", kView) + "," +
-      Node("transpose.int", kTranspose, T("r1") + "," + Int(1) + "," + Int(2), Q("r2")) + "," +
+      Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(1), Q("k")) + "," +
+      Node("transpose.int", kTranspose, T("k") + "," + Int(-1) + "," + Int(-2), Q("kt")) + "," +
+      Expand("q", {2, H, S, D}, "q2") + "," + Expand("kt", {2, H, D, S}, "k2") + "," +
+      Expand("q2", {2, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
+      Reshape("c1", {2 * H, S, D}, "r1") + "," + Expand("k2", {2, H, D, S}, "e2") + "," +
+      Clone("e2", "c2") + "," + Reshape("c2", {2 * H, D, S}, "r2") + "," +
       Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
+  std::vector<int> routes(6, kComposite);
+  routes.insert(routes.end(), 7, kClaimed);
+  const std::string file = File(nodes, {"s"}, "float32", {1, S, 3, H, D});
+  ::testing::internal::CaptureStdout();
+  const Compiled c = CheckAgainstNodes(file, routes, 1e-6);
+  const std::string log = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(c.outputs.size(), 1u);
+  EXPECT_EQ(c.outputs[0].size(), static_cast<size_t>(2 * H * S * S));
+  EXPECT_EQ(Products(log, "2x2x5x4:2x2x4x5:2x2x5x5"), 1) << log;  // the claimed run's
+}
+
+// Nothing to save (no clone, no scale, no transposition): q's chain is expand and view of a
+// contiguous clone, k^T a 3-D view of another; no run.
+TEST_F(BatchedProducts, APlainProductIsNotClaimed) {
+  const std::string nodes = Heads() + "," + Clone("q", "qc") + "," + Clone("kt", "kc") + "," +
+                            Reshape("kc", {B * H, D, S}, "r2", kView) + "," +
+                            Expand("qc", {B, H, S, D}, "e1") + "," +
+                            Reshape("e1", {B * H, S, D}, "r1", kView) + "," +
+                            Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
   CheckAgainstNodes(File(nodes, {"s"}),
-                    {kComposite, kComposite, kNative, kComposite, kComposite, kComposite, kNative});
+                    Routes(0, {kNative, kNative, kComposite, kComposite, kComposite, kNative}));
+}
+
+// bmm's other operand a 3-D value of its own (a view of a clone of k^T): its batch is split as
+// the chained operand's, and the run reads it in place too.
+TEST_F(BatchedProducts, APlainOperandBesideAChain) {
+  const std::string nodes =
+      Heads() + "," + Clone("kt", "kc") + "," + Reshape("kc", {B * H, D, S}, "r2", kView) + "," +
+      Expand("q", {B, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
+      Reshape("c1", {B * H, S, D}, "r1") + "," + Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
+  ::testing::internal::CaptureStdout();
+  CheckAgainstNodes(File(nodes, {"s"}),
+                    Routes(0, {kNative, kComposite, kClaimed, kClaimed, kClaimed, kClaimed}), 1e-6);
+  const std::string log = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(Products(log, "2x2x5x4:2x2x4x5:2x2x5x5"), 1) << log;
+}
+
+// The transposition's dims spelled from the end (-3, -2), and a scale of the 3-D product with
+// no reshape before it: both taken.
+TEST_F(BatchedProducts, OtherSpellingsOfTheSameRun) {
+  CheckAgainstNodes(File(Heads() + "," + Scores() + "," + Weighted(-3, -2), {"out"}),
+                    Routes(9,
+                           [] {
+                             std::vector<int> r{kNative};
+                             r.insert(r.end(), 10, kClaimed);
+                             return r;
+                           }()),
+                    1e-6);
+  CheckAgainstNodes(File(Heads() + "," + Scores("div.Scalar", false), {"sd"}), Routes(8), 1e-6);
+}
+
+// A second chain whose source is the first chain's result, both operands of the bmm: the first
+// chain is not a run of its own (the bmm does not follow it), and the second is claimed with the
+// first's result as its input, which it does not take (3-D, not a 4-D source): its nodes run.
+TEST_F(BatchedProducts, AChainOfAChainsResult) {
+  const std::string nodes = Heads() + "," + Expand("q", {B, H, S, D}, "e1") + "," +
+                            Clone("e1", "c1") + "," + Reshape("c1", {B * H, S, D}, "r1") + "," +
+                            Expand("r1", {1, B * H, S, D}, "e2") + "," + Clone("e2", "c2") + "," +
+                            Reshape("c2", {B * H * S * D / 4, 2, 2}, "r2") + "," +
+                            Node("bmm", kBmm, T("r2") + "," + T("r2"), Q("s"));
+  CheckAgainstNodes(File(nodes, {"s"}), Routes(0, {kComposite, kNative, kComposite, kClaimed,
+                                                   kClaimed, kClaimed, kClaimed}));
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ using tessera_test::S;
 using ::testing::HasSubstr;
 
 // The tests below register graph compilers of their own for the CPU, which has one of its own
-// (plugins/cpu/conv_fusion.cc; its tests are the CPU plugin's): it is kept out of this test
+// (plugins/cpu/graph_compiler.cc; its tests are the CPU plugin's): it is kept out of this test
 // binary, before any test loads the plugins.
 [[maybe_unused]] const bool kNoCpuGraphCompiler = setenv("TESSERA_CPU_FUSION", "0", 1) == 0;
 

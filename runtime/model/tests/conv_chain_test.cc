@@ -15,8 +15,8 @@
 namespace {
 
 using tessera_test::CheckAgainstNodes;
-using tessera_test::Compiled;
 using tessera_test::CompileAndRun;
+using tessera_test::Compiled;
 using tessera_test::Consume;
 using tessera_test::Floats;
 using tessera_test::LoadAndCompile;
@@ -88,18 +88,14 @@ std::string File(const std::string& nodes, const std::vector<std::string>& outpu
 class ConvChains : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
-
-  Compiled Check(const std::string& file, const std::vector<int>& routes, double tolerance = 0) {
-    return CheckAgainstNodes(file, routes, tolerance);
-  }
 };
 
 constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE;
 
 TEST_F(ConvChains, ConvolutionAndReluAsOne) {
-  const Compiled c =
-      Check(File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}),
-            {kClaimed, kClaimed});
+  const Compiled c = CheckAgainstNodes(
+      File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}),
+      {kClaimed, kClaimed});
   // relu ran: nothing negative, and the convolution's negative results became zeros.
   size_t negative = 0, zero = 0;
   for (double v : c.outputs[0]) {
@@ -120,12 +116,13 @@ TEST_F(ConvChains, ResidualBlockEndAsOne) {
            R"("y","m","v")") +
       "," + Node("add_.Tensor", kAddInPlace, T("y") + "," + T("x") + R"(,{"int":1})", "\"s\"") +
       "," + Node("relu_", kReluInPlace, T("s"), "\"r\"");
-  Check(File(nodes, {"r"}), {kClaimed, kClaimed, kClaimed, kClaimed}, 1e-6);
+  CheckAgainstNodes(File(nodes, {"r"}), {kClaimed, kClaimed, kClaimed, kClaimed}, 1e-6);
 }
 
 TEST_F(ConvChains, HardswishAsOne) {
-  Check(File(Conv("x", "c") + "," + Node("hardswish", kHardswish, T("c"), "\"h\""), {"h"}),
-        {kClaimed, kClaimed}, 1e-6);
+  CheckAgainstNodes(
+      File(Conv("x", "c") + "," + Node("hardswish", kHardswish, T("c"), "\"h\""), {"h"}),
+      {kClaimed, kClaimed}, 1e-6);
 }
 
 // A chain of three units: relu_'s result feeds the next convolution and is a model output too
@@ -138,7 +135,8 @@ TEST_F(ConvChains, ThreeUnitsAsOneRun) {
       Node("add_.Tensor", kAddInPlace, T("c2") + "," + T("x") + R"(,{"int":1})", "\"s\"") + "," +
       Node("relu_", kReluInPlace, T("s"), "\"r2\"") + "," + Conv("r2", "c3") + "," +
       Node("hardswish", kHardswish, T("c3"), "\"h\"");
-  const Compiled c = Check(File(nodes, {"h", "r1"}), std::vector<int>(7, kClaimed), 1e-5);
+  const Compiled c =
+      CheckAgainstNodes(File(nodes, {"h", "r1"}), std::vector<int>(7, kClaimed), 1e-5);
   ASSERT_EQ(c.outputs.size(), 2u);
 }
 
@@ -149,16 +147,17 @@ TEST_F(ConvChains, AnAddIntoTheOtherOperandLeavesTheResultAlone) {
   const std::string nodes =
       Node("relu", kRelu, T("x"), "\"y\"") + "," + Conv("x", "c") + "," +
       Node("add_.Tensor", kAddInPlace, T("y") + "," + T("c") + R"(,{"int":1})", "\"s\"");
-  Check(File(nodes, {"s", "c"}), {kNative, kNative, kNative});
+  CheckAgainstNodes(File(nodes, {"s", "c"}), {kNative, kNative, kNative});
 }
 
 // The out-of-place add, its convolution second: add(x, c) then relu, one unit.
 TEST_F(ConvChains, AnOutOfPlaceAddAsOne) {
-  Check(File(Conv("x", "c") + "," +
-                 Node("add.Tensor", kAdd, T("x") + "," + T("c") + R"(,{"int":1})", "\"s\"") + "," +
-                 Node("relu_", kReluInPlace, T("s"), "\"r\""),
-             {"r"}),
-        {kClaimed, kClaimed, kClaimed}, 1e-6);
+  CheckAgainstNodes(
+      File(Conv("x", "c") + "," +
+               Node("add.Tensor", kAdd, T("x") + "," + T("c") + R"(,{"int":1})", "\"s\"") + "," +
+               Node("relu_", kReluInPlace, T("s"), "\"r\""),
+           {"r"}),
+      {kClaimed, kClaimed, kClaimed}, 1e-6);
 }
 
 // c and relu_(c) are one tensor node by node; as outputs of a run they stay one tensor.
@@ -189,8 +188,9 @@ TEST_F(ConvChains, AnAddIntoAnEarlierUnitsResult) {
       Conv("x", "c2") + "," +
       Node("add_.Tensor", kAddInPlace, T("y1") + "," + T("c2") + R"(,{"int":1})", "\"s\"") + "," +
       Node("relu_", kReluInPlace, T("s"), "\"r\"");
-  Check(File(nodes, {"r"}), std::vector<int>(5, kClaimed), 1e-6);
-  Check(File(nodes, {"r", "c1"}), {kClaimed, kClaimed, kClaimed, kNative, kNative}, 1e-6);
+  CheckAgainstNodes(File(nodes, {"r"}), std::vector<int>(5, kClaimed), 1e-6);
+  CheckAgainstNodes(File(nodes, {"r", "c1"}), {kClaimed, kClaimed, kClaimed, kNative, kNative},
+                    1e-6);
 }
 
 // A malformed file's convolution (a stride of three values for two spatial dims) is not
@@ -221,24 +221,27 @@ TEST_F(ConvChains, AMalformedConvolutionIsLeftToItsOwnCall) {
 // What is not claimed: a 1x1 convolution (the product path runs it), a convolution whose output
 // is read after the activation (a model output here), a convolution with nothing after it.
 TEST_F(ConvChains, WhatStaysNodeByNode) {
-  Check(File(Conv("x", "c", "w1", 0) + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}),
-        {kNative, kNative});
-  Check(File(Conv("x", "c") + "," + Node("hardswish", kHardswish, T("c"), "\"h\""), {"h", "c"}),
-        {kNative, kNative});
-  Check(File(Conv("x", "c"), {"c"}), {kNative});
+  CheckAgainstNodes(
+      File(Conv("x", "c", "w1", 0) + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}),
+      {kNative, kNative});
+  CheckAgainstNodes(
+      File(Conv("x", "c") + "," + Node("hardswish", kHardswish, T("c"), "\"h\""), {"h", "c"}),
+      {kNative, kNative});
+  CheckAgainstNodes(File(Conv("x", "c"), {"c"}), {kNative});
 }
 
 // Claimed runs whose inputs the fused path does not take make their nodes' own calls: a
 // broadcast residual, float64.
 TEST_F(ConvChains, UnfusableInputsRunNodeByNode) {
-  Check(File(Conv("x", "c") + "," +
-                 Node("add_.Tensor", kAddInPlace, T("c") + "," + T("chan") + R"(,{"int":1})",
-                      "\"s\"") +
-                 "," + Node("relu_", kReluInPlace, T("s"), "\"r\""),
-             {"r"}),
-        {kClaimed, kClaimed, kClaimed});
-  Check(File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}, "float64"),
-        {kClaimed, kClaimed});
+  CheckAgainstNodes(File(Conv("x", "c") + "," +
+                             Node("add_.Tensor", kAddInPlace,
+                                  T("c") + "," + T("chan") + R"(,{"int":1})", "\"s\"") +
+                             "," + Node("relu_", kReluInPlace, T("s"), "\"r\""),
+                         {"r"}),
+                    {kClaimed, kClaimed, kClaimed});
+  CheckAgainstNodes(
+      File(Conv("x", "c") + "," + Node("relu_", kReluInPlace, T("c"), "\"r\""), {"r"}, "float64"),
+      {kClaimed, kClaimed});
 }
 
 }  // namespace

@@ -20,8 +20,13 @@ using tessera_test::CompileAndRun;
 using tessera_test::Compiled;
 using tessera_test::Consume;
 using tessera_test::Floats;
+using tessera_test::kClaimed;
+using tessera_test::kComposite;
+using tessera_test::kNative;
+using tessera_test::kViewSchema;
 using tessera_test::ModelFile;
 using tessera_test::Node;
+using tessera_test::Q;
 using tessera_test::T;
 
 constexpr char kPermute[] = "permute(Tensor(a) self, int[] dims) -> Tensor(a)";
@@ -31,16 +36,11 @@ constexpr char kExpand[] =
     "expand(Tensor(a) self, int[] size, *, bool implicit=False) -> Tensor(a)";
 constexpr char kClone[] = "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor";
 constexpr char kReshape[] = "reshape(Tensor(a) self, int[] shape) -> Tensor(a)";
-constexpr char kView[] = "view(Tensor(a) self, int[] size) -> Tensor(a)";
 constexpr char kBmm[] = "bmm(Tensor self, Tensor mat2) -> Tensor";
 constexpr char kDiv[] = "div.Scalar(Tensor self, Scalar other) -> Tensor";
 constexpr char kMul[] = "mul.Scalar(Tensor self, Scalar other) -> Tensor";
 constexpr char kSoftmax[] = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
 
-constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE,
-              kComposite = TSR_NODE_COMPOSITE;
-
-std::string Q(const std::string& v) { return "\"" + v + "\""; }
 std::string Ints(const std::vector<int64_t>& v) {
   std::string s = "{\"ints\":[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
@@ -57,7 +57,8 @@ std::string Clone(const std::string& in, const std::string& out) {
 }
 std::string Reshape(const std::string& in, const std::vector<int64_t>& sizes,
                     const std::string& out, const char* schema = kReshape) {
-  return Node(schema == kView ? "view" : "reshape", schema, T(in) + "," + Ints(sizes), Q(out));
+  return Node(schema == kViewSchema ? "view" : "reshape", schema, T(in) + "," + Ints(sizes),
+              Q(out));
 }
 
 // B = 2, S = 5 tokens, H = 2 heads of D = 4: the input x is a [B, S, 3, H, D] projection, q, k
@@ -80,7 +81,7 @@ std::string Scores(const std::string& scale_op = "div.Scalar", bool split = true
          Reshape("c1", {B * H, S, D}, "r1") + "," + Expand("kt", {B, H, D, S}, "e2") + "," +
          Clone("e2", "c2") + "," + Reshape("c2", {B * H, D, S}, "r2") + "," +
          Node("bmm", kBmm, T("r1") + "," + T("r2"), Q(split ? "s" : "s4")) + "," +
-         (split ? Reshape("s", {B, H, S, S}, "s4", kView) + "," : "") +
+         (split ? Reshape("s", {B, H, S, S}, "s4", kViewSchema) + "," : "") +
          Node(scale_op, scale_op == "div.Scalar" ? kDiv : kMul, T("s4") + R"(,{"float":2.0})",
               Q("sd"));
 }
@@ -89,8 +90,8 @@ std::string Scores(const std::string& scale_op = "div.Scalar", bool split = true
 // `d0`, `d1`: the transposition's dims (1, 2 or another spelling of them).
 std::string Weighted(int d0 = 1, int d1 = 2) {
   return Node("_softmax", kSoftmax, T("sd") + "," + Int(-1) + R"(,{"bool":false})", Q("w")) + "," +
-         Expand("w", {B, H, S, S}, "e3") + "," + Reshape("e3", {B * H, S, S}, "r3", kView) + "," +
-         Expand("v", {B, H, S, D}, "e4") + "," + Clone("e4", "c4") + "," +
+         Expand("w", {B, H, S, S}, "e3") + "," + Reshape("e3", {B * H, S, S}, "r3", kViewSchema) +
+         "," + Expand("v", {B, H, S, D}, "e4") + "," + Clone("e4", "c4") + "," +
          Reshape("c4", {B * H, S, D}, "r4") + "," +
          Node("bmm", kBmm, T("r3") + "," + T("r4"), Q("o")) + "," +
          Reshape("o", {B, H, S, D}, "o4") + "," +
@@ -228,16 +229,12 @@ TEST_F(BatchedProducts, Float64RunsNodeByNode) {
 
 // An expand that broadcasts (one batch of q for two) is left to the nodes' own calls.
 TEST_F(BatchedProducts, ABroadcastRunsNodeByNode) {
-  const std::string nodes =
-      Node("permute", kPermute, T("x") + "," + Ints({2, 0, 3, 1, 4}), Q("p")) + "," +
-      Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(0), Q("q")) + "," +
-      Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(1), Q("k")) + "," +
-      Node("transpose.int", kTranspose, T("k") + "," + Int(-1) + "," + Int(-2), Q("kt")) + "," +
-      Expand("q", {2, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
-      Reshape("c1", {2 * H, S, D}, "r1") + "," + Expand("kt", {2, H, D, S}, "e2") + "," +
-      Clone("e2", "c2") + "," + Reshape("c2", {2 * H, D, S}, "r2") + "," +
-      Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
-  std::vector<int> routes(4, kComposite);
+  const std::string nodes = Heads() + "," + Expand("q", {2, H, S, D}, "e1") + "," +
+                            Clone("e1", "c1") + "," + Reshape("c1", {2 * H, S, D}, "r1") + "," +
+                            Expand("kt", {2, H, D, S}, "e2") + "," + Clone("e2", "c2") + "," +
+                            Reshape("c2", {2 * H, D, S}, "r2") + "," +
+                            Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
+  std::vector<int> routes(kHeadsNodes, kComposite);
   routes.insert(routes.end(), 7, kClaimed);
   const Compiled c = CheckAgainstNodes(File(nodes, {"s"}, "float32", {1, S, 3, H, D}), routes);
   ASSERT_EQ(c.outputs.size(), 1u);
@@ -247,16 +244,12 @@ TEST_F(BatchedProducts, ABroadcastRunsNodeByNode) {
 // A source that is itself expanded (stride 0 over its batch) is read in place as well.
 TEST_F(BatchedProducts, AnExpandedSourceIsReadInPlace) {
   const std::string nodes =
-      Node("permute", kPermute, T("x") + "," + Ints({2, 0, 3, 1, 4}), Q("p")) + "," +
-      Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(0), Q("q")) + "," +
-      Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(1), Q("k")) + "," +
-      Node("transpose.int", kTranspose, T("k") + "," + Int(-1) + "," + Int(-2), Q("kt")) + "," +
-      Expand("q", {2, H, S, D}, "q2") + "," + Expand("kt", {2, H, D, S}, "k2") + "," +
-      Expand("q2", {2, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
+      Heads() + "," + Expand("q", {2, H, S, D}, "q2") + "," + Expand("kt", {2, H, D, S}, "k2") +
+      "," + Expand("q2", {2, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
       Reshape("c1", {2 * H, S, D}, "r1") + "," + Expand("k2", {2, H, D, S}, "e2") + "," +
       Clone("e2", "c2") + "," + Reshape("c2", {2 * H, D, S}, "r2") + "," +
       Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
-  std::vector<int> routes(6, kComposite);
+  std::vector<int> routes(kHeadsNodes + 2, kComposite);
   routes.insert(routes.end(), 7, kClaimed);
   const std::string file = File(nodes, {"s"}, "float32", {1, S, 3, H, D});
   ::testing::internal::CaptureStdout();
@@ -271,9 +264,9 @@ TEST_F(BatchedProducts, AnExpandedSourceIsReadInPlace) {
 // contiguous clone, k^T a 3-D view of another; no run.
 TEST_F(BatchedProducts, APlainProductIsNotClaimed) {
   const std::string nodes = Heads() + "," + Clone("q", "qc") + "," + Clone("kt", "kc") + "," +
-                            Reshape("kc", {B * H, D, S}, "r2", kView) + "," +
+                            Reshape("kc", {B * H, D, S}, "r2", kViewSchema) + "," +
                             Expand("qc", {B, H, S, D}, "e1") + "," +
-                            Reshape("e1", {B * H, S, D}, "r1", kView) + "," +
+                            Reshape("e1", {B * H, S, D}, "r1", kViewSchema) + "," +
                             Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
   CheckAgainstNodes(File(nodes, {"s"}),
                     Routes(0, {kNative, kNative, kComposite, kComposite, kComposite, kNative}));
@@ -283,8 +276,8 @@ TEST_F(BatchedProducts, APlainProductIsNotClaimed) {
 // the chained operand's, and the run reads it in place too.
 TEST_F(BatchedProducts, APlainOperandBesideAChain) {
   const std::string nodes =
-      Heads() + "," + Clone("kt", "kc") + "," + Reshape("kc", {B * H, D, S}, "r2", kView) + "," +
-      Expand("q", {B, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
+      Heads() + "," + Clone("kt", "kc") + "," + Reshape("kc", {B * H, D, S}, "r2", kViewSchema) +
+      "," + Expand("q", {B, H, S, D}, "e1") + "," + Clone("e1", "c1") + "," +
       Reshape("c1", {B * H, S, D}, "r1") + "," + Node("bmm", kBmm, T("r1") + "," + T("r2"), Q("s"));
   ::testing::internal::CaptureStdout();
   CheckAgainstNodes(File(nodes, {"s"}),

@@ -13,7 +13,27 @@
 
 namespace tessera_test {
 
-// T: a graph argument reading value `v`; Node: a graph node of `op` (its `schema`).
+// The routes a compiled model gives its nodes (tsr_node_route), as ints to compare.
+constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE,
+              kComposite = TSR_NODE_COMPOSITE;
+
+// Schemas the graph compiler's tests share.
+constexpr char kViewSchema[] = "view(Tensor(a) self, int[] size) -> Tensor(a)";
+constexpr char kAddSchema[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+
+// Ramp: n values start + step * (i % mod), a test tensor's elements.
+inline std::vector<float> Ramp(size_t n, float start, float step, int mod = 7) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = start + step * static_cast<float>(static_cast<int>(i) % mod);
+  }
+  return v;
+}
+
+// Q: a JSON string (a value's name); T: a graph argument reading value `v`; Node: a graph node
+// of `op` (its `schema`).
+inline std::string Q(const std::string& v) { return "\"" + v + "\""; }
+
 inline std::string T(const std::string& v) { return "{\"tensor\":\"" + v + "\"}"; }
 
 inline std::string Node(const std::string& op, const std::string& schema, const std::string& args,

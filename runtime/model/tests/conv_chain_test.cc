@@ -22,7 +22,11 @@ using tessera_test::Floats;
 using tessera_test::LoadAndCompile;
 using tessera_test::ModelFile;
 using tessera_test::Node;
+using tessera_test::Ramp;
 using tessera_test::T;
+using tessera_test::kAddSchema;
+using tessera_test::kClaimed;
+using tessera_test::kNative;
 
 constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
 constexpr char kConv[] =
@@ -36,7 +40,6 @@ constexpr char kAddInPlace[] =
     "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)";
 constexpr char kReluInPlace[] = "relu_(Tensor(a!) self) -> Tensor(a!)";
 constexpr char kHardswish[] = "hardswish(Tensor self) -> Tensor";
-constexpr char kAdd[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
 
 // The 3x3 convolution of x [2, 4, 6, 6] (padding 1, so [2, 4, 6, 6] out) with weight w, bias b.
 std::string Conv(const std::string& in, const std::string& out, const std::string& kernel = "w",
@@ -46,13 +49,6 @@ std::string Conv(const std::string& in, const std::string& out, const std::strin
               T(in) + "," + T(kernel) + "," + T("b") + R"(,{"ints":[1,1]},{"ints":[)" + p + "," +
                   p + R"(]},{"ints":[1,1]},{"bool":false},{"ints":[0,0]},{"int":1})",
               "\"" + out + "\"");
-}
-
-std::vector<float> Ramp(size_t n, float start, float step, int mod = 7) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = start + step * static_cast<float>(static_cast<int>(i) % mod);
-  return v;
 }
 
 // File: a graph of `nodes` over input x, its outputs named by value.
@@ -89,8 +85,6 @@ class ConvChains : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(Consume(tsr_plugin_load_default()), ""); }
 };
-
-constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE;
 
 TEST_F(ConvChains, ConvolutionAndReluAsOne) {
   const Compiled c = CheckAgainstNodes(
@@ -154,8 +148,8 @@ TEST_F(ConvChains, AnAddIntoTheOtherOperandLeavesTheResultAlone) {
 TEST_F(ConvChains, AnOutOfPlaceAddAsOne) {
   CheckAgainstNodes(
       File(Conv("x", "c") + "," +
-               Node("add.Tensor", kAdd, T("x") + "," + T("c") + R"(,{"int":1})", "\"s\"") + "," +
-               Node("relu_", kReluInPlace, T("s"), "\"r\""),
+               Node("add.Tensor", kAddSchema, T("x") + "," + T("c") + R"(,{"int":1})", "\"s\"") +
+               "," + Node("relu_", kReluInPlace, T("s"), "\"r\""),
            {"r"}),
       {kClaimed, kClaimed, kClaimed}, 1e-6);
 }

@@ -20,26 +20,19 @@ using tessera_test::Consume;
 using tessera_test::Floats;
 using tessera_test::ModelFile;
 using tessera_test::Node;
+using tessera_test::Q;
+using tessera_test::Ramp;
 using tessera_test::T;
+using tessera_test::kAddSchema;
+using tessera_test::kClaimed;
+using tessera_test::kComposite;
+using tessera_test::kNative;
+using tessera_test::kViewSchema;
 
 constexpr char kT[] = "t(Tensor(a) self) -> Tensor(a)";
 constexpr char kAddmm[] =
     "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
-constexpr char kView[] = "view(Tensor(a) self, int[] size) -> Tensor(a)";
 constexpr char kGelu[] = "gelu(Tensor self, *, str approximate='none') -> Tensor";
-constexpr char kAdd[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
-
-constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE,
-              kComposite = TSR_NODE_COMPOSITE;
-
-std::string Q(const std::string& v) { return "\"" + v + "\""; }
-
-std::vector<float> Ramp(size_t n, float start, float step, int mod) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i)
-    v[i] = start + step * static_cast<float>(static_cast<int>(i) % mod);
-  return v;
-}
 
 // A linear layer x [M, K] @ w^T (w [N, K]) + b, its result viewed as [2, M/2, N] (M even).
 struct Layer {
@@ -55,7 +48,7 @@ struct Layer {
              T("b") + "," + T("x") + "," + T("wt") + R"(,{"int":)" + beta + R"(},{"int":1})",
              Q(view ? "y" : "y3"));
     if (view) {
-      s += "," + Node("view", kView,
+      s += "," + Node("view", kViewSchema,
                       T("y") + R"(,{"ints":[2,)" + std::to_string(M / 2) + "," +
                           std::to_string(view_n ? view_n : N) + "]}",
                       Q("y3"));
@@ -102,7 +95,7 @@ std::string Gelu(const std::string& in, const std::string& approximate) {
   return Node("gelu", kGelu, T(in) + R"(,{"str":")" + approximate + "\"}", Q("g"));
 }
 std::string Add(const std::string& self, const std::string& other) {
-  return Node("add.Tensor", kAdd, T(self) + "," + T(other) + R"(,{"int":1})", Q("s"));
+  return Node("add.Tensor", kAddSchema, T(self) + "," + T(other) + R"(,{"int":1})", Q("s"));
 }
 
 class LinearEpilogues : public ::testing::Test {
@@ -229,7 +222,7 @@ TEST_F(LinearEpilogues, WhatStaysNodeByNode) {
   const Layer l;
   CheckAgainstNodes(
       l.File(l.Linear() + "," +
-                 Node("add.Tensor", kAdd, T("y3") + "," + T("r") + R"(,{"int":2})", Q("s")),
+                 Node("add.Tensor", kAddSchema, T("y3") + "," + T("r") + R"(,{"int":2})", Q("s")),
              {"s"}),
       {kComposite, kNative, kComposite, kNative}, 1e-6);
   CheckAgainstNodes(l.File(l.Linear("2") + "," + Gelu("y3", "none"), {"g"}),

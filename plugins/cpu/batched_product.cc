@@ -166,17 +166,7 @@ std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* en
   return p;
 }
 
-ProductRun::ProductRun(Product product, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
-    : ClaimedRun(run), product_(std::move(product)), nodes_(std::move(nodes)) {}
-
-std::vector<Tensor> ProductRun::Execute(const std::vector<Tensor>& inputs) const {
-  Values values = Bind(inputs);
-  Tensor out;
-  if (OutputsOnly(product_.output) && InPlace(values, &out)) return {out};
-  return RunNodes(nodes_, std::move(values), outputs_);
-}
-
-bool ProductRun::InPlace(const Values& values, Tensor* out) const {
+bool ProductRun::Fused(const Values& values, Tensor* out) const {
   const Product& p = product_;
   std::pair<int64_t, int64_t> bh{0, 0};
   dnnl::memory::dims a_dims, a_strides, b_dims, b_strides;

@@ -26,14 +26,15 @@
 // that each reshape merges or splits exactly the first two dims (B and H, which both operands
 // agree on; a literal -1 is not resolved, so such a reshape is left to the nodes) and that no
 // size is 0; anything else, or a case oneDNN refuses, makes each node's own call, as without
-// the claim. A source of any strides is read in place, an expanded one (stride 0) too. Results: the same products, summed by oneDNN's matmul rather
-// than by the kernel bmm picks, and scaled by a multiplication (by 1/s for a division: exact for
-// a power of two, within an ulp otherwise); conformance compares every claimed run with its
-// nodes one by one.
+// the claim. A source of any strides is read in place, an expanded one (stride 0) too. Results: the
+// same products, summed by oneDNN's matmul rather than by the kernel bmm picks, and scaled by a
+// multiplication (by 1/s for a division: exact for a power of two, within an ulp otherwise);
+// conformance compares every claimed run with its nodes one by one.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "claimed_run.hpp"
@@ -64,19 +65,16 @@ struct Product {
 std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* end);
 
 // ProductRun: a claimed run, prepared.
-class ProductRun : public ClaimedRun {
+class ProductRun : public FusedRun {
  public:
-  ProductRun(Product product, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run);
-
-  std::vector<sdk::Tensor> Execute(const std::vector<sdk::Tensor>& inputs) const override;
+  ProductRun(Product product, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
+      : FusedRun(std::move(nodes), product.output, run), product_(std::move(product)) {}
 
  private:
-  // InPlace: the run's output as one matmul over the sources; false (nothing made) where the
-  // inputs do not fit it.
-  bool InPlace(const Values& values, sdk::Tensor* out) const;
+  // Fused: the run's output as one matmul over the sources.
+  bool Fused(const Values& values, sdk::Tensor* out) const override;
 
   const Product product_;
-  const std::vector<sdk::NodeCall> nodes_;
 };
 
 }  // namespace cpu

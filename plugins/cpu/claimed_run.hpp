@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tessera/c/graph.h"
@@ -40,6 +41,26 @@ class ClaimedRun {
   const std::vector<int32_t> inputs_, outputs_;  // the run's boundary (tsr_graph_run)
 };
 
+// FusedRun: a claimed run of one output that a fused form makes (Fused) where the inputs allow
+// it, and its nodes otherwise: the batched products' and the linear layers' runs.
+class FusedRun : public ClaimedRun {
+ public:
+  FusedRun(std::vector<sdk::NodeCall> nodes, int32_t output, const tsr_graph_run& run)
+      : ClaimedRun(run), nodes_(std::move(nodes)), output_(output) {}
+
+  std::vector<sdk::Tensor> Execute(const std::vector<sdk::Tensor>& inputs) const final;
+
+ protected:
+  // Fused: the run's output (value output_) in *out; false (nothing made) where the inputs do
+  // not fit the fused form, and the nodes' own calls make it.
+  virtual bool Fused(const Values& values, sdk::Tensor* out) const = 0;
+
+  const std::vector<sdk::NodeCall> nodes_;
+
+ private:
+  const int32_t output_;
+};
+
 // RunNodes: the run's `outputs` made by each node's own call, as without the claim, from
 // `values` (its inputs, and what the nodes add to them).
 inline std::vector<sdk::Tensor> RunNodes(const std::vector<sdk::NodeCall>& nodes, Values values,
@@ -51,6 +72,13 @@ inline std::vector<sdk::Tensor> RunNodes(const std::vector<sdk::NodeCall>& nodes
   std::vector<sdk::Tensor> out;
   for (int32_t v : outputs) out.push_back(values.at(v));
   return out;
+}
+
+inline std::vector<sdk::Tensor> FusedRun::Execute(const std::vector<sdk::Tensor>& inputs) const {
+  Values values = Bind(inputs);
+  sdk::Tensor out;
+  if (OutputsOnly(output_) && Fused(values, &out)) return {out};
+  return RunNodes(nodes_, std::move(values), outputs_);
 }
 
 }  // namespace cpu

@@ -93,16 +93,6 @@ std::optional<Linear> ClaimLinear(const tsr_graph& g, size_t first, size_t* end)
   return l;
 }
 
-LinearRun::LinearRun(Linear linear, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
-    : ClaimedRun(run), linear_(std::move(linear)), nodes_(std::move(nodes)) {}
-
-std::vector<Tensor> LinearRun::Execute(const std::vector<Tensor>& inputs) const {
-  Values values = Bind(inputs);
-  Tensor out;
-  if (OutputsOnly(linear_.output) && Fused(values, &out)) return {out};
-  return RunNodes(nodes_, std::move(values), outputs_);
-}
-
 bool LinearRun::Fused(const Values& values, Tensor* out) const {
   const Linear& l = linear_;
   const Tensor* a = Float32Cpu(values, l.a);

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "claimed_run.hpp"
@@ -51,19 +52,16 @@ struct Linear {
 std::optional<Linear> ClaimLinear(const tsr_graph& g, size_t first, size_t* end);
 
 // LinearRun: a claimed run, prepared.
-class LinearRun : public ClaimedRun {
+class LinearRun : public FusedRun {
  public:
-  LinearRun(Linear linear, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run);
-
-  std::vector<sdk::Tensor> Execute(const std::vector<sdk::Tensor>& inputs) const override;
+  LinearRun(Linear linear, std::vector<sdk::NodeCall> nodes, const tsr_graph_run& run)
+      : FusedRun(std::move(nodes), linear.output, run), linear_(std::move(linear)) {}
 
  private:
-  // Fused: the run's output with the bias in the epilogue's pass; false (nothing made) where the
-  // inputs do not fit it.
-  bool Fused(const Values& values, sdk::Tensor* out) const;
+  // Fused: the run's output with the bias in the epilogue's pass.
+  bool Fused(const Values& values, sdk::Tensor* out) const override;
 
   const Linear linear_;
-  const std::vector<sdk::NodeCall> nodes_;
 };
 
 }  // namespace cpu

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -180,6 +181,42 @@ TEST_F(BatchedProducts, EachRunIsOneMatmulOverTheSources) {
   EXPECT_EQ(Products(claimed, "4x5x4:4x4x5:4x5x5"), 0) << claimed;
   EXPECT_EQ(Products(nodes, "4x5x4:4x4x5:4x5x5"), 1) << nodes;
   EXPECT_EQ(Products(nodes, "4x5x5:4x5x4:4x5x4"), 1) << nodes;
+}
+
+// One compiled model run from several threads at once (graph.h allows it; each thread has its
+// own oneDNN primitives): every run gives the single run's values.
+TEST_F(BatchedProducts, ConcurrentRunsGiveTheSameValues) {
+  const std::string file = File(Heads() + "," + Scores() + "," + Weighted(), {"out"});
+  const Compiled once = CompileAndRun(file, 0);
+  ASSERT_EQ(once.outputs.size(), 1u);
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(tessera_test::LoadAndCompile(file, {TSR_DEVICE_CPU, 0}, 0, &model, &compiled), "");
+  tsr_tensor* x = nullptr;
+  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+  constexpr int kThreads = 4, kRuns = 20;
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRuns && failures[t].empty(); ++r) {
+        tsr_tensor* y = nullptr;
+        failures[t] = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
+        if (!failures[t].empty()) break;
+        std::vector<float> got(static_cast<size_t>(tsr_tensor_numel(y)));
+        failures[t] = Consume(tsr_tensor_copy_to_host(y, got.data(), got.size() * sizeof(float)));
+        tsr_tensor_release(y);
+        if (failures[t].empty() && std::vector<double>(got.begin(), got.end()) != once.outputs[0]) {
+          failures[t] = "run " + std::to_string(r) + ": other values";
+        }
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
+  tsr_tensor_release(x);
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
 }
 
 // The scores alone, against a product computed here: scores[b, h, i, j] = sum_d q k / 2.

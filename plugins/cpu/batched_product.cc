@@ -88,13 +88,10 @@ std::optional<Product> ClaimProduct(const tsr_graph& g, size_t first, size_t* en
   size_t num_chains = 0;
   for (; num_chains < 2; ++num_chains) {
     bool cloned = false;
-    const size_t at = k;
     if (!Chain(g, &k, &chains[num_chains], &cloned, &chain_results[num_chains])) break;
-    // A chain reads a value from outside the run (not the chain before it), as the run's input.
-    if (num_chains == 1 && chains[1].value == chain_results[0]) {
-      k = at;
-      break;
-    }
+    // A chain reads a value from outside the run: not here, where the second chain reads the
+    // first's result. That chain is claimed at its own node, with the result as its input.
+    if (num_chains == 1 && chains[1].value == chain_results[0]) return std::nullopt;
     removes = removes || cloned;
   }
   if (num_chains == 0 || k >= g.num_nodes) return std::nullopt;

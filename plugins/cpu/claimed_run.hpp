@@ -35,8 +35,6 @@ class ClaimedRun {
     for (size_t i = 0; i < inputs_.size() && i < inputs.size(); ++i) values[inputs_[i]] = inputs[i];
     return values;
   }
-  // OutputsOnly: the run's one output is value `v` (its last node's result).
-  bool OutputsOnly(int32_t v) const { return outputs_.size() == 1 && outputs_[0] == v; }
 
   const std::vector<int32_t> inputs_, outputs_;  // the run's boundary (tsr_graph_run)
 };
@@ -77,7 +75,8 @@ inline std::vector<sdk::Tensor> RunNodes(const std::vector<sdk::NodeCall>& nodes
 inline std::vector<sdk::Tensor> FusedRun::Execute(const std::vector<sdk::Tensor>& inputs) const {
   Values values = Bind(inputs);
   sdk::Tensor out;
-  if (OutputsOnly(output_) && Fused(values, &out)) return {out};
+  // The claims take only runs whose one output is their last node's result.
+  if (outputs_.size() == 1 && outputs_[0] == output_ && Fused(values, &out)) return {out};
   return RunNodes(nodes_, std::move(values), outputs_);
 }
 

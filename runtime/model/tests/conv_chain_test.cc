@@ -19,14 +19,14 @@ using tessera_test::CompileAndRun;
 using tessera_test::Compiled;
 using tessera_test::Consume;
 using tessera_test::Floats;
+using tessera_test::kAddSchema;
+using tessera_test::kClaimed;
+using tessera_test::kNative;
 using tessera_test::LoadAndCompile;
 using tessera_test::ModelFile;
 using tessera_test::Node;
 using tessera_test::Ramp;
 using tessera_test::T;
-using tessera_test::kAddSchema;
-using tessera_test::kClaimed;
-using tessera_test::kNative;
 
 constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
 constexpr char kConv[] =

@@ -18,16 +18,16 @@ using tessera_test::CheckAgainstNodes;
 using tessera_test::Compiled;
 using tessera_test::Consume;
 using tessera_test::Floats;
-using tessera_test::ModelFile;
-using tessera_test::Node;
-using tessera_test::Q;
-using tessera_test::Ramp;
-using tessera_test::T;
 using tessera_test::kAddSchema;
 using tessera_test::kClaimed;
 using tessera_test::kComposite;
 using tessera_test::kNative;
 using tessera_test::kViewSchema;
+using tessera_test::ModelFile;
+using tessera_test::Node;
+using tessera_test::Q;
+using tessera_test::Ramp;
+using tessera_test::T;
 
 constexpr char kT[] = "t(Tensor(a) self) -> Tensor(a)";
 constexpr char kAddmm[] =
@@ -121,7 +121,7 @@ TEST_F(LinearEpilogues, GeluTanhAsOne) {
 
 // Each product path: 2 rows of 32 by a 16 x 32 weight on the prepacked matmul (it adds the bias
 // itself); 1 row (a matrix-vector product, 512 multiply-adds) on sgemm, the row pass adding the
-// bias; the default layer's 6 x 5 x 7 on the prepacked matmul too.
+// bias.
 TEST_F(LinearEpilogues, EachProductPathFused) {
   Layer l;
   l.K = 32, l.N = 16;
@@ -144,21 +144,26 @@ TEST_F(LinearEpilogues, AResidualAddAsOneEitherWay) {
 // The fused add sums in the nodes' order, (product + bias) + other: with a bias of 2^25 and the
 // other operand -2^25, the product (under 1) is lost in the first sum (float32's ulp at 2^25 is
 // 4), both ways, and the result is 0 exactly as node by node (summing bias and other first
-// would give the product).
+// would give the product). 2 rows: the prepacked matmul adds the bias, the row pass the other
+// operand; 1 row: the small products' loop, the row pass adding both.
 TEST_F(LinearEpilogues, TheAddSumsInTheNodesOrder) {
   Layer l;
-  l.M = 2, l.K = 1, l.N = 1;
+  l.K = 1, l.N = 1;
   const float big = 33554432.f;  // 2^25
   // x = [-1.5, -1.13], w = [-0.5]: products 0.75 and 0.565.
-  const std::string file =
-      l.File(l.Linear("1", false) + "," + Add("y3", "r"), {"s"}, {2, 1}, {big}, {-big, -big});
-  const Compiled fused = tessera_test::CompileAndRun(file, 0);
-  const Compiled nodes = tessera_test::CompileAndRun(file, TSR_COMPILE_NO_CLAIMS);
-  EXPECT_EQ(fused.routes, (std::vector<int>{kComposite, kClaimed, kClaimed}));
-  ASSERT_EQ(fused.outputs.size(), 1u);
-  ASSERT_EQ(nodes.outputs.size(), 1u);
-  EXPECT_EQ(fused.outputs[0], (std::vector<double>{0, 0}));
-  EXPECT_EQ(nodes.outputs[0], (std::vector<double>{0, 0}));
+  for (int64_t rows : {2, 1}) {
+    l.M = rows;
+    const std::string file = l.File(l.Linear("1", false) + "," + Add("y3", "r"), {"s"}, {rows, 1},
+                                    {big}, std::vector<float>(static_cast<size_t>(rows), -big));
+    const Compiled fused = tessera_test::CompileAndRun(file, 0);
+    const Compiled nodes = tessera_test::CompileAndRun(file, TSR_COMPILE_NO_CLAIMS);
+    EXPECT_EQ(fused.routes, (std::vector<int>{kComposite, kClaimed, kClaimed}));
+    ASSERT_EQ(fused.outputs.size(), 1u);
+    ASSERT_EQ(nodes.outputs.size(), 1u);
+    const std::vector<double> zeros(static_cast<size_t>(rows), 0.0);
+    EXPECT_EQ(fused.outputs[0], zeros) << rows << " rows";
+    EXPECT_EQ(nodes.outputs[0], zeros) << rows << " rows";
+  }
 }
 
 TEST_F(LinearEpilogues, ABiasOfOneRow) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "graph_args.hpp"
+#include "layer_norm_rows.hpp"
 #include "linalg.hpp"
 #include "prepacked_gemm.hpp"
 #include "tensor_iterator.hpp"
@@ -32,6 +33,10 @@ struct RowPass {
   const float* other;  // the add's other operand, [M, N] contiguous; NULL: none
   int64_t n;
   void (*gelu)(const float*, float*, int64_t);  // NULL: none
+  bool norm = false;  // then the row's layer norm, with these (each [N] or NULL) and eps
+  const float* norm_weight = nullptr;
+  const float* norm_bias = nullptr;
+  float eps = 0;
 
   static void Run(void* self, int64_t begin, int64_t end) {
     const RowPass& p = *static_cast<const RowPass*>(self);
@@ -46,9 +51,33 @@ struct RowPass {
         for (int64_t j = 0; j < p.n; ++j) row[j] += o[j];
       }
       if (p.gelu != nullptr) p.gelu(row, row, p.n);
+      if (p.norm) {
+        float mean = 0, rstd = 0;  // the norm's other outputs, which nothing reads
+        layer_norm_rows_f32(row, 0, 1, p.n, p.norm_weight, p.norm_bias, p.eps, row, &mean, &rstd);
+      }
     }
   }
 };
+
+// NormOf: the layer norm's parameters as the pass reads them, where the norm is over the N
+// elements of a row and its weight and bias (where given) are N contiguous float32 elements on
+// the CPU; false: the nodes' own calls.
+bool NormOf(const Values& values, const Linear& l, int64_t n, RowPass* pass) {
+  if (l.norm_size != n) return false;
+  const float** params[2] = {&pass->norm_weight, &pass->norm_bias};
+  const int32_t ids[2] = {l.norm_weight, l.norm_bias};
+  for (int i = 0; i < 2; ++i) {
+    if (ids[i] < 0) continue;
+    const Tensor* t = Float32Cpu(values, ids[i]);
+    if (t == nullptr) return false;
+    const sdk::TensorView v = sdk::view_of(*t);
+    if (v.dim() != 1 || v.numel() != n || !v.is_contiguous()) return false;
+    *params[i] = v.data<float>();
+  }
+  pass->norm = true;
+  pass->eps = static_cast<float>(l.eps);
+  return true;
+}
 
 }  // namespace
 
@@ -90,6 +119,31 @@ std::optional<Linear> ClaimLinear(const tsr_graph& g, size_t first, size_t* end)
   }
   l.output = e.outputs[0];
   *end = k + 1;
+  // After the add, its layer norm over the last dim, whose mean and rstd nothing reads.
+  if (l.epilogue == Linear::Epilogue::kAdd && k + 1 < g.num_nodes &&
+      (g.nodes[k + 1].flags & TSR_GRAPH_NODE_OPAQUE) == 0 &&
+      sdk::op_name(g.nodes[k + 1]) == "native_layer_norm") {
+    const tsr_graph_node& norm = g.nodes[k + 1];
+    std::vector<int64_t> shape;
+    auto optional_tensor = [&](size_t i, int32_t* id) {
+      *id = TensorArg(norm, i);
+      return *id >= 0 || norm.args[i].value.kind == TSR_VALUE_NONE;
+    };
+    if (norm.num_args == 5 && norm.num_outputs == 3 && TensorArg(norm, 0) == l.output &&
+        !sdk::read_after(g, k + 1, l.output) && SizesArg(norm, 1, 1, &shape) &&
+        optional_tensor(2, &l.norm_weight) && optional_tensor(3, &l.norm_bias) &&
+        norm.args[4].value.kind == TSR_VALUE_DOUBLE &&
+        !sdk::read_after(g, k + 1, norm.outputs[1]) &&
+        !sdk::read_after(g, k + 1, norm.outputs[2])) {
+      l.norm = true;
+      l.norm_size = shape[0];
+      l.eps = norm.args[4].value.u.d;
+      l.output = norm.outputs[0];
+      *end = k + 2;
+    } else {
+      l.norm_weight = l.norm_bias = -1;
+    }
+  }
   return l;
 }
 
@@ -127,6 +181,7 @@ bool LinearRun::Fused(const Values& values, Tensor* out) const {
     const sdk::TensorView ov = sdk::view_of(*other), rv = sdk::view_of(result);
     if (!ov.same_shape(rv) || !ov.is_contiguous()) return false;  // a broadcast: the nodes
     pass.other = ov.data<float>();
+    if (l.norm && !NormOf(values, l, N, &pass)) return false;
   } else {
     pass.gelu =
         l.epilogue == Linear::Epilogue::kGelu ? &vector_math::gelu : &vector_math::gelu_tanh;

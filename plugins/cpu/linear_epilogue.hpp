@@ -11,21 +11,28 @@
 // 12.6 MB written by the bias copy, read and written again by gelu) and the residual add after
 // the attention's output and the feed-forward's second layer. The graph compiler claims
 //     addmm(bias, a, b, beta 1, alpha 1) -> [reshape] -> gelu | add.Tensor(., other, alpha 1)
+//         -> [native_layer_norm over the last dim, after the add]
 // (consecutive nodes; the add with the result as either operand; reshape is also view or
-// _unsafe_view; each value inside read by the next node alone) and runs it as the product with
-// beta 0, then one pass over its rows, each still in cache after its own sums:
-//     row = (row + bias) + other   (the add)   or   row = gelu(row + bias)
+// _unsafe_view; each value inside read by the next node alone, the norm's mean and rstd by
+// none) and runs it as the product with beta 0, then one pass over its rows, each still in
+// cache after its own sums:
+//     row = (row + bias) + other   (the add, then the norm of the row)   or   row = gelu(row +
+//     bias)
 // the sums in the nodes' order (addmm's, then the add's). Where the prepacked matmul runs the
 // product it adds the bias itself, as it does node by node, and the pass does the rest: the same
 // passes and the same results as node by node, the epilogue's in place. Where sgemm runs it, one
 // pass over the result fewer; node by node sgemm takes the bias as beta * out and may add it to
 // its running sum before the last blocks of k, so the results may differ in the last bit there
 // (conformance compares every claimed run with its nodes one by one).
+// The norm is the native_layer_norm kernel's own row function (layer_norm_rows.hpp), so its
+// values are the nodes'. A transformer block's residual add and the norm after it (BERT's
+// "add & norm") are then one pass.
 // The claim sees neither dtypes nor shapes: each execution checks that every input is float32
-// on the CPU, that a, b are matrices, the bias is N contiguous elements (a [N] or [1, N]), the
-// other operand has the result's sizes and is contiguous, that no size is 0 and that the
-// reshape takes the product's sizes; anything else, or a product no library path takes
-// (linalg.hpp), makes each node's own call, as without the claim.
+// on the CPU, that a, b are matrices, the bias and the norm's weight and bias are N contiguous
+// elements (the bias a [N] or [1, N]), the norm is over N, the other operand has the result's
+// sizes and is contiguous, that no size is 0 and that the reshape takes the product's sizes;
+// anything else, or a product no library path takes (linalg.hpp), makes each node's own call, as
+// without the claim.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +51,13 @@ struct Linear {
   enum class Epilogue { kGelu, kGeluTanh, kAdd };
   int32_t bias = -1, a = -1, b = -1;
   Epilogue epilogue = Epilogue::kGelu;
-  int32_t other = -1;     // the add's other operand
+  int32_t other = -1;  // the add's other operand
+  // The layer norm of the add's result over its last dim (norm), its weight and bias (-1:
+  // None) and eps.
+  bool norm = false;
+  int32_t norm_weight = -1, norm_bias = -1;
+  int64_t norm_size = 0;
+  double eps = 0;
   int32_t output = -1;    // the run's one output: its last node's result
   bool reshaped = false;  // a reshape between the product and the epilogue
 };

@@ -30,6 +30,9 @@ using tessera_test::Ramp;
 using tessera_test::T;
 
 constexpr char kT[] = "t(Tensor(a) self) -> Tensor(a)";
+constexpr char kNormSchema[] =
+    "native_layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, "
+    "float eps) -> (Tensor, Tensor, Tensor)";
 constexpr char kAddmm[] =
     "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor";
 constexpr char kGelu[] = "gelu(Tensor self, *, str approximate='none') -> Tensor";
@@ -87,6 +90,8 @@ struct Layer {
           bytes(b.empty() ? Ramp(static_cast<size_t>(N), -1, 0.4f, 5) : b)},
          {"constant/r", dt, r_sizes,
           bytes(r.empty() ? Ramp(static_cast<size_t>(r_numel), 0.3f, -0.21f, 7) : r)},
+         {"constant/nw", dt, {N}, bytes(Ramp(static_cast<size_t>(N), 0.5f, 0.25f, 4))},
+         {"constant/nb", dt, {N}, bytes(Ramp(static_cast<size_t>(N), -0.2f, 0.1f, 3))},
          {"input/x", dt, {M, K}, bytes(Ramp(static_cast<size_t>(M * K), -1.5f, 0.37f, 11))}});
   }
 };
@@ -96,6 +101,17 @@ std::string Gelu(const std::string& in, const std::string& approximate) {
 }
 std::string Add(const std::string& self, const std::string& other) {
   return Node("add.Tensor", kAddSchema, T(self) + "," + T(other) + R"(,{"int":1})", Q("s"));
+}
+
+// The layer norm of `in` over its last dim (n elements), weight nw and bias nb (or None), into
+// values n0 (the normalized), n1 (mean), n2 (rstd).
+std::string Norm(const std::string& in, int64_t n, bool affine = true) {
+  const std::string w = affine ? T("nw") : "{\"none\":null}";
+  const std::string b = affine ? T("nb") : "{\"none\":null}";
+  return Node(
+      "native_layer_norm", kNormSchema,
+      T(in) + R"(,{"ints":[)" + std::to_string(n) + "]}," + w + "," + b + R"(,{"float":1e-05})",
+      R"("n0","n1","n2")");
 }
 
 class LinearEpilogues : public ::testing::Test {
@@ -173,6 +189,38 @@ TEST_F(LinearEpilogues, ABiasOfOneRow) {
   CheckAgainstNodes(file, kRun, 1e-6);
 }
 
+// The residual add's layer norm (BERT's "add & norm") joins the run: the norm of each row in
+// the same pass, by the kernel's own row function; with and without weight and bias.
+TEST_F(LinearEpilogues, TheAddsLayerNormAsOne) {
+  const Layer l;
+  std::vector<int> routes = kRun;
+  routes.push_back(kClaimed);
+  for (bool affine : {true, false}) {
+    const Compiled c = CheckAgainstNodes(
+        l.File(l.Linear() + "," + Add("y3", "r") + "," + Norm("s", l.N, affine), {"n0"}), routes,
+        1e-6);
+    ASSERT_EQ(c.outputs.size(), 1u);
+    // Each row is normalized: mean 0 (without weight and bias).
+    if (!affine) {
+      for (int64_t row = 0; row < l.M; ++row) {
+        double sum = 0;
+        for (int64_t j = 0; j < l.N; ++j) sum += c.outputs[0][static_cast<size_t>(row * l.N + j)];
+        EXPECT_NEAR(sum / static_cast<double>(l.N), 0, 1e-5) << "row " << row;
+      }
+    }
+  }
+}
+
+// A norm whose mean the model returns, or a norm after gelu, stays a node of its own.
+TEST_F(LinearEpilogues, ANormStaysANodeWhereItsStatisticsAreRead) {
+  const Layer l;
+  CheckAgainstNodes(l.File(l.Linear() + "," + Add("y3", "r") + "," + Norm("s", l.N), {"n0", "n1"}),
+                    {kComposite, kClaimed, kClaimed, kClaimed, kNative}, 1e-6);
+  const std::string gelu_norm = l.Linear() + "," + Gelu("y3", "none") + "," + Norm("g", l.N);
+  CheckAgainstNodes(l.File(gelu_norm, {"n0"}), {kComposite, kClaimed, kClaimed, kClaimed, kNative},
+                    1e-6);
+}
+
 // An other operand that broadcasts ([N]) or is not contiguous (a transposed view) is left to
 // the nodes' own calls.
 TEST_F(LinearEpilogues, ABroadcastOrStridedOtherRunsNodeByNode) {
@@ -217,6 +265,8 @@ TEST_F(LinearEpilogues, AWrongViewFailsAsItsNode) {
 TEST_F(LinearEpilogues, Float64RunsNodeByNode) {
   Layer l;
   l.dtype = "float64";
+  CheckAgainstNodes(l.File(l.Linear() + "," + Add("y3", "r") + "," + Norm("s", l.N), {"n0"}),
+                    {kComposite, kClaimed, kClaimed, kClaimed, kClaimed});
   CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "none"), {"g"}), kRun);
   CheckAgainstNodes(l.File(l.Linear() + "," + Add("r", "y3"), {"s"}), kRun);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "graph_args.hpp"
 #include "layer_norm_rows.hpp"
@@ -40,8 +41,13 @@ struct RowPass {
 
   static void Run(void* self, int64_t begin, int64_t end) {
     const RowPass& p = *static_cast<const RowPass*>(self);
+    // With the norm, the sums go to a row of their own, which the norm reads into out's row
+    // (its row function takes distinct input and output).
+    std::vector<float> sums(p.norm ? static_cast<size_t>(p.n) : 0);
     for (int64_t r = begin; r < end; ++r) {
-      float* row = p.out + r * p.n;
+      float* const out_row = p.out + r * p.n;
+      float* row = p.norm ? sums.data() : out_row;
+      if (p.norm) std::copy(out_row, out_row + p.n, row);
       const float* o = p.other != nullptr ? p.other + r * p.n : nullptr;
       if (p.bias != nullptr && o != nullptr) {
         for (int64_t j = 0; j < p.n; ++j) row[j] = (row[j] + p.bias[j]) + o[j];
@@ -53,7 +59,8 @@ struct RowPass {
       if (p.gelu != nullptr) p.gelu(row, row, p.n);
       if (p.norm) {
         float mean = 0, rstd = 0;  // the norm's other outputs, which nothing reads
-        layer_norm_rows_f32(row, 0, 1, p.n, p.norm_weight, p.norm_bias, p.eps, row, &mean, &rstd);
+        layer_norm_rows_f32(row, 0, 1, p.n, p.norm_weight, p.norm_bias, p.eps, out_row, &mean,
+                            &rstd);
       }
     }
   }
@@ -125,9 +132,10 @@ std::optional<Linear> ClaimLinear(const tsr_graph& g, size_t first, size_t* end)
       sdk::op_name(g.nodes[k + 1]) == "native_layer_norm") {
     const tsr_graph_node& norm = g.nodes[k + 1];
     std::vector<int64_t> shape;
+    // A weight or bias from outside the run (not the add's result), or None.
     auto optional_tensor = [&](size_t i, int32_t* id) {
       *id = TensorArg(norm, i);
-      return *id >= 0 || norm.args[i].value.kind == TSR_VALUE_NONE;
+      return (*id >= 0 && *id != l.output) || norm.args[i].value.kind == TSR_VALUE_NONE;
     };
     if (norm.num_args == 5 && norm.num_outputs == 3 && TensorArg(norm, 0) == l.output &&
         !sdk::read_after(g, k + 1, l.output) && SizesArg(norm, 1, 1, &shape) &&
@@ -181,7 +189,10 @@ bool LinearRun::Fused(const Values& values, Tensor* out) const {
     const sdk::TensorView ov = sdk::view_of(*other), rv = sdk::view_of(result);
     if (!ov.same_shape(rv) || !ov.is_contiguous()) return false;  // a broadcast: the nodes
     pass.other = ov.data<float>();
-    if (l.norm && !NormOf(values, l, N, &pass)) return false;
+    // The norm is over the result's last dim, which a reshape may have made other than N.
+    if (l.norm && (rv.dim() == 0 || rv.size(-1) != N || !NormOf(values, l, N, &pass))) {
+      return false;
+    }
   } else {
     pass.gelu =
         l.epilogue == Linear::Epilogue::kGelu ? &vector_math::gelu : &vector_math::gelu_tanh;
@@ -193,7 +204,9 @@ bool LinearRun::Fused(const Values& values, Tensor* out) const {
   } else if (!gemm_library(av, bv, pv, 1, 0, false)) {
     return false;
   }
-  TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / N), &RowPass::Run, &pass);
+  // Rows per chunk: a row is some 3 N element operations with the norm (as its kernel counts).
+  const int64_t row_work = pass.norm ? 3 * N : N;
+  TensorIterator::run_parallel(M, std::max<int64_t>(1, kGrain / row_work), &RowPass::Run, &pass);
   *out = std::move(result);
   return true;
 }

@@ -16,23 +16,23 @@
 // _unsafe_view; each value inside read by the next node alone, the norm's mean and rstd by
 // none) and runs it as the product with beta 0, then one pass over its rows, each still in
 // cache after its own sums:
-//     row = (row + bias) + other   (the add, then the norm of the row)   or   row = gelu(row +
-//     bias)
-// the sums in the nodes' order (addmm's, then the add's). Where the prepacked matmul runs the
-// product it adds the bias itself, as it does node by node, and the pass does the rest: the same
-// passes and the same results as node by node, the epilogue's in place. Where sgemm runs it, one
-// pass over the result fewer; node by node sgemm takes the bias as beta * out and may add it to
-// its running sum before the last blocks of k, so the results may differ in the last bit there
-// (conformance compares every claimed run with its nodes one by one).
-// The norm is the native_layer_norm kernel's own row function (layer_norm_rows.hpp), so its
-// values are the nodes'. A transformer block's residual add and the norm after it (BERT's
-// "add & norm") are then one pass.
+//     the add:   row = (row + bias) + other, then the row's layer norm where the run has one
+//     gelu:      row = gelu(row + bias)
+// the sums in the nodes' order (addmm's, then the add's), the norm by the native_layer_norm
+// kernel's own row function (layer_norm_rows.hpp). Where the prepacked matmul runs the product
+// it adds the bias itself, as it does node by node, and the pass does the rest: the same passes
+// and the same results as node by node, the epilogue's in place. Where sgemm runs it, one pass
+// over the result fewer; node by node sgemm takes the bias as beta * out and may add it to its
+// running sum before the last blocks of k, so the sums may differ in the last bit there, and a
+// norm scales that difference by the row's 1 / std (conformance compares every claimed run with
+// its nodes one by one). A transformer block's residual add and the norm after it (BERT's "add
+// & norm") are one pass.
 // The claim sees neither dtypes nor shapes: each execution checks that every input is float32
 // on the CPU, that a, b are matrices, the bias and the norm's weight and bias are N contiguous
-// elements (the bias a [N] or [1, N]), the norm is over N, the other operand has the result's
-// sizes and is contiguous, that no size is 0 and that the reshape takes the product's sizes;
-// anything else, or a product no library path takes (linalg.hpp), makes each node's own call, as
-// without the claim.
+// elements (the bias a [N] or [1, N]), the norm is over the result's last dim, of N elements,
+// the other operand has the result's sizes and is contiguous, that no size is 0 and that the
+// reshape takes the product's sizes; anything else, or a product no library path takes
+// (linalg.hpp), makes each node's own call, as without the claim.
 #pragma once
 
 #include <cstdint>

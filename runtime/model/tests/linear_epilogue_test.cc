@@ -148,6 +148,10 @@ TEST_F(LinearEpilogues, EachProductPathFused) {
     for (const std::string& file : {gelu, add}) {
       CheckAgainstNodes(file, {kComposite, kClaimed, kClaimed}, 1e-6);
     }
+    // And the add's layer norm, its input's last bits (on sgemm) scaled by the row's 1 / std.
+    CheckAgainstNodes(l.File(l.Linear("1", false) + "," + Add("y3", "r") + "," + Norm("s", l.N),
+                             {"n0"}, {rows, 16}),
+                      {kComposite, kClaimed, kClaimed, kClaimed}, 1e-5);
   }
 }
 
@@ -211,14 +215,76 @@ TEST_F(LinearEpilogues, TheAddsLayerNormAsOne) {
   }
 }
 
-// A norm whose mean the model returns, or a norm after gelu, stays a node of its own.
+// What a norm must be to join: a norm whose mean the model returns, whose rstd a later node
+// reads, over two dims, or after gelu stays a node of its own; so does one whose weight is the
+// add's own result (a value the run would make).
 TEST_F(LinearEpilogues, ANormStaysANodeWhereItsStatisticsAreRead) {
   const Layer l;
-  CheckAgainstNodes(l.File(l.Linear() + "," + Add("y3", "r") + "," + Norm("s", l.N), {"n0", "n1"}),
-                    {kComposite, kClaimed, kClaimed, kClaimed, kNative}, 1e-6);
+  const std::vector<int> apart = {kComposite, kClaimed, kClaimed, kClaimed, kNative};
+  const std::string add = l.Linear() + "," + Add("y3", "r") + ",";
+  CheckAgainstNodes(l.File(add + Norm("s", l.N), {"n0", "n1"}), apart, 1e-6);
+  std::vector<int> rstd_read = apart;
+  rstd_read.push_back(kNative);
+  CheckAgainstNodes(
+      l.File(add + Norm("s", l.N) + "," +
+                 Node("add.Tensor", kAddSchema, T("n0") + "," + T("n2") + R"(,{"int":1})", Q("u")),
+             {"u"}),
+      rstd_read, 1e-6);
+  const std::string two_dims =
+      Node("native_layer_norm", kNormSchema,
+           T("s") + R"(,{"ints":[3,7]},{"none":null},{"none":null},{"float":1e-05})",
+           R"("n0","n1","n2")");
+  CheckAgainstNodes(l.File(add + two_dims, {"n0"}), apart, 1e-6);
   const std::string gelu_norm = l.Linear() + "," + Gelu("y3", "none") + "," + Norm("g", l.N);
-  CheckAgainstNodes(l.File(gelu_norm, {"n0"}), {kComposite, kClaimed, kClaimed, kClaimed, kNative},
-                    1e-6);
+  CheckAgainstNodes(l.File(gelu_norm, {"n0"}), apart, 1e-6);
+  const std::string weight_is_result =
+      Node("native_layer_norm", kNormSchema,
+           T("s") + R"(,{"ints":[7]},)" + T("s") + R"(,{"none":null},{"float":1e-05})",
+           R"("n0","n1","n2")");
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  ASSERT_EQ(tessera_test::LoadAndCompile(l.File(add + weight_is_result, {"n0"}),
+                                         {TSR_DEVICE_CPU, 0}, 0, &model, &compiled),
+            "");
+  for (size_t n = 0; n < apart.size(); ++n) {
+    EXPECT_EQ(tsr_compiled_model_node_route(compiled, n), apart[n]) << "node " << n;
+  }
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+}
+
+// A norm over the last dim the reshape made (14, not the product's 7) fails as node by node, with
+// the norm's own message: the run does not take it.
+TEST_F(LinearEpilogues, ANormOverAnotherDimFailsAsItsNode) {
+  const Layer l;  // the product [6, 7], viewed as [3, 14]
+  const std::string nodes =
+      Node("t", kT, T("w"), Q("wt")) + "," +
+      Node("addmm", kAddmm, T("b") + "," + T("x") + "," + T("wt") + R"(,{"int":1},{"int":1})",
+           Q("y")) +
+      "," + Node("view", kViewSchema, T("y") + R"(,{"ints":[3,14]})", Q("y3")) + "," +
+      Add("y3", "r") + "," + Norm("s", l.N);
+  const std::string file = l.File(nodes, {"n0"}, {3, 14});
+  std::string errors[2];
+  for (int claims = 0; claims < 2; ++claims) {
+    tsr_model* model = nullptr;
+    tsr_compiled_model* compiled = nullptr;
+    ASSERT_EQ(tessera_test::LoadAndCompile(file, {TSR_DEVICE_CPU, 0},
+                                           claims ? 0u : TSR_COMPILE_NO_CLAIMS, &model, &compiled),
+              "");
+    if (claims) EXPECT_EQ(tsr_compiled_model_node_route(compiled, 4), kClaimed);
+    tsr_tensor* x = nullptr;
+    ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+    tsr_tensor* y = nullptr;
+    errors[claims] = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
+    EXPECT_EQ(y, nullptr);
+    tsr_tensor_release(x);
+    tsr_compiled_model_release(compiled);
+    tsr_model_release(model);
+  }
+  ASSERT_FALSE(errors[0].empty());
+  const std::string message = errors[0].substr(errors[0].find("): ") + 3);
+  EXPECT_NE(errors[0].find("node 4 (native_layer_norm)"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[1].find(message), std::string::npos) << errors[1] << " / " << message;
 }
 
 // An other operand that broadcasts ([N]) or is not contiguous (a transposed view) is left to

@@ -46,10 +46,16 @@ struct RowPass {
     std::vector<float> sums(p.norm ? static_cast<size_t>(p.n) : 0);
     for (int64_t r = begin; r < end; ++r) {
       float* const out_row = p.out + r * p.n;
-      float* row = p.norm ? sums.data() : out_row;
-      if (p.norm) std::copy(out_row, out_row + p.n, row);
       const float* o = p.other != nullptr ? p.other + r * p.n : nullptr;
-      if (p.bias != nullptr && o != nullptr) {
+      float* row = out_row;  // where the sums go: in place, or the norm's own row
+      if (p.norm) {
+        row = sums.data();
+        if (p.bias != nullptr) {
+          for (int64_t j = 0; j < p.n; ++j) row[j] = (out_row[j] + p.bias[j]) + o[j];
+        } else {
+          for (int64_t j = 0; j < p.n; ++j) row[j] = out_row[j] + o[j];
+        }
+      } else if (p.bias != nullptr && o != nullptr) {
         for (int64_t j = 0; j < p.n; ++j) row[j] = (row[j] + p.bias[j]) + o[j];
       } else if (p.bias != nullptr) {
         for (int64_t j = 0; j < p.n; ++j) row[j] += p.bias[j];

@@ -3,7 +3,8 @@
 //  - chains of convolutions in oneDNN's layouts (Note [Convolution chains] in conv_chain.hpp);
 //  - batched products read in place (Note [Batched products in place] in batched_product.hpp);
 //  - linear layers with their epilogue (Note [Linear layers with their epilogue] in
-//    linear_epilogue.hpp).
+//    linear_epilogue.hpp);
+//  - an additive mask and its softmax (Note [Masked softmax] in masked_softmax.hpp).
 #include "graph_compiler.hpp"
 
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "batched_product.hpp"
 #include "conv_chain.hpp"
 #include "linear_epilogue.hpp"
+#include "masked_softmax.hpp"
 #include "tessera/sdk/graph.hpp"
 
 namespace tessera {
@@ -48,6 +50,10 @@ size_t ClaimAt(const tsr_graph& g, size_t first, const tsr_graph_run* claimed,
   }
   if (std::optional<Linear> l = ClaimLinear(g, first, &end)) {
     if (run) *run = std::make_unique<LinearRun>(std::move(*l), NodeCalls(g, first, end), *claimed);
+    return end - first;
+  }
+  if (std::optional<MaskedSoftmax> m = ClaimMaskedSoftmax(g, first, &end)) {
+    if (run) *run = std::make_unique<MaskedSoftmaxRun>(*m, NodeCalls(g, first, end), *claimed);
     return end - first;
   }
   return 0;

@@ -1,10 +1,11 @@
 // The CPU backend's graph compiler (tessera/c/graph.h): in a compiled model it claims runs of
 // convolutions, each with the batch norm, residual add and activation after it, run in oneDNN's
-// layouts (Note [Convolution chains] in conv_chain.hpp), batched products with the copies and
+// layouts (Note [Convolution chains] in conv_chain.hpp); batched products with the copies and
 // the scaling around them, run as one matmul over strided operands (Note [Batched products in
-// place] in batched_product.hpp), and linear layers with the gelu or residual add after them,
-// the bias added in that op's pass (Note [Linear layers with their epilogue] in
-// linear_epilogue.hpp).
+// place] in batched_product.hpp); linear layers with the gelu or residual add (and its layer
+// norm) after them, the bias added in that op's pass (Note [Linear layers with their epilogue]
+// in linear_epilogue.hpp); and an additive mask with the softmax after it, in one pass (Note
+// [Masked softmax] in masked_softmax.hpp).
 #pragma once
 
 #include "tessera/sdk/plugin.hpp"

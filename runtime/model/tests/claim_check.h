@@ -85,6 +85,31 @@ inline Compiled CompileAndRun(const std::string& file, uint32_t flags) {
   return c;
 }
 
+// RunError: the error of one run of `file` compiled on the CPU with `flags` (TSR_COMPILE_*),
+// "" for none; the compile must succeed. *routes, where given, gets each node's route.
+inline std::string RunError(const std::string& file, uint32_t flags,
+                            std::vector<int>* routes = nullptr) {
+  constexpr tsr_device kCpu = {TSR_DEVICE_CPU, 0};
+  tsr_model* model = nullptr;
+  tsr_compiled_model* compiled = nullptr;
+  std::string error = LoadAndCompile(file, kCpu, flags, &model, &compiled);
+  EXPECT_EQ(error, "") << "the compile";
+  if (compiled != nullptr) {
+    for (size_t i = 0; routes != nullptr && i < tsr_model_num_nodes(model); ++i) {
+      routes->push_back(tsr_compiled_model_node_route(compiled, i));
+    }
+    tsr_tensor* x = nullptr;
+    EXPECT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
+    std::vector<tsr_tensor*> y(tsr_model_num_outputs(model), nullptr);
+    error = Consume(tsr_compiled_model_run(compiled, &x, 1, y.data(), y.size()));
+    for (tsr_tensor* t : y) tsr_tensor_release(t);
+    tsr_tensor_release(x);
+  }
+  tsr_compiled_model_release(compiled);
+  tsr_model_release(model);
+  return error;
+}
+
 // CheckAgainstNodes: `file` compiled with claims has `routes`, and gives its nodes' outputs
 // (within `tolerance`, relative to 1 + |value|); returns the claimed run's outputs.
 inline Compiled CheckAgainstNodes(const std::string& file, const std::vector<int>& routes,

@@ -27,6 +27,7 @@ using tessera_test::ModelFile;
 using tessera_test::Node;
 using tessera_test::Q;
 using tessera_test::Ramp;
+using tessera_test::RunError;
 using tessera_test::T;
 
 constexpr char kT[] = "t(Tensor(a) self) -> Tensor(a)";
@@ -264,23 +265,10 @@ TEST_F(LinearEpilogues, ANormOverAnotherDimFailsAsItsNode) {
       "," + Node("view", kViewSchema, T("y") + R"(,{"ints":[3,14]})", Q("y3")) + "," +
       Add("y3", "r") + "," + Norm("s", l.N);
   const std::string file = l.File(nodes, {"n0"}, {3, 14});
-  std::string errors[2];
-  for (int claims = 0; claims < 2; ++claims) {
-    tsr_model* model = nullptr;
-    tsr_compiled_model* compiled = nullptr;
-    ASSERT_EQ(tessera_test::LoadAndCompile(file, {TSR_DEVICE_CPU, 0},
-                                           claims ? 0u : TSR_COMPILE_NO_CLAIMS, &model, &compiled),
-              "");
-    if (claims) EXPECT_EQ(tsr_compiled_model_node_route(compiled, 4), kClaimed);
-    tsr_tensor* x = nullptr;
-    ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
-    tsr_tensor* y = nullptr;
-    errors[claims] = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
-    EXPECT_EQ(y, nullptr);
-    tsr_tensor_release(x);
-    tsr_compiled_model_release(compiled);
-    tsr_model_release(model);
-  }
+  std::vector<int> routes;
+  const std::string errors[2] = {RunError(file, TSR_COMPILE_NO_CLAIMS), RunError(file, 0, &routes)};
+  ASSERT_EQ(routes.size(), 5u);
+  EXPECT_EQ(routes[4], kClaimed);
   ASSERT_FALSE(errors[0].empty());
   const std::string message = errors[0].substr(errors[0].find("): ") + 3);
   EXPECT_NE(errors[0].find("node 4 (native_layer_norm)"), std::string::npos) << errors[0];
@@ -304,22 +292,7 @@ TEST_F(LinearEpilogues, ABroadcastOrStridedOtherRunsNodeByNode) {
 TEST_F(LinearEpilogues, AWrongViewFailsAsItsNode) {
   const Layer l;
   const std::string file = l.File(l.Linear("1", true, l.N + 1) + "," + Gelu("y3", "none"), {"g"});
-  std::string errors[2];
-  for (int claims = 0; claims < 2; ++claims) {
-    tsr_model* model = nullptr;
-    tsr_compiled_model* compiled = nullptr;
-    ASSERT_EQ(tessera_test::LoadAndCompile(file, {TSR_DEVICE_CPU, 0},
-                                           claims ? 0u : TSR_COMPILE_NO_CLAIMS, &model, &compiled),
-              "");
-    tsr_tensor* x = nullptr;
-    ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
-    tsr_tensor* y = nullptr;
-    errors[claims] = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
-    EXPECT_EQ(y, nullptr);
-    tsr_tensor_release(x);
-    tsr_compiled_model_release(compiled);
-    tsr_model_release(model);
-  }
+  const std::string errors[2] = {RunError(file, TSR_COMPILE_NO_CLAIMS), RunError(file, 0)};
   // The same message; the compiled model names where it arose: the claimed run, or the node.
   const std::string message = "shape '[2, 3, 8]' is invalid for input of size 42";
   EXPECT_NE(errors[0].find("node 2 (view): " + message), std::string::npos) << errors[0];
@@ -350,21 +323,11 @@ TEST_F(LinearEpilogues, WhatStaysNodeByNode) {
                     {kComposite, kNative, kComposite, kNative}, 1e-6);
   CheckAgainstNodes(l.File(l.Linear() + "," + Gelu("y3", "none"), {"g", "y"}),
                     {kComposite, kNative, kComposite, kNative}, 1e-6);
-  tsr_model* model = nullptr;
-  tsr_compiled_model* compiled = nullptr;
-  ASSERT_EQ(tessera_test::LoadAndCompile(l.File(l.Linear() + "," + Gelu("y3", "exact"), {"g"}),
-                                         {TSR_DEVICE_CPU, 0}, 0, &model, &compiled),
-            "");
-  EXPECT_EQ(tsr_compiled_model_node_route(compiled, 3), kNative);
-  tsr_tensor* x = nullptr;
-  ASSERT_EQ(Consume(tsr_model_example_input(model, 0, &x)), "");
-  tsr_tensor* y = nullptr;
-  const std::string error = Consume(tsr_compiled_model_run(compiled, &x, 1, &y, 1));
+  std::vector<int> routes;
+  const std::string error =
+      RunError(l.File(l.Linear() + "," + Gelu("y3", "exact"), {"g"}), 0, &routes);
+  EXPECT_EQ(routes, (std::vector<int>{kComposite, kNative, kComposite, kNative}));
   EXPECT_NE(error.find("exact"), std::string::npos) << error;
-  EXPECT_EQ(y, nullptr);
-  tsr_tensor_release(x);
-  tsr_compiled_model_release(compiled);
-  tsr_model_release(model);
 }
 
 }  // namespace

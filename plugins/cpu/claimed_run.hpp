@@ -1,7 +1,8 @@
 // ClaimedRun: what the CPU backend's graph compiler prepared for one claimed run of a compiled
 // model (graph_compiler.cc): a chain of convolutions (conv_chain.hpp), a batched product read in
-// place (batched_product.hpp) or a linear layer with its epilogue (linear_epilogue.hpp). Each
-// runs its fused form where its inputs allow and its nodes' own calls otherwise (RunNodes).
+// place (batched_product.hpp), a linear layer with its epilogue (linear_epilogue.hpp) or an
+// additive mask with its softmax (masked_softmax.hpp). Each runs its fused form where its
+// inputs allow and its nodes' own calls otherwise (RunNodes).
 #pragma once
 
 #include <cstdint>
@@ -40,7 +41,8 @@ class ClaimedRun {
 };
 
 // FusedRun: a claimed run of one output that a fused form makes (Fused) where the inputs allow
-// it, and its nodes otherwise: the batched products' and the linear layers' runs.
+// it, and its nodes otherwise: every kind but the convolution chains (which may have several
+// outputs).
 class FusedRun : public ClaimedRun {
  public:
   FusedRun(std::vector<sdk::NodeCall> nodes, int32_t output, const tsr_graph_run& run)

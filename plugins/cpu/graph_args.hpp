@@ -1,6 +1,6 @@
 // Reading the graph a graph compiler is shown (tessera/c/graph.h) for the CPU backend's claims
-// (conv_chain_claim.cc, batched_product.cc, linear_epilogue.cc): a node's literal arguments,
-// and the steps of a run whose values live only inside it.
+// (graph_compiler.cc's kinds of run): a node's literal arguments, and the steps of a run whose
+// values live only inside it.
 #pragma once
 
 #include <cstdint>

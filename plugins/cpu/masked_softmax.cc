@@ -50,36 +50,6 @@ struct RowPass {
   }
 };
 
-}  // namespace
-
-std::optional<MaskedSoftmax> ClaimMaskedSoftmax(const tsr_graph& g, size_t first, size_t* end) {
-  const tsr_graph_node& add = g.nodes[first];
-  if (sdk::op_name(add) != "add.Tensor" || (add.flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
-      add.num_args != 3 || add.num_outputs != 1 || !IsOne(add, 2)) {
-    return std::nullopt;
-  }
-  const int32_t self = TensorArg(add, 0), other = TensorArg(add, 1);
-  if (self < 0 || other < 0 || self == other) return std::nullopt;
-  const tsr_graph_node* softmax = Step(g, first + 1, add.outputs[0]);
-  int64_t dim = 0;
-  if (softmax == nullptr || sdk::op_name(*softmax) != "_softmax" || softmax->num_args != 3 ||
-      !IntArg(*softmax, 1, &dim) || softmax->args[2].value.kind != TSR_VALUE_BOOL ||
-      softmax->args[2].value.u.b != 0) {
-    return std::nullopt;
-  }
-  // Which operand is the scores and which the mask is known only from their shapes, and the
-  // dim's meaning from their rank: the run finds both when it runs.
-  MaskedSoftmax m;
-  m.self = self;
-  m.other = other;
-  m.output = softmax->outputs[0];
-  m.dim = dim;
-  *end = first + 2;
-  return m;
-}
-
-namespace {
-
 // Rows: the pass over x's rows with the mask broadcast to them, where the operands allow it
 // (see Note [Masked softmax]).
 bool Rows(const sdk::TensorView& x, const sdk::TensorView& m, int64_t dim, RowPass* pass) {
@@ -107,6 +77,32 @@ bool Rows(const sdk::TensorView& x, const sdk::TensorView& m, int64_t dim, RowPa
 }
 
 }  // namespace
+
+std::optional<MaskedSoftmax> ClaimMaskedSoftmax(const tsr_graph& g, size_t first, size_t* end) {
+  const tsr_graph_node& add = g.nodes[first];
+  if (sdk::op_name(add) != "add.Tensor" || (add.flags & TSR_GRAPH_NODE_OPAQUE) != 0 ||
+      add.num_args != 3 || add.num_outputs != 1 || !IsOne(add, 2)) {
+    return std::nullopt;
+  }
+  const int32_t self = TensorArg(add, 0), other = TensorArg(add, 1);
+  if (self < 0 || other < 0 || self == other) return std::nullopt;
+  const tsr_graph_node* softmax = Step(g, first + 1, add.outputs[0]);
+  int64_t dim = 0;
+  if (softmax == nullptr || sdk::op_name(*softmax) != "_softmax" || softmax->num_args != 3 ||
+      !IntArg(*softmax, 1, &dim) || softmax->args[2].value.kind != TSR_VALUE_BOOL ||
+      softmax->args[2].value.u.b != 0) {
+    return std::nullopt;
+  }
+  // Which operand is the scores and which the mask is known only from their shapes, and the
+  // dim's meaning from their rank: the run finds both when it runs.
+  MaskedSoftmax m;
+  m.self = self;
+  m.other = other;
+  m.output = softmax->outputs[0];
+  m.dim = dim;
+  *end = first + 2;
+  return m;
+}
 
 bool MaskedSoftmaxRun::Fused(const Values& values, Tensor* out) const {
   const auto a = values.find(values_.self), b = values.find(values_.other);

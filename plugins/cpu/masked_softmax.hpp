@@ -13,10 +13,10 @@
 // the softmax kernel's own row function (vector_math::softmax_row, as scans.cc's softmax_rows),
 // so the values are the nodes'. (The scores' own run, Note [Batched products in place], cannot
 // take the add: in an exported BERT the mask's nodes come between the scale and the add.)
-// The claim sees neither dtypes nor shapes: each execution checks that both operands are
-// float32 on the CPU, x contiguous with a last dim of at least one element, the mask of x's
-// rank with each size x's or 1 (so the sum has x's sizes); anything else makes each node's own
-// call, as without the claim.
+// The claim sees neither dtypes nor shapes: each execution takes as the scores the operand the
+// other (the mask) broadcasts to, and checks that both are float32 on the CPU, of one rank (at
+// most 16), not empty, the scores contiguous and each of the mask's sizes theirs or 1 (so the
+// sum has the scores' sizes); anything else makes each node's own call, as without the claim.
 #pragma once
 
 #include <cstdint>

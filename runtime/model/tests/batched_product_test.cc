@@ -24,13 +24,14 @@ using tessera_test::Floats;
 using tessera_test::kClaimed;
 using tessera_test::kComposite;
 using tessera_test::kNative;
+using tessera_test::kPermuteSchema;
+using tessera_test::kSoftmaxSchema;
 using tessera_test::kViewSchema;
 using tessera_test::ModelFile;
 using tessera_test::Node;
 using tessera_test::Q;
 using tessera_test::T;
 
-constexpr char kPermute[] = "permute(Tensor(a) self, int[] dims) -> Tensor(a)";
 constexpr char kSelect[] = "select.int(Tensor(a) self, int dim, int index) -> Tensor(a)";
 constexpr char kTranspose[] = "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)";
 constexpr char kExpand[] =
@@ -40,7 +41,6 @@ constexpr char kReshape[] = "reshape(Tensor(a) self, int[] shape) -> Tensor(a)";
 constexpr char kBmm[] = "bmm(Tensor self, Tensor mat2) -> Tensor";
 constexpr char kDiv[] = "div.Scalar(Tensor self, Scalar other) -> Tensor";
 constexpr char kMul[] = "mul.Scalar(Tensor self, Scalar other) -> Tensor";
-constexpr char kSoftmax[] = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
 
 std::string Ints(const std::vector<int64_t>& v) {
   std::string s = "{\"ints\":[";
@@ -67,7 +67,7 @@ std::string Reshape(const std::string& in, const std::vector<int64_t>& sizes,
 constexpr int64_t B = 2, S = 5, H = 2, D = 4;
 
 std::string Heads() {
-  return Node("permute", kPermute, T("x") + "," + Ints({2, 0, 3, 1, 4}), Q("p")) + "," +
+  return Node("permute", kPermuteSchema, T("x") + "," + Ints({2, 0, 3, 1, 4}), Q("p")) + "," +
          Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(0), Q("q")) + "," +
          Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(1), Q("k")) + "," +
          Node("select.int", kSelect, T("p") + "," + Int(0) + "," + Int(2), Q("v")) + "," +
@@ -90,10 +90,10 @@ std::string Scores(const std::string& scale_op = "div.Scalar", bool split = true
 // out = softmax(scores) @ v, heads joined to [B, S, H*D]: softmax then 10 nodes.
 // `d0`, `d1`: the transposition's dims (1, 2 or another spelling of them).
 std::string Weighted(int d0 = 1, int d1 = 2) {
-  return Node("_softmax", kSoftmax, T("sd") + "," + Int(-1) + R"(,{"bool":false})", Q("w")) + "," +
-         Expand("w", {B, H, S, S}, "e3") + "," + Reshape("e3", {B * H, S, S}, "r3", kViewSchema) +
-         "," + Expand("v", {B, H, S, D}, "e4") + "," + Clone("e4", "c4") + "," +
-         Reshape("c4", {B * H, S, D}, "r4") + "," +
+  return Node("_softmax", kSoftmaxSchema, T("sd") + "," + Int(-1) + R"(,{"bool":false})", Q("w")) +
+         "," + Expand("w", {B, H, S, S}, "e3") + "," +
+         Reshape("e3", {B * H, S, S}, "r3", kViewSchema) + "," + Expand("v", {B, H, S, D}, "e4") +
+         "," + Clone("e4", "c4") + "," + Reshape("c4", {B * H, S, D}, "r4") + "," +
          Node("bmm", kBmm, T("r3") + "," + T("r4"), Q("o")) + "," +
          Reshape("o", {B, H, S, D}, "o4") + "," +
          Node("transpose.int", kTranspose, T("o4") + "," + Int(d0) + "," + Int(d1), Q("ot")) + "," +

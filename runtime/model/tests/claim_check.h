@@ -20,6 +20,8 @@ constexpr int kClaimed = TSR_NODE_CLAIMED, kNative = TSR_NODE_NATIVE,
 // Schemas the graph compiler's tests share.
 constexpr char kViewSchema[] = "view(Tensor(a) self, int[] size) -> Tensor(a)";
 constexpr char kAddSchema[] = "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor";
+constexpr char kPermuteSchema[] = "permute(Tensor(a) self, int[] dims) -> Tensor(a)";
+constexpr char kSoftmaxSchema[] = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
 
 // Ramp: n values start + step * (i % mod), a test tensor's elements.
 inline std::vector<float> Ramp(size_t n, float start, float step, int mod = 7) {

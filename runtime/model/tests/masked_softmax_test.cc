@@ -21,14 +21,13 @@ using tessera_test::kAddSchema;
 using tessera_test::kClaimed;
 using tessera_test::kComposite;
 using tessera_test::kNative;
+using tessera_test::kPermuteSchema;
+using tessera_test::kSoftmaxSchema;
 using tessera_test::ModelFile;
 using tessera_test::Node;
 using tessera_test::Q;
 using tessera_test::Ramp;
 using tessera_test::T;
-
-constexpr char kSoftmax[] = "_softmax(Tensor self, int dim, bool half_to_float) -> Tensor";
-constexpr char kPermute[] = "permute(Tensor(a) self, int[] dims) -> Tensor(a)";
 
 // A model: the scores (the input x, or the view xs that `before` makes of it) plus `alpha` times
 // the mask m (a constant), then the softmax over `dim`; it returns p (and the sum s with
@@ -50,7 +49,7 @@ struct Masked {
                                      ",{\"int\":" + std::to_string(alpha) + "}",
                                  Q("s"));
     const std::string softmax =
-        Node("_softmax", kSoftmax,
+        Node("_softmax", kSoftmaxSchema,
              T("s") + ",{\"int\":" + std::to_string(dim) + R"(},{"bool":false})", Q("p"));
     std::string sizes;
     for (int64_t d : x_sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(d);
@@ -140,7 +139,7 @@ TEST_F(MaskedSoftmax, WhatRunsNodeByNode) {
   CheckAgainstNodes(dim.File(), kRun);
   Masked strided;
   strided.x_sizes = {2, 3, 5, 4};
-  strided.before = Node("permute", kPermute, T("x") + R"(,{"ints":[0,1,3,2]})", Q("xs"));
+  strided.before = Node("permute", kPermuteSchema, T("x") + R"(,{"ints":[0,1,3,2]})", Q("xs"));
   CheckAgainstNodes(strided.File(), {kComposite, kClaimed, kClaimed});
 }
 

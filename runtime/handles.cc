@@ -34,18 +34,6 @@ absl::StatusOr<std::string_view> ReadString(tsr_string s, const char* fn, const 
   return View(s);
 }
 
-tsr_scalar ToC(const Scalar& s) {
-  tsr_scalar out{};
-  if (s.is_floating_point()) {
-    out.kind = TSR_SCALAR_DOUBLE;
-    out.d = s.to_double();
-  } else {
-    out.kind = s.is_bool() ? TSR_SCALAR_BOOL : TSR_SCALAR_INT;
-    out.i = s.to_int();
-  }
-  return out;
-}
-
 size_t CopyToBuffer(const std::string& text, char* buf, size_t size) {
   if (buf != nullptr && size > 0) {
     const size_t n = std::min(size - 1, text.size());

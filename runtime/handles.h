@@ -97,8 +97,20 @@ absl::StatusOr<std::string_view> ReadString(tsr_string s, const char* fn, const 
 absl::StatusOr<DeviceType> ToDeviceType(int32_t type, const char* fn);
 absl::StatusOr<Device> ToDevice(tsr_device device, const char* fn);
 
-// ToC converts a Scalar to its C form.
-tsr_scalar ToC(const Scalar& s);
+// ToC converts a Scalar to its C form. Inline: every packed call converts its Scalars, and a
+// struct returned through memory and copied on with wider loads than its fields were stored
+// with stalls the copy (a store that cannot be forwarded).
+inline tsr_scalar ToC(const Scalar& s) {
+  tsr_scalar out{};
+  if (s.is_floating_point()) {
+    out.kind = TSR_SCALAR_DOUBLE;
+    out.d = s.to_double();
+  } else {
+    out.kind = s.is_bool() ? TSR_SCALAR_BOOL : TSR_SCALAR_INT;
+    out.i = s.to_int();
+  }
+  return out;
+}
 
 // CopyToBuffer writes `text` into buf (NUL-terminated, truncated to size) and returns the
 // length of the whole text, as the *_format functions promise.

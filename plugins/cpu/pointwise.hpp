@@ -61,6 +61,14 @@ void dense_loop(const F& f, int64_t n, void* out, std::array<void*, sizeof...(In
   } ctx{&f, {}};
   ctx.data[0] = static_cast<char*>(out);
   for (size_t k = 0; k < sizeof...(In); ++k) ctx.data[k + 1] = static_cast<char*>(in[k]);
+  if (n <= kGrain) {
+    constexpr int64_t sizes[] = {sizeof(Out), sizeof(In)...};
+    // One thread's share (run_parallel's rule) runs here, not through the context: the
+    // pointers stored one by one and read back in pairs by the vectorized loop below could not
+    // be forwarded from the stores, which stalled a 1-element add for about a tenth of its call.
+    internal::apply_loop<Out, In...>(f, ctx.data, sizes, n, std::index_sequence_for<In...>{});
+    return;
+  }
   TensorIterator::run_parallel(
       n, kGrain,
       [](void* c, int64_t begin, int64_t end) {

@@ -128,8 +128,9 @@ std::unique_ptr<PreparedCall> OpRegistry::PrepareUnboxed(const OperatorHandle& o
 // A compiled model's node allocates its output on every run and the run frees it after its
 // last reader; for small tensors that allocation and release (a tensor, a storage, the host
 // allocator's cache) cost more than the kernel. The model keeps such an output when it is done
-// with it and hands it back to the node's next prepared call as `spare`, which writes into it
-// instead of allocating. A spare is used only where writing it is as good as a fresh tensor
+// with it and hands it to a later prepared call of the same output layout as `spare` (Note
+// [Run states] in runtime/model/compiled_model.h), which writes into it instead of
+// allocating. A spare is used only where writing it is as good as a fresh tensor
 // (MaySpare): nothing else holds the tensor or its storage (a view of it, a copy an application
 // kept, a plugin's cache would each hold a reference), its memory is the CPU allocator's (a
 // device's kernels run on streams that may still use it; an application's or a plugin's lent

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/device.h"
 #include "core/scalar.h"
 #include "core/shape.h"
@@ -39,6 +40,11 @@ class PreparedCall {
 
   // Matches: `args` are what the plan was computed from (the guard; no kernel is looked at).
   bool Matches(const UnboxedArgs& args) const;
+  // single_output: the layout of the call's one output, where it has one and so may write a
+  // spare (Note [Spare outputs]); NULL otherwise.
+  const TensorSpec* single_output() const {
+    return plan_.outputs.size() == 1 ? &plan_.outputs[0] : nullptr;
+  }
 
  private:
   friend class OpRegistry;
@@ -57,10 +63,13 @@ class PreparedCall {
   const internal::OperatorEntry* entry_ = nullptr;  // the functional form called
   const PlanFunction* plan_function_ = nullptr;     // the plan function plan_ came from
   int key_ = 0;                                     // the dispatch key of the call's device
+  // Inline, not on the heap: a compiled model's run reads every node's prepared call, and
+  // each block of its own was a cache line missed per node (Note [Run states] in
+  // runtime/model/compiled_model.h).
   CallPlan plan_;
-  std::vector<CheckedLayout> outputs_;  // plan_.outputs' layouts, checked (core/tensor.h)
-  std::vector<Guard> guards_;           // one per argument
-  std::vector<int64_t> dims_;
+  absl::InlinedVector<CheckedLayout, 1> outputs_;  // plan_.outputs' layouts, checked
+  absl::InlinedVector<Guard, 3> guards_;           // one per argument
+  absl::InlinedVector<int64_t, 12> dims_;
 };
 
 }  // namespace tessera

@@ -267,7 +267,10 @@ void CompiledModel::PointAt(BoundNode& node, size_t arg, int32_t value) {
   } else {
     node.tensors.push_back(TensorSlot{arg, {value}, false});  // was None
   }
-  if (node.unboxed) node.tensor_of[arg] = value;
+  if (node.unboxed) {
+    node.unboxed_args[arg].value = value;
+    node.unboxed_args[arg].none = false;
+  }
 }
 
 absl::StatusOr<std::vector<CompiledModel::FoldedConstant>> CompiledModel::Fold(
@@ -306,7 +309,6 @@ CompiledModel::~CompiledModel() {
   if (prepared_ == nullptr) return;
   for (size_t n = 0; n < nodes_.size(); ++n) {
     delete prepared_[n].call.load();
-    Ref<TensorImpl>::Adopt(prepared_[n].spare.load());  // released here
   }
 }
 
@@ -375,7 +377,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
                                         DeviceToString(device), lookup.status().message()));
       continue;
     }
-    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}, {}, false, {}, false};
+    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}, {}, {}, false, {}, false};
     bound.list_return = list_return;
     switch (lookup->source) {
       case KernelSource::kComposite:
@@ -421,27 +423,34 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
     bound.unboxed =
         op->may_call_unboxed() && change.added_arguments.empty() && bound.dynamic.empty();
     if (bound.unboxed) {
-      bound.tensor_of.assign(bound.arguments.size(), -1);
+      bound.unboxed_args.resize(bound.arguments.size());
       for (const TensorSlot& slot : bound.tensors) {
         if (slot.list) {
           bound.unboxed = false;
           break;
         }
-        bound.tensor_of[slot.arg] = slot.values[0];  // a kTensor argument has one value
+        bound.unboxed_args[slot.arg].value = slot.values[0];  // a kTensor argument has one value
       }
       // What AddAs would refuse on every run is refused once, here: a run adds each argument
       // as it is (RunUnboxed).
       const std::vector<Argument>& params = op->schema().arguments;
       UnboxedArgs probe;
-      for (size_t i = 0; bound.unboxed && i < bound.tensor_of.size(); ++i) {
+      for (size_t i = 0; bound.unboxed && i < bound.unboxed_args.size(); ++i) {
+        BoundNode::UnboxedSource& source = bound.unboxed_args[i];
         const Value& v = bound.arguments[i];
         const SchemaType& type = params[i].type;
-        bound.unboxed = bound.tensor_of[i] >= 0 ? type.base == BaseType::kTensor && !type.is_list
-                        : v.is_scalar()
-                            ? AddAs(params[i], nullptr, &v.scalar(), false, &probe)
-                            : v.is_none() && AddAs(params[i], nullptr, nullptr, true, &probe);
+        if (source.value >= 0) {
+          bound.unboxed = type.base == BaseType::kTensor && !type.is_list;
+        } else if (v.is_scalar()) {
+          bound.unboxed = AddAs(params[i], nullptr, &v.scalar(), false, &probe);
+          source.scalar = v.scalar();
+        } else {
+          bound.unboxed = v.is_none() && AddAs(params[i], nullptr, nullptr, true, &probe);
+          source.none = true;
+        }
       }
     }
+    bound.outputs.assign(node.outputs.begin(), node.outputs.end());
     for (int32_t v : node.outputs) last_reader[v] = static_cast<int32_t>(n);  // if none reads it
     compiled->nodes_.push_back(std::move(bound));
   }
@@ -460,6 +469,8 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   for (size_t v = 0; v < last_reader.size(); ++v) {
     if (last_reader[v] >= 0) {
       compiled->nodes_[last_reader[v]].release_after.push_back(static_cast<int32_t>(v));
+    } else {
+      compiled->ends_defined_.push_back(static_cast<int32_t>(v));
     }
   }
   compiled->prepared_ = std::make_unique<PreparedSlot[]>(compiled->nodes_.size());
@@ -473,16 +484,6 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   // While calls are recorded, every node makes its own call, to be recorded (docs/build.md).
   if (options.claims && !CallsRecorded()) {
     TSR_RETURN_IF_ERROR(compiled->ClaimRuns(last_reader, folded, roots.written()));
-  }
-  // Spares (Note [Spare outputs]): the one output of a native node a run calls unboxed (not
-  // folded or claimed, which are settled now).
-  compiled->producer_.assign(model->value_names.size(), -1);
-  for (size_t n = 0; n < compiled->nodes_.size(); ++n) {
-    const BoundNode& node = compiled->nodes_[n];
-    const std::vector<int32_t>& outs = model->nodes[n].outputs;
-    if (node.route == NodeRoute::kNative && node.unboxed && outs.size() == 1) {
-      compiled->producer_[outs[0]] = static_cast<int32_t>(n);
-    }
   }
   // The constants a run reads: the nodes' (a folded one reads only its input) and the outputs'.
   absl::flat_hash_set<int32_t> read;
@@ -523,7 +524,7 @@ absl::Status CompiledModel::NodeError(size_t n, const absl::Status& s) const {
 
 absl::Status CompiledModel::StoreReturns(size_t n, Tensor* returns, size_t count,
                                          std::vector<Tensor>& values) const {
-  const std::vector<int32_t>& outs = model_->nodes[n].outputs;
+  const absl::InlinedVector<int32_t, 1>& outs = nodes_[n].outputs;
   if (count != outs.size()) {
     return NodeError(
         n, absl::InvalidArgumentError(absl::StrFormat(
@@ -534,17 +535,17 @@ absl::Status CompiledModel::StoreReturns(size_t n, Tensor* returns, size_t count
 }
 
 absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
-                                               std::vector<Tensor>& values) const {
+                                               RunState& state) const {
+  const std::vector<Tensor>& values = state.values;
   // Each argument's kind was checked against its schema type at compile.
   UnboxedArgs args;
-  for (size_t i = 0; i < node.tensor_of.size(); ++i) {
+  for (const BoundNode::UnboxedSource& source : node.unboxed_args) {
     bool ok;
-    if (node.tensor_of[i] >= 0) {
-      const Tensor& t = values[node.tensor_of[i]];
+    if (source.value >= 0) {
+      const Tensor& t = values[source.value];
       ok = t.defined() && args.AddTensor(t.impl());
     } else {
-      const Value& v = node.arguments[i];
-      ok = v.is_scalar() ? args.AddScalar(v.scalar()) : args.AddNone();
+      ok = source.none ? args.AddNone() : args.AddScalar(source.scalar);
     }
     if (!ok) return false;
   }
@@ -552,38 +553,60 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   bool taken = false;
   absl::Status s;
   if (const PreparedCall* prepared = Prepared(n, args)) {
-    Tensor spare = TakeSpare(n);
+    const TensorSpec* spec = prepared->single_output();
+    Tensor spare = spec != nullptr ? state.spares.Take(*spec) : Tensor();
     s = registry_.CallPrepared(*prepared, &args, &returns, &taken, &spare);
-    // A call not taken leaves the spare for the next run; one taken without it (the spare no
-    // longer fits) drops it, so that this run's output may take its place.
-    if (!taken && spare.defined()) KeepSpare(model_->nodes[n].outputs[0], spare);
+    if (spare.defined()) state.spares.Keep(spare);  // not written: kept for a later node
   }
   if (!taken) s = registry_.CallUnboxed(node.op, &args, &returns, &taken);
   if (!taken) return false;
   if (!s.ok()) return NodeError(n, s);
-  TSR_RETURN_IF_ERROR(StoreReturns(n, returns.tensors, returns.size, values));
+  TSR_RETURN_IF_ERROR(StoreReturns(n, returns.tensors, returns.size, state.values));
   return true;
 }
 
-Tensor CompiledModel::TakeSpare(size_t n) const {
-  PreparedSlot& slot = prepared_[n];
-  if (slot.spare.load(std::memory_order_relaxed) == nullptr) return Tensor();
-  return Tensor(Ref<TensorImpl>::Adopt(slot.spare.exchange(nullptr, std::memory_order_acq_rel)));
+void CompiledModel::SpareStack::Keep(Tensor& t) {
+  if (size_ == kSpares || !t.defined() || !MaySpare(*t.impl())) return;
+  spares_[size_++] = std::move(t);
 }
 
-void CompiledModel::KeepSpare(int32_t v, Tensor& t) const {
-  const int32_t p = producer_[static_cast<size_t>(v)];
-  if (p < 0 || !t.defined()) return;
-  PreparedSlot& slot = prepared_[static_cast<size_t>(p)];
-  if (slot.call.load(std::memory_order_relaxed) == nullptr || !MaySpare(*t.impl()) ||
-      slot.spare.load(std::memory_order_relaxed) != nullptr) {
-    return;
+Tensor CompiledModel::SpareStack::Take(const TensorSpec& spec) {
+  for (size_t i = size_; i-- > 0;) {
+    const TensorImpl& t = *spares_[i].impl();
+    if (t.dtype() != spec.dtype || !SameDims(t.sizes(), spec.sizes) ||
+        !SameDims(t.strides(), spec.strides)) {
+      continue;
+    }
+    Tensor taken = std::move(spares_[i]);
+    for (size_t k = i + 1; k < size_; ++k) spares_[k - 1] = std::move(spares_[k]);
+    --size_;
+    return taken;
   }
-  TensorImpl* kept = std::move(t).TakeImpl().Leak();
-  TensorImpl* none = nullptr;
-  if (!slot.spare.compare_exchange_strong(none, kept, std::memory_order_acq_rel)) {
-    Ref<TensorImpl>::Adopt(kept);  // another run's spare came first: released
+  return Tensor();
+}
+
+std::unique_ptr<CompiledModel::RunState> CompiledModel::TakeState() const {
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    if (!idle_states_.empty()) {
+      std::unique_ptr<RunState> state = std::move(idle_states_.back());
+      idle_states_.pop_back();
+      return state;
+    }
   }
+  auto state = std::make_unique<RunState>();
+  state->values.resize(num_values_);
+  return state;
+}
+
+void CompiledModel::GiveBack(std::unique_ptr<RunState> state, bool ran) const {
+  if (ran) {
+    for (int32_t v : ends_defined_) state->values[v] = Tensor();
+  } else {
+    for (Tensor& t : state->values) t = Tensor();
+  }
+  std::lock_guard<std::mutex> lock(states_mu_);
+  idle_states_.push_back(std::move(state));
 }
 
 const PreparedCall* CompiledModel::Prepared(size_t n, const UnboxedArgs& args) const {
@@ -606,14 +629,15 @@ const PreparedCall* CompiledModel::Prepared(size_t n, const UnboxedArgs& args) c
 }
 
 absl::Status CompiledModel::RunNode(size_t n, bool fast_path, absl::Span<const int64_t> dims,
-                                    std::vector<Tensor>& values) const {
+                                    RunState& state) const {
+  std::vector<Tensor>& values = state.values;
   const BoundNode& node = nodes_[n];
   if (node.route == NodeRoute::kFolded) {  // Note [Folding batch norm]: the convolution did it
     values[model_->nodes[n].outputs[0]] = values[node.forward_from];
     return absl::OkStatus();
   }
   if (node.unboxed && fast_path) {
-    TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, values));
+    TSR_ASSIGN_OR_RETURN(const bool done, RunUnboxed(node, n, state));
     if (done) return absl::OkStatus();
   }
   Stack stack = node.arguments;
@@ -705,13 +729,23 @@ absl::StatusOr<std::vector<int64_t>> CompiledModel::CheckInputs(
 
 absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> inputs,
                                                        RunStats* stats) const {
-  const Model& m = *model_;
   TSR_ASSIGN_OR_RETURN(const std::vector<int64_t> dims, CheckInputs(inputs));
-  std::vector<Tensor> values(num_values_);
-  for (size_t i = 0; i < inputs.size(); ++i) values[m.inputs[i].value] = inputs[i];
   // A model that writes its constants runs one run at a time (Note [Compiling a model]).
   std::unique_lock<std::mutex> turn(run_mu_, std::defer_lock);
   if (writes_constants_) turn.lock();
+  std::unique_ptr<RunState> state = TakeState();
+  absl::StatusOr<std::vector<Tensor>> outputs = RunWith(*state, inputs, dims, stats);
+  GiveBack(std::move(state), outputs.ok());
+  return outputs;
+}
+
+absl::StatusOr<std::vector<Tensor>> CompiledModel::RunWith(RunState& state,
+                                                           absl::Span<const Tensor> inputs,
+                                                           absl::Span<const int64_t> dims,
+                                                           RunStats* stats) const {
+  const Model& m = *model_;
+  std::vector<Tensor>& values = state.values;
+  for (size_t i = 0; i < inputs.size(); ++i) values[m.inputs[i].value] = inputs[i];
   for (const auto& [id, t] : constants_) values[id] = t;
 
   std::optional<LiveBytes> live;
@@ -729,7 +763,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
     const auto start =
         live ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     TSR_RETURN_IF_ERROR(run != nullptr ? RunClaimed(*run, values)
-                                       : RunNode(n, fast_path, dims, values));
+                                       : RunNode(n, fast_path, dims, state));
     if (live) {
       // A run's time is its first node's; its other nodes took none of their own.
       stats->node_ns.push_back(
@@ -746,7 +780,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
         if (live) {
           live->Drop(values[v]);
         } else {
-          KeepSpare(v, values[v]);
+          state.spares.Keep(values[v]);
         }
         values[v] = Tensor();
       }

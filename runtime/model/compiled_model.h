@@ -34,8 +34,8 @@
 //    constants no node reads any more stay on the host;
 //  - computes each value's last reader, so a run drops an intermediate (and the memory returns
 //    to the device's allocator) as soon as no later node reads it; a small CPU one that nothing
-//    else holds is kept instead for its node's next run to write into (Note [Spare outputs] in
-//    dispatcher/prepared_call.cc);
+//    else holds is kept instead for a later node of its layout to write into (Note [Spare
+//    outputs] in dispatcher/prepared_call.cc, Note [Run states] below);
 //  - marks the nodes whose calls may take the unboxed fast path (Note [The unboxed fast path]
 //    in dispatcher/unboxed_call.cc): the op has an unboxed plan and every argument is a tensor,
 //    a Scalar or None as the schema has it. A run hands those their tensors in place, with no
@@ -43,9 +43,9 @@
 //    boxed way, with the same results and errors. Such a node's first run prepares its call
 //    (Note [Prepared calls] in dispatcher/prepared_call.cc): later runs whose tensors have the
 //    same metadata skip planning it again.
-// A run keeps its values in its own table: runs of one compiled model may go on in several
-// threads at once, except for a model that writes its constants, whose runs take turns (a
-// lock), since each reads what the last one wrote.
+// A run keeps its values in its own table (Note [Run states]): runs of one compiled model may
+// go on in several threads at once, except for a model that writes its constants, whose runs
+// take turns (a lock), since each reads what the last one wrote.
 #pragma once
 
 #include <atomic>
@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "core/device.h"
@@ -143,11 +144,19 @@ class CompiledModel {
     Stack arguments;  // literals converted; tensor slots None until a run fills them
     std::vector<TensorSlot> tensors;
     std::vector<DynamicArg> dynamic;
-    std::vector<int32_t> release_after;  // values no later node or output reads
+    // What a run reads of a node on its fast path is held in the node itself, not in blocks of
+    // its own on the heap (Note [Run states]: a line missed costs more than the work).
+    absl::InlinedVector<int32_t, 2> release_after;  // values no later node or output reads
+    absl::InlinedVector<int32_t, 1> outputs;        // the model node's
     // unboxed: the node may take the unboxed fast path (Note [Compiling a model]); then
-    // tensor_of[i] is the value argument i reads, or -1 for a literal.
+    // unboxed_args[i] is where argument i comes from.
     bool unboxed = false;
-    std::vector<int32_t> tensor_of;
+    struct UnboxedSource {
+      int32_t value = -1;  // the value a tensor argument reads; -1: a literal
+      bool none = false;   // the literal: None, else `scalar`
+      Scalar scalar;
+    };
+    absl::InlinedVector<UnboxedSource, 4> unboxed_args;
     // list_return: the op's one return is a Tensor[], whose elements are the node's outputs.
     bool list_return = false;
     // A kFolded node's output 0 is this value (the convolution's output that absorbed it).
@@ -187,18 +196,55 @@ class CompiledModel {
   absl::StatusOr<std::vector<FoldedConstant>> Fold(const absl::flat_hash_set<int32_t>& written,
                                                    const absl::flat_hash_set<int32_t>& shown);
 
-  // RunNode makes node `n`'s call and stores its returns in `values`.
+  // Note [Run states]
+  // What a run changes lives in a RunState: its table of values and its spare outputs (Note
+  // [Spare outputs] in dispatcher/prepared_call.cc). A run takes an idle state from the compiled
+  // model (or makes one when every state is in use by runs in other threads) and gives it back
+  // at its end with every value released and the spares kept, so a run reuses the table and
+  // the spares of the run before it without an atomic operation per node.
+  // The spares are a short stack of the tensors the run released last that MaySpare accepts,
+  // and a node's prepared call takes one whose layout is its output's. In a chain, the output a
+  // node writes is the tensor its own input was a node earlier, still in the core's first-level
+  // cache: one spare per node, kept from one run to the next, was a tensor last touched a whole
+  // run before (four cache lines missed per node; replay of a 1-element chain spent more time
+  // waiting for such lines than computing). The idle states are as many as the most runs that
+  // went on at once, each holding at most kSpares spares.
+  class SpareStack {
+   public:
+    static constexpr size_t kSpares = 8;
+    // Keep takes `t` (moved from) when MaySpare accepts it and there is room.
+    void Keep(Tensor& t);
+    // Take: the most recently kept spare with `spec`'s dtype, sizes and strides, or undefined.
+    Tensor Take(const TensorSpec& spec);
+
+   private:
+    Tensor spares_[kSpares];
+    size_t size_ = 0;
+  };
+  struct RunState {
+    std::vector<Tensor> values;  // one per value; every one undefined between runs
+    SpareStack spares;
+  };
+  std::unique_ptr<RunState> TakeState() const;
+  // GiveBack returns `state` to the idle ones; `ran`: the run finished, which released every
+  // value but those in ends_defined_ (otherwise every value is released here).
+  void GiveBack(std::unique_ptr<RunState> state, bool ran) const;
+  // RunWith is Run's work, in `state`, with `dims` its inputs' (CheckInputs).
+  absl::StatusOr<std::vector<Tensor>> RunWith(RunState& state, absl::Span<const Tensor> inputs,
+                                              absl::Span<const int64_t> dims,
+                                              RunStats* stats) const;
+
+  // RunNode makes node `n`'s call and stores its returns in `state`'s values.
   // `dims`: the run's value of each dim of the model.
   absl::Status RunNode(size_t n, bool fast_path, absl::Span<const int64_t> dims,
-                       std::vector<Tensor>& values) const;
+                       RunState& state) const;
   // CheckInputs: `inputs` fit the model's inputs (count, dtype, sizes, device); the run's dims.
   absl::StatusOr<std::vector<int64_t>> CheckInputs(absl::Span<const Tensor> inputs) const;
   // NodeError: `s` from node `n`, its message prefixed with the model, the node and its op.
   absl::Status NodeError(size_t n, const absl::Status& s) const;
   // RunUnboxed makes node `n`'s call the short way when the fast path takes it, storing its
   // returns in `values`; false: not taken, nothing done.
-  absl::StatusOr<bool> RunUnboxed(const BoundNode& node, size_t n,
-                                  std::vector<Tensor>& values) const;
+  absl::StatusOr<bool> RunUnboxed(const BoundNode& node, size_t n, RunState& state) const;
   absl::Status StoreReturns(size_t n, Tensor* returns, size_t count,
                             std::vector<Tensor>& values) const;
   // Prepared: node `n`'s prepared call, made from `args` (its call on this run) if it has none
@@ -220,21 +266,18 @@ class CompiledModel {
   mutable std::mutex run_mu_;  // held by a run when writes_constants_
   // One per node: its prepared call, published once by the first run that makes it (runs in
   // other threads may race to; the first one published is kept), owned here.
-  // `spare`: the node's output of an earlier run, kept when the run was done with it, for its
-  // next prepared call to write into (Note [Spare outputs] in dispatcher/prepared_call.cc).
   struct PreparedSlot {
     std::atomic<const PreparedCall*> call{nullptr};
     std::atomic<bool> refused{false};  // its op's calls are never prepared
-    std::atomic<TensorImpl*> spare{nullptr};
   };
   // Written by runs (const): the slots are what a run may change.
   mutable std::unique_ptr<PreparedSlot[]> prepared_;
-  // Per value: the native node whose one output it is, for its spare; -1 for the others.
-  std::vector<int32_t> producer_;
-  // TakeSpare: node n's spare (undefined when it has none); KeepSpare: value v, released by a
-  // run, kept as its producer's spare where it may be one (MaySpare; moved from then).
-  Tensor TakeSpare(size_t n) const;
-  void KeepSpare(int32_t v, Tensor& t) const;
+  // The values a finished run has not released: those no node releases (the outputs, and
+  // inputs and constants nothing reads).
+  std::vector<int32_t> ends_defined_;
+  // Note [Run states]: the idle ones.
+  mutable std::mutex states_mu_;
+  mutable std::vector<std::unique_ptr<RunState>> idle_states_;
 };
 
 }  // namespace model

@@ -234,4 +234,84 @@ TEST_F(PreparedCalls, AnOutputViewingAnIntermediateKeepsItsValuesAcrossRuns) {
   }
 }
 
+// Note [Run states]: a run's table of values goes back to the compiled model for the next run,
+// emptied. An input is the application's again when the run returns, whether the run
+// finished, read nothing of it, or failed: its memory's deleter runs when the application
+// lets its own reference go, not at some later run.
+TEST_F(PreparedCalls, ARunKeepsNoInputOnceItReturns) {
+  struct Case {
+    const char* what;
+    std::string nodes;
+    bool fails;
+  };
+  const std::vector<Case> cases = {
+      {"a run that finished", ChainNodes(), false},
+      {"a run that reads nothing of x",
+       Node("add.Tensor", kAdd, R"({"tensor":"c"},{"tensor":"c"},{"int":1})", "e"), false},
+      {"a run that failed at its second node, which reads x",
+       Node("add.Tensor", kAdd, R"({"tensor":"x"},{"tensor":"c"},{"int":1})", "a") + "," +
+           Node("add.Tensor", kAdd, R"({"tensor":"x"},{"tensor":"w"},{"int":1})", "e"),
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    tsr_compiled_model_release(compiled_);
+    tsr_model_release(model_);
+    compiled_ = nullptr;
+    model_ = nullptr;
+    ASSERT_NO_FATAL_FAILURE(
+        Compile(ModelFile(Graph("[4]", c.nodes), {{"constant/c", "F32", {4}, Floats({1, 2, 4, 8})},
+                                                  {"constant/w", "F32", {3}, Floats({1, 2, 3})}})));
+    for (int run = 0; run < 2; ++run) {
+      float data[4] = {1, 2, 3, 4};
+      bool deleted = false;
+      const int64_t sizes[] = {4};
+      tsr_tensor* x = nullptr;
+      ASSERT_EQ(Consume(tsr_tensor_from_host_memory(
+                    data, sizeof data, sizes, nullptr, 1, TSR_DTYPE_FLOAT32,
+                    [](void*, void* flag) { *static_cast<bool*>(flag) = true; }, &deleted, &x)),
+                "");
+      tsr_tensor* e = nullptr;
+      const std::string error = Consume(tsr_compiled_model_run(compiled_, &x, 1, &e, 1));
+      EXPECT_EQ(error.empty(), !c.fails) << error;
+      tsr_tensor_release(e);
+      tsr_tensor_release(x);
+      EXPECT_TRUE(deleted) << "run " << run << ": the compiled model still holds x";
+    }
+  }
+}
+
+// Note [Run states]: a node writes a spare only of its output's dtype, sizes and strides. Here
+// a's [2, 2] tensor, released after e's node, has the bytes but not the shape of b's [4]: each
+// output keeps its own shape and values on every run.
+TEST_F(PreparedCalls, ASpareIsWrittenOnlyByAnOutputOfItsLayout) {
+  const std::string graph =
+      R"({"name":"layouts","producer":"test","op_set":"1.1","inputs":[)"
+      R"({"name":"x","dtype":"float32","sizes":[2,2]},{"name":"z","dtype":"float32","sizes":[4]}],)"
+      R"("nodes":[)" +
+      Node("mul.Tensor", kMul, R"({"tensor":"x"},{"tensor":"x"})", "a") + "," +
+      Node("add.Tensor", kAdd, R"({"tensor":"a"},{"tensor":"a"},{"int":1})", "e") + "," +
+      Node("mul.Tensor", kMul, R"({"tensor":"z"},{"tensor":"z"})", "b") + "," +
+      Node("add.Tensor", kAdd, R"({"tensor":"b"},{"tensor":"b"},{"int":1})", "f") +
+      R"(],"outputs":[{"name":"e","value":"e"},{"name":"f","value":"f"}]})";
+  ASSERT_NO_FATAL_FAILURE(Compile(ModelFile(graph, {})));
+  for (int run = 0; run < 3; ++run) {
+    const float r = static_cast<float>(run);
+    tsr_tensor* in[2] = {Tensor({r, 1, 2, 3}, {2, 2}), Tensor({4, 5, 6, r}, {4})};
+    tsr_tensor* out[2] = {nullptr, nullptr};
+    ASSERT_EQ(Consume(tsr_compiled_model_run(compiled_, in, 2, out, 2)), "") << "run " << run;
+    tsr_tensor_release(in[0]);
+    tsr_tensor_release(in[1]);
+    EXPECT_EQ(tsr_tensor_dim(out[0]), 2) << "run " << run;
+    EXPECT_EQ(tsr_tensor_dim(out[1]), 1) << "run " << run;
+    std::vector<float> e(4), f(4);
+    ASSERT_EQ(Consume(tsr_tensor_copy_to_host(out[0], e.data(), 4 * sizeof(float))), "");
+    ASSERT_EQ(Consume(tsr_tensor_copy_to_host(out[1], f.data(), 4 * sizeof(float))), "");
+    tsr_tensor_release(out[0]);
+    tsr_tensor_release(out[1]);
+    EXPECT_THAT(e, ElementsAreArray({2 * r * r, 2.0f, 8.0f, 18.0f})) << "run " << run;
+    EXPECT_THAT(f, ElementsAreArray({32.0f, 50.0f, 72.0f, 2 * r * r})) << "run " << run;
+  }
+}
+
 }  // namespace

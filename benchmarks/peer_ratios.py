@@ -31,6 +31,7 @@ import tempfile
 # name, binary, tessera benchmark, peer benchmark, how they compare, target, thread counts
 #   "time": Tessera's time / the peer's (lower is better); "bandwidth": Tessera's bytes per
 #   second / the peer's (higher is better); "overhead": Tessera's time - the peer's, in ns;
+#   "overhead_per_item": the same per item the benchmarks count (items_per_second), in ns;
 #   "scaling": the benchmark's time on 1 thread / its time on t threads (higher is better).
 PAIRS = [
     ("add", "tessera_cpu_plugin_benchmark", "BM_TesseraAdd1", "BM_TorchAdd1", "time",
@@ -49,6 +50,12 @@ PAIRS = [
      "overhead", "<= 1000 ns over the primitive", (1,)),
     ("mm1024", "tessera_cpu_plugin_benchmark", "BM_TesseraMm1024/real_time",
      "BM_DnnlSgemm1024/real_time", "time_inverse", ">= 0.95x dnnl_sgemm", (1, 2)),
+    # A compiled model's replay (the models issue): 1,000 chained 1-element adds, against the
+    # kernels' own work and against the same calls made eagerly (model_benchmark.cc).
+    ("replay", "tessera_model_benchmark", "BM_ModelReplay_AddChain", "BM_KernelWork_AddChain",
+     "overhead_per_item", "<= 50 ns per node over the kernels' work", (1, 2)),
+    ("replay_eager", "tessera_model_benchmark", "BM_ModelReplay_AddChain", "BM_Eager_AddChain",
+     "time", "<= 1.0x the calls made eagerly", (1, 2)),
 ] + [
     # Whole models (the CPU-speed issue): a compiled model against libtorch running the same
     # traced program, same weights and inputs (model_peer_benchmark.cc; --models).
@@ -97,7 +104,8 @@ def listed(binary):
 
 
 def best(binary, name, threads, reps, min_time):
-    """The best repetition of benchmark `name`: (real time in ns, bytes per second or None)."""
+    """The best repetition of benchmark `name`: (real time in ns, bytes per second or None,
+    items per second or None)."""
     env = dict(os.environ, TESSERA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     # The JSON goes to a file of its own: the runtime may log to stdout.
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
@@ -112,7 +120,8 @@ def best(binary, name, threads, reps, min_time):
         raise RuntimeError("%s ran no %s" % (binary, name))
     scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
     fastest = min(runs, key=lambda b: b["real_time"] * scale[b["time_unit"]])
-    return fastest["real_time"] * scale[fastest["time_unit"]], fastest.get("bytes_per_second")
+    return (fastest["real_time"] * scale[fastest["time_unit"]], fastest.get("bytes_per_second"),
+            fastest.get("items_per_second"))
 
 
 def ratio(kind, tessera, peer):
@@ -122,11 +131,13 @@ def ratio(kind, tessera, peer):
         return peer[0] / tessera[0]
     if kind == "bandwidth":
         return tessera[1] / peer[1]
+    if kind == "overhead_per_item":
+        return 1e9 / tessera[2] - 1e9 / peer[2]
     return tessera[0] - peer[0]  # overhead, ns
 
 
 def show(kind, value):
-    return "%.0f ns" % value if kind == "overhead" else "%.2fx" % value
+    return "%.0f ns" % value if kind.startswith("overhead") else "%.2fx" % value
 
 
 def main():
@@ -191,6 +202,8 @@ def main():
             def figure(b):
                 if kind == "bandwidth":
                     return "%.1f GB/s" % (b[1] / 1e9)
+                if kind == "overhead_per_item":
+                    return "%.0f ns per node" % (1e9 / b[2])
                 return "%.0f ns" % b[0] if b[0] < 1e5 else "%.2f ms" % (b[0] / 1e6)
             print("| %s | %d | %s | %s | %s-%s (median %s) | %s |" %
                   (name, t, figure(ours_best), figure(peer_best), show(kind, min(rounds)),

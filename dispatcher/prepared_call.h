@@ -29,6 +29,24 @@ inline constexpr size_t kMaxSpareBytes = 4096;
 // lent), and not immutable. Its layout is the call's to check.
 bool MaySpare(const TensorImpl& t);
 
+// SpareStack: the spares of one run of a call site's calls, newest last (a compiled model's run:
+// Note [Run states] in runtime/model/compiled_model.h). Not thread-safe: one run's own.
+class SpareStack {
+ public:
+  static constexpr size_t kSpares = 8;
+  // Keep takes `t` (moved from) when MaySpare accepts it; when the stack is full, the oldest
+  // spare gives way (the tensors released last are the ones still in the core's caches).
+  void Keep(Tensor& t);
+  // Take: the most recently kept spare with `spec`'s dtype, sizes and strides (taken off the
+  // stack), or an undefined tensor.
+  Tensor Take(const TensorSpec& spec);
+  size_t size() const { return size_; }
+
+ private:
+  Tensor spares_[kSpares];
+  size_t size_ = 0;
+};
+
 // PreparedCall: made by OpRegistry::PrepareUnboxed, run by OpRegistry::CallPrepared. It holds
 // the plan and what the plan was computed from: every argument's kind, each Scalar's value and
 // each tensor's dtype, device, sizes and strides. Immutable once made; calls in several threads

@@ -339,5 +339,64 @@ TEST_F(PreparedCallTest, MatrixProductsAndReductionsArePrepared) {
   EXPECT_FALSE(never);
 }
 
+// SpareStack (a compiled model's run, Note [Run states] in runtime/model/compiled_model.h):
+// Take gives the most recent spare of exactly the asked dtype, sizes and strides, and nothing
+// else; Keep refuses what MaySpare refuses and, when full, lets the oldest go.
+TEST(SpareStackTest, TakesTheNewestOfTheLayoutAndNothingElse) {
+  SpareStack spares;
+  Tensor older = Filled({0, 0, 0, 0}, {2, 2});
+  Tensor newer = Filled({0, 0, 0, 0}, {2, 2});
+  Tensor flat = Filled({0, 0, 0, 0}, {4});  // the same bytes, another shape
+  const TensorImpl* older_impl = older.impl();
+  const TensorImpl* newer_impl = newer.impl();
+  const TensorImpl* flat_impl = flat.impl();
+  spares.Keep(older);
+  spares.Keep(newer);
+  spares.Keep(flat);
+  EXPECT_FALSE(older.defined());  // moved into the stack
+  EXPECT_EQ(spares.size(), 3u);
+
+  const TensorSpec square{{2, 2}, {2, 1}, ScalarType::kFloat32};
+  const TensorSpec transposed{{2, 2}, {1, 2}, ScalarType::kFloat32};
+  const TensorSpec doubles{{2, 2}, {2, 1}, ScalarType::kFloat64};
+  EXPECT_FALSE(spares.Take(transposed).defined()) << "other strides";
+  EXPECT_FALSE(spares.Take(doubles).defined()) << "another dtype";
+  EXPECT_FALSE(spares.Take(TensorSpec{{3}, {1}, ScalarType::kFloat32}).defined())
+      << "other sizes";
+  EXPECT_EQ(spares.Take(square).impl(), newer_impl) << "the newest of the layout first";
+  EXPECT_EQ(spares.Take(square).impl(), older_impl);
+  EXPECT_FALSE(spares.Take(square).defined());
+  EXPECT_EQ(spares.Take(TensorSpec{{4}, {1}, ScalarType::kFloat32}).impl(), flat_impl);
+  EXPECT_EQ(spares.size(), 0u);
+
+  // Refused as MaySpare refuses them: held elsewhere, immutable; and an undefined tensor.
+  Tensor held = Filled({0, 0, 0, 0}, {2, 2});
+  const Tensor other_handle = held;
+  Tensor frozen = *ImmutableAlias(Filled({0, 0, 0, 0}, {2, 2}));
+  Tensor none;
+  spares.Keep(held);
+  spares.Keep(frozen);
+  spares.Keep(none);
+  EXPECT_TRUE(held.defined());
+  EXPECT_TRUE(frozen.defined());
+  EXPECT_EQ(spares.size(), 0u);
+}
+
+TEST(SpareStackTest, AFullStackLetsTheOldestGo) {
+  SpareStack spares;
+  std::vector<const TensorImpl*> kept;
+  for (size_t i = 0; i < SpareStack::kSpares + 2; ++i) {
+    Tensor t = Filled({static_cast<float>(i)}, {1});
+    kept.push_back(t.impl());
+    spares.Keep(t);
+  }
+  EXPECT_EQ(spares.size(), SpareStack::kSpares);
+  const TensorSpec one{{1}, {1}, ScalarType::kFloat32};
+  for (size_t i = kept.size(); i-- > 2;) {
+    EXPECT_EQ(spares.Take(one).impl(), kept[i]) << "spare " << i;
+  }
+  EXPECT_FALSE(spares.Take(one).defined()) << "the two oldest went";
+}
+
 }  // namespace
 }  // namespace tessera

@@ -74,6 +74,20 @@ tsr_value CValue(tsr_value_kind kind) {
   return c;
 }
 
+// StoreReturn writes return `r`'s value in place: a tensor's (the reference handed to the
+// caller) or None. Not built aside and copied in: that copy read the value back with wider
+// loads than its kind was stored with, which the processor cannot forward from the store, a
+// stall on the return of every small call.
+void StoreReturn(tsr_value* out, Tensor t) {
+  std::memset(out, 0, sizeof *out);
+  if (t.defined()) {
+    out->kind = TSR_VALUE_TENSOR;
+    out->u.tensor = Wrap(std::move(t));
+  } else {
+    out->kind = TSR_VALUE_NONE;
+  }
+}
+
 tsr_value CList(tsr_value_kind kind, const void* data, size_t n) {
   tsr_value c = CValue(kind);
   c.u.list.data = data;
@@ -231,12 +245,7 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
         if (taken) {
           if (!status.ok()) return ToError(status);
           for (size_t r = 0; r < results.size; ++r) {
-            if (results.tensors[r].defined()) {
-              returns[r] = CValue(TSR_VALUE_TENSOR);
-              returns[r].u.tensor = Wrap(std::move(results.tensors[r]));  // its reference
-            } else {
-              returns[r] = CValue(TSR_VALUE_NONE);
-            }
+            StoreReturn(&returns[r], std::move(results.tensors[r]));
           }
           if (num_returns != nullptr) *num_returns = results.size;
           return nullptr;
@@ -283,8 +292,7 @@ tsr_error* tsr_op_call_values(const tsr_op* op, const tsr_value* args, size_t nu
     for (size_t r = 0; r < stack.size(); ++r) {
       Value& v = stack[r];
       if (v.is_tensor() && v.tensor().defined()) {
-        returns[r] = CValue(TSR_VALUE_TENSOR);
-        returns[r].u.tensor = Wrap(std::move(v.tensor()));  // the stack's reference, handed on
+        StoreReturn(&returns[r], std::move(v.tensor()));  // the stack's reference, handed on
       } else {
         returns[r] = ValueToC(v);  // ints, doubles, bools, Scalars, dtypes, devices, None
       }

@@ -63,9 +63,10 @@ void dense_loop(const F& f, int64_t n, void* out, std::array<void*, sizeof...(In
   for (size_t k = 0; k < sizeof...(In); ++k) ctx.data[k + 1] = static_cast<char*>(in[k]);
   if (n <= kGrain) {
     constexpr int64_t sizes[] = {sizeof(Out), sizeof(In)...};
-    // One thread's share (run_parallel's rule) runs here, not through the context: the
-    // pointers stored one by one and read back in pairs by the vectorized loop below could not
-    // be forwarded from the stores, which stalled a 1-element add for about a tenth of its call.
+    // One thread's share (run_parallel's rule, n <= grain) runs here, inlined, not through
+    // run_parallel's function pointer: the callee below reads the context's pointers back in
+    // pairs (a vectorized copy) where they were stored one by one, which the processor cannot
+    // forward from the stores; that stall was about a tenth of a 1-element add's call.
     internal::apply_loop<Out, In...>(f, ctx.data, sizes, n, std::index_sequence_for<In...>{});
     return;
   }

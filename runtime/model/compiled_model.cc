@@ -377,7 +377,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
                                         DeviceToString(device), lookup.status().message()));
       continue;
     }
-    BoundNode bound{*op, NodeRoute::kNative, Stack(), {}, {}, {}, {}, false, {}, false};
+    BoundNode bound(*op);
     bound.list_return = list_return;
     switch (lookup->source) {
       case KernelSource::kComposite:
@@ -469,8 +469,6 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   for (size_t v = 0; v < last_reader.size(); ++v) {
     if (last_reader[v] >= 0) {
       compiled->nodes_[last_reader[v]].release_after.push_back(static_cast<int32_t>(v));
-    } else {
-      compiled->ends_defined_.push_back(static_cast<int32_t>(v));
     }
   }
   compiled->prepared_ = std::make_unique<PreparedSlot[]>(compiled->nodes_.size());
@@ -485,6 +483,7 @@ absl::StatusOr<std::unique_ptr<CompiledModel>> CompiledModel::Compile(
   if (options.claims && !CallsRecorded()) {
     TSR_RETURN_IF_ERROR(compiled->ClaimRuns(last_reader, folded, roots.written()));
   }
+  compiled->SettleRunStates();
   // The constants a run reads: the nodes' (a folded one reads only its input) and the outputs'.
   absl::flat_hash_set<int32_t> read;
   for (const BoundNode& node : compiled->nodes_) {
@@ -565,27 +564,23 @@ absl::StatusOr<bool> CompiledModel::RunUnboxed(const BoundNode& node, size_t n,
   return true;
 }
 
-void CompiledModel::SpareStack::Keep(Tensor& t) {
-  if (size_ == kSpares || !t.defined() || !MaySpare(*t.impl())) return;
-  spares_[size_++] = std::move(t);
-}
-
-Tensor CompiledModel::SpareStack::Take(const TensorSpec& spec) {
-  for (size_t i = size_; i-- > 0;) {
-    const TensorImpl& t = *spares_[i].impl();
-    if (t.dtype() != spec.dtype || !SameDims(t.sizes(), spec.sizes) ||
-        !SameDims(t.strides(), spec.strides)) {
-      continue;
-    }
-    Tensor taken = std::move(spares_[i]);
-    for (size_t k = i + 1; k < size_; ++k) spares_[k - 1] = std::move(spares_[k]);
-    --size_;
-    return taken;
+void CompiledModel::SettleRunStates() {
+  std::vector<bool> released(num_values_, false);
+  for (const BoundNode& node : nodes_) {
+    for (int32_t v : node.release_after) released[v] = true;
   }
-  return Tensor();
+  for (size_t v = 0; v < num_values_; ++v) {
+    if (!released[v]) values_left_defined_.push_back(static_cast<int32_t>(v));
+  }
+  may_spare_.assign(num_values_, 0);
+  for (const BoundNode& node : nodes_) {
+    if (node.route == NodeRoute::kNative && node.unboxed && node.outputs.size() == 1) {
+      may_spare_[node.outputs[0]] = 1;
+    }
+  }
 }
 
-std::unique_ptr<CompiledModel::RunState> CompiledModel::TakeState() const {
+std::unique_ptr<CompiledModel::RunState> CompiledModel::AcquireState() const {
   {
     std::lock_guard<std::mutex> lock(states_mu_);
     if (!idle_states_.empty()) {
@@ -599,9 +594,9 @@ std::unique_ptr<CompiledModel::RunState> CompiledModel::TakeState() const {
   return state;
 }
 
-void CompiledModel::GiveBack(std::unique_ptr<RunState> state, bool ran) const {
-  if (ran) {
-    for (int32_t v : ends_defined_) state->values[v] = Tensor();
+void CompiledModel::ReturnState(std::unique_ptr<RunState> state, bool finished) const {
+  if (finished) {
+    for (int32_t v : values_left_defined_) state->values[v] = Tensor();
   } else {
     for (Tensor& t : state->values) t = Tensor();
   }
@@ -733,9 +728,9 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::Run(absl::Span<const Tensor> 
   // A model that writes its constants runs one run at a time (Note [Compiling a model]).
   std::unique_lock<std::mutex> turn(run_mu_, std::defer_lock);
   if (writes_constants_) turn.lock();
-  std::unique_ptr<RunState> state = TakeState();
+  std::unique_ptr<RunState> state = AcquireState();
   absl::StatusOr<std::vector<Tensor>> outputs = RunWith(*state, inputs, dims, stats);
-  GiveBack(std::move(state), outputs.ok());
+  ReturnState(std::move(state), outputs.ok());
   return outputs;
 }
 
@@ -779,7 +774,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledModel::RunWith(RunState& state,
       for (int32_t v : nodes_[n].release_after) {
         if (live) {
           live->Drop(values[v]);
-        } else {
+        } else if (may_spare_[v]) {
           state.spares.Keep(values[v]);
         }
         values[v] = Tensor();

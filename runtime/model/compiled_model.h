@@ -61,11 +61,11 @@
 #include "absl/types/span.h"
 #include "core/device.h"
 #include "dispatcher/op_registry.h"
+#include "dispatcher/prepared_call.h"
 #include "dispatcher/value.h"
 #include "runtime/model/model.h"
 
 namespace tessera {
-class PreparedCall;  // dispatcher/prepared_call.h
 }  // namespace tessera
 
 namespace tessera::capi {
@@ -139,8 +139,9 @@ class CompiledModel {
     std::string name;        // the argument's name, for errors
   };
   struct BoundNode {
+    explicit BoundNode(OperatorHandle o) : op(std::move(o)) {}
     OperatorHandle op;
-    NodeRoute route;
+    NodeRoute route = NodeRoute::kNative;
     Stack arguments;  // literals converted; tensor slots None until a run fills them
     std::vector<TensorSlot> tensors;
     std::vector<DynamicArg> dynamic;
@@ -149,7 +150,8 @@ class CompiledModel {
     absl::InlinedVector<int32_t, 2> release_after;  // values no later node or output reads
     absl::InlinedVector<int32_t, 1> outputs;        // the model node's
     // unboxed: the node may take the unboxed fast path (Note [Compiling a model]); then
-    // unboxed_args[i] is where argument i comes from.
+    // unboxed_args[i] is where argument i comes from (the fast path's form of `arguments` and
+    // `tensors`, made from them at compile and changed with them by PointAt).
     bool unboxed = false;
     struct UnboxedSource {
       int32_t value = -1;  // the value a tensor argument reads; -1: a literal
@@ -198,37 +200,31 @@ class CompiledModel {
 
   // Note [Run states]
   // What a run changes lives in a RunState: its table of values and its spare outputs (Note
-  // [Spare outputs] in dispatcher/prepared_call.cc). A run takes an idle state from the compiled
-  // model (or makes one when every state is in use by runs in other threads) and gives it back
-  // at its end with every value released and the spares kept, so a run reuses the table and
-  // the spares of the run before it without an atomic operation per node.
-  // The spares are a short stack of the tensors the run released last that MaySpare accepts,
-  // and a node's prepared call takes one whose layout is its output's. In a chain, the output a
-  // node writes is the tensor its own input was a node earlier, still in the core's first-level
-  // cache: one spare per node, kept from one run to the next, was a tensor last touched a whole
-  // run before (four cache lines missed per node; replay of a 1-element chain spent more time
-  // waiting for such lines than computing). The idle states are as many as the most runs that
-  // went on at once, each holding at most kSpares spares.
-  class SpareStack {
-   public:
-    static constexpr size_t kSpares = 8;
-    // Keep takes `t` (moved from) when MaySpare accepts it and there is room.
-    void Keep(Tensor& t);
-    // Take: the most recently kept spare with `spec`'s dtype, sizes and strides, or undefined.
-    Tensor Take(const TensorSpec& spec);
-
-   private:
-    Tensor spares_[kSpares];
-    size_t size_ = 0;
-  };
+  // [Spare outputs] in dispatcher/prepared_call.cc). A run acquires an idle state from the
+  // compiled model (or makes one when every state is in use by runs in other threads) and
+  // returns it at its end with every value undefined and the spares kept, so a run reuses the
+  // table and the spares of the run before it without an atomic operation per node.
+  // The spares are a short stack (SpareStack) of the tensors the run released most recently
+  // among the outputs of the nodes that may write one (may_spare_), and a node's prepared call
+  // takes one whose layout is its output's. In a chain, the output a node writes is then the
+  // tensor its own input was a node earlier, still in the core's first-level cache: one spare
+  // per node, kept from one run to the next, was a tensor last touched a whole run before (four
+  // cache lines missed per node; replay of a 1-element chain spent more time waiting for such
+  // lines than computing). The idle states are as many as the most runs that went on at once;
+  // each holds at most SpareStack::kSpares spares of at most kMaxSpareBytes, and they go only
+  // with the compiled model.
   struct RunState {
     std::vector<Tensor> values;  // one per value; every one undefined between runs
     SpareStack spares;
   };
-  std::unique_ptr<RunState> TakeState() const;
-  // GiveBack returns `state` to the idle ones; `ran`: the run finished, which released every
-  // value but those in ends_defined_ (otherwise every value is released here).
-  void GiveBack(std::unique_ptr<RunState> state, bool ran) const;
+  // SettleRunStates computes values_left_defined_ and may_spare_, once the nodes are final
+  // (after folding and claiming).
+  void SettleRunStates();
+  // AcquireState: an idle state, or a new one.
+  std::unique_ptr<RunState> AcquireState() const;
+  // ReturnState makes `state` idle again; `finished`: its run finished, which left defined
+  // only the values in values_left_defined_ (otherwise every value is released here).
+  void ReturnState(std::unique_ptr<RunState> state, bool finished) const;
   // RunWith is Run's work, in `state`, with `dims` its inputs' (CheckInputs).
   absl::StatusOr<std::vector<Tensor>> RunWith(RunState& state, absl::Span<const Tensor> inputs,
                                               absl::Span<const int64_t> dims,
@@ -243,7 +239,7 @@ class CompiledModel {
   // NodeError: `s` from node `n`, its message prefixed with the model, the node and its op.
   absl::Status NodeError(size_t n, const absl::Status& s) const;
   // RunUnboxed makes node `n`'s call the short way when the fast path takes it, storing its
-  // returns in `values`; false: not taken, nothing done.
+  // returns in `state`'s values; false: not taken, nothing done.
   absl::StatusOr<bool> RunUnboxed(const BoundNode& node, size_t n, RunState& state) const;
   absl::Status StoreReturns(size_t n, Tensor* returns, size_t count,
                             std::vector<Tensor>& values) const;
@@ -272,9 +268,12 @@ class CompiledModel {
   };
   // Written by runs (const): the slots are what a run may change.
   mutable std::unique_ptr<PreparedSlot[]> prepared_;
-  // The values a finished run has not released: those no node releases (the outputs, and
-  // inputs and constants nothing reads).
-  std::vector<int32_t> ends_defined_;
+  // The values a finished run has not released: those no node releases (the outputs, the
+  // inputs and constants nothing reads, the constants folding made).
+  std::vector<int32_t> values_left_defined_;
+  // Per value: whether it is the one output of a node that may write a spare (a native node
+  // called unboxed, not folded or claimed), and so may be kept as one when released.
+  std::vector<uint8_t> may_spare_;
   // Note [Run states]: the idle ones.
   mutable std::mutex states_mu_;
   mutable std::vector<std::unique_ptr<RunState>> idle_states_;

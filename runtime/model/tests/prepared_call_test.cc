@@ -203,8 +203,8 @@ TEST_F(PreparedCalls, ConcurrentFirstRunsShareOnePlan) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], "") << "thread " << t;
 }
 
-// Note [Spare outputs]: a node's output that the model is done with is kept for its next run
-// only where nothing else holds its memory. Here the model's output e = t(a) views the
+// Note [Spare outputs]: a node's output that the model is done with is kept for a later call
+// to write only where nothing else holds its memory. Here the model's output e = t(a) views the
 // intermediate a: an application keeps each run's output while later runs go on, and every
 // kept output still holds its own run's values.
 TEST_F(PreparedCalls, AnOutputViewingAnIntermediateKeepsItsValuesAcrossRuns) {

@@ -361,8 +361,7 @@ TEST(SpareStackTest, TakesTheNewestOfTheLayoutAndNothingElse) {
   const TensorSpec doubles{{2, 2}, {2, 1}, ScalarType::kFloat64};
   EXPECT_FALSE(spares.Take(transposed).defined()) << "other strides";
   EXPECT_FALSE(spares.Take(doubles).defined()) << "another dtype";
-  EXPECT_FALSE(spares.Take(TensorSpec{{3}, {1}, ScalarType::kFloat32}).defined())
-      << "other sizes";
+  EXPECT_FALSE(spares.Take(TensorSpec{{3}, {1}, ScalarType::kFloat32}).defined()) << "other sizes";
   EXPECT_EQ(spares.Take(square).impl(), newer_impl) << "the newest of the layout first";
   EXPECT_EQ(spares.Take(square).impl(), older_impl);
   EXPECT_FALSE(spares.Take(square).defined());

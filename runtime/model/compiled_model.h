@@ -65,8 +65,6 @@
 #include "dispatcher/value.h"
 #include "runtime/model/model.h"
 
-namespace tessera {}  // namespace tessera
-
 namespace tessera::capi {
 class GraphExecutable;  // runtime/graph_compiler.h
 }  // namespace tessera::capi

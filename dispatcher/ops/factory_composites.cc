@@ -212,8 +212,8 @@ template <bool kUpper>
 absl::StatusOr<Tensor> TriangleIndicesOf(const OperatorHandle& op, const Stack& s) {
   OpRegistry& r = op.registry();
   const int64_t row = s[0].to_int(), col = s[1].to_int(), offset = s[2].to_int();
-  if (row < 0) return Invalid(op, absl::StrFormat("row must be non-negative, got%d", row));
-  if (col < 0) return Invalid(op, absl::StrFormat("col must be non-negative, got%d", col));
+  if (row < 0) return Invalid(op, absl::StrFormat("row must be non-negative, got %d", row));
+  if (col < 0) return Invalid(op, absl::StrFormat("col must be non-negative, got %d", col));
   const ScalarType dtype = s[3].is_none() ? ScalarType::kInt64 : s[3].scalar_type();
   if (dtype != ScalarType::kInt64 && dtype != ScalarType::kInt32) {
     return absl::UnimplementedError(
@@ -250,7 +250,9 @@ absl::StatusOr<Tensor> TriangleIndicesOf(const OperatorHandle& op, const Stack& 
     return absl::OkStatus();
   };
   const bool values = device.type != DeviceType::kMeta;  // a meta tensor is a shape only
-  const int64_t first_row = kUpper ? 0 : std::clamp<int64_t>(offset < 0 ? -offset : 0, 0, row);
+  // -offset in 128 bits: an offset of INT64_MIN has no 64-bit negation.
+  const int64_t first_row =
+      kUpper ? 0 : static_cast<int64_t>(std::clamp<__int128>(-__int128{offset}, 0, row));
   for (int64_t i = first_row; values && i < row && written + static_cast<int64_t>(rows.size()) < n;
        ++i) {
     // [begin, end): this row's columns.

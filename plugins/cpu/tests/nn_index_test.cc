@@ -2,6 +2,9 @@
 // hand-checked values.
 #include <cmath>
 #include <limits>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "cpu_test_util.hpp"
 #include "gmock/gmock.h"
@@ -37,6 +40,25 @@ TEST(CpuFactories, ZerosOnesFullArangeLinspaceEye) {
   op("zero_", t);
   EXPECT_THAT(values<float>(t), ElementsAre(0, 0));
   EXPECT_EQ(op("to.dtype", t, TSR_DTYPE_INT32).dtype(), TSR_DTYPE_INT32);
+}
+
+// tril_indices / triu_indices at the int64 offsets' ends: past every corner, the lower triangle
+// is empty or whole (the fuzzer's op_meta found the INT64_MIN one negated in 64 bits, undefined
+// behaviour that UBSan reports).
+TEST(CpuFactories, TriangleIndicesAtTheExtremeOffsets) {
+  ensure_runtime();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  for (const auto& [name, offset, all] :
+       std::vector<std::tuple<const char*, int64_t, bool>>{{"tril_indices", kMin, false},
+                                                           {"tril_indices", kMax, true},
+                                                           {"triu_indices", kMin, true},
+                                                           {"triu_indices", kMax, false}}) {
+    SCOPED_TRACE(std::string(name) + " offset " + std::to_string(offset));
+    const Tensor t = op(name, int64_t{2}, int64_t{2}, offset);
+    EXPECT_EQ(t.sizes().vec(), (Dims{2, all ? 4 : 0}));
+    if (all) EXPECT_THAT(values<int64_t>(t), ElementsAre(0, 0, 1, 1, 0, 1, 0, 1));
+  }
 }
 
 TEST(CpuIndex, IndexSelectGatherScatter) {

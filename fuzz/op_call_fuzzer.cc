@@ -169,19 +169,31 @@ std::string Outcome(tsr_error* error, const tsr_stack* stack) {
     out += " strides";
     for (int64_t d = 0; d < dim; ++d) out += " " + std::to_string(tsr_tensor_strides(t)[d]);
     // The elements, read through the strides (a dense copy would be another call to compare).
+    // Only the dims that move through memory: a dim of stride 0 repeats the others (expand
+    // makes a view of 10^12 elements over a few, which took minutes to hash), and the sizes
+    // and strides above say how. At most kMaxHashed of them (an as_strided view whose strides
+    // overlap can be as large): the first ones, the same on both paths.
+    constexpr int64_t kMaxHashed = int64_t{1} << 24;
     const tsr_device device = tsr_tensor_device(t);
-    const int64_t numel = tsr_tensor_numel(t);
-    if (device.type != TSR_DEVICE_CPU || numel == 0) continue;
+    if (device.type != TSR_DEVICE_CPU || tsr_tensor_numel(t) == 0) continue;
+    std::vector<int64_t> sizes, strides;
+    for (int64_t d = 0; d < dim; ++d) {
+      if (tsr_tensor_strides(t)[d] == 0 || tsr_tensor_sizes(t)[d] == 1) continue;
+      sizes.push_back(tsr_tensor_sizes(t)[d]);
+      strides.push_back(tsr_tensor_strides(t)[d]);
+    }
+    int64_t moving = 1;
+    for (int64_t size : sizes) moving = size > kMaxHashed / moving ? kMaxHashed : moving * size;
     const size_t item = tsr_dtype_size(tsr_tensor_dtype(t));
     const char* base = static_cast<const char*>(tsr_tensor_data_ptr(t));
     uint64_t h = Fnv1a(nullptr, 0);
-    std::vector<int64_t> index(static_cast<size_t>(dim), 0);
-    for (int64_t e = 0; e < numel; ++e) {
+    std::vector<int64_t> index(sizes.size(), 0);
+    for (int64_t e = 0; e < moving; ++e) {
       int64_t offset = 0;
-      for (int64_t d = 0; d < dim; ++d) offset += index[d] * tsr_tensor_strides(t)[d];
+      for (size_t d = 0; d < sizes.size(); ++d) offset += index[d] * strides[d];
       h = Fnv1a(base + offset * static_cast<int64_t>(item), item, h);
-      for (int64_t d = dim - 1; d >= 0; --d) {
-        if (++index[d] < tsr_tensor_sizes(t)[d]) break;
+      for (size_t d = sizes.size(); d-- > 0;) {
+        if (++index[d] < sizes[d]) break;
         index[d] = 0;
       }
     }

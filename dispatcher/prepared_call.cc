@@ -146,30 +146,6 @@ bool MaySpare(const TensorImpl& t) {
          t.immutable_id() == 0;
 }
 
-void SpareStack::Keep(Tensor& t) {
-  if (!t.defined() || !MaySpare(*t.impl())) return;
-  if (size_ == kSpares) {  // the oldest gives way
-    for (size_t k = 1; k < kSpares; ++k) spares_[k - 1] = std::move(spares_[k]);
-    --size_;
-  }
-  spares_[size_++] = std::move(t);
-}
-
-Tensor SpareStack::Take(const TensorSpec& spec) {
-  for (size_t i = size_; i-- > 0;) {
-    const TensorImpl& t = *spares_[i].impl();
-    if (t.dtype() != spec.dtype || !SameDims(t.sizes(), spec.sizes) ||
-        !SameDims(t.strides(), spec.strides)) {
-      continue;
-    }
-    Tensor taken = std::move(spares_[i]);
-    for (size_t k = i + 1; k < size_; ++k) spares_[k - 1] = std::move(spares_[k]);
-    --size_;
-    return taken;
-  }
-  return Tensor();
-}
-
 namespace {
 bool ReusableSpare(const Tensor& spare, const TensorSpec& spec, Device device) {
   const TensorImpl& t = *spare.impl();
